@@ -1,8 +1,41 @@
 package main
 
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+)
+
 func init() {
 	commands = append(commands, func(c *cli) {
 		plan := c.app.Command("plan", "Showplan tools.")
-		c.register(plan.Command("inspect", "Print a plan's operator tree and semantics."), notImplemented)
+		inspect := plan.Command("inspect", "Print a plan's operator tree and semantics.")
+		asJSON := inspect.Flag("json", "Write every operator of every statement as JSON instead of a tree.").Bool()
+		file := inspect.Arg("FILE", "Showplan XML file (.sqlplan or a saved query_post_execution_showplan plan).").Required().String()
+		c.register(inspect, func(ctx context.Context, e *env) error {
+			return planInspect(ctx, e, *file, *asJSON)
+		})
 	})
+}
+
+// planInspect parses one plan file and prints it as JSON or as a tree.
+func planInspect(ctx context.Context, e *env, file string, asJSON bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	plan, err := showplan.ParseFile(file)
+	if err != nil {
+		return withStatus(1, err)
+	}
+	if !asJSON {
+		return showplan.WriteTree(e.stdout, plan)
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(showplan.NewDocument(plan)); err != nil {
+		return fmt.Errorf("write plan JSON: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/queryreplay/queryreplay/internal/pluginhost"
+)
+
+// pluginBinary is the executable under test: GPX_BINARY when set (CI points
+// it at dist/datasource/gpx_queryreplay_linux_amd64), else a fresh build of
+// this package into a temporary directory.
+var pluginBinary string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if p := os.Getenv("GPX_BINARY"); p != "" {
+			pluginBinary = p
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "gpx")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(dir)
+		pluginBinary = filepath.Join(dir, "gpx_queryreplay")
+		build := exec.Command("go", "build", "-o", pluginBinary, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			os.Stderr.WriteString("build gpx_queryreplay: " + err.Error() + "\n")
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func startHost(t *testing.T) *pluginhost.Host {
+	t.Helper()
+	var logs bytes.Buffer
+	h, err := pluginhost.Start(pluginBinary, pluginhost.Options{
+		Env: []string{"GF_VERSION=12.4.0", "GF_PLUGIN_VERSION=0.1.0"},
+		Log: &logs,
+	})
+	if err != nil {
+		t.Fatalf("launch %s over go-plugin gRPC: %v", pluginBinary, err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// instanceSeq gives every settings variant its own datasource instance:
+// Grafana caches instances per datasource and its Updated time.
+var instanceSeq int64
+
+func pluginContext(jsonData string, secure map[string]string) backend.PluginContext {
+	instanceSeq++
+	return backend.PluginContext{
+		OrgID:    1,
+		PluginID: "queryreplay-sqlserver-datasource",
+		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
+			ID: instanceSeq, UID: fmt.Sprintf("qr%d", instanceSeq), Name: "QueryReplay",
+			JSONData:                []byte(jsonData),
+			DecryptedSecureJSONData: secure,
+			Updated:                 time.Unix(1700000000+instanceSeq, 0),
+		},
+	}
+}
+
+func TestBinaryCheckHealthOverGRPC(t *testing.T) {
+	h := startHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	t.Run("missing settings", func(t *testing.T) {
+		res, err := h.CheckHealth(ctx, pluginContext(`{}`, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != backend.HealthStatusError {
+			t.Fatalf("status = %v, want error", res.Status)
+		}
+		for _, want := range []string{"host is missing", "user is missing", "password is missing"} {
+			if !strings.Contains(res.Message, want) {
+				t.Errorf("message %q does not say %q", res.Message, want)
+			}
+		}
+	})
+	t.Run("unreachable server", func(t *testing.T) {
+		// Port 1 on loopback refuses at once; the check must say so, not hang.
+		res, err := h.CheckHealth(ctx, pluginContext(
+			`{"host":"127.0.0.1","port":1,"user":"sa","encrypt":"disable","connectTimeoutSeconds":5}`,
+			map[string]string{"password": "not-logged"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "cannot connect to SQL Server at sa@127.0.0.1:1") {
+			t.Fatalf("got %v %q", res.Status, res.Message)
+		}
+		if strings.Contains(res.Message, "not-logged") {
+			t.Fatalf("health message leaks the password: %q", res.Message)
+		}
+	})
+}
+
+func TestBinaryQueryDataOverGRPC(t *testing.T) {
+	h := startHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pctx := pluginContext(`{"host":"127.0.0.1","user":"sa"}`, map[string]string{"password": "x"})
+	now := time.Now()
+	req := &backend.QueryDataRequest{PluginContext: pctx, Queries: []backend.DataQuery{
+		{RefID: "A", JSON: []byte(`{"sql":"SELECT 1"}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}},
+		{RefID: "B", JSON: []byte(`{}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}},
+	}}
+	resp, err := h.QueryData(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"A", "B"} {
+		r, ok := resp.Responses[ref]
+		if !ok {
+			t.Fatalf("no response for %s", ref)
+		}
+		if r.Error == nil || !strings.Contains(r.Error.Error(), "not implemented") || !strings.Contains(r.Error.Error(), "query "+ref) {
+			t.Errorf("%s: error = %v, want a per-query not-implemented error", ref, r.Error)
+		}
+		if r.Status != backend.StatusNotImplemented {
+			t.Errorf("%s: status = %v", ref, r.Status)
+		}
+	}
+}
+
+func TestBinaryMissingFailsClearly(t *testing.T) {
+	_, err := pluginhost.Start(filepath.Join(t.TempDir(), "absent"), pluginhost.Options{})
+	if err == nil || !strings.Contains(err.Error(), "plugin binary") {
+		t.Fatalf("err = %v, want a clear missing-binary error", err)
+	}
+}
+
+func TestBinaryBrokenHandshakeFails(t *testing.T) {
+	// A program that prints a handshake line of the wrong protocol version
+	// must be rejected by the host, as Grafana would.
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fake.sh")
+	script := "#!/bin/sh\necho '1|99|tcp|127.0.0.1:1|grpc'\nsleep 5\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pluginhost.Start(fake, pluginhost.Options{StartTimeout: 3 * time.Second})
+	if err == nil {
+		t.Fatal("a wrong handshake was accepted")
+	}
+	t.Logf("rejected as expected: %v", err)
+}

@@ -1,0 +1,278 @@
+package standin
+
+import (
+	"strings"
+	"unicode"
+)
+
+// tokKind classifies a T-SQL token.
+type tokKind int
+
+const (
+	tokEOF      tokKind = iota
+	tokIdent            // plain identifier or keyword (keywords are recognised by the parser)
+	tokQuoted           // [bracketed] or "double-quoted" identifier: never a keyword
+	tokString           // '…' or N'…' literal, '' already unescaped
+	tokNumber           // 12, 1.5, 1e3
+	tokHex              // 0x… binary literal
+	tokVariable         // @name or @@name
+	tokPseudo           // %%lockres%%, %%physloc%%
+	tokOp               // punctuation and operators
+)
+
+// token is one lexeme with its position (1-based line) for error messages.
+type token struct {
+	kind    tokKind
+	text    string // identifier/string value (unquoted), or the operator text
+	raw     string // source text as written
+	unicode bool   // N'…' literal
+	line    int
+	pos     int // byte offset in the batch
+}
+
+func (t token) is(kw string) bool {
+	return t.kind == tokIdent && strings.EqualFold(t.text, kw)
+}
+
+func (t token) isOp(op string) bool { return t.kind == tokOp && t.text == op }
+
+// display is how SQL Server quotes the token in "Incorrect syntax near '…'".
+func (t token) display() string {
+	if t.kind == tokEOF {
+		return ""
+	}
+	if t.kind == tokString {
+		return t.text
+	}
+	return t.raw
+}
+
+// lex splits a batch into tokens. Comments ("--" to end of line and nested
+// "/* */") are dropped. It fails with SQL Server's own messages for an
+// unclosed string (Msg 105) or comment (Msg 113).
+func lex(src string) ([]token, *SQLError) {
+	var out []token
+	line := 1
+	i := 0
+	n := len(src)
+	for i < n {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && i+1 < n && src[i+1] == '-':
+			for i < n && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < n && src[i+1] == '*':
+			depth := 0
+			for {
+				if i >= n {
+					return nil, errMissingEndComment()
+				}
+				if src[i] == '/' && i+1 < n && src[i+1] == '*' {
+					depth++
+					i += 2
+					continue
+				}
+				if src[i] == '*' && i+1 < n && src[i+1] == '/' {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+					continue
+				}
+				if src[i] == '\n' {
+					line++
+				}
+				i++
+			}
+		case c == '\'' || ((c == 'N' || c == 'n') && i+1 < n && src[i+1] == '\''):
+			start := i
+			uni := c != '\''
+			if uni {
+				i++
+			}
+			i++ // opening quote
+			var b strings.Builder
+			closed := false
+			for i < n {
+				if src[i] == '\'' {
+					if i+1 < n && src[i+1] == '\'' {
+						b.WriteByte('\'')
+						i += 2
+						continue
+					}
+					i++
+					closed = true
+					break
+				}
+				if src[i] == '\n' {
+					line++
+				}
+				b.WriteByte(src[i])
+				i++
+			}
+			if !closed {
+				return nil, errUnclosedQuote(b.String())
+			}
+			out = append(out, token{kind: tokString, text: b.String(), raw: src[start:i], unicode: uni, line: line, pos: start})
+		case c == '[':
+			start := i
+			i++
+			var b strings.Builder
+			closed := false
+			for i < n {
+				if src[i] == ']' {
+					if i+1 < n && src[i+1] == ']' {
+						b.WriteByte(']')
+						i += 2
+						continue
+					}
+					i++
+					closed = true
+					break
+				}
+				b.WriteByte(src[i])
+				i++
+			}
+			if !closed {
+				return nil, errUnclosedQuote(b.String())
+			}
+			out = append(out, token{kind: tokQuoted, text: b.String(), raw: src[start:i], line: line, pos: start})
+		case c == '"':
+			start := i
+			i++
+			var b strings.Builder
+			closed := false
+			for i < n {
+				if src[i] == '"' {
+					if i+1 < n && src[i+1] == '"' {
+						b.WriteByte('"')
+						i += 2
+						continue
+					}
+					i++
+					closed = true
+					break
+				}
+				b.WriteByte(src[i])
+				i++
+			}
+			if !closed {
+				return nil, errUnclosedQuote(b.String())
+			}
+			out = append(out, token{kind: tokQuoted, text: b.String(), raw: src[start:i], line: line, pos: start})
+		case c == '0' && i+1 < n && (src[i+1] == 'x' || src[i+1] == 'X'):
+			start := i
+			i += 2
+			for i < n && isHexDigit(src[i]) {
+				i++
+			}
+			out = append(out, token{kind: tokHex, text: src[start+2 : i], raw: src[start:i], line: line, pos: start})
+		case c >= '0' && c <= '9' || (c == '.' && i+1 < n && src[i+1] >= '0' && src[i+1] <= '9'):
+			start := i
+			for i < n && (src[i] >= '0' && src[i] <= '9' || src[i] == '.') {
+				i++
+			}
+			if i < n && (src[i] == 'e' || src[i] == 'E') {
+				j := i + 1
+				if j < n && (src[j] == '+' || src[j] == '-') {
+					j++
+				}
+				if j < n && src[j] >= '0' && src[j] <= '9' {
+					i = j
+					for i < n && src[i] >= '0' && src[i] <= '9' {
+						i++
+					}
+				}
+			}
+			out = append(out, token{kind: tokNumber, text: src[start:i], raw: src[start:i], line: line, pos: start})
+		case c == '@':
+			start := i
+			i++
+			if i < n && src[i] == '@' {
+				i++
+			}
+			for i < n && isIdentChar(rune(src[i])) {
+				i++
+			}
+			out = append(out, token{kind: tokVariable, text: src[start:i], raw: src[start:i], line: line, pos: start})
+		case c == '%' && i+1 < n && src[i+1] == '%':
+			start := i
+			end := strings.Index(src[i+2:], "%%")
+			if end < 0 {
+				return nil, errSyntaxNear("%")
+			}
+			i += 2 + end + 2
+			out = append(out, token{kind: tokPseudo, text: strings.ToLower(src[start:i]), raw: src[start:i], line: line, pos: start})
+		case isIdentStart(c):
+			start := i
+			for i < n && (isIdentChar(rune(src[i])) || src[i] >= 0x80) {
+				i++
+			}
+			out = append(out, token{kind: tokIdent, text: src[start:i], raw: src[start:i], line: line, pos: start})
+		default:
+			start := i
+			op := string(c)
+			if i+1 < n {
+				two := src[i : i+2]
+				switch two {
+				case "<>", "!=", "<=", ">=", "!<", "!>", "::", "+=", "-=", "*=", "/=":
+					op = two
+				}
+			}
+			if !strings.ContainsAny(op[:1], "=<>!+-*/%(),.;:&|^~") {
+				return nil, errSyntaxNear(op)
+			}
+			i += len(op)
+			out = append(out, token{kind: tokOp, text: op, raw: op, line: line, pos: start})
+		}
+	}
+	out = append(out, token{kind: tokEOF, line: line, pos: n})
+	return out, nil
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c == '#' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+func isIdentChar(r rune) bool {
+	return r == '_' || r == '#' || r == '$' || r == '@' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// normalizeSQL reduces a statement to its token sequence with keywords and
+// identifiers folded to upper case, so that scenario texts match however the
+// client spaces, comments or cases them. Literals keep their exact value.
+func normalizeSQL(src string) string {
+	toks, err := lex(src)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, t := range toks {
+		switch t.kind {
+		case tokEOF:
+		case tokIdent, tokQuoted:
+			parts = append(parts, "["+strings.ToUpper(t.text)+"]")
+		case tokString:
+			parts = append(parts, "'"+strings.ReplaceAll(t.text, "'", "''")+"'")
+		case tokOp:
+			if t.text == ";" {
+				continue
+			}
+			parts = append(parts, t.text)
+		default:
+			parts = append(parts, strings.ToUpper(t.raw))
+		}
+	}
+	return strings.Join(parts, " ")
+}

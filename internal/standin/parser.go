@@ -1,0 +1,1391 @@
+package standin
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// reserved lists the T-SQL reserved keywords the parser meets; SQL Server
+// reports a misplaced one as Msg 156 ("near the keyword") instead of Msg 102.
+// https://learn.microsoft.com/en-us/sql/t-sql/language-elements/reserved-keywords-transact-sql
+var reserved = map[string]bool{
+	"ADD": true, "ALL": true, "ALTER": true, "AND": true, "ANY": true, "AS": true, "ASC": true, "BEGIN": true,
+	"BETWEEN": true, "BY": true, "CASE": true, "CHECKPOINT": true, "COMMIT": true, "CREATE": true, "CROSS": true,
+	"DBCC": true, "DECLARE": true, "DELETE": true, "DESC": true, "DISTINCT": true, "DROP": true, "ELSE": true,
+	"END": true, "EXEC": true, "EXECUTE": true, "EXISTS": true, "FROM": true, "FULL": true, "GROUP": true,
+	"HAVING": true, "IF": true, "IN": true, "INDEX": true, "INNER": true, "INSERT": true, "INTO": true, "IS": true,
+	"JOIN": true, "LEFT": true, "LIKE": true, "NOT": true, "NULL": true, "ON": true, "OPTION": true, "OR": true,
+	"ORDER": true, "OUTER": true, "PRINT": true, "RIGHT": true, "ROLLBACK": true, "SELECT": true, "SET": true,
+	"TABLE": true, "THEN": true, "TOP": true, "TRAN": true, "TRANSACTION": true, "UPDATE": true, "USE": true,
+	"VALUES": true, "WAITFOR": true, "WHEN": true, "WHERE": true, "WITH": true, "OFF": false,
+}
+
+type parser struct {
+	toks []token
+	i    int
+}
+
+// parseBatch parses a whole batch into statements.
+func parseBatch(src string) ([]stmt, *SQLError) {
+	toks, err := lex(src)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks}
+	var out []stmt
+	for {
+		for p.peek().isOp(";") {
+			p.i++
+		}
+		if p.peek().kind == tokEOF {
+			return out, nil
+		}
+		s, err := p.statement()
+		if err != nil {
+			if err.Line == 1 {
+				err.Line = int32(p.peek().line)
+			}
+			return nil, err
+		}
+		out = append(out, s)
+	}
+}
+
+func (p *parser) peek() token     { return p.toks[p.i] }
+func (p *parser) peekAt(k int) token {
+	if p.i+k < len(p.toks) {
+		return p.toks[p.i+k]
+	}
+	return p.toks[len(p.toks)-1]
+}
+func (p *parser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tokEOF {
+		p.i++
+	}
+	return t
+}
+
+// fail reports the current token the way SQL Server does.
+func (p *parser) fail() *SQLError {
+	t := p.peek()
+	var e *SQLError
+	switch {
+	case t.kind == tokEOF:
+		prev := token{}
+		if p.i > 0 {
+			prev = p.toks[p.i-1]
+		}
+		if prev.kind == tokIdent && reserved[strings.ToUpper(prev.text)] {
+			e = errSyntaxNearKeyword(strings.ToUpper(prev.text))
+		} else {
+			e = errSyntaxNear(prev.display())
+		}
+	case t.kind == tokIdent && reserved[strings.ToUpper(t.text)]:
+		e = errSyntaxNearKeyword(strings.ToUpper(t.text))
+	default:
+		e = errSyntaxNear(t.display())
+	}
+	e.Line = int32(t.line)
+	return e
+}
+
+func (p *parser) accept(kw string) bool {
+	if p.peek().is(kw) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) acceptOp(op string) bool {
+	if p.peek().isOp(op) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) expect(kw string) *SQLError {
+	if !p.accept(kw) {
+		return p.fail()
+	}
+	return nil
+}
+
+func (p *parser) expectOp(op string) *SQLError {
+	if !p.acceptOp(op) {
+		return p.fail()
+	}
+	return nil
+}
+
+// ident reads one identifier (plain non-reserved, or quoted).
+func (p *parser) ident() (string, *SQLError) {
+	t := p.peek()
+	if t.kind == tokQuoted || (t.kind == tokIdent && !reserved[strings.ToUpper(t.text)]) {
+		p.i++
+		return t.text, nil
+	}
+	return "", p.fail()
+}
+
+// multiName reads a dotted name such as db.schema.table (empty middle parts
+// allowed: db..table).
+func (p *parser) multiName() ([]string, *SQLError) {
+	first, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	parts := []string{first}
+	for p.peek().isOp(".") {
+		p.i++
+		if p.peek().isOp(".") {
+			parts = append(parts, "")
+			continue
+		}
+		n, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, n)
+	}
+	return parts, nil
+}
+
+func (p *parser) statement() (stmt, *SQLError) {
+	t := p.peek()
+	if t.kind != tokIdent {
+		if t.isOp("(") {
+			// a parenthesised SELECT is a valid statement
+			return nil, p.fail()
+		}
+		return nil, p.fail()
+	}
+	switch strings.ToUpper(t.text) {
+	case "SELECT":
+		return p.selectStatement()
+	case "INSERT":
+		return p.insertStatement()
+	case "UPDATE":
+		return p.updateStatement()
+	case "DELETE":
+		return p.deleteStatement()
+	case "BEGIN":
+		p.i++
+		if p.accept("TRAN") || p.accept("TRANSACTION") {
+			name := ""
+			if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
+				name = nt.text
+				p.i++
+			}
+			return &beginTranStmt{Name: name}, nil
+		}
+		if p.peek().is("TRY") || p.peek().is("DISTRIBUTED") {
+			return nil, p.fail()
+		}
+		var block blockStmt
+		for !p.peek().is("END") {
+			if p.peek().kind == tokEOF {
+				return nil, p.fail()
+			}
+			if p.acceptOp(";") {
+				continue
+			}
+			s, err := p.statement()
+			if err != nil {
+				return nil, err
+			}
+			block.Stmts = append(block.Stmts, s)
+		}
+		p.i++
+		return &block, nil
+	case "COMMIT", "ROLLBACK":
+		p.i++
+		if !(p.accept("TRAN") || p.accept("TRANSACTION")) {
+			p.accept("WORK")
+		}
+		name := ""
+		if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
+			name = nt.text
+			p.i++
+		}
+		if strings.EqualFold(t.text, "COMMIT") {
+			return &commitStmt{Name: name}, nil
+		}
+		return &rollbackStmt{Name: name}, nil
+	case "IF":
+		p.i++
+		cond, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		then, err := p.statement()
+		if err != nil {
+			return nil, err
+		}
+		s := &ifStmt{Cond: cond, Then: then}
+		p.acceptOp(";")
+		if p.accept("ELSE") {
+			if s.Else, err = p.statement(); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	case "SET":
+		return p.setStatement()
+	case "DECLARE":
+		return p.declareStatement()
+	case "CHECKPOINT":
+		p.i++
+		if p.peek().kind == tokNumber {
+			p.i++ // CHECKPOINT duration
+		}
+		return &checkpointStmt{}, nil
+	case "DBCC":
+		return p.dbccStatement()
+	case "USE":
+		p.i++
+		db, err := p.ident()
+		if err != nil {
+			return nil, err
+		}
+		return &useStmt{DB: db}, nil
+	case "WAITFOR":
+		p.i++
+		if err := p.expect("DELAY"); err != nil {
+			return nil, err
+		}
+		d := p.next()
+		if d.kind != tokString {
+			p.i--
+			return nil, p.fail()
+		}
+		return &waitforStmt{Delay: d.text}, nil
+	case "EXEC", "EXECUTE":
+		p.i++
+		name, err := p.multiName()
+		if err != nil {
+			return nil, err
+		}
+		s := &execStmt{Proc: name}
+		for p.peek().kind != tokEOF && !p.peek().isOp(";") && !p.startsStatement() {
+			if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
+				p.i += 2
+			}
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			s.Args = append(s.Args, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		return s, nil
+	case "PRINT":
+		p.i++
+		e, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		return &printStmt{Expr: e}, nil
+	case "CREATE":
+		if p.peekAt(1).is("EVENT") {
+			return p.createEventSession()
+		}
+	case "ALTER":
+		if p.peekAt(1).is("EVENT") {
+			return p.alterEventSession()
+		}
+	case "DROP":
+		if p.peekAt(1).is("EVENT") {
+			return p.dropEventSession()
+		}
+	}
+	return nil, p.fail()
+}
+
+// startsStatement reports whether the current token begins a new statement,
+// which T-SQL allows without a separating semicolon.
+func (p *parser) startsStatement() bool {
+	t := p.peek()
+	if t.kind != tokIdent {
+		return false
+	}
+	switch strings.ToUpper(t.text) {
+	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "IF", "SET", "DECLARE",
+		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE":
+		return true
+	}
+	return false
+}
+
+func (p *parser) selectStatement() (*selectStmt, *SQLError) {
+	if err := p.expect("SELECT"); err != nil {
+		return nil, err
+	}
+	s := &selectStmt{}
+	if p.accept("DISTINCT") {
+		s.Distinct = true
+	} else {
+		p.accept("ALL")
+	}
+	if p.accept("TOP") {
+		var err *SQLError
+		if p.acceptOp("(") {
+			if s.Top, err = p.expression(); err != nil {
+				return nil, err
+			}
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+		} else {
+			t := p.next()
+			if t.kind != tokNumber {
+				p.i--
+				return nil, p.fail()
+			}
+			n, _ := strconv.ParseInt(t.text, 10, 64)
+			s.Top = &literal{V: n}
+		}
+	}
+	for {
+		item, err := p.selectItem()
+		if err != nil {
+			return nil, err
+		}
+		s.Items = append(s.Items, item)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	if p.accept("INTO") {
+		return nil, p.failAt(p.i - 1)
+	}
+	if p.accept("FROM") {
+		from, err := p.tableSources()
+		if err != nil {
+			return nil, err
+		}
+		s.From = from
+	}
+	if p.accept("WHERE") {
+		w, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		s.Where = w
+	}
+	if p.peek().is("GROUP") {
+		p.i++
+		if err := p.expect("BY"); err != nil {
+			return nil, err
+		}
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			s.GroupBy = append(s.GroupBy, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	if p.accept("HAVING") {
+		h, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		s.Having = h
+	}
+	if p.peek().is("ORDER") {
+		p.i++
+		if err := p.expect("BY"); err != nil {
+			return nil, err
+		}
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			item := orderItem{Expr: e}
+			if p.accept("DESC") {
+				item.Desc = true
+			} else {
+				p.accept("ASC")
+			}
+			s.OrderBy = append(s.OrderBy, item)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	if p.accept("OPTION") {
+		if err := p.expectOp("("); err != nil {
+			return nil, err
+		}
+		for {
+			if p.accept("MAXDOP") {
+				t := p.next()
+				if t.kind != tokNumber {
+					p.i--
+					return nil, p.fail()
+				}
+				n, _ := strconv.Atoi(t.text)
+				s.MaxDOP = n
+			} else if p.accept("RECOMPILE") {
+			} else {
+				return nil, p.fail()
+			}
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (p *parser) failAt(i int) *SQLError {
+	save := p.i
+	p.i = i
+	e := p.fail()
+	p.i = save
+	return e
+}
+
+func (p *parser) selectItem() (selectItem, *SQLError) {
+	if p.acceptOp("*") {
+		return selectItem{Star: true}, nil
+	}
+	// alias.* form
+	if (p.peek().kind == tokIdent || p.peek().kind == tokQuoted) && p.peekAt(1).isOp(".") && p.peekAt(2).isOp("*") {
+		q := p.next().text
+		p.i += 2
+		return selectItem{Star: true, StarQual: q}, nil
+	}
+	// alias = expr form
+	if (p.peek().kind == tokQuoted || p.peek().kind == tokIdent && !reserved[strings.ToUpper(p.peek().text)]) && p.peekAt(1).isOp("=") {
+		alias := p.next().text
+		p.i++
+		e, err := p.expression()
+		if err != nil {
+			return selectItem{}, err
+		}
+		return selectItem{Expr: e, Alias: alias}, nil
+	}
+	e, err := p.expression()
+	if err != nil {
+		return selectItem{}, err
+	}
+	item := selectItem{Expr: e}
+	if p.accept("AS") {
+		t := p.next()
+		if t.kind != tokIdent && t.kind != tokQuoted && t.kind != tokString {
+			p.i--
+			return item, p.fail()
+		}
+		item.Alias = t.text
+	} else if t := p.peek(); t.kind == tokQuoted || t.kind == tokString || t.kind == tokIdent && !reserved[strings.ToUpper(t.text)] {
+		p.i++
+		item.Alias = t.text
+	}
+	return item, nil
+}
+
+func (p *parser) tableSources() (tableRef, *SQLError) {
+	left, err := p.tableSource()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		switch {
+		case p.acceptOp(","):
+			right, err := p.tableSource()
+			if err != nil {
+				return nil, err
+			}
+			left = &joinRef{Left: left, Right: right, Kind: "CROSS"}
+		case p.peek().is("JOIN") || p.peek().is("INNER"):
+			p.accept("INNER")
+			if err := p.expect("JOIN"); err != nil {
+				return nil, err
+			}
+			right, err := p.tableSource()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expect("ON"); err != nil {
+				return nil, err
+			}
+			on, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			left = &joinRef{Left: left, Right: right, Kind: "INNER", On: on}
+		case p.peek().is("LEFT"):
+			p.i++
+			p.accept("OUTER")
+			if err := p.expect("JOIN"); err != nil {
+				return nil, err
+			}
+			right, err := p.tableSource()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expect("ON"); err != nil {
+				return nil, err
+			}
+			on, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			left = &joinRef{Left: left, Right: right, Kind: "LEFT", On: on}
+		case p.peek().is("CROSS"):
+			p.i++
+			kind := "CROSS"
+			if p.accept("APPLY") {
+				kind = "APPLY"
+			} else if err := p.expect("JOIN"); err != nil {
+				return nil, err
+			}
+			right, err := p.tableSource()
+			if err != nil {
+				return nil, err
+			}
+			left = &joinRef{Left: left, Right: right, Kind: kind}
+		case p.peek().is("OUTER") && p.peekAt(1).is("APPLY"):
+			p.i += 2
+			right, err := p.tableSource()
+			if err != nil {
+				return nil, err
+			}
+			left = &joinRef{Left: left, Right: right, Kind: "OUTER APPLY"}
+		default:
+			return left, nil
+		}
+	}
+}
+
+func (p *parser) alias() (string, *SQLError) {
+	if p.accept("AS") {
+		return p.ident()
+	}
+	t := p.peek()
+	if t.kind == tokQuoted || t.kind == tokIdent && !reserved[strings.ToUpper(t.text)] && !isJoinWord(t.text) {
+		p.i++
+		return t.text, nil
+	}
+	return "", nil
+}
+
+func isJoinWord(s string) bool {
+	switch strings.ToUpper(s) {
+	case "APPLY", "OUTER", "CROSS", "LEFT", "INNER", "JOIN", "FULL", "RIGHT":
+		return true
+	}
+	return false
+}
+
+func (p *parser) tableSource() (tableRef, *SQLError) {
+	if p.acceptOp("(") {
+		if !p.peek().is("SELECT") {
+			return nil, p.fail()
+		}
+		sel, err := p.selectStatement()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		a, err := p.alias()
+		if err != nil {
+			return nil, err
+		}
+		if a == "" {
+			return nil, p.fail()
+		}
+		return &derivedTable{Sel: sel, Alias: a}, nil
+	}
+	name, err := p.multiName()
+	if err != nil {
+		return nil, err
+	}
+	if p.acceptOp("(") {
+		f := &tableFunc{Parts: name}
+		if !p.peek().isOp(")") {
+			for {
+				e, err := p.expression()
+				if err != nil {
+					return nil, err
+				}
+				f.Args = append(f.Args, e)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		if f.Alias, err = p.alias(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	t := &tableName{Parts: name}
+	if t.Alias, err = p.alias(); err != nil {
+		return nil, err
+	}
+	if p.peek().is("WITH") && p.peekAt(1).isOp("(") {
+		p.i += 2
+		for {
+			switch {
+			case p.accept("INDEX"):
+				if p.acceptOp("(") {
+					h := p.next()
+					if h.kind != tokIdent && h.kind != tokQuoted && h.kind != tokNumber {
+						p.i--
+						return nil, p.fail()
+					}
+					t.IndexHint = h.text
+					if err := p.expectOp(")"); err != nil {
+						return nil, err
+					}
+				} else if p.acceptOp("=") {
+					h := p.next()
+					t.IndexHint = h.text
+				} else {
+					return nil, p.fail()
+				}
+			case p.peek().kind == tokIdent:
+				t.Hints = append(t.Hints, strings.ToUpper(p.next().text))
+			default:
+				return nil, p.fail()
+			}
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (p *parser) insertStatement() (stmt, *SQLError) {
+	p.i++
+	p.accept("INTO")
+	name, err := p.multiName()
+	if err != nil {
+		return nil, err
+	}
+	s := &insertStmt{Table: name}
+	if p.acceptOp("(") {
+		for {
+			c, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			s.Columns = append(s.Columns, c)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expect("VALUES"); err != nil {
+		return nil, err
+	}
+	for {
+		if err := p.expectOp("("); err != nil {
+			return nil, err
+		}
+		var row []expr
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		s.Rows = append(s.Rows, row)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	return s, nil
+}
+
+func (p *parser) updateStatement() (stmt, *SQLError) {
+	p.i++
+	name, err := p.multiName()
+	if err != nil {
+		return nil, err
+	}
+	s := &updateStmt{Table: name}
+	if err := p.expect("SET"); err != nil {
+		return nil, err
+	}
+	for {
+		col, err := p.multiName()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectOp("="); err != nil {
+			return nil, err
+		}
+		e, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		s.Sets = append(s.Sets, setClause{Column: col[len(col)-1], Expr: e})
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	if p.peek().is("FROM") {
+		return nil, p.fail()
+	}
+	if p.accept("WHERE") {
+		if s.Where, err = p.expression(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (p *parser) deleteStatement() (stmt, *SQLError) {
+	p.i++
+	p.accept("FROM")
+	name, err := p.multiName()
+	if err != nil {
+		return nil, err
+	}
+	s := &deleteStmt{Table: name}
+	if p.accept("WHERE") {
+		if s.Where, err = p.expression(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// setStatement handles SET <option>[, <option>] ON|OFF, SET TRANSACTION
+// ISOLATION LEVEL …, SET LOCK_TIMEOUT n and SET @var = expr.
+func (p *parser) setStatement() (stmt, *SQLError) {
+	p.i++
+	if p.peek().kind == tokVariable {
+		v := p.next().text
+		if err := p.expectOp("="); err != nil {
+			return nil, err
+		}
+		e, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		return &setVarStmt{Var: v, Expr: e}, nil
+	}
+	if p.accept("TRANSACTION") {
+		if err := p.expect("ISOLATION"); err != nil {
+			return nil, err
+		}
+		if err := p.expect("LEVEL"); err != nil {
+			return nil, err
+		}
+		var words []string
+		for p.peek().kind == tokIdent && !p.startsStatement() {
+			words = append(words, strings.ToUpper(p.next().text))
+		}
+		level := strings.Join(words, " ")
+		switch level {
+		case "READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SNAPSHOT", "SERIALIZABLE":
+			return &setOptionStmt{Options: []string{"TRANSACTION ISOLATION LEVEL"}, Value: level}, nil
+		}
+		return nil, p.fail()
+	}
+	var opts []string
+	for {
+		t := p.next()
+		if t.kind != tokIdent {
+			p.i--
+			return nil, p.fail()
+		}
+		opt := strings.ToUpper(t.text)
+		if opt == "STATISTICS" {
+			t2 := p.next()
+			opt += " " + strings.ToUpper(t2.text)
+		}
+		opts = append(opts, opt)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	if len(opts) == 1 {
+		switch opts[0] {
+		case "LOCK_TIMEOUT", "DEADLOCK_PRIORITY", "ROWCOUNT", "TEXTSIZE", "DATEFIRST", "LANGUAGE", "DATEFORMAT":
+			v := p.next()
+			if v.kind == tokOp && v.text == "-" {
+				v = p.next()
+				v.text = "-" + v.text
+			}
+			if v.kind == tokEOF {
+				return nil, p.fail()
+			}
+			return &setOptionStmt{Options: opts, Value: v.text}, nil
+		}
+	}
+	switch {
+	case p.accept("ON"):
+		return &setOptionStmt{Options: opts, Value: "ON"}, nil
+	case p.accept("OFF"):
+		return &setOptionStmt{Options: opts, Value: "OFF"}, nil
+	}
+	return nil, p.fail()
+}
+
+func (p *parser) declareStatement() (stmt, *SQLError) {
+	p.i++
+	s := &declareStmt{}
+	for {
+		v := p.next()
+		if v.kind != tokVariable {
+			p.i--
+			return nil, p.fail()
+		}
+		p.accept("AS")
+		typ, err := p.typeName()
+		if err != nil {
+			return nil, err
+		}
+		d := declareVar{Name: v.text, Type: typ}
+		if p.acceptOp("=") {
+			if d.Init, err = p.expression(); err != nil {
+				return nil, err
+			}
+		}
+		s.Vars = append(s.Vars, d)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	return s, nil
+}
+
+func (p *parser) typeName() (SQLType, *SQLError) {
+	t := p.next()
+	if t.kind != tokIdent && t.kind != tokQuoted {
+		p.i--
+		return SQLType{}, p.fail()
+	}
+	size, max := 0, false
+	if p.acceptOp("(") {
+		a := p.next()
+		switch {
+		case a.is("MAX"):
+			max = true
+		case a.kind == tokNumber:
+			size, _ = strconv.Atoi(a.text)
+		default:
+			p.i--
+			return SQLType{}, p.fail()
+		}
+		if p.acceptOp(",") {
+			p.next()
+		}
+		if err := p.expectOp(")"); err != nil {
+			return SQLType{}, err
+		}
+	}
+	typ, ok := parseTypeName(t.text, size, max)
+	if !ok {
+		return SQLType{}, sqlErr(2715, 16, "Column, parameter, or variable #1: Cannot find data type %s.", t.text)
+	}
+	return typ, nil
+}
+
+func (p *parser) dbccStatement() (stmt, *SQLError) {
+	p.i++
+	t := p.next()
+	if t.kind != tokIdent {
+		p.i--
+		return nil, p.fail()
+	}
+	s := &dbccStmt{Command: strings.ToUpper(t.text)}
+	if p.acceptOp("(") {
+		if !p.peek().isOp(")") {
+			for {
+				e, err := p.expression()
+				if err != nil {
+					return nil, err
+				}
+				s.Args = append(s.Args, e)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+	}
+	if p.accept("WITH") {
+		for {
+			o := p.next()
+			if o.kind != tokIdent {
+				p.i--
+				return nil, p.fail()
+			}
+			s.With = append(s.With, strings.ToUpper(o.text))
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	return s, nil
+}
+
+// Expressions, lowest precedence first.
+
+func (p *parser) expression() (expr, *SQLError) { return p.orExpr() }
+
+func (p *parser) orExpr() (expr, *SQLError) {
+	l, err := p.andExpr()
+	if err != nil {
+		return nil, err
+	}
+	for p.accept("OR") {
+		r, err := p.andExpr()
+		if err != nil {
+			return nil, err
+		}
+		l = &binaryExpr{Op: "OR", L: l, R: r}
+	}
+	return l, nil
+}
+
+func (p *parser) andExpr() (expr, *SQLError) {
+	l, err := p.notExpr()
+	if err != nil {
+		return nil, err
+	}
+	for p.accept("AND") {
+		r, err := p.notExpr()
+		if err != nil {
+			return nil, err
+		}
+		l = &binaryExpr{Op: "AND", L: l, R: r}
+	}
+	return l, nil
+}
+
+func (p *parser) notExpr() (expr, *SQLError) {
+	if p.accept("NOT") {
+		e, err := p.notExpr()
+		if err != nil {
+			return nil, err
+		}
+		return &unaryExpr{Op: "NOT", E: e}, nil
+	}
+	return p.predicate()
+}
+
+func (p *parser) predicate() (expr, *SQLError) {
+	if p.accept("EXISTS") {
+		if err := p.expectOp("("); err != nil {
+			return nil, err
+		}
+		sel, err := p.selectStatement()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		return &existsExpr{Sel: sel}, nil
+	}
+	l, err := p.additive()
+	if err != nil {
+		return nil, err
+	}
+	t := p.peek()
+	if t.kind == tokOp {
+		switch t.text {
+		case "=", "<>", "!=", "<", ">", "<=", ">=", "!<", "!>":
+			p.i++
+			r, err := p.additive()
+			if err != nil {
+				return nil, err
+			}
+			op := t.text
+			switch op {
+			case "!=":
+				op = "<>"
+			case "!<":
+				op = ">="
+			case "!>":
+				op = "<="
+			}
+			return &binaryExpr{Op: op, L: l, R: r}, nil
+		}
+	}
+	not := false
+	if t.is("NOT") && (p.peekAt(1).is("LIKE") || p.peekAt(1).is("IN") || p.peekAt(1).is("BETWEEN")) {
+		not = true
+		p.i++
+	}
+	switch {
+	case p.accept("IS"):
+		n := p.accept("NOT")
+		if err := p.expect("NULL"); err != nil {
+			return nil, err
+		}
+		return &isNullExpr{E: l, Not: n}, nil
+	case p.accept("LIKE"):
+		r, err := p.additive()
+		if err != nil {
+			return nil, err
+		}
+		if p.accept("ESCAPE") {
+			return nil, p.failAt(p.i - 1)
+		}
+		return &likeExpr{E: l, Pattern: r, Not: not}, nil
+	case p.accept("IN"):
+		if err := p.expectOp("("); err != nil {
+			return nil, err
+		}
+		in := &inExpr{E: l, Not: not}
+		if p.peek().is("SELECT") {
+			sel, err := p.selectStatement()
+			if err != nil {
+				return nil, err
+			}
+			in.Sub = sel
+		} else {
+			for {
+				e, err := p.expression()
+				if err != nil {
+					return nil, err
+				}
+				in.List = append(in.List, e)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		return in, nil
+	case p.accept("BETWEEN"):
+		lo, err := p.additive()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect("AND"); err != nil {
+			return nil, err
+		}
+		hi, err := p.additive()
+		if err != nil {
+			return nil, err
+		}
+		return &betweenExpr{E: l, Lo: lo, Hi: hi, Not: not}, nil
+	}
+	if not {
+		return nil, p.fail()
+	}
+	return l, nil
+}
+
+func (p *parser) additive() (expr, *SQLError) {
+	l, err := p.multiplicative()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		t := p.peek()
+		if t.kind == tokOp && (t.text == "+" || t.text == "-" || t.text == "&" || t.text == "|" || t.text == "^") {
+			p.i++
+			r, err := p.multiplicative()
+			if err != nil {
+				return nil, err
+			}
+			l = &binaryExpr{Op: t.text, L: l, R: r}
+			continue
+		}
+		return l, nil
+	}
+}
+
+func (p *parser) multiplicative() (expr, *SQLError) {
+	l, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		t := p.peek()
+		if t.kind == tokOp && (t.text == "*" || t.text == "/" || t.text == "%") {
+			p.i++
+			r, err := p.unary()
+			if err != nil {
+				return nil, err
+			}
+			l = &binaryExpr{Op: t.text, L: l, R: r}
+			continue
+		}
+		return l, nil
+	}
+}
+
+func (p *parser) unary() (expr, *SQLError) {
+	if p.acceptOp("-") {
+		e, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		if lit, ok := e.(*literal); ok {
+			switch v := lit.V.(type) {
+			case int64:
+				return &literal{V: -v}, nil
+			case float64:
+				return &literal{V: -v}, nil
+			}
+		}
+		return &unaryExpr{Op: "-", E: e}, nil
+	}
+	if p.acceptOp("+") {
+		return p.unary()
+	}
+	if p.acceptOp("~") {
+		e, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		return &unaryExpr{Op: "~", E: e}, nil
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() (expr, *SQLError) {
+	t := p.peek()
+	switch t.kind {
+	case tokNumber:
+		p.i++
+		if strings.ContainsAny(t.text, ".eE") {
+			f, err := strconv.ParseFloat(t.text, 64)
+			if err != nil {
+				return nil, errSyntaxNear(t.text)
+			}
+			return &literal{V: f}, nil
+		}
+		n, err := strconv.ParseInt(t.text, 10, 64)
+		if err != nil {
+			f, _ := strconv.ParseFloat(t.text, 64)
+			return &literal{V: f}, nil
+		}
+		return &literal{V: n}, nil
+	case tokString:
+		p.i++
+		return &literal{V: t.text}, nil
+	case tokHex:
+		p.i++
+		s := t.text
+		if len(s)%2 == 1 {
+			s = "0" + s
+		}
+		b, _ := hex.DecodeString(s)
+		if b == nil {
+			b = []byte{}
+		}
+		return &literal{V: b}, nil
+	case tokVariable:
+		p.i++
+		return &varRef{Name: t.text}, nil
+	case tokPseudo:
+		p.i++
+		return &pseudoCol{Name: t.text}, nil
+	case tokOp:
+		if t.text == "(" {
+			p.i++
+			if p.peek().is("SELECT") {
+				sel, err := p.selectStatement()
+				if err != nil {
+					return nil, err
+				}
+				if err := p.expectOp(")"); err != nil {
+					return nil, err
+				}
+				return &subqueryExpr{Sel: sel}, nil
+			}
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+			return e, nil
+		}
+		return nil, p.fail()
+	case tokQuoted:
+		return p.nameOrCall()
+	case tokIdent:
+		switch strings.ToUpper(t.text) {
+		case "NULL":
+			p.i++
+			return &literal{V: nil}, nil
+		case "CASE":
+			return p.caseExpression()
+		case "CAST", "TRY_CAST":
+			p.i++
+			if err := p.expectOp("("); err != nil {
+				return nil, err
+			}
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expect("AS"); err != nil {
+				return nil, err
+			}
+			typ, err := p.typeName()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+			return &castExpr{E: e, T: typ}, nil
+		case "CONVERT", "TRY_CONVERT":
+			p.i++
+			if err := p.expectOp("("); err != nil {
+				return nil, err
+			}
+			typ, err := p.typeName()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expectOp(","); err != nil {
+				return nil, err
+			}
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			if p.acceptOp(",") {
+				if _, err := p.expression(); err != nil { // style: accepted, not applied
+					return nil, err
+				}
+			}
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+			return &castExpr{E: e, T: typ}, nil
+		}
+		if reserved[strings.ToUpper(t.text)] && !(strings.EqualFold(t.text, "LEFT") || strings.EqualFold(t.text, "RIGHT")) {
+			return nil, p.fail()
+		}
+		return p.nameOrCall()
+	}
+	return nil, p.fail()
+}
+
+func (p *parser) nameOrCall() (expr, *SQLError) {
+	var parts []string
+	first := p.next()
+	parts = append(parts, first.text)
+	for p.peek().isOp(".") {
+		p.i++
+		t := p.peek()
+		switch t.kind {
+		case tokIdent, tokQuoted:
+			p.i++
+			parts = append(parts, t.text)
+		case tokPseudo:
+			p.i++
+			return &pseudoCol{Name: t.text, Qual: strings.Join(parts, ".")}, nil
+		default:
+			return nil, p.fail()
+		}
+	}
+	if p.peek().isOp("(") {
+		p.i++
+		f := &funcCall{Name: strings.ToUpper(strings.Join(parts, "."))}
+		if p.acceptOp("*") {
+			f.Star = true
+		} else if !p.peek().isOp(")") {
+			if p.accept("DISTINCT") {
+				f.Distinct = true
+			}
+			for {
+				e, err := p.expression()
+				if err != nil {
+					return nil, err
+				}
+				f.Args = append(f.Args, e)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		if p.peek().is("OVER") {
+			return nil, p.fail()
+		}
+		return f, nil
+	}
+	return &colRef{Parts: parts}, nil
+}
+
+func (p *parser) caseExpression() (expr, *SQLError) {
+	p.i++
+	c := &caseExpr{}
+	var err *SQLError
+	if !p.peek().is("WHEN") {
+		if c.Operand, err = p.expression(); err != nil {
+			return nil, err
+		}
+	}
+	for p.accept("WHEN") {
+		var w whenClause
+		if w.Cond, err = p.expression(); err != nil {
+			return nil, err
+		}
+		if err := p.expect("THEN"); err != nil {
+			return nil, err
+		}
+		if w.Result, err = p.expression(); err != nil {
+			return nil, err
+		}
+		c.Whens = append(c.Whens, w)
+	}
+	if len(c.Whens) == 0 {
+		return nil, p.fail()
+	}
+	if p.accept("ELSE") {
+		if c.Else, err = p.expression(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expect("END"); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

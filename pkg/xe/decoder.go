@@ -1,0 +1,1366 @@
+package xe
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// RowError is a malformed row: an <event> (or stray text between events)
+// that could not be decoded. The decoder skips it and goes on, so a caller
+// that gets a *RowError from Next may keep calling Next.
+type RowError struct {
+	Row    int    // 1-based ordinal of the row (event or stray text) in the input
+	Line   int    // 1-based line where the row starts
+	Offset int64  // byte offset where the row starts
+	Event  string // event name, when it was read before the error
+	Err    error
+}
+
+func (e *RowError) Error() string {
+	if e.Event != "" {
+		return fmt.Sprintf("row %d (line %d, event %s): %v", e.Row, e.Line, e.Event, e.Err)
+	}
+	return fmt.Sprintf("row %d (line %d): %v", e.Row, e.Line, e.Err)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// RingBufferTarget holds the attributes of a ring_buffer target_data
+// document (sys.dm_xe_session_targets.target_data). Truncated means the
+// XML was cut to fit (events are missing from the document, not from the
+// buffer); DroppedCount counts events the session lost.
+type RingBufferTarget struct {
+	Truncated            bool
+	ProcessingTime       uint64
+	TotalEventsProcessed uint64
+	EventCount           uint64
+	DroppedCount         uint64
+	MemoryUsed           uint64
+}
+
+// DefaultMaxEventSize bounds one event's XML. Showplans are the big ones; a
+// few MB is typical, so the default leaves a wide margin while keeping a
+// corrupt input (an unterminated CDATA, say) from buffering without bound.
+const DefaultMaxEventSize = 256 << 20
+
+const initialBufferSize = 1 << 20
+
+// Decoder reads events from XML: result-set dumps (one event_data per
+// line), concatenated <event> elements, or ring_buffer <RingBufferTarget>
+// documents, in any mix. Memory use depends on the largest event, not on the
+// number of events.
+type Decoder struct {
+	r      io.Reader
+	buf    []byte
+	start  int // first unconsumed byte in buf
+	end    int // end of valid data in buf
+	eof    bool
+	err    error // sticky: io.EOF or a fatal read/format error
+	maxEv  int
+	reuse  bool
+	intern map[string]string
+
+	consumedBytes int64 // bytes dropped from the front of buf
+	consumedLines int   // newlines in those bytes
+	row           int
+
+	ring     RingBufferTarget
+	haveRing bool
+	inRing   bool
+
+	// Per-event scratch, reset for every event.
+	arena    []byte
+	raw      []rawField
+	fields   []Field // reused in ReuseEvents mode
+	tsOff    int
+	tsLen    int
+	evName   string
+	evPkg    string
+	tsTime   time.Time
+	nameTmp  []byte
+	skipping bool // after a malformed row: looking for the next <event
+	lenient  bool
+}
+
+type rawField struct {
+	name, pkg, typ, typPkg string
+	valOff, valLen         int
+	textOff, textLen       int
+	hasText, action        bool
+	kind                   Kind
+	bits                   uint64
+}
+
+// NewDecoder returns a decoder reading r.
+func NewDecoder(r io.Reader) *Decoder {
+	return &Decoder{
+		r:      r,
+		buf:    make([]byte, initialBufferSize),
+		maxEv:  DefaultMaxEventSize,
+		intern: make(map[string]string, 256),
+	}
+}
+
+// ReuseEvents makes Next return views: the Event's Fields, Actions and
+// every Raw/Text string then point into buffers the decoder overwrites on
+// the next call to Next. Call Event.Clone to keep one. Names are interned
+// and stay valid. This removes both per-event allocations; use it when each
+// event is consumed (aggregated, written out) before the next is read.
+func (d *Decoder) ReuseEvents() { d.reuse = true }
+
+// SkipTextBetweenEvents makes the decoder ignore, instead of reporting as
+// malformed rows, any text or markup outside <event> elements: the other
+// columns of a result-set dump printed as a table, log lines around pasted
+// XML. Events themselves are still checked strictly.
+func (d *Decoder) SkipTextBetweenEvents() { d.lenient = true }
+
+// SetMaxEventSize changes the limit on one event's size in bytes
+// (DefaultMaxEventSize by default). A larger event stops decoding with an
+// error, because the decoder cannot find where the next row begins without
+// buffering it.
+func (d *Decoder) SetMaxEventSize(n int) { d.maxEv = n }
+
+// RingBuffer returns the attributes of the last <RingBufferTarget> start tag
+// read so far, and whether there was one.
+func (d *Decoder) RingBuffer() (RingBufferTarget, bool) { return d.ring, d.haveRing }
+
+// Row returns the number of rows (events and malformed rows) read so far.
+func (d *Decoder) Row() int { return d.row }
+
+// All iterates over Next's results until io.EOF. A *RowError is yielded and
+// decoding goes on; any other error is yielded once and ends the sequence.
+func (d *Decoder) All() iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for {
+			ev, err := d.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(ev, err) {
+				return
+			}
+			var re *RowError
+			if err != nil && !errors.As(err, &re) {
+				return
+			}
+		}
+	}
+}
+
+var errNeedMore = errors.New("need more input")
+
+// syntaxError is a decoding error at a byte position of the buffer.
+type syntaxError struct {
+	pos int
+	msg string
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+func synErr(pos int, format string, args ...any) error {
+	return &syntaxError{pos: pos, msg: fmt.Sprintf(format, args...)}
+}
+
+// Next returns the next event. At the end of the input it returns io.EOF.
+// A malformed row gives a *RowError; call Next again to go on. Any other
+// error (a read error, an event over the size limit) is final.
+func (d *Decoder) Next() (Event, error) {
+	for {
+		if d.err != nil {
+			return Event{}, d.err
+		}
+		if d.skipping {
+			if !d.resync() {
+				d.fill(1)
+				continue
+			}
+			d.skipping = false
+		}
+		b := d.buf[:d.end]
+		p := d.start
+		for p < len(b) && isSpace(b[p]) {
+			p++
+		}
+		d.start = p
+		if p == len(b) {
+			if d.eof {
+				if d.inRing {
+					d.inRing = false
+					d.err = io.EOF
+					return Event{}, d.rowError(p, "", errors.New("ring_buffer document ends without </RingBufferTarget>"))
+				}
+				d.err = io.EOF
+				continue
+			}
+			d.fill(1)
+			continue
+		}
+		ev, done, err := d.unit(b, p)
+		if err == errNeedMore {
+			if d.eof {
+				// The input ends inside this unit.
+				d.start = d.end
+				name := d.evName
+				if name == "" {
+					return Event{}, d.rowError(p, "", errors.New("input ends inside markup"))
+				}
+				return Event{}, d.rowError(p, name, errors.New("input ends inside <event>"))
+			}
+			if d.end-d.start >= d.maxEv {
+				d.err = fmt.Errorf("row %d (offset %d): event larger than %d bytes", d.row+1, d.consumedBytes+int64(d.start), d.maxEv)
+				return Event{}, d.err
+			}
+			d.fill(d.end - d.start + 1)
+			continue
+		}
+		if err != nil {
+			var se *syntaxError
+			if errors.As(err, &se) {
+				// Skip to the next <event after the row's start.
+				d.start = p + 1
+				d.skipping = true
+				return Event{}, d.rowError(p, d.evName, err)
+			}
+			d.err = err
+			return Event{}, err
+		}
+		d.start = done
+		if ev {
+			return d.materialize(), nil
+		}
+	}
+}
+
+// rowError counts a malformed row starting at buffer position p.
+func (d *Decoder) rowError(p int, event string, err error) error {
+	d.row++
+	return &RowError{
+		Row:    d.row,
+		Line:   d.consumedLines + bytes.Count(d.buf[:p], newline) + 1,
+		Offset: d.consumedBytes + int64(p),
+		Event:  event,
+		Err:    err,
+	}
+}
+
+var newline = []byte{'\n'}
+
+// resync moves d.start to the next "<event" start tag after a malformed
+// row. It reports false when the buffer holds none yet (the tail that could
+// begin one is kept).
+func (d *Decoder) resync() bool {
+	b := d.buf[:d.end]
+	p := d.start
+	for p < len(b) {
+		i := bytes.Index(b[p:], bLitEventOpen)
+		if i < 0 {
+			break
+		}
+		q := p + i + len(litEventOpen)
+		if q >= len(b) {
+			d.start = p + i
+			return d.eof
+		}
+		if isNameEnd(b[q]) {
+			d.start = p + i
+			return true
+		}
+		p = q
+	}
+	if d.eof {
+		d.start = len(b)
+		return true
+	}
+	keep := len(b) - len(litEventOpen)
+	if keep > d.start {
+		d.start = keep
+	}
+	return false
+}
+
+// fill makes room and reads until at least min more bytes are buffered, the
+// input ends, or the reader fails.
+func (d *Decoder) fill(min int) {
+	if d.start > 0 {
+		d.consumedLines += bytes.Count(d.buf[:d.start], newline)
+		d.consumedBytes += int64(d.start)
+		n := copy(d.buf, d.buf[d.start:d.end])
+		d.end = n
+		d.start = 0
+	}
+	for d.end+min > len(d.buf) {
+		nb := make([]byte, 2*len(d.buf))
+		copy(nb, d.buf[:d.end])
+		d.buf = nb
+	}
+	got := 0
+	empty := 0
+	for got < min {
+		n, err := d.r.Read(d.buf[d.end:])
+		d.end += n
+		got += n
+		if err == io.EOF {
+			d.eof = true
+			return
+		}
+		if err != nil {
+			d.err = fmt.Errorf("read event XML at offset %d: %w", d.consumedBytes+int64(d.end), err)
+			return
+		}
+		if n == 0 {
+			empty++
+			if empty > 100 {
+				d.err = io.ErrNoProgress
+				return
+			}
+		}
+		if d.end == len(d.buf) {
+			return
+		}
+	}
+}
+
+var (
+	bLitEventOpen  = []byte(litEventOpen)
+	bLitCommentEnd = []byte(litCommentEnd)
+	bLitPIEnd      = []byte(litPIEnd)
+	bLitCDATAEnd   = []byte(litCDATAEnd)
+)
+
+const (
+	litEventOpen  = "<event"
+	litRingOpen   = "<RingBufferTarget"
+	litRingClose  = "</RingBufferTarget"
+	litComment    = "<!--"
+	litCommentEnd = "-->"
+	litPI         = "<?"
+	litPIEnd      = "?>"
+	litCDATA      = "<![CDATA["
+	litCDATAEnd   = "]]>"
+	litBOM        = "\xEF\xBB\xBF"
+	litData       = "<data"
+	litAction     = "<action"
+	litEventClose = "</event"
+	litType       = "<type"
+	litValue      = "<value"
+	litText       = "<text"
+	litDOCTYPE    = "<!"
+)
+
+// match reports whether b[p:] starts with lit: 1 yes, 0 no, -1 cannot tell
+// yet (b ends first).
+func match(b []byte, p int, lit string) int {
+	n := len(b) - p
+	if n >= len(lit) {
+		if string(b[p:p+len(lit)]) == lit {
+			return 1
+		}
+		return 0
+	}
+	if string(b[p:]) == lit[:n] {
+		return -1
+	}
+	return 0
+}
+
+// matchTag is match for a tag name: lit must be followed by a name end.
+func matchTag(b []byte, p int, lit string) int {
+	m := match(b, p, lit)
+	if m != 1 {
+		return m
+	}
+	q := p + len(lit)
+	if q >= len(b) {
+		return -1
+	}
+	if isNameEnd(b[q]) {
+		return 1
+	}
+	return 0
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+func isNameEnd(c byte) bool { return isSpace(c) || c == '>' || c == '/' }
+
+// unit decodes one top-level unit at b[p] (p is not whitespace). It returns
+// whether an event was decoded and where the unit ends.
+func (d *Decoder) unit(b []byte, p int) (bool, int, error) {
+	d.evName = ""
+	switch b[p] {
+	case '<':
+		if m := matchTag(b, p, litEventOpen); m != 0 {
+			if m < 0 {
+				return false, 0, errNeedMore
+			}
+			end, err := d.parseEvent(b, p)
+			if err != nil {
+				return false, 0, err
+			}
+			d.row++
+			return true, end, nil
+		}
+		if m := match(b, p, litComment); m != 0 {
+			if m < 0 {
+				return false, 0, errNeedMore
+			}
+			i := bytes.Index(b[p+4:], bLitCommentEnd)
+			if i < 0 {
+				return false, 0, errNeedMore
+			}
+			return false, p + 4 + i + 3, nil
+		}
+		if m := match(b, p, litPI); m != 0 {
+			if m < 0 {
+				return false, 0, errNeedMore
+			}
+			i := bytes.Index(b[p+2:], bLitPIEnd)
+			if i < 0 {
+				return false, 0, errNeedMore
+			}
+			return false, p + 2 + i + 2, nil
+		}
+		if m := matchTag(b, p, litRingOpen); m != 0 {
+			if m < 0 {
+				return false, 0, errNeedMore
+			}
+			return d.parseRingOpen(b, p)
+		}
+		if m := matchTag(b, p, litRingClose); m != 0 {
+			if m < 0 {
+				return false, 0, errNeedMore
+			}
+			q := skipSpace(b, p+len(litRingClose))
+			if q >= len(b) {
+				return false, 0, errNeedMore
+			}
+			if b[q] != '>' {
+				return false, 0, synErr(p, "malformed </RingBufferTarget>")
+			}
+			if !d.inRing {
+				return false, 0, synErr(p, "</RingBufferTarget> without its start tag")
+			}
+			d.inRing = false
+			return false, q + 1, nil
+		}
+		if m := match(b, p, litDOCTYPE); m == 1 && p+2 < len(b) && b[p+2] != '[' {
+			i := bytes.IndexByte(b[p:], '>')
+			if i < 0 {
+				return false, 0, errNeedMore
+			}
+			return false, p + i + 1, nil
+		}
+		if d.lenient {
+			d.skipping = true
+			return false, p + 1, nil
+		}
+		tag, _ := tagAt(b, p)
+		return false, 0, synErr(p, "unexpected %q outside an <event>", tag)
+	case 0xEF:
+		if m := match(b, p, litBOM); m != 0 {
+			if m < 0 {
+				return false, 0, errNeedMore
+			}
+			return false, p + 3, nil
+		}
+	case 0xFE, 0xFF:
+		if p+1 < len(b) && (b[p+1] == 0xFE || b[p+1] == 0xFF) && b[p] != b[p+1] {
+			return false, 0, errors.New("input is UTF-16; convert it to UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)")
+		}
+	}
+	if d.lenient {
+		d.skipping = true
+		return false, p + 1, nil
+	}
+	q := p
+	for q < len(b) && b[q] != '\n' && q-p < 40 {
+		q++
+	}
+	return false, 0, synErr(p, "unexpected text %q outside an <event>", string(b[p:q]))
+}
+
+// tagAt returns the start of the tag at b[p] ("<name" or "</name"), for
+// error messages; ok is false when the buffer ends first.
+func tagAt(b []byte, p int) (string, bool) {
+	q := p + 1
+	if q < len(b) && b[q] == '/' {
+		q++
+	}
+	for q < len(b) && !isNameEnd(b[q]) && q-p < 64 {
+		q++
+	}
+	if q >= len(b) {
+		return string(b[p:]), false
+	}
+	return string(b[p:q]), true
+}
+
+func skipSpace(b []byte, p int) int {
+	for p < len(b) && isSpace(b[p]) {
+		p++
+	}
+	return p
+}
+
+// attr reads one attribute at b[p] (not whitespace, not '>' or '/'). It
+// returns the name, the raw (undecoded) value, and the position after it.
+func attr(b []byte, p int) (name, val []byte, next int, err error) {
+	s := p
+	for p < len(b) && !isSpace(b[p]) && b[p] != '=' && b[p] != '>' && b[p] != '/' {
+		p++
+	}
+	if p >= len(b) {
+		return nil, nil, 0, errNeedMore
+	}
+	name = b[s:p]
+	if len(name) == 0 {
+		return nil, nil, 0, synErr(s, "malformed attribute")
+	}
+	p = skipSpace(b, p)
+	if p >= len(b) {
+		return nil, nil, 0, errNeedMore
+	}
+	if b[p] != '=' {
+		return nil, nil, 0, synErr(p, "attribute %q has no value", string(name))
+	}
+	p = skipSpace(b, p+1)
+	if p >= len(b) {
+		return nil, nil, 0, errNeedMore
+	}
+	q := b[p]
+	if q != '"' && q != '\'' {
+		return nil, nil, 0, synErr(p, "attribute %q value is not quoted", string(name))
+	}
+	i := bytes.IndexByte(b[p+1:], q)
+	if i < 0 {
+		return nil, nil, 0, errNeedMore
+	}
+	val = b[p+1 : p+1+i]
+	if bytes.IndexByte(val, '<') >= 0 {
+		return nil, nil, 0, synErr(p, "'<' in the value of attribute %q", string(name))
+	}
+	return name, val, p + 1 + i + 1, nil
+}
+
+// internBytes returns a stable string equal to b, shared by all equal names.
+func (d *Decoder) internBytes(b []byte) string {
+	if s, ok := d.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.intern) < 1<<16 {
+		d.intern[s] = s
+	}
+	return s
+}
+
+// attrString decodes entities in an attribute value and interns it.
+func (d *Decoder) attrString(val []byte, pos int) (string, error) {
+	if bytes.IndexByte(val, '&') < 0 {
+		return d.internBytes(val), nil
+	}
+	d.nameTmp = d.nameTmp[:0]
+	var err error
+	d.nameTmp, err = appendDecoded(d.nameTmp, val, pos)
+	if err != nil {
+		return "", err
+	}
+	return d.internBytes(d.nameTmp), nil
+}
+
+// parseEvent decodes the <event …>…</event> at b[p] into the scratch state
+// and returns the position after it.
+func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
+	evStart := p
+	d.arena = d.arena[:0]
+	d.raw = d.raw[:0]
+	d.evName, d.evPkg = "", ""
+	d.tsOff, d.tsLen = -1, 0
+	p += len(litEventOpen)
+	selfClosing := false
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return 0, errNeedMore
+		}
+		if b[p] == '>' {
+			p++
+			break
+		}
+		if b[p] == '/' {
+			if p+1 >= len(b) {
+				return 0, errNeedMore
+			}
+			if b[p+1] != '>' {
+				return 0, synErr(p, "malformed <event> start tag")
+			}
+			p += 2
+			selfClosing = true
+			break
+		}
+		name, val, next, err := attr(b, p)
+		if err != nil {
+			return 0, err
+		}
+		switch string(name) {
+		case "name":
+			if d.evName, err = d.attrString(val, p); err != nil {
+				return 0, err
+			}
+		case "package":
+			if d.evPkg, err = d.attrString(val, p); err != nil {
+				return 0, err
+			}
+		case "timestamp":
+			d.tsOff = len(d.arena)
+			if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
+				return 0, err
+			}
+			d.tsLen = len(d.arena) - d.tsOff
+		}
+		p = next
+	}
+	if d.evName == "" {
+		return 0, synErr(evStart, "<event> has no name attribute")
+	}
+	if d.tsOff < 0 {
+		return 0, synErr(evStart, "<event name=%q> has no timestamp attribute", d.evName)
+	}
+	t, err := parseTimestamp(d.arena[d.tsOff : d.tsOff+d.tsLen])
+	if err != nil {
+		return 0, synErr(evStart, "<event name=%q> timestamp %q: %v", d.evName, d.arena[d.tsOff:d.tsOff+d.tsLen], err)
+	}
+	d.tsTime = t
+	if selfClosing {
+		return p, nil
+	}
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return 0, errNeedMore
+		}
+		if b[p] != '<' {
+			return 0, synErr(p, "unexpected text inside <event name=%q>", d.evName)
+		}
+		if p+1 >= len(b) {
+			return 0, errNeedMore
+		}
+		var err error
+		switch b[p+1] {
+		case 'd':
+			if m := matchTag(b, p, litData); m == 1 {
+				p, err = d.parseField(b, p+len(litData), false)
+				if err != nil {
+					return 0, err
+				}
+				continue
+			} else if m < 0 {
+				return 0, errNeedMore
+			}
+		case 'a':
+			if m := matchTag(b, p, litAction); m == 1 {
+				p, err = d.parseField(b, p+len(litAction), true)
+				if err != nil {
+					return 0, err
+				}
+				continue
+			} else if m < 0 {
+				return 0, errNeedMore
+			}
+		case '/':
+			if m := matchTag(b, p, litEventClose); m == 1 {
+				q := skipSpace(b, p+len(litEventClose))
+				if q >= len(b) {
+					return 0, errNeedMore
+				}
+				if b[q] != '>' {
+					return 0, synErr(q, "malformed </event>")
+				}
+				return q + 1, nil
+			} else if m < 0 {
+				return 0, errNeedMore
+			}
+		case '!':
+			if m := match(b, p, litComment); m == 1 {
+				i := bytes.Index(b[p+4:], bLitCommentEnd)
+				if i < 0 {
+					return 0, errNeedMore
+				}
+				p += 4 + i + 3
+				continue
+			} else if m < 0 {
+				return 0, errNeedMore
+			}
+		}
+		tag, ok := tagAt(b, p)
+		if !ok {
+			return 0, errNeedMore
+		}
+		return 0, synErr(p, "unexpected %q inside <event name=%q>", tag, d.evName)
+	}
+}
+
+// parseField decodes a <data> or <action> element; p is just after the tag
+// name.
+func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
+	f := rawField{action: action, valOff: len(d.arena)}
+	elem := "data"
+	if action {
+		elem = "action"
+	}
+	tagStart := p
+	selfClosing := false
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return 0, errNeedMore
+		}
+		if b[p] == '>' {
+			p++
+			break
+		}
+		if b[p] == '/' {
+			if p+1 >= len(b) {
+				return 0, errNeedMore
+			}
+			if b[p+1] != '>' {
+				return 0, synErr(p, "malformed <%s> tag", elem)
+			}
+			p += 2
+			selfClosing = true
+			break
+		}
+		name, val, next, err := attr(b, p)
+		if err != nil {
+			return 0, err
+		}
+		switch string(name) {
+		case "name":
+			if f.name, err = d.attrString(val, p); err != nil {
+				return 0, err
+			}
+		case "package":
+			if f.pkg, err = d.attrString(val, p); err != nil {
+				return 0, err
+			}
+		}
+		p = next
+	}
+	if f.name == "" {
+		return 0, synErr(tagStart, "<%s> without a name attribute", elem)
+	}
+	haveValue := false
+	kindHint := hintEmpty
+	if !selfClosing {
+	children:
+		for {
+			p = skipSpace(b, p)
+			if p+1 >= len(b) {
+				return 0, errNeedMore
+			}
+			if b[p] != '<' {
+				return 0, synErr(p, "unexpected text inside <%s name=%q>", elem, f.name)
+			}
+			var err error
+			switch b[p+1] {
+			case 'v':
+				if m := matchTag(b, p, litValue); m == 1 {
+					if haveValue {
+						return 0, synErr(p, "<%s name=%q> has two <value> elements", elem, f.name)
+					}
+					haveValue = true
+					f.valOff = len(d.arena)
+					p, kindHint, err = d.parseContent(b, p+len(litValue), "value", true)
+					if err != nil {
+						return 0, err
+					}
+					f.valLen = len(d.arena) - f.valOff
+					continue
+				} else if m < 0 {
+					return 0, errNeedMore
+				}
+			case 't':
+				if m := matchTag(b, p, litText); m == 1 {
+					if f.hasText {
+						return 0, synErr(p, "<%s name=%q> has two <text> elements", elem, f.name)
+					}
+					f.hasText = true
+					f.textOff = len(d.arena)
+					p, _, err = d.parseContent(b, p+len(litText), "text", false)
+					if err != nil {
+						return 0, err
+					}
+					f.textLen = len(d.arena) - f.textOff
+					continue
+				} else if m < 0 {
+					return 0, errNeedMore
+				}
+				if m := matchTag(b, p, litType); m == 1 {
+					p, err = d.parseType(b, p+len(litType), &f)
+					if err != nil {
+						return 0, err
+					}
+					continue
+				} else if m < 0 {
+					return 0, errNeedMore
+				}
+			case '/':
+				q := p + 2
+				if m := match(b, q, elem); m == 1 {
+					q = skipSpace(b, q+len(elem))
+					if q >= len(b) {
+						return 0, errNeedMore
+					}
+					if b[q] == '>' {
+						p = q + 1
+						break children
+					}
+				} else if m < 0 {
+					return 0, errNeedMore
+				}
+			case '!':
+				if m := match(b, p, litComment); m == 1 {
+					i := bytes.Index(b[p+4:], bLitCommentEnd)
+					if i < 0 {
+						return 0, errNeedMore
+					}
+					p += 4 + i + 3
+					continue
+				} else if m < 0 {
+					return 0, errNeedMore
+				}
+			}
+			tag, ok := tagAt(b, p)
+			if !ok {
+				return 0, errNeedMore
+			}
+			return 0, synErr(p, "unexpected %q inside <%s name=%q>", tag, elem, f.name)
+		}
+	}
+	val := d.arena[f.valOff : f.valOff+f.valLen]
+	switch kindHint {
+	case hintEmpty:
+		if f.typ != "" {
+			f.kind, f.bits = classify(val, f.typ)
+			if f.kind == KindEmpty && isStringType(f.typ) {
+				f.kind = KindString
+			}
+		} else {
+			f.kind = KindEmpty
+		}
+	case hintCDATA:
+		f.kind = KindString
+	case hintXML:
+		f.kind = KindXML
+	default:
+		f.kind, f.bits = classify(val, f.typ)
+	}
+	d.raw = append(d.raw, f)
+	return p, nil
+}
+
+func isStringType(t string) bool {
+	switch t {
+	case "unicode_string", "ansi_string", "callstack", "unicode_string_ptr", "ansi_string_ptr":
+		return true
+	}
+	return false
+}
+
+// parseType reads <type name="…" package="…"/> (or with an end tag).
+func (d *Decoder) parseType(b []byte, p int, f *rawField) (int, error) {
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return 0, errNeedMore
+		}
+		if b[p] == '/' {
+			if p+1 >= len(b) {
+				return 0, errNeedMore
+			}
+			if b[p+1] != '>' {
+				return 0, synErr(p, "malformed <type>")
+			}
+			return p + 2, nil
+		}
+		if b[p] == '>' {
+			p = skipSpace(b, p+1)
+			const closeType = "</type"
+			if m := match(b, p, closeType); m != 1 {
+				if m < 0 {
+					return 0, errNeedMore
+				}
+				return 0, synErr(p, "<type> must be empty")
+			}
+			q := skipSpace(b, p+len(closeType))
+			if q >= len(b) {
+				return 0, errNeedMore
+			}
+			if b[q] != '>' {
+				return 0, synErr(q, "malformed </type>")
+			}
+			return q + 1, nil
+		}
+		name, val, next, err := attr(b, p)
+		if err != nil {
+			return 0, err
+		}
+		switch string(name) {
+		case "name":
+			if f.typ, err = d.attrString(val, p); err != nil {
+				return 0, err
+			}
+		case "package":
+			if f.typPkg, err = d.attrString(val, p); err != nil {
+				return 0, err
+			}
+		}
+		p = next
+	}
+}
+
+type contentHint uint8
+
+const (
+	hintEmpty contentHint = iota // no characters at all
+	hintText                     // plain text (perhaps mixed with CDATA)
+	hintCDATA                    // only CDATA sections
+	hintXML                      // child elements
+)
+
+// parseContent decodes the content of <value> or <text> (p just after the
+// tag name) into the arena and returns the position after the end tag.
+func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int, contentHint, error) {
+	p = skipSpace(b, p)
+	if p >= len(b) {
+		return 0, 0, errNeedMore
+	}
+	if b[p] == '/' {
+		if p+1 >= len(b) {
+			return 0, 0, errNeedMore
+		}
+		if b[p+1] != '>' {
+			return 0, 0, synErr(p, "malformed <%s/>", elem)
+		}
+		return p + 2, hintEmpty, nil
+	}
+	if b[p] != '>' {
+		return 0, 0, synErr(p, "<%s> takes no attributes", elem)
+	}
+	p++
+	contentStart := p
+	arenaStart := len(d.arena)
+	hint := hintEmpty
+	sawText := false
+	for {
+		i := bytes.IndexByte(b[p:], '<')
+		if i < 0 {
+			return 0, 0, errNeedMore
+		}
+		if i > 0 {
+			seg := b[p : p+i]
+			var err error
+			if d.arena, err = appendText(d.arena, seg, p); err != nil {
+				return 0, 0, err
+			}
+			sawText = true
+		}
+		p += i
+		if p+1 >= len(b) {
+			return 0, 0, errNeedMore
+		}
+		switch b[p+1] {
+		case '/':
+			q := p + 2
+			m := match(b, q, elem)
+			if m < 0 {
+				return 0, 0, errNeedMore
+			}
+			if m == 1 {
+				q = skipSpace(b, q+len(elem))
+				if q >= len(b) {
+					return 0, 0, errNeedMore
+				}
+				if b[q] == '>' {
+					switch {
+					case sawText:
+						hint = hintText
+					case hint == hintEmpty:
+					}
+					return q + 1, hint, nil
+				}
+			}
+			return 0, 0, synErr(p, "unexpected end tag inside <%s>", elem)
+		case '!':
+			if m := match(b, p, litCDATA); m != 0 {
+				if m < 0 {
+					return 0, 0, errNeedMore
+				}
+				s := p + len(litCDATA)
+				j := bytes.Index(b[s:], bLitCDATAEnd)
+				if j < 0 {
+					return 0, 0, errNeedMore
+				}
+				d.arena = appendNormalizedNewlines(d.arena, b[s:s+j])
+				if hint == hintEmpty {
+					hint = hintCDATA
+				}
+				p = s + j + len(litCDATAEnd)
+				continue
+			}
+			if m := match(b, p, litComment); m != 0 {
+				if m < 0 {
+					return 0, 0, errNeedMore
+				}
+				j := bytes.Index(b[p+4:], bLitCommentEnd)
+				if j < 0 {
+					return 0, 0, errNeedMore
+				}
+				p += 4 + j + 3
+				continue
+			}
+			return 0, 0, synErr(p, "unexpected markup inside <%s>", elem)
+		default:
+			if !allowXML {
+				return 0, 0, synErr(p, "unexpected element inside <%s>", elem)
+			}
+			end, close, err := scanXML(b, contentStart, elem)
+			if err != nil {
+				return 0, 0, err
+			}
+			d.arena = append(d.arena[:arenaStart], trimSpaceBytes(b[contentStart:end])...)
+			return close, hintXML, nil
+		}
+	}
+}
+
+// scanXML finds the end of well-formed element content starting at p that
+// is closed by </elem>. It returns where the content ends (the '<' of the
+// end tag) and the position after the end tag.
+func scanXML(b []byte, p int, elem string) (int, int, error) {
+	var stack [64][]byte
+	var deep int // depth beyond the stack's capacity is still counted
+	depth := 0
+	for {
+		i := bytes.IndexByte(b[p:], '<')
+		if i < 0 {
+			return 0, 0, errNeedMore
+		}
+		p += i
+		if p+1 >= len(b) {
+			return 0, 0, errNeedMore
+		}
+		switch b[p+1] {
+		case '!':
+			if m := match(b, p, litCDATA); m != 0 {
+				if m < 0 {
+					return 0, 0, errNeedMore
+				}
+				j := bytes.Index(b[p+len(litCDATA):], bLitCDATAEnd)
+				if j < 0 {
+					return 0, 0, errNeedMore
+				}
+				p += len(litCDATA) + j + len(litCDATAEnd)
+				continue
+			}
+			if m := match(b, p, litComment); m != 0 {
+				if m < 0 {
+					return 0, 0, errNeedMore
+				}
+				j := bytes.Index(b[p+4:], bLitCommentEnd)
+				if j < 0 {
+					return 0, 0, errNeedMore
+				}
+				p += 4 + j + 3
+				continue
+			}
+			return 0, 0, synErr(p, "unexpected markup in XML value")
+		case '?':
+			j := bytes.Index(b[p+2:], bLitPIEnd)
+			if j < 0 {
+				return 0, 0, errNeedMore
+			}
+			p += 2 + j + 2
+			continue
+		case '/':
+			s := p + 2
+			q := s
+			for q < len(b) && !isNameEnd(b[q]) {
+				q++
+			}
+			r := skipSpace(b, q)
+			if r >= len(b) {
+				return 0, 0, errNeedMore
+			}
+			if b[r] != '>' || q == s {
+				return 0, 0, synErr(p, "malformed end tag in XML value")
+			}
+			name := b[s:q]
+			if depth == 0 {
+				if string(name) != elem {
+					return 0, 0, synErr(p, "end tag </%s> does not match <%s>", name, elem)
+				}
+				return p, r + 1, nil
+			}
+			depth--
+			if depth < len(stack) && string(stack[depth]) != string(name) {
+				return 0, 0, synErr(p, "end tag </%s> does not match <%s>", name, stack[depth])
+			}
+			p = r + 1
+		default:
+			s := p + 1
+			q := s
+			for q < len(b) && !isNameEnd(b[q]) {
+				q++
+			}
+			if q >= len(b) {
+				return 0, 0, errNeedMore
+			}
+			if q == s {
+				return 0, 0, synErr(p, "malformed start tag in XML value")
+			}
+			name := b[s:q]
+			// Walk the attributes, respecting quotes ('>' may appear inside).
+			r := q
+			for {
+				r = skipSpace(b, r)
+				if r >= len(b) {
+					return 0, 0, errNeedMore
+				}
+				c := b[r]
+				if c == '>' {
+					if depth < len(stack) {
+						stack[depth] = name
+					} else {
+						deep++
+					}
+					depth++
+					p = r + 1
+					break
+				}
+				if c == '/' {
+					if r+1 >= len(b) {
+						return 0, 0, errNeedMore
+					}
+					if b[r+1] != '>' {
+						return 0, 0, synErr(r, "malformed empty-element tag in XML value")
+					}
+					p = r + 2
+					break
+				}
+				_, _, next, err := attr(b, r)
+				if err != nil {
+					return 0, 0, err
+				}
+				r = next
+			}
+		}
+	}
+}
+
+// appendText appends character data with entities decoded and line ends
+// normalised.
+func appendText(dst, seg []byte, pos int) ([]byte, error) {
+	if bytes.IndexByte(seg, '&') < 0 {
+		if bytes.IndexByte(seg, '\r') < 0 {
+			return append(dst, seg...), nil
+		}
+		return appendNormalizedNewlines(dst, seg), nil
+	}
+	return appendDecoded(dst, seg, pos)
+}
+
+func appendNormalizedNewlines(dst, seg []byte) []byte {
+	for {
+		i := bytes.IndexByte(seg, '\r')
+		if i < 0 {
+			return append(dst, seg...)
+		}
+		dst = append(dst, seg[:i]...)
+		dst = append(dst, '\n')
+		seg = seg[i+1:]
+		if len(seg) > 0 && seg[0] == '\n' {
+			seg = seg[1:]
+		}
+	}
+}
+
+// appendDecoded appends seg with the five predefined entities and numeric
+// character references decoded (and line ends normalised).
+func appendDecoded(dst, seg []byte, pos int) ([]byte, error) {
+	for len(seg) > 0 {
+		i := bytes.IndexByte(seg, '&')
+		if i < 0 {
+			return appendNormalizedNewlines(dst, seg), nil
+		}
+		dst = appendNormalizedNewlines(dst, seg[:i])
+		seg = seg[i:]
+		j := bytes.IndexByte(seg, ';')
+		if j < 0 || j > 12 {
+			return dst, synErr(pos, "'&' not followed by an entity reference")
+		}
+		ent := seg[1:j]
+		switch string(ent) {
+		case "lt":
+			dst = append(dst, '<')
+		case "gt":
+			dst = append(dst, '>')
+		case "amp":
+			dst = append(dst, '&')
+		case "quot":
+			dst = append(dst, '"')
+		case "apos":
+			dst = append(dst, '\'')
+		default:
+			if len(ent) < 2 || ent[0] != '#' {
+				return dst, synErr(pos, "unknown entity &%s;", ent)
+			}
+			var r uint64
+			var err error
+			if ent[1] == 'x' {
+				if len(ent) < 3 || !isHexRun(ent[2:]) {
+					return dst, synErr(pos, "malformed character reference &%s;", ent)
+				}
+				r, err = strconv.ParseUint(string(ent[2:]), 16, 32)
+			} else {
+				r, err = strconv.ParseUint(string(ent[1:]), 10, 32)
+			}
+			if err != nil || r == 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
+				return dst, synErr(pos, "invalid character reference &%s;", ent)
+			}
+			dst = utf8.AppendRune(dst, rune(r))
+		}
+		seg = seg[j+1:]
+	}
+	return dst, nil
+}
+
+// materialize turns the scratch state into an Event. Without ReuseEvents it
+// makes exactly two allocations: one string holding all text, one slice
+// holding Fields and Actions.
+func (d *Decoder) materialize() Event {
+	var all string
+	if d.reuse {
+		if len(d.arena) > 0 {
+			all = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
+		}
+	} else {
+		all = string(d.arena)
+	}
+	var fields []Field
+	if d.reuse {
+		if cap(d.fields) < len(d.raw) {
+			d.fields = make([]Field, len(d.raw), 2*len(d.raw))
+		}
+		fields = d.fields[:len(d.raw)]
+	} else if len(d.raw) > 0 {
+		fields = make([]Field, len(d.raw))
+	}
+	nData := 0
+	for i := range d.raw {
+		if !d.raw[i].action {
+			nData++
+		}
+	}
+	di, ai := 0, nData
+	for i := range d.raw {
+		r := &d.raw[i]
+		var f *Field
+		if r.action {
+			f = &fields[ai]
+			ai++
+		} else {
+			f = &fields[di]
+			di++
+		}
+		*f = Field{Name: r.name, Package: r.pkg, Value: Value{
+			Raw:         all[r.valOff : r.valOff+r.valLen],
+			HasText:     r.hasText,
+			Type:        r.typ,
+			TypePackage: r.typPkg,
+			Kind:        r.kind,
+			bits:        r.bits,
+		}}
+		if r.hasText {
+			f.Value.Text = all[r.textOff : r.textOff+r.textLen]
+		}
+	}
+	ev := Event{Name: d.evName, Package: d.evPkg}
+	ev.Timestamp.Raw = all[d.tsOff : d.tsOff+d.tsLen]
+	ev.Timestamp.Time = d.tsTime
+	if nData > 0 {
+		ev.Fields = fields[:nData:nData]
+	}
+	if len(fields) > nData {
+		ev.Actions = fields[nData:]
+	}
+	return ev
+}
+
+// parseRingOpen reads the <RingBufferTarget …> start tag.
+func (d *Decoder) parseRingOpen(b []byte, p int) (bool, int, error) {
+	start := p
+	p += len(litRingOpen)
+	var rb RingBufferTarget
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return false, 0, errNeedMore
+		}
+		if b[p] == '>' || b[p] == '/' {
+			self := b[p] == '/'
+			if self {
+				if p+1 >= len(b) {
+					return false, 0, errNeedMore
+				}
+				if b[p+1] != '>' {
+					return false, 0, synErr(p, "malformed <RingBufferTarget> tag")
+				}
+				p++
+			}
+			if d.inRing {
+				return false, 0, synErr(start, "<RingBufferTarget> inside another")
+			}
+			d.ring, d.haveRing, d.inRing = rb, true, !self
+			return false, p + 1, nil
+		}
+		name, val, next, err := attr(b, p)
+		if err != nil {
+			return false, 0, err
+		}
+		var dst *uint64
+		switch string(name) {
+		case "truncated":
+			u, ok := parseUintBytes(trimSpaceBytes(val))
+			if !ok && string(val) != "true" && string(val) != "false" {
+				return false, 0, synErr(p, "RingBufferTarget truncated=%q is not a number", val)
+			}
+			rb.Truncated = u != 0 || string(val) == "true"
+		case "processingTime":
+			dst = &rb.ProcessingTime
+		case "totalEventsProcessed":
+			dst = &rb.TotalEventsProcessed
+		case "eventCount":
+			dst = &rb.EventCount
+		case "droppedCount":
+			dst = &rb.DroppedCount
+		case "memoryUsed":
+			dst = &rb.MemoryUsed
+		}
+		if dst != nil {
+			u, ok := parseUintBytes(trimSpaceBytes(val))
+			if !ok {
+				return false, 0, synErr(p, "RingBufferTarget %s=%q is not a number", name, val)
+			}
+			*dst = u
+		}
+		p = next
+	}
+}
