@@ -91,16 +91,15 @@ func main() {
 // run parses args, runs the chosen command and returns the exit status.
 func run(ctx context.Context, args []string, e *env) int {
 	c := newCLI()
-	c.app.Writer(e.stdout)
+	c.app.UsageWriter(e.stdout)
 	c.app.ErrorWriter(e.stderr)
-	c.app.Terminate(nil)
-	chosen, err := c.app.Parse(args)
+	chosen, terminated, err := parse(c.app, args)
+	if terminated != nil {
+		return *terminated
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "queryreplay: %v\n", err)
 		return 2
-	}
-	if chosen == "" { // --help or --version already printed
-		return 0
 	}
 	level := slog.LevelInfo
 	if *c.verbose {
@@ -124,6 +123,26 @@ func run(ctx context.Context, args []string, e *env) int {
 		return 1
 	}
 	return 0
+}
+
+// terminate is what kingpin's exit request becomes inside parse.
+type terminate struct{ code int }
+
+// parse runs kingpin, turning its exit request after --help or --version
+// into a returned status, so that run stays testable and parsing stops there.
+func parse(app *kingpin.Application, args []string) (chosen string, terminated *int, err error) {
+	app.Terminate(func(code int) { panic(terminate{code}) })
+	defer func() {
+		if r := recover(); r != nil {
+			t, ok := r.(terminate)
+			if !ok {
+				panic(r)
+			}
+			terminated = &t.code
+		}
+	}()
+	chosen, err = app.Parse(args)
+	return chosen, nil, err
 }
 
 // notImplemented is the action of a subcommand whose issue has not landed.

@@ -399,3 +399,5 @@ func parseTypeName(name string, size int, max bool) (SQLType, bool) {
 	}
 	return SQLType{}, false
 }
+
+func mathFloat64bits(f float64) uint64 { return math.Float64bits(f) }

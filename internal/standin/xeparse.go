@@ -415,6 +415,12 @@ func (p *parser) createEventSession() (stmt, *SQLError) {
 				return nil, p.fail()
 			}
 			if p.acceptOp(",") {
+				if !p.peek().is("ADD") {
+					return nil, p.fail()
+				}
+				continue
+			}
+			if p.peek().is("ADD") {
 				continue
 			}
 		}

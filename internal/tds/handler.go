@@ -97,17 +97,19 @@ type SessionHandler interface {
 // fit its column); handlers should stop and return that error.
 type ResultWriter interface {
 	// Columns starts a result set (COLMETADATA). A result set still open when
-	// the next Columns/Done/return happens is ended automatically with a DONE
-	// counting its rows (CurCmd SELECT).
+	// the next Columns call comes or the handler returns is ended
+	// automatically with a DONE counting its rows (CurCmd SELECT); call Done
+	// yourself to choose the count (e.g. NoCount for SET NOCOUNT ON).
 	Columns(cols ...Column) error
 	// Row sends one row (ROW, or NBCROW when a value is NULL). values must
 	// match the columns in number; see DataType for the Go types accepted.
 	// nil (or a nil pointer/typed nil) means NULL.
 	Row(values ...any) error
-	// Done ends one statement: DONE in a batch, DONEINPROC inside an RPC. The
-	// server sets the MORE bit when more output follows, DONE_ERROR when an
-	// ERROR token was sent since the previous Done, and DONE_INXACT inside a
-	// transaction.
+	// Done ends one statement: DONE in a batch, DONEINPROC inside an RPC. If
+	// a result set is open, this is its DONE. The server sets the MORE bit
+	// when more output follows, DONE_ERROR when an ERROR token was sent since
+	// the previous Done, and DONE_INXACT inside a transaction. A statement
+	// that produced nothing (SET, DECLARE) needs no Done at all.
 	Done(d Done) error
 	// Error sends an ERROR token (a statement error that does not end the
 	// request; return the *Error instead to end it).

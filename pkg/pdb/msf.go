@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 )
 
@@ -94,6 +95,9 @@ func openMSF(r io.ReaderAt) (*msf, error) {
 	if m.numBlocks == 0 || uint64(m.numBlocks)*uint64(m.blockSize) > 1<<40 {
 		return nil, formatErr(-1, 40, "invalid block count %d", m.numBlocks)
 	}
+	if size, ok := readerSize(r); ok && uint64(m.numBlocks-1)*uint64(m.blockSize) >= uint64(size) {
+		return nil, formatErr(-1, 40, "superblock claims %d blocks of %d bytes but the file has %d bytes (truncated?)", m.numBlocks, m.blockSize, size)
+	}
 	dirBytes := le.Uint32(sb[44:])
 	blockMapAddr := le.Uint32(sb[52:])
 	if dirBytes < 4 || uint64(dirBytes) > uint64(m.numBlocks)*uint64(m.blockSize) {
@@ -121,6 +125,21 @@ func openMSF(r io.ReaderAt) (*msf, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// readerSize finds the size of r when it can tell (bytes.Reader,
+// io.SectionReader, os.File), so that corrupt headers cannot ask for more
+// memory than the file holds.
+func readerSize(r io.ReaderAt) (int64, bool) {
+	switch v := r.(type) {
+	case interface{ Size() int64 }:
+		return v.Size(), true
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size(), true
+		}
+	}
+	return 0, false
 }
 
 // readBlocksAt reads len(p) bytes starting at block b, continuing into the

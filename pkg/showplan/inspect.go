@@ -228,12 +228,21 @@ func WriteTree(w io.Writer, p *Plan) error {
 			fmt.Fprintf(&b, "%s  ! %s\n", indent, wn.Text)
 		}
 		for _, op := range st.Operators {
-			writeOperatorLine(&b, indent+"  "+strings.Repeat("  ", op.Depth), op)
+			// Cap the indentation so that a pathologically deep plan cannot
+			// make the output grow with the square of its depth.
+			depth := min(op.Depth, maxTreeIndent)
+			prefix := indent + "  " + strings.Repeat("  ", depth)
+			if op.Depth > maxTreeIndent {
+				prefix += fmt.Sprintf("(depth %d) ", op.Depth)
+			}
+			writeOperatorLine(&b, prefix, op)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+const maxTreeIndent = 64
 
 func writeOperatorLine(b *strings.Builder, indent string, op *Operator) {
 	fmt.Fprintf(b, "%s[%d] %s", indent, op.NodeID, op.DisplayName)
@@ -241,10 +250,13 @@ func writeOperatorLine(b *strings.Builder, indent string, op *Operator) {
 		fmt.Fprintf(b, " (%s)", op.LogicalOp)
 	}
 	if o := op.Object; o != nil {
-		name := strings.Trim(strings.Join([]string{o.Schema, o.Table}, "."), ".")
-		if o.Index != "" {
-			name += "." + o.Index
+		var parts []string
+		for _, part := range []string{o.Schema, o.Table, o.Index} {
+			if part != "" {
+				parts = append(parts, part)
+			}
 		}
+		name := strings.Join(parts, ".")
 		if o.Alias != "" {
 			name += " AS " + o.Alias
 		}

@@ -90,14 +90,19 @@ func buildSemanticsTable() map[opKey]semanticsEntry {
 	}
 
 	// Hybrid: first child (build input in showplan order) read whole.
-	hashJoins := []string{"Inner Join", "Left Outer Join", "Right Outer Join", "Full Outer Join",
-		"Left Semi Join", "Left Anti Semi Join", "Right Semi Join"}
-	add("Hash Match", hashJoins, blocksFirstInput,
-		"a hash join builds its hash table from the first child (build input) before it reads the probe input, which streams")
-	add("Hash Match", []string{"Right Anti Semi Join"}, blocksEveryInput,
-		"a right anti semi hash join returns build rows that found no match, known only after the probe input ended")
+	// For hash joins the first (top) input builds and the second probes; the
+	// logical join type decides which input's rows are returned [D, Hash
+	// Match showplan operator,
+	// https://learn.microsoft.com/previous-versions/sql/sql-server-2008/ms189582(v=sql.100)].
+	add("Hash Match", []string{"Inner Join", "Left Outer Join", "Right Outer Join", "Full Outer Join",
+		"Right Semi Join", "Right Anti Semi Join"}, blocksFirstInput,
+		"a hash join builds its hash table from the first child (build input), then streams the probe input, returning matches (or non-matches) per probe row")
+	add("Hash Match", []string{"Left Anti Semi Join"}, blocksEveryInput,
+		"a left anti semi hash join returns build rows that found no match, known only after the probe input ended")
+	add("Hash Match", []string{"Left Semi Join"}, blocksEveryInput,
+		"a left semi hash join returns build rows that found a match; treated as known only after the probe input ended (general knowledge: a build row could leave at its first match)")
 	add("Hash Match", []string{"Union"}, blocksFirstInput,
-		"a hash union builds on its first input (general knowledge)")
+		"a hash union builds on its first input, returns non-matching probe rows while probing, then the hash table [D]")
 	add("Hash Match", []string{"Partial Aggregate"}, streamsAll,
 		"a partial (local) aggregate passes groups on when its memory fills and flushes at the end (xe-tracing.md §8)")
 	add("Hash Match", []string{"Flow Distinct"}, streamsAll,

@@ -57,15 +57,16 @@ const initialBufferSize = 1 << 20
 // documents, in any mix. Memory use depends on the largest event, not on the
 // number of events.
 type Decoder struct {
-	r      io.Reader
-	buf    []byte
-	start  int // first unconsumed byte in buf
-	end    int // end of valid data in buf
-	eof    bool
-	err    error // sticky: io.EOF or a fatal read/format error
-	maxEv  int
-	reuse  bool
-	intern map[string]string
+	r           io.Reader
+	buf         []byte
+	start       int // first unconsumed byte in buf
+	end         int // end of valid data in buf
+	eof         bool
+	err         error // sticky: io.EOF or a fatal read/format error
+	maxEv       int
+	reuse       bool
+	intern      map[string]string
+	internCache [internCacheSize]string
 
 	consumedBytes int64 // bytes dropped from the front of buf
 	consumedLines int   // newlines in those bytes
@@ -386,6 +387,9 @@ func matchTag(b []byte, p int, lit string) int {
 	return 0
 }
 
+// textSpecial marks the bytes that end or complicate character data.
+var textSpecial = [256]bool{'<': true, '&': true, '\r': true}
+
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
 func isNameEnd(c byte) bool { return isSpace(c) || c == '>' || c == '/' }
@@ -550,16 +554,29 @@ func attr(b []byte, p int) (name, val []byte, next int, err error) {
 }
 
 // internBytes returns a stable string equal to b, shared by all equal names.
+// A small direct-mapped cache in front of the map catches the few names a
+// stream repeats (event, field and package names) with one compare.
 func (d *Decoder) internBytes(b []byte) string {
+	var h uint
+	if len(b) > 0 {
+		h = (uint(len(b))*131 + uint(b[0])*31 + uint(b[len(b)-1])*7 + uint(b[len(b)/2])) & (internCacheSize - 1)
+		if c := d.internCache[h]; c == string(b) {
+			return c
+		}
+	}
 	if s, ok := d.intern[string(b)]; ok {
+		d.internCache[h] = s
 		return s
 	}
 	s := string(b)
 	if len(d.intern) < 1<<16 {
 		d.intern[s] = s
+		d.internCache[h] = s
 	}
 	return s
 }
+
+const internCacheSize = 256
 
 // attrString decodes entities in an attribute value and interns it.
 func (d *Decoder) attrString(val []byte, pos int) (string, error) {
@@ -960,19 +977,33 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 	hint := hintEmpty
 	sawText := false
 	for {
-		i := bytes.IndexByte(b[p:], '<')
-		if i < 0 {
-			return 0, 0, errNeedMore
+		// Short values are the common case: one pass over them finds the
+		// '<' and tells whether anything needs decoding.
+		i := p
+		for i < len(b) && i-p < 32 && !textSpecial[b[i]] {
+			i++
 		}
-		if i > 0 {
-			seg := b[p : p+i]
-			var err error
-			if d.arena, err = appendText(d.arena, seg, p); err != nil {
-				return 0, 0, err
+		if i < len(b) && b[i] == '<' {
+			if i > p {
+				d.arena = append(d.arena, b[p:i]...)
+				sawText = true
 			}
-			sawText = true
+			p = i
+		} else {
+			i := bytes.IndexByte(b[p:], '<')
+			if i < 0 {
+				return 0, 0, errNeedMore
+			}
+			if i > 0 {
+				seg := b[p : p+i]
+				var err error
+				if d.arena, err = appendText(d.arena, seg, p); err != nil {
+					return 0, 0, err
+				}
+				sawText = true
+			}
+			p += i
 		}
-		p += i
 		if p+1 >= len(b) {
 			return 0, 0, errNeedMore
 		}

@@ -1,6 +1,7 @@
 package xe
 
 import (
+	"bytes"
 	"encoding/hex"
 	"math"
 	"strconv"
@@ -30,8 +31,9 @@ const (
 	// KindHex is "0x" followed by 1 to 16 hex digits: pointers, flag-map
 	// values, hex-printed integers. Uint returns the number.
 	KindHex
-	// KindBinary is a longer run of hex digits (binary_data, or "0x…" over 16
-	// digits). Bytes decodes it.
+	// KindBinary is hex-printed binary data: "0x" with over 16 digits, or an
+	// even run of hex digits with at least one letter and no "0x" (plan_handle,
+	// binary_data). Bytes decodes it.
 	KindBinary
 	// KindGUID is a dashed 8-4-4-4-12 GUID.
 	KindGUID
@@ -221,6 +223,10 @@ func MapFieldValue(key uint64, text string) Value {
 	return v
 }
 
+// BinaryValue builds a KindBinary value from hex digits (no "0x"), as XE
+// prints binary data such as plan_handle.
+func BinaryValue(hexDigits string) Value { return Value{Raw: hexDigits, Kind: KindBinary} }
+
 // XMLValue builds a KindXML value holding xml verbatim.
 func XMLValue(xml string) Value { return Value{Raw: xml, Kind: KindXML} }
 
@@ -342,15 +348,22 @@ func classifyText(b []byte) (Kind, uint64) {
 		if len(b) == 36 && isGUID(b) {
 			return KindGUID, 0
 		}
-		if f, ok := parseFloatBytes(b); ok {
-			return KindFloat, math.Float64bits(f)
+		if isBinaryText(b) {
+			return KindBinary, 0
+		}
+		// Only text with a fraction or exponent is a float: an integer too
+		// big for 64 bits stays text rather than lose digits.
+		if bytes.IndexAny(b, ".eE") >= 0 {
+			if f, ok := parseFloatBytes(b); ok {
+				return KindFloat, math.Float64bits(f)
+			}
 		}
 		return KindString, 0
 	case c == '-':
 		if i, ok := parseNegIntBytes(b); ok {
 			return KindInt, uint64(i)
 		}
-		if f, ok := parseFloatBytes(b); ok {
+		if f, ok := parseFloatBytes(b); ok && bytes.IndexAny(b, ".eE") >= 0 {
 			return KindFloat, math.Float64bits(f)
 		}
 		return KindString, 0
@@ -366,7 +379,32 @@ func classifyText(b []byte) (Kind, uint64) {
 	if len(b) == 36 && isGUID(b) {
 		return KindGUID, 0
 	}
+	if isBinaryText(b) {
+		return KindBinary, 0
+	}
 	return KindString, 0
+}
+
+// isBinaryText recognises binary data printed as hex without "0x" (the
+// plan_handle action [R], login's options [R]): an even number of hex
+// digits, at least one of them a letter (all-digit text is read as a number;
+// Value.Bytes still decodes it). Strings never look like this in event_file
+// XML, where they are CDATA.
+func isBinaryText(b []byte) bool {
+	if len(b) < 2 || len(b)%2 != 0 {
+		return false
+	}
+	letter := false
+	for _, c := range b {
+		v := hexVal[c]
+		if v == 0xFF {
+			return false
+		}
+		if v > 9 {
+			letter = true
+		}
+	}
+	return letter
 }
 
 func parseUintBytes(b []byte) (uint64, bool) {

@@ -53,3 +53,14 @@ describe('ConfigEditor', () => {
     expect(screen.queryByTestId('qr-settings-problems')).toBeNull();
   });
 });
+
+describe('ConfigEditor encryption', () => {
+  it('stores the chosen encrypt mode', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={settings({ host: 'db1', user: 'qr' }, true)} onOptionsChange={onOptionsChange} />);
+    fireEvent.click(screen.getByLabelText('disable'));
+    expect(onOptionsChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { host: 'db1', user: 'qr', encrypt: 'disable' } })
+    );
+  });
+});

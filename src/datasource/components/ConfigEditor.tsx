@@ -1,15 +1,15 @@
 import React, { ChangeEvent } from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { Alert, Combobox, InlineField, Input, SecretInput } from '@grafana/ui';
+import { Alert, InlineField, Input, RadioButtonGroup, SecretInput } from '@grafana/ui';
 import { ReplayDataSourceOptions, ReplaySecureJsonData, settingsProblems } from '../types';
 
 type Props = DataSourcePluginOptionsEditorProps<ReplayDataSourceOptions, ReplaySecureJsonData>;
 
 const ENCRYPT_OPTIONS = [
-  { label: 'true (verify server certificate)', value: 'true' as const },
-  { label: 'strict (TDS 8)', value: 'strict' as const },
-  { label: 'false (login packet only)', value: 'false' as const },
-  { label: 'disable (no TLS, labs only)', value: 'disable' as const },
+  { label: 'true', value: 'true' as const, description: 'TLS, server certificate verified' },
+  { label: 'strict', value: 'strict' as const, description: 'TDS 8 strict encryption' },
+  { label: 'false', value: 'false' as const, description: 'only the login packet is encrypted' },
+  { label: 'disable', value: 'disable' as const, description: 'no TLS at all; labs only' },
 ];
 
 /** Connection settings; the password is stored encrypted by Grafana and never sent back. */
@@ -64,12 +64,10 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         />
       </InlineField>
       <InlineField label="Encrypt" labelWidth={20}>
-        <Combobox
-          id="qr-encrypt"
+        <RadioButtonGroup
           options={ENCRYPT_OPTIONS}
           value={jsonData.encrypt ?? 'true'}
-          onChange={(v) => setJson({ encrypt: v.value })}
-          width={40}
+          onChange={(v) => setJson({ encrypt: v })}
         />
       </InlineField>
       {problems.length > 0 && (

@@ -1,0 +1,57 @@
+# QueryReplay — the two commands a new machine needs:
+#   make demo   run the main job
+#   make test   run every test suite
+# Both install what they need first (make setup).
+
+GO       ?= go
+GOTEST   ?= $(GO) test
+BIN      := bin
+GPX      := dist/datasource/gpx_queryreplay_linux_amd64
+
+.PHONY: all setup build build-frontend build-backend build-cli demo test test-frontend test-go vet lint typecheck check-dist clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: build-frontend build-backend build-cli
+
+build-frontend: setup
+	npm run build
+
+build-backend:
+	$(GO) tool mage -v build:linux
+
+build-cli:
+	$(GO) build -o $(BIN)/queryreplay ./cmd/queryreplay
+
+demo: build
+	@scripts/demo.sh
+
+typecheck: setup
+	npm run typecheck
+
+lint: setup
+	npm run lint
+
+vet:
+	$(GO) vet ./...
+
+test-frontend: setup
+	npm run typecheck
+	npm run lint
+	npm run test:ci
+
+check-dist: build
+	scripts/check-dist.sh
+
+# go test runs last so that its summary closes the output. GPX_BINARY makes
+# the gRPC test drive the binary that mage put in dist/.
+test-go: vet check-dist
+	GPX_BINARY=$(CURDIR)/$(GPX) $(GOTEST) -count=1 ./...
+
+test: test-frontend test-go
+
+clean:
+	rm -rf dist coverage $(BIN)

@@ -1,0 +1,616 @@
+package standin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/tds"
+)
+
+// execCtx carries one request (batch or RPC) through execution.
+type execCtx struct {
+	ctx    context.Context
+	srv    *Server
+	conn   *connState
+	w      tds.ResultWriter
+	sql    string
+	params map[string]any
+	ec     *eventCtx
+	stats  batchStats
+	lastPlan string
+}
+
+type batchStats struct {
+	logicalReads, physicalReads, writes, rows int64
+}
+
+// Batch implements tds.SessionHandler.
+func (c *connState) Batch(ctx context.Context, b *tds.Batch, w tds.ResultWriter) error {
+	if b.ResetConnection {
+		c.reset()
+	}
+	return c.run(ctx, b.SQL, nil, w, false)
+}
+
+// RPC implements tds.SessionHandler: sp_executesql runs its statement with
+// the parameters bound as variables; any other procedure is Msg 2812.
+func (c *connState) RPC(ctx context.Context, call *tds.RPCCall, w tds.ResultWriter) error {
+	if call.ResetConnection {
+		c.reset()
+	}
+	x, ok := call.ExecuteSQL()
+	if !ok {
+		return toTDS(errProcNotFound(call.ProcName))
+	}
+	params := map[string]any{}
+	for i, p := range x.Args {
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("@p%d", i+1)
+		}
+		params[strings.ToLower(name)] = normalizeParam(p.Value)
+	}
+	return c.run(ctx, x.Statement, params, w, true)
+}
+
+func normalizeParam(v any) any {
+	switch x := v.(type) {
+	case int64, float64, string, []byte, bool, nil, time.Time:
+		return x
+	case tds.Decimal:
+		f, _ := strconv.ParseFloat(x.String(), 64)
+		return f
+	case tds.UUID:
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// Transaction implements tds.SessionHandler (TM requests from BeginTx,
+// Commit and Rollback).
+func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest, w tds.ResultWriter) error {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, ec: c.eventCtx()}
+	switch req.Kind {
+	case tds.TxBegin:
+		x.beginTxn(req.Name, false)
+	case tds.TxCommit:
+		if c.txn == nil {
+			return toTDS(errNoBeginForCommit())
+		}
+		x.commitTxn(false)
+		if req.BeginNew {
+			x.beginTxn(req.NewName, false)
+		}
+	case tds.TxRollback:
+		if c.txn == nil {
+			return toTDS(errNoBeginForRollback())
+		}
+		x.rollbackAll()
+		if req.BeginNew {
+			x.beginTxn(req.NewName, false)
+		}
+	default:
+		return toTDS(sqlErr(628, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction."))
+	}
+	return nil
+}
+
+func (c *connState) reset() {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if c.txn != nil {
+		x := &execCtx{srv: c.srv, conn: c}
+		x.rollbackAll()
+	}
+	c.vars = map[string]any{}
+	c.nocount, c.statsXML, c.xactAbort = false, false, false
+	c.flags = nil
+	c.db = c.loginDB
+}
+
+func toTDS(e *SQLError) *tds.Error {
+	return &tds.Error{Number: e.Number, Severity: e.Class, State: e.State, Line: e.Line, Message: e.Message, Server: serverName}
+}
+
+// run executes a batch: parse everything first (a syntax error runs
+// nothing, as in SQL Server), then each statement in order.
+func (c *connState) run(ctx context.Context, sql string, params map[string]any, w tds.ResultWriter, rpc bool) error {
+	s := c.srv
+	if c.killed {
+		return tds.ErrDropConnection
+	}
+	if err := s.Faults.before(ctx, c, sql); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.batches++
+	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, sql: sql, params: params}
+	x.ec = c.eventCtx()
+	x.ec.sqlText = sql
+	start := s.now()
+	s.dispatchDue()
+	startEvent := "sql_batch_starting"
+	if rpc {
+		startEvent = "rpc_starting"
+	}
+	if s.anySessionRunning() {
+		if rpc {
+			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("object_name", "sp_executesql"), fStr("statement", sql), xeField{name: "data_stream", typ: "binary_data", pkg: "package0"}}})
+		} else {
+			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("batch_text", sql)}})
+		}
+	}
+	stmts, perr := parseBatch(sql)
+	var runErr *SQLError
+	if perr != nil {
+		runErr = perr
+	} else {
+		for _, st := range stmts {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := x.exec(st); err != nil {
+				var se *SQLError
+				if errors.As(err, &se) {
+					runErr = se
+					break
+				}
+				return err
+			}
+		}
+	}
+	if runErr != nil {
+		x.emitError(runErr)
+		if c.xactAbort && c.txn != nil {
+			x.rollbackAll()
+			_ = w.RollbackTransaction()
+		}
+	}
+	if s.anySessionRunning() {
+		end := s.advance(40 * time.Microsecond)
+		result := "OK"
+		if runErr != nil {
+			result = "Error"
+		}
+		dur := end.Sub(start).Microseconds()
+		x.ec.txnID = 0
+		if c.txn != nil {
+			x.ec.txnID = c.txn.id
+		}
+		fields := []xeField{fUint("cpu_time", "uint64", dur*7/10), fUint("duration", "uint64", dur),
+			fUint("physical_reads", "uint64", x.stats.physicalReads), fUint("logical_reads", "uint64", x.stats.logicalReads),
+			fUint("writes", "uint64", x.stats.writes), fUint("row_count", "uint64", x.stats.rows),
+			fMap("result", "statement_result", "sqlserver", result)}
+		if rpc {
+			fields = append(fields, fUint("connection_reset_option", "uint16", 0), fStr("object_name", "sp_executesql"), fStr("statement", sql),
+				xeField{name: "data_stream", typ: "binary_data", pkg: "package0"}, xeField{name: "output_parameters", typ: "binary_data", pkg: "package0"})
+			s.emit(x.ec, &xeEventData{name: "rpc_completed", pkg: "sqlserver", ts: end, fields: fields})
+		} else {
+			fields = append(fields, fStr("batch_text", sql))
+			s.emit(x.ec, &xeEventData{name: "sql_batch_completed", pkg: "sqlserver", ts: end, fields: fields})
+		}
+	}
+	if runErr != nil {
+		return toTDS(runErr)
+	}
+	return nil
+}
+
+func (x *execCtx) emitError(e *SQLError) {
+	if !x.srv.anySessionRunning() {
+		return
+	}
+	x.srv.emit(x.ec, &xeEventData{name: "error_reported", pkg: "sqlserver", ts: x.srv.advance(5 * time.Microsecond), fields: []xeField{
+		fUint("error_number", "int32", int64(e.Number)), fUint("severity", "int32", int64(e.Class)), fUint("state", "int32", int64(e.State)),
+		fBool("user_defined", false), fMap("category", "error_category", "sqlserver", "SERVER"),
+		{name: "destination", typ: "error_destination", pkg: "sqlserver", value: "0x00000002", text: "USER"},
+		fBool("is_intercepted", false), fStr("message", e.Message)}})
+}
+
+// done ends a statement with its row count (respecting SET NOCOUNT).
+func (x *execCtx) done(cmd tds.Command, n int64) error {
+	x.conn.rowcount = n
+	if x.conn.nocount || n < 0 {
+		return x.w.Done(tds.Done{Command: cmd, RowCount: tds.NoCount})
+	}
+	return x.w.Done(tds.Done{Command: cmd, RowCount: n})
+}
+
+func (x *execCtx) info(num int32, class uint8, msg string) error {
+	return x.w.Info(&tds.Error{Number: num, Severity: class, State: 1, Line: 1, Message: msg, Server: serverName})
+}
+
+// sendRelation writes a result set.
+func (x *execCtx) sendRelation(rel *relation) error {
+	cols := make([]tds.Column, len(rel.cols))
+	for i, c := range rel.cols {
+		cols[i] = tds.Column{Name: c.name, TypeInfo: tdsType(c.typ)}
+	}
+	if err := x.w.Columns(cols...); err != nil {
+		return err
+	}
+	for _, r := range rel.rows {
+		vals := make([]any, len(r))
+		for i, v := range r {
+			vals[i] = wireValue(v, rel.cols[i].typ)
+		}
+		if err := x.w.Row(vals...); err != nil {
+			return err
+		}
+	}
+	x.stats.rows += int64(len(rel.rows))
+	return x.done(tds.CmdSelect, int64(len(rel.rows)))
+}
+
+func tdsType(t SQLType) tds.TypeInfo {
+	switch t.Kind {
+	case TypeInt:
+		return tds.TypeInfo{Type: tds.TypeInt}
+	case TypeBigInt:
+		return tds.TypeInfo{Type: tds.TypeBigInt}
+	case TypeSmallInt:
+		return tds.TypeInfo{Type: tds.TypeSmallInt}
+	case TypeTinyInt:
+		return tds.TypeInfo{Type: tds.TypeTinyInt}
+	case TypeBit:
+		return tds.TypeInfo{Type: tds.TypeBit}
+	case TypeFloat:
+		return tds.TypeInfo{Type: tds.TypeFloat}
+	case TypeNVarChar:
+		if t.Size == 0 || t.Size > 4000 {
+			return tds.TypeInfo{Type: tds.TypeNVarChar, Length: tds.Max}
+		}
+		return tds.TypeInfo{Type: tds.TypeNVarChar, Length: t.Size}
+	case TypeVarBinary:
+		if t.Size == 0 || t.Size > 8000 {
+			return tds.TypeInfo{Type: tds.TypeVarBinary, Length: tds.Max}
+		}
+		return tds.TypeInfo{Type: tds.TypeVarBinary, Length: t.Size}
+	case TypeDateTime2:
+		return tds.TypeInfo{Type: tds.TypeDateTime2, Scale: 7}
+	case TypeUniqueIdentifier:
+		return tds.TypeInfo{Type: tds.TypeUniqueIdentifier}
+	case TypeXML:
+		return tds.TypeInfo{Type: tds.TypeXML}
+	}
+	return tds.TypeInfo{Type: tds.TypeNVarChar, Length: tds.Max}
+}
+
+// wireValue coerces a value to its column's declared type.
+func wireValue(v any, t SQLType) any {
+	if v == nil {
+		return nil
+	}
+	cv, err := convertValue(v, t)
+	if err != nil {
+		return valueString(v)
+	}
+	if t.Kind == TypeNVarChar || t.Kind == TypeXML {
+		if b, ok := v.([]byte); ok {
+			return string(b)
+		}
+	}
+	if t.Kind == TypeUniqueIdentifier {
+		return valueString(v)
+	}
+	return cv
+}
+
+func (x *execCtx) variable(name string) (any, *SQLError) {
+	c := x.conn
+	switch strings.ToUpper(name) {
+	case "@@SPID":
+		return int64(c.spid), nil
+	case "@@VERSION":
+		return versionString, nil
+	case "@@SERVERNAME":
+		return serverName, nil
+	case "@@SERVICENAME":
+		return "MSSQLSERVER", nil
+	case "@@TRANCOUNT":
+		if c.txn == nil {
+			return int64(0), nil
+		}
+		return int64(c.txn.depth), nil
+	case "@@ROWCOUNT":
+		return c.rowcount, nil
+	case "@@ERROR":
+		return int64(0), nil
+	case "@@LANGUAGE":
+		return "us_english", nil
+	case "@@MAX_PRECISION":
+		return int64(38), nil
+	case "@@LOCK_TIMEOUT":
+		return int64(-1), nil
+	case "@@OPTIONS":
+		return int64(5496), nil
+	}
+	if v, ok := x.params[strings.ToLower(name)]; ok {
+		return v, nil
+	}
+	if v, ok := c.vars[strings.ToLower(name)]; ok {
+		return v, nil
+	}
+	return nil, errMustDeclare(name)
+}
+
+func (x *execCtx) exec(st stmt) error {
+	c := x.conn
+	switch s := st.(type) {
+	case *selectStmt:
+		return x.execSelect(s)
+	case *insertStmt:
+		return x.execInsert(s)
+	case *updateStmt:
+		return x.execUpdate(s)
+	case *deleteStmt:
+		return x.execDelete(s)
+	case *blockStmt:
+		for _, inner := range s.Stmts {
+			if err := x.exec(inner); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *ifStmt:
+		env := &evalEnv{x: x}
+		v, err := env.eval(s.Cond)
+		if err != nil {
+			return err
+		}
+		if b, _ := truth(v); b {
+			return x.exec(s.Then)
+		} else if s.Else != nil {
+			return x.exec(s.Else)
+		}
+		return nil
+	case *beginTranStmt:
+		if len(s.Name) > 32 {
+			return sqlErr(103, 15, "The identifier that starts with '%s' is too long. Maximum length is 32.", s.Name[:32])
+		}
+		x.beginTxn(s.Name, true)
+		return x.done(tds.CmdNone, tds.NoCount)
+	case *commitStmt:
+		if c.txn == nil {
+			return errNoBeginForCommit()
+		}
+		x.commitTxn(true)
+		return x.done(tds.CmdNone, tds.NoCount)
+	case *rollbackStmt:
+		if c.txn == nil {
+			return errNoBeginForRollback()
+		}
+		if s.Name != "" && !strings.EqualFold(s.Name, c.txn.name) {
+			return sqlErr(6401, 16, "Cannot roll back %s. No transaction or savepoint of that name was found.", s.Name)
+		}
+		x.rollbackAll()
+		if err := x.w.RollbackTransaction(); err != nil {
+			return err
+		}
+		return x.done(tds.CmdNone, tds.NoCount)
+	case *setOptionStmt:
+		for _, o := range s.Options {
+			switch o {
+			case "NOCOUNT":
+				c.nocount = s.Value == "ON"
+			case "STATISTICS XML":
+				c.statsXML = s.Value == "ON"
+			case "XACT_ABORT":
+				c.xactAbort = s.Value == "ON"
+			case "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER",
+				"NUMERIC_ROUNDABORT", "ANSI_NULL_DFLT_ON", "ANSI_DEFAULTS", "CURSOR_CLOSE_ON_COMMIT", "IMPLICIT_TRANSACTIONS",
+				"TRANSACTION ISOLATION LEVEL", "LOCK_TIMEOUT", "DEADLOCK_PRIORITY", "TEXTSIZE", "DATEFIRST", "DATEFORMAT",
+				"LANGUAGE", "ROWCOUNT", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML", "FMTONLY", "NOEXEC", "PARSEONLY":
+				if o == "SHOWPLAN_XML" || o == "NOEXEC" || o == "PARSEONLY" || o == "FMTONLY" || o == "STATISTICS PROFILE" {
+					if s.Value == "ON" {
+						return errUnsupported("SET " + o)
+					}
+				}
+			default:
+				return errSyntaxNear(o)
+			}
+		}
+		return nil
+	case *declareStmt:
+		for _, d := range s.Vars {
+			var v any
+			if d.Init != nil {
+				env := &evalEnv{x: x}
+				iv, err := env.eval(d.Init)
+				if err != nil {
+					return err
+				}
+				if v, err = convertValue(iv, d.Type); err != nil {
+					return err
+				}
+			}
+			c.vars[strings.ToLower(d.Name)] = v
+		}
+		return nil
+	case *setVarStmt:
+		if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
+			return errMustDeclare(s.Var)
+		}
+		env := &evalEnv{x: x}
+		v, err := env.eval(s.Expr)
+		if err != nil {
+			return err
+		}
+		c.vars[strings.ToLower(s.Var)] = v
+		return nil
+	case *checkpointStmt:
+		x.checkpoint()
+		return x.done(tds.CmdNone, tds.NoCount)
+	case *dbccStmt:
+		return x.execDBCC(s)
+	case *useStmt:
+		db := x.srv.dbByName(s.DB)
+		if db == nil {
+			return errDatabaseMissing(s.DB)
+		}
+		c.db = db
+		x.ec.dbID, x.ec.dbName = db.id, db.name
+		return x.w.SetDatabase(db.name)
+	case *waitforStmt:
+		d, err := parseDelay(s.Delay)
+		if err != nil {
+			return err
+		}
+		x.srv.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-x.ctx.Done():
+			t.Stop()
+			x.srv.mu.Lock()
+			return x.ctx.Err()
+		}
+		x.srv.mu.Lock()
+		return nil
+	case *execStmt:
+		return errProcNotFound(strings.Join(s.Proc, "."))
+	case *printStmt:
+		env := &evalEnv{x: x}
+		v, err := env.eval(s.Expr)
+		if err != nil {
+			return err
+		}
+		return x.info(0, 0, valueString(v))
+	case *createEventSessionStmt:
+		return x.createSession(s)
+	case *alterEventSessionStmt:
+		return x.alterSession(s)
+	case *dropEventSessionStmt:
+		return x.dropSession(s)
+	}
+	return errUnsupported(fmt.Sprintf("%T", st))
+}
+
+func parseDelay(s string) (time.Duration, *SQLError) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, sqlErr(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
+	}
+	var total time.Duration
+	units := []time.Duration{time.Hour, time.Minute}
+	for i := 0; i < 2; i++ {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil {
+			return 0, sqlErr(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
+		}
+		total += time.Duration(n) * units[i]
+	}
+	if len(parts) == 3 {
+		f, err := strconv.ParseFloat(parts[2], 64)
+		if err != nil {
+			return 0, sqlErr(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
+		}
+		total += time.Duration(f * float64(time.Second))
+	}
+	return total, nil
+}
+
+func (x *execCtx) requireSysadmin() *SQLError {
+	if !x.conn.sysadmin {
+		return sqlErr(2571, 14, "User '%s' does not have permission to run DBCC %s.", x.conn.user, "command")
+	}
+	return nil
+}
+
+// execDBCC supports DROPCLEANBUFFERS, TRACEON, TRACEOFF and TRACESTATUS, as
+// documented at https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-dropcleanbuffers-transact-sql
+// and https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql
+func (x *execCtx) execDBCC(s *dbccStmt) error {
+	c := x.conn
+	quiet := false
+	for _, w := range s.With {
+		if w != "NO_INFOMSGS" {
+			return errSyntaxNear(w)
+		}
+		quiet = true
+	}
+	if !c.sysadmin {
+		return sqlErr(2571, 14, "User '%s' does not have permission to run DBCC %s.", c.user, strings.ToLower(s.Command))
+	}
+	switch s.Command {
+	case "DROPCLEANBUFFERS":
+		for p, dirty := range x.srv.cached {
+			if !dirty {
+				delete(x.srv.cached, p)
+			}
+		}
+	case "TRACEON", "TRACEOFF":
+		global := false
+		var flagsSet []int
+		env := &evalEnv{x: x}
+		for _, a := range s.Args {
+			v, err := env.eval(a)
+			if err != nil {
+				return err
+			}
+			n, ok := v.(int64)
+			if !ok {
+				return sqlErr(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", valueString(v))
+			}
+			if n == -1 {
+				global = true
+				continue
+			}
+			flagsSet = append(flagsSet, int(n))
+		}
+		if len(flagsSet) == 0 {
+			return errSyntaxNear(")")
+		}
+		for _, f := range flagsSet {
+			on := s.Command == "TRACEON"
+			if global {
+				if on {
+					x.srv.globalFlags[f] = true
+				} else {
+					delete(x.srv.globalFlags, f)
+				}
+			} else {
+				if c.flags == nil {
+					c.flags = map[int]bool{}
+				}
+				if on {
+					c.flags[f] = true
+				} else {
+					delete(c.flags, f)
+				}
+			}
+		}
+	case "TRACESTATUS":
+		rel := &relation{cols: []relCol{{name: "TraceFlag", typ: tSmallInt}, {name: "Status", typ: tSmallInt}, {name: "Global", typ: tSmallInt}, {name: "Session", typ: tSmallInt}}}
+		seen := map[int]bool{}
+		for f := range x.srv.globalFlags {
+			seen[f] = true
+		}
+		for f := range c.flags {
+			seen[f] = true
+		}
+		for f := range seen {
+			rel.rows = append(rel.rows, []any{int64(f), int64(1), boolInt(x.srv.globalFlags[f]), boolInt(c.flags[f])})
+			rel.srcs = append(rel.srcs, nil)
+		}
+		if err := x.sendRelation(rel); err != nil {
+			return err
+		}
+	default:
+		return sqlErr(2526, 16, "Incorrect DBCC statement. Check the documentation for the correct DBCC syntax and options.")
+	}
+	if !quiet {
+		if err := x.info(2528, 10, "DBCC execution completed. If DBCC printed error messages, contact your system administrator."); err != nil {
+			return err
+		}
+	}
+	return x.done(tds.CmdNone, tds.NoCount)
+}

@@ -1,0 +1,305 @@
+package standin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/tds"
+)
+
+// Identity of the emulated server. The wait_types map keys come from a real
+// SQL Server 2017 14.0.3192.2 event file, so the version matches that build.
+const (
+	productVersion = "14.0.3192.2"
+	serverName     = "QRSTANDIN"
+	instanceLogDir = "/var/opt/mssql/log/"
+	errorLogFile   = "/var/opt/mssql/log/errorlog"
+	dataDir        = "/var/opt/mssql/data/"
+	versionString  = "Microsoft SQL Server 2017 (RTM-CU15-GDR) (KB4505225) - 14.0.3192.2 (X64) \n\tJun 15 2019 00:26:19 \n\tCopyright (C) 2017 Microsoft Corporation\n\tDeveloper Edition (64-bit) on Linux (Ubuntu 16.04.6 LTS)"
+)
+
+// Options configures a stand-in server.
+type Options struct {
+	// User and Password are the one SQL login accepted (a sysadmin).
+	// Defaults: "sa" / "QueryReplay-Standin1".
+	User, Password string
+	// ExtraLogins are further logins; they get no server permissions
+	// (fn_my_permissions returns only CONNECT SQL), for permission tests.
+	ExtraLogins map[string]string
+	// Now is the wall clock; the event clock never runs behind it.
+	Now func() time.Time
+	// GuessedColumns also emits event columns xe-event-fields.md marks [U]
+	// (unverified against a real server), e.g. transaction_log's
+	// log_record_size or query_thread_profile's row and I/O counters.
+	GuessedColumns bool
+	// Logger receives protocol-independent diagnostics; nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the emulated SQL Server. It implements tds.Handler. All
+// statements of all connections execute under one lock, one at a time:
+// the stand-in emulates results, not concurrency.
+type Server struct {
+	mu     sync.Mutex
+	opts   Options
+	start  time.Time
+	clock  time.Time // event clock: advanced by simulated work
+	dbs    []*database
+	demo   *database
+	sessions      []*xeSession
+	nextSessionID int
+	files         map[string]*xeFile
+	cached        map[int32]bool // demo database pages in the buffer pool; value = dirty
+	log           *txLog
+	nextTxn       int64
+	conns         map[int]*connState
+	globalFlags   map[int]bool
+	curThread     int // worker thread of the operator being simulated (parallel plans)
+
+	// Faults lets tests inject failures; see Faults.
+	Faults *Faults
+}
+
+// New builds a stand-in with its demo database loaded and warm in the buffer
+// pool.
+func New(opts Options) *Server {
+	if opts.User == "" {
+		opts.User, opts.Password = "sa", "QueryReplay-Standin1"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	now := opts.Now().UTC()
+	s := &Server{opts: opts, start: now, clock: now, files: map[string]*xeFile{}, cached: map[int32]bool{},
+		conns: map[int]*connState{}, globalFlags: map[int]bool{}, nextSessionID: 65536, nextTxn: 700000}
+	s.Faults = &Faults{srv: s}
+	s.loadDatabases(now)
+	return s
+}
+
+func (s *Server) loadDatabases(now time.Time) {
+	created := time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC)
+	s.dbs = []*database{
+		{id: 1, name: "master", pageOwner: map[int32]*pageInfo{}},
+		{id: 2, name: "tempdb", pageOwner: map[int32]*pageInfo{}},
+		{id: 3, name: "model", pageOwner: map[int32]*pageInfo{}},
+		{id: 4, name: "msdb", pageOwner: map[int32]*pageInfo{}},
+	}
+	s.demo = newDemoDatabase(created)
+	s.dbs = append(s.dbs, s.demo)
+	s.cached = map[int32]bool{}
+	for p := range s.demo.pageOwner {
+		s.cached[p] = false
+	}
+	s.log = newTxLog()
+}
+
+func (s *Server) dbByName(name string) *database {
+	for _, d := range s.dbs {
+		if strings.EqualFold(d.name, name) {
+			return d
+		}
+	}
+	return nil
+}
+
+func (s *Server) dbByID(id int64) *database {
+	for _, d := range s.dbs {
+		if int64(d.id) == id {
+			return d
+		}
+	}
+	return nil
+}
+
+// now advances the event clock to at least the wall clock.
+func (s *Server) now() time.Time {
+	w := s.opts.Now().UTC()
+	if w.After(s.clock) {
+		s.clock = w
+	}
+	return s.clock
+}
+
+func (s *Server) advance(d time.Duration) time.Time {
+	s.clock = s.clock.Add(d)
+	return s.clock
+}
+
+// Login implements tds.Handler.
+func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginRequest) (*tds.LoginResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Faults.loginFault() != nil {
+		return nil, tds.ErrDropConnection
+	}
+	pw, ok := s.opts.ExtraLogins[req.User]
+	sysadmin := false
+	if req.User == s.opts.User {
+		pw, ok, sysadmin = s.opts.Password, true, true
+	}
+	if !ok {
+		return nil, &tds.LoginError{State: 5, Reason: "Could not find a login matching the name provided."}
+	}
+	if pw != req.Password {
+		return nil, &tds.LoginError{State: 8, Reason: "Password did not match that for the login provided."}
+	}
+	dbName := req.Database
+	if dbName == "" {
+		dbName = demoDBName
+	}
+	db := s.dbByName(dbName)
+	if db == nil {
+		return nil, &tds.Error{Number: 4060, Severity: 11, State: 1, Message: fmt.Sprintf("Cannot open database \"%s\" requested by the login. The login failed.", dbName)}
+	}
+	c := &connState{srv: s, tsess: sess, spid: int(sess.SPID), db: db, user: req.User, app: req.AppName, host: req.HostName,
+		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db}
+	s.conns[c.spid] = c
+	return &tds.LoginResult{Session: c, Database: db.name}, nil
+}
+
+// Restart emulates a service restart: connections are dropped by the caller
+// (Running.Restart closes them), open transactions roll back, the buffer
+// pool is cold, and event sessions without STARTUP_STATE=ON are stopped;
+// those with it are started again. Session definitions stay in the catalog,
+// as they do on a real server; event files stay on "disk".
+func (s *Server) Restart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		if c.txn != nil {
+			x := &execCtx{srv: s, conn: c}
+			x.rollbackAll()
+		}
+		c.killed = true
+	}
+	s.conns = map[int]*connState{}
+	s.cached = map[int32]bool{}
+	s.globalFlags = map[int]bool{}
+	now := s.now()
+	for _, sess := range s.sessions {
+		if sess.running {
+			sess.stop(s.files)
+		}
+		if sess.opts.startupState {
+			sess.start(now, s.files)
+		}
+	}
+}
+
+// connState is one logged-in connection (SQL Server session).
+type connState struct {
+	srv      *Server
+	tsess    *tds.Session
+	spid     int
+	db       *database
+	loginDB  *database
+	user     string
+	app      string
+	host     string
+	pid      int
+	sysadmin bool
+	vars     map[string]any
+	txn      *transaction
+	nocount  bool
+	statsXML bool
+	xactAbort bool
+	flags    map[int]bool // session trace flags (DBCC TRACEON without -1)
+	killed   bool
+	batches  int
+	rowcount int64
+}
+
+// Close implements tds.SessionHandler: an open transaction rolls back.
+func (c *connState) Close() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.txn != nil {
+		x := &execCtx{srv: s, conn: c}
+		x.rollbackAll()
+	}
+	delete(s.conns, c.spid)
+}
+
+func (c *connState) traceFlag(n int) bool {
+	return c.flags[n] || c.srv.globalFlags[n]
+}
+
+func (c *connState) eventCtx() *eventCtx {
+	e := &eventCtx{spid: c.spid, dbID: c.db.id, dbName: c.db.name, appName: c.app, hostName: c.host, clientPID: c.pid,
+		user: c.user, serverName: serverName}
+	if c.txn != nil {
+		e.txnID = c.txn.id
+	}
+	return e
+}
+
+// emit offers an event to every started session; each session whose event
+// list contains it and whose predicate matches records it with its actions.
+func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
+	if ev.thread == 0 {
+		ev.thread = s.curThread
+	}
+	for _, sess := range s.sessions {
+		if !sess.running {
+			continue
+		}
+		for _, e := range sess.events {
+			if e.name != ev.name || !e.def.fires {
+				continue
+			}
+			if !evalXEPred(e.pred, ec, ev) {
+				continue
+			}
+			sess.sequence++
+			var b strings.Builder
+			renderEvent(&b, ev, e.actions, ec, sess.sequence, false)
+			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}
+			for _, t := range sess.targets {
+				if t.name == "ring_buffer" {
+					var rb strings.Builder
+					renderEvent(&rb, ev, e.actions, ec, sess.sequence, true)
+					r.ring = rb.String()
+					break
+				}
+			}
+			if len(sess.pending) == 0 {
+				sess.oldestPending = ev.ts
+			}
+			sess.pending = append(sess.pending, r)
+			sess.pendingBytes += len(r.file) / 2
+			sess.totalBytes += int64(len(r.file) / 2)
+			if int64(sess.pendingBytes) >= sess.opts.maxMemoryKB*1024/3 {
+				sess.flush(s.files)
+			}
+		}
+	}
+}
+
+// dispatchDue flushes sessions whose MAX_DISPATCH_LATENCY has passed.
+func (s *Server) dispatchDue() {
+	now := s.now()
+	for _, sess := range s.sessions {
+		if sess.running && len(sess.pending) > 0 && sess.opts.dispatchLatencySec > 0 &&
+			now.Sub(sess.oldestPending) >= time.Duration(sess.opts.dispatchLatencySec)*time.Second {
+			sess.flush(s.files)
+		}
+	}
+}
+
+func (s *Server) anySessionRunning() bool {
+	for _, sess := range s.sessions {
+		if sess.running {
+			return true
+		}
+	}
+	return false
+}

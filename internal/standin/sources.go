@@ -1,0 +1,869 @@
+package standin
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// resolveTableName resolves "schema.table" text (OBJECT_ID's argument).
+func (x *execCtx) resolveTableName(s string) *table {
+	toks, err := lex(s)
+	if err != nil {
+		return nil
+	}
+	var parts []string
+	for _, t := range toks {
+		if t.kind == tokIdent || t.kind == tokQuoted {
+			parts = append(parts, t.text)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	db := x.conn.db
+	if len(parts) == 3 {
+		db = x.srv.dbByName(parts[0])
+		if db == nil {
+			return nil
+		}
+	}
+	schema := ""
+	if len(parts) >= 2 {
+		schema = parts[len(parts)-2]
+	}
+	return db.table(schema, parts[len(parts)-1])
+}
+
+func (x *execCtx) tableSource(ref tableRef, outer *evalEnv) (*relation, *SQLError) {
+	rel, err := x.tableSource1(ref, outer)
+	if err == nil && len(rel.srcs) != len(rel.rows) {
+		rel.srcs = make([][]rowSource, len(rel.rows))
+	}
+	return rel, err
+}
+
+func (x *execCtx) tableSource1(ref tableRef, outer *evalEnv) (*relation, *SQLError) {
+	switch r := ref.(type) {
+	case *tableName:
+		return x.namedSource(r)
+	case *tableFunc:
+		rel, err := x.tableFunction(r, outer)
+		if err != nil {
+			return nil, err
+		}
+		qual := strings.ToLower(r.Alias)
+		if qual == "" {
+			qual = strings.ToLower(r.Parts[len(r.Parts)-1])
+		}
+		for i := range rel.cols {
+			rel.cols[i].qual = qual
+		}
+		return rel, nil
+	case *derivedTable:
+		rel, err := x.runSelect(r.Sel, outer)
+		if err != nil {
+			return nil, err
+		}
+		for i := range rel.cols {
+			rel.cols[i].qual = strings.ToLower(r.Alias)
+		}
+		return rel, nil
+	case *joinRef:
+		left, err := x.tableSource(r.Left, outer)
+		if err != nil {
+			return nil, err
+		}
+		right, err := x.tableSource(r.Right, outer)
+		if err != nil {
+			return nil, err
+		}
+		out := &relation{cols: append(append([]relCol{}, left.cols...), right.cols...)}
+		for i, lr := range left.rows {
+			matched := false
+			for j, rr := range right.rows {
+				row := append(append([]any{}, lr...), rr...)
+				srcs := append(append([]rowSource{}, left.srcs[i]...), right.srcs[j]...)
+				if r.On != nil {
+					env := &evalEnv{x: x, rel: out, row: row, srcs: srcs, outer: outer}
+					v, err := env.eval(r.On)
+					if err != nil {
+						return nil, err
+					}
+					if b, _ := truth(v); !b {
+						continue
+					}
+				}
+				matched = true
+				out.rows = append(out.rows, row)
+				out.srcs = append(out.srcs, srcs)
+			}
+			if !matched && (r.Kind == "LEFT" || r.Kind == "OUTER APPLY") {
+				row := append(append([]any{}, lr...), make([]any, len(right.cols))...)
+				out.rows = append(out.rows, row)
+				out.srcs = append(out.srcs, left.srcs[i])
+			}
+		}
+		return out, nil
+	}
+	return nil, errUnsupported("table source")
+}
+
+// namedSource resolves a table or view name: demo tables, then sys views.
+func (x *execCtx) namedSource(r *tableName) (*relation, *SQLError) {
+	parts := r.Parts
+	display := strings.Join(parts, ".")
+	db := x.conn.db
+	if len(parts) == 3 {
+		db = x.srv.dbByName(parts[0])
+		if db == nil {
+			return nil, errDatabaseMissing(parts[0])
+		}
+	}
+	if len(parts) > 3 {
+		return nil, errInvalidObject(display)
+	}
+	name := parts[len(parts)-1]
+	schema := ""
+	if len(parts) >= 2 {
+		schema = parts[len(parts)-2]
+	}
+	qual := strings.ToLower(r.Alias)
+	if qual == "" {
+		qual = strings.ToLower(name)
+	}
+	if strings.EqualFold(schema, "sys") || (schema == "" && strings.HasPrefix(strings.ToLower(name), "dm_")) {
+		view, ok := sysViews[strings.ToLower(name)]
+		if !ok {
+			return nil, errInvalidObject(display)
+		}
+		rel, err := view(x, db)
+		if err != nil {
+			return nil, err
+		}
+		for i := range rel.cols {
+			rel.cols[i].qual = qual
+		}
+		rel.srcs = make([][]rowSource, len(rel.rows))
+		return rel, nil
+	}
+	t := db.table(schema, name)
+	if t == nil {
+		return nil, errInvalidObject(display)
+	}
+	ix := t.indexes[0]
+	if r.IndexHint != "" {
+		ix = t.indexByName(r.IndexHint)
+		if ix == nil {
+			return nil, sqlErr(308, 16, "Index '%s' on table '%s' (specified in the FROM clause) does not exist.", r.IndexHint, display)
+		}
+	}
+	rel := &relation{}
+	for _, c := range t.columns {
+		rel.cols = append(rel.cols, relCol{qual: qual, name: c.Name, typ: c.Type})
+	}
+	rows := t.rows
+	if ix.id != 1 {
+		// scan in nonclustered key order
+		rows = make([][]any, 0, len(t.rows))
+		for _, e := range ix.entries {
+			k := e[len(ix.keyCols):]
+			if i, ok := t.findRow(k); ok {
+				rows = append(rows, t.rows[i])
+			}
+		}
+	}
+	for _, row := range rows {
+		rel.rows = append(rel.rows, row)
+		rel.srcs = append(rel.srcs, []rowSource{{qual: qual, ix: ix, row: row}})
+	}
+	x.stats.logicalReads += int64(len(ix.leafPages))
+	return rel, nil
+}
+
+type viewFunc func(x *execCtx, db *database) (*relation, *SQLError)
+
+func cols(spec ...any) []relCol {
+	var out []relCol
+	for i := 0; i < len(spec); i += 2 {
+		out = append(out, relCol{name: spec[i].(string), typ: spec[i+1].(SQLType)})
+	}
+	return out
+}
+
+var sysViews map[string]viewFunc
+
+func init() {
+	sysViews = map[string]viewFunc{
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
+		"databases": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
+			for _, d := range x.srv.dbs {
+				r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", int64(140), "SIMPLE", x.srv.start})
+			}
+			return r, nil
+		},
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/schemas-catalog-views-sys-schemas
+		"schemas": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("name", tSysname, "schema_id", tInt, "principal_id", tInt)}
+			r.rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
+			return r, nil
+		},
+		"objects": objectsView, "tables": objectsView,
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-columns-transact-sql
+		"columns": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("object_id", tInt, "name", tSysname, "column_id", tInt, "system_type_id", tTinyInt, "max_length", tSmallInt, "is_nullable", tBit)}
+			for _, t := range db.tables {
+				for i, c := range t.columns {
+					r.rows = append(r.rows, []any{t.objectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
+				}
+			}
+			return r, nil
+		},
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
+		"indexes": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("object_id", tInt, "name", tSysname, "index_id", tInt, "type", tTinyInt, "type_desc", tNVar(60), "is_unique", tBit, "data_space_id", tInt, "is_primary_key", tBit)}
+			for _, t := range db.tables {
+				for _, ix := range t.indexes {
+					typ, desc := int64(1), "CLUSTERED"
+					if ix.id != 1 {
+						typ, desc = 2, "NONCLUSTERED"
+					}
+					r.rows = append(r.rows, []any{t.objectID, ix.name, int64(ix.id), typ, desc, ix.unique, int64(1), ix.pk})
+				}
+			}
+			return r, nil
+		},
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
+		"partitions": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("partition_id", tBigInt, "object_id", tInt, "index_id", tInt, "partition_number", tInt, "hobt_id", tBigInt, "rows", tBigInt, "data_compression", tTinyInt, "data_compression_desc", tNVar(60))}
+			for _, t := range db.tables {
+				for _, ix := range t.indexes {
+					r.rows = append(r.rows, []any{ix.partitionID, t.objectID, int64(ix.id), int64(1), ix.partitionID, int64(len(t.rows)), int64(0), "NONE"})
+				}
+			}
+			return r, nil
+		},
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-allocation-units-transact-sql
+		"allocation_units":                   allocUnitsView(false),
+		"system_internals_allocation_units": allocUnitsView(true),
+		"server_event_sessions":              eventSessionsView(false),
+		"database_event_sessions":            eventSessionsView(true),
+		"server_event_session_events":        sessionEventsView(false),
+		"database_event_session_events":      sessionEventsView(true),
+		"server_event_session_actions":       sessionActionsView(false),
+		"database_event_session_actions":     sessionActionsView(true),
+		"server_event_session_targets":       sessionTargetsView(false),
+		"database_event_session_targets":     sessionTargetsView(true),
+		"server_event_session_fields":        sessionFieldsView(false),
+		"database_event_session_fields":      sessionFieldsView(true),
+		"dm_xe_sessions":                     dmXESessions(false),
+		"dm_xe_database_sessions":            dmXESessions(true),
+		"dm_xe_session_targets":              dmXETargets(false),
+		"dm_xe_database_session_targets":     dmXETargets(true),
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
+		"dm_xe_map_values": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
+			for _, m := range xeMaps {
+				for _, e := range m.entries {
+					r.rows = append(r.rows, []any{m.name, packageGUID(m.pkg), int64(e.key), e.text})
+				}
+			}
+			return r, nil
+		},
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
+		"dm_xe_objects": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
+			var names []string
+			for n := range xeEvents {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				r.rows = append(r.rows, []any{n, "event", packageGUID(xeEvents[n].pkg)})
+			}
+			return r, nil
+		},
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
+		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
+			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30))}
+			var ids []int
+			for id := range x.srv.conns {
+				ids = append(ids, id)
+			}
+			sort.Ints(ids)
+			for _, id := range ids {
+				c := x.srv.conns[id]
+				open := int64(0)
+				if c.txn != nil {
+					open = int64(c.txn.depth)
+				}
+				status := "sleeping"
+				if c == x.conn {
+					status = "running"
+				}
+				r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status})
+			}
+			return r, nil
+		},
+	}
+}
+
+func packageGUID(pkg string) string {
+	switch pkg {
+	case "sqlserver":
+		return "655FD93F-3364-40D5-B2BA-330F7FFB6491"
+	case "sqlos":
+		return "BD97CC63-3F38-4922-AA93-607BD12E78B2"
+	}
+	return "60AA9FBF-673B-4553-B7ED-75DCE9A6D3F0"
+}
+
+func systemTypeID(t SQLType) int {
+	switch t.Kind {
+	case TypeInt:
+		return 56
+	case TypeBigInt:
+		return 127
+	case TypeFloat:
+		return 62
+	case TypeDateTime2:
+		return 42
+	case TypeNVarChar:
+		return 231
+	}
+	return 0
+}
+
+func maxLength(t SQLType) int {
+	switch t.Kind {
+	case TypeInt:
+		return 4
+	case TypeNVarChar:
+		return 2 * t.Size
+	}
+	return 8
+}
+
+func objectsView(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("name", tSysname, "object_id", tInt, "principal_id", tInt, "schema_id", tInt, "parent_object_id", tInt,
+		"type", tNVar(2), "type_desc", tNVar(60), "create_date", tDT2, "modify_date", tDT2, "is_ms_shipped", tBit)}
+	for _, t := range db.tables {
+		r.rows = append(r.rows, []any{t.name, t.objectID, nil, int64(1), int64(0), "U ", "USER_TABLE", t.created, t.created, false})
+	}
+	return r, nil
+}
+
+func pageAddress(p int32) []byte {
+	// first_page/root_page/first_iam_page: 6 bytes, page id (4 LE) + file id (2 LE)
+	return []byte{byte(p), byte(p >> 8), byte(p >> 16), byte(p >> 24), 1, 0}
+}
+
+func allocUnitsView(internals bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		spec := []any{"allocation_unit_id", tBigInt, "type", tTinyInt, "type_desc", tNVar(60), "container_id", tBigInt, "data_space_id", tInt, "total_pages", tBigInt, "used_pages", tBigInt, "data_pages", tBigInt}
+		if internals {
+			spec = append(spec, "first_page", tVarBin(6), "root_page", tVarBin(6), "first_iam_page", tVarBin(6))
+		}
+		r := &relation{cols: cols(spec...)}
+		for _, t := range db.tables {
+			for _, ix := range t.indexes {
+				used := int64(len(ix.leafPages) + 1)
+				if ix.rootPage != 0 {
+					used++
+				}
+				row := []any{ix.allocUnitID, int64(1), "IN_ROW_DATA", ix.partitionID, int64(1), (used + 7) / 8 * 8, used, int64(len(ix.leafPages))}
+				if internals {
+					root := ix.rootPage
+					if root == 0 {
+						root = ix.leafPages[0]
+					}
+					row = append(row, pageAddress(ix.leafPages[0]), pageAddress(root), pageAddress(ix.iamPage))
+				}
+				r.rows = append(r.rows, row)
+			}
+		}
+		return r, nil
+	}
+}
+
+func (x *execCtx) sessionsOf(database bool) []*xeSession {
+	var out []*xeSession
+	for _, s := range x.srv.sessions {
+		if s.database == database {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-server-event-sessions-transact-sql
+func eventSessionsView(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		r := &relation{cols: cols("event_session_id", tInt, "name", tSysname, "event_retention_mode", tNVar(1), "event_retention_mode_desc", tNVar(60),
+			"max_dispatch_latency", tInt, "max_memory", tInt, "max_event_size", tInt, "memory_partition_mode", tNVar(1), "memory_partition_mode_desc", tNVar(60),
+			"track_causality", tBit, "startup_state", tBit)}
+		for _, s := range x.sessionsOf(dbScoped) {
+			o := s.opts
+			mode := map[string]string{"ALLOW_SINGLE_EVENT_LOSS": "S", "ALLOW_MULTIPLE_EVENT_LOSS": "M", "NO_EVENT_LOSS": "N"}[o.retention]
+			pm := map[string]string{"NONE": "G", "PER_NODE": "N", "PER_CPU": "C"}[o.partitionMode]
+			lat := o.dispatchLatencySec * 1000
+			if o.dispatchLatencySec == 0 {
+				lat = 0
+			}
+			r.rows = append(r.rows, []any{int64(s.id), s.name, mode, o.retention, lat, o.maxMemoryKB, o.maxEventSizeKB, pm, o.partitionMode, o.trackCausality, o.startupState})
+		}
+		return r, nil
+	}
+}
+
+func sessionEventsView(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128), "predicate", tNMax, "predicate_xml", tNMax)}
+		for _, s := range x.sessionsOf(dbScoped) {
+			for _, e := range s.events {
+				var pred any
+				if e.predText != "" {
+					pred = e.predText
+				}
+				r.rows = append(r.rows, []any{int64(s.id), int64(e.id), e.name, e.pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
+			}
+		}
+		return r, nil
+	}
+}
+
+func sessionActionsView(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
+		for _, s := range x.sessionsOf(dbScoped) {
+			for _, e := range s.events {
+				for _, a := range e.actions {
+					r.rows = append(r.rows, []any{int64(s.id), int64(e.id), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
+				}
+			}
+		}
+		return r, nil
+	}
+}
+
+func sessionTargetsView(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		r := &relation{cols: cols("event_session_id", tInt, "target_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
+		for _, s := range x.sessionsOf(dbScoped) {
+			for _, t := range s.targets {
+				r.rows = append(r.rows, []any{int64(s.id), int64(t.id), t.name, t.pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
+			}
+		}
+		return r, nil
+	}
+}
+
+func sessionFieldsView(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		r := &relation{cols: cols("event_session_id", tInt, "object_id", tInt, "name", tNVar(128), "value", tNVar(4000))}
+		for _, s := range x.sessionsOf(dbScoped) {
+			for _, t := range s.targets {
+				for _, st := range t.settings {
+					r.rows = append(r.rows, []any{int64(s.id), int64(t.id), st.Name, valueString(st.Value)})
+				}
+			}
+			for _, e := range s.events {
+				for _, st := range e.settings {
+					r.rows = append(r.rows, []any{int64(s.id), int64(e.id), st.Name, valueString(st.Value)})
+				}
+			}
+		}
+		return r, nil
+	}
+}
+
+func sessionAddress(id int) []byte {
+	return []byte{0, 0, 0x01, 0xE4, 0xC0, byte(id >> 16), byte(id >> 8), byte(id)}
+}
+
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql
+func dmXESessions(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		x.srv.dispatchDue()
+		r := &relation{cols: cols("address", tVarBin(8), "name", tNVar(256), "pending_buffers", tInt, "total_regular_buffers", tInt, "regular_buffer_size", tBigInt,
+			"total_large_buffers", tInt, "large_buffer_size", tBigInt, "total_buffer_size", tBigInt, "buffer_policy_flags", tInt, "buffer_policy_desc", tNVar(256),
+			"flags", tInt, "flag_desc", tNVar(256), "dropped_event_count", tInt, "dropped_buffer_count", tInt, "blocked_event_fire_time", tInt,
+			"create_time", tDT2, "largest_event_dropped_size", tInt, "session_source", tNVar(256), "buffer_processed_count", tBigInt,
+			"buffer_full_count", tBigInt, "total_bytes_generated", tBigInt)}
+		for _, s := range x.sessionsOf(dbScoped) {
+			if !s.running {
+				continue
+			}
+			src := "server"
+			if dbScoped {
+				src = db.name
+			}
+			bufSize := s.opts.maxMemoryKB * 1024 / 3
+			pending := int64(0)
+			if len(s.pending) > 0 {
+				pending = 1
+			}
+			var logged int64
+			for _, t := range s.targets {
+				logged += t.buffersLogged
+			}
+			r.rows = append(r.rows, []any{sessionAddress(s.id), s.name, pending, int64(3), bufSize, int64(0), int64(0), bufSize * 3, int64(0), "",
+				int64(0), "flush_on_close", s.dropped, int64(0), int64(0), s.started, int64(0), src, logged, int64(0), s.totalBytes})
+		}
+		return r, nil
+	}
+}
+
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql
+func dmXETargets(dbScoped bool) viewFunc {
+	return func(x *execCtx, db *database) (*relation, *SQLError) {
+		x.srv.dispatchDue()
+		r := &relation{cols: cols("event_session_address", tVarBin(8), "target_name", tNVar(60), "target_package_guid", tGUID, "execution_count", tBigInt,
+			"execution_duration_ms", tBigInt, "target_data", tNMax, "bytes_written", tBigInt)}
+		for _, s := range x.sessionsOf(dbScoped) {
+			if !s.running {
+				continue
+			}
+			for _, t := range s.targets {
+				var data string
+				var written int64
+				switch t.name {
+				case "ring_buffer":
+					var b strings.Builder
+					mem := 0
+					for _, e := range t.ring {
+						mem += len(e.ring) / 2
+					}
+					fmt.Fprintf(&b, `<RingBufferTarget truncated="%d" processingTime="0" totalEventsProcessed="%d" eventCount="%d" droppedCount="%d" memoryUsed="%d">`,
+						boolInt(t.ringDropped > 0), t.ringTotal, len(t.ring), t.ringDropped, mem)
+					for _, e := range t.ring {
+						b.WriteString(e.ring)
+					}
+					b.WriteString("</RingBufferTarget>")
+					data = b.String()
+				case "event_file":
+					name := ""
+					if t.current != nil {
+						name = t.current.path
+						written = t.current.size
+					}
+					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.buffersLogged, xmlEscape(name))
+				}
+				r.rows = append(r.rows, []any{sessionAddress(s.id), t.name, packageGUID("package0"), t.execCount, int64(0), data, written})
+			}
+		}
+		return r, nil
+	}
+}
+
+func xmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+	return r.Replace(s)
+}
+
+// Table-valued functions.
+
+func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLError) {
+	name := strings.ToLower(f.Parts[len(f.Parts)-1])
+	env := &evalEnv{x: x, outer: outer}
+	args := make([]any, len(f.Args))
+	for i, a := range f.Args {
+		v, err := env.eval(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	need := func(n int) *SQLError {
+		if len(args) != n {
+			return sqlErr(216, 16, "Parameters supplied for object '%s' which is not a function. If the parameters are intended as a table hint, a WITH keyword is required.", name)
+		}
+		return nil
+	}
+	switch name {
+	case "fn_dblog":
+		if err := need(2); err != nil {
+			return nil, err
+		}
+		if !x.conn.sysadmin {
+			return nil, sqlErr(229, 14, "The SELECT permission was denied on the object 'fn_dblog', database 'mssqlsystemresource', schema 'sys'.")
+		}
+		return x.fnDblog(), nil
+	case "fn_xe_file_target_read_file":
+		if err := need(4); err != nil {
+			return nil, err
+		}
+		return x.readEventFiles(args)
+	case "dm_db_page_info":
+		if err := need(4); err != nil {
+			return nil, err
+		}
+		return x.pageInfo(args)
+	case "dm_db_database_page_allocations":
+		if err := need(5); err != nil {
+			return nil, err
+		}
+		return x.pageAllocations(args)
+	case "fn_my_permissions":
+		if err := need(2); err != nil {
+			return nil, err
+		}
+		return x.myPermissions(args)
+	}
+	return nil, errInvalidObject(strings.Join(f.Parts, "."))
+}
+
+// fnDblog returns the active log (undocumented sys.fn_dblog; columns as
+// community tooling reads them, xe-tracing.md §13).
+func (x *execCtx) fnDblog() *relation {
+	r := &relation{cols: cols("Current LSN", tNVar(23), "Operation", tNVar(31), "Context", tNVar(31), "Transaction ID", tNVar(14),
+		"Log Record Length", tSmallInt, "Previous LSN", tNVar(23), "AllocUnitId", tBigInt, "AllocUnitName", tNVar(387), "Page ID", tNVar(14),
+		"Slot ID", tInt, "PartitionId", tBigInt, "Transaction Name", tNVar(33), "Begin Time", tNVar(24), "End Time", tNVar(24),
+		"RowLog Contents 0", tVarBin(8000), "RowLog Contents 1", tVarBin(8000), "Log Record", tVarBin(8000))}
+	for _, rec := range x.srv.log.recs {
+		var au, part any
+		var auName, pageID, slot any
+		if rec.ix != nil {
+			au, part = rec.ix.allocUnitID, rec.ix.partitionID
+			auName = rec.ix.tbl.fullName() + "." + rec.ix.name
+			pageID = fmt.Sprintf("0001:%08x", rec.page)
+			slot = int64(rec.slot)
+		}
+		var name, begin, end any
+		if rec.op == "LOP_BEGIN_XACT" {
+			name, begin = rec.txnName, rec.beginTime.Format("2006/01/02 15:04:05:000")
+		}
+		if !rec.endTime.IsZero() {
+			end = rec.endTime.Format("2006/01/02 15:04:05:000")
+		}
+		var r0, r1 any
+		if rec.rowlog0 != nil {
+			r0 = rec.rowlog0
+		}
+		if rec.rowlog1 != nil {
+			r1 = rec.rowlog1
+		}
+		r.rows = append(r.rows, []any{rec.lsn, rec.op, rec.context, txnIDString(rec.txnID), int64(len(rec.raw)), rec.prevLSN, au, auName, pageID, slot, part, name, begin, end, r0, r1, rec.raw})
+	}
+	return r
+}
+
+// readEventFiles implements sys.fn_xe_file_target_read_file
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql).
+func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
+	x.srv.dispatchDue()
+	r := &relation{cols: cols("module_guid", tGUID, "package_guid", tGUID, "object_name", tNVar(256), "event_data", tNMax,
+		"file_name", tNVar(260), "file_offset", tBigInt, "timestamp_utc", tDT2)}
+	pattern, ok := args[0].(string)
+	if !ok {
+		return nil, errXEReadFileName(valueString(args[0]))
+	}
+	initFile, hasFile := args[2].(string)
+	var initOffset int64
+	hasOffset := args[3] != nil
+	if hasOffset {
+		v, err := convertValue(args[3], tBigInt)
+		if err != nil {
+			return nil, err
+		}
+		initOffset = v.(int64)
+	}
+	if hasFile != hasOffset {
+		return nil, errXEReadPair()
+	}
+	if !strings.ContainsAny(pattern, `/\`) {
+		pattern = instanceLogDir + pattern
+	}
+	var paths []string
+	for p := range x.srv.files {
+		if matchXELPattern(pattern, p) {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	if len(paths) == 0 {
+		return nil, errXEReadFileName(pattern)
+	}
+	skipping := hasFile
+	if hasFile {
+		found := false
+		for _, p := range paths {
+			if strings.EqualFold(p, initFile) {
+				found = true
+				f := x.srv.files[p]
+				okOffset := false
+				for _, b := range f.buffers {
+					if b.offset == initOffset {
+						okOffset = true
+					}
+				}
+				if !okOffset {
+					return nil, errXEReadOffset(initOffset, initFile)
+				}
+			}
+		}
+		if !found {
+			return nil, errXEReadFileName(initFile)
+		}
+	}
+	for _, p := range paths {
+		f := x.srv.files[p]
+		for _, b := range f.buffers {
+			if skipping {
+				// resume after the given buffer: skip through it
+				if strings.EqualFold(p, initFile) && b.offset == initOffset {
+					skipping = false
+				}
+				continue
+			}
+			for _, e := range b.events {
+				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.name)), e.name, e.file, p, b.offset, e.ts.Truncate(time.Millisecond)})
+			}
+		}
+	}
+	return r, nil
+}
+
+func pkgOfEvent(name string) string {
+	if d, ok := xeEvents[name]; ok {
+		return d.pkg
+	}
+	return "sqlserver"
+}
+
+// pageInfo implements sys.dm_db_page_info(db, file, page, mode)
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-db-page-info-transact-sql).
+func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
+	r := &relation{cols: cols("database_id", tInt, "file_id", tInt, "page_id", tInt, "page_type", tInt, "page_type_desc", tNVar(64),
+		"page_level", tInt, "object_id", tInt, "index_id", tInt, "partition_id", tBigInt, "alloc_unit_id", tBigInt, "slot_count", tInt,
+		"is_iam_page", tBit, "next_page_file_id", tInt, "next_page_page_id", tInt, "prev_page_file_id", tInt, "prev_page_page_id", tInt)}
+	ids := make([]int64, 3)
+	for i := 0; i < 3; i++ {
+		v, err := convertValue(args[i], tBigInt)
+		if err != nil || v == nil {
+			return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", i+1)
+		}
+		ids[i] = v.(int64)
+	}
+	mode := strings.ToUpper(valueString(args[3]))
+	if mode != "LIMITED" && mode != "DETAILED" {
+		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 4)
+	}
+	db := x.srv.dbByID(ids[0])
+	if db == nil {
+		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
+	}
+	if ids[1] != 1 || ids[2] < 0 || ids[2] >= int64(db.nextPage)+64 {
+		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 3)
+	}
+	pi := db.pageOwner[int32(ids[2])]
+	if pi == nil {
+		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), "UNKNOWN", int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
+		return r, nil
+	}
+	ix := pi.idx
+	typ := map[string]int64{"DATA_PAGE": 1, "INDEX_PAGE": 2, "IAM_PAGE": 10}[pi.kind]
+	var next, prev int64
+	slots := int64(0)
+	if pi.kind != "IAM_PAGE" && pi.level == 0 {
+		if pi.pos+1 < len(ix.leafPages) {
+			next = int64(ix.leafPages[pi.pos+1])
+		}
+		if pi.pos > 0 {
+			prev = int64(ix.leafPages[pi.pos-1])
+		}
+		n := len(ix.tbl.rows) - pi.pos*ix.rowsPerPage
+		if n > ix.rowsPerPage {
+			n = ix.rowsPerPage
+		}
+		if n < 0 {
+			n = 0
+		}
+		slots = int64(n)
+	}
+	nf, pf := int64(0), int64(0)
+	if next != 0 {
+		nf = 1
+	}
+	if prev != 0 {
+		pf = 1
+	}
+	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, pi.kind, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
+		slots, pi.kind == "IAM_PAGE", nf, next, pf, prev})
+	return r, nil
+}
+
+// pageAllocations implements the undocumented
+// sys.dm_db_database_page_allocations(db, object, index, partition, mode).
+func (x *execCtx) pageAllocations(args []any) (*relation, *SQLError) {
+	r := &relation{cols: cols("database_id", tSmallInt, "object_id", tInt, "index_id", tSmallInt, "partition_id", tBigInt, "rowset_id", tBigInt,
+		"allocation_unit_id", tBigInt, "allocation_unit_type", tTinyInt, "allocation_unit_type_desc", tNVar(60), "extent_file_id", tSmallInt,
+		"extent_page_id", tInt, "allocated_page_iam_file_id", tSmallInt, "allocated_page_iam_page_id", tInt, "allocated_page_file_id", tSmallInt,
+		"allocated_page_page_id", tInt, "is_allocated", tBit, "is_iam_page", tBit, "page_type", tTinyInt, "page_type_desc", tNVar(64), "page_level", tTinyInt,
+		"next_page_file_id", tSmallInt, "next_page_page_id", tInt, "previous_page_file_id", tSmallInt, "previous_page_page_id", tInt)}
+	dbv, _ := convertValue(args[0], tBigInt)
+	dbID, _ := dbv.(int64)
+	db := x.srv.dbByID(dbID)
+	if db == nil {
+		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
+	}
+	objv, _ := convertValue(args[1], tBigInt)
+	ixv, _ := convertValue(args[2], tBigInt)
+	var pages []int32
+	for p := range db.pageOwner {
+		pages = append(pages, p)
+	}
+	sort.Slice(pages, func(i, j int) bool { return pages[i] < pages[j] })
+	for _, p := range pages {
+		pi := db.pageOwner[p]
+		ix := pi.idx
+		if objv != nil && objv.(int64) != ix.tbl.objectID || ixv != nil && ixv.(int64) != int64(ix.id) {
+			continue
+		}
+		typ := map[string]int64{"DATA_PAGE": 1, "INDEX_PAGE": 2, "IAM_PAGE": 10}[pi.kind]
+		var next, prev int64
+		if pi.kind != "IAM_PAGE" && pi.level == 0 {
+			if pi.pos+1 < len(ix.leafPages) {
+				next = int64(ix.leafPages[pi.pos+1])
+			}
+			if pi.pos > 0 {
+				prev = int64(ix.leafPages[pi.pos-1])
+			}
+		}
+		r.rows = append(r.rows, []any{int64(db.id), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.partitionID, ix.allocUnitID, int64(1), "IN_ROW_DATA",
+			int64(1), int64(p / 8 * 8), int64(1), int64(ix.iamPage), int64(1), int64(p), true, pi.kind == "IAM_PAGE", typ, pi.kind, int64(pi.level),
+			int64(1), next, int64(1), prev})
+	}
+	return r, nil
+}
+
+// myPermissions implements sys.fn_my_permissions(securable, class)
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-my-permissions-transact-sql).
+func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
+	r := &relation{cols: cols("entity_name", tSysname, "subentity_name", tSysname, "permission_name", tNVar(60))}
+	class := strings.ToUpper(valueString(args[1]))
+	var perms []string
+	switch class {
+	case "SERVER":
+		perms = []string{"CONNECT SQL", "VIEW ANY DATABASE"}
+		if x.conn.sysadmin {
+			perms = []string{"CONNECT SQL", "SHUTDOWN", "CREATE ENDPOINT", "CREATE ANY DATABASE", "ALTER ANY LOGIN", "ALTER ANY CREDENTIAL",
+				"ALTER ANY EVENT SESSION", "ALTER SERVER STATE", "ALTER TRACE", "VIEW ANY DATABASE", "VIEW ANY DEFINITION", "VIEW SERVER STATE",
+				"CONTROL SERVER", "ALTER ANY EVENT NOTIFICATION"}
+		}
+	case "DATABASE":
+		perms = []string{"CONNECT"}
+		if x.conn.sysadmin {
+			perms = []string{"CREATE TABLE", "CREATE VIEW", "CREATE PROCEDURE", "SELECT", "INSERT", "UPDATE", "DELETE", "CONNECT", "SHOWPLAN",
+				"VIEW DATABASE STATE", "ALTER ANY DATABASE EVENT SESSION", "CONTROL"}
+		}
+	default:
+		return nil, sqlErr(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
+	}
+	for _, p := range perms {
+		r.rows = append(r.rows, []any{valueString(args[0]), "", p})
+	}
+	return r, nil
+}

@@ -1,0 +1,508 @@
+package standin
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+	"unicode/utf16"
+
+	"github.com/queryreplay/queryreplay/internal/tds"
+)
+
+// Transactions, locks and the transaction log. Modifications change the
+// demo tables for real, log records go to an in-memory log that fn_dblog
+// reads, and ROLLBACK undoes the changes (writing compensation records and
+// LOP_ABORT_XACT, as SQL Server does).
+
+type transaction struct {
+	id     int64
+	name   string
+	depth  int
+	begin  time.Time
+	undo   []undoRec
+	locks  []heldLock
+	lastLSN string
+	explicit bool
+}
+
+type undoRec struct {
+	tbl           *table
+	op            string // insert, delete, update
+	before, after []any
+}
+
+type heldLock struct {
+	resType, mode string
+	r0, r1, r2    uint32
+	objectID      int64
+	hobt          int64
+	desc          string
+}
+
+type logRecord struct {
+	lsn, prevLSN string
+	op, context  string
+	txnID        int64
+	ix           *index
+	page         int32
+	slot         int
+	txnName      string
+	beginTime    time.Time
+	endTime      time.Time
+	rowlog0      []byte
+	rowlog1      []byte
+	raw          []byte
+}
+
+type txLog struct {
+	recs  []*logRecord
+	vlf   int
+	block int
+	slot  int
+}
+
+func newTxLog() *txLog { return &txLog{vlf: 0x2b, block: 0x1a0, slot: 1} }
+
+func (l *txLog) nextLSN() string {
+	l.slot++
+	if l.slot > 0x40 {
+		l.slot = 1
+		l.block += 8
+	}
+	return fmt.Sprintf("%08x:%08x:%04x", l.vlf, l.block, l.slot)
+}
+
+func txnIDString(id int64) string {
+	return fmt.Sprintf("%04x:%08x", uint16(id>>32), uint32(id))
+}
+
+func (x *execCtx) beginTxn(name string, fromTSQL bool) {
+	c := x.conn
+	if c.txn != nil {
+		c.txn.depth++
+		return
+	}
+	x.srv.nextTxn++
+	c.txn = &transaction{id: x.srv.nextTxn, name: name, depth: 1, begin: x.srv.now(), explicit: true}
+	if name == "" {
+		c.txn.name = "user_transaction"
+	}
+	x.ec.txnID = c.txn.id
+	x.logRecord(c.txn, "LOP_BEGIN_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
+	x.emitTxnState("Begin")
+	if fromTSQL && x.w != nil {
+		_, _ = x.w.BeginTransaction()
+	}
+}
+
+func (x *execCtx) emitTxnState(state string) {
+	c := x.conn
+	if c.txn == nil || !x.srv.anySessionRunning() {
+		return
+	}
+	x.srv.emit(x.ec, &xeEventData{name: "sql_transaction", pkg: "sqlserver", ts: x.srv.advance(3 * time.Microsecond), fields: []xeField{
+		fUint("transaction_id", "int64", c.txn.id), fMap("transaction_state", "transaction_state", "sqlserver", state),
+		fMap("transaction_type", "transaction_type", "sqlserver", "User"),
+		fUint("duration", "uint64", x.srv.clock.Sub(c.txn.begin).Microseconds())}})
+}
+
+func (x *execCtx) commitTxn(fromTSQL bool) {
+	c := x.conn
+	t := c.txn
+	if t.depth > 1 {
+		t.depth--
+		return
+	}
+	x.logRecord(t, "LOP_COMMIT_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
+	x.emitTxnState("Commit")
+	x.releaseLocks(t)
+	c.txn = nil
+	if fromTSQL && x.w != nil {
+		_ = x.w.CommitTransaction()
+	}
+}
+
+// rollbackAll undoes every change of the connection's transaction.
+func (x *execCtx) rollbackAll() {
+	c := x.conn
+	t := c.txn
+	if t == nil {
+		return
+	}
+	if x.ec == nil {
+		x.ec = c.eventCtx()
+	}
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		u := t.undo[i]
+		switch u.op {
+		case "insert":
+			x.removeRow(u.tbl, u.after)
+			x.logRowOp(t, u.tbl, "LOP_DELETE_ROWS", u.after, nil, nil)
+		case "delete":
+			x.insertRow(u.tbl, u.before)
+			x.logRowOp(t, u.tbl, "LOP_INSERT_ROWS", u.before, nil, nil)
+		case "update":
+			x.replaceRow(u.tbl, u.after, u.before)
+			x.logRowOp(t, u.tbl, "LOP_MODIFY_ROW", u.before, u.after, u.before)
+		}
+	}
+	x.logRecord(t, "LOP_ABORT_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
+	x.emitTxnState("Rollback")
+	x.releaseLocks(t)
+	c.txn = nil
+}
+
+func (x *execCtx) releaseLocks(t *transaction) {
+	for i := len(t.locks) - 1; i >= 0; i-- {
+		x.lockEvent("lock_released", t.locks[i], t.id)
+	}
+	t.locks = nil
+}
+
+// lockEvent emits lock_acquired/lock_released with the [D] field set of
+// https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server
+func (x *execCtx) lockEvent(name string, l heldLock, txnID int64) {
+	if !x.srv.anySessionRunning() {
+		return
+	}
+	ts := x.srv.advance(2 * time.Microsecond)
+	fields := []xeField{
+		fMap("resource_type", "lock_resource_type", "sqlserver", l.resType),
+		fMap("mode", "lock_mode", "sqlserver", l.mode),
+		fMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"),
+		fUint("transaction_id", "int64", txnID),
+		fUint("database_id", "uint32", int64(x.conn.db.id)),
+		fPtr("lockspace_workspace_id", 0x000001E4C1A62A20+uint64(x.conn.spid)*0x10),
+		fUint("lockspace_sub_id", "uint32", 1),
+		fUint("lockspace_nest_id", "uint32", 1),
+		fUint("resource_0", "uint32", int64(l.r0)),
+		fUint("resource_1", "uint32", int64(l.r1)),
+		fUint("resource_2", "uint32", int64(l.r2)),
+		fUint("object_id", "int32", l.objectID),
+		fUint("associated_object_id", "uint64", l.hobt),
+		fUint("duration", "uint64", 0),
+		fStr("resource_description", l.desc),
+		fStr("database_name", ""),
+	}
+	x.srv.emit(x.ec, &xeEventData{name: name, pkg: "sqlserver", ts: ts, fields: fields})
+}
+
+func objectLock(t *table, mode string) heldLock {
+	return heldLock{resType: "OBJECT", mode: mode, r0: uint32(t.objectID), objectID: t.objectID}
+}
+
+func pageLock(ix *index, page int32, mode string) heldLock {
+	return heldLock{resType: "PAGE", mode: mode, r0: uint32(page), r1: 1, hobt: ix.partitionID, desc: fmt.Sprintf("1:%d", page)}
+}
+
+func keyLock(ix *index, row []any, mode string) heldLock {
+	h := ix.keyHash(row)
+	r1, r2 := keyHashResources(h)
+	return heldLock{resType: "KEY", mode: mode, r1: r1, r2: r2, hobt: ix.partitionID, desc: h}
+}
+
+// logRecord appends a log record and emits transaction_log for it.
+func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *index, page int32, slot int, r0, r1 []byte) *logRecord {
+	l := x.srv.log
+	rec := &logRecord{lsn: l.nextLSN(), prevLSN: t.lastLSN, op: op, context: ctx, txnID: t.id, ix: ix, page: page, slot: slot, rowlog0: r0, rowlog1: r1}
+	if rec.prevLSN == "" {
+		rec.prevLSN = "00000000:00000000:0000"
+	}
+	switch op {
+	case "LOP_BEGIN_XACT":
+		rec.txnName, rec.beginTime = t.name, x.srv.now()
+	case "LOP_COMMIT_XACT", "LOP_ABORT_XACT":
+		rec.endTime = x.srv.now()
+	}
+	rec.raw = encodeLogRecord(rec)
+	t.lastLSN = rec.lsn
+	l.recs = append(l.recs, rec)
+	if x.srv.anySessionRunning() && x.ec != nil {
+		var au int64
+		if ix != nil {
+			au = ix.allocUnitID
+		}
+		fields := []xeField{
+			fMap("operation", "log_op", "sqlserver", op), fMap("context", "log_context", "sqlserver", ctx),
+			fUint("alloc_unit_id", "uint64", au), fUint("database_id", "uint32", int64(x.conn.db.id)),
+			fUint("transaction_id", "int64", t.id),
+		}
+		if x.srv.opts.GuessedColumns {
+			fields = append(fields, fUint("log_record_size", "uint32", int64(len(rec.raw))))
+		}
+		x.srv.emit(x.ec, &xeEventData{name: "transaction_log", pkg: "sqlserver", ts: x.srv.advance(4 * time.Microsecond), fields: fields})
+	}
+	return rec
+}
+
+// encodeLogRecord builds [Log Record] bytes with the layout xe-tracing.md
+// §13 describes (modelled, not byte-identical to SQL Server's): a fixed
+// part with operation/context/page identity, then the variable part with
+// the row images.
+func encodeLogRecord(r *logRecord) []byte {
+	fixed := 60
+	if r.ix != nil {
+		fixed = 64
+	}
+	b := make([]byte, fixed)
+	binary.LittleEndian.PutUint16(b[2:], uint16(fixed))
+	var vlf, blk uint32
+	var slot uint16
+	fmt.Sscanf(r.prevLSN, "%x:%x:%x", &vlf, &blk, &slot)
+	binary.LittleEndian.PutUint32(b[4:], vlf)
+	binary.LittleEndian.PutUint32(b[8:], blk)
+	binary.LittleEndian.PutUint16(b[12:], slot)
+	binary.LittleEndian.PutUint32(b[16:], uint32(r.txnID))
+	binary.LittleEndian.PutUint16(b[20:], uint16(r.txnID>>32))
+	b[22] = byte(mapKey("log_op", r.op))
+	b[23] = byte(mapKey("log_context", r.context))
+	var elems [][]byte
+	switch {
+	case r.op == "LOP_BEGIN_XACT":
+		days := int32(r.beginTime.Sub(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)).Hours() / 24)
+		mid := r.beginTime.Truncate(24 * time.Hour)
+		ticks := uint32(r.beginTime.Sub(mid).Seconds() * 300)
+		binary.LittleEndian.PutUint32(b[40:], ticks)
+		binary.LittleEndian.PutUint32(b[44:], uint32(days))
+		elems = append(elems, utf16le(r.txnName))
+	case r.op == "LOP_COMMIT_XACT" || r.op == "LOP_ABORT_XACT":
+		binary.LittleEndian.PutUint32(b[24:], uint32(r.endTime.Unix()))
+	case r.ix != nil:
+		binary.LittleEndian.PutUint32(b[24:], uint32(r.page))
+		binary.LittleEndian.PutUint16(b[28:], 1)
+		binary.LittleEndian.PutUint16(b[30:], uint16(r.slot))
+		binary.LittleEndian.PutUint64(b[48:], uint64(r.ix.partitionID))
+		if r.rowlog0 != nil {
+			elems = append(elems, r.rowlog0)
+		}
+		if r.rowlog1 != nil {
+			elems = append(elems, r.rowlog1)
+		}
+	}
+	v := make([]byte, 2+2*len(elems))
+	binary.LittleEndian.PutUint16(v, uint16(len(elems)))
+	for i, e := range elems {
+		binary.LittleEndian.PutUint16(v[2+2*i:], uint16(len(e)))
+	}
+	for len(v)%4 != 0 {
+		v = append(v, 0)
+	}
+	for _, e := range elems {
+		v = append(v, e...)
+		for len(v)%4 != 0 {
+			v = append(v, 0)
+		}
+	}
+	return append(b, v...)
+}
+
+func utf16le(s string) []byte {
+	u := utf16.Encode([]rune(s))
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		binary.LittleEndian.PutUint16(b[2*i:], c)
+	}
+	return b
+}
+
+// encodeRow renders a row in the FixedVar record format: status bytes,
+// fixed-length end offset, fixed columns, column count, null bitmap,
+// variable column count and end offsets, variable data.
+func encodeRow(t *table, row []any) []byte {
+	var fixed, vars [][]byte
+	for i, c := range t.columns {
+		v := row[i]
+		switch c.Type.Kind {
+		case TypeNVarChar:
+			s, _ := v.(string)
+			vars = append(vars, utf16le(s))
+		case TypeFloat:
+			f, _ := v.(float64)
+			bb := make([]byte, 8)
+			binary.LittleEndian.PutUint64(bb, mathFloat64bits(f))
+			fixed = append(fixed, bb)
+		case TypeDateTime2:
+			tm, _ := v.(time.Time)
+			bb := make([]byte, 8)
+			binary.LittleEndian.PutUint64(bb, uint64(tm.Unix()))
+			fixed = append(fixed, bb)
+		default:
+			n, _ := v.(int64)
+			bb := make([]byte, 4)
+			binary.LittleEndian.PutUint32(bb, uint32(n))
+			fixed = append(fixed, bb)
+		}
+	}
+	out := []byte{0x30, 0x00, 0, 0}
+	for _, f := range fixed {
+		out = append(out, f...)
+	}
+	binary.LittleEndian.PutUint16(out[2:], uint16(len(out)))
+	out = append(out, byte(len(t.columns)), byte(len(t.columns)>>8))
+	out = append(out, make([]byte, (len(t.columns)+7)/8)...)
+	if len(vars) > 0 {
+		out[0] |= 0x20
+		out = append(out, byte(len(vars)), byte(len(vars)>>8))
+		end := len(out) + 2*len(vars)
+		for _, v := range vars {
+			end += len(v)
+			out = append(out, byte(end), byte(end>>8))
+		}
+		for _, v := range vars {
+			out = append(out, v...)
+		}
+	}
+	return out
+}
+
+// Row changes with index maintenance.
+
+func (x *execCtx) insertRow(t *table, row []any) {
+	i, _ := t.findRow(t.keyOf(row))
+	t.rows = append(t.rows, nil)
+	copy(t.rows[i+1:], t.rows[i:])
+	t.rows[i] = row
+	x.relayout(t)
+}
+
+func (x *execCtx) removeRow(t *table, row []any) {
+	if i, ok := t.findRow(t.keyOf(row)); ok {
+		t.rows = append(t.rows[:i], t.rows[i+1:]...)
+	}
+	x.relayout(t)
+}
+
+func (x *execCtx) replaceRow(t *table, old, repl []any) {
+	x.removeRow(t, old)
+	x.insertRow(t, repl)
+}
+
+func (x *execCtx) relayout(t *table) {
+	for _, ix := range t.indexes {
+		before := len(ix.leafPages)
+		ix.layout()
+		for _, p := range ix.leafPages[before:] {
+			x.srv.cached[p] = true
+			if before > 0 && x.srv.anySessionRunning() {
+				x.srv.emit(x.ec, &xeEventData{name: "page_split", pkg: "sqlserver", ts: x.srv.advance(20 * time.Microsecond), fields: []xeField{
+					fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(ix.leafPages[before-1])),
+					fUint("database_id", "uint16", int64(t.db.id)), fUint("rowset_id", "uint64", ix.partitionID),
+					fMap("splitOperation", "page_split_operation", "sqlserver", "SPLIT_FOR_INSERT"),
+					fUint("new_page_file_id", "uint16", 1), fUint("new_page_page_id", "uint32", int64(p))}})
+			}
+		}
+		if ix.rootPage != 0 {
+			x.srv.cached[ix.rootPage] = x.srv.cached[ix.rootPage]
+		}
+	}
+}
+
+// logRowOp writes the log record(s) of one row change for every index of
+// the table, marking the pages dirty.
+func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, after []any) {
+	for _, ix := range tbl.indexes {
+		ctx := "LCX_CLUSTERED"
+		if ix.id != 1 {
+			ctx = "LCX_INDEX_LEAF"
+			if op == "LOP_MODIFY_ROW" {
+				continue // the nonclustered key did not change
+			}
+		}
+		page, slot := ix.location(ix.entryPos(row))
+		var r0, r1 []byte
+		switch op {
+		case "LOP_MODIFY_ROW":
+			r0, r1 = encodeRow(tbl, before), encodeRow(tbl, after)
+		default:
+			r0 = encodeRow(tbl, row)
+		}
+		x.logRecord(t, op, ctx, ix, page, slot, r0, r1)
+		x.srv.cached[page] = true
+	}
+}
+
+// acquire takes a lock for the transaction (emitting lock_acquired) and
+// keeps it until the transaction ends.
+func (x *execCtx) acquire(t *transaction, l heldLock) {
+	for _, h := range t.locks {
+		if h.resType == l.resType && h.r0 == l.r0 && h.r1 == l.r1 && h.r2 == l.r2 && h.mode == l.mode {
+			return
+		}
+	}
+	x.lockEvent("lock_acquired", l, t.id)
+	t.locks = append(t.locks, l)
+}
+
+// modify runs one DML row change inside the connection's transaction
+// (an autocommit one when none is open), with locks and log records.
+func (x *execCtx) modify(tbl *table, op string, before, after []any) {
+	c := x.conn
+	auto := c.txn == nil
+	if auto {
+		x.beginTxn("", false)
+		c.txn.explicit = false
+	}
+	t := c.txn
+	x.acquire(t, objectLock(tbl, "IX"))
+	row := after
+	if op == "delete" {
+		row = before
+	}
+	for _, ix := range tbl.indexes {
+		page, _ := ix.location(ix.entryPos(row))
+		x.acquire(t, pageLock(ix, page, "IX"))
+		x.acquire(t, keyLock(ix, row, "X"))
+	}
+	switch op {
+	case "insert":
+		x.insertRow(tbl, after)
+		x.logRowOp(t, tbl, "LOP_INSERT_ROWS", after, nil, nil)
+	case "delete":
+		x.logRowOp(t, tbl, "LOP_DELETE_ROWS", before, nil, nil)
+		x.removeRow(tbl, before)
+	case "update":
+		x.replaceRow(tbl, before, after)
+		x.logRowOp(t, tbl, "LOP_MODIFY_ROW", after, before, after)
+	}
+	t.undo = append(t.undo, undoRec{tbl: tbl, op: op, before: before, after: after})
+	x.stats.writes++
+}
+
+// endAutocommit commits the autocommit transaction a DML statement opened.
+func (x *execCtx) endAutocommit() {
+	if c := x.conn; c.txn != nil && !c.txn.explicit {
+		x.commitTxn(false)
+	}
+}
+
+// checkpoint writes dirty pages and truncates the inactive log (the demo
+// database uses the simple recovery model).
+func (x *execCtx) checkpoint() {
+	for p, dirty := range x.srv.cached {
+		if dirty {
+			x.srv.cached[p] = false
+		}
+	}
+	active := map[int64]bool{}
+	for _, c := range x.srv.conns {
+		if c.txn != nil {
+			active[c.txn.id] = true
+		}
+	}
+	var kept []*logRecord
+	for _, r := range x.srv.log.recs {
+		if active[r.txnID] {
+			kept = append(kept, r)
+		}
+	}
+	x.srv.log.recs = kept
+	sys := &transaction{id: 0}
+	for _, op := range []string{"LOP_BEGIN_CKPT", "LOP_XACT_CKPT", "LOP_END_CKPT"} {
+		l := x.srv.log
+		rec := &logRecord{lsn: l.nextLSN(), prevLSN: "00000000:00000000:0000", op: op, context: "LCX_NULL", txnID: sys.id}
+		rec.raw = encodeLogRecord(rec)
+		l.recs = append(l.recs, rec)
+	}
+}
+
+var _ = tds.CmdNone

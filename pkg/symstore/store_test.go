@@ -1,0 +1,440 @@
+package symstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/pdb"
+	"github.com/queryreplay/queryreplay/pkg/pdb/pdbtest"
+)
+
+// Two fixture PDBs with different GUIDs, built once per test run.
+var (
+	fixOnce sync.Once
+	fixA    fixturePDB
+	fixB    fixturePDB
+	fixErr  error
+	fixDir  string
+)
+
+type fixturePDB struct {
+	path string
+	data []byte
+	guid pdb.GUID
+	age  uint32
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixDir != "" {
+		os.RemoveAll(fixDir)
+	}
+	os.Exit(code)
+}
+
+func fixtures(t *testing.T) (fixturePDB, fixturePDB) {
+	t.Helper()
+	tools := pdbtest.Require(t)
+	fixOnce.Do(func() {
+		if fixDir, fixErr = os.MkdirTemp("", "symstore"); fixErr != nil {
+			return
+		}
+		build := func(name, body string) fixturePDB {
+			src := filepath.Join(fixDir, name+".c")
+			if fixErr = os.WriteFile(src, []byte(body), 0o644); fixErr != nil {
+				return fixturePDB{}
+			}
+			img, err := tools.Build(context.Background(), fixDir, name, src)
+			if err != nil {
+				fixErr = err
+				return fixturePDB{}
+			}
+			f, err := pdb.Open(img.PDB)
+			if err != nil {
+				fixErr = err
+				return fixturePDB{}
+			}
+			defer f.Close()
+			data, _ := os.ReadFile(img.PDB)
+			return fixturePDB{path: img.PDB, data: data, guid: f.GUID, age: f.Age}
+		}
+		fixA = build("sqldk", "int SOS_first(int a) { return a + 1; }\nint SOS_second(int a) { return a * 2; }\nint _DllMainCRTStartup(void *h, unsigned long r, void *p) { return 1; }\n")
+		if fixErr == nil {
+			fixB = build("other", "int other_fn(int a) { return a - 1; }\nint _DllMainCRTStartup(void *h, unsigned long r, void *p) { return 0; }\n")
+		}
+	})
+	if fixErr != nil {
+		t.Fatalf("build fixtures: %v", fixErr)
+	}
+	if fixA.guid == fixB.guid {
+		t.Fatal("fixtures share a GUID")
+	}
+	return fixA, fixB
+}
+
+type countingServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (c *countingServer) count(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits[path]
+}
+
+func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request)) *countingServer {
+	cs := &countingServer{hits: map[string]int{}}
+	cs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs.mu.Lock()
+		cs.hits[r.URL.Path]++
+		cs.mu.Unlock()
+		if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "QueryReplay") {
+			http.Error(w, "no user agent", http.StatusForbidden)
+			return
+		}
+		h(w, r)
+	}))
+	t.Cleanup(cs.Close)
+	return cs
+}
+
+func newStore(t *testing.T, servers ...string) *Store {
+	s, err := New(Config{Servers: servers, CacheDir: t.TempDir(), Retries: 2, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func key(f fixturePDB) string { return pdb.SymbolServerKey(f.guid, f.age) }
+
+func TestFetchDirectAndCached(t *testing.T) {
+	a, _ := fixtures(t)
+	want := "/download/symbols/sqldk.pdb/" + key(a) + "/sqldk.pdb"
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == want {
+			w.Write(a.data)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	s := newStore(t, srv.URL+"/download/symbols")
+	p, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != filepath.Join(s.CacheDir(), "sqldk.pdb", key(a), "sqldk.pdb") {
+		t.Errorf("cached at %s, not in symbol-store layout", p)
+	}
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, a.data) {
+		t.Error("cached file differs")
+	}
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.count(want); n != 1 {
+		t.Errorf("server hit %d times, want 1 (second fetch from cache)", n)
+	}
+	// The key is upper case, age in hex.
+	if strings.ToUpper(key(a)) != key(a) || !strings.HasSuffix(key(a), strconv.FormatUint(uint64(a.age), 16)) {
+		t.Errorf("key %s", key(a))
+	}
+	left, _ := filepath.Glob(filepath.Join(s.CacheDir(), "sqldk.pdb", key(a), ".download-*"))
+	if len(left) != 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+}
+
+func TestFetchFollowsRedirect(t *testing.T) {
+	a, _ := fixtures(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/symbols/"):
+			http.Redirect(w, r, "/blob/abc123", http.StatusFound)
+		case r.URL.Path == "/blob/abc123":
+			w.Write(a.data)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	s := newStore(t, srv.URL+"/symbols")
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatal(err)
+	}
+	if srv.count("/blob/abc123") != 1 {
+		t.Error("redirect target not fetched")
+	}
+}
+
+func TestFetchNotFoundIsRememberedAndTriesNextServer(t *testing.T) {
+	a, _ := fixtures(t)
+	empty := newServer(t, http.NotFound)
+	s := newStore(t, empty.URL)
+	_, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+	p := "/sqldk.pdb/" + key(a) + "/sqldk.pdb"
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if n := empty.count(p); n != 1 {
+		t.Errorf("404 fetched %d times, want 1 (remembered for the run)", n)
+	}
+	// A second server has it.
+	good := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write(a.data) })
+	s2 := newStore(t, empty.URL, good.URL)
+	if _, err := s2.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatalf("fallback to second server: %v", err)
+	}
+}
+
+func TestFetchFilePtr(t *testing.T) {
+	a, _ := fixtures(t)
+	// PATH: form pointing to a URL, served by the same server.
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/file.ptr"):
+			w.Write([]byte("PATH:" + "http://" + r.Host + "/real/sqldk.pdb\r\n"))
+		case r.URL.Path == "/real/sqldk.pdb":
+			w.Write(a.data)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	s := newStore(t, srv.URL)
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatalf("file.ptr PATH: %v", err)
+	}
+	// Bare local path in a directory store (file share).
+	store := t.TempDir()
+	dir := filepath.Join(store, "sqldk.pdb", key(a))
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "file.ptr"), []byte(a.path), 0o644)
+	s2 := newStore(t, store)
+	if _, err := s2.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatalf("file.ptr bare path: %v", err)
+	}
+	// MSG: form.
+	msg := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/file.ptr") {
+			w.Write([]byte("MSG: symbols withdrawn"))
+			return
+		}
+		http.NotFound(w, r)
+	})
+	_, err := newStore(t, msg.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "symbols withdrawn") {
+		t.Errorf("MSG file.ptr: %v", err)
+	}
+}
+
+func TestFetchCompressedIsUnsupported(t *testing.T) {
+	a, _ := fixtures(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/sqldk.pd_") {
+			w.Write([]byte("MSCF"))
+			return
+		}
+		http.NotFound(w, r)
+	})
+	_, err := newStore(t, srv.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), "sqldk.pd_") {
+		t.Errorf("err = %v, want ErrCompressed naming sqldk.pd_", err)
+	}
+}
+
+func TestFetchTruncatedDownloadRetriesThenFails(t *testing.T) {
+	a, _ := fixtures(t)
+	var calls atomic.Int32
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Length", strconv.Itoa(len(a.data)))
+		w.Write(a.data[:len(a.data)/2])
+	})
+	s := newStore(t, srv.URL)
+	_, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if err == nil {
+		t.Fatal("truncated download accepted")
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d attempts, want 3 (1 + 2 retries)", n)
+	}
+	if _, ok := s.fromCache("sqldk.pdb", key(a)); ok {
+		t.Error("truncated file left in the cache")
+	}
+	// Recovers when the server does.
+	var n atomic.Int32
+	flaky := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(a.data)
+	})
+	if _, err := newStore(t, flaky.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Errorf("retry after 503: %v", err)
+	}
+}
+
+func TestFetchWrongGUIDRejected(t *testing.T) {
+	a, b := fixtures(t)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write(b.data) })
+	s := newStore(t, srv.URL)
+	_, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if !errors.Is(err, ErrMismatch) {
+		t.Fatalf("err = %v, want ErrMismatch", err)
+	}
+	if _, ok := s.fromCache("sqldk.pdb", key(a)); ok {
+		t.Error("wrong PDB cached")
+	}
+	// Wrong age too.
+	good := newServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write(a.data) })
+	if _, err := newStore(t, good.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age+1); !errors.Is(err, ErrMismatch) {
+		t.Errorf("age mismatch: %v", err)
+	}
+}
+
+func TestConcurrentFetchesShareOneDownload(t *testing.T) {
+	a, _ := fixtures(t)
+	release := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Write(a.data)
+	})
+	s := newStore(t, srv.URL)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+			errs <- err
+		}()
+	}
+	// Let every goroutine reach Fetch before the server answers.
+	for {
+		s.mu.Lock()
+		n := len(s.inflight)
+		s.mu.Unlock()
+		if n == 1 && srv.count("/sqldk.pdb/"+key(a)+"/sqldk.pdb") == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := srv.count("/sqldk.pdb/" + key(a) + "/sqldk.pdb"); n != 1 {
+		t.Errorf("%d downloads, want 1", n)
+	}
+}
+
+func TestOfflineAndExistingCacheLayouts(t *testing.T) {
+	a, _ := fixtures(t)
+	cache := t.TempDir()
+	s, _ := New(Config{CacheDir: cache, Offline: true, Servers: []string{"http://127.0.0.1:1"}})
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "offline") {
+		t.Fatalf("offline miss: %v", err)
+	}
+	// An existing cache written by other tools with a lower-case key.
+	dir := filepath.Join(cache, "sqldk.pdb", strings.ToLower(key(a)))
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "sqldk.pdb"), a.data, 0o644)
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatalf("lower-case cache entry: %v", err)
+	}
+	// Two-tier store (index2.txt).
+	two := t.TempDir()
+	os.WriteFile(filepath.Join(two, "index2.txt"), nil, 0o644)
+	tdir := filepath.Join(two, "sq", "sqldk.pdb", key(a))
+	os.MkdirAll(tdir, 0o755)
+	os.WriteFile(filepath.Join(tdir, "sqldk.pdb"), a.data, 0o644)
+	s2, _ := New(Config{CacheDir: two, Offline: true})
+	if _, err := s2.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err != nil {
+		t.Fatalf("two-tier cache: %v", err)
+	}
+	if _, err := s2.Fetch(context.Background(), "../evil.pdb", a.guid, a.age); err == nil {
+		t.Error("path traversal in PDB name accepted")
+	}
+}
+
+func TestParseSymbolPath(t *testing.T) {
+	for _, tc := range []struct {
+		in, cache string
+		servers   []string
+	}{
+		{`srv*C:\Symbols*https://msdl.microsoft.com/download/symbols`, `C:\Symbols`, []string{MicrosoftServer}},
+		{`cache*D:\cache;srv*https://a.example/sym;\\share\syms`, `D:\cache`, []string{"https://a.example/sym", `\\share\syms`}},
+		{`srv*https://msdl.microsoft.com/download/symbols`, "", []string{MicrosoftServer}},
+	} {
+		c, s := ParseSymbolPath(tc.in)
+		if c != tc.cache || strings.Join(s, "|") != strings.Join(tc.servers, "|") {
+			t.Errorf("ParseSymbolPath(%q) = %q, %q", tc.in, c, s)
+		}
+	}
+}
+
+func TestResolverThroughStore(t *testing.T) {
+	a, _ := fixtures(t)
+	var gets atomic.Int32
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		w.Write(a.data)
+	})
+	s := newStore(t, srv.URL)
+	r, err := NewResolver(s, ResolverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := pdb.Open(a.path)
+	table, _ := f.Table()
+	f.Close()
+	mod := callstack.ModuleKey{Module: "sqldk", PDB: "sqldk.pdb", GUID: a.guid.String(), Age: a.age}
+	for _, sym := range table.Symbols() {
+		got, err := r.Lookup(context.Background(), mod, sym.RVA+2)
+		if err != nil || got.Name != sym.Name || got.Offset != 2 {
+			t.Errorf("Lookup(%#x) = %+v, %v; want %s+2", sym.RVA+2, got, err, sym.Name)
+		}
+	}
+	if gets.Load() != 1 {
+		t.Errorf("%d downloads", gets.Load())
+	}
+	if _, err := r.Lookup(context.Background(), callstack.ModuleKey{Module: "x"}, 1); !errors.Is(err, ErrNoIdentity) {
+		t.Errorf("no identity: %v", err)
+	}
+	if _, err := r.Lookup(context.Background(), mod, 0x10); !errors.Is(err, callstack.ErrNoSymbol) {
+		t.Errorf("header address: %v", err)
+	}
+	// End to end through callstack: a callstack_rva frame of the fixture.
+	text := `<frame id="00" pdb="sqldk.pdb" age="` + strconv.Itoa(int(a.age)) + `" guid="` + strings.ToLower(a.guid.String()) + `" module="sqldk.dll" rva="0x` + strconv.FormatUint(uint64(table.Symbols()[0].RVA+5), 16) + `" />`
+	stacks, err := callstack.Parse(text, callstack.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&callstack.Resolver{Symbolizer: r, Classifier: callstack.DefaultClassifier()}).Resolve(context.Background(), stacks[0].Frames[0])
+	if err != nil || res.String() != "sqldk!"+table.Symbols()[0].Name+"+0x5" || res.Class.ModuleBadge != "SQL OS" {
+		t.Errorf("resolved %q %+v %v", res.String(), res.Class, res.Err)
+	}
+}

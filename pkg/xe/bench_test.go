@@ -1,0 +1,206 @@
+package xe_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/xe"
+	"github.com/queryreplay/queryreplay/pkg/xe/xetest"
+)
+
+// benchStream is the generated fn_xe_file_target_read_file-style stream:
+// 200 MB by default, QUERYREPLAY_XE_BENCH_MB to change it.
+var benchStream = sync.OnceValues(func() ([]byte, int) {
+	mb := 200
+	if s := os.Getenv("QUERYREPLAY_XE_BENCH_MB"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			mb = n
+		}
+	}
+	size := mb << 20
+	buf := make([]byte, 0, size+64<<10)
+	return xetest.NewGenerator(1).AppendStream(buf, size)
+})
+
+// measure runs decode b.N times over the stream and reports MB/s (via
+// SetBytes), events/s and allocations per event.
+func measure(b *testing.B, decode func(data []byte) int) {
+	data, events := benchStream()
+	b.SetBytes(int64(len(data)))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if n := decode(data); n != events {
+			b.Fatalf("decoded %d events, generated %d", n, events)
+		}
+	}
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	total := float64(events) * float64(b.N)
+	b.ReportMetric(total/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/event")
+	b.ReportMetric(float64(len(data))/float64(events), "bytes/event")
+	// On a shared machine wall-clock MB/s depends on the neighbours; the
+	// process CPU time does not (run with -cpu 1 so it is one core's).
+	b.ReportMetric(float64(len(data))*float64(b.N)/cpu.Seconds()/1e6, "cpuMB/s")
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDecode compares this package's decoder with a baseline built on
+// encoding/xml Unmarshal, on the same generated stream. Run it with
+//
+//	go test ./pkg/xe -run '^$' -bench Decode -benchtime 3x
+//
+// and see BenchmarkLxmlPeer for libxml2.
+func BenchmarkDecode(b *testing.B) {
+	b.Run("xe", func(b *testing.B) {
+		measure(b, func(data []byte) int {
+			d := xe.NewDecoder(bytes.NewReader(data))
+			n := 0
+			for {
+				_, err := d.Next()
+				if err == io.EOF {
+					return n
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		})
+	})
+	b.Run("xe-reuse", func(b *testing.B) {
+		measure(b, func(data []byte) int {
+			d := xe.NewDecoder(bytes.NewReader(data))
+			d.ReuseEvents()
+			n := 0
+			for {
+				_, err := d.Next()
+				if err == io.EOF {
+					return n
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		})
+	})
+	b.Run("encoding-xml", func(b *testing.B) {
+		measure(b, func(data []byte) int {
+			n := 0
+			for len(data) > 0 {
+				i := bytes.IndexByte(data, '\n')
+				if i < 0 {
+					i = len(data)
+				}
+				row := data[:i]
+				data = data[min(i+1, len(data)):]
+				if len(bytes.TrimSpace(row)) == 0 {
+					continue
+				}
+				if _, err := baselineDecode(row); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			return n
+		})
+	})
+}
+
+// baselineEvent is the obvious encoding/xml model of event XML.
+type baselineEvent struct {
+	Name      string          `xml:"name,attr"`
+	Package   string          `xml:"package,attr"`
+	Timestamp string          `xml:"timestamp,attr"`
+	Data      []baselineField `xml:"data"`
+	Actions   []baselineField `xml:"action"`
+}
+
+type baselineField struct {
+	Name    string `xml:"name,attr"`
+	Package string `xml:"package,attr"`
+	Type    struct {
+		Name    string `xml:"name,attr"`
+		Package string `xml:"package,attr"`
+	} `xml:"type"`
+	Value string  `xml:"value"`
+	Text  *string `xml:"text"`
+}
+
+// baselineDecode is what a straightforward decoder does per row: Unmarshal
+// and parse the timestamp.
+func baselineDecode(row []byte) (baselineEvent, error) {
+	var ev baselineEvent
+	if err := xml.Unmarshal(row, &ev); err != nil {
+		return ev, err
+	}
+	if _, err := time.Parse(time.RFC3339Nano, ev.Timestamp); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// BenchmarkLxmlPeer measures libxml2 (Debian python3-lxml, etree.iterparse)
+// on the same stream, as the strongest common peer. It writes the stream to
+// a temporary file and runs testdata/bench_lxml.py with /usr/bin/python3;
+// b.N is ignored (one pass). It is a measurement tool, not a test: run it
+// by hand with
+//
+//	go test ./pkg/xe -run '^$' -bench LxmlPeer -benchtime 1x
+func BenchmarkLxmlPeer(b *testing.B) {
+	python := "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import lxml.etree").Run(); err != nil {
+		b.Skipf("python3-lxml is not installed (apt-get install python3-lxml): %v", err)
+	}
+	data, events := benchStream()
+	path := filepath.Join(b.TempDir(), "stream.xml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	out, err := exec.Command(python, "testdata/bench_lxml.py", path).CombinedOutput()
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("bench_lxml.py: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`events=(\d+) seconds=([0-9.]+)`).FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("unexpected output: %s", out)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	secs, _ := strconv.ParseFloat(string(m[2]), 64)
+	if n != events {
+		b.Fatalf("lxml saw %d events, generated %d", n, events)
+	}
+	b.ReportMetric(float64(len(data))/secs/1e6, "MB/s")
+	b.ReportMetric(float64(n)/secs, "events/s")
+	fmt.Fprintf(os.Stderr, "lxml: %s", out)
+}

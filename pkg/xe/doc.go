@@ -1,0 +1,49 @@
+// Package xe decodes SQL Server Extended Events XML into events.
+//
+// It reads the two renderings SQL Server produces:
+//
+//   - event_file rows, as sys.fn_xe_file_target_read_file returns them
+//     (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql):
+//     one <event> per row, no <type> children, strings in CDATA. A dump with
+//     one event_data per line, or any concatenation of <event> elements, is
+//     read the same way.
+//   - ring_buffer target_data from sys.dm_xe_session_targets
+//     (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql):
+//     a <RingBufferTarget truncated eventCount droppedCount …> document whose
+//     events carry <type> children; its attributes are surfaced by
+//     Decoder.RingBuffer.
+//
+// Every event decodes generically (Event: name, package, timestamp, data
+// fields, actions, in document order), so nothing is dropped; typed.go adds
+// typed views (AsLock, AsWait, AsPageIO, …) of the events the tracer and the
+// exporter use, with every duration normalised to microseconds and the
+// source unit documented per field. Map fields keep both the key (<value>)
+// and the name (<text>); when the name is missing it is looked up through a
+// MapResolver filled from sys.dm_xe_map_values. No map key is ever
+// hard-coded here: keys change between SQL Server builds.
+//
+// The decoder streams: memory depends on the largest event, not on how many
+// there are. A malformed row yields a *RowError with its row and line and
+// decoding goes on. By default each Event owns its memory and costs two
+// allocations; Decoder.ReuseEvents makes events views into reused buffers
+// (zero allocations) for callers that consume each event before the next.
+//
+// Why a hand-written scanner instead of encoding/xml: the tracer and the
+// exporter read event files of hundreds of MB, and encoding/xml decodes
+// them at about 15 MB/s with dozens of allocations per event. Event XML is
+// a small, fixed vocabulary (event, data, action, type, value, text), so a
+// byte scanner specialised to it runs one to two orders of magnitude faster
+// (see BenchmarkDecode). It still does what matters of XML: CDATA, the
+// predefined and numeric character references, single- or double-quoted
+// attributes in any order, whitespace and comments anywhere, line-end
+// normalisation, and well-formedness checks on nested XML values, which it
+// keeps verbatim (query_post_execution_showplan's plan is a child element of
+// <value>, not text). It does not handle DTDs, namespaces on the event
+// vocabulary or encodings other than UTF-8; UTF-16 input is refused with a
+// clear error.
+//
+// What this package must NOT do: talk to SQL Server, read binary .xel files
+// (a later package builds Events from them), parse call stacks or showplans
+// (their raw text is kept for pkg/callstack and pkg/showplan), or order and
+// pair events into a timeline (pkg/timeline).
+package xe
