@@ -1,7 +1,220 @@
 package main
 
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+type timelineArgs struct {
+	plan      string
+	events    []string
+	catalog   string
+	statement int
+	json      bool
+}
+
 func init() {
 	commands = append(commands, func(c *cli) {
-		c.register(c.app.Command("timeline", "Build a timeline from an actual plan and decoded events."), notImplemented)
+		cmd := c.app.Command("timeline", "Build a timeline from an actual plan and decoded events.")
+		a := &timelineArgs{}
+		cmd.Flag("plan", "Actual plan (.sqlplan or showplan XML). Default: the plan of the query_post_execution_showplan event in EVENTS.").StringVar(&a.plan)
+		cmd.Flag("events", "Event XML: a result-set dump, <event> elements or a ring_buffer document (as xe decode reads). Repeatable.").Required().StringsVar(&a.events)
+		cmd.Flag("catalog", "Catalog JSON mapping pages, HoBTs, allocation units and objects to names.").StringVar(&a.catalog)
+		cmd.Flag("statement", "Plan statement index to use; -1 takes the first with operators.").Default("-1").IntVar(&a.statement)
+		cmd.Flag("json", "Write the trace as JSON.").BoolVar(&a.json)
+		c.register(cmd, func(ctx context.Context, e *env) error { return runTimeline(ctx, e, a) })
 	})
+}
+
+func runTimeline(ctx context.Context, e *env, a *timelineArgs) error {
+	plan, err := timelinePlan(a)
+	if err != nil {
+		return err
+	}
+	var cat *timeline.Catalog
+	if a.catalog != "" {
+		f, err := os.Open(a.catalog)
+		if err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		cat, err = timeline.ReadCatalog(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.catalog, err)
+		}
+	}
+	b, err := timeline.NewBuilder(plan, cat, nil, &timeline.Options{Statement: a.statement})
+	if err != nil {
+		return err
+	}
+	badRows := 0
+	for _, name := range a.events {
+		n, err := eachEvent(ctx, name, e, func(ev *xe.Event) { b.Add(ev) })
+		badRows += n
+		if err != nil {
+			return err
+		}
+	}
+	tr, err := b.Build()
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(e.stdout)
+	if a.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(tr); err != nil {
+			return err
+		}
+	} else {
+		writeTimelineSummary(out, tr)
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if badRows > 0 {
+		return withStatus(1, fmt.Errorf("%d event row(s) could not be decoded and were left out", badRows))
+	}
+	return nil
+}
+
+// timelinePlan reads --plan, or finds the first showplan event in the event
+// files when --plan is not given.
+func timelinePlan(a *timelineArgs) (*showplan.Plan, error) {
+	if a.plan != "" {
+		data, err := os.ReadFile(a.plan)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		p, err := showplan.ParseBytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.plan, err)
+		}
+		return p, nil
+	}
+	errFound := errors.New("found")
+	var plan *showplan.Plan
+	var parseErr error
+	for _, name := range a.events {
+		if name == "-" || name == "" {
+			return nil, errors.New("--plan is required when events come from standard input")
+		}
+		_, err := eachEvent(context.Background(), name, nil, func(ev *xe.Event) {
+			if plan != nil || parseErr != nil || ev.Name != "query_post_execution_showplan" {
+				return
+			}
+			sp, _ := xe.AsShowplan(ev, nil)
+			plan, parseErr = showplan.ParseBytes([]byte(sp.ShowplanXML))
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			return nil, err
+		}
+	}
+	if parseErr != nil {
+		return nil, fmt.Errorf("plan in query_post_execution_showplan: %w", parseErr)
+	}
+	if plan == nil {
+		return nil, errors.New("no --plan given and no query_post_execution_showplan event in the events")
+	}
+	return plan, nil
+}
+
+// eachEvent decodes one file (- is standard input) and calls fn for every
+// event; fn must not keep the event. Malformed rows are reported on stderr
+// (when e is not nil) and counted.
+func eachEvent(ctx context.Context, name string, e *env, fn func(*xe.Event)) (bad int, err error) {
+	var r io.Reader
+	if name == "-" || name == "" {
+		if e == nil {
+			return 0, errors.New("standard input can be read once only")
+		}
+		r, name = e.stdin, "<stdin>"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, fmt.Errorf("events: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	dec := xe.NewDecoder(r)
+	dec.ReuseEvents()
+	for n := 0; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return bad, err
+			}
+		}
+		ev, err := dec.Next()
+		if err == io.EOF {
+			return bad, nil
+		}
+		var rowErr *xe.RowError
+		if errors.As(err, &rowErr) {
+			bad++
+			if e != nil {
+				fmt.Fprintf(e.stderr, "%s: %v\n", name, rowErr)
+			}
+			continue
+		}
+		if err != nil {
+			return bad, fmt.Errorf("%s: %w", name, err)
+		}
+		fn(&ev)
+	}
+}
+
+func writeTimelineSummary(w io.Writer, tr *timeline.Trace) {
+	s := tr.Summary
+	fmt.Fprintf(w, "Trace: %d events, %.3f ms (ordered by %s", s.Events, float64(tr.End-tr.Start)/1000, s.Ordering)
+	if s.Spread {
+		fmt.Fprint(w, ", coincident milliseconds spread")
+	}
+	fmt.Fprintf(w, "), %d lost\n", s.Lost)
+	if tr.Statement != "" {
+		fmt.Fprintf(w, "Statement: %s\n", oneLine(tr.Statement, 100))
+	}
+	lanes := make([]string, 0, len(s.Lanes))
+	for k := range s.Lanes {
+		lanes = append(lanes, k)
+	}
+	sort.Strings(lanes)
+	for _, k := range lanes {
+		fmt.Fprintf(w, "  %-7s %7d (%d unmatched)\n", k, s.Lanes[k], s.Unmatched[k])
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nnode\toperator\tbehavior\tstart ms\tfirst emit ms\tend ms\treads\tlocks\twaits\tspills\tfrom")
+	for i, op := range tr.Operators {
+		os := s.Operators[i]
+		waits := 0
+		for _, n := range os.Waits {
+			waits += n
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%s\n", op.ID, op.PhysicalOp, op.Behavior,
+			float64(op.Start)/1000, float64(op.FirstEmit)/1000, float64(op.End)/1000, os.Reads, os.Locks, waits, os.Spills, op.TimeSource)
+	}
+	tw.Flush()
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
 }

@@ -1,0 +1,91 @@
+package timeline
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+// BenchmarkBuildMillionEvents builds a trace of 1,000,000 events — 94 % page
+// reads, the rest locks, waits and thread profiles — on a 22-operator plan,
+// feeding the Builder one reused event at a time as a decoder in
+// ReuseEvents mode would. It reports ns/event and the heap the trace holds
+// afterwards per event (peak-in-use after GC, input excluded).
+func BenchmarkBuildMillionEvents(b *testing.B) {
+	plan := loadPlan(b, "stack_overflow-what_is_my_accepted_answer_percentage_rate.sqlplan")
+	cat := NewCatalog()
+	for p := uint64(0); p < 50000; p++ {
+		idx := "idxId"
+		if p%5 == 0 {
+			idx = "idxPostOwner"
+		}
+		cat.AddPage(5, 1, p, ObjectName{Schema: "dbo", Table: "Posts", Index: idx})
+	}
+	const n = 1_000_000
+	base := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	read := xe.Event{Name: "physical_page_read", Package: "sqlserver",
+		Fields:  []xe.Field{{Name: "file_id", Value: xe.UintValue(1)}, {Name: "page_id", Value: xe.UintValue(0)}},
+		Actions: []xe.Field{{Name: "event_sequence", Package: "package0"}, {Name: "database_id", Package: "sqlserver", Value: xe.UintValue(5)}}}
+	lock := xe.Event{Name: "lock_acquired", Package: "sqlserver",
+		Fields: []xe.Field{{Name: "resource_type", Value: xe.MapFieldValue(7, "KEY")}, {Name: "mode", Value: xe.MapFieldValue(3, "S")},
+			{Name: "database_id", Value: xe.UintValue(5)}, {Name: "associated_object_id", Value: xe.UintValue(72057594043170816)},
+			{Name: "resource_0", Value: xe.UintValue(0)}, {Name: "resource_description", Value: xe.StringValue("(8194443284a0)")}},
+		Actions: read.Actions}
+	wait := xe.Event{Name: "wait_info", Package: "sqlos",
+		Fields:  []xe.Field{{Name: "wait_type", Value: xe.MapFieldValue(66, "PAGEIOLATCH_SH")}, {Name: "opcode", Value: xe.MapFieldValue(0, "Begin")}, {Name: "duration", Value: xe.UintValue(0)}},
+		Actions: append([]xe.Field{{Name: "task_address", Package: "sqlos", Value: xe.PtrValue(0x1234)}}, read.Actions...)}
+	profile := xe.Event{Name: "query_thread_profile", Package: "sqlserver",
+		Fields:  []xe.Field{{Name: "node_id", Value: xe.UintValue(0)}, {Name: "thread_id", Value: xe.UintValue(1)}, {Name: "total_time_us", Value: xe.UintValue(100000)}},
+		Actions: read.Actions}
+	nodes := []uint64{14, 16, 18, 34, 36}
+
+	b.ReportAllocs()
+	var heapPerEvent float64
+	for b.Loop() {
+		bld, err := NewBuilder(plan, cat, nil, &Options{Statement: -1, ExpectedEvents: n})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			var ev *xe.Event
+			switch {
+			case i%50 == 0:
+				ev = &lock
+				ev.Fields[4].Value = xe.UintValue(uint64(i))
+			case i%50 == 1:
+				ev = &wait
+				if i%100 == 1 {
+					ev.Fields[1].Value, ev.Fields[2].Value = xe.MapFieldValue(0, "Begin"), xe.UintValue(0)
+				} else {
+					ev.Fields[1].Value, ev.Fields[2].Value = xe.MapFieldValue(1, "End"), xe.UintValue(1)
+				}
+			case i%20000 == 2:
+				ev = &profile
+				ev.Fields[0].Value = xe.UintValue(nodes[(i/20000)%len(nodes)])
+			default:
+				ev = &read
+				ev.Fields[1].Value = xe.UintValue(uint64(i % 50000))
+			}
+			ev.Actions[len(ev.Actions)-2].Value = xe.UintValue(uint64(i + 1))
+			ts := base.Add(time.Duration(i/40) * time.Millisecond) // 40 events per millisecond
+			ev.Timestamp = xe.Timestamp{Time: ts}
+			bld.Add(ev)
+		}
+		tr, err := bld.Build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heapPerEvent = float64(ms.HeapInuse) / n
+		if len(tr.Lanes.Read) < n*9/10 {
+			b.Fatalf("only %d reads", len(tr.Lanes.Read))
+		}
+		runtime.KeepAlive(bld)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+	b.ReportMetric(heapPerEvent, "heap-B/event")
+}

@@ -1,0 +1,266 @@
+package timeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+// kind is what a record was read from.
+type kind uint8
+
+const (
+	kOther kind = iota
+	kRead
+	kWrite
+	kLockAcquired
+	kLockReleased
+	kWaitBegin
+	kWaitEnd
+	kWaitCompleted
+	kFileRead
+	kFileReadCompleted
+	kFileWriteCompleted
+	kThreadProfile
+	kSpill
+	kGrantUsage
+	kSplit
+	kLogRecord
+	kLogFlush
+	kBatchStarting
+	kBatchCompleted
+	kStatementCompleted
+)
+
+// rec is the compact form of one event: what the timeline needs and nothing
+// else. Strings (map texts, event names) are interned into Builder.strs.
+type rec struct {
+	tsNs   int64  // event timestamp, Unix ns
+	seq    uint64 // package0.event_sequence (hasSeq)
+	t      int64  // µs from time zero, set by the clock
+	a, b   uint64 // kind-specific: see Add
+	c, d   uint64
+	e, f   uint64
+	s1, s2 uint32 // interned strings
+	s3     uint32
+	kind   kind
+	hasSeq bool
+	flag   bool
+}
+
+// Options tune a Builder.
+type Options struct {
+	// Statement picks the plan statement the events belong to, by its
+	// Index in Plan.Statements. -1 (the default from NewBuilder) takes the
+	// first statement that has operators.
+	Statement int
+	// ExpectedEvents, when known (the tracer counts rows), sizes the
+	// Builder's memory up front instead of growing it.
+	ExpectedEvents int
+	// LockRows maps a key lock's resource description (the %%lockres%%
+	// hash, e.g. "(8194443284a0)") to the row the tracer resolved for it.
+	LockRows map[string]string
+}
+
+// Builder collects events and builds a Trace. It is not safe for
+// concurrent use.
+type Builder struct {
+	plan    *showplan.Plan
+	stmt    *showplan.Statement
+	catalog *Catalog
+	maps    xe.MapResolver
+	opts    Options
+
+	recs  []rec
+	strs  []string
+	strID map[string]uint32
+	other map[string]int
+	notes []string
+}
+
+// NewBuilder starts a trace for plan (nil when no plan was captured), with an
+// optional catalog and map resolver (either may be nil).
+func NewBuilder(plan *showplan.Plan, catalog *Catalog, maps xe.MapResolver, opts *Options) (*Builder, error) {
+	b := &Builder{plan: plan, catalog: catalog, maps: maps, strID: map[string]uint32{"": 0}, strs: []string{""}, other: map[string]int{}}
+	if opts != nil {
+		b.opts = *opts
+	} else {
+		b.opts.Statement = -1
+	}
+	if b.opts.ExpectedEvents > 0 {
+		b.recs = make([]rec, 0, b.opts.ExpectedEvents)
+	}
+	if plan != nil {
+		switch {
+		case b.opts.Statement >= 0:
+			if b.opts.Statement >= len(plan.Statements) {
+				return nil, fmt.Errorf("timeline: statement %d does not exist; the plan has %d", b.opts.Statement, len(plan.Statements))
+			}
+			b.stmt = plan.Statements[b.opts.Statement]
+			if b.stmt.Root == nil {
+				return nil, fmt.Errorf("timeline: statement %d (%s) has no operators", b.opts.Statement, b.stmt.Type)
+			}
+		default:
+			for _, s := range plan.Statements {
+				if s.Root != nil {
+					b.stmt = s
+					break
+				}
+			}
+			if b.stmt == nil {
+				b.notes = append(b.notes, "the plan has no statement with operators; events stay unmatched")
+			}
+		}
+	} else {
+		b.notes = append(b.notes, "no plan: events stay unmatched and there are no operators")
+	}
+	return b, nil
+}
+
+func (b *Builder) intern(s string) uint32 {
+	if id, ok := b.strID[s]; ok {
+		return id
+	}
+	id := uint32(len(b.strs))
+	b.strs = append(b.strs, s)
+	b.strID[s] = id
+	return id
+}
+
+// Add records one event. The event may be a reused view (xe.Decoder's
+// ReuseEvents mode): nothing of it is kept after Add returns.
+func (b *Builder) Add(ev *xe.Event) {
+	r := rec{tsNs: ev.Timestamp.Time.UnixNano()}
+	if v, ok := ev.Action("event_sequence"); ok {
+		if s, ok := v.Uint(); ok {
+			r.seq, r.hasSeq = s, true
+		}
+	}
+	db := func() uint64 {
+		if v, ok := ev.Action("database_id"); ok {
+			u, _ := v.Uint()
+			return u
+		}
+		return 0
+	}
+	switch ev.Name {
+	case "physical_page_read", "physical_page_write":
+		p, _ := xe.AsPageIO(ev)
+		r.kind = kRead
+		if p.Write {
+			r.kind = kWrite
+		}
+		r.a, r.b, r.c = db(), p.FileID, p.PageID
+	case "lock_acquired", "lock_released":
+		l, _ := xe.AsLock(ev, b.maps)
+		r.kind = kLockAcquired
+		if l.Released {
+			r.kind = kLockReleased
+		}
+		r.a = l.DatabaseID
+		r.b = l.AssociatedObjectID
+		r.c = l.Resource0 | l.Resource1<<32
+		r.d = l.Resource2
+		r.e = uint64(l.TransactionID)
+		r.s1 = b.intern(l.Mode.String())
+		r.s2 = b.intern(l.ResourceType.String())
+		r.s3 = b.intern(strings.TrimSpace(l.ResourceDescription))
+		r.f = l.DurationUs
+		if l.ObjectID != 0 && l.AssociatedObjectID == 0 {
+			// An OBJECT lock names the table by object id, not a HoBT.
+			r.b, r.flag = uint64(l.ObjectID), true
+		}
+	case "wait_info", "wait_completed":
+		w, _ := xe.AsWait(ev, b.maps)
+		r.s1 = b.intern(w.WaitType.String())
+		r.a = w.DurationUs
+		r.b = w.WaitResource
+		if v, ok := ev.Action("task_address"); ok {
+			r.c, _ = v.Uint()
+		}
+		switch {
+		case w.Completed:
+			r.kind = kWaitCompleted
+		case strings.EqualFold(w.Opcode.Text, "begin"):
+			r.kind = kWaitBegin
+		case strings.EqualFold(w.Opcode.Text, "end"):
+			r.kind = kWaitEnd
+		case w.DurationUs > 0:
+			// Opcode text unknown (no <text>, no resolver): only an End
+			// carries a duration, so that decides without a map key.
+			r.kind = kWaitEnd
+		default:
+			r.kind = kWaitBegin
+		}
+	case "file_read", "file_read_completed", "file_write_completed":
+		f, _ := xe.AsFileIO(ev, b.maps)
+		switch {
+		case f.Write:
+			r.kind = kFileWriteCompleted
+		case f.Completed:
+			r.kind = kFileReadCompleted
+		default:
+			r.kind = kFileRead
+		}
+		r.a, r.b, r.c, r.d, r.e = f.DatabaseID, f.FileID, f.Offset, f.Size, f.DurationUs
+		if r.a == 0 {
+			r.a = db()
+		}
+		r.f = f.PageID
+	case "query_thread_profile":
+		p, _ := xe.AsThreadProfile(ev)
+		r.kind = kThreadProfile
+		r.a, r.b, r.c = p.NodeID, p.ThreadID, p.TotalTimeUs
+	case "hash_warning", "sort_warning", "hash_spill_details", "exchange_spill":
+		s, _ := xe.AsSpill(ev, b.maps)
+		r.kind = kSpill
+		_, r.flag = ev.Data("query_operation_node_id")
+		r.a, r.b, r.c = s.QueryOperationNodeID, s.GrantedMemoryKB, s.UsedMemoryKB
+		r.s1 = b.intern(ev.Name)
+		r.s2 = b.intern(s.WarningType.Text)
+	case "query_memory_grant_usage":
+		g, _ := xe.AsMemoryGrantUsage(ev)
+		r.kind = kGrantUsage
+		r.b, r.c = g.GrantedMemoryKB, g.UsedMemoryKB
+		r.s1 = b.intern(ev.Name)
+	case "page_split":
+		s, _ := xe.AsPageSplit(ev, b.maps)
+		r.kind = kSplit
+		r.a = s.DatabaseID
+		if r.a == 0 {
+			r.a = db()
+		}
+		r.b, r.c, r.d = s.FileID, s.PageID, s.RowsetID
+		r.e = s.NewPageFileID<<32 | s.NewPagePageID
+		r.s1 = b.intern(s.SplitOperation.String())
+	case "transaction_log":
+		l, _ := xe.AsTransactionLog(ev, b.maps)
+		r.kind = kLogRecord
+		r.a, r.b, r.c = l.DatabaseID, l.AllocUnitID, uint64(l.TransactionID)
+		if l.LogRecordSize.Valid {
+			r.d = l.LogRecordSize.Value
+		}
+		r.s1 = b.intern(l.Operation.String())
+		r.s2 = b.intern(l.Context.String())
+	case "log_flush_complete":
+		l, _ := xe.AsLogFlush(ev)
+		r.kind = kLogFlush
+		r.a, r.d, r.e = l.DatabaseID, l.WriteSize, l.DurationUs
+	case "sql_batch_starting":
+		r.kind = kBatchStarting
+	case "sql_batch_completed":
+		c, _ := xe.AsBatchCompleted(ev, b.maps)
+		r.kind = kBatchCompleted
+		r.a = c.DurationUs
+	case "sql_statement_completed":
+		c, _ := xe.AsStatementCompleted(ev)
+		r.kind = kStatementCompleted
+		r.a = c.DurationUs
+	default:
+		b.other[ev.Name]++
+		r.kind = kOther
+	}
+	b.recs = append(b.recs, r)
+}

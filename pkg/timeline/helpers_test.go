@@ -1,0 +1,152 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+var update = flag.Bool("update", false, "rewrite golden traces")
+
+// stream writes events for a test plan: each event gets the next
+// event_sequence and a millisecond timestamp from base, as event_file XML
+// prints them.
+type stream struct {
+	base   time.Time
+	seq    uint64
+	events []xe.Event
+}
+
+func newStream() *stream {
+	return &stream{base: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)}
+}
+
+type kv struct {
+	name string
+	v    xe.Value
+}
+
+func u(name string, v uint64) kv           { return kv{name, xe.UintValue(v)} }
+func m(name string, k uint64, t string) kv { return kv{name, xe.MapFieldValue(k, t)} }
+func s(name, v string) kv                  { return kv{name, xe.StringValue(v)} }
+
+func (st *stream) add(ms int, pkg, name string, data ...kv) {
+	st.seq++
+	ts := st.base.Add(time.Duration(ms) * time.Millisecond)
+	ev := xe.Event{Name: name, Package: pkg, Timestamp: xe.Timestamp{Raw: ts.Format("2006-01-02T15:04:05.000Z"), Time: ts}}
+	for _, d := range data {
+		ev.Fields = append(ev.Fields, xe.Field{Name: d.name, Value: d.v})
+	}
+	ev.Actions = []xe.Field{
+		{Name: "event_sequence", Package: "package0", Value: xe.UintValue(st.seq)},
+		{Name: "database_id", Package: "sqlserver", Value: xe.UintValue(5)},
+		{Name: "session_id", Package: "sqlserver", Value: xe.UintValue(57)},
+	}
+	st.events = append(st.events, ev)
+}
+
+func (st *stream) batchStart(ms int) {
+	st.add(ms, "sqlserver", "sql_batch_starting", s("batch_text", "traced"))
+}
+func (st *stream) batchEnd(ms int, durUs uint64) {
+	st.add(ms, "sqlserver", "sql_batch_completed", u("duration", durUs), u("cpu_time", durUs/2))
+}
+func (st *stream) read(ms int, file, page uint64) {
+	st.add(ms, "sqlserver", "physical_page_read", u("file_id", file), u("page_id", page))
+}
+func (st *stream) profile(ms int, node, thread, totalUs uint64) {
+	st.add(ms, "sqlserver", "query_thread_profile", u("node_id", node), u("thread_id", thread), u("total_time_us", totalUs))
+}
+func (st *stream) lock(ms int, released bool, hobt uint64, res string, durUs uint64) {
+	name := "lock_acquired"
+	if released {
+		name = "lock_released"
+	}
+	st.add(ms, "sqlserver", name, m("resource_type", 7, "KEY"), m("mode", 3, "S"), u("transaction_id", 9001),
+		u("database_id", 5), u("resource_0", 1), u("resource_1", 2), u("resource_2", 3),
+		u("associated_object_id", hobt), u("duration", durUs), s("resource_description", res))
+}
+func (st *stream) wait(ms int, end bool, waitType string, durMs uint64) {
+	op := m("opcode", 0, "Begin")
+	if end {
+		op = m("opcode", 1, "End")
+	}
+	st.add(ms, "sqlos", "wait_info", m("wait_type", 66, waitType), op, u("duration", durMs), u("signal_duration", 0))
+}
+
+func loadPlan(t testing.TB, name string) *showplan.Plan {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "plans", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := showplan.ParseBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func build(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Options, events []xe.Event) *Trace {
+	t.Helper()
+	b, err := NewBuilder(plan, cat, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range events {
+		b.Add(&events[i])
+	}
+	tr, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func checkGolden(t *testing.T, name string, tr *Trace) {
+	t.Helper()
+	got, err := json.MarshalIndent(tr, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "golden", name+".json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden %s: %v (run go test ./pkg/timeline -update)", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./pkg/timeline -update and review the diff.\ngot:\n%s", path, got)
+	}
+}
+
+func op(tr *Trace, id int) *Operator {
+	for i := range tr.Operators {
+		if tr.Operators[i].ID == id {
+			return &tr.Operators[i]
+		}
+	}
+	return nil
+}
+
+func phase(o *Operator, k PhaseKind) *Phase {
+	for i := range o.Phases {
+		if o.Phases[i].Kind == k {
+			return &o.Phases[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package timeline
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+func TestSpreadKeepsOrderAndMillisecond(t *testing.T) {
+	st := newStream()
+	st.batchStart(0)
+	for i := 0; i < 3; i++ {
+		st.read(1, 1, uint64(i))
+	}
+	st.read(2, 1, 9)
+	tr := build(t, nil, nil, nil, st.events)
+	got := []int64{}
+	for _, r := range tr.Lanes.Read {
+		got = append(got, r.T)
+	}
+	want := []int64{1000, 1333, 1666, 2000}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("read times %v, want %v", got, want)
+		}
+	}
+	if !tr.Summary.Spread || tr.Summary.Ordering != "event_sequence" {
+		t.Fatalf("summary %+v", tr.Summary)
+	}
+}
+
+func TestNoSpreadForSubMillisecondTimestamps(t *testing.T) {
+	st := newStream()
+	st.batchStart(0)
+	st.read(1, 1, 1)
+	st.read(1, 1, 2)
+	st.events[2].Timestamp.Time = st.events[2].Timestamp.Time.Add(100 * time.Microsecond)
+	tr := build(t, nil, nil, nil, st.events)
+	if tr.Summary.Spread || tr.Lanes.Read[0].T != 1000 || tr.Lanes.Read[1].T != 1100 {
+		t.Fatalf("spread=%v reads %+v", tr.Summary.Spread, tr.Lanes.Read)
+	}
+}
+
+func TestLostEventsAndSequenceOrder(t *testing.T) {
+	st := newStream()
+	st.batchStart(0)
+	st.read(1, 1, 1)
+	st.read(2, 1, 2)
+	st.read(3, 1, 3)
+	ev := st.events
+	// Drop two events and deliver the rest out of order: the sequence
+	// restores the order and the gap counts as lost.
+	ev[1].Actions[0].Value = xe.UintValue(4)
+	ev[3].Actions[0].Value = xe.UintValue(2)
+	shuffled := []xe.Event{ev[3], ev[0], ev[2], ev[1]}
+	shuffled[0].Actions[0].Value = xe.UintValue(7)
+	tr := build(t, nil, nil, nil, shuffled)
+	if tr.Summary.Lost != 3 { // sequences 1,3,4,7: 2, 5 and 6 are missing
+		t.Fatalf("lost = %d, want 3", tr.Summary.Lost)
+	}
+	if tr.Summary.Ordering != "event_sequence" {
+		t.Fatal(tr.Summary.Ordering)
+	}
+}
+
+func TestCaptureOrderWithoutSequence(t *testing.T) {
+	st := newStream()
+	st.read(5, 1, 1)
+	st.read(2, 1, 2)
+	for i := range st.events {
+		st.events[i].Actions = st.events[i].Actions[1:]
+	}
+	tr := build(t, nil, nil, nil, st.events)
+	if tr.Summary.Ordering != "capture" {
+		t.Fatal(tr.Summary.Ordering)
+	}
+	// No batch start: zero is the earliest event, and the notes say so.
+	if tr.Lanes.Read[0].T != 0 || tr.Lanes.Read[1].T != 3000 || !strings.Contains(strings.Join(tr.Summary.Notes, ";"), "time zero") {
+		t.Fatalf("reads %+v notes %v", tr.Lanes.Read, tr.Summary.Notes)
+	}
+}
+
+func TestUnknownEventsAreCounted(t *testing.T) {
+	st := newStream()
+	st.batchStart(0)
+	st.add(1, "sqlserver", "latch_suspend_begin", u("page_id", 1))
+	tr := build(t, nil, nil, nil, st.events)
+	if tr.Summary.Other["latch_suspend_begin"] != 1 || tr.Summary.Events != 2 {
+		t.Fatalf("summary %+v", tr.Summary)
+	}
+}
+
+func TestBadStatementIsAnError(t *testing.T) {
+	plan := loadPlan(t, "KeyLookup.sqlplan")
+	if _, err := NewBuilder(plan, nil, nil, &Options{Statement: 7}); err == nil || !strings.Contains(err.Error(), "statement 7 does not exist") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReadCatalog(t *testing.T) {
+	good := `{"pages":[{"databaseId":5,"fileId":1,"pageId":9,"schema":"dbo","table":"T","index":"PK"}],
+	  "hobts":[{"databaseId":0,"hobtId":77,"table":"T"}],"allocUnits":[],"objects":[{"databaseId":5,"objectId":3,"table":"T","index":"x"}]}`
+	c, err := ReadCatalog(strings.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.page(5, 1, 9); o == nil || o.Index != "PK" {
+		t.Fatalf("page lookup %v", o)
+	}
+	if o := c.hobt(12, 77); o == nil {
+		t.Fatal("database 0 entry should match any database")
+	}
+	if o := c.object(5, 3); o == nil || o.Index != "" {
+		t.Fatalf("object lookup should drop the index: %+v", o)
+	}
+	for _, bad := range []string{`{"pages":[{"fileId":1}]}`, `{"pagez":[]}`, `[`} {
+		if _, err := ReadCatalog(strings.NewReader(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// TestProperties builds traces from random event streams on every test plan
+// and checks the invariants every view relies on.
+func TestProperties(t *testing.T) {
+	plans := []string{"columns_with_no_statistics.sqlplan", "stack_overflow-my_comment_score_distribution.sqlplan", "cte_multi_ref_plan.sqlplan", "KeyLookup.sqlplan"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, name := range plans {
+		plan := loadPlan(t, name)
+		var stmtOps []int
+		for _, o := range plan.Statements[0].Operators {
+			stmtOps = append(stmtOps, o.NodeID)
+		}
+		for iter := 0; iter < 50; iter++ {
+			st := newStream()
+			st.batchStart(0)
+			n := 1 + rng.IntN(60)
+			ms := 0
+			for i := 0; i < n; i++ {
+				ms += rng.IntN(3)
+				switch rng.IntN(4) {
+				case 0:
+					st.profile(ms, uint64(stmtOps[rng.IntN(len(stmtOps))]), 0, uint64(rng.IntN(5000)))
+				case 1:
+					st.wait(ms, rng.IntN(2) == 0, "PAGEIOLATCH_SH", uint64(rng.IntN(3)))
+				default:
+					st.read(ms, 1, uint64(rng.IntN(20)))
+				}
+			}
+			st.batchEnd(ms+1, uint64(ms+1)*1000)
+			tr := build(t, plan, nil, nil, st.events)
+			checkProperties(t, name, tr, st.events)
+		}
+	}
+}
+
+func checkProperties(t *testing.T, name string, tr *Trace, events []xe.Event) {
+	t.Helper()
+	base := events[0].Timestamp.Time
+	var prev int64 = -1 << 62
+	for i, r := range tr.Lanes.Read {
+		if r.T < prev {
+			t.Fatalf("%s: read lane not sorted at %d", name, i)
+		}
+		prev = r.T
+	}
+	// Every read stays inside its own millisecond.
+	var reads []xe.Event
+	for _, ev := range events {
+		if ev.Name == "physical_page_read" {
+			reads = append(reads, ev)
+		}
+	}
+	for i, r := range tr.Lanes.Read {
+		ms := reads[i].Timestamp.Time.Sub(base).Microseconds()
+		if r.T < ms || r.T >= ms+1000 {
+			t.Fatalf("%s: read %d at %d µs left its millisecond %d", name, i, r.T, ms)
+		}
+	}
+	for _, o := range tr.Operators {
+		if o.FirstEmit < o.Start || o.End < o.FirstEmit || o.Start < tr.Start || o.End > tr.End {
+			t.Fatalf("%s: operator %d times %d/%d/%d outside order or statement [%d,%d]", name, o.ID, o.Start, o.FirstEmit, o.End, tr.Start, tr.End)
+		}
+		for _, p := range o.Phases {
+			if p.Start > p.End || p.Start < o.Start || p.End > o.End {
+				t.Fatalf("%s: operator %d phase %+v outside [%d,%d]", name, o.ID, p, o.Start, o.End)
+			}
+		}
+		if o.Behavior != "streaming" || o.PhysicalOp == "Concatenation" {
+			continue
+		}
+		for _, c := range tr.Operators {
+			if c.Parent != nil && *c.Parent == o.ID && c.FirstEmit > o.FirstEmit {
+				t.Fatalf("%s: streaming operator %d emits at %d before its child %d (%d)", name, o.ID, o.FirstEmit, c.ID, c.FirstEmit)
+			}
+		}
+	}
+}
+
+func TestWaitCategory(t *testing.T) {
+	for w, want := range map[string]string{"PAGEIOLATCH_SH": "Io", "CXPACKET": "Parallelism", "LCK_M_S": "Concurrency",
+		"SOS_SCHEDULER_YIELD": "Cpu", "WRITELOG": "Io", "PAGELATCH_EX": "Concurrency", "SOMETHING_NEW": "Cpu"} {
+		if got := WaitCategory(w); got != want {
+			t.Errorf("%s: %s, want %s", w, got, want)
+		}
+	}
+}

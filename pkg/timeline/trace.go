@@ -1,0 +1,273 @@
+package timeline
+
+import (
+	"strconv"
+)
+
+// Rule says how an event was tied to an operator.
+type Rule uint8
+
+const (
+	// RuleUnmatched: no honest match was found.
+	RuleUnmatched Rule = iota
+	// RuleNodeID: the event carries the operator's node id.
+	RuleNodeID
+	// RuleObject: exactly one operator touches the event's object.
+	RuleObject
+	// RuleObjectTiming: several operators touch the object; their execution
+	// windows decided.
+	RuleObjectTiming
+	// RuleTiming: the event names no object; the operator whose window best
+	// contains it (or the nearest) was taken.
+	RuleTiming
+	// RuleStatement: the event belongs to the statement, not to an operator
+	// (memory grant usage, batch events).
+	RuleStatement
+)
+
+var ruleNames = [...]string{"unmatched", "node_id", "object", "object_timing", "timing", "statement"}
+
+func (r Rule) String() string { return ruleNames[r] }
+
+// MarshalText writes the rule's name.
+func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// Confidence grades a match.
+type Confidence uint8
+
+const (
+	ConfidenceNone Confidence = iota
+	// ConfidenceLow: timing alone.
+	ConfidenceLow
+	// ConfidenceWeak: the table matches but one side has no index name.
+	ConfidenceWeak
+	// ConfidenceStrong: table and index match.
+	ConfidenceStrong
+	// ConfidenceExact: the event named the node.
+	ConfidenceExact
+)
+
+var confidenceNames = [...]string{"none", "low", "weak", "strong", "exact"}
+
+func (c Confidence) String() string { return confidenceNames[c] }
+
+// MarshalText writes the confidence's name.
+func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// NodeID is a plan operator's NodeId, or Unmatched.
+type NodeID int32
+
+// Unmatched is the NodeID of an event tied to no operator.
+const Unmatched NodeID = -1
+
+// MarshalJSON writes null for Unmatched.
+func (n NodeID) MarshalJSON() ([]byte, error) {
+	if n < 0 {
+		return []byte("null"), nil
+	}
+	return strconv.AppendInt(nil, int64(n), 10), nil
+}
+
+// Match is where an event belongs.
+type Match struct {
+	NodeID     NodeID     `json:"nodeId"`
+	Rule       Rule       `json:"rule"`
+	Confidence Confidence `json:"confidence"`
+}
+
+// PhaseKind names an operator phase.
+type PhaseKind string
+
+const (
+	// PhaseConsume: a blocking operator reads its input before its first row.
+	PhaseConsume PhaseKind = "consume"
+	// PhaseBuild: a hybrid operator (hash join) reads its blocking input.
+	PhaseBuild PhaseKind = "build"
+	// PhaseProbe: a hybrid operator streams its other inputs against the build.
+	PhaseProbe PhaseKind = "probe"
+	// PhaseEmit: rows leave the operator.
+	PhaseEmit PhaseKind = "emit"
+)
+
+// Phase is one phase of an operator, in µs from time zero.
+type Phase struct {
+	Kind  PhaseKind `json:"kind"`
+	Start int64     `json:"start"`
+	End   int64     `json:"end"`
+}
+
+// Operator is one plan operator on the timeline. Times are µs from time zero.
+type Operator struct {
+	ID         int     `json:"id"`
+	Parent     *int    `json:"parent"`
+	PhysicalOp string  `json:"physicalOp"`
+	LogicalOp  string  `json:"logicalOp"`
+	Behavior   string  `json:"behavior"`
+	Object     string  `json:"object,omitempty"`
+	Start      int64   `json:"start"`
+	FirstEmit  int64   `json:"firstEmit"`
+	End        int64   `json:"end"`
+	Phases     []Phase `json:"phases"`
+	// TimeSource says where Start and End came from: "thread_profile" (its own
+	// query_thread_profile window), "events" (its matched events), or
+	// "derived" (children and runtime counters only).
+	TimeSource string `json:"timeSource"`
+	// Window is the query_thread_profile execution window, when there is one.
+	Window *Window `json:"window,omitempty"`
+}
+
+// Window is an execution window [Start, End] in µs.
+type Window struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+// PageEvent is a physical_page_read or physical_page_write.
+type PageEvent struct {
+	T int64 `json:"t"`
+	Match
+	DatabaseID uint64      `json:"databaseId,omitempty"`
+	FileID     uint64      `json:"file"`
+	PageID     uint64      `json:"page"`
+	Object     *ObjectName `json:"object,omitempty"`
+}
+
+// LockInterval is a lock from acquisition to release.
+type LockInterval struct {
+	T   int64 `json:"t"`
+	End int64 `json:"end"`
+	Match
+	Mode         string `json:"mode"`
+	ResourceType string `json:"resourceType"`
+	// Resource identifies the resource: "db:hobt:r0:r1:r2" as the event gave it.
+	Resource      string      `json:"resource"`
+	TransactionID int64       `json:"transactionId"`
+	Object        *ObjectName `json:"object,omitempty"`
+	// HeldToEnd: no release was captured; the lock closes at the statement end.
+	HeldToEnd bool `json:"heldToEnd,omitempty"`
+	// Row is the resolved row for a key lock, when the tracer supplied one.
+	Row string `json:"row,omitempty"`
+	// Released is false for a release-only event whose acquisition was not
+	// captured (the interval is then taken from its measured duration).
+	AcquireSeen bool `json:"acquireSeen"`
+}
+
+// WaitInterval is a wait from begin to end.
+type WaitInterval struct {
+	T   int64 `json:"t"`
+	End int64 `json:"end"`
+	Match
+	WaitType   string `json:"waitType"`
+	Category   string `json:"category"`
+	DurationUs uint64 `json:"durationUs"`
+	// Open: the wait began but its end was not captured.
+	Open bool `json:"open,omitempty"`
+}
+
+// MemoryEvent is a memory grant usage report or a spill.
+type MemoryEvent struct {
+	T int64 `json:"t"`
+	Match
+	// Kind is the event name: query_memory_grant_usage, hash_warning,
+	// sort_warning, hash_spill_details or exchange_spill.
+	Kind            string `json:"kind"`
+	Detail          string `json:"detail,omitempty"`
+	GrantedMemoryKB uint64 `json:"grantedKB,omitempty"`
+	UsedMemoryKB    uint64 `json:"usedKB,omitempty"`
+	Spill           bool   `json:"spill"`
+}
+
+// SplitEvent is a page_split.
+type SplitEvent struct {
+	T int64 `json:"t"`
+	Match
+	FileID    uint64      `json:"file"`
+	PageID    uint64      `json:"page"`
+	NewFileID uint64      `json:"newFile"`
+	NewPageID uint64      `json:"newPage"`
+	Operation string      `json:"operation"`
+	Object    *ObjectName `json:"object,omitempty"`
+}
+
+// LogEvent is a transaction_log record or a log_flush_complete.
+type LogEvent struct {
+	T int64 `json:"t"`
+	Match
+	Kind          string      `json:"kind"` // record or flush
+	Operation     string      `json:"operation,omitempty"`
+	Context       string      `json:"context,omitempty"`
+	TransactionID int64       `json:"transactionId,omitempty"`
+	Size          uint64      `json:"size,omitempty"`
+	Object        *ObjectName `json:"object,omitempty"`
+}
+
+// IOInterval is a file read (issued to completed) or write.
+type IOInterval struct {
+	T   int64 `json:"t"`
+	End int64 `json:"end"`
+	Match
+	Write      bool   `json:"write"`
+	DatabaseID uint64 `json:"databaseId"`
+	FileID     uint64 `json:"file"`
+	Offset     uint64 `json:"offset"`
+	Size       uint64 `json:"size"`
+	DurationUs uint64 `json:"durationUs"`
+	// Completed is false for an issued read whose completion was not captured.
+	Completed bool `json:"completed"`
+}
+
+// Lanes hold every view's entries, each sorted by time.
+type Lanes struct {
+	Read   []PageEvent    `json:"read"`
+	Write  []PageEvent    `json:"write"`
+	Lock   []LockInterval `json:"lock"`
+	Wait   []WaitInterval `json:"wait"`
+	Memory []MemoryEvent  `json:"memory"`
+	Split  []SplitEvent   `json:"split"`
+	Log    []LogEvent     `json:"log"`
+	IO     []IOInterval   `json:"io"`
+}
+
+// Trace is the rebuilt timeline.
+type Trace struct {
+	// ZeroTime is the raw timestamp at time zero (RFC 3339).
+	ZeroTime  string     `json:"zeroTime"`
+	Start     int64      `json:"start"`
+	End       int64      `json:"end"`
+	Statement string     `json:"statement,omitempty"`
+	Operators []Operator `json:"operators"`
+	Lanes     Lanes      `json:"lanes"`
+	Summary   Summary    `json:"summary"`
+}
+
+// OperatorSummary counts what happened in one operator.
+type OperatorSummary struct {
+	ID     int            `json:"id"`
+	Reads  int            `json:"reads"`
+	Writes int            `json:"writes"`
+	Locks  int            `json:"locks"`
+	Waits  map[string]int `json:"waits,omitempty"`
+	Spills int            `json:"spills"`
+	Splits int            `json:"splits"`
+	Logs   int            `json:"logRecords"`
+}
+
+// Summary holds the counts of a trace.
+type Summary struct {
+	Events int `json:"events"`
+	// Lanes counts entries per lane.
+	Lanes map[string]int `json:"lanes"`
+	// Unmatched counts entries per lane that no operator took.
+	Unmatched map[string]int `json:"unmatched"`
+	// Lost counts event_sequence gaps: events the session dropped.
+	Lost uint64 `json:"lost"`
+	// Ordering is "event_sequence" or "capture".
+	Ordering string `json:"ordering"`
+	// Spread tells whether coincident millisecond timestamps were spread.
+	Spread bool `json:"spread"`
+	// Other counts events that feed no lane, by name.
+	Other     map[string]int    `json:"other,omitempty"`
+	Operators []OperatorSummary `json:"operators"`
+	// Notes explain anything the reader should know (no plan, no batch start…).
+	Notes []string `json:"notes,omitempty"`
+}
