@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 )
@@ -25,9 +26,13 @@ func planInspect(ctx context.Context, e *env, file string, asJSON bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	plan, err := showplan.ParseFile(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return withStatus(1, err)
+		return fmt.Errorf("read plan: %w", err)
+	}
+	plan, err := showplan.ParseBytes(data)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", file, err)
 	}
 	if !asJSON {
 		return showplan.WriteTree(e.stdout, plan)

@@ -48,10 +48,7 @@ func TestObjectsAreOwnOnly(t *testing.T) {
 		"Parallelism": true, "ComputeScalar": true, "Filter": true, "Top": true, "StreamAggregate": true, "Concat": true}
 	checked := 0
 	for _, path := range realPlans(t) {
-		plan, err := ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := parseFile(t, path)
 		for _, st := range plan.Statements {
 			for _, op := range st.Operators {
 				if noObject[op.Element] {
@@ -316,6 +313,9 @@ func TestAdaptiveAndBatchModeJoins(t *testing.T) {
 	if aj.Semantics.Behavior != Hybrid || !slices.Equal(aj.Semantics.BlockingInputs, []int{2}) {
 		t.Errorf("adaptive join semantics = %+v", aj.Semantics)
 	}
+	if aj.EstimatedJoinType != "Nested Loops" || aj.ActualJoinType != "Nested Loops" {
+		t.Errorf("adaptive join types: estimated %q actual %q", aj.EstimatedJoinType, aj.ActualJoinType)
+	}
 	if len(aj.Children) != 3 {
 		t.Errorf("adaptive join has %d inputs, want 3", len(aj.Children))
 	}
@@ -336,10 +336,7 @@ func TestAdaptiveAndBatchModeJoins(t *testing.T) {
 
 func TestOwnCost(t *testing.T) {
 	for _, path := range realPlans(t) {
-		plan, err := ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := parseFile(t, path)
 		for _, st := range plan.Statements {
 			for _, op := range st.Operators {
 				children := 0.0
@@ -351,5 +348,45 @@ func TestOwnCost(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestRangeSeekPredicates(t *testing.T) {
+	plan := mustParse(t, "html-query-plan/rid_lookup.sqlplan")
+	var seeks []string
+	for _, op := range plan.Statements[0].Operators {
+		seeks = append(seeks, op.SeekPredicates...)
+	}
+	want := "[AdventureWorks2012].[dbo].[DatabaseLog].[DatabaseLogID] >= (195) AND [AdventureWorks2012].[dbo].[DatabaseLog].[DatabaseLogID] <= (198)"
+	if !slices.Contains(seeks, want) {
+		t.Errorf("seek predicates %q lack %q", seeks, want)
+	}
+	// IsNotNull carries its column directly (XSD SingleColumnReferenceType).
+	const doc = `<ShowPlanXML><BatchSequence><Batch><Statements><StmtSimple StatementType="SELECT"><QueryPlan>
+<RelOp NodeId="0" PhysicalOp="Index Seek" LogicalOp="Index Seek"><OutputList/><IndexScan><Object Table="[T]" Index="[IX]"/>
+<SeekPredicates><SeekPredicateNew><SeekKeys><IsNotNull><ColumnReference Table="[T]" Column="c"/></IsNotNull></SeekKeys></SeekPredicateNew></SeekPredicates>
+</IndexScan></RelOp></QueryPlan></StmtSimple></Statements></Batch></BatchSequence></ShowPlanXML>`
+	p, err := ParseBytes([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Statements[0].Root.SeekPredicates; !slices.Equal(got, []string{"[T].[c] IS NOT NULL"}) {
+		t.Errorf("IsNotNull seek = %q", got)
+	}
+}
+
+func TestAutoStatsStatementIsMarked(t *testing.T) {
+	// An automatic statistics update query (its shape is general knowledge;
+	// xe-tracing.md §7.1 names the StatMan and _MS_UPDSTATS_TBL markers).
+	const doc = `<ShowPlanXML><BatchSequence><Batch><Statements>
+<StmtSimple StatementType="SELECT STATMAN" StatementText="SELECT StatMan([SC0]) FROM (SELECT TOP 100 PERCENT [c] AS [SC0] FROM [dbo].[T] WITH (READUNCOMMITTED) ORDER BY [SC0]) AS _MS_UPDSTATS_TBL"/>
+<StmtSimple StatementType="SELECT" StatementText="SELECT c FROM dbo.T"/>
+</Statements></Batch></BatchSequence></ShowPlanXML>`
+	plan, err := ParseBytes([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Statements[0].IsStatsMaintenance || plan.Statements[1].IsStatsMaintenance {
+		t.Errorf("stats maintenance flags: %v %v", plan.Statements[0].IsStatsMaintenance, plan.Statements[1].IsStatsMaintenance)
 	}
 }

@@ -5,6 +5,7 @@ import "strings"
 // finishStatement derives what needs the whole tree: own cost, runtime
 // totals, display names, derived warnings and semantics.
 func finishStatement(st *Statement) {
+	st.IsStatsMaintenance = strings.Contains(st.Text, "StatMan") || strings.Contains(st.Text, "_MS_UPDSTATS_TBL")
 	for _, op := range st.Operators {
 		if len(op.Objects) > 0 {
 			op.Object = &op.Objects[0]
@@ -20,6 +21,12 @@ func finishStatement(st *Statement) {
 		op.DisplayName = displayName(op)
 		op.Actual = totals(op.Threads)
 		op.ExecutionMode = executionMode(op)
+		for _, t := range op.Threads {
+			if t.ActualJoinType != "" {
+				op.ActualJoinType = t.ActualJoinType
+				break
+			}
+		}
 		addImplicitConversionWarning(op)
 		op.Semantics = classify(op)
 	}

@@ -17,52 +17,57 @@ type Document struct {
 
 // DocumentStatement is one statement of a Document.
 type DocumentStatement struct {
-	Index           int                 `json:"index"`
-	Element         string              `json:"element"`
-	Type            string              `json:"type"`
-	Text            string              `json:"text"`
-	ParentStatement *int                `json:"parentStatement,omitempty"`
-	Function        string              `json:"function,omitempty"`
-	CursorOperation string              `json:"cursorOperation,omitempty"`
-	QueryHash       string              `json:"queryHash,omitempty"`
-	QueryPlanHash   string              `json:"queryPlanHash,omitempty"`
-	DOP             int                 `json:"dop,omitempty"`
-	SubtreeCost     float64             `json:"subtreeCost,omitempty"`
-	TimeStats       *TimeStats          `json:"timeStats,omitempty"`
-	MemoryGrant     *MemoryGrant        `json:"memoryGrant,omitempty"`
-	WaitStats       []Wait              `json:"waitStats,omitempty"`
-	MissingIndexes  []MissingIndexGroup `json:"missingIndexes,omitempty"`
-	Warnings        []DocumentWarning   `json:"warnings,omitempty"`
-	Nodes           []DocumentNode      `json:"nodes"`
+	Index            int                 `json:"index"`
+	Element          string              `json:"element"`
+	Type             string              `json:"type"`
+	Text             string              `json:"text"`
+	ParentStatement  *int                `json:"parentStatement,omitempty"`
+	Function         string              `json:"function,omitempty"`
+	CursorOperation  string              `json:"cursorOperation,omitempty"`
+	StatsMaintenance bool                `json:"statsMaintenance,omitempty"`
+	QueryHash        string              `json:"queryHash,omitempty"`
+	QueryPlanHash    string              `json:"queryPlanHash,omitempty"`
+	DOP              int                 `json:"dop,omitempty"`
+	SubtreeCost      float64             `json:"subtreeCost,omitempty"`
+	TimeStats        *TimeStats          `json:"timeStats,omitempty"`
+	MemoryGrant      *MemoryGrant        `json:"memoryGrant,omitempty"`
+	ThreadStat       *ThreadStat         `json:"threadStat,omitempty"`
+	WaitStats        []Wait              `json:"waitStats,omitempty"`
+	MissingIndexes   []MissingIndexGroup `json:"missingIndexes,omitempty"`
+	Warnings         []DocumentWarning   `json:"warnings,omitempty"`
+	Nodes            []DocumentNode      `json:"nodes"`
 }
 
 // DocumentNode is one operator of a DocumentStatement.
 type DocumentNode struct {
-	ID             int               `json:"id"`
-	Parent         *int              `json:"parent"`
-	Children       []int             `json:"children"`
-	PhysicalOp     string            `json:"physicalOp"`
-	LogicalOp      string            `json:"logicalOp"`
-	DisplayName    string            `json:"displayName,omitempty"`
-	KeyLookup      bool              `json:"keyLookup,omitempty"`
-	InExpression   bool              `json:"inExpression,omitempty"`
-	Behavior       Behavior          `json:"behavior"`
-	BlockingInputs []int             `json:"blockingInputs"`
-	Rule           string            `json:"rule"`
-	Known          bool              `json:"known"`
-	ExecutionMode  string            `json:"executionMode"`
-	Object         *ObjectRef        `json:"object,omitempty"`
-	OtherObjects   []ObjectRef       `json:"otherObjects,omitempty"`
-	EstimateRows   float64           `json:"estimateRows"`
-	SubtreeCost    float64           `json:"subtreeCost"`
-	OwnCost        float64           `json:"ownCost"`
-	HashKeysBuild  []string          `json:"hashKeysBuild,omitempty"`
-	HashKeysProbe  []string          `json:"hashKeysProbe,omitempty"`
-	SeekPredicates []string          `json:"seekPredicates,omitempty"`
-	Predicate      string            `json:"predicate,omitempty"`
-	ProbeResidual  string            `json:"probeResidual,omitempty"`
-	Actual         *DocumentActual   `json:"actual"`
-	Warnings       []DocumentWarning `json:"warnings"`
+	ID                    int               `json:"id"`
+	Parent                *int              `json:"parent"`
+	Children              []int             `json:"children"`
+	PhysicalOp            string            `json:"physicalOp"`
+	LogicalOp             string            `json:"logicalOp"`
+	DisplayName           string            `json:"displayName,omitempty"`
+	KeyLookup             bool              `json:"keyLookup,omitempty"`
+	InExpression          bool              `json:"inExpression,omitempty"`
+	Behavior              Behavior          `json:"behavior"`
+	BlockingInputs        []int             `json:"blockingInputs"`
+	Rule                  string            `json:"rule"`
+	Known                 bool              `json:"known"`
+	ExecutionMode         string            `json:"executionMode"`
+	AdaptiveThresholdRows float64           `json:"adaptiveThresholdRows,omitempty"`
+	EstimatedJoinType     string            `json:"estimatedJoinType,omitempty"`
+	ActualJoinType        string            `json:"actualJoinType,omitempty"`
+	Object                *ObjectRef        `json:"object"`
+	OtherObjects          []ObjectRef       `json:"otherObjects,omitempty"`
+	EstimateRows          float64           `json:"estimateRows"`
+	SubtreeCost           float64           `json:"subtreeCost"`
+	OwnCost               float64           `json:"ownCost"`
+	HashKeysBuild         []string          `json:"hashKeysBuild,omitempty"`
+	HashKeysProbe         []string          `json:"hashKeysProbe,omitempty"`
+	SeekPredicates        []string          `json:"seekPredicates,omitempty"`
+	Predicate             string            `json:"predicate,omitempty"`
+	ProbeResidual         string            `json:"probeResidual,omitempty"`
+	Actual                *DocumentActual   `json:"actual"`
+	Warnings              []DocumentWarning `json:"warnings"`
 }
 
 // DocumentActual holds an operator's runtime totals and its threads.
@@ -105,9 +110,9 @@ func NewDocument(p *Plan) Document {
 	for _, st := range p.Statements {
 		ds := DocumentStatement{
 			Index: st.Index, Element: st.Element, Type: st.Type, Text: st.Text,
-			Function: st.Function, CursorOperation: st.CursorOperation,
+			Function: st.Function, CursorOperation: st.CursorOperation, StatsMaintenance: st.IsStatsMaintenance,
 			QueryHash: st.QueryHash, QueryPlanHash: st.QueryPlanHash, DOP: st.DOP,
-			SubtreeCost: st.SubtreeCost, TimeStats: st.TimeStats, MemoryGrant: st.MemoryGrant,
+			SubtreeCost: st.SubtreeCost, TimeStats: st.TimeStats, MemoryGrant: st.MemoryGrant, ThreadStat: st.ThreadStat,
 			WaitStats: st.WaitStats, MissingIndexes: st.MissingIndexes,
 			Warnings: documentWarnings(st.Warnings), Nodes: make([]DocumentNode, 0, len(st.Operators)),
 		}
@@ -129,6 +134,7 @@ func documentNode(op *Operator) DocumentNode {
 		KeyLookup: op.IsKeyLookup, InExpression: op.InExpression, Behavior: op.Semantics.Behavior,
 		BlockingInputs: append([]int{}, op.Semantics.BlockingInputs...),
 		Rule:           op.Semantics.Rule, Known: op.Semantics.Known, ExecutionMode: op.ExecutionMode,
+		AdaptiveThresholdRows: op.AdaptiveThresholdRows, EstimatedJoinType: op.EstimatedJoinType, ActualJoinType: op.ActualJoinType,
 		Object: op.Object, EstimateRows: op.EstimateRows, SubtreeCost: op.SubtreeCost, OwnCost: op.OwnCost,
 		HashKeysBuild: op.HashKeysBuild, HashKeysProbe: op.HashKeysProbe, SeekPredicates: op.SeekPredicates,
 		Predicate: op.Predicate, ProbeResidual: op.ProbeResidual,

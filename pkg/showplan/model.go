@@ -44,10 +44,16 @@ type Statement struct {
 	// this statement's plan belongs to (PopulateQuery, FetchQuery,
 	// RefreshQuery, ReceivePlanSelect, ReceivePlanUpdate); empty otherwise.
 	CursorOperation string
+	// IsStatsMaintenance is set when the statement text names StatMan or
+	// _MS_UPDSTATS_TBL: an automatic statistics update SQL Server ran on the
+	// query's behalf, whose plan also reaches query_post_execution_showplan
+	// (Internals Viewer [new] marks these as internal plans, xe-tracing.md
+	// §7.1).
+	IsStatsMaintenance bool
 
-	StatementID     int
-	QueryHash       string
-	QueryPlanHash   string
+	StatementID     int     // StatementId: position of the statement in its batch
+	QueryHash       string  // QueryHash as written, e.g. "0xBA69BDE3A966385E"
+	QueryPlanHash   string  // QueryPlanHash as written
 	SubtreeCost     float64 // StatementSubTreeCost
 	EstimateRows    float64 // StatementEstRows
 	OptimizerLevel  string  // StatementOptmLevel: TRIVIAL or FULL
@@ -189,10 +195,12 @@ type Operator struct {
 	// ExecutionMode is the actual mode from the runtime counters when present,
 	// else EstimatedExecutionMode, else "Row".
 	ExecutionMode string
-	IsAdaptive    bool
+	// IsAdaptive is the RelOp IsAdaptive attribute (adaptive joins).
+	IsAdaptive bool
 	// AdaptiveThresholdRows is the adaptive join's switch point.
 	AdaptiveThresholdRows float64
-	// EstimatedJoinType / ActualJoinType of an adaptive join.
+	// EstimatedJoinType (RelOp attribute) and ActualJoinType (from the
+	// runtime counters) of an adaptive join: Hash Match or Nested Loops.
 	EstimatedJoinType string
 	ActualJoinType    string
 
@@ -202,15 +210,14 @@ type Operator struct {
 	Object  *ObjectRef
 	Objects []ObjectRef
 
-	// Ordered, ScanDirection and the Force* flags come from IndexScan or
-	// TableScan.
+	// Ordered and ScanDirection come from IndexScan or TableScan.
 	Ordered       bool
 	ScanDirection string
 	// PrimarySpoolNodeID is the NodeId of the spool that fills the worktable
 	// this spool replays (Spool PrimaryNodeId); -1 when absent.
 	PrimarySpoolNodeID int
-	// HasGroupBy is set when a StreamAggregate or Hash aggregate names GROUP
-	// BY columns.
+	// HasGroupBy is set when the operator element names GROUP BY columns
+	// (StreamAggregate/GroupBy); a hash aggregate's keys are HashKeysBuild.
 	HasGroupBy bool
 	// PartitioningType of a Parallelism operator (Hash, RoundRobin,
 	// Broadcast, ...).
@@ -231,7 +238,9 @@ type Operator struct {
 	// Threads are the RunTimeCountersPerThread entries in plan order; empty
 	// for an estimated plan.
 	Threads []ThreadCounters
-	// Actual sums Threads (see Totals); nil for an estimated plan.
+	// Actual sums Threads (see Totals); nil when the operator has no
+	// RunTimeInformation: every operator of an estimated plan, and in actual
+	// plans operators SQL Server does not instrument (often Compute Scalar).
 	Actual *Totals
 
 	// Semantics says whether the operator streams or blocks; see
@@ -275,14 +284,16 @@ type Warning struct {
 type ThreadCounters struct {
 	Thread        int
 	ExecutionMode string
-	Rows          int64
-	RowsRead      int64
-	HasRowsRead   bool
-	Executions    int64
-	EndOfScans    int64
-	Rebinds       int64
-	Rewinds       int64
-	Batches       int64
+	// ActualJoinType is what an adaptive join chose at run time.
+	ActualJoinType string
+	Rows           int64
+	RowsRead       int64
+	HasRowsRead    bool
+	Executions     int64
+	EndOfScans     int64
+	Rebinds        int64
+	Rewinds        int64
+	Batches        int64
 	// HasTiming is set when ActualElapsedms/ActualCPUms were present (not
 	// under older builds; CPU may be 0 under lightweight profiling).
 	HasTiming             bool

@@ -6,37 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 )
 
-// ParseFile reads and parses a .sqlplan (or any showplan XML) file.
-func ParseFile(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
-	p, err := ParseBytes(data)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return p, nil
-}
-
-// Parse reads a whole showplan document from r and parses it.
-func Parse(r io.Reader) (*Plan, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
-	return ParseBytes(data)
-}
-
 // ParseBytes parses a showplan document. The ShowPlanXML element may be the
 // document root or sit anywhere inside another document (for example inside
 // the <value> of a query_post_execution_showplan event). Element names are
-// matched by local name, so any namespace prefix (or none) works.
+// matched by local name, so any namespace prefix (or none) works. If the
+// input holds several ShowPlanXML elements, their statements are appended in
+// order and Version/Build come from the first.
 func ParseBytes(data []byte) (*Plan, error) {
 	text, err := toUTF8(data)
 	if err != nil {
@@ -343,11 +322,19 @@ func (p *parser) operatorElement(f *frame, idx int, parentName string, attrs []x
 	case "Prefix", "StartRange", "EndRange", "IsNotNull":
 		if depth >= 4 && p.stack[f.relIdx+2].name == "SeekPredicates" {
 			f.rng = &rangeBuilder{scanType: attr(attrs, "ScanType")}
+			if f.name == "IsNotNull" {
+				f.rng.scanType = "IS NOT NULL"
+			}
 		}
 		return
 	case "ColumnReference":
 		if parentName == "RangeColumns" && idx >= 2 && p.stack[idx-2].rng != nil {
 			r := p.stack[idx-2].rng
+			r.columns = append(r.columns, columnText(attrs))
+			return
+		}
+		if parentName == "IsNotNull" && p.stack[idx-1].rng != nil {
+			r := p.stack[idx-1].rng
 			r.columns = append(r.columns, columnText(attrs))
 			return
 		}
@@ -548,6 +535,8 @@ func (p *parser) threadCounters(attrs []xml.Attr) ThreadCounters {
 			t.Thread = p.int(v, n, el)
 		case "ActualExecutionMode":
 			t.ExecutionMode = v
+		case "ActualJoinType":
+			t.ActualJoinType = v
 		case "ActualRows":
 			t.Rows = p.int64(v, n, el)
 		case "ActualRowsRead":

@@ -206,9 +206,18 @@ func equalInts(a, b []int) bool {
 
 func mustParse(t testing.TB, rel string) *Plan {
 	t.Helper()
-	plan, err := ParseFile(filepath.Join(plansDir, rel))
+	return parseFile(t, filepath.Join(plansDir, rel))
+}
+
+func parseFile(t testing.TB, path string) *Plan {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	plan, err := ParseBytes(data)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
 	}
 	return plan
 }

@@ -104,9 +104,12 @@ func buildSemanticsTable() map[opKey]semanticsEntry {
 	add("Hash Match", []string{"Union"}, blocksFirstInput,
 		"a hash union builds on its first input, returns non-matching probe rows while probing, then the hash table [D]")
 	add("Hash Match", []string{"Partial Aggregate"}, streamsAll,
-		"a partial (local) aggregate passes groups on when its memory fills and flushes at the end (xe-tracing.md §8)")
+		"a partial (local) aggregate does not hold back its whole input; treated as streaming as in xe-tracing.md §8 (general knowledge: it passes groups on when its memory fills)")
 	add("Hash Match", []string{"Flow Distinct"}, streamsAll,
 		"a flow distinct returns each new key as soon as it is first seen")
+	// Adaptive join: the build input is read before the join picks hash or
+	// nested loops by comparing its row count with AdaptiveThresholdRows [D,
+	// https://learn.microsoft.com/sql/relational-databases/performance/joins, "Adaptive joins"].
 	add("Adaptive Join", []string{anyLogical}, blocksFirstInput,
 		"an adaptive join reads its whole first (build) input to compare its row count with the threshold, then hashes or loops; the other inputs stream")
 
@@ -198,7 +201,7 @@ func classify(op *Operator) Semantics {
 			Rule: key + " is not in the semantics table; treated as streaming"}
 	}
 	s := Semantics{Known: true, BlockingInputs: []int{}}
-	inputs := rowInputs(op)
+	inputs := op.Inputs()
 	ids := make([]int, len(inputs))
 	for i, c := range inputs {
 		ids[i] = c.NodeID
@@ -256,7 +259,7 @@ func classify(op *Operator) Semantics {
 // alias of a data-access operator under the first child — a cross-check of
 // the "first child builds" rule that needs no guessing.
 func buildKeyCheck(op *Operator) string {
-	inputs := rowInputs(op)
+	inputs := op.Inputs()
 	if len(op.HashKeysBuild) == 0 || len(inputs) < 2 {
 		return ""
 	}
@@ -323,9 +326,11 @@ func columnQualifier(col string) string {
 	return ""
 }
 
-// rowInputs are the children that feed rows into op, in showplan order;
-// RelOps of scalar subqueries inside op's expressions are not inputs.
-func rowInputs(op *Operator) []*Operator {
+// Inputs returns the children that feed rows into op, in showplan order
+// (for a hash join: build first, then probe; for nested loops: outer, then
+// inner). RelOps of scalar subqueries inside op's expressions are children
+// but not inputs.
+func (op *Operator) Inputs() []*Operator {
 	inputs := make([]*Operator, 0, len(op.Children))
 	for _, c := range op.Children {
 		if !c.InExpression {

@@ -102,10 +102,7 @@ func TestSubqueryRelOpIsNotABuildInput(t *testing.T) {
 func TestEveryRealOperatorIsInTheTable(t *testing.T) {
 	pairs := map[[2]string]bool{}
 	for _, path := range realPlans(t) {
-		plan, err := ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := parseFile(t, path)
 		for _, st := range plan.Statements {
 			for _, op := range st.Operators {
 				pairs[[2]string{op.PhysicalOp, op.LogicalOp}] = true
