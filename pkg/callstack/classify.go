@@ -179,16 +179,18 @@ func (c *Classifier) Classify(module, symbol string) Classification {
 			out.CategoryDisplay, out.Infrastructure = cat.display, cat.infra
 		}
 		var badge, ops *rule
+		var badgeInner, opsInner bool
 		for i := range c.operators {
 			r := &c.operators[i]
-			if !r.matches(mod, class, fn) {
+			ok, inner := r.matches(mod, class, fn)
+			if !ok {
 				continue
 			}
-			if r.value != "" && (badge == nil || r.beats(badge)) {
-				badge = r
+			if r.value != "" && (badge == nil || beats(r, inner, badge, badgeInner)) {
+				badge, badgeInner = r, inner
 			}
-			if len(r.planOps) > 0 && (ops == nil || r.beats(ops)) {
-				ops = r
+			if len(r.planOps) > 0 && (ops == nil || beats(r, inner, ops, opsInner)) {
+				ops, opsInner = r, inner
 			}
 		}
 		if badge != nil {
@@ -208,44 +210,56 @@ func (c *Classifier) Classify(module, symbol string) Classification {
 // best returns the most specific matching rule.
 func best(rules []rule, mod, class, fn string) *rule {
 	var b *rule
+	bInner := false
 	for i := range rules {
 		r := &rules[i]
-		if r.matches(mod, class, fn) && (b == nil || r.beats(b)) {
-			b = r
+		ok, inner := r.matches(mod, class, fn)
+		if ok && (b == nil || beats(r, inner, b, bInner)) {
+			b, bInner = r, inner
 		}
 	}
 	return b
 }
 
 // matches tests the class pattern against the scope-qualified class and,
-// failing that, against the innermost class name, so that namespaced
-// symbols (sql::BTreeMgr::Seek) meet rules written for bare class names.
-func (r *rule) matches(mod, class, fn string) bool {
+// failing that, against the innermost class name (inner is then true), so
+// that namespaced symbols (sql::BTreeMgr::Seek) meet rules written for bare
+// class names. A match on the full class beats an inner-only match of equal
+// specificity.
+func (r *rule) matches(mod, class, fn string) (ok, inner bool) {
 	if !r.module.match(mod) || !r.function.match(fn) {
-		return false
+		return false, false
 	}
 	if r.class.match(class) {
-		return true
+		return true, false
 	}
-	if inner, _ := SplitSymbol(class); inner != "" {
-		_, last := SplitSymbol(class)
-		return r.class.match(last)
+	if scope, last := SplitSymbol(class); scope != "" && r.class.match(last) {
+		return true, true
 	}
-	return false
+	return false, false
 }
 
 // beats orders rules: total specificity, then function, class and module
-// specificity, then the longer literal text, then the later rule.
-func (r *rule) beats(o *rule) bool {
+// specificity, then a full-class match over an inner-class one, then the
+// longer literal text, then the later rule.
+func beats(r *rule, rInner bool, o *rule, oInner bool) bool {
 	rt := r.module.level + r.class.level + r.function.level
 	ot := o.module.level + o.class.level + o.function.level
 	for _, pair := range [][2]int{{rt, ot}, {r.function.level, o.function.level}, {r.class.level, o.class.level}, {r.module.level, o.module.level},
+		{boolInt(!rInner), boolInt(!oInner)},
 		{len(r.module.lit) + len(r.class.lit) + len(r.function.lit), len(o.module.lit) + len(o.class.lit) + len(o.function.lit)}} {
 		if pair[0] != pair[1] {
 			return pair[0] > pair[1]
 		}
 	}
 	return r.order > o.order
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // pattern is a glob of one of the forms exact, X*, *X, *X*, * (matching is

@@ -37,6 +37,8 @@ func TestClassifyRealFrames(t *testing.T) {
 		{"sqlmin", "CQScanTableScanNew::GetRow", "Storage Engine", "QueryOperator", false, "Row Read", []string{"Table Scan", "*Index Scan"}},
 		{"sqlmin", "CQueryScan::GetRow", "Storage Engine", "QueryOperator", false, "Iterator", nil},
 		{"sqlmin", "BTreeMgr::Seek", "Storage Engine", "IndexAccess", false, "", nil},
+		{"sqlmin", "sql::BTreeMgr::Seek", "Storage Engine", "IndexAccess", false, "", nil},                // innermost class matches
+		{"sqldk", "XeSosPkg::spinlock_backoff::Backoff", "SQL OS", "XEventInfrastructure", true, "", nil}, // full class beats inner "Spinlock*"
 		{"sqlmin", "BPool::Get", "Storage Engine", "BufferPool", false, "", nil},
 		{"sqlmin", "RowsetNewSS::FetchNextRow", "Storage Engine", "RowAccess", false, "Row Iterator", nil},
 		{"someother", "Foo::Bar", "Unknown", "Unknown", false, "", nil},

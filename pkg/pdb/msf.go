@@ -167,6 +167,10 @@ func (m *msf) parseDirectory(dir []byte) error {
 	m.sizes = make([]uint32, numStreams)
 	m.blocks = make([][]uint32, numStreams)
 	off := 4 + 4*int(numStreams)
+	// Each block belongs to at most one stream, so all streams together
+	// cannot list more blocks than the file has; corrupt directories that
+	// repeat blocks would otherwise make small files expand into huge reads.
+	totalBlocks := uint64(0)
 	for i := range m.sizes {
 		m.sizes[i] = le.Uint32(dir[4+4*i:])
 	}
@@ -175,6 +179,10 @@ func (m *msf) parseDirectory(dir []byte) error {
 			continue
 		}
 		nb := int((uint64(size) + uint64(m.blockSize) - 1) / uint64(m.blockSize))
+		totalBlocks += uint64(nb)
+		if totalBlocks > uint64(m.numBlocks) {
+			return formatErr(-1, int64(off), "streams list %d blocks, more than the file's %d", totalBlocks, m.numBlocks)
+		}
 		if off+4*nb > len(dir) || nb < 0 {
 			return formatErr(-1, int64(off), "stream %d (%d bytes) needs %d block numbers, directory ends first", i, size, nb)
 		}
@@ -199,22 +207,26 @@ func (m *msf) gather(blocks []uint32, size uint32) ([]byte, error) {
 	}
 	out := make([]byte, size)
 	bs := int(m.blockSize)
-	for i, b := range blocks {
-		if b >= m.numBlocks {
-			return nil, fmt.Errorf("block %d beyond the file's %d blocks", b, m.numBlocks)
+	// Runs of consecutive blocks (the usual layout) are read with one call.
+	for i := 0; i < len(blocks) && i*bs < len(out); {
+		j := i + 1
+		for j < len(blocks) && blocks[j] == blocks[j-1]+1 {
+			j++
+		}
+		b := blocks[i]
+		if b >= m.numBlocks || blocks[j-1] >= m.numBlocks {
+			return nil, fmt.Errorf("block %d beyond the file's %d blocks", max(b, blocks[j-1]), m.numBlocks)
 		}
 		start := i * bs
-		if start >= len(out) {
-			break
-		}
-		end := min(start+bs, len(out))
+		end := min(j*bs, len(out))
 		n, err := m.r.ReadAt(out[start:end], int64(b)*int64(bs))
 		if n < end-start {
 			if err == nil || err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, fmt.Errorf("block %d: %w", b, err)
+			return nil, fmt.Errorf("block %d: %w", b+uint32(n/bs), err)
 		}
+		i = j
 	}
 	return out, nil
 }

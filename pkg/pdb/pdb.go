@@ -119,7 +119,7 @@ func NewFile(r io.ReaderAt) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{msf: m, symRecStream: -1, globalStream: -1, publicStream: -1}
+	f := &File{msf: m, symRecStream: -1}
 	if err := f.readInfo(); err != nil {
 		return nil, err
 	}
@@ -167,8 +167,8 @@ func (f *File) readInfo() error {
 const (
 	dbiOffVersionSig   = 0
 	dbiOffAge          = 8
-	dbiOffGlobalStream = 12
-	dbiOffPublicStream = 16
+	dbiOffGlobalStream = 12 // unused: the symbol record stream is scanned directly
+	dbiOffPublicStream = 16 // unused: its address map is an optional speed-up
 	dbiOffSymRecStream = 20
 	dbiOffModInfoSize  = 24
 	dbiOffSecContrSize = 28
@@ -191,10 +191,7 @@ func (f *File) readDBI() error {
 	if le.Uint32(dbi[dbiOffVersionSig:]) != dbiVersionSigNew {
 		return &FormatError{Stream: streamDBI, Msg: "old-style DBI header", Err: ErrUnsupported}
 	}
-	f.hasDBI = true
 	f.Age = le.Uint32(dbi[dbiOffAge:])
-	f.globalStream = streamIndex(le.Uint16(dbi[dbiOffGlobalStream:]))
-	f.publicStream = streamIndex(le.Uint16(dbi[dbiOffPublicStream:]))
 	f.symRecStream = streamIndex(le.Uint16(dbi[dbiOffSymRecStream:]))
 	f.Machine = le.Uint16(dbi[dbiOffMachine:])
 
@@ -367,15 +364,4 @@ func (f *File) rva(seg uint16, off uint32) (uint32, bool) {
 		return translateOMAP(f.omapFromSrc, r)
 	}
 	return r, true
-}
-
-// sectionOf returns the index of the (final) section containing rva.
-func (f *File) sectionOf(rva uint32) int {
-	for i, s := range f.Sections {
-		size := max(s.VirtualSize, s.SizeOfRawData)
-		if rva >= s.VirtualAddress && rva-s.VirtualAddress < size {
-			return i
-		}
-	}
-	return -1
 }

@@ -25,8 +25,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fixtureDir != "" {
-		os.RemoveAll(fixtureDir)
+	for _, d := range []string{fixtureDir, benchDir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }
@@ -405,5 +407,39 @@ func TestOpenMissingFile(t *testing.T) {
 	_, err := Open("testdata/does-not-exist.pdb")
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v, want not-exist", err)
+	}
+}
+
+// TestPEIdentityMatchesPDB checks the DLL's RSDS record against the PDB:
+// same GUID, and the RSDS age equals the DBI age.
+func TestPEIdentityMatchesPDB(t *testing.T) {
+	_, img, f := openFixture(t)
+	fh, err := os.Open(img.DLL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	id, err := ReadPEIdentity(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.GUID != f.GUID || id.Age != f.Age || id.Path != "fixture.pdb" {
+		t.Errorf("RSDS %s age %d path %q; PDB %s age %d", id.GUID, id.Age, id.Path, f.GUID, f.Age)
+	}
+	if _, err := ReadPEIdentity(strings.NewReader("MZ not really")); err == nil {
+		t.Error("garbage accepted as PE")
+	}
+}
+
+// TestUndecorateBoundsOutput: back-references let a short name expand into a
+// huge one; such names come back unchanged instead of exhausting memory.
+func TestUndecorateBoundsOutput(t *testing.T) {
+	name := "?f@?$A@V?$B@HHHHHHHHHH@@" + strings.Repeat("V1@", 2000) + "@@YAXXZ"
+	if got := Undecorate(name); got != name {
+		t.Errorf("over-long result not refused: %d bytes", len(got))
+	}
+	short := "?f@?$A@V?$B@HH@@V1@V1@@@YAXXZ"
+	if got := Undecorate(short); got != "A<B<int,int>,B<int,int>,B<int,int> >::f" {
+		t.Errorf("Undecorate(%s) = %q", short, got)
 	}
 }

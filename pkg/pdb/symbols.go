@@ -3,7 +3,7 @@ package pdb
 import (
 	"fmt"
 	"slices"
-	"sync"
+	"sync/atomic"
 )
 
 // CodeView symbol record kinds used here (cvinfo.h).
@@ -115,10 +115,12 @@ func (f *File) GlobalCounts() (publics, procRefs, data int, err error) {
 // stream. Stripped (public) PDBs have none.
 func (f *File) Procedures() ([]Symbol, error) {
 	var out []Symbol
+	seen := map[int]bool{}
 	for mi, m := range f.Modules {
-		if m.SymbolStream < 0 || m.SymbolBytes < 4 {
-			continue
+		if m.SymbolStream < 0 || m.SymbolBytes < 4 || seen[m.SymbolStream] {
+			continue // a stream shared by two modules is corrupt; read it once
 		}
+		seen[m.SymbolStream] = true
 		b, err := f.msf.stream(m.SymbolStream)
 		if err != nil {
 			return nil, fmt.Errorf("module %d (%s): %w", mi, m.Name, err)
@@ -195,8 +197,7 @@ type Table struct {
 	syms     []Symbol // parallel to rvas
 	sections []SectionHeader
 
-	mu    sync.Mutex
-	names []string // undecorated names, filled on first use
+	names []atomic.Pointer[string] // undecorated names, filled on first use
 }
 
 // Table builds the lookup table: public symbols that are code (function or
@@ -213,29 +214,23 @@ func (f *File) Table() (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	byRVA := make(map[uint32]int, len(pubs)+len(procs))
-	var syms []Symbol
-	add := func(s Symbol) {
-		if !s.Mapped {
-			return
-		}
-		if _, dup := byRVA[s.RVA]; dup {
-			return
-		}
-		byRVA[s.RVA] = len(syms)
-		syms = append(syms, s)
-	}
+	syms := make([]Symbol, 0, len(pubs)+len(procs))
 	for _, p := range pubs {
-		sec := f.sectionOf(p.RVA)
-		if p.Flags&(pubFlagCode|pubFlagFunc) != 0 || (sec >= 0 && f.Sections[sec].Executable()) {
-			add(p)
+		sec := sectionIndex(f.Sections, p.RVA)
+		if p.Mapped && (p.Flags&(pubFlagCode|pubFlagFunc) != 0 || (sec >= 0 && f.Sections[sec].Executable())) {
+			syms = append(syms, p)
 		}
 	}
 	for _, p := range procs {
-		add(p)
+		if p.Mapped {
+			syms = append(syms, p)
+		}
 	}
-	slices.SortFunc(syms, func(a, b Symbol) int { return int64Cmp(int64(a.RVA), int64(b.RVA)) })
-	t := &Table{rvas: make([]uint32, len(syms)), syms: syms, sections: f.Sections, names: make([]string, len(syms))}
+	// Stable sort keeps stream order among equal addresses; publics come
+	// first, so deduplication keeps the public.
+	slices.SortStableFunc(syms, func(a, b Symbol) int { return int64Cmp(int64(a.RVA), int64(b.RVA)) })
+	syms = slices.CompactFunc(syms, func(a, b Symbol) bool { return a.RVA == b.RVA })
+	t := &Table{rvas: make([]uint32, len(syms)), syms: syms, sections: f.Sections, names: make([]atomic.Pointer[string], len(syms))}
 	for i, s := range syms {
 		t.rvas[i] = s.RVA
 	}
@@ -292,6 +287,7 @@ func (t *Table) Lookup(rva uint32) (Match, bool) {
 	return Match{Symbol: s, Name: t.name(i), Displacement: rva - s.RVA}, true
 }
 
+// sectionIndex returns the index of the section containing rva, or -1.
 func sectionIndex(secs []SectionHeader, rva uint32) int {
 	for i, s := range secs {
 		size := max(s.VirtualSize, s.SizeOfRawData)
@@ -302,16 +298,18 @@ func sectionIndex(secs []SectionHeader, rva uint32) int {
 	return -1
 }
 
+// name undecorates lazily: a public PDB of sqlmin has hundreds of thousands
+// of publics, and a call stack touches a few dozen. Concurrent first uses may
+// both compute the (identical) name; either store wins.
 func (t *Table) name(i int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.names[i] == "" {
-		s := t.syms[i]
-		if s.Kind == PublicSymbol {
-			t.names[i] = Undecorate(s.Name)
-		} else {
-			t.names[i] = s.Name
-		}
+	if p := t.names[i].Load(); p != nil {
+		return *p
 	}
-	return t.names[i]
+	s := t.syms[i]
+	n := s.Name
+	if s.Kind == PublicSymbol {
+		n = Undecorate(s.Name)
+	}
+	t.names[i].Store(&n)
+	return n
 }

@@ -41,6 +41,10 @@ type undecorator struct {
 
 const maxUndecorateDepth = 64
 
+// maxUndecoratedLen bounds every composed name: back-references can nest
+// template instances so that output grows exponentially with input length.
+const maxUndecoratedLen = 4096
+
 func (d *undecorator) peek() byte {
 	if d.pos < len(d.s) {
 		return d.s[d.pos]
@@ -114,7 +118,18 @@ func (d *undecorator) symbol() (string, bool) {
 		b.WriteString("::")
 	}
 	b.WriteString(first)
+	if b.Len() > maxUndecoratedLen {
+		return "", false
+	}
 	return b.String(), true
+}
+
+func sumLen(ss []string) int {
+	n := 0
+	for _, s := range ss {
+		n += len(s)
+	}
+	return n
 }
 
 // scopes parses scope names up to the terminating '@', innermost first.
@@ -246,6 +261,9 @@ func (d *undecorator) templateName() (string, bool) {
 	}
 	d.names, d.types = outerNames, outerTypes
 	if !ok {
+		return "", false
+	}
+	if n := len(name) + len(args) + sumLen(args); n > maxUndecoratedLen {
 		return "", false
 	}
 	inst := name + "<" + strings.Join(args, ",")
@@ -621,6 +639,9 @@ func (d *undecorator) params() ([]string, bool) {
 				return nil, false
 			}
 			out = append(out, d.types[i])
+			if sumLen(out) > maxUndecoratedLen {
+				return nil, false
+			}
 			continue
 		}
 		t, ok := d.typ()
@@ -631,6 +652,9 @@ func (d *undecorator) params() ([]string, bool) {
 			d.types = append(d.types, t)
 		}
 		out = append(out, t)
+		if sumLen(out) > maxUndecoratedLen {
+			return nil, false
+		}
 	}
 }
 
@@ -742,6 +766,9 @@ func (d *undecorator) className() (string, bool) {
 		b.WriteString("::")
 	}
 	b.WriteString(first)
+	if b.Len() > maxUndecoratedLen {
+		return "", false
+	}
 	return b.String(), true
 }
 
@@ -817,7 +844,7 @@ func (d *undecorator) functionType(declarator string) (string, bool) {
 		return "", false
 	}
 	d.eat("_E")
-	if !d.eat("Z") {
+	if !d.eat("Z") || len(ret)+len(declarator)+sumLen(ps) > maxUndecoratedLen {
 		return "", false
 	}
 	return strings.TrimSpace(ret+" "+declarator) + "(" + strings.Join(ps, ",") + ")", true

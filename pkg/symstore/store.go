@@ -219,10 +219,11 @@ func (s *Store) Fetch(ctx context.Context, name string, guid pdb.GUID, age uint3
 	s.inflight[id] = c
 	s.mu.Unlock()
 
-	c.path, c.err = s.download(ctx, name, key, guid, age)
+	var missing bool
+	c.path, missing, c.err = s.download(ctx, name, key, guid, age)
 	s.mu.Lock()
 	delete(s.inflight, id)
-	if errors.Is(c.err, ErrNotFound) {
+	if missing {
 		s.missing[id] = c.err
 	}
 	s.mu.Unlock()
@@ -253,25 +254,32 @@ func storePaths(root, name, key string) []string {
 	return out
 }
 
-func (s *Store) download(ctx context.Context, name, key string, guid pdb.GUID, age uint32) (string, error) {
+// download tries each server in turn. missing is true when every server
+// answered "not found", so the miss can be remembered for the run; a
+// transient failure on any server leaves it retryable.
+func (s *Store) download(ctx context.Context, name, key string, guid pdb.GUID, age uint32) (path string, missing bool, err error) {
 	dest := filepath.Join(s.cfg.CacheDir, name, key, name)
 	var errs []error
+	missing = true
 	for _, server := range s.cfg.Servers {
 		err := s.fromServer(ctx, server, name, key, dest, guid, age)
 		if err == nil {
 			s.cfg.Logger.Debug("symbol downloaded", "pdb", name, "key", key, "server", server)
-			return dest, nil
+			return dest, false, nil
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", false, ctx.Err()
 		}
 		s.cfg.Logger.Debug("symbol server miss", "pdb", name, "key", key, "server", server, "err", err)
 		errs = append(errs, fmt.Errorf("%s: %w", server, err))
+		if !errors.Is(err, ErrNotFound) {
+			missing = false
+		}
 	}
 	if len(errs) == 0 {
-		return "", fmt.Errorf("%s %s: %w (no symbol servers configured)", name, key, ErrNotFound)
+		return "", true, fmt.Errorf("%s %s: %w (no symbol servers configured)", name, key, ErrNotFound)
 	}
-	return "", fmt.Errorf("%s %s: %w", name, key, errors.Join(errs...))
+	return "", missing, fmt.Errorf("%s %s: %w", name, key, errors.Join(errs...))
 }
 
 // fromServer tries <name>, then the compressed <nam_> (reported as

@@ -438,3 +438,76 @@ func TestResolverThroughStore(t *testing.T) {
 		t.Errorf("resolved %q %+v %v", res.String(), res.Class, res.Err)
 	}
 }
+
+func TestResolverConcurrentLookupsOpenThePDBOnce(t *testing.T) {
+	a, _ := fixtures(t)
+	var gets atomic.Int32
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		time.Sleep(10 * time.Millisecond)
+		w.Write(a.data)
+	})
+	r, err := NewResolver(newStore(t, srv.URL), ResolverOptions{MaxResults: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := pdb.Open(a.path)
+	table, _ := f.Table()
+	f.Close()
+	syms := table.Symbols()
+	mod := callstack.ModuleKey{Module: "sqldk", PDB: "sqldk.pdb", GUID: a.guid.String(), Age: a.age}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := syms[i%len(syms)]
+			got, err := r.Lookup(context.Background(), mod, s.RVA+uint32(i))
+			if err != nil || got.Name != s.Name || got.Offset != uint32(i) {
+				t.Errorf("Lookup %d = %+v, %v", i, got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if gets.Load() != 1 {
+		t.Errorf("%d downloads for one PDB", gets.Load())
+	}
+	if r.results.Len() > 4 {
+		t.Errorf("result cache holds %d entries, bound is 4", r.results.Len())
+	}
+}
+
+func TestFileResolver(t *testing.T) {
+	a, _ := fixtures(t)
+	r, err := NewFileResolver(a.path, ResolverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := pdb.Open(a.path)
+	table, _ := f.Table()
+	f.Close()
+	s := table.Symbols()[1]
+	got, err := r.Lookup(context.Background(), callstack.ModuleKey{Module: "anything"}, s.RVA+1)
+	if err != nil || got.Name != s.Name || got.Offset != 1 {
+		t.Errorf("Lookup = %+v, %v; want %s+1", got, err, s.Name)
+	}
+	if _, err := NewFileResolver(filepath.Join(t.TempDir(), "none.pdb"), ResolverOptions{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestTransientFailureIsNotRememberedAsMissing(t *testing.T) {
+	a, _ := fixtures(t)
+	down := newServer(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusBadGateway) })
+	empty := newServer(t, http.NotFound)
+	s := newStore(t, down.URL, empty.URL)
+	p := "/sqldk.pdb/" + key(a) + "/sqldk.pdb"
+	for range 2 {
+		if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err == nil || !strings.Contains(err.Error(), "502") {
+			t.Fatalf("err = %v, want the 502 reported", err)
+		}
+	}
+	if n := down.count(p); n != 6 {
+		t.Errorf("failing server asked %d times, want 6 (2 fetches × 3 attempts: not remembered as missing)", n)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -78,12 +79,19 @@ func Require(tb testing.TB) Tools {
 	tb.Helper()
 	t, err := FindTools()
 	if err != nil {
-		if os.Getenv("QUERYREPLAY_ALLOW_SKIP") == "1" {
-			tb.Skipf("PDB fixtures unavailable: %v", err)
-		}
-		tb.Fatalf("PDB fixtures need the LLVM toolchain: %v; set QUERYREPLAY_ALLOW_SKIP=1 to skip instead", err)
+		missingTools(tb, err)
 	}
 	return t
+}
+
+// missingTools ends the test because the tools are missing.
+func missingTools(tb testing.TB, err error) {
+	tb.Helper()
+	if os.Getenv("QUERYREPLAY_ALLOW_SKIP") == "1" {
+		tb.Skipf("PDB fixtures unavailable: %v", err)
+		return
+	}
+	tb.Fatalf("PDB fixtures need the LLVM toolchain: %v; set QUERYREPLAY_ALLOW_SKIP=1 to skip instead", err)
 }
 
 // Image is a linked DLL and its PDB.
@@ -95,16 +103,19 @@ type Image struct {
 // x86_64-pc-windows-msvc at -O0 with CodeView debug info and links them into
 // outDir/name.dll + outDir/name.pdb with lld-link /dll /debug. The sources
 // must not need a C runtime (no entry point, /nodefaultlib). Objects are
-// compiled in parallel.
+// compiled in parallel, one clang per CPU.
 func (t Tools) Build(ctx context.Context, outDir, name string, sources ...string) (Image, error) {
 	if len(sources) == 0 {
 		return Image{}, errors.New("pdbtest: no sources")
 	}
 	objs := make([]string, len(sources))
 	errs := make(chan error, len(sources))
+	slots := make(chan struct{}, runtime.NumCPU())
 	for i, src := range sources {
 		objs[i] = filepath.Join(outDir, fmt.Sprintf("%s.%d.obj", name, i))
 		go func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			args := []string{"--target=x86_64-pc-windows-msvc", "-O0", "-g", "-gcodeview", "-fno-rtti", "-fno-exceptions", "-c", src, "-o", objs[i]}
 			if strings.HasSuffix(src, ".cpp") {
 				args = append([]string{"-std=c++17"}, args...)
