@@ -7,6 +7,9 @@ GO       ?= go
 GOTEST   ?= $(GO) test
 BIN      := bin
 GPX      := dist/datasource/gpx_queryreplay_linux_amd64
+# Our packages, named explicitly: ./... would also walk node_modules, where
+# some npm packages ship Go code.
+GOPKGS   := ./cmd/... ./internal/... ./pkg/...
 
 .PHONY: all setup build build-frontend build-backend build-cli demo test test-frontend test-go vet lint typecheck check-dist clean
 
@@ -36,7 +39,7 @@ lint: setup
 	npm run lint
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(GOPKGS)
 
 test-frontend: setup
 	npm run typecheck
@@ -49,7 +52,7 @@ check-dist: build
 # go test runs last so that its summary closes the output. GPX_BINARY makes
 # the gRPC test drive the binary that mage put in dist/.
 test-go: vet check-dist
-	GPX_BINARY=$(CURDIR)/$(GPX) $(GOTEST) -count=1 ./...
+	GPX_BINARY=$(CURDIR)/$(GPX) $(GOTEST) -count=1 $(GOPKGS)
 
 test: test-frontend test-go
 

@@ -330,7 +330,9 @@ func negotiatePacketSize(requested uint32) int {
 }
 
 func (c *conn) acceptLogin(db string) error {
+	c.sess.mu.Lock()
 	c.sess.database, c.sess.loginDB = db, db
+	c.sess.mu.Unlock()
 	var b []byte
 	var err error
 	if b, err = appendEnvChangeString(b, envDatabase, db, "master"); err != nil {
@@ -453,20 +455,21 @@ func (c *conn) resetIfAsked(w *resultWriter, reset bool) {
 	if !reset {
 		return
 	}
-	c.sess.transaction, c.txName = 0, ""
+	c.sess.setTransaction(0)
+	c.txName = ""
 	w.emit(appendEnvChangeBytes(nil, envResetConnection, nil, nil))
-	if c.sess.database != c.sess.loginDB {
-		if tok, err := appendEnvChangeString(nil, envDatabase, c.sess.loginDB, c.sess.database); err == nil {
+	if current, login := c.sess.Database(), c.sess.loginDatabase(); current != login {
+		if tok, err := appendEnvChangeString(nil, envDatabase, login, current); err == nil {
 			w.emit(tok)
 		}
-		c.sess.database = c.sess.loginDB
+		c.sess.setDatabase(login)
 	}
 }
 
 // transaction serves a TM request: state checks, the handler, then the
 // transaction ENVCHANGEs.
 func (c *conn) transaction(ctx context.Context, req *TransactionRequest, w *resultWriter) error {
-	open := c.sess.transaction != 0
+	open := c.sess.Transaction() != 0
 	switch {
 	case req.Kind == TxCommit && !open:
 		return &Error{Number: 3902, Severity: 16, State: 1, Line: 1, Message: "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION."}

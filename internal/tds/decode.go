@@ -534,6 +534,16 @@ func (w wireType) decodeValue(r *reader) (any, error) {
 		if n == 0 {
 			return nil, nil
 		}
+		switch w.id {
+		case tdsIntN, tdsBitN, tdsFltN, tdsGUID, tdsDateTimeN:
+			if n != w.size {
+				return nil, fmt.Errorf("value length %d differs from the declared size %d", n, w.size)
+			}
+		case tdsDecimalN, tdsNumericN:
+			if n > w.size {
+				return nil, fmt.Errorf("value length %d exceeds the declared size %d", n, w.size)
+			}
+		}
 		data = r.take("value", n)
 	}
 	if r.err != nil {
@@ -645,7 +655,9 @@ func (w wireType) convert(data []byte) (any, error) {
 				return nil, fmt.Errorf("datetime ticks %d exceed one day", ticks)
 			}
 			base := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
-			nanos := (ticks*1e9 + 150) / 300 // 1/300 s ticks, rounded to the nanosecond
+			// 1/300 s ticks rounded to whole milliseconds, as SQL Server
+			// displays them (tick 299 of a second is .997)
+			nanos := (ticks*10 + 1) / 3 * int64(time.Millisecond)
 			return base.AddDate(0, 0, int(days)).Add(time.Duration(nanos)), nil
 		}
 	case TypeDate, TypeTime, TypeDateTime2, TypeDateTimeOffset:

@@ -286,6 +286,9 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 	default:
 		return nil, fmt.Errorf("unsupported column type %s", t.Type)
 	}
+	if notNull {
+		c.null = nil
+	}
 	return c, nil
 }
 
@@ -543,11 +546,6 @@ func toInt64(v any) (int64, error) {
 			return 0, fmt.Errorf("value %d out of range for bigint", u)
 		}
 		return int64(u), nil
-	case reflect.Bool:
-		if rv.Bool() {
-			return 1, nil
-		}
-		return 0, nil
 	}
 	return 0, fmt.Errorf("integer column wants a Go integer, got %T", v)
 }

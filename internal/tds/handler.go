@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 )
 
 // This file is the contract between the protocol server (this package) and the
@@ -63,9 +64,10 @@ type LoginResult struct {
 //     as SQL Server does for fatal errors.
 //   - ErrDropConnection (or an error wrapping it): the server closes the socket
 //     at once, discarding whatever was not yet flushed (fault injection).
-//   - ctx.Err() after ATTENTION: the server discards unflushed output and
-//     answers with DONE_ATTN. (Any error returned after an ATTENTION is treated
-//     this way.)
+//   - after an ATTENTION (ctx cancelled with cause ErrAttention), whatever
+//     is returned (normally ctx.Err()): the server ends the response with
+//     DONE_ATTN; the client discards the results. The connection stays
+//     usable.
 //   - any other error: logged and reported to the client as error 50000,
 //     severity 16, with err.Error() as the message.
 type SessionHandler interface {
@@ -85,6 +87,12 @@ type SessionHandler interface {
 	// itself. The handler must not call Begin/Commit/RollbackTransaction on w
 	// for TM requests (those are for T-SQL BEGIN TRAN/COMMIT/ROLLBACK inside
 	// batches).
+	//
+	// The server answers COMMIT, ROLLBACK and SAVE without an open transaction
+	// itself (errors 3902, 3903, 628) without calling Transaction. A BEGIN
+	// while a transaction is open keeps the existing descriptor. A ROLLBACK
+	// whose Name differs from the BEGIN's name is a rollback to a savepoint:
+	// the transaction stays open.
 	Transaction(ctx context.Context, req *TransactionRequest, w ResultWriter) error
 	// Close is called once when the connection ends, for any reason.
 	Close()
@@ -93,8 +101,11 @@ type SessionHandler interface {
 // ResultWriter sends a response's tokens. Output is buffered and sent in
 // packets no larger than the negotiated packet size; full packets may go out
 // before the handler returns. Methods return an error when the connection is
-// gone or the call is invalid (e.g. Row before Columns, a value that does not
-// fit its column); handlers should stop and return that error.
+// gone, the client cancelled (Columns and Row fail with an error wrapping
+// ErrAttention after ATTENTION), or the call is invalid (e.g. Row before
+// Columns, a value that does not fit its column); handlers should stop and
+// return that error. A ResultWriter must not be used after its handler
+// method returned.
 type ResultWriter interface {
 	// Columns starts a result set (COLMETADATA). A result set still open when
 	// the next Columns call comes or the handler returns is ended
@@ -131,7 +142,7 @@ type ResultWriter interface {
 	// XACT_ABORT): ENVCHANGE type 10.
 	RollbackTransaction() error
 	// ReturnStatus sets the RETURNSTATUS sent before the closing DONEPROC of
-	// an RPC (default 0). Error in a batch.
+	// an RPC (default 0); it returns an error in a batch.
 	ReturnStatus(status int32) error
 	// ReturnValue sends an output parameter (RETURNVALUE). Only in an RPC.
 	ReturnValue(p Param) error
@@ -219,8 +230,8 @@ var ErrAttention = errors.New("tds: attention (client cancelled the request)")
 
 // Session describes one logged-in connection. Fields are set by the server
 // before Login and do not change afterwards; the methods reflect state the
-// server tracks (current database, transaction). Read it only from handler
-// calls of the same connection.
+// server tracks (current database, transaction) and are safe to call from
+// any goroutine (e.g. a DMV listing every session). Do not copy a Session.
 type Session struct {
 	SPID       uint16   // server process id, >= 51; also in every packet header
 	RemoteAddr net.Addr // client address
@@ -234,16 +245,43 @@ type Session struct {
 	// PacketSize is the negotiated packet size in bytes.
 	PacketSize int
 
+	mu          sync.Mutex
 	database    string
 	transaction uint64
 	loginDB     string
 }
 
 // Database is the session's current database.
-func (s *Session) Database() string { return s.database }
+func (s *Session) Database() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.database
+}
 
 // Transaction is the descriptor of the session's open transaction, 0 if none.
-func (s *Session) Transaction() uint64 { return s.transaction }
+func (s *Session) Transaction() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.transaction
+}
+
+func (s *Session) setDatabase(db string) {
+	s.mu.Lock()
+	s.database = db
+	s.mu.Unlock()
+}
+
+func (s *Session) setTransaction(id uint64) {
+	s.mu.Lock()
+	s.transaction = id
+	s.mu.Unlock()
+}
+
+func (s *Session) loginDatabase() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loginDB
+}
 
 // LoginRequest is the decoded LOGIN7 message (MS-TDS 2.2.6.4).
 type LoginRequest struct {
@@ -356,7 +394,9 @@ type Param struct {
 	// Name including the leading "@"; "" for positional parameters (the
 	// first two parameters of go-mssqldb's sp_executesql are unnamed).
 	Name string
-	// Type is the parameter's declared type from its TYPE_INFO.
+	// Type is the parameter's declared type from its TYPE_INFO. It is the
+	// zero TypeInfo (Type 0) for a typeless NULL: go-mssqldb sends a nil
+	// argument as TDS type NULL (0x1F).
 	Type TypeInfo
 	// Value is the decoded value: nil for NULL, else the Go type listed for
 	// Type.Type in DataType's documentation.
@@ -451,23 +491,35 @@ const Max = -1
 // ResultWriter.Row and produced for decoded RPC parameters:
 //
 //	TypeInt, TypeBigInt, TypeSmallInt, TypeTinyInt: any Go integer type in
-//	    range (decoded: int64)
+//	    range (decoded: int64; a 1-byte intN is unsigned, as tinyint is)
 //	TypeBit: bool (decoded: bool)
 //	TypeFloat, TypeReal: float64, float32 or an integer (decoded: float64)
 //	TypeDecimal: Decimal, a decimal string like "-12.50", an integer, or
 //	    float64 (rounded to the scale) (decoded: Decimal)
-//	TypeNVarChar, TypeVarChar, TypeNChar, TypeChar, TypeXML: string
-//	    (decoded: string). VarChar/Char use code page 1252.
+//	TypeNVarChar, TypeVarChar, TypeNChar, TypeChar, TypeXML: string or a
+//	    fmt.Stringer (decoded: string). VarChar/Char use code page 1252
+//	    (unmappable characters become '?'); NChar/Char are space-padded and
+//	    Binary zero-padded to Length. A value longer than Length is an error.
 //	TypeVarBinary, TypeBinary: []byte (decoded: []byte)
 //	TypeDateTime2, TypeDateTime, TypeDate, TypeTime: time.Time; its clock
-//	    reading is sent, the zone ignored (decoded: time.Time in UTC)
+//	    reading is sent, the zone ignored; digits beyond Scale are truncated,
+//	    datetime rounds to 1/300 s (decoded: time.Time in UTC; a time value
+//	    on 0001-01-01; datetime rounded to the millisecond)
 //	TypeDateTimeOffset: time.Time, sent with its zone offset (decoded:
 //	    time.Time in a fixed zone with the sent offset)
 //	TypeUniqueIdentifier: UUID, [16]byte (both in the textual byte order),
 //	    or a string like "6F9619FF-8B86-D011-B42D-00C04FC964FF"
 //	    (decoded: UUID). The wire order (mixed-endian) is handled here.
 //
-// Pointers to these types are dereferenced; a nil pointer is NULL.
+// Pointers to these types are dereferenced and driver.Valuer values (e.g.
+// sql.NullString) are resolved; nil, a nil pointer or an invalid Null* is
+// NULL. Types need TDS 7.3+ clients for date/time/datetime2/datetimeoffset.
+//
+// go-mssqldb sends: Go ints as int family by size (int as bigint), bool as
+// bit, float64/float32 as float/real, string as nvarchar(len) or
+// nvarchar(max) beyond 4000 characters, []byte as varbinary, time.Time as
+// datetimeoffset(7), nil as typeless NULL, and decimal values as nvarchar
+// text (never TypeDecimal).
 type DataType uint8
 
 const (

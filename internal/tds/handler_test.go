@@ -213,6 +213,8 @@ func (t *testSession) Batch(ctx context.Context, b *Batch, w ResultWriter) error
 		<-ctx.Done()
 		t.h.canceled <- context.Cause(ctx)
 		return ctx.Err()
+	case sql == "stream forever":
+		return streamUntilCancelled(t.h, w)
 	case sql == "drop connection":
 		w.Columns(Column{Name: "n", TypeInfo: TypeInfo{Type: TypeInt}})
 		w.Row(1)
@@ -472,4 +474,22 @@ func startServerRecording(t testing.TB, h Handler, rec *packetRecorder) (*Server
 		<-errc
 	})
 	return srv, ln.Addr().String()
+}
+
+// streamUntilCancelled writes rows without looking at ctx, as a careless
+// handler would; the writer must stop it once ATTENTION arrived.
+func streamUntilCancelled(h *testHandler, w ResultWriter) error {
+	if err := w.Columns(Column{Name: "n", TypeInfo: TypeInfo{Type: TypeInt}}); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if err := w.Row(i); err != nil {
+			h.canceled <- err
+			return err
+		}
+		if i == 100 {
+			w.Flush()
+			h.running <- struct{}{}
+		}
+	}
 }

@@ -528,7 +528,7 @@ func TestCancelWithAttention(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, query := range []string{"waitfor delay", "rows then wait"} {
+	for _, query := range []string{"waitfor delay", "rows then wait", "stream forever"} {
 		cctx, cancel := context.WithCancel(ctx)
 		errc := make(chan error, 1)
 		go func() {
@@ -837,15 +837,13 @@ func TestShutdown(t *testing.T) {
 	if err := srv.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown = %v, want DeadlineExceeded while a request runs", err)
 	}
+	waitForConnections(t, srv, 1) // the idle one is gone, the busy one stays
 	if err := idle.PingContext(ctx); err == nil {
 		t.Error("idle connection still works after Shutdown")
 	}
-	if _, err := sql.Open("sqlserver", dsn(addr, "")); err == nil {
-		db2, _ := sql.Open("sqlserver", dsn(addr, "dial timeout=1"))
-		if db2.PingContext(ctx) == nil {
-			t.Error("new connection accepted after Shutdown")
-		}
-		db2.Close()
+	db2 := openDB(t, addr, "")
+	if err := db2.PingContext(ctx); err == nil {
+		t.Error("new connection accepted after Shutdown")
 	}
 	srv.Close()
 	if cause := <-h.canceled; errors.Is(cause, ErrAttention) {
@@ -853,5 +851,74 @@ func TestShutdown(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Error("busy request succeeded after Close")
+	}
+}
+
+// waitForConnections waits until the server holds n connections.
+func waitForConnections(t *testing.T, srv *Server, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		srv.mu.Lock()
+		got := len(srv.conns)
+		srv.mu.Unlock()
+		if got == n {
+			return
+		}
+		if i > 2000 {
+			t.Fatalf("server holds %d connections, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCloseSessionDropsOneConnection(t *testing.T) {
+	h := newTestHandler()
+	srv, addr := startServer(t, h)
+	db := openDB(t, addr, "disableretry=true")
+	ctx := context.Background()
+	victim, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	var spid int
+	if err := victim.QueryRowContext(ctx, "select @@spid").Scan(&spid); err != nil {
+		t.Fatal(err)
+	}
+	if !srv.CloseSession(uint16(spid)) {
+		t.Fatalf("CloseSession(%d) found no connection", spid)
+	}
+	if srv.CloseSession(999) {
+		t.Error("CloseSession(999) reported a connection")
+	}
+	if err := victim.PingContext(ctx); err == nil {
+		t.Error("killed connection still answers")
+	}
+	var one int
+	if err := db.QueryRowContext(ctx, "select 1").Scan(&one); err != nil {
+		t.Errorf("other connections broken: %v", err)
+	}
+}
+
+// The server answers PRELOGIN with ENCRYPTION NOT_SUP: DSNs without encrypt
+// work, encrypt=true is refused by the driver itself [tds-standin.md §4].
+func TestEncryptionNotSupported(t *testing.T) {
+	_, addr := startServer(t, newTestHandler())
+	ctx := context.Background()
+	plain, err := sql.Open("sqlserver", "sqlserver://sa:"+testPassword+"@"+addr+"?database=appdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if err := plain.PingContext(ctx); err != nil {
+		t.Errorf("DSN without encrypt: %v", err)
+	}
+	enc, err := sql.Open("sqlserver", "sqlserver://sa:"+testPassword+"@"+addr+"?database=appdb&encrypt=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	if err := enc.PingContext(ctx); err == nil || !strings.Contains(err.Error(), "encryption") {
+		t.Errorf("encrypt=true: %v, want the driver's encryption error", err)
 	}
 }

@@ -173,12 +173,10 @@ func (m *messageWriter) flush() error {
 		return m.err
 	}
 	max := m.packetSize - packetHeaderSize
-	for len(m.pending) > 0 {
-		n := min(len(m.pending), max)
-		if err := m.sendPacket(m.pending[:n], false); err != nil {
+	for sent := 0; sent < len(m.pending); sent += max {
+		if err := m.sendPacket(m.pending[sent:min(sent+max, len(m.pending))], false); err != nil {
 			return err
 		}
-		m.pending = m.pending[n:]
 	}
 	m.pending = m.pending[:0]
 	return nil
@@ -191,18 +189,17 @@ func (m *messageWriter) end() error {
 		return m.err
 	}
 	max := m.packetSize - packetHeaderSize
-	for {
-		n := min(len(m.pending), max)
-		last := n == len(m.pending)
-		if err := m.sendPacket(m.pending[:n], last); err != nil {
+	for sent := 0; ; sent += max {
+		end := min(sent+max, len(m.pending))
+		last := end == len(m.pending)
+		if err := m.sendPacket(m.pending[sent:end], last); err != nil {
 			return err
 		}
-		m.pending = m.pending[n:]
 		if last {
 			break
 		}
 	}
-	m.pending = nil
+	m.pending = m.pending[:0]
 	m.packetID = 1
 	return nil
 }

@@ -292,7 +292,7 @@ func TestRawUnsupportedParameterKeepsConnection(t *testing.T) {
 	c := dialRaw(t, addr)
 	c.login(4096)
 	rpc := append(allHeaders(0), 0xFF, 0xFF, 10, 0, 0, 0) // sp_executesql, flags 0
-	rpc = append(rpc, 0, 0, tdsVariant, 0, 0, 0, 0)      // unnamed sql_variant
+	rpc = append(rpc, 0, 0, tdsVariant, 0, 0, 0, 0)       // unnamed sql_variant
 	c.send(packetRPC, statusEOM, rpc, 4096)
 	r := c.mustRead()
 	if !bytes.Contains(r.payload, appendU32([]byte{}, 8009)) || doneStatus(r.payload)&doneError == 0 {
@@ -345,12 +345,12 @@ func TestRawMalformedInputClosesConnection(t *testing.T) {
 		wantLog    string
 	}{
 		{"header shorter than itself", false, []byte{byte(packetPrelogin), 1, 0, 4, 0, 0, 0, 0}, "shorter than the 8-byte header"},
-		{"prelogin without terminator", false, packetize(packetPrelogin, 1, []byte{0, 0, 6, 0, 1}, 4096), "no terminator"},
+		{"prelogin without terminator", false, packetize(packetPrelogin, 1, []byte{0, 0, 5, 0, 0}, 4096), "no terminator"},
 		{"batch before login", false, packetize(packetSQLBatch, 1, batchPayload("select 1"), 4096), "expected a LOGIN7 message"},
 		{"login7 field out of range", false, packetize(packetLogin7, 1, truncatedLogin, 4096), "UserName"},
 		{"login7 too short", false, packetize(packetLogin7, 1, login7[:50], 4096), "shorter than its 94-byte fixed part"},
 		{"unknown packet type", true, packetize(99, 1, []byte{1, 2, 3}, 4096), "unexpected packet type 99"},
-		{"mixed packet types", true, append(packetize(packetSQLBatch, 0, []byte{1, 2}, 4096)[:10], packetize(packetRPC, 1, []byte{1}, 4096)...), "inside a SQLBatch message"},
+		{"mixed packet types", true, append([]byte{byte(packetSQLBatch), 0, 0, 10, 0, 0, 1, 0, 1, 2}, packetize(packetRPC, 1, []byte{1}, 4096)...), "inside a SQLBatch message"},
 		{"all headers too long", true, packetize(packetSQLBatch, 1, []byte{0xFF, 0, 0, 0, 1, 2}, 4096), "ALL_HEADERS length"},
 		{"odd batch text", true, packetize(packetSQLBatch, 1, append(allHeaders(0), 'x'), 4096), "odd byte length"},
 		{"truncated rpc parameter", true, packetize(packetRPC, 1, badRPC, 4096), "truncated"},

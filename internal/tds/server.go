@@ -226,6 +226,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// CloseSession closes the connection with the given SPID at once, as KILL
+// does; its running request's context is cancelled. It reports whether such
+// a connection existed.
+func (s *Server) CloseSession(spid uint16) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.sess.SPID == spid {
+			c.nc.Close()
+			return true
+		}
+	}
+	return false
+}
+
 // Close closes all listeners and connections immediately and cancels the
 // contexts of running requests. It does not wait for handlers to return.
 func (s *Server) Close() error {

@@ -15,8 +15,8 @@ type Decimal struct {
 	Scale    uint8
 }
 
-// ParseDecimal parses text such as "-12.50", "3", ".5" or "1e3" is NOT
-// accepted (SQL Server's decimal literals have no exponent).
+// ParseDecimal parses decimal text such as "-12.50", "3" or ".5". Exponents
+// ("1e3") are refused: SQL Server's decimal literals have none.
 func ParseDecimal(s string) (Decimal, error) {
 	text := strings.TrimSpace(s)
 	neg := false

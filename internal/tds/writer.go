@@ -64,7 +64,7 @@ func (w *resultWriter) emit(token []byte) error {
 
 func (w *resultWriter) statusBits() uint16 {
 	var s uint16
-	if w.c.sess.transaction != 0 {
+	if w.c.sess.Transaction() != 0 {
 		s |= doneInXact
 	}
 	return s
@@ -78,9 +78,22 @@ func (w *resultWriter) closeSet() error {
 	return w.Done(Done{Command: CmdSelect, RowCount: w.setRows})
 }
 
+// cancelled stops output once the client sent ATTENTION: the client will
+// discard it anyway, and a handler that ignores ctx still stops at its next
+// write.
+func (w *resultWriter) cancelled() error {
+	if w.c.attention.Load() {
+		return fmt.Errorf("tds: result not sent: %w", ErrAttention)
+	}
+	return nil
+}
+
 func (w *resultWriter) Columns(cols ...Column) error {
 	if w.err != nil {
 		return w.err
+	}
+	if err := w.cancelled(); err != nil {
+		return err
 	}
 	if err := w.closeSet(); err != nil {
 		return err
@@ -117,6 +130,9 @@ func (w *resultWriter) Columns(cols ...Column) error {
 func (w *resultWriter) Row(values ...any) error {
 	if w.err != nil {
 		return w.err
+	}
+	if err := w.cancelled(); err != nil {
+		return err
 	}
 	if !w.setOpen {
 		return errors.New("tds: Row called without an open result set (call Columns first)")
@@ -226,14 +242,14 @@ func (w *resultWriter) SetDatabase(name string) error {
 	if name == "" || len(utf16Units(name)) > 128 {
 		return fmt.Errorf("tds: database name %q must be 1-128 characters", name)
 	}
-	tok, err := appendEnvChangeString(nil, envDatabase, name, w.c.sess.database)
+	tok, err := appendEnvChangeString(nil, envDatabase, name, w.c.sess.Database())
 	if err != nil {
 		return err
 	}
 	if err := w.emit(tok); err != nil {
 		return err
 	}
-	w.c.sess.database = name
+	w.c.sess.setDatabase(name)
 	return w.Info(databaseChangedInfo(name))
 }
 
@@ -245,14 +261,14 @@ func (w *resultWriter) BeginTransaction() (uint64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	if w.c.sess.transaction != 0 {
-		return 0, fmt.Errorf("tds: BeginTransaction while transaction %d is open (the handler tracks nesting; call it only for the outermost BEGIN TRAN)", w.c.sess.transaction)
+	if open := w.c.sess.Transaction(); open != 0 {
+		return 0, fmt.Errorf("tds: BeginTransaction while transaction %d is open (the handler tracks nesting; call it only for the outermost BEGIN TRAN)", open)
 	}
 	id := w.c.srv.nextTransaction()
 	if err := w.emit(appendEnvChangeBytes(nil, envBeginTran, appendU64(nil, id), nil)); err != nil {
 		return 0, err
 	}
-	w.c.sess.transaction = id
+	w.c.sess.setTransaction(id)
 	return id, nil
 }
 
@@ -260,13 +276,14 @@ func (w *resultWriter) endTransaction(typ byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.c.sess.transaction == 0 {
+	open := w.c.sess.Transaction()
+	if open == 0 {
 		return errors.New("tds: no transaction is open")
 	}
-	if err := w.emit(appendEnvChangeBytes(nil, typ, nil, appendU64(nil, w.c.sess.transaction))); err != nil {
+	if err := w.emit(appendEnvChangeBytes(nil, typ, nil, appendU64(nil, open))); err != nil {
 		return err
 	}
-	w.c.sess.transaction = 0
+	w.c.sess.setTransaction(0)
 	return nil
 }
 

@@ -46,9 +46,9 @@ func TestLoadSettings(t *testing.T) {
 }
 
 func TestDSNCarriesSettingsAndRedactedHidesPassword(t *testing.T) {
-	s := Settings{Host: "db1", User: "qr", Password: "s3cret;x", Database: "Demo", Encrypt: "disable"}
+	s := Settings{Host: "db1", User: "qr", Password: "s3cret@x/y", Database: "Demo", Encrypt: "disable"}
 	dsn := s.DSN()
-	for _, want := range []string{"sqlserver://qr:s3cret%3Bx@db1:1433", "database=Demo", "encrypt=disable", "app+name=QueryReplay"} {
+	for _, want := range []string{"sqlserver://qr:s3cret%40x%2Fy@db1:1433", "database=Demo", "encrypt=disable", "app+name=QueryReplay"} {
 		if !strings.Contains(dsn, want) {
 			t.Errorf("DSN %q lacks %q", dsn, want)
 		}
