@@ -54,7 +54,8 @@ func runXEDecode(ctx context.Context, e *env, format string, files []string) err
 
 func decodeXEFile(ctx context.Context, e *env, out *bufio.Writer, name string) (failed int, err error) {
 	var r io.Reader
-	if name == "-" {
+	// kingpin hands a lone "-" over as "" (an empty path can name no file).
+	if name == "-" || name == "" {
 		r = e.stdin
 		name = "<stdin>"
 	} else {

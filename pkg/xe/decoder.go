@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"strconv"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -17,17 +15,21 @@ import (
 // that gets a *RowError from Next may keep calling Next.
 type RowError struct {
 	Row    int    // 1-based ordinal of the row (event or stray text) in the input
-	Line   int    // 1-based line where the row starts
+	Line   int    // 1-based line where the row starts (0 for binary input)
 	Offset int64  // byte offset where the row starts
 	Event  string // event name, when it was read before the error
 	Err    error
 }
 
 func (e *RowError) Error() string {
-	if e.Event != "" {
-		return fmt.Sprintf("row %d (line %d, event %s): %v", e.Row, e.Line, e.Event, e.Err)
+	where := fmt.Sprintf("line %d", e.Line)
+	if e.Line == 0 { // binary input has no lines
+		where = fmt.Sprintf("offset %d", e.Offset)
 	}
-	return fmt.Sprintf("row %d (line %d): %v", e.Row, e.Line, e.Err)
+	if e.Event != "" {
+		return fmt.Sprintf("row %d (%s, event %s): %v", e.Row, where, e.Event, e.Err)
+	}
+	return fmt.Sprintf("row %d (%s): %v", e.Row, where, e.Err)
 }
 
 func (e *RowError) Unwrap() error { return e.Err }
@@ -55,7 +57,7 @@ const initialBufferSize = 1 << 20
 // Decoder reads events from XML: result-set dumps (one event_data per
 // line), concatenated <event> elements, or ring_buffer <RingBufferTarget>
 // documents, in any mix. Memory use depends on the largest event, not on the
-// number of events.
+// number of events. A Decoder is not safe for concurrent use.
 type Decoder struct {
 	r           io.Reader
 	buf         []byte
@@ -77,23 +79,24 @@ type Decoder struct {
 	inRing   bool
 
 	// Per-event scratch, reset for every event.
-	arena    []byte
-	raw      []rawField
-	fields   []Field // reused in ReuseEvents mode
-	tsOff    int
-	tsLen    int
-	evName   string
-	evPkg    string
-	tsTime   time.Time
-	nameTmp  []byte
-	skipping bool // after a malformed row: looking for the next <event
-	lenient  bool
+	arena     []byte
+	raw       []rawField
+	fields    []Field // reused in ReuseEvents mode
+	nActions  int
+	ts        span
+	haveTS    bool
+	evName    string
+	evPkg     string
+	tsTime    time.Time
+	nameTmp   []byte
+	rowReader bytes.Reader // DecodeRow's input
+	skipping  bool         // after a malformed row: looking for the next <event
+	lenient   bool
 }
 
 type rawField struct {
 	name, pkg, typ, typPkg string
-	valOff, valLen         int
-	textOff, textLen       int
+	val, text              span
 	hasText, action        bool
 	kind                   Kind
 	bits                   uint64
@@ -107,6 +110,40 @@ func NewDecoder(r io.Reader) *Decoder {
 		maxEv:  DefaultMaxEventSize,
 		intern: make(map[string]string, 256),
 	}
+}
+
+// Reset makes d read r from the start, as a new decoder would, keeping its
+// buffers, options and interned names.
+func (d *Decoder) Reset(r io.Reader) {
+	d.r = r
+	d.start, d.end, d.eof, d.err = 0, 0, false, nil
+	d.consumedBytes, d.consumedLines, d.row = 0, 0, 0
+	d.ring, d.haveRing, d.inRing = RingBufferTarget{}, false, false
+	d.skipping = false
+	d.evName, d.evPkg = "", ""
+}
+
+// DecodeRow decodes one event_data value, as a row of
+// sys.fn_xe_file_target_read_file holds it, reusing d's buffers (so a
+// reader of rows keeps one Decoder). The row must hold exactly one <event>.
+// Errors are *RowError with Row 1. The event follows d's ReuseEvents mode.
+func (d *Decoder) DecodeRow(row []byte) (Event, error) {
+	d.rowReader.Reset(row)
+	d.Reset(&d.rowReader)
+	ev, err := d.Next()
+	if err == io.EOF {
+		return Event{}, &RowError{Row: 1, Line: 1, Err: errors.New("row holds no <event>")}
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	// Whatever follows the event is either still buffered or still in the
+	// reader; looking at it directly keeps ev's views intact.
+	unread := row[len(row)-d.rowReader.Len():]
+	if len(bytes.TrimSpace(d.buf[d.start:d.end])) > 0 || len(bytes.TrimSpace(unread)) > 0 {
+		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Err: errors.New("row holds more than one <event> or trailing text")}
+	}
+	return ev, nil
 }
 
 // ReuseEvents makes Next return views: the Event's Fields, Actions and
@@ -215,7 +252,7 @@ func (d *Decoder) Next() (Event, error) {
 				return Event{}, d.rowError(p, name, errors.New("input ends inside <event>"))
 			}
 			if d.end-d.start >= d.maxEv {
-				d.err = fmt.Errorf("row %d (offset %d): event larger than %d bytes", d.row+1, d.consumedBytes+int64(d.start), d.maxEv)
+				d.err = fmt.Errorf("row %d (offset %d): row larger than %d bytes (see SetMaxEventSize)", d.row+1, d.consumedBytes+int64(d.start), d.maxEv)
 				return Event{}, d.err
 			}
 			d.fill(d.end - d.start + 1)
@@ -296,8 +333,12 @@ func (d *Decoder) fill(min int) {
 		d.end = n
 		d.start = 0
 	}
-	for d.end+min > len(d.buf) {
-		nb := make([]byte, 2*len(d.buf))
+	if d.end+min > len(d.buf) {
+		size := 2 * len(d.buf)
+		for d.end+min > size {
+			size *= 2
+		}
+		nb := make([]byte, size)
 		copy(nb, d.buf[:d.end])
 		d.buf = nb
 	}
@@ -327,72 +368,6 @@ func (d *Decoder) fill(min int) {
 		}
 	}
 }
-
-var (
-	bLitEventOpen  = []byte(litEventOpen)
-	bLitCommentEnd = []byte(litCommentEnd)
-	bLitPIEnd      = []byte(litPIEnd)
-	bLitCDATAEnd   = []byte(litCDATAEnd)
-)
-
-const (
-	litEventOpen  = "<event"
-	litRingOpen   = "<RingBufferTarget"
-	litRingClose  = "</RingBufferTarget"
-	litComment    = "<!--"
-	litCommentEnd = "-->"
-	litPI         = "<?"
-	litPIEnd      = "?>"
-	litCDATA      = "<![CDATA["
-	litCDATAEnd   = "]]>"
-	litBOM        = "\xEF\xBB\xBF"
-	litData       = "<data"
-	litAction     = "<action"
-	litEventClose = "</event"
-	litType       = "<type"
-	litValue      = "<value"
-	litText       = "<text"
-	litDOCTYPE    = "<!"
-)
-
-// match reports whether b[p:] starts with lit: 1 yes, 0 no, -1 cannot tell
-// yet (b ends first).
-func match(b []byte, p int, lit string) int {
-	n := len(b) - p
-	if n >= len(lit) {
-		if string(b[p:p+len(lit)]) == lit {
-			return 1
-		}
-		return 0
-	}
-	if string(b[p:]) == lit[:n] {
-		return -1
-	}
-	return 0
-}
-
-// matchTag is match for a tag name: lit must be followed by a name end.
-func matchTag(b []byte, p int, lit string) int {
-	m := match(b, p, lit)
-	if m != 1 {
-		return m
-	}
-	q := p + len(lit)
-	if q >= len(b) {
-		return -1
-	}
-	if isNameEnd(b[q]) {
-		return 1
-	}
-	return 0
-}
-
-// textSpecial marks the bytes that end or complicate character data.
-var textSpecial = [256]bool{'<': true, '&': true, '\r': true}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
-
-func isNameEnd(c byte) bool { return isSpace(c) || c == '>' || c == '/' }
 
 // unit decodes one top-level unit at b[p] (p is not whitespace). It returns
 // whether an event was decoded and where the unit ends.
@@ -490,69 +465,6 @@ func (d *Decoder) unit(b []byte, p int) (bool, int, error) {
 	return false, 0, synErr(p, "unexpected text %q outside an <event>", string(b[p:q]))
 }
 
-// tagAt returns the start of the tag at b[p] ("<name" or "</name"), for
-// error messages; ok is false when the buffer ends first.
-func tagAt(b []byte, p int) (string, bool) {
-	q := p + 1
-	if q < len(b) && b[q] == '/' {
-		q++
-	}
-	for q < len(b) && !isNameEnd(b[q]) && q-p < 64 {
-		q++
-	}
-	if q >= len(b) {
-		return string(b[p:]), false
-	}
-	return string(b[p:q]), true
-}
-
-func skipSpace(b []byte, p int) int {
-	for p < len(b) && isSpace(b[p]) {
-		p++
-	}
-	return p
-}
-
-// attr reads one attribute at b[p] (not whitespace, not '>' or '/'). It
-// returns the name, the raw (undecoded) value, and the position after it.
-func attr(b []byte, p int) (name, val []byte, next int, err error) {
-	s := p
-	for p < len(b) && !isSpace(b[p]) && b[p] != '=' && b[p] != '>' && b[p] != '/' {
-		p++
-	}
-	if p >= len(b) {
-		return nil, nil, 0, errNeedMore
-	}
-	name = b[s:p]
-	if len(name) == 0 {
-		return nil, nil, 0, synErr(s, "malformed attribute")
-	}
-	p = skipSpace(b, p)
-	if p >= len(b) {
-		return nil, nil, 0, errNeedMore
-	}
-	if b[p] != '=' {
-		return nil, nil, 0, synErr(p, "attribute %q has no value", string(name))
-	}
-	p = skipSpace(b, p+1)
-	if p >= len(b) {
-		return nil, nil, 0, errNeedMore
-	}
-	q := b[p]
-	if q != '"' && q != '\'' {
-		return nil, nil, 0, synErr(p, "attribute %q value is not quoted", string(name))
-	}
-	i := bytes.IndexByte(b[p+1:], q)
-	if i < 0 {
-		return nil, nil, 0, errNeedMore
-	}
-	val = b[p+1 : p+1+i]
-	if bytes.IndexByte(val, '<') >= 0 {
-		return nil, nil, 0, synErr(p, "'<' in the value of attribute %q", string(name))
-	}
-	return name, val, p + 1 + i + 1, nil
-}
-
 // internBytes returns a stable string equal to b, shared by all equal names.
 // A small direct-mapped cache in front of the map catches the few names a
 // stream repeats (event, field and package names) with one compare.
@@ -598,8 +510,9 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	evStart := p
 	d.arena = d.arena[:0]
 	d.raw = d.raw[:0]
+	d.nActions = 0
 	d.evName, d.evPkg = "", ""
-	d.tsOff, d.tsLen = -1, 0
+	d.haveTS = false
 	p += len(litEventOpen)
 	selfClosing := false
 	for {
@@ -636,23 +549,29 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 				return 0, err
 			}
 		case "timestamp":
-			d.tsOff = len(d.arena)
-			if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
-				return 0, err
+			d.haveTS = true
+			if bytes.IndexByte(val, '&') < 0 {
+				d.ts = span{off: offsetIn(b, val), n: len(val), inBuf: true}
+			} else {
+				start := len(d.arena)
+				if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
+					return 0, err
+				}
+				d.ts = span{off: start, n: len(d.arena) - start}
 			}
-			d.tsLen = len(d.arena) - d.tsOff
 		}
 		p = next
 	}
 	if d.evName == "" {
 		return 0, synErr(evStart, "<event> has no name attribute")
 	}
-	if d.tsOff < 0 {
+	if !d.haveTS {
 		return 0, synErr(evStart, "<event name=%q> has no timestamp attribute", d.evName)
 	}
-	t, err := parseTimestamp(d.arena[d.tsOff : d.tsOff+d.tsLen])
+	tsText := d.bytesOf(b, d.ts)
+	t, err := parseTimestamp(tsText)
 	if err != nil {
-		return 0, synErr(evStart, "<event name=%q> timestamp %q: %v", d.evName, d.arena[d.tsOff:d.tsOff+d.tsLen], err)
+		return 0, synErr(evStart, "<event name=%q> timestamp %q: %v", d.evName, tsText, err)
 	}
 	d.tsTime = t
 	if selfClosing {
@@ -727,7 +646,7 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 // parseField decodes a <data> or <action> element; p is just after the tag
 // name.
 func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
-	f := rawField{action: action, valOff: len(d.arena)}
+	f := rawField{action: action}
 	elem := "data"
 	if action {
 		elem = "action"
@@ -753,6 +672,16 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 			p += 2
 			selfClosing = true
 			break
+		}
+		if val, next, ok := quickAttr(b, p, `name="`); ok {
+			f.name = d.internBytes(val)
+			p = next
+			continue
+		}
+		if val, next, ok := quickAttr(b, p, `package="`); ok {
+			f.pkg = d.internBytes(val)
+			p = next
+			continue
 		}
 		name, val, next, err := attr(b, p)
 		if err != nil {
@@ -793,12 +722,10 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 						return 0, synErr(p, "<%s name=%q> has two <value> elements", elem, f.name)
 					}
 					haveValue = true
-					f.valOff = len(d.arena)
-					p, kindHint, err = d.parseContent(b, p+len(litValue), "value", true)
+					p, kindHint, f.val, err = d.parseContent(b, p+len(litValue), "value", true)
 					if err != nil {
 						return 0, err
 					}
-					f.valLen = len(d.arena) - f.valOff
 					continue
 				} else if m < 0 {
 					return 0, errNeedMore
@@ -809,12 +736,10 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 						return 0, synErr(p, "<%s name=%q> has two <text> elements", elem, f.name)
 					}
 					f.hasText = true
-					f.textOff = len(d.arena)
-					p, _, err = d.parseContent(b, p+len(litText), "text", false)
+					p, _, f.text, err = d.parseContent(b, p+len(litText), "text", false)
 					if err != nil {
 						return 0, err
 					}
-					f.textLen = len(d.arena) - f.textOff
 					continue
 				} else if m < 0 {
 					return 0, errNeedMore
@@ -861,7 +786,7 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 			return 0, synErr(p, "unexpected %q inside <%s name=%q>", tag, elem, f.name)
 		}
 	}
-	val := d.arena[f.valOff : f.valOff+f.valLen]
+	val := d.bytesOf(b, f.val)
 	switch kindHint {
 	case hintEmpty:
 		if f.typ != "" {
@@ -878,6 +803,9 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 		f.kind = KindXML
 	default:
 		f.kind, f.bits = classify(val, f.typ)
+	}
+	if action {
+		d.nActions++
 	}
 	d.raw = append(d.raw, f)
 	return p, nil
@@ -952,28 +880,80 @@ const (
 	hintXML                      // child elements
 )
 
+// span locates decoded text: in the input buffer (text that needed no
+// decoding, used in place) or in the arena.
+type span struct {
+	off, n int
+	inBuf  bool
+}
+
+// bytesOf returns the bytes of sp.
+func (d *Decoder) bytesOf(b []byte, sp span) []byte {
+	if sp.inBuf {
+		return b[sp.off : sp.off+sp.n]
+	}
+	return d.arena[sp.off : sp.off+sp.n]
+}
+
+// textAcc gathers the pieces of character data (text runs, CDATA
+// sections). A single clean piece stays in the input buffer; a second piece
+// or one that needs decoding moves the whole value into the arena.
+type textAcc struct {
+	sp     span
+	pieces int
+}
+
+func (a *textAcc) clean(d *Decoder, b []byte, off, n int) {
+	if n == 0 {
+		return
+	}
+	if a.pieces == 0 {
+		a.sp = span{off: off, n: n, inBuf: true}
+		a.pieces = 1
+		return
+	}
+	a.toArena(d, b)
+	d.arena = append(d.arena, b[off:off+n]...)
+	a.sp.n = len(d.arena) - a.sp.off
+	a.pieces++
+}
+
+// toArena makes the arena hold the value so far.
+func (a *textAcc) toArena(d *Decoder, b []byte) {
+	if a.pieces == 0 {
+		a.sp = span{off: len(d.arena)}
+		a.pieces = 1
+		return
+	}
+	if a.sp.inBuf {
+		start := len(d.arena)
+		d.arena = append(d.arena, b[a.sp.off:a.sp.off+a.sp.n]...)
+		a.sp = span{off: start, n: a.sp.n}
+	}
+}
+
 // parseContent decodes the content of <value> or <text> (p just after the
-// tag name) into the arena and returns the position after the end tag.
-func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int, contentHint, error) {
+// tag name) and returns where it is and the position after the end tag.
+func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int, contentHint, span, error) {
+	var acc textAcc
 	p = skipSpace(b, p)
 	if p >= len(b) {
-		return 0, 0, errNeedMore
+		return 0, 0, span{}, errNeedMore
 	}
 	if b[p] == '/' {
 		if p+1 >= len(b) {
-			return 0, 0, errNeedMore
+			return 0, 0, span{}, errNeedMore
 		}
 		if b[p+1] != '>' {
-			return 0, 0, synErr(p, "malformed <%s/>", elem)
+			return 0, 0, span{}, synErr(p, "malformed <%s/>", elem)
 		}
-		return p + 2, hintEmpty, nil
+		return p + 2, hintEmpty, span{}, nil
 	}
 	if b[p] != '>' {
-		return 0, 0, synErr(p, "<%s> takes no attributes", elem)
+		return 0, 0, span{}, synErr(p, "<%s> takes no attributes", elem)
 	}
 	p++
 	contentStart := p
-	arenaStart := len(d.arena)
 	hint := hintEmpty
 	sawText := false
 	for {
@@ -985,61 +965,76 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 		}
 		if i < len(b) && b[i] == '<' {
 			if i > p {
-				d.arena = append(d.arena, b[p:i]...)
+				acc.clean(d, b, p, i-p)
 				sawText = true
 			}
 			p = i
 		} else {
 			i := bytes.IndexByte(b[p:], '<')
 			if i < 0 {
-				return 0, 0, errNeedMore
+				return 0, 0, span{}, errNeedMore
 			}
 			if i > 0 {
 				seg := b[p : p+i]
-				var err error
-				if d.arena, err = appendText(d.arena, seg, p); err != nil {
-					return 0, 0, err
+				if bytes.IndexByte(seg, '&') < 0 && bytes.IndexByte(seg, '\r') < 0 {
+					acc.clean(d, b, p, i)
+				} else {
+					acc.toArena(d, b)
+					var err error
+					if d.arena, err = appendDecoded(d.arena, seg, p); err != nil {
+						return 0, 0, span{}, err
+					}
+					acc.sp.n = len(d.arena) - acc.sp.off
+					acc.pieces++
 				}
 				sawText = true
 			}
 			p += i
 		}
 		if p+1 >= len(b) {
-			return 0, 0, errNeedMore
+			return 0, 0, span{}, errNeedMore
 		}
 		switch b[p+1] {
 		case '/':
 			q := p + 2
 			m := match(b, q, elem)
 			if m < 0 {
-				return 0, 0, errNeedMore
+				return 0, 0, span{}, errNeedMore
 			}
 			if m == 1 {
 				q = skipSpace(b, q+len(elem))
 				if q >= len(b) {
-					return 0, 0, errNeedMore
+					return 0, 0, span{}, errNeedMore
 				}
 				if b[q] == '>' {
-					switch {
-					case sawText:
+					if sawText {
 						hint = hintText
-					case hint == hintEmpty:
 					}
-					return q + 1, hint, nil
+					if acc.pieces == 0 {
+						acc.sp = span{}
+					}
+					return q + 1, hint, acc.sp, nil
 				}
 			}
-			return 0, 0, synErr(p, "unexpected end tag inside <%s>", elem)
+			return 0, 0, span{}, synErr(p, "unexpected end tag inside <%s>", elem)
 		case '!':
 			if m := match(b, p, litCDATA); m != 0 {
 				if m < 0 {
-					return 0, 0, errNeedMore
+					return 0, 0, span{}, errNeedMore
 				}
 				s := p + len(litCDATA)
 				j := bytes.Index(b[s:], bLitCDATAEnd)
 				if j < 0 {
-					return 0, 0, errNeedMore
+					return 0, 0, span{}, errNeedMore
 				}
-				d.arena = appendNormalizedNewlines(d.arena, b[s:s+j])
+				if bytes.IndexByte(b[s:s+j], '\r') < 0 {
+					acc.clean(d, b, s, j)
+				} else {
+					acc.toArena(d, b)
+					d.arena = appendNormalizedNewlines(d.arena, b[s:s+j])
+					acc.sp.n = len(d.arena) - acc.sp.off
+					acc.pieces++
+				}
 				if hint == hintEmpty {
 					hint = hintCDATA
 				}
@@ -1048,242 +1043,82 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 			}
 			if m := match(b, p, litComment); m != 0 {
 				if m < 0 {
-					return 0, 0, errNeedMore
+					return 0, 0, span{}, errNeedMore
 				}
 				j := bytes.Index(b[p+4:], bLitCommentEnd)
 				if j < 0 {
-					return 0, 0, errNeedMore
+					return 0, 0, span{}, errNeedMore
 				}
 				p += 4 + j + 3
 				continue
 			}
-			return 0, 0, synErr(p, "unexpected markup inside <%s>", elem)
+			return 0, 0, span{}, synErr(p, "unexpected markup inside <%s>", elem)
 		default:
 			if !allowXML {
-				return 0, 0, synErr(p, "unexpected element inside <%s>", elem)
+				return 0, 0, span{}, synErr(p, "unexpected element inside <%s>", elem)
 			}
 			end, close, err := scanXML(b, contentStart, elem)
 			if err != nil {
-				return 0, 0, err
+				return 0, 0, span{}, err
 			}
-			d.arena = append(d.arena[:arenaStart], trimSpaceBytes(b[contentStart:end])...)
-			return close, hintXML, nil
+			s, e := contentStart, end
+			for s < e && isSpace(b[s]) {
+				s++
+			}
+			for e > s && isSpace(b[e-1]) {
+				e--
+			}
+			return close, hintXML, span{off: s, n: e - s, inBuf: true}, nil
 		}
 	}
-}
-
-// scanXML finds the end of well-formed element content starting at p that
-// is closed by </elem>. It returns where the content ends (the '<' of the
-// end tag) and the position after the end tag.
-func scanXML(b []byte, p int, elem string) (int, int, error) {
-	var stack [64][]byte
-	var deep int // depth beyond the stack's capacity is still counted
-	depth := 0
-	for {
-		i := bytes.IndexByte(b[p:], '<')
-		if i < 0 {
-			return 0, 0, errNeedMore
-		}
-		p += i
-		if p+1 >= len(b) {
-			return 0, 0, errNeedMore
-		}
-		switch b[p+1] {
-		case '!':
-			if m := match(b, p, litCDATA); m != 0 {
-				if m < 0 {
-					return 0, 0, errNeedMore
-				}
-				j := bytes.Index(b[p+len(litCDATA):], bLitCDATAEnd)
-				if j < 0 {
-					return 0, 0, errNeedMore
-				}
-				p += len(litCDATA) + j + len(litCDATAEnd)
-				continue
-			}
-			if m := match(b, p, litComment); m != 0 {
-				if m < 0 {
-					return 0, 0, errNeedMore
-				}
-				j := bytes.Index(b[p+4:], bLitCommentEnd)
-				if j < 0 {
-					return 0, 0, errNeedMore
-				}
-				p += 4 + j + 3
-				continue
-			}
-			return 0, 0, synErr(p, "unexpected markup in XML value")
-		case '?':
-			j := bytes.Index(b[p+2:], bLitPIEnd)
-			if j < 0 {
-				return 0, 0, errNeedMore
-			}
-			p += 2 + j + 2
-			continue
-		case '/':
-			s := p + 2
-			q := s
-			for q < len(b) && !isNameEnd(b[q]) {
-				q++
-			}
-			r := skipSpace(b, q)
-			if r >= len(b) {
-				return 0, 0, errNeedMore
-			}
-			if b[r] != '>' || q == s {
-				return 0, 0, synErr(p, "malformed end tag in XML value")
-			}
-			name := b[s:q]
-			if depth == 0 {
-				if string(name) != elem {
-					return 0, 0, synErr(p, "end tag </%s> does not match <%s>", name, elem)
-				}
-				return p, r + 1, nil
-			}
-			depth--
-			if depth < len(stack) && string(stack[depth]) != string(name) {
-				return 0, 0, synErr(p, "end tag </%s> does not match <%s>", name, stack[depth])
-			}
-			p = r + 1
-		default:
-			s := p + 1
-			q := s
-			for q < len(b) && !isNameEnd(b[q]) {
-				q++
-			}
-			if q >= len(b) {
-				return 0, 0, errNeedMore
-			}
-			if q == s {
-				return 0, 0, synErr(p, "malformed start tag in XML value")
-			}
-			name := b[s:q]
-			// Walk the attributes, respecting quotes ('>' may appear inside).
-			r := q
-			for {
-				r = skipSpace(b, r)
-				if r >= len(b) {
-					return 0, 0, errNeedMore
-				}
-				c := b[r]
-				if c == '>' {
-					if depth < len(stack) {
-						stack[depth] = name
-					} else {
-						deep++
-					}
-					depth++
-					p = r + 1
-					break
-				}
-				if c == '/' {
-					if r+1 >= len(b) {
-						return 0, 0, errNeedMore
-					}
-					if b[r+1] != '>' {
-						return 0, 0, synErr(r, "malformed empty-element tag in XML value")
-					}
-					p = r + 2
-					break
-				}
-				_, _, next, err := attr(b, r)
-				if err != nil {
-					return 0, 0, err
-				}
-				r = next
-			}
-		}
-	}
-}
-
-// appendText appends character data with entities decoded and line ends
-// normalised.
-func appendText(dst, seg []byte, pos int) ([]byte, error) {
-	if bytes.IndexByte(seg, '&') < 0 {
-		if bytes.IndexByte(seg, '\r') < 0 {
-			return append(dst, seg...), nil
-		}
-		return appendNormalizedNewlines(dst, seg), nil
-	}
-	return appendDecoded(dst, seg, pos)
-}
-
-func appendNormalizedNewlines(dst, seg []byte) []byte {
-	for {
-		i := bytes.IndexByte(seg, '\r')
-		if i < 0 {
-			return append(dst, seg...)
-		}
-		dst = append(dst, seg[:i]...)
-		dst = append(dst, '\n')
-		seg = seg[i+1:]
-		if len(seg) > 0 && seg[0] == '\n' {
-			seg = seg[1:]
-		}
-	}
-}
-
-// appendDecoded appends seg with the five predefined entities and numeric
-// character references decoded (and line ends normalised).
-func appendDecoded(dst, seg []byte, pos int) ([]byte, error) {
-	for len(seg) > 0 {
-		i := bytes.IndexByte(seg, '&')
-		if i < 0 {
-			return appendNormalizedNewlines(dst, seg), nil
-		}
-		dst = appendNormalizedNewlines(dst, seg[:i])
-		seg = seg[i:]
-		j := bytes.IndexByte(seg, ';')
-		if j < 0 || j > 12 {
-			return dst, synErr(pos, "'&' not followed by an entity reference")
-		}
-		ent := seg[1:j]
-		switch string(ent) {
-		case "lt":
-			dst = append(dst, '<')
-		case "gt":
-			dst = append(dst, '>')
-		case "amp":
-			dst = append(dst, '&')
-		case "quot":
-			dst = append(dst, '"')
-		case "apos":
-			dst = append(dst, '\'')
-		default:
-			if len(ent) < 2 || ent[0] != '#' {
-				return dst, synErr(pos, "unknown entity &%s;", ent)
-			}
-			var r uint64
-			var err error
-			if ent[1] == 'x' {
-				if len(ent) < 3 || !isHexRun(ent[2:]) {
-					return dst, synErr(pos, "malformed character reference &%s;", ent)
-				}
-				r, err = strconv.ParseUint(string(ent[2:]), 16, 32)
-			} else {
-				r, err = strconv.ParseUint(string(ent[1:]), 10, 32)
-			}
-			if err != nil || r == 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
-				return dst, synErr(pos, "invalid character reference &%s;", ent)
-			}
-			dst = utf8.AppendRune(dst, rune(r))
-		}
-		seg = seg[j+1:]
-	}
-	return dst, nil
 }
 
 // materialize turns the scratch state into an Event. Without ReuseEvents it
-// makes exactly two allocations: one string holding all text, one slice
-// holding Fields and Actions.
+// makes exactly two allocations: one block holding all text, one slice
+// holding Fields and Actions. With ReuseEvents the text is used where it
+// lies (input buffer or arena).
 func (d *Decoder) materialize() Event {
-	var all string
+	b := d.buf[:d.end]
+	var inBuf, inArena, owned string
 	if d.reuse {
+		if len(b) > 0 {
+			inBuf = unsafe.String(unsafe.SliceData(b), len(b))
+		}
 		if len(d.arena) > 0 {
-			all = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
+			inArena = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
 		}
 	} else {
-		all = string(d.arena)
+		total := d.ts.n
+		for i := range d.raw {
+			total += d.raw[i].val.n + d.raw[i].text.n
+		}
+		if total > 0 {
+			// One block, filled once and never written again, so strings
+			// over it are immutable.
+			block := make([]byte, 0, total)
+			block = append(block, d.bytesOf(b, d.ts)...)
+			for i := range d.raw {
+				r := &d.raw[i]
+				vs := len(block)
+				block = append(block, d.bytesOf(b, r.val)...)
+				ts := len(block)
+				block = append(block, d.bytesOf(b, r.text)...)
+				r.val = span{off: vs, n: r.val.n}
+				r.text = span{off: ts, n: r.text.n}
+			}
+			d.ts = span{off: 0, n: d.ts.n}
+			owned = unsafe.String(unsafe.SliceData(block), len(block))
+		}
+		inArena = owned
+	}
+	str := func(sp span) string {
+		if sp.n == 0 {
+			return ""
+		}
+		if sp.inBuf {
+			return inBuf[sp.off : sp.off+sp.n]
+		}
+		return inArena[sp.off : sp.off+sp.n]
 	}
 	var fields []Field
 	if d.reuse {
@@ -1294,12 +1129,7 @@ func (d *Decoder) materialize() Event {
 	} else if len(d.raw) > 0 {
 		fields = make([]Field, len(d.raw))
 	}
-	nData := 0
-	for i := range d.raw {
-		if !d.raw[i].action {
-			nData++
-		}
-	}
+	nData := len(d.raw) - d.nActions
 	di, ai := 0, nData
 	for i := range d.raw {
 		r := &d.raw[i]
@@ -1312,7 +1142,7 @@ func (d *Decoder) materialize() Event {
 			di++
 		}
 		*f = Field{Name: r.name, Package: r.pkg, Value: Value{
-			Raw:         all[r.valOff : r.valOff+r.valLen],
+			Raw:         str(r.val),
 			HasText:     r.hasText,
 			Type:        r.typ,
 			TypePackage: r.typPkg,
@@ -1320,11 +1150,11 @@ func (d *Decoder) materialize() Event {
 			bits:        r.bits,
 		}}
 		if r.hasText {
-			f.Value.Text = all[r.textOff : r.textOff+r.textLen]
+			f.Value.Text = str(r.text)
 		}
 	}
 	ev := Event{Name: d.evName, Package: d.evPkg}
-	ev.Timestamp.Raw = all[d.tsOff : d.tsOff+d.tsLen]
+	ev.Timestamp.Raw = str(d.ts)
 	ev.Timestamp.Time = d.tsTime
 	if nData > 0 {
 		ev.Fields = fields[:nData:nData]

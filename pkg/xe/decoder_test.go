@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -235,7 +236,7 @@ func TestFatalErrors(t *testing.T) {
 	big := ev(`<data name="x"><value><![CDATA[` + strings.Repeat("x", 3<<20) + `]]></value></data>`)
 	d = xe.NewDecoder(strings.NewReader(big))
 	d.SetMaxEventSize(1 << 20)
-	if _, err := d.Next(); err == nil || !strings.Contains(err.Error(), "larger than 1048576") {
+	if _, err := d.Next(); err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
 		t.Errorf("size limit: %v", err)
 	}
 }
@@ -384,3 +385,101 @@ func TestIterator(t *testing.T) {
 		t.Errorf("names %v errors %d", names, errs)
 	}
 }
+
+// TestMemoryIndependentOfEventCount streams 48 MB of generated rows through
+// a pipe and checks that the heap never holds more than a few MB: memory
+// depends on the largest event, not on how many there are.
+func TestMemoryIndependentOfEventCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 48 MB")
+	}
+	pr, pw := io.Pipe()
+	gen := xetest.NewGenerator(21)
+	var written int // events
+	go func() {
+		var chunk []byte
+		for size := 0; size < 48<<20; size += len(chunk) {
+			var n int
+			chunk, n = gen.AppendStream(chunk[:0], 256<<10)
+			written += n
+			if _, err := pw.Write(chunk); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	d := xe.NewDecoder(pr)
+	var ms runtime.MemStats
+	var peak uint64
+	events := 0
+	for {
+		_, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		events++
+		if events%5000 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+	}
+	if events != written {
+		t.Fatalf("decoded %d events, wrote %d", events, written)
+	}
+	t.Logf("%d events, peak heap in use %d MB", events, peak>>20)
+	if peak > 24<<20 {
+		t.Errorf("heap in use reached %d MB while streaming 48 MB", peak>>20)
+	}
+}
+
+func TestDecodeRow(t *testing.T) {
+	rows, n := xetest.NewGenerator(4).AppendStream(nil, 64<<10)
+	want, _, _ := decodeAll(t, bytes.NewReader(rows))
+	if len(want) != n {
+		t.Fatal("setup")
+	}
+	for _, reuse := range []bool{false, true} {
+		d := xe.NewDecoder(nil)
+		if reuse {
+			d.ReuseEvents()
+		}
+		for i, line := range bytes.Split(bytes.TrimSuffix(rows, []byte("\n")), []byte("\n")) {
+			got, err := d.DecodeRow(line)
+			if err != nil {
+				t.Fatalf("row %d: %v", i, err)
+			}
+			if !sameEvent(&got, &want[i], true) {
+				t.Fatalf("row %d differs", i)
+			}
+		}
+	}
+	d := xe.NewDecoder(nil)
+	for _, bad := range []string{"", "  ", ev("") + ev(""), ev("") + "x", `<event name="a">`} {
+		var re *xe.RowError
+		if _, err := d.DecodeRow([]byte(bad)); !errors.As(err, &re) || re.Row != 1 {
+			t.Errorf("DecodeRow(%q) = %v, want a RowError for row 1", bad, err)
+		}
+	}
+	// A row bigger than the initial buffer, after small ones.
+	big := ev(`<data name="x"><value><![CDATA[` + strings.Repeat("y", 3<<20) + `]]></value></data>`)
+	got, err := d.DecodeRow([]byte(big))
+	if err != nil || len(got.Fields[0].Value.Raw) != 3<<20 {
+		t.Errorf("big row: %v", err)
+	}
+	if got, err := d.DecodeRow([]byte(ev(""))); err != nil || got.Name != "e" {
+		t.Errorf("after big row: %v", err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := d.DecodeRow([]byte(rowsFirst(rows))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 3 {
+		t.Errorf("DecodeRow: %.1f allocations per row", allocs)
+	}
+}
+
+func rowsFirst(rows []byte) []byte { return rows[:bytes.IndexByte(rows, '\n')] }

@@ -136,11 +136,12 @@ func parseHistogram(b []byte) (Histogram, error) {
 			return h, synErr(p, "<Slot> without <value>")
 		}
 		d.arena = d.arena[:0]
-		next, hint, err := d.parseContent(b, p+len(litValue), "value", true)
+		next, hint, sp, err := d.parseContent(b, p+len(litValue), "value", true)
 		if err != nil {
 			return h, err
 		}
-		slot.Value.Raw = string(d.arena)
+		text := d.bytesOf(b, sp)
+		slot.Value.Raw = string(text)
 		switch hint {
 		case hintEmpty:
 			slot.Value.Kind = KindEmpty
@@ -149,7 +150,7 @@ func parseHistogram(b []byte) (Histogram, error) {
 		case hintXML:
 			slot.Value.Kind = KindXML
 		default:
-			slot.Value.Kind, slot.Value.bits = classify(d.arena, "")
+			slot.Value.Kind, slot.Value.bits = classify(text, "")
 		}
 		p = skipSpace(b, next)
 		if matchTag(b, p, "</Slot") != 1 {

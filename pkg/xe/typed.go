@@ -16,7 +16,9 @@ import "math"
 // captures, [D] Microsoft documentation, [S] third-party scripts, [U]
 // unverified — check sys.dm_xe_object_columns on a real server
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-object-columns-transact-sql).
-// Columns whose very name is [U] are not modelled; read them generically.
+// Columns whose very name is [U] are not modelled (read them generically),
+// except transaction_log's log_record_size, which the log matcher needs; it
+// is an Optional marked [U].
 
 // Optional is a value that may be absent from an event (actions depend on
 // the session definition).
@@ -728,11 +730,11 @@ type Spill struct {
 	RecursionLevel       uint64 // hash_warning [S]
 	GrantedMemoryKB      uint64 // KB [S]
 	UsedMemoryKB         uint64 // KB [S]; hash_warning [U]
-	// Worktable/workfile I/O in pages [S] (hash_warning writes, sort_warning
-	// reads); the other combinations [U].
+	// Worktable/workfile I/O in pages [S]: hash_warning has both writes,
+	// sort_warning worktable reads. Other counters are [U]: read them
+	// generically.
 	WorktablePhysicalReads  uint64
 	WorktablePhysicalWrites uint64
-	WorkfilePhysicalReads   uint64
 	WorkfilePhysicalWrites  uint64
 }
 
@@ -763,8 +765,6 @@ func AsSpill(ev *Event, maps MapResolver) (Spill, bool) {
 			out.WorktablePhysicalReads = u64(v)
 		case "worktable_physical_writes":
 			out.WorktablePhysicalWrites = u64(v)
-		case "workfile_physical_reads":
-			out.WorkfilePhysicalReads = u64(v)
 		case "workfile_physical_writes":
 			out.WorkfilePhysicalWrites = u64(v)
 		}

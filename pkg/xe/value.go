@@ -63,14 +63,14 @@ type Value struct {
 	Raw string
 	// Text is the <text> element of a map field (e.g. "PAGEIOLATCH_SH" for
 	// wait_type key 66). HasText tells an absent <text> from an empty one.
-	Text    string
-	HasText bool
+	Text string
 	// Type and TypePackage come from the <type name package> element, which
 	// only ring_buffer XML carries; both are "" in event_file XML.
 	Type        string
 	TypePackage string
-	Kind        Kind
 	bits        uint64 // uint, int, float64 bits or bool, per Kind
+	Kind        Kind
+	HasText     bool
 }
 
 // Uint returns the value as an unsigned integer (KindUint, KindHex, or a
@@ -83,8 +83,6 @@ func (v Value) Uint() (uint64, bool) {
 		if int64(v.bits) >= 0 {
 			return v.bits, true
 		}
-	case KindBool:
-		return v.bits, true
 	}
 	return 0, false
 }
