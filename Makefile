@@ -58,3 +58,12 @@ test: test-frontend test-go
 
 clean:
 	rm -rf dist coverage $(BIN)
+
+# Benchmarks asked for by the issues (not part of make test). The libxml2
+# peer needs Debian's python3-lxml.
+.PHONY: bench
+bench:
+	$(GO) test ./pkg/xe -run '^$$' -bench 'Decode|LxmlPeer' -benchtime 3x -cpu 1
+	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
+	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
+	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
