@@ -149,15 +149,14 @@ func eachEvent(ctx context.Context, name string, e *env, fn func(*xe.Event)) (ba
 		defer f.Close()
 		r = f
 	}
-	dec := xe.NewDecoder(r)
-	dec.ReuseEvents()
+	src := newEventSource(r)
 	for n := 0; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return bad, err
 			}
 		}
-		ev, err := dec.Next()
+		ev, err := src.next()
 		if err == io.EOF {
 			return bad, nil
 		}

@@ -14,9 +14,9 @@ import (
 func init() {
 	commands = append(commands, func(c *cli) {
 		xeCmd := c.app.Command("xe", "Extended Events tools.")
-		decode := xeCmd.Command("decode", "Decode event XML (result-set dumps, <event> streams, ring_buffer documents) to JSON lines.")
+		decode := xeCmd.Command("decode", "Decode events to JSON lines: event XML (result-set dumps, <event> streams, ring_buffer documents) or binary .xel files.")
 		format := decode.Flag("format", "Output format.").Default("jsonl").Enum("jsonl")
-		files := decode.Arg("FILE", "Event XML files; - reads standard input.").Required().Strings()
+		files := decode.Arg("FILE", "Event XML or .xel files; - reads standard input.").Required().Strings()
 		c.register(decode, func(ctx context.Context, e *env) error {
 			return runXEDecode(ctx, e, *format, *files)
 		})
@@ -66,8 +66,7 @@ func decodeXEFile(ctx context.Context, e *env, out *bufio.Writer, name string) (
 		defer f.Close()
 		r = f
 	}
-	dec := xe.NewDecoder(r)
-	dec.ReuseEvents() // each event is written out before the next is read
+	src := newEventSource(r) // each event is written out before the next is read
 	var line []byte
 	events := 0
 	for {
@@ -76,7 +75,7 @@ func decodeXEFile(ctx context.Context, e *env, out *bufio.Writer, name string) (
 				return failed, err
 			}
 		}
-		ev, err := dec.Next()
+		ev, err := src.next()
 		if err == io.EOF {
 			break
 		}
@@ -96,7 +95,10 @@ func decodeXEFile(ctx context.Context, e *env, out *bufio.Writer, name string) (
 			return failed, fmt.Errorf("write output: %w", err)
 		}
 	}
-	if rb, ok := dec.RingBuffer(); ok {
+	if src.xml == nil {
+		return failed, nil
+	}
+	if rb, ok := src.xml.RingBuffer(); ok {
 		e.log.Info("ring_buffer target", "file", name, "truncated", rb.Truncated, "eventCount", rb.EventCount,
 			"droppedCount", rb.DroppedCount, "totalEventsProcessed", rb.TotalEventsProcessed, "decoded", events)
 		if rb.Truncated || rb.DroppedCount > 0 || uint64(events+failed) < rb.EventCount {

@@ -52,8 +52,11 @@
 //
 //	go test ./pkg/xe -run '^$' -bench 'Decode|LxmlPeer' -benchtime 3x -cpu 1
 //
-// What this package must NOT do: talk to SQL Server, read binary .xel files
-// (a later package builds Events from them), parse call stacks or showplans
+// Binary event files: XELReader (xel.go) reads .xel files into the same
+// Events, with map texts from the file's own metadata; its layout notes and
+// why it is hand-written are in xel.go.
+//
+// What this package must NOT do: talk to SQL Server, parse call stacks or showplans
 // (their raw text is kept for pkg/callstack and pkg/showplan), or order and
 // pair events into a timeline (pkg/timeline).
 package xe
