@@ -1,7 +1,221 @@
 package main
 
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+)
+
+type traceArgs struct {
+	dsn              string
+	sql              string
+	file             string
+	output           string
+	database         string
+	clearBufferPool  bool
+	allowClear       bool
+	disableReadAhead bool
+	modifications    string
+	locks, waits     bool
+	memory, splits   bool
+	log, fileIO      bool
+	callStacks       bool
+	timeout          time.Duration
+	maxEvents        int
+	maxFileSizeMB    int
+	maxLockRows      int
+	traceDir         string
+	grace            time.Duration
+	quiet            bool
+}
+
+// exitRefused is the status of a trace refused before it ran (a statement
+// that could escape the rollback, a missing permission, the policy).
+const exitRefused = 3
+
 func init() {
 	commands = append(commands, func(c *cli) {
-		c.register(c.app.Command("trace", "Run a query inside a private Extended Events session and rebuild its timeline."), notImplemented)
+		cmd := c.app.Command("trace", "Run a query inside a private Extended Events session and rebuild its timeline.\n\n"+
+			"Exit status: 0 traced, 1 failed, 2 usage, 3 refused (the reason is printed).")
+		a := &traceArgs{}
+		cmd.Flag("dsn", "go-mssqldb connection string (sqlserver://user:pass@host?database=db). Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").Required().StringVar(&a.dsn)
+		cmd.Flag("sql", "The batch to trace.").StringVar(&a.sql)
+		cmd.Flag("file", "Read the batch from a file (- for standard input).").StringVar(&a.file)
+		cmd.Flag("output", "Write the trace bundle here (JSON; gzip when the name ends in .gz).").Short('o').StringVar(&a.output)
+		cmd.Flag("database", "Run the query in this database.").StringVar(&a.database)
+		cmd.Flag("clear-buffer-pool", "CHECKPOINT + DBCC DROPCLEANBUFFERS first (instance-wide; needs --allow-clear-buffer-pool).").BoolVar(&a.clearBufferPool)
+		cmd.Flag("allow-clear-buffer-pool", "Policy: allow clearing the buffer pool (test servers only).").BoolVar(&a.allowClear)
+		cmd.Flag("disable-read-ahead", "Trace flag 652 for the session (always turned off afterwards).").BoolVar(&a.disableReadAhead)
+		cmd.Flag("modifications", "Policy for INSERT/UPDATE/DELETE/MERGE/SELECT INTO: rollback (traced, always rolled back) or refuse.").Default("rollback").EnumVar(&a.modifications, "rollback", "refuse")
+		cmd.Flag("locks", "Trace lock events.").Default("true").BoolVar(&a.locks)
+		cmd.Flag("waits", "Trace wait events.").Default("true").BoolVar(&a.waits)
+		cmd.Flag("memory", "Trace memory grant and spill events.").Default("true").BoolVar(&a.memory)
+		cmd.Flag("splits", "Trace page splits.").Default("true").BoolVar(&a.splits)
+		cmd.Flag("log", "Trace log flushes.").Default("true").BoolVar(&a.log)
+		cmd.Flag("file-io", "Trace file reads and writes.").Default("true").BoolVar(&a.fileIO)
+		cmd.Flag("callstacks", "Add call stacks to storage events (bigger traces).").BoolVar(&a.callStacks)
+		cmd.Flag("timeout", "Stop the query after this long (0: no limit); cleanup always runs.").Default("0s").DurationVar(&a.timeout)
+		cmd.Flag("max-events", "Read at most this many events; the rest is reported as truncated.").Default(fmt.Sprint(tracer.DefaultMaxEvents)).IntVar(&a.maxEvents)
+		cmd.Flag("max-file-size", "Maximum trace file size on the server, MB; losses are reported.").Default(fmt.Sprint(tracer.DefaultMaxFileSizeMB)).IntVar(&a.maxFileSizeMB)
+		cmd.Flag("max-lock-rows", "Resolve at most this many key locks to rows (each 2,000 cost a scan of their index; -1: none).").Default(fmt.Sprint(tracer.DefaultMaxLockRows)).IntVar(&a.maxLockRows)
+		cmd.Flag("trace-dir", "Server directory for the event file (default: the error log's directory).").StringVar(&a.traceDir)
+		cmd.Flag("orphan-grace", "Drop leftover queryreplay_* sessions older than this.").Default(tracer.DefaultGracePeriod.String()).DurationVar(&a.grace)
+		cmd.Flag("quiet", "No progress on standard error.").Short('q').BoolVar(&a.quiet)
+		c.register(cmd, func(ctx context.Context, e *env) error { return runTrace(ctx, e, a) })
 	})
+}
+
+func runTrace(ctx context.Context, e *env, a *traceArgs) error {
+	text, err := traceSQL(e, a)
+	if err != nil {
+		return withStatus(2, err)
+	}
+	policy := tracer.Policy{AllowClearBufferPool: a.allowClear}
+	if a.modifications == "refuse" {
+		policy.Modifications = tracer.ModificationsRefuse
+	}
+	o := tracer.Options{
+		SQL: text, Database: a.database, ClearBufferPool: a.clearBufferPool, DisableReadAhead: a.disableReadAhead,
+		Events:     tracer.EventGroups{Locks: a.locks, Waits: a.waits, Memory: a.memory, Splits: a.splits, Log: a.log, FileIO: a.fileIO},
+		CallStacks: a.callStacks, Timeout: a.timeout, MaxEvents: a.maxEvents, MaxFileSizeMB: a.maxFileSizeMB, MaxLockRows: a.maxLockRows,
+		TraceDirectory: a.traceDir, GracePeriod: a.grace,
+	}
+	var (
+		mu       sync.Mutex
+		lastShow time.Time
+	)
+	if !a.quiet {
+		// Progress only on long runs: a report once the trace has taken two
+		// seconds, then at most once a second. Counts only, never query text.
+		o.Progress = func(p tracer.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p.Elapsed < 2*time.Second || time.Since(lastShow) < time.Second {
+				return
+			}
+			lastShow = time.Now()
+			fmt.Fprintf(e.stderr, "trace: %s, %s elapsed, %d rows", p.Step, p.Elapsed.Round(100*time.Millisecond), p.Rows)
+			if p.Events > 0 {
+				fmt.Fprintf(e.stderr, ", %d events", p.Events)
+			}
+			fmt.Fprintln(e.stderr)
+		}
+	}
+	if _, err := o.Validate(policy); err != nil {
+		return traceFailure(err)
+	}
+	db, err := tracer.OpenDSN(a.dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tr := tracer.New(tracer.DBOpener{DB: db}, policy, e.log)
+	b, err := tr.Trace(ctx, o)
+	if err != nil {
+		return traceFailure(err)
+	}
+	out := bufio.NewWriter(e.stdout)
+	writeTraceSummary(out, b)
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if a.output != "" {
+		if err := tracer.SaveBundle(a.output, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "trace bundle written to %s\n", a.output)
+	}
+	return nil
+}
+
+// traceFailure maps a refusal to its own exit status.
+func traceFailure(err error) error {
+	var re *tracer.RefusedError
+	if errors.As(err, &re) {
+		return withStatus(exitRefused, err)
+	}
+	return withStatus(1, err)
+}
+
+// traceSQL reads the batch from --sql or --file (exactly one).
+func traceSQL(e *env, a *traceArgs) (string, error) {
+	switch {
+	case a.sql != "" && a.file != "":
+		return "", errors.New("give either --sql or --file, not both")
+	case a.sql != "":
+		return a.sql, nil
+	case a.file == "-":
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return "", fmt.Errorf("read standard input: %w", err)
+		}
+		return string(b), nil
+	case a.file != "":
+		b, err := os.ReadFile(a.file)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	return "", errors.New("give the batch to trace with --sql or --file")
+}
+
+// writeTraceSummary prints rows, duration, reads, locks, waits, spills and the
+// per-operator table.
+func writeTraceSummary(w io.Writer, b *tracer.Bundle) {
+	r := b.Result
+	var rows int64
+	for _, n := range r.Rows {
+		rows += n
+	}
+	fmt.Fprintf(w, "Session %s on SQL Server %s (spid %d, database %s)\n", b.Run.Session, b.Server.ProductVersion, b.Server.SPID, b.Server.Database)
+	fmt.Fprintf(w, "Rows: %d in %d result set(s)   Duration: %.3f ms", rows, len(r.Rows), float64(r.DurationUs)/1000)
+	if b.Run.Modification {
+		fmt.Fprintf(w, "   Modification rolled back: %v (%d log records)", r.RolledBack, len(r.LogRecords))
+	}
+	fmt.Fprintln(w)
+	if b.Trace == nil {
+		fmt.Fprintln(w, "No timeline.")
+		return
+	}
+	l := b.Trace.Lanes
+	spills := 0
+	for _, m := range l.Memory {
+		if m.Spill {
+			spills++
+		}
+	}
+	waits := map[string]int{}
+	for _, wt := range l.Wait {
+		waits[wt.WaitType]++
+	}
+	types := make([]string, 0, len(waits))
+	for k := range waits {
+		types = append(types, k)
+	}
+	sort.Strings(types)
+	var wl []string
+	for _, k := range types {
+		wl = append(wl, fmt.Sprintf("%s %d", k, waits[k]))
+	}
+	fmt.Fprintf(w, "Events: %d (lost %d, dropped %d)   Reads: %d   Locks: %d   Waits: %d", r.Events, r.Lost, r.DroppedEvents, len(l.Read), len(l.Lock), len(l.Wait))
+	if len(wl) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(wl, ", "))
+	}
+	fmt.Fprintf(w, "   Spills: %d\n", spills)
+	res := r.Resolution
+	fmt.Fprintf(w, "Resolved: %d/%d pages, %d/%d HoBTs, %d/%d key locks\n", res.PagesNamed, res.Pages, res.HoBTsNamed, res.HoBTs, res.KeyLocksRows, res.KeyLocks)
+	writeTimelineSummary(w, b.Trace)
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+)
+
+func startTraceStandin(t *testing.T) *standin.Running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{})
+	if err != nil {
+		cancel()
+		t.Fatalf("start stand-in: %v", err)
+	}
+	t.Cleanup(func() { run.Close(); cancel() })
+	return run
+}
+
+func runTraceCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"trace"}, args...), &env{stdout: &out, stderr: &errb, stdin: strings.NewReader(stdin)})
+	return code, out.String(), errb.String()
+}
+
+func TestTraceCommand(t *testing.T) {
+	srv := startTraceStandin(t)
+	bundle := filepath.Join(t.TempDir(), "trace.json.gz")
+	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42",
+		"--disable-read-ahead", "-o", bundle)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{"Rows: 13 in 1 result set(s)", "Locks: ", "Waits: ", "Spills: ", "Reads: ", "node", "operator", "Index Seek", "Resolved: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(errs, "o.CustomerID") {
+		t.Error("the query text reached standard error")
+	}
+	b, err := tracer.LoadBundle(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Result.Rows[0] != 13 || len(b.RawTrace) == 0 {
+		t.Fatalf("bundle: rows %v, trace %d bytes", b.Result.Rows, len(b.RawTrace))
+	}
+
+	// The batch from standard input, a modification: rolled back.
+	code, out, errs = runTraceCmd(t, "UPDATE dbo.Orders SET Status = N'Shipped' WHERE OrderID = 7", "--dsn", srv.DSN, "--file=-", "-q")
+	if code != 0 || !strings.Contains(out, "Modification rolled back: true") {
+		t.Fatalf("modification: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestTraceCommandRefusalsAndFailures(t *testing.T) {
+	srv := startTraceStandin(t)
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"commit inside", []string{"--sql", "UPDATE dbo.Orders SET Amount = 0; COMMIT"}, exitRefused, "COMMIT would end"},
+		{"several batches", []string{"--sql", "SELECT 1\nGO\nSELECT 2"}, exitRefused, "GO separates"},
+		{"policy refuses modifications", []string{"--sql", "DELETE FROM dbo.Orders WHERE OrderID = 1", "--modifications", "refuse"}, exitRefused, "refuses modifications"},
+		{"buffer pool without consent", []string{"--sql", "SELECT 1", "--clear-buffer-pool"}, exitRefused, "does not allow it"},
+		{"no batch", nil, 2, "--sql or --file"},
+		{"both", []string{"--sql", "SELECT 1", "--file", "x.sql"}, 2, "not both"},
+		{"query fails", []string{"--sql", "SELECT * FROM dbo.NoSuchTable"}, 1, "NoSuchTable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runTraceCmd(t, "", append([]string{"--dsn", srv.DSN}, c.args...)...)
+			if code != c.code || !strings.Contains(errs, c.stderr) {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant stderr to contain %q", code, c.code, out, errs, c.stderr)
+			}
+		})
+	}
+}
+
+func TestTraceCommandProgress(t *testing.T) {
+	srv := startTraceStandin(t)
+	srv.Faults().Delay("CustomerID = 42", 2600*time.Millisecond)
+	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "trace: running, 2") || strings.Contains(errs, "CustomerID") {
+		t.Fatalf("want a progress line on stderr (without the query):\n%s", errs)
+	}
+	code, _, errs = runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT 1", "-q")
+	if code != 0 || strings.Contains(errs, "trace:") {
+		t.Fatalf("-q printed progress: %s", errs)
+	}
+}

@@ -1,0 +1,278 @@
+package tracer
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
+
+// BundleFormat identifies a trace bundle; BundleVersion is the version this
+// package writes and the only one it reads.
+const (
+	BundleFormat  = "queryreplay-trace"
+	BundleVersion = 1
+)
+
+// Bundle is a saved trace: what ran, where, with which options, what the
+// tracer observed, and the timeline in exactly the JSON shape of
+// `queryreplay timeline --json`.
+type Bundle struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// SQL is the traced batch (the user's own text, kept so the bundle can be
+	// understood later; it is never logged).
+	SQL    string     `json:"sql"`
+	Server ServerInfo `json:"server"`
+	Run    RunInfo    `json:"run"`
+	Result Result     `json:"result"`
+	// Trace is the timeline. A loaded bundle has it only when pkg/timeline
+	// can decode its own JSON (its Rule, Confidence and NodeID types have
+	// marshalers but, so far, no unmarshalers); RawTrace always holds the
+	// trace part verbatim, and saving a loaded bundle writes it back unchanged.
+	Trace    *timeline.Trace `json:"-"`
+	RawTrace json.RawMessage `json:"-"`
+}
+
+// bundleJSON is Bundle's wire form.
+type bundleJSON struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	SQL     string          `json:"sql"`
+	Server  ServerInfo      `json:"server"`
+	Run     RunInfo         `json:"run"`
+	Result  Result          `json:"result"`
+	Trace   json.RawMessage `json:"trace"`
+}
+
+// MarshalJSON writes the bundle with its trace in the JSON shape of
+// `queryreplay timeline --json`.
+func (b *Bundle) MarshalJSON() ([]byte, error) {
+	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Trace: b.RawTrace}
+	if b.Trace != nil {
+		t, err := json.Marshal(b.Trace)
+		if err != nil {
+			return nil, err
+		}
+		w.Trace = t
+	}
+	if w.Trace == nil {
+		w.Trace = json.RawMessage("null")
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a bundle; see Trace for when the timeline is decoded.
+func (b *Bundle) UnmarshalJSON(data []byte) error {
+	var w bundleJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*b = Bundle{Format: w.Format, Version: w.Version, SQL: w.SQL, Server: w.Server, Run: w.Run, Result: w.Result}
+	if len(w.Trace) > 0 && string(w.Trace) != "null" {
+		b.RawTrace = w.Trace
+		var tr timeline.Trace
+		if json.Unmarshal(w.Trace, &tr) == nil {
+			b.Trace = &tr
+		}
+	}
+	return nil
+}
+
+// ServerInfo is what the tracer learned about the server.
+type ServerInfo struct {
+	ProductVersion string `json:"productVersion,omitempty"`
+	EngineEdition  int    `json:"engineEdition,omitempty"`
+	Database       string `json:"database,omitempty"`
+	SPID           int    `json:"spid,omitempty"`
+}
+
+// RunInfo records the trace's setup.
+type RunInfo struct {
+	Session          string      `json:"session"`
+	StartedAt        time.Time   `json:"startedAt"`
+	Events           []string    `json:"events"`
+	ClearBufferPool  bool        `json:"clearBufferPool"`
+	DisableReadAhead bool        `json:"disableReadAhead"`
+	Modification     bool        `json:"modification"`
+	CallStacks       bool        `json:"callStacks"`
+	Target           string      `json:"target"` // event file pattern or "ring_buffer"
+	Groups           EventGroups `json:"groups"`
+}
+
+// Result is what the run produced besides the timeline.
+type Result struct {
+	// Rows is the number of rows drained per result set.
+	Rows       []int64 `json:"rows"`
+	DurationUs int64   `json:"durationUs"`
+	// Events read back and decoded; BadRows could not be decoded.
+	Events  int64 `json:"events"`
+	BadRows int64 `json:"badRows,omitempty"`
+	// SessionIDs are the distinct sqlserver.session_id values the events
+	// carry: the traced connection's alone, unless the filter failed.
+	SessionIDs []int64 `json:"sessionIds,omitempty"`
+	// Batches counts sql_batch_starting events: 1 when the tracer's own
+	// statements were kept out of the trace.
+	Batches int `json:"batches"`
+	// Truncated: MaxEvents stopped the read-back early.
+	Truncated bool `json:"truncated,omitempty"`
+	// Lost counts events the server dropped: event_sequence gaps (including
+	// a head lost to the file cap) and sys.dm_xe_sessions' dropped count.
+	Lost          uint64 `json:"lost,omitempty"`
+	DroppedEvents int64  `json:"droppedEvents,omitempty"`
+	// LogRecords are the fn_dblog records the modification wrote, read
+	// before the rollback.
+	LogRecords []LogRecord `json:"logRecords,omitempty"`
+	// RolledBack is true when a modification's transaction was rolled back.
+	RolledBack bool `json:"rolledBack,omitempty"`
+	// Resolution reports name resolution; partial results are kept.
+	Resolution Resolution `json:"resolution"`
+	// Warnings are things the reader should know (partial resolution, lost
+	// events, side effects a rollback does not undo).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// LogRecord is one fn_dblog row (undocumented function; columns as
+// xe-tracing.md §13 lists them).
+type LogRecord struct {
+	LSN           string `json:"lsn"`
+	Operation     string `json:"operation"`
+	Context       string `json:"context"`
+	TransactionID string `json:"transactionId"`
+	AllocUnitID   int64  `json:"allocUnitId,omitempty"`
+	PageID        string `json:"pageId,omitempty"`
+	SlotID        int64  `json:"slotId,omitempty"`
+}
+
+// Resolution counts what name resolution found.
+type Resolution struct {
+	Pages        int `json:"pages"`
+	PagesNamed   int `json:"pagesNamed"`
+	HoBTs        int `json:"hobts"`
+	HoBTsNamed   int `json:"hobtsNamed"`
+	KeyLocks     int `json:"keyLocks"`
+	KeyLocksRows int `json:"keyLocksResolved"`
+	// Errors are the lookups that failed; the rest of the trace stands.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// WriteBundle writes b as JSON.
+func WriteBundle(w io.Writer, b *Bundle) error {
+	if b.Format == "" {
+		b.Format = BundleFormat
+	}
+	if b.Version == 0 {
+		b.Version = BundleVersion
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(b); err != nil {
+		return fmt.Errorf("write bundle: %w", err)
+	}
+	return nil
+}
+
+// ReadBundle reads a bundle, gzip-compressed or not (told by its magic
+// bytes), and refuses unknown formats and versions by name.
+func ReadBundle(r io.Reader) (*Bundle, error) {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read bundle: gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReader(zr)
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return nil, fmt.Errorf("read bundle: %w", err)
+	}
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("read bundle: not JSON: %w", err)
+	}
+	if head.Format != BundleFormat {
+		return nil, fmt.Errorf("read bundle: format is %q, want %q", head.Format, BundleFormat)
+	}
+	if head.Version != BundleVersion {
+		return nil, fmt.Errorf("read bundle: version %d is not supported (this build reads version %d)", head.Version, BundleVersion)
+	}
+	var b Bundle
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("read bundle: %w", err)
+	}
+	if b.RawTrace == nil {
+		return nil, errors.New("read bundle: it has no trace")
+	}
+	return &b, nil
+}
+
+// SaveBundle writes b to path, gzip-compressed when the name ends in .gz.
+// It writes a temporary file and renames it, so a failed save never leaves a
+// truncated bundle under the name.
+func SaveBundle(path string, b *Bundle) (err error) {
+	dir, base := ".", path
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		dir, base = path[:i+1], path[i+1:]
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*")
+	if err != nil {
+		return fmt.Errorf("save bundle: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	var w io.Writer = f
+	var zw *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		zw = gzip.NewWriter(f)
+		w = zw
+	}
+	bw := bufio.NewWriter(w)
+	if err := WriteBundle(bw, b); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("save bundle: %w", err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("save bundle: %w", err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("save bundle: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("save bundle: %w", err)
+	}
+	return nil
+}
+
+// LoadBundle reads a bundle file.
+func LoadBundle(path string) (*Bundle, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load bundle: %w", err)
+	}
+	defer f.Close()
+	b, err := ReadBundle(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}

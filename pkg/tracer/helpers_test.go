@@ -1,0 +1,144 @@
+package tracer
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+)
+
+// stmtLog records every statement the tracer sent, in order, per
+// connection: what the server received, without needing a server-side log.
+type stmtLog struct {
+	mu    sync.Mutex
+	stmts []recorded
+	conns int
+}
+
+type recorded struct {
+	conn int
+	sql  string
+}
+
+func (l *stmtLog) add(conn int, q string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stmts = append(l.stmts, recorded{conn, q})
+}
+
+// texts returns the statements, optionally without the session marker.
+func (l *stmtLog) texts() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, len(l.stmts))
+	for i, s := range l.stmts {
+		out[i] = s.sql
+	}
+	return out
+}
+
+type recConn struct {
+	c   *sql.Conn
+	id  int
+	log *stmtLog
+}
+
+func (r *recConn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	r.log.add(r.id, q)
+	return r.c.ExecContext(ctx, q, args...)
+}
+
+func (r *recConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	r.log.add(r.id, q)
+	return r.c.QueryContext(ctx, q, args...)
+}
+
+func (r *recConn) Close() error { return r.c.Close() }
+
+func (r *recConn) Raw(f func(any) error) error { return r.c.Raw(f) }
+
+type recOpener struct {
+	db  *sql.DB
+	log *stmtLog
+}
+
+func (o *recOpener) Open(ctx context.Context) (Conn, error) {
+	c, err := o.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.log.mu.Lock()
+	o.log.conns++
+	id := o.log.conns
+	o.log.mu.Unlock()
+	return &recConn{c: c, id: id, log: o.log}, nil
+}
+
+// testServer is the stand-in, or a real server when QUERYREPLAY_TEST_DSN
+// is set.
+type testServer struct {
+	dsn     string
+	running *standin.Running // nil for a real server
+}
+
+func startStandin(t testing.TB, dirs ...string) *testServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{ExtraLogins: map[string]string{"reader": "Reader-Pass1"}, Directories: dirs})
+	if err != nil {
+		cancel()
+		t.Fatalf("start stand-in: %v", err)
+	}
+	t.Cleanup(func() { run.Close(); cancel() })
+	return &testServer{dsn: run.DSN, running: run}
+}
+
+// newTracer returns a tracer on srv that records statements.
+func newTracer(t testing.TB, dsn string, p Policy) (*Tracer, *stmtLog, *sql.DB) {
+	t.Helper()
+	db, err := OpenDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	log := &stmtLog{}
+	return New(&recOpener{db: db, log: log}, p, nil), log, db
+}
+
+// sessions lists the queryreplay_* event sessions on the server.
+func sessions(t testing.TB, db *sql.DB) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'")
+	if err != nil {
+		t.Fatalf("list sessions: %v", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(n, SessionPrefix) { // LIKE is case-insensitive
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// stripMarker removes the "/* queryreplay_… */ " marker and session name so
+// statement sequences compare across runs.
+func normalize(q, name string) string {
+	q = strings.ReplaceAll(q, "/* "+name+" */ ", "")
+	q = strings.ReplaceAll(q, name, "<session>")
+	if h := strings.TrimPrefix(name, SessionPrefix); len(h) >= 28 {
+		q = strings.ReplaceAll(q, "qr_"+h[:28], "qr_<txn>")
+	}
+	return q
+}

@@ -1,0 +1,175 @@
+package tracer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// EventGroups switches groups of events on and off; every toggle changes the
+// session DDL (xe-tracing.md §17 item 14). Page I/O (physical_page_read and
+// physical_page_write), the batch events, query_thread_profile and the
+// actual plan are always traced: the timeline cannot be built without them.
+type EventGroups struct {
+	Locks  bool // lock_acquired, lock_released, lock_escalation
+	Waits  bool // sqlos.wait_info
+	Memory bool // query_memory_grant_usage and the spill events
+	Splits bool // page_split
+	Log    bool // log_flush_complete (transaction_log is added for modifications regardless)
+	FileIO bool // file_read, file_read_completed, file_write_completed
+}
+
+// AllEventGroups turns every group on.
+func AllEventGroups() EventGroups {
+	return EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true}
+}
+
+// ModificationPolicy says whether data modifications may be traced at all.
+type ModificationPolicy int
+
+const (
+	// ModificationsRollback (the default) traces INSERT, UPDATE, DELETE, MERGE
+	// and SELECT INTO inside a named transaction that is always rolled back.
+	ModificationsRollback ModificationPolicy = iota
+	// ModificationsRefuse refuses every modification.
+	ModificationsRefuse
+)
+
+// Policy is the operator's configuration of what a trace may do to the
+// server; the per-trace Options can only ask for what it allows.
+type Policy struct {
+	// AllowClearBufferPool permits CHECKPOINT + DBCC DROPCLEANBUFFERS, which
+	// empties the buffer pool of the whole instance. Default false.
+	AllowClearBufferPool bool
+	// Modifications decides whether data modifications are traced (always
+	// rolled back) or refused. Default: rollback mode.
+	Modifications ModificationPolicy
+}
+
+// Default limits.
+const (
+	DefaultMaxEvents     = 1_000_000
+	DefaultMaxFileSizeMB = 256
+	DefaultGracePeriod   = 15 * time.Minute
+	DefaultMaxLockRows   = 2000
+)
+
+// Options describe one trace.
+type Options struct {
+	// SQL is the batch to trace: one batch, no GO separators.
+	SQL string
+	// Database, when set, is the database the query runs in (USE before it).
+	Database string
+	// ClearBufferPool runs CHECKPOINT + DBCC DROPCLEANBUFFERS before START so
+	// that reads are physical. Needs Policy.AllowClearBufferPool.
+	ClearBufferPool bool
+	// DisableReadAhead turns trace flag 652 on for the session; it is always
+	// turned off again afterwards.
+	DisableReadAhead bool
+	// Events chooses the optional event groups.
+	Events EventGroups
+	// CallStacks adds package0.callstack (package0.callstack_rva where the
+	// server has it, SQL Server 2022+) to the storage events.
+	CallStacks bool
+	// Timeout bounds the traced query (0: no limit). Cleanup always runs.
+	Timeout time.Duration
+	// MaxEvents bounds the events read back (and the ring_buffer size on
+	// Azure SQL Database); the rest is reported as truncated. 0: default.
+	MaxEvents int
+	// MaxFileSizeMB bounds the event files on the server (two rollover files
+	// of half the size each); events lost to the cap are reported. 0: default.
+	MaxFileSizeMB int
+	// MaxLockRows bounds how many key-lock hashes are resolved to rows
+	// (0: DefaultMaxLockRows; negative: none). %%lockres%% cannot be sought,
+	// so every batch of 2,000 hashes costs a full scan of its index; the
+	// rest is reported as unresolved.
+	MaxLockRows int
+	// TraceDirectory overrides the server directory of the event file
+	// (default: the directory of the SQL Server error log). It is a path on
+	// the server, which the service account must be able to write.
+	TraceDirectory string
+	// GracePeriod is how old an orphaned queryreplay_* session must be before
+	// it is dropped (0: DefaultGracePeriod). It protects other clients' live
+	// traces, so it must exceed the longest trace anyone runs on the server.
+	GracePeriod time.Duration
+	// Progress, when set, receives progress reports (never query text). It
+	// may be called from more than one goroutine at a time.
+	Progress func(Progress)
+
+	// scopeOverride forces a session scope (tests of the ring_buffer path
+	// against a server whose EngineEdition is not 5).
+	scopeOverride *Scope
+}
+
+// Progress is a report on a running trace.
+type Progress struct {
+	Step    string        // e.g. "running", "reading events"
+	Rows    int64         // rows drained so far
+	Events  int64         // events read back so far
+	Elapsed time.Duration // since the trace began
+}
+
+// RefusedError is returned when a trace is refused before anything ran on the
+// server: its Reason says why, in words a user can act on.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return "trace refused: " + e.Reason }
+
+// withDefaults returns o with zero limits replaced by the defaults.
+func (o Options) withDefaults() Options {
+	if o.MaxEvents == 0 {
+		o.MaxEvents = DefaultMaxEvents
+	}
+	if o.MaxFileSizeMB == 0 {
+		o.MaxFileSizeMB = DefaultMaxFileSizeMB
+	}
+	if o.GracePeriod == 0 {
+		o.GracePeriod = DefaultGracePeriod
+	}
+	if o.MaxLockRows == 0 {
+		o.MaxLockRows = DefaultMaxLockRows
+	}
+	return o
+}
+
+// Validate checks o against p and classifies the SQL. It returns the
+// classification, or a *RefusedError (or a plain error for nonsense values).
+func (o Options) Validate(p Policy) (Classification, error) {
+	var errs []error
+	if strings.TrimSpace(o.SQL) == "" {
+		return Classification{}, &RefusedError{Reason: "no SQL to trace"}
+	}
+	if o.MaxEvents < 0 {
+		errs = append(errs, fmt.Errorf("max events must not be negative (got %d)", o.MaxEvents))
+	}
+	if o.MaxFileSizeMB < 0 {
+		errs = append(errs, fmt.Errorf("max file size must not be negative (got %d MB)", o.MaxFileSizeMB))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout must not be negative (got %s)", o.Timeout))
+	}
+	if o.GracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("grace period must not be negative (got %s)", o.GracePeriod))
+	}
+	if strings.ContainsAny(o.TraceDirectory, "\x00\r\n*?") {
+		errs = append(errs, fmt.Errorf("trace directory %q holds a character no server path can have", o.TraceDirectory))
+	}
+	if strings.ContainsRune(o.Database, 0) {
+		errs = append(errs, errors.New("database name holds a NUL character"))
+	}
+	if len(errs) > 0 {
+		return Classification{}, errors.Join(errs...)
+	}
+	if o.ClearBufferPool && !p.AllowClearBufferPool {
+		return Classification{}, &RefusedError{Reason: "clearing the buffer pool (CHECKPOINT + DBCC DROPCLEANBUFFERS) empties the cache of the whole instance; the configuration does not allow it (allow it explicitly, on a test server only)"}
+	}
+	c, err := Classify(o.SQL)
+	if err != nil {
+		return c, err
+	}
+	if c.Modification && p.Modifications == ModificationsRefuse {
+		return c, &RefusedError{Reason: fmt.Sprintf("the batch modifies data (%s) and the configuration refuses modifications", strings.Join(c.Verbs, ", "))}
+	}
+	return c, nil
+}

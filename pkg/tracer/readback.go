@@ -1,0 +1,344 @@
+package tracer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+// rowsReader turns the event_data column of a result set into one stream of
+// <event> elements for xe.Decoder, holding one row at a time.
+type rowsReader struct {
+	rows      *sql.Rows
+	cur       []byte
+	buf       sql.RawBytes
+	n, max    int64
+	truncated bool
+	onRow     func(n int64)
+}
+
+func (r *rowsReader) Read(p []byte) (int, error) {
+	for len(r.cur) == 0 {
+		if r.max > 0 && r.n >= r.max {
+			if r.rows.Next() {
+				r.truncated = true
+			}
+			return 0, io.EOF
+		}
+		if !r.rows.Next() {
+			if err := r.rows.Err(); err != nil {
+				return 0, fmt.Errorf("read event rows: %w", err)
+			}
+			return 0, io.EOF
+		}
+		if err := r.rows.Scan(&r.buf); err != nil {
+			return 0, fmt.Errorf("read event row %d: %w", r.n+1, err)
+		}
+		r.n++
+		r.buf = append(r.buf, '\n')
+		r.cur = r.buf
+		if r.onRow != nil && r.n%10000 == 0 {
+			r.onRow(r.n)
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// collector gathers, in the first pass over the events, what resolution
+// needs and the plan.
+type collector struct {
+	ids      identities
+	planXML  string
+	plans    int
+	events   int64
+	badRows  int64
+	minSeq   uint64
+	haveSeq  bool
+	maps     xe.MapResolver
+	sessions map[int64]bool
+	batches  int
+}
+
+func (c *collector) add(ev *xe.Event) {
+	c.events++
+	if v, ok := ev.Action("event_sequence"); ok {
+		if s, ok := v.Uint(); ok && (!c.haveSeq || s < c.minSeq) {
+			c.minSeq, c.haveSeq = s, true
+		}
+	}
+	if v, ok := ev.Action("session_id"); ok {
+		if id, ok := v.Int(); ok {
+			if c.sessions == nil {
+				c.sessions = map[int64]bool{}
+			}
+			c.sessions[id] = true
+		}
+	}
+	if ev.Name == "sql_batch_starting" {
+		c.batches++
+	}
+	db := uint64(0)
+	if v, ok := ev.Action("database_id"); ok {
+		db, _ = v.Uint()
+	}
+	switch ev.Name {
+	case "physical_page_read", "physical_page_write":
+		if p, ok := xe.AsPageIO(ev); ok {
+			c.ids.addPage(db, p.FileID, p.PageID)
+		}
+	case "lock_acquired", "lock_released":
+		l, ok := xe.AsLock(ev, c.maps)
+		if !ok {
+			return
+		}
+		if l.DatabaseID != 0 {
+			db = l.DatabaseID
+		}
+		switch {
+		case l.AssociatedObjectID != 0:
+			c.ids.addHoBT(db, l.AssociatedObjectID)
+			if strings.EqualFold(l.ResourceType.String(), "KEY") {
+				if d := strings.TrimSpace(l.ResourceDescription); d != "" {
+					c.ids.addKey(db, l.AssociatedObjectID, strings.Clone(d))
+				}
+			}
+		case l.ObjectID > 0:
+			c.ids.addObject(db, uint64(l.ObjectID))
+		}
+	case "page_split":
+		if s, ok := xe.AsPageSplit(ev, c.maps); ok {
+			if s.DatabaseID != 0 {
+				db = s.DatabaseID
+			}
+			c.ids.addPage(db, s.FileID, s.PageID)
+			if s.RowsetID != 0 {
+				c.ids.addHoBT(db, s.RowsetID)
+			}
+		}
+	case "transaction_log":
+		if l, ok := xe.AsTransactionLog(ev, c.maps); ok && l.AllocUnitID != 0 {
+			if l.DatabaseID != 0 {
+				db = l.DatabaseID
+			}
+			c.ids.addAllocUnit(db, l.AllocUnitID)
+		}
+	case "query_post_execution_showplan":
+		if s, ok := xe.AsShowplan(ev, c.maps); ok && s.ShowplanXML != "" {
+			c.plans++
+			if c.planXML == "" {
+				c.planXML = strings.Clone(s.ShowplanXML)
+			}
+		}
+	}
+}
+
+// decodeAll runs every event of r through fn; malformed rows are counted,
+// any other error ends decoding.
+func decodeAll(r io.Reader, fn func(*xe.Event)) (bad int64, err error) {
+	d := xe.NewDecoder(r)
+	d.ReuseEvents()
+	for {
+		ev, err := d.Next()
+		if err == io.EOF {
+			return bad, nil
+		}
+		var rowErr *xe.RowError
+		if errors.As(err, &rowErr) {
+			bad++
+			continue
+		}
+		if err != nil {
+			return bad, err
+		}
+		fn(&ev)
+	}
+}
+
+// readBack reads the events (from the event file, or from ring, the
+// ring_buffer document read before STOP), resolves names and builds the
+// timeline into b. Partial results stay in b when a later step fails.
+func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
+	maps := r.t.mapTable(ctx, r.conn)
+	col := &collector{ids: newIdentities(), maps: maps}
+	var second func() (io.Reader, func(), error)
+	rr := &rowsReader{}
+	if r.spec.Scope == ScopeServer {
+		// sys.fn_xe_file_target_read_file:
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
+		q := r.spec.Marker() + "SELECT event_data FROM sys.fn_xe_file_target_read_file(" + QuoteString(r.spec.ReadPattern()) + ", NULL, NULL, NULL)"
+		rows, err := r.conn.QueryContext(ctx, q)
+		if err != nil {
+			r.noteConnErr(err)
+			return fmt.Errorf("read events: %w", err)
+		}
+		defer rows.Close()
+		// The first pass streams rows into the decoder and a local spool,
+		// which the second pass (the timeline needs the plan, which comes
+		// last, before its first event) decodes again: one read of the
+		// server's file, memory bounded by the largest event.
+		spool, err := os.CreateTemp("", "queryreplay-trace-*.xml")
+		if err != nil {
+			return fmt.Errorf("read events: spool: %w", err)
+		}
+		defer func() { spool.Close(); os.Remove(spool.Name()) }()
+		rr.rows, rr.max = rows, int64(r.o.MaxEvents)
+		rr.onRow = func(n int64) { r.progress("reading events", n) }
+		bad, err := decodeAll(io.TeeReader(rr, spool), col.add)
+		col.badRows = bad
+		if err != nil {
+			r.noteConnErr(err)
+			return fmt.Errorf("read events: %w", err)
+		}
+		rows.Close()
+		second = func() (io.Reader, func(), error) {
+			if _, err := spool.Seek(0, io.SeekStart); err != nil {
+				return nil, nil, err
+			}
+			return spool, func() {}, nil
+		}
+	} else {
+		d := xe.NewDecoder(strings.NewReader(ring))
+		n := int64(0)
+		for {
+			ev, err := d.Next()
+			if err == io.EOF {
+				break
+			}
+			var rowErr *xe.RowError
+			if errors.As(err, &rowErr) {
+				col.badRows++
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("read ring buffer: %w", err)
+			}
+			n++
+			col.add(&ev)
+		}
+		if rb, ok := d.RingBuffer(); ok {
+			b.Result.DroppedEvents = int64(rb.DroppedCount)
+			if rb.Truncated {
+				b.Result.Truncated = true
+				b.Result.Warnings = append(b.Result.Warnings, "the ring_buffer target_data was truncated by the server; events are missing")
+			}
+		}
+		second = func() (io.Reader, func(), error) { return strings.NewReader(ring), func() {}, nil }
+	}
+	b.Result.Events, b.Result.BadRows, b.Result.Batches = col.events, col.badRows, col.batches
+	for id := range col.sessions {
+		b.Result.SessionIDs = append(b.Result.SessionIDs, id)
+	}
+	slices.Sort(b.Result.SessionIDs)
+	if rr.truncated {
+		b.Result.Truncated = true
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("only the first %d events were read (maximum events); the timeline is incomplete", r.o.MaxEvents))
+	}
+	if col.badRows > 0 {
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("%d event rows could not be decoded and were left out", col.badRows))
+	}
+
+	r.progress("resolving names", col.events)
+	cat, lockRows, res := r.resolve(ctx, &col.ids)
+	b.Result.Resolution = res
+	if len(res.Errors) > 0 {
+		b.Result.Warnings = append(b.Result.Warnings, "name resolution was partial: "+strings.Join(res.Errors, "; "))
+	}
+
+	var plan *showplan.Plan
+	if col.planXML != "" {
+		p, err := showplan.ParseBytes([]byte(col.planXML))
+		if err != nil {
+			b.Result.Warnings = append(b.Result.Warnings, "the captured plan could not be parsed: "+err.Error())
+		} else {
+			plan = p
+		}
+	}
+	if col.plans > 1 {
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the batch produced %d plans; the timeline uses the first", col.plans))
+	}
+	var maps2 xe.MapResolver
+	if maps != nil {
+		maps2 = maps
+	}
+	builder, err := timeline.NewBuilder(plan, cat, maps2, &timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows})
+	if err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	src, done, err := second()
+	if err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	defer done()
+	if _, err := decodeAll(src, builder.Add); err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	tr, err := builder.Build()
+	if err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	b.Trace = tr
+	b.Result.Lost = tr.Summary.Lost
+	if col.haveSeq && col.minSeq > 1 && !b.Result.Truncated {
+		// event_sequence starts at 1 in a new session; a higher first number
+		// means the file cap rolled the oldest events away.
+		b.Result.Lost += col.minSeq - 1
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the first %d events were lost to the trace file size cap; raise the maximum trace file size", col.minSeq-1))
+	}
+	if b.Result.Lost > 0 || b.Result.DroppedEvents > 0 {
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the session lost events (%d by event_sequence gaps, %d dropped by the server)", b.Result.Lost, b.Result.DroppedEvents))
+	}
+	return nil
+}
+
+// mapNames are the XE maps the decoder may need when an event lacks <text>.
+var mapNames = []string{"wait_types", "lock_mode", "lock_resource_type", "lock_owner_type", "event_opcode", "latch_mode",
+	"latch_class", "page_split_operation", "log_op", "log_context", "hash_warning_type", "sort_warning_type",
+	"transaction_state", "transaction_type", "statement_result", "file_io_mode"}
+
+// mapTable loads sys.dm_xe_map_values once per tracer (one server); map keys
+// differ between builds, so names are never hard-coded
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql).
+// A failure leaves nil: event_file XML carries <text> itself.
+func (t *Tracer) mapTable(ctx context.Context, c Conn) *xe.MapTable {
+	t.mapsMu.Lock()
+	defer t.mapsMu.Unlock()
+	if t.maps != nil {
+		return t.maps
+	}
+	quoted := make([]string, len(mapNames))
+	for i, n := range mapNames {
+		quoted[i] = QuoteString(n)
+	}
+	rows, err := c.QueryContext(ctx, "SELECT name, map_key, map_value FROM sys.dm_xe_map_values WHERE name IN ("+strings.Join(quoted, ", ")+")")
+	if err != nil {
+		t.log.Warn("could not read sys.dm_xe_map_values", "err", err)
+		return nil
+	}
+	defer rows.Close()
+	m := &xe.MapTable{}
+	for rows.Next() {
+		var name, text sql.NullString
+		var key sql.NullInt64
+		if err := rows.Scan(&name, &key, &text); err != nil {
+			t.log.Warn("could not read sys.dm_xe_map_values", "err", err)
+			return nil
+		}
+		m.Add(name.String, uint64(key.Int64), text.String)
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	t.maps = m
+	return m
+}

@@ -1,0 +1,377 @@
+package tracer
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
+
+// maxParams keeps every lookup under SQL Server's 2,100 parameters per
+// request (https://learn.microsoft.com/en-us/sql/sql-server/maximum-capacity-specifications-for-sql-server).
+const maxParams = 2000
+
+// resolveTimeout bounds name resolution; what is found by then is kept.
+const resolveTimeout = time.Minute
+
+type pageRef struct{ db, file, page uint64 }
+type idRef struct{ db, id uint64 }
+
+// identities are the storage identifiers the events touched.
+type identities struct {
+	pages      map[pageRef]bool
+	hobts      map[idRef]bool
+	allocUnits map[idRef]bool
+	objects    map[idRef]bool
+	keys       map[idRef]map[string]bool // hobt → %%lockres%% texts
+}
+
+func newIdentities() identities {
+	return identities{pages: map[pageRef]bool{}, hobts: map[idRef]bool{}, allocUnits: map[idRef]bool{}, objects: map[idRef]bool{}, keys: map[idRef]map[string]bool{}}
+}
+
+func (i *identities) addPage(db, file, page uint64) { i.pages[pageRef{db, file, page}] = true }
+func (i *identities) addHoBT(db, id uint64)         { i.hobts[idRef{db, id}] = true }
+func (i *identities) addAllocUnit(db, id uint64)    { i.allocUnits[idRef{db, id}] = true }
+func (i *identities) addObject(db, id uint64)       { i.objects[idRef{db, id}] = true }
+func (i *identities) addKey(db, hobt uint64, desc string) {
+	k := idRef{db, hobt}
+	if i.keys[k] == nil {
+		i.keys[k] = map[string]bool{}
+	}
+	i.keys[k][desc] = true
+}
+
+// nameCache caches allocation unit, HoBT and object names per database.
+// Those ids never move to another object while it exists; pages do (a page
+// freed by one table is reused by another), so pages are resolved per trace
+// and never cached.
+type nameCache struct {
+	c *lru.Cache[string, timeline.ObjectName]
+}
+
+func newNameCache(size int) *nameCache {
+	c, _ := lru.New[string, timeline.ObjectName](size) // only a size <= 0 fails
+	return &nameCache{c: c}
+}
+
+func cacheKey(kind byte, db, id uint64) string { return fmt.Sprintf("%c:%d:%d", kind, db, id) }
+
+// resolve names what the events touched in the traced database: pages →
+// allocation units (one query), then allocation units, HoBTs and objects →
+// schema/table/index (one batched catalog query), then key-lock hashes →
+// rows (one query per index). Failures are recorded and the rest kept.
+func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, map[string]string, Resolution) {
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	cat := timeline.NewCatalog()
+	lockRows := map[string]string{}
+	var res Resolution
+	db := uint64(r.info.databaseID)
+	local := func(d uint64) bool { return d == db || d == 0 }
+	fail := func(step string, err error) { res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", step, err)) }
+
+	// Pages → allocation units, from the allocation snapshot taken after the
+	// query so pages the query allocated are included (xe-tracing.md §11).
+	// sys.dm_db_database_page_allocations is undocumented (SQL Server 2012+).
+	pageAU := map[pageRef]uint64{}
+	var pageIDs []any
+	seen := map[uint64]bool{}
+	for p := range ids.pages {
+		res.Pages++
+		if local(p.db) && !seen[p.page] {
+			seen[p.page] = true
+			pageIDs = append(pageIDs, int64(p.page))
+		}
+	}
+	slices.SortFunc(pageIDs, func(a, b any) int { return int(a.(int64) - b.(int64)) })
+	for _, batch := range batches(pageIDs, maxParams) {
+		q := r.spec.Marker() + "SELECT allocated_page_file_id, allocated_page_page_id, allocation_unit_id " +
+			"FROM sys.dm_db_database_page_allocations(DB_ID(), NULL, NULL, NULL, 'LIMITED') " +
+			"WHERE allocated_page_page_id IN (" + placeholders(len(batch)) + ")"
+		rows, err := r.conn.QueryContext(ctx, q, batch...)
+		if err != nil {
+			fail("pages", err)
+			break
+		}
+		for rows.Next() {
+			var file, page, au sql.NullInt64
+			if err := rows.Scan(&file, &page, &au); err != nil {
+				fail("pages", err)
+				break
+			}
+			for _, d := range []uint64{db, 0} {
+				k := pageRef{d, uint64(file.Int64), uint64(page.Int64)}
+				if ids.pages[k] {
+					pageAU[k] = uint64(au.Int64)
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			fail("pages", err)
+		}
+		rows.Close()
+	}
+
+	// Allocation units, HoBTs and objects → names. sys.allocation_units,
+	// sys.partitions, sys.objects, sys.schemas, sys.indexes:
+	// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-allocation-units-transact-sql
+	// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
+	// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
+	names := r.t.names
+	var want []lookup
+	addWant := func(kind byte, id uint64) {
+		if _, ok := names.c.Get(cacheKey(kind, db, id)); !ok {
+			want = append(want, lookup{kind, id})
+		}
+	}
+	for h := range ids.hobts {
+		if local(h.db) {
+			addWant('h', h.id)
+		}
+	}
+	for a := range ids.allocUnits {
+		if local(a.db) {
+			addWant('a', a.id)
+		}
+	}
+	for _, au := range pageAU {
+		addWant('a', au)
+	}
+	for o := range ids.objects {
+		if local(o.db) {
+			addWant('o', o.id)
+		}
+	}
+	want = dedupe(want)
+	for _, batch := range batches(want, maxParams) {
+		if err := r.lookupNames(ctx, db, batch); err != nil {
+			fail("names", err)
+			break
+		}
+	}
+	get := func(kind byte, id uint64) (timeline.ObjectName, bool) { return names.c.Get(cacheKey(kind, db, id)) }
+	for p := range ids.pages {
+		if au, ok := pageAU[p]; ok {
+			if n, ok := get('a', au); ok {
+				cat.AddPage(p.db, p.file, p.page, n)
+				res.PagesNamed++
+			}
+		}
+	}
+	for h := range ids.hobts {
+		res.HoBTs++
+		if n, ok := get('h', h.id); ok && local(h.db) {
+			cat.AddHoBT(h.db, h.id, n)
+			res.HoBTsNamed++
+		}
+	}
+	for a := range ids.allocUnits {
+		if n, ok := get('a', a.id); ok && local(a.db) {
+			cat.AddAllocUnit(a.db, a.id, n)
+		}
+	}
+	for o := range ids.objects {
+		if n, ok := get('o', o.id); ok && local(o.db) {
+			cat.AddObject(o.db, o.id, n)
+		}
+	}
+
+	// Key-lock hashes → rows: %%lockres%% depends on the index read, so each
+	// index is read WITH (INDEX(…)) (xe-tracing.md §12, §17 item 7);
+	// %%physloc%% gives the row's file:page:slot in that index.
+	hobtKeys := make([]idRef, 0, len(ids.keys))
+	for h := range ids.keys {
+		hobtKeys = append(hobtKeys, h)
+	}
+	slices.SortFunc(hobtKeys, func(a, b idRef) int { return cmpU(a.id, b.id) })
+	budget := r.o.MaxLockRows
+	for i, h := range hobtKeys {
+		hashes := ids.keys[h]
+		res.KeyLocks += len(hashes)
+		n, ok := get('h', h.id)
+		if !local(h.db) || !ok || n.Index == "" || budget <= 0 {
+			continue
+		}
+		list := make([]any, 0, len(hashes))
+		for d := range hashes {
+			list = append(list, d)
+		}
+		slices.SortFunc(list, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		// Share what is left evenly among the indexes still to come.
+		if share := max(1, budget/(len(hobtKeys)-i)); len(list) > share {
+			list = list[:share]
+		}
+		budget -= len(list)
+		for _, batch := range batches(list, maxParams) {
+			found, err := r.lookupKeys(ctx, n, batch)
+			if err != nil {
+				fail("key locks on "+n.String(), err)
+				break
+			}
+			for d, row := range found {
+				lockRows[d] = row
+				res.KeyLocksRows++
+			}
+		}
+	}
+	if res.KeyLocksRows < res.KeyLocks && r.o.MaxLockRows >= 0 && res.KeyLocks > r.o.MaxLockRows {
+		res.Errors = append(res.Errors, fmt.Sprintf("key locks: %d of %d resolved to rows (limit %d)", res.KeyLocksRows, res.KeyLocks, r.o.MaxLockRows))
+	}
+	return cat, lockRows, res
+}
+
+type lookup struct {
+	kind byte
+	id   uint64
+}
+
+func dedupe(l []lookup) []lookup {
+	slices.SortFunc(l, func(a, b lookup) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return cmpU(a.id, b.id)
+	})
+	return slices.Compact(l)
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// lookupNames runs the batched catalog query for one batch of ids and fills
+// the cache.
+func (r *run) lookupNames(ctx context.Context, db uint64, batch []lookup) error {
+	var hobts, aus, objs []any
+	for _, l := range batch {
+		switch l.kind {
+		case 'h':
+			hobts = append(hobts, int64(l.id))
+		case 'a':
+			aus = append(aus, int64(l.id))
+		case 'o':
+			objs = append(objs, int64(l.id))
+		}
+	}
+	var conds []string
+	var args []any
+	n := 0
+	in := func(col string, vals []any) {
+		if len(vals) == 0 {
+			return
+		}
+		ph := make([]string, len(vals))
+		for i := range vals {
+			n++
+			ph[i] = fmt.Sprintf("@p%d", n)
+		}
+		conds = append(conds, col+" IN ("+strings.Join(ph, ", ")+")")
+		args = append(args, vals...)
+	}
+	in("p.hobt_id", hobts)
+	in("au.allocation_unit_id", aus)
+	in("p.object_id", objs)
+	if len(conds) == 0 {
+		return nil
+	}
+	q := r.spec.Marker() + "SELECT au.allocation_unit_id, p.hobt_id, p.object_id, s.name, o.name, i.name " +
+		"FROM sys.allocation_units AS au " +
+		"JOIN sys.partitions AS p ON p.hobt_id = au.container_id " +
+		"JOIN sys.objects AS o ON o.object_id = p.object_id " +
+		"JOIN sys.schemas AS s ON s.schema_id = o.schema_id " +
+		"LEFT JOIN sys.indexes AS i ON i.object_id = p.object_id AND i.index_id = p.index_id " +
+		"WHERE " + strings.Join(conds, " OR ")
+	rows, err := r.conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	dbName := r.info.database
+	for rows.Next() {
+		var au, hobt, obj sql.NullInt64
+		var schema, table, index sql.NullString
+		if err := rows.Scan(&au, &hobt, &obj, &schema, &table, &index); err != nil {
+			return err
+		}
+		name := timeline.ObjectName{Database: dbName, Schema: schema.String, Table: table.String, Index: index.String}
+		r.t.names.c.Add(cacheKey('a', db, uint64(au.Int64)), name)
+		r.t.names.c.Add(cacheKey('h', db, uint64(hobt.Int64)), name)
+		r.t.names.c.Add(cacheKey('o', db, uint64(obj.Int64)), timeline.ObjectName{Database: dbName, Schema: schema.String, Table: table.String})
+	}
+	return rows.Err()
+}
+
+// lookupKeys finds the rows of one index whose %%lockres%% is in hashes
+// (%%lockres%% and %%physloc%% are undocumented virtual columns,
+// xe-tracing.md §12). Identifiers are quoted; hashes are parameters.
+func (r *run) lookupKeys(ctx context.Context, n timeline.ObjectName, hashes []any) (map[string]string, error) {
+	q := r.spec.Marker() + "SELECT %%lockres%%, %%physloc%% FROM " + QuoteName(n.Schema) + "." + QuoteName(n.Table) +
+		" WITH (INDEX(" + QuoteName(n.Index) + ")) WHERE %%lockres%% IN (" + placeholders(len(hashes)) + ")"
+	rows, err := r.conn.QueryContext(ctx, q, hashes...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var res sql.NullString
+		var loc []byte
+		if err := rows.Scan(&res, &loc); err != nil {
+			return out, err
+		}
+		out[strings.TrimSpace(res.String)] = FormatPhysLoc(loc)
+	}
+	return out, rows.Err()
+}
+
+// FormatPhysLoc renders a %%physloc%% value (binary(8): page id u32, file id
+// u16, slot u16, little-endian) as (file:page:slot), the form of
+// sys.fn_PhysLocFormatter.
+func FormatPhysLoc(b []byte) string {
+	if len(b) != 8 {
+		return fmt.Sprintf("0x%x", b)
+	}
+	page := binary.LittleEndian.Uint32(b[0:4])
+	file := binary.LittleEndian.Uint16(b[4:6])
+	slot := binary.LittleEndian.Uint16(b[6:8])
+	return fmt.Sprintf("(%d:%d:%d)", file, page, slot)
+}
+
+// placeholders returns "@p1, @p2, …, @pn" (go-mssqldb's positional names).
+func placeholders(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "@p%d", i)
+	}
+	return b.String()
+}
+
+// batches splits s into runs of at most n.
+func batches[T any](s []T, n int) [][]T {
+	var out [][]T
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if len(s) > 0 {
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,340 @@
+package tracer
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SessionPrefix starts the name of every session this package creates. It is
+// not the reference tool's "QueryReplay_" prefix, so the two tools never sweep
+// each other's sessions (xe-tracing.md §1.1).
+const SessionPrefix = "queryreplay_"
+
+// NewSessionName returns queryreplay_<32 hex>. The 32 hex digits are a UUID
+// version 7 (RFC 9562): its first 48 bits are the creation time in Unix
+// milliseconds, so the orphan sweep can tell a session's age from its name
+// alone — sys.server_event_sessions has no creation time, and a session that
+// was created but never started is not in sys.dm_xe_sessions at all.
+func NewSessionName() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("new session name: %w", err)
+	}
+	return SessionPrefix + hex.EncodeToString(id[:]), nil
+}
+
+// SessionCreated returns the creation time encoded in a session name made by
+// NewSessionName, and false for any other name.
+func SessionCreated(name string) (time.Time, bool) {
+	// Case-sensitive on purpose: the reference tool's sessions are named
+	// QueryReplay_<GUID v4>, and a case-insensitive LIKE lists them too.
+	rest, ok := strings.CutPrefix(name, SessionPrefix)
+	if !ok || len(rest) != 32 || strings.ToLower(rest) != rest {
+		return time.Time{}, false
+	}
+	b, err := hex.DecodeString(rest)
+	if err != nil || b[6]>>4 != 7 {
+		return time.Time{}, false
+	}
+	ms := int64(b[0])<<40 | int64(b[1])<<32 | int64(b[2])<<24 | int64(b[3])<<16 | int64(b[4])<<8 | int64(b[5])
+	return time.UnixMilli(ms), true
+}
+
+// Scope is where a session lives.
+type Scope int
+
+const (
+	// ScopeServer: CREATE EVENT SESSION … ON SERVER with an event_file target
+	// (SQL Server, Managed Instance).
+	ScopeServer Scope = iota
+	// ScopeDatabase: … ON DATABASE with a ring_buffer target, for Azure SQL
+	// Database (EngineEdition 5), where sessions are database-scoped and
+	// event_file accepts only Azure Blob URLs (exporter-anchors.md §9.1;
+	// https://learn.microsoft.com/en-us/azure/azure-sql/database/xevent-db-diff-from-svr).
+	ScopeDatabase
+)
+
+func (s Scope) keyword() string {
+	if s == ScopeDatabase {
+		return "DATABASE"
+	}
+	return "SERVER"
+}
+
+// SessionSpec is everything the session DDL depends on.
+type SessionSpec struct {
+	Name  string
+	SPID  int
+	Scope Scope
+	// Events and Modification choose the events; Modification adds
+	// sqlserver.transaction_log.
+	Events       EventGroups
+	Modification bool
+	// CallStacks adds package0.callstack, or package0.callstack_rva when
+	// CallstackRVA is set (SQL Server 2022+).
+	CallStacks   bool
+	CallstackRVA bool
+	// Directory is the server directory of the event file (ScopeServer).
+	Directory     string
+	MaxFileSizeMB int
+	// MaxEvents bounds the ring_buffer (ScopeDatabase).
+	MaxEvents int
+}
+
+// sessionEvent is one ADD EVENT clause.
+type sessionEvent struct {
+	name string
+	// storage events get the call stack; the batch, plan, profile and
+	// transaction events do not (they fire once per statement and the stack
+	// would only make them bigger, xe-tracing.md §1.4).
+	stack bool
+	// set is the event's SET clause (customizable columns).
+	set string
+}
+
+// Events returns the qualified event names of the session, in DDL order.
+func (s SessionSpec) eventList() []sessionEvent {
+	ev := []sessionEvent{
+		{name: "sqlserver.sql_batch_starting"},
+		{name: "sqlserver.sql_batch_completed"},
+		{name: "sqlserver.query_post_execution_showplan"},
+		{name: "sqlserver.query_thread_profile"},
+		{name: "sqlserver.physical_page_read", stack: true},
+		{name: "sqlserver.physical_page_write", stack: true},
+	}
+	g := s.Events
+	if g.Locks {
+		// collect_resource_description gives the %%lockres%% text of a KEY
+		// lock, e.g. "(8194443284a0)", which key-hash resolution looks up.
+		ev = append(ev,
+			sessionEvent{name: "sqlserver.lock_acquired", stack: true, set: "collect_resource_description = (1)"},
+			sessionEvent{name: "sqlserver.lock_released", stack: true, set: "collect_resource_description = (1)"},
+			sessionEvent{name: "sqlserver.lock_escalation", stack: true})
+	}
+	if g.Waits {
+		ev = append(ev, sessionEvent{name: "sqlos.wait_info", stack: true})
+	}
+	if g.Memory {
+		ev = append(ev,
+			sessionEvent{name: "sqlserver.query_memory_grant_usage"},
+			sessionEvent{name: "sqlserver.sort_warning", stack: true},
+			sessionEvent{name: "sqlserver.hash_warning", stack: true},
+			sessionEvent{name: "sqlserver.hash_spill_details", stack: true},
+			sessionEvent{name: "sqlserver.exchange_spill", stack: true})
+	}
+	if g.Splits {
+		ev = append(ev, sessionEvent{name: "sqlserver.page_split", stack: true})
+	}
+	if g.Log {
+		ev = append(ev, sessionEvent{name: "sqlserver.log_flush_complete", stack: true})
+	}
+	if g.FileIO {
+		ev = append(ev,
+			sessionEvent{name: "sqlserver.file_read", stack: true},
+			sessionEvent{name: "sqlserver.file_read_completed", stack: true},
+			sessionEvent{name: "sqlserver.file_write_completed", stack: true})
+	}
+	if s.Modification {
+		ev = append(ev,
+			sessionEvent{name: "sqlserver.transaction_log", stack: true},
+			sessionEvent{name: "sqlserver.sql_transaction"})
+	}
+	return ev
+}
+
+// EventNames lists the session's events (package.name), in DDL order.
+func (s SessionSpec) EventNames() []string {
+	var out []string
+	for _, e := range s.eventList() {
+		out = append(out, e.name)
+	}
+	return out
+}
+
+// baseActions go on every event. event_sequence orders events and reveals
+// lost ones; plan_handle ties events to the plan; transaction_id and
+// task_address pair locks and waits; database_id scopes page ids.
+var baseActions = []string{
+	"package0.event_sequence",
+	"sqlserver.session_id",
+	"sqlserver.database_id",
+	"sqlserver.plan_handle",
+	"sqlserver.transaction_id",
+	"sqlos.task_address",
+}
+
+// Marker returns the comment every auxiliary statement of the tracer carries
+// once the session exists; the session's predicate drops any event whose
+// sql_text contains the session name, so the tracer never traces itself.
+func (s SessionSpec) Marker() string { return "/* " + s.Name + " */ " }
+
+// QuoteName quotes an identifier as T-SQL's QUOTENAME does: [name], with
+// every ] doubled.
+func QuoteName(name string) string {
+	return "[" + strings.ReplaceAll(name, "]", "]]") + "]"
+}
+
+// QuoteString quotes a Unicode string literal: N'text', with every '
+// doubled (xe-tracing.md §17 item 4: the reference tool put the path into the
+// DDL unescaped).
+func QuoteString(s string) string {
+	return "N'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// pathSeparator is / for a Linux server directory, \ otherwise.
+func pathSeparator(dir string) string {
+	if strings.HasPrefix(dir, "/") {
+		return "/"
+	}
+	return `\`
+}
+
+// FilePath is the event_file target's file name: <dir><sep><name>.xel.
+// Trailing separators of dir are trimmed.
+func (s SessionSpec) FilePath() string {
+	dir := strings.TrimRight(s.Directory, `\/`)
+	return dir + pathSeparator(s.Directory) + s.Name + ".xel"
+}
+
+// ReadPattern is the argument of sys.fn_xe_file_target_read_file: the file
+// path with * before the extension, because SQL Server names the files
+// <name>_0_<FILETIME>.xel (xe-tracing.md §3). Only the final ".xel" is
+// replaced, never one inside the directory name.
+func (s SessionSpec) ReadPattern() string {
+	p := s.FilePath()
+	return strings.TrimSuffix(p, ".xel") + "*.xel"
+}
+
+// Session options, chosen rather than left at the defaults (xe-tracing.md
+// §1.6, §17 item 4). Documented at
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql
+//
+//   - MAX_MEMORY: 16 MB, 64 MB with call stacks (the stack action makes every
+//     storage event several times bigger). The default 4 MB fills quickly
+//     with page-level events.
+//   - EVENT_RETENTION_MODE = NO_EVENT_LOSS on SQL Server: the session is
+//     filtered to the traced session's id, so only the traced query can ever
+//     wait for buffer space, and a complete trace is worth that. On Azure SQL
+//     Database, whose guidance is to avoid NO_EVENT_LOSS, ALLOW_SINGLE_EVENT_LOSS
+//     is used and losses are reported (event_sequence gaps, dropped counts).
+//   - MAX_DISPATCH_LATENCY = 1 SECONDS: STOP flushes anyway; the short latency
+//     matters for the ring_buffer, which is read while the session runs.
+//   - MEMORY_PARTITION_MODE = NONE: one traced session needs no per-CPU
+//     buffers (and AWS RDS requires NONE, exporter-anchors.md §9.4).
+//   - TRACK_CAUSALITY = OFF: package0.event_sequence already orders events.
+//   - STARTUP_STATE = OFF: a session left behind by a crash must never start
+//     again with the server; the orphan sweep drops it.
+func (s SessionSpec) withClause() string {
+	mem := 16
+	if s.CallStacks {
+		mem = 64
+	}
+	retention := "NO_EVENT_LOSS"
+	if s.Scope == ScopeDatabase {
+		retention = "ALLOW_SINGLE_EVENT_LOSS"
+	}
+	return fmt.Sprintf("WITH (MAX_MEMORY = %d MB, EVENT_RETENTION_MODE = %s, MAX_DISPATCH_LATENCY = 1 SECONDS, "+
+		"MEMORY_PARTITION_MODE = NONE, TRACK_CAUSALITY = OFF, STARTUP_STATE = OFF)", mem, retention)
+}
+
+// CreateDDL returns the CREATE EVENT SESSION statement.
+func (s SessionSpec) CreateDDL() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", QuoteName(s.Name), s.Scope.keyword())
+	// session_id first: the cheapest test rejects other sessions' events
+	// before sql_text is even looked at. "sql_text NOT LIKE" is the form the
+	// reference tool runs on real servers (xe-tracing.md §1.1).
+	pred := fmt.Sprintf("WHERE (sqlserver.session_id = (%d) AND sqlserver.sql_text NOT LIKE %s)",
+		s.SPID, QuoteString("%"+s.Name+"%"))
+	// package0.callstack: frames as module+offset or addresses;
+	// package0.callstack_rva (SQL Server 2022+): <frame> elements with PDB
+	// identity and RVA (xe-tracing.md §14.1, symbols-and-xel.md §8).
+	stack := ""
+	if s.CallStacks {
+		stack = "package0.callstack"
+		if s.CallstackRVA {
+			stack = "package0.callstack_rva"
+		}
+	}
+	for i, e := range s.eventList() {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		actions := append([]string(nil), baseActions...)
+		if e.stack && stack != "" {
+			actions = append(actions, stack)
+		}
+		fmt.Fprintf(&b, "ADD EVENT %s (", e.name)
+		if e.set != "" {
+			fmt.Fprintf(&b, "SET %s ", e.set)
+		}
+		fmt.Fprintf(&b, "ACTION (%s) %s)", strings.Join(actions, ", "), pred)
+	}
+	b.WriteString("\n")
+	// Targets: https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server
+	if s.Scope == ScopeDatabase {
+		// ring_buffer: max_events_limit bounds the events kept; the oldest go
+		// first, which shows as an event_sequence gap.
+		fmt.Fprintf(&b, "ADD TARGET package0.ring_buffer (SET max_events_limit = (%d), max_memory = (%d))\n",
+			s.MaxEvents, 16*1024)
+	} else {
+		// Two rollover files of half the cap each: a trace over the cap
+		// keeps its newest events, and the lost head shows as the first
+		// event_sequence being above 1 (reported, never silent: §17 item 4).
+		half := s.MaxFileSizeMB / 2
+		if half < 1 {
+			half = 1
+		}
+		fmt.Fprintf(&b, "ADD TARGET package0.event_file (SET filename = %s, max_file_size = (%d), max_rollover_files = (2))\n",
+			QuoteString(s.FilePath()), half)
+	}
+	b.WriteString(s.withClause())
+	return b.String()
+}
+
+// StartDDL, StopDDL and DropDDL return the other session statements, each
+// carrying the marker. DropDDL checks the catalog first so that a cleanup
+// retried from a fresh connection never fails on a session already gone.
+func (s SessionSpec) StartDDL() string {
+	return s.Marker() + "ALTER EVENT SESSION " + QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = START"
+}
+
+func (s SessionSpec) StopDDL() string {
+	return s.Marker() + "ALTER EVENT SESSION " + QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = STOP"
+}
+
+func (s SessionSpec) DropDDL() string {
+	return dropSessionSQL(s.Name, s.Scope)
+}
+
+// dropSessionSQL drops a session if it exists; dropping a running session
+// stops it first (DROP EVENT SESSION,
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/drop-event-session-transact-sql;
+// catalogs sys.server_event_sessions and, on Azure SQL Database,
+// sys.database_event_sessions:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-database-event-sessions-azure-sql-database).
+func dropSessionSQL(name string, scope Scope) string {
+	view := "sys.server_event_sessions"
+	if scope == ScopeDatabase {
+		view = "sys.database_event_sessions"
+	}
+	return "/* " + name + " */ IF EXISTS (SELECT 1 FROM " + view + " WHERE name = " + QuoteString(name) + ") " +
+		"DROP EVENT SESSION " + QuoteName(name) + " ON " + scope.keyword()
+}
+
+// TransactionName is the name of the modification transaction: "qr_" and
+// the session's first 28 hex digits, 31 characters — under the 32-character
+// limit of transaction names
+// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/begin-transaction-transact-sql).
+// It does not contain the session name, so it is not the marker.
+func (s SessionSpec) TransactionName() string {
+	h := strings.TrimPrefix(s.Name, SessionPrefix)
+	if len(h) > 28 {
+		h = h[:28]
+	}
+	return "qr_" + h
+}
