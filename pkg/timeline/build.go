@@ -357,8 +357,15 @@ func (b *Builder) lockEntry(r *rec, m *matcher, t, end int64, acquired bool) Loc
 		res = fmt.Sprintf("%d:%d:%d:%d:%d", r.a, r.b, r.c&0xffffffff, r.c>>32, r.d)
 	}
 	return LockInterval{T: t, End: end, Mode: b.strs[r.s1], ResourceType: b.strs[r.s2], Resource: res,
-		TransactionID: int64(r.e), Object: obj, Row: b.opts.LockRows[desc], AcquireSeen: acquired,
+		TransactionID: int64(r.e), Object: obj, Row: b.lockRow(r, desc), AcquireSeen: acquired,
 		Match: m.matchData(obj, t, poolAccessOrModify)}
+}
+
+func (b *Builder) lockRow(r *rec, desc string) string {
+	if desc == "" || r.flag || len(b.opts.LockRows) == 0 {
+		return ""
+	}
+	return b.opts.LockRows[LockKey{DatabaseID: r.a, HoBTID: r.b, Hash: desc}]
 }
 
 func (b *Builder) summarize(tr *Trace, m *matcher) {

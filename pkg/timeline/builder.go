@@ -59,9 +59,18 @@ type Options struct {
 	// ExpectedEvents, when known (the tracer counts rows), sizes the
 	// Builder's memory up front instead of growing it.
 	ExpectedEvents int
-	// LockRows maps a key lock's resource description (the %%lockres%%
-	// hash, e.g. "(8194443284a0)") to the row the tracer resolved for it.
-	LockRows map[string]string
+	// LockRows maps a key lock — its database, HoBT (associated_object_id)
+	// and resource description (the %%lockres%% hash, e.g.
+	// "(8194443284a0)") — to the row the tracer resolved for it. The hash
+	// alone is not enough: the same hash can occur in two indexes.
+	LockRows map[LockKey]string
+}
+
+// LockKey identifies one key lock's resource.
+type LockKey struct {
+	DatabaseID uint64
+	HoBTID     uint64
+	Hash       string
 }
 
 // Builder collects events and builds a Trace. It is not safe for
@@ -160,6 +169,9 @@ func (b *Builder) Add(ev *xe.Event) {
 			r.kind = kLockReleased
 		}
 		r.a = l.DatabaseID
+		if r.a == 0 {
+			r.a = db()
+		}
 		r.b = l.AssociatedObjectID
 		r.c = l.Resource0 | l.Resource1<<32
 		r.d = l.Resource2

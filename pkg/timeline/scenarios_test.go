@@ -146,7 +146,10 @@ func TestScenarioNestedLoopsKeyLookup(t *testing.T) {
 	st.lock(3, false, 72057594043170816, "(61a06abd401c)", 0) // never released
 	st.lock(3, false, 1234, "(0000aaaa0000)", 0)              // a table the plan does not touch
 	st.batchEnd(5, 5000)
-	rows := map[string]string{"(8194443284a0)": "1:400:3 Id=22656"}
+	rows := map[LockKey]string{
+		{DatabaseID: 5, HoBTID: 72057594043170816, Hash: "(8194443284a0)"}: "1:400:3 Id=22656",
+		{DatabaseID: 5, HoBTID: 1234, Hash: "(8194443284a0)"}:              "same hash, another index",
+	}
 	tr := build(t, plan, cat, &Options{Statement: -1, LockRows: rows}, st.events)
 	checkGolden(t, "key_lookup", tr)
 

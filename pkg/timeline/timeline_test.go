@@ -1,7 +1,10 @@
 package timeline
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +209,37 @@ func TestWaitCategory(t *testing.T) {
 		if got := WaitCategory(w); got != want {
 			t.Errorf("%s: %s, want %s", w, got, want)
 		}
+	}
+}
+
+// TestTraceJSONRoundTrip: a saved trace (a tracer bundle's trace part) loads
+// back into the same Trace.
+func TestTraceJSONRoundTrip(t *testing.T) {
+	for _, name := range []string{"hash_join", "key_lookup", "self_join", "sort_chain"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "golden", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr Trace
+		if err := json.Unmarshal(data, &tr); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		again, err := json.MarshalIndent(&tr, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(again)+"\n" != string(data) {
+			t.Errorf("%s: JSON changed on a round trip", name)
+		}
+	}
+	var n NodeID
+	for _, bad := range []string{`-3`, `"x"`, `1.5`} {
+		if err := json.Unmarshal([]byte(bad), &n); err == nil {
+			t.Errorf("node id %s accepted", bad)
+		}
+	}
+	var r Rule
+	if err := json.Unmarshal([]byte(`"guess"`), &r); err == nil {
+		t.Error("unknown rule accepted")
 	}
 }

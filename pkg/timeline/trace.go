@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"strconv"
 )
 
@@ -32,6 +33,17 @@ func (r Rule) String() string { return ruleNames[r] }
 // MarshalText writes the rule's name.
 func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
+// UnmarshalText reads a rule's name.
+func (r *Rule) UnmarshalText(b []byte) error {
+	for i, n := range ruleNames {
+		if n == string(b) {
+			*r = Rule(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown match rule %q", b)
+}
+
 // Confidence grades a match.
 type Confidence uint8
 
@@ -54,6 +66,17 @@ func (c Confidence) String() string { return confidenceNames[c] }
 // MarshalText writes the confidence's name.
 func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
+// UnmarshalText reads a confidence's name.
+func (c *Confidence) UnmarshalText(b []byte) error {
+	for i, n := range confidenceNames {
+		if n == string(b) {
+			*c = Confidence(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown match confidence %q", b)
+}
+
 // NodeID is a plan operator's NodeId, or Unmatched.
 type NodeID int32
 
@@ -66,6 +89,20 @@ func (n NodeID) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return strconv.AppendInt(nil, int64(n), 10), nil
+}
+
+// UnmarshalJSON reads null as Unmatched.
+func (n *NodeID) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Unmatched
+		return nil
+	}
+	v, err := strconv.ParseInt(string(b), 10, 32)
+	if err != nil || v < 0 {
+		return fmt.Errorf("node id %s is not null or a non-negative integer", b)
+	}
+	*n = NodeID(v)
+	return nil
 }
 
 // Match is where an event belongs.

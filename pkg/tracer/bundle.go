@@ -33,10 +33,9 @@ type Bundle struct {
 	Server ServerInfo `json:"server"`
 	Run    RunInfo    `json:"run"`
 	Result Result     `json:"result"`
-	// Trace is the timeline. A loaded bundle has it only when pkg/timeline
-	// can decode its own JSON (its Rule, Confidence and NodeID types have
-	// marshalers but, so far, no unmarshalers); RawTrace always holds the
-	// trace part verbatim, and saving a loaded bundle writes it back unchanged.
+	// Trace is the timeline. A loaded bundle has it when its trace part
+	// decodes as a timeline.Trace; RawTrace always holds the trace part
+	// verbatim, and saving a loaded bundle writes it back unchanged.
 	Trace    *timeline.Trace `json:"-"`
 	RawTrace json.RawMessage `json:"-"`
 }

@@ -68,11 +68,11 @@ func cacheKey(kind byte, db, id uint64) string { return fmt.Sprintf("%c:%d:%d", 
 // allocation units (one query), then allocation units, HoBTs and objects →
 // schema/table/index (one batched catalog query), then key-lock hashes →
 // rows (one query per index). Failures are recorded and the rest kept.
-func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, map[string]string, Resolution) {
+func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, map[timeline.LockKey]string, Resolution) {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
 	cat := timeline.NewCatalog()
-	lockRows := map[string]string{}
+	lockRows := map[timeline.LockKey]string{}
 	var res Resolution
 	db := uint64(r.info.databaseID)
 	local := func(d uint64) bool { return d == db || d == 0 }
@@ -217,7 +217,7 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 				break
 			}
 			for d, row := range found {
-				lockRows[d] = row
+				lockRows[timeline.LockKey{DatabaseID: h.db, HoBTID: h.id, Hash: d}] = row
 				res.KeyLocksRows++
 			}
 		}
