@@ -156,6 +156,9 @@ func TestBundleVersion1File(t *testing.T) {
 	if err := json.Unmarshal(b.RawTrace, &tr); err != nil || len(tr.Operators) == 0 || len(tr.Lanes.Read) == 0 {
 		t.Fatalf("trace part: %v, %d operators, %d reads", err, len(tr.Operators), len(tr.Lanes.Read))
 	}
+	if b.Trace == nil || len(b.Trace.Operators) != len(tr.Operators) || len(b.Trace.Lanes.Read) != len(tr.Lanes.Read) {
+		t.Fatalf("the trace part did not load as a timeline.Trace: %+v", b.Trace)
+	}
 }
 
 func FuzzReadBundle(f *testing.F) {
