@@ -53,8 +53,10 @@ type joinRef struct {
 }
 
 type derivedTable struct {
-	Sel   *selectStmt
-	Alias string
+	Sel     *selectStmt
+	Values  [][]expr // (VALUES (…), (…)) AS alias(col, …) when Sel is nil
+	Alias   string
+	Columns []string
 }
 
 func (*tableName) tableNode()    {}
@@ -157,14 +159,14 @@ type createEventSessionStmt struct {
 }
 
 type alterEventSessionStmt struct {
-	Name         string
-	Database     bool
-	State        string // START, STOP or ""
-	AddEvents    []xeEventSpec
-	DropEvents   []xeName
-	AddTargets   []xeTargetSpec
-	DropTargets  []xeName
-	Options      []xeOption
+	Name        string
+	Database    bool
+	State       string // START, STOP or ""
+	AddEvents   []xeEventSpec
+	DropEvents  []xeName
+	AddTargets  []xeTargetSpec
+	DropTargets []xeName
+	Options     []xeOption
 }
 
 type dropEventSessionStmt struct {
@@ -277,9 +279,9 @@ type xePredNot struct{ P xePred }
 // xePredLeaf compares a source (an event field, or a package-qualified
 // predicate source such as sqlserver.session_id) with a constant.
 type xePredLeaf struct {
-	Source    xeName // Package empty for an event field
-	Op        string // =, <>, >, >=, <, <=, LIKE, NOT LIKE
-	Value     any    // int64 or string
+	Source     xeName // Package empty for an event field
+	Op         string // =, <>, >, >=, <, <=, LIKE, NOT LIKE
+	Value      any    // int64 or string
 	Comparator string // package0.greater_than_uint64 etc. when written as a function
 }
 

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,7 +20,7 @@ import (
 const (
 	demoDBName = "QueryReplayDemo"
 	demoDBID   = 5
-	pageBytes  = 8096 // usable bytes on an 8 KB page (8192 − 96-byte header)
+	pageBytes  = 8096                     // usable bytes on an 8 KB page (8192 − 96-byte header)
 	hobtBase   = int64(72057594037927936) // 2^56: SQL Server hobt/partition/allocation-unit ids start here
 )
 
@@ -30,17 +31,17 @@ type tableColumn struct {
 }
 
 type table struct {
-	db        *database
-	objectID  int64
-	schema    string
-	name      string
-	columns   []tableColumn
-	pk        []int // clustered key column positions
-	pkName    string
-	rows      [][]any // sorted by clustered key
-	indexes   []*index
-	created   time.Time
-	rowBytes  int
+	db       *database
+	objectID int64
+	schema   string
+	name     string
+	columns  []tableColumn
+	pk       []int // clustered key column positions
+	pkName   string
+	rows     [][]any // sorted by clustered key
+	indexes  []*index
+	created  time.Time
+	rowBytes int
 }
 
 type index struct {
@@ -59,11 +60,11 @@ type index struct {
 }
 
 type database struct {
-	id       int
-	name     string
-	tables   []*table
-	nextPage int32
-	nextHobt int64
+	id        int
+	name      string
+	tables    []*table
+	nextPage  int32
+	nextHobt  int64
 	pageOwner map[int32]*pageInfo
 }
 
@@ -308,17 +309,39 @@ func (ix *index) entryPos(row []any) int {
 // Server's own hash function is undocumented; this one (FNV-1a over the key
 // values) is deterministic, so lock events and %%lockres%% lookups agree.
 func (ix *index) keyHash(row []any) string {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d|", ix.partitionID)
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], ix.partitionID, 10)
+	b = append(b, '|')
+	add := func(v any) {
+		switch x := v.(type) {
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case string:
+			b = append(b, x...)
+		default:
+			b = append(b, valueString(v)...)
+		}
+		b = append(b, '|')
+	}
 	for _, k := range ix.keyCols {
-		fmt.Fprintf(h, "%v|", row[k])
+		add(row[k])
 	}
 	if ix.id != 1 {
 		for _, k := range ix.tbl.pk {
-			fmt.Fprintf(h, "%v|", row[k])
+			add(row[k])
 		}
 	}
-	return fmt.Sprintf("(%012x)", h.Sum64()&0xFFFFFFFFFFFF)
+	h := fnv.New64a()
+	h.Write(b)
+	v := h.Sum64() & 0xFFFFFFFFFFFF
+	const digits = "0123456789abcdef"
+	out := make([]byte, 14)
+	out[0], out[13] = '(', ')'
+	for i := 12; i >= 1; i-- {
+		out[i] = digits[v&0xF]
+		v >>= 4
+	}
+	return string(out)
 }
 
 // keyHashResources splits a key hash into lock_acquired's resource_1 and

@@ -7,7 +7,7 @@ import (
 )
 
 func (x *execCtx) execSelect(s *selectStmt) error {
-	sc := x.srv.scenarioFor(x.sql)
+	sc := x.srv.scenarioFor(x.stmtText)
 	rel, err := x.runSelect(s, nil)
 	if err != nil {
 		return err
@@ -22,7 +22,8 @@ func (x *execCtx) execSelect(s *selectStmt) error {
 }
 
 // sendStatsXML returns the actual plan as an extra result set when SET
-// STATISTICS XML is ON, as SQL Server does.
+// STATISTICS XML is ON, as SQL Server does
+// (https://learn.microsoft.com/en-us/sql/t-sql/statements/set-statistics-xml-transact-sql).
 func (x *execCtx) sendStatsXML(sc *Scenario) error {
 	if !x.conn.statsXML || sc == nil || x.lastPlan == "" {
 		return nil
@@ -99,22 +100,33 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 				return errNotNull(c.Name, t.db.name+"."+t.fullName())
 			}
 		}
+		newRows = append(newRows, row)
+	}
+	sc := x.srv.scenarioFor(x.stmtText)
+	var st *simState
+	if sc != nil {
+		st = x.simStart(sc, len(newRows))
+	}
+	mark := x.undoMark()
+	for _, row := range newRows {
+		// the key lock first: an uncommitted insert of the same key by
+		// another transaction makes this one wait, then fail as duplicate
+		if err := x.lockRow(t, row); err != nil {
+			x.undoSince(mark)
+			return err
+		}
 		if _, dup := t.findRow(t.keyOf(row)); dup {
 			var parts []string
 			for _, k := range t.keyOf(row) {
 				parts = append(parts, valueString(k))
 			}
+			x.undoSince(mark)
 			return errDuplicateKey(t.pkName, t.fullName(), strings.Join(parts, ", "))
 		}
-		newRows = append(newRows, row)
-	}
-	sc := x.srv.scenarioFor(x.sql)
-	var st *simState
-	if sc != nil {
-		st = x.simStart(sc, len(newRows))
-	}
-	for _, row := range newRows {
-		x.modify(t, "insert", nil, row)
+		if err := x.modify(t, "insert", nil, row); err != nil {
+			x.undoSince(mark)
+			return err
+		}
 	}
 	if st != nil {
 		x.simFinish(st)
@@ -126,7 +138,40 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 	return x.sendStatsXML(sc)
 }
 
+func (x *execCtx) undoMark() int {
+	if x.conn.txn == nil {
+		return 0
+	}
+	return len(x.conn.txn.undo)
+}
+
+// reread fetches the current version of a row by its key and checks it
+// still satisfies where.
+func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
+	i, ok := t.findRow(t.keyOf(stale))
+	if !ok {
+		return nil, false
+	}
+	row := t.rows[i]
+	if where == nil {
+		return row, true
+	}
+	rel := &relation{}
+	for _, c := range t.columns {
+		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
+	}
+	v, err := (&evalEnv{x: x, rel: rel, row: row}).eval(where)
+	if err != nil {
+		return nil, false
+	}
+	b, _ := truth(v)
+	return row, b
+}
+
 func (x *execCtx) matchingRows(t *table, where expr) ([][]any, *SQLError) {
+	if err := x.waitWhile(func() *connState { return x.dmlBlocker(t, where) }, "LCK_M_U"); err != nil {
+		return nil, err
+	}
 	rel := &relation{}
 	for _, c := range t.columns {
 		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
@@ -163,7 +208,24 @@ func (x *execCtx) execUpdate(s *updateStmt) error {
 	}
 	type change struct{ before, after []any }
 	var changes []change
-	for _, row := range rows {
+	// a scenario's read phase (the seek that finds the rows) comes first
+	sc := x.srv.scenarioFor(x.stmtText)
+	var st *simState
+	if sc != nil {
+		st = x.simStart(sc, len(rows))
+	}
+	mark := x.undoMark()
+	for _, stale := range rows {
+		// lock, then re-read: another transaction may have changed or
+		// removed the row while this one waited
+		if err := x.lockRow(t, stale); err != nil {
+			x.undoSince(mark)
+			return err
+		}
+		row, ok := x.reread(t, stale, s.Where)
+		if !ok {
+			continue
+		}
 		after := append([]any{}, row...)
 		env := &evalEnv{x: x, rel: rel, row: row}
 		for _, set := range s.Sets {
@@ -186,13 +248,11 @@ func (x *execCtx) execUpdate(s *updateStmt) error {
 		}
 		changes = append(changes, change{row, after})
 	}
-	sc := x.srv.scenarioFor(x.sql)
-	var st *simState
-	if sc != nil {
-		st = x.simStart(sc, len(changes))
-	}
 	for _, ch := range changes {
-		x.modify(t, "update", ch.before, ch.after)
+		if err := x.modify(t, "update", ch.before, ch.after); err != nil {
+			x.undoSince(mark)
+			return err
+		}
 	}
 	if st != nil {
 		x.simFinish(st)
@@ -213,19 +273,33 @@ func (x *execCtx) execDelete(s *deleteStmt) error {
 	if err != nil {
 		return err
 	}
-	sc := x.srv.scenarioFor(x.sql)
+	sc := x.srv.scenarioFor(x.stmtText)
 	var st *simState
 	if sc != nil {
 		st = x.simStart(sc, len(rows))
 	}
-	for _, row := range rows {
-		x.modify(t, "delete", row, nil)
+	mark := x.undoMark()
+	deleted := 0
+	for _, stale := range rows {
+		if err := x.lockRow(t, stale); err != nil {
+			x.undoSince(mark)
+			return err
+		}
+		row, ok := x.reread(t, stale, s.Where)
+		if !ok {
+			continue
+		}
+		if err := x.modify(t, "delete", row, nil); err != nil {
+			x.undoSince(mark)
+			return err
+		}
+		deleted++
 	}
 	if st != nil {
 		x.simFinish(st)
 	}
 	x.endAutocommit()
-	if err := x.done(tds.CmdDelete, int64(len(rows))); err != nil {
+	if err := x.done(tds.CmdDelete, int64(deleted)); err != nil {
 		return err
 	}
 	return x.sendStatsXML(sc)

@@ -40,7 +40,18 @@
 //     %%physloc%% answers to the hinted index); INSERT ... VALUES, UPDATE,
 //     DELETE with real effects, PRIMARY KEY checks (Msg 2627) and NOT NULL
 //     checks (Msg 515); IF, BEGIN ... END, DECLARE/SET @var, PRINT, USE,
-//     WAITFOR DELAY.
+//     WAITFOR DELAY; (VALUES ...) AS v(cols) row constructors; correlated
+//     CROSS/OUTER APPLY (e.g. of sys.dm_db_page_info over a page list);
+//     sp_executesql parameters as variables. Equi-joins are hashed.
+//   - Errors behave as in SQL Server: compile-time errors (syntax, unknown
+//     object/column/function/variable) end the whole batch; run-time errors
+//     (constraint violations, conversions, divide by zero, XE DDL
+//     refusals) end only their statement and the batch goes on, unless SET
+//     XACT_ABORT ON, which also rolls the transaction back. Each error also
+//     fires error_reported.
+//   - sys.dm_tran_locks (the locks each session's transaction holds),
+//     sys.dm_tran_current_transaction, sys.dm_exec_requests,
+//     sys.dm_exec_sessions.
 //   - Transactions: BEGIN TRAN [name], COMMIT, ROLLBACK (and TM requests
 //     from database/sql BeginTx), with X/IX locks held until the end and
 //     released then (lock_released events), log records in fn_dblog(NULL,
@@ -52,7 +63,12 @@
 //     recovery).
 //   - Buffer pool: all pages start cached; DBCC DROPCLEANBUFFERS evicts clean
 //     pages, so the next reads are physical (PAGEIOLATCH_SH waits,
-//     file_read/file_read_completed, physical_page_read). Without trace
+//     file_read/file_read_completed, physical_page_read), CHECKPOINT writes
+//     dirty pages (physical_page_write, file_write_completed) and a commit
+//     that changed data flushes the log (WRITELOG wait,
+//     log_flush_complete). Statements fire sql_statement_starting/completed
+//     with line, offsets and text; batches sql_batch_starting/completed,
+//     RPCs rpc_starting/completed; transactions sql_transaction. Without trace
 //     flag 652 scans read ahead (one file_read for up to 64 contiguous pages,
 //     no PAGEIOLATCH wait); DBCC TRACEON(652) (session) or TRACEON(652, -1)
 //     (global) turns read-ahead off. WITH NO_INFOMSGS suppresses Msg 2528.
@@ -87,7 +103,11 @@
 //     MAX_MEMORY), flushed at STOP, when a buffer fills, or once
 //     MAX_DISPATCH_LATENCY has passed; they survive DROP EVENT SESSION, as
 //     files on disk do. Resuming with initial_file_name/initial_offset skips
-//     that whole buffer.
+//     that whole buffer. A relative file name goes to the instance log
+//     directory; a file in a directory the emulated server lacks (anything
+//     but /var/opt/mssql/log, /var/opt/mssql/data, /tmp and
+//     Options.Directories; C:\x paths map to /x as on Linux) makes
+//     STATE = START fail with Msg 25602.
 //   - Event XML is what fn_xe_file_target_read_file returns (no <type>,
 //     strings in CDATA, map fields with <value> and <text>, millisecond
 //     timestamps with many events per millisecond, the plan as a child
@@ -95,7 +115,10 @@
 //     xe-event-fields.md (wait durations ms, lock durations µs, batch
 //     duration/cpu µs). Columns that document marks [U] are only emitted
 //     with Options.GuessedColumns.
-//   - Scenarios (Scenarios()): a statement whose text matches a demo query
+//   - Scenarios (Scenarios(): clustered_index_scan, seek_key_lookup,
+//     hash_join, merge_join, sort_spill, hash_aggregate, parallel_aggregate,
+//     update_orders, insert_order, delete_orderlines; `queryreplay standin
+//     --list-scenarios` prints their SQL): a statement whose text matches a demo query
 //     runs for real and additionally emits the events of its plan (locks on
 //     the real key hashes and pages, page reads of the index being read,
 //     waits, memory grant, sort spill, parallel CX waits and per-thread
@@ -111,7 +134,11 @@
 //
 //   - Unknown statements and clauses: Msg 102/156 (Incorrect syntax near
 //     ...). This includes SELECT INTO, UPDATE ... FROM, window functions,
-//     MERGE, CREATE TABLE, stored procedures (EXEC is Msg 2812).
+//     MERGE, CREATE TABLE, TRY/CATCH, stored procedures (EXEC is Msg 2812)
+//     and SET IMPLICIT_TRANSACTIONS/ANSI_DEFAULTS ON; savepoints (SAVE
+//     TRANSACTION, TM save/rollback-to-savepoint requests). XML data type methods
+//     (event_data.value(...)) are Msg 195: clients must shred event XML
+//     themselves, as QueryReplay does.
 //   - Unknown tables and views: Msg 208; columns Msg 207/209; functions
 //     Msg 195; variables Msg 137; databases Msg 911 / 4060 at login.
 //   - Event sessions: unknown event/action/target/predicate source Msg 25623;
@@ -130,12 +157,18 @@
 // # What it must not do
 //
 // It must not import pkg/xe or pkg/showplan (the parsers it is a test
-// double for); it writes event XML and plans as text. It does not emulate
-// concurrency: all statements run one at a time under one lock, so there is
-// no blocking, deadlock or lock escalation. Latch, columnstore and
+// double for); it writes event XML and plans as text. Statements run one at
+// a time under one server lock, but a statement that needs a lock another
+// transaction holds waits for it with that lock released (writers wait for
+// X key locks, READ COMMITTED readers for uncommitted changes of the table
+// they read; NOLOCK and READ UNCOMMITTED do not wait), with LCK_M_* waits,
+// SET LOCK_TIMEOUT (Msg 1222), cancellation, and deadlock detection (the
+// requester closing the cycle is the victim: Msg 1205, its transaction
+// rolled back). Updates and deletes re-read each row after locking it. Lock
+// escalation, row versioning and U locks are not emulated. Latch, columnstore and
 // batch-mode events are accepted in session DDL but never fire; so are
-// login/logout/attention, lock_escalation, wait_completed and
-// hash_spill_details. %%lockres%% hashes have SQL Server's format but not
+// lock_escalation, wait_completed, exchange_spill and hash_spill_details.
+// login, logout and attention do fire. %%lockres%% hashes have SQL Server's format but not
 // its (undocumented) hash function. Event timestamps come from a simulated
 // clock that never runs behind the wall clock.
 //

@@ -92,9 +92,6 @@ func errAggregateInWhere() *SQLError { // Msg 147
 func errNotInGroupBy(col string) *SQLError { // Msg 8120
 	return sqlErr(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", col)
 }
-func errPermission(what string) *SQLError { // Msg 297 / 300 family
-	return sqlErr(297, 16, "The user does not have permission to perform this action.")
-}
 func errSubqueryMultipleRows() *SQLError { // Msg 512
 	return sqlErr(512, 16, "Subquery returned more than 1 value. This is not permitted when the subquery follows =, !=, <, <= , >, >= or when the subquery is used as an expression.")
 }

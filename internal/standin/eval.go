@@ -239,6 +239,15 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		if v == nil {
 			return nil, nil
 		}
+		if set := env.x.constantInSet(x, env); set != nil {
+			if set.members[joinKey(v)] {
+				return !x.Not, nil
+			}
+			if set.hasNull {
+				return nil, nil
+			}
+			return x.Not, nil
+		}
 		list := x.List
 		var values []any
 		if x.Sub != nil {
@@ -343,6 +352,46 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		return env.x.scalarFunc(x.Name, args)
 	}
 	return nil, errUnsupported(fmt.Sprintf("%T", e))
+}
+
+// inSet is a precomputed IN list of constants (literals and variables),
+// so that WHERE %%lockres%% IN (@h0, …, @h1999) costs one lookup per row.
+type inSet struct {
+	members map[string]bool
+	hasNull bool
+}
+
+// constantInSet returns the set for a long IN list of constants, built once
+// per request; nil when the list is short or not constant.
+func (x *execCtx) constantInSet(in *inExpr, env *evalEnv) *inSet {
+	if in.Sub != nil || len(in.List) < 8 {
+		return nil
+	}
+	if set, ok := x.inSets[in]; ok {
+		return set
+	}
+	set := &inSet{members: map[string]bool{}}
+	for _, e := range in.List {
+		switch e.(type) {
+		case *literal, *varRef:
+		default:
+			return nil
+		}
+		v, err := env.eval(e)
+		if err != nil {
+			return nil
+		}
+		if v == nil {
+			set.hasNull = true
+			continue
+		}
+		set.members[joinKey(v)] = true
+	}
+	if x.inSets == nil {
+		x.inSets = map[*inExpr]*inSet{}
+	}
+	x.inSets[in] = set
+	return set
 }
 
 func (env *evalEnv) binary(x *binaryExpr) (any, *SQLError) {
@@ -1013,8 +1062,6 @@ func staticType(e expr, rel *relation) (SQLType, bool) {
 			return tInt, true
 		case "DB_NAME", "OBJECT_NAME", "SCHEMA_NAME", "SUSER_NAME", "SUSER_SNAME", "USER_NAME", "QUOTENAME":
 			return tNVar(128), true
-		case "SERVERPROPERTY":
-			return SQLType{Kind: TypeNVarChar, Size: 4000}, true
 		case "@@SPID":
 			return tSmallInt, true
 		}

@@ -13,15 +13,18 @@ import (
 
 // execCtx carries one request (batch or RPC) through execution.
 type execCtx struct {
-	ctx    context.Context
-	srv    *Server
-	conn   *connState
-	w      tds.ResultWriter
-	sql    string
-	params map[string]any
-	ec     *eventCtx
-	stats  batchStats
-	lastPlan string
+	ctx       context.Context
+	srv       *Server
+	conn      *connState
+	w         tds.ResultWriter
+	sql       string
+	params    map[string]any
+	ec        *eventCtx
+	stats     batchStats
+	stmtStart time.Time
+	stmtText  string // the statement being executed (scenarios match on it)
+	inSets    map[*inExpr]*inSet
+	lastPlan  string
 }
 
 type batchStats struct {
@@ -36,8 +39,10 @@ func (c *connState) Batch(ctx context.Context, b *tds.Batch, w tds.ResultWriter)
 	return c.run(ctx, b.SQL, nil, w, false)
 }
 
-// RPC implements tds.SessionHandler: sp_executesql runs its statement with
-// the parameters bound as variables; any other procedure is Msg 2812.
+// RPC implements tds.SessionHandler: sp_executesql
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sp-executesql-transact-sql)
+// runs its statement with the parameters bound as variables; any other
+// procedure is Msg 2812.
 func (c *connState) RPC(ctx context.Context, call *tds.RPCCall, w tds.ResultWriter) error {
 	if call.ResetConnection {
 		c.reset()
@@ -92,12 +97,18 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 		if c.txn == nil {
 			return toTDS(errNoBeginForRollback())
 		}
+		if req.Name != "" {
+			return toTDS(errUnsupported("SAVE TRANSACTION")) // savepoints are not emulated
+		}
 		x.rollbackAll()
 		if req.BeginNew {
 			x.beginTxn(req.NewName, false)
 		}
 	default:
-		return toTDS(sqlErr(628, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction."))
+		if c.txn == nil {
+			return toTDS(sqlErr(628, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction."))
+		}
+		return toTDS(errUnsupported("SAVE TRANSACTION")) // savepoints are not emulated
 	}
 	return nil
 }
@@ -115,6 +126,18 @@ func (c *connState) reset() {
 	c.db = c.loginDB
 }
 
+// abortsBatch tells compile-time errors (syntax, name resolution), which
+// end the whole batch, from run-time statement errors (constraint
+// violations, conversions, divide by zero, DDL refusals), after which SQL
+// Server goes on with the next statement.
+func abortsBatch(e *SQLError) bool {
+	switch e.Number {
+	case 1205, 102, 103, 105, 113, 137, 147, 156, 174, 195, 207, 208, 209, 216, 263, 911, 1014, 8120, 8158, 10709, 2715:
+		return true
+	}
+	return e.Class >= 20
+}
+
 func toTDS(e *SQLError) *tds.Error {
 	return &tds.Error{Number: e.Number, Severity: e.Class, State: e.State, Line: e.Line, Message: e.Message, Server: serverName}
 }
@@ -127,12 +150,22 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		return tds.ErrDropConnection
 	}
 	if err := s.Faults.before(ctx, c, sql); err != nil {
+		if ctx.Err() != nil {
+			s.mu.Lock()
+			c.attention(time.Now())
+			s.mu.Unlock()
+		}
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+
 	c.batches++
 	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, sql: sql, params: params}
+	defer func() {
+		c.reads += x.stats.logicalReads
+		c.writes += x.stats.writes
+	}()
 	x.ec = c.eventCtx()
 	x.ec.sqlText = sql
 	start := s.now()
@@ -148,25 +181,60 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("batch_text", sql)}})
 		}
 	}
-	stmts, perr := parseBatch(sql)
-	var runErr *SQLError
+	stmts, spans, perr := parseBatchSpans(sql)
+	var runErr, stmtErr *SQLError
 	if perr != nil {
 		runErr = perr
 	} else {
-		for _, st := range stmts {
+		for i, st := range stmts {
 			if err := ctx.Err(); err != nil {
+				c.attention(start)
 				return err
 			}
-			if err := x.exec(st); err != nil {
-				var se *SQLError
-				if errors.As(err, &se) {
-					runErr = se
-					break
+			x.stmtText = sql[spans[i].start:spans[i].end]
+			x.statementEvent("sql_statement_starting", spans[i], nil)
+			before := x.stats
+			err := x.exec(st)
+			var se *SQLError
+			if c.killed {
+				return tds.ErrDropConnection // KILLed while it ran or waited
+			}
+			if err != nil && !errors.As(err, &se) || se != nil && se.Number == 0 {
+				// cancelled (ATTENTION) while running or waiting for a lock
+				if ctx.Err() != nil {
+					c.attention(start)
+					return ctx.Err()
 				}
 				return err
 			}
+			if se != nil && se.Number == 1205 && c.txn != nil {
+				// the deadlock victim's transaction is rolled back
+				x.rollbackAll()
+				if err := w.RollbackTransaction(); err != nil {
+					return err
+				}
+			}
+			x.statementEvent("sql_statement_completed", spans[i], &before)
+			if se != nil {
+				se.Line = int32(spans[i].line)
+				if abortsBatch(se) || c.xactAbort {
+					runErr = se
+					break
+				}
+				// a statement-level error: report it and go on with the
+				// next statement, as SQL Server does
+				x.emitError(se)
+				if err := w.Error(toTDS(se)); err != nil {
+					return err
+				}
+				if err := w.Done(tds.Done{Command: tds.CmdNone, RowCount: tds.NoCount}); err != nil {
+					return err
+				}
+				stmtErr = se
+			}
 		}
 	}
+
 	if runErr != nil {
 		x.emitError(runErr)
 		if c.xactAbort && c.txn != nil {
@@ -177,7 +245,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	if s.anySessionRunning() {
 		end := s.advance(40 * time.Microsecond)
 		result := "OK"
-		if runErr != nil {
+		if runErr != nil || stmtErr != nil {
 			result = "Error"
 		}
 		dur := end.Sub(start).Microseconds()
@@ -202,6 +270,47 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		return toTDS(runErr)
 	}
 	return nil
+}
+
+// statementEvent emits sql_statement_starting/completed (fields as in the
+// real 2018 event XML, xe-event-fields.md; offsets in bytes of the UTF-16
+// batch text).
+func (x *execCtx) statementEvent(name string, sp stmtSpan, before *batchStats) {
+	s := x.srv
+	if !s.anySessionRunning() {
+		return
+	}
+	text := x.sql[sp.start:sp.end]
+	off := int64(2 * len([]rune(x.sql[:sp.start])))
+	offEnd := off + int64(2*len([]rune(text))) - 2
+	ts := s.advance(3 * time.Microsecond)
+	var fields []xeField
+	if before != nil {
+		dur := ts.Sub(x.stmtStart).Microseconds()
+		rows := x.stats.rows - before.rows + x.stats.writes - before.writes
+		fields = []xeField{fUint("duration", "int64", dur), fUint("cpu_time", "uint64", dur*7/10),
+			fUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), fUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),
+			fUint("writes", "uint64", x.stats.writes-before.writes), fUint("row_count", "uint64", rows), fUint("last_row_count", "uint64", rows)}
+	} else {
+		x.stmtStart = ts
+	}
+	fields = append(fields, fUint("line_number", "int32", int64(sp.line)), fUint("offset", "int32", off), fUint("offset_end", "int32", offEnd), fStr("statement", text))
+	if before != nil {
+		fields = append(fields, xeField{name: "parameterized_plan_handle", typ: "binary_data", pkg: "package0"})
+	}
+	s.emit(x.ec, &xeEventData{name: name, pkg: "sqlserver", ts: ts, fields: fields})
+}
+
+// attention fires the attention event for a request the client cancelled
+// (caller holds the server lock).
+func (c *connState) attention(since time.Time) {
+	s := c.srv
+	if !s.anySessionRunning() {
+		return
+	}
+	now := s.now()
+	s.emit(c.eventCtx(), &xeEventData{name: "attention", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
+		fUint("duration", "uint64", now.Sub(since).Microseconds()), fUint("request_id", "uint32", 0)}})
 }
 
 func (x *execCtx) emitError(e *SQLError) {
@@ -329,7 +438,7 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 	case "@@MAX_PRECISION":
 		return int64(38), nil
 	case "@@LOCK_TIMEOUT":
-		return int64(-1), nil
+		return c.lockTimeoutMs, nil
 	case "@@OPTIONS":
 		return int64(5496), nil
 	}
@@ -399,6 +508,21 @@ func (x *execCtx) exec(st stmt) error {
 	case *setOptionStmt:
 		for _, o := range s.Options {
 			switch o {
+			case "LOCK_TIMEOUT":
+				n, err := strconv.ParseInt(s.Value, 10, 64)
+				if err != nil || n < -1 {
+					return errSyntaxNear(s.Value)
+				}
+				c.lockTimeoutMs = n
+				continue
+			case "TRANSACTION ISOLATION LEVEL":
+				c.readUncommitted = s.Value == "READ UNCOMMITTED"
+				continue
+			case "ROWCOUNT":
+				if s.Value != "0" {
+					return errUnsupported("SET ROWCOUNT") // row limits are not emulated
+				}
+				continue
 			case "NOCOUNT":
 				c.nocount = s.Value == "ON"
 			case "STATISTICS XML":
@@ -407,9 +531,9 @@ func (x *execCtx) exec(st stmt) error {
 				c.xactAbort = s.Value == "ON"
 			case "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER",
 				"NUMERIC_ROUNDABORT", "ANSI_NULL_DFLT_ON", "ANSI_DEFAULTS", "CURSOR_CLOSE_ON_COMMIT", "IMPLICIT_TRANSACTIONS",
-				"TRANSACTION ISOLATION LEVEL", "LOCK_TIMEOUT", "DEADLOCK_PRIORITY", "TEXTSIZE", "DATEFIRST", "DATEFORMAT",
-				"LANGUAGE", "ROWCOUNT", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML", "FMTONLY", "NOEXEC", "PARSEONLY":
-				if o == "SHOWPLAN_XML" || o == "NOEXEC" || o == "PARSEONLY" || o == "FMTONLY" || o == "STATISTICS PROFILE" {
+				"DEADLOCK_PRIORITY", "TEXTSIZE", "DATEFIRST", "DATEFORMAT",
+				"LANGUAGE", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML", "FMTONLY", "NOEXEC", "PARSEONLY":
+				if o == "SHOWPLAN_XML" || o == "NOEXEC" || o == "PARSEONLY" || o == "FMTONLY" || o == "STATISTICS PROFILE" || o == "IMPLICIT_TRANSACTIONS" || o == "ANSI_DEFAULTS" {
 					if s.Value == "ON" {
 						return errUnsupported("SET " + o)
 					}
@@ -516,13 +640,6 @@ func parseDelay(s string) (time.Duration, *SQLError) {
 		total += time.Duration(f * float64(time.Second))
 	}
 	return total, nil
-}
-
-func (x *execCtx) requireSysadmin() *SQLError {
-	if !x.conn.sysadmin {
-		return sqlErr(2571, 14, "User '%s' does not have permission to run DBCC %s.", x.conn.user, "command")
-	}
-	return nil
 }
 
 // execDBCC supports DROPCLEANBUFFERS, TRACEON, TRACEOFF and TRACESTATUS, as

@@ -13,18 +13,18 @@ import (
 // case-insensitive substring of the batch text ("" matches every batch) and
 // fires once unless Times says otherwise.
 type Faults struct {
-	srv   *Server
-	mu    sync.Mutex
-	rules []*faultRule
+	srv        *Server
+	mu         sync.Mutex
+	rules      []*faultRule
 	dropLogins int
 }
 
 type faultRule struct {
-	match  string
-	kind   string // drop, delay, error
-	delay  time.Duration
-	err    *SQLError
-	times  int
+	match string
+	kind  string // drop, delay, error
+	delay time.Duration
+	err   *SQLError
+	times int
 }
 
 func (f *Faults) add(r *faultRule) {
@@ -75,6 +75,7 @@ func (f *Faults) Kill(spid int) bool {
 	}
 	c.killed = true
 	delete(s.conns, spid)
+	s.lockCond.Broadcast() // a killed waiter stops waiting
 	return true
 }
 

@@ -11,12 +11,12 @@ import (
 
 // recorder is a tds.ResultWriter that keeps what a handler writes.
 type recorder struct {
-	sets    []*resultSet
-	infos   []*tds.Error
-	errs    []*tds.Error
-	dones   []tds.Done
-	tran    []string
-	dbs     []string
+	sets  []*resultSet
+	infos []*tds.Error
+	errs  []*tds.Error
+	dones []tds.Done
+	tran  []string
+	dbs   []string
 }
 
 type resultSet struct {
@@ -33,16 +33,19 @@ func (r *recorder) Row(values ...any) error {
 	s.rows = append(s.rows, values)
 	return nil
 }
-func (r *recorder) Done(d tds.Done) error           { r.dones = append(r.dones, d); return nil }
-func (r *recorder) Error(e *tds.Error) error        { r.errs = append(r.errs, e); return nil }
-func (r *recorder) Info(m *tds.Error) error         { r.infos = append(r.infos, m); return nil }
-func (r *recorder) SetDatabase(name string) error   { r.dbs = append(r.dbs, name); return nil }
-func (r *recorder) BeginTransaction() (uint64, error) { r.tran = append(r.tran, "begin"); return 1, nil }
-func (r *recorder) CommitTransaction() error        { r.tran = append(r.tran, "commit"); return nil }
-func (r *recorder) RollbackTransaction() error      { r.tran = append(r.tran, "rollback"); return nil }
-func (r *recorder) ReturnStatus(int32) error        { return nil }
-func (r *recorder) ReturnValue(tds.Param) error     { return nil }
-func (r *recorder) Flush() error                    { return nil }
+func (r *recorder) Done(d tds.Done) error         { r.dones = append(r.dones, d); return nil }
+func (r *recorder) Error(e *tds.Error) error      { r.errs = append(r.errs, e); return nil }
+func (r *recorder) Info(m *tds.Error) error       { r.infos = append(r.infos, m); return nil }
+func (r *recorder) SetDatabase(name string) error { r.dbs = append(r.dbs, name); return nil }
+func (r *recorder) BeginTransaction() (uint64, error) {
+	r.tran = append(r.tran, "begin")
+	return 1, nil
+}
+func (r *recorder) CommitTransaction() error    { r.tran = append(r.tran, "commit"); return nil }
+func (r *recorder) RollbackTransaction() error  { r.tran = append(r.tran, "rollback"); return nil }
+func (r *recorder) ReturnStatus(int32) error    { return nil }
+func (r *recorder) ReturnValue(tds.Param) error { return nil }
+func (r *recorder) Flush() error                { return nil }
 
 // session logs a connection into srv directly (no network).
 func session(t testing.TB, srv *Server, spid uint16) *connState {
@@ -54,11 +57,15 @@ func session(t testing.TB, srv *Server, spid uint16) *connState {
 	return res.Session.(*connState)
 }
 
-// run executes a batch and returns the recorder and the returned error.
+// run executes a batch and returns the recorder and the first error: the
+// one that ended the batch, or else the first statement-level error sent.
 func run(c *connState, sql string) (*recorder, *tds.Error) {
 	r := &recorder{}
 	err := c.Batch(context.Background(), &tds.Batch{SQL: sql}, r)
 	if err == nil {
+		if len(r.errs) > 0 {
+			return r, r.errs[0]
+		}
 		return r, nil
 	}
 	if e, ok := err.(*tds.Error); ok {
@@ -86,3 +93,9 @@ func testLogger(t testing.TB) *slog.Logger {
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+func tdsSession(spid uint16) *tds.Session { return &tds.Session{SPID: spid} }
+
+func loginReq(user, pw string) *tds.LoginRequest {
+	return &tds.LoginRequest{User: user, Password: pw, AppName: "unit-test"}
+}

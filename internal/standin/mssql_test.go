@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 )
@@ -47,7 +49,7 @@ func sqlErrNumber(err error) int32 {
 // TestTraceRunThroughDriver runs the tracer's sequence (xe-tracing.md §2)
 // against the stand-in with go-mssqldb and checks what it reads back.
 func TestTraceRunThroughDriver(t *testing.T) {
-	_, db := startStandin(t, Options{Logger: testLogger(t)})
+	_, db := startStandin(t, Options{})
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -143,4 +145,289 @@ func formatInt(n int64) string {
 		b = append([]byte{'-'}, b...)
 	}
 	return string(b)
+}
+
+func TestDriverErrorsAndLogin(t *testing.T) {
+	r, db := startStandin(t, Options{})
+	ctx := context.Background()
+	for q, number := range map[string]int32{
+		"SELECT * FROM dbo.NoSuchTable": 208,
+		"SELEC 1":                       102,
+		"CREATE EVENT SESSION x ON SERVER ADD EVENT sqlserver.bogus":                                        25623,
+		"CREATE EVENT SESSION x ON SERVER ADD EVENT sqlserver.lock_acquired ADD TARGET package0.event_file": 25642,
+		"DROP EVENT SESSION nope ON SERVER":                                                                 15151,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		if got := sqlErrNumber(err); got != number {
+			t.Errorf("%s: got %v, want Msg %d", q, err, number)
+		}
+	}
+	bad, err := sql.Open("sqlserver", DSN("sa", "wrong", r.Addr, demoDBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if err := bad.PingContext(ctx); sqlErrNumber(err) != 18456 {
+		t.Fatalf("wrong password: %v", err)
+	}
+	nodb, _ := sql.Open("sqlserver", DSN("sa", r.Server.opts.Password, r.Addr, "NoSuchDb"))
+	defer nodb.Close()
+	if err := nodb.PingContext(ctx); err == nil {
+		t.Fatal("login to a missing database succeeded")
+	}
+}
+
+func TestDriverTransactionsAndParameters(t *testing.T) {
+	_, db := startStandin(t, Options{})
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE dbo.Orders SET Status = @p1 WHERE OrderID BETWEEN @lo AND @hi", "Held", sql.Named("lo", 10), sql.Named("hi", 14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 5 {
+		t.Fatalf("rows affected %d", n)
+	}
+	var status string
+	if err := tx.QueryRowContext(ctx, "SELECT Status FROM dbo.Orders WHERE OrderID = @p1", 12).Scan(&status); err != nil || status != "Held" {
+		t.Fatalf("inside tx: %q %v", status, err)
+	}
+	var tranCount int
+	if err := tx.QueryRowContext(ctx, "SELECT @@TRANCOUNT").Scan(&tranCount); err != nil || tranCount != 1 {
+		t.Fatalf("@@TRANCOUNT %d %v", tranCount, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT Status FROM dbo.Orders WHERE OrderID = 12").Scan(&status); err != nil || status == "Held" {
+		t.Fatalf("after rollback: %q %v", status, err)
+	}
+	// T-SQL transactions across batches on one connection
+	conn, _ := db.Conn(ctx)
+	defer conn.Close()
+	mustExec(t, conn, "BEGIN TRANSACTION iv_x")
+	mustExec(t, conn, "DELETE FROM dbo.OrderLines WHERE OrderID = 3")
+	var lsns int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM fn_dblog(NULL, NULL) WHERE Operation = 'LOP_DELETE_ROWS'").Scan(&lsns); err != nil || lsns == 0 {
+		t.Fatalf("fn_dblog: %d %v", lsns, err)
+	}
+	mustExec(t, conn, "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION iv_x")
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM dbo.OrderLines WHERE OrderID = 3").Scan(&n); err != nil || n == 0 {
+		t.Fatalf("delete not rolled back: %d %v", n, err)
+	}
+}
+
+func TestDriverFaults(t *testing.T) {
+	r, db := startStandin(t, Options{})
+	ctx := context.Background()
+	f := r.Faults()
+
+	f.Error("SELECT 42", 1205, 13, "Transaction (Process ID 51) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction.")
+	if _, err := db.ExecContext(ctx, "SELECT 42"); sqlErrNumber(err) != 1205 {
+		t.Fatalf("injected error: %v", err)
+	}
+	if _, err := db.ExecContext(ctx, "SELECT 42"); err != nil {
+		t.Fatalf("fault fired twice: %v", err)
+	}
+
+	f.DropConnection("fn_dblog")
+	conn, _ := db.Conn(ctx)
+	if _, err := conn.ExecContext(ctx, "SELECT * FROM fn_dblog(NULL, NULL)"); err == nil {
+		t.Fatal("connection not dropped")
+	}
+	conn.Close()
+
+	// a delayed statement can be cancelled (ATTENTION) and the conn reused
+	f.Delay("SELECT 7", time.Minute)
+	conn, _ = db.Conn(ctx)
+	defer conn.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if _, err := conn.ExecContext(cctx, "SELECT 7"); err == nil {
+		t.Fatal("delayed statement not cancelled")
+	}
+	var one int
+	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("connection unusable after cancel: %v", err)
+	}
+
+	// KILL: the session's next request finds the connection closed
+	var spid int
+	if err := conn.QueryRowContext(ctx, "SELECT @@SPID").Scan(&spid); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Kill(spid) {
+		t.Fatal("kill: no such session")
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
+		t.Fatal("killed session still answers")
+	}
+
+	// restart: sessions without STARTUP_STATE are gone, the pool reconnects
+	mustExec(t, db, "CREATE EVENT SESSION lost ON SERVER ADD EVENT sqlserver.lock_acquired ADD TARGET package0.ring_buffer")
+	mustExec(t, db, "ALTER EVENT SESSION lost ON SERVER STATE = START")
+	if err := r.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var running int
+	var err error
+	for i := 0; i < 3; i++ { // the pool may first hand out a connection of the old process
+		if err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sys.dm_xe_sessions").Scan(&running); err == nil {
+			break
+		}
+	}
+	if err != nil || running != 0 {
+		t.Fatalf("after restart: %d running, %v", running, err)
+	}
+}
+
+func TestDriverConcurrentConnections(t *testing.T) {
+	_, db := startStandin(t, Options{})
+	db.SetMaxOpenConns(8)
+	ctx := context.Background()
+	queries := []string{
+		scenarioSQL(t, "hash_aggregate"),
+		scenarioSQL(t, "seek_key_lookup"),
+		"SELECT name FROM sys.dm_xe_map_values WHERE name = 'lock_mode'",
+		"SELECT @@SPID",
+	}
+	want := make([]int, len(queries))
+	for i, q := range queries {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			want[i]++
+		}
+		rows.Close()
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			for i := 0; i < 10; i++ {
+				k := (g + i) % len(queries)
+				rows, err := db.QueryContext(ctx, queries[k])
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := 0
+				for rows.Next() {
+					n++
+				}
+				rows.Close()
+				if n != want[k] {
+					errs <- fmt.Errorf("query %d: %d rows, want %d", k, n, want[k])
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDriverLoginLogoutAttentionEvents(t *testing.T) {
+	r, db := startStandin(t, Options{})
+	ctx := context.Background()
+	mustExec(t, db, "CREATE EVENT SESSION conn ON SERVER ADD EVENT sqlserver.login, ADD EVENT sqlserver.logout, ADD EVENT sqlserver.attention ADD TARGET package0.event_file(SET filename = N'conn.xel')")
+	mustExec(t, db, "ALTER EVENT SESSION conn ON SERVER STATE = START")
+	other, err := sql.Open("sqlserver", r.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spid int
+	if err := conn.QueryRowContext(ctx, "SELECT @@SPID").Scan(&spid); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if _, err := conn.ExecContext(cctx, "WAITFOR DELAY '00:01:00'"); err == nil {
+		t.Fatal("WAITFOR not cancelled")
+	}
+	conn.Close()
+	other.Close()
+	// the server notices the closed socket asynchronously
+	for i := 0; i < 500; i++ {
+		gone := true
+		for _, s := range r.Faults().SPIDs() {
+			if s == spid {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mustExec(t, db, "ALTER EVENT SESSION conn ON SERVER STATE = STOP")
+	rows, err := db.QueryContext(ctx, "SELECT object_name FROM sys.fn_xe_file_target_read_file('conn*.xel', NULL, NULL, NULL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var name string
+		rows.Scan(&name)
+		seen[name] = true
+	}
+	for _, want := range []string{"login", "attention", "logout"} {
+		if !seen[want] {
+			t.Fatalf("no %s event: %v", want, seen)
+		}
+	}
+}
+
+func TestDriverColumnTypesOfSystemViews(t *testing.T) {
+	_, db := startStandin(t, Options{})
+	ctx := context.Background()
+	mustExec(t, db, "CREATE EVENT SESSION ty ON SERVER ADD EVENT sqlserver.sql_batch_starting ADD TARGET package0.event_file(SET filename = N'ty.xel')")
+	mustExec(t, db, "ALTER EVENT SESSION ty ON SERVER STATE = START")
+	mustExec(t, db, "SELECT 1")
+	mustExec(t, db, "ALTER EVENT SESSION ty ON SERVER STATE = STOP")
+	rows, err := db.QueryContext(ctx, "SELECT * FROM sys.fn_xe_file_target_read_file('ty*.xel', NULL, NULL, NULL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	types, _ := rows.ColumnTypes()
+	var got []string
+	for _, ct := range types {
+		got = append(got, ct.Name()+":"+ct.DatabaseTypeName())
+	}
+	want := "module_guid:UNIQUEIDENTIFIER,package_guid:UNIQUEIDENTIFIER,object_name:NVARCHAR,event_data:NVARCHAR,file_name:NVARCHAR,file_offset:BIGINT,timestamp_utc:DATETIME2"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("columns %s", strings.Join(got, ","))
+	}
+	n := 0
+	for rows.Next() {
+		var mod, pkg mssql.UniqueIdentifier
+		var name, data, file string
+		var off int64
+		var ts time.Time
+		if err := rows.Scan(&mod, &pkg, &name, &data, &file, &off, &ts); err != nil {
+			t.Fatal(err)
+		}
+		if mod.String() != "D5149520-6282-11DE-8A39-0800200C9A66" || ts.IsZero() {
+			t.Fatalf("row: %v %v", mod, ts)
+		}
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%d events", n)
+	}
 }

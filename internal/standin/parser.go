@@ -28,31 +28,46 @@ type parser struct {
 
 // parseBatch parses a whole batch into statements.
 func parseBatch(src string) ([]stmt, *SQLError) {
+	stmts, _, err := parseBatchSpans(src)
+	return stmts, err
+}
+
+// stmtSpan locates a statement in its batch (byte offsets, 1-based line),
+// for the statement-level XE events.
+type stmtSpan struct {
+	start, end, line int
+}
+
+func parseBatchSpans(src string) ([]stmt, []stmtSpan, *SQLError) {
 	toks, err := lex(src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := &parser{toks: toks}
 	var out []stmt
+	var spans []stmtSpan
 	for {
 		for p.peek().isOp(";") {
 			p.i++
 		}
 		if p.peek().kind == tokEOF {
-			return out, nil
+			return out, spans, nil
 		}
+		first := p.peek()
 		s, err := p.statement()
 		if err != nil {
 			if err.Line == 1 {
 				err.Line = int32(p.peek().line)
 			}
-			return nil, err
+			return nil, nil, err
 		}
+		last := p.toks[p.i-1]
 		out = append(out, s)
+		spans = append(spans, stmtSpan{start: first.pos, end: last.pos + len(last.raw), line: first.line})
 	}
 }
 
-func (p *parser) peek() token     { return p.toks[p.i] }
+func (p *parser) peek() token { return p.toks[p.i] }
 func (p *parser) peekAt(k int) token {
 	if p.i+k < len(p.toks) {
 		return p.toks[p.i+k]
@@ -594,12 +609,43 @@ func isJoinWord(s string) bool {
 
 func (p *parser) tableSource() (tableRef, *SQLError) {
 	if p.acceptOp("(") {
-		if !p.peek().is("SELECT") {
+		d := &derivedTable{}
+		switch {
+		case p.peek().is("SELECT"):
+			sel, err := p.selectStatement()
+			if err != nil {
+				return nil, err
+			}
+			d.Sel = sel
+		case p.accept("VALUES"):
+			for {
+				if err := p.expectOp("("); err != nil {
+					return nil, err
+				}
+				var row []expr
+				for {
+					e, err := p.expression()
+					if err != nil {
+						return nil, err
+					}
+					row = append(row, e)
+					if !p.acceptOp(",") {
+						break
+					}
+				}
+				if err := p.expectOp(")"); err != nil {
+					return nil, err
+				}
+				if len(d.Values) > 0 && len(row) != len(d.Values[0]) {
+					return nil, sqlErr(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
+				}
+				d.Values = append(d.Values, row)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+		default:
 			return nil, p.fail()
-		}
-		sel, err := p.selectStatement()
-		if err != nil {
-			return nil, err
 		}
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
@@ -611,7 +657,26 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 		if a == "" {
 			return nil, p.fail()
 		}
-		return &derivedTable{Sel: sel, Alias: a}, nil
+		d.Alias = a
+		if p.acceptOp("(") {
+			for {
+				c, err := p.ident()
+				if err != nil {
+					return nil, err
+				}
+				d.Columns = append(d.Columns, c)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+		}
+		if d.Values != nil && len(d.Columns) != len(d.Values[0]) {
+			return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
+		}
+		return d, nil
 	}
 	name, err := p.multiName()
 	if err != nil {

@@ -19,9 +19,9 @@ type Running struct {
 	// DSN connects go-mssqldb as the sysadmin login to the demo database.
 	DSN string
 
-	mu  sync.Mutex
-	tds *tds.Server
-	ln  net.Listener
+	mu   sync.Mutex
+	tds  *tds.Server
+	ln   net.Listener
 	done chan error
 }
 

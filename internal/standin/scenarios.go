@@ -136,13 +136,13 @@ type planOp struct {
 	grantKB           int64
 	dop               int
 
-	rows, rowsRead    int64
+	rows, rowsRead      int64
 	logical_, physical_ int64
-	start, end        time.Time
-	usedKB            int64
-	spillPages        int64
-	readAheads        int64
-	estRows           float64
+	start, end          time.Time
+	usedKB              int64
+	spillPages          int64
+	readAheads          int64
+	estRows             float64
 }
 
 func scanOp(id int, ix *index, pred func([]any) bool) *planOp {
@@ -433,10 +433,13 @@ func (x *execCtx) simOp(op *planOp, resultRows int) {
 			if op.spill && need > op.grantKB {
 				// spill to tempdb: worktable pages written then read back
 				pages := (need - op.grantKB) / 8
+				// each worktable write waits on IO_COMPLETION (Begin, End)
 				for i := int64(0); i < pages; i++ {
-					s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(40 * time.Microsecond), fields: []xeField{
-						fMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), fMap("opcode", "event_opcode", "sqlos", "End"),
-						fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0)}})
+					for _, opcode := range []string{"Begin", "End"} {
+						s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(40 * time.Microsecond), fields: []xeField{
+							fMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), fMap("opcode", "event_opcode", "sqlos", opcode),
+							fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0)}})
+					}
 				}
 				s.emit(x.ec, &xeEventData{name: "sort_warning", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
 					fMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), fUint("query_operation_node_id", "uint32", int64(op.id)),
@@ -450,9 +453,15 @@ func (x *execCtx) simOp(op *planOp, resultRows int) {
 				if op.logical == "Gather Streams" {
 					wt = "CXCONSUMER"
 				}
-				s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(120 * time.Microsecond), thread: i + 1, fields: []xeField{
-					fMap("wait_type", "wait_types", "sqlos", wt), fMap("opcode", "event_opcode", "sqlos", "End"),
-					fUint("duration", "uint64", 1), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4B0A0C000)}})
+				for _, opcode := range []string{"Begin", "End"} {
+					dur := int64(0)
+					if opcode == "End" {
+						dur = 1
+					}
+					s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(600 * time.Microsecond), thread: i + 1, fields: []xeField{
+						fMap("wait_type", "wait_types", "sqlos", wt), fMap("opcode", "event_opcode", "sqlos", opcode),
+						fUint("duration", "uint64", dur), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4B0A0C000)}})
+				}
 			}
 		}
 		op.rows = int64(resultRows)
@@ -513,22 +522,29 @@ func (x *execCtx) relOpXML(b *strings.Builder, op *planOp) {
 	fmt.Fprintf(b, `<RelOp NodeId="%d" PhysicalOp="%s" LogicalOp="%s" EstimateRows="%d" EstimateIO="0.003125" EstimateCPU="0.0001581" AvgRowSize="40" EstimatedTotalSubtreeCost="0.1" Parallel="%t" EstimateRebinds="0" EstimateRewinds="0" EstimatedExecutionMode="Row">`,
 		op.id, op.physical, op.logical, op.rows, parallel)
 	b.WriteString("<OutputList/>")
+	if op.spill && op.spillPages > 0 {
+		fmt.Fprintf(b, `<Warnings><SpillToTempDb SpillLevel="1" SpilledThreadCount="1"/><SortSpillDetails GrantedMemoryKb="%d" UsedMemoryKb="%d" WritesToTempDb="%d" ReadsFromTempDb="%d"/></Warnings>`,
+			op.grantKB, op.grantKB, op.spillPages, op.spillPages)
+	}
 	b.WriteString("<RunTimeInformation>")
 	threads := []int{0}
 	if parallel && !(op.kind == "exchange" && op.logical == "Gather Streams") {
 		threads = []int{1, 2, 3, 4}
 	}
 	elapsed := op.end.Sub(op.start).Milliseconds()
+	dataAccess := op.ix != nil
 	for _, t := range threads {
 		n := int64(len(threads))
-		fmt.Fprintf(b, `<RunTimeCountersPerThread Thread="%d" ActualRows="%d" ActualRowsRead="%d" Batches="0" ActualEndOfScans="1" ActualExecutions="1" ActualExecutionMode="Row" ActualElapsedms="%d" ActualCPUms="%d" ActualScans="1" ActualLogicalReads="%d" ActualPhysicalReads="%d" ActualReadAheads="%d" ActualLobLogicalReads="0" ActualLobPhysicalReads="0" ActualLobReadAheads="0"/>`,
-			t, op.rows/n, op.rowsRead/n, elapsed, elapsed*6/10, op.logical_/n, op.physical_/n, op.readAheads/n)
+		if dataAccess {
+			// data access operators also report rows read and I/O
+			fmt.Fprintf(b, `<RunTimeCountersPerThread Thread="%d" ActualRows="%d" ActualRowsRead="%d" Batches="0" ActualEndOfScans="1" ActualExecutions="1" ActualExecutionMode="Row" ActualElapsedms="%d" ActualCPUms="%d" ActualScans="1" ActualLogicalReads="%d" ActualPhysicalReads="%d" ActualReadAheads="%d" ActualLobLogicalReads="0" ActualLobPhysicalReads="0" ActualLobReadAheads="0"/>`,
+				t, op.rows/n, op.rowsRead/n, elapsed, elapsed*6/10, op.logical_/n, op.physical_/n, op.readAheads/n)
+			continue
+		}
+		fmt.Fprintf(b, `<RunTimeCountersPerThread Thread="%d" ActualRows="%d" Batches="0" ActualEndOfScans="1" ActualExecutions="1" ActualExecutionMode="Row" ActualElapsedms="%d" ActualCPUms="%d"/>`,
+			t, op.rows/n, elapsed, elapsed*6/10)
 	}
 	b.WriteString("</RunTimeInformation>")
-	if op.spill && op.spillPages > 0 {
-		fmt.Fprintf(b, `<Warnings><SpillToTempDb SpillLevel="1" SpilledThreadCount="1"/><SortSpillDetails GrantedMemoryKb="%d" UsedMemoryKb="%d" WritesToTempDb="%d" ReadsFromTempDb="%d"/></Warnings>`,
-			op.grantKB, op.grantKB, op.spillPages, op.spillPages)
-	}
 	switch op.kind {
 	case "scan", "seek", "lookup":
 		lookup := ""

@@ -38,18 +38,22 @@ type Options struct {
 	GuessedColumns bool
 	// Logger receives protocol-independent diagnostics; nil discards.
 	Logger *slog.Logger
+	// Directories lists further directories that exist on the emulated
+	// server's file system, besides /var/opt/mssql/log, /var/opt/mssql/data
+	// and /tmp. An event_file target in any other directory fails to start.
+	Directories []string
 }
 
 // Server is the emulated SQL Server. It implements tds.Handler. All
 // statements of all connections execute under one lock, one at a time:
 // the stand-in emulates results, not concurrency.
 type Server struct {
-	mu     sync.Mutex
-	opts   Options
-	start  time.Time
-	clock  time.Time // event clock: advanced by simulated work
-	dbs    []*database
-	demo   *database
+	mu            sync.Mutex
+	opts          Options
+	start         time.Time
+	clock         time.Time // event clock: advanced by simulated work
+	dbs           []*database
+	demo          *database
 	sessions      []*xeSession
 	nextSessionID int
 	files         map[string]*xeFile
@@ -58,7 +62,9 @@ type Server struct {
 	nextTxn       int64
 	conns         map[int]*connState
 	globalFlags   map[int]bool
-	curThread     int // worker thread of the operator being simulated (parallel plans)
+	stamps        stampCache
+	lockCond      *sync.Cond // signalled whenever a transaction releases its locks
+	curThread     int        // worker thread of the operator being simulated (parallel plans)
 
 	// Faults lets tests inject failures; see Faults.
 	Faults *Faults
@@ -80,6 +86,7 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, start: now, clock: now, files: map[string]*xeFile{}, cached: map[int32]bool{},
 		conns: map[int]*connState{}, globalFlags: map[int]bool{}, nextSessionID: 65536, nextTxn: 700000}
 	s.Faults = &Faults{srv: s}
+	s.lockCond = sync.NewCond(&s.mu)
 	s.loadDatabases(now)
 	return s
 }
@@ -99,6 +106,26 @@ func (s *Server) loadDatabases(now time.Time) {
 		s.cached[p] = false
 	}
 	s.log = newTxLog()
+}
+
+// directoryExists reports whether dir exists on the emulated server. SQL
+// Server on Linux maps a Windows-style path (C:\x\y) to /x/y.
+func (s *Server) directoryExists(dir string) bool {
+	norm := func(p string) string {
+		p = strings.ReplaceAll(p, `\`, "/")
+		if len(p) >= 2 && p[1] == ':' {
+			p = p[2:]
+		}
+		return strings.TrimRight(p, "/")
+	}
+	d := norm(dir)
+	for _, known := range append([]string{instanceLogDir, dataDir, "/tmp"}, s.opts.Directories...) {
+		k := norm(known)
+		if d == k || strings.HasPrefix(k, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) dbByName(name string) *database {
@@ -160,8 +187,16 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 		return nil, &tds.Error{Number: 4060, Severity: 11, State: 1, Message: fmt.Sprintf("Cannot open database \"%s\" requested by the login. The login failed.", dbName)}
 	}
 	c := &connState{srv: s, tsess: sess, spid: int(sess.SPID), db: db, user: req.User, app: req.AppName, host: req.HostName,
-		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db}
+		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, loginAt: s.now(), lockTimeoutMs: -1}
 	s.conns[c.spid] = c
+	if s.anySessionRunning() {
+		// login (fields as in real .xel metadata, xe-tracing.md §5.2)
+		ec := c.eventCtx()
+		s.emit(ec, &xeEventData{name: "login", pkg: "sqlserver", ts: s.advance(20 * time.Microsecond), fields: []xeField{
+			fBool("is_cached", false), fBool("is_recovered", false), fBool("is_dac", false), fUint("database_id", "uint32", int64(db.id)),
+			fUint("packet_size", "uint32", int64(sess.PacketSize)), {name: "options", typ: "binary_data", pkg: "package0", value: "2000002838f8ff3c00000000"},
+			fStr("options_text", ""), fStr("database_name", db.name)}})
+	}
 	return &tds.LoginResult{Session: c, Database: db.name}, nil
 }
 
@@ -183,6 +218,7 @@ func (s *Server) Restart() {
 	s.conns = map[int]*connState{}
 	s.cached = map[int32]bool{}
 	s.globalFlags = map[int]bool{}
+	s.lockCond.Broadcast()
 	now := s.now()
 	for _, sess := range s.sessions {
 		if sess.running {
@@ -196,25 +232,31 @@ func (s *Server) Restart() {
 
 // connState is one logged-in connection (SQL Server session).
 type connState struct {
-	srv      *Server
-	tsess    *tds.Session
-	spid     int
-	db       *database
-	loginDB  *database
-	user     string
-	app      string
-	host     string
-	pid      int
-	sysadmin bool
-	vars     map[string]any
-	txn      *transaction
-	nocount  bool
-	statsXML bool
-	xactAbort bool
-	flags    map[int]bool // session trace flags (DBCC TRACEON without -1)
-	killed   bool
-	batches  int
-	rowcount int64
+	srv             *Server
+	tsess           *tds.Session
+	spid            int
+	db              *database
+	loginDB         *database
+	user            string
+	app             string
+	host            string
+	pid             int
+	sysadmin        bool
+	vars            map[string]any
+	txn             *transaction
+	nocount         bool
+	statsXML        bool
+	xactAbort       bool
+	flags           map[int]bool // session trace flags (DBCC TRACEON without -1)
+	killed          bool
+	batches         int
+	rowcount        int64
+	loginAt         time.Time
+	waitingOn       *connState // the connection this one waits for a lock from
+	lockTimeoutMs   int64      // SET LOCK_TIMEOUT; -1 waits forever
+	readUncommitted bool       // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
+	reads           int64      // logical reads and writes over the connection's life, for logout
+	writes          int64
 }
 
 // Close implements tds.SessionHandler: an open transaction rolls back.
@@ -225,6 +267,11 @@ func (c *connState) Close() {
 	if c.txn != nil {
 		x := &execCtx{srv: s, conn: c}
 		x.rollbackAll()
+	}
+	if s.anySessionRunning() && !c.killed {
+		dur := s.now().Sub(c.loginAt).Microseconds()
+		s.emit(c.eventCtx(), &xeEventData{name: "logout", pkg: "sqlserver", ts: s.advance(10 * time.Microsecond), fields: []xeField{
+			fUint("duration", "uint64", dur), fUint("cpu_time", "uint64", dur/100), fUint("reads", "uint64", c.reads), fUint("writes", "uint64", c.writes)}})
 	}
 	delete(s.conns, c.spid)
 }
@@ -261,12 +308,12 @@ func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
 			}
 			sess.sequence++
 			var b strings.Builder
-			renderEvent(&b, ev, e.actions, ec, sess.sequence, false)
+			renderEvent(&b, ev, e.actions, ec, sess.sequence, false, &s.stamps)
 			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}
 			for _, t := range sess.targets {
 				if t.name == "ring_buffer" {
 					var rb strings.Builder
-					renderEvent(&rb, ev, e.actions, ec, sess.sequence, true)
+					renderEvent(&rb, ev, e.actions, ec, sess.sequence, true, &s.stamps)
 					r.ring = rb.String()
 					break
 				}

@@ -9,19 +9,21 @@ import (
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
-// Transactions, locks and the transaction log. Modifications change the
+// Transactions, locks and the transaction log (BEGIN/COMMIT/ROLLBACK
+// TRANSACTION: https://learn.microsoft.com/en-us/sql/t-sql/language-elements/begin-transaction-transact-sql,
+// @@TRANCOUNT nesting as documented there). Modifications change the
 // demo tables for real, log records go to an in-memory log that fn_dblog
 // reads, and ROLLBACK undoes the changes (writing compensation records and
 // LOP_ABORT_XACT, as SQL Server does).
 
 type transaction struct {
-	id     int64
-	name   string
-	depth  int
-	begin  time.Time
-	undo   []undoRec
-	locks  []heldLock
-	lastLSN string
+	id       int64
+	name     string
+	depth    int
+	begin    time.Time
+	undo     []undoRec
+	locks    []heldLock
+	lastLSN  string
 	explicit bool
 }
 
@@ -114,11 +116,43 @@ func (x *execCtx) commitTxn(fromTSQL bool) {
 		return
 	}
 	x.logRecord(t, "LOP_COMMIT_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
+	if len(t.undo) > 0 {
+		x.flushLog()
+	}
 	x.emitTxnState("Commit")
 	x.releaseLocks(t)
 	c.txn = nil
 	if fromTSQL && x.w != nil {
 		_ = x.w.CommitTransaction()
+	}
+}
+
+// flushLog hardens the log at commit: a WRITELOG wait and
+// log_flush_complete, as a committing session sees them.
+func (x *execCtx) flushLog() {
+	s := x.srv
+	if !s.anySessionRunning() || x.ec == nil {
+		return
+	}
+	s.log.block += 8
+	wait := 300 * time.Microsecond
+	res := fPtr("wait_resource", 0)
+	s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
+		fMap("wait_type", "wait_types", "sqlos", "WRITELOG"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
+		fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+	s.emit(x.ec, &xeEventData{name: "log_flush_complete", pkg: "sqlserver", ts: s.advance(wait), fields: []xeField{
+		fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
+		fUint("duration", "uint64", 0), fUint("write_size", "uint32", 4096)}})
+	s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
+		fMap("wait_type", "wait_types", "sqlos", "WRITELOG"), fMap("opcode", "event_opcode", "sqlos", "End"),
+		fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+}
+
+func sortPages(p []int32) {
+	for i := 1; i < len(p); i++ {
+		for j := i; j > 0 && p[j] < p[j-1]; j-- {
+			p[j], p[j-1] = p[j-1], p[j]
+		}
 	}
 }
 
@@ -157,6 +191,7 @@ func (x *execCtx) releaseLocks(t *transaction) {
 		x.lockEvent("lock_released", t.locks[i], t.id)
 	}
 	t.locks = nil
+	x.srv.lockCond.Broadcast() // waiters re-check
 }
 
 // lockEvent emits lock_acquired/lock_released with the [D] field set of
@@ -423,35 +458,89 @@ func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, a
 
 // acquire takes a lock for the transaction (emitting lock_acquired) and
 // keeps it until the transaction ends.
-func (x *execCtx) acquire(t *transaction, l heldLock) {
+func (x *execCtx) acquire(t *transaction, l heldLock) *SQLError {
 	for _, h := range t.locks {
-		if h.resType == l.resType && h.r0 == l.r0 && h.r1 == l.r1 && h.r2 == l.r2 && h.mode == l.mode {
-			return
+		if sameResource(h, l) && h.mode == l.mode {
+			return nil
 		}
+	}
+	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
+		return err
 	}
 	x.lockEvent("lock_acquired", l, t.id)
 	t.locks = append(t.locks, l)
+	return nil
+}
+
+// ensureTxn opens the statement's autocommit transaction when the session
+// has none.
+func (x *execCtx) ensureTxn() *transaction {
+	c := x.conn
+	if c.txn == nil {
+		x.beginTxn("", false)
+		c.txn.explicit = false
+	}
+	return c.txn
+}
+
+// lockRow takes the locks a modification of row needs: IX on the table and
+// its pages, X on its key in every index. It may wait for other
+// transactions.
+func (x *execCtx) lockRow(tbl *table, row []any) *SQLError {
+	t := x.ensureTxn()
+	if err := x.acquire(t, objectLock(tbl, "IX")); err != nil {
+		return err
+	}
+	for _, ix := range tbl.indexes {
+		page, _ := ix.location(ix.entryPos(row))
+		if err := x.acquire(t, pageLock(ix, page, "IX")); err != nil {
+			return err
+		}
+		if err := x.acquire(t, keyLock(ix, row, "X")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// undoSince rolls back the changes of a failed statement (those recorded
+// after mark), leaving earlier work of the transaction in place.
+func (x *execCtx) undoSince(mark int) {
+	t := x.conn.txn
+	if t == nil {
+		return
+	}
+	if !t.explicit {
+		x.rollbackAll()
+		return
+	}
+	for i := len(t.undo) - 1; i >= mark; i-- {
+		u := t.undo[i]
+		switch u.op {
+		case "insert":
+			x.removeRow(u.tbl, u.after)
+			x.logRowOp(t, u.tbl, "LOP_DELETE_ROWS", u.after, nil, nil)
+		case "delete":
+			x.insertRow(u.tbl, u.before)
+			x.logRowOp(t, u.tbl, "LOP_INSERT_ROWS", u.before, nil, nil)
+		case "update":
+			x.replaceRow(u.tbl, u.after, u.before)
+			x.logRowOp(t, u.tbl, "LOP_MODIFY_ROW", u.before, u.after, u.before)
+		}
+	}
+	t.undo = t.undo[:mark]
 }
 
 // modify runs one DML row change inside the connection's transaction
 // (an autocommit one when none is open), with locks and log records.
-func (x *execCtx) modify(tbl *table, op string, before, after []any) {
-	c := x.conn
-	auto := c.txn == nil
-	if auto {
-		x.beginTxn("", false)
-		c.txn.explicit = false
-	}
-	t := c.txn
-	x.acquire(t, objectLock(tbl, "IX"))
+func (x *execCtx) modify(tbl *table, op string, before, after []any) *SQLError {
+	t := x.ensureTxn()
 	row := after
 	if op == "delete" {
 		row = before
 	}
-	for _, ix := range tbl.indexes {
-		page, _ := ix.location(ix.entryPos(row))
-		x.acquire(t, pageLock(ix, page, "IX"))
-		x.acquire(t, keyLock(ix, row, "X"))
+	if err := x.lockRow(tbl, row); err != nil {
+		return err
 	}
 	switch op {
 	case "insert":
@@ -466,6 +555,7 @@ func (x *execCtx) modify(tbl *table, op string, before, after []any) {
 	}
 	t.undo = append(t.undo, undoRec{tbl: tbl, op: op, before: before, after: after})
 	x.stats.writes++
+	return nil
 }
 
 // endAutocommit commits the autocommit transaction a DML statement opened.
@@ -476,11 +566,29 @@ func (x *execCtx) endAutocommit() {
 }
 
 // checkpoint writes dirty pages and truncates the inactive log (the demo
-// database uses the simple recovery model).
+// database uses the simple recovery model), as
+// https://learn.microsoft.com/en-us/sql/t-sql/language-elements/checkpoint-transact-sql
+// describes.
 func (x *execCtx) checkpoint() {
-	for p, dirty := range x.srv.cached {
+	s := x.srv
+	var dirtyPages []int32
+	for p, dirty := range s.cached {
 		if dirty {
-			x.srv.cached[p] = false
+			dirtyPages = append(dirtyPages, p)
+		}
+	}
+	sortPages(dirtyPages)
+	for _, p := range dirtyPages {
+		s.cached[p] = false
+		x.stats.writes++
+		if s.anySessionRunning() && x.ec != nil {
+			// CHECKPOINT issued by a session writes on that session's thread
+			s.emit(x.ec, &xeEventData{name: "physical_page_write", pkg: "sqlserver", ts: s.advance(3 * time.Microsecond), fields: []xeField{
+				fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p))}})
+			s.emit(x.ec, &xeEventData{name: "file_write_completed", pkg: "sqlserver", ts: s.advance(120 * time.Microsecond), fields: []xeField{
+				fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p)),
+				fUint("file_group_id", "uint16", 1), fUint("offset", "uint64", int64(p)*8192), fUint("size", "uint32", 8192),
+				fMap("mode", "file_io_mode", "sqlserver", "Contiguous"), fUint("duration", "uint64", 0)}})
 		}
 	}
 	active := map[int64]bool{}

@@ -83,18 +83,13 @@ var (
 	tSysname  = SQLType{Kind: TypeNVarChar, Size: 128}
 )
 
-func tNVar(n int) SQLType { return SQLType{Kind: TypeNVarChar, Size: n} }
+func tNVar(n int) SQLType   { return SQLType{Kind: TypeNVarChar, Size: n} }
 func tVarBin(n int) SQLType { return SQLType{Kind: TypeVarBinary, Size: n} }
 
 // Column describes one result column.
 type Column struct {
 	Name string
 	Type SQLType
-}
-
-// isNumericType reports whether values of t compare numerically.
-func isIntegerKind(k TypeKind) bool {
-	return k == TypeInt || k == TypeBigInt || k == TypeSmallInt || k == TypeTinyInt || k == TypeBit
 }
 
 // typeOfValue infers a result type for an expression value.

@@ -17,67 +17,67 @@ type xeEventDef struct {
 }
 
 var xeEvents = map[string]xeEventDef{
-	"sql_batch_starting":  {"sqlserver", []string{"batch_text"}, []string{"collect_batch_text"}, true},
-	"sql_batch_completed": {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "row_count", "result", "batch_text"}, []string{"collect_batch_text"}, true},
-	"sql_statement_starting": {"sqlserver", []string{"line_number", "offset", "offset_end", "statement"}, []string{"collect_statement"}, true},
-	"sql_statement_completed": {"sqlserver", []string{"duration", "cpu_time", "physical_reads", "logical_reads", "writes", "row_count", "last_row_count", "line_number", "offset", "offset_end", "statement", "parameterized_plan_handle"}, []string{"collect_statement", "collect_parameterized_plan_handle"}, true},
-	"rpc_starting":  {"sqlserver", []string{"object_name", "statement", "data_stream"}, []string{"collect_statement", "collect_data_stream"}, true},
-	"rpc_completed": {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "result", "row_count", "connection_reset_option", "object_name", "statement", "data_stream", "output_parameters"}, []string{"collect_statement", "collect_data_stream", "collect_output_parameters"}, true},
-	"query_post_execution_showplan": {"sqlserver", []string{"source_database_id", "object_type", "object_id", "nest_level", "cpu_time", "duration", "estimated_rows", "estimated_cost", "serial_ideal_memory_kb", "requested_memory_kb", "used_memory_kb", "ideal_memory_kb", "granted_memory_kb", "dop", "object_name", "database_name", "showplan_xml"}, []string{"collect_database_name"}, true},
-	"query_thread_profile":        {"sqlserver", []string{"node_id", "thread_id", "total_time_us"}, nil, true},
-	"physical_page_read":          {"sqlserver", []string{"file_id", "page_id"}, nil, true},
-	"physical_page_write":         {"sqlserver", []string{"file_id", "page_id"}, nil, true},
-	"file_read":                   {"sqlserver", []string{"database_id", "file_id", "page_id", "file_group_id", "offset", "size", "mode"}, []string{"collect_path"}, true},
-	"file_read_completed":         {"sqlserver", []string{"database_id", "file_id", "page_id", "file_group_id", "offset", "size", "mode", "duration"}, []string{"collect_path", "collect_io_data"}, true},
-	"file_write_completed":        {"sqlserver", []string{"database_id", "file_id", "page_id", "file_group_id", "offset", "size", "mode", "duration"}, []string{"collect_path"}, true},
-	"log_flush_complete":          {"sqlserver", []string{"database_id", "log_block_id", "duration", "write_size"}, nil, true},
-	"lock_acquired":               {"sqlserver", lockFields, []string{"collect_resource_description", "collect_database_name"}, true},
-	"lock_released":               {"sqlserver", lockFields, []string{"collect_resource_description", "collect_database_name"}, true},
-	"lock_escalation":             {"sqlserver", []string{"escalation_cause", "escalated_lock_count", "hobt_lock_count", "hobt_id", "resource_type", "mode", "owner_type", "object_id", "transaction_id", "database_id"}, []string{"collect_database_name", "collect_statement"}, false},
-	"page_split":                  {"sqlserver", []string{"file_id", "page_id", "database_id", "rowset_id", "splitOperation", "new_page_file_id", "new_page_page_id"}, nil, true},
-	"transaction_log":             {"sqlserver", []string{"operation", "context", "alloc_unit_id", "database_id", "transaction_id"}, nil, true},
-	"sql_transaction":             {"sqlserver", []string{"transaction_id", "transaction_state", "transaction_type", "duration"}, nil, true},
-	"sort_warning":                {"sqlserver", []string{"sort_warning_type", "query_operation_node_id", "granted_memory_kb", "used_memory_kb", "worktable_physical_reads"}, nil, true},
-	"hash_warning":                {"sqlserver", []string{"hash_warning_type", "query_operation_node_id", "recursion_level", "granted_memory_kb", "worktable_physical_writes", "workfile_physical_writes"}, nil, true},
-	"hash_spill_details":          {"sqlserver", nil, nil, false},
-	"exchange_spill":              {"sqlserver", []string{"opcode", "query_operation_node_id"}, nil, false},
-	"query_memory_grant_usage":    {"sqlserver", []string{"granted_memory_kb", "used_memory_kb", "ideal_memory_kb", "granted_percent", "usage_percent", "dop"}, nil, true},
+	"sql_batch_starting":               {"sqlserver", []string{"batch_text"}, []string{"collect_batch_text"}, true},
+	"sql_batch_completed":              {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "row_count", "result", "batch_text"}, []string{"collect_batch_text"}, true},
+	"sql_statement_starting":           {"sqlserver", []string{"line_number", "offset", "offset_end", "statement"}, []string{"collect_statement"}, true},
+	"sql_statement_completed":          {"sqlserver", []string{"duration", "cpu_time", "physical_reads", "logical_reads", "writes", "row_count", "last_row_count", "line_number", "offset", "offset_end", "statement", "parameterized_plan_handle"}, []string{"collect_statement", "collect_parameterized_plan_handle"}, true},
+	"rpc_starting":                     {"sqlserver", []string{"object_name", "statement", "data_stream"}, []string{"collect_statement", "collect_data_stream"}, true},
+	"rpc_completed":                    {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "result", "row_count", "connection_reset_option", "object_name", "statement", "data_stream", "output_parameters"}, []string{"collect_statement", "collect_data_stream", "collect_output_parameters"}, true},
+	"query_post_execution_showplan":    {"sqlserver", []string{"source_database_id", "object_type", "object_id", "nest_level", "cpu_time", "duration", "estimated_rows", "estimated_cost", "serial_ideal_memory_kb", "requested_memory_kb", "used_memory_kb", "ideal_memory_kb", "granted_memory_kb", "dop", "object_name", "database_name", "showplan_xml"}, []string{"collect_database_name"}, true},
+	"query_thread_profile":             {"sqlserver", []string{"node_id", "thread_id", "total_time_us"}, nil, true},
+	"physical_page_read":               {"sqlserver", []string{"file_id", "page_id"}, nil, true},
+	"physical_page_write":              {"sqlserver", []string{"file_id", "page_id"}, nil, true},
+	"file_read":                        {"sqlserver", []string{"database_id", "file_id", "page_id", "file_group_id", "offset", "size", "mode"}, []string{"collect_path"}, true},
+	"file_read_completed":              {"sqlserver", []string{"database_id", "file_id", "page_id", "file_group_id", "offset", "size", "mode", "duration"}, []string{"collect_path", "collect_io_data"}, true},
+	"file_write_completed":             {"sqlserver", []string{"database_id", "file_id", "page_id", "file_group_id", "offset", "size", "mode", "duration"}, []string{"collect_path"}, true},
+	"log_flush_complete":               {"sqlserver", []string{"database_id", "log_block_id", "duration", "write_size"}, nil, true},
+	"lock_acquired":                    {"sqlserver", lockFields, []string{"collect_resource_description", "collect_database_name"}, true},
+	"lock_released":                    {"sqlserver", lockFields, []string{"collect_resource_description", "collect_database_name"}, true},
+	"lock_escalation":                  {"sqlserver", []string{"escalation_cause", "escalated_lock_count", "hobt_lock_count", "hobt_id", "resource_type", "mode", "owner_type", "object_id", "transaction_id", "database_id"}, []string{"collect_database_name", "collect_statement"}, false},
+	"page_split":                       {"sqlserver", []string{"file_id", "page_id", "database_id", "rowset_id", "splitOperation", "new_page_file_id", "new_page_page_id"}, nil, true},
+	"transaction_log":                  {"sqlserver", []string{"operation", "context", "alloc_unit_id", "database_id", "transaction_id"}, nil, true},
+	"sql_transaction":                  {"sqlserver", []string{"transaction_id", "transaction_state", "transaction_type", "duration"}, nil, true},
+	"sort_warning":                     {"sqlserver", []string{"sort_warning_type", "query_operation_node_id", "granted_memory_kb", "used_memory_kb", "worktable_physical_reads"}, nil, true},
+	"hash_warning":                     {"sqlserver", []string{"hash_warning_type", "query_operation_node_id", "recursion_level", "granted_memory_kb", "worktable_physical_writes", "workfile_physical_writes"}, nil, true},
+	"hash_spill_details":               {"sqlserver", nil, nil, false},
+	"exchange_spill":                   {"sqlserver", []string{"opcode", "query_operation_node_id"}, nil, false},
+	"query_memory_grant_usage":         {"sqlserver", []string{"granted_memory_kb", "used_memory_kb", "ideal_memory_kb", "granted_percent", "usage_percent", "dop"}, nil, true},
 	"memory_grant_updated_by_feedback": {"sqlserver", nil, nil, false},
-	"error_reported":              {"sqlserver", []string{"error_number", "severity", "state", "user_defined", "category", "destination", "is_intercepted", "message"}, nil, true},
-	"latch_suspend_begin":         {"sqlserver", latchFields, nil, false},
-	"latch_suspend_end":           {"sqlserver", latchFields, nil, false},
-	"latch_acquired":              {"sqlserver", latchFields, nil, false},
-	"latch_released":              {"sqlserver", latchFields, nil, false},
-	"latch_demoted":               {"sqlserver", latchFields, nil, false},
-	"latch_promoted":              {"sqlserver", latchFields, nil, false},
-	"login":                       {"sqlserver", []string{"is_cached", "is_recovered", "is_dac", "database_id", "packet_size", "options", "options_text", "database_name"}, []string{"collect_options_text", "collect_database_name"}, false},
-	"logout":                      {"sqlserver", []string{"duration", "cpu_time", "reads", "writes"}, nil, false},
-	"attention":                   {"sqlserver", []string{"duration", "request_id"}, nil, false},
-	"blocked_process_report":      {"sqlserver", []string{"duration", "database_id", "object_id", "index_id", "lock_mode", "transaction_id", "resource_owner_type", "blocked_process", "database_name"}, nil, false},
-	"wait_info":                   {"sqlos", []string{"wait_type", "opcode", "duration", "signal_duration", "wait_resource"}, nil, true},
-	"wait_completed":              {"sqlos", []string{"wait_type", "wait_result", "duration", "signal_duration", "wait_resource"}, []string{"collect_wait_resource"}, false},
-	"wait_info_external":          {"sqlos", []string{"wait_type", "opcode", "duration"}, nil, false},
+	"error_reported":                   {"sqlserver", []string{"error_number", "severity", "state", "user_defined", "category", "destination", "is_intercepted", "message"}, nil, true},
+	"latch_suspend_begin":              {"sqlserver", latchFields, nil, false},
+	"latch_suspend_end":                {"sqlserver", latchFields, nil, false},
+	"latch_acquired":                   {"sqlserver", latchFields, nil, false},
+	"latch_released":                   {"sqlserver", latchFields, nil, false},
+	"latch_demoted":                    {"sqlserver", latchFields, nil, false},
+	"latch_promoted":                   {"sqlserver", latchFields, nil, false},
+	"login":                            {"sqlserver", []string{"is_cached", "is_recovered", "is_dac", "database_id", "packet_size", "options", "options_text", "database_name"}, []string{"collect_options_text", "collect_database_name"}, true},
+	"logout":                           {"sqlserver", []string{"duration", "cpu_time", "reads", "writes"}, nil, true},
+	"attention":                        {"sqlserver", []string{"duration", "request_id"}, nil, true},
+	"blocked_process_report":           {"sqlserver", []string{"duration", "database_id", "object_id", "index_id", "lock_mode", "transaction_id", "resource_owner_type", "blocked_process", "database_name"}, nil, false},
+	"wait_info":                        {"sqlos", []string{"wait_type", "opcode", "duration", "signal_duration", "wait_resource"}, nil, true},
+	"wait_completed":                   {"sqlos", []string{"wait_type", "wait_result", "duration", "signal_duration", "wait_resource"}, []string{"collect_wait_resource"}, false},
+	"wait_info_external":               {"sqlos", []string{"wait_type", "opcode", "duration"}, nil, false},
 	// Batch-mode and columnstore events: accepted (IV adds them by default),
 	// never emitted: the demo database has no columnstore indexes.
-	"query_execution_wait_syncpoint": {"sqlserver", nil, nil, false},
-	"query_execution_batch_filter":   {"sqlserver", nil, nil, false},
-	"query_execution_batch_global_string_dictionary":   {"sqlserver", nil, nil, false},
-	"query_execution_batch_hash_aggregation_finished":  {"sqlserver", nil, nil, false},
-	"batch_hash_join_separate_hash_column":             {"sqlserver", nil, nil, false},
-	"query_execution_push_down_aggregate":              {"sqlserver", nil, nil, false},
-	"query_execution_dynamic_push_down_statistics":     {"sqlserver", nil, nil, false},
-	"query_execution_column_store_segment_scan_started": {"sqlserver", nil, nil, false},
-	"query_execution_column_store_segment_scan_finished": {"sqlserver", nil, nil, false},
+	"query_execution_wait_syncpoint":                      {"sqlserver", nil, nil, false},
+	"query_execution_batch_filter":                        {"sqlserver", nil, nil, false},
+	"query_execution_batch_global_string_dictionary":      {"sqlserver", nil, nil, false},
+	"query_execution_batch_hash_aggregation_finished":     {"sqlserver", nil, nil, false},
+	"batch_hash_join_separate_hash_column":                {"sqlserver", nil, nil, false},
+	"query_execution_push_down_aggregate":                 {"sqlserver", nil, nil, false},
+	"query_execution_dynamic_push_down_statistics":        {"sqlserver", nil, nil, false},
+	"query_execution_column_store_segment_scan_started":   {"sqlserver", nil, nil, false},
+	"query_execution_column_store_segment_scan_finished":  {"sqlserver", nil, nil, false},
 	"query_execution_column_store_rowgroup_scan_finished": {"sqlserver", nil, nil, false},
-	"column_store_expression_filter_bitmap_set":        {"sqlserver", nil, nil, false},
-	"column_store_expression_filter_apply":             {"sqlserver", nil, nil, false},
-	"column_store_segment_eliminate":                   {"sqlserver", nil, nil, false},
-	"column_store_rowgroup_skip_delete_buffer":         {"sqlserver", nil, nil, false},
-	"column_store_object_pool_hit":                     {"sqlserver", nil, nil, false},
-	"column_store_object_pool_miss":                    {"sqlserver", nil, nil, false},
-	"column_store_rowgroup_read_issued":                {"sqlserver", nil, nil, false},
-	"column_store_rowgroup_readahead_issued":           {"sqlserver", nil, nil, false},
-	"column_store_fast_string_equals":                  {"sqlserver", nil, nil, false},
+	"column_store_expression_filter_bitmap_set":           {"sqlserver", nil, nil, false},
+	"column_store_expression_filter_apply":                {"sqlserver", nil, nil, false},
+	"column_store_segment_eliminate":                      {"sqlserver", nil, nil, false},
+	"column_store_rowgroup_skip_delete_buffer":            {"sqlserver", nil, nil, false},
+	"column_store_object_pool_hit":                        {"sqlserver", nil, nil, false},
+	"column_store_object_pool_miss":                       {"sqlserver", nil, nil, false},
+	"column_store_rowgroup_read_issued":                   {"sqlserver", nil, nil, false},
+	"column_store_rowgroup_readahead_issued":              {"sqlserver", nil, nil, false},
+	"column_store_fast_string_equals":                     {"sqlserver", nil, nil, false},
 }
 
 var lockFields = []string{"resource_type", "mode", "owner_type", "transaction_id", "database_id", "lockspace_workspace_id", "lockspace_sub_id", "lockspace_nest_id", "resource_0", "resource_1", "resource_2", "object_id", "associated_object_id", "duration", "resource_description", "database_name"}
@@ -147,7 +147,7 @@ var xeMaps = []xeMap{
 	{"statement_result", "sqlserver", []xeMapEntry{{0, "OK"}, {1, "Error"}, {2, "Abort"}}},
 	{"object_type", "sqlserver", []xeMapEntry{{8272, "PROC"}, {20801, "ADHOC"}, {20816, "PREPARED"}}},
 	{"file_io_mode", "sqlserver", []xeMapEntry{{0, "Contiguous"}, {1, "Scatter/Gather"}}},
-	{"error_category", "sqlserver", []xeMapEntry{{0, "UNKNOWN"}, {1, "SERVER"}, {2, "SERVER"}, {3, "DATABASE"}, {4, "SECURITY"}}},
+	{"error_category", "sqlserver", []xeMapEntry{{2, "SERVER"}}}, // 2 = SERVER seen in real XML (X6); other keys unverified
 	{"wait_types", "sqlos", nil}, // filled from wait_types_sql2017.tsv in init
 }
 
@@ -159,16 +159,22 @@ func seq(texts ...string) []xeMapEntry {
 	return out
 }
 
+var mapIndex map[string]map[string]int
+
 // mapKey returns the key of text in the named map.
 func mapKey(mapName, text string) int {
+	return mapIndex[mapName][text]
+}
+
+func indexMaps() {
+	mapIndex = map[string]map[string]int{}
 	for _, m := range xeMaps {
-		if m.name == mapName {
-			for _, e := range m.entries {
-				if e.text == text {
-					return e.key
-				}
+		idx := map[string]int{}
+		for _, e := range m.entries {
+			if _, dup := idx[e.text]; !dup {
+				idx[e.text] = e.key
 			}
 		}
+		mapIndex[m.name] = idx
 	}
-	return 0
 }

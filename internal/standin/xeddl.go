@@ -46,6 +46,17 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 		if sess.running {
 			return errXEAlreadyStarted()
 		}
+		for _, t := range sess.targets {
+			if t.name != "event_file" {
+				continue
+			}
+			base, _ := resolveXELPath(t.filename, instanceLogDir)
+			dir := base[:strings.LastIndexAny(base, `/\`)+1]
+			if !x.srv.directoryExists(dir) {
+				// what SQL Server reports when the event file cannot be created
+				return sqlErr(25602, 17, "The target, \"5B2DA06D-898A-43C8-9309-39BBBE93EBBD.package0.event_file\", encountered a configuration error during initialization.  Object cannot be added to the event session. (null)")
+			}
+		}
 		sess.start(x.srv.now(), x.srv.files)
 		return x.done(tds.CmdNone, tds.NoCount)
 	case "STOP":

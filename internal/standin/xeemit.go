@@ -56,19 +56,19 @@ type xeEventData struct {
 
 // eventCtx is the context actions and predicate sources are read from.
 type eventCtx struct {
-	spid        int
-	dbID        int
-	dbName      string
-	sqlText     string
-	planHandle  string
-	txnID       int64
-	queryHash   uint64
-	planHash    uint64
-	appName     string
-	hostName    string
-	clientPID   int
-	user        string
-	serverName  string
+	spid       int
+	dbID       int
+	dbName     string
+	sqlText    string
+	planHandle string
+	txnID      int64
+	queryHash  uint64
+	planHash   uint64
+	appName    string
+	hostName   string
+	clientPID  int
+	user       string
+	serverName string
 }
 
 func (c *eventCtx) actionValue(name string, ev *xeEventData, seq int64) (string, bool) {
@@ -229,13 +229,13 @@ func cmpOp(op string, c int) bool {
 
 // renderEvent writes one event as fn_xe_file_target_read_file returns it
 // (withTypes false) or as ring_buffer target_data holds it (withTypes true).
-func renderEvent(b *strings.Builder, ev *xeEventData, actions []xeName, c *eventCtx, seq int64, withTypes bool) {
+func renderEvent(b *strings.Builder, ev *xeEventData, actions []xeName, c *eventCtx, seq int64, withTypes bool, stamps *stampCache) {
 	b.WriteString(`<event name="`)
 	b.WriteString(ev.name)
 	b.WriteString(`" package="`)
 	b.WriteString(ev.pkg)
 	b.WriteString(`" timestamp="`)
-	b.WriteString(ev.ts.UTC().Format("2006-01-02T15:04:05.000Z"))
+	b.WriteString(stamps.xeTimestamp(ev.ts))
 	b.WriteString(`">`)
 	for i := range ev.fields {
 		f := &ev.fields[i]
@@ -243,7 +243,11 @@ func renderEvent(b *strings.Builder, ev *xeEventData, actions []xeName, c *event
 		b.WriteString(f.name)
 		b.WriteString(`">`)
 		if withTypes {
-			fmt.Fprintf(b, `<type name="%s" package="%s"/>`, f.typ, f.pkg)
+			b.WriteString(`<type name="`)
+			b.WriteString(f.typ)
+			b.WriteString(`" package="`)
+			b.WriteString(f.pkg)
+			b.WriteString(`"/>`)
 		}
 		b.WriteString("<value>")
 		switch {
@@ -264,9 +268,15 @@ func renderEvent(b *strings.Builder, ev *xeEventData, actions []xeName, c *event
 	}
 	for _, a := range actions {
 		v, isText := c.actionValue(a.Name, ev, seq)
-		fmt.Fprintf(b, `<action name="%s" package="%s">`, a.Name, a.Package)
+		b.WriteString(`<action name="`)
+		b.WriteString(a.Name)
+		b.WriteString(`" package="`)
+		b.WriteString(a.Package)
+		b.WriteString(`">`)
 		if withTypes {
-			fmt.Fprintf(b, `<type name="%s" package="package0"/>`, actionType(a.Name))
+			b.WriteString(`<type name="`)
+			b.WriteString(actionType(a.Name))
+			b.WriteString(`" package="package0"/>`)
 		}
 		b.WriteString("<value>")
 		if isText {
@@ -277,6 +287,28 @@ func renderEvent(b *strings.Builder, ev *xeEventData, actions []xeName, c *event
 		b.WriteString("</value></action>")
 	}
 	b.WriteString("</event>")
+}
+
+// stampCache remembers the last rendered timestamp: consecutive events
+// mostly share a millisecond. Each writer (a Server, a GenerateTrace call)
+// owns one, so no state is shared between goroutines.
+type stampCache struct {
+	ms   int64
+	text string
+}
+
+// xeTimestamp renders an event timestamp as XE's XML does: UTC with
+// millisecond precision.
+func (c *stampCache) xeTimestamp(t time.Time) string {
+	ms := t.UnixMilli()
+	if c != nil && c.text != "" && c.ms == ms {
+		return c.text
+	}
+	s := t.UTC().Format("2006-01-02T15:04:05.000Z")
+	if c != nil {
+		c.ms, c.text = ms, s
+	}
+	return s
 }
 
 func actionType(name string) string {

@@ -29,6 +29,7 @@ func init() {
 			xeMaps[i].entries = append(xeMaps[i].entries, xeMapEntry{n, v})
 		}
 	}
+	indexMaps()
 }
 
 // xeSession is one event session: its definition (catalog) and, while
@@ -44,21 +45,21 @@ type xeSession struct {
 	started  time.Time
 	sequence int64
 
-	pending      []renderedEvent
-	pendingBytes int
+	pending       []renderedEvent
+	pendingBytes  int
 	oldestPending time.Time
-	dropped      int64
-	totalBytes   int64
+	dropped       int64
+	totalBytes    int64
 }
 
 type xeSessionEvent struct {
-	id            int
-	pkg, name     string
-	actions       []xeName
-	pred          xePred
-	predText      string
-	settings      []xeSetting
-	def           xeEventDef
+	id        int
+	pkg, name string
+	actions   []xeName
+	pred      xePred
+	predText  string
+	settings  []xeSetting
+	def       xeEventDef
 }
 
 type sessionOptions struct {
@@ -89,17 +90,17 @@ type xeTarget struct {
 	pkg, name string
 	settings  []xeSetting
 	// event_file
-	filename     string
-	maxFileMB    int64
-	maxRollover  int64
-	current      *xeFile
+	filename    string
+	maxFileMB   int64
+	maxRollover int64
+	current     *xeFile
 	// ring_buffer
-	ring         []renderedEvent
-	ringMax      int
-	ringMaxKB    int64
-	ringTotal    int64
-	ringDropped  int64
-	execCount    int64
+	ring          []renderedEvent
+	ringMax       int
+	ringMaxKB     int64
+	ringTotal     int64
+	ringDropped   int64
+	execCount     int64
 	buffersLogged int64
 }
 

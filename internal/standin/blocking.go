@@ -1,0 +1,177 @@
+package standin
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Blocking. Statements still execute one at a time under the server lock,
+// but a statement that needs a lock another transaction holds in an
+// incompatible mode waits for it (releasing the server lock meanwhile), as
+// SQL Server does: writers wait for writers on the same key, readers under
+// READ COMMITTED wait for uncommitted changes of the table they read. Waits
+// end when the holder commits or rolls back, when SET LOCK_TIMEOUT expires
+// (Msg 1222), when the client cancels, or as a deadlock victim (Msg 1205).
+// Lock modes and compatibility:
+// https://learn.microsoft.com/en-us/sql/relational-databases/sql-server-transaction-locking-and-row-versioning-guide
+
+// compatible reports whether a lock in mode req may be granted next to one
+// held in mode held (the subset of the compatibility matrix the stand-in
+// takes: IS, S, U, IX, SIX, X).
+func compatible(held, req string) bool {
+	switch req {
+	case "IS":
+		return held != "X"
+	case "S":
+		return held == "IS" || held == "S" || held == "U"
+	case "U":
+		return held == "IS" || held == "S"
+	case "IX":
+		return held == "IS" || held == "IX"
+	case "SIX":
+		return held == "IS"
+	}
+	return false // X
+}
+
+func sameResource(a, b heldLock) bool {
+	return a.resType == b.resType && a.r0 == b.r0 && a.r1 == b.r1 && a.r2 == b.r2 && a.hobt == b.hobt && a.objectID == b.objectID
+}
+
+// lockBlocker returns a connection whose transaction holds l's resource in
+// a mode incompatible with l's.
+func (x *execCtx) lockBlocker(l heldLock) *connState {
+	for _, c := range x.srv.conns {
+		if c == x.conn || c.txn == nil {
+			continue
+		}
+		for _, h := range c.txn.locks {
+			if sameResource(h, l) && !compatible(h.mode, l.mode) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// readBlocker returns a connection whose transaction holds an exclusive
+// lock on a row, page or the whole of t: a READ COMMITTED reader of t waits.
+func (x *execCtx) readBlocker(t *table) *connState {
+	hobts := map[int64]bool{}
+	for _, ix := range t.indexes {
+		hobts[ix.partitionID] = true
+	}
+	for _, c := range x.srv.conns {
+		if c == x.conn || c.txn == nil {
+			continue
+		}
+		for _, h := range c.txn.locks {
+			if h.mode == "X" && (hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.objectID) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// dmlBlocker returns a connection with an uncommitted change to a row of t
+// that an UPDATE/DELETE with this WHERE would touch (its before or after
+// image qualifies): the statement's U lock on that row would wait.
+func (x *execCtx) dmlBlocker(t *table, where expr) *connState {
+	rel := &relation{}
+	for _, c := range t.columns {
+		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
+	}
+	qualifies := func(row []any) bool {
+		if row == nil {
+			return false
+		}
+		if where == nil {
+			return true
+		}
+		v, err := (&evalEnv{x: x, rel: rel, row: row}).eval(where)
+		b, _ := truth(v)
+		return err == nil && b
+	}
+	for _, c := range x.srv.conns {
+		if c == x.conn || c.txn == nil {
+			continue
+		}
+		for _, u := range c.txn.undo {
+			if u.tbl == t && (qualifies(u.before) || qualifies(u.after)) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// waitWhile blocks while blocker() names a connection, emitting the
+// wait_info Begin/End pair of waitType. The caller holds the server lock.
+func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLError {
+	s := x.srv
+	c := x.conn
+	b := blocker()
+	if b == nil {
+		return nil
+	}
+	ctx := x.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := s.now()
+	wall := time.Now()
+	res := fPtr("wait_resource", 0)
+	if s.anySessionRunning() {
+		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
+			fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "Begin"),
+			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+	}
+	defer func() {
+		c.waitingOn = nil
+		if s.anySessionRunning() {
+			now := s.now()
+			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
+				fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "End"),
+				fUint("duration", "uint64", now.Sub(start).Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+		}
+	}()
+	for b != nil {
+		// a cycle through the waiters makes this session the deadlock victim
+		for w, hops := b, 0; w != nil && hops < 64; w, hops = w.waitingOn, hops+1 {
+			if w == c {
+				return sqlErr(1205, 13, "Transaction (Process ID %d) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction.", c.spid)
+			}
+		}
+		if c.lockTimeoutMs >= 0 && time.Since(wall) >= time.Duration(c.lockTimeoutMs)*time.Millisecond {
+			return sqlErr(1222, 16, "Lock request time out period exceeded.")
+		}
+		if err := ctx.Err(); err != nil || c.killed {
+			return sqlErr(0, 0, "cancelled") // the caller returns ctx.Err() or drops the connection
+		}
+		c.waitingOn = b
+		done := make(chan struct{})
+		go func() {
+			var timeout <-chan time.Time
+			if c.lockTimeoutMs >= 0 {
+				t := time.NewTimer(time.Duration(c.lockTimeoutMs)*time.Millisecond - time.Since(wall))
+				defer t.Stop()
+				timeout = t.C
+			}
+			select {
+			case <-ctx.Done():
+			case <-timeout:
+			case <-done:
+				return
+			}
+			s.mu.Lock()
+			s.lockCond.Broadcast()
+			s.mu.Unlock()
+		}()
+		s.lockCond.Wait()
+		close(done)
+		b = blocker()
+	}
+	return nil
+}
