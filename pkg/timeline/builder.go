@@ -132,6 +132,9 @@ func (b *Builder) intern(s string) uint32 {
 	if id, ok := b.strID[s]; ok {
 		return id
 	}
+	// s may point into a decoder's reused buffer (xe.Decoder.ReuseEvents):
+	// keep a copy.
+	s = strings.Clone(s)
 	id := uint32(len(b.strs))
 	b.strs = append(b.strs, s)
 	b.strID[s] = id

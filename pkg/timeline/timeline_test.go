@@ -243,3 +243,46 @@ func TestTraceJSONRoundTrip(t *testing.T) {
 		t.Error("unknown rule accepted")
 	}
 }
+
+// TestReusedEventsKeepTheirStrings feeds events from a decoder that reuses
+// its buffers: map texts must survive the next event overwriting them.
+func TestReusedEventsKeepTheirStrings(t *testing.T) {
+	st := newStream()
+	st.batchStart(0)
+	st.wait(1, false, "PAGEIOLATCH_SH", 0)
+	st.wait(2, true, "PAGEIOLATCH_SH", 1)
+	st.add(3, "sqlos", "wait_completed", m("wait_type", 99, "SOS_SCHEDULER_YIELD"), u("duration", 2))
+	st.lock(4, false, 77, "(aaaaaaaaaaaa)", 0)
+	st.lock(5, false, 77, "(bbbbbbbbbbbb)", 0)
+	var xml []byte
+	for i := range st.events {
+		xml = st.events[i].AppendXML(xml, xe.FormEventFile)
+		xml = append(xml, '\n')
+	}
+	dec := xe.NewDecoder(strings.NewReader(string(xml)))
+	dec.ReuseEvents()
+	b, err := NewBuilder(nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range dec.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Add(&ev)
+	}
+	tr, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, w := range tr.Lanes.Wait {
+		types = append(types, w.WaitType)
+	}
+	if strings.Join(types, ",") != "PAGEIOLATCH_SH,SOS_SCHEDULER_YIELD" {
+		t.Fatalf("wait types %v", types)
+	}
+	if tr.Lanes.Lock[0].Resource != "(aaaaaaaaaaaa)" || tr.Lanes.Lock[1].Resource != "(bbbbbbbbbbbb)" || tr.Lanes.Lock[0].Mode != "S" {
+		t.Fatalf("locks %+v", tr.Lanes.Lock)
+	}
+}
