@@ -174,10 +174,15 @@ func (d *Decoder) Row() int { return d.row }
 
 // All iterates over Next's results until io.EOF. A *RowError is yielded and
 // decoding goes on; any other error is yielded once and ends the sequence.
-func (d *Decoder) All() iter.Seq2[Event, error] {
+func (d *Decoder) All() iter.Seq2[Event, error] { return allEvents(d.Next) }
+
+// allEvents turns a Next method into an iterator: *RowError values are
+// yielded and reading goes on, io.EOF ends the sequence quietly, any other
+// error is yielded once and ends it.
+func allEvents(next func() (Event, error)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for {
-			ev, err := d.Next()
+			ev, err := next()
 			if err == io.EOF {
 				return
 			}

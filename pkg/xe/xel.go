@@ -186,23 +186,7 @@ func (x *XELReader) BufferOffset() int64 { return x.lastBufOff }
 // All iterates over Next's results until io.EOF. A *RowError (a corrupt
 // event buffer, skipped) is yielded and reading goes on; any other error is
 // yielded once and ends the sequence.
-func (x *XELReader) All() iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
-		for {
-			ev, err := x.Next()
-			if err == io.EOF {
-				return
-			}
-			if !yield(ev, err) {
-				return
-			}
-			var re *RowError
-			if err != nil && !errors.As(err, &re) {
-				return
-			}
-		}
-	}
-}
+func (x *XELReader) All() iter.Seq2[Event, error] { return allEvents(x.Next) }
 
 // Next returns the next event; io.EOF at the end of the stream. A corrupt
 // event record gives a *RowError wrapping an *XELError; the rest of that
