@@ -8,11 +8,12 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	_ "github.com/microsoft/go-mssqldb"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 func TestStandinListScenarios(t *testing.T) {
@@ -40,27 +41,9 @@ func TestStandinListScenarios(t *testing.T) {
 	}
 }
 
-// lockedBuffer lets the test read what the command writes concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestStandinListen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"standin", "--listen", "127.0.0.1:0"}, &env{stdout: out, stderr: io.Discard, stdin: strings.NewReader("")})

@@ -12,27 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 // FreeTDS (Debian package freetds-bin) is an independent TDS implementation;
 // these tests check that its clients accept the server too.
-
-// requireTool returns the path of an external program the test needs. A
-// missing program fails the test with install instructions, unless
-// QUERYREPLAY_ALLOW_SKIP=1 turns that into a skip.
-func requireTool(t *testing.T, name, debianPackage string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	msg := name + " not found in PATH: install it with `apt-get install -y " + debianPackage + "` (or set QUERYREPLAY_ALLOW_SKIP=1 to skip)"
-	if os.Getenv("QUERYREPLAY_ALLOW_SKIP") == "1" {
-		t.Skip(msg)
-	}
-	t.Fatal(msg)
-	return ""
-}
 
 // runFreeTDS runs a FreeTDS client with TDS 7.4 and without any user or
 // system freetds.conf, returning combined output and the exit code.
@@ -59,7 +44,7 @@ func runFreeTDS(t *testing.T, stdin string, path string, args ...string) (string
 }
 
 func TestFreeTDSBsqldb(t *testing.T) {
-	bsqldb := requireTool(t, "bsqldb", "freetds-bin")
+	bsqldb := testenv.RequireTool(t, "bsqldb", "freetds-bin")
 	_, addr := startServer(t, newTestHandler())
 	script := filepath.Join(t.TempDir(), "q.sql")
 	batches := "select @@spid\ngo\nselect rows 3\ngo\nselect type 7\ngo\nselect type 8\ngo\nselect type 16\ngo\nselect type 18\ngo\nraise error\ngo\n"
@@ -88,7 +73,7 @@ func TestFreeTDSBsqldb(t *testing.T) {
 }
 
 func TestFreeTDSLoginFailure(t *testing.T) {
-	bsqldb := requireTool(t, "bsqldb", "freetds-bin")
+	bsqldb := testenv.RequireTool(t, "bsqldb", "freetds-bin")
 	_, addr := startServer(t, newTestHandler())
 	script := filepath.Join(t.TempDir(), "q.sql")
 	os.WriteFile(script, []byte("select 1\ngo\n"), 0o644)
@@ -106,7 +91,7 @@ func TestFreeTDSLoginFailure(t *testing.T) {
 // tsql talks libtds directly and shows the types bsqldb's DB-Library refuses
 // (date, datetime2, datetimeoffset, uniqueidentifier) and nvarchar(max) as text.
 func TestFreeTDSTsqlTypes(t *testing.T) {
-	tsql := requireTool(t, "tsql", "freetds-bin")
+	tsql := testenv.RequireTool(t, "tsql", "freetds-bin")
 	_, addr := startServer(t, newTestHandler())
 	host, port, _ := net.SplitHostPort(addr)
 	in := "select type 9\ngo\nselect type 13\ngo\nselect type 14\ngo\nselect type 17\ngo\nselect type 12\ngo\n"

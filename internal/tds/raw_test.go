@@ -8,9 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 // Protocol-level tests with a hand-rolled client, for what go-mssqldb cannot
@@ -304,27 +305,9 @@ func TestRawUnsupportedParameterKeepsConnection(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects server logs for assertions.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestRawMalformedInputClosesConnection(t *testing.T) {
 	h := newTestHandler()
-	logs := &lockedBuffer{}
+	logs := &testenv.SyncBuffer{}
 	srv := &Server{Handler: h, Logger: slog.New(slog.NewTextHandler(logs, nil)), MaxMessageSize: 1 << 16}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -385,7 +368,7 @@ func TestRawMalformedInputClosesConnection(t *testing.T) {
 }
 
 func TestRawHandlerPanicClosesOnlyThatConnection(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testenv.SyncBuffer{}
 	srv := &Server{Handler: newTestHandler(), Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(ln)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 	"github.com/queryreplay/queryreplay/pkg/xe/xetest"
 )
@@ -184,7 +185,7 @@ func baselineDecode(row []byte) (baselineEvent, error) {
 func BenchmarkLxmlPeer(b *testing.B) {
 	python := "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import lxml.etree").Run(); err != nil {
-		missingTool(b, "python3-lxml", err)
+		testenv.Missing(b, "libxml2 for Python (lxml)", "python3-lxml", err)
 	}
 	data, events := benchStream()
 	path := filepath.Join(b.TempDir(), "stream.xml")
@@ -219,15 +220,4 @@ func BenchmarkLxmlPeer(b *testing.B) {
 			b.ReportMetric(total/cpu/1e6, "cpuMB/s")
 		})
 	}
-}
-
-// missingTool fails clearly when a Debian package the run needs is absent,
-// or skips when QUERYREPLAY_ALLOW_SKIP=1.
-func missingTool(tb testing.TB, pkg string, err error) {
-	tb.Helper()
-	msg := fmt.Sprintf("%s is not installed (apt-get install -y %s): %v", pkg, pkg, err)
-	if os.Getenv("QUERYREPLAY_ALLOW_SKIP") == "1" {
-		tb.Skip(msg)
-	}
-	tb.Fatal(msg)
 }

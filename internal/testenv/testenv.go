@@ -1,0 +1,61 @@
+// Package testenv holds what several packages' tests need from their
+// environment: external programs from Debian packages, and a buffer that
+// goroutines may write while a test reads it. It is for tests only and must
+// not be imported by production code.
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+)
+
+// AllowSkip reports whether QUERYREPLAY_ALLOW_SKIP=1 asks tests to skip,
+// rather than fail, when something the machine should have is missing.
+func AllowSkip() bool { return os.Getenv("QUERYREPLAY_ALLOW_SKIP") == "1" }
+
+// Missing fails the test, naming the Debian package to install, or skips it
+// when AllowSkip. make setup installs every package in
+// scripts/apt-packages.txt, so on a prepared machine this never runs.
+func Missing(tb testing.TB, what, debianPackage string, err error) {
+	tb.Helper()
+	msg := fmt.Sprintf("%s is not available (install it with `apt-get install -y %s`, or set QUERYREPLAY_ALLOW_SKIP=1 to skip): %v",
+		what, debianPackage, err)
+	if AllowSkip() {
+		tb.Skip(msg)
+		return
+	}
+	tb.Fatal(msg)
+}
+
+// RequireTool returns the path of the program name, from debianPackage, or
+// ends the test through Missing.
+func RequireTool(tb testing.TB, name, debianPackage string) string {
+	tb.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		Missing(tb, name, debianPackage, err)
+	}
+	return path
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent Write and String.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

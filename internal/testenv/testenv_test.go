@@ -1,0 +1,57 @@
+package testenv
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recorder is a testing.TB that records how a helper ended the test.
+type recorder struct {
+	testing.TB
+	msg             string
+	failed, skipped bool
+}
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Fatal(args ...any)     { r.failed, r.msg = true, fmt.Sprint(args...) }
+func (r *recorder) Skip(args ...any)      { r.skipped, r.msg = true, fmt.Sprint(args...) }
+func (r *recorder) Fatalf(string, ...any) {}
+
+func TestRequireToolFailsOrSkips(t *testing.T) {
+	t.Setenv("QUERYREPLAY_ALLOW_SKIP", "")
+	r := &recorder{TB: t}
+	RequireTool(r, "no-such-program-queryreplay", "some-package")
+	if !r.failed || !strings.Contains(r.msg, "apt-get install -y some-package") {
+		t.Fatalf("without the env: %+v", r)
+	}
+	t.Setenv("QUERYREPLAY_ALLOW_SKIP", "1")
+	r = &recorder{TB: t}
+	RequireTool(r, "no-such-program-queryreplay", "some-package")
+	if !r.skipped || r.failed {
+		t.Fatalf("with QUERYREPLAY_ALLOW_SKIP=1: %+v", r)
+	}
+	if p := RequireTool(t, "sh", "dash"); p == "" {
+		t.Fatal("sh not found")
+	}
+}
+
+func TestSyncBufferConcurrentWrites(t *testing.T) {
+	var b SyncBuffer
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 100; j++ {
+				fmt.Fprint(&b, "x")
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(b.String()); n != 800 {
+		t.Fatalf("%d bytes, want 800", n)
+	}
+}
