@@ -49,7 +49,13 @@ func (b *Builder) Build() (*Trace, error) {
 		}
 	}
 	b.fillLanes(tr, m)
-	tr.Operators = m.phases(start, end)
+	tr.Operators = m.phases(tr.Start, tr.End)
+	tr.Lanes.Plan = make([]PlanEntry, len(tr.Operators))
+	for i, o := range tr.Operators {
+		tr.Lanes.Plan[i] = PlanEntry{T: o.Start, End: o.End, FirstEmit: o.FirstEmit, NodeID: NodeID(o.ID)}
+	}
+	// Ties keep plan order: a parent before the children that start with it.
+	sortLane(tr.Lanes.Plan, func(e PlanEntry) int64 { return e.T })
 	b.summarize(tr, m)
 	return tr, nil
 }

@@ -253,8 +253,18 @@ type IOInterval struct {
 	Completed bool `json:"completed"`
 }
 
+// PlanEntry is an operator's bar on the plan lane; the operator itself (with
+// its phases) is in Trace.Operators.
+type PlanEntry struct {
+	T         int64  `json:"t"`
+	End       int64  `json:"end"`
+	FirstEmit int64  `json:"firstEmit"`
+	NodeID    NodeID `json:"nodeId"`
+}
+
 // Lanes hold every view's entries, each sorted by time.
 type Lanes struct {
+	Plan   []PlanEntry    `json:"plan"`
 	Read   []PageEvent    `json:"read"`
 	Write  []PageEvent    `json:"write"`
 	Lock   []LockInterval `json:"lock"`
