@@ -36,6 +36,7 @@ type traceArgs struct {
 	traceDir         string
 	grace            time.Duration
 	quiet            bool
+	readBack         string
 }
 
 // exitRefused is the status of a trace refused before it ran (a statement
@@ -70,6 +71,7 @@ func init() {
 		cmd.Flag("trace-dir", "Server directory for the event file (default: the error log's directory).").StringVar(&a.traceDir)
 		cmd.Flag("orphan-grace", "Drop leftover queryreplay_* sessions older than this.").Default(tracer.DefaultGracePeriod.String()).DurationVar(&a.grace)
 		cmd.Flag("quiet", "No progress on standard error.").Short('q').BoolVar(&a.quiet)
+		cmd.Flag("read-back", "How to read the event file: auto (the binary .xel over OPENROWSET BULK when the login may, else XML), xml or binary.").Default("auto").EnumVar(&a.readBack, "auto", "xml", "binary")
 		c.register(cmd, func(ctx context.Context, e *env) error { return runTrace(ctx, e, a) })
 	})
 }
@@ -88,6 +90,9 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 		Events:     tracer.EventGroups{Locks: a.locks, Waits: a.waits, Memory: a.memory, Splits: a.splits, Log: a.log, FileIO: a.fileIO},
 		CallStacks: a.callStacks, Timeout: a.timeout, MaxEvents: a.maxEvents, MaxFileSizeMB: a.maxFileSizeMB, MaxLockRows: a.maxLockRows,
 		TraceDirectory: a.traceDir, GracePeriod: a.grace,
+	}
+	if o.ReadBack, err = tracer.ParseReadBack(a.readBack); err != nil {
+		return withStatus(2, err)
 	}
 	var (
 		mu       sync.Mutex

@@ -44,6 +44,7 @@ type tableFunc struct {
 	Parts []string
 	Args  []expr
 	Alias string
+	Bulk  string // OPENROWSET(BULK path, SINGLE_BLOB): the format option
 }
 
 type joinRef struct {

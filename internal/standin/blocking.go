@@ -171,6 +171,11 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		}()
 		s.lockCond.Wait()
 		close(done)
+		if c.killed {
+			// KILL rolled this session's transaction back while it waited:
+			// even if the lock is free now, the request must not go on
+			return sqlErr(0, 0, "killed")
+		}
 		b = blocker()
 	}
 	return nil

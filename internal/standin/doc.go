@@ -108,6 +108,17 @@
 //     but /var/opt/mssql/log, /var/opt/mssql/data, /tmp and
 //     Options.Directories; C:\x paths map to /x as on Linux) makes
 //     STATE = START fail with Msg 25602.
+//   - Event files can also be read whole, as SQL Server allows: SELECT
+//     BulkColumn FROM OPENROWSET(BULK N'<file>', SINGLE_BLOB) AS f returns a
+//     file as binary .xel (rendered from the file's event XML by
+//     Options.XELEncoder, which callers set to pkg/xe.EncodeXMLAsXEL: this
+//     package does not import pkg/xe), refused with Msg 4834 without
+//     ADMINISTER BULK OPERATIONS (Options.BulkPermission; the sysadmin has
+//     it by default) and Msg 4860 for a missing file (or no encoder);
+//     sys.dm_os_enumerate_filesystem(dir, pattern) lists the event files.
+//     HAS_PERMS_BY_NAME and fn_my_permissions report the bulk permissions
+//     the same way (HAS_PERMS_BY_NAME(NULL, NULL, p) tests a server
+//     permission, as the documentation's example does).
 //   - Event XML is what fn_xe_file_target_read_file returns (no <type>,
 //     strings in CDATA, map fields with <value> and <text>, millisecond
 //     timestamps with many events per millisecond, the plan as a child
@@ -126,7 +137,10 @@
 //     format (Version 1.6) with actual per-thread counters consistent with
 //     the events.
 //   - Fault injection (Faults): drop the connection at a matching batch,
-//     delay it, answer it with an error, drop logins, kill a session;
+//     delay it, answer it with an error, drop logins, kill a session (as
+//     KILL does: its transaction rolls back and its running request — held
+//     by a Delay, in WAITFOR or waiting for a lock — is aborted and never
+//     runs; the client finds the connection closed);
 //     Running.Restart drops every connection and keeps only event sessions
 //     with STARTUP_STATE = ON running.
 //

@@ -187,8 +187,10 @@ func TestMapValuesAndPermissions(t *testing.T) {
 	if len(r.sets[0].rows) != 1 {
 		t.Fatal("sysadmin lacks ALTER ANY EVENT SESSION")
 	}
+	// NULL securable and class test a server permission: example A of
+	// https://learn.microsoft.com/en-us/sql/t-sql/functions/has-perms-by-name-transact-sql
 	r = mustRun(t, c, "SELECT HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE'), IS_SRVROLEMEMBER('sysadmin')")
-	if cell(t, r, 0, 0, 0) != nil || cell(t, r, 0, 0, 1) != int64(1) {
+	if cell(t, r, 0, 0, 0) != int64(1) || cell(t, r, 0, 0, 1) != int64(1) {
 		t.Fatalf("sa perms: %v", r.sets[0].rows[0])
 	}
 	// a login without server permissions

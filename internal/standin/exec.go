@@ -146,11 +146,11 @@ func toTDS(e *SQLError) *tds.Error {
 // nothing, as in SQL Server), then each statement in order.
 func (c *connState) run(ctx context.Context, sql string, params map[string]any, w tds.ResultWriter, rpc bool) error {
 	s := c.srv
-	if c.killed {
+	if c.isKilled() {
 		return tds.ErrDropConnection
 	}
 	if err := s.Faults.before(ctx, c, sql); err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !errors.Is(err, tds.ErrDropConnection) {
 			s.mu.Lock()
 			c.attention(time.Now())
 			s.mu.Unlock()
@@ -159,6 +159,11 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c.killed {
+		// KILLed while a Delay fault held the request (or between the
+		// check above and here): it must never run
+		return tds.ErrDropConnection
+	}
 
 	c.batches++
 	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, sql: sql, params: params}
@@ -596,6 +601,10 @@ func (x *execCtx) exec(st stmt) error {
 			t.Stop()
 			x.srv.mu.Lock()
 			return x.ctx.Err()
+		case <-x.conn.killCh:
+			t.Stop()
+			x.srv.mu.Lock()
+			return tds.ErrDropConnection // the caller sees c.killed and drops the connection
 		}
 		x.srv.mu.Lock()
 		return nil

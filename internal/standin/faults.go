@@ -59,8 +59,12 @@ func (f *Faults) DropLogins(n int) {
 	f.mu.Unlock()
 }
 
-// Kill ends a session as KILL <spid> does: its transaction rolls back and
-// its next request finds the connection closed.
+// Kill ends a session as KILL <spid> does
+// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/kill-transact-sql):
+// its open transaction rolls back, and its running request — held by a Delay
+// fault, in WAITFOR, or waiting for a lock — is aborted and never executes
+// afterwards; the client finds the connection closed (the request gets no
+// reply). A later request on the connection finds it closed too.
 func (f *Faults) Kill(spid int) bool {
 	s := f.srv
 	s.mu.Lock()
@@ -73,9 +77,8 @@ func (f *Faults) Kill(spid int) bool {
 		x := &execCtx{srv: s, conn: c}
 		x.rollbackAll()
 	}
-	c.killed = true
+	c.kill()
 	delete(s.conns, spid)
-	s.lockCond.Broadcast() // a killed waiter stops waiting
 	return true
 }
 
@@ -131,6 +134,8 @@ func (f *Faults) before(ctx context.Context, c *connState, sql string) error {
 		case <-t.C:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.killCh:
+			return tds.ErrDropConnection
 		}
 	}
 	return nil

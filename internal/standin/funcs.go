@@ -128,15 +128,24 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
 		if err := argc(3, 5); err != nil {
 			return nil, err
 		}
-		if a[1] == nil || a[2] == nil {
+		if a[2] == nil {
 			return nil, nil
 		}
-		class := strings.ToUpper(str(1))
+		// a NULL securable and class ask about a server-level permission,
+		// as in the documentation's HAS_PERMS_BY_NAME(null, null, 'VIEW
+		// SERVER STATE') example
+		class := "SERVER"
+		if a[1] != nil {
+			class = strings.ToUpper(str(1))
+		}
 		perm := strings.ToUpper(str(2))
 		switch class {
 		case "SERVER", "DATABASE", "OBJECT", "SCHEMA":
 		default:
 			return nil, nil
+		}
+		if perm == "ADMINISTER BULK OPERATIONS" && class == "SERVER" || perm == "ADMINISTER DATABASE BULK OPERATIONS" && class == "DATABASE" {
+			return boolInt(c.bulk), nil
 		}
 		if c.sysadmin {
 			return int64(1), nil

@@ -684,6 +684,29 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 	}
 	if p.acceptOp("(") {
 		f := &tableFunc{Parts: name}
+		if len(name) == 1 && strings.EqualFold(name[0], "OPENROWSET") && p.accept("BULK") {
+			// OPENROWSET(BULK N'path', SINGLE_BLOB): only the single-value
+			// form is emulated
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			f.Args = []expr{e}
+			if err := p.expectOp(","); err != nil {
+				return nil, err
+			}
+			if !p.accept("SINGLE_BLOB") {
+				return nil, p.fail()
+			}
+			f.Bulk = "SINGLE_BLOB"
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+			if f.Alias, err = p.alias(); err != nil {
+				return nil, err
+			}
+			return f, nil
+		}
 		if !p.peek().isOp(")") {
 			for {
 				e, err := p.expression()

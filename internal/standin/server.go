@@ -3,6 +3,7 @@ package standin
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -38,6 +39,21 @@ type Options struct {
 	GuessedColumns bool
 	// Logger receives protocol-independent diagnostics; nil discards.
 	Logger *slog.Logger
+	// BulkPermission overrides, per login, whether it holds ADMINISTER BULK
+	// OPERATIONS (and ADMINISTER DATABASE BULK OPERATIONS), which
+	// OPENROWSET(BULK …) needs. By default the sysadmin login has it and
+	// ExtraLogins do not. Setting false for the sysadmin is a test knob: it
+	// stands for a login granted the tracer's permissions but not the bulk
+	// one (on a real server a sysadmin always has it).
+	// https://learn.microsoft.com/en-us/sql/relational-databases/import-export/import-bulk-data-by-using-bulk-insert-or-openrowset-bulk-sql-server
+	BulkPermission map[string]bool
+	// XELEncoder renders an event file as binary .xel bytes for
+	// OPENROWSET(BULK …, SINGLE_BLOB): it receives the file's events in the
+	// XML form fn_xe_file_target_read_file returns, in file order. The
+	// stand-in does not import pkg/xe (the decoder it is a test double for),
+	// so callers plug in pkg/xe's XELWriter. Nil: reading an event file with
+	// OPENROWSET fails with Msg 4860 (no file access).
+	XELEncoder func(eventXML []string, w io.Writer) error
 	// Directories lists further directories that exist on the emulated
 	// server's file system, besides /var/opt/mssql/log, /var/opt/mssql/data
 	// and /tmp. An event_file target in any other directory fails to start.
@@ -187,7 +203,12 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 		return nil, &tds.Error{Number: 4060, Severity: 11, State: 1, Message: fmt.Sprintf("Cannot open database \"%s\" requested by the login. The login failed.", dbName)}
 	}
 	c := &connState{srv: s, tsess: sess, spid: int(sess.SPID), db: db, user: req.User, app: req.AppName, host: req.HostName,
-		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, loginAt: s.now(), lockTimeoutMs: -1}
+		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, loginAt: s.now(), lockTimeoutMs: -1,
+		killCh: make(chan struct{})}
+	c.bulk = sysadmin
+	if b, ok := s.opts.BulkPermission[req.User]; ok {
+		c.bulk = b
+	}
 	s.conns[c.spid] = c
 	if s.anySessionRunning() {
 		// login (fields as in real .xel metadata, xe-tracing.md §5.2)
@@ -213,7 +234,7 @@ func (s *Server) Restart() {
 			x := &execCtx{srv: s, conn: c}
 			x.rollbackAll()
 		}
-		c.killed = true
+		c.kill()
 	}
 	s.conns = map[int]*connState{}
 	s.cached = map[int32]bool{}
@@ -242,13 +263,15 @@ type connState struct {
 	host            string
 	pid             int
 	sysadmin        bool
+	bulk            bool // holds ADMINISTER BULK OPERATIONS
 	vars            map[string]any
 	txn             *transaction
 	nocount         bool
 	statsXML        bool
 	xactAbort       bool
-	flags           map[int]bool // session trace flags (DBCC TRACEON without -1)
-	killed          bool
+	flags           map[int]bool  // session trace flags (DBCC TRACEON without -1)
+	killed          bool          // KILLed (or the service restarted): no request of it may run again
+	killCh          chan struct{} // closed when killed, to wake a request held by a delay
 	batches         int
 	rowcount        int64
 	loginAt         time.Time
@@ -273,7 +296,29 @@ func (c *connState) Close() {
 		s.emit(c.eventCtx(), &xeEventData{name: "logout", pkg: "sqlserver", ts: s.advance(10 * time.Microsecond), fields: []xeField{
 			fUint("duration", "uint64", dur), fUint("cpu_time", "uint64", dur/100), fUint("reads", "uint64", c.reads), fUint("writes", "uint64", c.writes)}})
 	}
-	delete(s.conns, c.spid)
+	if s.conns[c.spid] == c { // a KILLed session's SPID may already serve a new connection
+		delete(s.conns, c.spid)
+	}
+}
+
+// kill marks the session killed and wakes whatever its request waits on.
+// The caller holds the server lock.
+func (c *connState) kill() {
+	if c.killed {
+		return
+	}
+	c.killed = true
+	if c.killCh != nil {
+		close(c.killCh)
+	}
+	c.srv.lockCond.Broadcast() // a killed lock waiter stops waiting
+}
+
+// isKilled reads killed under the server lock, for code running without it.
+func (c *connState) isKilled() bool {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.killed
 }
 
 func (c *connState) traceFlag(n int) bool {

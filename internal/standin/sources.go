@@ -837,6 +837,13 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 			return nil, err
 		}
 		return x.myPermissions(args)
+	case "openrowset":
+		return x.openRowsetBulk(f, args)
+	case "dm_os_enumerate_filesystem":
+		if err := need(2); err != nil {
+			return nil, err
+		}
+		return x.enumerateFilesystem(args)
 	}
 	return nil, errInvalidObject(strings.Join(f.Parts, "."))
 }
@@ -1087,6 +1094,14 @@ func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
 		}
 	default:
 		return nil, sqlErr(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
+	}
+	if x.conn.bulk {
+		// agrees with HAS_PERMS_BY_NAME and OPENROWSET(BULK …)
+		if class == "SERVER" {
+			perms = append(perms, "ADMINISTER BULK OPERATIONS")
+		} else {
+			perms = append(perms, "ADMINISTER DATABASE BULK OPERATIONS")
+		}
 	}
 	for _, p := range perms {
 		r.rows = append(r.rows, []any{valueString(args[0]), "", p})

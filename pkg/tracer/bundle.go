@@ -95,14 +95,19 @@ type ServerInfo struct {
 
 // RunInfo records the trace's setup.
 type RunInfo struct {
-	Session          string      `json:"session"`
-	StartedAt        time.Time   `json:"startedAt"`
-	Events           []string    `json:"events"`
-	ClearBufferPool  bool        `json:"clearBufferPool"`
-	DisableReadAhead bool        `json:"disableReadAhead"`
-	Modification     bool        `json:"modification"`
-	CallStacks       bool        `json:"callStacks"`
-	Target           string      `json:"target"` // event file pattern or "ring_buffer"
+	Session          string    `json:"session"`
+	StartedAt        time.Time `json:"startedAt"`
+	Events           []string  `json:"events"`
+	ClearBufferPool  bool      `json:"clearBufferPool"`
+	DisableReadAhead bool      `json:"disableReadAhead"`
+	Modification     bool      `json:"modification"`
+	CallStacks       bool      `json:"callStacks"`
+	Target           string    `json:"target"` // event file pattern or "ring_buffer"
+	// ReadBack is how the events were read: "binary" (the .xel files,
+	// fetched with OPENROWSET BULK), "xml" (sys.fn_xe_file_target_read_file)
+	// or "ring_buffer". ReadBackFallback says why Auto did not use binary.
+	ReadBack         string      `json:"readBack,omitempty"`
+	ReadBackFallback string      `json:"readBackFallback,omitempty"`
 	Groups           EventGroups `json:"groups"`
 }
 

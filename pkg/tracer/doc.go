@@ -12,9 +12,16 @@
 // (then from a fresh connection) — TRACEOFF(652), ROLLBACK and DROP. Data
 // modifications run only inside a named transaction that is always rolled
 // back, with the transaction_log event and fn_dblog records around it.
-// Events are read back with sys.fn_xe_file_target_read_file (a ring_buffer
-// on Azure SQL Database), streamed into pkg/xe's decoder, resolved to
-// schema/table/index names after the run and handed to pkg/timeline.
+// Events are read back (Options.ReadBack) either as the binary .xel files —
+// listed with sys.dm_os_enumerate_filesystem, fetched with OPENROWSET(BULK …,
+// SINGLE_BLOB) and decoded by pkg/xe's XELReader, when the login has
+// ADMINISTER BULK OPERATIONS — or as XML with
+// sys.fn_xe_file_target_read_file streamed into pkg/xe's decoder (a
+// ring_buffer on Azure SQL Database). Auto, the default, tries the binary
+// path and falls back to XML on any refusal; RunInfo.ReadBack records the
+// path, RunInfo.ReadBackFallback why binary was not used. The events are
+// resolved to schema/table/index names after the run and handed to
+// pkg/timeline.
 //
 // Design: the sequence talks to the server through two small consumer-side
 // interfaces (Conn, the part of *sql.Conn it uses, and Opener, which opens a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // stmtLog records every statement the tracer sent, in order, per
@@ -88,7 +89,8 @@ type testServer struct {
 func startStandin(t testing.TB, dirs ...string) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{ExtraLogins: map[string]string{"reader": "Reader-Pass1"}, Directories: dirs})
+	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{ExtraLogins: map[string]string{"reader": "Reader-Pass1"}, Directories: dirs,
+		XELEncoder: xe.EncodeXMLAsXEL})
 	if err != nil {
 		cancel()
 		t.Fatalf("start stand-in: %v", err)

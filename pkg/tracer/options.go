@@ -97,9 +97,56 @@ type Options struct {
 	// may be called from more than one goroutine at a time.
 	Progress func(Progress)
 
+	// ReadBack chooses how the event file is read back (server-scoped
+	// sessions; a ring_buffer is always read as XML). Default: ReadBackAuto.
+	ReadBack ReadBackMode
+
+	// readBackAgain (tests) reads the events a second time with another
+	// mode and hands over that bundle.
+	readBackAgain *readBackAgain
+
 	// scopeOverride forces a session scope (tests of the ring_buffer path
 	// against a server whose EngineEdition is not 5).
 	scopeOverride *Scope
+}
+
+type readBackAgain struct {
+	mode ReadBackMode
+	got  func(*Bundle, error)
+}
+
+// ReadBackMode says how a trace's event files are read back.
+type ReadBackMode int
+
+const (
+	// ReadBackAuto fetches the binary .xel files when the login may
+	// (ADMINISTER BULK OPERATIONS) and they can be listed, and otherwise —
+	// on any refusal or error of that path — reads the XML.
+	ReadBackAuto ReadBackMode = iota
+	// ReadBackXML reads event XML with sys.fn_xe_file_target_read_file.
+	ReadBackXML
+	// ReadBackBinary fetches the .xel files with OPENROWSET(BULK …,
+	// SINGLE_BLOB) and decodes them locally; a refusal fails the trace.
+	ReadBackBinary
+)
+
+var readBackNames = [...]string{"auto", "xml", "binary"}
+
+func (m ReadBackMode) String() string {
+	if m >= 0 && int(m) < len(readBackNames) {
+		return readBackNames[m]
+	}
+	return fmt.Sprintf("ReadBackMode(%d)", int(m))
+}
+
+// ParseReadBack reads "auto", "xml" or "binary".
+func ParseReadBack(s string) (ReadBackMode, error) {
+	for i, n := range readBackNames {
+		if strings.EqualFold(s, n) {
+			return ReadBackMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("read-back mode %q: want auto, xml or binary", s)
 }
 
 // Progress is a report on a running trace.
@@ -154,6 +201,9 @@ func (o Options) Validate(p Policy) (Classification, error) {
 	}
 	if strings.ContainsAny(o.TraceDirectory, "\x00\r\n*?") {
 		errs = append(errs, fmt.Errorf("trace directory %q holds a character no server path can have", o.TraceDirectory))
+	}
+	if o.ReadBack < ReadBackAuto || o.ReadBack > ReadBackBinary {
+		errs = append(errs, fmt.Errorf("read-back mode %d is not auto, xml or binary", int(o.ReadBack)))
 	}
 	if strings.ContainsRune(o.Database, 0) {
 		errs = append(errs, errors.New("database name holds a NUL character"))

@@ -171,9 +171,44 @@ func decodeAll(r io.Reader, fn func(*xe.Event)) (bad int64, err error) {
 func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	maps := r.t.mapTable(ctx, r.conn)
 	col := &collector{ids: newIdentities(), maps: maps}
-	var second func() (io.Reader, func(), error)
+	// second runs every event through fn again: the timeline needs the
+	// plan, which comes last, before its first event.
+	var second func(fn func(*xe.Event)) error
 	rr := &rowsReader{}
-	if r.spec.Scope == ScopeServer {
+	truncated := false
+	binaryDone := false
+	if r.spec.Scope == ScopeServer && r.o.ReadBack != ReadBackXML {
+		bcol := &collector{ids: newIdentities(), maps: maps}
+		files, cleanup, err := r.fetchXEL(ctx)
+		if err == nil {
+			defer cleanup()
+			truncated, err = readXELFiles(files, r.o.MaxEvents, func(ev *xe.Event) {
+				bcol.add(ev)
+				if bcol.events%10000 == 0 {
+					r.progress("reading events", bcol.events)
+				}
+			})
+		}
+		switch {
+		case err == nil:
+			col, binaryDone = bcol, true
+			b.Run.ReadBack = "binary"
+			second = func(fn func(*xe.Event)) error {
+				_, err := readXELFiles(files, r.o.MaxEvents, fn)
+				return err
+			}
+		case r.o.ReadBack == ReadBackBinary:
+			return fmt.Errorf("read events as .xel files: %w", err)
+		default:
+			if ctx.Err() != nil {
+				return fmt.Errorf("read events: %w", ctx.Err())
+			}
+			b.Run.ReadBackFallback = err.Error()
+			r.t.log.Info("read back as XML: the binary path was refused", "reason", err.Error())
+		}
+	}
+	if r.spec.Scope == ScopeServer && !binaryDone {
+		b.Run.ReadBack = "xml"
 		// sys.fn_xe_file_target_read_file:
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
 		q := r.spec.Marker() + "SELECT event_data FROM sys.fn_xe_file_target_read_file(" + QuoteString(r.spec.ReadPattern()) + ", NULL, NULL, NULL)"
@@ -201,13 +236,16 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 			return fmt.Errorf("read events: %w", err)
 		}
 		rows.Close()
-		second = func() (io.Reader, func(), error) {
+		truncated = rr.truncated
+		second = func(fn func(*xe.Event)) error {
 			if _, err := spool.Seek(0, io.SeekStart); err != nil {
-				return nil, nil, err
+				return err
 			}
-			return spool, func() {}, nil
+			_, err := decodeAll(spool, fn)
+			return err
 		}
-	} else {
+	} else if r.spec.Scope != ScopeServer {
+		b.Run.ReadBack = "ring_buffer"
 		d := xe.NewDecoder(strings.NewReader(ring))
 		n := int64(0)
 		for {
@@ -233,14 +271,17 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 				b.Result.Warnings = append(b.Result.Warnings, "the ring_buffer target_data was truncated by the server; events are missing")
 			}
 		}
-		second = func() (io.Reader, func(), error) { return strings.NewReader(ring), func() {}, nil }
+		second = func(fn func(*xe.Event)) error {
+			_, err := decodeAll(strings.NewReader(ring), fn)
+			return err
+		}
 	}
 	b.Result.Events, b.Result.BadRows, b.Result.Batches = col.events, col.badRows, col.batches
 	for id := range col.sessions {
 		b.Result.SessionIDs = append(b.Result.SessionIDs, id)
 	}
 	slices.Sort(b.Result.SessionIDs)
-	if rr.truncated {
+	if truncated {
 		b.Result.Truncated = true
 		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("only the first %d events were read (maximum events); the timeline is incomplete", r.o.MaxEvents))
 	}
@@ -275,12 +316,7 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	if err != nil {
 		return fmt.Errorf("build timeline: %w", err)
 	}
-	src, done, err := second()
-	if err != nil {
-		return fmt.Errorf("build timeline: %w", err)
-	}
-	defer done()
-	if _, err := decodeAll(src, builder.Add); err != nil {
+	if err := second(builder.Add); err != nil {
 		return fmt.Errorf("build timeline: %w", err)
 	}
 	tr, err := builder.Build()

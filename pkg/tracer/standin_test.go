@@ -122,6 +122,10 @@ func TestStatementSequence(t *testing.T) {
 		drop    = "IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'<session>') DROP EVENT SESSION [<session>] ON SERVER"
 		maps    = "SELECT … FROM sys.dm_xe_map_values"
 		read    = "SELECT event_data FROM sys.fn_xe_file_target_read_file(N'/var/opt/mssql/log/<session>*.xel', NULL, NULL, NULL)"
+		// the binary read-back (ReadBackAuto, the login has the bulk permission)
+		bulk  = "SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'ADMINISTER BULK OPERATIONS')"
+		list  = "SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(N'/var/opt/mssql/log', N'<session>*.xel')"
+		fetch = "SELECT BulkColumn FROM OPENROWSET(BULK N'/var/opt/mssql/log/<session>_0_"
 	)
 	cases := []struct {
 		name string
@@ -129,23 +133,25 @@ func TestStatementSequence(t *testing.T) {
 		want []string
 	}{
 		{"plain select", Options{SQL: selectSQL},
-			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, read}},
+			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
 		{"database", Options{SQL: selectSQL, Database: "QueryReplayDemo"},
-			[]string{"USE [QueryReplayDemo]", info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, read}},
+			[]string{"USE [QueryReplayDemo]", info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
 		{"clear buffer pool", Options{SQL: selectSQL, ClearBufferPool: true},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", start, selectSQL, dropped, stop, drop, maps, read}},
+			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
 		{"disable read-ahead", Options{SQL: selectSQL, DisableReadAhead: true},
-			[]string{info, perms, sysadm, sweep, create, "DBCC TRACEON(652) WITH NO_INFOMSGS", start, selectSQL, dropped, stop, "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, read}},
+			[]string{info, perms, sysadm, sweep, create, "DBCC TRACEON(652) WITH NO_INFOMSGS", start, selectSQL, dropped, stop, "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, bulk, list, fetch}},
 		{"modification", Options{SQL: updateSQL},
 			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", start,
 				"BEGIN TRANSACTION qr_<txn>", updateSQL, dropped, stop,
 				"SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Current LSN] > N'",
-				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", drop, maps, read}},
+				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", drop, maps, bulk, list, fetch}},
 		{"everything", Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups(), CallStacks: true},
 			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "DBCC TRACEON(652) WITH NO_INFOMSGS",
 				"SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", start, "BEGIN TRANSACTION qr_<txn>", updateSQL, dropped, stop,
 				"SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Current LSN] > N'",
-				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, read}},
+				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, bulk, list, fetch}},
+		{"xml read-back", Options{SQL: selectSQL, ReadBack: ReadBackXML},
+			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, read}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -169,6 +175,9 @@ func TestStatementSequence(t *testing.T) {
 				CallStacks: c.o.CallStacks, Directory: "/var/opt/mssql/log", MaxFileSizeMB: DefaultMaxFileSizeMB, MaxEvents: DefaultMaxEvents}
 			if s := log.texts()[4+boolInt(c.o.Database != "")]; s != spec.Marker()+spec.CreateDDL() {
 				t.Errorf("CREATE sent:\n%s\nwant:\n%s", s, spec.CreateDDL())
+			}
+			if wantPath := map[bool]string{true: "xml", false: "binary"}[c.o.ReadBack == ReadBackXML]; b.Run.ReadBack != wantPath || b.Run.ReadBackFallback != "" {
+				t.Errorf("read back as %q (fallback %q), want %q", b.Run.ReadBack, b.Run.ReadBackFallback, wantPath)
 			}
 			if b.Result.Batches != 1 || len(b.Result.SessionIDs) != 1 || b.Result.SessionIDs[0] != int64(b.Server.SPID) {
 				t.Errorf("trace saw %d batches from sessions %v; want only the traced batch of session %d", b.Result.Batches, b.Result.SessionIDs, b.Server.SPID)
@@ -326,20 +335,23 @@ func TestModificationsNeverChangeData(t *testing.T) {
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
 	// Cheap statements (the stand-in's demo scenarios simulate their run
-	// time), each on rows of its own: the stand-in does not emulate
-	// blocking, so two concurrent transactions on one row would corrupt each
-	// other's rollback there (a real server would block the second).
-	stmts := []func(i int) string{
-		func(i int) string {
-			return fmt.Sprintf("UPDATE dbo.Orders SET Amount = Amount + 1, Status = N'Shipped' WHERE OrderID = %d", 1+i)
+	// time). Concurrent traces share rows: each statement kind cycles over
+	// three keys, so up to eight workers modify the same rows at once and
+	// the server makes the later ones wait for the earlier ones' rollback
+	// (the stand-in emulates that blocking, with lock timeouts and
+	// deadlock victims); every trace must still leave the data unchanged.
+	const sharedRows = 3
+	stmts := []func(k int) string{
+		func(k int) string {
+			return fmt.Sprintf("UPDATE dbo.Orders SET Amount = Amount + 1, Status = N'Shipped' WHERE OrderID = %d", 1+k)
 		},
-		func(i int) string { return fmt.Sprintf("DELETE FROM dbo.OrderLines WHERE OrderID = %d", 2001+i) },
-		func(i int) string {
-			return fmt.Sprintf("INSERT INTO dbo.Orders (OrderID, CustomerID, OrderDate, Amount, Status) VALUES (%d, 42, '2026-01-15', 99.5, N'New')", 100001+i)
+		func(k int) string { return fmt.Sprintf("DELETE FROM dbo.OrderLines WHERE OrderID = %d", 2001+k) },
+		func(k int) string {
+			return fmt.Sprintf("INSERT INTO dbo.Orders (OrderID, CustomerID, OrderDate, Amount, Status) VALUES (%d, 42, '2026-01-15', 99.5, N'New')", 100001+k)
 		},
-		func(i int) string { return fmt.Sprintf("DELETE FROM dbo.Orders WHERE OrderID = %d", 5001+i) },
-		func(i int) string {
-			return fmt.Sprintf("UPDATE dbo.Customers SET Name = N'x' WHERE CustomerID = %d", 1+i%1000)
+		func(k int) string { return fmt.Sprintf("DELETE FROM dbo.Orders WHERE OrderID = %d", 5001+k) },
+		func(k int) string {
+			return fmt.Sprintf("UPDATE dbo.Customers SET Name = N'x' WHERE CustomerID = %d", 1+k)
 		},
 	}
 	f := srv.running.Faults()
@@ -357,7 +369,7 @@ func TestModificationsNeverChangeData(t *testing.T) {
 	// trace holds uncommitted changes.
 	const workers, round = 8, 100
 	var failed sync.Mutex
-	nFailed, nOK, nBad := 0, 0, 0
+	nFailed, nOK, nBad, nBlocked := 0, 0, 0, 0
 	for done := 0; done < n; done += round {
 		var wg sync.WaitGroup
 		next := make(chan int)
@@ -367,8 +379,13 @@ func TestModificationsNeverChangeData(t *testing.T) {
 				defer wg.Done()
 				for i := range next {
 					faults[i%len(faults)]()
-					b, err := tr.Trace(context.Background(), Options{SQL: stmts[i%len(stmts)](i)})
+					// traces i, i+5, i+10 and i+15 — likely running at
+					// once — modify the same row
+					b, err := tr.Trace(context.Background(), Options{SQL: stmts[i%len(stmts)]((i / (4 * len(stmts))) % sharedRows), Events: EventGroups{Waits: true}})
 					failed.Lock()
+					if err == nil && waitedForLock(b) {
+						nBlocked++
+					}
 					switch {
 					case err != nil:
 						nFailed++
@@ -400,7 +417,20 @@ func TestModificationsNeverChangeData(t *testing.T) {
 	if nFailed == 0 || nOK == 0 {
 		t.Fatalf("%d failed, %d succeeded: want both (faults injected and not)", nFailed, nOK)
 	}
-	t.Logf("%d traced modifications (%d failed by injected faults, %d rolled back normally); data unchanged, no session left", n, nFailed, nOK)
+	t.Logf("%d traced modifications (%d failed by injected faults, %d rolled back normally, %d of these waited for another trace's lock); data unchanged, no session left", n, nFailed, nOK, nBlocked)
+}
+
+// waitedForLock reports whether a traced query waited for a lock (LCK_M_*).
+func waitedForLock(b *Bundle) bool {
+	if b == nil || b.Trace == nil {
+		return false
+	}
+	for _, w := range b.Trace.Lanes.Wait {
+		if strings.HasPrefix(w.WaitType, "LCK_M_") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestConcurrentTracesSeeOnlyTheirOwnEvents(t *testing.T) {
@@ -656,24 +686,25 @@ func TestProgressAndMaxEvents(t *testing.T) {
 }
 
 // TestKillDuringModification kills the traced session (KILL) while its
-// modification runs. SQL Server aborts the running request and rolls the
-// transaction back; the stand-in rolls back but then still executes the
-// delayed request in autocommit mode, which would commit it — a stand-in gap
-// filed in /work/notes/standin-requests.md. Until it is fixed the test runs
-// only with QUERYREPLAY_STANDIN_KILL_ABORTS=1 (or against a real server).
+// modification runs (held by a Delay fault). SQL Server aborts the running
+// request and rolls the transaction back
+// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/kill-transact-sql):
+// the trace fails, no session is left and no data changed.
 func TestKillDuringModification(t *testing.T) {
-	if os.Getenv("QUERYREPLAY_STANDIN_KILL_ABORTS") != "1" {
-		t.Skip("stand-in: KILL does not abort the in-flight request yet (see /work/notes/standin-requests.md); set QUERYREPLAY_STANDIN_KILL_ABORTS=1 once it does")
-	}
 	srv := startStandin(t)
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
-	srv.running.Faults().Delay("VALUES (100001", 2*time.Second)
+	// The delay is long: KILL must wake the held request, not wait it out.
+	srv.running.Faults().Delay("VALUES (100001", time.Minute)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		var spid int
-		db.QueryRow("SELECT session_id FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&spid)
-		srv.running.Faults().Kill(spid)
+		// the traced session is the one with the open (named) transaction
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			var spid int
+			if db.QueryRow("SELECT session_id FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&spid) == nil {
+				srv.running.Faults().Kill(spid)
+				return
+			}
+		}
 	}()
 	if _, err := tr.Trace(context.Background(), Options{SQL: updateSQL}); err == nil {
 		t.Fatal("the trace succeeded although its session was killed")
@@ -750,7 +781,7 @@ func TestTraceDirectoryOverride(t *testing.T) {
 		}
 	}
 	if n != 2 || b.Run.Target != "/srv/qr traces/O'Brien/"+b.Run.Session+"*.xel" || b.Result.Events == 0 {
-		t.Fatalf("directory in %d statements (want CREATE and the read), target %s, %d events", n, b.Run.Target, b.Result.Events)
+		t.Fatalf("directory in %d statements (want CREATE and the read: OPENROWSET of the file), target %s, %d events", n, b.Run.Target, b.Result.Events)
 	}
 	// A directory the server does not have: START fails, the error names the
 	// directory, and the session is dropped.
@@ -772,10 +803,14 @@ func TestFailureAtEveryStep(t *testing.T) {
 	steps := []string{"SELECT @@SPID", "fn_my_permissions", "IS_SRVROLEMEMBER", "LIKE N'queryreplay[_]%'", "CREATE EVENT SESSION",
 		"CHECKPOINT", "DROPCLEANBUFFERS", "TRACEON", "MAX([Current LSN])", "STATE = START", "BEGIN TRANSACTION", "VALUES (100001",
 		"dropped_event_count", "STATE = STOP", "[Current LSN] >", "ROLLBACK TRANSACTION", "TRACEOFF", "DROP EVENT SESSION",
-		"dm_xe_map_values", "fn_xe_file_target_read_file", "sys.allocation_units", "%%lockres%%"}
+		"dm_xe_map_values", "ADMINISTER BULK OPERATIONS", "dm_os_enumerate_filesystem", "OPENROWSET(BULK", "fn_xe_file_target_read_file",
+		"sys.allocation_units", "%%lockres%%"}
+	// An error on the binary read-back's steps falls back to the XML read;
+	// a lost connection fails the read-back on either path.
 	optional := map[string]map[string]bool{
-		"error": {"LIKE N'queryreplay[_]%'": true, "dropped_event_count": true, "dm_xe_map_values": true, "sys.allocation_units": true, "%%lockres%%": true},
-		"drop":  {"sys.allocation_units": true, "%%lockres%%": true},
+		"error": {"LIKE N'queryreplay[_]%'": true, "dropped_event_count": true, "dm_xe_map_values": true, "sys.allocation_units": true, "%%lockres%%": true,
+			"ADMINISTER BULK OPERATIONS": true, "dm_os_enumerate_filesystem": true, "OPENROWSET(BULK": true},
+		"drop": {"sys.allocation_units": true, "%%lockres%%": true},
 	}
 	srv := startStandin(t)
 	_, _, db := newTracer(t, srv.dsn, Policy{})
@@ -789,7 +824,11 @@ func TestFailureAtEveryStep(t *testing.T) {
 				} else {
 					srv.running.Faults().DropConnection(step)
 				}
-				b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups()})
+				o := Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups()}
+				if step == "fn_xe_file_target_read_file" {
+					o.ReadBack = ReadBackXML // the binary path (the default here) reads no XML
+				}
+				b, err := tr.Trace(context.Background(), o)
 				hit := false
 				for _, s := range log.texts() {
 					hit = hit || strings.Contains(s, step)

@@ -374,6 +374,14 @@ func (r *run) do(ctx context.Context) (*Bundle, error) {
 	if err := r.readBack(ctx, b, ring); err != nil {
 		return b, err
 	}
+	if o.readBackAgain != nil {
+		// tests: read the same events again the other way
+		again := &Bundle{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run}
+		again.Run.ReadBack, again.Run.ReadBackFallback = "", ""
+		r.o.ReadBack = o.readBackAgain.mode
+		err := r.readBack(ctx, again, ring)
+		o.readBackAgain.got(again, err)
+	}
 	return b, nil
 }
 
