@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // The standin command runs the SQL Server stand-in (internal/standin behind
@@ -26,7 +27,10 @@ func init() {
 			if *user == "" || *password == "" {
 				return withStatus(2, errors.New("--user and --password must not be empty"))
 			}
-			opts := standin.Options{User: *user, Password: *password, Logger: e.log}
+			// The stand-in must not import pkg/xe (it is the independent side
+			// of the tests); the CLI gives it the .xel encoder so that
+			// OPENROWSET(BULK …) serves event files as SQL Server would.
+			opts := standin.Options{User: *user, Password: *password, Logger: e.log, XELEncoder: xe.EncodeXMLAsXEL}
 			run, err := standin.Start(ctx, *listen, opts)
 			if err != nil {
 				return err

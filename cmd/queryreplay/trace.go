@@ -183,6 +183,13 @@ func writeTraceSummary(w io.Writer, b *tracer.Bundle) {
 		rows += n
 	}
 	fmt.Fprintf(w, "Session %s on SQL Server %s (spid %d, database %s)\n", b.Run.Session, b.Server.ProductVersion, b.Server.SPID, b.Server.Database)
+	if b.Run.ReadBack != "" {
+		fmt.Fprintf(w, "Read back: %s", b.Run.ReadBack)
+		if b.Run.ReadBackFallback != "" {
+			fmt.Fprintf(w, " (binary not used: %s)", b.Run.ReadBackFallback)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "Rows: %d in %d result set(s)   Duration: %.3f ms", rows, len(r.Rows), float64(r.DurationUs)/1000)
 	if b.Run.Modification {
 		fmt.Fprintf(w, "   Modification rolled back: %v (%d log records)", r.RolledBack, len(r.LogRecords))

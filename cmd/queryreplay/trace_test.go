@@ -10,6 +10,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 func startTraceStandin(t *testing.T) *standin.Running {
@@ -39,7 +40,9 @@ func TestTraceCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	for _, want := range []string{"Rows: 13 in 1 result set(s)", "Locks: ", "Waits: ", "Spills: ", "Reads: ", "node", "operator", "Index Seek", "Resolved: "} {
+	// This stand-in has no .xel encoder: OPENROWSET answers Msg 4860 and
+	// the trace falls back to the XML read-back, saying why.
+	for _, want := range []string{"Read back: xml (binary not used: ", "Rows: 13 in 1 result set(s)", "Locks: ", "Waits: ", "Spills: ", "Reads: ", "node", "operator", "Index Seek", "Resolved: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -101,5 +104,23 @@ func TestTraceCommandProgress(t *testing.T) {
 	code, _, errs = runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT 1", "-q")
 	if code != 0 || strings.Contains(errs, "trace:") {
 		t.Fatalf("-q printed progress: %s", errs)
+	}
+}
+
+// TestTraceCommandReadsBinaryWhenServed: with the encoder the CLI's own
+// stand-in uses, the default read-back fetches the .xel files.
+func TestTraceCommandReadsBinaryWhenServed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(); cancel() })
+	for _, tc := range []struct{ flag, want string }{{"--read-back=auto", "Read back: binary\n"}, {"--read-back=xml", "Read back: xml\n"}} {
+		code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, tc.flag, "--sql", "SELECT TOP 5 OrderID FROM dbo.Orders")
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Fatalf("%s: exit %d, want %q\n%s\n%s", tc.flag, code, tc.want, out, errs)
+		}
 	}
 }

@@ -54,7 +54,9 @@
 //
 // Binary event files: XELReader (xel.go) reads .xel files into the same
 // Events, with map texts from the file's own metadata; its layout notes and
-// why it is hand-written are in xel.go.
+// why it is hand-written are in xel.go. XELWriter (xelwrite.go) writes the
+// subset of the format documented there, for the stand-in and for tests;
+// EncodeXMLAsXEL turns event_file XML into a .xel file.
 //
 // What this package must NOT do: talk to SQL Server, parse call stacks or showplans
 // (their raw text is kept for pkg/callstack and pkg/showplan), or order and
