@@ -2,6 +2,7 @@ package standin
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -150,11 +151,11 @@ func compareValues(a, b any) (int, *SQLError) {
 	case int64:
 		switch y := b.(type) {
 		case int64:
-			return cmpInt(x, y), nil
+			return cmp.Compare(x, y), nil
 		case float64:
 			return cmpFloat(float64(x), y), nil
 		case bool:
-			return cmpInt(x, boolInt(y)), nil
+			return cmp.Compare(x, boolInt(y)), nil
 		case string:
 			n, err := toNumber(y, "int")
 			if err != nil {
@@ -212,16 +213,6 @@ func compareValues(a, b any) (int, *SQLError) {
 
 func boolInt(b bool) int64 {
 	if b {
-		return 1
-	}
-	return 0
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
 		return 1
 	}
 	return 0

@@ -1,6 +1,7 @@
 package pdb
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -228,23 +229,13 @@ func (f *File) Table() (*Table, error) {
 	}
 	// Stable sort keeps stream order among equal addresses; publics come
 	// first, so deduplication keeps the public.
-	slices.SortStableFunc(syms, func(a, b Symbol) int { return int64Cmp(int64(a.RVA), int64(b.RVA)) })
+	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(a.RVA, b.RVA) })
 	syms = slices.CompactFunc(syms, func(a, b Symbol) bool { return a.RVA == b.RVA })
 	t := &Table{rvas: make([]uint32, len(syms)), syms: syms, sections: f.Sections, names: make([]atomic.Pointer[string], len(syms))}
 	for i, s := range syms {
 		t.rvas[i] = s.RVA
 	}
 	return t, nil
-}
-
-func int64Cmp(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Len is the number of symbols in the table.

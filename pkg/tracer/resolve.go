@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -191,7 +192,7 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 	for h := range ids.keys {
 		hobtKeys = append(hobtKeys, h)
 	}
-	slices.SortFunc(hobtKeys, func(a, b idRef) int { return cmpU(a.id, b.id) })
+	slices.SortFunc(hobtKeys, func(a, b idRef) int { return cmp.Compare(a.id, b.id) })
 	budget := r.o.MaxLockRows
 	for i, h := range hobtKeys {
 		hashes := ids.keys[h]
@@ -238,19 +239,9 @@ func dedupe(l []lookup) []lookup {
 		if a.kind != b.kind {
 			return int(a.kind) - int(b.kind)
 		}
-		return cmpU(a.id, b.id)
+		return cmp.Compare(a.id, b.id)
 	})
 	return slices.Compact(l)
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // lookupNames runs the batched catalog query for one batch of ids and fills
