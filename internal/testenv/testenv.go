@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -58,4 +60,34 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Golden compares got with the golden file at path, or writes it when update
+// is set (each package's -update flag). A difference fails the test at the
+// first line that differs, with the command to refresh the file.
+func Golden(tb testing.TB, path string, got []byte, update bool) {
+	tb.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("golden file: %v (run go test -update to create it)", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(gl) && i < len(wl); i++ {
+		if gl[i] != wl[i] {
+			tb.Fatalf("%s differs at line %d:\n got: %.300s\nwant: %.300s\n(run go test -update after checking the change)", path, i+1, gl[i], wl[i])
+		}
+	}
+	tb.Fatalf("%s differs in length: got %d lines, want %d (run go test -update after checking the change)", path, len(gl), len(wl))
 }

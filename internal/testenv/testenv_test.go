@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -54,4 +56,44 @@ func TestSyncBufferConcurrentWrites(t *testing.T) {
 	if n := len(b.String()); n != 800 {
 		t.Fatalf("%d bytes, want 800", n)
 	}
+}
+
+func TestGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "g.txt")
+	Golden(t, path, []byte("a\nb\n"), true)
+	Golden(t, path, []byte("a\nb\n"), false)
+	if msg := goldenFailure(t, path, "a\nc\n"); !strings.Contains(msg, "differs at line 2") {
+		t.Fatalf("message %q", msg)
+	}
+	if msg := goldenFailure(t, filepath.Join(t.TempDir(), "none.txt"), "x"); !strings.Contains(msg, "-update") {
+		t.Fatalf("message %q", msg)
+	}
+}
+
+// goldenFailure runs Golden on its own goroutine (a failing Golden ends it)
+// and returns the failure message.
+func goldenFailure(t *testing.T, path, got string) string {
+	r := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Golden(r, path, []byte(got), false)
+	}()
+	<-done
+	return r.msg
+}
+
+// fatalRecorder records the first Fatalf and stops the helper the way
+// t.Fatalf would.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *fatalRecorder) Helper() {}
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	if r.msg == "" {
+		r.msg = fmt.Sprintf(format, args...)
+	}
+	runtime.Goexit()
 }

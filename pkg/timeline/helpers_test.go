@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -117,20 +117,7 @@ func checkGolden(t *testing.T, name string, tr *Trace) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "golden", name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (run go test ./pkg/timeline -update)", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test ./pkg/timeline -update and review the diff.\ngot:\n%s", path, got)
-	}
+	testenv.Golden(t, filepath.Join("testdata", "golden", name+".json"), got, *update)
 }
 
 func op(tr *Trace, id int) *Operator {

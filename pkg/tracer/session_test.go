@@ -2,11 +2,12 @@ package tracer
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -38,22 +39,7 @@ func TestSessionDDLGolden(t *testing.T) {
 			if s.Scope == ScopeServer {
 				got += "-- read\n" + s.ReadPattern() + "\n"
 			}
-			path := filepath.Join("testdata", "ddl", name+".sql")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got != string(want) {
-				t.Errorf("DDL differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			testenv.Golden(t, filepath.Join("testdata", "ddl", name+".sql"), []byte(got), *update)
 		})
 	}
 }
