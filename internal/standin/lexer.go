@@ -97,76 +97,29 @@ func lex(src string) ([]token, *SQLError) {
 			if uni {
 				i++
 			}
-			i++ // opening quote
-			var b strings.Builder
-			closed := false
-			for i < n {
-				if src[i] == '\'' {
-					if i+1 < n && src[i+1] == '\'' {
-						b.WriteByte('\'')
-						i += 2
-						continue
-					}
-					i++
-					closed = true
-					break
-				}
-				if src[i] == '\n' {
-					line++
-				}
-				b.WriteByte(src[i])
-				i++
-			}
+			text, end, newlines, closed := scanDelimited(src, i+1, '\'')
+			line += newlines
 			if !closed {
-				return nil, errUnclosedQuote(b.String())
+				return nil, errUnclosedQuote(text)
 			}
-			out = append(out, token{kind: tokString, text: b.String(), raw: src[start:i], unicode: uni, line: line, pos: start})
+			i = end
+			out = append(out, token{kind: tokString, text: text, raw: src[start:i], unicode: uni, line: line, pos: start})
 		case c == '[':
 			start := i
-			i++
-			var b strings.Builder
-			closed := false
-			for i < n {
-				if src[i] == ']' {
-					if i+1 < n && src[i+1] == ']' {
-						b.WriteByte(']')
-						i += 2
-						continue
-					}
-					i++
-					closed = true
-					break
-				}
-				b.WriteByte(src[i])
-				i++
-			}
+			text, end, _, closed := scanDelimited(src, i+1, ']')
 			if !closed {
-				return nil, errUnclosedQuote(b.String())
+				return nil, errUnclosedQuote(text)
 			}
-			out = append(out, token{kind: tokQuoted, text: b.String(), raw: src[start:i], line: line, pos: start})
+			i = end
+			out = append(out, token{kind: tokQuoted, text: text, raw: src[start:i], line: line, pos: start})
 		case c == '"':
 			start := i
-			i++
-			var b strings.Builder
-			closed := false
-			for i < n {
-				if src[i] == '"' {
-					if i+1 < n && src[i+1] == '"' {
-						b.WriteByte('"')
-						i += 2
-						continue
-					}
-					i++
-					closed = true
-					break
-				}
-				b.WriteByte(src[i])
-				i++
-			}
+			text, end, _, closed := scanDelimited(src, i+1, '"')
 			if !closed {
-				return nil, errUnclosedQuote(b.String())
+				return nil, errUnclosedQuote(text)
 			}
-			out = append(out, token{kind: tokQuoted, text: b.String(), raw: src[start:i], line: line, pos: start})
+			i = end
+			out = append(out, token{kind: tokQuoted, text: text, raw: src[start:i], line: line, pos: start})
 		case c == '0' && i+1 < n && (src[i+1] == 'x' || src[i+1] == 'X'):
 			start := i
 			i += 2
@@ -275,4 +228,29 @@ func normalizeSQL(src string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// scanDelimited reads from src[i] up to the closing delimiter, where a
+// doubled delimiter stands for one ('it”s', [a]]b], "a""b"). It returns the
+// unescaped text, the index just past the closing delimiter, the newlines
+// inside, and whether the delimiter was found.
+func scanDelimited(src string, i int, delim byte) (text string, end, newlines int, closed bool) {
+	var b strings.Builder
+	n := len(src)
+	for i < n {
+		if src[i] == delim {
+			if i+1 < n && src[i+1] == delim {
+				b.WriteByte(delim)
+				i += 2
+				continue
+			}
+			return b.String(), i + 1, newlines, true
+		}
+		if src[i] == '\n' {
+			newlines++
+		}
+		b.WriteByte(src[i])
+		i++
+	}
+	return b.String(), i, newlines, false
 }
