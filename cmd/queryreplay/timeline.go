@@ -61,10 +61,10 @@ func runTimeline(ctx context.Context, e *env, a *timelineArgs) error {
 	}
 	badRows := 0
 	for _, name := range a.events {
-		n, err := eachEvent(ctx, name, e, func(ev *xe.Event) { b.Add(ev) })
+		_, n, _, err := eachEvent(ctx, name, e, func(ev *xe.Event) error { b.Add(ev); return nil })
 		badRows += n
 		if err != nil {
-			return err
+			return fmt.Errorf("events: %w", err)
 		}
 	}
 	tr, err := b.Build()
@@ -104,22 +104,25 @@ func timelinePlan(a *timelineArgs) (*showplan.Plan, error) {
 		}
 		return p, nil
 	}
-	errFound := errors.New("found")
 	var plan *showplan.Plan
 	var parseErr error
 	for _, name := range a.events {
 		if name == "-" || name == "" {
 			return nil, errors.New("--plan is required when events come from standard input")
 		}
-		_, err := eachEvent(context.Background(), name, nil, func(ev *xe.Event) {
-			if plan != nil || parseErr != nil || ev.Name != "query_post_execution_showplan" {
-				return
+		_, _, _, err := eachEvent(context.Background(), name, nil, func(ev *xe.Event) error {
+			if ev.Name != "query_post_execution_showplan" {
+				return nil
 			}
 			sp, _ := xe.AsShowplan(ev, nil)
 			plan, parseErr = showplan.ParseBytes([]byte(sp.ShowplanXML))
+			return errStopEvents
 		})
-		if err != nil && !errors.Is(err, errFound) {
-			return nil, err
+		if err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		if plan != nil || parseErr != nil {
+			break
 		}
 	}
 	if parseErr != nil {
@@ -129,50 +132,6 @@ func timelinePlan(a *timelineArgs) (*showplan.Plan, error) {
 		return nil, errors.New("no --plan given and no query_post_execution_showplan event in the events")
 	}
 	return plan, nil
-}
-
-// eachEvent decodes one file (- is standard input) and calls fn for every
-// event; fn must not keep the event. Malformed rows are reported on stderr
-// (when e is not nil) and counted.
-func eachEvent(ctx context.Context, name string, e *env, fn func(*xe.Event)) (bad int, err error) {
-	var r io.Reader
-	if name == "-" || name == "" {
-		if e == nil {
-			return 0, errors.New("standard input can be read once only")
-		}
-		r, name = e.stdin, "<stdin>"
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return 0, fmt.Errorf("events: %w", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	src := newEventSource(r)
-	for n := 0; ; n++ {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return bad, err
-			}
-		}
-		ev, err := src.next()
-		if err == io.EOF {
-			return bad, nil
-		}
-		var rowErr *xe.RowError
-		if errors.As(err, &rowErr) {
-			bad++
-			if e != nil {
-				fmt.Fprintf(e.stderr, "%s: %v\n", name, rowErr)
-			}
-			continue
-		}
-		if err != nil {
-			return bad, fmt.Errorf("%s: %w", name, err)
-		}
-		fn(&ev)
-	}
 }
 
 func writeTimelineSummary(w io.Writer, tr *timeline.Trace) {

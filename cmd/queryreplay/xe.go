@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -53,50 +51,17 @@ func runXEDecode(ctx context.Context, e *env, format string, files []string) err
 }
 
 func decodeXEFile(ctx context.Context, e *env, out *bufio.Writer, name string) (failed int, err error) {
-	var r io.Reader
-	// kingpin hands a lone "-" over as "" (an empty path can name no file).
-	if name == "-" || name == "" {
-		r = e.stdin
-		name = "<stdin>"
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		r = f
-	}
-	src := newEventSource(r) // each event is written out before the next is read
 	var line []byte
-	events := 0
-	for {
-		if events%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return failed, err
-			}
-		}
-		ev, err := src.next()
-		if err == io.EOF {
-			break
-		}
-		var rowErr *xe.RowError
-		if errors.As(err, &rowErr) {
-			failed++
-			fmt.Fprintf(e.stderr, "%s: %v\n", name, rowErr)
-			continue
-		}
-		if err != nil {
-			return failed, fmt.Errorf("%s: %w", name, err)
-		}
-		events++
+	events, failed, src, err := eachEvent(ctx, name, e, func(ev *xe.Event) error {
 		line = ev.AppendJSON(line[:0])
 		line = append(line, '\n')
 		if _, err := out.Write(line); err != nil {
-			return failed, fmt.Errorf("write output: %w", err)
+			return fmt.Errorf("write output: %w", err)
 		}
-	}
-	if src.xml == nil {
-		return failed, nil
+		return nil
+	})
+	if err != nil || src.xml == nil {
+		return failed, err
 	}
 	if rb, ok := src.xml.RingBuffer(); ok {
 		e.log.Info("ring_buffer target", "file", name, "truncated", rb.Truncated, "eventCount", rb.EventCount,
