@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 //go:embed rules.txt
@@ -27,6 +28,10 @@ type Classification struct {
 	// operators are showplan PhysicalOp patterns.
 	OperatorBadge string
 	PlanOperators []string
+	// Owner is set on spinlock frames by AttributeSpinlocks: the category
+	// of the code that took the spinlock (the LOCK_HASH spinlock is the lock
+	// manager's: "Locking").
+	Owner string
 	// Barrier marks where a storage unit of work starts (BPool::Get).
 	Barrier bool
 }
@@ -34,6 +39,9 @@ type Classification struct {
 // Classifier applies classification rules. The zero value classifies
 // everything as Unknown; use DefaultClassifier.
 type Classifier struct {
+	mu   sync.Mutex
+	memo map[classifyKey]Classification
+
 	modules    []rule
 	categories map[string]category
 	symbols    []rule
@@ -106,7 +114,7 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 			if len(cells) != 2 || cells[0] == "" || cells[1] == "" {
 				return nil, errf("want module | badge")
 			}
-			r := rule{module: newPattern(cells[0]), value: cells[1], order: order}
+			r := rule{module: newPattern(cells[0]), class: newPattern("*"), function: newPattern("*"), value: cells[1], order: order}
 			replaced := false
 			for i := range c.modules {
 				if strings.EqualFold(c.modules[i].module.text, cells[0]) {
@@ -161,45 +169,87 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 
 // Classify classifies a frame given its module name (any form: path,
 // extension and case are ignored) and its name-only symbol
-// (Class::Method, Namespace::Class::Method or a free function).
+// (Class::Method, Namespace::Class::Method or a free function; "" for an
+// unresolved frame, which only module-wide rules — class and function both
+// "*" — classify). Results are memoised per (module, symbol), so a call
+// stack's repeated frames cost one map lookup; the returned PlanOperators
+// slice is shared and must not be modified.
 func (c *Classifier) Classify(module, symbol string) Classification {
-	mod := NormalizeModule(module)
-	class, fn := SplitSymbol(symbol)
-	out := Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
 	if c == nil {
+		return Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+	}
+	key := classifyKey{module, symbol}
+	c.mu.Lock()
+	out, ok := c.memo[key]
+	c.mu.Unlock()
+	if ok {
 		return out
 	}
-	if r := best(c.modules, mod, "", ""); r != nil {
+	out = c.classify(module, symbol)
+	c.mu.Lock()
+	if c.memo == nil || len(c.memo) >= maxMemo {
+		c.memo = make(map[classifyKey]Classification)
+	}
+	c.memo[key] = out
+	c.mu.Unlock()
+	return out
+}
+
+// maxMemo bounds the memo; when full it starts afresh (a 100,000-frame
+// input has a few thousand distinct functions).
+const maxMemo = 1 << 17
+
+type classifyKey struct{ module, symbol string }
+
+// subject is a frame's names, lower-cased once for all rules.
+type subject struct {
+	mod, class, inner, fn string
+	free, unresolved      bool
+}
+
+func newSubject(module, symbol string) subject {
+	class, fn := SplitSymbol(symbol)
+	s := subject{mod: NormalizeModule(module), class: strings.ToLower(class), fn: strings.ToLower(fn), free: class == "", unresolved: symbol == ""}
+	if scope, last := SplitSymbol(class); scope != "" {
+		s.inner = strings.ToLower(last)
+	}
+	return s
+}
+
+func (c *Classifier) classify(module, symbol string) Classification {
+	out := Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+	s := newSubject(module, symbol)
+	if r := best(c.modules, s); r != nil {
 		out.ModuleBadge = r.value
 	}
-	if symbol != "" {
-		if r := best(c.symbols, mod, class, fn); r != nil {
-			out.Category = r.value
-			cat := c.categories[r.value]
-			out.CategoryDisplay, out.Infrastructure = cat.display, cat.infra
-		}
+	if r := best(c.symbols, s); r != nil {
+		out.Category = r.value
+		cat := c.categories[r.value]
+		out.CategoryDisplay, out.Infrastructure = cat.display, cat.infra
+	}
+	if !s.unresolved {
 		var badge, ops *rule
-		var badgeInner, opsInner bool
+		var badgeM, opsM match
 		for i := range c.operators {
 			r := &c.operators[i]
-			ok, inner := r.matches(mod, class, fn)
+			m, ok := r.matches(s)
 			if !ok {
 				continue
 			}
-			if r.value != "" && (badge == nil || beats(r, inner, badge, badgeInner)) {
-				badge, badgeInner = r, inner
+			if r.value != "" && (badge == nil || m.beats(badgeM)) {
+				badge, badgeM = r, m
 			}
-			if len(r.planOps) > 0 && (ops == nil || beats(r, inner, ops, opsInner)) {
-				ops, opsInner = r, inner
+			if len(r.planOps) > 0 && (ops == nil || m.beats(opsM)) {
+				ops, opsM = r, m
 			}
 		}
 		if badge != nil {
 			out.OperatorBadge = badge.value
 		}
 		if ops != nil {
-			out.PlanOperators = append([]string(nil), ops.planOps...)
+			out.PlanOperators = ops.planOps
 		}
-		out.Barrier = best(c.barriers, mod, class, fn) != nil
+		out.Barrier = best(c.barriers, s) != nil
 	}
 	if out.ModuleBadge == "System" {
 		out.Infrastructure = true
@@ -208,51 +258,74 @@ func (c *Classifier) Classify(module, symbol string) Classification {
 }
 
 // best returns the most specific matching rule.
-func best(rules []rule, mod, class, fn string) *rule {
+func best(rules []rule, s subject) *rule {
 	var b *rule
-	bInner := false
+	var bm match
 	for i := range rules {
 		r := &rules[i]
-		ok, inner := r.matches(mod, class, fn)
-		if ok && (b == nil || beats(r, inner, b, bInner)) {
-			b, bInner = r, inner
+		if m, ok := r.matches(s); ok && (b == nil || m.beats(bm)) {
+			b, bm = r, m
 		}
 	}
 	return b
 }
 
-// matches tests the class pattern against the scope-qualified class and,
-// failing that, against the innermost class name (inner is then true), so
-// that namespaced symbols (sql::BTreeMgr::Seek) meet rules written for bare
-// class names. A match on the full class beats an inner-only match of equal
-// specificity.
-func (r *rule) matches(mod, class, fn string) (ok, inner bool) {
-	if !r.module.match(mod) || !r.function.match(fn) {
-		return false, false
-	}
-	if r.class.match(class) {
-		return true, false
-	}
-	if scope, last := SplitSymbol(class); scope != "" && r.class.match(last) {
-		return true, true
-	}
-	return false, false
+// match is how a rule matched: the specificity levels that count, whether
+// only the innermost class matched, the literal length, and the rule order.
+type match struct {
+	module, class, function int
+	inner                   bool
+	lit, order              int
 }
 
-// beats orders rules: total specificity, then function, class and module
+// matches tests a rule against a frame.
+//
+// The class pattern is tried against the scope-qualified class and, failing
+// that, against the innermost class name (inner is then set), so that
+// namespaced symbols (sql::BTreeMgr::Seek) meet rules written for bare class
+// names. A free function has no class: a rule that names something in the
+// class column and "*" as function (lck_ProduceExtendedEvent*,
+// ExecuteCommandsInAutoTransaction*) is then matched against the function
+// name, and counts as a function rule. An unresolved frame (no symbol) is
+// matched only by module-wide rules.
+func (r *rule) matches(s subject) (match, bool) {
+	m := match{module: r.module.level, class: r.class.level, function: r.function.level, order: r.order,
+		lit: len(r.module.lit) + len(r.class.lit) + len(r.function.lit)}
+	if !r.module.match(s.mod) {
+		return m, false
+	}
+	if s.unresolved {
+		return m, r.class.kind == '*' && r.function.kind == '*'
+	}
+	if s.free && r.class.kind != '*' && r.function.kind == '*' {
+		m.class, m.function = 0, r.class.level
+		return m, r.class.match(s.fn)
+	}
+	if !r.function.match(s.fn) {
+		return m, false
+	}
+	if r.class.match(s.class) {
+		return m, true
+	}
+	if s.inner != "" && r.class.match(s.inner) {
+		m.inner = true
+		return m, true
+	}
+	return m, false
+}
+
+// beats orders matches: total specificity, then function, class and module
 // specificity, then a full-class match over an inner-class one, then the
 // longer literal text, then the later rule.
-func beats(r *rule, rInner bool, o *rule, oInner bool) bool {
-	rt := r.module.level + r.class.level + r.function.level
-	ot := o.module.level + o.class.level + o.function.level
-	for _, pair := range [][2]int{{rt, ot}, {r.function.level, o.function.level}, {r.class.level, o.class.level}, {r.module.level, o.module.level},
-		{boolInt(!rInner), boolInt(!oInner)},
-		{len(r.module.lit) + len(r.class.lit) + len(r.function.lit), len(o.module.lit) + len(o.class.lit) + len(o.function.lit)}} {
+func (m match) beats(o match) bool {
+	for _, pair := range [...][2]int{{m.module + m.class + m.function, o.module + o.class + o.function},
+		{m.function, o.function}, {m.class, o.class}, {m.module, o.module},
+		{boolInt(!m.inner), boolInt(!o.inner)}, {m.lit, o.lit}} {
 		if pair[0] != pair[1] {
 			return pair[0] > pair[1]
 		}
 	}
-	return r.order > o.order
+	return m.order > o.order
 }
 
 func boolInt(b bool) int {
@@ -292,12 +365,11 @@ func newPattern(s string) pattern {
 	return p
 }
 
+// match tests a lower-case string.
 func (p pattern) match(s string) bool {
-	if p.kind == '*' {
-		return true
-	}
-	s = strings.ToLower(s)
 	switch p.kind {
+	case '*':
+		return true
 	case '^':
 		return strings.HasPrefix(s, p.lit)
 	case '$':
@@ -333,6 +405,14 @@ func SplitSymbol(symbol string) (class, method string) {
 	if split < 0 {
 		return "", symbol
 	}
-	class = strings.NewReplacer("`", "", "'", "").Replace(symbol[:split])
+	class = symbol[:split]
+	if strings.ContainsAny(class, "`'") {
+		class = strings.Map(func(r rune) rune {
+			if r == '`' || r == '\'' {
+				return -1
+			}
+			return r
+		}, class)
+	}
 	return class, symbol[split+2:]
 }

@@ -17,11 +17,11 @@ func TestClassifyRealFrames(t *testing.T) {
 	}{
 		// From realdata/callstack/resolved_LOCK_HASH.txt and resolved_AV.txt.
 		{"sqldk", "XeSosPkg::spinlock_backoff::Publish", "SQL OS", "XEventInfrastructure", true, "", nil},
-		{"sqlmin", "Spinlock<143,7,1>::SpinToAcquireWithExponentialBackoff", "Storage Engine", "Latching", false, "", nil},
+		{"sqlmin", "Spinlock<143,7,1>::SpinToAcquireWithExponentialBackoff", "Storage Engine", "Spinlock", false, "", nil},
 		{"sqlmin", "lck_lockInternal", "Storage Engine", "Locking", false, "", nil},
 		{"sqlmin", "MDL::LockGenericLocal", "Storage Engine", "Locking", false, "", nil},
 		{"sqlmin", "CMEDCacheEntryFactory::GetProxiedCacheEntryById", "Storage Engine", "Metadata", false, "", nil},
-		{"sqlmin", "XactLockInfo::ReleaseAll", "Storage Engine", "TransactionManagement", false, "", nil},
+		{"sqlmin", "XactLockInfo::ReleaseAll", "Storage Engine", "Locking", false, "", nil},
 		{"sqlmin", "SqlAutoReadOnlyXact::`scalar deleting destructor'", "Storage Engine", "TransactionManagement", false, "", nil},
 		{"sqllang", "CMsqlExecContext::ExecuteStmts<1,1>", "Query Processor", "QueryExecution", false, "", nil},
 		{"sqllang", "process_request", "Query Processor", "QueryExecution", false, "", nil},
