@@ -1,6 +1,7 @@
 package pdb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -441,5 +442,42 @@ func TestUndecorateBoundsOutput(t *testing.T) {
 	short := "?f@?$A@V?$B@HH@@V1@V1@@@YAXXZ"
 	if got := Undecorate(short); got != "A<B<int,int>,B<int,int>,B<int,int> >::f" {
 		t.Errorf("Undecorate(%s) = %q", short, got)
+	}
+}
+
+// TestLookupUsesProcedureSizes: an address in the alignment padding after a
+// procedure (past its CodeSize, before the next symbol) is inside no
+// function, so the lookup misses instead of naming the procedure before it.
+func TestLookupUsesProcedureSizes(t *testing.T) {
+	_, _, f := openFixture(t)
+	table, err := f.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, err := f.Procedures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := table.Symbols()
+	gaps := 0
+	for _, p := range procs {
+		if p.Size == 0 {
+			continue
+		}
+		end := p.RVA + p.Size
+		i, _ := slices.BinarySearchFunc(syms, end, func(s Symbol, r uint32) int { return cmp.Compare(s.RVA, r) })
+		if i < len(syms) && syms[i].RVA == end {
+			continue // the next function starts right there
+		}
+		gaps++
+		if m, ok := table.Lookup(end); ok {
+			t.Errorf("Lookup(%#x), just past the end of %s, found %s+%#x", end, p.Name, m.Name, m.Displacement)
+		}
+		if m, ok := table.Lookup(end - 1); !ok || m.Symbol.RVA != p.RVA {
+			t.Errorf("Lookup(%#x), the last byte of %s: %+v %v", end-1, p.Name, m, ok)
+		}
+	}
+	if gaps == 0 {
+		t.Fatal("the fixture has no padding after any procedure")
 	}
 }
