@@ -192,14 +192,24 @@ func (s *Store) Fetch(ctx context.Context, name string, guid pdb.GUID, age uint3
 	}
 	key := pdb.SymbolServerKey(guid, age)
 	id := strings.ToLower(name) + "/" + key
+	movedAside := ""
 	if p, ok := s.fromCache(name, key); ok {
-		if err := verify(p, guid, age); err != nil {
-			return "", fmt.Errorf("cached %s: %w", p, err)
+		err := verify(p, guid, age)
+		if err == nil {
+			return p, nil
 		}
-		return p, nil
+		// A truncated or foreign file (a crash mid-copy by another tool, a
+		// hand-copied PDB) must not fail every run: keep it for inspection
+		// under another name and fetch the PDB again.
+		aside := fmt.Sprintf("%s.corrupt-%d", p, time.Now().UnixNano())
+		if rerr := os.Rename(p, aside); rerr != nil {
+			return "", fmt.Errorf("cached %s: %w (and it cannot be moved aside: %v)", p, err, rerr)
+		}
+		s.cfg.Logger.Warn("corrupt cached PDB moved aside", "path", p, "moved_to", aside, "err", err)
+		movedAside = fmt.Sprintf("; the corrupt cached copy was moved to %s", aside)
 	}
 	if s.cfg.Offline {
-		return "", fmt.Errorf("%s %s: %w (offline, not in cache %s)", name, key, ErrNotFound, s.cfg.CacheDir)
+		return "", fmt.Errorf("%s %s: %w (offline, not in cache %s%s)", name, key, ErrNotFound, s.cfg.CacheDir, movedAside)
 	}
 	s.mu.Lock()
 	if err, ok := s.missing[id]; ok {

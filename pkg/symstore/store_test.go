@@ -462,8 +462,9 @@ func TestResolverConcurrentLookupsOpenThePDBOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			s := syms[i%len(syms)]
-			got, err := r.Lookup(context.Background(), mod, s.RVA+uint32(i))
-			if err != nil || got.Name != s.Name || got.Offset != uint32(i) {
+			off := uint32(i) % max(s.Size, 1) // inside the function: lookups honour sizes
+			got, err := r.Lookup(context.Background(), mod, s.RVA+off)
+			if err != nil || got.Name != s.Name || got.Offset != off {
 				t.Errorf("Lookup %d = %+v, %v", i, got, err)
 			}
 		}()
@@ -487,9 +488,27 @@ func TestFileResolver(t *testing.T) {
 	table, _ := f.Table()
 	f.Close()
 	s := table.Symbols()[1]
-	got, err := r.Lookup(context.Background(), callstack.ModuleKey{Module: "anything"}, s.RVA+1)
-	if err != nil || got.Name != s.Name || got.Offset != 1 {
-		t.Errorf("Lookup = %+v, %v; want %s+1", got, err, s.Name)
+	for _, k := range []callstack.ModuleKey{
+		{Module: "sqldk"}, {Module: "SqlDK"}, {Module: "sqldk", PDB: "SqlDK.pdb"},
+		{Module: "sqldk", PDB: "sqldk.pdb", GUID: a.guid.String(), Age: a.age},
+	} {
+		got, err := r.Lookup(context.Background(), k, s.RVA+1)
+		if err != nil || got.Name != s.Name || got.Offset != 1 {
+			t.Errorf("Lookup(%+v) = %+v, %v; want %s+1", k, got, err, s.Name)
+		}
+	}
+	// Frames of other modules, or of another build of this one, are not
+	// resolved against the file: their names would be wrong.
+	for _, k := range []callstack.ModuleKey{
+		{Module: "anything"}, {Module: "sqlmin", PDB: "sqlmin.pdb"}, {Module: "sqldk", PDB: "other.pdb"},
+		{Module: "sqldk", PDB: "sqldk.pdb", GUID: "6A193443-3512-464B-8B8E-D905AD930EE6", Age: 2},
+	} {
+		if got, err := r.Lookup(context.Background(), k, s.RVA+1); !errors.Is(err, ErrOtherModule) {
+			t.Errorf("Lookup(%+v) = %+v, %v; want ErrOtherModule", k, got, err)
+		}
+	}
+	if r.PDBName() != "sqldk.pdb" {
+		t.Errorf("PDBName %q", r.PDBName())
 	}
 	if _, err := NewFileResolver(filepath.Join(t.TempDir(), "none.pdb"), ResolverOptions{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
@@ -509,5 +528,49 @@ func TestTransientFailureIsNotRememberedAsMissing(t *testing.T) {
 	}
 	if n := down.count(p); n != 6 {
 		t.Errorf("failing server asked %d times, want 6 (2 fetches × 3 attempts: not remembered as missing)", n)
+	}
+}
+
+// TestCorruptCachedPDBIsMovedAsideAndDownloadedAgain: a cached file that is
+// not the PDB (truncated by a crash, overwritten) is renamed out of the way
+// and fetched again, instead of failing every run.
+func TestCorruptCachedPDBIsMovedAsideAndDownloadedAgain(t *testing.T) {
+	a, b := fixtures(t)
+	want := "/sqldk.pdb/" + key(a) + "/sqldk.pdb"
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == want {
+			w.Write(a.data)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	for name, corrupt := range map[string][]byte{"truncated": a.data[:len(a.data)/3], "garbage": []byte("not a pdb"), "other build": b.data} {
+		s := newStore(t, srv.URL)
+		cached := filepath.Join(s.CacheDir(), "sqldk.pdb", key(a), "sqldk.pdb")
+		os.MkdirAll(filepath.Dir(cached), 0o755)
+		if err := os.WriteFile(cached, corrupt, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, a.data) {
+			t.Errorf("%s: cache not replaced", name)
+		}
+		aside, _ := filepath.Glob(cached + ".corrupt-*")
+		if len(aside) != 1 {
+			t.Errorf("%s: moved-aside copies %v, want one", name, aside)
+		} else if got, _ := os.ReadFile(aside[0]); !bytes.Equal(got, corrupt) {
+			t.Errorf("%s: moved-aside copy differs", name)
+		}
+	}
+	// Offline, the corrupt file is still moved aside and the error says so.
+	s, _ := New(Config{CacheDir: t.TempDir(), Offline: true})
+	cached := filepath.Join(s.CacheDir(), "sqldk.pdb", key(a), "sqldk.pdb")
+	os.MkdirAll(filepath.Dir(cached), 0o755)
+	os.WriteFile(cached, []byte("junk"), 0o644)
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("offline corrupt cache: %v", err)
 	}
 }
