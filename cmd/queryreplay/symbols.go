@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -41,10 +42,12 @@ func init() {
 			Help("Resolve RVAs or call-stack frames to module!Class::Method.\n\n" +
 				"Prints one tab-separated line per RVA or frame: module!symbol+0xoffset, module badge, " +
 				"category, \"infra\" or \"-\" (infrastructure frame), and the plan-operator badge or \"-\". " +
-				"Frames that cannot be resolved print as module+0xrva. With several stacks, a blank line " +
+				"Frames that cannot be resolved print as module+0xrva; the command exits 1 when no frame " +
+				"resolved. A spinlock frame's category names the code that took it: \"Spinlock (Locking)\". " +
+				"With several stacks (one per histogram slot, event or blank-line-separated block), a blank line " +
 				"separates them. Use of the Microsoft symbol server is covered by the Microsoft Symbol " +
 				"Server license terms.")
-		resolve.Flag("pdb", "Resolve against this PDB file (every frame, whatever its module).").StringVar(&ra.pdbFile)
+		resolve.Flag("pdb", "Resolve against this PDB file: frames of its module only (sqlmin.pdb resolves sqlmin frames; others are reported and left unresolved).").StringVar(&ra.pdbFile)
 		resolve.Flag("cache", "Symbol cache directory (symbol-store layout). Default: from _NT_SYMBOL_PATH, else the user cache directory.").StringVar(&ra.cache)
 		resolve.Flag("server", "Symbol server URL or store directory; repeatable. Default: from _NT_SYMBOL_PATH, else "+symstore.MicrosoftServer+".").StringsVar(&ra.servers)
 		resolve.Flag("offline", "Use the cache only; never download.").BoolVar(&ra.offline)
@@ -126,38 +129,91 @@ func runSymbolsResolve(ctx context.Context, e *env, a *symbolsResolveArgs) error
 		stacks = []callstack.Stack{{Frames: frames, Count: 1}}
 	}
 
+	return printResolved(ctx, e, resolver, stacks, a.pdbFile)
+}
+
+// printResolved resolves and prints every stack, warns about unresolved
+// frames by reason, and fails when no frame resolved at all.
+func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, stacks []callstack.Stack, pdbFile string) error {
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	reasons := map[string]int{}
+	otherModules := map[string]int{}
+	frames, resolved := 0, 0
+	var res []callstack.Resolved
 	for i, s := range stacks {
 		if i > 0 {
-			fmt.Fprintln(e.stdout)
+			w.WriteByte('\n')
 		}
+		res = res[:0]
 		for _, f := range s.Frames {
-			res, err := resolver.Resolve(ctx, f)
+			r, err := resolver.Resolve(ctx, f)
 			if err != nil {
 				return err
 			}
-			if res.Err != nil {
-				reasons[res.Err.Error()]++
+			res = append(res, r)
+		}
+		callstack.AttributeSpinlocks(res)
+		for _, r := range res {
+			frames++
+			switch {
+			case r.Symbol != "":
+				resolved++
+			case errors.Is(r.Err, symstore.ErrOtherModule):
+				otherModules[r.Module]++
+			case r.Err != nil:
+				reasons[r.Err.Error()]++
 			}
-			infra, op := "-", "-"
-			if res.Class.Infrastructure {
-				infra = "infra"
-			}
-			if res.Class.OperatorBadge != "" {
-				op = res.Class.OperatorBadge
-			}
-			fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\t%s\n", res.String(), res.Class.ModuleBadge, res.Class.CategoryDisplay, infra, op)
+			writeResolved(w, r)
 		}
 	}
-	keys := make([]string, 0, len(reasons))
-	for k := range reasons {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, m := range sortedKeys(otherModules) {
+		e.log.Warn("frames not resolved: their module is not the --pdb file's", "module", m, "frames", otherModules[m], "pdb", filepath.Base(pdbFile))
+	}
+	for _, k := range sortedKeys(reasons) {
+		e.log.Warn("unresolved frames", "count", reasons[k], "reason", k)
+	}
+	if resolved == 0 {
+		return fmt.Errorf("no frame resolved (%d frames; see the warnings above)", frames)
+	}
+	return nil
+}
+
+// writeResolved prints one frame: module!symbol+0xoffset (or module+0xrva),
+// module badge, category (with a spinlock's owner), infra, operator badge.
+func writeResolved(w *bufio.Writer, r callstack.Resolved) {
+	w.WriteString(r.String())
+	w.WriteByte('\t')
+	w.WriteString(r.Class.ModuleBadge)
+	w.WriteByte('\t')
+	w.WriteString(r.Class.CategoryDisplay)
+	if r.Class.Owner != "" {
+		w.WriteString(" (")
+		w.WriteString(r.Class.OwnerDisplay)
+		w.WriteByte(')')
+	}
+	if r.Class.Infrastructure {
+		w.WriteString("\tinfra\t")
+	} else {
+		w.WriteString("\t-\t")
+	}
+	if r.Class.OperatorBadge != "" {
+		w.WriteString(r.Class.OperatorBadge)
+	} else {
+		w.WriteByte('-')
+	}
+	w.WriteByte('\n')
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		e.log.Warn("unresolved frames", "count", reasons[k], "reason", k)
-	}
-	return nil
+	return keys
 }
 
 func newSymbolizer(e *env, a *symbolsResolveArgs) (callstack.Symbolizer, error) {

@@ -98,6 +98,9 @@ func (f Frame) String() string {
 // NormalizeModule reduces a module path or name to its lower-case base name
 // without .dll/.exe/.sys.
 func NormalizeModule(m string) string {
+	if isNormalModule(m) {
+		return m
+	}
 	m = strings.TrimSpace(m)
 	if i := strings.LastIndexAny(m, `\/`); i >= 0 {
 		m = m[i+1:]
@@ -107,6 +110,22 @@ func NormalizeModule(m string) string {
 		m = strings.TrimSuffix(m, ext)
 	}
 	return m
+}
+
+// isNormalModule reports whether m is already a normalised name: lower
+// case, no path, no space, no file extension (no '.'): the common case, with
+// no allocation.
+func isNormalModule(m string) bool {
+	if m == "" {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if c >= 'A' && c <= 'Z' || c == '.' || c == '\\' || c == '/' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // Stack is one call stack, innermost frame first (frame 00 is the function

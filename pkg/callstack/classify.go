@@ -31,7 +31,7 @@ type Classification struct {
 	// Owner is set on spinlock frames by AttributeSpinlocks: the category
 	// of the code that took the spinlock (the LOCK_HASH spinlock is the lock
 	// manager's: "Locking").
-	Owner string
+	Owner, OwnerDisplay string
 	// Barrier marks where a storage unit of work starts (BPool::Get).
 	Barrier bool
 }
@@ -40,11 +40,12 @@ type Classification struct {
 // everything as Unknown; use DefaultClassifier.
 type Classifier struct {
 	mu   sync.Mutex
-	memo map[classifyKey]Classification
+	memo map[classifyKey]*Classification
 
 	modules    []rule
 	categories map[string]category
 	symbols    []rule
+	symIndex   ruleIndex
 	operators  []rule
 	barriers   []rule
 }
@@ -159,6 +160,7 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 			return nil, errf("rule outside a known [section]")
 		}
 	}
+	c.symIndex = newRuleIndex(c.symbols)
 	for _, r := range c.symbols {
 		if _, ok := c.categories[r.value]; !ok {
 			return nil, fmt.Errorf("rules: symbol rule %s|%s|%s names unknown category %q", r.module.text, r.class.text, r.function.text, r.value)
@@ -175,8 +177,17 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 // stack's repeated frames cost one map lookup; the returned PlanOperators
 // slice is shared and must not be modified.
 func (c *Classifier) Classify(module, symbol string) Classification {
+	return *c.classifyShared(module, symbol)
+}
+
+var unknownClass = Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+
+// classifyShared returns the memoised classification; callers must not
+// modify it.
+func (c *Classifier) classifyShared(module, symbol string) *Classification {
 	if c == nil {
-		return Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+		u := unknownClass
+		return &u
 	}
 	key := classifyKey{module, symbol}
 	c.mu.Lock()
@@ -185,10 +196,11 @@ func (c *Classifier) Classify(module, symbol string) Classification {
 	if ok {
 		return out
 	}
-	out = c.classify(module, symbol)
+	cl := c.classify(module, symbol)
+	out = &cl
 	c.mu.Lock()
 	if c.memo == nil || len(c.memo) >= maxMemo {
-		c.memo = make(map[classifyKey]Classification)
+		c.memo = make(map[classifyKey]*Classification)
 	}
 	c.memo[key] = out
 	c.mu.Unlock()
@@ -201,7 +213,8 @@ const maxMemo = 1 << 17
 
 type classifyKey struct{ module, symbol string }
 
-// subject is a frame's names, lower-cased once for all rules.
+// subject is a frame's names, split once for all rules. Patterns compare
+// ASCII case-insensitively, so nothing is lower-cased (or allocated) here.
 type subject struct {
 	mod, class, inner, fn string
 	free, unresolved      bool
@@ -209,20 +222,20 @@ type subject struct {
 
 func newSubject(module, symbol string) subject {
 	class, fn := SplitSymbol(symbol)
-	s := subject{mod: NormalizeModule(module), class: strings.ToLower(class), fn: strings.ToLower(fn), free: class == "", unresolved: symbol == ""}
+	s := subject{mod: NormalizeModule(module), class: class, fn: fn, free: class == "", unresolved: symbol == ""}
 	if scope, last := SplitSymbol(class); scope != "" {
-		s.inner = strings.ToLower(last)
+		s.inner = last
 	}
 	return s
 }
 
 func (c *Classifier) classify(module, symbol string) Classification {
-	out := Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+	out := unknownClass
 	s := newSubject(module, symbol)
 	if r := best(c.modules, s); r != nil {
 		out.ModuleBadge = r.value
 	}
-	if r := best(c.symbols, s); r != nil {
+	if r := c.symIndex.best(c.symbols, s); r != nil {
 		out.Category = r.value
 		cat := c.categories[r.value]
 		out.CategoryDisplay, out.Infrastructure = cat.display, cat.infra
@@ -270,6 +283,76 @@ func best(rules []rule, s subject) *rule {
 	return b
 }
 
+// ruleIndex narrows the rules a frame is tested against: rules whose class
+// (or, with a "*" class, function) pattern is exact or a prefix can only
+// match names that start with the pattern's first letter, so they are kept
+// in buckets by that letter; the rest are always tried. With some 250
+// symbol rules this makes a classification a few dozen pattern tests.
+type ruleIndex struct {
+	always  []int
+	byClass map[[2]byte][]int
+	byFunc  map[[2]byte][]int
+}
+
+// bucket is the index key of a literal: its first two bytes, lower case
+// (one byte and a zero for one-letter literals, which are then always
+// tried).
+func bucket(s string) ([2]byte, bool) {
+	if len(s) < 2 {
+		return [2]byte{}, false
+	}
+	return [2]byte{lowerByte(s[0]), lowerByte(s[1])}, true
+}
+
+func newRuleIndex(rules []rule) ruleIndex {
+	x := ruleIndex{byClass: map[[2]byte][]int{}, byFunc: map[[2]byte][]int{}}
+	for i, r := range rules {
+		cb, cok := bucket(r.class.lit)
+		fb, fok := bucket(r.function.lit)
+		switch {
+		case (r.class.kind == '=' || r.class.kind == '^') && cok:
+			x.byClass[cb] = append(x.byClass[cb], i)
+		case r.class.kind == '*' && (r.function.kind == '=' || r.function.kind == '^') && fok:
+			x.byFunc[fb] = append(x.byFunc[fb], i)
+		default:
+			x.always = append(x.always, i)
+		}
+	}
+	return x
+}
+
+// best returns the most specific rule matching s among the candidates.
+func (x *ruleIndex) best(rules []rule, s subject) *rule {
+	var b *rule
+	var bm match
+	try := func(idx []int) {
+		for _, i := range idx {
+			r := &rules[i]
+			if m, ok := r.matches(s); ok && (b == nil || m.beats(bm)) {
+				b, bm = r, m
+			}
+		}
+	}
+	try(x.always)
+	if s.unresolved {
+		return b
+	}
+	cb, cok := bucket(s.class)
+	if cok {
+		try(x.byClass[cb])
+	}
+	if ib, ok := bucket(s.inner); ok && (!cok || ib != cb) {
+		try(x.byClass[ib])
+	}
+	if fb, ok := bucket(s.fn); ok {
+		if s.free {
+			try(x.byClass[fb])
+		}
+		try(x.byFunc[fb])
+	}
+	return b
+}
+
 // match is how a rule matched: the specificity levels that count, whether
 // only the innermost class matched, the literal length, and the rule order.
 type match struct {
@@ -289,11 +372,11 @@ type match struct {
 // name, and counts as a function rule. An unresolved frame (no symbol) is
 // matched only by module-wide rules.
 func (r *rule) matches(s subject) (match, bool) {
+	if !r.module.match(s.mod) {
+		return match{}, false
+	}
 	m := match{module: r.module.level, class: r.class.level, function: r.function.level, order: r.order,
 		lit: len(r.module.lit) + len(r.class.lit) + len(r.function.lit)}
-	if !r.module.match(s.mod) {
-		return m, false
-	}
 	if s.unresolved {
 		return m, r.class.kind == '*' && r.function.kind == '*'
 	}
@@ -365,19 +448,41 @@ func newPattern(s string) pattern {
 	return p
 }
 
-// match tests a lower-case string.
+// match tests s, ignoring ASCII case (the literal is lower case).
 func (p pattern) match(s string) bool {
 	switch p.kind {
 	case '*':
 		return true
 	case '^':
-		return strings.HasPrefix(s, p.lit)
+		return len(s) >= len(p.lit) && equalFoldLower(s[:len(p.lit)], p.lit)
 	case '$':
-		return strings.HasSuffix(s, p.lit)
+		return len(s) >= len(p.lit) && equalFoldLower(s[len(s)-len(p.lit):], p.lit)
 	case '~':
-		return strings.Contains(s, p.lit)
+		for i := 0; i+len(p.lit) <= len(s); i++ {
+			if lowerByte(s[i]) == p.lit[0] && equalFoldLower(s[i:i+len(p.lit)], p.lit) {
+				return true
+			}
+		}
+		return false
 	}
-	return s == p.lit
+	return len(s) == len(p.lit) && equalFoldLower(s, p.lit)
+}
+
+// equalFoldLower compares s with a lower-case literal of the same length.
+func equalFoldLower(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		if lowerByte(s[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // SplitSymbol splits a name-only symbol into class and method at the last

@@ -74,7 +74,6 @@ func Parse(input string, opts ParseOptions) ([]Stack, error) {
 var (
 	histogramStart = regexp.MustCompile(`<HistogramTarget[\s>]`)
 	slotPattern    = regexp.MustCompile(`(?s)<Slot\s+count="(\d+)"[^>]*>\s*<value>(.*?)(?:</value>|$)`)
-	blankLine      = regexp.MustCompile(`\r?\n[ \t\r]*\n`)
 	eventStart     = regexp.MustCompile(`<event\s[^>]*\bname\s*=`)
 	// stackField finds the call-stack action (or data field) of an event and
 	// its value: package0.callstack and package0.callstack_rva.
@@ -183,8 +182,29 @@ func parseShortStackDump(text string) []Stack {
 	return []Stack{{Frames: frames, Count: 1}}
 }
 
+// splitBlocks splits text at blank lines (lines of nothing but spaces, tabs
+// and carriage returns).
 func splitBlocks(text string) []string {
-	return blankLine.Split(text, -1)
+	var blocks []string
+	start := 0
+	for i := 0; i < len(text); {
+		nl := strings.IndexByte(text[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		lineStart := i + nl + 1
+		j := lineStart
+		for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r') {
+			j++
+		}
+		if j < len(text) && text[j] == '\n' { // the line after this newline is blank
+			blocks = append(blocks, text[start:i+nl])
+			start, i = j+1, j+1
+			continue
+		}
+		i = lineStart
+	}
+	return append(blocks, text[start:])
 }
 
 // scanFrames appends the frames of a frame-bearing text to out, in document

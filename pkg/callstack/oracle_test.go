@@ -208,3 +208,12 @@ func TestRuleFixes(t *testing.T) {
 		t.Errorf("spinlock classified %+v", got)
 	}
 }
+
+func TestXEProducersAreInfrastructure(t *testing.T) {
+	c := DefaultClassifier()
+	for _, sym := range []string{"lck_ProduceExtendedEvent", "LockManager::ProduceExtendedEventForAcquire", "ErrorReportedAutoPublish::Send", "XeSqlPkg::lock_acquired::Publish"} {
+		if got := c.Classify("sqlmin", sym); got.Category != "XEventInfrastructure" || !got.Infrastructure {
+			t.Errorf("Classify(%s) = %s infra %v", sym, got.Category, got.Infrastructure)
+		}
+	}
+}

@@ -12,14 +12,14 @@ const SpinlockCategory = "Spinlock"
 // and spinlock types are numbered differently in every build, so the
 // caller, not the template argument, says whose it is.
 func AttributeSpinlocks(stack []Resolved) {
-	owner := ""
+	owner, display := "", ""
 	for i := len(stack) - 1; i >= 0; i-- {
 		c := &stack[i].Class
 		switch {
 		case c.Category == SpinlockCategory:
-			c.Owner = owner
+			c.Owner, c.OwnerDisplay = owner, display
 		case c.Category != "Unknown" && c.Category != "" && !c.Infrastructure:
-			owner = c.Category
+			owner, display = c.Category, c.CategoryDisplay
 		}
 	}
 }

@@ -64,47 +64,94 @@ func keyOf(f Frame) frameKey {
 type Resolver struct {
 	Symbolizer Symbolizer // may be nil: frames stay unresolved (already symbolised frames still classify)
 	Classifier *Classifier
-	done       map[frameKey]Resolved
+	done       map[resolverKey]resolvedEntry
+	modules    map[ModuleKey]int32
+	lastMod    ModuleKey // the module of the previous frame and its id:
+	lastID     int32     // consecutive frames mostly share one
+}
+
+// resolverKey is a compact frameKey: the module identity is numbered once
+// per Resolver, so 100,000 distinct frames hash a few words each.
+type resolverKey struct {
+	module int32
+	hasRVA bool
+	rva    uint32
+	addr   uint64
+	symbol string
+	offset uint64
+}
+
+// resolvedEntry is what the Resolver remembers of a distinct frame; the
+// classification is shared with the Classifier's memo.
+type resolvedEntry struct {
+	module string
+	symbol string
+	offset uint64
+	err    error
+	class  *Classification
+}
+
+func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
+	mk := f.Key()
+	if r.modules == nil {
+		r.modules = map[ModuleKey]int32{}
+		r.done = map[resolverKey]resolvedEntry{}
+	}
+	id := r.lastID
+	if len(r.modules) == 0 || mk != r.lastMod {
+		var ok bool
+		if id, ok = r.modules[mk]; !ok {
+			id = int32(len(r.modules))
+			r.modules[mk] = id
+		}
+		r.lastMod, r.lastID = mk, id
+	}
+	fk := keyOf(f)
+	return resolverKey{module: id, hasRVA: fk.hasRVA, rva: fk.rva, addr: fk.addr, symbol: fk.symbol, offset: fk.offset}, mk
 }
 
 // Resolve resolves one frame. Symbolizer errors are recorded in the result,
 // not returned; only context cancellation is returned.
 func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
-	if r.done == nil {
-		r.done = map[frameKey]Resolved{}
+	k, mk := r.keyOf(f)
+	e, ok := r.done[k]
+	if !ok {
+		if err := ctx.Err(); err != nil {
+			return Resolved{}, err
+		}
+		var err error
+		if e, err = r.resolve(ctx, f, mk.Module); err != nil {
+			return Resolved{}, err
+		}
+		r.done[k] = e
 	}
-	k := keyOf(f)
-	if res, ok := r.done[k]; ok {
-		res.Frame = f
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Resolved{}, err
-	}
-	res := Resolved{Frame: f, Module: f.ModuleName()}
+	return Resolved{Frame: f, Module: e.module, Symbol: e.symbol, Offset: e.offset, Err: e.err, Class: *e.class}, nil
+}
+
+func (r *Resolver) resolve(ctx context.Context, f Frame, module string) (resolvedEntry, error) {
+	e := resolvedEntry{module: module}
 	switch {
 	case f.Symbol != "":
-		res.Symbol, res.Offset = f.Symbol, f.SymbolOffset
+		e.symbol, e.offset = f.Symbol, f.SymbolOffset
 	case f.Module == "":
-		res.Err = ErrNoModule
+		e.err = ErrNoModule
 	case !f.HasRVA:
-		res.Err = ErrNoRVA
+		e.err = ErrNoRVA
 	case r.Symbolizer == nil:
-		res.Err = errors.New("no symbolizer configured")
+		e.err = errors.New("no symbolizer configured")
 	default:
-		sym, err := r.Symbolizer.Lookup(ctx, f.Key(), f.RVA)
+		sym, err := r.Symbolizer.Lookup(ctx, ModuleKey{Module: module, PDB: f.PDB, GUID: f.GUID, Age: f.Age}, f.RVA)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Resolved{}, ctx.Err()
+				return e, ctx.Err()
 			}
-			res.Err = err
+			e.err = err
 		} else {
-			res.Symbol, res.Offset = sym.Name, uint64(sym.Offset)
+			e.symbol, e.offset = sym.Name, uint64(sym.Offset)
 		}
 	}
-	res.Class = r.Classifier.Classify(res.Module, res.Symbol)
-	r.done[k] = res
-	return res, nil
+	e.class = r.Classifier.classifyShared(e.module, e.symbol)
+	return e, nil
 }
 
 // Node is a call-tree node: one frame reached through one particular chain

@@ -163,6 +163,9 @@ func (r *Resolver) Lookup(ctx context.Context, module callstack.ModuleKey, rva u
 		if err := r.fixedID.checkModule(module); err != nil {
 			return callstack.Symbol{}, err
 		}
+		// One open table: a lookup is a binary search, cheaper than the
+		// result cache would be.
+		return lookupIn(r.fixed.table, module, rva)
 	} else {
 		if !module.HasIdentity() {
 			return callstack.Symbol{}, fmt.Errorf("%s: %w", module.Module, ErrNoIdentity)
@@ -198,13 +201,16 @@ func (r *Resolver) Lookup(ctx context.Context, module callstack.ModuleKey, rva u
 		}
 	}
 	var res result
-	if m, ok := entry.table.Lookup(rva); ok {
-		res.sym = callstack.Symbol{Name: m.Name, Offset: m.Displacement}
-	} else {
-		res.err = fmt.Errorf("%s+%#x: %w", module.Module, rva, callstack.ErrNoSymbol)
-	}
+	res.sym, res.err = lookupIn(entry.table, module, rva)
 	r.results.Add(rk, res)
 	return res.sym, res.err
+}
+
+func lookupIn(t *pdb.Table, module callstack.ModuleKey, rva uint32) (callstack.Symbol, error) {
+	if m, ok := t.Lookup(rva); ok {
+		return callstack.Symbol{Name: m.Name, Offset: m.Displacement}, nil
+	}
+	return callstack.Symbol{}, fmt.Errorf("%s+%#x: %w", module.Module, rva, callstack.ErrNoSymbol)
 }
 
 func (r *Resolver) entry(k tableKey) *tableEntry {
