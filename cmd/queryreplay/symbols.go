@@ -140,6 +140,7 @@ func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, st
 	otherModules := map[string]int{}
 	frames, resolved := 0, 0
 	var res []callstack.Resolved
+	var scratch []byte
 	for i, s := range stacks {
 		if i > 0 {
 			w.WriteByte('\n')
@@ -163,7 +164,7 @@ func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, st
 			case r.Err != nil:
 				reasons[r.Err.Error()]++
 			}
-			writeResolved(w, r)
+			scratch = writeResolved(w, r, scratch)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -183,8 +184,9 @@ func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, st
 
 // writeResolved prints one frame: module!symbol+0xoffset (or module+0xrva),
 // module badge, category (with a spinlock's owner), infra, operator badge.
-func writeResolved(w *bufio.Writer, r callstack.Resolved) {
-	w.WriteString(r.String())
+func writeResolved(w *bufio.Writer, r callstack.Resolved, scratch []byte) []byte {
+	scratch = r.AppendText(scratch[:0])
+	w.Write(scratch)
 	w.WriteByte('\t')
 	w.WriteString(r.Class.ModuleBadge)
 	w.WriteByte('\t')
@@ -205,6 +207,7 @@ func writeResolved(w *bufio.Writer, r callstack.Resolved) {
 		w.WriteByte('-')
 	}
 	w.WriteByte('\n')
+	return scratch
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -84,6 +85,7 @@ func cliBenchInput(b *testing.B) (pdbPath, framesPath string, rvas []uint32) {
 func BenchmarkSymbolsResolve100k(b *testing.B) {
 	pdbPath, frames, rvas := cliBenchInput(b)
 	b.Run("library", func(b *testing.B) {
+		cpu0 := processCPU()
 		for b.Loop() {
 			f, err := pdb.Open(pdbPath)
 			if err != nil {
@@ -101,9 +103,11 @@ func BenchmarkSymbolsResolve100k(b *testing.B) {
 			f.Close()
 		}
 		b.ReportMetric(float64(len(rvas))*float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	})
 	b.Run("cli", func(b *testing.B) {
 		args := []string{"symbols", "resolve", "--pdb", pdbPath, "--frames", frames}
+		cpu0 := processCPU()
 		for b.Loop() {
 			var out countingWriter
 			var errOut strings.Builder
@@ -115,6 +119,7 @@ func BenchmarkSymbolsResolve100k(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(benchFrames)*float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	})
 }
 
@@ -122,7 +127,7 @@ func BenchmarkSymbolsResolve100k(b *testing.B) {
 type countingWriter struct{ lines int }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
-	w.lines += strings.Count(string(p), "\n")
+	w.lines += bytes.Count(p, []byte{'\n'})
 	return len(p), nil
 }
 

@@ -143,6 +143,10 @@ type Stack struct {
 type Symbol struct {
 	Name   string
 	Offset uint32
+	// ID, when not 0, numbers the function uniquely within its module
+	// build (pkg/symstore uses the PDB table index + 1); the Resolver then
+	// caches the function's classification by number instead of by name.
+	ID uint32
 }
 
 // Symbolizer resolves an RVA inside a module build to a symbol.

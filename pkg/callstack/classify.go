@@ -40,12 +40,14 @@ type Classification struct {
 // everything as Unknown; use DefaultClassifier.
 type Classifier struct {
 	mu   sync.Mutex
-	memo map[classifyKey]*Classification
+	memo    map[string]map[string]*Classification // module → symbol → result
+	memoLen int
 
 	modules    []rule
 	categories map[string]category
 	symbols    []rule
 	symIndex   ruleIndex
+	opIndex    ruleIndex
 	operators  []rule
 	barriers   []rule
 }
@@ -161,6 +163,7 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 		}
 	}
 	c.symIndex = newRuleIndex(c.symbols)
+	c.opIndex = newRuleIndex(c.operators)
 	for _, r := range c.symbols {
 		if _, ok := c.categories[r.value]; !ok {
 			return nil, fmt.Errorf("rules: symbol rule %s|%s|%s names unknown category %q", r.module.text, r.class.text, r.function.text, r.value)
@@ -189,9 +192,9 @@ func (c *Classifier) classifyShared(module, symbol string) *Classification {
 		u := unknownClass
 		return &u
 	}
-	key := classifyKey{module, symbol}
 	c.mu.Lock()
-	out, ok := c.memo[key]
+	bySymbol := c.memo[module]
+	out, ok := bySymbol[symbol]
 	c.mu.Unlock()
 	if ok {
 		return out
@@ -199,10 +202,14 @@ func (c *Classifier) classifyShared(module, symbol string) *Classification {
 	cl := c.classify(module, symbol)
 	out = &cl
 	c.mu.Lock()
-	if c.memo == nil || len(c.memo) >= maxMemo {
-		c.memo = make(map[classifyKey]*Classification)
+	if c.memo == nil || c.memoLen >= maxMemo {
+		c.memo, c.memoLen = map[string]map[string]*Classification{}, 0
 	}
-	c.memo[key] = out
+	if c.memo[module] == nil {
+		c.memo[module] = map[string]*Classification{}
+	}
+	c.memo[module][symbol] = out
+	c.memoLen++
 	c.mu.Unlock()
 	return out
 }
@@ -210,8 +217,6 @@ func (c *Classifier) classifyShared(module, symbol string) *Classification {
 // maxMemo bounds the memo; when full it starts afresh (a 100,000-frame
 // input has a few thousand distinct functions).
 const maxMemo = 1 << 17
-
-type classifyKey struct{ module, symbol string }
 
 // subject is a frame's names, split once for all rules. Patterns compare
 // ASCII case-insensitively, so nothing is lower-cased (or allocated) here.
@@ -243,19 +248,14 @@ func (c *Classifier) classify(module, symbol string) Classification {
 	if !s.unresolved {
 		var badge, ops *rule
 		var badgeM, opsM match
-		for i := range c.operators {
-			r := &c.operators[i]
-			m, ok := r.matches(s)
-			if !ok {
-				continue
-			}
+		c.opIndex.each(c.operators, s, func(r *rule, m match) {
 			if r.value != "" && (badge == nil || m.beats(badgeM)) {
 				badge, badgeM = r, m
 			}
 			if len(r.planOps) > 0 && (ops == nil || m.beats(opsM)) {
 				ops, opsM = r, m
 			}
-		}
+		})
 		if badge != nil {
 			out.OperatorBadge = badge.value
 		}
@@ -325,17 +325,26 @@ func newRuleIndex(rules []rule) ruleIndex {
 func (x *ruleIndex) best(rules []rule, s subject) *rule {
 	var b *rule
 	var bm match
+	x.each(rules, s, func(r *rule, m match) {
+		if b == nil || m.beats(bm) {
+			b, bm = r, m
+		}
+	})
+	return b
+}
+
+// each calls fn for every candidate rule that matches s.
+func (x *ruleIndex) each(rules []rule, s subject, fn func(*rule, match)) {
 	try := func(idx []int) {
 		for _, i := range idx {
-			r := &rules[i]
-			if m, ok := r.matches(s); ok && (b == nil || m.beats(bm)) {
-				b, bm = r, m
+			if m, ok := rules[i].matches(s); ok {
+				fn(&rules[i], m)
 			}
 		}
 	}
 	try(x.always)
 	if s.unresolved {
-		return b
+		return
 	}
 	cb, cok := bucket(s.class)
 	if cok {
@@ -345,12 +354,11 @@ func (x *ruleIndex) best(rules []rule, s subject) *rule {
 		try(x.byClass[ib])
 	}
 	if fb, ok := bucket(s.fn); ok {
-		if s.free {
+		if s.free && (!cok || fb != cb) {
 			try(x.byClass[fb])
 		}
 		try(x.byFunc[fb])
 	}
-	return b
 }
 
 // match is how a rule matched: the specificity levels that count, whether
@@ -511,7 +519,7 @@ func SplitSymbol(symbol string) (class, method string) {
 		return "", symbol
 	}
 	class = symbol[:split]
-	if strings.ContainsAny(class, "`'") {
+	if strings.IndexByte(class, '`') >= 0 || strings.IndexByte(class, '\'') >= 0 {
 		class = strings.Map(func(r rune) rune {
 			if r == '`' || r == '\'' {
 				return -1

@@ -93,3 +93,26 @@ Hekaton | Hekaton | no
 		}
 	}
 }
+
+// TestRuleIndexAgreesWithFullScan: the prefix index must pick the same rule
+// as testing every rule, for names built from every rule's own literals.
+func TestRuleIndexAgreesWithFullScan(t *testing.T) {
+	c := DefaultClassifier()
+	var names []string
+	for _, r := range c.symbols {
+		cl, fn := strings.Trim(r.class.text, "*"), strings.Trim(r.function.text, "*")
+		for _, n := range []string{cl + "::" + fn, cl + "X::" + fn + "Y", "ns::" + cl + "::" + fn, fn, cl, "Q" + cl + "::Z" + fn, strings.ToUpper(cl) + "::" + strings.ToLower(fn)} {
+			names = append(names, strings.TrimPrefix(strings.TrimSuffix(n, "::"), "::"))
+		}
+	}
+	for _, mod := range []string{"sqlmin", "sqllang", "sqldk", "qds", "hkengine", "xtp_p_1", "other"} {
+		for _, n := range append(names, "") {
+			s := newSubject(mod, n)
+			full := best(c.symbols, s)
+			idx := c.symIndex.best(c.symbols, s)
+			if full != idx {
+				t.Fatalf("%s!%s: index picks %+v, full scan %+v", mod, n, idx, full)
+			}
+		}
+	}
+}

@@ -61,9 +61,13 @@ func Parse(input string, opts ParseOptions) ([]Stack, error) {
 	case strings.Contains(text, "Short Stack Dump"):
 		stacks = parseShortStackDump(text[strings.Index(text, "Short Stack Dump"):])
 	default:
+		// One backing array for all stacks (a line holds a frame or so):
+		// 100,000-frame inputs would otherwise grow every stack's slice.
+		all := make([]Frame, 0, strings.Count(text, "\n")+1)
 		for _, block := range splitBlocks(text) {
-			if frames := scanFrames(block, nil); len(frames) > 0 {
-				stacks = append(stacks, Stack{Frames: frames, Count: 1})
+			start := len(all)
+			if all = scanFrames(block, all); len(all) > start {
+				stacks = append(stacks, Stack{Frames: all[start:len(all):len(all)], Count: 1})
 			}
 		}
 	}

@@ -93,6 +93,9 @@ func completeFrames(stacks []Stack, opts ParseOptions) {
 			}
 		}
 	}
+	if len(identity) == 0 && len(recovered) == 0 && opts.Bases == nil {
+		return // nothing to fill in
+	}
 	for si := range stacks {
 		for fi := range stacks[si].Frames {
 			f := &stacks[si].Frames[fi]

@@ -3,7 +3,7 @@ package callstack
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 )
 
 // Resolved is a frame with its symbol and classification.
@@ -20,14 +20,20 @@ type Resolved struct {
 }
 
 // String prints module!symbol+0xoffset, or module+0xrva when unresolved.
-func (r Resolved) String() string {
+func (r Resolved) String() string { return string(r.AppendText(nil)) }
+
+// AppendText appends what String prints to b (without fmt: the CLI prints
+// 100,000 of these).
+func (r Resolved) AppendText(b []byte) []byte {
 	switch {
 	case r.Symbol != "":
-		return fmt.Sprintf("%s!%s+0x%x", r.Module, r.Symbol, r.Offset)
+		b = append(append(append(b, r.Module...), '!'), r.Symbol...)
+		return strconv.AppendUint(append(b, "+0x"...), r.Offset, 16)
 	case r.Frame.HasRVA:
-		return fmt.Sprintf("%s+0x%x", r.Module, r.Frame.RVA)
+		b = append(b, r.Module...)
+		return strconv.AppendUint(append(b, "+0x"...), uint64(r.Frame.RVA), 16)
 	}
-	return r.Frame.String()
+	return append(b, r.Frame.String()...)
 }
 
 // Errors that explain unresolved frames.
@@ -60,14 +66,58 @@ func keyOf(f Frame) frameKey {
 }
 
 // Resolver resolves frames through a Symbolizer and classifies them,
-// resolving each distinct frame once per Resolver.
+// resolving each distinct frame once per Resolver (unless the Symbolizer is
+// a CheapSymbolizer, which caches for itself).
 type Resolver struct {
 	Symbolizer Symbolizer // may be nil: frames stay unresolved (already symbolised frames still classify)
 	Classifier *Classifier
 	done       map[resolverKey]resolvedEntry
+	doneRVA    map[uint64]resolvedEntry // module id << 32 | RVA: the common case, a fast map
 	modules    map[ModuleKey]int32
 	lastMod    ModuleKey // the module of the previous frame and its id:
 	lastID     int32     // consecutive frames mostly share one
+	classes    [][]*Classification // module id → Symbol.ID → classification
+}
+
+// classOf classifies through the Resolver's per-function cache (when the
+// Symbolizer numbers its functions), then the Classifier's memo.
+func (r *Resolver) classOf(moduleID int32, module string, sym Symbol) *Classification {
+	if sym.ID == 0 || sym.ID > maxSymbolID {
+		return r.Classifier.classifyShared(module, sym.Name)
+	}
+	for int(moduleID) >= len(r.classes) {
+		r.classes = append(r.classes, nil)
+	}
+	byID := r.classes[moduleID]
+	if int(sym.ID) < len(byID) {
+		if c := byID[sym.ID]; c != nil {
+			return c
+		}
+	} else {
+		byID = append(byID, make([]*Classification, int(sym.ID)+1-len(byID)+len(byID)/2)...)
+		r.classes[moduleID] = byID
+	}
+	c := r.Classifier.classifyShared(module, sym.Name)
+	byID[sym.ID] = c
+	return c
+}
+
+// maxSymbolID bounds the per-function cache (sqlmin's public PDB has some
+// 300,000 symbols).
+const maxSymbolID = 1 << 22
+
+// CheapSymbolizer is implemented by Symbolizers whose lookups are already
+// cheap and cached — pkg/symstore answers from open PDB tables with a
+// binary search — so the Resolver keeps no copy of each RVA's answer: for
+// 100,000 distinct frames that copy costs more than the lookups it saves.
+type CheapSymbolizer interface {
+	Symbolizer
+	CheapLookups() bool
+}
+
+func (r *Resolver) cheapLookups() bool {
+	c, ok := r.Symbolizer.(CheapSymbolizer)
+	return ok && c.CheapLookups()
 }
 
 // resolverKey is a compact frameKey: the module identity is numbered once
@@ -84,8 +134,9 @@ type resolverKey struct {
 // resolvedEntry is what the Resolver remembers of a distinct frame; the
 // classification is shared with the Classifier's memo.
 type resolvedEntry struct {
-	module string
-	symbol string
+	module   string
+	symbol   string
+	symbolID uint32
 	offset uint64
 	err    error
 	class  *Classification
@@ -96,6 +147,7 @@ func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
 	if r.modules == nil {
 		r.modules = map[ModuleKey]int32{}
 		r.done = map[resolverKey]resolvedEntry{}
+		r.doneRVA = map[uint64]resolvedEntry{}
 	}
 	id := r.lastID
 	if len(r.modules) == 0 || mk != r.lastMod {
@@ -106,29 +158,50 @@ func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
 		}
 		r.lastMod, r.lastID = mk, id
 	}
-	fk := keyOf(f)
-	return resolverKey{module: id, hasRVA: fk.hasRVA, rva: fk.rva, addr: fk.addr, symbol: fk.symbol, offset: fk.offset}, mk
+	k := resolverKey{module: id, symbol: f.Symbol}
+	switch {
+	case f.Symbol != "":
+		k.offset = f.SymbolOffset
+	case f.HasRVA:
+		k.rva, k.hasRVA = f.RVA, true
+	default:
+		k.addr = f.Address
+	}
+	return k, mk
 }
 
 // Resolve resolves one frame. Symbolizer errors are recorded in the result,
 // not returned; only context cancellation is returned.
 func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
 	k, mk := r.keyOf(f)
-	e, ok := r.done[k]
+	rvaOnly := k.hasRVA && k.symbol == ""
+	var e resolvedEntry
+	var ok bool
+	if rvaOnly {
+		e, ok = r.doneRVA[uint64(k.module)<<32|uint64(k.rva)]
+	} else {
+		e, ok = r.done[k]
+	}
 	if !ok {
 		if err := ctx.Err(); err != nil {
 			return Resolved{}, err
 		}
 		var err error
-		if e, err = r.resolve(ctx, f, mk.Module); err != nil {
+		if e, err = r.resolve(ctx, f, mk.Module, k.module); err != nil {
 			return Resolved{}, err
 		}
-		r.done[k] = e
+		if rvaOnly {
+			if !r.cheapLookups() {
+				r.doneRVA[uint64(k.module)<<32|uint64(k.rva)] = e
+			}
+		} else {
+			r.done[k] = e
+		}
 	}
 	return Resolved{Frame: f, Module: e.module, Symbol: e.symbol, Offset: e.offset, Err: e.err, Class: *e.class}, nil
 }
 
-func (r *Resolver) resolve(ctx context.Context, f Frame, module string) (resolvedEntry, error) {
+func (r *Resolver) resolve(ctx context.Context, f Frame, module string, moduleID int32) (resolvedEntry, error) {
 	e := resolvedEntry{module: module}
 	switch {
 	case f.Symbol != "":
@@ -147,10 +220,10 @@ func (r *Resolver) resolve(ctx context.Context, f Frame, module string) (resolve
 			}
 			e.err = err
 		} else {
-			e.symbol, e.offset = sym.Name, uint64(sym.Offset)
+			e.symbol, e.offset, e.symbolID = sym.Name, uint64(sym.Offset), sym.ID
 		}
 	}
-	e.class = r.Classifier.classifyShared(e.module, e.symbol)
+	e.class = r.classOf(moduleID, e.module, Symbol{Name: e.symbol, ID: e.symbolID})
 	return e, nil
 }
 
@@ -211,17 +284,19 @@ func (t *Tree) Walk(fn func(n *Node, depth int)) {
 	walk(&t.Root, 1)
 }
 
-// Resolve resolves every node; each distinct frame is looked up once. It
-// returns the number of distinct frames.
+// Resolve resolves every node; each distinct frame is looked up once (see
+// Resolver). It returns the number of distinct frames in the tree.
 func (t *Tree) Resolve(ctx context.Context, r *Resolver) (int, error) {
 	var err error
+	distinct := map[frameKey]bool{}
 	t.Walk(func(n *Node, _ int) {
 		if err != nil {
 			return
 		}
+		distinct[keyOf(n.Frame)] = true
 		var res Resolved
 		res, err = r.Resolve(ctx, n.Frame)
 		n.Resolved = &res
 	})
-	return len(r.done), err
+	return len(distinct), err
 }

@@ -257,6 +257,7 @@ type Match struct {
 	Symbol       Symbol
 	Name         string // undecorated, name-only form
 	Displacement uint32 // rva − Symbol.RVA
+	Index        int    // the symbol's position in the table (Symbols()[Index])
 }
 
 // Lookup finds the symbol with the greatest address ≤ rva in the same
@@ -290,7 +291,7 @@ func (t *Table) Lookup(rva uint32) (Match, bool) {
 	if s.Size != 0 && rva-s.RVA >= s.Size {
 		return Match{}, false
 	}
-	return Match{Symbol: s, Name: t.name(i), Displacement: rva - s.RVA}, true
+	return Match{Symbol: s, Name: t.name(i), Displacement: rva - s.RVA, Index: i}, true
 }
 
 // sectionIndex returns the index of the section containing rva, or -1.

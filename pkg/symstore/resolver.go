@@ -62,7 +62,11 @@ type tableEntry struct {
 	err   error
 }
 
-var _ callstack.Symbolizer = (*Resolver)(nil)
+var _ callstack.CheapSymbolizer = (*Resolver)(nil)
+
+// CheapLookups tells callstack.Resolver not to cache answers again: a
+// Resolver answers from open PDB tables (and its own result cache).
+func (r *Resolver) CheapLookups() bool { return true }
 
 // NewResolver resolves through store.
 func NewResolver(store *Store, opts ResolverOptions) (*Resolver, error) {
@@ -208,7 +212,7 @@ func (r *Resolver) Lookup(ctx context.Context, module callstack.ModuleKey, rva u
 
 func lookupIn(t *pdb.Table, module callstack.ModuleKey, rva uint32) (callstack.Symbol, error) {
 	if m, ok := t.Lookup(rva); ok {
-		return callstack.Symbol{Name: m.Name, Offset: m.Displacement}, nil
+		return callstack.Symbol{Name: m.Name, Offset: m.Displacement, ID: uint32(m.Index) + 1}, nil
 	}
 	return callstack.Symbol{}, fmt.Errorf("%s+%#x: %w", module.Module, rva, callstack.ErrNoSymbol)
 }
