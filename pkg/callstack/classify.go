@@ -39,7 +39,7 @@ type Classification struct {
 // Classifier applies classification rules. The zero value classifies
 // everything as Unknown; use DefaultClassifier.
 type Classifier struct {
-	mu   sync.Mutex
+	mu      sync.Mutex
 	memo    map[string]map[string]*Classification // module → symbol → result
 	memoLen int
 

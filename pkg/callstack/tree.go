@@ -74,8 +74,8 @@ type Resolver struct {
 	done       map[resolverKey]resolvedEntry
 	doneRVA    map[uint64]resolvedEntry // module id << 32 | RVA: the common case, a fast map
 	modules    map[ModuleKey]int32
-	lastMod    ModuleKey // the module of the previous frame and its id:
-	lastID     int32     // consecutive frames mostly share one
+	lastMod    ModuleKey           // the module of the previous frame and its id:
+	lastID     int32               // consecutive frames mostly share one
 	classes    [][]*Classification // module id → Symbol.ID → classification
 }
 
@@ -137,9 +137,9 @@ type resolvedEntry struct {
 	module   string
 	symbol   string
 	symbolID uint32
-	offset uint64
-	err    error
-	class  *Classification
+	offset   uint64
+	err      error
+	class    *Classification
 }
 
 func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
