@@ -307,26 +307,68 @@ func TestUndecorateAgainstLLVMUndname(t *testing.T) {
 
 // nameOnly reduces a full llvm-undname signature to the qualified name:
 // drop access and storage words, the return type (everything before the
-// top-level calling convention) and the parameter list.
+// top-level calling convention) and the parameter list. Nested symbols
+// (inside `…') keep their full signature, as llvm-undname prints them.
 func nameOnly(full string) string {
 	s := full
-	for _, p := range []string{"public: ", "private: ", "protected: ", "virtual ", "static ", "[thunk]: "} {
-		s = strings.ReplaceAll(s, p, "")
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, p := range []string{"public: ", "private: ", "protected: ", "virtual ", "static ", "[thunk]: "} {
+			if strings.HasPrefix(s, p) {
+				s, trimmed = s[len(p):], true
+			}
+		}
 	}
-	depth := 0
+	depth, quote, function := 0, 0, false
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '<', '(':
 			depth++
 		case '>', ')':
 			depth--
+		case '`':
+			quote++
+		case '\'':
+			if quote > 0 {
+				quote--
+			}
 		}
-		if depth == 0 && strings.HasPrefix(s[i:], "__cdecl ") {
-			s = s[i+len("__cdecl "):]
+		if depth == 0 && quote == 0 && strings.HasPrefix(s[i:], "__cdecl ") {
+			s, function = s[i+len("__cdecl "):], true
 			break
 		}
 	}
+	if !function {
+		// a variable: "type name" — the name is the last top-level word
+		if j := lastTopLevelSpace(s); j >= 0 {
+			s = strings.TrimLeft(s[j+1:], "*&") // "char const *name"
+		}
+	}
 	return stripSignature(s)
+}
+
+// lastTopLevelSpace finds the last space outside <…>, (…) and `…'.
+func lastTopLevelSpace(s string) int {
+	depth, quote, at := 0, 0, -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '(', '{':
+			depth++
+		case '>', ')', '}':
+			depth--
+		case '`':
+			quote++
+		case '\'':
+			if quote > 0 {
+				quote--
+			}
+		case ' ':
+			if depth == 0 && quote == 0 {
+				at = i
+			}
+		}
+	}
+	return at
 }
 
 // undecorateCases are decorated names written for SQL Server-like symbols
