@@ -3,10 +3,12 @@ package symstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/pdb"
 	"github.com/queryreplay/queryreplay/pkg/pdb/pdbtest"
@@ -243,18 +246,69 @@ func TestFetchFilePtr(t *testing.T) {
 	}
 }
 
-func TestFetchCompressedIsUnsupported(t *testing.T) {
+// TestFetchCompressedPD_: a server (or store directory) with only the
+// cabinet sqldk.pd_ — made by gcab, as symstore /compress would — yields the
+// PDB, expanded and verified; an LZX cabinet is refused by name.
+func TestFetchCompressedPD_(t *testing.T) {
 	a, _ := fixtures(t)
+	gcab := testenv.RequireTool(t, "gcab", "gcab")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "sqldk.pdb")
+	os.WriteFile(src, a.data, 0o644)
+	pd := filepath.Join(dir, "sqldk.pd_")
+	if out, err := exec.Command(gcab, "-c", "-z", "-n", pd, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcab: %v %s", err, out)
+	}
+	cabBytes, _ := os.ReadFile(pd)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sqldk.pdb/"+key(a)+"/sqldk.pd_" {
+			w.Write(cabBytes)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	// A local store directory holding only the .pd_ works the same way.
+	storeDir := t.TempDir()
+	os.MkdirAll(filepath.Join(storeDir, "sqldk.pdb", key(a)), 0o755)
+	os.WriteFile(filepath.Join(storeDir, "sqldk.pdb", key(a), "sqldk.pd_"), cabBytes, 0o644)
+	for _, server := range []string{srv.URL, storeDir} {
+		s := newStore(t, server)
+		p, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+		if err != nil {
+			t.Fatalf("%s: %v", server, err)
+		}
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, a.data) {
+			t.Errorf("%s: expanded PDB differs", server)
+		}
+		left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".*"))
+		if len(left) != 0 {
+			t.Errorf("temp files left: %v", left)
+		}
+	}
+	// LZX: the one compression this reader does not expand.
+	lzx := bytes.Clone(cabBytes)
+	binary.LittleEndian.PutUint16(lzx[36+6:], 0x1503)
+	srv2 := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/sqldk.pd_") {
+			w.Write(lzx)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	_, err := newStore(t, srv2.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), "sqldk.pd_") || !strings.Contains(err.Error(), "LZX") {
+		t.Errorf("err = %v, want ErrCompressed naming sqldk.pd_ and LZX", err)
+	}
+	// Garbage under the .pd_ name is an error naming it, not "not found".
+	srv3 := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/sqldk.pd_") {
 			w.Write([]byte("MSCF"))
 			return
 		}
 		http.NotFound(w, r)
 	})
-	_, err := newStore(t, srv.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
-	if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), "sqldk.pd_") {
-		t.Errorf("err = %v, want ErrCompressed naming sqldk.pd_", err)
+	if _, err := newStore(t, srv3.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "sqldk.pd_") {
+		t.Errorf("garbage .pd_: %v", err)
 	}
 }
 
