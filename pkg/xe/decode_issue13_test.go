@@ -84,8 +84,8 @@ func TestUTF16Input(t *testing.T) {
 		t.Fatalf("utf-8: %d events", len(want))
 	}
 	for _, tc := range []struct {
-		name     string
-		be, bom  bool
+		name    string
+		be, bom bool
 	}{{"LE", false, false}, {"BE", true, false}, {"LE BOM", false, true}, {"BE BOM", true, true}} {
 		got := decodeStrings(t, utf16Bytes(text, tc.be, tc.bom))
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
