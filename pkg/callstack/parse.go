@@ -234,13 +234,19 @@ func ParseModuleInfo(text string) map[string]ModuleKey {
 }
 
 // DecodeText turns file bytes into a string: UTF-16 with a byte-order mark
-// (SQLDump*.txt files are UTF-16LE) or UTF-8 with or without one.
+// (SQLDump*.txt files are UTF-16LE), UTF-16 without one (ASCII text with
+// every other byte zero: what PowerShell and SSMS save), or UTF-8 with or
+// without a mark.
 func DecodeText(b []byte) string {
 	switch {
 	case len(b) >= 2 && b[0] == 0xFF && b[1] == 0xFE:
 		return decodeUTF16(b[2:], false)
 	case len(b) >= 2 && b[0] == 0xFE && b[1] == 0xFF:
 		return decodeUTF16(b[2:], true)
+	case len(b) >= 4 && len(b)%2 == 0 && b[0] != 0 && b[1] == 0 && b[2] != 0 && b[3] == 0:
+		return decodeUTF16(b, false)
+	case len(b) >= 4 && len(b)%2 == 0 && b[0] == 0 && b[1] != 0 && b[2] == 0 && b[3] != 0:
+		return decodeUTF16(b, true)
 	case len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF:
 		b = b[3:]
 	}

@@ -83,3 +83,20 @@ func TestEscapedLineBreakGluedToModule(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeTextUTF16WithoutBOM(t *testing.T) {
+	text := "sqldk+0x40609\r\nsqlmin!CQScanNLJoinNew::GetRow+0x1f\r\n"
+	le, be := []byte{}, []byte{}
+	for _, r := range text {
+		le = append(le, byte(r), 0)
+		be = append(be, 0, byte(r))
+	}
+	for name, b := range map[string][]byte{"LE": le, "BE": be} {
+		if got := DecodeText(b); got != text {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if got := DecodeText([]byte("ab\x00")); got != "ab\x00" {
+		t.Errorf("UTF-8 with a NUL mangled: %q", got)
+	}
+}
