@@ -67,3 +67,6 @@ bench:
 	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
 	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
+	$(GO) test ./cmd/queryreplay -run '^$$' -bench SymbolsResolve100k -benchtime 5x
+	$(GO) test ./pkg/xe -run '^$$' -bench HugeValueMemory -benchtime 2x
+	$(GO) test ./pkg/callstack -run '^$$' -bench ClassifyDistinct

@@ -121,3 +121,27 @@ func TestHugeValueMemory(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHugeValueMemory reports the peak heap of decoding one event just
+// under a 48 MB limit, as a multiple of the limit (issue 13 asks ~1.5×).
+func BenchmarkHugeValueMemory(b *testing.B) {
+	const limit = 48 << 20
+	prefix := `<event name="query_post_execution_showplan" package="sqlserver" timestamp="2024-01-01T00:00:00.000Z"><data name="showplan_xml"><value><![CDATA[`
+	suffix := "]]></value></data></event>\n"
+	n := int64(limit - len(prefix) - len(suffix) - 1024)
+	var worst uint64
+	for b.Loop() {
+		peak := peakHeap(func() {
+			d := xe.NewDecoder(&synthReader{prefix: prefix, suffix: suffix, fill: "x", n: n})
+			d.SetMaxEventSize(limit)
+			ev, err := d.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.KeepAlive(ev)
+		})
+		worst = max(worst, peak)
+	}
+	b.ReportMetric(float64(worst)/limit, "peak/limit")
+	b.SetBytes(limit)
+}
