@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/queryreplay/queryreplay/pkg/catalogfile"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/xe"
@@ -49,11 +50,12 @@ func runTimeline(ctx context.Context, e *env, a *timelineArgs) error {
 		if err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		}
-		cat, err = timeline.ReadCatalog(f)
+		file, err := catalogfile.Read(f)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.catalog, err)
 		}
+		cat = timeline.CatalogFromFile(file)
 	}
 	b, err := timeline.NewBuilder(plan, cat, nil, &timeline.Options{Statement: a.statement})
 	if err != nil {
