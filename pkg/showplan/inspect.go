@@ -51,6 +51,8 @@ type DocumentNode struct {
 	Behavior              Behavior          `json:"behavior"`
 	BlockingInputs        []int             `json:"blockingInputs"`
 	Rule                  string            `json:"rule"`
+	RuleSource            string            `json:"ruleSource,omitempty"`
+	RuleCaveat            string            `json:"ruleCaveat,omitempty"`
 	Known                 bool              `json:"known"`
 	ExecutionMode         string            `json:"executionMode"`
 	AdaptiveThresholdRows float64           `json:"adaptiveThresholdRows,omitempty"`
@@ -133,7 +135,8 @@ func documentNode(op *Operator) DocumentNode {
 		ID: op.NodeID, PhysicalOp: op.PhysicalOp, LogicalOp: op.LogicalOp,
 		KeyLookup: op.IsKeyLookup, InExpression: op.InExpression, Behavior: op.Semantics.Behavior,
 		BlockingInputs: append([]int{}, op.Semantics.BlockingInputs...),
-		Rule:           op.Semantics.Rule, Known: op.Semantics.Known, ExecutionMode: op.ExecutionMode,
+		Rule:           op.Semantics.Rule, RuleSource: op.Semantics.Source, RuleCaveat: op.Semantics.Caveat,
+		Known: op.Semantics.Known, ExecutionMode: op.ExecutionMode,
 		AdaptiveThresholdRows: op.AdaptiveThresholdRows, EstimatedJoinType: op.EstimatedJoinType, ActualJoinType: op.ActualJoinType,
 		Object: op.Object, EstimateRows: op.EstimateRows, SubtreeCost: op.SubtreeCost, OwnCost: op.OwnCost,
 		HashKeysBuild: op.HashKeysBuild, HashKeysProbe: op.HashKeysProbe, SeekPredicates: op.SeekPredicates,
