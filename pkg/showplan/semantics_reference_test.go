@@ -210,3 +210,29 @@ func TestWindowSpoolRangeFrame(t *testing.T) {
 		t.Errorf("window spool semantics %+v", ws.Semantics)
 	}
 }
+
+// TestUnusedAdaptiveInput: the real adaptive join ran as nested loops, so
+// its hash probe input (Filter node 3 over the Table Scan) never ran; the
+// rule says so.
+func TestUnusedAdaptiveInput(t *testing.T) {
+	st := mustParse(t, "html-query-plan/adaptive_join.sqlplan").Statements[0]
+	aj := st.Root
+	build, probe, inner := aj.AdaptiveInputs()
+	if build == nil || build.NodeID != 2 || probe.NodeID != 3 || inner.NodeID != 7 {
+		t.Fatalf("adaptive inputs %v %v %v", build, probe, inner)
+	}
+	if u := aj.UnusedAdaptiveInput(); u == nil || u.NodeID != 3 {
+		t.Fatalf("unused input %v, want node 3", u)
+	}
+	if !strings.Contains(aj.Semantics.Rule, "ran as Nested Loops: input node 3 never ran") {
+		t.Errorf("rule %q", aj.Semantics.Rule)
+	}
+	hash := *aj
+	hash.ActualJoinType = "Hash Match"
+	if u := hash.UnusedAdaptiveInput(); u == nil || u.NodeID != 7 {
+		t.Errorf("as a hash join the unused input is %v, want node 7", u)
+	}
+	if b, _, _ := st.OperatorByID(3).AdaptiveInputs(); b != nil {
+		t.Error("a Filter has no adaptive inputs")
+	}
+}
