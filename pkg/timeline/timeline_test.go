@@ -201,7 +201,8 @@ func checkProperties(t *testing.T, name string, tr *Trace, events []xe.Event) {
 		}
 		for _, c := range tr.Operators {
 			if c.Parent != nil && *c.Parent == o.ID && c.FirstEmit > o.FirstEmit {
-				t.Fatalf("%s: streaming operator %d emits at %d before its child %d (%d)", name, o.ID, o.FirstEmit, c.ID, c.FirstEmit)
+				dump, _ := json.MarshalIndent(tr.Operators, "", " ")
+				t.Fatalf("%s: streaming operator %d emits at %d before its child %d (%d)\n%s", name, o.ID, o.FirstEmit, c.ID, c.FirstEmit, dump)
 			}
 		}
 	}
