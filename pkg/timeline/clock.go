@@ -29,7 +29,7 @@ func (b *Builder) clock(tr *Trace) int64 {
 	case withSeq > 0:
 		b.dropDuplicatesInCaptureOrder(s)
 		b.note(fmt.Sprintf("%d of %d events carry no event_sequence: ordered as captured; lost events cannot be counted",
-			s.WithoutSequence, s.WithoutSequence+withSeq))
+			s.WithoutSequence, len(b.recs)))
 	}
 	recs := b.recs
 	for i := range recs {
