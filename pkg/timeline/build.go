@@ -184,7 +184,9 @@ func (f *filler) lock(r *rec) {
 		return
 	}
 	if q := f.locks[k]; len(q) > 0 {
-		l.Lock[q[0]].End, l.Lock[q[0]].Open = r.t, false
+		// Buffers of several CPUs can disagree by a little: an interval
+		// never ends before it began.
+		l.Lock[q[0]].End, l.Lock[q[0]].Open = max(r.t, l.Lock[q[0]].T), false
 		f.locks[k] = q[1:]
 		return
 	}
@@ -207,7 +209,7 @@ func (f *filler) wait(r *rec) {
 	case r.kind == kWaitEnd && len(f.waits[k]) > 0:
 		q := f.waits[k]
 		w := &l.Wait[q[0]]
-		w.End, w.DurationUs, w.Open = r.t, r.a, false
+		w.End, w.DurationUs, w.Open = max(r.t, w.T), r.a, false
 		f.waits[k] = q[1:]
 	default:
 		t0 := r.t - int64(r.a)
@@ -226,7 +228,7 @@ func (f *filler) io(r *rec) {
 	case r.kind == kFileReadCompleted && len(f.ios[k]) > 0:
 		q := f.ios[k]
 		io := &l.IO[q[0]]
-		io.End, io.Completed, io.Open, io.DurationUs = r.t, true, false, r.e
+		io.End, io.Completed, io.Open, io.DurationUs = max(r.t, io.T), true, false, r.e
 		if r.d > 0 {
 			io.Size = r.d
 		}

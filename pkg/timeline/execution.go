@@ -10,12 +10,26 @@ import (
 // runtime counters say ran 0 times (ActualExecutions), the input an
 // adaptive join did not choose (ActualJoinType), and everything below them.
 // Operators without runtime counters (often Compute Scalar) ran as far as
-// anyone knows. A query_thread_profile window for the operator overrides
-// the plan: it ran.
+// anyone knows. A query_thread_profile window for the operator or anything
+// below it overrides the plan: it ran.
 func (m *matcher) markExecution() {
 	if m.root == nil {
 		return
 	}
+	ranBelow := map[*showplan.Operator]bool{}
+	var profiled func(op *showplan.Operator) bool
+	profiled = func(op *showplan.Operator) bool {
+		any := false
+		if info := m.byID[op.NodeID]; info != nil && info.hasWindow {
+			any = true
+		}
+		for _, c := range op.Children {
+			any = profiled(c) || any
+		}
+		ranBelow[op] = any
+		return any
+	}
+	profiled(m.root)
 	var walk func(op *showplan.Operator, why string)
 	walk = func(op *showplan.Operator, why string) {
 		info := m.byID[op.NodeID]
@@ -23,8 +37,8 @@ func (m *matcher) markExecution() {
 			why = "ActualExecutions is 0"
 		}
 		if info != nil && why != "" {
-			if info.hasWindow {
-				m.notes = append(m.notes, fmt.Sprintf("node %d: the plan says it never ran (%s), but query_thread_profile saw it; taken as executed", op.NodeID, why))
+			if ranBelow[op] {
+				m.notes = append(m.notes, fmt.Sprintf("node %d: the plan says it never ran (%s), but query_thread_profile saw it or an operator below it; taken as executed", op.NodeID, why))
 				why = ""
 			} else {
 				info.notExecuted, info.whyNot = true, why

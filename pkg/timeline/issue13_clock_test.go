@@ -92,7 +92,7 @@ func TestScenarioDuplicatesGapsAndSpreading(t *testing.T) {
 	st.at(2100) // a precise timestamp: millisecond 2 is left alone
 	st.read(5, 1, 6)
 	st.events[len(st.events)-1].Actions[0].Value = xe.UintValue(10) // sequences 7–9 lost
-	events := append(slices.Clone(st.events), st.events[2])           // page 2's read fed twice
+	events := append(slices.Clone(st.events), st.events[2])         // page 2's read fed twice
 	tr := build(t, nil, nil, nil, events)
 
 	s := tr.Summary

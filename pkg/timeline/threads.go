@@ -35,7 +35,8 @@ func threadBars(op *showplan.Operator, info *opInfo, t *opTimes) []ThreadBar {
 			}
 		}
 		if s, e, ok := windowOf(info, func(th int) bool { return th == id }); ok {
-			bar.Start, bar.End, bar.Source = s, e, "thread_profile"
+			// Windows are clamped to the operator like its own times.
+			bar.Start, bar.End, bar.Source = clamp(s, t.start, t.end), clamp(e, t.start, t.end), "thread_profile"
 		}
 		bars = append(bars, bar)
 	}
@@ -103,7 +104,7 @@ func (p *planner) exchange(op *showplan.Operator, info *opInfo, t *opTimes) *Exc
 	}
 	side := func(s *ExchangeSide) {
 		if st, e, ok := windowOf(info, func(th int) bool { return slices.Contains(s.Threads, th) }); ok {
-			s.Start, s.End, s.Source = st, e, "thread_profile"
+			s.Start, s.End, s.Source = clamp(st, p.lo, p.hi), clamp(e, p.lo, p.hi), "thread_profile"
 		}
 	}
 	side(&ex.Producer)
