@@ -157,3 +157,29 @@ func TestPlanInspectErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanInspectRules: --rules prints each operator's semantics with its
+// reason, caveat and source, so a reader can check every decision.
+func TestPlanInspectRules(t *testing.T) {
+	code, out, errOut := runPlan(t, "plan", "inspect", "--rules", filepath.Join(planTestdata, "html-query-plan", "window_spool.sqlplan"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"[4] Window Spool (Window Spool): streaming",
+		"caveat: with a RANGE frame",
+		"source: showplan operator reference, Window Spool: https://learn.microsoft.com/",
+		"[0] Sort (Distinct Sort): blocking on [1]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rules output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanInspectRulesAndJSONConflict(t *testing.T) {
+	code, _, errOut := runPlan(t, "plan", "inspect", "--rules", "--json", filepath.Join(planTestdata, "html-query-plan", "window_spool.sqlplan"))
+	if code != 2 || !strings.Contains(errOut, "choose one") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -319,3 +319,34 @@ func oneLine(s string, limit int) string {
 	}
 	return s
 }
+
+// WriteRules prints every operator's semantics, one block per operator:
+// what it was classified as, the table entry's reason, any refinement from
+// the operator's own XML, the caveat and the source (`queryreplay plan
+// inspect --rules`).
+func WriteRules(w io.Writer, p *Plan) error {
+	var b strings.Builder
+	for _, st := range p.Statements {
+		if len(st.Operators) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "Statement %d: %s\n", st.Index+1, orDash(st.Type))
+		for _, op := range st.Operators {
+			s := op.Semantics
+			fmt.Fprintf(&b, "  [%d] %s (%s): %s", op.NodeID, op.PhysicalOp, op.LogicalOp, s.Behavior)
+			if len(s.BlockingInputs) > 0 {
+				fmt.Fprintf(&b, " on %v", s.BlockingInputs)
+			}
+			b.WriteByte('\n')
+			fmt.Fprintf(&b, "      rule: %s\n", s.Rule)
+			if s.Caveat != "" {
+				fmt.Fprintf(&b, "      caveat: %s\n", s.Caveat)
+			}
+			if s.Source != "" {
+				fmt.Fprintf(&b, "      source: %s\n", s.Source)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
