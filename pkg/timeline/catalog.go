@@ -35,6 +35,10 @@ type Catalog struct {
 	hobts      map[idKey]*ObjectName
 	allocUnits map[idKey]*ObjectName
 	objects    map[idKey]*ObjectName
+	// names shares one *ObjectName per distinct name: a trace touches
+	// thousands of pages of a few indexes, and the matcher caches its
+	// candidates per name pointer.
+	names map[ObjectName]*ObjectName
 }
 
 type pageKey struct {
@@ -55,29 +59,39 @@ func NewCatalog() *Catalog {
 		hobts:      map[idKey]*ObjectName{},
 		allocUnits: map[idKey]*ObjectName{},
 		objects:    map[idKey]*ObjectName{},
+		names:      map[ObjectName]*ObjectName{},
 	}
+}
+
+func (c *Catalog) name(o ObjectName) *ObjectName {
+	if p, ok := c.names[o]; ok {
+		return p
+	}
+	p := &o
+	c.names[o] = p
+	return p
 }
 
 // AddPage maps one page to its object.
 func (c *Catalog) AddPage(databaseID, fileID, pageID uint64, o ObjectName) {
-	c.pages[pageKey{databaseID, fileID, pageID}] = &o
+	c.pages[pageKey{databaseID, fileID, pageID}] = c.name(o)
 }
 
 // AddHoBT maps a HoBT (sys.partitions.hobt_id; a lock's associated_object_id,
 // a page split's rowset_id) to its object.
 func (c *Catalog) AddHoBT(databaseID, hobtID uint64, o ObjectName) {
-	c.hobts[idKey{databaseID, hobtID}] = &o
+	c.hobts[idKey{databaseID, hobtID}] = c.name(o)
 }
 
 // AddAllocUnit maps an allocation unit (transaction_log.alloc_unit_id).
 func (c *Catalog) AddAllocUnit(databaseID, allocUnitID uint64, o ObjectName) {
-	c.allocUnits[idKey{databaseID, allocUnitID}] = &o
+	c.allocUnits[idKey{databaseID, allocUnitID}] = c.name(o)
 }
 
 // AddObject maps an object id (an OBJECT lock) to its table; Index is unset.
 func (c *Catalog) AddObject(databaseID, objectID uint64, o ObjectName) {
 	o.Index = ""
-	c.objects[idKey{databaseID, objectID}] = &o
+	c.objects[idKey{databaseID, objectID}] = c.name(o)
 }
 
 func (c *Catalog) page(db, file, page uint64) *ObjectName {
