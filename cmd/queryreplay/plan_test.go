@@ -119,22 +119,26 @@ func TestPlanInspectJSONHashJoinSemantics(t *testing.T) {
 	}
 }
 
-func TestPlanInspectTree(t *testing.T) {
-	path := filepath.Join(planTestdata, "performancestudio", "key_lookup_plan.sqlplan")
-	code, stdout, stderr := runPlan(t, "plan", "inspect", path)
+// planOutputHas runs plan with args and checks the output holds every want.
+func planOutputHas(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	code, stdout, stderr := runPlan(t, args...)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	for _, want := range []string{
+	for _, want := range wants {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("%v: output lacks %q:\n%s", args, want, stdout)
+		}
+	}
+}
+
+func TestPlanInspectTree(t *testing.T) {
+	planOutputHas(t, []string{"plan", "inspect", filepath.Join(planTestdata, "performancestudio", "key_lookup_plan.sqlplan")},
 		"Statement 1: SELECT",
 		"\n  [0] Nested Loops (Inner Join)",
 		"\n    [4] Key Lookup dbo.Users.PK_Users_Id AS u  {streaming}",
-		"seek: [u].[Reputation] = (942)",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("tree lacks %q:\n%s", want, stdout)
-		}
-	}
+		"seek: [u].[Reputation] = (942)")
 }
 
 func TestPlanInspectErrors(t *testing.T) {
@@ -161,20 +165,11 @@ func TestPlanInspectErrors(t *testing.T) {
 // TestPlanInspectRules: --rules prints each operator's semantics with its
 // reason, caveat and source, so a reader can check every decision.
 func TestPlanInspectRules(t *testing.T) {
-	code, out, errOut := runPlan(t, "plan", "inspect", "--rules", filepath.Join(planTestdata, "html-query-plan", "window_spool.sqlplan"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{
+	planOutputHas(t, []string{"plan", "inspect", "--rules", filepath.Join(planTestdata, "html-query-plan", "window_spool.sqlplan")},
 		"[4] Window Spool (Window Spool): streaming",
 		"caveat: with a RANGE frame",
 		"source: showplan operator reference, Window Spool: https://learn.microsoft.com/",
-		"[0] Sort (Distinct Sort): blocking on [1]",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("rules output lacks %q:\n%s", want, out)
-		}
-	}
+		"[0] Sort (Distinct Sort): blocking on [1]")
 }
 
 func TestPlanInspectRulesAndJSONConflict(t *testing.T) {

@@ -227,11 +227,13 @@ func (p *planner) settle(op *showplan.Operator, t *opTimes) {
 // first row leaves once the build ended and a probe row arrived.
 func (p *planner) settleHybrid(op *showplan.Operator, t *opTimes, kids []*opTimes, oneOfMany bool, n int64) {
 	blocking := op.Semantics.BlockingInputs
+	probeStart, probed := earliestStreaming(op, kids, blocking, usable, startOf)
 	switch b := blockingChildTimes(op, kids); {
 	case b != nil && usable(b):
 		t.buildEnd = latestEnd(op, kids, blocking, false)
-	case hasUsableStreaming(op, kids, blocking):
-		t.buildEnd = earliestStreamingStart(op, kids, blocking, t.end)
+	case probed:
+		// The build left no trace: it ended when probing began.
+		t.buildEnd = probeStart
 	default:
 		t.buildEnd = p.estimatedSplit(op, t.start, t.end)
 	}
@@ -250,7 +252,7 @@ func (p *planner) settleHybrid(op *showplan.Operator, t *opTimes, kids []*opTime
 		})
 	}
 	t.firstEmit = t.buildEnd
-	if probe, ok := earliestStreamingEmit(op, p.kidTimes(op), blocking); ok {
+	if probe, ok := earliestStreaming(op, p.kidTimes(op), blocking, ready, firstEmitOf); ok {
 		t.firstEmit = max(t.firstEmit, probe)
 	}
 	t.firstEmit = clamp(t.firstEmit, t.start, t.end)
@@ -321,14 +323,6 @@ func (p *planner) kidTimes(op *showplan.Operator) []*opTimes {
 // ready: the child's times are known, from evidence or placement.
 func ready(k *opTimes) bool { return !k.notExecuted && (k.evidence || k.placed) }
 
-func hasUsableStreaming(op *showplan.Operator, kids []*opTimes, blocking []int) bool {
-	for i, c := range op.Children {
-		if !slices.Contains(blocking, c.NodeID) && !c.InExpression && usable(kids[i]) {
-			return true
-		}
-	}
-	return false
-}
 
 func anyUsable(kids []*opTimes) bool {
 	for _, k := range kids {
@@ -573,34 +567,23 @@ func latestEnd(op *showplan.Operator, kids []*opTimes, blocking []int, all bool)
 	return end
 }
 
-func earliestStreamingEmit(op *showplan.Operator, kids []*opTimes, blocking []int) (int64, bool) {
-	var t int64
-	found := false
+// earliestStreaming is the earliest value among the streaming (probe) row
+// inputs that keep accepts; ok is false when there is none.
+func earliestStreaming(op *showplan.Operator, kids []*opTimes, blocking []int, keep func(*opTimes) bool, value func(*opTimes) int64) (t int64, ok bool) {
 	for i, c := range op.Children {
-		if slices.Contains(blocking, c.NodeID) || c.InExpression || !ready(kids[i]) {
+		if slices.Contains(blocking, c.NodeID) || c.InExpression || !keep(kids[i]) {
 			continue
 		}
-		if !found || kids[i].firstEmit < t {
-			t = kids[i].firstEmit
+		if v := value(kids[i]); !ok || v < t {
+			t = v
 		}
-		found = true
+		ok = true
 	}
-	return t, found
+	return t, ok
 }
 
-func earliestStreamingStart(op *showplan.Operator, kids []*opTimes, blocking []int, dflt int64) int64 {
-	t, found := dflt, false
-	for i, c := range op.Children {
-		if slices.Contains(blocking, c.NodeID) || c.InExpression || !usable(kids[i]) {
-			continue
-		}
-		if !found || kids[i].start < t {
-			t = kids[i].start
-		}
-		found = true
-	}
-	return t
-}
+func firstEmitOf(k *opTimes) int64 { return k.firstEmit }
+func startOf(k *opTimes) int64     { return k.start }
 
 func clamp(v, lo, hi int64) int64 {
 	return min(max(v, lo), hi)
