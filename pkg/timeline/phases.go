@@ -323,7 +323,6 @@ func (p *planner) kidTimes(op *showplan.Operator) []*opTimes {
 // ready: the child's times are known, from evidence or placement.
 func ready(k *opTimes) bool { return !k.notExecuted && (k.evidence || k.placed) }
 
-
 func anyUsable(kids []*opTimes) bool {
 	for _, k := range kids {
 		if usable(k) {
