@@ -400,6 +400,7 @@ type OperatorSummary struct {
 
 // Summary holds the counts of a trace.
 type Summary struct {
+	// Events counts the events the trace holds (duplicates dropped).
 	Events int `json:"events"`
 	// Lanes counts entries per lane.
 	Lanes map[string]int `json:"lanes"`
