@@ -142,3 +142,26 @@ func TestScenarioSpillsByNodeAndByTiming(t *testing.T) {
 		t.Errorf("hash join %+v: its spill is evidence", j)
 	}
 }
+
+// One of my own: a page the catalog does not know, read far from every
+// window, is a catalog miss (unmatched), not the statement's; near a
+// window, timing still ties it.
+func TestScenarioUnknownPageFarFromWindows(t *testing.T) {
+	plan := loadPlan(t, "columns_with_no_statistics.sqlplan")
+	st := newStream()
+	st.batchStart(0)
+	st.read(1, 1, 999)
+	st.profile(20, 2, 0, 3000) // probe scan 17–20 ms
+	st.read(18, 1, 998)
+	st.batchEnd(21, 21000)
+	tr := build(t, plan, nil, nil, st.events)
+	if r := tr.Lanes.Read[0]; r.NodeID != Unmatched || r.Rule != RuleUnmatched {
+		t.Errorf("far read %+v: want unmatched", r.Match)
+	}
+	if r := tr.Lanes.Read[1]; r.NodeID != 2 || r.Rule != RuleTiming {
+		t.Errorf("near read %+v: want the scan by timing", r.Match)
+	}
+	if tr.Summary.Unmatched["read"] != 1 {
+		t.Errorf("unmatched %v", tr.Summary.Unmatched)
+	}
+}

@@ -259,7 +259,13 @@ func identity(op *showplan.Operator, obj *ObjectName) Confidence {
 // known, else by timing among the operators of pool p.
 func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
 	if obj == nil {
-		return m.matchTiming(t, p)
+		// Data whose object the catalog does not know: timing may still
+		// tell, but far from every window it is a catalog miss, not the
+		// statement's own work.
+		if mt := m.matchTiming(t, p); mt.Rule != RuleStatement {
+			return mt
+		}
+		return Match{NodeID: Unmatched}
 	}
 	set := m.candidatesFor(obj, p)
 	switch len(set.cands) {
@@ -361,10 +367,11 @@ func (m *matcher) intern(ids []NodeID) []NodeID {
 	return s
 }
 
-// matchTiming matches an event that names no object to the operator of pool
-// p whose window best contains t, among those within TimingLimitUs. None
-// near: the event belongs to the statement. Several near: ambiguous. No
-// operator of the pool has a window at all: unmatched.
+// matchTiming matches an event that names no object (a wait, a spill
+// without a node id) to the operator of pool p whose window best contains
+// t, among those within TimingLimitUs. None near: the event belongs to the
+// statement. Several near: ambiguous. No operator of the pool has a window
+// at all: unmatched.
 func (m *matcher) matchTiming(t int64, p pool) Match {
 	cands := m.timingBuf[:0]
 	windows := false
