@@ -35,8 +35,9 @@
 //     told apart by their execution windows; unless every candidate has a
 //     window and exactly one holds the event, timing decided: the match is
 //     Ambiguous, low, and lists its Candidates. A timing match considers only
-//     windows within TimingLimitUs (2 ms) of the event; none that near, the
-//     event belongs to the statement (rule "statement", no node). An event
+//     windows within TimingLimitUs (2 ms) of the event; none that near, a
+//     wait or spill belongs to the statement (rule "statement", no node)
+//     and data whose object the catalog does not know stays unmatched. An event
 //     whose object no operator touches stays unmatched; it is never pushed to
 //     an operator on another table, nor to one that never ran.
 //   - Operators that never ran (ActualExecutions 0, the input an adaptive
