@@ -220,3 +220,30 @@ func TestScenarioParallelThreadsAndExchange(t *testing.T) {
 		t.Errorf("JSON threads %v", th)
 	}
 }
+
+// One of my own: a Repartition Streams between two parallel branches.
+// Thread ids restart per branch, so producer (the nested loops' threads
+// 1–8) and consumer (its own threads 1–8) share ids; its profile windows
+// cannot be split between them and both sides come from the plan.
+func TestScenarioRepartitionSidesShareThreadIDs(t *testing.T) {
+	plan := loadPlan(t, "serially-parallel.sqlplan")
+	st := newStream()
+	st.batchStart(0)
+	for th := uint64(1); th <= 8; th++ {
+		st.profile(10, 3, th, 8000) // the repartition: 2–10 ms on every thread
+	}
+	st.profile(9, 4, 1, 6000) // the nested loops below: 3–9 ms
+	st.batchEnd(12, 12000)
+	tr := build(t, plan, nil, nil, st.events)
+	ex := op(tr, 3).Exchange
+	if ex == nil || len(ex.Producer.Threads) != 8 || len(ex.Consumer.Threads) != 8 || ex.Consumer.Threads[0] != 1 {
+		t.Fatalf("exchange %+v: want 8 worker threads a side, no coordinator", ex)
+	}
+	if ex.Producer.Source != "derived" || ex.Consumer.Source != "derived" ||
+		ex.Producer.Start != op(tr, 4).Start || ex.Producer.End != op(tr, 4).End {
+		t.Errorf("sides %+v / %+v: want both derived, the producers spanning the nested loops %d–%d", ex.Producer, ex.Consumer, op(tr, 4).Start, op(tr, 4).End)
+	}
+	if ex.Consumer.Rows != 21 || ex.Producer.Rows != 21 {
+		t.Errorf("rows %d / %d, want 21 each", ex.Producer.Rows, ex.Consumer.Rows)
+	}
+}

@@ -73,17 +73,22 @@ func windowOf(info *opInfo, keep func(int) bool) (start, end int64, ok bool) {
 // exchange shows a Parallelism operator's two sides. Its own runtime
 // counters are the consumer threads (the branch above pulls rows out); the
 // producers are the threads of the branch below, read from the first
-// operator under it that has counters.
+// operator under it that has counters. Thread 0 of a parallel branch is its
+// coordinator, which moves no rows (xe-tracing.md §7.2), so it is left out
+// of a side that has others. Thread ids restart in every branch: when the
+// two sides share ids (Repartition Streams, Distribute Streams) the
+// exchange's query_thread_profile windows cannot be told apart, and both
+// sides take their times from the plan (the producing child's span, the
+// exchange's span).
 func (p *planner) exchange(op *showplan.Operator, info *opInfo, t *opTimes) *Exchange {
 	ex := &Exchange{
-		Consumer: ExchangeSide{Threads: threadIDs(op), Start: t.start, End: t.end, Source: "derived"},
+		Consumer: ExchangeSide{Threads: workers(threadIDs(op)), Start: t.start, End: t.end, Source: "derived"},
 		Producer: ExchangeSide{Threads: []int{}, Start: t.start, End: t.end, Source: "derived"},
 	}
 	for _, c := range op.Threads {
 		ex.Consumer.Rows += c.Rows
 	}
-	inputs := op.Inputs()
-	if len(inputs) > 0 {
+	if inputs := op.Inputs(); len(inputs) > 0 {
 		child := inputs[0]
 		if ct := p.times[child]; ct != nil && !ct.notExecuted {
 			ex.Producer.Start, ex.Producer.End = ct.start, ct.end
@@ -92,14 +97,14 @@ func (p *planner) exchange(op *showplan.Operator, info *opInfo, t *opTimes) *Exc
 		for len(producer.Threads) == 0 && len(producer.Inputs()) == 1 {
 			producer = producer.Inputs()[0]
 		}
-		ex.Producer.Threads = threadIDs(producer)
-		if len(ex.Producer.Threads) > 1 {
-			// Thread 0 of a parallel branch is its coordinator, which
-			// produces no rows (xe-tracing.md §7.2).
-			ex.Producer.Threads = slices.DeleteFunc(ex.Producer.Threads, func(id int) bool { return id == 0 })
-		}
+		ex.Producer.Threads = workers(threadIDs(producer))
 		for _, c := range producer.Threads {
 			ex.Producer.Rows += c.Rows
+		}
+	}
+	for _, id := range ex.Producer.Threads {
+		if slices.Contains(ex.Consumer.Threads, id) {
+			return ex
 		}
 	}
 	side := func(s *ExchangeSide) {
@@ -110,4 +115,12 @@ func (p *planner) exchange(op *showplan.Operator, info *opInfo, t *opTimes) *Exc
 	side(&ex.Producer)
 	side(&ex.Consumer)
 	return ex
+}
+
+// workers drops the coordinator (thread 0) from a list that has others.
+func workers(ids []int) []int {
+	if len(ids) > 1 {
+		return slices.DeleteFunc(ids, func(id int) bool { return id == 0 })
+	}
+	return ids
 }

@@ -177,7 +177,9 @@ type ThreadBar struct {
 
 // ExchangeSide is one side of a Parallelism operator.
 type ExchangeSide struct {
-	// Threads are the thread ids on this side (from the runtime counters).
+	// Threads are the worker thread ids on this side (from the runtime
+	// counters; the coordinator, thread 0, is left out of a side that has
+	// others).
 	Threads []int `json:"threads"`
 	Start   int64 `json:"start"`
 	End     int64 `json:"end"`
@@ -186,7 +188,9 @@ type ExchangeSide struct {
 	Rows int64 `json:"rows"`
 	// Source is "thread_profile" when the exchange's own windows for these
 	// threads gave the times, else "derived" (the producing child's span for
-	// producers, the exchange's span for consumers).
+	// producers, the exchange's span for consumers). Thread ids restart in
+	// every branch, so when both sides share ids (Repartition Streams) the
+	// windows cannot be told apart and both sides are derived.
 	Source string `json:"source"`
 }
 
