@@ -515,7 +515,10 @@ func (c *conn) complete(ctx context.Context, w *resultWriter, herr error) (o out
 		return outcome{closeReason: errDropped}
 	}
 	if c.attention.Load() {
-		if err := w.finish(doneAttn); err != nil {
+		if err := w.endCancelled(); err != nil {
+			return outcome{closeReason: err}
+		}
+		if err := c.replyAttention(); err != nil {
 			return outcome{closeReason: err}
 		}
 		return outcome{answeredAttention: true}

@@ -271,6 +271,40 @@ func TestRawIdleAttention(t *testing.T) {
 	}
 }
 
+// TestRawAttentionAcknowledgedInItsOwnMessage: after ATTENTION the
+// cancelled response ends (a DONE without MORE closes its message) and the
+// acknowledgement, DONE with ATTN, is a message of its own. tedious looks for
+// it only in the next message (issue 14: its cancel timed out when the
+// acknowledgement shared the reply's message).
+func TestRawAttentionAcknowledgedInItsOwnMessage(t *testing.T) {
+	h := newTestHandler()
+	_, addr := startServer(t, h)
+	c := dialRaw(t, addr)
+	c.login(4096)
+	ack := appendDone(nil, tokenDone, doneAttn, CmdNone, 0)
+	for _, batch := range []string{"rows then wait", "waitfor delay"} {
+		c.send(packetSQLBatch, statusEOM, batchPayload(batch), 4096)
+		<-h.running
+		c.send(packetAttention, statusEOM, nil, 4096)
+		<-h.canceled
+		first := c.mustRead()
+		if bytes.Contains(first.payload, ack[:3]) {
+			t.Fatalf("%s: the cancelled response carries the acknowledgement: % x", batch, first.payload[max(0, len(first.payload)-40):])
+		}
+		last := first.payload[len(first.payload)-13:]
+		if last[0] != tokenDone || binary.LittleEndian.Uint16(last[1:])&doneMore != 0 {
+			t.Fatalf("%s: cancelled response does not end with a final DONE: % x", batch, last)
+		}
+		if second := c.mustRead(); !bytes.Equal(second.payload, ack) {
+			t.Fatalf("%s: acknowledgement message is % x, want DONE(ATTN) alone", batch, second.payload)
+		}
+	}
+	c.send(packetSQLBatch, statusEOM, batchPayload("select 1"), 4096)
+	if r := c.mustRead(); doneStatus(r.payload) != doneCount {
+		t.Fatalf("select 1 after cancel ends with status %#x", doneStatus(r.payload))
+	}
+}
+
 func TestRawTransactionManagerErrors(t *testing.T) {
 	h := newTestHandler()
 	_, addr := startServer(t, h)
