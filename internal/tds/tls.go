@@ -215,7 +215,13 @@ func (h *handshakeConn) flush() error {
 // the TLS connection, which from then on runs straight over the socket.
 func (c *conn) startTLS() (*tls.Conn, error) {
 	h := &handshakeConn{Conn: c.nc, spid: c.sess.SPID, active: true, maxSize: maxPacketSize}
-	tc := tls.Server(h, c.srv.tlsConfig())
+	cfg := c.srv.tlsConfig()
+	// SQL Server speaks TLS 1.3 only over TDS 8.0; TDS 7.x tops out at TLS
+	// 1.2 (https://learn.microsoft.com/en-us/sql/relational-databases/security/networking/tds-8).
+	// FreeTDS depends on it: after a TLS 1.3 handshake it sends its
+	// Finished outside PRELOGIN packets.
+	cfg.MaxVersion = tls.VersionTLS12
+	tc := tls.Server(h, cfg)
 	if err := tc.Handshake(); err != nil {
 		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
