@@ -424,7 +424,7 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 	case "@@SPID":
 		return int64(c.spid), nil
 	case "@@VERSION":
-		return versionString, nil
+		return x.srv.persona.VersionString, nil
 	case "@@SERVERNAME":
 		return serverName, nil
 	case "@@SERVICENAME":

@@ -907,7 +907,7 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 		return nil, errXEReadPair()
 	}
 	if !strings.ContainsAny(pattern, `/\`) {
-		pattern = instanceLogDir + pattern
+		pattern = x.srv.logDir() + pattern
 	}
 	var paths []string
 	for p := range x.srv.files {
@@ -1095,6 +1095,7 @@ func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
 	default:
 		return nil, sqlErr(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
 	}
+	perms = x.srv.persona.adjustPermissions(class, perms, x.conn.sysadmin)
 	if x.conn.bulk {
 		// agrees with HAS_PERMS_BY_NAME and OPENROWSET(BULK …)
 		if class == "SERVER" {
