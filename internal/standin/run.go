@@ -122,7 +122,6 @@ func (r *Running) closeServer() error {
 	return t.Close()
 }
 
-
 // Restart emulates a SQL Server service restart on the same address: every
 // connection is dropped, open transactions roll back, the buffer pool
 // empties, and event sessions keep running only if STARTUP_STATE = ON.

@@ -87,7 +87,7 @@ type renderedEvent struct {
 }
 
 type xeTarget struct {
-	logDir   string // the persona's instance log directory, for relative file names
+	logDir    string // the persona's instance log directory, for relative file names
 	id        int
 	pkg, name string
 	settings  []xeSetting
