@@ -299,10 +299,12 @@ type connState struct {
 	batches         int
 	rowcount        int64
 	loginAt         time.Time
-	waitingOn       *connState // the connection this one waits for a lock from
-	lockTimeoutMs   int64      // SET LOCK_TIMEOUT; -1 waits forever
-	readUncommitted bool       // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
-	reads           int64      // logical reads and writes over the connection's life, for logout
+	waitingOn       *connState              // the connection this one waits for a lock from
+	lockTimeoutMs   int64                   // SET LOCK_TIMEOUT; -1 waits forever
+	readUncommitted bool                    // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
+	prepared        map[int32]*preparedStmt // sp_prepare handles (prepared.go)
+	nextHandle      int32
+	reads           int64 // logical reads and writes over the connection's life, for logout
 	writes          int64
 }
 
