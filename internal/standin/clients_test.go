@@ -304,9 +304,9 @@ func TestGoMssqldbSuite(t *testing.T) {
 		}
 		defer conn.Close()
 		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		rows, err := conn.QueryContext(cctx, "SELECT a.OrderID FROM dbo.Orders a CROSS JOIN dbo.Products b")
 		if err != nil {
-			cancel()
 			t.Fatal(err)
 		}
 		n := 0
