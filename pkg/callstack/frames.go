@@ -343,7 +343,7 @@ func scanLine(line string, out []Frame) []Frame {
 // template arguments whole, and joins "+offset" to the module before it
 // ("sqldk +0x40609", "sqldk + 40609").
 func tokenize(line string, toks []string) []string {
-	depth, quoted := 0, false
+	var nest nesting
 	begin, lastBegin := -1, -1
 	for i := 0; i <= len(line); i++ {
 		c := byte(' ')
@@ -351,7 +351,7 @@ func tokenize(line string, toks []string) []string {
 			c = line[i]
 		}
 		space := c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
-		if space && depth == 0 && !quoted {
+		if space && nest.top() {
 			if begin >= 0 {
 				if n := len(toks); n > 0 && joinsOffset(toks[n-1], line[begin:i]) {
 					toks[n-1] = strings.Join(strings.Fields(line[lastBegin:i]), "")
@@ -366,21 +366,35 @@ func tokenize(line string, toks []string) []string {
 		if begin < 0 {
 			begin = i
 		}
-		switch c {
-		case '`':
-			quoted = true
-		case '\'':
-			quoted = false
-		case '<':
-			depth++
-		case '>':
-			if depth > 0 {
-				depth--
-			}
-		}
+		nest.step(c)
 	}
 	return toks
 }
+
+// nesting follows <…> template brackets and `quoted names' through a
+// symbol, so that separators inside them are not taken for real ones.
+type nesting struct {
+	depth  int
+	quoted bool
+}
+
+func (n *nesting) step(c byte) {
+	switch c {
+	case '`':
+		n.quoted = true
+	case '\'':
+		n.quoted = false
+	case '<':
+		n.depth++
+	case '>':
+		if n.depth > 0 {
+			n.depth--
+		}
+	}
+}
+
+// top reports whether the position is outside every bracket and quote.
+func (n nesting) top() bool { return n.depth == 0 && !n.quoted }
 
 // joinsOffset reports whether next continues prev as module+offset split
 // by spaces: "sqldk" "+0x40609", or "sqldk+" "0x40609".
@@ -463,25 +477,13 @@ func trimEscapes(tok string) string {
 // offsetPlus finds the '+' that introduces a symbol's displacement: the
 // last one outside <…> and `…'.
 func offsetPlus(sym string) int {
-	depth, quoted := 0, false
+	var nest nesting
 	at := -1
 	for i := 0; i < len(sym); i++ {
-		switch sym[i] {
-		case '`':
-			quoted = true
-		case '\'':
-			quoted = false
-		case '<':
-			depth++
-		case '>':
-			if depth > 0 {
-				depth--
-			}
-		case '+':
-			if depth == 0 && !quoted {
-				at = i
-			}
+		if sym[i] == '+' && nest.top() {
+			at = i
 		}
+		nest.step(sym[i])
 	}
 	if at >= 0 && at+1 < len(sym) && sym[at+1] == '+' || at > 0 && sym[at-1] == '+' {
 		return -1 // operator++

@@ -44,26 +44,34 @@ var (
 
 // frameKey identifies a distinct frame for resolution.
 type frameKey struct {
-	key    ModuleKey
-	rva    uint32
+	key ModuleKey
+	loc frameLocation
+}
+
+// frameLocation is where a frame points inside its module: a symbol and
+// displacement, an RVA, or a bare address.
+type frameLocation struct {
 	hasRVA bool
+	rva    uint32
 	addr   uint64
 	symbol string
 	offset uint64
 }
 
-func keyOf(f Frame) frameKey {
-	k := frameKey{key: f.Key(), symbol: f.Symbol}
+func locationOf(f Frame) frameLocation {
+	l := frameLocation{symbol: f.Symbol}
 	switch {
 	case f.Symbol != "":
-		k.offset = f.SymbolOffset
+		l.offset = f.SymbolOffset
 	case f.HasRVA:
-		k.rva, k.hasRVA = f.RVA, true
+		l.rva, l.hasRVA = f.RVA, true
 	default:
-		k.addr = f.Address
+		l.addr = f.Address
 	}
-	return k
+	return l
 }
+
+func keyOf(f Frame) frameKey { return frameKey{key: f.Key(), loc: locationOf(f)} }
 
 // Resolver resolves frames through a Symbolizer and classifies them,
 // resolving each distinct frame once per Resolver (unless the Symbolizer is
@@ -124,11 +132,7 @@ func (r *Resolver) cheapLookups() bool {
 // per Resolver, so 100,000 distinct frames hash a few words each.
 type resolverKey struct {
 	module int32
-	hasRVA bool
-	rva    uint32
-	addr   uint64
-	symbol string
-	offset uint64
+	loc    frameLocation
 }
 
 // resolvedEntry is what the Resolver remembers of a distinct frame; the
@@ -158,15 +162,7 @@ func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
 		}
 		r.lastMod, r.lastID = mk, id
 	}
-	k := resolverKey{module: id, symbol: f.Symbol}
-	switch {
-	case f.Symbol != "":
-		k.offset = f.SymbolOffset
-	case f.HasRVA:
-		k.rva, k.hasRVA = f.RVA, true
-	default:
-		k.addr = f.Address
-	}
+	k := resolverKey{module: id, loc: locationOf(f)}
 	return k, mk
 }
 
@@ -174,11 +170,11 @@ func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
 // not returned; only context cancellation is returned.
 func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
 	k, mk := r.keyOf(f)
-	rvaOnly := k.hasRVA && k.symbol == ""
+	rvaOnly := k.loc.hasRVA && k.loc.symbol == ""
 	var e resolvedEntry
 	var ok bool
 	if rvaOnly {
-		e, ok = r.doneRVA[uint64(k.module)<<32|uint64(k.rva)]
+		e, ok = r.doneRVA[uint64(k.module)<<32|uint64(k.loc.rva)]
 	} else {
 		e, ok = r.done[k]
 	}
@@ -192,7 +188,7 @@ func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
 		}
 		if rvaOnly {
 			if !r.cheapLookups() {
-				r.doneRVA[uint64(k.module)<<32|uint64(k.rva)] = e
+				r.doneRVA[uint64(k.module)<<32|uint64(k.loc.rva)] = e
 			}
 		} else {
 			r.done[k] = e

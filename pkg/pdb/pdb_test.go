@@ -285,24 +285,7 @@ func TestUndecorateAgainstLLVMUndname(t *testing.T) {
 			names = append(names, p.Name)
 		}
 	}
-	out, err := pdbtest.OutputWithInput(context.Background(), strings.Join(names, "\n")+"\n", tools.Undname)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
-	if len(blocks) != len(names) {
-		t.Fatalf("llvm-undname answered %d of %d names", len(blocks), len(names))
-	}
-	for i, b := range blocks {
-		lines := strings.SplitN(b, "\n", 2)
-		if len(lines) != 2 || lines[0] != names[i] {
-			t.Fatalf("unexpected llvm-undname block %q", b)
-		}
-		want := normalizeName(nameOnly(lines[1]))
-		if got := Undecorate(names[i]); normalizeName(got) != want {
-			t.Errorf("Undecorate(%s) = %q, llvm-undname %q", names[i], got, lines[1])
-		}
-	}
+	compareWithUndname(t, tools, names)
 }
 
 // nameOnly reduces a full llvm-undname signature to the qualified name:
@@ -394,6 +377,15 @@ var undecorateCases = []string{
 	"??Hsql@@YA?AVCNum@0@AEBV10@0@Z",
 	"?value@?$Wrap@W4Kind@sql@@@@QEBAHXZ",
 	"?Get@?$Ptr@$$CBUNode@@@@QEBAPEBUNode@@XZ",
+	// Nested names (issue 13): a local static, a lambda's call operator, a
+	// templated one, a function template taking a lambda, $H and $1 arguments.
+	"?calls@?1??ErsqExecuteQuery@CStmtQuery@sql@@QEAAHH@Z@4HA",
+	"??R<lambda_0>@?0??ErsqExecuteQuery@CStmtQuery@sql@@QEAAHH@Z@QEBA?A?<auto>@@H@Z",
+	"??$?RH@<lambda_2>@?0??user@sql@@YAHXZ@QEBA?A?<auto>@@H@Z",
+	"??$apply@V<lambda_1>@?0??user@sql@@YAHXZ@@sql@@YAHV<lambda_1>@?0??user@0@YAHXZ@@Z",
+	"??$cm@$H?m@M@@QEAAHXZA@@@YAHPEAUM@@@Z",
+	"??$readp@$1?glob@sql@@3HA@sql@@YAHXZ",
+	"??$callmem@$1??_9S@sql@@$BA@AA@sql@@YAHPEAUS@0@@Z",
 }
 
 func TestUndecorateKeepsUnknownNames(t *testing.T) {
