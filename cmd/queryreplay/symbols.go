@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,16 +146,15 @@ func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, st
 		if i > 0 {
 			w.WriteByte('\n')
 		}
-		res = res[:0]
-		for _, f := range s.Frames {
-			r, err := resolver.Resolve(ctx, f)
-			if err != nil {
+		res = slices.Grow(res[:0], len(s.Frames))[:len(s.Frames)]
+		for i, f := range s.Frames {
+			if err := resolver.ResolveInto(ctx, f, &res[i]); err != nil {
 				return err
 			}
-			res = append(res, r)
 		}
 		callstack.AttributeSpinlocks(res)
-		for _, r := range res {
+		for i := range res {
+			r := &res[i]
 			frames++
 			switch {
 			case r.Symbol != "":
@@ -184,7 +184,7 @@ func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, st
 
 // writeResolved prints one frame: module!symbol+0xoffset (or module+0xrva),
 // module badge, category (with a spinlock's owner), infra, operator badge.
-func writeResolved(w *bufio.Writer, r callstack.Resolved, scratch []byte) []byte {
+func writeResolved(w *bufio.Writer, r *callstack.Resolved, scratch []byte) []byte {
 	scratch = r.AppendText(scratch[:0])
 	w.Write(scratch)
 	w.WriteByte('\t')

@@ -42,6 +42,7 @@ type Classifier struct {
 	mu      sync.Mutex
 	memo    map[string]map[string]*Classification // module → symbol → result
 	memoLen int
+	badges  map[string]string // module → module badge
 
 	modules    []rule
 	categories map[string]category
@@ -237,9 +238,7 @@ func newSubject(module, symbol string) subject {
 func (c *Classifier) classify(module, symbol string) Classification {
 	out := unknownClass
 	s := newSubject(module, symbol)
-	if r := best(c.modules, s); r != nil {
-		out.ModuleBadge = r.value
-	}
+	out.ModuleBadge = c.moduleBadge(s)
 	if r := c.symIndex.best(c.symbols, s); r != nil {
 		out.Category = r.value
 		cat := c.categories[r.value]
@@ -268,6 +267,28 @@ func (c *Classifier) classify(module, symbol string) Classification {
 		out.Infrastructure = true
 	}
 	return out
+}
+
+// moduleBadge returns the module rule's badge, memoised per module name
+// (a stack has a handful of modules).
+func (c *Classifier) moduleBadge(s subject) string {
+	c.mu.Lock()
+	badge, ok := c.badges[s.mod]
+	c.mu.Unlock()
+	if ok {
+		return badge
+	}
+	badge = "Unknown"
+	if r := best(c.modules, subject{mod: s.mod, unresolved: true}); r != nil {
+		badge = r.value
+	}
+	c.mu.Lock()
+	if c.badges == nil || len(c.badges) >= maxMemo {
+		c.badges = map[string]string{}
+	}
+	c.badges[s.mod] = badge
+	c.mu.Unlock()
+	return badge
 }
 
 // best returns the most specific matching rule.

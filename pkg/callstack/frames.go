@@ -310,7 +310,7 @@ func scanLine(line string, out []Frame) []Frame {
 		}
 		return out
 	}
-	var buf [64]string
+	var buf [8]string // most frame lines hold one or two tokens (a bigger array costs its zeroing on every line)
 	toks := tokenize(line, buf[:0])
 	if len(toks) == 0 {
 		return out

@@ -105,7 +105,15 @@ func (r *Resolver) classOf(moduleID int32, module string, sym Symbol) *Classific
 		byID = append(byID, make([]*Classification, int(sym.ID)+1-len(byID)+len(byID)/2)...)
 		r.classes[moduleID] = byID
 	}
-	c := r.Classifier.classifyShared(module, sym.Name)
+	// The per-function cache is the memo here: no need to fill the
+	// Classifier's as well.
+	var c *Classification
+	if r.Classifier == nil {
+		c = r.Classifier.classifyShared(module, sym.Name)
+	} else {
+		cl := r.Classifier.classify(module, sym.Name)
+		c = &cl
+	}
 	byID[sym.ID] = c
 	return c
 }
@@ -169,6 +177,14 @@ func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
 // Resolve resolves one frame. Symbolizer errors are recorded in the result,
 // not returned; only context cancellation is returned.
 func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
+	var res Resolved
+	err := r.ResolveInto(ctx, f, &res)
+	return res, err
+}
+
+// ResolveInto is Resolve writing into *res, which saves copying the result
+// for callers that resolve many frames into a slice.
+func (r *Resolver) ResolveInto(ctx context.Context, f Frame, res *Resolved) error {
 	k, mk := r.keyOf(f)
 	rvaOnly := k.loc.hasRVA && k.loc.symbol == ""
 	var e resolvedEntry
@@ -180,11 +196,11 @@ func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
 	}
 	if !ok {
 		if err := ctx.Err(); err != nil {
-			return Resolved{}, err
+			return err
 		}
 		var err error
 		if e, err = r.resolve(ctx, f, mk.Module, k.module); err != nil {
-			return Resolved{}, err
+			return err
 		}
 		if rvaOnly {
 			if !r.cheapLookups() {
@@ -194,7 +210,8 @@ func (r *Resolver) Resolve(ctx context.Context, f Frame) (Resolved, error) {
 			r.done[k] = e
 		}
 	}
-	return Resolved{Frame: f, Module: e.module, Symbol: e.symbol, Offset: e.offset, Err: e.err, Class: *e.class}, nil
+	res.Frame, res.Module, res.Symbol, res.Offset, res.Err, res.Class = f, e.module, e.symbol, e.offset, e.err, *e.class
+	return nil
 }
 
 func (r *Resolver) resolve(ctx context.Context, f Frame, module string, moduleID int32) (resolvedEntry, error) {
