@@ -211,7 +211,16 @@ var moduleInfoPattern = regexp.MustCompile(`^\s*"?([^",]+?)"?\s*,.*?"?([^",]+\.p
 // which give module+offset input its PDB identity. Other lines are skipped.
 func ParseModuleInfo(text string) map[string]ModuleKey {
 	out := map[string]ModuleKey{}
-	for _, line := range strings.Split(text, "\n") {
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if strings.IndexByte(line, ',') < 0 {
+			continue // not a CSV line: the common case in a frames file
+		}
 		line = strings.TrimSpace(line)
 		m := moduleInfoPattern.FindStringSubmatch(line)
 		if m == nil {

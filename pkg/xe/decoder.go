@@ -144,7 +144,7 @@ func (d *Decoder) DecodeRow(row []byte) (Event, error) {
 	d.Reset(&d.rowReader)
 	ev, err := d.Next()
 	if err == io.EOF {
-		return Event{}, &RowError{Row: 1, Line: 1, Err: errors.New("row holds no <event>")}
+		return Event{}, &RowError{Row: 1, Line: 1, Pos: -1, Err: errors.New("row holds no <event>")}
 	}
 	if err != nil {
 		return Event{}, err
@@ -153,7 +153,7 @@ func (d *Decoder) DecodeRow(row []byte) (Event, error) {
 	// reader; looking at it directly keeps ev's views intact.
 	unread := row[len(row)-d.rowReader.Len():]
 	if len(bytes.TrimSpace(d.buf[d.start:d.end])) > 0 || len(bytes.TrimSpace(unread)) > 0 {
-		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Err: errors.New("row holds more than one <event> or trailing text")}
+		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Pos: -1, Err: errors.New("row holds more than one <event> or trailing text")}
 	}
 	return ev, nil
 }
