@@ -385,9 +385,11 @@ func (d *Decoder) fillRaw(min int) {
 		for d.end+min > size {
 			size *= 2
 		}
-		// Never grow far past the event-size limit: an event just under it
-		// must not cost a buffer of twice its size.
-		if limit := d.maxEv + initialBufferSize; size > limit {
+		// Never grow past the event-size limit (plus read slack), and once
+		// past a quarter of it go straight there: the old buffer (at most
+		// half the limit) and the new one then cost at most 1.5× the limit
+		// while the data is copied.
+		if limit := d.maxEv + initialBufferSize; size > limit || size > d.maxEv/2 && len(d.buf) < limit {
 			size = max(limit, d.end+1)
 		}
 		nb := make([]byte, size)
