@@ -191,9 +191,9 @@ func writeResolved(w *bufio.Writer, r *callstack.Resolved, scratch []byte) []byt
 	w.WriteString(r.Class.ModuleBadge)
 	w.WriteByte('\t')
 	w.WriteString(r.Class.CategoryDisplay)
-	if r.Class.Owner != "" {
+	if r.Owner != "" {
 		w.WriteString(" (")
-		w.WriteString(r.Class.OwnerDisplay)
+		w.WriteString(r.OwnerDisplay)
 		w.WriteByte(')')
 	}
 	if r.Class.Infrastructure {

@@ -28,10 +28,6 @@ type Classification struct {
 	// operators are showplan PhysicalOp patterns.
 	OperatorBadge string
 	PlanOperators []string
-	// Owner is set on spinlock frames by AttributeSpinlocks: the category
-	// of the code that took the spinlock (the LOCK_HASH spinlock is the lock
-	// manager's: "Locking").
-	Owner, OwnerDisplay string
 	// Barrier marks where a storage unit of work starts (BPool::Get).
 	Barrier bool
 }

@@ -310,6 +310,13 @@ func scanLine(line string, out []Frame) []Frame {
 		}
 		return out
 	}
+	if t := strings.TrimSpace(line); t != "" && strings.IndexAny(t, " \t\v\f") < 0 {
+		// One token, the common case (sqldk+0x40609): no tokenizing needed.
+		if f, ok := parseFrameToken(t); ok {
+			return append(out, f)
+		}
+		return out
+	}
 	var buf [8]string // most frame lines hold one or two tokens (a bigger array costs its zeroing on every line)
 	toks := tokenize(line, buf[:0])
 	if len(toks) == 0 {

@@ -158,11 +158,11 @@ func TestSpinlockOwner(t *testing.T) {
 		for _, x := range res {
 			if x.Class.Category == "Spinlock" {
 				spins++
-				if x.Class.Owner != "Locking" {
-					t.Errorf("stack %d: %s owner %q, want Locking", si, x, x.Class.Owner)
+				if x.Owner != "Locking" {
+					t.Errorf("stack %d: %s owner %q, want Locking", si, x, x.Owner)
 				}
-			} else if x.Class.Owner != "" {
-				t.Errorf("stack %d: non-spinlock %s has owner %q", si, x, x.Class.Owner)
+			} else if x.Owner != "" {
+				t.Errorf("stack %d: non-spinlock %s has owner %q", si, x, x.Owner)
 			}
 		}
 		if spins < 2 {

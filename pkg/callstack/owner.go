@@ -4,7 +4,7 @@ package callstack
 // SpinlockBase::Backoff/Sleep).
 const SpinlockCategory = "Spinlock"
 
-// AttributeSpinlocks sets Class.Owner on the spinlock frames of one stack
+// AttributeSpinlocks sets Owner on the spinlock frames of one stack
 // (innermost frame first): the category of the nearest caller that is
 // neither a spinlock frame, infrastructure nor unknown. A spinlock is named
 // by what it protects — the LOCK_HASH spinlock under lck_lockInternal or
@@ -14,10 +14,12 @@ const SpinlockCategory = "Spinlock"
 func AttributeSpinlocks(stack []Resolved) {
 	owner, display := "", ""
 	for i := len(stack) - 1; i >= 0; i-- {
-		c := &stack[i].Class
+		r := &stack[i]
+		c := r.Class
 		switch {
+		case c == nil:
 		case c.Category == SpinlockCategory:
-			c.Owner, c.OwnerDisplay = owner, display
+			r.Owner, r.OwnerDisplay = owner, display
 		case c.Category != "Unknown" && c.Category != "" && !c.Infrastructure:
 			owner, display = c.Category, c.CategoryDisplay
 		}

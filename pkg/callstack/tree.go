@@ -13,7 +13,13 @@ type Resolved struct {
 	// Symbol is the name-only function name; empty when unresolved.
 	Symbol string
 	Offset uint64
-	Class  Classification
+	// Class is the frame's classification, shared between all frames of
+	// the same function: read it, do not modify it.
+	Class *Classification
+	// Owner is set on spinlock frames by AttributeSpinlocks: the category
+	// (and its display text) of the code that took the spinlock — the
+	// LOCK_HASH spinlock is the lock manager's, "Locking".
+	Owner, OwnerDisplay string
 	// Err says why the frame has no symbol (no PDB identity, PDB missing,
 	// no symbol at the address).
 	Err error
@@ -190,7 +196,9 @@ func (r *Resolver) ResolveInto(ctx context.Context, f Frame, res *Resolved) erro
 	var e resolvedEntry
 	var ok bool
 	if rvaOnly {
-		e, ok = r.doneRVA[uint64(k.module)<<32|uint64(k.loc.rva)]
+		if len(r.doneRVA) > 0 {
+			e, ok = r.doneRVA[uint64(k.module)<<32|uint64(k.loc.rva)]
+		}
 	} else {
 		e, ok = r.done[k]
 	}
@@ -210,7 +218,7 @@ func (r *Resolver) ResolveInto(ctx context.Context, f Frame, res *Resolved) erro
 			r.done[k] = e
 		}
 	}
-	res.Frame, res.Module, res.Symbol, res.Offset, res.Err, res.Class = f, e.module, e.symbol, e.offset, e.err, *e.class
+	*res = Resolved{Frame: f, Module: e.module, Symbol: e.symbol, Offset: e.offset, Err: e.err, Class: e.class}
 	return nil
 }
 
