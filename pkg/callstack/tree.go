@@ -88,8 +88,9 @@ type Resolver struct {
 	done       map[resolverKey]resolvedEntry
 	doneRVA    map[uint64]resolvedEntry // module id << 32 | RVA: the common case, a fast map
 	modules    map[ModuleKey]int32
-	lastMod    ModuleKey           // the module of the previous frame and its id:
-	lastID     int32               // consecutive frames mostly share one
+	lastRaw    ModuleKey           // the previous frame's module fields as given, its
+	lastMod    ModuleKey           // normalised key and its id: consecutive frames
+	lastID     int32               // mostly share one
 	classes    [][]*Classification // module id → Symbol.ID → classification
 }
 
@@ -161,23 +162,22 @@ type resolvedEntry struct {
 }
 
 func (r *Resolver) keyOf(f Frame) (resolverKey, ModuleKey) {
-	mk := f.Key()
 	if r.modules == nil {
 		r.modules = map[ModuleKey]int32{}
 		r.done = map[resolverKey]resolvedEntry{}
 		r.doneRVA = map[uint64]resolvedEntry{}
 	}
-	id := r.lastID
-	if len(r.modules) == 0 || mk != r.lastMod {
-		var ok bool
-		if id, ok = r.modules[mk]; !ok {
+	raw := ModuleKey{Module: f.Module, PDB: f.PDB, GUID: f.GUID, Age: f.Age}
+	if len(r.modules) == 0 || raw != r.lastRaw {
+		mk := f.Key()
+		id, ok := r.modules[mk]
+		if !ok {
 			id = int32(len(r.modules))
 			r.modules[mk] = id
 		}
-		r.lastMod, r.lastID = mk, id
+		r.lastRaw, r.lastMod, r.lastID = raw, mk, id
 	}
-	k := resolverKey{module: id, loc: locationOf(f)}
-	return k, mk
+	return resolverKey{module: r.lastID, loc: locationOf(f)}, r.lastMod
 }
 
 // Resolve resolves one frame. Symbolizer errors are recorded in the result,
