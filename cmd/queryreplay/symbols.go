@@ -97,40 +97,54 @@ func runSymbolsResolve(ctx context.Context, e *env, a *symbolsResolveArgs) error
 			return withStatus(2, fmt.Errorf("%s: %w", a.rules, err))
 		}
 	}
-	sym, err := newSymbolizer(e, a)
+	// Opening a PDB and parsing the input are independent: with two cores,
+	// one need not wait for the other.
+	type opened struct {
+		sym callstack.Symbolizer
+		err error
+	}
+	symDone := make(chan opened, 1)
+	go func() {
+		sym, err := newSymbolizer(e, a)
+		symDone <- opened{sym, err}
+	}()
+	stacks, err := inputStacks(e, a, rvas)
+	o := <-symDone
+	if o.err != nil {
+		return o.err
+	}
 	if err != nil {
 		return err
 	}
-	resolver := &callstack.Resolver{Symbolizer: sym, Classifier: classifier}
-
-	var stacks []callstack.Stack
-	if a.frames != "" {
-		if stacks, err = readStacks(e, a); err != nil {
-			return err
-		}
-	} else {
-		module := callstack.ModuleKey{PDB: a.pdbName, GUID: a.guid, Age: a.age}
-		switch {
-		case a.pdbFile != "":
-			module.Module = callstack.NormalizeModule(strings.TrimSuffix(filepath.Base(a.pdbFile), filepath.Ext(a.pdbFile)))
-		case a.pdbName != "":
-			module.Module = callstack.NormalizeModule(strings.TrimSuffix(a.pdbName, filepath.Ext(a.pdbName)))
-		}
-		if a.guid != "" {
-			g, err := pdb.ParseGUID(a.guid)
-			if err != nil {
-				return withStatus(2, err)
-			}
-			module.GUID = g.String()
-		}
-		var frames []callstack.Frame
-		for _, v := range rvas {
-			frames = append(frames, callstack.Frame{ID: -1, Module: module.Module, PDB: module.PDB, GUID: module.GUID, Age: module.Age, RVA: v, HasRVA: true})
-		}
-		stacks = []callstack.Stack{{Frames: frames, Count: 1}}
-	}
-
+	resolver := &callstack.Resolver{Symbolizer: o.sym, Classifier: classifier}
 	return printResolved(ctx, e, resolver, stacks, a.pdbFile)
+}
+
+// inputStacks reads the stacks of --frames, or makes one of the RVA
+// arguments.
+func inputStacks(e *env, a *symbolsResolveArgs, rvas []uint32) ([]callstack.Stack, error) {
+	if a.frames != "" {
+		return readStacks(e, a)
+	}
+	module := callstack.ModuleKey{PDB: a.pdbName, GUID: a.guid, Age: a.age}
+	switch {
+	case a.pdbFile != "":
+		module.Module = callstack.NormalizeModule(strings.TrimSuffix(filepath.Base(a.pdbFile), filepath.Ext(a.pdbFile)))
+	case a.pdbName != "":
+		module.Module = callstack.NormalizeModule(strings.TrimSuffix(a.pdbName, filepath.Ext(a.pdbName)))
+	}
+	if a.guid != "" {
+		g, err := pdb.ParseGUID(a.guid)
+		if err != nil {
+			return nil, withStatus(2, err)
+		}
+		module.GUID = g.String()
+	}
+	var frames []callstack.Frame
+	for _, v := range rvas {
+		frames = append(frames, callstack.Frame{ID: -1, Module: module.Module, PDB: module.PDB, GUID: module.GUID, Age: module.Age, RVA: v, HasRVA: true})
+	}
+	return []callstack.Stack{{Frames: frames, Count: 1}}, nil
 }
 
 // printResolved resolves and prints every stack, warns about unresolved
