@@ -310,7 +310,7 @@ func scanLine(line string, out []Frame) []Frame {
 		}
 		return out
 	}
-	if t := strings.TrimSpace(line); t != "" && strings.IndexAny(t, " \t\v\f") < 0 {
+	if t := strings.TrimSpace(line); t != "" && !hasInnerSpace(t) {
 		// One token, the common case (sqldk+0x40609): no tokenizing needed.
 		if f, ok := parseFrameToken(t); ok {
 			return append(out, f)
@@ -344,6 +344,15 @@ func scanLine(line string, out []Frame) []Frame {
 		return out[:start] // not a frame line
 	}
 	return out
+}
+
+func hasInnerSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ' ' || c == '\t' || c == '\v' || c == '\f' {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenize splits a line at white space, keeping `quoted names' and <…>
