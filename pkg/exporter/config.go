@@ -226,15 +226,23 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 	}
 	var problems []string
 	checkNode(&root, configSchema, "", &problems)
-	if len(problems) > 0 {
-		return nil, &ConfigError{Problems: problems}
-	}
 	var c Config
 	if err := root.Decode(&c); err != nil {
+		if len(problems) > 0 {
+			return nil, &ConfigError{Problems: problems}
+		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if err := c.finish(lookupEnv); err != nil {
+	// Unknown keys and the rest are reported together, so one run lists
+	// every problem.
+	var ce *ConfigError
+	if err := c.finish(lookupEnv); errors.As(err, &ce) {
+		problems = append(problems, ce.Problems...)
+	} else if err != nil {
 		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, &ConfigError{Problems: problems}
 	}
 	return &c, nil
 }

@@ -253,3 +253,5 @@ func assertCountsMatch(t testing.TB, e *Exporter, run *standin.Running, session 
 	}
 	return rec
 }
+
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
