@@ -146,7 +146,7 @@ func workloadDB(t testing.TB, dsn string) *sql.DB {
 	return db
 }
 
-func exec(t testing.TB, db *sql.DB, query string) {
+func runSQL(t testing.TB, db *sql.DB, query string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -184,12 +184,12 @@ func scenarioSQL(t testing.TB, name string) string {
 // flushes) and plain statements. round makes each call's inserts unique.
 func mixedWorkload(t testing.TB, db *sql.DB, round int) {
 	t.Helper()
-	exec(t, db, "CHECKPOINT; DBCC DROPCLEANBUFFERS")
-	exec(t, db, "DBCC TRACEON(652)")
-	exec(t, db, scenarioSQL(t, "clustered_index_scan"))
-	exec(t, db, "DBCC TRACEOFF(652)")
-	exec(t, db, scenarioSQL(t, "sort_spill"))
-	exec(t, db, scenarioSQL(t, "hash_join"))
+	runSQL(t, db, "CHECKPOINT; DBCC DROPCLEANBUFFERS")
+	runSQL(t, db, "DBCC TRACEON(652)")
+	runSQL(t, db, scenarioSQL(t, "clustered_index_scan"))
+	runSQL(t, db, "DBCC TRACEOFF(652)")
+	runSQL(t, db, scenarioSQL(t, "sort_spill"))
+	runSQL(t, db, scenarioSQL(t, "hash_join"))
 	insertOrders(t, db, round, 20)
 }
 
@@ -201,14 +201,14 @@ func insertOrders(t testing.TB, db *sql.DB, round, n int) {
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "INSERT INTO dbo.Orders (OrderID, CustomerID, OrderDate, Amount, Status) VALUES (%d, 7, '2026-02-01', 12.5, N'New');\n", 200000+round*1000+i)
 	}
-	exec(t, db, b.String())
+	runSQL(t, db, b.String())
 }
 
 // statementVolume runs n trivial statements in one batch: one
 // sql_statement_completed event each, to fill event files quickly.
 func statementVolume(t testing.TB, db *sql.DB, n int) {
 	t.Helper()
-	exec(t, db, strings.Repeat("SELECT 1;\n", n))
+	runSQL(t, db, strings.Repeat("SELECT 1;\n", n))
 }
 
 // assertCountsMatch checks that, for every event the session recorded, the

@@ -35,6 +35,31 @@ func (t *target) merge(b *batch, rs *readStats, now time.Time) {
 	t.st.lost += rs.lost
 	t.st.duplicates += rs.duplicates
 	t.top.trim(now)
+	t.initSpillSeries()
+}
+
+// spillKinds are the kind label's values.
+var spillKinds = []string{"sort", "hash", "exchange"}
+
+// initSpillSeries makes the spill counters of every database the session
+// covers exist from the start, at zero: the spill alert uses increase(),
+// which cannot see the first increment of a series that appears at 1.
+// The caller holds t.mu.
+func (t *target) initSpillSeries() {
+	if t.spec == nil || !containsGroup(t.spec.groups, GroupSpills) {
+		return
+	}
+	ids := t.spec.databaseIDs
+	if len(ids) == 0 {
+		for id := range t.cat.databases {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		for _, k := range spillKinds {
+			t.groups[mgSpills].ensure([]string{t.cat.databaseName(id), k})
+		}
+	}
 }
 
 func (t *target) mergeWaits(b *batch) {

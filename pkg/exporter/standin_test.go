@@ -46,7 +46,7 @@ func TestSurvivesSessionLoss(t *testing.T) {
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
 	mixedWorkload(t, db, 1) // still pending in the session's buffers
-	exec(t, db, "DROP EVENT SESSION "+SessionName("standin")+" ON SERVER")
+	runSQL(t, db, "DROP EVENT SESSION "+SessionName("standin")+" ON SERVER")
 	mixedWorkload(t, db, 2) // no session: nothing recorded
 	pollOK(t, e)
 	if got := restarts(t, e, "created"); got != 1 {

@@ -70,6 +70,17 @@ func (g *groupStore) add(labels []string, values []float64, ex exemplar) {
 }
 
 // keyOf joins the label values with 0xff, a byte no UTF-8 text contains.
+// ensure creates the series of labels at zero when it does not exist, without
+// touching the recency of an existing one. Counters whose label sets are
+// known in advance start at zero, so that their first increment shows in
+// rate() and increase() (a series first seen at 1 has no increase).
+func (g *groupStore) ensure(labels []string) {
+	if g.lru.Contains(g.keyOf(labels)) {
+		return
+	}
+	g.add(labels, make([]float64, len(g.def.metrics)), exemplar{})
+}
+
 func (g *groupStore) keyOf(labels []string) string {
 	var b strings.Builder
 	for _, l := range labels {
