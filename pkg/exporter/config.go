@@ -113,8 +113,8 @@ type Session struct {
 	Target string `yaml:"target"`
 	// Scope is server, database or auto (default: database on Azure SQL
 	// Database, server elsewhere).
-	Scope     string    `yaml:"scope"`
-	EventFile EventFile `yaml:"event_file"`
+	Scope      string     `yaml:"scope"`
+	EventFile  EventFile  `yaml:"event_file"`
 	RingBuffer RingBuffer `yaml:"ring_buffer"`
 	// MaxMemoryMB is the session's MAX_MEMORY (default 4).
 	MaxMemoryMB int `yaml:"max_memory_mb"`
@@ -128,9 +128,9 @@ type Session struct {
 type EventFile struct {
 	// Path is the file name; default queryreplay_exporter_<name>.xel, which
 	// SQL Server puts in its log directory. On Azure it must be a blob URL.
-	Path            string `yaml:"path"`
-	MaxFileSizeMB   int    `yaml:"max_file_size_mb"`   // default 64
-	MaxRolloverFiles int   `yaml:"max_rollover_files"` // default 4
+	Path             string `yaml:"path"`
+	MaxFileSizeMB    int    `yaml:"max_file_size_mb"`   // default 64
+	MaxRolloverFiles int    `yaml:"max_rollover_files"` // default 4
 }
 
 // RingBuffer configures the ring_buffer target.

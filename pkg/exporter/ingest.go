@@ -53,7 +53,7 @@ type logAcc struct{ count, bytes float64 }
 type stmtKey struct{ db, queryHash uint64 }
 type stmtAcc struct {
 	count, logical, physical, writes, durUs, cpuUs float64
-	last                                            time.Time
+	last                                           time.Time
 }
 type textKey struct {
 	m   uint8 // textWait, textSplit

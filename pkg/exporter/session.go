@@ -29,20 +29,20 @@ type sessionSpec struct {
 	scope  tracer.Scope
 	target string // event_file or ring_buffer
 	// file is the event_file filename as given to the DDL.
-	file                  string
-	maxFileMB, rollover   int
-	ringEvents, ringKB    int
-	maxMemoryMB           int
-	latencySec            int
-	startup               bool
-	groups                []string
-	databaseIDs           []uint64
-	waitEvent             string // wait_info or wait_completed
-	waitEndOpcode         uint64 // event_opcode key of End
-	hasEndOpcode          bool
-	waitMinMs             uint64
-	waitRanges            []keyRange
-	waitAll               bool
+	file                string
+	maxFileMB, rollover int
+	ringEvents, ringKB  int
+	maxMemoryMB         int
+	latencySec          int
+	startup             bool
+	groups              []string
+	databaseIDs         []uint64
+	waitEvent           string // wait_info or wait_completed
+	waitEndOpcode       uint64 // event_opcode key of End
+	hasEndOpcode        bool
+	waitMinMs           uint64
+	waitRanges          []keyRange
+	waitAll             bool
 }
 
 // sessionEvent is one ADD EVENT clause.
