@@ -2,7 +2,11 @@ package exporter
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // The exporter's counts equal the events the stand-in's session recorded,
@@ -175,5 +179,84 @@ func TestCountsEventsLostToRollover(t *testing.T) {
 	}
 	if dup := sum(fams, "queryreplay_exporter_events_duplicate_total", nil); dup != 0 {
 		t.Errorf("%v duplicates", dup)
+	}
+}
+
+func startPersona(t *testing.T, persona string) *standin.Running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{Persona: persona})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = run.Close()
+	})
+	return run
+}
+
+// On Azure SQL Database the session is database-scoped with a ring_buffer
+// target (event files there go only to Blob Storage), chosen from
+// EngineEdition 5 without any configuration; on Managed Instance it is
+// server-scoped with a ring_buffer. Counts stay exact across polls that
+// re-read the whole ring.
+func TestAzurePersonasUseTheRingBuffer(t *testing.T) {
+	for _, c := range []struct {
+		persona string
+		scope   tracer.Scope
+	}{{"azure-sql-database", tracer.ScopeDatabase}, {"azure-sql-managed-instance", tracer.ScopeServer}} {
+		t.Run(c.persona, func(t *testing.T) {
+			run := startPersona(t, c.persona)
+			e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
+			pollOK(t, e)
+			spec := e.targets[0].spec
+			if spec.target != "ring_buffer" || spec.scope != c.scope {
+				t.Fatalf("target %s scope %v", spec.target, spec.scope)
+			}
+			db := workloadDB(t, run.DSN)
+			for round := 0; round < 3; round++ {
+				mixedWorkload(t, db, round)
+				run.Server.FlushEventSessions()
+				pollOK(t, e)
+				pollOK(t, e) // the same ring again: nothing new
+			}
+			assertCountsMatch(t, e, run, SessionName("standin"))
+		})
+	}
+}
+
+// A ring buffer that overwrote events before a poll: decoded + lost equals
+// what the session recorded.
+func TestRingBufferOverwritesAreCountedAsLost(t *testing.T) {
+	run := startStandin(t)
+	e := newTestExporter(t, testConfig(t, oneTarget("    session: {target: ring_buffer, ring_buffer: {max_events: 200}}\n"), map[string]string{"standin": run.DSN}))
+	pollOK(t, e)
+	db := workloadDB(t, run.DSN)
+	mixedWorkload(t, db, 0)
+	statementVolume(t, db, 500)
+	run.Server.FlushEventSessions()
+	pollOK(t, e)
+	var recorded float64
+	for _, n := range run.Server.RecordedEvents(SessionName("standin")) {
+		recorded += float64(n)
+	}
+	fams := gather(t, e)
+	decoded := sum(fams, "queryreplay_exporter_events_decoded_total", nil)
+	lost := sum(fams, "queryreplay_exporter_events_lost_total", nil)
+	if decoded != 200 || decoded+lost != recorded {
+		t.Fatalf("decoded %v (want the ring's 200) + lost %v != recorded %v", decoded, lost, recorded)
+	}
+}
+
+// An Azure SQL Database target configured for event_file without a blob
+// URL is refused with a message that says what to do.
+func TestAzureEventFileNeedsBlobStorage(t *testing.T) {
+	run := startPersona(t, "azure-sql-database")
+	e := newTestExporter(t, testConfig(t, oneTarget("    session: {target: event_file}\n"), map[string]string{"standin": run.DSN}))
+	e.PollNow(context.Background())
+	last := e.targets[0].st.lastError
+	if e.targets[0].st.up || !strings.Contains(last, "Azure Blob Storage") {
+		t.Fatalf("up %v, error %q", e.targets[0].st.up, last)
 	}
 }
