@@ -84,7 +84,7 @@ func pollOK(t testing.TB, e *Exporter) {
 // gather returns the registry's families by name.
 func gather(t testing.TB, e *Exporter) map[string]*dto.MetricFamily {
 	t.Helper()
-	fams, err := e.Registry().Gather()
+	fams, err := e.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ type metricDef struct {
 	// exemplar: the series carries an OpenMetrics exemplar with the query
 	// hash of its latest event.
 	exemplar bool
-	desc     *prometheus.Desc
+	fqName   string
 }
 
 // Metric group names (label_limits keys).
@@ -113,7 +113,7 @@ func init() {
 	for _, g := range groupDefs {
 		for i := range g.metrics {
 			m := &g.metrics[i]
-			m.desc = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", m.name), m.help, append([]string{"target"}, g.labels...), nil)
+			m.fqName = prometheus.BuildFQName(namespace, "", m.name)
 		}
 	}
 }

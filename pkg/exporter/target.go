@@ -522,7 +522,8 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 	if t.spec.target == "ring_buffer" {
 		return t.readRing(st, b, rs)
 	}
-	for attempt := 0; attempt < 2; attempt++ {
+	rowByRow := false
+	for attempt := 0; attempt < 3; attempt++ {
 		rows, err := t.db.QueryContext(ctx, t.cursor.readQuery())
 		if err != nil {
 			if isNoEventFile(err) || isBadOffset(err) {
@@ -538,8 +539,19 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 			}
 			return fmt.Errorf("read events: %w", err)
 		}
-		err = t.cursor.consume(&sqlFileRows{rows: rows}, t.dec, b, rs)
+		src := &sqlFileRows{rows: rows}
+		if rowByRow {
+			err = t.cursor.consumeRows(src, t.dec, b, rs)
+		} else {
+			err = t.cursor.consume(src, t.dec, b, rs)
+		}
 		rows.Close()
+		if errors.Is(err, errMalformedRow) && !rowByRow {
+			// read again from the bookmark, row by row; what was counted
+			// is recognised by event_sequence
+			rowByRow = true
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}
@@ -579,22 +591,27 @@ func (t *target) readRing(st sessionState, b *batch, rs *readStats) error {
 	}
 }
 
-// sqlFileRows adapts *sql.Rows to fileRows. event_data is scanned into
-// reused RawBytes.
+// sqlFileRows adapts *sql.Rows to fileRows. event_data and file_name are
+// scanned into reused RawBytes; the file name string is made only when it
+// changes (once per file, not once per row).
 type sqlFileRows struct {
-	rows   *sql.Rows
-	object sql.RawBytes
-	data   sql.RawBytes
-	file   string
-	offset int64
+	rows    *sql.Rows
+	object  sql.RawBytes
+	data    sql.RawBytes
+	fileRaw sql.RawBytes
+	file    string
+	offset  int64
 }
 
 func (r *sqlFileRows) Next() bool   { return r.rows.Next() }
 func (r *sqlFileRows) Err() error   { return r.rows.Err() }
 func (r *sqlFileRows) Close() error { return r.rows.Close() }
 func (r *sqlFileRows) Row() (fileRow, error) {
-	if err := r.rows.Scan(&r.object, &r.data, &r.file, &r.offset); err != nil {
+	if err := r.rows.Scan(&r.object, &r.data, &r.fileRaw, &r.offset); err != nil {
 		return fileRow{}, err
+	}
+	if string(r.fileRaw) != r.file {
+		r.file = string(r.fileRaw)
 	}
 	return fileRow{data: r.data, file: r.file, offset: r.offset}, nil
 }
