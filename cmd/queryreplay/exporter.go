@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -93,7 +94,8 @@ func runExporter(ctx context.Context, e *env, a *exporterArgs) error {
 		}
 		listeners = append(listeners, l)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	ex.Start(ctx)
 	served := make(chan error, 1)
 	go func() { served <- web.ServeMultiple(listeners, srv, a.web, log) }()

@@ -256,7 +256,7 @@ func (t *target) initialize(ctx context.Context) error {
 			return err
 		}
 	}
-	t.log.Info("session started", "session", spec.name, "target", spec.target, "events", len(spec.events()))
+	t.log.Info("session started", "session", spec.name, "xe_target", spec.target, "events", len(spec.events()))
 	return nil
 }
 
