@@ -90,10 +90,14 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkIngest measures the hot path of a poll: decode each row with
-// pkg/xe, track its event_sequence and bookmark, aggregate it by identity,
-// then merge the batch into the label-limited series. Run with -cpu 1:
-// events/cpu-s is then one core's rate (issue 17 asks for >= 1,000,000).
+// BenchmarkIngest measures the hot path of a poll on 1,000,000 rows as
+// fn_xe_file_target_read_file returns them: decode each row with pkg/xe,
+// track its event_sequence and bookmark, aggregate it by identity, merge
+// the batch into the label-limited series ("decode+aggregate", the figure
+// issue 17 asks >= 1,000,000 events per second per core for). The parts
+// are measured apart: "decode" is pkg/xe's streaming decoder alone,
+// "aggregate" the exporter's own work on already decoded events. Run with
+// -cpu 1: events/cpu-s is then one core's rate.
 func BenchmarkIngest(b *testing.B) {
 	const n = 1_000_000
 	rows := benchRows(n)
@@ -111,32 +115,74 @@ func BenchmarkIngest(b *testing.B) {
 	}
 	dec := xe.NewDecoder(nil)
 	dec.ReuseEvents()
-	b.SetBytes(int64(bytes))
-	runtime.GC()
-	cpu0 := cpuTime()
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		c := &fileCursor{}
-		c.seq.startFresh()
-		batch := newBatch()
-		var st readStats
-		if err := c.consume(&fakeRows{rows: rows, failAt: -1}, dec, batch, &st); err != nil {
-			b.Fatal(err)
+	measure := func(b *testing.B, run func()) {
+		b.SetBytes(int64(bytes))
+		runtime.GC()
+		cpu0 := cpuTime()
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			run()
 		}
-		if st.events != n {
-			b.Fatalf("aggregated %d of %d events", st.events, n)
-		}
-		tg.mu.Lock()
-		tg.merge(batch, &st, time.Now())
-		tg.mu.Unlock()
+		elapsed, cpu := time.Since(start), cpuTime()-cpu0
+		b.StopTimer()
+		total := float64(n) * float64(b.N)
+		b.ReportMetric(total/elapsed.Seconds(), "events/s")
+		b.ReportMetric(total/cpu.Seconds(), "events/cpu-s")
+		b.ReportMetric(float64(bytes)/n, "bytes/event")
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
-	b.StopTimer()
-	total := float64(n) * float64(b.N)
-	b.ReportMetric(total/elapsed.Seconds(), "events/s")
-	b.ReportMetric(total/cpu.Seconds(), "events/cpu-s")
-	b.ReportMetric(float64(bytes)/n, "bytes/event")
+	b.Run("decode+aggregate", func(b *testing.B) {
+		measure(b, func() {
+			c := &fileCursor{}
+			c.seq.startFresh()
+			batch := newBatch()
+			var st readStats
+			if err := c.consume(&fakeRows{rows: rows, failAt: -1}, dec, batch, &st); err != nil || st.events != n {
+				b.Fatalf("aggregated %d of %d events: %v", st.events, n, err)
+			}
+			tg.mu.Lock()
+			tg.merge(batch, &st, time.Now())
+			tg.mu.Unlock()
+		})
+	})
+	b.Run("decode", func(b *testing.B) {
+		measure(b, func() {
+			dec.Reset(&rowStream{rows: &fakeRows{rows: rows, failAt: -1}})
+			got := 0
+			for {
+				if _, err := dec.Next(); err != nil {
+					break
+				}
+				got++
+			}
+			if got != n {
+				b.Fatalf("decoded %d of %d", got, n)
+			}
+		})
+	})
+	b.Run("aggregate", func(b *testing.B) {
+		events := make([]xe.Event, 0, n)
+		d := xe.NewDecoder(&rowStream{rows: &fakeRows{rows: rows, failAt: -1}})
+		for {
+			ev, err := d.Next()
+			if err != nil {
+				break
+			}
+			events = append(events, ev)
+		}
+		measure(b, func() {
+			c := &fileCursor{}
+			c.seq.startFresh()
+			batch := newBatch()
+			var st readStats
+			for i := range events {
+				c.aggregate(&events[i], "f", batch, &st)
+			}
+			tg.mu.Lock()
+			tg.merge(batch, &st, time.Now())
+			tg.mu.Unlock()
+		})
+	})
 }
 
 // filledExporter is an exporter with one target whose page group holds

@@ -110,6 +110,9 @@ func TestPrometheusRules(t *testing.T) {
 	if out, err := promtool(t, nil, rulesDir, "test", "rules", "queryreplay-rules.test.yml"); err != nil || !strings.Contains(out, "SUCCESS") {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
+	if out, err := promtool(t, nil, rulesDir, "check", "config", "prometheus.example.yml"); err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
+	}
 }
 
 // prometheusServer is a real Prometheus started by a test.
