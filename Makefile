@@ -67,3 +67,11 @@ bench:
 	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
 	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
+	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
+	$(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x
+
+# The exporter's 10-minute memory soak at the label limit (issue 17; not in
+# make test or make bench).
+.PHONY: soak
+soak:
+	QUERYREPLAY_SOAK=10m $(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x -timeout 20m
