@@ -144,13 +144,7 @@ func get(t *testing.T, c *http.Client, url string, user, pass string) (int, stri
 // The command serves the landing page, /metrics, health and readiness,
 // never logs the DSN, and drops its session on a clean shutdown.
 func TestExporterCommandServesAndCleansUp(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startExporterStandin(t)
 	r := startExporterCommand(t, "--dsn", srv.DSN, "--log.format", "json")
 	c := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + r.addr
@@ -192,6 +186,21 @@ func TestExporterCommandServesAndCleansUp(t *testing.T) {
 	}
 }
 
+func startExporterStandin(t *testing.T) *standin.Running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = srv.Close()
+	})
+	return srv
+}
+
 func waitReady(t *testing.T, c *http.Client, base string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -224,13 +233,7 @@ func sessions(t *testing.T, dsn string) int {
 
 // --web.config.file turns on TLS and basic auth (exporter-toolkit).
 func TestExporterWebConfigTLSAndBasicAuth(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startExporterStandin(t)
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, dir)
 	hash, err := bcrypt.GenerateFromPassword([]byte("scrape-pw"), bcrypt.MinCost)

@@ -98,6 +98,15 @@ func serve(all []fileRow, c *fileCursor, failAt int) *fakeRows {
 	return &fakeRows{rows: out, failAt: failAt}
 }
 
+// freshRead is the state of a first read of a session just created.
+func freshRead() (*fileCursor, *xe.Decoder, *batch, *readStats) {
+	c := &fileCursor{}
+	c.seq.startFresh()
+	dec := xe.NewDecoder(nil)
+	dec.ReuseEvents()
+	return c, dec, newBatch(), &readStats{}
+}
+
 // A read that fails half-way through a buffer keeps what it counted; the
 // next read starts again at that buffer, and event_sequence drops exactly
 // the events counted twice. Every event is counted once, whatever the
@@ -114,17 +123,12 @@ func TestHalfReadBufferIsNeverCountedTwice(t *testing.T) {
 		}
 	}
 	for failAt := 0; failAt <= len(all); failAt++ {
-		c := &fileCursor{}
-		c.seq.startFresh()
-		dec := xe.NewDecoder(nil)
-		dec.ReuseEvents()
-		b := newBatch()
-		var st readStats
-		if err := c.consume(serve(all, c, failAt), dec, b, &st); err == nil && failAt < len(all) {
+		c, dec, b, st := freshRead()
+		if err := c.consume(serve(all, c, failAt), dec, b, st); err == nil && failAt < len(all) {
 			t.Fatalf("failAt %d: no error", failAt)
 		}
 		for attempt := 0; attempt < 3; attempt++ {
-			if err := c.consume(serve(all, c, -1), dec, b, &st); err != nil {
+			if err := c.consume(serve(all, c, -1), dec, b, st); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -227,19 +231,14 @@ func TestMalformedRowFallsBackToRowByRow(t *testing.T) {
 		all = append(all, eventRow("/log/x_0_100.xel", 4608+int64((i-1)/4)*512, i))
 	}
 	all[6].data = []byte(`<event name="sort_warning" package="sqlserver" timestamp="2026-01-01T00:00:00.000Z"><data name="x"><value>1</val`)
-	c := &fileCursor{}
-	c.seq.startFresh()
-	dec := xe.NewDecoder(nil)
-	dec.ReuseEvents()
-	b := newBatch()
-	var st readStats
-	if err := c.consume(serve(all, c, -1), dec, b, &st); !errors.Is(err, errMalformedRow) {
+	c, dec, b, st := freshRead()
+	if err := c.consume(serve(all, c, -1), dec, b, st); !errors.Is(err, errMalformedRow) {
 		t.Fatalf("streamed read: %v", err)
 	}
 	if !c.hasBook || c.bookOffset != 4608 {
 		t.Fatalf("the bookmark moved past the malformed row's buffer: %v@%d", c.hasBook, c.bookOffset)
 	}
-	if err := c.consumeRows(serve(all, c, -1), dec, b, &st); err != nil {
+	if err := c.consumeRows(serve(all, c, -1), dec, b, st); err != nil {
 		t.Fatal(err)
 	}
 	if b.decoded["sort_warning"] != 11 || b.malformed != 1 || st.lost != 1 {

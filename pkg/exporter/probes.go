@@ -86,17 +86,7 @@ func (p *probe) run(ctx context.Context) {
 	}
 	defer db.Close()
 	tr := tracer.New(tracer.DBOpener{DB: db}, probePolicy, p.log)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
-		p.once(ctx, tr)
-		timer.Reset(p.cfg.Interval.D())
-	}
+	every(ctx, p.cfg.Interval.D(), func(ctx context.Context) { p.once(ctx, tr) })
 }
 
 func (p *probe) once(ctx context.Context, tr *tracer.Tracer) {

@@ -78,15 +78,11 @@ func promtool(t testing.TB, stdin []byte, dir string, args ...string) (string, e
 // The exposition after a workload that fills every group passes promtool's
 // metric lint: names, units, _total suffixes, help on every metric.
 func TestPromtoolCheckMetrics(t *testing.T) {
-	run := startStandin(t)
-	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
-	mixedWorkload(t, db, 0)
-	insertOrders(t, db, 5, 150)
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
-	addr := serveExporter(t, e)
+	f := newFixture(t, "", "")
+	mixedWorkload(t, f.db, 0)
+	insertOrders(t, f.db, 5, 150)
+	f.flushAndPoll(t)
+	addr := serveExporter(t, f.e)
 	code, body := httpGet(t, "http://"+addr+MetricsPath)
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d", code)

@@ -145,8 +145,11 @@ func (t *target) open() error {
 }
 
 // run polls until ctx ends: one poll right away, then one per interval.
-func (t *target) run(ctx context.Context) {
-	interval := t.cfg.PollInterval.D()
+func (t *target) run(ctx context.Context) { every(ctx, t.cfg.PollInterval.D(), t.poll) }
+
+// every calls fn at once and then interval after each call ended, until ctx
+// ends (a slow call delays the next rather than piling calls up).
+func every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -155,7 +158,7 @@ func (t *target) run(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
-		t.poll(ctx)
+		fn(ctx)
 		timer.Reset(interval)
 	}
 }
