@@ -11,8 +11,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/queryreplay/queryreplay/pkg/tracestore"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
 
 // queryError is an error with the status and source its DataResponse gets.

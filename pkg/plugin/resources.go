@@ -12,8 +12,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/queryreplay/queryreplay/pkg/tracestore"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
 
 // MaxUploadBytes bounds an uploaded bundle (compressed or not).

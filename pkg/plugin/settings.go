@@ -278,7 +278,9 @@ func (s Settings) ConnectTimeout() time.Duration {
 }
 
 // Limits with defaults applied.
-func (s Settings) maxConcurrent() int { return cmpOr(s.MaxConcurrentTraces, DefaultMaxConcurrentTraces) }
+func (s Settings) maxConcurrent() int {
+	return cmpOr(s.MaxConcurrentTraces, DefaultMaxConcurrentTraces)
+}
 func (s Settings) traceTimeout() time.Duration {
 	return cmpOr(s.TraceTimeout.Duration, DefaultTraceTimeout)
 }
