@@ -46,11 +46,17 @@ const (
 	MaxEventsLimit             = 10_000_000
 )
 
-// Duration reads a number of seconds or a Go duration string ("90s", "5m").
-type Duration struct{ time.Duration }
+// Duration reads a number of seconds or a Go duration string ("90s",
+// "5m"). A value that is neither is kept as Invalid, so that Validate can
+// name the field along with every other problem.
+type Duration struct {
+	time.Duration
+	Invalid string
+}
 
-// UnmarshalJSON accepts 300, 300.5 or "5m".
+// UnmarshalJSON accepts 300, 300.5, "300" or "5m".
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	*d = Duration{}
 	var n float64
 	if err := json.Unmarshal(b, &n); err == nil {
 		d.Duration = time.Duration(n * float64(time.Second))
@@ -58,10 +64,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want seconds or a duration such as \"5m\", got %s", b)
+		d.Invalid = string(b)
+		return nil
 	}
 	if s == "" {
-		d.Duration = 0
 		return nil
 	}
 	if n, err := strconv.ParseFloat(s, 64); err == nil {
@@ -70,7 +76,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("want seconds or a duration such as \"5m\", got %q", s)
+		d.Invalid = s
+		return nil
 	}
 	d.Duration = v
 	return nil
@@ -186,6 +193,14 @@ func (s Settings) Validate() error {
 	if s.MaxConcurrentTraces < 0 || s.MaxConcurrentTraces > MaxConcurrentTracesLimit {
 		add("maxConcurrentTraces %d is outside 1-%d", s.MaxConcurrentTraces, MaxConcurrentTracesLimit)
 	}
+	for _, v := range []struct {
+		name string
+		d    Duration
+	}{{"traceTimeout", s.TraceTimeout}, {"traceQueueTimeout", s.TraceQueueTimeout}} {
+		if v.d.Invalid != "" {
+			add("%s %q is neither seconds nor a duration such as \"5m\"", v.name, v.d.Invalid)
+		}
+	}
 	if s.TraceTimeout.Duration < 0 || s.TraceTimeout.Duration > 24*time.Hour {
 		add("traceTimeout %s is outside 0-24h", s.TraceTimeout.Duration)
 	}
@@ -230,11 +245,11 @@ func (s Settings) authProblems() []string {
 		if s.Password != "" && (s.KerberosRealm == "" && !strings.Contains(s.User, "@") || s.KerberosConfigFile == "") {
 			p = append(p, "authType windows with a password needs kerberosRealm (or user@REALM) and kerberosConfigFile")
 		}
-		for key, path := range map[string]string{"kerberosConfigFile": s.KerberosConfigFile, "kerberosKeytabFile": s.KerberosKeytabFile,
-			"kerberosCredentialCache": s.KerberosCredentialCache} {
-			if path != "" {
-				if _, err := os.Stat(path); err != nil {
-					p = append(p, fmt.Sprintf("%s: %v", key, err))
+		for _, f := range [][2]string{{"kerberosConfigFile", s.KerberosConfigFile}, {"kerberosKeytabFile", s.KerberosKeytabFile},
+			{"kerberosCredentialCache", s.KerberosCredentialCache}} {
+			if f[1] != "" {
+				if _, err := os.Stat(f[1]); err != nil {
+					p = append(p, fmt.Sprintf("%s: %v", f[0], err))
 				}
 			}
 		}
