@@ -81,7 +81,17 @@ describe('Go → TypeScript frame contract', () => {
       persona: string,
     });
     const c = f.meta!.custom!;
-    for (const key of ['statement', 'options', 'timeRange', 'window', 'counts', 'unmatched', 'lost', 'truncated', 'persona']) {
+    for (const key of [
+      'statement',
+      'options',
+      'timeRange',
+      'window',
+      'counts',
+      'unmatched',
+      'lost',
+      'truncated',
+      'persona',
+    ]) {
       expect(c).toHaveProperty(key);
     }
     expect(c.timeRange.zeroTime).toMatch(/^2026-11-29T12:00:00\.000123Z$/);
@@ -202,7 +212,15 @@ describe('Go → TypeScript frame contract', () => {
     const c = read.meta!.custom!;
     expect(c.binned).toBe(true);
     expect(read.length).toBeLessThanOrEqual(20);
-    expectFields(read, { start: time, end: time, state: string, nodeId: number, count: number, firstUs: number, lastUs: number });
+    expectFields(read, {
+      start: time,
+      end: time,
+      state: string,
+      nodeId: number,
+      count: number,
+      firstUs: number,
+      lastUs: number,
+    });
     const total = (field(read, 'count').values as number[]).reduce((a, b) => a + b, 0);
     expect(total).toBe(c.inWindow);
     expect(c.binWidthUs).toBeGreaterThan(0);
