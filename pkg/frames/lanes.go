@@ -42,16 +42,21 @@ func (v *view) laneFrames() data.Frames {
 	}
 }
 
+// bounds returns [lo, hi): the entries starting inside the window.
+func bounds[E any](v *view, s *laneSpec[E], es []E) (int, int) {
+	lo := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) >= v.win.FromUs })
+	hi := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) > v.win.ToUs })
+	return lo, hi
+}
+
 // inWindow calls fn for every entry in the window, in start order: for
 // point lanes the entries starting inside it, for intervals those that
 // overlap it.
 func inWindow[E any](v *view, s *laneSpec[E], es []E, fn func(i int)) {
-	from, to := v.win.FromUs, v.win.ToUs
-	lo := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) >= from })
-	hi := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) > to })
+	lo, hi := bounds(v, s, es)
 	if !s.point {
 		for i := 0; i < lo; i++ {
-			if s.end(&es[i]) >= from {
+			if s.end(&es[i]) >= v.win.FromUs {
 				fn(i)
 			}
 		}
@@ -61,9 +66,22 @@ func inWindow[E any](v *view, s *laneSpec[E], es []E, fn func(i int)) {
 	}
 }
 
+// countInWindow is how many entries inWindow visits.
+func countInWindow[E any](v *view, s *laneSpec[E], es []E) int {
+	lo, hi := bounds(v, s, es)
+	n := hi - lo
+	if !s.point {
+		for i := 0; i < lo; i++ {
+			if s.end(&es[i]) >= v.win.FromUs {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func laneFrame[E any](v *view, s laneSpec[E], es []E) *data.Frame {
-	n := 0
-	inWindow(v, &s, es, func(int) { n++ })
+	n := countInWindow(v, &s, es)
 	extra := custom{"lane": s.name, "traced": s.traced, "total": len(es), "inWindow": n, "window": v.win,
 		"resolutionUs": v.resolutionUs, "binned": false}
 	var f *data.Frame

@@ -2,16 +2,13 @@ package frames
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/testtrace"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
-	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
-	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 const sampleID = "0190d5c2a0e87c3b9a51e2f4c6d8b0a1"
@@ -116,36 +113,9 @@ func sampleSource() *Source {
 // trace (pages × 5 events) with the real parsers.
 func generatedSource(tb testing.TB, pages, operators int) *Source {
 	tb.Helper()
-	g, err := standin.GenerateTrace(pages, operators)
+	b, err := testtrace.Generated(pages, operators)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	plan, err := showplan.ParseBytes([]byte(g.PlanXML))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b, err := timeline.NewBuilder(plan, nil, nil, &timeline.Options{Statement: -1, ExpectedEvents: len(g.Events)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var all strings.Builder
-	for _, e := range g.Events {
-		all.WriteString(e.XML)
-		all.WriteByte('\n')
-	}
-	dec := xe.NewDecoder(strings.NewReader(all.String()))
-	for ev, err := range dec.All() {
-		if err != nil {
-			tb.Fatal(err)
-		}
-		b.Add(&ev)
-	}
-	tr, err := b.Build()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bundle := &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion, SQL: "SELECT generated",
-		Run:    tracer.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: tracer.AllEventGroups()},
-		Result: tracer.Result{Events: int64(len(g.Events))}, Trace: tr}
-	return &Source{TraceID: sampleID, Bundle: bundle}
+	return &Source{TraceID: sampleID, Bundle: b}
 }

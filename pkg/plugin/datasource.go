@@ -62,6 +62,10 @@ type Datasource struct {
 	sweepCount int
 	sweepErr   error
 
+	// progress, when set, receives the tracer's progress reports (the
+	// benchmarks time the steps with it).
+	progress func(tracer.Progress)
+
 	runtimeMu sync.Mutex
 	runtime   map[string]runtimeEntry // plan counters by trace id
 

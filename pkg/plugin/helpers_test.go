@@ -63,8 +63,18 @@ func (f *fixture) settings(t testing.TB, uid string, extra map[string]any) backe
 		}
 		j[k] = v
 	}
-	b, _ := json.Marshal(j)
-	return backend.DataSourceInstanceSettings{UID: uid, JSONData: b, DecryptedSecureJSONData: map[string]string{"password": password}}
+	s := settingsFromJSON(t, j, password)
+	s.UID = uid
+	return s
+}
+
+func settingsFromJSON(t testing.TB, j map[string]any, password string) backend.DataSourceInstanceSettings {
+	t.Helper()
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backend.DataSourceInstanceSettings{JSONData: b, DecryptedSecureJSONData: map[string]string{"password": password}}
 }
 
 func (f *fixture) datasource(t testing.TB, uid string, extra map[string]any) *Datasource {
