@@ -66,6 +66,19 @@ func TestTraceThenViewAndBundle(t *testing.T) {
 	}
 }
 
+func TestTraceOnAzureSQLDatabase(t *testing.T) {
+	f := startPersona(t, "azure-sql-database")
+	d := f.datasource(t, "ds1", nil)
+	fs := ok(t, run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"])
+	if got := custom(t, frameNamed(t, fs, "trace"))["persona"]; got != "azure-sql-database" {
+		t.Errorf("persona = %v", got)
+	}
+	// Azure SQL Database has no DBCC DROPCLEANBUFFERS: refused before anything runs
+	d2 := f.datasource(t, "ds2", map[string]any{"allowBufferPoolClear": true})
+	fails(t, run(t, d2, bg, query("B", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"clearBufferPool": true}}))["B"],
+		backend.StatusBadRequest, backend.ErrorSourcePlugin, "Azure SQL Database")
+}
+
 func TestProbeIsNumericAndReadOnly(t *testing.T) {
 	f := startStandin(t)
 	d := f.datasource(t, "ds1", map[string]any{"allowModifications": true})

@@ -30,11 +30,15 @@ type fixture struct {
 	dir string
 }
 
-func startStandin(t testing.TB) *fixture {
+func startStandin(t testing.TB) *fixture { return startPersona(t, "") }
+
+// startPersona starts the stand-in as one of its personas ("" is SQL
+// Server 2017 on Linux).
+func startPersona(t testing.TB, persona string) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{ExtraLogins: map[string]string{"reader": readerPass},
-		XELEncoder: xe.EncodeXMLAsXEL})
+		XELEncoder: xe.EncodeXMLAsXEL, Persona: persona})
 	if err != nil {
 		cancel()
 		t.Fatalf("start stand-in: %v", err)
