@@ -293,3 +293,14 @@ func TestConcurrentViewsOfOneTrace(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestUnreachableServerIsDownstream(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"connectTimeoutSeconds": 2})
+	f.run.Close()
+	r := run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"]
+	fails(t, r, backend.StatusBadGateway, backend.ErrorSourceDownstream, "cannot reach SQL Server")
+	if strings.Contains(r.Error.Error(), standinPass) {
+		t.Fatal("the error leaks the password")
+	}
+}
