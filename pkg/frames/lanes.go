@@ -3,6 +3,7 @@ package frames
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -109,8 +110,9 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 	n := len(idx)
 	starts, ends := make([]time.Time, n), make([]time.Time, n)
 	startUs, endUs := make([]int64, n), make([]int64, n)
-	states, rules, confs := make([]string, n), make([]string, n), make([]string, n)
+	states, rules, confs, cands := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	nodes := make([]*int64, n)
+	ambiguous := make([]bool, n)
 	for k, i := range idx {
 		e := &es[i]
 		a, b := s.start(e), s.end(e)
@@ -119,6 +121,7 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		states[k] = s.state(e)
 		m := s.match(e)
 		nodes[k], rules[k], confs[k] = nodePtr(m.NodeID), m.Rule.String(), m.Confidence.String()
+		ambiguous[k], cands[k] = m.Ambiguous, candidates(m.Candidates)
 	}
 	fields := []*data.Field{
 		data.NewField("start", nil, starts),
@@ -129,6 +132,8 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		hidden(unit(data.NewField("endUs", nil, endUs), "µs")),
 		hidden(data.NewField("rule", nil, rules)),
 		hidden(data.NewField("confidence", nil, confs)),
+		hidden(data.NewField("ambiguous", nil, ambiguous)),
+		hidden(data.NewField("candidates", nil, cands)),
 	}
 	for _, f := range s.details(es, idx) {
 		fields = append(fields, hidden(f))
@@ -232,6 +237,18 @@ func (v *view) operatorLabels() func(timeline.NodeID) string {
 	}
 }
 
+// candidates writes an ambiguous match's candidate operators as "1,4".
+func candidates(ns []timeline.NodeID) string {
+	var b strings.Builder
+	for i, n := range ns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(n)))
+	}
+	return b.String()
+}
+
 // col builds a field from the selected entries.
 func col[E, T any](name string, es []E, idx []int, get func(*E) T) *data.Field {
 	vals := make([]T, len(idx))
@@ -282,7 +299,8 @@ func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
 				col("object", es, idx, func(e *E) string { return objectOr(e.Object, "") }),
 				col("row", es, idx, func(e *E) string { return e.Row }),
 				col("transactionId", es, idx, func(e *E) int64 { return e.TransactionID }),
-				col("heldToEnd", es, idx, func(e *E) bool { return e.HeldToEnd }),
+				col("open", es, idx, func(e *E) bool { return e.Open || e.HeldToEnd }),
+				col("heldToEnd", es, idx, func(e *E) bool { return e.HeldToEnd || e.Open }),
 				col("acquireSeen", es, idx, func(e *E) bool { return e.AcquireSeen }),
 			}
 		}}
@@ -382,6 +400,7 @@ func ioSpec(traced bool) laneSpec[timeline.IOInterval] {
 				unit(col("size", es, idx, func(e *E) int64 { return int64(e.Size) }), "bytes"),
 				unit(col("durationUs", es, idx, func(e *E) int64 { return int64(e.DurationUs) }), "µs"),
 				col("completed", es, idx, func(e *E) bool { return e.Completed }),
+				col("open", es, idx, func(e *E) bool { return e.Open }),
 			}
 		}}
 }
