@@ -115,15 +115,50 @@ func EstimateBytes(b *tracer.Bundle) int64 {
 	for i := range l.Log {
 		object(l.Log[i].Object)
 	}
+	n += candidateBytes(l)
 	for _, o := range tr.Operators {
 		n += int64(unsafe.Sizeof(o)) + int64(len(o.PhysicalOp)+len(o.LogicalOp)+len(o.Object)+len(o.Behavior)) +
-			int64(len(o.Phases))*int64(unsafe.Sizeof(timeline.Phase{}))
+			int64(len(o.Phases))*int64(unsafe.Sizeof(timeline.Phase{})) + int64(len(o.Cycles))*int64(unsafe.Sizeof(timeline.Cycle{})) +
+			int64(len(o.Threads))*int64(unsafe.Sizeof(timeline.ThreadBar{}))
+		if o.Exchange != nil {
+			n += int64(unsafe.Sizeof(*o.Exchange)) + 8*int64(len(o.Exchange.Producer.Threads)+len(o.Exchange.Consumer.Threads))
+		}
 	}
 	for _, r := range b.Result.LogRecords {
 		n += int64(unsafe.Sizeof(r)) + int64(len(r.LSN)+len(r.Operation)+len(r.Context)+len(r.TransactionID)+len(r.PageID))
 	}
 	// interned strings and map overhead are small; 10% margin for the rest
 	return n + n/10
+}
+
+// candidateBytes counts the candidate lists of ambiguous matches.
+func candidateBytes(l *timeline.Lanes) int64 {
+	var n int
+	for i := range l.Read {
+		n += cap(l.Read[i].Candidates)
+	}
+	for i := range l.Write {
+		n += cap(l.Write[i].Candidates)
+	}
+	for i := range l.Lock {
+		n += cap(l.Lock[i].Candidates)
+	}
+	for i := range l.Wait {
+		n += cap(l.Wait[i].Candidates)
+	}
+	for i := range l.Memory {
+		n += cap(l.Memory[i].Candidates)
+	}
+	for i := range l.Split {
+		n += cap(l.Split[i].Candidates)
+	}
+	for i := range l.Log {
+		n += cap(l.Log[i].Candidates)
+	}
+	for i := range l.IO {
+		n += cap(l.IO[i].Candidates)
+	}
+	return int64(n) * int64(unsafe.Sizeof(timeline.NodeID(0)))
 }
 
 // allocSize rounds a string's length up to the size class the allocator
