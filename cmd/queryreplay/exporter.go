@@ -25,6 +25,7 @@ const defaultExporterAddress = ":10617"
 type exporterArgs struct {
 	configFile  string
 	dsn         string
+	dsnFlag     bool // --dsn given on the command line (not only $QUERYREPLAY_DSN)
 	check       bool
 	logLevel    *promslog.Level
 	logFormat   *promslog.Format
@@ -38,7 +39,7 @@ func init() {
 			"Give --config.file (many targets) or --dsn (one). Exit status: 0 clean shutdown, 1 failed, 2 usage or configuration.")
 		a := &exporterArgs{logLevel: promslog.NewLevel(), logFormat: promslog.NewFormat()}
 		cmd.Flag("config.file", "Exporter configuration file (YAML; see docs/operations.md).").StringVar(&a.configFile)
-		cmd.Flag("dsn", "One target's go-mssqldb connection string, instead of --config.file. Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").StringVar(&a.dsn)
+		cmd.Flag("dsn", "One target's go-mssqldb connection string, instead of --config.file. Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").IsSetByUser(&a.dsnFlag).StringVar(&a.dsn)
 		cmd.Flag("config.check", "Validate the configuration and exit.").BoolVar(&a.check)
 		cmd.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").SetValue(a.logLevel)
 		cmd.Flag("log.format", "Output format of log messages: logfmt or json.").Default("logfmt").SetValue(a.logFormat)
@@ -50,7 +51,7 @@ func init() {
 
 func (a *exporterArgs) config() (*exporter.Config, error) {
 	switch {
-	case a.configFile != "" && a.dsn != "":
+	case a.configFile != "" && a.dsnFlag:
 		return nil, errors.New("give --config.file or --dsn, not both")
 	case a.configFile != "":
 		return exporter.LoadConfig(a.configFile)

@@ -68,6 +68,12 @@ func TestExporterUsageErrors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "configuration OK: 1 target(s)") {
 		t.Errorf("--config.check: exit %d, %s %s", code, out, errOut)
 	}
+	// $QUERYREPLAY_DSN (set for trace, say) does not get in the way of a
+	// configuration file
+	t.Setenv("QUERYREPLAY_DSN", "sqlserver://sa:Secret-1@127.0.0.1:1")
+	if code, out, errOut := runCLI(t, "exporter", "--config.file", good, "--config.check"); code != 0 || !strings.Contains(out, "1 target(s)") {
+		t.Errorf("--config.file with $QUERYREPLAY_DSN set: exit %d, %s %s", code, out, errOut)
+	}
 	code, out, _ = runCLI(t, "exporter", "--help")
 	for _, flag := range []string{"--web.listen-address", "--web.config.file", "--config.file", "--dsn", "--log.level", "--log.format", ":10617"} {
 		if code != 0 || !strings.Contains(out, flag) {
