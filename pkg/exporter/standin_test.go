@@ -20,6 +20,11 @@ func TestCountsEqualRecordedEvents(t *testing.T) {
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
 	rec := assertCountsMatch(t, e, run, SessionName("standin"))
+	// a bare file name is created in the error log's directory, where SQL
+	// Server would put it, so the read pattern is known from the start
+	if got := e.targets[0].spec.file; got != "/var/opt/mssql/log/queryreplay_exporter_standin.xel" {
+		t.Errorf("event file %s", got)
+	}
 	for _, ev := range []string{"sort_warning", "wait_info", "physical_page_read", "page_split", "sql_statement_completed", "query_memory_grant_usage"} {
 		if rec[ev] == 0 {
 			t.Errorf("the workload recorded no %s event", ev)

@@ -251,6 +251,9 @@ func (t *target) initialize(ctx context.Context) error {
 	}
 	t.spec = spec
 	t.cursor = fileCursor{}
+	if p, ok := readPattern(strings.TrimSuffix(spec.file, ".xel") + "_0_0.xel"); ok {
+		t.cursor.pattern = p // until the target reports its file
+	}
 	t.ringSeq.startFresh()
 	t.cursor.seq.startFresh()
 	if spec.target == "event_file" {
@@ -301,6 +304,13 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 		return nil, fmt.Errorf("azure SQL (engine edition %d) writes event files only to Azure Blob Storage: set session.event_file.path to a blob container URL (with its database-scoped credential), or use session.target: ring_buffer", edition.Int64)
 	}
 	s.file = defaultFileName(c.Session.EventFile.Path, s.name)
+	if s.target == "event_file" && !isAbsolutePath(s.file) {
+		dir, err := t.logDirectory(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.file = dir + s.file
+	}
 	if err := t.cat.refreshDatabases(ctx, t.db, nil, true); err != nil {
 		return nil, err
 	}
@@ -315,6 +325,29 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// logDirectory is where SQL Server puts an event file given a bare name:
+// the directory of its error log (SERVERPROPERTY('ErrorLogFileName'),
+// https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql),
+// with its trailing separator. The session is created with the full path,
+// so the read pattern is known before the target reports its file.
+func (t *target) logDirectory(ctx context.Context) (string, error) {
+	var errorLog sql.NullString
+	if err := t.db.QueryRowContext(ctx, "SELECT CAST(SERVERPROPERTY('ErrorLogFileName') AS nvarchar(4000))").Scan(&errorLog); err != nil {
+		return "", fmt.Errorf("read the error log's path: %w", err)
+	}
+	i := strings.LastIndexAny(errorLog.String, `/\`)
+	if i < 0 {
+		return "", fmt.Errorf("cannot tell the log directory from ErrorLogFileName %q: set session.event_file.path", errorLog.String)
+	}
+	return errorLog.String[:i+1], nil
+}
+
+// isAbsolutePath: /var/…, C:\…, \\server\share or an https:// URL.
+func isAbsolutePath(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\\`) || isBlobURL(p) ||
+		len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
 func (t *target) databaseID(name string) (uint64, bool) {
