@@ -123,5 +123,3 @@ func runExporter(ctx context.Context, e *env, a *exporterArgs) error {
 	log.Info("stopped")
 	return nil
 }
-
-
