@@ -101,6 +101,7 @@ type Decoder struct {
 	skipping  bool         // after a malformed row: looking for the next <event
 	lenient   bool
 
+	deferred        bool   // the event being parsed has escaped spans (decodeDeferred)
 	encodingChecked bool   // the first bytes were looked at for UTF-16 (utf16.go)
 	transcoded      string // "UTF-16LE" or "UTF-16BE" when the input is transcoded
 }
@@ -578,6 +579,7 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	evStart := p
 	d.arena = d.arena[:0]
 	d.raw = d.raw[:0]
+	d.deferred = false
 	d.nActions = 0
 	d.evName, d.evPkg = "", ""
 	d.haveTS = false
@@ -1036,6 +1038,10 @@ func (d *Decoder) checkReferences(seg []byte, pos int) error {
 // the buffer (the text only shrinks), now that the event has been parsed
 // and will not be read again.
 func (d *Decoder) decodeDeferred(b []byte) {
+	if !d.deferred {
+		return
+	}
+	d.deferred = false
 	fix := func(sp *span) {
 		if sp.escaped {
 			out, _ := appendDecoded(b[sp.off:sp.off:sp.off+sp.n], b[sp.off:sp.off+sp.n], sp.off)
@@ -1100,6 +1106,7 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 					}
 					acc.sp = span{off: p, n: i, inBuf: true, escaped: true}
 					acc.pieces = 1
+					d.deferred = true
 				} else {
 					acc.toArena(d, b)
 					var err error
