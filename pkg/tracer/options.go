@@ -158,8 +158,15 @@ type Progress struct {
 }
 
 // RefusedError is returned when a trace is refused before anything ran on the
-// server: its Reason says why, in words a user can act on.
-type RefusedError struct{ Reason string }
+// server: its Reason says why, in words a user can act on — for a refused
+// statement its line, its text (shortened) and why.
+type RefusedError struct {
+	Reason string
+	// Line and Statement locate a refused statement (0 and "" when the
+	// refusal is not about one statement).
+	Line      int
+	Statement string
+}
 
 func (e *RefusedError) Error() string { return "trace refused: " + e.Reason }
 
