@@ -75,7 +75,10 @@
 //   - SET NOCOUNT, XACT_ABORT, STATISTICS XML (the actual plan comes back as
 //     an extra result set "Microsoft SQL Server 2005 XML Showplan"), the ANSI
 //     options drivers send, TRANSACTION ISOLATION LEVEL, LOCK_TIMEOUT.
-//     SET SHOWPLAN_XML/NOEXEC/PARSEONLY/FMTONLY ON are refused with Msg 102.
+//     SET NOEXEC, PARSEONLY and FMTONLY stop later statements from running
+//     (FMTONLY returns column metadata only), ROWCOUNT limits results and
+//     the rows DML changes, TEXTSIZE cuts max-type values (safety.go).
+//     SET SHOWPLAN_XML ON is refused with Msg 102.
 //   - @@SPID, @@VERSION (SQL Server 2017 14.0.3192.2 on Linux, the build
 //     whose wait_types map keys are in realdata), @@TRANCOUNT, SERVERPROPERTY
 //     (ProductVersion, EngineEdition 3, ErrorLogFileName

@@ -280,6 +280,7 @@ type connState struct {
 	readUncommitted bool       // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
 	reads           int64      // logical reads and writes over the connection's life, for logout
 	writes          int64
+	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
 }
 
 // Close implements tds.SessionHandler: an open transaction rolls back.

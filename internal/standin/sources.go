@@ -438,6 +438,7 @@ func init() {
 		"dm_xe_database_sessions":           dmXESessions(true),
 		"dm_xe_session_targets":             dmXETargets(false),
 		"dm_xe_database_session_targets":    dmXETargets(true),
+		"dm_tran_session_transactions":      dmTranSessionTransactions, // safety.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
 		"dm_xe_map_values": func(x *execCtx, db *database) (*relation, *SQLError) {
 			r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
@@ -510,7 +511,7 @@ func init() {
 		},
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30))}
+			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
 			var ids []int
 			for id := range x.srv.conns {
 				ids = append(ids, id)
@@ -526,7 +527,7 @@ func init() {
 				if c == x.conn {
 					status = "running"
 				}
-				r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status})
+				r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
 			}
 			return r, nil
 		},
