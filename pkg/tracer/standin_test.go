@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,20 +91,29 @@ func label(q, name string) string {
 		return "CREATE EVENT SESSION"
 	case strings.HasPrefix(n, "SELECT name, map_key"):
 		return "SELECT … FROM sys.dm_xe_map_values"
-	case strings.HasPrefix(n, "SELECT @@SPID"):
+	case strings.HasPrefix(n, "SELECT @@SPID, CAST"):
 		return "SELECT @@SPID …"
 	}
 	return n
 }
 
+// traceSequence labels every statement with its connection: T for the
+// traced connection (opened first), C for the control connection.
 func traceSequence(log *stmtLog, session string) []string {
 	var out []string
-	for _, s := range log.texts() {
-		l := label(s, session)
+	log.mu.Lock()
+	stmts := append([]recorded(nil), log.stmts...)
+	log.mu.Unlock()
+	for _, s := range stmts {
+		l := label(s.sql, session)
 		if strings.HasPrefix(l, "SELECT au.allocation_unit_id") || strings.HasPrefix(l, "SELECT %%lockres%%") || strings.HasPrefix(l, "SELECT allocated_page") {
 			continue // resolution, checked on its own
 		}
-		out = append(out, l)
+		who := "C: "
+		if s.conn == 1 {
+			who = "T: "
+		}
+		out = append(out, who+l)
 	}
 	return out
 }
@@ -111,47 +121,61 @@ func traceSequence(log *stmtLog, session string) []string {
 func TestStatementSequence(t *testing.T) {
 	srv := startStandin(t)
 	const (
-		info    = "SELECT @@SPID …"
-		perms   = "SELECT permission_name FROM sys.fn_my_permissions(NULL, 'SERVER')"
-		sysadm  = "SELECT IS_SRVROLEMEMBER('sysadmin')"
-		sweep   = "SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'"
-		create  = "CREATE EVENT SESSION"
-		start   = "ALTER EVENT SESSION [<session>] ON SERVER STATE = START"
-		dropped = "SELECT dropped_event_count FROM sys.dm_xe_sessions WHERE name = N'<session>'"
-		stop    = "ALTER EVENT SESSION [<session>] ON SERVER STATE = STOP"
-		drop    = "IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'<session>') DROP EVENT SESSION [<session>] ON SERVER"
-		maps    = "SELECT … FROM sys.dm_xe_map_values"
-		read    = "SELECT event_data FROM sys.fn_xe_file_target_read_file(N'/var/opt/mssql/log/<session>*.xel', NULL, NULL, NULL)"
+		info     = "T: SELECT @@SPID …"
+		tIdent   = "T: SELECT @@SPID, login_time FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+		cIdent   = "C: SELECT @@SPID, login_time FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+		perms    = "C: SELECT permission_name FROM sys.fn_my_permissions(NULL, 'SERVER')"
+		sysadm   = "C: SELECT IS_SRVROLEMEMBER('sysadmin')"
+		sweep    = "C: SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'"
+		create   = "C: CREATE EVENT SESSION"
+		begin    = "T: BEGIN TRANSACTION qr_<txn>; SELECT @@TRANCOUNT, (SELECT transaction_id FROM sys.dm_tran_current_transaction)"
+		start    = "C: ALTER EVENT SESSION [<session>] ON SERVER STATE = START"
+		dropped  = "C: SELECT dropped_event_count FROM sys.dm_xe_sessions WHERE name = N'<session>'"
+		stop     = "C: ALTER EVENT SESSION [<session>] ON SERVER STATE = STOP"
+		reset    = "T: SET PARSEONLY OFF; SET NOEXEC OFF; SET FMTONLY OFF; SET ROWCOUNT 0"
+		state    = "T: SELECT @@TRANCOUNT, (SELECT transaction_id FROM sys.dm_tran_current_transaction)"
+		rollback = "T: IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION"
+		drop     = "C: IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'<session>') DROP EVENT SESSION [<session>] ON SERVER"
+		maps     = "C: SELECT … FROM sys.dm_xe_map_values"
+		read     = "C: SELECT event_data FROM sys.fn_xe_file_target_read_file(N'/var/opt/mssql/log/<session>*.xel', NULL, NULL, NULL)"
 		// the binary read-back (ReadBackAuto, the login has the bulk permission)
-		bulk  = "SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'ADMINISTER BULK OPERATIONS')"
-		list  = "SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(N'/var/opt/mssql/log', N'<session>*.xel')"
-		fetch = "SELECT BulkColumn FROM OPENROWSET(BULK N'/var/opt/mssql/log/<session>_0_"
+		bulk  = "C: SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'ADMINISTER BULK OPERATIONS')"
+		list  = "C: SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(N'/var/opt/mssql/log', N'<session>*.xel')"
+		fetch = "C: SELECT BulkColumn FROM OPENROWSET(BULK N'/var/opt/mssql/log/<session>_0_"
+		// a modification's log records: the log's end, then this trace's
+		// transaction only
+		logEnd  = "C: SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)"
+		logXact = "C: SELECT [Transaction ID] FROM fn_dblog(NULL, NULL) WHERE [Operation] = N'LOP_BEGIN_XACT' AND [Transaction Name] = N'qr_<txn>' AND [Current LSN] > N'"
+		logRecs = "C: SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Transaction ID] = N'0000:"
 	)
+	head := []string{info, tIdent, cIdent, perms, sysadm, sweep, create}
+	seq := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	run := func(batch string) []string { return []string{begin, start, "T: " + batch, dropped, stop, reset, state} }
+	tail := []string{rollback, state, drop, maps, bulk, list, fetch}
 	cases := []struct {
 		name string
 		o    Options
 		want []string
 	}{
-		{"plain select", Options{SQL: selectSQL},
-			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
+		{"plain select", Options{SQL: selectSQL}, seq(head, run(selectSQL), tail)},
 		{"database", Options{SQL: selectSQL, Database: "QueryReplayDemo"},
-			[]string{"USE [QueryReplayDemo]", info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
+			seq([]string{"T: USE [QueryReplayDemo]", info, tIdent, "C: USE [QueryReplayDemo]", cIdent, perms, sysadm, sweep, create}, run(selectSQL), tail)},
 		{"clear buffer pool", Options{SQL: selectSQL, ClearBufferPool: true},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
+			seq(head, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS"}, run(selectSQL), tail)},
 		{"disable read-ahead", Options{SQL: selectSQL, DisableReadAhead: true},
-			[]string{info, perms, sysadm, sweep, create, "DBCC TRACEON(652) WITH NO_INFOMSGS", start, selectSQL, dropped, stop, "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, bulk, list, fetch}},
+			seq(head, []string{"T: DBCC TRACEON(652) WITH NO_INFOMSGS"}, run(selectSQL), []string{rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:])},
 		{"modification", Options{SQL: updateSQL},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", start,
-				"BEGIN TRANSACTION qr_<txn>", updateSQL, dropped, stop,
-				"SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Current LSN] > N'",
-				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", drop, maps, bulk, list, fetch}},
+			seq(head, []string{logEnd}, run(updateSQL), []string{logXact, logRecs}, tail)},
 		{"everything", Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups(), CallStacks: true},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "DBCC TRACEON(652) WITH NO_INFOMSGS",
-				"SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", start, "BEGIN TRANSACTION qr_<txn>", updateSQL, dropped, stop,
-				"SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Current LSN] > N'",
-				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, bulk, list, fetch}},
-		{"xml read-back", Options{SQL: selectSQL, ReadBack: ReadBackXML},
-			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, read}},
+			seq(head, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "T: DBCC TRACEON(652) WITH NO_INFOMSGS", logEnd}, run(updateSQL),
+				[]string{logXact, logRecs, rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:])},
+		{"xml read-back", Options{SQL: selectSQL, ReadBack: ReadBackXML}, seq(head, run(selectSQL), tail[:4], []string{read})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,7 +197,7 @@ func TestStatementSequence(t *testing.T) {
 			// The CREATE sent is exactly the spec's DDL for these options.
 			spec := SessionSpec{Name: b.Run.Session, SPID: b.Server.SPID, Events: c.o.Events, Modification: b.Run.Modification,
 				CallStacks: c.o.CallStacks, Directory: "/var/opt/mssql/log", MaxFileSizeMB: DefaultMaxFileSizeMB, MaxEvents: DefaultMaxEvents}
-			if s := log.texts()[4+boolInt(c.o.Database != "")]; s != spec.Marker()+spec.CreateDDL() {
+			if s := log.texts()[slices.Index(got, create)]; s != spec.Marker()+spec.CreateDDL() {
 				t.Errorf("CREATE sent:\n%s\nwant:\n%s", s, spec.CreateDDL())
 			}
 			if wantPath := map[bool]string{true: "xml", false: "binary"}[c.o.ReadBack == ReadBackXML]; b.Run.ReadBack != wantPath || b.Run.ReadBackFallback != "" {
@@ -185,8 +209,8 @@ func TestStatementSequence(t *testing.T) {
 			if b.Trace == nil || b.Trace.Summary.Events == 0 || len(b.Trace.Operators) == 0 {
 				t.Errorf("no timeline: %+v", b.Trace)
 			}
-			if b.Run.Modification != strings.HasPrefix(c.o.SQL, "INSERT") || b.Run.Modification != b.Result.RolledBack {
-				t.Errorf("modification %v, rolled back %v", b.Run.Modification, b.Result.RolledBack)
+			if b.Run.Modification != strings.HasPrefix(c.o.SQL, "INSERT") || !b.Result.RolledBack {
+				t.Errorf("modification %v, rolled back %v: every batch runs in a verified, rolled-back transaction", b.Run.Modification, b.Result.RolledBack)
 			}
 			if b.Run.Modification && len(b.Result.LogRecords) == 0 {
 				t.Error("no log records read for a modification")
@@ -288,7 +312,10 @@ func faultCases() []faultCase {
 		{"timeout", updateSQL, func(o *Options) { o.Timeout = 300 * time.Millisecond }, func(s *testServer) { s.running.Faults().Delay("VALUES (100001", 10*time.Second) }, bg, "deadline exceeded"},
 		{"dropped connection", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("VALUES (100001") }, bg, "run query"},
 		{"dropped at stop", updateSQL, func(o *Options) { o.DisableReadAhead = true }, func(s *testServer) { s.running.Faults().DropConnection("STATE = STOP") }, bg, "stop event session"},
-		{"dropped at log read", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("[Current LSN] >") }, bg, "read log"},
+		{"dropped at log read", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("N'LOP_BEGIN_XACT'") }, bg, "read log"},
+		{"traced dropped at the check", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("SET PARSEONLY OFF") }, bg, "verify QueryReplay's transaction"},
+		{"traced dropped at rollback", updateSQL, func(o *Options) { o.DisableReadAhead = true }, func(s *testServer) { s.running.Faults().DropConnection("IF @@TRANCOUNT > 0 ROLLBACK") }, bg, "roll back"},
+		{"error at begin", updateSQL, nil, func(s *testServer) { s.running.Faults().Error("BEGIN TRANSACTION qr_", 50000, 16, "injected begin failure") }, bg, "injected begin failure"},
 	}
 }
 
@@ -621,7 +648,7 @@ func TestPermissionRefusal(t *testing.T) {
 func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, _ := newTracer(t, srv.dsn, Policy{})
-	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC sp_who"} {
+	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC dbo.usp_Anything"} {
 		_, err := tr.Trace(context.Background(), Options{SQL: q})
 		var re *RefusedError
 		if !errors.As(err, &re) {
