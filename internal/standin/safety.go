@@ -202,8 +202,8 @@ func dmTranSessionTransactions(x *execCtx, db *database) (*relation, *SQLError) 
 	r := &relation{cols: cols("session_id", tInt, "transaction_id", tBigInt, "is_user_transaction", tBit, "open_transaction_count", tInt)}
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
-		if c.txn == nil {
-			continue
+		if c.txn == nil || !x.conn.sysadmin && c != x.conn {
+			continue // without VIEW SERVER STATE a login sees its own session only
 		}
 		r.rows = append(r.rows, []any{int64(id), c.txn.id, c.txn.explicit, int64(c.txn.depth)})
 	}

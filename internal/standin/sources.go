@@ -519,6 +519,9 @@ func init() {
 			sort.Ints(ids)
 			for _, id := range ids {
 				c := x.srv.conns[id]
+				if !x.conn.sysadmin && c != x.conn {
+					continue // without VIEW SERVER STATE a login sees its own session only
+				}
 				open := int64(0)
 				if c.txn != nil {
 					open = int64(c.txn.depth)
