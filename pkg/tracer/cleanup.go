@@ -24,6 +24,13 @@ func (r *run) cleanup(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
+	end, _ := cctx.Deadline()
+	if r.conn != nil {
+		setNetLimits(r.conn, controlIdle, end)
+	}
+	if r.traced != nil && !r.tracedIsBad() {
+		setNetLimits(r.traced, controlIdle, end)
+	}
 	if r.created && r.conn != nil && !r.connBad {
 		if err := r.exec(cctx, "drop event session", r.spec.DropDDL()); err == nil {
 			r.created = false
@@ -94,7 +101,8 @@ func (r *run) dropOnce(ctx context.Context) error {
 		return err
 	}
 	defer discard(c)
-	setNetLimits(c, controlIdle, time.Time{})
+	end, _ := ctx.Deadline()
+	setNetLimits(c, controlIdle, end)
 	_, err = c.ExecContext(ctx, r.spec.DropDDL())
 	return err
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // Limits on waiting. A trace never waits on a silent network past them.
-const (
+// (Variables so that tests can shorten them.)
+var (
 	// controlIdle: how long any read on the control connection, or on the
 	// traced connection outside the batch, may wait for a byte.
 	controlIdle = 60 * time.Second
@@ -22,9 +23,6 @@ const (
 	abortTimeout = 15 * time.Second
 )
 
-// auxIdle is controlIdle for QueryReplay's own statements on the traced
-// connection.
-const auxIdle = controlIdle
 
 // runBatch runs the user's batch on the traced connection under its
 // deadline. When the deadline passes (or the trace is cancelled) while the
@@ -62,7 +60,7 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 		r.abortTraced(ctx, "the traced connection was lost while the batch ran")
 	}
 	if !r.tracedIsBad() {
-		setNetLimits(r.traced, auxIdle, time.Time{})
+		setNetLimits(r.traced, controlIdle, time.Time{})
 	}
 	return counts, dur, err
 }
@@ -146,6 +144,9 @@ func (r *run) abortTraced(ctx context.Context, why string) {
 	setNetLimits(r.traced, 0, time.Now()) // nothing more is awaited from it
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 	defer cancel()
+	// the control connection must not wait past the budget either
+	setNetLimits(r.conn, controlIdle, time.Now().Add(abortTimeout))
+	defer setNetLimits(r.conn, controlIdle, time.Time{})
 	note := why
 	if r.created && !r.stopped {
 		if err := r.exec(actx, "stop event session", r.spec.StopDDL()); err != nil {

@@ -117,6 +117,10 @@ type Options struct {
 	// against a server whose EngineEdition is not 5).
 	scopeOverride *Scope
 
+	// editionOverride (tests) makes the tracer treat the server as this
+	// EngineEdition.
+	editionOverride int
+
 	// cleanupBudget replaces cleanupTimeout (tests).
 	cleanupBudget time.Duration
 

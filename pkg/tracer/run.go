@@ -216,7 +216,7 @@ func (r *run) connect(ctx context.Context) error {
 		return fmt.Errorf("connect: %w", err)
 	}
 	r.traced = c
-	setNetLimits(r.traced, auxIdle, time.Time{})
+	setNetLimits(r.traced, controlIdle, time.Time{})
 	if r.o.Database != "" {
 		// USE: https://learn.microsoft.com/en-us/sql/t-sql/language-elements/use-transact-sql
 		if err := r.execTraced(ctx, "use database", "USE "+QuoteName(r.o.Database)); err != nil {
@@ -268,6 +268,9 @@ func (r *run) readInfo(ctx context.Context) error {
 	}
 	r.info.loginTime = id.LoginTime
 	r.ed = edition{id: r.info.engineEdition}
+	if r.o.editionOverride != 0 {
+		r.ed = edition{id: r.o.editionOverride}
+	}
 	return nil
 }
 

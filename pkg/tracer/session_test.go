@@ -210,3 +210,58 @@ func TestMissingPermissions(t *testing.T) {
 		}
 	}
 }
+
+// The predicate uses the documented comparator on every event, never the
+// undocumented NOT LIKE (independent of the golden files).
+func TestPredicateUsesDocumentedComparator(t *testing.T) {
+	for _, s := range []SessionSpec{
+		{Name: goldenName, SPID: 53, Directory: "/x", Events: AllEventGroups(), Modification: true},
+		{Name: goldenName, SPID: 53, Scope: ScopeDatabase},
+		{Name: goldenName, SPID: 53, RingBuffer: true},
+	} {
+		ddl := s.CreateDDL()
+		want := "WHERE (sqlserver.session_id = (53) AND NOT sqlserver.like_i_sql_unicode_string(sqlserver.sql_text, N'%" + goldenName + "%'))"
+		if n, events := strings.Count(ddl, want), strings.Count(ddl, "ADD EVENT "); n != events || strings.Contains(ddl, "NOT LIKE") {
+			t.Errorf("%d of %d events carry the predicate %s:\n%s", n, events, want, ddl)
+		}
+		if ring := strings.Contains(ddl, "ADD TARGET package0.ring_buffer"); ring != s.UsesRingBuffer() || ring == strings.Contains(ddl, "event_file") {
+			t.Errorf("target: ring_buffer %v, want %v:\n%s", ring, s.UsesRingBuffer(), ddl)
+		}
+	}
+}
+
+func TestOwnedSessionNames(t *testing.T) {
+	login := time.Date(2026, 1, 15, 10, 30, 0, 123_333_333, time.UTC)
+	name, err := NewOwnedSessionName(SessionOwner{SPID: 32767, LoginTime: login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(name) > 68 || !strings.HasSuffix(name, "_32767_20260115103000123") {
+		t.Errorf("name %q (%d characters)", name, len(name))
+	}
+	if created, ok := SessionCreated(name); !ok || time.Since(created) > time.Minute {
+		t.Errorf("SessionCreated(%q) = %v, %v", name, created, ok)
+	}
+	if spid, key, ok := SessionOwnerOf(name); !ok || spid != 32767 || key != loginKey(login) {
+		t.Errorf("SessionOwnerOf(%q) = %d, %q, %v", name, spid, key, ok)
+	}
+	if _, err := NewOwnedSessionName(SessionOwner{}); err == nil {
+		t.Error("a name without an owner was made")
+	}
+	plain, _ := NewSessionName()
+	if _, _, ok := SessionOwnerOf(plain); ok {
+		t.Error("an unowned name has an owner")
+	}
+	hexPart := strings.TrimPrefix(plain, SessionPrefix)
+	for _, bad := range []string{
+		"queryreplay_exporter_prod", "queryreplay_exporter_" + hexPart, "QueryReplay_" + hexPart, "queryreplay_" + strings.ToUpper(hexPart),
+		plain + "_", plain + "x", plain + "_52", plain + "_52_2026", plain + "_x_20260115103000123", plain + "_0_20260115103000123",
+		"queryreplay_" + hexPart[:31],
+	} {
+		_, created := SessionCreated(bad)
+		_, _, owned := SessionOwnerOf(bad)
+		if owned || created && (strings.Contains(bad, "exporter") || strings.HasPrefix(bad, "QueryReplay_")) {
+			t.Errorf("%q: created %v, owned %v", bad, created, owned)
+		}
+	}
+}

@@ -615,7 +615,9 @@ func TestKilledProcessThenSweep(t *testing.T) {
 		t.Fatalf("a killed tracer should leave its session behind: %v", left)
 	}
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
-	if n, err := tr.SweepOrphans(context.Background(), 0); err != nil || n != 1 {
+	// The owner is gone: dropped at once, however long the grace period.
+	time.Sleep(50 * time.Millisecond) // the server notices the closed sockets
+	if n, err := tr.SweepOrphans(context.Background(), 24*time.Hour); err != nil || n != 1 {
 		t.Fatalf("SweepOrphans = %d, %v", n, err)
 	}
 	if left := sessions(t, db); len(left) != 0 {
@@ -660,6 +662,60 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	}
 	if s := log.texts(); len(s) != 0 {
 		t.Errorf("statements ran for refused traces: %v", s)
+	}
+}
+
+// TestEditions: Azure SQL Database gets a database-scoped ring_buffer
+// session and no fn_dblog; Managed Instance a server session with a
+// ring_buffer; each refuses what it cannot do with a clear message.
+func TestEditions(t *testing.T) {
+	srv := startStandin(t)
+	tr, log, db := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	cases := []struct {
+		edition int
+		o       Options
+		refuse  string
+	}{
+		{5, Options{SQL: selectSQL, ClearBufferPool: true}, "Azure SQL Database does not support DBCC DROPCLEANBUFFERS"},
+		{5, Options{SQL: selectSQL, DisableReadAhead: true}, "Azure SQL Database does not support trace flags"},
+		{8, Options{SQL: selectSQL, DisableReadAhead: true}, "Managed Instance supports only a few global trace flags"},
+		{6, Options{SQL: selectSQL}, "Azure Synapse Analytics"},
+	}
+	for _, c := range cases {
+		c.o.editionOverride = c.edition
+		_, err := tr.Trace(context.Background(), c.o)
+		var re *RefusedError
+		if !errors.As(err, &re) || !strings.Contains(re.Reason, c.refuse) {
+			t.Errorf("edition %d: %v, want a refusal naming %q", c.edition, err, c.refuse)
+		}
+	}
+	for _, ed := range []int{5, 8} {
+		log.mu.Lock()
+		log.stmts = nil
+		log.mu.Unlock()
+		b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, Events: EventGroups{Locks: true}, editionOverride: ed})
+		if err != nil {
+			t.Fatalf("edition %d: %v", ed, err)
+		}
+		texts := strings.Join(log.texts(), "\n")
+		if b.Run.Target != "ring_buffer" || b.Run.ReadBack != "ring_buffer" || b.Result.Events == 0 || !b.Result.RolledBack {
+			t.Errorf("edition %d: target %s, read back %s, %d events, rolled back %v", ed, b.Run.Target, b.Run.ReadBack, b.Result.Events, b.Result.RolledBack)
+		}
+		onDatabase := strings.Contains(texts, "ON DATABASE")
+		if onDatabase != (ed == 5) || !strings.Contains(texts, "ADD TARGET package0.ring_buffer") || strings.Contains(texts, "event_file") {
+			t.Errorf("edition %d: the session DDL is not a %s ring_buffer session:\n%s", ed, map[bool]string{true: "database", false: "server"}[ed == 5], texts)
+		}
+		if usesLog := strings.Contains(texts, "fn_dblog"); usesLog != (ed == 8) {
+			t.Errorf("edition %d: fn_dblog used: %v", ed, usesLog)
+		}
+		if ed == 5 && !slices.ContainsFunc(b.Result.Warnings, func(w string) bool { return strings.Contains(w, "log records of a modification are not read") }) {
+			t.Errorf("edition 5: no warning that the log records are not read: %v", b.Result.Warnings)
+		}
+	}
+	var n int
+	db.QueryRow("SELECT (SELECT COUNT(*) FROM sys.database_event_sessions WHERE name LIKE N'queryreplay[_]%') + (SELECT COUNT(*) FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%')").Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d sessions left", n)
 	}
 }
 
