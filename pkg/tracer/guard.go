@@ -23,7 +23,6 @@ var (
 	abortTimeout = 15 * time.Second
 )
 
-
 // runBatch runs the user's batch on the traced connection under its
 // deadline. When the deadline passes (or the trace is cancelled) while the
 // batch still runs, or the traced connection is lost, abortTraced stops the

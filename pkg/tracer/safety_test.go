@@ -374,8 +374,8 @@ func TestSweepByOwner(t *testing.T) {
 // accepting bytes and never answering, as a broken proxy or a dead network
 // path does.
 type tcpProxy struct {
-	ln       net.Listener
-	target   string
+	ln         net.Listener
+	target     string
 	mu         sync.Mutex
 	freezeOn   []byte
 	allOnMatch bool // the match freezes every connection, and new ones
@@ -532,7 +532,9 @@ func (r *recDSNConn) QueryContext(ctx context.Context, q string, args ...any) (*
 
 func (r *recDSNConn) Raw(f func(any) error) error { return r.Conn.(*guardedSQLConn).Raw(f) }
 
-func (r *recDSNConn) setNetLimits(idle time.Duration, hard time.Time) { setNetLimits(r.Conn, idle, hard) }
+func (r *recDSNConn) setNetLimits(idle time.Duration, hard time.Time) {
+	setNetLimits(r.Conn, idle, hard)
+}
 
 func proxiedTracer(t *testing.T, dsn string) (*Tracer, *stmtLog) {
 	o, err := NewDSNOpener(dsn)

@@ -315,7 +315,9 @@ func faultCases() []faultCase {
 		{"dropped at log read", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("N'LOP_BEGIN_XACT'") }, bg, "read log"},
 		{"traced dropped at the check", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("SET PARSEONLY OFF") }, bg, "verify QueryReplay's transaction"},
 		{"traced dropped at rollback", updateSQL, func(o *Options) { o.DisableReadAhead = true }, func(s *testServer) { s.running.Faults().DropConnection("IF @@TRANCOUNT > 0 ROLLBACK") }, bg, "roll back"},
-		{"error at begin", updateSQL, nil, func(s *testServer) { s.running.Faults().Error("BEGIN TRANSACTION qr_", 50000, 16, "injected begin failure") }, bg, "injected begin failure"},
+		{"error at begin", updateSQL, nil, func(s *testServer) {
+			s.running.Faults().Error("BEGIN TRANSACTION qr_", 50000, 16, "injected begin failure")
+		}, bg, "injected begin failure"},
 	}
 }
 
