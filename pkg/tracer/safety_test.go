@@ -670,7 +670,7 @@ func TestNoSecretInLogsErrorsBundlesOrProgress(t *testing.T) {
 	check("the bundle", js.String())
 	for name, dsn := range map[string]string{
 		"wrong password":   standin.DSN("sa", pw+"x", run.Addr, "QueryReplayDemo"),
-		"malformed":        "sqlserver://sa:" + pw + "@127.0.0.1:1:2:3?%zz",
+		"malformed":        "sqlserver://sa:" + pw + "@127.0.0.1:1?database=a&database=b",
 		"unreachable":      "sqlserver://sa:" + url.QueryEscape(pw) + "@127.0.0.1:1?dial+timeout=1",
 		"ado":              "server=127.0.0.1,1;user id=sa;password={" + pw + "};dial timeout=1",
 		"odbc":             "odbc:server=127.0.0.1,1;uid=sa;pwd={" + strings.ReplaceAll(pw, "}", "}}") + "};dial timeout=1",
