@@ -370,19 +370,19 @@ type txnFault struct {
 
 // EndTransactionIn commits the open transaction of the next batch whose
 // text contains match, once its statements ran (a trigger that commits).
-func (f *Faults) EndTransactionIn(match string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.txnFaults = append(f.txnFaults, &txnFault{match: match})
-}
+func (f *Faults) EndTransactionIn(match string) { f.addTxnFault(&txnFault{match: match}) }
 
 // ReplaceTransactionIn commits the open transaction of the next batch
 // whose text contains match and begins a new one in its place (a trigger
 // that commits and begins again, leaving @@TRANCOUNT at 1).
 func (f *Faults) ReplaceTransactionIn(match string) {
+	f.addTxnFault(&txnFault{match: match, replace: true})
+}
+
+func (f *Faults) addTxnFault(r *txnFault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.txnFaults = append(f.txnFaults, &txnFault{match: match, replace: true})
+	f.txnFaults = append(f.txnFaults, r)
 }
 
 // afterBatch applies a matching transaction fault (caller holds the server

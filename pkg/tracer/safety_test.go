@@ -28,27 +28,7 @@ func tableContents(t testing.TB, db *sql.DB) string {
 	defer cancel()
 	h := sha256.New()
 	for _, table := range []string{"dbo.Customers", "dbo.Products", "dbo.Orders", "dbo.OrderLines"} {
-		rows, err := db.QueryContext(ctx, "SELECT * FROM "+table)
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		cols, _ := rows.Columns()
-		var lines []string
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			lines = append(lines, fmt.Sprint(vals...))
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
+		lines := rowStrings(t, ctx, db, "SELECT * FROM "+table)
 		slices.Sort(lines)
 		fmt.Fprintf(h, "%s %d\n%s\n", table, len(lines), strings.Join(lines, "\n"))
 	}
@@ -250,13 +230,7 @@ func TestDeadlineStopsSessionAtOnceAndKills(t *testing.T) {
 	if slices.Contains(srv.running.Faults().SPIDs(), spid) {
 		t.Errorf("the traced session %d is still connected", spid)
 	}
-	if s := sessions(t, db); len(s) != 0 {
-		t.Errorf("sessions left: %v", s)
-	}
-	waitNoOpenTransactions(t, db)
-	if after := checksum(t, db); after != before {
-		t.Error("data changed")
-	}
+	assertNothingLeft(t, db, before)
 }
 
 // TestLostTracedConnectionStopsSession: when the traced connection is lost
@@ -264,6 +238,7 @@ func TestDeadlineStopsSessionAtOnceAndKills(t *testing.T) {
 func TestLostTracedConnectionStopsSession(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
+	before := checksum(t, db)
 	srv.running.Faults().DropConnection("VALUES (100001")
 	_, err := tr.Trace(context.Background(), Options{SQL: updateSQL})
 	if err == nil || !strings.Contains(err.Error(), "traced connection was lost") {
@@ -273,9 +248,7 @@ func TestLostTracedConnectionStopsSession(t *testing.T) {
 	if stop < 0 || stop > drop {
 		t.Errorf("the session was not stopped at once: STOP at %d, DROP at %d", stop, drop)
 	}
-	if s := sessions(t, db); len(s) != 0 {
-		t.Errorf("sessions left: %v", s)
-	}
+	assertNothingLeft(t, db, before)
 }
 
 // identityOf reads a connection's session id and login time.
@@ -495,54 +468,13 @@ func dsnVia(t *testing.T, dsn, addr string) string {
 	return u.String()
 }
 
-// recDSNOpener records statements on DSNOpener connections (which carry
-// network deadlines).
-type recDSNOpener struct {
-	o   *DSNOpener
-	log *stmtLog
-}
-
-type recDSNConn struct {
-	Conn
-	id  int
-	log *stmtLog
-}
-
-func (o *recDSNOpener) Open(ctx context.Context) (Conn, error) {
-	c, err := o.o.Open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o.log.mu.Lock()
-	o.log.conns++
-	id := o.log.conns
-	o.log.mu.Unlock()
-	return &recDSNConn{Conn: c, id: id, log: o.log}, nil
-}
-
-func (r *recDSNConn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	r.log.add(r.id, q)
-	return r.Conn.ExecContext(ctx, q, args...)
-}
-
-func (r *recDSNConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	r.log.add(r.id, q)
-	return r.Conn.QueryContext(ctx, q, args...)
-}
-
-func (r *recDSNConn) Raw(f func(any) error) error { return r.Conn.(*guardedSQLConn).Raw(f) }
-
-func (r *recDSNConn) setNetLimits(idle time.Duration, hard time.Time) {
-	setNetLimits(r.Conn, idle, hard)
-}
-
 func proxiedTracer(t *testing.T, dsn string) (*Tracer, *stmtLog) {
 	o, err := NewDSNOpener(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := &stmtLog{}
-	return New(&recDSNOpener{o: o, log: log}, Policy{}, nil), log
+	return New(&recOpener{open: o, log: log}, Policy{}, nil), log
 }
 
 // shorten sets the package's wait limits for a test and restores them.
@@ -575,13 +507,7 @@ func TestSilentTracedConnectionEndsWithinTimeout(t *testing.T) {
 	if spid, _ := killedSPID(log); spid == 0 || slices.Contains(srv.running.Faults().SPIDs(), spid) {
 		t.Errorf("the traced session (%d) was not killed", spid)
 	}
-	if s := sessions(t, db); len(s) != 0 {
-		t.Errorf("sessions left: %v", s)
-	}
-	waitNoOpenTransactions(t, db)
-	if after := checksum(t, db); after != before {
-		t.Error("data changed")
-	}
+	assertNothingLeft(t, db, before)
 }
 
 // TestSilentNetworkEverywhereIsBounded: when the proxy stops forwarding
@@ -615,13 +541,7 @@ func TestSilentNetworkEverywhereIsBounded(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if s := sessions(t, db); len(s) != 0 {
-		t.Fatalf("sessions left after the sweep: %v", s)
-	}
-	waitNoOpenTransactions(t, db)
-	if after := checksum(t, db); after != before {
-		t.Error("data changed")
-	}
+	assertNothingLeft(t, db, before)
 }
 
 // --- secrets ---

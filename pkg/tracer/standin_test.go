@@ -40,25 +40,49 @@ func checksum(t testing.TB, db *sql.DB) string {
 		"SELECT COUNT(*), SUM(Quantity) FROM dbo.OrderLines",
 		"SELECT COUNT(*) FROM dbo.Customers",
 	} {
-		rows, err := db.QueryContext(ctx, q)
-		if err != nil {
-			t.Fatalf("checksum %q: %v", q, err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			parts = append(parts, fmt.Sprint(vals...))
-		}
-		rows.Close()
+		parts = append(parts, rowStrings(t, ctx, db, q)...)
 	}
 	return strings.Join(parts, "|")
+}
+
+// rowStrings runs q and returns each row printed.
+func rowStrings(t testing.TB, ctx context.Context, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatalf("%q: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%q: %v", q, err)
+	}
+	return out
+}
+
+// assertNothingLeft: no trace session left, no transaction open, and the
+// demo tables' checksum is still before.
+func assertNothingLeft(t testing.TB, db *sql.DB, before string) {
+	t.Helper()
+	if s := sessions(t, db); len(s) != 0 {
+		t.Errorf("sessions left: %v", s)
+	}
+	waitNoOpenTransactions(t, db)
+	if after := checksum(t, db); after != before {
+		t.Errorf("data changed:\n%s\n%s", before, after)
+	}
 }
 
 // waitNoOpenTransactions waits until the server has ended every session's
