@@ -33,7 +33,7 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
 		if err := argc(1, 1); err != nil {
 			return nil, err
 		}
-		return serverProperty(str(0)), nil
+		return x.srv.serverProperty(str(0)), nil
 	case "CURRENT_TRANSACTION_ID":
 		return x.currentTransactionID(), nil // safety.go
 	case "DB_ID":

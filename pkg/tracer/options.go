@@ -117,10 +117,6 @@ type Options struct {
 	// against a server whose EngineEdition is not 5).
 	scopeOverride *Scope
 
-	// editionOverride (tests) makes the tracer treat the server as this
-	// EngineEdition.
-	editionOverride int
-
 	// cleanupBudget replaces cleanupTimeout (tests).
 	cleanupBudget time.Duration
 

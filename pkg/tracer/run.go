@@ -268,9 +268,6 @@ func (r *run) readInfo(ctx context.Context) error {
 	}
 	r.info.loginTime = id.LoginTime
 	r.ed = edition{id: r.info.engineEdition}
-	if r.o.editionOverride != 0 {
-		r.ed = edition{id: r.o.editionOverride}
-	}
 	return nil
 }
 

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // modifications is the number of traced modifications of
@@ -691,62 +694,77 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	}
 }
 
-// TestEditions: Azure SQL Database gets a database-scoped ring_buffer
-// session and no fn_dblog; Managed Instance a server session with a
+// TestEditions: against the stand-in's Azure personas, Azure SQL Database
+// gets a database-scoped ring_buffer session and no fn_dblog, Managed
+// Instance (whose event_file takes only blob URLs) a server session with a
 // ring_buffer; each refuses what it cannot do with a clear message.
 func TestEditions(t *testing.T) {
-	srv := startStandin(t)
-	tr, log, db := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-	cases := []struct {
-		edition int
-		o       Options
-		refuse  string
+	for _, c := range []struct {
+		persona string
+		refuse  map[string]Options
 	}{
-		{5, Options{SQL: selectSQL, ClearBufferPool: true}, "Azure SQL Database does not support DBCC DROPCLEANBUFFERS"},
-		{5, Options{SQL: selectSQL, DisableReadAhead: true}, "Azure SQL Database does not support trace flags"},
-		{8, Options{SQL: selectSQL, DisableReadAhead: true}, "Managed Instance supports only a few global trace flags"},
-		{6, Options{SQL: selectSQL}, "Azure Synapse Analytics"},
+		{"azure-sql-database", map[string]Options{
+			"Azure SQL Database does not support DBCC DROPCLEANBUFFERS": {SQL: selectSQL, ClearBufferPool: true},
+			"Azure SQL Database does not support trace flags":           {SQL: selectSQL, DisableReadAhead: true},
+		}},
+		{"azure-sql-managed-instance", map[string]Options{
+			"Managed Instance supports only a few global trace flags": {SQL: selectSQL, DisableReadAhead: true},
+		}},
+	} {
+		t.Run(c.persona, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{Persona: c.persona})
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { run.Close(); cancel() })
+			tr, log, db := newTracer(t, run.DSN, Policy{AllowClearBufferPool: true})
+			before := checksum(t, db)
+			for want, o := range c.refuse {
+				_, err := tr.Trace(context.Background(), o)
+				var re *RefusedError
+				if !errors.As(err, &re) || !strings.Contains(re.Reason, want) {
+					t.Errorf("%v, want a refusal naming %q", err, want)
+				}
+			}
+			b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, Events: EventGroups{Locks: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			azureDB := c.persona == "azure-sql-database"
+			texts := strings.Join(log.texts(), "\n")
+			if b.Run.Target != "ring_buffer" || b.Run.ReadBack != "ring_buffer" || b.Result.Events == 0 || !b.Result.RolledBack {
+				t.Errorf("target %s, read back %s, %d events, rolled back %v", b.Run.Target, b.Run.ReadBack, b.Result.Events, b.Result.RolledBack)
+			}
+			if strings.Contains(texts, "ON DATABASE") != azureDB || !strings.Contains(texts, "ADD TARGET package0.ring_buffer") || strings.Contains(texts, "event_file") {
+				t.Errorf("the session DDL is not a ring_buffer session %s:\n%s", map[bool]string{true: "ON DATABASE", false: "ON SERVER"}[azureDB], texts)
+			}
+			if usesLog := strings.Contains(texts, "fn_dblog"); usesLog == azureDB {
+				t.Errorf("fn_dblog used: %v", usesLog)
+			}
+			if azureDB && !slices.ContainsFunc(b.Result.Warnings, func(w string) bool { return strings.Contains(w, "log records of a modification are not read") }) {
+				t.Errorf("no warning that the log records are not read: %v", b.Result.Warnings)
+			}
+			var n int
+			db.QueryRow("SELECT COUNT(*) FROM sys." + map[bool]string{true: "database", false: "server"}[azureDB] + "_event_sessions WHERE name LIKE N'queryreplay[_]%'").Scan(&n)
+			if n != 0 {
+				t.Errorf("%d sessions left", n)
+			}
+			waitNoOpenTransactions(t, db)
+			if after := checksum(t, db); after != before {
+				t.Error("data changed")
+			}
+		})
 	}
-	for _, c := range cases {
-		c.o.editionOverride = c.edition
-		_, err := tr.Trace(context.Background(), c.o)
-		var re *RefusedError
-		if !errors.As(err, &re) || !strings.Contains(re.Reason, c.refuse) {
-			t.Errorf("edition %d: %v, want a refusal naming %q", c.edition, err, c.refuse)
-		}
-	}
-	for _, ed := range []int{5, 8} {
-		log.mu.Lock()
-		log.stmts = nil
-		log.mu.Unlock()
-		b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, Events: EventGroups{Locks: true}, editionOverride: ed})
-		if err != nil {
-			t.Fatalf("edition %d: %v", ed, err)
-		}
-		texts := strings.Join(log.texts(), "\n")
-		if b.Run.Target != "ring_buffer" || b.Run.ReadBack != "ring_buffer" || b.Result.Events == 0 || !b.Result.RolledBack {
-			t.Errorf("edition %d: target %s, read back %s, %d events, rolled back %v", ed, b.Run.Target, b.Run.ReadBack, b.Result.Events, b.Result.RolledBack)
-		}
-		onDatabase := strings.Contains(texts, "ON DATABASE")
-		if onDatabase != (ed == 5) || !strings.Contains(texts, "ADD TARGET package0.ring_buffer") || strings.Contains(texts, "event_file") {
-			t.Errorf("edition %d: the session DDL is not a %s ring_buffer session:\n%s", ed, map[bool]string{true: "database", false: "server"}[ed == 5], texts)
-		}
-		if usesLog := strings.Contains(texts, "fn_dblog"); usesLog != (ed == 8) {
-			t.Errorf("edition %d: fn_dblog used: %v", ed, usesLog)
-		}
-		if ed == 5 && !slices.ContainsFunc(b.Result.Warnings, func(w string) bool { return strings.Contains(w, "log records of a modification are not read") }) {
-			t.Errorf("edition 5: no warning that the log records are not read: %v", b.Result.Warnings)
-		}
-	}
-	var n int
-	db.QueryRow("SELECT (SELECT COUNT(*) FROM sys.database_event_sessions WHERE name LIKE N'queryreplay[_]%') + (SELECT COUNT(*) FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%')").Scan(&n)
-	if n != 0 {
-		t.Fatalf("%d sessions left", n)
+	if err := (edition{id: editionSynapse}).check(Options{}); err == nil || !strings.Contains(err.Error(), "Azure Synapse Analytics") {
+		t.Errorf("Synapse: %v", err)
 	}
 }
 
 func TestRingBufferScope(t *testing.T) {
-	srv := startStandin(t)
+	// database-scoped sessions exist on Azure SQL Database only
+	srv := startStandinWith(t, standin.Options{Persona: "azure-sql-database", XELEncoder: xe.EncodeXMLAsXEL})
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	scope := ScopeDatabase
 	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, scopeOverride: &scope})
@@ -829,7 +847,7 @@ func TestKillDuringModification(t *testing.T) {
 // A ring_buffer capped at MaxEvents loses events; the loss (its droppedCount,
 // or event_sequence gaps) is reported, never silent.
 func TestLostEventsReported(t *testing.T) {
-	srv := startStandin(t)
+	srv := startStandinWith(t, standin.Options{Persona: "azure-sql-database", XELEncoder: xe.EncodeXMLAsXEL})
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
 	scope := ScopeDatabase
 	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, MaxEvents: 10, scopeOverride: &scope})
