@@ -36,15 +36,42 @@ func (o *DSNOpener) Open(ctx context.Context) (Conn, error) {
 	if err != nil {
 		return nil, redactErr(err, o.dsn)
 	}
-	d := &guardDialer{}
+	c, err := openGuarded(ctx, connector)
+	return c, redactErr(err, o.dsn)
+}
+
+// ConnectorOpener is DSNOpener for callers that build go-mssqldb connectors
+// themselves (the datasource: TLS, Kerberos and access-token settings): New
+// makes a fresh connector for each Open. A Dialer already set on it still
+// dials; the network guard wraps the connections it returns.
+type ConnectorOpener struct {
+	New func() (*mssql.Connector, error)
+}
+
+// Open implements Opener.
+func (o ConnectorOpener) Open(ctx context.Context) (Conn, error) {
+	connector, err := o.New()
+	if err != nil {
+		return nil, err
+	}
+	return openGuarded(ctx, connector)
+}
+
+// openGuarded opens one connection of connector through a guardDialer, on
+// a *sql.DB of its own.
+func openGuarded(ctx context.Context, connector *mssql.Connector) (Conn, error) {
+	d := &guardDialer{inner: connector.Dialer}
 	connector.Dialer = d
+	if hd, ok := d.inner.(mssql.HostDialer); ok {
+		connector.Dialer = hostGuardDialer{d, hd} // keep its own name resolution
+	}
 	db := sql.OpenDB(connector)
 	db.SetMaxIdleConns(0)
 	db.SetMaxOpenConns(1)
 	c, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
-		return nil, redactErr(err, o.dsn)
+		return nil, err
 	}
 	g := d.last()
 	if g != nil {
@@ -87,16 +114,23 @@ func setNetLimits(c Conn, idle time.Duration, hard time.Time) {
 	}
 }
 
-// guardDialer dials TCP like go-mssqldb's own dialer (keep-alive 30 s) and
-// wraps the connection in a guard; the login may take until the dial
-// context's deadline.
+// guardDialer dials TCP with inner, or like go-mssqldb's own dialer
+// (keep-alive 30 s), and wraps the connection in a guard; the login may take
+// until the dial context's deadline.
 type guardDialer struct {
+	inner mssql.Dialer
 	mu    sync.Mutex
 	conns []*guardedNetConn
 }
 
 func (d *guardDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+	var c net.Conn
+	var err error
+	if d.inner != nil {
+		c, err = d.inner.DialContext(ctx, network, addr)
+	} else {
+		c, err = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+	}
 	if err != nil || !strings.HasPrefix(network, "tcp") {
 		return c, err // the SQL Browser's UDP query is not guarded
 	}
@@ -109,6 +143,15 @@ func (d *guardDialer) DialContext(ctx context.Context, network, addr string) (ne
 	d.mu.Unlock()
 	return g, nil
 }
+
+// hostGuardDialer is a guardDialer over a HostDialer, which resolves names
+// in its own network.
+type hostGuardDialer struct {
+	*guardDialer
+	host mssql.HostDialer
+}
+
+func (h hostGuardDialer) HostName() string { return h.host.HostName() }
 
 // last is the connection the session ended up on (a login may be routed,
 // and redialled, elsewhere).

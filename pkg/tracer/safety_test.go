@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/internal/standin"
 )
 
@@ -608,5 +609,24 @@ func TestNoSecretInLogsErrorsBundlesOrProgress(t *testing.T) {
 	check("the progress reports", progress.String())
 	if !strings.Contains(out.String(), "level=") {
 		t.Log("no log lines were written")
+	}
+}
+
+// TestConnectorOpener: connections from caller-built connectors carry the
+// network guard too, and trace.
+func TestConnectorOpener(t *testing.T) {
+	srv := startStandin(t)
+	o := ConnectorOpener{New: func() (*mssql.Connector, error) { return mssql.NewConnector(srv.dsn) }}
+	c, err := o.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := c.(*guardedSQLConn); !ok || g.guard == nil {
+		t.Fatalf("connection %T is not guarded", c)
+	}
+	discard(c)
+	b, err := New(o, Policy{}, nil).Trace(context.Background(), Options{SQL: selectSQL})
+	if err != nil || !b.Result.RolledBack || b.Result.Events == 0 {
+		t.Fatalf("trace: %v", err)
 	}
 }
