@@ -630,3 +630,66 @@ func TestConnectorOpener(t *testing.T) {
 		t.Fatalf("trace: %v", err)
 	}
 }
+
+// TestCleanupUsesItsWholeBudget: when the control connection is lost at
+// DROP and the server refuses the next logins for several seconds, the
+// cleanup keeps retrying with backoff until it drops the session — it does
+// not give up after a second and a half of a 30-second budget.
+func TestCleanupUsesItsWholeBudget(t *testing.T) {
+	srv := startStandin(t)
+	tr, _, db := newTracer(t, srv.dsn, Policy{})
+	before := checksum(t, db)
+	f := srv.running.Faults()
+	f.DropConnection("DROP EVENT SESSION")
+	// the stand-in drops the next logins; the backoff (50 ms doubling to
+	// 2 s) spends about 6 s on seven of them
+	start := time.Now()
+	_, err := tr.Trace(context.Background(), Options{SQL: selectSQL, cleanupBudget: 20 * time.Second,
+		Progress: func(p Progress) {
+			if p.Step == "stopping" {
+				f.DropLogins(7)
+			}
+		}})
+	if err == nil || strings.Contains(err.Error(), "the next trace's sweep") {
+		t.Fatalf("error %v: want the lost connection, and the session dropped by the cleanup", err)
+	}
+	if took := time.Since(start); took < 3*time.Second {
+		t.Errorf("the cleanup took %s: it should have had to retry for several seconds", took)
+	}
+	assertNothingLeft(t, db, before)
+}
+
+// TestLogRecordsAreTheTracesOwn: fn_dblog returns the whole active log; a
+// bundle holds only the records of the trace's own transaction, never those
+// another session writes meanwhile.
+func TestLogRecordsAreTheTracesOwn(t *testing.T) {
+	srv := startStandin(t)
+	tr, _, db := newTracer(t, srv.dsn, Policy{})
+	before := checksum(t, db)
+	srv.running.Faults().Delay("VALUES (100001", 300*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // while the traced batch is held
+		_, err := db.Exec("UPDATE dbo.Customers SET Name = Name WHERE CustomerID = 77")
+		done <- err
+	}()
+	b, err := tr.Trace(context.Background(), Options{SQL: updateSQL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Result.LogRecords) == 0 {
+		t.Fatal("no log records")
+	}
+	for _, r := range b.Result.LogRecords {
+		if r.TransactionID != b.Result.LogRecords[0].TransactionID {
+			t.Fatalf("a record of another transaction is in the bundle: %+v (the trace's: %s)", r, b.Result.LogRecords[0].TransactionID)
+		}
+	}
+	if !logHas(b.Result.LogRecords, "LOP_BEGIN_XACT") || !logHas(b.Result.LogRecords, "LOP_INSERT_ROWS") {
+		t.Errorf("the trace's own records are incomplete: %+v", b.Result.LogRecords)
+	}
+	assertNothingLeft(t, db, before)
+}
