@@ -590,7 +590,7 @@ func (c *classifier) refuse(k int, why string) error {
 		}
 	}
 	return &RefusedError{
-		Reason:    fmt.Sprintf("line %d, statement %q%s: %s", t.Line, stmt, note, why),
+		Reason:    fmt.Sprintf("line %d (%s): %s%s", t.Line, stmt, why, note),
 		Line:      t.Line,
 		Statement: stmt,
 	}

@@ -93,7 +93,7 @@ func refusalWhy(re *RefusedError) string {
 	if re.Statement == "" {
 		return re.Reason
 	}
-	return strings.TrimPrefix(re.Reason, fmt.Sprintf("line %d, statement %q", re.Line, re.Statement))
+	return strings.TrimPrefix(re.Reason, fmt.Sprintf("line %d (%s)", re.Line, re.Statement))
 }
 
 // A refusal names the statement (shortened) and its line.
@@ -120,7 +120,7 @@ func TestRefusalNamesTheStatement(t *testing.T) {
 			t.Errorf("Classify(%q) = %v, want a refusal", c.sql, err)
 			continue
 		}
-		if re.Statement != c.stmt || re.Line != c.line || !strings.Contains(re.Reason, c.extra) || !strings.Contains(re.Reason, fmt.Sprintf("%q", c.stmt)) {
+		if re.Statement != c.stmt || re.Line != c.line || !strings.Contains(re.Reason, c.extra) || !strings.HasPrefix(re.Reason, fmt.Sprintf("line %d (%s): ", c.line, c.stmt)) {
 			t.Errorf("Classify(%q):\n reason %q\n statement %q line %d\nwant statement %q line %d, mentioning %q", c.sql, re.Reason, re.Statement, re.Line, c.stmt, c.line, c.extra)
 		}
 	}

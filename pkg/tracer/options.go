@@ -173,8 +173,8 @@ type Progress struct {
 }
 
 // RefusedError is returned when a trace is refused before anything ran on the
-// server: its Reason says why, in words a user can act on — for a refused
-// statement its line, its text (shortened) and why.
+// server: its Reason says why, in words a user can act on. For a refused
+// statement it reads "line N (statement text, shortened): why".
 type RefusedError struct {
 	Reason string
 	// Line and Statement locate a refused statement (0 and "" when the
