@@ -211,14 +211,14 @@ func FuzzClassify(f *testing.F) {
 			}
 			return
 		}
-		// Tokens cover the source in order without overlap.
+		// Tokens cover the source in order without overlap, with only
+		// whitespace between them.
 		pos := 0
 		for _, tk := range toks {
-			i := strings.Index(src[pos:], tk.Text)
-			if i < 0 || strings.TrimSpace(src[pos:pos+i]) != "" {
-				t.Fatalf("token %q not next in the source after %d", tk.Text, pos)
+			if tk.Pos < pos || tk.Pos+len(tk.Text) > len(src) || src[tk.Pos:tk.Pos+len(tk.Text)] != tk.Text || strings.TrimSpace(src[pos:tk.Pos]) != "" {
+				t.Fatalf("token %q at %d is not next in the source after %d", tk.Text, tk.Pos, pos)
 			}
-			pos += i + len(tk.Text)
+			pos = tk.Pos + len(tk.Text)
 		}
 		if strings.TrimSpace(src[pos:]) != "" {
 			t.Fatalf("source left after the last token: %q", src[pos:])
@@ -226,6 +226,10 @@ func FuzzClassify(f *testing.F) {
 		c, err := Classify(src)
 		if err == nil && c.Modification && len(c.Verbs) == 0 {
 			t.Fatal("modification without a verb")
+		}
+		var re *RefusedError
+		if errors.As(err, &re) && re.Statement != "" && (re.Line < 1 || re.Line > 1+strings.Count(src, "\n")) {
+			t.Fatalf("refusal names line %d of a %d-line batch", re.Line, 1+strings.Count(src, "\n"))
 		}
 	})
 }

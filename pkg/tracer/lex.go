@@ -91,6 +91,8 @@ type lexer struct {
 	line      int
 	lineStart bool // only whitespace since the last newline
 	toks      []Token
+	lastCode  int // index of the last token that is not a comment, or -1
+	lastEnd   int // the line that token ends on
 }
 
 // Tokenize splits a T-SQL batch into tokens, comments included, by SQL
@@ -103,13 +105,13 @@ func Tokenize(src string) ([]Token, error) {
 	if i := strings.IndexByte(src, 0); i >= 0 {
 		return nil, &SyntaxError{What: "the batch holds a NUL character", Line: 1 + strings.Count(src[:i], "\n")}
 	}
-	l := &lexer{src: src, line: 1, lineStart: true}
+	l := &lexer{src: src, line: 1, lineStart: true, lastCode: -1}
 	for l.i < len(src) {
 		if err := l.next(); err != nil {
 			return nil, err
 		}
 	}
-	markLineEnd(l.toks, l.line)
+	l.markLineEnd()
 	return l.toks, nil
 }
 
@@ -117,6 +119,9 @@ func (l *lexer) emit(k TokenKind, start int, value string, line int, atStart boo
 	t := Token{Kind: k, Text: l.src[start:l.i], Value: value, Line: line, Pos: start, LineStart: atStart}
 	if k == TokWord {
 		t.Upper = strings.ToUpper(t.Text)
+	}
+	if k != TokComment {
+		l.lastCode, l.lastEnd = len(l.toks), line+strings.Count(t.Text, "\n")
 	}
 	l.toks = append(l.toks, t)
 }
@@ -129,7 +134,7 @@ func (l *lexer) next() error {
 	c := src[l.i]
 	switch c {
 	case '\n':
-		markLineEnd(l.toks, l.line)
+		l.markLineEnd()
 		l.line++
 		l.lineStart = true
 		l.i++
@@ -341,17 +346,14 @@ func (l *lexer) quoted(q int, close byte, kind TokenKind, what string, start, li
 	return &SyntaxError{What: what, Line: line, Unterminated: true}
 }
 
-// markLineEnd flags the last non-comment token of line as ending its line.
-func markLineEnd(toks []Token, line int) {
-	for k := len(toks) - 1; k >= 0; k-- {
-		t := &toks[k]
-		if t.Kind == TokComment {
-			continue
-		}
-		if t.Line == line || (t.Kind == TokString || t.Kind == TokQuotedName) && t.Line+strings.Count(t.Text, "\n") == line {
-			t.LineEnd = true
-		}
+// markLineEnd flags the last non-comment token of the current line as
+// ending it.
+func (l *lexer) markLineEnd() {
+	if l.lastCode < 0 {
 		return
+	}
+	if l.lastEnd == l.line {
+		l.toks[l.lastCode].LineEnd = true
 	}
 }
 
