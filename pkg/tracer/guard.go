@@ -45,10 +45,13 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 				return
 			default:
 			}
-			why := fmt.Sprintf("the batch outlived its timeout of %s", r.o.Timeout)
+			why, cause := fmt.Sprintf("the batch outlived its timeout of %s", r.o.Timeout), context.DeadlineExceeded
 			if ctx.Err() != nil {
-				why = "the trace was cancelled while the batch ran"
+				why, cause = "the trace was cancelled while the batch ran", ctx.Err()
 			}
+			r.mu.Lock()
+			r.abortCause = cause
+			r.mu.Unlock()
 			r.abortTraced(ctx, why)
 		}
 	}()
@@ -248,8 +251,13 @@ func (r *run) waitTracedGone(ctx context.Context) bool {
 // abortError is the trace's error after abortTraced.
 func (r *run) abortError(qerr error) error {
 	r.mu.Lock()
-	note, ended := r.abortNote, r.abortEnded
+	note, ended, cause := r.abortNote, r.abortEnded, r.abortCause
 	r.mu.Unlock()
+	if cause != nil {
+		// what the driver saw (often EOF, once the session was killed) is
+		// a consequence; the cause is the deadline or the cancellation
+		qerr = fmt.Errorf("run query: %w", cause)
+	}
 	if qerr == nil {
 		qerr = errors.New("run query: the batch did not finish")
 	}

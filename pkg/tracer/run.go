@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
 )
 
 // run is one trace in progress: its two connections and what must be undone.
@@ -50,6 +52,7 @@ type run struct {
 	aborted    bool       // abortTraced ran
 	abortNote  string     // what abortTraced found, for the error
 	abortEnded bool       // abortTraced found QueryReplay's transaction gone from the live session
+	abortCause error      // context.DeadlineExceeded or the caller's cancellation, when that was why
 }
 
 func (r *run) progress(step string, events int64) {
@@ -173,6 +176,11 @@ func (r *run) do(ctx context.Context) (*Bundle, error) {
 		return nil, errors.Join(qerr, err)
 	}
 	verr := r.verifyTransaction(ctx)
+	var ended *TransactionEndedError
+	var se mssql.Error
+	if errors.As(verr, &ended) && errors.As(qerr, &se) && se.Number == 1205 {
+		ended.Detail += "; the server reported error 1205 (deadlock victim), which rolls the transaction back"
+	}
 	if r.class.Modification && r.ed.fnDblog() {
 		recs, err := r.readLog(ctx, startLSN)
 		if err != nil {
@@ -189,7 +197,6 @@ func (r *run) do(ctx context.Context) (*Bundle, error) {
 	if qerr != nil {
 		return nil, errors.Join(qerr, verr)
 	}
-	var ended *TransactionEndedError
 	if verr != nil && !errors.As(verr, &ended) {
 		return nil, verr
 	}
