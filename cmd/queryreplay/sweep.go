@@ -37,6 +37,9 @@ func runSweep(ctx context.Context, e *env, a *sweepArgs) error {
 	for _, name := range rep.Dropped {
 		fmt.Fprintf(e.stdout, "dropped %s\n", name)
 	}
+	if err != nil && len(rep.Dropped)+len(rep.Kept) == 0 {
+		return err // nothing was looked at
+	}
 	fmt.Fprintf(e.stdout, "%d session(s) dropped, %d kept\n", len(rep.Dropped), len(rep.Kept))
 	if rep.ByAgeOnly {
 		fmt.Fprintf(e.stderr, "warning: the login cannot see other sessions (grant VIEW SERVER STATE): owners could not be checked; only sessions older than %s were dropped\n", a.grace)
