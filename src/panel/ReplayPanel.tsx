@@ -34,11 +34,7 @@ type Props = PanelProps<ReplayOptions>;
 export function ReplayPanel(props: Props) {
   const { data, width, height } = props;
   const styles = useStyles2(getStyles);
-  const t0 = useRef(0);
-  const result = useMemo(() => {
-    t0.current = performance.now();
-    return traceFromFrames(data.series);
-  }, [data.series]);
+  const result = useMemo(() => traceFromFrames(data.series), [data.series]);
   if (!result.trace) {
     const loading = data.state === LoadingState.Loading;
     const errors = data.errors?.map((e) => e.message).filter(Boolean) ?? [];
@@ -55,15 +51,14 @@ export function ReplayPanel(props: Props) {
       </div>
     );
   }
-  return <Replay key={result.trace.traceId} {...props} trace={result.trace} startedAt={t0.current} />;
+  return <Replay key={result.trace.traceId} {...props} trace={result.trace} />;
 }
 
 interface ReplayProps extends Props {
   trace: ReplayTrace;
-  startedAt: number;
 }
 
-function Replay({ trace, width, height, options: rawOptions, data, startedAt }: ReplayProps) {
+function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps) {
   const styles = useStyles2(getStyles);
   const theme = useTheme2();
   const palette = useMemo(() => paletteFromTheme(theme), [theme]);
@@ -299,23 +294,17 @@ function Replay({ trace, width, height, options: rawOptions, data, startedAt }: 
     }
   };
 
-  // first draw timing and the debug handle for the browser tests
+  // the debug handle for the browser tests
   useEffect(() => {
-    const id = requestAnimationFrame(() => {
-      if (stats.firstDrawMs === null && stats.baseDraws > 0) {
-        stats.firstDrawMs = performance.now() - startedAt;
-      }
-    });
     const root = debugRoot();
     const handle: DebugPanel = { store, stats, traceId: trace.traceId };
     root?.panels.push(handle);
     return () => {
-      cancelAnimationFrame(id);
       if (root) {
         root.panels = root.panels.filter((p) => p !== handle);
       }
     };
-  }, [store, stats, trace, startedAt]);
+  }, [store, stats, trace]);
 
   const effective = lanesFor(store.get().window);
   const laneOf = useCallback(

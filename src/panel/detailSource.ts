@@ -1,4 +1,5 @@
-import { DataFrame, DataQueryRequest, DataSourceRef } from '@grafana/data';
+import { DataFrame, DataQueryRequest } from '@grafana/data';
+import { DataSourceRef } from '@grafana/schema';
 import { FetchError, getBackendSrv, toDataQueryResponse } from '@grafana/runtime';
 import { lastValueFrom } from 'rxjs';
 import { WindowUs } from './model/trace';
@@ -49,8 +50,8 @@ export function viewFetcher(ds: DataSourceRef, traceId: string): ViewFetcher {
       const abort = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
       const res = await Promise.race([lastValueFrom(obs), abort]);
       const parsed = toDataQueryResponse(res as Parameters<typeof toDataQueryResponse>[0], [{ refId }]);
-      if (parsed.error || parsed.errors?.length) {
-        throw new Error(parsed.error?.message ?? parsed.errors?.[0]?.message ?? 'view query failed');
+      if (parsed.errors?.length) {
+        throw new Error(parsed.errors[0].message ?? 'view query failed');
       }
       return parsed.data as DataFrame[];
     } catch (e) {

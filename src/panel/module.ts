@@ -1,7 +1,13 @@
-import { PanelPlugin } from '@grafana/data';
-import { ALL_LANES, LANE_DEFS } from './model/lanes';
+import { PanelPlugin, SelectableValue } from '@grafana/data';
+import { ALL_LANES, LANE_DEFS, LaneName } from './model/lanes';
 import { ReplayPanel } from './ReplayPanel';
 import { DEFAULT_OPTIONS, ReplayOptions } from './types';
+
+const LANE_OPTIONS: Array<SelectableValue<LaneName>> = ALL_LANES.map((l) => ({
+  label: LANE_DEFS[l].label,
+  value: l,
+  description: LANE_DEFS[l].description,
+}));
 
 export const plugin = new PanelPlugin<ReplayOptions>(ReplayPanel).setPanelOptions((builder) =>
   builder
@@ -11,7 +17,8 @@ export const plugin = new PanelPlugin<ReplayOptions>(ReplayPanel).setPanelOption
       description: 'Lanes shown, in this order: Plan, Read, Write, Lock, Wait, Memory/Spill, Split, Log, I/O.',
       defaultValue: DEFAULT_OPTIONS.lanes,
       settings: {
-        options: ALL_LANES.map((l) => ({ label: LANE_DEFS[l].label, value: l, description: LANE_DEFS[l].description })),
+        // the multi-select's value is the array, its options are single lanes
+        options: LANE_OPTIONS as unknown as Array<SelectableValue<LaneName[]>>,
       },
     })
     .addRadio({

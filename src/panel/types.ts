@@ -26,6 +26,7 @@ export const DEFAULT_OPTIONS: ReplayOptions = {
 
 /** Options with defaults for anything missing (old dashboards, provisioning files). */
 export function withDefaults(o: Partial<ReplayOptions> | undefined): ReplayOptions {
-  const lanes = Array.isArray(o?.lanes) && o!.lanes.length > 0 ? ALL_LANES.filter((l) => o!.lanes.includes(l)) : ALL_LANES;
+  const asked = o?.lanes;
+  const lanes = Array.isArray(asked) && asked.length > 0 ? ALL_LANES.filter((l) => asked.includes(l)) : ALL_LANES;
   return { ...DEFAULT_OPTIONS, ...o, lanes };
 }

@@ -2,13 +2,12 @@ import React, { useMemo, useState } from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { Badge, InlineSwitch, useStyles2 } from '@grafana/ui';
-import { ReplayTrace } from '../model/trace';
 import { describeEntry } from '../replay/describe';
 import { TimeUnit } from '../replay/scale';
 import { isInfrastructure, splitFrame, stackLines, stackTree } from '../replay/stacks';
 import { ReplayStore } from '../replay/store';
 import { EventLaneName } from '../model/lanes';
-import { LaneData } from '../model/trace';
+import { LaneData, ReplayTrace } from '../model/trace';
 import { useReplay } from './useStore';
 
 interface Props {

@@ -1,14 +1,23 @@
-import React, { useEffect, useMemo, useRef, useState } from 'react';
+import React, { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { RadioButtonGroup, useStyles2 } from '@grafana/ui';
 import { LaneData, Pages } from '../model/trace';
-import { PageMapMode, firstTouchedBetween, layoutPages, pageTiming, readBetween, touchedBy } from '../replay/pagemap';
+import {
+  PageLayout,
+  PageMapMode,
+  PageTiming,
+  firstTouchedBetween,
+  layoutPages,
+  pageTiming,
+  readBetween,
+  touchedBy,
+} from '../replay/pagemap';
 import { span } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { Palette } from '../render/palette';
 import { ColorBy } from '../render/timeline';
-import { FrameScheduler, prepareCanvas } from './canvas';
+import { CanvasPainter } from './canvas';
 import { useReplay } from './useStore';
 
 interface Props {
@@ -27,6 +36,81 @@ const MODES = [
   { label: 'Index', value: 'index' as const, description: 'B-tree levels, root to leaf' },
 ];
 
+/** What the page map last painted, so a forward move paints only what changed. */
+class Painted {
+  t = -Infinity;
+  flash: number[] = [];
+  full = true;
+  invalidate() {
+    this.full = true;
+  }
+}
+
+interface Paint {
+  width: number;
+  height: number;
+  pages: Pages;
+  layout: PageLayout;
+  timing: PageTiming;
+  store: ReplayStore;
+  palette: Palette;
+  colorBy: ColorBy;
+  painted: Painted;
+}
+
+function paint(ctx: CanvasRenderingContext2D, p: Paint): void {
+  const { pages, layout, timing, palette, painted, width, height } = p;
+  if (layout.unavailable) {
+    return;
+  }
+  const st = p.store.get();
+  const now = st.playheadUs;
+  const flashUs = Math.max(1, span(st.window) * 0.015);
+  const color = (i: number) => {
+    if (pages.firstUs[i] > now) {
+      return palette.laneBackgroundAlt;
+    }
+    if (timing.firstWrite[i] <= now) {
+      return palette.lane.write;
+    }
+    return p.colorBy === 'operator' ? palette.operator(pages.node[i]) : palette.lane.read;
+  };
+  const cell = (i: number, c: string) => {
+    if (layout.x[i] < 0) {
+      return;
+    }
+    ctx.fillStyle = c;
+    ctx.fillRect(layout.x[i], layout.y[i], layout.cell, layout.cell);
+  };
+  if (painted.full || now < painted.t) {
+    ctx.clearRect(0, 0, width, height);
+    ctx.font = `500 11px ${palette.fontFamily}`;
+    ctx.textBaseline = 'top';
+    ctx.fillStyle = palette.textWeak;
+    for (const h of layout.headers) {
+      ctx.fillText(h.text, 0, h.y + 1);
+    }
+    for (let i = 0; i < pages.n; i++) {
+      cell(i, color(i));
+    }
+  } else {
+    for (const i of painted.flash) {
+      cell(i, color(i));
+    }
+    const [a, b] = firstTouchedBetween(timing, painted.t, now);
+    for (let k = a; k < b; k++) {
+      cell(timing.byFirst[k], color(timing.byFirst[k]));
+    }
+  }
+  const flash = readBetween(timing, now - flashUs, now);
+  for (const i of flash) {
+    cell(i, palette.flash);
+  }
+  painted.t = now;
+  painted.flash = flash;
+  painted.full = false;
+}
+
 /**
  * The page map: every page the query touched, lighting up as reads pass
  * the playhead (bright for a moment, then in its operator's colour; written
@@ -41,77 +125,17 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
   const layout = useMemo(() => (pages ? layoutPages(pages, mode, width, mapH) : null), [pages, mode, width, mapH]);
   const timing = useMemo(() => (pages ? pageTiming(pages, reads, writes) : null), [pages, reads, writes]);
   const t = useReplay(store, (s) => Math.round(s.playheadUs));
-  const drawn = useRef<{ t: number; flash: number[]; full: boolean }>({ t: -Infinity, flash: [], full: true });
+  const [painted] = useState(() => new Painted());
+  const [painter] = useState(() => new CanvasPainter<Paint>(paint));
 
-  const scheduler = useMemo(
-    () =>
-      new FrameScheduler(() => {
-        const canvas = ref.current;
-        if (!canvas || !pages || !layout || !timing || layout.unavailable) {
-          return;
-        }
-        const ctx = prepareCanvas(canvas, width, mapH);
-        if (!ctx) {
-          return;
-        }
-        const st = store.get();
-        const now = st.playheadUs;
-        const flashUs = Math.max(1, span(st.window) * 0.015);
-        const color = (i: number) => {
-          if (pages.firstUs[i] > now) {
-            return palette.laneBackgroundAlt;
-          }
-          if (timing.firstWrite[i] <= now) {
-            return palette.lane.write;
-          }
-          return colorBy === 'operator' ? palette.operator(pages.node[i]) : palette.lane.read;
-        };
-        const cell = (i: number, c: string) => {
-          if (layout.x[i] < 0) {
-            return;
-          }
-          ctx.fillStyle = c;
-          ctx.fillRect(layout.x[i], layout.y[i], layout.cell, layout.cell);
-        };
-        const d = drawn.current;
-        if (d.full || now < d.t) {
-          ctx.clearRect(0, 0, width, mapH);
-          ctx.font = `500 11px ${palette.fontFamily}`;
-          ctx.textBaseline = 'top';
-          ctx.fillStyle = palette.textWeak;
-          for (const h of layout.headers) {
-            ctx.fillText(h.text, 0, h.y + 1);
-          }
-          for (let i = 0; i < pages.n; i++) {
-            cell(i, color(i));
-          }
-        } else {
-          for (const i of d.flash) {
-            cell(i, color(i));
-          }
-          const [a, b] = firstTouchedBetween(timing, d.t, now);
-          for (let k = a; k < b; k++) {
-            cell(timing.byFirst[k], color(timing.byFirst[k]));
-          }
-        }
-        const flash = readBetween(timing, now - flashUs, now);
-        for (const i of flash) {
-          cell(i, palette.flash);
-        }
-        drawn.current = { t: now, flash, full: false };
-      }),
-    [pages, layout, timing, width, mapH, store, palette, colorBy]
-  );
-
-  useEffect(() => {
-    drawn.current.full = true;
-    scheduler.request();
-    const unsub = store.subscribe(() => scheduler.request());
-    return () => {
-      unsub();
-      scheduler.cancel();
-    };
-  }, [scheduler, store]);
+  useLayoutEffect(() => {
+    if (pages && layout && timing) {
+      painted.invalidate();
+      painter.update(ref.current, { width, height: mapH, pages, layout, timing, store, palette, colorBy, painted });
+    }
+  }, [painter, painted, pages, layout, timing, width, mapH, store, palette, colorBy]);
+  useEffect(() => store.subscribe(painter.request), [store, painter]);
+  useEffect(() => () => painter.dispose(), [painter]);
 
   if (!pages) {
     return <div className={styles.note}>The frames carry no pages frame.</div>;

@@ -1,4 +1,4 @@
-import React, { useEffect, useMemo, useRef, useState } from 'react';
+import React, { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { css } from '@emotion/css';
 import { useStyles2 } from '@grafana/ui';
 import { EventLaneName, LaneName } from '../model/lanes';
@@ -9,10 +9,10 @@ import { hitEntry } from '../replay/hit';
 import { TimeUnit, pan, usOf, windowBetween, zoomAt } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { DrawStats, recordFrame } from '../replay/debug';
-import { layoutTimeline, rowAt } from '../render/layout';
+import { TimelineLayout, layoutTimeline, rowAt } from '../render/layout';
 import { Palette } from '../render/palette';
 import { ColorBy, drawBase, drawOverlay } from '../render/timeline';
-import { FrameScheduler, prepareCanvas } from './canvas';
+import { CanvasPainter } from './canvas';
 import { Tooltip } from './Tooltip';
 
 export interface TimelineViewProps {
@@ -42,103 +42,141 @@ interface Tip {
   d: Description;
 }
 
+/** Pointer state of the timeline, changed by the handlers and read by the overlay paint. */
+class PointerState {
+  hover: { x: number; y: number } | null = null;
+  drag: { x0: number; x1: number; pan: boolean; w0: WindowUs } | null = null;
+  setHover(h: { x: number; y: number } | null) {
+    this.hover = h;
+  }
+  startDrag(x: number, pan: boolean, w0: WindowUs) {
+    this.drag = { x0: x, x1: x, pan, w0 };
+  }
+  moveDrag(x: number) {
+    if (this.drag) {
+      this.drag.x1 = x;
+    }
+  }
+  endDrag() {
+    const d = this.drag;
+    this.drag = null;
+    return d;
+  }
+}
+
+interface BasePaint {
+  width: number;
+  height: number;
+  layout: TimelineLayout;
+  store: ReplayStore;
+  trace: ReplayTrace;
+  lanesFor: (w: WindowUs) => Partial<Record<EventLaneName, LaneData>>;
+  pyramid: (lane: LaneData) => Pyramid | null;
+  palette: Palette;
+  colorBy: ColorBy;
+  unit: TimeUnit;
+  stats: DrawStats;
+}
+
+function paintBase(ctx: CanvasRenderingContext2D, p: BasePaint): void {
+  const st = p.store.get();
+  const t0 = performance.now();
+  p.stats.lanes = drawBase(ctx, {
+    layout: p.layout,
+    window: st.window,
+    trace: p.trace,
+    lanes: p.lanesFor(st.window),
+    pyramid: p.pyramid,
+    palette: p.palette,
+    colorBy: p.colorBy,
+    filterNode: st.filterNode,
+    selectedNode: st.selectedNode,
+    unit: p.unit,
+  });
+  const t1 = performance.now();
+  p.stats.baseDraws++;
+  p.stats.lastBaseMs = t1 - t0;
+  if (p.stats.firstDrawAt === null) {
+    p.stats.firstDrawAt = t1;
+  }
+}
+
+interface OverlayPaint extends BasePaint {
+  pointer: PointerState;
+}
+
+function paintOverlay(ctx: CanvasRenderingContext2D, p: OverlayPaint): void {
+  const st = p.store.get();
+  const t0 = performance.now();
+  const drag = p.pointer.drag;
+  drawOverlay(ctx, {
+    layout: p.layout,
+    window: st.window,
+    trace: p.trace,
+    palette: p.palette,
+    playheadUs: st.playheadUs,
+    unit: p.unit,
+    selected: st.selected,
+    selectedNode: st.selectedNode,
+    hover: p.pointer.hover,
+    drag: drag && !drag.pan ? drag : null,
+  });
+  recordFrame(p.stats, performance.now() - t0);
+}
+
 /** The lanes on one time axis: a base canvas and an overlay canvas for the playhead. */
 export function TimelineView(props: TimelineViewProps) {
-  const { trace, store, width, height, shown, palette, stats, bounds } = props;
+  const { trace, store, width, height, shown, palette, bounds, unit } = props;
   const styles = useStyles2(getStyles);
   const baseRef = useRef<HTMLCanvasElement>(null);
   const overlayRef = useRef<HTMLCanvasElement>(null);
   const layout = useMemo(() => layoutTimeline(width, height, shown, trace.operators), [width, height, shown, trace]);
   const [tip, setTip] = useState<Tip | null>(null);
-  const pointer = useRef<{ hover: { x: number; y: number } | null; drag: { x0: number; x1: number; pan: boolean; w0: WindowUs } | null }>({
-    hover: null,
-    drag: null,
-  });
-  const propsRef = useRef(props);
-  propsRef.current = props;
-  const layoutRef = useRef(layout);
-  layoutRef.current = layout;
+  const [pointer] = useState(() => new PointerState());
+  const [base] = useState(() => new CanvasPainter<BasePaint>(paintBase));
+  const [overlay] = useState(() => new CanvasPainter<OverlayPaint>(paintOverlay));
 
-  const schedulers = useMemo(() => {
-    const base = new FrameScheduler(() => {
-      const canvas = baseRef.current;
-      const p = propsRef.current;
-      if (!canvas) {
-        return;
-      }
-      const ctx = prepareCanvas(canvas, p.width, p.height);
-      if (!ctx) {
-        return;
-      }
-      const st = p.store.get();
-      const t0 = performance.now();
-      const laneStats = drawBase(ctx, {
-        layout: layoutRef.current,
-        window: st.window,
-        trace: p.trace,
-        lanes: p.lanesFor(st.window),
-        pyramid: p.pyramid,
-        palette: p.palette,
-        colorBy: p.colorBy,
-        filterNode: st.filterNode,
-        selectedNode: st.selectedNode,
-        unit: p.unit,
-      });
-      p.stats.baseDraws++;
-      p.stats.lastBaseMs = performance.now() - t0;
-      p.stats.lanes = laneStats;
-    });
-    const overlay = new FrameScheduler(() => {
-      const canvas = overlayRef.current;
-      const p = propsRef.current;
-      if (!canvas) {
-        return;
-      }
-      const t0 = performance.now();
-      const ctx = prepareCanvas(canvas, p.width, p.height);
-      if (!ctx) {
-        return;
-      }
-      const st = p.store.get();
-      drawOverlay(ctx, {
-        layout: layoutRef.current,
-        window: st.window,
-        trace: p.trace,
-        palette: p.palette,
-        playheadUs: st.playheadUs,
-        unit: p.unit,
-        selected: st.selected,
-        selectedNode: st.selectedNode,
-        hover: pointer.current.hover,
-        drag: pointer.current.drag && !pointer.current.drag.pan ? pointer.current.drag : null,
-      });
-      recordFrame(p.stats, performance.now() - t0);
-    });
-    return { base, overlay };
-  }, []);
+  // hand the painters the latest props after every render, and repaint
+  useLayoutEffect(() => {
+    const paint: BasePaint = {
+      width,
+      height,
+      layout,
+      store,
+      trace,
+      lanesFor: props.lanesFor,
+      pyramid: props.pyramid,
+      palette,
+      colorBy: props.colorBy,
+      unit,
+      stats: props.stats,
+    };
+    base.update(baseRef.current, paint);
+    overlay.update(overlayRef.current, { ...paint, pointer });
+  }, [base, overlay, pointer, width, height, layout, store, trace, props.lanesFor, props.pyramid, palette, props.colorBy, unit, props.stats, props.detailVersion]);
 
-  // redraw the base on data, size, option and window/filter changes; the overlay on every change
-  useEffect(() => {
-    schedulers.base.request();
-    schedulers.overlay.request();
-  }, [schedulers, layout, props.detailVersion, props.colorBy, props.unit, palette, trace, props.lanesFor]);
-
+  // the base repaints when the window, filter or selected operator change; the overlay on every change
   useEffect(() => {
     let last = store.get();
     const unsub = store.subscribe(() => {
       const s = store.get();
       if (s.window !== last.window || s.filterNode !== last.filterNode || s.selectedNode !== last.selectedNode) {
-        schedulers.base.request();
+        base.request();
       }
-      schedulers.overlay.request();
+      overlay.request();
       last = s;
     });
     return () => {
       unsub();
-      schedulers.base.cancel();
-      schedulers.overlay.cancel();
     };
-  }, [store, schedulers]);
+  }, [store, base, overlay]);
+  useEffect(
+    () => () => {
+      base.dispose();
+      overlay.dispose();
+    },
+    [base, overlay]
+  );
 
   // wheel: zoom at the pointer (pan with shift or a horizontal wheel); not passive, so the page does not scroll
   useEffect(() => {
@@ -147,7 +185,7 @@ export function TimelineView(props: TimelineViewProps) {
       return;
     }
     const onWheel = (e: WheelEvent) => {
-      const L = layoutRef.current;
+      const L = layout;
       const rect = el.getBoundingClientRect();
       const x = e.clientX - rect.left - L.plotX;
       const w = store.get().window;
@@ -162,7 +200,7 @@ export function TimelineView(props: TimelineViewProps) {
     };
     el.addEventListener('wheel', onWheel, { passive: false });
     return () => el.removeEventListener('wheel', onWheel);
-  }, [store, bounds]);
+  }, [store, bounds, layout]);
 
   const local = (e: React.PointerEvent) => {
     const rect = (e.currentTarget as HTMLElement).getBoundingClientRect();
@@ -170,7 +208,7 @@ export function TimelineView(props: TimelineViewProps) {
   };
 
   const hitAt = (x: number, y: number) => {
-    const L = layoutRef.current;
+    const L = layout;
     const row = rowAt(L, y);
     const st = store.get();
     if (!row || x < L.plotX) {
@@ -179,7 +217,7 @@ export function TimelineView(props: TimelineViewProps) {
     if (row.kind === 'plan') {
       return { kind: 'plan' as const, nodeId: row.nodeId };
     }
-    const lanes = propsRef.current.lanesFor(st.window);
+    const lanes = props.lanesFor(st.window);
     const lane = lanes[row.name] ?? trace.lanes[row.name];
     if (!lane) {
       return null;
@@ -193,18 +231,18 @@ export function TimelineView(props: TimelineViewProps) {
       return;
     }
     const { x, y } = local(e);
-    const L = layoutRef.current;
+    const L = layout;
     (e.currentTarget as HTMLElement).setPointerCapture?.(e.pointerId);
-    pointer.current.drag = { x0: x, x1: x, pan: e.shiftKey || y < L.axisH, w0: store.get().window };
+    pointer.startDrag(x, e.shiftKey || y < L.axisH, store.get().window);
   };
 
   const onPointerMove = (e: React.PointerEvent) => {
     const { x, y } = local(e);
-    const L = layoutRef.current;
-    const drag = pointer.current.drag;
-    pointer.current.hover = { x, y };
+    const L = layout;
+    const drag = pointer.drag;
+    pointer.setHover({ x, y });
     if (drag) {
-      drag.x1 = x;
+      pointer.moveDrag(x);
       if (drag.pan) {
         const dUs = ((drag.x0 - x) / L.plotW) * (drag.w0.toUs - drag.w0.fromUs);
         store.set({ window: pan(drag.w0, dUs, bounds) });
@@ -216,40 +254,39 @@ export function TimelineView(props: TimelineViewProps) {
         setTip(null);
       } else if (h.kind === 'plan') {
         const op = trace.byNode.get(h.nodeId);
-        setTip(op ? { x, y, d: describeOperator(op, props.unit) } : null);
+        setTip(op ? { x, y, d: describeOperator(op, unit) } : null);
       } else {
-        setTip({ x, y, d: describeEntry(trace, h.lane, h.index, props.unit) });
+        setTip({ x, y, d: describeEntry(trace, h.lane, h.index, unit) });
       }
     }
-    schedulers.overlay.request();
+    overlay.request();
   };
 
   const onPointerUp = (e: React.PointerEvent) => {
-    const drag = pointer.current.drag;
-    pointer.current.drag = null;
+    const drag = pointer.endDrag();
     if (!drag) {
       return;
     }
     const { x, y } = local(e);
-    const L = layoutRef.current;
+    const L = layout;
     const moved = Math.abs(x - drag.x0) >= DRAG_MIN_PX;
     const w = store.get().window;
     if (drag.pan) {
-      schedulers.overlay.request();
+      overlay.request();
       return;
     }
     if (moved) {
       const a = usOf(w, L.plotW, drag.x0 - L.plotX);
       const b = usOf(w, L.plotW, x - L.plotX);
       store.set({ window: windowBetween(a, b, bounds) });
-      schedulers.overlay.request();
+      overlay.request();
       return;
     }
     click(x, y);
   };
 
   const click = (x: number, y: number) => {
-    const L = layoutRef.current;
+    const L = layout;
     const h = hitAt(x, y);
     const st = store.get();
     if (h?.kind === 'plan') {
@@ -281,9 +318,9 @@ export function TimelineView(props: TimelineViewProps) {
   };
 
   const onPointerLeave = () => {
-    pointer.current.hover = null;
+    pointer.setHover(null);
     setTip(null);
-    schedulers.overlay.request();
+    overlay.request();
   };
 
   const onDoubleClick = () => {

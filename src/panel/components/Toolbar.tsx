@@ -1,7 +1,7 @@
 import React from 'react';
 import { css } from '@emotion/css';
-import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { Icon, IconButton, Select, Tooltip, useStyles2 } from '@grafana/ui';
+import { GrafanaTheme2 } from '@grafana/data';
+import { Combobox, ComboboxOption, Icon, IconButton, Tooltip, useStyles2 } from '@grafana/ui';
 import { EventLaneName, LANE_DEFS } from '../model/lanes';
 import { ReplayTrace } from '../model/trace';
 import { SPEEDS } from '../replay/clock';
@@ -29,8 +29,8 @@ interface Props {
   detailStatus: { loading: boolean; error: string | null };
 }
 
-const SPEED_OPTIONS: Array<SelectableValue<number>> = SPEEDS.map((s) => ({ label: `${s}×`, value: s }));
-const VIEW_OPTIONS: Array<SelectableValue<ViewChoice>> = [
+const SPEED_OPTIONS: Array<ComboboxOption<number>> = SPEEDS.map((s) => ({ label: `${s}×`, value: s }));
+const VIEW_OPTIONS: Array<ComboboxOption<ViewChoice>> = [
   { label: 'Timeline', value: 'timeline' },
   { label: 'Plan', value: 'plan' },
   { label: 'Pages', value: 'pages' },
@@ -48,7 +48,7 @@ export function Toolbar(props: Props) {
   const filter = useReplay(store, (s) => s.filterNode);
   const stepLane = useReplay(store, (s) => s.stepLane);
   const compact = width < 640;
-  const laneOptions: Array<SelectableValue<EventLaneName | 'all'>> = [
+  const laneOptions: Array<ComboboxOption<EventLaneName | 'all'>> = [
     { label: 'all lanes', value: 'all' },
     ...stepLanes.map((l) => ({ label: LANE_DEFS[l].label, value: l })),
   ];
@@ -69,23 +69,27 @@ export function Toolbar(props: Props) {
       />
       <IconButton name="angle-left" tooltip="Previous event (←)" onClick={() => props.onStep(-1)} data-testid="qr-step-back" />
       <IconButton name="angle-right" tooltip="Next event (→)" onClick={() => props.onStep(1)} data-testid="qr-step-next" />
-      <div className={styles.select} data-testid="qr-speed">
-        <Select
-          aria-label="Playback speed"
+      <span id="qr-speed-label" hidden>
+        Playback speed
+      </span>
+      <div className={styles.select} data-testid="qr-speed" title="Playback speed: the visible window plays in 10 s at 1×">
+        <Combobox
+          aria-labelledby="qr-speed-label"
+          id="qr-speed-input"
           options={SPEED_OPTIONS}
           value={speed}
-          width={8}
-          onChange={(v) => v.value && store.set({ speed: v.value })}
+          width={9}
+          onChange={(v) => store.set({ speed: v.value })}
         />
       </div>
       {!compact && (
         <div className={styles.select} data-testid="qr-step-lane">
-          <Select
-            aria-label="Step through"
+          <Combobox
+            id="qr-step-lane-input"
             options={laneOptions}
             value={stepLane ?? 'all'}
-            width={14}
-            onChange={(v) => store.set({ stepLane: v.value && v.value !== 'all' ? v.value : null })}
+            width={15}
+            onChange={(v) => store.set({ stepLane: v.value !== 'all' ? (v.value as EventLaneName) : null })}
           />
         </div>
       )}
@@ -125,7 +129,7 @@ export function Toolbar(props: Props) {
       <IconButton name="expand-arrows" tooltip="Whole trace (double-click the timeline)" onClick={props.onReset} data-testid="qr-reset" />
       {props.view !== null && (
         <div className={styles.select} data-testid="qr-view">
-          <Select aria-label="View" options={VIEW_OPTIONS} value={props.view} width={12} onChange={(v) => v.value && props.onView(v.value)} />
+          <Combobox id="qr-view-input" options={VIEW_OPTIONS} value={props.view} width={13} onChange={(v) => props.onView(v.value)} />
         </div>
       )}
     </div>

@@ -16,26 +16,59 @@ export function prepareCanvas(canvas: HTMLCanvasElement, width: number, height: 
   return ctx;
 }
 
-/** Runs `draw` at most once per animation frame however often it is asked for. */
-export class FrameScheduler {
-  private id: number | null = null;
+export interface Sized {
+  width: number;
+  height: number;
+}
 
-  constructor(private readonly draw: () => void) {}
+/**
+ * Paints one canvas at most once per animation frame, however often it is
+ * asked to: React components hand it the latest props after each render
+ * (in a layout effect) and ask for a repaint from store subscriptions and
+ * pointer handlers; the paint function itself is a plain module function.
+ */
+export class CanvasPainter<P extends Sized> {
+  private canvas: HTMLCanvasElement | null = null;
+  private props: P | null = null;
+  private frame: number | null = null;
 
-  request(): void {
-    if (this.id !== null) {
-      return;
-    }
-    this.id = requestAnimationFrame(() => {
-      this.id = null;
-      this.draw();
-    });
+  constructor(private readonly paint: (ctx: CanvasRenderingContext2D, props: P) => void) {}
+
+  update(canvas: HTMLCanvasElement | null, props: P): void {
+    this.canvas = canvas;
+    this.props = props;
+    this.request();
   }
 
-  cancel(): void {
-    if (this.id !== null) {
-      cancelAnimationFrame(this.id);
-      this.id = null;
+  current(): P | null {
+    return this.props;
+  }
+
+  request = (): void => {
+    if (this.frame !== null || typeof requestAnimationFrame === 'undefined') {
+      return;
     }
+    this.frame = requestAnimationFrame(() => {
+      this.frame = null;
+      this.paintNow();
+    });
+  };
+
+  paintNow(): void {
+    if (!this.canvas || !this.props) {
+      return;
+    }
+    const ctx = prepareCanvas(this.canvas, this.props.width, this.props.height);
+    if (ctx) {
+      this.paint(ctx, this.props);
+    }
+  }
+
+  dispose(): void {
+    if (this.frame !== null) {
+      cancelAnimationFrame(this.frame);
+      this.frame = null;
+    }
+    this.canvas = null;
   }
 }

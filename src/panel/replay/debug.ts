@@ -14,8 +14,8 @@ export interface DrawStats {
   /** Overlay (playhead) frames drawn, and ms spent in the last few. */
   overlayFrames: number;
   frameWorkMs: number[];
-  /** ms from the panel's first render with frames to its first base draw. */
-  firstDrawMs: number | null;
+  /** performance.now() of the first base draw (the harness subtracts when it handed the frames over). */
+  firstDrawAt: number | null;
   detailFetches: number;
   detailWindows: Array<{ fromUs: number; toUs: number; binned: string[] }>;
 }
@@ -37,7 +37,7 @@ export function newStats(): DrawStats {
     lanes: {},
     overlayFrames: 0,
     frameWorkMs: [],
-    firstDrawMs: null,
+    firstDrawAt: null,
     detailFetches: 0,
     detailWindows: [],
   };

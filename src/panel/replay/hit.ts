@@ -6,8 +6,8 @@ const MAX_CANDIDATES = 5000;
 
 /**
  * The entry of a lane under pointer x (px in the lane's drawing area), within
- * tolPx: an interval containing the pointer wins (the shortest one), else the
- * nearest point. Entries of other operators are skipped when `node` filters
+ * tolPx: the shortest entry within reach (so a point beside a long interval
+ * can be picked), the nearest among equals. Entries of other operators are skipped when `node` filters
  * the lanes. Returns -1 when nothing is close enough.
  */
 export function hitEntry(
@@ -38,7 +38,8 @@ export function hitEntry(
     if (dist > tolUs) {
       continue;
     }
-    if (dist < bestDist || (dist === bestDist && len < bestLen)) {
+    // the shortest entry within reach wins: a point beside a long lock is what the pointer is after
+    if (len < bestLen || (len === bestLen && dist < bestDist)) {
       best = i;
       bestDist = dist;
       bestLen = len;

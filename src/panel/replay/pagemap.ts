@@ -1,5 +1,5 @@
 import { LaneData, Pages } from '../model/trace';
-import { lowerBound, upperBound } from './search';
+import { upperBound } from './search';
 
 /**
  * The page map's geometry and timing, without a canvas. Allocations view:
