@@ -75,7 +75,7 @@ func (s *Server) toQueryData(body []byte) (*backend.QueryDataRequest, error) {
 		}
 		out.Queries = append(out.Queries, backend.DataQuery{
 			RefID: h.RefID, QueryType: h.QueryType, MaxDataPoints: h.MaxDataPoints,
-			Interval: time.Duration(h.IntervalMs * float64(time.Millisecond)),
+			Interval:  time.Duration(h.IntervalMs * float64(time.Millisecond)),
 			TimeRange: backend.TimeRange{From: from, To: to}, JSON: raw,
 		})
 	}

@@ -321,10 +321,17 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"message": msg})
 }
 
-// pageQuery is what the page runs first: from the URL, else the first
-// uploaded bundle, else Config.Query.
+// pageQuery is what the page runs first: from the URL (?query=<query
+// JSON>, ?traceId=…, or ?sql=…&database=…), else the first uploaded bundle,
+// else Config.Query.
 func (s *Server) pageQuery(u *url.URL) map[string]any {
 	q := u.Query()
+	if raw := q.Get("query"); raw != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err == nil {
+			return m
+		}
+	}
 	if id := q.Get("traceId"); id != "" {
 		return map[string]any{"queryType": "bundle", "traceId": id}
 	}

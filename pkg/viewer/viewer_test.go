@@ -228,3 +228,15 @@ func TestBundlesAreUploadedAtStart(t *testing.T) {
 		t.Errorf("missing bundle: %v", err)
 	}
 }
+
+func TestPageQueryFromTheURL(t *testing.T) {
+	v := start(t, Config{Datasource: &fakeDS{}})
+	_, body := get(t, v.URL()+`?query=%7B%22queryType%22%3A%22trace%22%2C%22sql%22%3A%22SELECT%202%22%2C%22options%22%3A%7B%22clearBufferPool%22%3Atrue%7D%7D`)
+	if !strings.Contains(body, `"clearBufferPool":true`) || !strings.Contains(body, `"sql":"SELECT 2"`) {
+		t.Errorf("query from the URL: %s", body)
+	}
+	_, body = get(t, v.URL()+"?sql=SELECT%203&database=Demo")
+	if !strings.Contains(body, `"sql":"SELECT 3"`) || !strings.Contains(body, `"database":"Demo"`) {
+		t.Errorf("sql from the URL: %s", body)
+	}
+}

@@ -67,19 +67,20 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     () => ({ fromUs: trace.startUs, toUs: Math.max(trace.endUs, trace.startUs + 1) }),
     [trace.startUs, trace.endUs]
   );
+  const initial = useMemo(() => activityWindow(trace, bounds), [trace, bounds]);
   const store = useMemo(
     () =>
       new ReplayStore({
-        playheadUs: bounds.fromUs,
+        playheadUs: initial.fromUs,
         playing: false,
         speed: 1,
-        window: { ...bounds },
+        window: initial,
         filterNode: null,
         selectedNode: null,
         selected: null,
         stepLane: null,
       }),
-    [bounds]
+    [initial]
   );
   const stats = useMemo(() => {
     const s = newStats();
@@ -297,7 +298,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   // the debug handle for the browser tests
   useEffect(() => {
     const root = debugRoot();
-    const handle: DebugPanel = { store, stats, traceId: trace.traceId };
+    const handle: DebugPanel = { store, stats, trace };
     root?.panels.push(handle);
     return () => {
       if (root) {
@@ -430,6 +431,31 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         ))}
     </div>
   );
+}
+
+/**
+ * The window a replay opens on: from a little before the first operator
+ * starts or first event happens to the end, so time spent compiling before
+ * the plan runs does not take most of the screen (the scrubber still shows
+ * the whole trace, and double-click or the ⟷ button shows all of it).
+ */
+export function activityWindow(trace: ReplayTrace, bounds: WindowUs): WindowUs {
+  let first = Infinity;
+  for (const op of trace.operators) {
+    if (op.executed) {
+      first = Math.min(first, op.startUs);
+    }
+  }
+  for (const lane of Object.values(trace.lanes)) {
+    if (lane && lane.n > 0) {
+      first = Math.min(first, lane.start[0]);
+    }
+  }
+  if (!Number.isFinite(first) || first <= bounds.fromUs) {
+    return { ...bounds };
+  }
+  const pad = (bounds.toUs - first) * 0.02;
+  return { fromUs: Math.max(bounds.fromUs, first - pad), toUs: bounds.toUs };
 }
 
 const TAB_LABEL: Record<LinkedView, string> = { plan: 'Plan', pages: 'Pages', locks: 'Locks', stack: 'Event & stack' };

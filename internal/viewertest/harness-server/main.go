@@ -43,7 +43,8 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 
-	stack, err := viewertest.StartStack(ctx, filepath.Join(tmp, "store"), nil)
+	// cold-cache traces (the stand-in's buffer pool is its own) show reads, waits and I/O
+	stack, err := viewertest.StartStack(ctx, filepath.Join(tmp, "store"), map[string]any{"allowBufferPoolClear": true})
 	if err != nil {
 		return err
 	}

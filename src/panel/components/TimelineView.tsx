@@ -95,6 +95,7 @@ function paintBase(ctx: CanvasRenderingContext2D, p: BasePaint): void {
   });
   const t1 = performance.now();
   p.stats.baseDraws++;
+  p.stats.layout = p.layout;
   p.stats.lastBaseMs = t1 - t0;
   if (p.stats.firstDrawAt === null) {
     p.stats.firstDrawAt = t1;

@@ -72,18 +72,18 @@ export function Toolbar(props: Props) {
       <span id="qr-speed-label" hidden>
         Playback speed
       </span>
-      <div className={styles.select} data-testid="qr-speed" title="Playback speed: the visible window plays in 10 s at 1×">
+      <div className={styles.select} style={{ width: 76 }} data-testid="qr-speed" title="Playback speed: the visible window plays in 10 s at 1×">
         <Combobox
           aria-labelledby="qr-speed-label"
           id="qr-speed-input"
           options={SPEED_OPTIONS}
           value={speed}
-          width={9}
+          width={9.5}
           onChange={(v) => store.set({ speed: v.value })}
         />
       </div>
       {!compact && (
-        <div className={styles.select} data-testid="qr-step-lane">
+        <div className={styles.select} style={{ width: 124 }} data-testid="qr-step-lane" title="Step through every shown lane, or one">
           <Combobox
             id="qr-step-lane-input"
             options={laneOptions}
@@ -111,7 +111,9 @@ export function Toolbar(props: Props) {
       <span className={styles.spacer} />
       {props.detailStatus.loading && (
         <Tooltip content="Fetching finer rows for this window; the coarse view is shown meanwhile">
-          <Icon name="fa fa-spinner" className={styles.weak} data-testid="qr-detail-loading" />
+          <span className={styles.loading} data-testid="qr-detail-loading">
+            detail…
+          </span>
         </Tooltip>
       )}
       {props.detailStatus.error && (
@@ -126,9 +128,9 @@ export function Toolbar(props: Props) {
       )}
       {!compact && <IconButton name="search-plus" tooltip="Zoom in (+)" onClick={() => props.onZoom(1 / 1.5)} />}
       {!compact && <IconButton name="search-minus" tooltip="Zoom out (−)" onClick={() => props.onZoom(1.5)} />}
-      <IconButton name="expand-arrows" tooltip="Whole trace (double-click the timeline)" onClick={props.onReset} data-testid="qr-reset" />
+      <IconButton name="arrows-h" tooltip="Whole trace (double-click the timeline)" onClick={props.onReset} data-testid="qr-reset" />
       {props.view !== null && (
-        <div className={styles.select} data-testid="qr-view">
+        <div className={styles.select} style={{ width: 108 }} data-testid="qr-view">
           <Combobox id="qr-view-input" options={VIEW_OPTIONS} value={props.view} width={13} onChange={(v) => props.onView(v.value)} />
         </div>
       )}
@@ -152,6 +154,12 @@ const getStyles = (theme: GrafanaTheme2) => ({
   warn: css({ color: theme.colors.warning.text }),
   error: css({ color: theme.colors.error.text }),
   spacer: css({ flex: 1 }),
+  loading: css({
+    color: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+    '@keyframes qrPulse': { '0%': { opacity: 0.3 }, '50%': { opacity: 1 }, '100%': { opacity: 0.3 } },
+    animation: 'qrPulse 1.2s ease-in-out infinite',
+  }),
   chip: css({
     display: 'inline-flex',
     alignItems: 'center',

@@ -39,13 +39,13 @@ export function layoutTimeline(width: number, height: number, shown: LaneName[],
   const showPlan = shown.includes('plan') && ops.length > 0;
   const avail = Math.max(0, height - AXIS_H);
   const k = eventLanes.length;
-  const laneShare = showPlan ? 0.45 : 1;
-  const laneH = k === 0 ? 0 : Math.max(8, Math.min(24, Math.floor((avail * laneShare) / k)));
-  const planH = showPlan ? Math.max(0, avail - laneH * k) : 0;
+  // the plan takes up to 45 % (rows of at most 28 px), the lanes share the rest (at most 44 px each)
+  const rowH = showPlan ? Math.max(2, Math.min(28, (avail * (k > 0 ? 0.45 : 1)) / ops.length)) : 0;
+  const planH = rowH * (showPlan ? ops.length : 0);
+  const laneH = k === 0 ? 0 : Math.max(8, Math.min(44, Math.floor((avail - planH) / k)));
   let y = AXIS_H;
   let plan: TimelineLayout['plan'] = null;
   if (showPlan) {
-    const rowH = Math.max(2, Math.min(20, planH / ops.length));
     const rows: PlanRow[] = ops.map((op, i) => {
       const box = { y: y + i * rowH, h: rowH };
       const threads = [...new Set(op.phases.filter((p) => p.thread !== null).map((p) => p.thread as number))].sort(

@@ -1,3 +1,4 @@
+import { ReplayTrace } from '../model/trace';
 import { ReplayStore } from './store';
 
 /**
@@ -17,13 +18,15 @@ export interface DrawStats {
   /** performance.now() of the first base draw (the harness subtracts when it handed the frames over). */
   firstDrawAt: number | null;
   detailFetches: number;
+  /** Where the lanes are on the timeline canvas (the last base draw's layout). */
+  layout: unknown;
   detailWindows: Array<{ fromUs: number; toUs: number; binned: string[] }>;
 }
 
 export interface DebugPanel {
   store: ReplayStore;
   stats: DrawStats;
-  traceId: string;
+  trace: ReplayTrace;
 }
 
 interface DebugRoot {
@@ -39,6 +42,7 @@ export function newStats(): DrawStats {
     frameWorkMs: [],
     firstDrawAt: null,
     detailFetches: 0,
+    layout: null,
     detailWindows: [],
   };
 }
