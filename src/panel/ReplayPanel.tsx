@@ -123,14 +123,22 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
 
   // zoomed-in detail through `view` queries
   const [detailVersion, setDetailVersion] = useState(0);
-  const [detailStatus, setDetailStatus] = useState<{ loading: boolean; error: string | null }>({ loading: false, error: null });
+  const [detailStatus, setDetailStatus] = useState<{ loading: boolean; error: string | null }>({
+    loading: false,
+    error: null,
+  });
   const ds = datasourceOf(data.request);
   const detail = useMemo(() => {
     const fetcher = options.fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId) : null;
     const cache: DetailCache = new DetailCache(fetcher, (d: Detail | null) => {
       if (d) {
         stats.detailFetches++;
-        stats.detailWindows.push({ ...d.window, binned: Object.values(d.lanes).filter((l) => l?.binned).map((l) => l!.name) });
+        stats.detailWindows.push({
+          ...d.window,
+          binned: Object.values(d.lanes)
+            .filter((l) => l?.binned)
+            .map((l) => l!.name),
+        });
         setDetailVersion((v) => v + 1);
       }
       setDetailStatus({ loading: cache.loading, error: cache.error });
@@ -246,7 +254,10 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const zoom = useCallback(
     (factor: number) => {
       const s = store.get();
-      const center = s.playheadUs >= s.window.fromUs && s.playheadUs <= s.window.toUs ? s.playheadUs : (s.window.fromUs + s.window.toUs) / 2;
+      const center =
+        s.playheadUs >= s.window.fromUs && s.playheadUs <= s.window.toUs
+          ? s.playheadUs
+          : (s.window.fromUs + s.window.toUs) / 2;
       store.set({ window: zoomAt(s.window, factor, center, bounds) });
     },
     [store, bounds]
@@ -349,7 +360,9 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const linked = (which: LinkedView, w: number, h: number) => {
     switch (which) {
       case 'plan':
-        return <PlanTree trace={trace} store={store} palette={palette} reads={effective.read} />;
+        return (
+          <PlanTree trace={trace} store={store} palette={palette} reads={effective.read} unit={options.timeUnit} />
+        );
       case 'pages':
         return (
           <PageMap
@@ -374,7 +387,13 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     <div className={styles.side} style={{ width: w, height: h }} data-testid="qr-linked">
       <TabsBar className={styles.tabs}>
         {(['plan', 'pages', 'locks', 'stack'] as LinkedView[]).map((v) => (
-          <Tab key={v} label={TAB_LABEL[v]} active={side === v} onChangeTab={() => setSide(v)} data-testid={`qr-tab-${v}`} />
+          <Tab
+            key={v}
+            label={TAB_LABEL[v]}
+            active={side === v}
+            onChangeTab={() => setSide(v)}
+            data-testid={`qr-tab-${v}`}
+          />
         ))}
       </TabsBar>
       <div className={styles.sideBody} style={{ height: h - 34 }}>
@@ -488,4 +507,3 @@ const getStyles = (theme: GrafanaTheme2) => ({
     overflow: 'auto',
   }),
 });
-

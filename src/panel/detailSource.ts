@@ -20,7 +20,9 @@ export function datasourceOf(request: DataQueryRequest | undefined): DataSourceR
 function message(e: unknown): string {
   const fe = e as Partial<FetchError<{ message?: string; results?: Record<string, { error?: string }> }>>;
   const fromResults = fe.data?.results ? Object.values(fe.data.results).find((r) => r.error)?.error : undefined;
-  return fromResults ?? fe.data?.message ?? (e instanceof Error ? e.message : `request failed (${fe.status ?? 'no status'})`);
+  return (
+    fromResults ?? fe.data?.message ?? (e instanceof Error ? e.message : `request failed (${fe.status ?? 'no status'})`)
+  );
 }
 
 export function viewFetcher(ds: DataSourceRef, traceId: string): ViewFetcher {
@@ -47,7 +49,9 @@ export function viewFetcher(ds: DataSourceRef, traceId: string): ViewFetcher {
         requestId: `queryreplay-view-${traceId}`,
         showErrorAlert: false,
       });
-      const abort = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      const abort = new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error('aborted')))
+      );
       const res = await Promise.race([lastValueFrom(obs), abort]);
       const parsed = toDataQueryResponse(res as Parameters<typeof toDataQueryResponse>[0], [{ refId }]);
       if (parsed.errors?.length) {

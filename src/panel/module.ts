@@ -61,7 +61,8 @@ export const plugin = new PanelPlugin<ReplayOptions>(ReplayPanel).setPanelOption
     .addBooleanSwitch({
       path: 'fetchDetail',
       name: 'Fetch detail when zooming',
-      description: 'Zooming into a binned lane asks the datasource for finer rows of that window (a view query; nothing runs on SQL Server).',
+      description:
+        'Zooming into a binned lane asks the datasource for finer rows of that window (a view query; nothing runs on SQL Server).',
       defaultValue: DEFAULT_OPTIONS.fetchDetail,
     })
 );

@@ -13,7 +13,12 @@ jest.mock('@grafana/runtime', () => ({
 
 installFakeCanvas();
 
-function props(series: DataFrame[], width = 1000, height = 420, options: Partial<ReplayOptions> = {}): PanelProps<ReplayOptions> {
+function props(
+  series: DataFrame[],
+  width = 1000,
+  height = 420,
+  options: Partial<ReplayOptions> = {}
+): PanelProps<ReplayOptions> {
   return {
     id: 1,
     data: { series, state: LoadingState.Done, timeRange: getDefaultTimeRange() },

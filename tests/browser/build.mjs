@@ -18,7 +18,11 @@ await build({
   define: { 'process.env.NODE_ENV': '"production"' },
   logLevel: 'warning',
 });
-fs.cpSync(path.join(root, 'node_modules', '@grafana', 'ui', 'dist', 'public', 'img', 'icons'), path.join(out, 'build', 'img', 'icons'), {
-  recursive: true,
-});
+fs.cpSync(
+  path.join(root, 'node_modules', '@grafana', 'ui', 'dist', 'public', 'img', 'icons'),
+  path.join(out, 'build', 'img', 'icons'),
+  {
+    recursive: true,
+  }
+);
 console.log(`harness built in ${path.relative(root, out)}`);

@@ -76,7 +76,17 @@ const backendSrv = {
           const text = await res.text();
           lastBytes = text.length;
           const data = text ? JSON.parse(text) : undefined;
-          const response = { data, status: res.status, statusText: res.statusText, ok: res.ok, headers: res.headers, url: res.url, type: res.type, redirected: res.redirected, config: options } as unknown as FetchResponse<T>;
+          const response = {
+            data,
+            status: res.status,
+            statusText: res.statusText,
+            ok: res.ok,
+            headers: res.headers,
+            url: res.url,
+            type: res.type,
+            redirected: res.redirected,
+            config: options,
+          } as unknown as FetchResponse<T>;
           if (!res.ok) {
             sub.error({ status: res.status, statusText: res.statusText, data, config: options });
             return;
@@ -140,7 +150,13 @@ function render() {
     border: `1px solid ${theme.colors.border.weak}`,
     borderRadius: theme.shape.radius.default,
   };
-  const title: React.CSSProperties = { height: 32, lineHeight: '32px', padding: '0 8px', fontSize: 14, fontWeight: 500 };
+  const title: React.CSSProperties = {
+    height: 32,
+    lineHeight: '32px',
+    padding: '0 8px',
+    fontSize: 14,
+    fontWeight: 500,
+  };
   root ??= createRoot(document.getElementById('root')!);
   root.render(
     <ThemeContext.Provider value={theme}>
@@ -171,7 +187,14 @@ async function main() {
         data: {
           from: String(now - 3600_000),
           to: String(now),
-          queries: [{ refId: 'A', datasource: cfg.datasource, maxDataPoints: maxDataPoints ?? Math.round(view.width), ...query }],
+          queries: [
+            {
+              refId: 'A',
+              datasource: cfg.datasource,
+              maxDataPoints: maxDataPoints ?? Math.round(view.width),
+              ...query,
+            },
+          ],
         },
       })
     ).catch((e) => e);

@@ -105,13 +105,17 @@ export function watchConsole(page, errors) {
 export async function openHarness(page, url, params) {
   const q = new URLSearchParams(params).toString();
   await page.goto(`${url}?${q}`);
-  await page.waitForFunction(() => window.__harness && window.__harness.state !== 'loading', null, { timeout: 120_000 });
+  await page.waitForFunction(() => window.__harness && window.__harness.state !== 'loading', null, {
+    timeout: 120_000,
+  });
   const state = await page.evaluate(() => ({ state: window.__harness.state, error: window.__harness.error }));
   if (state.state !== 'ready') {
     throw new Error(`harness: ${state.error}`);
   }
   // first base draw
-  await page.waitForFunction(() => (window.__QUERYREPLAY_DEBUG__.panels[0]?.stats.baseDraws ?? 0) > 0, null, { timeout: 30_000 });
+  await page.waitForFunction(() => (window.__QUERYREPLAY_DEBUG__.panels[0]?.stats.baseDraws ?? 0) > 0, null, {
+    timeout: 30_000,
+  });
 }
 
 export function percentile(sorted, p) {

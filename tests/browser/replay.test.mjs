@@ -35,10 +35,26 @@ const state = (page) => page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[
 const stats = (page) =>
   page.evaluate(() => {
     const s = window.__QUERYREPLAY_DEBUG__.panels[0].stats;
-    return { baseDraws: s.baseDraws, overlayFrames: s.overlayFrames, lanes: s.lanes, layout: s.layout, detailFetches: s.detailFetches, detailWindows: s.detailWindows };
+    return {
+      baseDraws: s.baseDraws,
+      overlayFrames: s.overlayFrames,
+      lanes: s.lanes,
+      layout: s.layout,
+      detailFetches: s.detailFetches,
+      detailWindows: s.detailWindows,
+    };
   });
 const set = (page, patch) => page.evaluate((p) => window.__QUERYREPLAY_DEBUG__.panels[0].store.set(p), patch);
-const frames = (page, n = 3) => page.evaluate((k) => new Promise((r) => { let i = 0; const f = () => (++i >= k ? r() : requestAnimationFrame(f)); requestAnimationFrame(f); }), n);
+const frames = (page, n = 3) =>
+  page.evaluate(
+    (k) =>
+      new Promise((r) => {
+        let i = 0;
+        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
+        requestAnimationFrame(f);
+      }),
+    n
+  );
 
 /** Non-background pixels along the middle row of a lane (or plan row), from the base canvas. */
 async function probe(page, which) {
@@ -62,7 +78,12 @@ async function probe(page, which) {
     }
     const bg = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
     const marks = px.filter(([, k]) => k !== bg);
-    return { marks: marks.length, firstX: marks.length ? L.plotX + marks[0][0] / dpr : -1, y: box.y + box.h * 0.75, colors: counts.size };
+    return {
+      marks: marks.length,
+      firstX: marks.length ? L.plotX + marks[0][0] / dpr : -1,
+      y: box.y + box.h * 0.75,
+      colors: counts.size,
+    };
   }, which);
 }
 
@@ -76,7 +97,12 @@ try {
 
   await check('a trace run on the stand-in through the real datasource is drawn', async () => {
     await openHarness(page, server.url, {
-      query: JSON.stringify({ queryType: 'trace', sql: HASH_JOIN, database: 'QueryReplayDemo', options: { clearBufferPool: true, disableReadAhead: true } }),
+      query: JSON.stringify({
+        queryType: 'trace',
+        sql: HASH_JOIN,
+        database: 'QueryReplayDemo',
+        options: { clearBufferPool: true, disableReadAhead: true },
+      }),
       width: 1400,
       height: 560,
       title: 'Hash join — live trace on the stand-in',
@@ -129,7 +155,10 @@ try {
     await page.keyboard.press('ArrowRight');
     const a = await state(page);
     assert(a.selected !== null, 'step selected nothing');
-    assert(a.playheadUs === a.selected.startUs || a.selected.startUs <= a.playheadUs, 'playhead not at the selected event');
+    assert(
+      a.playheadUs === a.selected.startUs || a.selected.startUs <= a.playheadUs,
+      'playhead not at the selected event'
+    );
     await page.keyboard.press('ArrowLeft');
     const b = await state(page);
     assert(b.playheadUs < a.playheadUs, `back: ${b.playheadUs} !< ${a.playheadUs}`);
@@ -205,7 +234,9 @@ try {
     // the operator with the fewest read marks but some: a leaf scan
     const node = await page.evaluate((ids) => {
       const t = window.__QUERYREPLAY_DEBUG__.panels[0];
-      return ids.find((id) => document.querySelector(`[data-testid="qr-plan-reads-${id}"]`)?.textContent?.match(/\/[1-9]/));
+      return ids.find((id) =>
+        document.querySelector(`[data-testid="qr-plan-reads-${id}"]`)?.textContent?.match(/\/[1-9]/)
+      );
     }, ops);
     assert(node !== undefined, 'no operator with reads');
     const all = await probe(page, { lane: 'read' });
@@ -248,7 +279,7 @@ try {
       const c = document.querySelector('[data-testid="qr-page-map-canvas"]');
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       let n = 0;
-      for (let i = 0; i < d.length; i += 4) n += d[i + 3] > 0 ? 1 : 0;
+      for (let i = 0; i < d.length; i += 4) {n += d[i + 3] > 0 ? 1 : 0;}
       return n;
     });
     assert(lit > 100, `page map drew ${lit} pixels`);
@@ -276,7 +307,13 @@ try {
       ['small', 454, 206],
     ]) {
       await check(`screenshot ${theme} ${size}`, async () => {
-        await openHarness(page, server.url, { traceId, theme, width: w, height: h, title: 'Hash join — Customers ⋈ Orders' });
+        await openHarness(page, server.url, {
+          traceId,
+          theme,
+          width: w,
+          height: h,
+          title: 'Hash join — Customers ⋈ Orders',
+        });
         const s = await state(page);
         await set(page, { playheadUs: s.window.fromUs + (s.window.toUs - s.window.fromUs) * 0.62 });
         if (size === 'large') {
@@ -290,7 +327,13 @@ try {
     }
   }
   await check('screenshot pages view', async () => {
-    await openHarness(page, server.url, { traceId, theme: 'dark', width: 1400, height: 560, title: 'Hash join — page map' });
+    await openHarness(page, server.url, {
+      traceId,
+      theme: 'dark',
+      width: 1400,
+      height: 560,
+      title: 'Hash join — page map',
+    });
     const s = await state(page);
     await set(page, { playheadUs: s.window.fromUs + (s.window.toUs - s.window.fromUs) * 0.62 });
     await page.click('[data-testid="qr-tab-pages"]');
@@ -304,7 +347,9 @@ try {
     const binned = Object.entries(s0.lanes).filter(([, v]) => v.kind === 'marks').length;
     const base = await page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[0].store.get().window);
     await set(page, { window: { fromUs: base.fromUs, toUs: base.fromUs + (base.toUs - base.fromUs) / 8 } });
-    await page.waitForFunction(() => window.__QUERYREPLAY_DEBUG__.panels[0].stats.detailFetches > 0, null, { timeout: 15_000 });
+    await page.waitForFunction(() => window.__QUERYREPLAY_DEBUG__.panels[0].stats.detailFetches > 0, null, {
+      timeout: 15_000,
+    });
     const s1 = await stats(page);
     assert(s1.detailWindows[0].fromUs <= base.fromUs + 1, `detail window ${JSON.stringify(s1.detailWindows[0])}`);
     assert(binned >= 0, '');

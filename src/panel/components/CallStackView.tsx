@@ -100,7 +100,9 @@ export function CallStackView({ trace, store, unit, laneOf }: Props) {
                     className={cx(styles.frame, isInfrastructure(l.node.row) && styles.infra)}
                   >
                     <FrameLabel label={l.node.row.label} />
-                    {l.node.row.moduleBadge && <Badge text={l.node.row.moduleBadge} color="blue" className={styles.badge} />}
+                    {l.node.row.moduleBadge && (
+                      <Badge text={l.node.row.moduleBadge} color="blue" className={styles.badge} />
+                    )}
                     {l.node.row.badge && <Badge text={l.node.row.badge} color="purple" className={styles.badge} />}
                     <span className={styles.count}>{l.node.row.value.toLocaleString('en-US')}</span>
                   </li>
@@ -127,7 +129,14 @@ function FrameLabel({ label }: { label: string }) {
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
-  wrap: css({ overflow: 'auto', height: '100%', fontSize: theme.typography.bodySmall.fontSize, display: 'flex', flexDirection: 'column', gap: 8 }),
+  wrap: css({
+    overflow: 'auto',
+    height: '100%',
+    fontSize: theme.typography.bodySmall.fontSize,
+    display: 'flex',
+    flexDirection: 'column',
+    gap: 8,
+  }),
   selected: css({ borderBottom: `1px solid ${theme.colors.border.weak}`, paddingBottom: 4 }),
   title: css({ fontWeight: theme.typography.fontWeightMedium }),
   fields: css({

@@ -34,13 +34,21 @@ export function LockList({ trace, lane, store }: Props) {
     return <div className={styles.note}>Too many locks to list at this zoom level; zoom in to see each lock.</div>;
   }
   const col = (name: string) => lane.frame.fields.find((f) => f.name === name);
-  const F = { mode: col('state'), type: col('resourceType'), res: col('resource'), obj: col('object'), row: col('row'), held: col('heldToEnd') };
+  const F = {
+    mode: col('state'),
+    type: col('resourceType'),
+    res: col('resource'),
+    obj: col('object'),
+    row: col('row'),
+    held: col('heldToEnd'),
+  };
   const active = activeAt(lane, t, LIMIT * 4).filter((i) => filter === null || lane.node[i] === filter);
   const acquired = countAll(lane, t);
   return (
     <div className={styles.wrap} data-testid="qr-locks">
       <div className={styles.summary} data-testid="qr-locks-summary">
-        {active.length} held now{active.length > LIMIT ? ` (first ${LIMIT} shown)` : ''} · {acquired.toLocaleString('en-US')} acquired so far
+        {active.length} held now{active.length > LIMIT ? ` (first ${LIMIT} shown)` : ''} ·{' '}
+        {acquired.toLocaleString('en-US')} acquired so far
       </div>
       {active.length > 0 && (
         <table className={styles.table}>
@@ -83,7 +91,11 @@ export function LockList({ trace, lane, store }: Props) {
 
 const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({ overflow: 'auto', height: '100%', fontSize: theme.typography.bodySmall.fontSize }),
-  note: css({ color: theme.colors.text.secondary, padding: theme.spacing(1), fontSize: theme.typography.bodySmall.fontSize }),
+  note: css({
+    color: theme.colors.text.secondary,
+    padding: theme.spacing(1),
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
   summary: css({ color: theme.colors.text.secondary, marginBottom: 4 }),
   table: css({
     borderCollapse: 'collapse',

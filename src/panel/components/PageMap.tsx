@@ -157,13 +157,23 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
         <canvas ref={ref} data-testid="qr-page-map-canvas" aria-label="Pages touched so far" role="img" />
       )}
       {layout && layout.hidden > 0 && !layout.unavailable && (
-        <div className={styles.count}>{layout.hidden.toLocaleString('en-US')} more pages do not fit; enlarge the panel.</div>
+        <div className={styles.count}>
+          {layout.hidden.toLocaleString('en-US')} more pages do not fit; enlarge the panel.
+        </div>
       )}
       <div className={styles.legend}>
         <span className={styles.key} style={{ background: palette.flash }} /> being read
-        <span className={styles.key} style={{ background: colorBy === 'operator' ? palette.operator(1) : palette.lane.read }} /> read
+        <span
+          className={styles.key}
+          style={{ background: colorBy === 'operator' ? palette.operator(1) : palette.lane.read }}
+        />{' '}
+        read
         <span className={styles.key} style={{ background: palette.lane.write }} /> written
-        <span className={styles.key} style={{ background: palette.laneBackgroundAlt, outline: `1px solid ${palette.border}` }} /> not yet
+        <span
+          className={styles.key}
+          style={{ background: palette.laneBackgroundAlt, outline: `1px solid ${palette.border}` }}
+        />{' '}
+        not yet
       </div>
     </div>
   );
@@ -173,7 +183,11 @@ const getStyles = (theme: GrafanaTheme2) => ({
   wrap: css({ display: 'flex', flexDirection: 'column', gap: 4, height: '100%', overflow: 'hidden' }),
   bar: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1), flexWrap: 'wrap' }),
   count: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
-  note: css({ color: theme.colors.text.secondary, padding: theme.spacing(1), fontSize: theme.typography.bodySmall.fontSize }),
+  note: css({
+    color: theme.colors.text.secondary,
+    padding: theme.spacing(1),
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
   legend: css({ display: 'flex', alignItems: 'center', gap: 4, fontSize: 11, color: theme.colors.text.secondary }),
   key: css({ display: 'inline-block', width: 9, height: 9, marginLeft: 6 }),
 });

@@ -77,7 +77,9 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
         continue;
       }
       const p = pyramid(lane);
-      const c = (p ? columnsFromPyramid(p, bounds, total.length) : null) ?? columnsFromEntries(lane, bounds, total.length, 0, lane.n);
+      const c =
+        (p ? columnsFromPyramid(p, bounds, total.length) : null) ??
+        columnsFromEntries(lane, bounds, total.length, 0, lane.n);
       c.count.forEach((v, x) => (total[x] += v));
     }
     let max = 0;

@@ -154,7 +154,23 @@ export function TimelineView(props: TimelineViewProps) {
     };
     base.update(baseRef.current, paint);
     overlay.update(overlayRef.current, { ...paint, pointer });
-  }, [base, overlay, pointer, width, height, layout, store, trace, props.lanesFor, props.pyramid, palette, props.colorBy, unit, props.stats, props.detailVersion]);
+  }, [
+    base,
+    overlay,
+    pointer,
+    width,
+    height,
+    layout,
+    store,
+    trace,
+    props.lanesFor,
+    props.pyramid,
+    palette,
+    props.colorBy,
+    unit,
+    props.stats,
+    props.detailVersion,
+  ]);
 
   // the base repaints when the window, filter or selected operator change; the overlay on every change
   useEffect(() => {

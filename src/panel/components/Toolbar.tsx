@@ -1,7 +1,8 @@
 import React from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
-import { Combobox, ComboboxOption, Icon, IconButton, Tooltip, useStyles2 } from '@grafana/ui';
+import { Icon, IconButton, Tooltip, useStyles2 } from '@grafana/ui';
+import { CompactSelect } from './CompactSelect';
 import { EventLaneName, LANE_DEFS } from '../model/lanes';
 import { ReplayTrace } from '../model/trace';
 import { SPEEDS } from '../replay/clock';
@@ -29,8 +30,8 @@ interface Props {
   detailStatus: { loading: boolean; error: string | null };
 }
 
-const SPEED_OPTIONS: Array<ComboboxOption<number>> = SPEEDS.map((s) => ({ label: `${s}×`, value: s }));
-const VIEW_OPTIONS: Array<ComboboxOption<ViewChoice>> = [
+const SPEED_OPTIONS: Array<{ label: string; value: number }> = SPEEDS.map((s) => ({ label: `${s}×`, value: s }));
+const VIEW_OPTIONS: Array<{ label: string; value: ViewChoice }> = [
   { label: 'Timeline', value: 'timeline' },
   { label: 'Plan', value: 'plan' },
   { label: 'Pages', value: 'pages' },
@@ -48,7 +49,7 @@ export function Toolbar(props: Props) {
   const filter = useReplay(store, (s) => s.filterNode);
   const stepLane = useReplay(store, (s) => s.stepLane);
   const compact = width < 640;
-  const laneOptions: Array<ComboboxOption<EventLaneName | 'all'>> = [
+  const laneOptions: Array<{ label: string; value: EventLaneName | 'all' }> = [
     { label: 'all lanes', value: 'all' },
     ...stepLanes.map((l) => ({ label: LANE_DEFS[l].label, value: l })),
   ];
@@ -67,35 +68,41 @@ export function Toolbar(props: Props) {
         onClick={props.onPlayPause}
         data-testid="qr-play"
       />
-      <IconButton name="angle-left" tooltip="Previous event (←)" onClick={() => props.onStep(-1)} data-testid="qr-step-back" />
-      <IconButton name="angle-right" tooltip="Next event (→)" onClick={() => props.onStep(1)} data-testid="qr-step-next" />
-      <span id="qr-speed-label" hidden>
-        Playback speed
-      </span>
-      <div className={styles.select} style={{ width: 76 }} data-testid="qr-speed" title="Playback speed: the visible window plays in 10 s at 1×">
-        <Combobox
-          aria-labelledby="qr-speed-label"
-          id="qr-speed-input"
-          options={SPEED_OPTIONS}
-          value={speed}
-          width={9.5}
-          onChange={(v) => store.set({ speed: v.value })}
-        />
-      </div>
+      <IconButton
+        name="angle-left"
+        tooltip="Previous event (←)"
+        onClick={() => props.onStep(-1)}
+        data-testid="qr-step-back"
+      />
+      <IconButton
+        name="angle-right"
+        tooltip="Next event (→)"
+        onClick={() => props.onStep(1)}
+        data-testid="qr-step-next"
+      />
+      <CompactSelect
+        label="Playback speed"
+        title="Playback speed: the visible window plays in 10 s at 1×"
+        testId="qr-speed"
+        options={SPEED_OPTIONS}
+        value={speed}
+        onChange={(v) => store.set({ speed: v })}
+      />
       {!compact && (
-        <div className={styles.select} style={{ width: 124 }} data-testid="qr-step-lane" title="Step through every shown lane, or one">
-          <Combobox
-            id="qr-step-lane-input"
-            options={laneOptions}
-            value={stepLane ?? 'all'}
-            width={15}
-            onChange={(v) => store.set({ stepLane: v.value !== 'all' ? (v.value as EventLaneName) : null })}
-          />
-        </div>
+        <CompactSelect
+          label="Step through"
+          title="Step through every shown lane, or one"
+          testId="qr-step-lane"
+          options={laneOptions}
+          value={stepLane ?? 'all'}
+          onChange={(v) => store.set({ stepLane: v === 'all' ? null : v })}
+        />
       )}
       <span className={styles.time} data-testid="qr-playhead" title="playhead / end of trace">
         {formatUs(t, unit, Math.max(1, span(win) / 1000), whole)}
-        {!compact && <span className={styles.weak}> / {formatUs(trace.endUs, unit, Math.max(1, span(win) / 1000), whole)}</span>}
+        {!compact && (
+          <span className={styles.weak}> / {formatUs(trace.endUs, unit, Math.max(1, span(win) / 1000), whole)}</span>
+        )}
       </span>
       {filter !== null && (
         <button
@@ -128,11 +135,20 @@ export function Toolbar(props: Props) {
       )}
       {!compact && <IconButton name="search-plus" tooltip="Zoom in (+)" onClick={() => props.onZoom(1 / 1.5)} />}
       {!compact && <IconButton name="search-minus" tooltip="Zoom out (−)" onClick={() => props.onZoom(1.5)} />}
-      <IconButton name="arrows-h" tooltip="Whole trace (double-click the timeline)" onClick={props.onReset} data-testid="qr-reset" />
+      <IconButton
+        name="arrows-h"
+        tooltip="Whole trace (double-click the timeline)"
+        onClick={props.onReset}
+        data-testid="qr-reset"
+      />
       {props.view !== null && (
-        <div className={styles.select} style={{ width: 108 }} data-testid="qr-view">
-          <Combobox id="qr-view-input" options={VIEW_OPTIONS} value={props.view} width={13} onChange={(v) => props.onView(v.value)} />
-        </div>
+        <CompactSelect
+          label="View"
+          testId="qr-view"
+          options={VIEW_OPTIONS}
+          value={props.view}
+          onChange={props.onView}
+        />
       )}
     </div>
   );
@@ -148,8 +164,11 @@ const getStyles = (theme: GrafanaTheme2) => ({
     overflow: 'hidden',
     paddingRight: theme.spacing(0.5),
   }),
-  select: css({ flex: 'none' }),
-  time: css({ fontVariantNumeric: 'tabular-nums', whiteSpace: 'nowrap', fontSize: theme.typography.bodySmall.fontSize }),
+  time: css({
+    fontVariantNumeric: 'tabular-nums',
+    whiteSpace: 'nowrap',
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
   weak: css({ color: theme.colors.text.secondary }),
   warn: css({ color: theme.colors.warning.text }),
   error: css({ color: theme.colors.error.text }),

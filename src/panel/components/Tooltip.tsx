@@ -51,6 +51,9 @@ const getStyles = (theme: GrafanaTheme2) => ({
     zIndex: 2,
   }),
   title: css({ fontWeight: theme.typography.fontWeightMedium, marginBottom: 2, wordBreak: 'break-word' }),
-  table: css({ borderCollapse: 'collapse', td: { padding: '0 4px 0 0', verticalAlign: 'top', wordBreak: 'break-all' } }),
+  table: css({
+    borderCollapse: 'collapse',
+    td: { padding: '0 4px 0 0', verticalAlign: 'top', wordBreak: 'break-all' },
+  }),
   key: css({ color: theme.colors.text.secondary, whiteSpace: 'nowrap' }),
 });

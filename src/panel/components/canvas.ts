@@ -1,5 +1,9 @@
 /** Sizes a canvas for the device pixel ratio and returns its 2D context scaled to CSS pixels. */
-export function prepareCanvas(canvas: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D | null {
+export function prepareCanvas(
+  canvas: HTMLCanvasElement,
+  width: number,
+  height: number
+): CanvasRenderingContext2D | null {
   const dpr = typeof window !== 'undefined' ? Math.min(window.devicePixelRatio || 1, 3) : 1;
   const w = Math.max(1, Math.floor(width * dpr));
   const h = Math.max(1, Math.floor(height * dpr));

@@ -20,14 +20,38 @@ export interface LaneDef {
 }
 
 export const LANE_DEFS: Record<LaneName, LaneDef> = {
-  plan: { name: 'plan', label: 'Plan', color: 'text', intervals: true, description: 'one bar per operator, with its phases' },
-  read: { name: 'read', label: 'Read', color: 'blue', intervals: false, description: 'page reads (physical_page_read)' },
+  plan: {
+    name: 'plan',
+    label: 'Plan',
+    color: 'text',
+    intervals: true,
+    description: 'one bar per operator, with its phases',
+  },
+  read: {
+    name: 'read',
+    label: 'Read',
+    color: 'blue',
+    intervals: false,
+    description: 'page reads (physical_page_read)',
+  },
   write: { name: 'write', label: 'Write', color: 'orange', intervals: false, description: 'page writes' },
   lock: { name: 'lock', label: 'Lock', color: 'purple', intervals: true, description: 'locks from acquire to release' },
   wait: { name: 'wait', label: 'Wait', color: 'yellow', intervals: true, description: 'waits, by wait type' },
-  memory: { name: 'memory', label: 'Memory/Spill', color: 'red', intervals: false, description: 'grant usage and spills' },
+  memory: {
+    name: 'memory',
+    label: 'Memory/Spill',
+    color: 'red',
+    intervals: false,
+    description: 'grant usage and spills',
+  },
   split: { name: 'split', label: 'Split', color: 'green', intervals: false, description: 'page splits' },
-  log: { name: 'log', label: 'Log', color: 'semi-dark-green', intervals: false, description: 'log records and flushes' },
+  log: {
+    name: 'log',
+    label: 'Log',
+    color: 'semi-dark-green',
+    intervals: false,
+    description: 'log records and flushes',
+  },
   io: { name: 'io', label: 'I/O', color: 'light-blue', intervals: true, description: 'file I/O requests' },
 };
 

@@ -67,7 +67,10 @@ describe('traceFromFrames edge cases', () => {
   });
 
   it('re-sorts lane rows that arrive out of order and keeps the frame row', () => {
-    const lane = laneFromFrame('wait', laneFrame('wait', [{ s: 50, e: 60 }, { s: 10, e: 200 }, { s: 30 }]), { fromUs: 0, toUs: 300 });
+    const lane = laneFromFrame('wait', laneFrame('wait', [{ s: 50, e: 60 }, { s: 10, e: 200 }, { s: 30 }]), {
+      fromUs: 0,
+      toUs: 300,
+    });
     expect(Array.from(lane.start)).toEqual([10, 30, 50]);
     expect(Array.from(lane.row)).toEqual([1, 2, 0]);
     expect(Array.from(lane.maxEnd)).toEqual([200, 200, 200]);

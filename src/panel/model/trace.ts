@@ -279,7 +279,17 @@ function readOperators(ops: DataFrame | undefined, phases: DataFrame | undefined
     durationUs: f('durationUs'),
     executed: f('executed'),
   };
-  const counters = ['reads', 'writes', 'locks', 'waits', 'spills', 'splits', 'logRecords', 'waitUs', 'matched'] as const;
+  const counters = [
+    'reads',
+    'writes',
+    'locks',
+    'waits',
+    'spills',
+    'splits',
+    'logRecords',
+    'waitUs',
+    'matched',
+  ] as const;
   const matches = ['matchExact', 'matchStrong', 'matchWeak', 'matchLow'] as const;
   const runtime = [
     'actualRows',
@@ -342,7 +352,12 @@ function attachPhases(ops: Operator[], phases: DataFrame | undefined): void {
       continue;
     }
     const s = num(startF, r);
-    op.phases.push({ kind: str(kindF, r), startUs: s, endUs: Math.max(s, num(endF, r, s)), thread: numOrNull(threadF, r) });
+    op.phases.push({
+      kind: str(kindF, r),
+      startUs: s,
+      endUs: Math.max(s, num(endF, r, s)),
+      thread: numOrNull(threadF, r),
+    });
   }
   for (const op of ops) {
     op.phases.sort((a, b) => a.startUs - b.startUs);

@@ -256,7 +256,16 @@ function drawOperator(ctx: Ctx, s: BaseScene, op: Operator, row: PlanRow): numbe
   return drawn;
 }
 
-function drawPhase(ctx: Ctx, s: BaseScene, color: string, fromUs: number, toUs: number, kind: string, y: number, h: number) {
+function drawPhase(
+  ctx: Ctx,
+  s: BaseScene,
+  color: string,
+  fromUs: number,
+  toUs: number,
+  kind: string,
+  y: number,
+  h: number
+) {
   const { layout: L, window: w } = s;
   if (toUs < w.fromUs || fromUs > w.toUs || toUs < fromUs) {
     return;

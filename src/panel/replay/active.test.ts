@@ -21,7 +21,10 @@ describe('intervals active at a time', () => {
   });
 
   it('stops at the limit', () => {
-    const many = lane('lock', Array.from({ length: 500 }, () => ({ s: 10, e: 1000 })));
+    const many = lane(
+      'lock',
+      Array.from({ length: 500 }, () => ({ s: 10, e: 1000 }))
+    );
     expect(activeAt(many, 500, 50)).toHaveLength(50);
   });
 });

@@ -194,8 +194,7 @@ export function columnsFromEntries(
 
 /** What to draw for one lane in one window. */
 export type LaneDrawing =
-  | { kind: 'marks'; lo: number; hi: number; only?: Int32Array }
-  | { kind: 'columns'; columns: Columns };
+  { kind: 'marks'; lo: number; hi: number; only?: Int32Array } | { kind: 'columns'; columns: Columns };
 
 /**
  * Chooses marks or columns for a lane in a window, optionally restricted to

@@ -9,7 +9,19 @@ export interface Description {
   rows: Array<[string, string]>;
 }
 
-const SHOWN_APART = new Set(['start', 'end', 'state', 'nodeId', 'startUs', 'endUs', 'rule', 'confidence', 'count', 'firstUs', 'lastUs']);
+const SHOWN_APART = new Set([
+  'start',
+  'end',
+  'state',
+  'nodeId',
+  'startUs',
+  'endUs',
+  'rule',
+  'confidence',
+  'count',
+  'firstUs',
+  'lastUs',
+]);
 
 export function operatorName(trace: ReplayTrace, nodeId: number | null): string {
   if (nodeId === null || nodeId < 0) {
@@ -91,7 +103,10 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
     rows.push(['executed', 'no (0 executions in the actual plan)']);
     return { title: `${op.nodeId} ${op.physicalOp}`, rows };
   }
-  rows.push(['span', `${formatUs(op.startUs, unit)} – ${formatUs(op.endUs, unit)} (${formatDuration(op.endUs - op.startUs)})`]);
+  rows.push([
+    'span',
+    `${formatUs(op.startUs, unit)} – ${formatUs(op.endUs, unit)} (${formatDuration(op.endUs - op.startUs)})`,
+  ]);
   rows.push(['first row out', formatUs(op.firstEmitUs, unit)]);
   for (const ph of op.phases) {
     rows.push([
@@ -100,7 +115,10 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
     ]);
   }
   if (op.actualRows !== null) {
-    rows.push(['rows', `${op.actualRows.toLocaleString('en-US')}${op.estimatedRows !== null ? ` (est. ${op.estimatedRows.toLocaleString('en-US')})` : ''}`]);
+    rows.push([
+      'rows',
+      `${op.actualRows.toLocaleString('en-US')}${op.estimatedRows !== null ? ` (est. ${op.estimatedRows.toLocaleString('en-US')})` : ''}`,
+    ]);
   }
   rows.push(['reads', op.reads.toLocaleString('en-US')]);
   if (op.waits) {

@@ -40,7 +40,10 @@ describe('page map', () => {
     expect(l.shown).toBe(n);
     expect(l.cell).toBeLessThan(4);
     const idx = layoutPages(many, 'index', 300, 200);
-    expect(idx.headers.map((h) => h.text)).toEqual(['dbo.T.PK · level 1 (root) · 1 pages', 'dbo.T.PK · level 0 (leaf) · 4,999 pages']);
+    expect(idx.headers.map((h) => h.text)).toEqual([
+      'dbo.T.PK · level 1 (root) · 1 pages',
+      'dbo.T.PK · level 0 (leaf) · 4,999 pages',
+    ]);
   });
 
   it('explains that the Index view needs page headers', () => {

@@ -48,10 +48,14 @@ function groupsFor(p: Pages, mode: PageMapMode): Group[] {
     }
     g.push(i);
   }
-  const order = (a: number, b: number) => p.database[a] - p.database[b] || p.file[a] - p.file[b] || p.page[a] - p.page[b];
+  const order = (a: number, b: number) =>
+    p.database[a] - p.database[b] || p.file[a] - p.file[b] || p.page[a] - p.page[b];
   const objects = [...byObject.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
   if (mode === 'allocations') {
-    return objects.map(([title, pages]) => ({ title: `${title} · ${pages.length.toLocaleString('en-US')} pages`, pages: pages.sort(order) }));
+    return objects.map(([title, pages]) => ({
+      title: `${title} · ${pages.length.toLocaleString('en-US')} pages`,
+      pages: pages.sort(order),
+    }));
   }
   const out: Group[] = [];
   for (const [title, pages] of objects) {
@@ -66,7 +70,10 @@ function groupsFor(p: Pages, mode: PageMapMode): Group[] {
     const sorted = [...levels.entries()].sort((a, b) => b[0] - a[0]);
     sorted.forEach(([level, ps], k) => {
       const name = level === 0 ? 'leaf' : k === 0 ? 'root' : 'intermediate';
-      out.push({ title: `${title} · level ${level} (${name}) · ${ps.length.toLocaleString('en-US')} pages`, pages: ps.sort(order) });
+      out.push({
+        title: `${title} · level ${level} (${name}) · ${ps.length.toLocaleString('en-US')} pages`,
+        pages: ps.sort(order),
+      });
     });
   }
   return out;
@@ -76,7 +83,16 @@ function groupsFor(p: Pages, mode: PageMapMode): Group[] {
 export function layoutPages(p: Pages, mode: PageMapMode, width: number, height: number): PageLayout {
   const x = new Float32Array(p.n).fill(-1);
   const y = new Float32Array(p.n).fill(-1);
-  const empty = (why: string | null): PageLayout => ({ cell: 0, gap: 0, x, y, headers: [], shown: 0, hidden: p.n, unavailable: why });
+  const empty = (why: string | null): PageLayout => ({
+    cell: 0,
+    gap: 0,
+    x,
+    y,
+    headers: [],
+    shown: 0,
+    hidden: p.n,
+    unavailable: why,
+  });
   if (mode === 'index' && !p.indexLevel.some((l) => l !== null)) {
     return empty(
       'The Index view needs each page’s B-tree level from its page header; this trace does not carry page headers (pages frame: pageInfo false).'
@@ -100,7 +116,15 @@ export function layoutPages(p: Pages, mode: PageMapMode, width: number, height: 
   return empty(null);
 }
 
-function place(groups: Group[], cell: number, gap: number, perRow: number, height: number, x: Float32Array, y: Float32Array): PageLayout {
+function place(
+  groups: Group[],
+  cell: number,
+  gap: number,
+  perRow: number,
+  height: number,
+  x: Float32Array,
+  y: Float32Array
+): PageLayout {
   const headers: PageLayout['headers'] = [];
   let top = 0;
   let shown = 0;
@@ -152,7 +176,7 @@ export function pageTiming(p: Pages, reads: LaneData | undefined, writes: LaneDa
     const r = lane.row[j];
     const db = lane.frame.fields.find((f) => f.name === 'database')?.values[r];
     const pid = lane.frame.fields.find((f) => f.name === 'pageId')?.values[r];
-    return pid === undefined ? -1 : key.get(`${db}:${pid}`) ?? -1;
+    return pid === undefined ? -1 : (key.get(`${db}:${pid}`) ?? -1);
   };
   const firstWrite = new Float64Array(p.n).fill(Infinity);
   if (writes && !writes.binned) {
@@ -201,4 +225,3 @@ export function readBetween(t: PageTiming, fromUs: number, toUs: number, limit =
 export function touchedBy(t: PageTiming, us: number): number {
   return upperBound(t.firstSorted, us);
 }
-

@@ -1,7 +1,13 @@
 import { StackFrameRow } from '../model/trace';
 import { isInfrastructure, splitFrame, stackLines, stackTree } from './stacks';
 
-const row = (label: string, level: number, badge: string, moduleBadge = 'Storage Engine', value = 1): StackFrameRow => ({
+const row = (
+  label: string,
+  level: number,
+  badge: string,
+  moduleBadge = 'Storage Engine',
+  value = 1
+): StackFrameRow => ({
   label,
   level,
   value,

@@ -85,5 +85,7 @@ export function splitFrame(label: string): { module: string; symbol: string; off
   const module = bang > 0 ? label.slice(0, bang) : '';
   const rest = bang > 0 ? label.slice(bang + 1) : label;
   const plus = rest.lastIndexOf('+0x');
-  return plus > 0 ? { module, symbol: rest.slice(0, plus), offset: rest.slice(plus + 1) } : { module, symbol: rest, offset: '' };
+  return plus > 0
+    ? { module, symbol: rest.slice(0, plus), offset: rest.slice(plus + 1) }
+    : { module, symbol: rest, offset: '' };
 }

@@ -1,8 +1,15 @@
 import { lane } from '../testing/fixtures';
 import { entryAt, stepTime } from './step';
 
-const reads = lane('read', [{ s: 10, node: 1 }, { s: 40, node: 2 }, { s: 90, node: 1 }]);
-const locks = lane('lock', [{ s: 20, e: 30, node: 2 }, { s: 60, e: 95, node: 1 }]);
+const reads = lane('read', [
+  { s: 10, node: 1 },
+  { s: 40, node: 2 },
+  { s: 90, node: 1 },
+]);
+const locks = lane('lock', [
+  { s: 20, e: 30, node: 2 },
+  { s: 60, e: 95, node: 1 },
+]);
 const bins = lane('wait', [{ s: 0, e: 50, count: 3 }], {});
 
 describe('stepping', () => {
