@@ -119,8 +119,11 @@ try {
   });
 
   await check('play moves the playhead and pause stops it', async () => {
+    const line = () => page.$eval('[data-testid="qr-playhead-line"]', (e) => e.style.transform);
+    const x0 = await line();
     await page.click('[data-testid="qr-play"]');
     await page.waitForTimeout(600);
+    assert((await line()) !== x0, `the playhead line did not move (${x0})`);
     const a = await state(page);
     assert(a.playing, 'not playing');
     await page.click('[data-testid="qr-play"]');
@@ -129,8 +132,6 @@ try {
     const c = await state(page);
     assert(b.playheadUs > a.window.fromUs, `playhead ${b.playheadUs} did not move`);
     assert(!c.playing && c.playheadUs === b.playheadUs, 'pause did not stop the playhead');
-    const s = await stats(page);
-    assert(s.overlayFrames > 20, `only ${s.overlayFrames} overlay frames while playing`);
   });
 
   await check('speed 20× plays faster than 0.25×', async () => {
@@ -279,7 +280,9 @@ try {
       const c = document.querySelector('[data-testid="qr-page-map-canvas"]');
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       let n = 0;
-      for (let i = 0; i < d.length; i += 4) {n += d[i + 3] > 0 ? 1 : 0;}
+      for (let i = 0; i < d.length; i += 4) {
+        n += d[i + 3] > 0 ? 1 : 0;
+      }
       return n;
     });
     assert(lit > 100, `page map drew ${lit} pixels`);

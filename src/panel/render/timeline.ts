@@ -10,9 +10,10 @@ import { Palette, withAlpha } from './palette';
 /**
  * Drawing the timeline on two stacked canvases. The base layer (axis, plan
  * bars, lanes) changes only when the window, data, filter, size or theme
- * change; the overlay (playhead, future dimming, active operators, hover,
- * selection, drag) is redrawn every animation frame and costs a few dozen
- * canvas calls, so playback stays smooth whatever the number of events.
+ * change; the overlay (active operators, hover, selection, drag) only when
+ * those change. The playhead and the dimming of the future are two DOM
+ * elements moved with a CSS transform, so a frame of playback costs the
+ * compositor almost nothing whatever the number of events.
  */
 
 export type ColorBy = 'operator' | 'lane';
@@ -408,13 +409,6 @@ export interface OverlayScene {
 export function drawOverlay(ctx: Ctx, s: OverlayScene): void {
   const { layout: L, palette: p, window: w } = s;
   ctx.clearRect(0, 0, L.width, L.height);
-  const px = L.plotX + xOf(w, L.plotW, s.playheadUs);
-  // the future, dimmed
-  if (px < L.plotX + L.plotW) {
-    const from = Math.max(L.plotX, px);
-    ctx.fillStyle = p.future;
-    ctx.fillRect(from, L.axisH, L.plotX + L.plotW - from, L.height - L.axisH);
-  }
   if (L.plan) {
     drawActive(ctx, s);
   }
@@ -441,16 +435,6 @@ export function drawOverlay(ctx: Ctx, s: OverlayScene): void {
     ctx.fillStyle = p.textDisabled;
     ctx.fillRect(Math.round(s.hover.x), L.axisH, 1, L.height - L.axisH);
   }
-  if (px >= L.plotX - 1 && px <= L.plotX + L.plotW + 1) {
-    ctx.fillStyle = p.playhead;
-    ctx.fillRect(Math.round(px) - 1, 0, 2, L.height);
-    ctx.beginPath();
-    ctx.moveTo(px - 5, 0);
-    ctx.lineTo(px + 5, 0);
-    ctx.lineTo(px, 6);
-    ctx.closePath();
-    ctx.fill();
-  }
 }
 
 /** Outlines of the operators active at the playhead: solid while emitting, dashed while consuming. */
@@ -475,8 +459,6 @@ function drawActive(ctx: Ctx, s: OverlayScene): void {
     }
     ctx.strokeRect(x0 + 1, row.y + 1, Math.max(2, x1 - x0 - 2), Math.max(1, row.h - 2));
     ctx.restore();
-    // label the active phase at the playhead when there is room
-    void p;
   }
 }
 
