@@ -24,3 +24,20 @@ describe('hit testing', () => {
     expect(hitEntry(l, w, 1000, 501, 3, 2)).toBe(-1);
   });
 });
+
+describe('describing an entry', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { goldenTrace } = require('../testing/fixtures');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { describeEntry } = require('./describe');
+  it('names the operator, the match rule and confidence, and an end not captured', () => {
+    const trace = goldenTrace();
+    const d = describeEntry(trace, trace.lanes.lock, 1, 'us');
+    const rows = Object.fromEntries(d.rows);
+    expect(d.title).toBe('Lock: X');
+    expect(rows.operator).toBe('2 Clustered Index Scan');
+    expect(rows.match).toBe('node_id (exact confidence)');
+    expect(rows.end).toMatch(/not captured/);
+    expect(rows.row).toBe('OrderID=42');
+  });
+});
