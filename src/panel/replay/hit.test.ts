@@ -1,4 +1,5 @@
-import { lane } from '../testing/fixtures';
+import { goldenTrace, lane } from '../testing/fixtures';
+import { describeEntry } from './describe';
 import { hitEntry } from './hit';
 
 const l = lane('lock', [
@@ -26,13 +27,9 @@ describe('hit testing', () => {
 });
 
 describe('describing an entry', () => {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { goldenTrace } = require('../testing/fixtures');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { describeEntry } = require('./describe');
   it('names the operator, the match rule and confidence, and an end not captured', () => {
     const trace = goldenTrace();
-    const d = describeEntry(trace, trace.lanes.lock, 1, 'us');
+    const d = describeEntry(trace, trace.lanes.lock!, 1, 'us');
     const rows = Object.fromEntries(d.rows);
     expect(d.title).toBe('Lock: X');
     expect(rows.operator).toBe('2 Clustered Index Scan');
