@@ -26,10 +26,14 @@ describe('settingsProblems', () => {
   it.each([
     [{ host: 'db1', user: 'qr' }, true, []],
     [{}, false, ['host is missing', 'user is missing', 'password is missing']],
-    [{ host: 'sqlserver://db1', user: 'u', port: 70000 }, true, [
-      'host must be a host name or address, without scheme, path or credentials',
-      'port must be a whole number from 1 to 65535',
-    ]],
+    [
+      { host: 'sqlserver://db1', user: 'u', port: 70000 },
+      true,
+      [
+        'host must be a host name or address, without scheme, path or credentials',
+        'port must be a whole number from 1 to 65535',
+      ],
+    ],
   ])('%j (password set: %s)', (opts, pw, want) => {
     expect(settingsProblems(opts as ReplayDataSourceOptions, pw)).toEqual(want);
   });
