@@ -4,7 +4,7 @@ import { DataSourceSettings } from '@grafana/data';
 import { ConfigEditor } from './components/ConfigEditor';
 import { QueryEditor } from './components/QueryEditor';
 import { ReplayDataSource } from './datasource';
-import { ReplayDataSourceOptions, ReplayQuery, ReplaySecureJsonData } from './types';
+import { ReplayDataSourceOptions, ReplayQuery, ReplaySecureJsonData, settingsProblems } from './types';
 import { installFakeCanvas } from '../panel/testing/fakeCanvas';
 
 // Combobox measures its options' text on a canvas
@@ -241,5 +241,59 @@ describe('QueryEditor', () => {
     expect(screen.queryByTestId('code-editor')).toBeNull();
     expect(document.getElementById('qr-trace-id')).toHaveValue('abc');
     await act(async () => undefined);
+  });
+});
+
+describe('settingsProblems', () => {
+  it.each([
+    [{ host: 'db1', user: 'qr' }, true, []],
+    [{}, false, ['host is missing', 'user is missing', 'password is missing']],
+    [
+      { host: 'sqlserver://db1', user: 'u', port: 70000 },
+      true,
+      [
+        'host must be a host name or address, without scheme, path or credentials',
+        'port must be a whole number from 1 to 65535',
+      ],
+    ],
+  ])('%j (password set: %s)', (opts, pw, want) => {
+    expect(settingsProblems(opts as ReplayDataSourceOptions, pw)).toEqual(want);
+  });
+});
+
+describe('ConfigEditor', () => {
+  it('shows what is missing and reports edits', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={settings({})} onOptionsChange={onOptionsChange} />);
+    expect(screen.getByTestId('qr-settings-problems')).toHaveTextContent('host is missing');
+
+    fireEvent.change(document.getElementById('qr-host')!, { target: { value: 'db1' } });
+    expect(onOptionsChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { host: 'db1' } }));
+
+    fireEvent.change(document.getElementById('qr-port')!, { target: { value: '14330' } });
+    expect(onOptionsChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { port: 14330 } }));
+  });
+
+  it('has nothing to complain about when settings are complete', () => {
+    render(
+      <ConfigEditor options={settings({ host: 'db1', user: 'qr' }, { password: true })} onOptionsChange={jest.fn()} />
+    );
+    expect(screen.queryByTestId('qr-settings-problems')).toBeNull();
+  });
+});
+
+describe('ConfigEditor encryption', () => {
+  it('stores the chosen encrypt mode', () => {
+    const onOptionsChange = jest.fn();
+    render(
+      <ConfigEditor
+        options={settings({ host: 'db1', user: 'qr' }, { password: true })}
+        onOptionsChange={onOptionsChange}
+      />
+    );
+    fireEvent.click(screen.getByLabelText('disable'));
+    expect(onOptionsChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { host: 'db1', user: 'qr', encrypt: 'disable' } })
+    );
   });
 });
