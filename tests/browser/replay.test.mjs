@@ -323,6 +323,18 @@ try {
           await page.click('[data-testid="qr-tab-plan"]');
         }
         await frames(page, 4);
+        // the theme reaches the canvas: a lane background is dark in dark, light in light
+        const bg = await page.evaluate(() => {
+          const L = window.__QUERYREPLAY_DEBUG__.panels[0].stats.layout;
+          const c = document.querySelector('[data-testid="qr-timeline-base"]');
+          const dpr = c.width / L.width;
+          const box = L.lanes.find((l) => l.name === 'write');
+          const d = c
+            .getContext('2d')
+            .getImageData(Math.floor((L.plotX + 2) * dpr), Math.floor((box.y + 2) * dpr), 1, 1).data;
+          return (d[0] + d[1] + d[2]) / 3;
+        });
+        assert(theme === 'dark' ? bg < 80 : bg > 180, `${theme} lane background brightness ${bg}`);
         const file = path.join(out, `replay-${theme}-${size}.png`);
         await page.locator('[data-testid="harness-panel"]').screenshot({ path: file });
         shots.push(file);
