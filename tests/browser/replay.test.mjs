@@ -9,6 +9,8 @@ import { launchBrowser, openHarness, root, startServer, watchConsole } from './l
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
+const PARALLEL =
+  'SELECT l.ProductID, SUM(l.Quantity) AS Units FROM dbo.OrderLines AS l GROUP BY l.ProductID OPTION (MAXDOP 4)';
 const out = path.join(root, 'tests', 'output');
 fs.mkdirSync(out, { recursive: true });
 
@@ -354,6 +356,27 @@ try {
     await page.click('[data-testid="qr-tab-pages"]');
     await frames(page, 4);
     await page.locator('[data-testid="harness-panel"]').screenshot({ path: path.join(out, 'replay-dark-pages.png') });
+  });
+
+  await check('a parallel plan gets one bar per worker thread', async () => {
+    await openHarness(page, server.url, {
+      query: JSON.stringify({ queryType: 'trace', sql: PARALLEL, options: { clearBufferPool: true } }),
+      width: 1400,
+      height: 560,
+      title: 'Parallel aggregate (MAXDOP 4) — per-thread bars',
+    });
+    const s = await stats(page);
+    const threaded = s.layout.plan.rows.filter((r) => r.threads.length > 1);
+    assert(
+      threaded.length > 0,
+      `no operator with thread bars: ${JSON.stringify(s.layout.plan.rows.map((r) => [r.nodeId, r.threads.length]))}`
+    );
+    const st = await state(page);
+    await set(page, { playheadUs: st.window.fromUs + (st.window.toUs - st.window.fromUs) * 0.6 });
+    await frames(page, 4);
+    await page
+      .locator('[data-testid="harness-panel"]')
+      .screenshot({ path: path.join(out, 'replay-dark-parallel.png') });
   });
 
   await check('zooming into binned lanes fetches detail with a view query', async () => {
