@@ -1,11 +1,11 @@
-/**
- * @jest-environment node
- */
+import { Blob } from 'buffer';
+import { DecompressionStream, ReadableStream } from 'stream/web';
+import { TextDecoder } from 'util';
 import { gzipSync } from 'zlib';
 import { readBundleFile } from './components/QueryEditor';
 
-jest.mock('@grafana/runtime', () => ({}));
-jest.mock('@grafana/ui', () => ({}));
+// jsdom lacks the web streams and TextDecoder the browser has; Node's are the same APIs
+Object.assign(globalThis, { DecompressionStream, ReadableStream, TextDecoder });
 
 describe('reading a bundle file for upload', () => {
   const bundle = { format: 'queryreplay-trace', version: 1, sql: 'SELECT 1' };
