@@ -101,6 +101,17 @@ type Decoder struct {
 	skipping  bool         // after a malformed row: looking for the next <event
 	lenient   bool
 
+	// proj, when set, selects the fields decoded (project.go); projFields
+	// are the data fields kept of projEvent, the last event name seen.
+	proj       *projection
+	projEvent  string
+	projFields *nameSet
+
+	// The date and time of day of the last timestamp parsed (timestamp).
+	tsPrefix    [19]byte
+	tsBase      time.Time
+	tsPrefixSet bool
+
 	deferred        bool   // the event being parsed has escaped spans (decodeDeferred)
 	encodingChecked bool   // the first bytes were looked at for UTF-16 (utf16.go)
 	transcoded      string // "UTF-16LE" or "UTF-16BE" when the input is transcoded
@@ -585,52 +596,13 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	d.haveTS = false
 	p += len(litEventOpen)
 	selfClosing := false
-	for {
-		p = skipSpace(b, p)
-		if p >= len(b) {
-			return 0, errNeedMore
-		}
-		if b[p] == '>' {
-			p++
-			break
-		}
-		if b[p] == '/' {
-			if p+1 >= len(b) {
-				return 0, errNeedMore
-			}
-			if b[p+1] != '>' {
-				return 0, synErr(p, "malformed <event> start tag")
-			}
-			p += 2
-			selfClosing = true
-			break
-		}
-		name, val, next, err := attr(b, p)
-		if err != nil {
+	if q, ok := d.quickEventTag(b, p); ok {
+		p = q
+	} else {
+		var err error
+		if p, selfClosing, err = d.parseEventTag(b, p); err != nil {
 			return 0, err
 		}
-		switch string(name) {
-		case "name":
-			if d.evName, err = d.attrString(val, p); err != nil {
-				return 0, err
-			}
-		case "package":
-			if d.evPkg, err = d.attrString(val, p); err != nil {
-				return 0, err
-			}
-		case "timestamp":
-			d.haveTS = true
-			if bytes.IndexByte(val, '&') < 0 {
-				d.ts = span{off: offsetIn(b, val), n: len(val), inBuf: true}
-			} else {
-				start := len(d.arena)
-				if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
-					return 0, err
-				}
-				d.ts = span{off: start, n: len(d.arena) - start}
-			}
-		}
-		p = next
 	}
 	if d.evName == "" {
 		return 0, synErr(evStart, "<event> has no name attribute")
@@ -639,11 +611,14 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 		return 0, synErr(evStart, "<event name=%q> has no timestamp attribute", d.evName)
 	}
 	tsText := d.bytesOf(b, d.ts)
-	t, err := parseTimestamp(tsText)
+	t, err := d.timestamp(tsText)
 	if err != nil {
 		return 0, synErr(evStart, "<event name=%q> timestamp %q: %v", d.evName, tsText, err)
 	}
 	d.tsTime = t
+	if d.proj != nil {
+		d.selectFields()
+	}
 	if selfClosing {
 		return p, nil
 	}
@@ -662,7 +637,7 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 		switch b[p+1] {
 		case 'd':
 			if m := matchTag(b, p, litData); m == 1 {
-				p, err = d.parseField(b, p+len(litData), false)
+				p, err = d.field(b, p+len(litData), false)
 				if err != nil {
 					return 0, err
 				}
@@ -672,7 +647,7 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 			}
 		case 'a':
 			if m := matchTag(b, p, litAction); m == 1 {
-				p, err = d.parseField(b, p+len(litAction), true)
+				p, err = d.field(b, p+len(litAction), true)
 				if err != nil {
 					return 0, err
 				}
@@ -713,9 +688,62 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	}
 }
 
+// parseEventTag reads the attributes of an <event> start tag (p just after
+// "<event") in any form, and returns the position after the tag and whether
+// the element is empty (<event …/>).
+func (d *Decoder) parseEventTag(b []byte, p int) (int, bool, error) {
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return 0, false, errNeedMore
+		}
+		if b[p] == '>' {
+			return p + 1, false, nil
+		}
+		if b[p] == '/' {
+			if p+1 >= len(b) {
+				return 0, false, errNeedMore
+			}
+			if b[p+1] != '>' {
+				return 0, false, synErr(p, "malformed <event> start tag")
+			}
+			return p + 2, true, nil
+		}
+		name, val, next, err := attr(b, p)
+		if err != nil {
+			return 0, false, err
+		}
+		switch string(name) {
+		case "name":
+			if d.evName, err = d.attrString(val, p); err != nil {
+				return 0, false, err
+			}
+		case "package":
+			if d.evPkg, err = d.attrString(val, p); err != nil {
+				return 0, false, err
+			}
+		case "timestamp":
+			d.haveTS = true
+			if bytes.IndexByte(val, '&') < 0 {
+				d.ts = span{off: offsetIn(b, val), n: len(val), inBuf: true}
+			} else {
+				start := len(d.arena)
+				if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
+					return 0, false, err
+				}
+				d.ts = span{off: start, n: len(d.arena) - start}
+			}
+		}
+		p = next
+	}
+}
+
 // parseField decodes a <data> or <action> element; p is just after the tag
 // name.
 func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
+	if next, ok := d.quickField(b, p, action); ok {
+		return next, nil
+	}
 	f := rawField{action: action}
 	elem := "data"
 	if action {
@@ -856,29 +884,39 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 			return 0, synErr(p, "unexpected %q inside <%s name=%q>", tag, elem, f.name)
 		}
 	}
-	val := d.bytesOf(b, f.val)
-	switch kindHint {
-	case hintEmpty:
-		if f.typ != "" {
-			f.kind, f.bits = classify(val, f.typ)
-			if f.kind == KindEmpty && isStringType(f.typ) {
-				f.kind = KindString
-			}
-		} else {
-			f.kind = KindEmpty
-		}
-	case hintCDATA:
-		f.kind = KindString
-	case hintXML:
-		f.kind = KindXML
-	default:
-		f.kind, f.bits = classify(val, f.typ)
-	}
-	if action {
+	d.addField(&f, d.bytesOf(b, f.val), kindHint)
+	return p, nil
+}
+
+// addField decides the kind of a parsed field's value from how its content
+// looked (hint) and its <type>, and adds it to the event being parsed.
+func (d *Decoder) addField(f *rawField, val []byte, hint contentHint) {
+	f.kind, f.bits = kindOf(f.typ, val, hint)
+	if f.action {
 		d.nActions++
 	}
-	d.raw = append(d.raw, f)
-	return p, nil
+	d.raw = append(d.raw, *f)
+}
+
+// kindOf decides the kind of a value from how its content looked (hint)
+// and its <type> name (typ, "" without one).
+func kindOf(typ string, val []byte, hint contentHint) (Kind, uint64) {
+	switch hint {
+	case hintEmpty:
+		if typ != "" {
+			k, bits := classify(val, typ)
+			if k == KindEmpty && isStringType(typ) {
+				k = KindString
+			}
+			return k, bits
+		}
+		return KindEmpty, 0
+	case hintCDATA:
+		return KindString, 0
+	case hintXML:
+		return KindXML, 0
+	}
+	return classify(val, typ)
 }
 
 func isStringType(t string) bool {

@@ -1,0 +1,264 @@
+package xe
+
+import (
+	"bytes"
+	"encoding/binary"
+	"time"
+)
+
+// The fast paths of the decoder: the exact shapes SQL Server writes, read
+// with as few passes over the bytes as possible. Each either decodes its
+// element completely — with the same result the generic code would give —
+// or touches nothing and reports false, and the generic code (decoder.go)
+// then reads the element from the same position: whitespace inside tags,
+// other attribute orders, entities, comments, split CDATA, anything unusual
+// goes that way, and so does a buffer that ends too early (the generic code
+// asks for more input). TestFastPathMatchesGeneric and FuzzFastPath hold
+// the two to the same results.
+
+const (
+	litDataEnd    = "</data>"
+	litActionEnd  = "</action>"
+	litValueStart = "<value>"
+	litValueEnd   = "</value>"
+	litTextStart  = "<text>"
+	litTextEnd    = "</text>"
+	litTypeStart  = "<type "
+	litNameAttr   = `name="`
+	litNameAttrSp = ` name="`
+	litPkgAttr    = `package="`
+	litTSAttr     = `timestamp="`
+)
+
+// fastPathsOff turns the fast paths off (tests compare the two ways).
+var fastPathsOff = false
+
+// quickField reads <data>/<action> (p just after the tag name) when it has
+// the shape
+//
+//	name="N"[ package="P"]>[<type name="T" package="TP"/>]<value>V</value>[<text>X</text>]</data>
+//
+// with V and X plain text without '&' or '\r', or one CDATA section
+// without '\r'.
+func (d *Decoder) quickField(b []byte, p int, action bool) (int, bool) {
+	if fastPathsOff || !has8(b, p, kNameAttr) {
+		return 0, false
+	}
+	name, q, ok := quickAttrValue(b, p+len(litNameAttrSp))
+	if !ok || len(name) == 0 {
+		return 0, false
+	}
+	var pkg []byte
+	if q < len(b) && b[q] == ' ' {
+		if !has8(b, q+1, kPkgAttr) || q+1+len(litPkgAttr) >= len(b) || b[q+1+len(litPkgAttr)-1] != '"' {
+			return 0, false
+		}
+		if pkg, q, ok = quickAttrValue(b, q+1+len(litPkgAttr)); !ok {
+			return 0, false
+		}
+	}
+	if q >= len(b) || b[q] != '>' {
+		return 0, false
+	}
+	q++
+	var typ, typPkg []byte
+	if has8(b, q, kTypeStart) {
+		if typ, q, ok = quickAttr(b, q+len(litTypeStart), litNameAttr); !ok || q >= len(b) || b[q] != ' ' {
+			return 0, false
+		}
+		if typPkg, q, ok = quickAttr(b, q+1, litPkgAttr); !ok || match(b, q, "/>") != 1 {
+			return 0, false
+		}
+		q += 2
+	}
+	if !has8(b, q, kValueStart) {
+		return 0, false
+	}
+	val, hint, u, q, ok := quickContent(b, q+len(litValueStart), kValueEnd, len(litValueEnd))
+	if !ok {
+		return 0, false
+	}
+	var text span
+	hasText := false
+	if has8(b, q, kTextStart) {
+		if text, _, _, q, ok = quickContent(b, q+len(litTextStart), kTextEnd, len(litTextEnd)); !ok {
+			return 0, false
+		}
+		hasText = true
+	}
+	endLen := len(litDataEnd)
+	if !action && !has8(b, q, kDataEnd) || action && (!has8(b, q, kActionEnd8) || q+8 >= len(b) || b[q+8] != '>') {
+		return 0, false
+	}
+	if action {
+		endLen = len(litActionEnd)
+	}
+	d.raw = append(d.raw, rawField{})
+	f := &d.raw[len(d.raw)-1]
+	f.name, f.val, f.text, f.hasText, f.action = d.internBytes(name), val, text, hasText, action
+	if pkg != nil {
+		f.pkg = d.internBytes(pkg)
+	}
+	if typ != nil {
+		f.typ, f.typPkg = d.internBytes(typ), d.internBytes(typPkg)
+	}
+	if hint == hintText && typ == nil && u.ok {
+		f.kind, f.bits = KindUint, u.v // what classify says of a short run of digits
+	} else {
+		f.kind, f.bits = kindOf(f.typ, d.bytesOf(b, val), hint)
+	}
+	if action {
+		d.nActions++
+	}
+	return q + endLen, true
+}
+
+// digits is a value's text read as a decimal number on the way: ok when it
+// is 1 to 19 digits (so it fits in a uint64) and nothing else.
+type digits struct {
+	v  uint64
+	ok bool
+}
+
+// quickContent reads the content of <value> or <text> (p just after its
+// start tag) up to and including the end tag (end: its packed bytes, n its
+// length), when it is plain text without '&' or '\r' or one CDATA section
+// without '\r'.
+func quickContent(b []byte, p int, end packed, n int) (span, contentHint, digits, int, bool) {
+	if p < len(b) && b[p] == '<' {
+		if has8(b, p, kCDATA8) && p+8 < len(b) && b[p+8] == '[' {
+			s := p + len(litCDATA)
+			j := bytes.Index(b[s:], bLitCDATAEnd)
+			if j < 0 || bytes.IndexByte(b[s:s+j], '\r') >= 0 {
+				return span{}, 0, digits{}, 0, false
+			}
+			q := s + j + len(litCDATAEnd)
+			if !has8(b, q, end) {
+				return span{}, 0, digits{}, 0, false
+			}
+			var sp span
+			if j > 0 {
+				sp = span{off: s, n: j, inBuf: true}
+			}
+			return sp, hintCDATA, digits{}, q + n, true
+		}
+		if !has8(b, p, end) {
+			return span{}, 0, digits{}, 0, false
+		}
+		return span{}, hintEmpty, digits{}, p + n, true
+	}
+	i := p
+	var u uint64
+	for i < len(b) {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c)
+		i++
+	}
+	num := digits{u, i > p && i-p <= 19}
+	for i < len(b) && !textSpecial[b[i]] {
+		i++
+		num.ok = false
+	}
+	if !has8(b, i, end) || i == p {
+		return span{}, 0, digits{}, 0, false
+	}
+	return span{off: p, n: i - p, inBuf: true}, hintText, num, i + n, true
+}
+
+// has8 reports whether b[p:] starts with the literal packed in lit (see
+// pack8), reading 8 bytes at once: false when fewer than 8 bytes are left,
+// so the generic code then decides.
+func has8(b []byte, p int, lit packed) bool {
+	if p < 0 || len(b)-p < 8 {
+		return false
+	}
+	return binary.LittleEndian.Uint64(b[p:p+8])&lit.mask == lit.v
+}
+
+// packed is up to 8 bytes of a literal, little-endian, with the mask of
+// the bytes that count.
+type packed struct{ v, mask uint64 }
+
+func pack8(lit string) packed {
+	if len(lit) > 8 {
+		panic("pack8: literal longer than 8 bytes")
+	}
+	var buf [8]byte
+	copy(buf[:], lit)
+	mask := ^uint64(0)
+	if len(lit) < 8 {
+		mask = 1<<(8*len(lit)) - 1
+	}
+	return packed{binary.LittleEndian.Uint64(buf[:]), mask}
+}
+
+var (
+	kNameAttr   = pack8(litNameAttrSp)
+	kPkgAttr    = pack8(litPkgAttr[:8])
+	kTypeStart  = pack8(litTypeStart)
+	kValueStart = pack8(litValueStart)
+	kValueEnd   = pack8(litValueEnd)
+	kTextStart  = pack8(litTextStart)
+	kTextEnd    = pack8(litTextEnd)
+	kDataEnd    = pack8(litDataEnd)
+	kActionEnd8 = pack8(litActionEnd[:8])
+	kCDATA8     = pack8(litCDATA[:8])
+)
+
+// quickAttrValue reads an attribute value from p (just after its opening
+// '"') up to the closing '"', when it holds nothing to decode.
+func quickAttrValue(b []byte, s int) ([]byte, int, bool) {
+	i := s
+	for i < len(b) && !attrStop[b[i]] {
+		i++
+	}
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	return b[s:i], i + 1, true
+}
+
+// quickEventTag reads the attributes of an <event> start tag (p just after
+// "<event") when they are exactly ` name="N" package="P" timestamp="T">`
+// with nothing to decode, and returns the position after the '>'.
+func (d *Decoder) quickEventTag(b []byte, p int) (int, bool) {
+	if fastPathsOff || p >= len(b) || b[p] != ' ' {
+		return 0, false
+	}
+	name, q, ok := quickAttr(b, p+1, litNameAttr)
+	if !ok || len(name) == 0 || q >= len(b) || b[q] != ' ' {
+		return 0, false
+	}
+	pkg, q, ok := quickAttr(b, q+1, litPkgAttr)
+	if !ok || q >= len(b) || b[q] != ' ' {
+		return 0, false
+	}
+	ts, q, ok := quickAttr(b, q+1, litTSAttr)
+	if !ok || q >= len(b) || b[q] != '>' {
+		return 0, false
+	}
+	d.evName, d.evPkg = d.internBytes(name), d.internBytes(pkg)
+	d.ts = span{off: offsetIn(b, ts), n: len(ts), inBuf: true}
+	d.haveTS = true
+	return q + 1, true
+}
+
+// timestamp parses an event's timestamp attribute as parseTimestamp does.
+// Events come in bursts within one second, so the date and time of day (the
+// first 19 bytes) are parsed once per second and only the fraction and zone
+// per event.
+func (d *Decoder) timestamp(raw []byte) (time.Time, error) {
+	b := trimSpaceBytes(raw)
+	if len(b) < 19 || !d.tsPrefixSet || string(b[:19]) != string(d.tsPrefix[:]) {
+		base, err := parseTimestampPrefix(b)
+		if err != nil {
+			return time.Time{}, err
+		}
+		copy(d.tsPrefix[:], b[:19])
+		d.tsBase, d.tsPrefixSet = base, true
+	}
+	return finishTimestamp(d.tsBase, b[19:])
+}

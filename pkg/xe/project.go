@@ -1,0 +1,242 @@
+package xe
+
+import "bytes"
+
+// Projection selects what a Decoder decodes of each event, for readers that
+// need a few fields of very many events (the exporter reads a handful of the
+// columns and actions of every event its session collects). The fields it
+// does not name are skipped without being decoded: the scanner only finds
+// where each ends (following quotes, CDATA sections, comments and nested
+// elements), allocates nothing and unescapes nothing.
+//
+// A projected event is the event the full decoder returns with the fields
+// and actions the projection does not name left out, the others in document
+// order and exactly as the full decoder gives them
+// (TestProjectionMatchesFullDecoder, FuzzProjection). Skipped fields are
+// not checked: a row whose only problem is inside a skipped field (a bad
+// character reference, a stray element) decodes, where the full decoder
+// reports a *RowError. Events are still found and checked as strictly as
+// before, so rows never run together.
+type Projection struct {
+	// Actions names the actions kept, of every event, by name (any
+	// package), e.g. "event_sequence".
+	Actions []string
+	// Fields maps an event name (e.g. "wait_info") to the names of the data
+	// fields kept of it. Events it does not name keep none: their name,
+	// package, timestamp and actions only.
+	Fields map[string][]string
+}
+
+// projection is a Projection prepared for the scanner.
+type projection struct {
+	actions nameSet
+	fields  map[string]*nameSet
+}
+
+// nameSet is a small set of names, looked up with the bytes of a name in
+// the buffer. lens has bit n set when some name is n bytes long, which
+// rejects most other names without comparing.
+type nameSet struct {
+	names []string
+	lens  uint64
+}
+
+func newNameSet(names []string) *nameSet {
+	s := &nameSet{}
+	for _, n := range names {
+		if s.hasString(n) {
+			continue
+		}
+		s.names = append(s.names, n)
+		s.lens |= lenBit(len(n))
+	}
+	return s
+}
+
+func lenBit(n int) uint64 {
+	if n >= 63 {
+		return 1 << 63
+	}
+	return 1 << uint(n)
+}
+
+func (s *nameSet) has(name []byte) bool {
+	if s == nil || s.lens&lenBit(len(name)) == 0 {
+		return false
+	}
+	for _, n := range s.names {
+		if n == string(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *nameSet) hasString(name string) bool {
+	if s == nil || s.lens&lenBit(len(name)) == 0 {
+		return false
+	}
+	for _, n := range s.names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Project makes Next (and DecodeRow) decode only what p names; nil makes
+// the decoder decode everything again. The decoder keeps its own copy of
+// p. Like ReuseEvents it stays set across Reset. It applies to XML; the
+// binary XELReader always decodes everything.
+func (d *Decoder) Project(p *Projection) {
+	d.projEvent, d.projFields = "", nil
+	if p == nil {
+		d.proj = nil
+		return
+	}
+	pr := &projection{actions: *newNameSet(p.Actions), fields: make(map[string]*nameSet, len(p.Fields))}
+	for ev, fields := range p.Fields {
+		pr.fields[ev] = newNameSet(fields)
+	}
+	d.proj = pr
+}
+
+// selectFields looks up the data fields kept of the event being parsed.
+// Event names are interned, so a run of the same event costs one compare.
+func (d *Decoder) selectFields() {
+	if d.evName != d.projEvent || d.projEvent == "" {
+		d.projEvent, d.projFields = d.evName, d.proj.fields[d.evName]
+	}
+}
+
+// field reads a <data> or <action> element (p just after its tag name):
+// all of them without a projection; with one, those it names, skipping the
+// others.
+func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
+	if d.proj == nil {
+		return d.parseField(b, p, action)
+	}
+	set, elem := d.projFields, "data"
+	if action {
+		set, elem = &d.proj.actions, "action"
+	}
+	if has8(b, p, kNameAttr) {
+		if name, q, ok := quickAttrValue(b, p+len(litNameAttrSp)); ok && !set.has(name) {
+			return skipElement(b, q, elem)
+		}
+	}
+	// Kept, or a start tag in another form: decode it, and drop it after
+	// all if its decoded name is not kept.
+	n := len(d.raw)
+	next, err := d.parseField(b, p, action)
+	if err != nil {
+		return 0, err
+	}
+	if !set.hasString(d.raw[n].name) {
+		d.raw = d.raw[:n]
+		if action {
+			d.nActions--
+		}
+	}
+	return next, nil
+}
+
+// tagStop marks the bytes skipTag stops at.
+var tagStop = [256]bool{'>': true, '"': true, '\'': true, '<': true}
+
+// skipTag finds the end of the tag open at p (anywhere after its '<'),
+// following quoted attribute values, and returns the position after its
+// '>' and whether it was an empty-element tag ("/>").
+func skipTag(b []byte, p int) (int, bool, error) {
+	for {
+		for p < len(b) && !tagStop[b[p]] {
+			p++
+		}
+		if p >= len(b) {
+			return 0, false, errNeedMore
+		}
+		switch c := b[p]; c {
+		case '>':
+			return p + 1, b[p-1] == '/', nil
+		case '<':
+			return 0, false, synErr(p, "'<' inside a tag")
+		default: // a quoted value
+			i := bytes.IndexByte(b[p+1:], c)
+			if i < 0 {
+				return 0, false, errNeedMore
+			}
+			p += 1 + i + 1
+		}
+	}
+}
+
+// skipElement finds the end of the element named elem whose start tag is
+// open at p, without decoding anything: it follows the rest of the start
+// tag, CDATA sections, comments, processing instructions and nested
+// elements, and returns the position after the element's end tag.
+func skipElement(b []byte, p int, elem string) (int, error) {
+	p, empty, err := skipTag(b, p)
+	if err != nil || empty {
+		return p, err
+	}
+	depth := 0
+	for {
+		i := bytes.IndexByte(b[p:], '<')
+		if i < 0 {
+			return 0, errNeedMore
+		}
+		p += i
+		if p+1 >= len(b) {
+			return 0, errNeedMore
+		}
+		switch b[p+1] {
+		case '!':
+			lit, end := litCDATA, bLitCDATAEnd
+			m := match(b, p, litCDATA)
+			if m == 0 {
+				lit, end = litComment, bLitCommentEnd
+				m = match(b, p, litComment)
+			}
+			if m < 0 {
+				return 0, errNeedMore
+			}
+			if m == 0 {
+				return 0, synErr(p, "unexpected markup inside <%s>", elem)
+			}
+			j := bytes.Index(b[p+len(lit):], end)
+			if j < 0 {
+				return 0, errNeedMore
+			}
+			p += len(lit) + j + len(end)
+		case '?':
+			j := bytes.Index(b[p+2:], bLitPIEnd)
+			if j < 0 {
+				return 0, errNeedMore
+			}
+			p += 2 + j + len(litPIEnd)
+		case '/':
+			q, _, err := skipTag(b, p+2)
+			if err != nil {
+				return 0, err
+			}
+			if depth > 0 {
+				depth--
+				p = q
+				continue
+			}
+			if m := matchTag(b, p+2, elem); m != 1 {
+				return 0, synErr(p, "unexpected end tag inside <%s>", elem)
+			}
+			return q, nil
+		default:
+			q, empty, err := skipTag(b, p+1)
+			if err != nil {
+				return 0, err
+			}
+			if !empty {
+				depth++
+			}
+			p = q
+		}
+	}
+}
