@@ -252,6 +252,9 @@ func (d *Decoder) quickEventTag(b []byte, p int) (int, bool) {
 // per event.
 func (d *Decoder) timestamp(raw []byte) (time.Time, error) {
 	b := trimSpaceBytes(raw)
+	if fastPathsOff {
+		return parseTimestamp(b)
+	}
 	if len(b) < 19 || !d.tsPrefixSet || string(b[:19]) != string(d.tsPrefix[:]) {
 		base, err := parseTimestampPrefix(b)
 		if err != nil {
