@@ -97,9 +97,12 @@ type Decoder struct {
 	evPkg     string
 	tsTime    time.Time
 	nameTmp   []byte
-	rowReader bytes.Reader // DecodeRow's input
-	skipping  bool         // after a malformed row: looking for the next <event
-	lenient   bool
+	rowReader bytes.Reader // DecodeRow's input, when it is copied
+	// borrowed: buf is the caller's row (DecodeRow), which is never
+	// written to and never handed over to an event.
+	borrowed bool
+	skipping bool // after a malformed row: looking for the next <event
+	lenient  bool
 
 	// proj, when set, selects the fields decoded (project.go); projFields
 	// are the data fields kept of projEvent, the last event name seen.
@@ -151,7 +154,15 @@ func (d *Decoder) Reset(r io.Reader) {
 // sys.fn_xe_file_target_read_file holds it, reusing d's buffers (so a
 // reader of rows keeps one Decoder). The row must hold exactly one <event>.
 // Errors are *RowError with Row 1. The event follows d's ReuseEvents mode.
+//
+// The row is decoded where it lies, without copying it, unless it is UTF-16
+// or larger than the event-size limit: in ReuseEvents mode the event's
+// strings may then point into row itself, so keep row unchanged while the
+// event is in use (as sql.RawBytes are until the next Rows.Next).
 func (d *Decoder) DecodeRow(row []byte) (Event, error) {
+	if _, _, utf16, _ := utf16Kind(row, true); !utf16 && len(row) <= d.maxEv {
+		return d.decodeBorrowed(row)
+	}
 	d.rowReader.Reset(row)
 	d.Reset(&d.rowReader)
 	ev, err := d.Next()
@@ -165,6 +176,27 @@ func (d *Decoder) DecodeRow(row []byte) (Event, error) {
 	// reader; looking at it directly keeps ev's views intact.
 	unread := row[len(row)-d.rowReader.Len():]
 	if len(bytes.TrimSpace(d.buf[d.start:d.end])) > 0 || len(bytes.TrimSpace(unread)) > 0 {
+		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Pos: -1, Err: errors.New("row holds more than one <event> or trailing text")}
+	}
+	return ev, nil
+}
+
+// decodeBorrowed is DecodeRow decoding row in place: row stands in for the
+// decoder's buffer, as a whole input already read to its end.
+func (d *Decoder) decodeBorrowed(row []byte) (Event, error) {
+	own := d.buf
+	d.Reset(nil)
+	d.buf, d.end, d.eof, d.encodingChecked, d.borrowed = row, len(row), true, true, true
+	ev, err := d.Next()
+	rest := row[d.start:]
+	d.buf, d.start, d.end, d.borrowed = own, 0, 0, false
+	if err == io.EOF {
+		return Event{}, &RowError{Row: 1, Line: 1, Pos: -1, Err: errors.New("row holds no <event>")}
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
 		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Pos: -1, Err: errors.New("row holds more than one <event> or trailing text")}
 	}
 	return ev, nil
@@ -1138,7 +1170,7 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 				seg := b[p : p+i]
 				if bytes.IndexByte(seg, '&') < 0 && bytes.IndexByte(seg, '\r') < 0 {
 					acc.clean(d, b, p, i)
-				} else if acc.pieces == 0 && len(seg) >= deferDecodeSize {
+				} else if acc.pieces == 0 && len(seg) >= deferDecodeSize && !d.borrowed {
 					if err := d.checkReferences(seg, p); err != nil {
 						return 0, 0, span{}, err
 					}
@@ -1260,7 +1292,7 @@ func (d *Decoder) materialize() Event {
 		for i := range d.raw {
 			total += d.raw[i].val.n + d.raw[i].text.n
 		}
-		if total >= handOverSize {
+		if total >= handOverSize && !d.borrowed {
 			// A huge event keeps the buffer (and arena) it lies in, instead
 			// of a copy: the decoder takes fresh ones. Memory then stays near
 			// the event's own size (TestHugeValueMemory).

@@ -41,76 +41,106 @@ var fastPathsOff = false
 // with V and X plain text without '&' or '\r', or one CDATA section
 // without '\r'.
 func (d *Decoder) quickField(b []byte, p int, action bool) (int, bool) {
-	if fastPathsOff || !has8(b, p, kNameAttr) {
+	name, q, ok := quickFieldName(b, p)
+	if !ok {
 		return 0, false
+	}
+	var sh fieldShape
+	if !sh.scan(b, q, action) {
+		return 0, false
+	}
+	d.addQuickField(b, &sh, d.internBytes(name), action)
+	return sh.end, true
+}
+
+// quickFieldName reads the ` name="N"` that opens a <data>/<action> in the
+// fast path's shape, and returns N and the position after it.
+func quickFieldName(b []byte, p int) ([]byte, int, bool) {
+	if fastPathsOff || !has8(b, p, kNameAttr) {
+		return nil, 0, false
 	}
 	name, q, ok := quickAttrValue(b, p+len(litNameAttrSp))
 	if !ok || len(name) == 0 {
-		return 0, false
+		return nil, 0, false
 	}
-	var pkg []byte
+	return name, q, true
+}
+
+// fieldShape is where the parts of a <data>/<action> in the fast path's
+// shape are, from just after its name attribute to the end of the element.
+type fieldShape struct {
+	pkg, typ, typPkg []byte
+	val, text        span
+	hint             contentHint
+	num              digits
+	hasText          bool
+	end              int // after the end tag
+}
+
+// scan finds the parts of the rest of a field from q (just after its name
+// attribute), touching nothing; false when the field has another shape.
+func (sh *fieldShape) scan(b []byte, q int, action bool) bool {
+	var ok bool
 	if q < len(b) && b[q] == ' ' {
-		if !has8(b, q+1, kPkgAttr) || q+1+len(litPkgAttr) >= len(b) || b[q+1+len(litPkgAttr)-1] != '"' {
-			return 0, false
+		if !has8(b, q+1, kPkgAttr) || q+1+len(litPkgAttr) >= len(b) || b[q+len(litPkgAttr)] != '"' {
+			return false
 		}
-		if pkg, q, ok = quickAttrValue(b, q+1+len(litPkgAttr)); !ok {
-			return 0, false
+		if sh.pkg, q, ok = quickAttrValue(b, q+1+len(litPkgAttr)); !ok {
+			return false
 		}
 	}
 	if q >= len(b) || b[q] != '>' {
-		return 0, false
+		return false
 	}
 	q++
-	var typ, typPkg []byte
 	if has8(b, q, kTypeStart) {
-		if typ, q, ok = quickAttr(b, q+len(litTypeStart), litNameAttr); !ok || q >= len(b) || b[q] != ' ' {
-			return 0, false
+		if sh.typ, q, ok = quickAttr(b, q+len(litTypeStart), litNameAttr); !ok || q >= len(b) || b[q] != ' ' {
+			return false
 		}
-		if typPkg, q, ok = quickAttr(b, q+1, litPkgAttr); !ok || match(b, q, "/>") != 1 {
-			return 0, false
+		if sh.typPkg, q, ok = quickAttr(b, q+1, litPkgAttr); !ok || match(b, q, "/>") != 1 {
+			return false
 		}
 		q += 2
 	}
 	if !has8(b, q, kValueStart) {
-		return 0, false
+		return false
 	}
-	val, hint, u, q, ok := quickContent(b, q+len(litValueStart), kValueEnd, len(litValueEnd))
-	if !ok {
-		return 0, false
+	if sh.val, sh.hint, sh.num, q, ok = quickContent(b, q+len(litValueStart), kValueEnd, len(litValueEnd)); !ok {
+		return false
 	}
-	var text span
-	hasText := false
 	if has8(b, q, kTextStart) {
-		if text, _, _, q, ok = quickContent(b, q+len(litTextStart), kTextEnd, len(litTextEnd)); !ok {
-			return 0, false
+		if sh.text, _, _, q, ok = quickContent(b, q+len(litTextStart), kTextEnd, len(litTextEnd)); !ok {
+			return false
 		}
-		hasText = true
+		sh.hasText = true
 	}
-	endLen := len(litDataEnd)
-	if !action && !has8(b, q, kDataEnd) || action && (!has8(b, q, kActionEnd8) || q+8 >= len(b) || b[q+8] != '>') {
-		return 0, false
+	if !action {
+		sh.end = q + len(litDataEnd)
+		return has8(b, q, kDataEnd)
 	}
-	if action {
-		endLen = len(litActionEnd)
-	}
+	sh.end = q + len(litActionEnd)
+	return has8(b, q, kActionEnd8) && q+8 < len(b) && b[q+8] == '>'
+}
+
+// addQuickField adds a field scanned by fieldShape.scan to the event.
+func (d *Decoder) addQuickField(b []byte, sh *fieldShape, name string, action bool) {
 	d.raw = append(d.raw, rawField{})
 	f := &d.raw[len(d.raw)-1]
-	f.name, f.val, f.text, f.hasText, f.action = d.internBytes(name), val, text, hasText, action
-	if pkg != nil {
-		f.pkg = d.internBytes(pkg)
+	f.name, f.val, f.text, f.hasText, f.action = name, sh.val, sh.text, sh.hasText, action
+	if sh.pkg != nil {
+		f.pkg = d.internBytes(sh.pkg)
 	}
-	if typ != nil {
-		f.typ, f.typPkg = d.internBytes(typ), d.internBytes(typPkg)
+	if sh.typ != nil {
+		f.typ, f.typPkg = d.internBytes(sh.typ), d.internBytes(sh.typPkg)
 	}
-	if hint == hintText && typ == nil && u.ok {
-		f.kind, f.bits = KindUint, u.v // what classify says of a short run of digits
+	if sh.hint == hintText && sh.typ == nil && sh.num.ok {
+		f.kind, f.bits = KindUint, sh.num.v // what classify says of a short run of digits
 	} else {
-		f.kind, f.bits = kindOf(f.typ, d.bytesOf(b, val), hint)
+		f.kind, f.bits = kindOf(f.typ, d.bytesOf(b, sh.val), sh.hint)
 	}
 	if action {
 		d.nActions++
 	}
-	return q + endLen, true
 }
 
 // digits is a value's text read as a decimal number on the way: ok when it

@@ -60,16 +60,17 @@ func lenBit(n int) uint64 {
 	return 1 << uint(n)
 }
 
-func (s *nameSet) has(name []byte) bool {
+// lookup returns the set's copy of name, if it holds it.
+func (s *nameSet) lookup(name []byte) (string, bool) {
 	if s == nil || s.lens&lenBit(len(name)) == 0 {
-		return false
+		return "", false
 	}
 	for _, n := range s.names {
 		if n == string(name) {
-			return true
+			return n, true
 		}
 	}
-	return false
+	return "", false
 }
 
 func (s *nameSet) hasString(name string) bool {
@@ -120,8 +121,17 @@ func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 	if action {
 		set, elem = &d.proj.actions, "action"
 	}
-	if has8(b, p, kNameAttr) {
-		if name, q, ok := quickAttrValue(b, p+len(litNameAttrSp)); ok && !set.has(name) {
+	if name, q, ok := quickFieldName(b, p); ok {
+		kept, keep := set.lookup(name)
+		var sh fieldShape
+		shaped := sh.scan(b, q, action)
+		switch {
+		case keep && shaped:
+			d.addQuickField(b, &sh, kept, action)
+			return sh.end, nil
+		case !keep && shaped:
+			return sh.end, nil
+		case !keep:
 			return skipElement(b, q, elem)
 		}
 	}
