@@ -87,9 +87,15 @@ type Decoder struct {
 	inRing   bool
 
 	// Per-event scratch, reset for every event.
-	arena     []byte
-	raw       []rawField
-	fields    []Field // reused in ReuseEvents mode
+	arena []byte
+	// The event's fields in document order, their strings views into the
+	// input buffer (or the arena, once fix is applied); isAction tells the
+	// actions apart, mixed that a data field follows an action.
+	out       []Field
+	isAction  []bool
+	fix       []fixup
+	spare     []Field // materialize's scratch for reordering mixed fields
+	mixed     bool
 	nActions  int
 	ts        span
 	haveTS    bool
@@ -120,12 +126,18 @@ type Decoder struct {
 	transcoded      string // "UTF-16LE" or "UTF-16BE" when the input is transcoded
 }
 
+// rawField is a field while the generic code parses it.
 type rawField struct {
 	name, pkg, typ, typPkg string
 	val, text              span
 	hasText, action        bool
-	kind                   Kind
-	bits                   uint64
+}
+
+// fixup is a field of out whose strings are made at materialize time:
+// text in the arena (which may still move) or decoded in place later.
+type fixup struct {
+	i         int
+	val, text span
 }
 
 // NewDecoder returns a decoder reading r.
@@ -621,8 +633,8 @@ func (d *Decoder) attrString(val []byte, pos int) (string, error) {
 func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	evStart := p
 	d.arena = d.arena[:0]
-	d.raw = d.raw[:0]
-	d.deferred = false
+	d.out, d.isAction, d.fix = d.out[:0], d.isAction[:0], d.fix[:0]
+	d.deferred, d.mixed = false, false
 	d.nActions = 0
 	d.evName, d.evPkg = "", ""
 	d.haveTS = false
@@ -666,6 +678,22 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 			return 0, errNeedMore
 		}
 		var err error
+		// The usual tags, eight bytes at a time; matchTag below decides
+		// the others.
+		switch {
+		case has8(b, p, kDataTag):
+			if p, err = d.field(b, p+len(litData), false); err != nil {
+				return 0, err
+			}
+			continue
+		case has8(b, p, kActionTag):
+			if p, err = d.field(b, p+len(litAction), true); err != nil {
+				return 0, err
+			}
+			continue
+		case has8(b, p, kEventEnd):
+			return p + len(litEventClose) + 1, nil
+		}
 		switch b[p+1] {
 		case 'd':
 			if m := matchTag(b, p, litData); m == 1 {
@@ -923,11 +951,41 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 // addField decides the kind of a parsed field's value from how its content
 // looked (hint) and its <type>, and adds it to the event being parsed.
 func (d *Decoder) addField(f *rawField, val []byte, hint contentHint) {
-	f.kind, f.bits = kindOf(f.typ, val, hint)
-	if f.action {
+	kind, bits := kindOf(f.typ, val, hint)
+	d.fix = append(d.fix, fixup{i: len(d.out), val: f.val, text: f.text})
+	d.appendField(f.action).set(f.name, f.pkg, f.typ, f.typPkg, kind, bits, f.hasText)
+}
+
+// appendField adds a zero field to out and returns it.
+func (d *Decoder) appendField(action bool) *Field {
+	if action {
 		d.nActions++
+	} else if d.nActions > 0 {
+		d.mixed = true
 	}
-	d.raw = append(d.raw, *f)
+	d.out = append(d.out, Field{})
+	d.isAction = append(d.isAction, action)
+	return &d.out[len(d.out)-1]
+}
+
+// set fills in a field but for its strings.
+func (f *Field) set(name, pkg, typ, typPkg string, kind Kind, bits uint64, hasText bool) {
+	f.Name, f.Package = name, pkg
+	f.Value.Type, f.Value.TypePackage = typ, typPkg
+	f.Value.Kind, f.Value.bits, f.Value.HasText = kind, bits, hasText
+}
+
+// dropFieldsFrom removes out[n:] (fields a projection does not keep).
+func (d *Decoder) dropFieldsFrom(n int) {
+	for _, a := range d.isAction[n:] {
+		if a {
+			d.nActions--
+		}
+	}
+	d.out, d.isAction = d.out[:n], d.isAction[:n]
+	for len(d.fix) > 0 && d.fix[len(d.fix)-1].i >= n {
+		d.fix = d.fix[:len(d.fix)-1]
+	}
 }
 
 // kindOf decides the kind of a value from how its content looked (hint)
@@ -1118,9 +1176,9 @@ func (d *Decoder) decodeDeferred(b []byte) {
 			sp.n, sp.escaped = len(out), false
 		}
 	}
-	for i := range d.raw {
-		fix(&d.raw[i].val)
-		fix(&d.raw[i].text)
+	for i := range d.fix {
+		fix(&d.fix[i].val)
+		fix(&d.fix[i].text)
 	}
 }
 
@@ -1279,96 +1337,23 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 func (d *Decoder) materialize() Event {
 	b := d.buf[:d.end]
 	d.decodeDeferred(b)
-	var inBuf, inArena, owned string
-	if d.reuse {
-		if len(b) > 0 {
-			inBuf = unsafe.String(unsafe.SliceData(b), len(b))
-		}
-		if len(d.arena) > 0 {
-			inArena = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
-		}
-	} else {
-		total := d.ts.n
-		for i := range d.raw {
-			total += d.raw[i].val.n + d.raw[i].text.n
-		}
-		if total >= handOverSize && !d.borrowed {
-			// A huge event keeps the buffer (and arena) it lies in, instead
-			// of a copy: the decoder takes fresh ones. Memory then stays near
-			// the event's own size (TestHugeValueMemory).
-			if len(b) > 0 {
-				inBuf = unsafe.String(unsafe.SliceData(b), len(b))
-			}
-			if len(d.arena) > 0 {
-				inArena = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
-			}
-			d.handOver()
-		} else if total > 0 {
-			// One block, filled once and never written again, so strings
-			// over it are immutable.
-			block := make([]byte, 0, total)
-			block = append(block, d.bytesOf(b, d.ts)...)
-			for i := range d.raw {
-				r := &d.raw[i]
-				vs := len(block)
-				block = append(block, d.bytesOf(b, r.val)...)
-				ts := len(block)
-				block = append(block, d.bytesOf(b, r.text)...)
-				r.val = span{off: vs, n: r.val.n}
-				r.text = span{off: ts, n: r.text.n}
-			}
-			d.ts = span{off: 0, n: d.ts.n}
-			owned = unsafe.String(unsafe.SliceData(block), len(block))
-		}
-		if owned != "" {
-			inArena = owned
+	for _, fx := range d.fix {
+		v := &d.out[fx.i].Value
+		v.Raw = d.view(b, fx.val)
+		if v.HasText {
+			v.Text = d.view(b, fx.text)
 		}
 	}
-	str := func(sp span) string {
-		if sp.n == 0 {
-			return ""
-		}
-		if sp.inBuf {
-			return inBuf[sp.off : sp.off+sp.n]
-		}
-		return inArena[sp.off : sp.off+sp.n]
+	ts := d.view(b, d.ts)
+	fields := d.out
+	if d.mixed {
+		fields = d.dataFirst()
 	}
-	var fields []Field
-	if d.reuse {
-		if cap(d.fields) < len(d.raw) {
-			d.fields = make([]Field, len(d.raw), 2*len(d.raw))
-		}
-		fields = d.fields[:len(d.raw)]
-	} else if len(d.raw) > 0 {
-		fields = make([]Field, len(d.raw))
+	if !d.reuse {
+		fields, ts = d.owned(fields, ts)
 	}
-	nData := len(d.raw) - d.nActions
-	di, ai := 0, nData
-	for i := range d.raw {
-		r := &d.raw[i]
-		var f *Field
-		if r.action {
-			f = &fields[ai]
-			ai++
-		} else {
-			f = &fields[di]
-			di++
-		}
-		*f = Field{Name: r.name, Package: r.pkg, Value: Value{
-			Raw:         str(r.val),
-			HasText:     r.hasText,
-			Type:        r.typ,
-			TypePackage: r.typPkg,
-			Kind:        r.kind,
-			bits:        r.bits,
-		}}
-		if r.hasText {
-			f.Value.Text = str(r.text)
-		}
-	}
-	ev := Event{Name: d.evName, Package: d.evPkg}
-	ev.Timestamp.Raw = str(d.ts)
-	ev.Timestamp.Time = d.tsTime
+	nData := len(fields) - d.nActions
+	ev := Event{Name: d.evName, Package: d.evPkg, Timestamp: Timestamp{Raw: ts, Time: d.tsTime}}
 	if nData > 0 {
 		ev.Fields = fields[:nData:nData]
 	}
@@ -1376,6 +1361,74 @@ func (d *Decoder) materialize() Event {
 		ev.Actions = fields[nData:]
 	}
 	return ev
+}
+
+// view returns the text of sp as a string sharing its memory.
+func (d *Decoder) view(b []byte, sp span) string {
+	if sp.n == 0 {
+		return ""
+	}
+	if sp.inBuf {
+		return unsafe.String(&b[sp.off], sp.n)
+	}
+	return unsafe.String(&d.arena[sp.off], sp.n)
+}
+
+// dataFirst reorders out so the data fields come before the actions, each
+// in document order.
+func (d *Decoder) dataFirst() []Field {
+	d.spare = d.spare[:0]
+	for _, action := range []bool{false, true} {
+		for i := range d.out {
+			if d.isAction[i] == action {
+				d.spare = append(d.spare, d.out[i])
+			}
+		}
+	}
+	d.out, d.spare = d.spare, d.out
+	return d.out
+}
+
+// owned copies an event's fields and text out of the decoder's buffers:
+// one block for all text, filled once and never written again (so strings
+// over it are immutable), one slice for the fields.
+func (d *Decoder) owned(fields []Field, ts string) ([]Field, string) {
+	total := len(ts)
+	for i := range fields {
+		total += len(fields[i].Value.Raw) + len(fields[i].Value.Text)
+	}
+	var out []Field
+	if len(fields) > 0 {
+		out = make([]Field, len(fields))
+		copy(out, fields)
+	}
+	if total >= handOverSize && !d.borrowed {
+		// A huge event keeps the buffer (and arena) it lies in, instead of
+		// a copy: the decoder takes fresh ones. Memory then stays near the
+		// event's own size (TestHugeValueMemory).
+		d.handOver()
+		return out, ts
+	}
+	if total == 0 {
+		return out, ts
+	}
+	block := make([]byte, 0, total)
+	all := unsafe.String(unsafe.SliceData(block), total)
+	take := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		start := len(block)
+		block = append(block, s...)
+		return all[start:len(block)]
+	}
+	ts = take(ts)
+	for i := range out {
+		v := &out[i].Value
+		v.Raw = take(v.Raw)
+		v.Text = take(v.Text)
+	}
+	return out, ts
 }
 
 // handOverSize is the event text size from which materialize gives the

@@ -3,6 +3,7 @@ package xe
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"time"
 )
 
@@ -26,6 +27,8 @@ const (
 	litTypeStart  = "<type "
 	litNameAttr   = `name="`
 	litNameAttrSp = ` name="`
+	litPkgAttrSp  = ` package="`
+	litTSAttrSp   = ` timestamp="`
 	litPkgAttr    = `package="`
 	litTSAttr     = `timestamp="`
 )
@@ -124,22 +127,25 @@ func (sh *fieldShape) scan(b []byte, q int, action bool) bool {
 
 // addQuickField adds a field scanned by fieldShape.scan to the event.
 func (d *Decoder) addQuickField(b []byte, sh *fieldShape, name string, action bool) {
-	d.raw = append(d.raw, rawField{})
-	f := &d.raw[len(d.raw)-1]
-	f.name, f.val, f.text, f.hasText, f.action = name, sh.val, sh.text, sh.hasText, action
+	var pkg, typ, typPkg string
 	if sh.pkg != nil {
-		f.pkg = d.internBytes(sh.pkg)
+		pkg = d.internBytes(sh.pkg)
 	}
 	if sh.typ != nil {
-		f.typ, f.typPkg = d.internBytes(sh.typ), d.internBytes(sh.typPkg)
+		typ, typPkg = d.internBytes(sh.typ), d.internBytes(sh.typPkg)
 	}
+	var kind Kind
+	var bits uint64
 	if sh.hint == hintText && sh.typ == nil && sh.num.ok {
-		f.kind, f.bits = KindUint, sh.num.v // what classify says of a short run of digits
+		kind, bits = KindUint, sh.num.v // what classify says of a short run of digits
 	} else {
-		f.kind, f.bits = kindOf(f.typ, d.bytesOf(b, sh.val), sh.hint)
+		kind, bits = kindOf(typ, d.bytesOf(b, sh.val), sh.hint)
 	}
-	if action {
-		d.nActions++
+	f := d.appendField(action)
+	f.set(name, pkg, typ, typPkg, kind, bits, sh.hasText)
+	f.Value.Raw = d.view(b, sh.val)
+	if sh.hasText {
+		f.Value.Text = d.view(b, sh.text)
 	}
 }
 
@@ -208,6 +214,12 @@ func has8(b []byte, p int, lit packed) bool {
 	return binary.LittleEndian.Uint64(b[p:p+8])&lit.mask == lit.v
 }
 
+// hasLit reports whether b[p:] starts with lit, longer than 8 bytes, whose
+// first 8 are packed in first.
+func hasLit(b []byte, p int, first packed, lit string) bool {
+	return has8(b, p, first) && len(b)-p >= len(lit) && string(b[p+8:p+len(lit)]) == lit[8:]
+}
+
 // packed is up to 8 bytes of a literal, little-endian, with the mask of
 // the bytes that count.
 type packed struct{ v, mask uint64 }
@@ -236,12 +248,25 @@ var (
 	kDataEnd    = pack8(litDataEnd)
 	kActionEnd8 = pack8(litActionEnd[:8])
 	kCDATA8     = pack8(litCDATA[:8])
+	kPkgAttrSp  = pack8(litPkgAttrSp[:8])
+	kTSAttrSp   = pack8(litTSAttrSp[:8])
+	kDataTag    = pack8(litData + litNameAttrSp[:2])
+	kActionTag  = pack8(litAction + " ")
+	kEventEnd   = pack8(litEventClose + ">")
 )
 
-// quickAttrValue reads an attribute value from p (just after its opening
-// '"') up to the closing '"', when it holds nothing to decode.
+// quickAttrValue reads an attribute value from s (just after its opening
+// '"') up to the closing '"', when it holds nothing to decode. It looks at
+// eight bytes at a time.
 func quickAttrValue(b []byte, s int) ([]byte, int, bool) {
 	i := s
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i : i+8])
+		if m := byteIn(w, '"') | byteIn(w, '&') | byteIn(w, '<') | byteIn(w, '\''); m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
 	for i < len(b) && !attrStop[b[i]] {
 		i++
 	}
@@ -251,22 +276,30 @@ func quickAttrValue(b []byte, s int) ([]byte, int, bool) {
 	return b[s:i], i + 1, true
 }
 
+// byteIn has the high bit of the first byte of w (little-endian) that is
+// c set, and perhaps bits of later bytes: its lowest set bit is exact.
+func byteIn(w uint64, c byte) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := w ^ (ones * uint64(c))
+	return (x - ones) &^ x & highs
+}
+
 // quickEventTag reads the attributes of an <event> start tag (p just after
 // "<event") when they are exactly ` name="N" package="P" timestamp="T">`
 // with nothing to decode, and returns the position after the '>'.
 func (d *Decoder) quickEventTag(b []byte, p int) (int, bool) {
-	if fastPathsOff || p >= len(b) || b[p] != ' ' {
+	if fastPathsOff || !has8(b, p, kNameAttr) {
 		return 0, false
 	}
-	name, q, ok := quickAttr(b, p+1, litNameAttr)
-	if !ok || len(name) == 0 || q >= len(b) || b[q] != ' ' {
+	name, q, ok := quickAttrValue(b, p+len(litNameAttrSp))
+	if !ok || len(name) == 0 || !hasLit(b, q, kPkgAttrSp, litPkgAttrSp) {
 		return 0, false
 	}
-	pkg, q, ok := quickAttr(b, q+1, litPkgAttr)
-	if !ok || q >= len(b) || b[q] != ' ' {
+	pkg, q, ok := quickAttrValue(b, q+len(litPkgAttrSp))
+	if !ok || !hasLit(b, q, kTSAttrSp, litTSAttrSp) {
 		return 0, false
 	}
-	ts, q, ok := quickAttr(b, q+1, litTSAttr)
+	ts, q, ok := quickAttrValue(b, q+len(litTSAttrSp))
 	if !ok || q >= len(b) || b[q] != '>' {
 		return 0, false
 	}

@@ -137,16 +137,13 @@ func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 	}
 	// Kept, or a start tag in another form: decode it, and drop it after
 	// all if its decoded name is not kept.
-	n := len(d.raw)
+	n := len(d.out)
 	next, err := d.parseField(b, p, action)
 	if err != nil {
 		return 0, err
 	}
-	if !set.hasString(d.raw[n].name) {
-		d.raw = d.raw[:n]
-		if action {
-			d.nActions--
-		}
+	if !set.hasString(d.out[n].Name) {
+		d.dropFieldsFrom(n)
 	}
 	return next, nil
 }

@@ -209,6 +209,16 @@ var trickyEvents = []string{
 	`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z+01:00"></event>`,
 	`<event name="" package="p" timestamp="2020-01-02T03:04:05.678Z"></event>`,
 	`<event name="e" package="p"></event>`,
+	`<event name="e" packagf="p" timestamp="2020-01-02T03:04:05.678Z"></event>`,
+	`<event name="e" package="p" timestamq="2020-01-02T03:04:05.678Z" timestamp="2020-01-02T03:04:05.679Z"></event>`,
+	`<event name="e" package_="p" timestamp="2020-01-02T03:04:05.678Z"></event>`,
+	`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><data` + "\t" + `name="x"><value>1</value></data><data name ="y"><value>2</value></data>` +
+		`<datax name="z"><value>3</value></datax></event>`,
+	`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><action  name="x" package="p"><value>1</value></action><actionx name="y"/></event>`,
+	`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><data name="x"><value>1</value></data></event  >` +
+		`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"></eventx>`,
+	`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><action name="x" packagf="p"><value>1</value></action>` +
+		`<action name="y" package="p" ><value>1</value></action><data name="z" package="q"><value>1</value></data></event>`,
 	`<RingBufferTarget truncated="0" eventCount="1"><event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><data name="x"><type name="uint32" package="package0"/><value>1</value></data></event></RingBufferTarget>`,
 }
 
