@@ -110,6 +110,10 @@ type Decoder struct {
 	skipping bool // after a malformed row: looking for the next <event
 	lenient  bool
 
+	// lastPkg is the last field package the fast path read, tried first
+	// on the next.
+	lastPkg string
+
 	// proj, when set, selects the fields decoded (project.go); projFields
 	// are the data fields kept of projEvent, the last event name seen.
 	proj       *projection

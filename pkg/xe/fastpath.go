@@ -48,7 +48,7 @@ func (d *Decoder) quickField(b []byte, p int, action bool) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	var sh fieldShape
+	sh := fieldShape{knownPkg: d.lastPkg}
 	if !sh.scan(b, q, action) {
 		return 0, false
 	}
@@ -72,6 +72,10 @@ func quickFieldName(b []byte, p int) ([]byte, int, bool) {
 // fieldShape is where the parts of a <data>/<action> in the fast path's
 // shape are, from just after its name attribute to the end of the element.
 type fieldShape struct {
+	// knownPkg is a package name to look for first (the last one seen);
+	// pkgIsKnown tells it was found, pkg holds the package otherwise.
+	knownPkg         string
+	pkgIsKnown       bool
 	pkg, typ, typPkg []byte
 	val, text        span
 	hint             contentHint
@@ -88,7 +92,10 @@ func (sh *fieldShape) scan(b []byte, q int, action bool) bool {
 		if !has8(b, q+1, kPkgAttr) || q+1+len(litPkgAttr) >= len(b) || b[q+len(litPkgAttr)] != '"' {
 			return false
 		}
-		if sh.pkg, q, ok = quickAttrValue(b, q+1+len(litPkgAttr)); !ok {
+		q += 1 + len(litPkgAttr)
+		if n := len(sh.knownPkg); n > 0 && q+n < len(b) && b[q+n] == '"' && string(b[q:q+n]) == sh.knownPkg {
+			sh.pkgIsKnown, q = true, q+n+1
+		} else if sh.pkg, q, ok = quickAttrValue(b, q); !ok {
 			return false
 		}
 	}
@@ -128,8 +135,12 @@ func (sh *fieldShape) scan(b []byte, q int, action bool) bool {
 // addQuickField adds a field scanned by fieldShape.scan to the event.
 func (d *Decoder) addQuickField(b []byte, sh *fieldShape, name string, action bool) {
 	var pkg, typ, typPkg string
-	if sh.pkg != nil {
+	switch {
+	case sh.pkgIsKnown:
+		pkg = sh.knownPkg
+	case sh.pkg != nil:
 		pkg = d.internBytes(sh.pkg)
+		d.lastPkg = pkg
 	}
 	if sh.typ != nil {
 		typ, typPkg = d.internBytes(sh.typ), d.internBytes(sh.typPkg)

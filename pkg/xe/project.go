@@ -1,6 +1,9 @@
 package xe
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Projection selects what a Decoder decodes of each event, for readers that
 // need a few fields of very many events (the exporter reads a handful of the
@@ -35,11 +38,17 @@ type projection struct {
 
 // nameSet is a small set of names, looked up with the bytes of a name in
 // the buffer. lens has bit n set when some name is n bytes long, which
-// rejects most other names without comparing.
+// rejects most other names without comparing. plain are the names that
+// need no escaping in an attribute, which match finds in the input as
+// they are.
 type nameSet struct {
 	names []string
+	plain []plainName
 	lens  uint64
 }
+
+// plainName is a name match finds as it is.
+type plainName struct{ s string }
 
 func newNameSet(names []string) *nameSet {
 	s := &nameSet{}
@@ -49,8 +58,34 @@ func newNameSet(names []string) *nameSet {
 		}
 		s.names = append(s.names, n)
 		s.lens |= lenBit(len(n))
+		if n != "" && !strings.ContainsAny(n, "\"&<'") {
+			s.plain = append(s.plain, plainName{s: n})
+		}
 	}
 	return s
+}
+
+// match reports whether the <data>/<action> whose tag name ends at p goes
+// on with ` name="N"` for a plain name N of the set, and returns N and the
+// position after the closing quote. (Looking for the few names of the set
+// costs less than finding where an unknown name ends.)
+func (s *nameSet) match(b []byte, p int) (string, int, bool) {
+	if s == nil || len(s.plain) == 0 || fastPathsOff || !has8(b, p, kNameAttr) {
+		return "", 0, false
+	}
+	q := p + len(litNameAttrSp)
+	for i := range s.plain {
+		if n := &s.plain[i]; n.at(b, q) {
+			return n.s, q + len(n.s) + 1, true
+		}
+	}
+	return "", 0, false
+}
+
+// at reports whether b[q:] starts with the name and its closing quote.
+func (n *plainName) at(b []byte, q int) bool {
+	e := q + len(n.s)
+	return e < len(b) && b[e] == '"' && string(b[q:e]) == n.s
 }
 
 func lenBit(n int) uint64 {
@@ -121,9 +156,15 @@ func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 	if action {
 		set, elem = &d.proj.actions, "action"
 	}
-	if name, q, ok := quickFieldName(b, p); ok {
+	if kept, q, ok := set.match(b, p); ok {
+		sh := fieldShape{knownPkg: d.lastPkg}
+		if sh.scan(b, q, action) {
+			d.addQuickField(b, &sh, kept, action)
+			return sh.end, nil
+		}
+	} else if name, q, ok := quickFieldName(b, p); ok {
 		kept, keep := set.lookup(name)
-		var sh fieldShape
+		sh := fieldShape{knownPkg: d.lastPkg}
 		shaped := sh.scan(b, q, action)
 		switch {
 		case keep && shaped:
