@@ -111,14 +111,18 @@ type Decoder struct {
 	lenient  bool
 
 	// lastPkg is the last field package the fast path read, tried first
-	// on the next.
-	lastPkg string
+	// on the next; recentEvents and lastEventPkg the same for event names
+	// and packages.
+	lastPkg      string
+	recentEvents [4]string
+	lastEventPkg string
 
 	// proj, when set, selects the fields decoded (project.go); projFields
 	// are the data fields kept of projEvent, the last event name seen.
 	proj       *projection
 	projEvent  string
 	projFields *nameSet
+	projCache  [8]projEntry
 
 	// The date and time of day of the last timestamp parsed (timestamp).
 	tsPrefix    [19]byte
@@ -203,6 +207,19 @@ func (d *Decoder) decodeBorrowed(row []byte) (Event, error) {
 	own := d.buf
 	d.Reset(nil)
 	d.buf, d.end, d.eof, d.encodingChecked, d.borrowed = row, len(row), true, true, true
+	// The usual row is one well-formed <event> from its first byte; any
+	// other (or a failure) is decoded the general way, which gives the
+	// same event or the exact error.
+	if has8(row, 0, kEventTag) {
+		if end, err := d.parseEvent(row, 0); err == nil && len(bytes.TrimSpace(row[end:])) == 0 {
+			d.row = 1
+			ev := d.materialize()
+			d.buf, d.end, d.borrowed = own, 0, false
+			return ev, nil
+		}
+		d.Reset(nil)
+		d.buf, d.end, d.eof, d.encodingChecked = row, len(row), true, true
+	}
 	ev, err := d.Next()
 	rest := row[d.start:]
 	d.buf, d.start, d.end, d.borrowed = own, 0, 0, false

@@ -264,6 +264,7 @@ var (
 	kDataTag    = pack8(litData + litNameAttrSp[:2])
 	kActionTag  = pack8(litAction + " ")
 	kEventEnd   = pack8(litEventClose + ">")
+	kEventTag   = pack8(litEventOpen + litNameAttrSp[:2])
 )
 
 // quickAttrValue reads an attribute value from s (just after its opening
@@ -302,22 +303,54 @@ func (d *Decoder) quickEventTag(b []byte, p int) (int, bool) {
 	if fastPathsOff || !has8(b, p, kNameAttr) {
 		return 0, false
 	}
-	name, q, ok := quickAttrValue(b, p+len(litNameAttrSp))
-	if !ok || len(name) == 0 || !hasLit(b, q, kPkgAttrSp, litPkgAttrSp) {
+	q := p + len(litNameAttrSp)
+	name, q, ok := d.recentEventName(b, q)
+	if !ok || !hasLit(b, q, kPkgAttrSp, litPkgAttrSp) {
 		return 0, false
 	}
-	pkg, q, ok := quickAttrValue(b, q+len(litPkgAttrSp))
-	if !ok || !hasLit(b, q, kTSAttrSp, litTSAttrSp) {
+	q += len(litPkgAttrSp)
+	pkg := d.lastEventPkg
+	if e := q + len(pkg); pkg != "" && e < len(b) && b[e] == '"' && string(b[q:e]) == pkg {
+		q = e + 1
+	} else {
+		var raw []byte
+		if raw, q, ok = quickAttrValue(b, q); !ok {
+			return 0, false
+		}
+		pkg = d.internBytes(raw)
+		d.lastEventPkg = pkg
+	}
+	if !hasLit(b, q, kTSAttrSp, litTSAttrSp) {
 		return 0, false
 	}
 	ts, q, ok := quickAttrValue(b, q+len(litTSAttrSp))
 	if !ok || q >= len(b) || b[q] != '>' {
 		return 0, false
 	}
-	d.evName, d.evPkg = d.internBytes(name), d.internBytes(pkg)
+	d.evName, d.evPkg = name, pkg
 	d.ts = span{off: offsetIn(b, ts), n: len(ts), inBuf: true}
 	d.haveTS = true
 	return q + 1, true
+}
+
+// recentEventName reads an event's name attribute value at q (after its
+// opening quote) when it has nothing to decode, trying the last few event
+// names first (found without looking for where the name ends), and returns
+// it interned with the position after its closing quote.
+func (d *Decoder) recentEventName(b []byte, q int) (string, int, bool) {
+	for _, n := range d.recentEvents {
+		if e := q + len(n); n != "" && e < len(b) && b[e] == '"' && string(b[q:e]) == n {
+			return n, e + 1, true
+		}
+	}
+	raw, next, ok := quickAttrValue(b, q)
+	if !ok || len(raw) == 0 {
+		return "", 0, false
+	}
+	name := d.internBytes(raw)
+	copy(d.recentEvents[1:], d.recentEvents[:])
+	d.recentEvents[0] = name
+	return name, next, true
 }
 
 // timestamp parses an event's timestamp attribute as parseTimestamp does.

@@ -30,6 +30,12 @@ type Projection struct {
 	Fields map[string][]string
 }
 
+// projEntry is an event name and the data fields kept of it.
+type projEntry struct {
+	name string
+	set  *nameSet
+}
+
 // projection is a Projection prepared for the scanner.
 type projection struct {
 	actions nameSet
@@ -126,6 +132,7 @@ func (s *nameSet) hasString(name string) bool {
 // binary XELReader always decodes everything.
 func (d *Decoder) Project(p *Projection) {
 	d.projEvent, d.projFields = "", nil
+	d.projCache = [8]projEntry{}
 	if p == nil {
 		d.proj = nil
 		return
@@ -137,12 +144,18 @@ func (d *Decoder) Project(p *Projection) {
 	d.proj = pr
 }
 
-// selectFields looks up the data fields kept of the event being parsed.
-// Event names are interned, so a run of the same event costs one compare.
+// selectFields looks up the data fields kept of the event being parsed,
+// in a small cache of the last event names seen before the map.
 func (d *Decoder) selectFields() {
-	if d.evName != d.projEvent || d.projEvent == "" {
-		d.projEvent, d.projFields = d.evName, d.proj.fields[d.evName]
+	name := d.evName
+	if name == d.projEvent && name != "" {
+		return
 	}
+	c := &d.projCache[(len(name)+int(name[0]))%len(d.projCache)]
+	if c.name != name || c.name == "" {
+		c.name, c.set = name, d.proj.fields[name]
+	}
+	d.projEvent, d.projFields = name, c.set
 }
 
 // field reads a <data> or <action> element (p just after its tag name):
