@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"time"
+	"unsafe"
 )
 
 // The fast paths of the decoder: the exact shapes SQL Server writes, read
@@ -18,19 +19,20 @@ import (
 // the two to the same results.
 
 const (
-	litDataEnd    = "</data>"
-	litActionEnd  = "</action>"
-	litValueStart = "<value>"
-	litValueEnd   = "</value>"
-	litTextStart  = "<text>"
-	litTextEnd    = "</text>"
-	litTypeStart  = "<type "
-	litNameAttr   = `name="`
-	litNameAttrSp = ` name="`
-	litPkgAttrSp  = ` package="`
-	litTSAttrSp   = ` timestamp="`
-	litPkgAttr    = `package="`
-	litTSAttr     = `timestamp="`
+	litDataEnd     = "</data>"
+	litActionEnd   = "</action>"
+	litValueStart  = "<value>"
+	litValueEnd    = "</value>"
+	litTextStart   = "<text>"
+	litTextEnd     = "</text>"
+	litTypeStart   = "<type "
+	litNameAttr    = `name="`
+	litNameAttrSp  = ` name="`
+	litTagEndValue = "><value>"
+	litPkgAttrSp   = ` package="`
+	litTSAttrSp    = ` timestamp="`
+	litPkgAttr     = `package="`
+	litTSAttr      = `timestamp="`
 )
 
 // fastPathsOff turns the fast paths off (tests compare the two ways).
@@ -48,12 +50,68 @@ func (d *Decoder) quickField(b []byte, p int, action bool) (int, bool) {
 	if !ok {
 		return 0, false
 	}
+	interned := d.internBytes(name)
+	if end, ok := d.numberField(b, q, action, interned); ok {
+		return end, true
+	}
 	sh := fieldShape{knownPkg: d.lastPkg}
 	if !sh.scan(b, q, action) {
 		return 0, false
 	}
-	d.addQuickField(b, &sh, d.internBytes(name), action)
+	d.addQuickField(b, &sh, interned, action)
 	return sh.end, true
+}
+
+// numberField is the commonest field of all, read and added to the event
+// at once: from just after its name attribute,
+//
+//	[ package="P"]><value>DIGITS</value></data>
+//
+// with one to 19 digits (a number classify reads as KindUint) and, for an
+// action, P the last package seen.
+func (d *Decoder) numberField(b []byte, q int, action bool, name string) (int, bool) {
+	pkg := ""
+	if action {
+		if !hasLit(b, q, kPkgAttrSp, litPkgAttrSp) {
+			return 0, false
+		}
+		q += len(litPkgAttrSp)
+		n := len(d.lastPkg)
+		if n == 0 || q+n >= len(b) || b[q+n] != '"' || string(b[q:q+n]) != d.lastPkg {
+			return 0, false
+		}
+		pkg, q = d.lastPkg, q+n+1
+	}
+	if !has8(b, q, kTagEndValue) {
+		return 0, false
+	}
+	s := q + len(litTagEndValue)
+	i := s
+	var u uint64
+	for i < len(b) {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c)
+		i++
+	}
+	if i == s || i-s > 19 || !has8(b, i, kValueEnd) {
+		return 0, false
+	}
+	e := i + len(litValueEnd)
+	switch {
+	case !action && has8(b, e, kDataEnd):
+		e += len(litDataEnd)
+	case action && has8(b, e, kActionEnd8) && e+8 < len(b) && b[e+8] == '>':
+		e += len(litActionEnd)
+	default:
+		return 0, false
+	}
+	f := d.appendField(action)
+	f.Name, f.Package = name, pkg
+	f.Value.Raw, f.Value.Kind, f.Value.bits = unsafe.String(&b[s], i-s), KindUint, u
+	return e, true
 }
 
 // quickFieldName reads the ` name="N"` that opens a <data>/<action> in the
@@ -249,22 +307,23 @@ func pack8(lit string) packed {
 }
 
 var (
-	kNameAttr   = pack8(litNameAttrSp)
-	kPkgAttr    = pack8(litPkgAttr[:8])
-	kTypeStart  = pack8(litTypeStart)
-	kValueStart = pack8(litValueStart)
-	kValueEnd   = pack8(litValueEnd)
-	kTextStart  = pack8(litTextStart)
-	kTextEnd    = pack8(litTextEnd)
-	kDataEnd    = pack8(litDataEnd)
-	kActionEnd8 = pack8(litActionEnd[:8])
-	kCDATA8     = pack8(litCDATA[:8])
-	kPkgAttrSp  = pack8(litPkgAttrSp[:8])
-	kTSAttrSp   = pack8(litTSAttrSp[:8])
-	kDataTag    = pack8(litData + litNameAttrSp[:2])
-	kActionTag  = pack8(litAction + " ")
-	kEventEnd   = pack8(litEventClose + ">")
-	kEventTag   = pack8(litEventOpen + litNameAttrSp[:2])
+	kNameAttr    = pack8(litNameAttrSp)
+	kPkgAttr     = pack8(litPkgAttr[:8])
+	kTypeStart   = pack8(litTypeStart)
+	kValueStart  = pack8(litValueStart)
+	kValueEnd    = pack8(litValueEnd)
+	kTextStart   = pack8(litTextStart)
+	kTextEnd     = pack8(litTextEnd)
+	kDataEnd     = pack8(litDataEnd)
+	kActionEnd8  = pack8(litActionEnd[:8])
+	kCDATA8      = pack8(litCDATA[:8])
+	kPkgAttrSp   = pack8(litPkgAttrSp[:8])
+	kTSAttrSp    = pack8(litTSAttrSp[:8])
+	kDataTag     = pack8(litData + litNameAttrSp[:2])
+	kActionTag   = pack8(litAction + " ")
+	kEventEnd    = pack8(litEventClose + ">")
+	kEventTag    = pack8(litEventOpen + litNameAttrSp[:2])
+	kTagEndValue = pack8(litTagEndValue)
 )
 
 // quickAttrValue reads an attribute value from s (just after its opening

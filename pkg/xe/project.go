@@ -170,6 +170,9 @@ func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 		set, elem = &d.proj.actions, "action"
 	}
 	if kept, q, ok := set.match(b, p); ok {
+		if end, ok := d.numberField(b, q, action, kept); ok {
+			return end, nil
+		}
 		sh := fieldShape{knownPkg: d.lastPkg}
 		if sh.scan(b, q, action) {
 			d.addQuickField(b, &sh, kept, action)
