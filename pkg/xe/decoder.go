@@ -110,10 +110,10 @@ type Decoder struct {
 	skipping bool // after a malformed row: looking for the next <event
 	lenient  bool
 
-	// lastPkg is the last field package the fast path read, tried first
-	// on the next; recentEvents and lastEventPkg the same for event names
-	// and packages.
-	lastPkg      string
+	// recentPkgs are the last field packages the fast path read, tried
+	// first on the next; recentEvents and lastEventPkg the same for event
+	// names and packages.
+	recentPkgs   [2]quotedName
 	recentEvents [4]string
 	lastEventPkg string
 

@@ -54,7 +54,7 @@ func (d *Decoder) quickField(b []byte, p int, action bool) (int, bool) {
 	if end, ok := d.numberField(b, q, action, interned); ok {
 		return end, true
 	}
-	sh := fieldShape{knownPkg: d.lastPkg}
+	sh := fieldShape{recent: &d.recentPkgs}
 	if !sh.scan(b, q, action) {
 		return 0, false
 	}
@@ -68,19 +68,17 @@ func (d *Decoder) quickField(b []byte, p int, action bool) (int, bool) {
 //	[ package="P"]><value>DIGITS</value></data>
 //
 // with one to 19 digits (a number classify reads as KindUint) and, for an
-// action, P the last package seen.
+// action, P one of the last packages seen (recentPackage).
 func (d *Decoder) numberField(b []byte, q int, action bool, name string) (int, bool) {
 	pkg := ""
 	if action {
+		var ok bool
 		if !hasLit(b, q, kPkgAttrSp, litPkgAttrSp) {
 			return 0, false
 		}
-		q += len(litPkgAttrSp)
-		n := len(d.lastPkg)
-		if n == 0 || q+n >= len(b) || b[q+n] != '"' || string(b[q:q+n]) != d.lastPkg {
+		if pkg, q, ok = d.recentPackage(b, q+len(litPkgAttrSp)); !ok {
 			return 0, false
 		}
-		pkg, q = d.lastPkg, q+n+1
 	}
 	if !has8(b, q, kTagEndValue) {
 		return 0, false
@@ -114,6 +112,87 @@ func (d *Decoder) numberField(b []byte, q int, action bool, name string) (int, b
 	return e, true
 }
 
+// recentPackage reports whether b[q:] (just after a field's package=")
+// holds one of the last two field packages read and its closing quote, and
+// returns it and the position after the quote. Actions alternate between
+// a few packages (package0, sqlserver, sqlos), so two cover most.
+func (d *Decoder) recentPackage(b []byte, q int) (string, int, bool) {
+	return recentIn(&d.recentPkgs, b, q)
+}
+
+func recentIn(recent *[2]quotedName, b []byte, q int) (string, int, bool) {
+	w8 := word8(b, q)
+	for i := range recent {
+		if n := &recent[i]; n.s != "" && n.at(w8, b, q) {
+			return n.s, q + len(n.s) + 1, true
+		}
+	}
+	return "", 0, false
+}
+
+// rememberPackage makes pkg the first package recentPackage tries.
+func (d *Decoder) rememberPackage(pkg string) {
+	if pkg != "" {
+		d.recentPkgs[1], d.recentPkgs[0] = d.recentPkgs[0], newQuotedName(pkg)
+	}
+}
+
+// quotedName is a name as an attribute value holds it, with its closing
+// quote, packed so that at compares it with the input 8 bytes at a time.
+type quotedName struct {
+	s          string
+	head, tail packed // the first 8 and the next 8 bytes of s + `"`
+	long       bool   // s + `"` is longer than 8 bytes
+}
+
+func newQuotedName(s string) quotedName {
+	q := s + `"`
+	n := quotedName{s: s, head: pack8(q[:min(len(q), 8)])}
+	if len(q) > 8 {
+		n.long, n.tail = true, pack8(q[8:min(len(q), 16)])
+	}
+	return n
+}
+
+// at reports whether b[q:] starts with the name and its closing quote;
+// w8 is word8(b, q), read once for all the names tried there. Most calls
+// are for another name and end at the first compare.
+func (n *quotedName) at(w8 word, b []byte, q int) bool {
+	return (!w8.ok || w8.v&n.head.mask == n.head.v) && n.atRest(b, q)
+}
+
+// word is 8 bytes of the input, little-endian, when ok (there were 8).
+type word struct {
+	v  uint64
+	ok bool
+}
+
+func word8(b []byte, q int) word {
+	if q < 0 || len(b)-q < 8 {
+		return word{}
+	}
+	return word{binary.LittleEndian.Uint64(b[q : q+8]), true}
+}
+
+// atRest is at once the first 8 bytes match (or fewer are left); kept out
+// of line so that at stays small.
+//
+//go:noinline
+func (n *quotedName) atRest(b []byte, q int) bool {
+	if q >= 0 && len(b)-q >= 16 {
+		switch {
+		case !n.long:
+			return true
+		case binary.LittleEndian.Uint64(b[q+8:])&n.tail.mask != n.tail.v:
+			return false
+		case len(n.s) < 16:
+			return true
+		}
+	}
+	e := q + len(n.s)
+	return q >= 0 && e < len(b) && b[e] == '"' && string(b[q:e]) == n.s
+}
+
 // quickFieldName reads the ` name="N"` that opens a <data>/<action> in the
 // fast path's shape, and returns N and the position after it.
 func quickFieldName(b []byte, p int) ([]byte, int, bool) {
@@ -130,10 +209,10 @@ func quickFieldName(b []byte, p int) ([]byte, int, bool) {
 // fieldShape is where the parts of a <data>/<action> in the fast path's
 // shape are, from just after its name attribute to the end of the element.
 type fieldShape struct {
-	// knownPkg is a package name to look for first (the last one seen);
-	// pkgIsKnown tells it was found, pkg holds the package otherwise.
-	knownPkg         string
-	pkgIsKnown       bool
+	// recent are the packages to look for first (recentPackage); known
+	// is the one found, pkg holds the package otherwise.
+	recent           *[2]quotedName
+	known            string
 	pkg, typ, typPkg []byte
 	val, text        span
 	hint             contentHint
@@ -151,8 +230,8 @@ func (sh *fieldShape) scan(b []byte, q int, action bool) bool {
 			return false
 		}
 		q += 1 + len(litPkgAttr)
-		if n := len(sh.knownPkg); n > 0 && q+n < len(b) && b[q+n] == '"' && string(b[q:q+n]) == sh.knownPkg {
-			sh.pkgIsKnown, q = true, q+n+1
+		if known, next, found := recentIn(sh.recent, b, q); found {
+			sh.known, q = known, next
 		} else if sh.pkg, q, ok = quickAttrValue(b, q); !ok {
 			return false
 		}
@@ -194,11 +273,11 @@ func (sh *fieldShape) scan(b []byte, q int, action bool) bool {
 func (d *Decoder) addQuickField(b []byte, sh *fieldShape, name string, action bool) {
 	var pkg, typ, typPkg string
 	switch {
-	case sh.pkgIsKnown:
-		pkg = sh.knownPkg
+	case sh.known != "":
+		pkg = sh.known
 	case sh.pkg != nil:
 		pkg = d.internBytes(sh.pkg)
-		d.lastPkg = pkg
+		d.rememberPackage(pkg)
 	}
 	if sh.typ != nil {
 		typ, typPkg = d.internBytes(sh.typ), d.internBytes(sh.typPkg)

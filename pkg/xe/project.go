@@ -46,15 +46,14 @@ type projection struct {
 // the buffer. lens has bit n set when some name is n bytes long, which
 // rejects most other names without comparing. plain are the names that
 // need no escaping in an attribute, which match finds in the input as
-// they are.
+// they are; next is the one it tries first (the one after its last find:
+// fields come in the same order in every event of a kind).
 type nameSet struct {
 	names []string
-	plain []plainName
+	plain []quotedName
+	next  int
 	lens  uint64
 }
-
-// plainName is a name match finds as it is.
-type plainName struct{ s string }
 
 func newNameSet(names []string) *nameSet {
 	s := &nameSet{}
@@ -65,7 +64,7 @@ func newNameSet(names []string) *nameSet {
 		s.names = append(s.names, n)
 		s.lens |= lenBit(len(n))
 		if n != "" && !strings.ContainsAny(n, "\"&<'") {
-			s.plain = append(s.plain, plainName{s: n})
+			s.plain = append(s.plain, newQuotedName(n))
 		}
 	}
 	return s
@@ -80,18 +79,18 @@ func (s *nameSet) match(b []byte, p int) (string, int, bool) {
 		return "", 0, false
 	}
 	q := p + len(litNameAttrSp)
-	for i := range s.plain {
-		if n := &s.plain[i]; n.at(b, q) {
+	w8 := word8(b, q)
+	for i, j := 0, s.next; i < len(s.plain); i++ {
+		if j >= len(s.plain) {
+			j = 0
+		}
+		if n := &s.plain[j]; n.at(w8, b, q) {
+			s.next = j + 1
 			return n.s, q + len(n.s) + 1, true
 		}
+		j++
 	}
 	return "", 0, false
-}
-
-// at reports whether b[q:] starts with the name and its closing quote.
-func (n *plainName) at(b []byte, q int) bool {
-	e := q + len(n.s)
-	return e < len(b) && b[e] == '"' && string(b[q:e]) == n.s
 }
 
 func lenBit(n int) uint64 {
@@ -173,14 +172,14 @@ func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 		if end, ok := d.numberField(b, q, action, kept); ok {
 			return end, nil
 		}
-		sh := fieldShape{knownPkg: d.lastPkg}
+		sh := fieldShape{recent: &d.recentPkgs}
 		if sh.scan(b, q, action) {
 			d.addQuickField(b, &sh, kept, action)
 			return sh.end, nil
 		}
 	} else if name, q, ok := quickFieldName(b, p); ok {
 		kept, keep := set.lookup(name)
-		sh := fieldShape{knownPkg: d.lastPkg}
+		sh := fieldShape{recent: &d.recentPkgs}
 		shaped := sh.scan(b, q, action)
 		switch {
 		case keep && shaped:
