@@ -140,9 +140,20 @@ func aggregateRows(t *testing.T, rows [][]byte, dec *xe.Decoder, add func(*batch
 	return b
 }
 
-// sameBatch compares two batches exactly.
+// sameBatch compares two batches exactly, after checking and setting
+// aside got's page index (the reference aggregation keeps none): every
+// entry is the accumulator of the page its key packs.
 func sameBatch(t *testing.T, what string, got, want *batch) {
 	t.Helper()
+	for packed, a := range got.pageIndex {
+		k := pageKey{packed >> 48, packed >> 32 & 0xFFFF, packed & 0xFFFFFFFF}
+		if got.pages[k] != a {
+			t.Errorf("%s: page index entry %#x is not the accumulator of page %v", what, packed, k)
+		}
+	}
+	index := got.pageIndex
+	got.pageIndex = want.pageIndex
+	defer func() { got.pageIndex = index }()
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: batches differ\n got %s\nwant %s", what, dumpBatch(got), dumpBatch(want))
 	}
@@ -279,6 +290,35 @@ func checkAggregation(t *testing.T, what string, rows [][]byte) {
 	}
 	sameBatch(t, what+", full events", aggregateRows(t, rows, full, (*batch).add), want)
 	sameBatch(t, what+", projected events", aggregateRows(t, rows, newEventDecoder(), (*batch).add), want)
+}
+
+// Page I/O past maxPagesPerBatch distinct pages goes to the overflow
+// counters, and ids too large to pack into the page index still count
+// apart: the aggregation against the reference on more distinct pages than
+// the limit, each read twice.
+func TestPageAccumulatorsPastTheLimit(t *testing.T) {
+	var rows [][]byte
+	ts := `timestamp="2026-01-01T00:00:00.000Z"`
+	row := func(db, file, page uint64) []byte {
+		return fmt.Appendf(nil, `<event name="physical_page_read" package="sqlserver" %s><data name="file_id"><value>%d</value></data>`+
+			`<data name="page_id"><value>%d</value></data><action name="database_id" package="sqlserver"><value>%d</value></action></event>`, ts, file, page, db)
+	}
+	for _, k := range []pageKey{{1 << 16, 1, 7}, {5, 1 << 16, 7}, {5, 1, 1 << 32}, {5, 1, 7}, {5, 2, 7}, {6, 1, 7}, {65535, 65535, 1<<32 - 1}} {
+		rows = append(rows, row(k.db, k.file, k.page), row(k.db, k.file, k.page))
+	}
+	for i := range uint64(maxPagesPerBatch + 50) {
+		rows = append(rows, row(5+i%3, 1, i/3), row(5+i%3, 1, i/3))
+	}
+	full := xe.NewDecoder(nil)
+	want := aggregateRows(t, rows, full, addTyped)
+	got := aggregateRows(t, rows, newEventDecoder(), (*batch).add)
+	if len(want.pagesOverflow) == 0 || len(want.pages) != maxPagesPerBatch {
+		t.Fatalf("setup: %d pages, %d overflow counters", len(want.pages), len(want.pagesOverflow))
+	}
+	if len(got.pageIndex) != maxPagesPerBatch-3 {
+		t.Errorf("page index holds %d pages, want all but the 3 that do not pack", len(got.pageIndex))
+	}
+	sameBatch(t, "pages past the limit", got, want)
 }
 
 func TestAggregationReadsAsTypedViews(t *testing.T) {

@@ -33,6 +33,10 @@ type batch struct {
 	// pagesOverflow counts page I/O past maxPagesPerBatch distinct pages,
 	// which is published with unresolved object names.
 	pagesOverflow map[pageOverflowKey]*pageAcc
+	// pageIndex finds the accumulators of pages by their key packed into
+	// one word (packPage): a one-word key hashes and compares faster than
+	// a pageKey, on the path of the commonest event.
+	pageIndex map[uint64]*pageAcc
 	malformed     uint64
 }
 
@@ -80,7 +84,7 @@ func newBatch() *batch {
 		waits: map[waitKey]*waitAcc{}, pages: map[pageKey]*pageAcc{}, splits: map[splitKey]float64{},
 		spills: map[spillKey]*spillAcc{}, memory: map[uint64]*memAcc{}, logs: map[uint64]*logAcc{},
 		stmts: map[stmtKey]*stmtAcc{}, texts: map[textKey]string{}, decoded: map[string]uint64{},
-		pagesOverflow: map[pageOverflowKey]*pageAcc{},
+		pagesOverflow: map[pageOverflowKey]*pageAcc{}, pageIndex: map[uint64]*pageAcc{},
 	}
 }
 
@@ -342,20 +346,7 @@ func (b *batch) addPageIO(ev *xe.Event, c eventContext, write bool) {
 			page = u64(&f.Value)
 		}
 	}
-	k := pageKey{c.db, file, page}
-	a := b.pages[k]
-	if a == nil {
-		if len(b.pages) >= maxPagesPerBatch {
-			ok := pageOverflowKey{c.db}
-			if a = b.pagesOverflow[ok]; a == nil {
-				a = &pageAcc{}
-				b.pagesOverflow[ok] = a
-			}
-		} else {
-			a = &pageAcc{}
-			b.pages[k] = a
-		}
-	}
+	a := b.pageAcc(pageKey{c.db, file, page})
 	if write {
 		a.writes++
 		return
@@ -364,6 +355,45 @@ func (b *batch) addPageIO(ev *xe.Event, c eventContext, write bool) {
 	if c.hasHash {
 		a.ex = exemplar{queryHash: c.queryHash, at: ev.Timestamp.Time, set: true}
 	}
+}
+
+// pageAcc returns the accumulator of page k: its own among the first
+// maxPagesPerBatch pages, its database's overflow one after.
+func (b *batch) pageAcc(k pageKey) *pageAcc {
+	packed, canPack := packPage(k)
+	if canPack {
+		if a := b.pageIndex[packed]; a != nil {
+			return a
+		}
+	}
+	if a := b.pages[k]; a != nil {
+		return a
+	}
+	if len(b.pages) >= maxPagesPerBatch {
+		ok := pageOverflowKey{k.db}
+		a := b.pagesOverflow[ok]
+		if a == nil {
+			a = &pageAcc{}
+			b.pagesOverflow[ok] = a
+		}
+		return a
+	}
+	a := &pageAcc{}
+	b.pages[k] = a
+	if canPack {
+		b.pageIndex[packed] = a
+	}
+	return a
+}
+
+// packPage packs a page key into one word when its database and file ids
+// are below 2^16 and its page id below 2^32, which holds for every page
+// SQL Server numbers (database_id and file_id are smallint, page_id int).
+func packPage(k pageKey) (uint64, bool) {
+	if k.db>>16 != 0 || k.file>>16 != 0 || k.page>>32 != 0 {
+		return 0, false
+	}
+	return k.db<<48 | k.file<<32 | k.page, true
 }
 
 func (b *batch) addSplit(ev *xe.Event, c eventContext) {
