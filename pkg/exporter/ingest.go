@@ -37,7 +37,7 @@ type batch struct {
 	// one word (packPage): a one-word key hashes and compares faster than
 	// a pageKey, on the path of the commonest event.
 	pageIndex map[uint64]*pageAcc
-	malformed     uint64
+	malformed uint64
 }
 
 type waitKey struct{ db, waitType uint64 }
