@@ -123,6 +123,10 @@ type Decoder struct {
 	projEvent  string
 	projFields *nameSet
 	projCache  [8]projEntry
+	// layout is the field layout of projEvent, fieldIdx the position of
+	// the next field of the event being parsed (layout.go).
+	layout   *fieldLayout
+	fieldIdx int
 
 	// The date and time of day of the last timestamp parsed (timestamp).
 	tsPrefix    [19]byte

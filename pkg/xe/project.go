@@ -30,16 +30,20 @@ type Projection struct {
 	Fields map[string][]string
 }
 
-// projEntry is an event name and the data fields kept of it.
+// projEntry is an event name, the data fields kept of it and the layout
+// of its fields (layout.go).
 type projEntry struct {
-	name string
-	set  *nameSet
+	name   string
+	set    *nameSet
+	layout *fieldLayout
 }
 
-// projection is a Projection prepared for the scanner.
+// projection is a Projection prepared for the scanner, with the layouts
+// of the events read with it.
 type projection struct {
 	actions nameSet
 	fields  map[string]*nameSet
+	layouts map[string]*fieldLayout
 }
 
 // nameSet is a small set of names, looked up with the bytes of a name in
@@ -130,45 +134,54 @@ func (s *nameSet) hasString(name string) bool {
 // p. Like ReuseEvents it stays set across Reset. It applies to XML; the
 // binary XELReader always decodes everything.
 func (d *Decoder) Project(p *Projection) {
-	d.projEvent, d.projFields = "", nil
+	d.projEvent, d.projFields, d.layout = "", nil, nil
 	d.projCache = [8]projEntry{}
 	if p == nil {
 		d.proj = nil
 		return
 	}
-	pr := &projection{actions: *newNameSet(p.Actions), fields: make(map[string]*nameSet, len(p.Fields))}
+	pr := &projection{actions: *newNameSet(p.Actions), fields: make(map[string]*nameSet, len(p.Fields)),
+		layouts: map[string]*fieldLayout{}}
 	for ev, fields := range p.Fields {
 		pr.fields[ev] = newNameSet(fields)
 	}
 	d.proj = pr
 }
 
-// selectFields looks up the data fields kept of the event being parsed,
-// in a small cache of the last event names seen before the map.
+// selectFields looks up the data fields kept of the event being parsed
+// and their layout, in a small cache of the last event names seen before
+// the maps.
 func (d *Decoder) selectFields() {
+	d.fieldIdx = 0
 	name := d.evName
 	if name == d.projEvent && name != "" {
 		return
 	}
 	c := &d.projCache[(len(name)+int(name[0]))%len(d.projCache)]
 	if c.name != name || c.name == "" {
-		c.name, c.set = name, d.proj.fields[name]
+		c.name, c.set, c.layout = name, d.proj.fields[name], d.proj.layoutOf(name)
 	}
-	d.projEvent, d.projFields = name, c.set
+	d.projEvent, d.projFields, d.layout = name, c.set, c.layout
 }
 
 // field reads a <data> or <action> element (p just after its tag name):
 // all of them without a projection; with one, those it names, skipping the
-// others.
+// others. The field expected at its position (layout.go) is tried first.
 func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 	if d.proj == nil {
 		return d.parseField(b, p, action)
+	}
+	i := d.fieldIdx
+	d.fieldIdx++
+	if next, ok, err := d.expectedField(b, p, action, i); ok {
+		return next, err
 	}
 	set, elem := d.projFields, "data"
 	if action {
 		set, elem = &d.proj.actions, "action"
 	}
 	if kept, q, ok := set.match(b, p); ok {
+		d.learnField(i, kept, kept, action)
 		if end, ok := d.numberField(b, q, action, kept); ok {
 			return end, nil
 		}
@@ -179,6 +192,9 @@ func (d *Decoder) field(b []byte, p int, action bool) (int, error) {
 		}
 	} else if name, q, ok := quickFieldName(b, p); ok {
 		kept, keep := set.lookup(name)
+		if !keep {
+			d.learnField(i, d.internBytes(name), "", action)
+		}
 		sh := fieldShape{recent: &d.recentPkgs}
 		shaped := sh.scan(b, q, action)
 		switch {

@@ -219,7 +219,23 @@ var trickyEvents = []string{
 		`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"></eventx>`,
 	`<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><action name="x" packagf="p"><value>1</value></action>` +
 		`<action name="y" package="p" ><value>1</value></action><data name="z" package="q"><value>1</value></data></event>`,
+	// Events of one name whose fields change from one to the next (the
+	// layouts a projection remembers, layout.go, must not be trusted).
+	layoutEvent(`<data name="x"><value>1</value></data><data name="y"><value>2</value></data><action name="x" package="p"><value>3</value></action>`) +
+		layoutEvent(`<data name="y"><value>4</value></data><data name="x"><value>5</value></data><action name="x" package="p"><value>6</value></action>`) +
+		layoutEvent(`<action name="x" package="p"><value>7</value></action><data name="y"><value>8</value></data><data name="x"><value>9</value></data>`) +
+		layoutEvent(`<data name="x" package="q"><value>10</value></data><data name="y"><value>a&amp;b</value></data><action name="x" package="p"><value><![CDATA[11]]></value></action>`) +
+		layoutEvent(`<data name="x"><type name="uint64" package="package0"/><value>12</value></data><data name="xx"><value>13</value></data>`) +
+		layoutEvent(`<data name="xy"><value>14</value></data>`) +
+		layoutEvent(`<data name="x"><value>15</value></data><data name="y"><value>16</value></data><action name="x" package="p"><value>17</value></action>`),
+	layoutEvent(`<data name="x"><value>1</value></data><data name="y"><value>2</value></data>`) +
+		layoutEvent(`<data name=""><value>1</value></data><data name="y"><value>2</value></data>`) +
+		layoutEvent(`<data name="x"><value>&bogus;</value></data><data name="y"><value>2</value></data>`),
 	`<RingBufferTarget truncated="0" eventCount="1"><event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z"><data name="x"><type name="uint32" package="package0"/><value>1</value></data></event></RingBufferTarget>`,
+}
+
+func layoutEvent(body string) string {
+	return `<event name="e" package="p" timestamp="2020-01-02T03:04:05.678Z">` + body + `</event>`
 }
 
 // corpus is every real capture, generated streams and the tricky forms.
