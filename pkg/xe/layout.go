@@ -1,5 +1,7 @@
 package xe
 
+import "bytes"
+
 // Field layouts: the fields of an event come in the same order, with the
 // same names, in every event of that name a session writes. With a
 // Projection, the decoder remembers the names of the last event of each
@@ -70,6 +72,9 @@ func (d *Decoder) expectedField(b []byte, p int, action bool, i int) (next int, 
 		d.addQuickField(b, &sh, e.kept, action)
 		return sh.end, true, nil
 	}
+	if end, ok := skipPlainData(b, q, action); ok {
+		return end, true, nil
+	}
 	sh := fieldShape{recent: &d.recentPkgs}
 	if sh.scan(b, q, action) {
 		return sh.end, true, nil
@@ -95,4 +100,24 @@ func (d *Decoder) learnField(i int, name, kept string, action bool) {
 	if e := &l.fields[i]; e.name.s != name || e.action != action {
 		*e = layoutField{name: newQuotedName(name), kept: kept, action: action}
 	}
+}
+
+// skipPlainData finds the end of a skipped <data> in the commonest shape,
+// from just after its name attribute: ><value>V</value></data> with V
+// text up to the first '<' (where scan and skipElement find its end too:
+// nothing in a skipped value is decoded or checked).
+func skipPlainData(b []byte, q int, action bool) (int, bool) {
+	if action || !has8(b, q, kTagEndValue) {
+		return 0, false
+	}
+	s := q + len(litTagEndValue)
+	i := bytes.IndexByte(b[s:], '<')
+	if i < 0 {
+		return 0, false
+	}
+	e := s + i
+	if !has8(b, e, kValueEnd) || !has8(b, e+len(litValueEnd), kDataEnd) {
+		return 0, false
+	}
+	return e + len(litValueEnd) + len(litDataEnd), true
 }
