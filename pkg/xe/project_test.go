@@ -460,7 +460,71 @@ func FuzzFastPath(f *testing.F) {
 				t.Fatalf("fast paths differ from the generic code: %s", diff)
 			}
 		}
+		checkRow(t, in)
 	})
+}
+
+// decodeRowItem is DecodeRow's result on in as an item.
+func decodeRowItem(in []byte, reuse bool, p *xe.Projection) item {
+	d := xe.NewDecoder(nil)
+	if reuse {
+		d.ReuseEvents()
+	}
+	d.Project(p)
+	ev, err := d.DecodeRow(in)
+	if err != nil {
+		return item{err: err}
+	}
+	c := ev.Clone()
+	return item{ev: &c}
+}
+
+// checkRow holds DecodeRow (the row decoded where it lies, as the
+// exporter reads rows) to the same rules: with and without the fast paths
+// the same result; projected, the full event with the unnamed fields left
+// out.
+func checkRow(t *testing.T, in []byte) {
+	t.Helper()
+	defer xe.SetFastPaths(true)
+	xe.SetFastPaths(false)
+	want := decodeRowItem(in, false, nil)
+	xe.SetFastPaths(true)
+	if diff := sameItems([]item{decodeRowItem(in, true, nil)}, []item{want}); diff != "" {
+		t.Fatalf("DecodeRow: fast paths differ from the generic code: %s", diff)
+	}
+	if want.ev == nil {
+		return
+	}
+	for _, p := range projectionsFor([]item{want}, uint64(len(in))) {
+		got := decodeRowItem(in, true, p)
+		if diff := sameItems([]item{got}, projectAll([]item{want}, p)); diff != "" {
+			t.Fatalf("DecodeRow, projection %+v: %s", p, diff)
+		}
+	}
+}
+
+// TestDecodeRowFastPathsAndProjections runs checkRow on every event of
+// the corpus as a row of its own.
+func TestDecodeRowFastPathsAndProjections(t *testing.T) {
+	rows := 0
+	for _, in := range corpus(t) {
+		if len(in.data) > 1<<20 {
+			continue
+		}
+		for _, it := range decodeItems(t, in.data, decodeOpts{lenient: lenientInput(in.name)}) {
+			if it.ev != nil {
+				checkRow(t, it.ev.AppendXML(nil, xe.FormEventFile))
+				rows++
+			}
+		}
+		if bytes.Count(in.data, []byte("<event")) == 1 {
+			checkRow(t, in.data) // as written, in whatever form
+			rows++
+		}
+	}
+	if rows < 1000 {
+		t.Fatalf("only %d rows", rows)
+	}
 }
 
 // FuzzProjection: a projection (chosen by sel from the names the input's
