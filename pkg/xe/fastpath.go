@@ -84,16 +84,7 @@ func (d *Decoder) numberField(b []byte, q int, action bool, name string) (int, b
 		return 0, false
 	}
 	s := q + len(litTagEndValue)
-	i := s
-	var u uint64
-	for i < len(b) {
-		c := b[i] - '0'
-		if c > 9 {
-			break
-		}
-		u = u*10 + uint64(c)
-		i++
-	}
+	u, i := readDigits(b, s)
 	if i == s || i-s > 19 || !has8(b, i, kValueEnd) {
 		return 0, false
 	}
@@ -331,16 +322,7 @@ func quickContent(b []byte, p int, end packed, n int) (span, contentHint, digits
 		}
 		return span{}, hintEmpty, digits{}, p + n, true
 	}
-	i := p
-	var u uint64
-	for i < len(b) {
-		c := b[i] - '0'
-		if c > 9 {
-			break
-		}
-		u = u*10 + uint64(c)
-		i++
-	}
+	u, i := readDigits(b, p)
 	num := digits{u, i > p && i-p <= 19}
 	for i < len(b) && !textSpecial[b[i]] {
 		i++
@@ -350,6 +332,22 @@ func quickContent(b []byte, p int, end packed, n int) (span, contentHint, digits
 		return span{}, 0, digits{}, 0, false
 	}
 	return span{off: p, n: i - p, inBuf: true}, hintText, num, i + n, true
+}
+
+// readDigits reads the decimal digits from b[p:] as a number (wrapping
+// past 20 digits: callers accept at most 19) and returns it with the
+// position after them.
+func readDigits(b []byte, p int) (uint64, int) {
+	var u uint64
+	for p < len(b) {
+		c := b[p] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c)
+		p++
+	}
+	return u, p
 }
 
 // has8 reports whether b[p:] starts with the literal packed in lit (see
