@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"crypto/sha256"
-	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -389,8 +388,10 @@ func setIf(q url.Values, key, v string) {
 }
 
 // Connector builds the driver connector: go-mssqldb's for sql and windows,
-// the azuread package's (driver "azuresql") for azuread.
-func (s Settings) Connector() (driver.Connector, error) {
+// the azuread package's (driver "azuresql") for azuread. A parse error is
+// redacted by the DSN's own secrets (tracer.RedactDSNError) before it is
+// wrapped.
+func (s Settings) Connector() (*mssql.Connector, error) {
 	dsn, err := s.DSN()
 	if err != nil {
 		return nil, err
@@ -398,13 +399,13 @@ func (s Settings) Connector() (driver.Connector, error) {
 	if s.authType() == AuthAzureAD {
 		c, err := azuread.NewConnector(dsn)
 		if err != nil {
-			return nil, fmt.Errorf("azuread connector for %s: %w", s.Redacted(), err)
+			return nil, fmt.Errorf("azuread connector for %s: %w", s.Redacted(), tracer.RedactDSNError(err, dsn))
 		}
 		return c, nil
 	}
 	c, err := mssql.NewConnector(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("connector for %s: %w", s.Redacted(), err)
+		return nil, fmt.Errorf("connector for %s: %w", s.Redacted(), tracer.RedactDSNError(err, dsn))
 	}
 	return c, nil
 }
@@ -441,7 +442,11 @@ func caFile(v string) (string, error) {
 	return path, nil
 }
 
-// Redacted describes the target without secrets.
+// Redacted describes the target without secrets: user (a login, Kerberos
+// principal or Azure AD client id — none of them secret), host, port,
+// database and the authentication type; never the password or client
+// secret, which only DSN() carries. Messages that must show a connection
+// string use tracer.RedactDSN on it instead.
 func (s Settings) Redacted() string {
 	port := s.Port
 	if port == 0 {
