@@ -342,6 +342,8 @@ func (x *execCtx) transientLock(l heldLock) {
 // simOp executes one operator (children first where the operator blocks).
 func (x *execCtx) simOp(op *planOp, resultRows int) {
 	s := x.srv
+	s.enterOp(op)
+	defer s.leaveOp()
 	op.start = s.now()
 	readAhead := !x.conn.traceFlag(652)
 	switch op.kind {

@@ -512,7 +512,8 @@ func init() {
 			r.rows = [][]any{{int64(c.spid), int64(0), "running", "SELECT", int64(c.db.id), txn, open}}
 			return r, nil
 		},
-		"dm_exec_connections": dmExecConnections, // connections.go
+		"dm_exec_connections":  dmExecConnections, // connections.go
+		"dm_os_loaded_modules": loadedModulesView, // callstacks.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
 			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
