@@ -95,8 +95,8 @@ type Builder struct {
 	// stackText holds each distinct call-stack text once (index = id − 1).
 	stackText []string
 	stackID   map[string]uint32
-	other map[string]int
-	notes []string
+	other     map[string]int
+	notes     []string
 }
 
 // NewBuilder starts a trace for plan (nil when no plan was captured), with an
