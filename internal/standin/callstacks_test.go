@@ -172,3 +172,22 @@ func TestLoadedModules(t *testing.T) {
 		t.Fatalf("reader: %v, want Msg 300 naming VIEW SERVER PERFORMANCE STATE", err)
 	}
 }
+
+// sys.dm_db_page_info exists from SQL Server 2019: older box personas
+// answer Msg 208; LIMITED leaves the description columns NULL.
+func TestPageInfoByVersion(t *testing.T) {
+	for persona, ok := range map[string]bool{"sql2016": false, "sql2017": false, "sql2019": true, "sql2022": true, "azure-sql-database": true} {
+		c := session(t, New(Options{Persona: persona}), 51)
+		r, err := run(c, "SELECT page_type_desc FROM sys.dm_db_page_info(DB_ID(), 1, 1, 'DETAILED')")
+		switch {
+		case ok && err != nil:
+			t.Errorf("%s: %v", persona, err)
+		case !ok && (err == nil || err.Number != 208):
+			t.Errorf("%s: %v, want Msg 208", persona, err)
+		case ok:
+			if lim := mustRun(t, c, "SELECT page_type_desc, page_type FROM sys.dm_db_page_info(DB_ID(), 1, 1, 'LIMITED')").sets[0].rows[0]; lim[0] != nil {
+				t.Errorf("%s: LIMITED page_type_desc %v (DETAILED %v)", persona, lim[0], r.sets[0].rows[0][0])
+			}
+		}
+	}
+}

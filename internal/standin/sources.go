@@ -832,6 +832,9 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		}
 		return x.readEventFiles(args)
 	case "dm_db_page_info":
+		if !x.srv.persona.hasPageInfo() {
+			return nil, sqlErr(208, 16, "Invalid object name 'sys.dm_db_page_info'.")
+		}
 		if err := need(4); err != nil {
 			return nil, err
 		}
@@ -1005,7 +1008,11 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	}
 	pi := db.pageOwner[int32(ids[2])]
 	if pi == nil {
-		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), "UNKNOWN", int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
+		var unknown any = "UNKNOWN"
+		if mode == "LIMITED" {
+			unknown = nil
+		}
+		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), unknown, int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
 		return r, nil
 	}
 	ix := pi.idx
@@ -1035,7 +1042,11 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	if prev != 0 {
 		pf = 1
 	}
-	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, pi.kind, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
+	var desc any = pi.kind
+	if mode == "LIMITED" {
+		desc = nil // LIMITED returns NULL for every description column
+	}
+	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
 		slots, pi.kind == "IAM_PAGE", nf, next, pf, prev})
 	return r, nil
 }
