@@ -181,6 +181,17 @@ func eventFrames(ev *xeEventData, leaf *planOp) []frameRef {
 		out = append(out, accessFrames(leaf)...)
 	case "log_flush_complete":
 		out = append(out, fr("sqlmin", "SQLServerLogMgr::FlushToLSN"), fr("sqlmin", "XdesRMFull::Commit"))
+	case "file_read":
+		out = append(out, fr("sqlmin", "FCB::AsyncRead"), fr("sqlmin", "BPool::ReadPage"))
+		out = append(out, bufferFix...)
+		out = append(out, accessFrames(leaf)...)
+	case "file_read_completed", "file_write_completed":
+		// an I/O completion runs on the worker that polls for it, below
+		// the wait for the page latch
+		out = append(out, fr("sqlmin", "FCBIoRequest::Complete"), fr("sqldk", "SOS_Scheduler::ProcessIOCompletions"), fr("sqldk", "SOS_Scheduler::SuspendNonPreemptive"),
+			fr("sqlmin", "LatchBase::Suspend"), fr("sqlmin", "BUF::AcquireLatch"))
+		out = append(out, bufferFix...)
+		out = append(out, accessFrames(leaf)...)
 	}
 	return out
 }
@@ -349,6 +360,10 @@ func allFrames() []frameRef {
 		{name: "sort_warning", pkg: "sqlserver"}, {name: "hash_warning", pkg: "sqlserver"}, {name: "hash_spill_details", pkg: "sqlserver"},
 		{name: "page_split", pkg: "sqlserver"}, {name: "transaction_log", pkg: "sqlserver"}, {name: "log_flush_complete", pkg: "sqlserver"},
 		{name: "wait_info", pkg: "sqlos"}, {name: "wait_completed", pkg: "sqlos"}} {
+		out = append(out, eventFrames(&ev, nil)...)
+	}
+	for name, def := range xeEvents {
+		ev := xeEventData{name: name, pkg: def.pkg}
 		out = append(out, eventFrames(&ev, nil)...)
 	}
 	for _, wt := range []string{"PAGEIOLATCH_SH", "LCK_M_S", "IO_COMPLETION", "CXPACKET", "WRITELOG", "RESOURCE_SEMAPHORE"} {
