@@ -210,9 +210,12 @@ func (s Settings) Validate() error {
 		add("maxEvents %d is outside 1-%d", s.MaxEvents, MaxEventsLimit)
 	}
 	for _, u := range s.SymbolServers {
-		if v, err := url.Parse(u); err != nil || (v.Scheme != "http" && v.Scheme != "https") {
+		if v, err := url.Parse(u); err != nil || (v.Scheme != "http" && v.Scheme != "https") || v.Host == "" {
 			add("symbolServers entry %q is not an http(s) URL", u)
 		}
+	}
+	if s.SymbolCacheDir != "" && !filepath.IsAbs(s.SymbolCacheDir) {
+		add("symbolCacheDir %q must be an absolute path", s.SymbolCacheDir)
 	}
 	ts := s.TraceStore
 	if ts.MaxTraces < 0 || ts.MaxMemoryMB < 0 || ts.MaxAgeHours < 0 || ts.MaxDiskMB < 0 {
@@ -440,6 +443,23 @@ func caFile(v string) (string, error) {
 		return "", fmt.Errorf("tlsCA: %w", err)
 	}
 	return path, nil
+}
+
+// symbolCache is the PDB cache directory: symbolCacheDir, else
+// <GF_PATHS_DATA>/queryreplay/symbols (Grafana's data path, writable by the
+// plugin), else the user cache directory; "" when no symbol server is set
+// and no cache is configured (nothing to read or download).
+func (s Settings) symbolCache() string {
+	if s.SymbolCacheDir != "" {
+		return s.SymbolCacheDir
+	}
+	if len(s.SymbolServers) == 0 {
+		return ""
+	}
+	if d := os.Getenv("GF_PATHS_DATA"); d != "" {
+		return filepath.Join(d, "queryreplay", "symbols")
+	}
+	return "" // the tracer falls back to the user cache directory
 }
 
 // Redacted describes the target without secrets: user (a login, Kerberos
