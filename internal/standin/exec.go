@@ -399,6 +399,10 @@ func tdsType(t SQLType) tds.TypeInfo {
 		return tds.TypeInfo{Type: tds.TypeUniqueIdentifier}
 	case TypeXML:
 		return tds.TypeInfo{Type: tds.TypeXML}
+	case TypeDate:
+		return tds.TypeInfo{Type: tds.TypeDate}
+	case TypeDecimal:
+		return tds.TypeInfo{Type: tds.TypeDecimal, Precision: uint8(max(1, min(t.Size, 38))), Scale: uint8(min(t.Scale, 38))}
 	}
 	return tds.TypeInfo{Type: tds.TypeNVarChar, Length: tds.Max}
 }

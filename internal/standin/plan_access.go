@@ -203,20 +203,22 @@ func (p *planner) seekFor(ix *index, rel *relation, local []expr) *seekSpec {
 		}
 		return !hasSubquery(v)
 	}
-	r := keyRange{}
 	spec := &seekSpec{col: lead}
-	var eqs []expr
+	var eq, lo, hi, between expr
+	var eqVal, loVal, hiVal expr
+	loIncl, hiIncl := false, false
+	var inList []expr
+	var inConj expr
 	for _, c := range local {
 		if in, ok := c.(*inExpr); ok && in.Sub == nil && !in.Not && len(in.List) <= 64 {
 			if col, ok := in.E.(*colRef); ok {
-				if ci, _ := rel.lookupRef(col); ci == lead {
+				if ci, _ := rel.lookupRef(col); ci == lead && inList == nil {
 					all := true
 					for _, v := range in.List {
 						all = all && isLocal(v)
 					}
-					if all && eqs == nil {
-						eqs = in.List
-						spec.used = append(spec.used, c)
+					if all {
+						inList, inConj = in.List, c
 					}
 				}
 			}
@@ -231,33 +233,48 @@ func (p *planner) seekFor(ix *index, rel *relation, local []expr) *seekSpec {
 		}
 		switch op {
 		case "=":
-			if r.lo == nil || !r.loIncl || r.hi == nil {
-				r = keyRange{lo: val, hi: val, loIncl: true, hiIncl: true}
+			if eq == nil {
+				eq, eqVal = c, val
 			}
 		case ">", ">=":
-			if r.lo == nil {
-				r.lo, r.loIncl = val, op == ">="
+			if lo == nil && between == nil {
+				lo, loVal, loIncl = c, val, op == ">="
 			}
 		case "<", "<=":
-			if r.hi == nil {
-				r.hi, r.hiIncl = val, op == "<="
+			if hi == nil && between == nil {
+				hi, hiVal, hiIncl = c, val, op == "<="
 			}
 		case "BETWEEN":
-			b := c.(*betweenExpr)
-			r = keyRange{lo: b.Lo, hi: b.Hi, loIncl: true, hiIncl: true}
+			if between == nil && lo == nil && hi == nil {
+				between = c
+			}
 		}
-		spec.used = append(spec.used, c)
 	}
-	if eqs != nil {
-		for _, v := range eqs {
+	switch {
+	case eq != nil:
+		// the narrowest: an equality seek; range predicates stay residual
+		spec.ranges = []keyRange{{lo: eqVal, hi: eqVal, loIncl: true, hiIncl: true}}
+		spec.used = []expr{eq}
+	case inList != nil:
+		for _, v := range inList {
 			spec.ranges = append(spec.ranges, keyRange{lo: v, hi: v, loIncl: true, hiIncl: true})
 		}
-		return spec
-	}
-	if r.lo == nil && r.hi == nil {
+		spec.used = []expr{inConj}
+	case between != nil:
+		b := between.(*betweenExpr)
+		spec.ranges = []keyRange{{lo: b.Lo, hi: b.Hi, loIncl: true, hiIncl: true}}
+		spec.used = []expr{between}
+	case lo != nil || hi != nil:
+		r := keyRange{lo: loVal, hi: hiVal, loIncl: loIncl, hiIncl: hiIncl}
+		spec.ranges = []keyRange{r}
+		for _, u := range []expr{lo, hi} {
+			if u != nil {
+				spec.used = append(spec.used, u)
+			}
+		}
+	default:
 		return nil
 	}
-	spec.ranges = []keyRange{r}
 	return spec
 }
 

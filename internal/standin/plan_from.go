@@ -90,7 +90,7 @@ func (p *planner) bindFrom(fc *fromCtx, ref tableRef, applied bool) *SQLError {
 		return p.bindFrom(fc, r.Right, applied || r.Kind == "APPLY" || r.Kind == "OUTER APPLY")
 	}
 	leaf := &fromLeaf{idx: len(fc.leaves), ref: ref, applied: applied}
-	if err := p.bindLeaf(leaf); err != nil {
+	if err := p.bindLeaf(leaf, fc); err != nil {
 		return err
 	}
 	for _, l := range fc.leaves {
@@ -105,7 +105,7 @@ func (p *planner) bindFrom(fc *fromCtx, ref tableRef, applied bool) *SQLError {
 }
 
 // bindLeaf finds what a table source is and its columns.
-func (p *planner) bindLeaf(leaf *fromLeaf) *SQLError {
+func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *SQLError {
 	switch r := leaf.ref.(type) {
 	case *tableName:
 		leaf.tn = r
@@ -134,9 +134,10 @@ func (p *planner) bindLeaf(leaf *fromLeaf) *SQLError {
 	case *derivedTable:
 		leaf.qual = strings.ToLower(r.Alias)
 		if leaf.applied {
-			// planned at the join, with the left side in scope; its columns
-			// are known from a plan made now with an empty outer row
-			src, err := p.planDerived(r, p.scope)
+			// planned again at the join, with the left side's row in
+			// scope; this plan gives its columns
+			left := &relation{cols: append([]relCol{}, fc.all.cols...)}
+			src, err := p.planDerived(r, &pscope{rel: left, parent: p.scope})
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"math"
+	"strings"
 )
 
 // Join algorithm choice, and subqueries as joins.
@@ -237,6 +238,9 @@ func (p *planner) semiJoinFor(c expr) (func(iter) (iter, *SQLError), bool) {
 	switch x := c.(type) {
 	case *existsExpr:
 		return func(in iter) (iter, *SQLError) {
+			if it, ok, err := p.hashSemiJoin(in, x.Sel, not); ok || err != nil {
+				return it, err
+			}
 			q := p.child(in.node().schema)
 			inner, _, _, err := q.planQuery(x.Sel)
 			if err != nil {
@@ -399,4 +403,114 @@ func (p *planner) probeFor(in iter, sq expr) (iter, *SQLError) {
 	n.probe = mode != nlScalar
 	n.details = j.showplan
 	return j, nil
+}
+
+// hashSemiJoin decorrelates [NOT] EXISTS (SELECT … WHERE inner.col =
+// outer.col AND …) into a hash semi (anti semi) join when the inner side
+// has no index to seek on the correlated column, as the optimizer does
+// when re-running the subquery per outer row would scan it every time.
+func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, *SQLError) {
+	if sel.Op != "" || sel.From == nil || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Top != nil || len(sel.With) > 0 {
+		return nil, false, nil
+	}
+	inner := map[string]*tableName{}
+	var collect func(r tableRef) bool
+	collect = func(r tableRef) bool {
+		switch t := r.(type) {
+		case *tableName:
+			q := strings.ToLower(t.Alias)
+			if q == "" {
+				q = strings.ToLower(t.Parts[len(t.Parts)-1])
+			}
+			inner[q] = t
+			return true
+		case *joinRef:
+			return t.Kind != "APPLY" && t.Kind != "OUTER APPLY" && collect(t.Left) && collect(t.Right)
+		}
+		return false
+	}
+	if !collect(sel.From) {
+		return nil, false, nil
+	}
+	outer := in.node().schema
+	var innerKeys, outerKeys, rest []expr
+	for _, c := range conjuncts(sel.Where) {
+		b, ok := c.(*binaryExpr)
+		if ok && b.Op == "=" {
+			l, lok := b.L.(*colRef)
+			r, rok := b.R.(*colRef)
+			if lok && rok && len(l.Parts) > 1 && len(r.Parts) > 1 {
+				lq, rq := strings.ToLower(l.Parts[len(l.Parts)-2]), strings.ToLower(r.Parts[len(r.Parts)-2])
+				li, _ := outer.lookupRef(l)
+				ri, _ := outer.lookupRef(r)
+				switch {
+				case inner[lq] != nil && inner[rq] == nil && ri >= 0:
+					innerKeys, outerKeys = append(innerKeys, l), append(outerKeys, r)
+					continue
+				case inner[rq] != nil && inner[lq] == nil && li >= 0:
+					innerKeys, outerKeys = append(innerKeys, r), append(outerKeys, l)
+					continue
+				}
+			}
+		}
+		rest = append(rest, c)
+	}
+	if len(innerKeys) == 0 || p.seekableKey(inner, innerKeys[0].(*colRef)) {
+		return nil, false, nil
+	}
+	rewritten := *sel
+	rewritten.Where = andAll(rest)
+	rewritten.Items = nil
+	for _, k := range innerKeys {
+		rewritten.Items = append(rewritten.Items, selectItem{Expr: k})
+	}
+	q := p.child(outer)
+	it, schema, _, err := q.planQuery(&rewritten)
+	if err != nil {
+		return nil, false, err
+	}
+	if q.correlated {
+		return nil, false, nil // other outer references: nested loops
+	}
+	named := &relation{}
+	var bk []expr
+	for i, c := range schema.cols[:len(innerKeys)] {
+		c.qual, c.name = "", "%%semi"+itoaInt(i)
+		named.cols = append(named.cols, c)
+		bk = append(bk, &colRef{Parts: []string{c.name}})
+	}
+	build := &renameIter{in: it, n: it.node(), schema: named}
+	kind := "Right Semi Join"
+	if not {
+		kind = "Right Anti Semi Join"
+	}
+	h, err := p.hashJoin(build, in, bk, outerKeys, nil, kind, false)
+	if err != nil {
+		return nil, false, err
+	}
+	return h, true, nil
+}
+
+// seekableKey tells whether an inner table has an index leading with the
+// column c.
+func (p *planner) seekableKey(inner map[string]*tableName, c *colRef) bool {
+	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
+	if tn == nil {
+		return false
+	}
+	t, _, err := p.x.resolveTable(tn.Parts)
+	if err != nil || t == nil {
+		return false
+	}
+	ci := t.column(c.Parts[len(c.Parts)-1])
+	for _, ix := range t.indexes {
+		lead := t.pk[0]
+		if ix.id != 1 {
+			lead = ix.keyCols[0]
+		}
+		if lead == ci {
+			return true
+		}
+	}
+	return false
 }
