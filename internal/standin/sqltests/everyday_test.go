@@ -169,4 +169,3 @@ func TestEverydayQueriesTrace(t *testing.T) {
 		})
 	}
 }
-

@@ -72,7 +72,7 @@ var everydayQueries = []everydayQuery{
 			return out
 		}},
 	{name: "recursive_cte_numbers",
-		sql: "WITH n AS (SELECT 1 AS i UNION ALL SELECT i + 1 FROM n WHERE i < 50) SELECT COUNT(*) AS cnt, SUM(i) AS total FROM n",
+		sql:  "WITH n AS (SELECT 1 AS i UNION ALL SELECT i + 1 FROM n WHERE i < 50) SELECT COUNT(*) AS cnt, SUM(i) AS total FROM n",
 		want: func(d *demo) [][]any { return [][]any{row(50, 1275)} }},
 	{name: "recursive_cte_calendar", ordered: true,
 		sql: "WITH cal AS (SELECT CAST('2025-01-01' AS date) AS dt UNION ALL SELECT DATEADD(day, 1, dt) FROM cal WHERE dt < '2025-01-31') " +
