@@ -119,22 +119,26 @@ func TestPlanInspectJSONHashJoinSemantics(t *testing.T) {
 	}
 }
 
-func TestPlanInspectTree(t *testing.T) {
-	path := filepath.Join(planTestdata, "performancestudio", "key_lookup_plan.sqlplan")
-	code, stdout, stderr := runPlan(t, "plan", "inspect", path)
+// planOutputHas runs plan with args and checks the output holds every want.
+func planOutputHas(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	code, stdout, stderr := runPlan(t, args...)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	for _, want := range []string{
+	for _, want := range wants {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("%v: output lacks %q:\n%s", args, want, stdout)
+		}
+	}
+}
+
+func TestPlanInspectTree(t *testing.T) {
+	planOutputHas(t, []string{"plan", "inspect", filepath.Join(planTestdata, "performancestudio", "key_lookup_plan.sqlplan")},
 		"Statement 1: SELECT",
 		"\n  [0] Nested Loops (Inner Join)",
 		"\n    [4] Key Lookup dbo.Users.PK_Users_Id AS u  {streaming}",
-		"seek: [u].[Reputation] = (942)",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("tree lacks %q:\n%s", want, stdout)
-		}
-	}
+		"seek: [u].[Reputation] = (942)")
 }
 
 func TestPlanInspectErrors(t *testing.T) {
@@ -155,5 +159,22 @@ func TestPlanInspectErrors(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q (stdout %q); want exit %d mentioning %q", tc.args, code, stderr, stdout, tc.code, tc.want)
 		}
+	}
+}
+
+// TestPlanInspectRules: --rules prints each operator's semantics with its
+// reason, caveat and source, so a reader can check every decision.
+func TestPlanInspectRules(t *testing.T) {
+	planOutputHas(t, []string{"plan", "inspect", "--rules", filepath.Join(planTestdata, "html-query-plan", "window_spool.sqlplan")},
+		"[4] Window Spool (Window Spool): streaming",
+		"caveat: with a RANGE frame",
+		"source: showplan operator reference, Window Spool: https://learn.microsoft.com/",
+		"[0] Sort (Distinct Sort): blocking on [1]")
+}
+
+func TestPlanInspectRulesAndJSONConflict(t *testing.T) {
+	code, _, errOut := runPlan(t, "plan", "inspect", "--rules", "--json", filepath.Join(planTestdata, "html-query-plan", "window_spool.sqlplan"))
+	if code != 2 || !strings.Contains(errOut, "choose one") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

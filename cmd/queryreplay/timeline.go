@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/queryreplay/queryreplay/pkg/catalogfile"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/xe"
@@ -49,11 +50,12 @@ func runTimeline(ctx context.Context, e *env, a *timelineArgs) error {
 		if err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		}
-		cat, err = timeline.ReadCatalog(f)
+		file, err := catalogfile.Read(f)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.catalog, err)
 		}
+		cat = timeline.CatalogFromFile(file)
 	}
 	b, err := timeline.NewBuilder(plan, cat, nil, &timeline.Options{Statement: a.statement})
 	if err != nil {
@@ -136,38 +138,78 @@ func timelinePlan(a *timelineArgs) (*showplan.Plan, error) {
 
 func writeTimelineSummary(w io.Writer, tr *timeline.Trace) {
 	s := tr.Summary
-	fmt.Fprintf(w, "Trace: %d events, %.3f ms (ordered by %s", s.Events, float64(tr.End-tr.Start)/1000, s.Ordering)
+	fmt.Fprintf(w, "Trace: %d events, %.3f ms (ordered by %s", s.Events, ms(tr.End-tr.Start), s.Ordering)
 	if s.Spread {
-		fmt.Fprint(w, ", coincident milliseconds spread")
+		fmt.Fprintf(w, ", coincident milliseconds spread in %d ms", s.SpreadBuckets)
 	}
-	fmt.Fprintf(w, "), %d lost\n", s.Lost)
+	fmt.Fprintf(w, "), %d lost", s.Lost)
+	if s.Duplicates > 0 {
+		fmt.Fprintf(w, ", %d duplicate dropped", s.Duplicates)
+	}
+	fmt.Fprintln(w)
 	if tr.Statement != "" {
 		fmt.Fprintf(w, "Statement: %s\n", oneLine(tr.Statement, 100))
 	}
+	writeGaps(w, s)
 	lanes := make([]string, 0, len(s.Lanes))
 	for k := range s.Lanes {
 		lanes = append(lanes, k)
 	}
 	sort.Strings(lanes)
 	for _, k := range lanes {
-		fmt.Fprintf(w, "  %-7s %7d (%d unmatched)\n", k, s.Lanes[k], s.Unmatched[k])
+		fmt.Fprintf(w, "  %-7s %7d (%d unmatched", k, s.Lanes[k], s.Unmatched[k])
+		if n := s.Ambiguous[k]; n > 0 {
+			fmt.Fprintf(w, ", %d ambiguous", n)
+		}
+		fmt.Fprintln(w, ")")
 	}
+	writeOperatorTable(w, tr)
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// writeGaps lists where events were lost, the first ten gaps.
+func writeGaps(w io.Writer, s timeline.Summary) {
+	const shown = 10
+	for i, g := range s.Gaps {
+		if i == shown {
+			fmt.Fprintf(w, "gap: … and %d more\n", len(s.Gaps)-shown)
+			break
+		}
+		fmt.Fprintf(w, "gap: %d events lost between %.3f ms and %.3f ms (sequence %d to %d)\n", g.Missing, ms(g.Start), ms(g.End), g.After, g.Before)
+	}
+	if s.GapsTruncated {
+		fmt.Fprintf(w, "gap: more than %d gaps; only the first are listed\n", timeline.MaxGaps)
+	}
+}
+
+func writeOperatorTable(w io.Writer, tr *timeline.Trace) {
+	s := tr.Summary
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nnode\toperator\tbehavior\tstart ms\tfirst emit ms\tend ms\treads\tlocks\twaits\tspills\tfrom")
+	fmt.Fprintln(tw, "\nnode\toperator\tbehavior\tstart ms\tfirst emit ms\tend ms\truns\treads\tlocks\twaits\tspills\tfrom")
 	for i, op := range tr.Operators {
 		os := s.Operators[i]
 		waits := 0
 		for _, n := range os.Waits {
 			waits += n
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%s\n", op.ID, op.PhysicalOp, op.Behavior,
-			float64(op.Start)/1000, float64(op.FirstEmit)/1000, float64(op.End)/1000, os.Reads, os.Locks, waits, os.Spills, op.TimeSource)
+		runs := ""
+		switch {
+		case op.NotExecuted:
+			runs = "not executed"
+		case op.Executions > 1:
+			runs = fmt.Sprintf("x%d", op.Executions)
+		case len(op.Threads) > 1:
+			runs = fmt.Sprintf("%d threads", len(op.Threads))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%d\t%d\t%d\t%d\t%s\n", op.ID, op.PhysicalOp, op.Behavior,
+			ms(op.Start), ms(op.FirstEmit), ms(op.End), runs, os.Reads, os.Locks, waits, os.Spills, op.TimeSource)
 	}
 	tw.Flush()
-	for _, n := range s.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
 }
+
+func ms(us int64) float64 { return float64(us) / 1000 }
 
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")

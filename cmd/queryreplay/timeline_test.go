@@ -131,3 +131,38 @@ func TestTimelineCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineCommandSummaryReportsFidelity: the text summary says what
+// the trace could not know for sure — duplicates dropped, where events
+// were lost, ambiguous matches, operators that never ran or ran many times.
+func TestTimelineCommandSummaryReportsFidelity(t *testing.T) {
+	evs := timelineEvents("")
+	evs = append(evs, evs[1]) // the first read fed twice
+	last := &evs[len(evs)-2]  // sql_batch_completed: sequences 5–8 lost
+	last.Actions[0].Value = xe.UintValue(9)
+	events := writeEvents(t, evs)
+	code, out, errOut := runCLI(t, "timeline", "--plan", "../../pkg/timeline/testdata/plans/adaptive_join.sqlplan", "--events", events)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Trace: 5 events", "4 lost", "1 duplicate dropped",
+		"gap: 4 events lost between 2.500 ms and 4.000 ms",
+		"not executed", // the adaptive join's hash branch
+		"x10",          // the index seek ran 10 times
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestTimelineCommandBadCatalog(t *testing.T) {
+	events := writeEvents(t, timelineEvents(""))
+	catalog := filepath.Join(t.TempDir(), "catalog.json")
+	os.WriteFile(catalog, []byte(`{"pages":[{"fileId":1,"pageId":3}]}`), 0o644)
+	code, _, errOut := runCLI(t, "timeline", "--plan", keyLookupPlan, "--events", events, "--catalog", catalog)
+	if code == 0 || !strings.Contains(errOut, "pages[0] has no table name") || !strings.Contains(errOut, catalog) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -76,7 +76,15 @@
 //     an extra result set "Microsoft SQL Server 2005 XML Showplan"), the ANSI
 //     options drivers send, TRANSACTION ISOLATION LEVEL, LOCK_TIMEOUT.
 //     SET SHOWPLAN_XML/NOEXEC/PARSEONLY/FMTONLY ON are refused with Msg 102.
-//   - @@SPID, @@VERSION (SQL Server 2017 14.0.3192.2 on Linux, the build
+//   - Personas (persona.go, Options.Persona): SQL Server 2016/2017/2019/
+//     2022/2025, Azure SQL Database and Managed Instance differ in version,
+//     EngineEdition, ON SERVER/ON DATABASE, callstack_rva, event_file kinds
+//     and permissions; docs/standin.md §5 has the table and sources.
+//   - TLS (tls.go): a CA and certificate generated at Start, Options.Encryption
+//     for SQL Server's Force Encryption settings, TDS 8.0 strict.
+//   - RPC (prepared.go): sp_executesql with OUTPUT parameters, sp_prepare,
+//     sp_execute, sp_prepexec, sp_unprepare; savepoints (savepoint.go).
+//   - @@SPID, @@VERSION (by default SQL Server 2017 14.0.3192.2 on Linux, the build
 //     whose wait_types map keys are in realdata), @@TRANCOUNT, SERVERPROPERTY
 //     (ProductVersion, EngineEdition 3, ErrorLogFileName
 //     /var/opt/mssql/log/errorlog, InstanceDefaultLogPath, ...), DB_ID,

@@ -51,19 +51,7 @@ func (c *connState) RPC(ctx context.Context, call *tds.RPCCall, w tds.ResultWrit
 	if call.ResetConnection {
 		c.reset()
 	}
-	x, ok := call.ExecuteSQL()
-	if !ok {
-		return toTDS(errProcNotFound(call.ProcName))
-	}
-	params := map[string]any{}
-	for i, p := range x.Args {
-		name := p.Name
-		if name == "" {
-			name = fmt.Sprintf("@p%d", i+1)
-		}
-		params[strings.ToLower(name)] = normalizeParam(p.Value)
-	}
-	return c.run(ctx, x.Statement, params, w, true)
+	return c.rpc(ctx, call, w) // prepared.go
 }
 
 func normalizeParam(v any) any {
@@ -101,18 +89,23 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 		if c.txn == nil {
 			return toTDS(errNoBeginForRollback())
 		}
-		if req.Name != "" {
-			return toTDS(errUnsupported("SAVE TRANSACTION")) // savepoints are not emulated
+		if req.Name != "" && !strings.EqualFold(req.Name, c.txn.name) {
+			// a rollback to a savepoint: the transaction stays open
+			if err := x.rollbackToSavepoint(req.Name); err != nil {
+				return toTDS(err)
+			}
+			return nil
 		}
 		x.rollbackAll()
 		if req.BeginNew {
 			x.beginTxn(req.NewName, false)
 		}
-	default:
-		if c.txn == nil {
-			return toTDS(sqlErr(628, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction."))
+	case tds.TxSave:
+		if err := x.saveTxn(req.Name); err != nil {
+			return toTDS(err)
 		}
-		return toTDS(errUnsupported("SAVE TRANSACTION")) // savepoints are not emulated
+	default:
+		return toTDS(errUnsupported(req.Kind.String()))
 	}
 	return nil
 }
@@ -433,7 +426,7 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 	case "@@SPID":
 		return int64(c.spid), nil
 	case "@@VERSION":
-		return versionString, nil
+		return x.srv.persona.VersionString, nil
 	case "@@SERVERNAME":
 		return serverName, nil
 	case "@@SERVICENAME":
@@ -501,6 +494,11 @@ func (x *execCtx) exec(st stmt) error {
 		}
 		x.beginTxn(s.Name, true)
 		return x.done(tds.CmdNone, tds.NoCount)
+	case *saveTranStmt:
+		if err := x.saveTxn(s.Name); err != nil {
+			return err
+		}
+		return x.done(tds.CmdNone, tds.NoCount)
 	case *commitStmt:
 		if c.txn == nil {
 			return errNoBeginForCommit()
@@ -512,7 +510,10 @@ func (x *execCtx) exec(st stmt) error {
 			return errNoBeginForRollback()
 		}
 		if s.Name != "" && !strings.EqualFold(s.Name, c.txn.name) {
-			return sqlErr(6401, 16, "Cannot roll back %s. No transaction or savepoint of that name was found.", s.Name)
+			if err := x.rollbackToSavepoint(s.Name); err != nil {
+				return err
+			}
+			return x.done(tds.CmdNone, tds.NoCount)
 		}
 		x.rollbackAll()
 		if err := x.w.RollbackTransaction(); err != nil {
@@ -581,6 +582,16 @@ func (x *execCtx) exec(st stmt) error {
 		}
 		return nil
 	case *setVarStmt:
+		if _, ok := x.params[strings.ToLower(s.Var)]; ok {
+			// an RPC parameter (sp_executesql OUTPUT parameters are set so)
+			env := &evalEnv{x: x}
+			v, err := env.eval(s.Expr)
+			if err != nil {
+				return err
+			}
+			x.params[strings.ToLower(s.Var)] = v
+			return nil
+		}
 		if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
 			return errMustDeclare(s.Var)
 		}

@@ -35,7 +35,7 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
 		if err := argc(1, 1); err != nil {
 			return nil, err
 		}
-		return serverProperty(str(0)), nil
+		return x.srv.serverProperty(str(0)), nil
 	case "DB_ID":
 		if len(a) == 0 {
 			return int64(c.db.id), nil

@@ -231,6 +231,17 @@ func (p *parser) statement() (stmt, *SQLError) {
 		}
 		p.i++
 		return &block, nil
+	case "SAVE": // SAVE TRAN[SACTION] savepoint (savepoint.go)
+		p.i++
+		if !p.accept("TRAN") && !p.accept("TRANSACTION") {
+			return nil, p.fail()
+		}
+		nt := p.peek()
+		if !(nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted) {
+			return nil, p.fail()
+		}
+		p.i++
+		return &saveTranStmt{Name: nt.text}, nil
 	case "COMMIT", "ROLLBACK":
 		p.i++
 		if !(p.accept("TRAN") || p.accept("TRANSACTION")) {
@@ -353,7 +364,7 @@ func (p *parser) startsStatement() bool {
 		return false
 	}
 	switch strings.ToUpper(t.text) {
-	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "IF", "SET", "DECLARE",
+	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
 		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
 		"WITH", "MERGE", "TRUNCATE":
 		return true

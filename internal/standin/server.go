@@ -2,6 +2,7 @@ package standin
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,6 +55,17 @@ type Options struct {
 	// so callers plug in pkg/xe's XELWriter. Nil: reading an event file with
 	// OPENROWSET fails with Msg 4860 (no file access).
 	XELEncoder func(eventXML []string, w io.Writer) error
+	// Persona is the product the stand-in pretends to be (see Personas);
+	// "" means DefaultPersona, SQL Server 2017 on Linux.
+	Persona string
+	// Encryption is the TLS policy, SQL Server's Force Encryption settings
+	// (default tds.EncryptOptional: clients choose; see tds.Encryption).
+	Encryption tds.Encryption
+	// Certificate is the server certificate; nil means a CA and certificate
+	// for 127.0.0.1/localhost generated at Start (Running.CAPEM pins it).
+	Certificate *tls.Certificate
+	// NoTLS turns TLS off: PRELOGIN answers ENCRYPT_NOT_SUP.
+	NoTLS bool
 	// Directories lists further directories that exist on the emulated
 	// server's file system, besides /var/opt/mssql/log, /var/opt/mssql/data
 	// and /tmp. An event_file target in any other directory fails to start.
@@ -89,6 +101,8 @@ type Server struct {
 	curThread     int          // worker thread of the operator being simulated (parallel plans)
 	eng           *engineState // the query engine's server-wide state (standin-sql)
 
+	persona *Persona
+
 	// Faults lets tests inject failures; see Faults.
 	Faults *Faults
 }
@@ -109,6 +123,13 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, start: now, clock: now, files: map[string]*xeFile{}, cached: map[int32]bool{},
 		conns: map[int]*connState{}, globalFlags: map[int]bool{}, nextSessionID: 65536, nextTxn: 700000}
 	s.Faults = &Faults{srv: s}
+	p, err := LookupPersona(opts.Persona)
+	if err != nil {
+		// Start validates the name first; New keeps working with the default
+		opts.Logger.Error("standin: unknown persona; using the default", "err", err)
+		p, _ = LookupPersona(DefaultPersona)
+	}
+	s.persona = p
 	s.lockCond = sync.NewCond(&s.mu)
 	s.loadDatabases(now)
 	return s
@@ -142,7 +163,10 @@ func (s *Server) directoryExists(dir string) bool {
 		return strings.TrimRight(p, "/")
 	}
 	d := norm(dir)
-	for _, known := range append([]string{instanceLogDir, dataDir, "/tmp"}, s.opts.Directories...) {
+	for _, known := range append([]string{instanceLogDir, dataDir, "/tmp", s.persona.LogDir, s.persona.DataDir}, s.opts.Directories...) {
+		if known == "" {
+			continue
+		}
 		k := norm(known)
 		if d == k || strings.HasPrefix(k, d+"/") {
 			return true
@@ -282,10 +306,12 @@ type connState struct {
 	batches         int
 	rowcount        int64
 	loginAt         time.Time
-	waitingOn       *connState // the connection this one waits for a lock from
-	lockTimeoutMs   int64      // SET LOCK_TIMEOUT; -1 waits forever
-	readUncommitted bool       // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
-	reads           int64      // logical reads and writes over the connection's life, for logout
+	waitingOn       *connState              // the connection this one waits for a lock from
+	lockTimeoutMs   int64                   // SET LOCK_TIMEOUT; -1 waits forever
+	readUncommitted bool                    // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
+	prepared        map[int32]*preparedStmt // sp_prepare handles (prepared.go)
+	nextHandle      int32
+	reads           int64 // logical reads and writes over the connection's life, for logout
 	writes          int64
 	sqls            *sessionSQL // the query engine's per-session state (standin-sql)
 }

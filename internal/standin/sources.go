@@ -207,6 +207,7 @@ func init() {
 			r.rows = [][]any{{int64(c.spid), int64(0), "running", "SELECT", int64(c.db.id), txn, open}}
 			return r, nil
 		},
+		"dm_exec_connections": dmExecConnections, // connections.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
 			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30))}
@@ -612,7 +613,7 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 		return nil, errXEReadPair()
 	}
 	if !strings.ContainsAny(pattern, `/\`) {
-		pattern = instanceLogDir + pattern
+		pattern = x.srv.logDir() + pattern
 	}
 	var paths []string
 	for p := range x.srv.files {
@@ -809,6 +810,7 @@ func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
 	default:
 		return nil, sqlErr(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
 	}
+	perms = x.srv.persona.adjustPermissions(class, perms, x.conn.sysadmin)
 	if x.conn.bulk {
 		// agrees with HAS_PERMS_BY_NAME and OPENROWSET(BULK …)
 		if class == "SERVER" {

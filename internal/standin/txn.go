@@ -25,6 +25,8 @@ type transaction struct {
 	locks    []heldLock
 	lastLSN  string
 	explicit bool
+	// savepoints taken by SAVE TRANSACTION, oldest first (savepoint.go)
+	savepoints []savepoint
 }
 
 type undoRec struct {

@@ -44,7 +44,8 @@ func TestEventSessionDDLErrors(t *testing.T) {
 		{"ALTER EVENT SESSION nope ON SERVER STATE = START", 15151, "Cannot alter the event session 'nope', because it does not exist or you do not have permission."},
 		{"ALTER EVENT SESSION dup ON SERVER STATE = STOP", 25704, "The event session has already been stopped."},
 		{"ALTER EVENT SESSION dup ON SERVER DROP EVENT sqlserver.lock_released", 25653, ""},
-		{"DROP EVENT SESSION dup ON DATABASE", 15151, ""},
+		// ON DATABASE exists on Azure SQL Database only (issue 14); see persona_test.go
+		{"DROP EVENT SESSION dup ON DATABASE", 102, "Incorrect syntax near 'DATABASE'."},
 	} {
 		_, err := run(c, tc.sql)
 		if err == nil {
@@ -71,7 +72,6 @@ ADD EVENT sqlserver.lock_acquired(SET collect_resource_description = (1) ACTION(
 ADD EVENT sqlserver.lock_released
 ADD TARGET package0.event_file(SET filename = N'/tmp/cat.xel', max_file_size = (5)), ADD TARGET package0.ring_buffer(SET max_events_limit = 10)
 WITH (MAX_MEMORY = 8 MB, EVENT_RETENTION_MODE = NO_EVENT_LOSS, MAX_DISPATCH_LATENCY = 5 SECONDS, TRACK_CAUSALITY = ON, STARTUP_STATE = ON)`)
-	mustRun(t, c, "CREATE EVENT SESSION [dbsess] ON DATABASE ADD EVENT sqlserver.lock_acquired")
 	r := mustRun(t, c, "SELECT name, event_retention_mode_desc, max_dispatch_latency, max_memory, track_causality, startup_state FROM sys.server_event_sessions")
 	if len(r.sets[0].rows) != 1 {
 		t.Fatalf("server sessions: %v", r.sets[0].rows)
@@ -79,10 +79,6 @@ WITH (MAX_MEMORY = 8 MB, EVENT_RETENTION_MODE = NO_EVENT_LOSS, MAX_DISPATCH_LATE
 	row := r.sets[0].rows[0]
 	if row[0] != "cat" || row[1] != "NO_EVENT_LOSS" || row[2] != int64(5000) || row[3] != int64(8192) || row[4] != true || row[5] != true {
 		t.Fatalf("session row: %v", row)
-	}
-	r = mustRun(t, c, "SELECT name FROM sys.database_event_sessions")
-	if len(r.sets[0].rows) != 1 || r.sets[0].rows[0][0] != "dbsess" {
-		t.Fatalf("database sessions: %v", r.sets[0].rows)
 	}
 	r = mustRun(t, c, `SELECT e.name, e.predicate, a.name FROM sys.server_event_sessions s JOIN sys.server_event_session_events e ON e.event_session_id = s.event_session_id
 LEFT JOIN sys.server_event_session_actions a ON a.event_session_id = e.event_session_id AND a.event_id = e.event_id WHERE s.name = 'cat' ORDER BY e.name, a.name`)
@@ -103,7 +99,7 @@ LEFT JOIN sys.server_event_session_actions a ON a.event_session_id = e.event_ses
 		t.Fatalf("running session targets: %v", r.sets[0].rows)
 	}
 	mustRun(t, c, "ALTER EVENT SESSION cat ON SERVER ADD EVENT sqlserver.sql_batch_starting")
-	mustRun(t, c, "DROP EVENT SESSION cat ON SERVER; DROP EVENT SESSION dbsess ON DATABASE")
+	mustRun(t, c, "DROP EVENT SESSION cat ON SERVER")
 	if r := mustRun(t, c, "SELECT COUNT(*) FROM sys.server_event_sessions"); cell(t, r, 0, 0, 0) != int64(0) {
 		t.Fatal("session not dropped")
 	}

@@ -23,10 +23,13 @@ func (x *execCtx) createSession(st *createEventSessionStmt) error {
 	if !x.conn.sysadmin {
 		return sqlErr(15151, 16, "Cannot create the event session '%s', because it does not exist or you do not have permission.", st.Name)
 	}
+	if err := x.srv.checkSessionScope(st.Database); err != nil {
+		return err
+	}
 	if x.findSession(st.Name, st.Database) != nil {
 		return errXESessionExists(st.Name)
 	}
-	sess, err := sessionFromDDL(st)
+	sess, err := sessionFromDDL(st, x.srv.persona)
 	if err != nil {
 		return err
 	}
@@ -37,6 +40,9 @@ func (x *execCtx) createSession(st *createEventSessionStmt) error {
 }
 
 func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
+	if err := x.srv.checkSessionScope(st.Database); err != nil {
+		return err
+	}
 	sess := x.findSession(st.Name, st.Database)
 	if sess == nil || !x.conn.sysadmin {
 		return errXESessionMissing("alter", st.Name)
@@ -47,10 +53,10 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 			return errXEAlreadyStarted()
 		}
 		for _, t := range sess.targets {
-			if t.name != "event_file" {
-				continue
+			if t.name != "event_file" || strings.HasPrefix(strings.ToLower(t.filename), "https://") {
+				continue // blob storage (Azure) always "exists"
 			}
-			base, _ := resolveXELPath(t.filename, instanceLogDir)
+			base, _ := resolveXELPath(t.filename, t.logDir)
 			dir := base[:strings.LastIndexAny(base, `/\`)+1]
 			if !x.srv.directoryExists(dir) {
 				// what SQL Server reports when the event file cannot be created
@@ -119,6 +125,9 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 }
 
 func (x *execCtx) dropSession(st *dropEventSessionStmt) error {
+	if err := x.srv.checkSessionScope(st.Database); err != nil {
+		return err
+	}
 	sess := x.findSession(st.Name, st.Database)
 	if sess == nil || !x.conn.sysadmin {
 		return errXESessionMissing("drop", st.Name)

@@ -38,6 +38,7 @@ type xeSession struct {
 	id       int
 	name     string
 	database bool // ON DATABASE
+	persona  *Persona
 	events   []*xeSessionEvent
 	targets  []*xeTarget
 	opts     sessionOptions
@@ -86,6 +87,7 @@ type renderedEvent struct {
 }
 
 type xeTarget struct {
+	logDir    string // the persona's instance log directory, for relative file names
 	id        int
 	pkg, name string
 	settings  []xeSetting
@@ -125,8 +127,8 @@ const fileHeaderBytes = 4608
 
 // sessionFromDDL validates a CREATE EVENT SESSION statement as SQL Server
 // does and builds the session definition.
-func sessionFromDDL(s *createEventSessionStmt) (*xeSession, *SQLError) {
-	sess := &xeSession{name: s.Name, database: s.Database, opts: defaultSessionOptions()}
+func sessionFromDDL(s *createEventSessionStmt, p *Persona) (*xeSession, *SQLError) {
+	sess := &xeSession{name: s.Name, database: s.Database, persona: p, opts: defaultSessionOptions()}
 	if err := sess.addEvents(s.Events); err != nil {
 		return nil, err
 	}
@@ -159,7 +161,7 @@ func (sess *xeSession) addEvents(specs []xeEventSpec) *SQLError {
 		seen := map[string]bool{}
 		for _, a := range spec.Actions {
 			pkg, ok := xeActions[strings.ToLower(a.Name)]
-			if !ok || a.Package != "" && !strings.EqualFold(a.Package, pkg) {
+			if !ok || !sess.persona.hasAction(a.Name) || a.Package != "" && !strings.EqualFold(a.Package, pkg) {
 				return errXEObjectInvalid("action", qualify(a.Package, a.Name))
 			}
 			n := strings.ToLower(a.Name)
@@ -238,7 +240,7 @@ func (sess *xeSession) addTargets(specs []xeTargetSpec) *SQLError {
 				return errXEDuplicate("target", "package0."+name)
 			}
 		}
-		t := &xeTarget{id: len(sess.targets) + 1, pkg: "package0", name: name, settings: spec.Settings}
+		t := &xeTarget{id: len(sess.targets) + 1, pkg: "package0", name: name, settings: spec.Settings, logDir: sess.persona.logDirOrDefault()}
 		switch name {
 		case "event_file", "asynchronous_file_target":
 			t.name = "event_file"
@@ -249,6 +251,10 @@ func (sess *xeSession) addTargets(specs []xeTargetSpec) *SQLError {
 					s, ok := st.Value.(string)
 					if !ok || s == "" {
 						return sqlErr(25641, 16, "For target, \"package0.event_file\", the parameter \"filename\" passed is invalid. The file name is empty or not a string.")
+					}
+					if !sess.persona.eventFileAllowed(s) {
+						// SQL Server has no blob URLs; Azure has no local disk
+						return errXEConfig("target", "package0.event_file", "The file name \""+s+"\" is not valid on "+sess.persona.Product+".")
 					}
 					t.filename = s
 				case "max_file_size":
@@ -407,7 +413,7 @@ func resolveXELPath(name, logDir string) (base, ext string) {
 }
 
 func (t *xeTarget) rollover(now time.Time, files map[string]*xeFile) {
-	base, ext := resolveXELPath(t.filename, instanceLogDir)
+	base, ext := resolveXELPath(t.filename, t.logDir)
 	stamp := fileTime(now)
 	for {
 		p := fmt.Sprintf("%s_0_%d%s", base, stamp, ext)

@@ -21,6 +21,7 @@ import (
 type conn struct {
 	srv     *Server
 	nc      net.Conn
+	rw      io.ReadWriter // the transport: nc, or TLS over it
 	log     *slog.Logger
 	sess    Session
 	handler SessionHandler
@@ -44,7 +45,7 @@ var (
 )
 
 func newConn(s *Server, nc net.Conn, spid uint16) *conn {
-	c := &conn{srv: s, nc: nc, out: newMessageWriter(nc, spid)}
+	c := &conn{srv: s, nc: nc, rw: nc, out: newMessageWriter(nc, spid)}
 	c.sess.SPID = spid
 	c.sess.RemoteAddr = nc.RemoteAddr()
 	c.sess.PacketSize = defaultPacketSize
@@ -94,7 +95,7 @@ func (c *conn) run() error {
 	defer close(stop)
 	go func() {
 		for {
-			m, err := readMessage(c.nc, c.srv.maxMessageSize())
+			m, err := readMessage(c.rw, c.srv.maxMessageSize())
 			select {
 			case msgs <- readResult{m, err}:
 			case <-stop:
@@ -202,24 +203,45 @@ func (c *conn) replyAttention() error {
 
 func (c *conn) login() (bool, error) {
 	c.nc.SetDeadline(time.Now().Add(c.srv.loginTimeout()))
+	if err := c.startTransport(); err != nil {
+		return false, err
+	}
 	const maxLoginMessage = 128 << 10
-	m, err := readMessage(c.nc, maxLoginMessage)
+	m, err := readMessage(c.rw, maxLoginMessage)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return false, errClientLeft
 		}
 		return false, fmt.Errorf("read PRELOGIN: %w", err)
 	}
+	loginOnly := false
 	if m.typ == packetPrelogin {
-		if err := c.prelogin(m.payload); err != nil {
+		answer, err := c.prelogin(m.payload)
+		if err != nil {
 			return false, err
 		}
-		if m, err = readMessage(c.nc, maxLoginMessage); err != nil {
+		if answer != encryptNotSup && c.sess.Encryption != ConnStrict {
+			tc, err := c.startTLS()
+			if err != nil {
+				return false, err
+			}
+			c.setTransport(tc)
+			c.sess.Encryption = ConnEncrypted
+			if answer == encryptOff {
+				c.sess.Encryption, loginOnly = ConnLoginOnly, true
+			}
+		}
+		if m, err = readMessage(c.rw, maxLoginMessage); err != nil {
 			if errors.Is(err, io.EOF) {
 				return false, errClientLeft
 			}
 			return false, fmt.Errorf("read LOGIN7: %w", err)
 		}
+	}
+	if loginOnly {
+		// ENCRYPT_OFF on both sides: only LOGIN7 was encrypted; the client
+		// reads the login reply and everything after in clear.
+		c.setTransport(c.nc)
 	}
 	if m.typ != packetLogin7 {
 		return false, fmt.Errorf("expected a LOGIN7 message, got %s", m.typ)
@@ -276,15 +298,59 @@ func (c *conn) callLogin(req *LoginRequest) (res *LoginResult, err error) {
 	return c.srv.Handler.Login(ctx, &c.sess, req)
 }
 
-// prelogin answers PRELOGIN. Encryption is always NOT_SUP: no TLS, so test
-// DSNs must use encrypt=disable (or omit encrypt) [verified, tds-standin.md §4].
-func (c *conn) prelogin(p []byte) error {
+// startTransport tells TDS 8.0 from TDS 7.x by the first byte: a TLS
+// ClientHello starts a strict connection, a PRELOGIN packet a 7.x one.
+func (c *conn) startTransport() error {
+	var first [1]byte
+	if _, err := io.ReadFull(c.nc, first[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errClientLeft
+		}
+		return fmt.Errorf("read first byte: %w", err)
+	}
+	if first[0] == tlsRecordHandshake {
+		if c.srv.TLSConfig == nil {
+			return errors.New("client started TLS first (TDS 8.0, encrypt=strict) but the server has no certificate")
+		}
+		tc, err := c.startStrictTLS(first[0])
+		if err != nil {
+			return err
+		}
+		c.setTransport(tc)
+		c.sess.Encryption = ConnStrict
+		return nil
+	}
+	if c.srv.TLSConfig != nil && c.srv.Encryption == EncryptStrict {
+		return errors.New("the server accepts only TDS 8.0 strict connections (Force Strict Encryption); the client sent a clear PRELOGIN")
+	}
+	c.setTransport(&prefixConn{Conn: c.nc, prefix: first[:]})
+	return nil
+}
+
+func (c *conn) setTransport(rw io.ReadWriter) {
+	c.rw = rw
+	c.out.w = rw
+}
+
+// prelogin answers PRELOGIN and returns the ENCRYPTION byte it sent
+// (MS-TDS 2.2.6.5; see preloginAnswer). Inside a TDS 8.0 connection TLS is
+// already up and the answer is ENCRYPT_NOT_SUP: no further handshake
+// (go-mssqldb and tedious ignore the value there).
+func (c *conn) prelogin(p []byte) (byte, error) {
 	opts, err := preloginOptions(p)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if enc, ok := opts[preloginEncryption]; ok && len(enc) == 1 && (enc[0] == encryptOn || enc[0] == encryptReq) {
-		c.log.Info("tds client wants encryption; answering NOT_SUP", "client_encryption", enc[0])
+	client := byte(encryptNotSup)
+	if enc, ok := opts[preloginEncryption]; ok && len(enc) == 1 {
+		client = enc[0]
+	}
+	answer := byte(encryptNotSup)
+	if c.sess.Encryption != ConnStrict {
+		answer, _ = preloginAnswer(client, c.srv.TLSConfig != nil, c.srv.Encryption)
+	}
+	if answer == encryptNotSup && (client == encryptOn || client == encryptReq) && c.sess.Encryption != ConnStrict {
+		c.log.Info("tds client wants encryption but the server has no certificate; answering NOT_SUP", "client_encryption", client)
 	}
 	v := c.srv.version()
 	reply := []struct {
@@ -292,7 +358,7 @@ func (c *conn) prelogin(p []byte) error {
 		data  []byte
 	}{
 		{preloginVersion, []byte{v.Major, v.Minor, byte(v.Build >> 8), byte(v.Build), 0, 0}},
-		{preloginEncryption, []byte{encryptNotSup}},
+		{preloginEncryption, []byte{answer}},
 		{preloginInstOpt, []byte{0}},
 		{preloginThreadID, []byte{0, 0, 0, 0}},
 		{preloginMARS, []byte{0}},
@@ -307,9 +373,9 @@ func (c *conn) prelogin(p []byte) error {
 	}
 	table = append(table, preloginTerminator)
 	if err := c.out.write(append(table, data...)); err != nil {
-		return err
+		return 0, err
 	}
-	return c.out.end()
+	return answer, c.out.end()
 }
 
 // negotiateTDSVersion echoes the versions this server knows and answers 7.4
@@ -515,7 +581,10 @@ func (c *conn) complete(ctx context.Context, w *resultWriter, herr error) (o out
 		return outcome{closeReason: errDropped}
 	}
 	if c.attention.Load() {
-		if err := w.finish(doneAttn); err != nil {
+		if err := w.endCancelled(); err != nil {
+			return outcome{closeReason: err}
+		}
+		if err := c.replyAttention(); err != nil {
 			return outcome{closeReason: err}
 		}
 		return outcome{answeredAttention: true}

@@ -100,6 +100,20 @@ func (r *reader) usVarChar(what string) string {
 	return decodeUTF16(r.take(what, 2*n))
 }
 
+// tmName reads a transaction or savepoint name of a TM request: a
+// B_VARBYTE, i.e. a count of BYTES followed by UTF-16LE text (MS-TDS
+// 2.2.6.9). tedious and Microsoft's own Rust TDS client send len*2 here;
+// go-mssqldb only ever sends an empty name, where counts agree. Reading the
+// count as characters (as B_VARCHAR) killed tedious' named transactions.
+func (r *reader) tmName(what string) string {
+	n := int(r.u8(what + " length"))
+	if n%2 != 0 && r.err == nil {
+		r.err = fmt.Errorf("%s has an odd byte length %d (want UTF-16)", what, n)
+		return ""
+	}
+	return decodeUTF16(r.take(what, n))
+}
+
 func decodeUTF16(b []byte) string {
 	u := make([]uint16, len(b)/2)
 	for i := range u {
@@ -282,17 +296,17 @@ func decodeTransMgr(p []byte) (*TransactionRequest, error) {
 	switch req.Kind {
 	case TxBegin:
 		req.Isolation = IsolationLevel(r.u8("isolation level"))
-		req.Name = r.bVarChar("transaction name")
+		req.Name = r.tmName("transaction name")
 	case TxCommit, TxRollback:
-		req.Name = r.bVarChar("transaction name")
+		req.Name = r.tmName("transaction name")
 		flags := r.u8("flags")
 		if flags&1 != 0 { // fBeginXact
 			req.BeginNew = true
 			req.Isolation = IsolationLevel(r.u8("new isolation level"))
-			req.NewName = r.bVarChar("new transaction name")
+			req.NewName = r.tmName("new transaction name")
 		}
 	case TxSave:
-		req.Name = r.bVarChar("savepoint name")
+		req.Name = r.tmName("savepoint name")
 	default:
 		if r.err == nil {
 			return nil, unsupported("transaction manager request type %d is not supported (only begin 5, commit 7, rollback 8, save 9)", uint16(req.Kind))

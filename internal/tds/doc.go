@@ -7,11 +7,17 @@
 // contract.
 //
 // What the server does by itself:
-//   - PRELOGIN with encryption NOT_SUP (no TLS: clients must use
-//     encrypt=disable or omit encrypt), LOGIN7 decoding (password
-//     de-obfuscated), the login reply (ENVCHANGE database / collation /
-//     language / packet size, INFO 5701/5703, LOGINACK) and error 18456 for
-//     refused logins;
+//   - PRELOGIN with the ENCRYPTION negotiation of MS-TDS 2.2.6.5 and TLS
+//     (tls.go): with Server.TLSConfig set, the TDS 7.x handshake inside
+//     PRELOGIN packets, login-only encryption when both sides say
+//     ENCRYPT_OFF, whole-connection encryption otherwise, TDS 8.0 strict
+//     mode (TLS on the bare socket, ALPN tds/8.0), and the Force Encryption
+//     / Force Strict Encryption policies (Server.Encryption);
+//     GenerateCertificate makes a CA and server certificate at start.
+//     Without TLSConfig: ENCRYPT_NOT_SUP, no TLS;
+//   - LOGIN7 decoding (password de-obfuscated), the login reply (ENVCHANGE
+//     database / collation / language / packet size, INFO 5701/5703,
+//     LOGINACK) and error 18456 for refused logins;
 //   - SPIDs from 51 up, one per connection, in every packet header;
 //   - packets split at the negotiated size (512-32767) on the way out and
 //     reassembled on the way in;
@@ -19,12 +25,13 @@
 //     from TYPE_INFO) and transaction-manager decoding;
 //   - DONE / DONEINPROC / DONEPROC bookkeeping (MORE, COUNT, ERROR, INXACT,
 //     ATTN), RETURNSTATUS, the transaction descriptor ENVCHANGEs 8/9/10;
-//   - ATTENTION: cancels the running handler's context and answers DONE_ATTN;
+//   - ATTENTION: cancels the running handler's context, ends the response it
+//     was producing and acknowledges with DONE_ATTN in a message of its own;
 //   - Shutdown and Close like http.Server; malformed input closes only that
 //     connection, with the reason logged through slog.
 //
 // What it must NOT do: interpret SQL, keep catalogs or data, or decide
-// behaviour (that is internal/standin's job); do TLS, MARS, SSPI/Kerberos,
+// behaviour (that is internal/standin's job); do MARS, SSPI/Kerberos,
 // federated authentication, bulk load, cursors or table-valued parameters.
 // It logs no passwords, SQL text or result values.
 //

@@ -244,6 +244,9 @@ type Session struct {
 	TDSVersion uint32
 	// PacketSize is the negotiated packet size in bytes.
 	PacketSize int
+	// Encryption is how the connection is protected (sys.dm_exec_connections
+	// encrypt_option is TRUE for ConnEncrypted and ConnStrict).
+	Encryption ConnEncryption
 
 	mu          sync.Mutex
 	database    string

@@ -123,6 +123,9 @@ func (t *testSession) Batch(ctx context.Context, b *Batch, w ResultWriter) error
 			return err
 		}
 		return w.Row(t.s.SPID)
+	case sql == "select encryption":
+		w.Columns(Column{Name: "encryption", TypeInfo: TypeInfo{Type: TypeNVarChar, Length: 20}})
+		return w.Row(t.s.Encryption.String())
 	case sql == "select db_name()":
 		if err := w.Columns(Column{TypeInfo: TypeInfo{Type: TypeNVarChar, Length: 128}}); err != nil {
 			return err
@@ -308,6 +311,12 @@ func (t *testSession) Close() {
 // address; the server is closed when the test ends.
 func startServer(t testing.TB, h Handler) (*Server, string) {
 	t.Helper()
+	return startServerWith(t, h, nil)
+}
+
+// startServerWith starts a server after configure (if any) adjusted it.
+func startServerWith(t testing.TB, h Handler, configure func(*Server)) (*Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
@@ -318,6 +327,9 @@ func startServer(t testing.TB, h Handler) (*Server, string) {
 	}
 	lw := &testLogWriter{t: t}
 	srv := &Server{Handler: h, Logger: slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: level}))}
+	if configure != nil {
+		configure(srv)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	t.Cleanup(func() {

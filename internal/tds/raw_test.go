@@ -222,6 +222,40 @@ func mustEnv(typ byte, nv, ov string) []byte {
 	return b[1:]
 }
 
+// appendTMName appends a TM request name as clients send it: a byte count
+// and UTF-16LE (B_VARBYTE, MS-TDS 2.2.6.9).
+func appendTMName(b []byte, name string) []byte {
+	u := ucs2(name)
+	return append(append(b, byte(len(u))), u...)
+}
+
+// TestRawNamedTransactionByteCount reproduces tedious'
+// beginTransaction(cb, 'name'): the name's length is a byte count
+// (issue 14: "name needs 20 bytes, 10 left" killed the connection).
+func TestRawNamedTransactionByteCount(t *testing.T) {
+	h := newTestHandler()
+	_, addr := startServer(t, h)
+	c := dialRaw(t, addr)
+	c.login(4096)
+	// the bytes tedious 19 writes: isolation 2 (READ COMMITTED), 20, "tran_named"
+	begin := appendTMName(append(allHeaders(0), 5, 0, 2), "tran_named")
+	if begin[len(begin)-21] != 20 {
+		t.Fatalf("test builds the wrong length byte %d", begin[len(begin)-21])
+	}
+	c.send(packetTransMgr, statusEOM, begin, 4096)
+	r := c.mustRead()
+	if !bytes.Contains(r.payload, []byte{tokenEnvChange, 11, 0, envBeginTran, 8}) {
+		t.Fatalf("named BEGIN: no ENVCHANGE 8 in % x", r.payload)
+	}
+	tm := h.snapshotTM()
+	if len(tm) != 1 || tm[0].Name != "tran_named" || tm[0].Isolation != IsolationReadCommitted {
+		t.Fatalf("handler saw %+v, want begin tran_named READ COMMITTED", tm)
+	}
+	// an odd byte count is malformed: the connection closes
+	c.send(packetTransMgr, statusEOM, append(allHeaders(0), 5, 0, 0, 3, 'a', 0, 'b'), 4096)
+	c.expectClosed()
+}
+
 func TestRawIdleAttention(t *testing.T) {
 	_, addr := startServer(t, newTestHandler())
 	c := dialRaw(t, addr)
@@ -237,6 +271,40 @@ func TestRawIdleAttention(t *testing.T) {
 	}
 }
 
+// TestRawAttentionAcknowledgedInItsOwnMessage: after ATTENTION the
+// cancelled response ends (a DONE without MORE closes its message) and the
+// acknowledgement, DONE with ATTN, is a message of its own. tedious looks for
+// it only in the next message (issue 14: its cancel timed out when the
+// acknowledgement shared the reply's message).
+func TestRawAttentionAcknowledgedInItsOwnMessage(t *testing.T) {
+	h := newTestHandler()
+	_, addr := startServer(t, h)
+	c := dialRaw(t, addr)
+	c.login(4096)
+	ack := appendDone(nil, tokenDone, doneAttn, CmdNone, 0)
+	for _, batch := range []string{"rows then wait", "waitfor delay"} {
+		c.send(packetSQLBatch, statusEOM, batchPayload(batch), 4096)
+		<-h.running
+		c.send(packetAttention, statusEOM, nil, 4096)
+		<-h.canceled
+		first := c.mustRead()
+		if bytes.Contains(first.payload, ack[:3]) {
+			t.Fatalf("%s: the cancelled response carries the acknowledgement: % x", batch, first.payload[max(0, len(first.payload)-40):])
+		}
+		last := first.payload[len(first.payload)-13:]
+		if last[0] != tokenDone || binary.LittleEndian.Uint16(last[1:])&doneMore != 0 {
+			t.Fatalf("%s: cancelled response does not end with a final DONE: % x", batch, last)
+		}
+		if second := c.mustRead(); !bytes.Equal(second.payload, ack) {
+			t.Fatalf("%s: acknowledgement message is % x, want DONE(ATTN) alone", batch, second.payload)
+		}
+	}
+	c.send(packetSQLBatch, statusEOM, batchPayload("select 1"), 4096)
+	if r := c.mustRead(); doneStatus(r.payload) != doneCount {
+		t.Fatalf("select 1 after cancel ends with status %#x", doneStatus(r.payload))
+	}
+}
+
 func TestRawTransactionManagerErrors(t *testing.T) {
 	h := newTestHandler()
 	_, addr := startServer(t, h)
@@ -249,8 +317,7 @@ func TestRawTransactionManagerErrors(t *testing.T) {
 		t.Errorf("COMMIT without a transaction: % x; want error 3902", r.payload)
 	}
 	// BEGIN with a name the handler refuses: no ENVCHANGE, an error instead
-	begin := append(allHeaders(0), 5, 0, 2)
-	begin, _ = appendBVarChar(begin, "refuse")
+	begin := appendTMName(append(allHeaders(0), 5, 0, 2), "refuse")
 	c.send(packetTransMgr, statusEOM, begin, 4096)
 	r = c.mustRead()
 	if bytes.Contains(r.payload, []byte{tokenEnvChange}) || !bytes.Contains(r.payload, appendU32(nil, 3906)) {
@@ -265,10 +332,10 @@ func TestRawTransactionManagerErrors(t *testing.T) {
 		t.Fatalf("BEGIN reply lacks ENVCHANGE 8 with 8 bytes: % x", r.payload)
 	}
 	desc := binary.LittleEndian.Uint64(r.payload[i+5:])
-	save, _ := appendBVarChar(append(allHeaders(desc), 9, 0), "sp1")
+	save := appendTMName(append(allHeaders(desc), 9, 0), "sp1")
 	c.send(packetTransMgr, statusEOM, save, 4096)
 	c.mustRead()
-	rollbackTo, _ := appendBVarChar(append(allHeaders(desc), 8, 0), "sp1")
+	rollbackTo := appendTMName(append(allHeaders(desc), 8, 0), "sp1")
 	rollbackTo = append(rollbackTo, 0)
 	c.send(packetTransMgr, statusEOM, rollbackTo, 4096)
 	if r := c.mustRead(); bytes.Contains(r.payload, []byte{tokenEnvChange}) {

@@ -2,6 +2,7 @@ package tds
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +30,14 @@ type Server struct {
 	Version Version
 	// LoginTimeout bounds PRELOGIN + LOGIN7; zero means 30 seconds.
 	LoginTimeout time.Duration
+	// TLSConfig, when set, makes encryption available: it must carry a
+	// certificate (Certificates or GetCertificate). The server adds ALPN
+	// "tds/8.0" for TDS 8.0 clients. Nil: no TLS; PRELOGIN answers
+	// ENCRYPT_NOT_SUP, as before certificates existed.
+	TLSConfig *tls.Config
+	// Encryption is the policy when TLSConfig is set (default
+	// EncryptOptional, SQL Server's "Force Encryption = No").
+	Encryption Encryption
 	// MaxMessageSize bounds one client message (e.g. a huge RPC); zero means
 	// 64 MiB.
 	MaxMessageSize int

@@ -344,28 +344,45 @@ func (w *resultWriter) Flush() error {
 	return nil
 }
 
+// endCancelled ends the response a cancelled request was producing, after
+// ATTENTION: whatever was already written stays, a held DONE goes out with
+// MORE, and a final DONE (DONEPROC in an RPC) without MORE closes the
+// message so that it is structurally valid. The acknowledgement (DONE with
+// ATTN) follows as a message of its own (conn.replyAttention): tedious reads
+// the rest of the cancelled response in one state and looks for the
+// acknowledgement only in the next message (MS-TDS 3.2.5.7; an
+// acknowledgement inside the same message made tedious' cancel time out,
+// issue 14), and go-mssqldb accepts either.
+func (w *resultWriter) endCancelled() error {
+	if w.err != nil {
+		return w.err
+	}
+	id := byte(tokenDone)
+	if w.inRPC {
+		id = tokenDoneProc
+	}
+	if err := w.emit(appendDone(nil, id, w.statusBits(), CmdNone, 0)); err != nil {
+		return err
+	}
+	if err := w.c.out.end(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
 // finish ends the response: the final DONE (batch, TM) or RETURNSTATUS,
 // RETURNVALUEs and DONEPROC (RPC). extraStatus adds e.g. doneError.
 func (w *resultWriter) finish(extraStatus uint16) error {
 	if w.err != nil {
 		return w.err
 	}
-	if extraStatus&doneAttn == 0 {
-		if err := w.closeSet(); err != nil {
-			return err
-		}
+	if err := w.closeSet(); err != nil {
+		return err
 	}
 	status := w.statusBits() | extraStatus
 	if w.errorSinceDone {
 		status |= doneError
-	}
-	if extraStatus&doneAttn != 0 {
-		// The client discards everything up to the DONE with ATTN; the held
-		// DONE goes out with MORE so the stream stays well-formed.
-		if err := w.emit(appendDone(nil, tokenDone, doneAttn, CmdNone, 0)); err != nil {
-			return err
-		}
-		return w.c.out.end()
 	}
 	if w.inRPC {
 		if err := w.emit(appendReturnStatus(nil, w.returnStatus)); err != nil {

@@ -18,9 +18,19 @@
 // Semantics (semantics.go) come from a table keyed by the exact (PhysicalOp,
 // LogicalOp) pair, never from substring tests, refined only by the
 // operator's own XML (a Stream Aggregate without GROUP BY blocks; a spool
-// without an input replays another spool's worktable). Every decision keeps
-// the rule that made it; an operator missing from the table streams and is
-// flagged Known=false.
+// without an input replays another spool's worktable). Every table entry
+// carries its reason and its source (the showplan operator reference or the
+// joins article on learn.microsoft.com, xe-tracing.md §8, or an explicit
+// "general knowledge" where no page says so) and, where the classification
+// is approximate, a caveat: (Hash Match, Partial Aggregate) blocks, but
+// emits early when its groups outgrow memory; Window Spool streams, but a
+// RANGE frame holds each tie group; a hash Left Semi Join is hybrid (a build
+// row qualifies at its first match). Every decision keeps the rule that made
+// it (Semantics.Rule, Reason, Source, Caveat); an operator missing from the
+// table streams and is flagged Known=false. TestSemanticsAgainstReference
+// checks the table against a list written independently from those sources.
+// AdaptiveInputs and UnusedAdaptiveInput name an adaptive join's inputs by
+// role and the one its ActualJoinType left unused.
 //
 // What it must NOT do: no I/O of its own (callers hand it the bytes), no
 // database access, no timeline building or event matching (pkg/timeline),

@@ -51,6 +51,8 @@ type DocumentNode struct {
 	Behavior              Behavior          `json:"behavior"`
 	BlockingInputs        []int             `json:"blockingInputs"`
 	Rule                  string            `json:"rule"`
+	RuleSource            string            `json:"ruleSource,omitempty"`
+	RuleCaveat            string            `json:"ruleCaveat,omitempty"`
 	Known                 bool              `json:"known"`
 	ExecutionMode         string            `json:"executionMode"`
 	AdaptiveThresholdRows float64           `json:"adaptiveThresholdRows,omitempty"`
@@ -133,7 +135,8 @@ func documentNode(op *Operator) DocumentNode {
 		ID: op.NodeID, PhysicalOp: op.PhysicalOp, LogicalOp: op.LogicalOp,
 		KeyLookup: op.IsKeyLookup, InExpression: op.InExpression, Behavior: op.Semantics.Behavior,
 		BlockingInputs: append([]int{}, op.Semantics.BlockingInputs...),
-		Rule:           op.Semantics.Rule, Known: op.Semantics.Known, ExecutionMode: op.ExecutionMode,
+		Rule:           op.Semantics.Rule, RuleSource: op.Semantics.Source, RuleCaveat: op.Semantics.Caveat,
+		Known: op.Semantics.Known, ExecutionMode: op.ExecutionMode,
 		AdaptiveThresholdRows: op.AdaptiveThresholdRows, EstimatedJoinType: op.EstimatedJoinType, ActualJoinType: op.ActualJoinType,
 		Object: op.Object, EstimateRows: op.EstimateRows, SubtreeCost: op.SubtreeCost, OwnCost: op.OwnCost,
 		HashKeysBuild: op.HashKeysBuild, HashKeysProbe: op.HashKeysProbe, SeekPredicates: op.SeekPredicates,
@@ -315,4 +318,35 @@ func oneLine(s string, limit int) string {
 		return string(r[:limit]) + "…"
 	}
 	return s
+}
+
+// WriteRules prints every operator's semantics, one block per operator:
+// what it was classified as, the table entry's reason, any refinement from
+// the operator's own XML, the caveat and the source (`queryreplay plan
+// inspect --rules`).
+func WriteRules(w io.Writer, p *Plan) error {
+	var b strings.Builder
+	for _, st := range p.Statements {
+		if len(st.Operators) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "Statement %d: %s\n", st.Index+1, orDash(st.Type))
+		for _, op := range st.Operators {
+			s := op.Semantics
+			fmt.Fprintf(&b, "  [%d] %s (%s): %s", op.NodeID, op.PhysicalOp, op.LogicalOp, s.Behavior)
+			if len(s.BlockingInputs) > 0 {
+				fmt.Fprintf(&b, " on %v", s.BlockingInputs)
+			}
+			b.WriteByte('\n')
+			fmt.Fprintf(&b, "      rule: %s\n", s.Rule)
+			if s.Caveat != "" {
+				fmt.Fprintf(&b, "      caveat: %s\n", s.Caveat)
+			}
+			if s.Source != "" {
+				fmt.Fprintf(&b, "      source: %s\n", s.Source)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -27,7 +27,7 @@ func TestSemanticsTable(t *testing.T) {
 		{"Sort", "TopN Sort", 1, false, Blocking, []int{10}},
 		{"Sort", "Distinct Sort", 1, false, Blocking, []int{10}},
 		{"Hash Match", "Aggregate", 1, true, Blocking, []int{10}},
-		{"Hash Match", "Partial Aggregate", 1, true, Streaming, nil},
+		{"Hash Match", "Partial Aggregate", 1, true, Blocking, []int{10}},
 		{"Hash Match", "Flow Distinct", 1, true, Streaming, nil},
 		{"Hash Match", "Inner Join", 2, false, Hybrid, []int{10}},
 		{"Hash Match", "Right Outer Join", 2, false, Hybrid, []int{10}},

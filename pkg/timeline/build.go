@@ -3,7 +3,6 @@ package timeline
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -14,12 +13,12 @@ import (
 // Build orders the events, pairs them, ties them to operators and works out
 // the operators' phases. The Builder must not be used afterwards.
 func (b *Builder) Build() (*Trace, error) {
-	tr := &Trace{Summary: Summary{
-		Events:    len(b.recs),
-		Lanes:     map[string]int{},
-		Unmatched: map[string]int{},
-		Other:     b.other,
-		Notes:     b.notes,
+	tr := &Trace{Schema: Schema, Summary: Summary{
+		Lanes:         map[string]int{},
+		Unmatched:     map[string]int{},
+		Ambiguous:     map[string]int{},
+		Other:         b.other,
+		TimingLimitUs: TimingLimitUs,
 	}}
 	if len(b.other) == 0 {
 		tr.Summary.Other = nil
@@ -28,6 +27,7 @@ func (b *Builder) Build() (*Trace, error) {
 		tr.Statement = b.stmt.Text
 	}
 	zeroNs := b.clock(tr)
+	tr.Summary.Events = len(b.recs)
 	if len(b.recs) > 0 {
 		tr.ZeroTime = time.Unix(0, zeroNs).UTC().Format(time.RFC3339Nano)
 	}
@@ -45,134 +45,26 @@ func (b *Builder) Build() (*Trace, error) {
 	m := newMatcher(b.stmt)
 	for i := range b.recs {
 		if r := &b.recs[i]; r.kind == kThreadProfile {
-			m.addWindow(int(r.a), r.t-int64(r.c), r.t)
+			m.addWindow(int(r.a), int(r.b), r.t-int64(r.c), r.t)
 		}
 	}
+	m.markExecution()
 	b.fillLanes(tr, m)
 	tr.Operators = m.phases(tr.Start, tr.End)
-	tr.Lanes.Plan = make([]PlanEntry, len(tr.Operators))
-	for i, o := range tr.Operators {
-		tr.Lanes.Plan[i] = PlanEntry{T: o.Start, End: o.End, FirstEmit: o.FirstEmit, NodeID: NodeID(o.ID)}
+	tr.Lanes.Plan = make([]PlanEntry, 0, len(tr.Operators))
+	for _, o := range tr.Operators {
+		if !o.NotExecuted {
+			tr.Lanes.Plan = append(tr.Lanes.Plan, PlanEntry{T: o.Start, End: o.End, FirstEmit: o.FirstEmit, NodeID: NodeID(o.ID)})
+		}
 	}
 	// Ties keep plan order: a parent before the children that start with it.
 	sortLane(tr.Lanes.Plan, func(e PlanEntry) int64 { return e.T })
 	b.summarize(tr, m)
+	tr.Summary.Notes = append(b.notes, m.notes...)
+	if len(tr.Summary.Ambiguous) == 0 {
+		tr.Summary.Ambiguous = nil
+	}
 	return tr, nil
-}
-
-// clock orders the records, counts lost events, spreads coincident
-// millisecond timestamps and sets every r.t in µs from time zero, which it
-// returns as Unix ns.
-func (b *Builder) clock(tr *Trace) int64 {
-	recs := b.recs
-	allSeq := len(recs) > 0
-	for i := range recs {
-		if !recs[i].hasSeq {
-			allSeq = false
-			break
-		}
-	}
-	tr.Summary.Ordering = "capture"
-	if allSeq {
-		tr.Summary.Ordering = "event_sequence"
-		bySeq := func(x, y rec) int { return cmp.Compare(x.seq, y.seq) }
-		if !slices.IsSortedFunc(recs, bySeq) {
-			slices.SortStableFunc(recs, bySeq)
-		}
-		for i := 1; i < len(recs); i++ {
-			if d := recs[i].seq - recs[i-1].seq; d > 1 {
-				tr.Summary.Lost += d - 1
-			}
-		}
-	}
-
-	msGrained := len(recs) > 0
-	for i := range recs {
-		if recs[i].tsNs%int64(time.Millisecond) != 0 {
-			msGrained = false
-			break
-		}
-	}
-	for i := range recs {
-		recs[i].t = floorDiv(recs[i].tsNs, 1000)
-	}
-	if msGrained {
-		tr.Summary.Spread = spread(recs)
-	}
-
-	zero := int64(math.MaxInt64)
-	zeroNs := int64(0)
-	found := false
-	for i := range recs {
-		if recs[i].kind == kBatchStarting {
-			zero, zeroNs, found = recs[i].t, recs[i].tsNs, true
-			break
-		}
-	}
-	if !found {
-		for i := range recs {
-			if recs[i].t < zero {
-				zero, zeroNs = recs[i].t, recs[i].tsNs
-			}
-		}
-		if len(recs) > 0 {
-			b.notes = append(b.notes, "no sql_batch_starting: time zero is the earliest event")
-			tr.Summary.Notes = b.notes
-		}
-	}
-	for i := range recs {
-		recs[i].t -= zero
-	}
-	return zeroNs
-}
-
-// spread moves the k-th of n records sharing one millisecond timestamp to
-// +1000·k/n µs, in their order. It reports whether any record moved.
-func spread(recs []rec) bool {
-	moved := false
-	monotone := slices.IsSortedFunc(recs, func(x, y rec) int { return cmp.Compare(x.tsNs, y.tsNs) })
-	if monotone {
-		for i := 0; i < len(recs); {
-			j := i + 1
-			for j < len(recs) && recs[j].tsNs == recs[i].tsNs {
-				j++
-			}
-			if n := int64(j - i); n > 1 {
-				moved = true
-				for k := int64(0); k < n; k++ {
-					recs[i+int(k)].t += 1000 * k / n
-				}
-			}
-			i = j
-		}
-		return moved
-	}
-	// Timestamps disagree with the order (buffers from several CPUs):
-	// count per millisecond first, then hand out positions in order.
-	count := map[int64]int64{}
-	for i := range recs {
-		count[recs[i].tsNs]++
-	}
-	next := make(map[int64]int64, len(count))
-	for i := range recs {
-		ts := recs[i].tsNs
-		n := count[ts]
-		if n > 1 {
-			moved = true
-			k := next[ts]
-			next[ts] = k + 1
-			recs[i].t += 1000 * k / n
-		}
-	}
-	return moved
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }
 
 type lockKey struct {
@@ -188,8 +80,21 @@ type waitKey struct {
 
 type ioKey struct{ db, file, offset uint64 }
 
+// filler pairs begins with ends while fillLanes walks the records.
+type filler struct {
+	b        *Builder
+	m        *matcher
+	l        *Lanes
+	locks    map[lockKey][]int
+	waits    map[waitKey][]int
+	ios      map[ioKey][]int
+	category map[uint32]string
+}
+
 // fillLanes walks the ordered records once, pairing begins with ends and
-// matching every entry to an operator.
+// matching every entry to an operator. An interval whose end was not
+// captured is marked Open (never by a sentinel time: times before
+// sql_batch_starting are negative) and closed at the statement end.
 func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l := &tr.Lanes
 	var n [kStatementCompleted + 1]int
@@ -204,76 +109,18 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l.Split = make([]SplitEvent, 0, n[kSplit])
 	l.Log = make([]LogEvent, 0, n[kLogRecord]+n[kLogFlush])
 	l.IO = make([]IOInterval, 0, n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])
-	locks := map[lockKey][]int{}
-	waits := map[waitKey][]int{}
-	ios := map[ioKey][]int{}
-	category := map[uint32]string{}
+	f := &filler{b: b, m: m, l: l, locks: map[lockKey][]int{}, waits: map[waitKey][]int{}, ios: map[ioKey][]int{}, category: map[uint32]string{}}
 	for i := range b.recs {
 		r := &b.recs[i]
 		switch r.kind {
 		case kRead, kWrite:
-			obj := b.catalog.page(r.a, r.b, r.c)
-			e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj}
-			e.Match = m.matchData(obj, r.t, poolAccess)
-			if r.kind == kRead {
-				l.Read = append(l.Read, e)
-			} else {
-				l.Write = append(l.Write, e)
-			}
+			f.page(r)
 		case kLockAcquired, kLockReleased:
-			k := lockKey{db: r.a, b: r.b, c: r.c, d: r.d, txn: r.e, mode: r.s1, rtype: r.s2, object: r.flag}
-			if r.kind == kLockAcquired {
-				locks[k] = append(locks[k], len(l.Lock))
-				l.Lock = append(l.Lock, b.lockEntry(r, m, r.t, -1, true))
-				continue
-			}
-			if q := locks[k]; len(q) > 0 {
-				l.Lock[q[0]].End = r.t
-				locks[k] = q[1:]
-				continue
-			}
-			l.Lock = append(l.Lock, b.lockEntry(r, m, r.t-int64(r.f), r.t, false))
+			f.lock(r)
 		case kWaitBegin, kWaitEnd, kWaitCompleted:
-			wt := b.strs[r.s1]
-			cat, ok := category[r.s1]
-			if !ok {
-				cat = WaitCategory(wt)
-				category[r.s1] = cat
-			}
-			k := waitKey{task: r.c, waitType: r.s1}
-			switch {
-			case r.kind == kWaitBegin:
-				waits[k] = append(waits[k], len(l.Wait))
-				l.Wait = append(l.Wait, WaitInterval{T: r.t, End: -1, WaitType: wt, Category: cat, Match: m.matchTiming(r.t, poolAll)})
-			case r.kind == kWaitEnd && len(waits[k]) > 0:
-				q := waits[k]
-				w := &l.Wait[q[0]]
-				w.End, w.DurationUs = r.t, r.a
-				waits[k] = q[1:]
-			default:
-				t0 := r.t - int64(r.a)
-				l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: m.matchTiming(t0, poolAll)})
-			}
+			f.wait(r)
 		case kFileRead, kFileReadCompleted, kFileWriteCompleted:
-			k := ioKey{r.a, r.b, r.c}
-			obj := b.catalog.page(r.a, r.b, r.f)
-			switch {
-			case r.kind == kFileRead:
-				ios[k] = append(ios[k], len(l.IO))
-				l.IO = append(l.IO, IOInterval{T: r.t, End: -1, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: m.matchData(obj, r.t, poolAccess)})
-			case r.kind == kFileReadCompleted && len(ios[k]) > 0:
-				q := ios[k]
-				io := &l.IO[q[0]]
-				io.End, io.Completed, io.DurationUs = r.t, true, r.e
-				if r.d > 0 {
-					io.Size = r.d
-				}
-				ios[k] = q[1:]
-			default:
-				t0 := r.t - int64(r.e)
-				l.IO = append(l.IO, IOInterval{T: t0, End: r.t, Write: r.kind == kFileWriteCompleted, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d,
-					DurationUs: r.e, Completed: true, Match: m.matchData(obj, t0, poolAccess)})
-			}
+			f.io(r)
 		case kSpill:
 			name := b.strs[r.s1]
 			e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true}
@@ -303,35 +150,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 			tr.End = max(tr.End, r.t)
 		}
 	}
-	for i := range l.Lock {
-		if l.Lock[i].End < 0 {
-			l.Lock[i].End, l.Lock[i].HeldToEnd = tr.End, true
-		}
-	}
-	for i := range l.Wait {
-		if l.Wait[i].End < 0 {
-			l.Wait[i].End, l.Wait[i].Open = tr.End, true
-		}
-	}
-	for i := range l.IO {
-		if l.IO[i].End < 0 {
-			l.IO[i].End = l.IO[i].T
-		}
-	}
-	for _, v := range l.Lock {
-		tr.End = max(tr.End, v.End)
-	}
-	for _, v := range l.Wait {
-		tr.End = max(tr.End, v.End)
-		tr.Start = min(tr.Start, v.T)
-	}
-	for _, v := range l.IO {
-		tr.End = max(tr.End, v.End)
-		tr.Start = min(tr.Start, v.T)
-	}
-	for _, v := range l.Lock {
-		tr.Start = min(tr.Start, v.T)
-	}
+	closeOpen(tr)
 	sortLane(l.Read, func(e PageEvent) int64 { return e.T })
 	sortLane(l.Write, func(e PageEvent) int64 { return e.T })
 	sortLane(l.Lock, func(e LockInterval) int64 { return e.T })
@@ -341,6 +160,110 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	sortLane(l.Log, func(e LogEvent) int64 { return e.T })
 	sortLane(l.IO, func(e IOInterval) int64 { return e.T })
 	m.collectOwn(l)
+}
+
+func (f *filler) page(r *rec) {
+	obj := f.b.catalog.page(r.a, r.b, r.c)
+	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj}
+	e.Match = f.m.matchData(obj, r.t, poolAccess)
+	if r.kind == kRead {
+		f.l.Read = append(f.l.Read, e)
+	} else {
+		f.l.Write = append(f.l.Write, e)
+	}
+}
+
+func (f *filler) lock(r *rec) {
+	l := f.l
+	k := lockKey{db: r.a, b: r.b, c: r.c, d: r.d, txn: r.e, mode: r.s1, rtype: r.s2, object: r.flag}
+	if r.kind == kLockAcquired {
+		f.locks[k] = append(f.locks[k], len(l.Lock))
+		e := f.b.lockEntry(r, f.m, r.t, r.t, true)
+		e.Open = true
+		l.Lock = append(l.Lock, e)
+		return
+	}
+	if q := f.locks[k]; len(q) > 0 {
+		// Buffers of several CPUs can disagree by a little: an interval
+		// never ends before it began.
+		l.Lock[q[0]].End, l.Lock[q[0]].Open = max(r.t, l.Lock[q[0]].T), false
+		f.locks[k] = q[1:]
+		return
+	}
+	l.Lock = append(l.Lock, f.b.lockEntry(r, f.m, r.t-int64(r.f), r.t, false))
+}
+
+func (f *filler) wait(r *rec) {
+	l := f.l
+	wt := f.b.strs[r.s1]
+	cat, ok := f.category[r.s1]
+	if !ok {
+		cat = WaitCategory(wt)
+		f.category[r.s1] = cat
+	}
+	k := waitKey{task: r.c, waitType: r.s1}
+	switch {
+	case r.kind == kWaitBegin:
+		f.waits[k] = append(f.waits[k], len(l.Wait))
+		l.Wait = append(l.Wait, WaitInterval{T: r.t, End: r.t, Open: true, WaitType: wt, Category: cat, Match: f.m.matchTiming(r.t, poolAll)})
+	case r.kind == kWaitEnd && len(f.waits[k]) > 0:
+		q := f.waits[k]
+		w := &l.Wait[q[0]]
+		w.End, w.DurationUs, w.Open = max(r.t, w.T), r.a, false
+		f.waits[k] = q[1:]
+	default:
+		t0 := r.t - int64(r.a)
+		l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: f.m.matchTiming(t0, poolAll)})
+	}
+}
+
+func (f *filler) io(r *rec) {
+	l := f.l
+	k := ioKey{r.a, r.b, r.c}
+	obj := f.b.catalog.page(r.a, r.b, r.f)
+	switch {
+	case r.kind == kFileRead:
+		f.ios[k] = append(f.ios[k], len(l.IO))
+		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchData(obj, r.t, poolAccess)})
+	case r.kind == kFileReadCompleted && len(f.ios[k]) > 0:
+		q := f.ios[k]
+		io := &l.IO[q[0]]
+		io.End, io.Completed, io.Open, io.DurationUs = max(r.t, io.T), true, false, r.e
+		if r.d > 0 {
+			io.Size = r.d
+		}
+		f.ios[k] = q[1:]
+	default:
+		t0 := r.t - int64(r.e)
+		l.IO = append(l.IO, IOInterval{T: t0, End: r.t, Write: r.kind == kFileWriteCompleted, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d,
+			DurationUs: r.e, Completed: true, Match: f.m.matchData(obj, t0, poolAccess)})
+	}
+}
+
+// closeOpen widens the statement to every interval and closes the open
+// ones: locks and waits at the statement end, uncompleted reads where they
+// began.
+func closeOpen(tr *Trace) {
+	l := &tr.Lanes
+	for _, v := range l.Lock {
+		tr.Start, tr.End = min(tr.Start, v.T), max(tr.End, v.End)
+	}
+	for _, v := range l.Wait {
+		tr.Start, tr.End = min(tr.Start, v.T), max(tr.End, v.End)
+	}
+	for _, v := range l.IO {
+		tr.Start, tr.End = min(tr.Start, v.T), max(tr.End, v.End)
+	}
+	for i := range l.Lock {
+		if l.Lock[i].Open {
+			l.Lock[i].End, l.Lock[i].HeldToEnd = tr.End, true
+		}
+	}
+	for i := range l.Wait {
+		if l.Wait[i].Open {
+			l.Wait[i].End = tr.End
+		}
+	}
 }
 
 func sortLane[E any](s []E, t func(E) int64) {
@@ -380,8 +303,12 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 	for _, op := range tr.Operators {
 		per[NodeID(op.ID)] = &OperatorSummary{ID: op.ID}
 	}
-	count := func(lane string, n NodeID, rule Rule, f func(*OperatorSummary)) {
+	count := func(lane string, mt Match, f func(*OperatorSummary)) {
 		s.Lanes[lane]++
+		if mt.Ambiguous {
+			s.Ambiguous[lane]++
+		}
+		n, rule := mt.NodeID, mt.Rule
 		if n < 0 {
 			if rule != RuleStatement {
 				s.Unmatched[lane]++
@@ -394,17 +321,17 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 	}
 	l := &tr.Lanes
 	for _, e := range l.Read {
-		count("read", e.NodeID, e.Rule, func(o *OperatorSummary) { o.Reads++ })
+		count("read", e.Match, func(o *OperatorSummary) { o.Reads++ })
 	}
 	for _, e := range l.Write {
-		count("write", e.NodeID, e.Rule, func(o *OperatorSummary) { o.Writes++ })
+		count("write", e.Match, func(o *OperatorSummary) { o.Writes++ })
 	}
 	for _, e := range l.Lock {
-		count("lock", e.NodeID, e.Rule, func(o *OperatorSummary) { o.Locks++ })
+		count("lock", e.Match, func(o *OperatorSummary) { o.Locks++ })
 	}
 	for _, e := range l.Wait {
 		wt := e.WaitType
-		count("wait", e.NodeID, e.Rule, func(o *OperatorSummary) {
+		count("wait", e.Match, func(o *OperatorSummary) {
 			if o.Waits == nil {
 				o.Waits = map[string]int{}
 			}
@@ -413,20 +340,20 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 	}
 	for _, e := range l.Memory {
 		spill := e.Spill
-		count("memory", e.NodeID, e.Rule, func(o *OperatorSummary) {
+		count("memory", e.Match, func(o *OperatorSummary) {
 			if spill {
 				o.Spills++
 			}
 		})
 	}
 	for _, e := range l.Split {
-		count("split", e.NodeID, e.Rule, func(o *OperatorSummary) { o.Splits++ })
+		count("split", e.Match, func(o *OperatorSummary) { o.Splits++ })
 	}
 	for _, e := range l.Log {
-		count("log", e.NodeID, e.Rule, func(o *OperatorSummary) { o.Logs++ })
+		count("log", e.Match, func(o *OperatorSummary) { o.Logs++ })
 	}
 	for _, e := range l.IO {
-		count("io", e.NodeID, e.Rule, func(*OperatorSummary) {})
+		count("io", e.Match, func(*OperatorSummary) {})
 	}
 	s.Operators = make([]OperatorSummary, 0, len(tr.Operators))
 	for _, op := range tr.Operators {

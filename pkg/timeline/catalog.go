@@ -1,11 +1,6 @@
 package timeline
 
-import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
-)
+import "github.com/queryreplay/queryreplay/pkg/catalogfile"
 
 // ObjectName names the table (and index) an event touched.
 type ObjectName struct {
@@ -40,6 +35,10 @@ type Catalog struct {
 	hobts      map[idKey]*ObjectName
 	allocUnits map[idKey]*ObjectName
 	objects    map[idKey]*ObjectName
+	// names shares one *ObjectName per distinct name: a trace touches
+	// thousands of pages of a few indexes, and the matcher caches its
+	// candidates per name pointer.
+	names map[ObjectName]*ObjectName
 }
 
 type pageKey struct {
@@ -60,29 +59,39 @@ func NewCatalog() *Catalog {
 		hobts:      map[idKey]*ObjectName{},
 		allocUnits: map[idKey]*ObjectName{},
 		objects:    map[idKey]*ObjectName{},
+		names:      map[ObjectName]*ObjectName{},
 	}
+}
+
+func (c *Catalog) name(o ObjectName) *ObjectName {
+	if p, ok := c.names[o]; ok {
+		return p
+	}
+	p := &o
+	c.names[o] = p
+	return p
 }
 
 // AddPage maps one page to its object.
 func (c *Catalog) AddPage(databaseID, fileID, pageID uint64, o ObjectName) {
-	c.pages[pageKey{databaseID, fileID, pageID}] = &o
+	c.pages[pageKey{databaseID, fileID, pageID}] = c.name(o)
 }
 
 // AddHoBT maps a HoBT (sys.partitions.hobt_id; a lock's associated_object_id,
 // a page split's rowset_id) to its object.
 func (c *Catalog) AddHoBT(databaseID, hobtID uint64, o ObjectName) {
-	c.hobts[idKey{databaseID, hobtID}] = &o
+	c.hobts[idKey{databaseID, hobtID}] = c.name(o)
 }
 
 // AddAllocUnit maps an allocation unit (transaction_log.alloc_unit_id).
 func (c *Catalog) AddAllocUnit(databaseID, allocUnitID uint64, o ObjectName) {
-	c.allocUnits[idKey{databaseID, allocUnitID}] = &o
+	c.allocUnits[idKey{databaseID, allocUnitID}] = c.name(o)
 }
 
 // AddObject maps an object id (an OBJECT lock) to its table; Index is unset.
 func (c *Catalog) AddObject(databaseID, objectID uint64, o ObjectName) {
 	o.Index = ""
-	c.objects[idKey{databaseID, objectID}] = &o
+	c.objects[idKey{databaseID, objectID}] = c.name(o)
 }
 
 func (c *Catalog) page(db, file, page uint64) *ObjectName {
@@ -123,76 +132,27 @@ func (c *Catalog) object(db, id uint64) *ObjectName {
 	return lookupID(c.objects, db, id)
 }
 
-// catalogFile is the JSON form of a Catalog (queryreplay timeline --catalog).
-type catalogFile struct {
-	Pages []struct {
-		DatabaseID uint64 `json:"databaseId"`
-		FileID     uint64 `json:"fileId"`
-		PageID     uint64 `json:"pageId"`
-		ObjectName
-	} `json:"pages"`
-	HoBTs []struct {
-		DatabaseID uint64 `json:"databaseId"`
-		HoBTID     uint64 `json:"hobtId"`
-		ObjectName
-	} `json:"hobts"`
-	AllocUnits []struct {
-		DatabaseID  uint64 `json:"databaseId"`
-		AllocUnitID uint64 `json:"allocUnitId"`
-		ObjectName
-	} `json:"allocUnits"`
-	Objects []struct {
-		DatabaseID uint64 `json:"databaseId"`
-		ObjectID   uint64 `json:"objectId"`
-		ObjectName
-	} `json:"objects"`
-}
-
-// ReadCatalog reads a catalog in JSON:
-//
-//	{"pages":      [{"databaseId":5,"fileId":1,"pageId":280,"schema":"dbo","table":"Orders","index":"PK_Orders"}],
-//	 "hobts":      [{"databaseId":5,"hobtId":72057594043170816,"schema":"dbo","table":"Orders","index":"PK_Orders"}],
-//	 "allocUnits": [{"databaseId":5,"allocUnitId":72057594049200128,…}],
-//	 "objects":    [{"databaseId":5,"objectId":581577110,"schema":"dbo","table":"Orders"}]}
-//
-// Every entry needs a table name.
-func ReadCatalog(r io.Reader) (*Catalog, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var f catalogFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("read catalog: %w", err)
-	}
+// CatalogFromFile builds a Catalog from a decoded catalog file
+// (pkg/catalogfile, the JSON of queryreplay timeline --catalog).
+func CatalogFromFile(f *catalogfile.File) *Catalog {
 	c := NewCatalog()
-	check := func(kind string, i int, o ObjectName) error {
-		if strings.TrimSpace(o.Table) == "" {
-			return fmt.Errorf("read catalog: %s[%d] has no table name", kind, i)
-		}
-		return nil
+	if f == nil {
+		return c
 	}
-	for i, p := range f.Pages {
-		if err := check("pages", i, p.ObjectName); err != nil {
-			return nil, err
-		}
-		c.AddPage(p.DatabaseID, p.FileID, p.PageID, p.ObjectName)
+	name := func(o catalogfile.Object) ObjectName {
+		return ObjectName{Database: o.Database, Schema: o.Schema, Table: o.Table, Index: o.Index}
 	}
-	for i, h := range f.HoBTs {
-		if err := check("hobts", i, h.ObjectName); err != nil {
-			return nil, err
-		}
-		c.AddHoBT(h.DatabaseID, h.HoBTID, h.ObjectName)
+	for _, p := range f.Pages {
+		c.AddPage(p.DatabaseID, p.FileID, p.PageID, name(p.Object))
 	}
-	for i, a := range f.AllocUnits {
-		if err := check("allocUnits", i, a.ObjectName); err != nil {
-			return nil, err
-		}
-		c.AddAllocUnit(a.DatabaseID, a.AllocUnitID, a.ObjectName)
+	for _, h := range f.HoBTs {
+		c.AddHoBT(h.DatabaseID, h.ID, name(h.Object))
 	}
-	for i, o := range f.Objects {
-		if err := check("objects", i, o.ObjectName); err != nil {
-			return nil, err
-		}
-		c.AddObject(o.DatabaseID, o.ObjectID, o.ObjectName)
+	for _, a := range f.AllocUnits {
+		c.AddAllocUnit(a.DatabaseID, a.ID, name(a.Object))
 	}
-	return c, nil
+	for _, o := range f.Objects {
+		c.AddObject(o.DatabaseID, o.ID, name(o.Object))
+	}
+	return c
 }

@@ -7,26 +7,76 @@
 //
 // Input is decoded events (pkg/xe), the actual plan (pkg/showplan) and an
 // optional Catalog that maps pages, HoBTs, allocation units and objects to
-// schema/table/index names. Events are fed one at a time to a Builder, which
-// keeps a compact record of each (well under 100 bytes), so memory stays
+// schema/table/index names (CatalogFromFile builds one from pkg/catalogfile's
+// decoded JSON). Events are fed one at a time to a Builder, which keeps a
+// compact record of each (well under 100 bytes), so memory stays
 // proportional to the event count, not to the XML.
 //
 // Rules, in the words of xe-tracing.md (§6, §9, §10, §17):
-//   - Order is package0.event_sequence when every event has it (gaps are
-//     counted as lost events), else capture order. Time zero is the first
-//     sql_batch_starting, else the earliest event.
-//   - When every timestamp is millisecond-grained, the k-th of n events that
-//     share one millisecond moves to +1000·k/n µs: order is kept and no event
-//     leaves its millisecond.
+//   - Order is package0.event_sequence when every event has it, else capture
+//     order (and a note says how many lack one). An event_sequence seen twice
+//     with the same content is one event fed twice: counted once
+//     (Summary.Duplicates). A sequence shared by different events is kept and
+//     reported (SequenceClashes). Gaps are counted as lost events and listed
+//     with the times of the events around them (Summary.Gaps). Time zero is
+//     the first sql_batch_starting, else the earliest event; earlier events
+//     have negative times.
+//   - Spreading is decided per millisecond: in a millisecond whose events all
+//     carry millisecond-grained timestamps, the k-th of n moves to
+//     +1000·k/n µs (order kept, no event leaves its millisecond); a
+//     millisecond holding a sub-millisecond timestamp is left as it is.
+//   - An interval whose end was not captured is Open (closed at the statement
+//     end, or where it began for an uncompleted read). There is no sentinel
+//     time: an interval that ended before sql_batch_starting is closed.
 //   - Matching tries, in decreasing confidence, the node id an event carries,
 //     the object identity (strong when the index matches too, weak when one side
-//     has no index name) — several candidates on one object are told apart by
-//     their execution windows — and, for events that carry no object (waits,
-//     spills without a node id), timing alone. An event whose object no
-//     operator touches stays unmatched; it is never pushed to an operator on
-//     another table.
+//     has no index name) and, for events that carry no object (waits, spills
+//     without a node id), timing alone. Several operators on one object are
+//     told apart by their execution windows; unless every candidate has a
+//     window and exactly one holds the event, timing decided: the match is
+//     Ambiguous, low, and lists its Candidates. A timing match considers only
+//     windows within TimingLimitUs (2 ms) of the event; none that near, a
+//     wait or spill belongs to the statement (rule "statement", no node)
+//     and data whose object the catalog does not know stays unmatched. An event
+//     whose object no operator touches stays unmatched; it is never pushed to
+//     an operator on another table, nor to one that never ran.
+//   - Operators that never ran (ActualExecutions 0, the input an adaptive
+//     join's ActualJoinType left unused, anything below them) are
+//     NotExecuted: no phases, no plan-lane bar, at their parent's start.
+//   - An operator re-executed on the inner side of a nested loops (more than
+//     one execution per thread) is one consume→emit cycle per execution:
+//     Cycles and numbered phases where repeated query_thread_profile windows
+//     show them, else one "reexecuted" phase whose first emit ends the first
+//     of its equal cycles. A spool or sort rewound (1 rebind) consumes once
+//     and its emit phase stands for every execution.
+//   - Operators with no evidence in their subtree are placed inside what
+//     their parent's phases allow (TimeSource "parent"): a probe input after
+//     its hash join's build, an inner input after the outer's first row.
+//   - Parallel operators get per-thread bars (Threads, skew visible by rows
+//     and windows); Parallelism operators show their producer and consumer
+//     sides (Exchange).
+//
+// The JSON (queryreplay timeline --json; a tracer bundle's trace part) is
+// schema 2 (Trace.Schema). Schema 1 — the JSON before the field existed —
+// still loads (Trace.UnmarshalJSON turns its heldToEnd locks and
+// uncompleted reads into open intervals); a newer schema is refused by
+// name. Schema 2 only added fields and values:
+//
+//	trace        schema
+//	match        ambiguous, candidates; rule "statement" now also for
+//	             timing matches beyond the distance limit
+//	lock         open (heldToEnd kept, same meaning)
+//	io           open (completed kept)
+//	phase        kind "reexecuted"; execution, executions
+//	operator     notExecuted, notExecutedReason, executions, rebinds,
+//	             rewinds, cycles[], threads[], exchange{producer,consumer};
+//	             timeSource "parent" and "not_executed"
+//	lanes.plan   leaves out operators that never ran
+//	summary      gaps[], gapsTruncated, duplicates, sequenceClashes,
+//	             withoutSequence, spreadBuckets, ambiguous{lane: n},
+//	             timingLimitUs
 //
 // What this package must NOT do: any I/O (reading files, querying SQL Server,
-// logging), parsing XML, or shaping frames for Grafana. It is pure: the same
-// input gives the same Trace.
+// logging), parsing XML or JSON catalogs, or shaping frames for Grafana. It
+// is pure: the same input gives the same Trace.
 package timeline

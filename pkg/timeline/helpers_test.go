@@ -137,3 +137,75 @@ func phase(o *Operator, k PhaseKind) *Phase {
 	}
 	return nil
 }
+
+// at moves the last event to base + us µs (a sub-millisecond timestamp,
+// as newer builds write).
+func (st *stream) at(us int64) {
+	ev := &st.events[len(st.events)-1]
+	ev.Timestamp.Time = st.base.Add(time.Duration(us) * time.Microsecond)
+	ev.Timestamp.Raw = ev.Timestamp.Time.Format(time.RFC3339Nano)
+}
+
+func (st *stream) fileRead(ms int, completed bool, offset, durMs uint64) {
+	name := "file_read"
+	if completed {
+		name = "file_read_completed"
+	}
+	st.add(ms, "sqlserver", name, u("database_id", 5), u("file_id", 1), u("offset", offset), u("size", 8192), u("duration", durMs))
+}
+
+func (st *stream) spill(ms int, name string, node int64) {
+	fields := []kv{m(name+"_type", 0, "Recursion"), u("granted_memory_kb", 1024), u("used_memory_kb", 1024)}
+	if node >= 0 {
+		fields = append(fields, u("query_operation_node_id", uint64(node)))
+	}
+	st.add(ms, "sqlserver", name, fields...)
+}
+
+// dropSequence removes event i's event_sequence action.
+func (st *stream) dropSequence(i int) {
+	st.events[i].Actions = st.events[i].Actions[1:]
+}
+
+// traceJSON is the trace as a consumer of queryreplay timeline --json sees
+// it: the assertions on it check the contract's field names, not only the
+// Go values.
+func traceJSON(t *testing.T, tr *Trace) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// jsonOperator returns the JSON object of operator id.
+func jsonOperator(t *testing.T, js map[string]any, id int) map[string]any {
+	t.Helper()
+	for _, o := range js["operators"].([]any) {
+		om := o.(map[string]any)
+		if om["id"].(float64) == float64(id) {
+			return om
+		}
+	}
+	t.Fatalf("no operator %d in the JSON", id)
+	return nil
+}
+
+func jsonLane(t *testing.T, js map[string]any, lane string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, e := range js["lanes"].(map[string]any)[lane].([]any) {
+		out = append(out, e.(map[string]any))
+	}
+	return out
+}
+
+func loadSynthetic(t testing.TB, name string) *showplan.Plan {
+	t.Helper()
+	return loadPlan(t, filepath.Join("synthetic", name))
+}

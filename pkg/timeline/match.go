@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/pkg/showplan"
@@ -41,9 +42,20 @@ type opInfo struct {
 	sort      bool
 	exchange  bool
 	hasWindow bool
-	win       Window
+	win       Window         // all its query_thread_profile windows merged
+	windows   []threadWindow // each query_thread_profile window, in event order
 	hasOwn    bool
-	own       Window // first and last matched data event
+	own       Window // first and last unambiguously matched event
+	// notExecuted: the plan says it never ran (and no thread profile
+	// says otherwise); it is nobody's candidate.
+	notExecuted bool
+	whyNot      string
+}
+
+// threadWindow is one query_thread_profile window of one thread.
+type threadWindow struct {
+	thread     int
+	start, end int64
 }
 
 func (o *opInfo) in(p pool) bool {
@@ -69,21 +81,42 @@ type candidate struct {
 	conf Confidence
 }
 
+// candSet is the cached candidate set of one object and pool, with its
+// node ids for ambiguous matches.
+type candSet struct {
+	cands []candidate
+	ids   []NodeID
+}
+
+// TimingLimitUs is the distance limit of a timing match: an event that
+// names no object and lies farther than this from every operator's
+// execution window did not happen while any operator ran (a
+// RESOURCE_SEMAPHORE wait for the memory grant, say) and belongs to the
+// statement. Two milliseconds are two granules of the millisecond
+// timestamps XE usually writes, which is the error of a window's edges.
+const TimingLimitUs = 2000
+
 // matcher ties events to the operators of one statement.
 type matcher struct {
+	root    *showplan.Operator
 	ops     []*opInfo
 	byID    map[int]*opInfo
 	byTable map[string][]*opInfo // lower-case table → operators naming it
 	// cands caches the candidate set per resolved object (catalog entries
 	// are shared pointers, so a trace has few distinct ones).
-	cands map[candKey][]candidate
+	cands map[candKey]*candSet
 	// last is a one-entry cache in front of cands: consecutive events
 	// mostly touch the same object.
-	lastKey   candKey
-	lastCands []candidate
-	lastOK    bool
-	// timingBuf is reused by matchTiming.
+	lastKey  candKey
+	lastCand *candSet
+	// timingBuf and idBuf are reused by the matchers; sets interns the
+	// candidate id lists of ambiguous matches (keyed by their bytes), so
+	// a million ambiguous events share a handful of slices.
 	timingBuf []candidate
+	idBuf     []NodeID
+	keyBuf    []byte
+	sets      map[string][]NodeID
+	notes     []string
 }
 
 type candKey struct {
@@ -92,10 +125,11 @@ type candKey struct {
 }
 
 func newMatcher(stmt *showplan.Statement) *matcher {
-	m := &matcher{byID: map[int]*opInfo{}, byTable: map[string][]*opInfo{}, cands: map[candKey][]candidate{}}
+	m := &matcher{byID: map[int]*opInfo{}, byTable: map[string][]*opInfo{}, cands: map[candKey]*candSet{}, sets: map[string][]NodeID{}}
 	if stmt == nil {
 		return m
 	}
+	m.root = stmt.Root
 	for i, op := range stmt.Operators {
 		info := &opInfo{op: op, order: i}
 		info.modify = isModify(op)
@@ -139,7 +173,7 @@ func isAccess(op *showplan.Operator) bool {
 		p == "table scan" || p == "rid lookup" || p == "key lookup"
 }
 
-func (m *matcher) addWindow(node int, start, end int64) {
+func (m *matcher) addWindow(node, thread int, start, end int64) {
 	o := m.byID[node]
 	if o == nil {
 		return
@@ -147,6 +181,7 @@ func (m *matcher) addWindow(node int, start, end int64) {
 	if start > end {
 		start = end
 	}
+	o.windows = append(o.windows, threadWindow{thread, start, end})
 	if !o.hasWindow {
 		o.hasWindow, o.win = true, Window{start, end}
 		return
@@ -165,80 +200,111 @@ func (m *matcher) matchNode(node int) Match {
 // candidatesFor lists the operators in pool p that touch obj, with the best
 // confidence available: strong (table and index agree) before weak (one
 // side names no index). An operator on the table but a different index is
-// not a candidate.
-func (m *matcher) candidatesFor(obj *ObjectName, p pool) []candidate {
+// not a candidate, nor is one that never ran.
+func (m *matcher) candidatesFor(obj *ObjectName, p pool) *candSet {
 	k := candKey{obj, p}
-	if m.lastOK && m.lastKey == k {
-		return m.lastCands
+	if m.lastCand != nil && m.lastKey == k {
+		return m.lastCand
 	}
 	if c, ok := m.cands[k]; ok {
-		m.lastKey, m.lastCands, m.lastOK = k, c, true
+		m.lastKey, m.lastCand = k, c
 		return c
 	}
 	var strong, weak []candidate
 	for _, info := range m.byTable[lower(obj.Table)] {
-		if !info.in(p) {
+		if !info.in(p) || info.notExecuted {
 			continue
 		}
-		best := ConfidenceNone
-		for _, o := range info.op.Objects {
-			if !strings.EqualFold(o.Table, obj.Table) {
-				continue
-			}
-			if o.Schema != "" && obj.Schema != "" && !strings.EqualFold(o.Schema, obj.Schema) {
-				continue
-			}
-			var c Confidence
-			switch {
-			case strings.EqualFold(o.Index, obj.Index):
-				c = ConfidenceStrong
-			case o.Index == "" || obj.Index == "":
-				c = ConfidenceWeak
-			default:
-				continue
-			}
-			best = max(best, c)
-		}
-		switch best {
+		switch best := identity(info.op, obj); best {
 		case ConfidenceStrong:
 			strong = append(strong, candidate{info, best})
 		case ConfidenceWeak:
 			weak = append(weak, candidate{info, best})
 		}
 	}
-	c := strong
-	if len(c) == 0 {
-		c = weak
+	c := &candSet{cands: strong}
+	if len(c.cands) == 0 {
+		c.cands = weak
+	}
+	for _, cd := range c.cands {
+		c.ids = append(c.ids, NodeID(cd.op.op.NodeID))
 	}
 	m.cands[k] = c
-	m.lastKey, m.lastCands, m.lastOK = k, c, true
+	m.lastKey, m.lastCand = k, c
 	return c
+}
+
+// identity grades how well an operator's objects name obj: strong when
+// table and index agree, weak when one side names no index, none otherwise.
+func identity(op *showplan.Operator, obj *ObjectName) Confidence {
+	best := ConfidenceNone
+	for _, o := range op.Objects {
+		if !strings.EqualFold(o.Table, obj.Table) {
+			continue
+		}
+		if o.Schema != "" && obj.Schema != "" && !strings.EqualFold(o.Schema, obj.Schema) {
+			continue
+		}
+		switch {
+		case strings.EqualFold(o.Index, obj.Index):
+			best = max(best, ConfidenceStrong)
+		case o.Index == "" || obj.Index == "":
+			best = max(best, ConfidenceWeak)
+		}
+	}
+	return best
 }
 
 // matchData matches an event that touched data: by its object when it is
 // known, else by timing among the operators of pool p.
 func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
 	if obj == nil {
-		return m.matchTiming(t, p)
+		// Data whose object the catalog does not know: timing may still
+		// tell, but far from every window it is a catalog miss, not the
+		// statement's own work.
+		if mt := m.matchTiming(t, p); mt.Rule != RuleStatement {
+			return mt
+		}
+		return Match{NodeID: Unmatched}
 	}
-	cands := m.candidatesFor(obj, p)
-	switch len(cands) {
+	set := m.candidatesFor(obj, p)
+	switch len(set.cands) {
 	case 0:
 		return Match{NodeID: Unmatched}
 	case 1:
-		return Match{NodeID: NodeID(cands[0].op.op.NodeID), Rule: RuleObject, Confidence: cands[0].conf}
+		return Match{NodeID: NodeID(set.cands[0].op.op.NodeID), Rule: RuleObject, Confidence: set.cands[0].conf}
 	}
-	if best := bestWindow(t, cands); best != nil {
-		return Match{NodeID: NodeID(best.op.op.NodeID), Rule: RuleObjectTiming, Confidence: best.conf}
+	return m.byWindows(t, set)
+}
+
+// byWindows decides between several operators that touch the event's
+// object by their execution windows. It is sure only when every candidate
+// has a window and exactly one contains t; otherwise the match is
+// ambiguous, with low confidence: the narrowest containing window, else the
+// nearest, is taken, and the candidates are listed. With no windows at all
+// nothing can choose and the event stays unmatched (still listing them).
+func (m *matcher) byWindows(t int64, set *candSet) Match {
+	best, containing, windowed := bestWindow(t, set.cands)
+	if best == nil {
+		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: set.ids}
 	}
-	return Match{NodeID: Unmatched}
+	id := NodeID(best.op.op.NodeID)
+	if containing == 1 && windowed == len(set.cands) {
+		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: best.conf}
+	}
+	ids := set.ids
+	if containing > 1 {
+		ids = m.containingIDs(t, set.cands)
+	}
+	return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: ids}
 }
 
 // bestWindow picks, among candidates with an execution window, the one whose
 // window contains t (the narrowest, when several do), else the nearest.
-// Ties go to the earlier operator in plan order. Nil when none has a window.
-func bestWindow(t int64, cands []candidate) *candidate {
-	var best *candidate
+// Ties go to the earlier operator in plan order. It also counts the
+// windows that contain t and the candidates that have one; best is nil
+// when none has a window.
+func bestWindow(t int64, cands []candidate) (best *candidate, containing, windowed int) {
 	bestContains := false
 	bestScore := int64(math.MaxInt64)
 	for i := range cands {
@@ -246,14 +312,14 @@ func bestWindow(t int64, cands []candidate) *candidate {
 		if !o.hasWindow {
 			continue
 		}
+		windowed++
 		contains := t >= o.win.Start && t <= o.win.End
 		var score int64
 		if contains {
+			containing++
 			score = o.win.End - o.win.Start
-		} else if t < o.win.Start {
-			score = o.win.Start - t
 		} else {
-			score = t - o.win.End
+			score = distance(t, o.win)
 		}
 		better := best == nil || (contains && !bestContains) ||
 			(contains == bestContains && (score < bestScore || (score == bestScore && o.order < best.op.order)))
@@ -261,29 +327,86 @@ func bestWindow(t int64, cands []candidate) *candidate {
 			best, bestContains, bestScore = &cands[i], contains, score
 		}
 	}
-	return best
+	return best, containing, windowed
 }
 
-// matchTiming matches an event that names no object to the operator of pool
-// p whose window best contains t.
+func distance(t int64, w Window) int64 {
+	switch {
+	case t < w.Start:
+		return w.Start - t
+	case t > w.End:
+		return t - w.End
+	}
+	return 0
+}
+
+// containingIDs interns the ids of the candidates whose window contains t.
+func (m *matcher) containingIDs(t int64, cands []candidate) []NodeID {
+	ids := m.idBuf[:0]
+	for _, c := range cands {
+		if c.op.hasWindow && t >= c.op.win.Start && t <= c.op.win.End {
+			ids = append(ids, NodeID(c.op.op.NodeID))
+		}
+	}
+	m.idBuf = ids
+	return m.intern(ids)
+}
+
+// intern returns a shared copy of ids.
+func (m *matcher) intern(ids []NodeID) []NodeID {
+	key := m.keyBuf[:0]
+	for _, id := range ids {
+		key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	m.keyBuf = key
+	if s, ok := m.sets[string(key)]; ok {
+		return s
+	}
+	s := slices.Clone(ids)
+	m.sets[string(key)] = s
+	return s
+}
+
+// matchTiming matches an event that names no object (a wait, a spill
+// without a node id) to the operator of pool p whose window best contains
+// t, among those within TimingLimitUs. None near: the event belongs to the
+// statement. Several near: ambiguous. No operator of the pool has a window
+// at all: unmatched.
 func (m *matcher) matchTiming(t int64, p pool) Match {
 	cands := m.timingBuf[:0]
+	windows := false
 	for _, o := range m.ops {
-		if o.hasWindow && o.in(p) {
-			cands = append(cands, candidate{o, ConfidenceLow})
+		if o.hasWindow && o.in(p) && !o.notExecuted {
+			windows = true
+			if distance(t, o.win) <= TimingLimitUs {
+				cands = append(cands, candidate{o, ConfidenceLow})
+			}
 		}
 	}
 	m.timingBuf = cands
-	if best := bestWindow(t, cands); best != nil {
+	best, _, _ := bestWindow(t, cands)
+	switch {
+	case !windows:
+		// No operator has a window: timing cannot tell anything.
+		return Match{NodeID: Unmatched}
+	case best == nil:
+		return Match{NodeID: Unmatched, Rule: RuleStatement}
+	case len(cands) == 1:
 		return Match{NodeID: NodeID(best.op.op.NodeID), Rule: RuleTiming, Confidence: ConfidenceLow}
 	}
-	return Match{NodeID: Unmatched}
+	ids := m.idBuf[:0]
+	for _, c := range cands {
+		ids = append(ids, NodeID(c.op.op.NodeID))
+	}
+	m.idBuf = ids
+	return Match{NodeID: NodeID(best.op.op.NodeID), Rule: RuleTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: m.intern(ids)}
 }
 
 // collectOwn records each operator's first and last matched data event.
 func (m *matcher) collectOwn(l *Lanes) {
-	note := func(n NodeID, t, end int64) {
-		if n < 0 {
+	note := func(mt Match, t, end int64) {
+		n := mt.NodeID
+		if n < 0 || mt.Ambiguous {
 			return
 		}
 		o := m.byID[int(n)]
@@ -298,25 +421,30 @@ func (m *matcher) collectOwn(l *Lanes) {
 		o.own.End = max(o.own.End, end)
 	}
 	for _, e := range l.Read {
-		note(e.NodeID, e.T, e.T)
+		note(e.Match, e.T, e.T)
 	}
 	for _, e := range l.Write {
-		note(e.NodeID, e.T, e.T)
+		note(e.Match, e.T, e.T)
 	}
 	for _, e := range l.Lock {
-		if !e.HeldToEnd {
-			note(e.NodeID, e.T, e.T)
+		if !e.Open {
+			note(e.Match, e.T, e.T)
 		}
 	}
 	for _, e := range l.Log {
 		if e.Kind == "record" {
-			note(e.NodeID, e.T, e.T)
+			note(e.Match, e.T, e.T)
 		}
 	}
 	for _, e := range l.Split {
-		note(e.NodeID, e.T, e.T)
+		note(e.Match, e.T, e.T)
 	}
 	for _, e := range l.IO {
-		note(e.NodeID, e.T, e.End)
+		note(e.Match, e.T, e.End)
+	}
+	for _, e := range l.Memory {
+		if e.Rule == RuleNodeID {
+			note(e.Match, e.T, e.T)
+		}
 	}
 }

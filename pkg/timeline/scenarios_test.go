@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -111,16 +112,33 @@ func TestScenarioSelfJoinDecidedByTiming(t *testing.T) {
 	st.read(11, 1, 1000)
 	st.read(12, 1, 1001)
 	st.profile(15, 5, 0, 5000) // second scan: 10–15 ms
-	st.read(30, 1, 1003)       // outside both windows: the nearest (node 5)
+	st.read(30, 1, 1003)       // outside both windows: the nearest (node 5), but ambiguous
 	st.batchEnd(31, 31000)
 	tr := build(t, plan, cat, nil, st.events)
 	checkGolden(t, "self_join", tr)
 
-	want := []NodeID{2, 2, 2, 5, 5, 5}
-	for i, r := range tr.Lanes.Read {
-		if r.NodeID != want[i] || r.Rule != RuleObjectTiming || r.Confidence != ConfidenceStrong {
-			t.Errorf("read %d at %d µs: %+v, want node %d by object_timing", i, r.T, r.Match, want[i])
+	want := []NodeID{2, 2, 2, 5, 5}
+	for i, r := range tr.Lanes.Read[:5] {
+		if r.NodeID != want[i] || r.Rule != RuleObjectTiming || r.Confidence != ConfidenceStrong || r.Ambiguous {
+			t.Errorf("read %d at %d µs: %+v, want node %d by object_timing, strong: exactly one window holds it", i, r.T, r.Match, want[i])
 		}
+	}
+	last := tr.Lanes.Read[5]
+	if last.NodeID != 5 || last.Rule != RuleObjectTiming || last.Confidence != ConfidenceLow || !last.Ambiguous ||
+		!slices.Equal(last.Candidates, []NodeID{2, 5}) {
+		t.Errorf("a read outside both windows is a guess: %+v, want node 5, low, ambiguous between 2 and 5", last.Match)
+	}
+	if tr.Summary.Ambiguous["read"] != 1 {
+		t.Errorf("summary ambiguous %v", tr.Summary.Ambiguous)
+	}
+	// The spool on the inner side ran 100 times (1 rebind, 99 rewinds):
+	// one reexecuted phase, and the join emits long before the end.
+	spool := op(tr, 3)
+	if spool.Executions != 100 || len(spool.Phases) != 1 || spool.Phases[0].Kind != PhaseReexecuted || spool.Phases[0].Executions != 100 {
+		t.Errorf("lazy spool %+v", spool)
+	}
+	if nl := op(tr, 0); nl.FirstEmit >= 30000 {
+		t.Errorf("nested loops first emit %d: not at the end of the run", nl.FirstEmit)
 	}
 }
 

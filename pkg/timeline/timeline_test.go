@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/queryreplay/queryreplay/pkg/catalogfile"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -104,58 +106,77 @@ func TestBadStatementIsAnError(t *testing.T) {
 	}
 }
 
-func TestReadCatalog(t *testing.T) {
-	good := `{"pages":[{"databaseId":5,"fileId":1,"pageId":9,"schema":"dbo","table":"T","index":"PK"}],
-	  "hobts":[{"databaseId":0,"hobtId":77,"table":"T"}],"allocUnits":[],"objects":[{"databaseId":5,"objectId":3,"table":"T","index":"x"}]}`
-	c, err := ReadCatalog(strings.NewReader(good))
+func TestCatalogFromFile(t *testing.T) {
+	f, err := catalogfile.Read(strings.NewReader(`{"pages":[{"databaseId":5,"fileId":1,"pageId":9,"schema":"dbo","table":"T","index":"PK"}],
+	  "hobts":[{"databaseId":0,"hobtId":77,"table":"T"}],"allocUnits":[{"databaseId":5,"allocUnitId":8,"table":"T","index":"PK"}],
+	  "objects":[{"databaseId":5,"objectId":3,"table":"T","index":"x"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := c.page(5, 1, 9); o == nil || o.Index != "PK" {
+	c := CatalogFromFile(f)
+	if o := c.page(5, 1, 9); o == nil || o.Index != "PK" || o.Schema != "dbo" {
 		t.Fatalf("page lookup %v", o)
 	}
 	if o := c.hobt(12, 77); o == nil {
 		t.Fatal("database 0 entry should match any database")
 	}
+	if o := c.allocUnit(5, 8); o == nil || o.Index != "PK" {
+		t.Fatalf("alloc unit lookup %v", o)
+	}
 	if o := c.object(5, 3); o == nil || o.Index != "" {
 		t.Fatalf("object lookup should drop the index: %+v", o)
 	}
-	for _, bad := range []string{`{"pages":[{"fileId":1}]}`, `{"pagez":[]}`, `[`} {
-		if _, err := ReadCatalog(strings.NewReader(bad)); err == nil {
-			t.Errorf("%s: accepted", bad)
-		}
+	if c := CatalogFromFile(nil); c.page(5, 1, 9) != nil {
+		t.Fatal("an empty catalog resolved a page")
 	}
 }
 
 // TestProperties builds traces from random event streams on every test plan
 // and checks the invariants every view relies on.
 func TestProperties(t *testing.T) {
-	plans := []string{"columns_with_no_statistics.sqlplan", "stack_overflow-my_comment_score_distribution.sqlplan", "cte_multi_ref_plan.sqlplan", "KeyLookup.sqlplan"}
+	plans := []string{"columns_with_no_statistics.sqlplan", "stack_overflow-my_comment_score_distribution.sqlplan", "cte_multi_ref_plan.sqlplan",
+		"KeyLookup.sqlplan", "adaptive_join.sqlplan", "index_spool.sqlplan", "parallel-skew.sqlplan", "synthetic/nested_loops_inner_sort.sqlplan",
+		"window_spool.sqlplan", "three_nested_loops.sqlplan", "concatenation.sqlplan", "lazy_spool_plan.sqlplan", "serially-parallel.sqlplan"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, name := range plans {
 		plan := loadPlan(t, name)
 		var stmtOps []int
+		// Pages 0–19 belong to the objects the plan reads, so object
+		// matching (and its ambiguity) is exercised too.
+		cat := NewCatalog()
+		var objs []ObjectName
 		for _, o := range plan.Statements[0].Operators {
 			stmtOps = append(stmtOps, o.NodeID)
+			for _, ob := range o.Objects {
+				objs = append(objs, ObjectName{Schema: ob.Schema, Table: ob.Table, Index: ob.Index})
+			}
+		}
+		for p := uint64(0); p < 20 && len(objs) > 0; p++ {
+			cat.AddPage(5, 1, p, objs[int(p)%len(objs)])
 		}
 		for iter := 0; iter < 50; iter++ {
 			st := newStream()
-			st.batchStart(0)
+			st.batchStart(rng.IntN(3) - 1)
 			n := 1 + rng.IntN(60)
-			ms := 0
+			ms := rng.IntN(5) - 4
 			for i := 0; i < n; i++ {
 				ms += rng.IntN(3)
-				switch rng.IntN(4) {
+				switch rng.IntN(5) {
 				case 0:
-					st.profile(ms, uint64(stmtOps[rng.IntN(len(stmtOps))]), 0, uint64(rng.IntN(5000)))
+					st.profile(ms, uint64(stmtOps[rng.IntN(len(stmtOps))]), uint64(rng.IntN(5)), uint64(rng.IntN(5000)))
 				case 1:
 					st.wait(ms, rng.IntN(2) == 0, "PAGEIOLATCH_SH", uint64(rng.IntN(3)))
+				case 2:
+					st.lock(ms, rng.IntN(2) == 0, 77, "(aaaaaaaaaaaa)", uint64(rng.IntN(900)))
 				default:
-					st.read(ms, 1, uint64(rng.IntN(20)))
+					st.read(ms, 1, uint64(rng.IntN(25)))
+				}
+				if rng.IntN(10) == 0 {
+					st.at(int64(ms)*1000 + int64(rng.IntN(1000)))
 				}
 			}
 			st.batchEnd(ms+1, uint64(ms+1)*1000)
-			tr := build(t, plan, nil, nil, st.events)
+			tr := build(t, plan, cat, nil, st.events)
 			checkProperties(t, name, tr, st.events)
 		}
 	}
@@ -171,19 +192,40 @@ func checkProperties(t *testing.T, name string, tr *Trace, events []xe.Event) {
 		}
 		prev = r.T
 	}
-	// Every read stays inside its own millisecond.
+	// Every read stays inside its own millisecond (and sub-millisecond
+	// timestamps stay where they are).
 	var reads []xe.Event
 	for _, ev := range events {
 		if ev.Name == "physical_page_read" {
 			reads = append(reads, ev)
 		}
 	}
-	for i, r := range tr.Lanes.Read {
-		ms := reads[i].Timestamp.Time.Sub(base).Microseconds()
-		if r.T < ms || r.T >= ms+1000 {
-			t.Fatalf("%s: read %d at %d µs left its millisecond %d", name, i, r.T, ms)
+	zero := base
+	for _, ev := range events {
+		if ev.Name == "sql_batch_starting" {
+			zero = ev.Timestamp.Time
 		}
 	}
+	slices.SortStableFunc(reads, func(x, y xe.Event) int { return x.Timestamp.Time.Compare(y.Timestamp.Time) })
+	for i, r := range tr.Lanes.Read {
+		us := reads[i].Timestamp.Time.Sub(zero).Microseconds()
+		ms := floorDiv(us, 1000) * 1000
+		if us != ms && r.T != us || r.T < ms || r.T >= ms+1000 {
+			t.Fatalf("%s: read %d at %d µs left its millisecond %d (timestamp %d)", name, i, r.T, ms, us)
+		}
+	}
+	for _, w := range tr.Lanes.Wait {
+		if w.End < w.T || (w.Open && w.End != tr.End) {
+			t.Fatalf("%s: wait %+v", name, w)
+		}
+	}
+	for _, l := range tr.Lanes.Lock {
+		if l.End < l.T || l.Open != l.HeldToEnd || (l.Open && l.End != tr.End) {
+			t.Fatalf("%s: lock %+v", name, l)
+		}
+	}
+	checkMatches(t, name, tr)
+	checkOperatorsAgree(t, name, tr)
 	for _, o := range tr.Operators {
 		if o.FirstEmit < o.Start || o.End < o.FirstEmit || o.Start < tr.Start || o.End > tr.End {
 			t.Fatalf("%s: operator %d times %d/%d/%d outside order or statement [%d,%d]", name, o.ID, o.Start, o.FirstEmit, o.End, tr.Start, tr.End)
@@ -198,7 +240,79 @@ func checkProperties(t *testing.T, name string, tr *Trace, events []xe.Event) {
 		}
 		for _, c := range tr.Operators {
 			if c.Parent != nil && *c.Parent == o.ID && c.FirstEmit > o.FirstEmit {
-				t.Fatalf("%s: streaming operator %d emits at %d before its child %d (%d)", name, o.ID, o.FirstEmit, c.ID, c.FirstEmit)
+				dump, _ := json.MarshalIndent(tr.Operators, "", " ")
+				t.Fatalf("%s: streaming operator %d emits at %d before its child %d (%d)\n%s", name, o.ID, o.FirstEmit, c.ID, c.FirstEmit, dump)
+			}
+		}
+	}
+}
+
+// checkMatches: an ambiguous match names at least two candidates, has low
+// confidence at best, and its node (if any) is one of them.
+func checkMatches(t *testing.T, name string, tr *Trace) {
+	t.Helper()
+	var all []Match
+	for _, e := range tr.Lanes.Read {
+		all = append(all, e.Match)
+	}
+	for _, e := range tr.Lanes.Wait {
+		all = append(all, e.Match)
+	}
+	for _, e := range tr.Lanes.Lock {
+		all = append(all, e.Match)
+	}
+	notRun := map[NodeID]bool{}
+	for _, o := range tr.Operators {
+		notRun[NodeID(o.ID)] = o.NotExecuted
+	}
+	for _, mt := range all {
+		if mt.NodeID >= 0 && notRun[mt.NodeID] && mt.Rule != RuleNodeID {
+			t.Fatalf("%s: an event went to node %d, which never ran: %+v", name, mt.NodeID, mt)
+		}
+		if !mt.Ambiguous {
+			if len(mt.Candidates) > 0 {
+				t.Fatalf("%s: candidates without ambiguity %+v", name, mt)
+			}
+			continue
+		}
+		if len(mt.Candidates) < 2 || mt.Confidence > ConfidenceLow || (mt.NodeID >= 0 && !slices.Contains(mt.Candidates, mt.NodeID)) {
+			t.Fatalf("%s: ambiguous match %+v", name, mt)
+		}
+	}
+}
+
+// checkOperatorsAgree: operators that never ran have no phases and no bar;
+// operators placed by their parent lie inside it; thread bars and
+// exchange sides lie inside the statement.
+func checkOperatorsAgree(t *testing.T, name string, tr *Trace) {
+	t.Helper()
+	inLane := map[NodeID]bool{}
+	for _, e := range tr.Lanes.Plan {
+		inLane[e.NodeID] = true
+	}
+	for _, o := range tr.Operators {
+		if o.NotExecuted != (o.TimeSource == "not_executed") || inLane[NodeID(o.ID)] == o.NotExecuted {
+			t.Fatalf("%s: node %d not executed %v, time source %s, in plan lane %v", name, o.ID, o.NotExecuted, o.TimeSource, inLane[NodeID(o.ID)])
+		}
+		if o.NotExecuted && (len(o.Phases) != 0 || o.Start != o.End) {
+			t.Fatalf("%s: node %d never ran but has %+v", name, o.ID, o)
+		}
+		if o.TimeSource == "parent" && o.Parent != nil {
+			p := op(tr, *o.Parent)
+			if o.Start < p.Start || o.End > p.End {
+				t.Fatalf("%s: node %d (%d–%d) placed outside its parent %d (%d–%d)", name, o.ID, o.Start, o.End, p.ID, p.Start, p.End)
+			}
+		}
+		for _, b := range o.Threads {
+			if b.Start > b.End || b.Start < o.Start || b.End > o.End {
+				t.Fatalf("%s: node %d thread bar %+v outside %d–%d", name, o.ID, b, o.Start, o.End)
+			}
+		}
+		if ex := o.Exchange; ex != nil {
+			for _, sd := range []ExchangeSide{ex.Producer, ex.Consumer} {
+				if sd.Start > sd.End || sd.Start < tr.Start || sd.End > tr.End {
+					t.Fatalf("%s: node %d exchange side %+v", name, o.ID, sd)
+				}
 			}
 		}
 	}

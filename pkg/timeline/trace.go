@@ -110,6 +110,12 @@ type Match struct {
 	NodeID     NodeID     `json:"nodeId"`
 	Rule       Rule       `json:"rule"`
 	Confidence Confidence `json:"confidence"`
+	// Ambiguous is set when more than one operator could have caused the
+	// event and timing alone chose (or nothing could choose: NodeID is then
+	// null). Candidates lists them in plan order. An ambiguous match has
+	// confidence low at best.
+	Ambiguous  bool     `json:"ambiguous,omitempty"`
+	Candidates []NodeID `json:"candidates,omitempty"`
 }
 
 // PhaseKind names an operator phase.
@@ -124,6 +130,10 @@ const (
 	PhaseProbe PhaseKind = "probe"
 	// PhaseEmit: rows leave the operator.
 	PhaseEmit PhaseKind = "emit"
+	// PhaseReexecuted: the operator ran Executions times inside the phase
+	// (the inner side of a nested loops), and the events do not show the
+	// single executions; each was its own consume→emit cycle.
+	PhaseReexecuted PhaseKind = "reexecuted"
 )
 
 // Phase is one phase of an operator, in µs from time zero.
@@ -131,6 +141,65 @@ type Phase struct {
 	Kind  PhaseKind `json:"kind"`
 	Start int64     `json:"start"`
 	End   int64     `json:"end"`
+	// Execution numbers the execution (from 1) this phase belongs to, when
+	// the events show an operator's executions one by one; 0 otherwise.
+	Execution int `json:"execution,omitempty"`
+	// Executions is how many executions the phase stands for, when more
+	// than one: a reexecuted phase, or an emit phase of a spool or sort
+	// that replayed its result (rewinds) without reading its input again.
+	Executions int64 `json:"executions,omitempty"`
+}
+
+// Cycle is one execution of a re-executed operator that the events show
+// (repeated query_thread_profile windows of one thread).
+type Cycle struct {
+	Execution int   `json:"execution"`
+	Thread    int   `json:"thread"`
+	Start     int64 `json:"start"`
+	FirstEmit int64 `json:"firstEmit"`
+	End       int64 `json:"end"`
+}
+
+// ThreadBar is one thread's share of a parallel operator: when it ran and
+// how many rows it produced, so skew between threads is visible. Thread 0
+// of a parallel branch is the coordinator (no rows).
+type ThreadBar struct {
+	Thread     int   `json:"thread"`
+	Start      int64 `json:"start"`
+	End        int64 `json:"end"`
+	Rows       int64 `json:"rows"`
+	Executions int64 `json:"executions,omitempty"`
+	// Source is "thread_profile" (its own query_thread_profile window) or
+	// "plan" (anchored at the operator's start, lasting the thread's
+	// ActualElapsedms, or the operator's span without one).
+	Source string `json:"source"`
+}
+
+// ExchangeSide is one side of a Parallelism operator.
+type ExchangeSide struct {
+	// Threads are the worker thread ids on this side (from the runtime
+	// counters; the coordinator, thread 0, is left out of a side that has
+	// others).
+	Threads []int `json:"threads"`
+	Start   int64 `json:"start"`
+	End     int64 `json:"end"`
+	// Rows is what this side moved: rows the producers pushed in, rows the
+	// consumers pulled out.
+	Rows int64 `json:"rows"`
+	// Source is "thread_profile" when the exchange's own windows for these
+	// threads gave the times, else "derived" (the producing child's span for
+	// producers, the exchange's span for consumers). Thread ids restart in
+	// every branch, so when both sides share ids (Repartition Streams) the
+	// windows cannot be told apart and both sides are derived.
+	Source string `json:"source"`
+}
+
+// Exchange shows both sides of a Parallelism operator: producer threads
+// (the branch below) push packets, consumer threads (the branch above)
+// pull them.
+type Exchange struct {
+	Producer ExchangeSide `json:"producer"`
+	Consumer ExchangeSide `json:"consumer"`
 }
 
 // Operator is one plan operator on the timeline. Times are µs from time zero.
@@ -146,11 +215,34 @@ type Operator struct {
 	End        int64   `json:"end"`
 	Phases     []Phase `json:"phases"`
 	// TimeSource says where Start and End came from: "thread_profile" (its own
-	// query_thread_profile window), "events" (its matched events), or
-	// "derived" (children and runtime counters only).
+	// query_thread_profile window), "events" (its matched events),
+	// "derived" (children and runtime counters), "parent" (no evidence in
+	// its subtree: placed inside what its parent's phases allow, e.g. a
+	// probe input after its hash join's build) or "not_executed".
 	TimeSource string `json:"timeSource"`
 	// Window is the query_thread_profile execution window, when there is one.
 	Window *Window `json:"window,omitempty"`
+	// NotExecuted: the operator never ran (ActualExecutions 0, the input an
+	// adaptive join did not choose, or below such an operator).
+	// NotExecutedReason says which. It has no phases, Start, FirstEmit and
+	// End are its parent's start, and the plan lane leaves it out.
+	NotExecuted       bool   `json:"notExecuted,omitempty"`
+	NotExecutedReason string `json:"notExecutedReason,omitempty"`
+	// Executions is the most executions one thread made (ActualExecutions);
+	// more than 1 on the inner side of a nested loops. Rebinds and Rewinds
+	// are that thread's counters where the plan has them (spools, sorts,
+	// table-valued functions): a rebind reads the input again, a rewind
+	// replays the stored result.
+	Executions int64 `json:"executions,omitempty"`
+	Rebinds    int64 `json:"rebinds,omitempty"`
+	Rewinds    int64 `json:"rewinds,omitempty"`
+	// Cycles are the executions the events show one by one; Phases then
+	// holds each cycle's phases, numbered by Execution.
+	Cycles []Cycle `json:"cycles,omitempty"`
+	// Threads are per-thread bars of a parallel operator.
+	Threads []ThreadBar `json:"threads,omitempty"`
+	// Exchange is set for Parallelism operators.
+	Exchange *Exchange `json:"exchange,omitempty"`
 }
 
 // Window is an execution window [Start, End] in µs.
@@ -180,7 +272,9 @@ type LockInterval struct {
 	Resource      string      `json:"resource"`
 	TransactionID int64       `json:"transactionId"`
 	Object        *ObjectName `json:"object,omitempty"`
-	// HeldToEnd: no release was captured; the lock closes at the statement end.
+	// Open: no release was captured; End is the statement end. HeldToEnd
+	// says the same (the name schema 1 used; kept for its readers).
+	Open      bool `json:"open,omitempty"`
 	HeldToEnd bool `json:"heldToEnd,omitempty"`
 	// Row is the resolved row for a key lock, when the tracer supplied one.
 	Row string `json:"row,omitempty"`
@@ -197,7 +291,8 @@ type WaitInterval struct {
 	WaitType   string `json:"waitType"`
 	Category   string `json:"category"`
 	DurationUs uint64 `json:"durationUs"`
-	// Open: the wait began but its end was not captured.
+	// Open: the wait began but its end was not captured; End is the
+	// statement end.
 	Open bool `json:"open,omitempty"`
 }
 
@@ -249,8 +344,10 @@ type IOInterval struct {
 	Offset     uint64 `json:"offset"`
 	Size       uint64 `json:"size"`
 	DurationUs uint64 `json:"durationUs"`
-	// Completed is false for an issued read whose completion was not captured.
+	// Completed is false for an issued read whose completion was not
+	// captured; Open says the same (End is then T).
 	Completed bool `json:"completed"`
+	Open      bool `json:"open,omitempty"`
 }
 
 // PlanEntry is an operator's bar on the plan lane; the operator itself (with
@@ -275,8 +372,14 @@ type Lanes struct {
 	IO     []IOInterval   `json:"io"`
 }
 
+// Schema is the version of the Trace JSON this package writes. Schema 1
+// (before the field existed) still loads; see Trace.UnmarshalJSON.
+const Schema = 2
+
 // Trace is the rebuilt timeline.
 type Trace struct {
+	// Schema is the JSON's version (Schema).
+	Schema int `json:"schema"`
 	// ZeroTime is the raw timestamp at time zero (RFC 3339).
 	ZeroTime  string     `json:"zeroTime"`
 	Start     int64      `json:"start"`
@@ -301,6 +404,7 @@ type OperatorSummary struct {
 
 // Summary holds the counts of a trace.
 type Summary struct {
+	// Events counts the events the trace holds (duplicates dropped).
 	Events int `json:"events"`
 	// Lanes counts entries per lane.
 	Lanes map[string]int `json:"lanes"`
@@ -308,13 +412,50 @@ type Summary struct {
 	Unmatched map[string]int `json:"unmatched"`
 	// Lost counts event_sequence gaps: events the session dropped.
 	Lost uint64 `json:"lost"`
+	// Gaps says where they were: each run of missing sequence numbers with
+	// the times of the events around it (at most MaxGaps; GapsTruncated
+	// says when there were more).
+	Gaps          []Gap `json:"gaps,omitempty"`
+	GapsTruncated bool  `json:"gapsTruncated,omitempty"`
+	// Duplicates counts events dropped because an earlier one had the same
+	// event_sequence and the same content (the same event fed twice).
+	// SequenceClashes counts events kept although their event_sequence was
+	// already taken by a different event.
+	Duplicates      int `json:"duplicates,omitempty"`
+	SequenceClashes int `json:"sequenceClashes,omitempty"`
+	// WithoutSequence counts events with no event_sequence. When some events
+	// have one and others not, the order is capture order and a note says so.
+	WithoutSequence int `json:"withoutSequence,omitempty"`
 	// Ordering is "event_sequence" or "capture".
 	Ordering string `json:"ordering"`
-	// Spread tells whether coincident millisecond timestamps were spread.
-	Spread bool `json:"spread"`
+	// Spread tells whether coincident millisecond timestamps were spread;
+	// SpreadBuckets counts the milliseconds spread. A millisecond holding an
+	// event with a sub-millisecond timestamp is not spread.
+	Spread        bool `json:"spread"`
+	SpreadBuckets int  `json:"spreadBuckets,omitempty"`
+	// Ambiguous counts entries per lane whose match is ambiguous.
+	Ambiguous map[string]int `json:"ambiguous,omitempty"`
+	// TimingLimitUs is the distance limit of timing matches: an event with
+	// no object farther than this from every operator window belongs to
+	// the statement.
+	TimingLimitUs int64 `json:"timingLimitUs"`
 	// Other counts events that feed no lane, by name.
 	Other     map[string]int    `json:"other,omitempty"`
 	Operators []OperatorSummary `json:"operators"`
 	// Notes explain anything the reader should know (no plan, no batch start…).
 	Notes []string `json:"notes,omitempty"`
 }
+
+// Gap is a run of missing event_sequence numbers: Missing events between
+// sequence After and Before, lost somewhere between times Start and End
+// (the events on either side).
+type Gap struct {
+	After   uint64 `json:"after"`
+	Before  uint64 `json:"before"`
+	Missing uint64 `json:"missing"`
+	Start   int64  `json:"start"`
+	End     int64  `json:"end"`
+}
+
+// MaxGaps bounds Summary.Gaps.
+const MaxGaps = 1000

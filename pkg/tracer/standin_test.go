@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // modifications is the number of traced modifications of
@@ -637,7 +640,8 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 }
 
 func TestRingBufferScope(t *testing.T) {
-	srv := startStandin(t)
+	// database-scoped sessions exist on Azure SQL Database only
+	srv := startStandinWith(t, standin.Options{Persona: "azure-sql-database", XELEncoder: xe.EncodeXMLAsXEL})
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	scope := ScopeDatabase
 	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, scopeOverride: &scope})
@@ -720,7 +724,7 @@ func TestKillDuringModification(t *testing.T) {
 // A ring_buffer capped at MaxEvents loses events; the loss (its droppedCount,
 // or event_sequence gaps) is reported, never silent.
 func TestLostEventsReported(t *testing.T) {
-	srv := startStandin(t)
+	srv := startStandinWith(t, standin.Options{Persona: "azure-sql-database", XELEncoder: xe.EncodeXMLAsXEL})
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
 	scope := ScopeDatabase
 	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, MaxEvents: 10, scopeOverride: &scope})

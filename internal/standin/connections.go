@@ -1,0 +1,38 @@
+package standin
+
+import (
+	"sort"
+
+	"github.com/queryreplay/queryreplay/internal/tds"
+)
+
+// dmExecConnections implements sys.dm_exec_connections
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-connections-transact-sql):
+// one row per connection, with how it is protected (encrypt_option TRUE
+// for TLS over the whole connection, FALSE for none or a login-only
+// handshake), the protocol version and packet size. VIEW SERVER STATE is
+// needed to see other sessions' rows; without it a login sees its own.
+func dmExecConnections(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("session_id", tInt, "net_transport", tNVar(40), "protocol_type", tNVar(40), "protocol_version", tInt,
+		"encrypt_option", tNVar(40), "auth_scheme", tNVar(40), "net_packet_size", tInt, "client_net_address", tNVar(48))}
+	var ids []int
+	for id := range x.srv.conns {
+		if id == x.conn.spid || x.conn.sysadmin {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		s := x.srv.conns[id].tsess
+		encrypt := "FALSE"
+		if s.Encryption == tds.ConnEncrypted || s.Encryption == tds.ConnStrict {
+			encrypt = "TRUE"
+		}
+		addr := ""
+		if s.RemoteAddr != nil {
+			addr = s.RemoteAddr.String()
+		}
+		r.rows = append(r.rows, []any{int64(id), "TCP", "TSQL", int64(int32(s.TDSVersion)), encrypt, "SQL", int64(s.PacketSize), addr})
+	}
+	return r, nil
+}

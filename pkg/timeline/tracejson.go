@@ -1,0 +1,47 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// UnmarshalJSON reads a saved trace (a tracer bundle's trace part). It reads
+// this schema and schema 1, the JSON written before the schema field
+// existed, and refuses a newer schema by name rather than misreading it.
+//
+// Schema 1 differs in what it lacks, except for one field: it marked open
+// intervals only by LockInterval.HeldToEnd and IOInterval.Completed=false,
+// which the upgrade turns into Open. Everything schema 2 added (ambiguous
+// matches, gaps, duplicates, not-executed operators, cycles, threads,
+// exchanges) is simply absent from a schema 1 trace.
+func (t *Trace) UnmarshalJSON(b []byte) error {
+	type plain Trace // no methods: no recursion
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	switch {
+	case p.Schema > Schema:
+		return fmt.Errorf("trace schema %d is newer than this build reads (up to %d): update queryreplay", p.Schema, Schema)
+	case p.Schema < 0:
+		return fmt.Errorf("trace schema %d is not a schema", p.Schema)
+	case p.Schema <= 1:
+		upgradeSchema1((*Trace)(&p))
+	}
+	*t = Trace(p)
+	return nil
+}
+
+func upgradeSchema1(t *Trace) {
+	for i := range t.Lanes.Lock {
+		if t.Lanes.Lock[i].HeldToEnd {
+			t.Lanes.Lock[i].Open = true
+		}
+	}
+	for i := range t.Lanes.IO {
+		if !t.Lanes.IO[i].Completed {
+			t.Lanes.IO[i].Open = true
+		}
+	}
+	t.Schema = Schema
+}
