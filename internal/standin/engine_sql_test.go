@@ -1,6 +1,9 @@
 package standin
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestWhileAndStringSplit covers WHILE with BREAK/CONTINUE and
 // STRING_SPLIT, and their errors.
@@ -61,4 +64,37 @@ func TestTableDDLRollsBack(t *testing.T) {
 		t.Fatalf("duplicate temp table: %v", err)
 	}
 	mustRun(t, c, "DROP TABLE #keep; DROP TABLE IF EXISTS #keep")
+}
+
+// TestLockWaitEventsBetweenSessions: a reader meeting another session's X
+// key lock waits in the lock manager and its trace shows the LCK_M_S wait
+// (Begin, then End with its duration) and the S lock granted after it.
+func TestLockWaitEventsBetweenSessions(t *testing.T) {
+	srv := New(Options{})
+	a, b := session(t, srv, 51), session(t, srv, 52)
+	mustRun(t, b, `CREATE EVENT SESSION w ON SERVER
+ADD EVENT sqlos.wait_info(WHERE sqlserver.session_id = 52),
+ADD EVENT sqlserver.lock_acquired(WHERE sqlserver.session_id = 52)
+ADD TARGET package0.event_file(SET filename = N'w.xel')`)
+	mustRun(t, b, "ALTER EVENT SESSION w ON SERVER STATE = START")
+	mustRun(t, a, "BEGIN TRAN; UPDATE dbo.Orders SET Status = N'Hold' WHERE OrderID = 321")
+	done := runAsync(b, "SELECT Status FROM dbo.Orders WHERE OrderID = 321")
+	waitBlocked(t, srv, b)
+	mustRun(t, a, "ROLLBACK")
+	res := <-done
+	if res.err != nil || res.r.sets[0].rows[0][0] == "Hold" {
+		t.Fatalf("blocked reader: %v %v", res.err, res.r)
+	}
+	mustRun(t, b, "ALTER EVENT SESSION w ON SERVER STATE = STOP")
+	var all strings.Builder
+	for _, row := range mustRun(t, b, "SELECT event_data FROM sys.fn_xe_file_target_read_file('w*.xel', NULL, NULL, NULL)").sets[0].rows {
+		all.WriteString(row[0].(string))
+	}
+	data := all.String()
+	begin := strings.Index(data, "LCK_M_S]]></text></data><data name=\"opcode\"><value>0</value><text><![CDATA[Begin")
+	end := strings.LastIndex(data, "LCK_M_S]]></text></data><data name=\"opcode\"><value>1</value><text><![CDATA[End")
+	granted := strings.LastIndex(data, "<text><![CDATA[KEY]]></text>")
+	if begin < 0 || end < begin || granted < end {
+		t.Fatalf("want LCK_M_S Begin, End, then the KEY lock granted; ring buffer:\n%.3000s", data)
+	}
 }
