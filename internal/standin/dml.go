@@ -209,24 +209,15 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *SQLError) {
 
 // collect runs a plan to the end and returns its rows.
 func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *SQLError) {
-	if err := r.open(it, nil); err != nil {
+	ts, err := r.drain(it, nil, 0, true)
+	if err != nil {
 		return nil, err
 	}
-	defer r.close(it)
-	var rows [][]any
-	for {
-		t, err := r.next(it)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			return rows, nil
-		}
-		if err := r.hold(t); err != nil {
-			return nil, err
-		}
-		rows = append(rows, t.vals)
+	rows := make([][]any, len(ts))
+	for i, t := range ts {
+		rows[i] = t.vals
 	}
+	return rows, nil
 }
 
 // buildInsertRow converts a row of values to the table's columns, with
@@ -320,6 +311,19 @@ func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
 	}
 	b, _ := truth(v)
 	return row, b
+}
+
+// lockAndReread locks a row a modification will change (a table
+// variable takes no locks), then reads its current version: another
+// transaction may have changed or removed it while this one waited.
+func (x *execCtx) lockAndReread(t *table, stale []any, where expr) ([]any, bool, *SQLError) {
+	if !isTableVar(t) {
+		if err := x.lockRow(t, stale); err != nil {
+			return nil, false, err
+		}
+	}
+	row, ok := x.reread(t, stale, where)
+	return row, ok, nil
 }
 
 // target is a row a modification will change, with the row of the FROM
@@ -475,13 +479,11 @@ func (x *execCtx) applyUpdates(t *table, s *updateStmt, targets []target) (int64
 		where = nil
 	}
 	for _, tg := range targets {
-		if !isTableVar(t) {
-			if err := x.lockRow(t, tg.row); err != nil {
-				x.undoSince(mark)
-				return 0, err
-			}
+		row, ok, err := x.lockAndReread(t, tg.row, where)
+		if err != nil {
+			x.undoSince(mark)
+			return 0, err
 		}
-		row, ok := x.reread(t, tg.row, where)
 		if !ok {
 			continue
 		}
@@ -560,12 +562,12 @@ func (x *execCtx) execDelete(s *deleteStmt) error {
 			deleted++
 			continue
 		}
-		if err := x.lockRow(t, tg.row); err != nil {
+		row, ok, err := x.lockAndReread(t, tg.row, where)
+		if err != nil {
 			x.undoSince(mark)
 			x.endQuery(q, 0)
 			return err
 		}
-		row, ok := x.reread(t, tg.row, where)
 		if !ok {
 			continue
 		}

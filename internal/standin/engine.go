@@ -352,3 +352,29 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 	}
 	return n, nil, nil
 }
+
+// drain opens it with outer in scope and returns its rows (at most limit
+// when limit > 0), holding them against the statement's limits when hold.
+func (r *runCtx) drain(it iter, outer *evalEnv, limit int, hold bool) ([]*tuple, *SQLError) {
+	if err := r.open(it, outer); err != nil {
+		return nil, err
+	}
+	defer r.close(it)
+	var out []*tuple
+	for limit <= 0 || len(out) < limit {
+		t, err := r.next(it)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			break
+		}
+		if hold {
+			if err := r.hold(t); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -418,24 +418,15 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 		x.finalizePlan(r, it.node(), p.opts)
 		x.subplans[sel] = it
 	}
-	if err := r.open(it, env); err != nil {
+	ts, err := r.drain(it, env, limit, false)
+	if err != nil {
 		return nil, err
 	}
-	defer r.close(it)
-	var rows [][]any
-	for {
-		t, err := r.next(it)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			return rows, nil
-		}
-		rows = append(rows, t.vals)
-		if limit > 0 && len(rows) >= limit {
-			return rows, nil
-		}
+	rows := make([][]any, len(ts))
+	for i, t := range ts {
+		rows[i] = t.vals
 	}
+	return rows, nil
 }
 
 // varType is a declared variable's type.

@@ -404,18 +404,11 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 			gvals[i] = v
 		}
 		for si, set := range sets {
-			var kb strings.Builder
-			kb.WriteByte(byte('0' + si%10))
-			for _, gi := range set {
-				v := gvals[gi]
-				if v == nil {
-					kb.WriteString("\x01")
-				} else {
-					kb.WriteString(strings.ToUpper(joinKey(v)))
-				}
-				kb.WriteByte(0)
+			setVals := make([]any, len(set))
+			for i, gi := range set {
+				setVals[i] = gvals[gi]
 			}
-			k := kb.String()
+			k := string(rune('0'+si%10)) + groupKey(setVals)
 			g := index[k]
 			if g == nil {
 				g = &group{set: si, keys: append([]any{}, gvals...), accs: make([]*aggAcc, len(a.aggs)), thread: t.thread}
@@ -728,16 +721,7 @@ func (d *distinctIter) next(r *runCtx) (*tuple, *SQLError) {
 			}
 			return nil, err
 		}
-		var kb strings.Builder
-		for _, v := range t.vals[:d.width] {
-			if v == nil {
-				kb.WriteString("\x01")
-			} else {
-				kb.WriteString(strings.ToUpper(joinKey(v)))
-			}
-			kb.WriteByte(0)
-		}
-		k := kb.String()
+		k := groupKey(t.vals[:d.width])
 		if d.seen[k] {
 			continue
 		}
@@ -754,4 +738,19 @@ func (d *distinctIter) close(r *runCtx) {
 	r.release(int64(len(d.seen)), d.bytes)
 	d.seen = nil
 	r.close(d.in)
+}
+
+// groupKey is the grouping key of values: equal as GROUP BY and DISTINCT
+// compare them (NULLs together, strings case-insensitively).
+func groupKey(vals []any) string {
+	var kb strings.Builder
+	for _, v := range vals {
+		if v == nil {
+			kb.WriteString("\x01")
+		} else {
+			kb.WriteString(strings.ToUpper(joinKey(v)))
+		}
+		kb.WriteByte(0)
+	}
+	return kb.String()
 }

@@ -261,24 +261,14 @@ func (s *sortIter) open(r *runCtx, outer *evalEnv) *SQLError {
 			s.topN = n
 		}
 	}
-	if err := r.open(s.in, outer); err != nil {
+	rows, err := r.drain(s.in, outer, 0, true)
+	if err != nil {
 		return err
 	}
-	for {
-		t, err := r.next(s.in)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			break
-		}
-		if err := r.hold(t); err != nil {
-			return err
-		}
+	s.rows = rows
+	for _, t := range rows {
 		s.bytes += tupleBytes(t)
-		s.rows = append(s.rows, t)
 	}
-	r.close(s.in)
 	sort.SliceStable(s.rows, func(a, b int) bool { return lessRows(s.rows[a], s.rows[b], s.keys) < 0 })
 	r.work(len(s.rows), 250*time.Nanosecond)
 	r.x.memoryUse(r, s.n, int64(len(s.rows)))

@@ -577,16 +577,8 @@ func (j *nlIter) showplan(b *xmlBuilder) {
 func (h *hashJoinIter) showplan(b *xmlBuilder) {
 	b.open("Hash")
 	b.empty("DefinedValues")
-	b.open("HashKeysBuild")
-	for _, k := range h.buildKeys {
-		b.exprRef(k, h.build.node().schema)
-	}
-	b.close()
-	b.open("HashKeysProbe")
-	for _, k := range h.probeKeys {
-		b.exprRef(k, h.probe.node().schema)
-	}
-	b.close()
+	b.columnList("HashKeysBuild", h.buildKeys, h.build.node().schema)
+	b.columnList("HashKeysProbe", h.probeKeys, h.probe.node().schema)
 	if h.residual != nil {
 		b.predicate("ProbeResidual", h.residual, h.schema)
 	}
@@ -596,20 +588,21 @@ func (h *hashJoinIter) showplan(b *xmlBuilder) {
 
 func (m *mergeJoinIter) showplan(b *xmlBuilder) {
 	b.open("Merge", "ManyToMany", "false")
-	b.open("InnerSideJoinColumns")
-	for _, k := range m.rk {
-		b.exprRef(k, m.right.node().schema)
-	}
-	b.close()
-	b.open("OuterSideJoinColumns")
-	for _, k := range m.lk {
-		b.exprRef(k, m.left.node().schema)
-	}
-	b.close()
+	b.columnList("InnerSideJoinColumns", m.rk, m.right.node().schema)
+	b.columnList("OuterSideJoinColumns", m.lk, m.left.node().schema)
 	if m.residual != nil {
 		b.predicate("Residual", m.residual, m.schema)
 	}
 	b.children(m.n)
+	b.close()
+}
+
+// columnList writes an element of column references for exprs over r.
+func (b *xmlBuilder) columnList(elem string, exprs []expr, r *relation) {
+	b.open(elem)
+	for _, e := range exprs {
+		b.exprRef(e, r)
+	}
 	b.close()
 }
 
@@ -835,29 +828,23 @@ func (b *xmlBuilder) seekPredicates(s *scanIter) {
 			}
 			b.close()
 		}
-		if r.lo != nil && r.lo == r.hi {
-			b.open("Prefix", "ScanType", "EQ")
+		rangeElem := func(elem, scanType string, value expr) {
+			b.open(elem, "ScanType", scanType)
 			keyCol()
 			b.open("RangeExpressions")
-			b.scalar(r.lo, s.schema)
+			b.scalar(value, s.schema)
 			b.close()
 			b.close()
-		} else {
+		}
+		switch {
+		case r.lo != nil && r.lo == r.hi:
+			rangeElem("Prefix", "EQ", r.lo)
+		default:
 			if r.lo != nil {
-				b.open("StartRange", "ScanType", map[bool]string{true: "GE", false: "GT"}[r.loIncl])
-				keyCol()
-				b.open("RangeExpressions")
-				b.scalar(r.lo, s.schema)
-				b.close()
-				b.close()
+				rangeElem("StartRange", map[bool]string{true: "GE", false: "GT"}[r.loIncl], r.lo)
 			}
 			if r.hi != nil {
-				b.open("EndRange", "ScanType", map[bool]string{true: "LE", false: "LT"}[r.hiIncl])
-				keyCol()
-				b.open("RangeExpressions")
-				b.scalar(r.hi, s.schema)
-				b.close()
-				b.close()
+				rangeElem("EndRange", map[bool]string{true: "LE", false: "LT"}[r.hiIncl], r.hi)
 			}
 		}
 		b.close()

@@ -592,24 +592,7 @@ func mergeTargetRow(tv *tuple, t *table, qual string) []any {
 }
 
 func (x *execCtx) collectTuples(r *runCtx, it iter) ([]*tuple, *SQLError) {
-	if err := r.open(it, nil); err != nil {
-		return nil, err
-	}
-	defer r.close(it)
-	var out []*tuple
-	for {
-		t, err := r.next(it)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			return out, nil
-		}
-		if err := r.hold(t); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
+	return r.drain(it, nil, 0, true)
 }
 
 // loopControl carries BREAK or CONTINUE from a statement up to its WHILE.
