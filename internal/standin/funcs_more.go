@@ -630,8 +630,46 @@ func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
 			return sign(v), true, nil
 		}
 		return nil, true, nil
-	case "GREATEST", "LEAST", "DATETRUNC", "DATE_BUCKET", "GENERATE_SERIES", "APPROX_COUNT_DISTINCT":
-		// SQL Server 2019/2022 additions; the emulated instance is 2017
+	case "GREATEST", "LEAST":
+		if !x.srv.hasSQL2022Functions() {
+			return nil, true, errNotBuiltin(strings.ToLower(name))
+		}
+		// https://learn.microsoft.com/en-us/sql/t-sql/functions/logical-functions-greatest-transact-sql
+		var best any
+		for _, v := range a {
+			if v == nil {
+				continue
+			}
+			if best == nil {
+				best = v
+				continue
+			}
+			c, err := compareValues(v, best)
+			if err != nil {
+				return nil, true, err
+			}
+			if name == "GREATEST" && c > 0 || name == "LEAST" && c < 0 {
+				best = v
+			}
+		}
+		return best, true, nil
+	case "DATETRUNC":
+		if !x.srv.hasSQL2022Functions() {
+			return nil, true, errNotBuiltin("datetrunc")
+		}
+		if err := argc(2, 2); err != nil {
+			return nil, true, err
+		}
+		part, ok := datePart(valueString(a[0]))
+		if !ok {
+			return nil, true, errDatePart("datetrunc", valueString(a[0]))
+		}
+		t, okT, err := toTime(a[1])
+		if err != nil || !okT {
+			return nil, true, err
+		}
+		return dateTrunc(part, t), true, nil
+	case "DATE_BUCKET", "GENERATE_SERIES", "APPROX_COUNT_DISTINCT":
 		return nil, true, errNotBuiltin(strings.ToLower(name))
 	}
 	return nil, false, nil
@@ -745,4 +783,38 @@ func groupThousands(s string) string {
 		return "-" + out
 	}
 	return out
+}
+
+// hasSQL2022Functions tells whether the persona's SQL Server has the
+// functions added in SQL Server 2022 (GREATEST, LEAST, DATETRUNC), as SQL
+// Server 2022 and later and the Azure offerings do.
+func (s *Server) hasSQL2022Functions() bool {
+	return s.persona.Version.Major >= 16 || strings.HasPrefix(s.persona.Name, "azure")
+}
+
+// dateTrunc is DATETRUNC(part, t).
+func dateTrunc(part string, t time.Time) time.Time {
+	y, m, d := t.Date()
+	switch part {
+	case "year":
+		return time.Date(y, 1, 1, 0, 0, 0, 0, t.Location())
+	case "quarter":
+		return time.Date(y, time.Month((int(m)-1)/3*3+1), 1, 0, 0, 0, 0, t.Location())
+	case "month":
+		return time.Date(y, m, 1, 0, 0, 0, 0, t.Location())
+	case "week":
+		day := time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+		return day.AddDate(0, 0, -int(day.Weekday()))
+	case "day", "dayofyear", "weekday":
+		return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+	case "hour":
+		return t.Truncate(time.Hour)
+	case "minute":
+		return t.Truncate(time.Minute)
+	case "second":
+		return t.Truncate(time.Second)
+	case "millisecond":
+		return t.Truncate(time.Millisecond)
+	}
+	return t.Truncate(time.Microsecond)
 }

@@ -487,7 +487,9 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 			return SQLType{Kind: TypeDecimal, Size: t.Size, Scale: 0}
 		}
 		return t
-	case "COALESCE":
+	case "DATETRUNC":
+		return arg(1)
+	case "COALESCE", "GREATEST", "LEAST":
 		var t SQLType
 		for _, a := range f.Args {
 			t = widerType(t, p.typeOf(a, rel), a)

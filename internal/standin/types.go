@@ -284,7 +284,8 @@ func toNumber(s, typ string) (float64, *SQLError) {
 
 func parseDateTime(s string) (time.Time, *SQLError) {
 	s = strings.TrimSpace(s)
-	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "2006-01-02", "20060102", "2006-01-02T15:04:05Z07:00"} {
+	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "2006-01-02", "20060102", "2006-01-02T15:04:05Z07:00",
+		"2006-01-02 15:04", "2006-01-02T15:04", "20060102 15:04:05", "2006/01/02", "01/02/2006", "2006-01-02 15:04:05.9999999 -07:00"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), nil
 		}
