@@ -169,7 +169,10 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 			s.lockCond.Broadcast()
 			s.mu.Unlock()
 		}()
+		thread := s.curThread
+		s.curThread = 0
 		s.lockCond.Wait()
+		s.curThread = thread
 		close(done)
 		if c.killed {
 			// KILL rolled this session's transaction back while it waited:

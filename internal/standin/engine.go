@@ -217,9 +217,12 @@ func (x *execCtx) yield() *SQLError {
 		return errCancelled()
 	}
 	s := x.srv
+	thread := s.curThread // other sessions' events are not this plan's thread's
+	s.curThread = 0
 	s.mu.Unlock()
 	runtime.Gosched()
 	s.mu.Lock()
+	s.curThread = thread
 	if x.cancelled() {
 		return errCancelled()
 	}
@@ -235,8 +238,14 @@ func (x *execCtx) cancelled() bool {
 
 // unlocked runs fn (network I/O) without the server latch.
 func (x *execCtx) unlocked(fn func() error) error {
-	x.srv.mu.Unlock()
-	defer x.srv.mu.Lock()
+	s := x.srv
+	thread := s.curThread
+	s.curThread = 0
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.curThread = thread
+	}()
 	return fn()
 }
 
