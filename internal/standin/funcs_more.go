@@ -343,23 +343,44 @@ func datePartValue(part string, t time.Time) int64 {
 	return int64(t.Nanosecond())
 }
 
+// funcArgs gives a function family the argument checks it shares.
+type funcArgs struct {
+	name string
+	a    []any
+}
+
+func (f funcArgs) argc(lo, hi int) *SQLError {
+	if len(f.a) < lo || len(f.a) > hi {
+		return sqlErr(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.name), lo)
+	}
+	return nil
+}
+
+func (f funcArgs) null() bool {
+	for _, v := range f.a {
+		if v == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // moreFunc evaluates the functions of this file; ok is false for a name
 // it does not know.
 func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
-	argc := func(lo, hi int) *SQLError {
-		if len(a) < lo || len(a) > hi {
-			return sqlErr(174, 15, "The %s function requires %d argument(s).", strings.ToLower(name), lo)
-		}
-		return nil
+	f := funcArgs{name, a}
+	if v, ok, err := x.dateFunc(f); ok {
+		return v, true, err
 	}
-	null := func() bool {
-		for _, v := range a {
-			if v == nil {
-				return true
-			}
-		}
-		return false
+	if v, ok, err := stringFunc(f); ok {
+		return v, true, err
 	}
+	return x.mathFunc(f)
+}
+
+// dateFunc evaluates the date and time functions.
+func (x *execCtx) dateFunc(f funcArgs) (any, bool, *SQLError) {
+	name, a, argc, null := f.name, f.a, f.argc, f.null
 	switch name {
 	case "DATEADD":
 		if err := argc(3, 3); err != nil {
@@ -486,6 +507,30 @@ func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
 		}
 		_, err := parseDateTime(valueString(a[0]))
 		return boolInt(err == nil && a[0] != nil), true, nil
+	case "DATETRUNC":
+		if !x.srv.hasSQL2022Functions() {
+			return nil, true, errNotBuiltin("datetrunc")
+		}
+		if err := argc(2, 2); err != nil {
+			return nil, true, err
+		}
+		part, ok := datePart(valueString(a[0]))
+		if !ok {
+			return nil, true, errDatePart("datetrunc", valueString(a[0]))
+		}
+		t, okT, err := toTime(a[1])
+		if err != nil || !okT {
+			return nil, true, err
+		}
+		return dateTrunc(part, t), true, nil
+	}
+	return nil, false, nil
+}
+
+// stringFunc evaluates the string functions.
+func stringFunc(f funcArgs) (any, bool, *SQLError) {
+	name, a, argc, null := f.name, f.a, f.argc, f.null
+	switch name {
 	case "ISNUMERIC":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
@@ -596,6 +641,14 @@ func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
 			return nil, true, nil
 		}
 		return formatValue(a[0], valueString(a[1])), true, nil
+	}
+	return nil, false, nil
+}
+
+// mathFunc evaluates the math functions and the ones later versions added.
+func (x *execCtx) mathFunc(f funcArgs) (any, bool, *SQLError) {
+	name, a, argc, null := f.name, f.a, f.argc, f.null
+	switch name {
 	case "POWER":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
@@ -653,22 +706,6 @@ func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
 			}
 		}
 		return best, true, nil
-	case "DATETRUNC":
-		if !x.srv.hasSQL2022Functions() {
-			return nil, true, errNotBuiltin("datetrunc")
-		}
-		if err := argc(2, 2); err != nil {
-			return nil, true, err
-		}
-		part, ok := datePart(valueString(a[0]))
-		if !ok {
-			return nil, true, errDatePart("datetrunc", valueString(a[0]))
-		}
-		t, okT, err := toTime(a[1])
-		if err != nil || !okT {
-			return nil, true, err
-		}
-		return dateTrunc(part, t), true, nil
 	case "DATE_BUCKET", "GENERATE_SERIES", "APPROX_COUNT_DISTINCT":
 		return nil, true, errNotBuiltin(strings.ToLower(name))
 	}

@@ -362,14 +362,16 @@ func (p *planner) baseDistinct(in iter, c *colRef) float64 {
 	return found
 }
 
+// aggGroup is one group of one grouping set, with its accumulators.
+type aggGroup struct {
+	set    int
+	keys   []any
+	accs   []*aggAcc
+	thread int
+}
+
 func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	a.out, a.i, a.bytes = nil, 0, 0
-	if err := r.open(a.in, outer); err != nil {
-		return err
-	}
-	defer r.close(a.in)
-	src := a.in.node().schema
-	env := &evalEnv{x: r.x, rel: src, outer: outer}
 	sets := a.sets
 	if sets == nil {
 		all := make([]int, len(a.groups))
@@ -378,19 +380,29 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 		}
 		sets = [][]int{all}
 	}
-	type group struct {
-		set    int
-		keys   []any
-		accs   []*aggAcc
-		thread int
+	order, err := a.consume(r, outer, sets)
+	if err != nil {
+		return err
 	}
-	index := map[string]*group{}
-	var order []*group
+	r.x.memoryUse(r, a.n, int64(len(order)))
+	return a.emit(order, sets)
+}
+
+// consume reads the input into groups of every grouping set.
+func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup, *SQLError) {
+	if err := r.open(a.in, outer); err != nil {
+		return nil, err
+	}
+	defer r.close(a.in)
+	src := a.in.node().schema
+	env := &evalEnv{x: r.x, rel: src, outer: outer}
+	index := map[string]*aggGroup{}
+	var order []*aggGroup
 	gvals := make([]any, len(a.groups))
 	for {
 		t, err := r.next(a.in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t == nil {
 			break
@@ -399,7 +411,7 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 		for i, g := range a.groups {
 			v, err := env.eval(g)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			gvals[i] = v
 		}
@@ -411,7 +423,7 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 			k := string(rune('0'+si%10)) + groupKey(setVals)
 			g := index[k]
 			if g == nil {
-				g = &group{set: si, keys: append([]any{}, gvals...), accs: make([]*aggAcc, len(a.aggs)), thread: t.thread}
+				g = &aggGroup{set: si, keys: append([]any{}, gvals...), accs: make([]*aggAcc, len(a.aggs)), thread: t.thread}
 				for i := range g.accs {
 					g.accs[i] = &aggAcc{}
 				}
@@ -419,7 +431,7 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 				order = append(order, g)
 				kt := &tuple{vals: g.keys}
 				if err := r.hold(kt); err != nil {
-					return err
+					return nil, err
 				}
 				a.bytes += tupleBytes(kt)
 			}
@@ -428,7 +440,7 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 					continue
 				}
 				if err := g.accs[i].add(env, spec.f); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
@@ -439,7 +451,7 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 		// an empty grouping set
 		for si, set := range sets {
 			if len(set) == 0 && (a.scalar || a.sets != nil) {
-				g := &group{set: si, keys: make([]any, len(a.groups)), accs: make([]*aggAcc, len(a.aggs))}
+				g := &aggGroup{set: si, keys: make([]any, len(a.groups)), accs: make([]*aggAcc, len(a.aggs))}
 				for i := range g.accs {
 					g.accs[i] = &aggAcc{}
 				}
@@ -447,7 +459,12 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 			}
 		}
 	}
-	r.x.memoryUse(r, a.n, int64(len(order)))
+	return order, nil
+}
+
+// emit turns the groups into output rows: grouping columns not in a
+// row's set are NULL, GROUPING()/GROUPING_ID() give the bits.
+func (a *aggIter) emit(order []*aggGroup, sets [][]int) *SQLError {
 	for _, g := range order {
 		set := sets[g.set]
 		inSet := map[int]bool{}

@@ -443,15 +443,34 @@ func (x *execCtx) execMerge(s *mergeStmt) error {
 }
 
 func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) (int64, *SQLError) {
+	actions, err := x.mergeActions(r, s, t, qual, tgt, src, joined, join)
+	if err != nil {
+		return 0, err
+	}
+	join.counters(0).rows = int64(len(actions))
+	join.end = x.srv.clock
+	return x.applyMerge(s, t, qual, joined, actions)
+}
+
+// mergeAction is what MERGE does for one source/target pairing.
+type mergeAction struct {
+	clause *mergeClause
+	target []any
+	row    []any
+}
+
+// mergeActions matches the source rows with the target rows and picks
+// the clause each pairing (or unmatched row) takes.
+func (x *execCtx) mergeActions(r *runCtx, s *mergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) ([]mergeAction, *SQLError) {
 	join.opened, join.start = true, x.srv.clock
 	join.counters(0).executions++
 	targets, err := x.collectTuples(r, tgt)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	sources, err := x.collectTuples(r, src)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	matchedBy := make([]int, len(targets))
 	env := &evalEnv{x: x, rel: joined}
@@ -461,12 +480,7 @@ func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, 
 		copy(row[len(tgt.node().schema.cols):], sv)
 		return row
 	}
-	type action struct {
-		clause *mergeClause
-		target []any
-		row    []any
-	}
-	var actions []action
+	var actions []mergeAction
 	pick := func(matched, bySource bool, row []any) (*mergeClause, *SQLError) {
 		for i := range s.Clauses {
 			c := &s.Clauses[i]
@@ -494,7 +508,7 @@ func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, 
 			env.row = row
 			v, err := env.eval(s.On)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if b, _ := truth(v); !b {
 				continue
@@ -502,24 +516,24 @@ func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, 
 			found = true
 			matchedBy[ti]++
 			if matchedBy[ti] > 1 {
-				return 0, sqlErr(8672, 16, "The MERGE statement attempted to UPDATE or DELETE the same row more than once. This happens when a target row matches more than one source row. A MERGE statement cannot UPDATE/DELETE the same row of the target table multiple times. Refine the ON clause to ensure a target row matches at most one source row, or use the GROUP BY clause to group the source rows.")
+				return nil, sqlErr(8672, 16, "The MERGE statement attempted to UPDATE or DELETE the same row more than once. This happens when a target row matches more than one source row. A MERGE statement cannot UPDATE/DELETE the same row of the target table multiple times. Refine the ON clause to ensure a target row matches at most one source row, or use the GROUP BY clause to group the source rows.")
 			}
 			c, err := pick(true, false, row)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if c != nil {
-				actions = append(actions, action{c, mergeTargetRow(tv, t, qual), row})
+				actions = append(actions, mergeAction{c, mergeTargetRow(tv, t, qual), row})
 			}
 		}
 		if !found {
 			row := combine(make([]any, len(tgt.node().schema.cols)), sv.vals)
 			c, err := pick(false, false, row)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if c != nil {
-				actions = append(actions, action{c, nil, row})
+				actions = append(actions, mergeAction{c, nil, row})
 			}
 		}
 	}
@@ -530,14 +544,18 @@ func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, 
 		row := combine(tv.vals, make([]any, len(src.node().schema.cols)))
 		c, err := pick(false, true, row)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if c != nil {
-			actions = append(actions, action{c, mergeTargetRow(tv, t, qual), row})
+			actions = append(actions, mergeAction{c, mergeTargetRow(tv, t, qual), row})
 		}
 	}
-	join.counters(0).rows = int64(len(actions))
-	join.end = x.srv.clock
+	return actions, nil
+}
+
+// applyMerge carries out the chosen actions.
+func (x *execCtx) applyMerge(s *mergeStmt, t *table, qual string, joined *relation, actions []mergeAction) (int64, *SQLError) {
+	env := &evalEnv{x: x, rel: joined}
 	var n int64
 	for _, a := range actions {
 		env.row = a.row
