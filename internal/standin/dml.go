@@ -134,6 +134,7 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 		}
 		newRows = append(newRows, row)
 	}
+	newRows = x.limitDML(newRows) // SET ROWCOUNT, safety.go
 	if err := x.insertRows(t, newRows); err != nil {
 		x.endQuery(q, 0)
 		return err
@@ -350,6 +351,9 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from tableRef,
 		return nil, nil, err
 	}
 	var limit int64 = -1
+	if n := x.conn.modes.rowcount; n > 0 {
+		limit = n // SET ROWCOUNT, safety.go
+	}
 	if top != nil {
 		v, err := (&evalEnv{x: x}).eval(top)
 		if err != nil {
@@ -359,7 +363,9 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from tableRef,
 		if !ok || n < 0 {
 			return nil, nil, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
 		}
-		limit = n
+		if limit < 0 || n < limit {
+			limit = n
+		}
 	}
 	schema := it.node().schema
 	run := func() ([]target, *SQLError) {

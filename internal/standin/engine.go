@@ -318,6 +318,10 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 	if err := x.unlocked(func() error { return x.w.Columns(cols...) }); err != nil {
 		return 0, nil, err
 	}
+	modes := x.conn.modes
+	if modes.fmtonly {
+		return 0, nil, nil // metadata only (SET FMTONLY ON)
+	}
 	var n int64
 	batch := make([][]any, 0, 64)
 	flush := func() error {
@@ -346,10 +350,19 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 		}
 		vals := make([]any, visible)
 		for i := 0; i < visible; i++ {
-			vals[i] = wireValue(t.vals[i], schema.cols[i].typ)
+			v := t.vals[i]
+			if typ := schema.cols[i].typ; modes.textsize > 0 && typ.Size == 0 && (typ.Kind == TypeNVarChar || typ.Kind == TypeVarBinary) {
+				if cut, ok := truncateText(v, modes.textsize); ok {
+					v = cut // SET TEXTSIZE
+				}
+			}
+			vals[i] = wireValue(v, schema.cols[i].typ)
 		}
 		batch = append(batch, vals)
 		n++
+		if modes.rowcount > 0 && n >= modes.rowcount {
+			break // SET ROWCOUNT stops the query
+		}
 		if len(batch) == cap(batch) {
 			if err := flush(); err != nil {
 				return n, nil, err

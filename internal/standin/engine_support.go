@@ -186,6 +186,9 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *SQLError) {
 	if strings.EqualFold(schema, "sys") || schema == "" && strings.HasPrefix(strings.ToLower(name), "dm_") {
 		view, ok := sysViews[strings.ToLower(name)]
 		if !ok {
+			view, ok = extraSysViews[strings.ToLower(name)]
+		}
+		if !ok {
 			return nil, nil, errInvalidObject(display)
 		}
 		rel, err := view(x, db)

@@ -202,6 +202,9 @@ func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts query
 	if x.conn.txn != nil {
 		x.ec.txnID = x.conn.txn.id
 	}
+	if x.srv.scenarioFor(x.stmtText) != nil {
+		x.recordPlanCache() // sys.dm_exec_query_stats (plancache.go)
+	}
 	if err := x.acquireGrant(r); err != nil {
 		return nil, err
 	}
@@ -361,6 +364,13 @@ func (x *execCtx) execSelect(s *selectStmt) error {
 	it, schema, visible, p, err := x.planStatement(r, s, s)
 	if err != nil {
 		return err
+	}
+	if x.conn.modes.fmtonly {
+		// SET FMTONLY ON: the result's columns, nothing executed
+		if _, _, werr := x.sendResult(r, it, schema, visible); werr != nil {
+			return werr
+		}
+		return x.done(tds.CmdSelect, 0)
 	}
 	q, err := x.beginQuery(r, it.node(), "SELECT", p.opts)
 	if err != nil {

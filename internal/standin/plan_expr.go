@@ -516,7 +516,7 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 		return tInt
 	case "GROUPING":
 		return tTinyInt
-	case "DATEDIFF_BIG":
+	case "DATEDIFF_BIG", "CURRENT_TRANSACTION_ID":
 		return tBigInt
 	case "GETDATE", "SYSDATETIME", "CURRENT_TIMESTAMP", "GETUTCDATE", "SYSUTCDATETIME", "DATETIMEFROMPARTS", "SMALLDATETIMEFROMPARTS", "DATETIME2FROMPARTS", "TODATETIMEOFFSET", "SWITCHOFFSET", "SYSDATETIMEOFFSET":
 		return tDT2
@@ -551,6 +551,11 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 		return tNVar(4000)
 	case "IIF":
 		return widerType(arg(1), arg(2), nil)
+	}
+	// a function this table does not type: with constant arguments, the
+	// type of the value it gives
+	if v, ok := p.constValue(f); ok {
+		return typeOfValue(v)
 	}
 	return tNVar(4000)
 }

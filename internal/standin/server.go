@@ -103,6 +103,9 @@ type Server struct {
 
 	persona *Persona
 
+	recorded map[string]map[string]int64 // events recorded per session name (recorded.go)
+	plans    planCache                   // sys.dm_exec_query_stats (plancache.go)
+
 	// Faults lets tests inject failures; see Faults.
 	Faults *Faults
 }
@@ -270,6 +273,7 @@ func (s *Server) Restart() {
 	s.conns = map[int]*connState{}
 	s.cached = map[int32]bool{}
 	s.globalFlags = map[int]bool{}
+	s.clearPlanCache()
 	s.lockCond.Broadcast()
 	now := s.now()
 	for _, sess := range s.sessions {
@@ -313,7 +317,8 @@ type connState struct {
 	nextHandle      int32
 	reads           int64 // logical reads and writes over the connection's life, for logout
 	writes          int64
-	sqls            *sessionSQL // the query engine's per-session state (standin-sql)
+	sqls            *sessionSQL  // the query engine's per-session state (standin-sql)
+	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
 }
 
 // Close implements tds.SessionHandler: an open transaction rolls back.
@@ -386,6 +391,7 @@ func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
 				continue
 			}
 			sess.sequence++
+			s.noteRecorded(sess.name, ev.name)
 			var b strings.Builder
 			renderEvent(&b, ev, e.actions, ec, sess.sequence, false, &s.stamps)
 			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}
