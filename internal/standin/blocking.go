@@ -183,3 +183,20 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 	}
 	return nil
 }
+
+// holds reports whether t already holds l (same resource and mode): a set
+// over t.locks, rebuilt when the list changed under it, so a statement
+// taking thousands of key locks does not scan its own locks for each.
+func (t *transaction) holds(l heldLock) bool {
+	if t.held == nil || len(t.held) != len(t.locks) {
+		t.held = make(map[heldLock]bool, len(t.locks))
+		for _, h := range t.locks {
+			t.held[h] = true
+		}
+	}
+	if t.held[l] {
+		return true
+	}
+	t.held[l] = true // acquire appends it next (or fails and ends the statement)
+	return false
+}

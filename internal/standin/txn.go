@@ -27,6 +27,7 @@ type transaction struct {
 	explicit bool
 	// savepoints taken by SAVE TRANSACTION, oldest first (savepoint.go)
 	savepoints []savepoint
+	held       map[heldLock]bool // locks, as a set (blocking.go's holds)
 }
 
 type undoRec struct {
@@ -401,12 +402,18 @@ func (x *execCtx) insertRow(t *table, row []any) {
 	t.rows = append(t.rows, nil)
 	copy(t.rows[i+1:], t.rows[i:])
 	t.rows[i] = row
+	for _, ix := range t.indexes[1:] {
+		ix.insertEntry(row) // each nonclustered index in place, not rebuilt
+	}
 	x.relayout(t)
 }
 
 func (x *execCtx) removeRow(t *table, row []any) {
 	if i, ok := t.findRow(t.keyOf(row)); ok {
 		t.rows = append(t.rows[:i], t.rows[i+1:]...)
+		for _, ix := range t.indexes[1:] {
+			ix.removeEntry(row)
+		}
 	}
 	x.relayout(t)
 }
@@ -444,7 +451,7 @@ func sameIndexKeys(t *table, a, b []any) bool {
 func (x *execCtx) relayout(t *table) {
 	for _, ix := range t.indexes {
 		before := len(ix.leafPages)
-		ix.layout()
+		ix.layoutPages()
 		for _, p := range ix.leafPages[before:] {
 			x.srv.cached[p] = true
 			if before > 0 && x.srv.anySessionRunning() {
@@ -488,10 +495,8 @@ func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, a
 // acquire takes a lock for the transaction (emitting lock_acquired) and
 // keeps it until the transaction ends.
 func (x *execCtx) acquire(t *transaction, l heldLock) *SQLError {
-	for _, h := range t.locks {
-		if sameResource(h, l) && h.mode == l.mode {
-			return nil
-		}
+	if t.holds(l) {
+		return nil
 	}
 	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
 		return err
