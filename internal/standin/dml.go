@@ -262,7 +262,11 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *SQLError {
 		return nil
 	}
 	mark := x.undoMark()
-	for _, row := range rows {
+	for i, row := range rows {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			return err
+		}
 		// the key lock first: an uncommitted insert of the same key by
 		// another transaction makes this one wait, then fail as duplicate
 		if err := x.lockRow(t, row); err != nil {
@@ -312,6 +316,15 @@ func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
 	}
 	b, _ := truth(v)
 	return row, b
+}
+
+// dmlTick lets other sessions run, and stops on cancel or KILL, every 256
+// rows a modification changes.
+func (x *execCtx) dmlTick(i int) *SQLError {
+	if i%yieldEvery != yieldEvery-1 {
+		return nil
+	}
+	return x.yield()
 }
 
 // lockAndReread locks a row a modification will change (a table
@@ -484,7 +497,11 @@ func (x *execCtx) applyUpdates(t *table, s *updateStmt, targets []target) (int64
 	if s.From != nil {
 		where = nil
 	}
-	for _, tg := range targets {
+	for i, tg := range targets {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			return 0, err
+		}
 		row, ok, err := x.lockAndReread(t, tg.row, where)
 		if err != nil {
 			x.undoSince(mark)
@@ -562,7 +579,12 @@ func (x *execCtx) execDelete(s *deleteStmt) error {
 	}
 	mark := x.undoMark()
 	var deleted int64
-	for _, tg := range targets {
+	for i, tg := range targets {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			x.endQuery(q, 0)
+			return err
+		}
 		if isTableVar(t) {
 			x.removeRow(t, tg.row)
 			deleted++

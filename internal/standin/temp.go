@@ -295,7 +295,12 @@ func (x *execCtx) execTruncate(s *truncateStmt) error {
 		return err
 	}
 	rows := append([][]any{}, t.rows...)
-	for _, row := range rows {
+	mark := x.undoMark()
+	for i, row := range rows {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			return err
+		}
 		if isTableVar(t) {
 			x.removeRow(t, row)
 			continue
