@@ -263,13 +263,12 @@ func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
 	c := n.counters(r.thread)
 	c.executions++
 	if c.executions > 1 {
+		// a re-execution: with new outer values (a rebind) or the same (a rewind)
 		if outer != nil {
 			c.rebinds++
 		} else {
 			c.rewinds++
 		}
-	} else {
-		c.rebinds++
 	}
 	return it.open(r, outer)
 }
