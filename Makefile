@@ -11,7 +11,7 @@ GPX      := dist/datasource/gpx_queryreplay_linux_amd64
 # some npm packages ship Go code.
 GOPKGS   := ./cmd/... ./internal/... ./pkg/...
 
-.PHONY: all setup build build-frontend build-backend build-cli demo test test-frontend test-go vet lint typecheck check-dist clean
+.PHONY: all setup build build-frontend build-backend build-cli demo test test-frontend test-go test-browser perf-browser build-harness vet lint typecheck check-dist clean
 
 all: build
 
@@ -54,7 +54,21 @@ check-dist: build
 test-go: vet check-dist
 	GPX_BINARY=$(CURDIR)/$(GPX) $(GOTEST) -count=1 $(GOPKGS)
 
-test: test-frontend test-go
+# The real panel bundle in Debian's headless Chromium (playwright-core, no
+# browser download), with frames from the real datasource tracing on the
+# stand-in through pkg/viewer; screenshots land in tests/output/.
+build-harness: setup
+	npm run build:harness
+	$(GO) build -o $(BIN)/harness-server ./internal/viewertest/harness-server
+
+test-browser: build-harness
+	npm run test:browser
+
+# Browser performance on a generated 1,000,000-event trace (not part of make test).
+perf-browser: build-harness
+	npm run perf:browser
+
+test: test-frontend test-browser test-go
 
 clean:
 	rm -rf dist coverage $(BIN)
@@ -71,6 +85,7 @@ bench:
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
 	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
 	$(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x
+	$(MAKE) perf-browser
 
 # The exporter's 10-minute memory soak at the label limit (issue 17; not in
 # make test or make bench).
