@@ -81,6 +81,9 @@ bench:
 	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
 	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
+	$(GO) test ./cmd/queryreplay -run '^$$' -bench SymbolsResolve100k -benchtime 5x
+	$(GO) test ./pkg/xe -run '^$$' -bench HugeValueMemory -benchtime 2x
+	$(GO) test ./pkg/callstack -run '^$$' -bench ClassifyDistinct
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'View1M' -benchtime 20x
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
 	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
