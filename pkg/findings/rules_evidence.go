@@ -1,0 +1,235 @@
+package findings
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
+
+// lost returns the events the server dropped: the larger of the timeline's
+// sequence gaps and the tracer's count, plus the session's dropped count;
+// and how many of them the gaps place in time.
+func (a *analysis) lost() (total, placed uint64) {
+	s := a.in.Trace.Summary
+	total = max(s.Lost, a.in.Run.Lost)
+	if a.in.Run.DroppedEvents > 0 {
+		total += uint64(a.in.Run.DroppedEvents)
+	}
+	for _, g := range s.Gaps {
+		placed += g.Missing
+	}
+	return total, min(placed, total)
+}
+
+func eventsLost(a *analysis) []Finding {
+	total, placed := a.lost()
+	if total == 0 {
+		return nil
+	}
+	s := a.in.Trace.Summary
+	sh := share(int64(total), int64(s.Events)+int64(total))
+	f := Finding{
+		Title:    fmt.Sprintf("%s lost (%s of the trace): counts in other findings may be short", plural(int64(total), "event was", "events were"), Percent(sh)),
+		Severity: SeverityWarning,
+		Numbers: []Number{num("lost", float64(total), "count", "run"), num("events", float64(s.Events), "count", "events"),
+			num("share", sh*100, "percent", "run")},
+		Hint: "The event session dropped events when its buffers filled faster than the target drained them " +
+			"(EVENT_RETENTION_MODE = ALLOW_SINGLE_EVENT_LOSS keeps the query from waiting on the trace). Trace fewer event groups, " +
+			"a smaller query, or give the session more buffer memory.",
+		Reference: refEventSession,
+	}
+	if len(s.Gaps) > 0 {
+		f.Start, f.End = s.Gaps[0].Start, s.Gaps[0].End
+		for _, g := range s.Gaps {
+			f.Start, f.End = min(f.Start, g.Start), max(f.End, g.End)
+		}
+		where := fmt.Sprintf("between %s and %s", Duration(f.Start), Duration(f.End))
+		if len(s.Gaps) > 1 {
+			where = fmt.Sprintf("in %d places between %s and %s", len(s.Gaps), Duration(f.Start), Duration(f.End))
+		}
+		f.Detail = fmt.Sprintf("%s went missing %s.", plural(int64(placed), "event", "events"), where)
+		f.Numbers = append(f.Numbers, num("gaps", float64(len(s.Gaps)), "count", "events"))
+	}
+	if rest := total - placed; rest > 0 {
+		f.Detail = joinSentences(f.Detail, fmt.Sprintf("%s cannot be placed in time (the session's dropped count, or events lost before the first one read).",
+			plural(int64(rest), "event", "events")))
+	}
+	return []Finding{f}
+}
+
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " " + b
+}
+
+func eventsTruncated(a *analysis) []Finding {
+	if !a.in.Run.Truncated {
+		return nil
+	}
+	tr := a.in.Trace
+	f := Finding{
+		Title:    fmt.Sprintf("The trace stopped at the event cap after %s: later events are missing", plural(int64(tr.Summary.Events), "event", "events")),
+		Severity: SeverityWarning,
+		Start:    tr.End, End: tr.End,
+		Numbers: []Number{num("events", float64(tr.Summary.Events), "count", "events")},
+		Detail:  fmt.Sprintf("Nothing after %s is in the trace; every count is a lower bound.", Duration(tr.End)),
+		Hint: "The read-back keeps at most the configured number of events to bound memory. Trace again with a higher cap " +
+			"(queryreplay trace --max-events) or fewer event groups.",
+		Reference: refExtendedEvents,
+	}
+	return []Finding{f}
+}
+
+// eventsAmbiguous reports lane entries whose operator is uncertain: matched
+// ambiguously (several candidates) or not at all.
+func eventsAmbiguous(a *analysis) []Finding {
+	var ev []EventRef
+	var amb, unmatched int
+	var cands []int
+	tr := a.in.Trace
+	for _, lane := range []string{LaneRead, LaneWrite, LaneLock, LaneWait, LaneMemory, LaneSplit, LaneLog, LaneIO} {
+		for i := range laneLen(tr, lane) {
+			_, _, m := laneEntry(tr, lane, i)
+			switch {
+			case m.Ambiguous:
+				amb++
+				for _, c := range m.Candidates {
+					if c >= 0 && !slices.Contains(cands, int(c)) {
+						cands = append(cands, int(c))
+					}
+				}
+			case m.NodeID < 0 && m.Rule == timeline.RuleUnmatched:
+				unmatched++
+			default:
+				continue
+			}
+			ev = append(ev, a.ref(lane, i))
+		}
+	}
+	entries := 0
+	for _, n := range tr.Summary.Lanes {
+		entries += n
+	}
+	if amb < a.cfg.MinAmbiguous && share(int64(unmatched), int64(entries)) < a.cfg.AmbiguousShareLow {
+		return nil
+	}
+	if amb+unmatched == 0 {
+		return nil
+	}
+	slices.Sort(cands)
+	f := Finding{
+		Title: fmt.Sprintf("%s could not be tied to one operator (%s ambiguous, %s unmatched)",
+			plural(int64(amb+unmatched), "event", "events"), Count(int64(amb)), Count(int64(unmatched))),
+		Severity:  SeverityInfo,
+		Operators: a.opRefs(cands...),
+		Evidence:  ev,
+		Numbers: []Number{num("ambiguous", float64(amb), "count", "events"), num("unmatched", float64(unmatched), "count", "events"),
+			num("entries", float64(entries), "count", "events")},
+		Hint: "Several operators touched the same object at the same time, or an event named a page or object the catalog could " +
+			"not resolve, so the timeline placed it by timing or left it with the statement. Findings that rest on these events " +
+			"say so in their confidence.",
+		Reference: refExtendedEvents,
+	}
+	return []Finding{f}
+}
+
+func laneLen(tr *timeline.Trace, lane string) int {
+	l := &tr.Lanes
+	switch lane {
+	case LaneRead:
+		return len(l.Read)
+	case LaneWrite:
+		return len(l.Write)
+	case LaneLock:
+		return len(l.Lock)
+	case LaneWait:
+		return len(l.Wait)
+	case LaneMemory:
+		return len(l.Memory)
+	case LaneSplit:
+		return len(l.Split)
+	case LaneLog:
+		return len(l.Log)
+	case LaneIO:
+		return len(l.IO)
+	}
+	return 0
+}
+
+var traceRules = map[string]bool{"events-lost": true, "events-truncated": true, "events-ambiguous": true}
+
+// rate sets a finding's confidence from its evidence (see the package
+// doc): findings about the trace itself, and findings that rest on the
+// plan's counters alone, keep high confidence.
+func (a *analysis) rate(f *Finding) {
+	f.Confidence = ConfidenceHigh
+	if traceRules[f.Rule] || !eventBased(f) {
+		return
+	}
+	c := ConfidenceHigh
+	why := func(to Confidence, format string, args ...any) {
+		c = c.lower(to)
+		f.ConfidenceReasons = append(f.ConfidenceReasons, fmt.Sprintf(format, args...))
+	}
+	amb := 0
+	for _, e := range f.Evidence {
+		if _, _, m := laneEntry(a.in.Trace, e.Lane, e.Index); m.Ambiguous {
+			amb++
+		}
+	}
+	if amb > 0 {
+		to := ConfidenceMedium
+		if share(int64(amb), int64(len(f.Evidence))) >= a.cfg.AmbiguousShareLow {
+			to = ConfidenceLow
+		}
+		why(to, "%s of %s evidence events matched their operator ambiguously", Count(int64(amb)), Count(int64(len(f.Evidence))))
+	}
+	total, placed := a.lost()
+	if total > 0 {
+		events := int64(a.in.Trace.Summary.Events) + int64(total)
+		switch {
+		case share(int64(total), events) >= a.cfg.LostShareLow:
+			why(ConfidenceLow, "%s of the trace's events were lost", Percent(share(int64(total), events)))
+		case a.gapInside(f):
+			why(ConfidenceMedium, "events were lost inside this finding's time span")
+		case total > placed:
+			why(ConfidenceMedium, "%s lost at times the trace cannot place", plural(int64(total-placed), "event was", "events were"))
+		}
+	}
+	if a.in.Run.Truncated {
+		why(ConfidenceLow, "the read-back stopped at the event cap: later events are missing")
+	}
+	f.Confidence = c
+}
+
+// eventBased: the finding counts events (its evidence, or numbers taken
+// from the events).
+func eventBased(f *Finding) bool {
+	if len(f.Evidence) > 0 {
+		return true
+	}
+	for _, n := range f.Numbers {
+		if n.Source == "events" && n.Value != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// gapInside reports whether a sequence gap overlaps the finding's span (a
+// finding without a span spans the whole trace).
+func (a *analysis) gapInside(f *Finding) bool {
+	lo, hi := f.Start, f.End
+	if len(f.Evidence) == 0 {
+		lo, hi = a.in.Trace.Start, a.in.Trace.End
+	}
+	for _, g := range a.in.Trace.Summary.Gaps {
+		if g.Start <= hi && g.End >= lo {
+			return true
+		}
+	}
+	return false
+}
