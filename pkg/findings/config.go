@@ -104,6 +104,21 @@ func (c Config) Validate() error {
 // keys are an error (a misspelt threshold must not be silently ignored).
 func ParseConfig(data []byte) (Config, error) {
 	c := DefaultConfig()
+	// encoding/json matches keys case-insensitively; a threshold's name
+	// must be exact.
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return c, fmt.Errorf("findings config: %w", err)
+	}
+	known := map[string]bool{}
+	for _, f := range c.Fields() {
+		known[f.Name] = true
+	}
+	for k := range keys {
+		if !known[k] {
+			return c, fmt.Errorf("findings config: no threshold named %q", k)
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {

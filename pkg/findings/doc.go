@@ -40,12 +40,15 @@
 //     is missing or could not place, which lowers other findings'
 //     confidence.
 //
-// Confidence starts high and drops (to medium, then low) when a finding's
-// evidence matched its operator ambiguously or by timing alone, when events
-// were lost inside the finding's time span or in large numbers, and when the
-// read-back was truncated; numbers taken from the plan's runtime counters do
-// not depend on the event stream and keep their confidence. Reasons are
-// listed on the finding.
+// Confidence starts high and drops (to medium, then low) when events were
+// lost inside the finding's time span (medium), lost at times the trace
+// cannot place (medium) or lost in large numbers (Config.LostShareLow: low),
+// when the read-back was truncated (low), and — for findings about which
+// operator did something (reads-concentrated, residual-predicate, spill,
+// exchange-spill, parallel-skew) — when evidence matched its operator
+// ambiguously (medium; low from Config.AmbiguousShareLow of the evidence).
+// Findings resting on the plan's runtime counters alone do not depend on the
+// event stream and keep high confidence. Reasons are listed on the finding.
 //
 // Profile computes the per-operator figures (reads, waits by category,
 // spills, phases, rows) that the rules and pkg/compare share.

@@ -161,6 +161,12 @@ func laneLen(tr *timeline.Trace, lane string) int {
 
 var traceRules = map[string]bool{"events-lost": true, "events-truncated": true, "events-ambiguous": true}
 
+// operatorBound are the rules whose claim is about which operator did
+// something, so an ambiguous operator match weakens them; the others
+// (waits, blocking, cold cache, splits by index, log) claim what happened
+// in the statement, whatever operator it is shown under.
+var operatorBound = map[string]bool{"reads-concentrated": true, "residual-predicate": true, "spill": true, "exchange-spill": true, "parallel-skew": true}
+
 // rate sets a finding's confidence from its evidence (see the package
 // doc): findings about the trace itself, and findings that rest on the
 // plan's counters alone, keep high confidence.
@@ -176,6 +182,9 @@ func (a *analysis) rate(f *Finding) {
 	}
 	amb := 0
 	for _, e := range f.Evidence {
+		if !operatorBound[f.Rule] {
+			break
+		}
 		if _, _, m := laneEntry(a.in.Trace, e.Lane, e.Index); m.Ambiguous {
 			amb++
 		}

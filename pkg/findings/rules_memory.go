@@ -128,9 +128,9 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 	}
 	var parts []string
 	writes, wsrc := s.writes, "plan"
-	if !s.fromPlan && o != nil && o.TempdbWrites > 0 {
-		writes, wsrc = int64(o.TempdbWrites), "events"
-		f.Evidence = append(f.Evidence, a.tempdbWrites(s.node)...)
+	if tw := a.tempdbWrites(o); !s.fromPlan && len(tw) > 0 {
+		writes, wsrc = int64(len(tw)), "events"
+		f.Evidence = append(f.Evidence, tw...)
 	}
 	if writes > 0 || s.fromPlan {
 		parts = append(parts, plural(writes, "page", "pages")+" written")
@@ -175,11 +175,19 @@ func srcOf(plan bool) string {
 	return "events"
 }
 
-// tempdbWrites are the write-lane entries in tempdb tied to node.
-func (a *analysis) tempdbWrites(node int) []EventRef {
+// tempdbWrites are the page writes in tempdb an operator's spill made:
+// those tied to it, and those tied to no operator (a worktable page is in
+// no catalog) inside its span.
+func (a *analysis) tempdbWrites(o *OperatorStats) []EventRef {
+	if o == nil {
+		return nil
+	}
 	var out []EventRef
-	for _, i := range a.p.Entries(LaneWrite, node) {
-		if a.in.Trace.Lanes.Write[i].DatabaseID == tempdbID {
+	for i, w := range a.in.Trace.Lanes.Write {
+		if w.DatabaseID != tempdbID {
+			continue
+		}
+		if n := nodeOf(w.Match); n == o.NodeID || n < 0 && w.T >= o.StartUs && w.T <= o.EndUs {
 			out = append(out, a.ref(LaneWrite, i))
 		}
 	}
@@ -364,10 +372,7 @@ func grantWait(a *analysis) []Finding {
 			types[w.WaitType] = true
 		}
 	}
-	planWait := int64(0)
-	if g := a.p.Grant; g != nil && g.Source == "plan" {
-		planWait = g.GrantWait
-	}
+	planWait := a.planGrantWaitUs()
 	if us < a.cfg.MinGrantWaitUs && planWait == 0 {
 		return nil
 	}
@@ -379,11 +384,10 @@ func grantWait(a *analysis) []Finding {
 			f.Severity = SeverityCritical
 		}
 	} else {
-		f.Title = fmt.Sprintf("Waited %s for a memory grant (the plan's GrantWaitTime)", Duration(planWait*1_000_000))
+		f.Title = fmt.Sprintf("Waited %s for a memory grant (the plan's own warning)", Duration(planWait))
 	}
 	if planWait > 0 {
-		// MemoryGrantInfo/@GrantWaitTime is in seconds (showplan schema).
-		f.Numbers = append(f.Numbers, num("planGrantWaitUs", float64(planWait*1_000_000), "us", "plan"))
+		f.Numbers = append(f.Numbers, num("planGrantWaitUs", float64(planWait), "us", "plan"))
 	}
 	if g := a.p.Grant; g != nil {
 		f.Numbers = append(f.Numbers, num("grantedKB", float64(g.GrantedKB), "KB", g.Source))
@@ -396,6 +400,28 @@ func grantWait(a *analysis) []Finding {
 		"the usual culprits."
 	f.Reference = refGrantIssues
 	return []Finding{f}
+}
+
+// planGrantWaitUs is the plan's memory grant wait in µs: the larger of
+// MemoryGrantInfo/@GrantWaitTime (seconds, as the showplan schema
+// documents) and a statement Wait warning of type "Memory Grant", whose
+// WaitTime is in milliseconds: the schema leaves its unit undocumented, but
+// a real plan (stack_overflow-inequality_index) carries WaitTime="58" with
+// GrantWaitTime="0" in a statement that ran 2,649 ms in all.
+func (a *analysis) planGrantWaitUs() int64 {
+	if a.in.Plan == nil {
+		return 0
+	}
+	var us int64
+	if g := a.in.Plan.MemoryGrant; g != nil {
+		us = g.GrantWaitTime * 1_000_000
+	}
+	for _, w := range a.in.Plan.Warnings {
+		if w.Kind == "Wait" && strings.EqualFold(w.Attributes["WaitType"], "Memory Grant") {
+			us = max(us, planAttr(w, "WaitTime")*1000)
+		}
+	}
+	return us
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -256,20 +256,25 @@ func coldCache(a *analysis) []Finding {
 		num("readAheadIOs", float64(io.aheadIOs), "count", "events"), num("pageIOLatchWaits", float64(len(io.latchWaits)), "count", "events"),
 		num("pageIOLatchUs", float64(io.latchUs), "us", "events")}
 	if logical > 0 {
-		f.Numbers = append(f.Numbers, num("logicalReads", float64(logical), "pages", src), num("share", share(phys, logical)*100, "percent", src))
+		f.Numbers = append(f.Numbers, num("logicalReads", float64(logical), "pages", src), num("share", min(share(phys, logical), 1)*100, "percent", src))
 	}
-	of := ""
-	if logical > 0 {
-		of = fmt.Sprintf(" of %s (%s)", Count(logical), Percent(share(phys, logical)))
+	// Read-ahead may fetch more pages than the query then reads, so the
+	// pages from disk can exceed the logical reads.
+	pages, forLogical := plural(phys, "page", "pages"), ""
+	switch {
+	case logical > 0 && phys <= logical:
+		pages = fmt.Sprintf("%s of %s pages (%s)", Count(phys), Count(logical), Percent(share(phys, logical)))
+	case logical > 0:
+		forLogical = " for " + plural(logical, "logical read", "logical reads")
 	}
 	if a.in.Run.DisableReadAhead {
-		f.Title = fmt.Sprintf("Cold cache with read-ahead off: %s%s read from disk one at a time, %s (%s)", plural(phys, "page", "pages"), of,
+		f.Title = fmt.Sprintf("Cold cache with read-ahead off: %s read from disk one at a time%s, %s (%s)", pages, forLogical,
 			plural(int64(len(io.latchWaits)), "PAGEIOLATCH wait", "PAGEIOLATCH waits"), Duration(io.latchUs))
 		f.Hint = "Read-ahead was disabled for the trace (trace flag 652), so every page not in the buffer pool was read when the " +
 			"operator asked for it and the query waited for each read. Trace again with read-ahead on to see what prefetching saves; " +
 			"a warm run shows the query's cost without disk reads."
 	} else {
-		f.Title = fmt.Sprintf("Cold cache: %s%s came from disk", plural(phys, "page", "pages"), of)
+		f.Title = fmt.Sprintf("Cold cache: %s came from disk%s", pages, forLogical)
 		if ahead > 0 {
 			f.Title += fmt.Sprintf(", %s of them by read-ahead", Count(ahead))
 		}

@@ -30,24 +30,22 @@ func (r *Report) Text() string {
 func writeFinding(b *strings.Builder, f *Finding) {
 	const indent = "            "
 	writeWrapped(b, fmt.Sprintf("  %-9s ", strings.ToUpper(string(f.Severity))), indent, f.Title)
-	var meta []string
 	if len(f.Operators) > 0 {
 		var ops []string
 		for _, o := range f.Operators {
 			ops = append(ops, fmt.Sprintf("%s [node %d]", o.String(), o.NodeID))
 		}
-		meta = append(meta, "operators: "+strings.Join(ops, ", "))
+		writeWrapped(b, indent+"operators: ", indent+"           ", strings.Join(ops, ", "))
 	}
-	meta = append(meta, "confidence: "+string(f.Confidence))
+	meta := []string{"confidence " + string(f.Confidence), "rule " + f.Rule}
 	if f.EvidenceTotal > 0 {
-		ev := fmt.Sprintf("evidence: %s from %s", plural(int64(f.EvidenceTotal), "event", "events"), Duration(f.Start))
+		ev := fmt.Sprintf("evidence %s from %s", plural(int64(f.EvidenceTotal), "event", "events"), Duration(f.Start))
 		if f.End > f.Start {
 			ev += " to " + Duration(f.End)
 		}
 		meta = append(meta, ev)
 	}
-	meta = append(meta, "rule: "+f.Rule)
-	writeWrapped(b, indent, indent, strings.Join(meta, "   "))
+	b.WriteString(indent + strings.Join(meta, " · ") + "\n")
 	for _, r := range f.ConfidenceReasons {
 		writeWrapped(b, indent+"  less sure: ", indent+"  ", r)
 	}
