@@ -42,7 +42,7 @@ func Percent(share float64) string {
 // KB writes a memory size given in KB: "1,024 KB", "12.5 MB", "2.1 GB".
 func KB(kb int64) string {
 	switch {
-	case kb >= 10<<20:
+	case kb >= 1<<20:
 		return fmt.Sprintf("%.1f GB", float64(kb)/(1<<20))
 	case kb >= 10<<10:
 		return fmt.Sprintf("%.1f MB", float64(kb)/(1<<10))

@@ -197,7 +197,7 @@ func TestExchangeSpill(t *testing.T) {
 func TestGrantExcess(t *testing.T) {
 	in := planOnly(t, "stack_overflow-inequality_index.sqlplan")
 	f := one(t, analyze(t, in), "grant-excess")
-	if f.Title != "Memory grant far above use: 1362.5 MB granted, 19.3 MB used (1%)" || !strings.Contains(f.Detail, "Excessive Grant") {
+	if f.Title != "Memory grant far above use: 1.3 GB granted, 19.3 MB used (1%)" || !strings.Contains(f.Detail, "Excessive Grant") {
 		t.Errorf("title %q detail %q", f.Title, f.Detail)
 	}
 	if numberOf(t, f, "grantedKB") != 1395216 || numberOf(t, f, "usedKB") != 19736 || f.Reference != refGrantFeedback {
