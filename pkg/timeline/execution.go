@@ -19,15 +19,15 @@ func (m *matcher) markExecution() {
 	ranBelow := map[*showplan.Operator]bool{}
 	var profiled func(op *showplan.Operator) bool
 	profiled = func(op *showplan.Operator) bool {
-		any := false
+		ran := false
 		if info := m.byID[op.NodeID]; info != nil && info.hasWindow {
-			any = true
+			ran = true
 		}
 		for _, c := range op.Children {
-			any = profiled(c) || any
+			ran = profiled(c) || ran
 		}
-		ranBelow[op] = any
-		return any
+		ranBelow[op] = ran
+		return ran
 	}
 	profiled(m.root)
 	var walk func(op *showplan.Operator, why string)
