@@ -48,7 +48,8 @@ type Config struct {
 
 	LostShareLow      float64 `json:"lostShareLow" doc:"confidence: lost events over all events that make event-based findings low"`
 	AmbiguousShareLow float64 `json:"ambiguousShareLow" doc:"confidence: ambiguous or timing-only evidence share that makes a finding low (any makes it medium)"`
-	MinAmbiguous      int     `json:"minAmbiguous" doc:"events-ambiguous: fewest ambiguous matches to report"`
+	AmbiguousShare    float64 `json:"ambiguousShare" doc:"events-ambiguous: share of the data lanes' entries (reads, writes, locks, memory, splits, log) that are ambiguous or unmatched"`
+	MinAmbiguous      int     `json:"minAmbiguous" doc:"events-ambiguous: fewest ambiguous or unmatched entries to report"`
 
 	MaxEvidence int `json:"maxEvidence" doc:"evidence entries kept per finding (evidenceTotal counts all)"`
 }
@@ -67,7 +68,7 @@ func DefaultConfig() Config {
 		ParallelWaitShare: 0.5, MinParallelWaitUs: 1000,
 		MinSplits: 1, SplitsWarning: 100,
 		MinLogRecords: 1, LogBytesWarning: 1 << 20,
-		LostShareLow: 0.05, AmbiguousShareLow: 0.5, MinAmbiguous: 1,
+		LostShareLow: 0.05, AmbiguousShareLow: 0.5, AmbiguousShare: 0.25, MinAmbiguous: 10,
 		MaxEvidence: 200,
 	}
 }

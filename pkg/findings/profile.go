@@ -14,7 +14,7 @@ const tempdbID = 2
 // Profile is what a trace (and its plan, when there is one) says about each
 // operator: the figures the rules read and pkg/compare compares.
 type Profile struct {
-	Trace *timeline.Trace `json:"-"`
+	Trace *timeline.Trace     `json:"-"`
 	Plan  *showplan.Statement `json:"-"`
 	// HasCounters: the plan has runtime counters (an actual plan).
 	HasCounters bool            `json:"hasCounters"`
@@ -22,10 +22,10 @@ type Profile struct {
 	// DurationUs is the timeline's extent (End − Start).
 	DurationUs int64 `json:"durationUs"`
 	// Statement-wide totals.
-	PageReads     int   `json:"pageReads"`     // physical_page_read events
-	LogicalReads  int64 `json:"logicalReads"`  // plan, summed over operators
-	PhysicalReads int64 `json:"physicalReads"` // plan
-	ReadAheads    int64 `json:"readAheads"`    // plan
+	PageReads     int    `json:"pageReads"`     // physical_page_read events
+	LogicalReads  int64  `json:"logicalReads"`  // plan, summed over operators
+	PhysicalReads int64  `json:"physicalReads"` // plan
+	ReadAheads    int64  `json:"readAheads"`    // plan
 	Grant         *Grant `json:"grant,omitempty"`
 
 	index map[int]int

@@ -62,7 +62,7 @@ func init() {
 		{"log-volume", "log records and bytes a traced modification wrote", []string{"minLogRecords", "logBytesWarning"}, logVolume},
 		{"events-lost", "events the session dropped: counts elsewhere may be short", []string{"lostShareLow"}, eventsLost},
 		{"events-truncated", "the read-back stopped at the event cap", nil, eventsTruncated},
-		{"events-ambiguous", "events that could not be tied to one operator", []string{"minAmbiguous", "ambiguousShareLow"}, eventsAmbiguous},
+		{"events-ambiguous", "events that could not be tied to one operator", []string{"minAmbiguous", "ambiguousShare"}, eventsAmbiguous},
 	}
 }
 

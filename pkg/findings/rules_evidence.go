@@ -83,15 +83,19 @@ func eventsTruncated(a *analysis) []Finding {
 	return []Finding{f}
 }
 
-// eventsAmbiguous reports lane entries whose operator is uncertain: matched
-// ambiguously (several candidates) or not at all.
+// eventsAmbiguous reports entries of the data lanes (those whose events
+// name an object: reads, writes, locks, memory, splits, log) whose operator
+// is uncertain: matched ambiguously (several candidates) or not at all.
+// Waits and file I/O name no object, so their timing matches are expected
+// and not counted.
 func eventsAmbiguous(a *analysis) []Finding {
 	var ev []EventRef
-	var amb, unmatched int
+	var amb, unmatched, entries int
 	var cands []int
 	tr := a.in.Trace
-	for _, lane := range []string{LaneRead, LaneWrite, LaneLock, LaneWait, LaneMemory, LaneSplit, LaneLog, LaneIO} {
+	for _, lane := range []string{LaneRead, LaneWrite, LaneLock, LaneMemory, LaneSplit, LaneLog} {
 		for i := range laneLen(tr, lane) {
+			entries++
 			_, _, m := laneEntry(tr, lane, i)
 			switch {
 			case m.Ambiguous:
@@ -109,14 +113,7 @@ func eventsAmbiguous(a *analysis) []Finding {
 			ev = append(ev, a.ref(lane, i))
 		}
 	}
-	entries := 0
-	for _, n := range tr.Summary.Lanes {
-		entries += n
-	}
-	if amb < a.cfg.MinAmbiguous && share(int64(unmatched), int64(entries)) < a.cfg.AmbiguousShareLow {
-		return nil
-	}
-	if amb+unmatched == 0 {
+	if n := amb + unmatched; n == 0 || n < a.cfg.MinAmbiguous || share(int64(n), int64(entries)) < a.cfg.AmbiguousShare {
 		return nil
 	}
 	slices.Sort(cands)
@@ -127,7 +124,7 @@ func eventsAmbiguous(a *analysis) []Finding {
 		Operators: a.opRefs(cands...),
 		Evidence:  ev,
 		Numbers: []Number{num("ambiguous", float64(amb), "count", "events"), num("unmatched", float64(unmatched), "count", "events"),
-			num("entries", float64(entries), "count", "events")},
+			num("entries", float64(entries), "count", "events"), num("share", share(int64(amb+unmatched), int64(entries))*100, "percent", "events")},
 		Hint: "Several operators touched the same object at the same time, or an event named a page or object the catalog could " +
 			"not resolve, so the timeline placed it by timing or left it with the statement. Findings that rest on these events " +
 			"say so in their confidence.",
