@@ -410,8 +410,33 @@ func (x *execCtx) removeRow(t *table, row []any) {
 }
 
 func (x *execCtx) replaceRow(t *table, old, repl []any) {
+	if sameIndexKeys(t, old, repl) {
+		// no index key changed: the row keeps its place in every index
+		if i, ok := t.findRow(t.keyOf(old)); ok {
+			t.rows[i] = repl
+			return
+		}
+	}
 	x.removeRow(t, old)
 	x.insertRow(t, repl)
+}
+
+// sameIndexKeys reports whether two versions of a row have the same key
+// values in every index of t.
+func sameIndexKeys(t *table, a, b []any) bool {
+	for _, ix := range t.indexes {
+		for _, c := range ix.keyCols {
+			if cmp, err := compareValues(a[c], b[c]); err != nil || cmp != 0 || (a[c] == nil) != (b[c] == nil) {
+				return false
+			}
+		}
+	}
+	for _, c := range t.pk {
+		if cmp, err := compareValues(a[c], b[c]); err != nil || cmp != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (x *execCtx) relayout(t *table) {
