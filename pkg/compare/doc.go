@@ -23,8 +23,10 @@
 //     and index under another kind (a seek that replaced a scan of the same
 //     index: "replaced"), then same table through another index when both
 //     read it (Index Seek on IX_x for Clustered Index Scan on PK:
-//     "replaced"). Pairs whose parents are already matched come first,
-//     then the nearest in depth and position.
+//     "replaced"). A key or RID lookup pairs only with a lookup: it
+//     fetches each outer row's columns, which is not what a scan or seek
+//     does. Pairs whose parents are already matched come first, then the
+//     nearest in depth and position.
 //  3. Containers, bottom-up: an operator left over whose descendants are
 //     mostly matched to the descendants of one operator of the same family
 //     on the other side (joins with joins: Nested Loops for Hash Match;

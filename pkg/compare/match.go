@@ -33,7 +33,8 @@ type node struct {
 	i            int // index in the input
 	parent       int // node index, -1 at a root
 	children     []int
-	label        string // physical|logical
+	label        string // physical|logical, "|lookup" for key and RID lookups
+	lookup       bool
 	physical     string
 	logical      string
 	table, index string // lower case; table includes the schema
@@ -59,7 +60,14 @@ func newTree(ops []findings.OperatorStats) *tree {
 		if _, dup := byID[o.NodeID]; !dup {
 			byID[o.NodeID] = i
 		}
-		t.nodes[i] = node{i: i, parent: -1, label: o.PhysicalOp + "|" + o.LogicalOp, physical: o.PhysicalOp, logical: o.LogicalOp,
+		// A key lookup is a Clustered Index Seek in the plan XML; its role
+		// (fetching each outer row's columns) is not a seek's.
+		lookup := strings.Contains(o.Name, "Lookup") || o.PhysicalOp == "RID Lookup"
+		label := o.PhysicalOp + "|" + o.LogicalOp
+		if lookup {
+			label += "|lookup"
+		}
+		t.nodes[i] = node{i: i, parent: -1, label: label, lookup: lookup, physical: o.PhysicalOp, logical: o.LogicalOp,
 			table: strings.ToLower(joinTable(o.Schema, o.Table)), index: strings.ToLower(o.Index)}
 	}
 	for i, o := range ops {
@@ -341,7 +349,7 @@ func (m *matcher) objects() {
 		}
 		for _, y := range m.b.order {
 			ny := m.b.nodes[y]
-			if ny.table != nx.table || m.ba[y] >= 0 {
+			if ny.table != nx.table || m.ba[y] >= 0 || nx.lookup != ny.lookup {
 				continue
 			}
 			tier := 0
@@ -376,6 +384,9 @@ func (m *matcher) objects() {
 
 // family groups operators that can stand in for each other.
 func family(n node) string {
+	if n.lookup {
+		return "lookup"
+	}
 	switch n.physical {
 	case "Nested Loops", "Merge Join", "Adaptive Join":
 		return "join"

@@ -21,9 +21,12 @@ type Config struct {
 	MinRowsRead   int64   `json:"minRowsRead" doc:"residual-predicate: fewest rows the operator must have read"`
 
 	GrantExcessShare float64 `json:"grantExcessShare" doc:"grant-excess: used memory at most this share of the grant"`
-	MinGrantKB       int64   `json:"minGrantKB" doc:"grant-excess: smallest grant (KB) worth reporting"`
-	GrantFullShare   float64 `json:"grantFullShare" doc:"grant-too-small: a spill with at least this share of the grant used"`
-	GrantShortShare  float64 `json:"grantShortShare" doc:"grant-too-small: granted at most this share of what was requested"`
+	// MinGrantKB: grants under 5 MB come from the small-query resource
+	// semaphore (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-resource-semaphores-transact-sql)
+	// and rarely keep other queries waiting.
+	MinGrantKB      int64   `json:"minGrantKB" doc:"grant-excess: smallest grant (KB) worth reporting"`
+	GrantFullShare  float64 `json:"grantFullShare" doc:"grant-too-small: a spill with at least this share of the grant used"`
+	GrantShortShare float64 `json:"grantShortShare" doc:"grant-too-small: granted at most this share of what was requested"`
 
 	MinGrantWaitUs int64 `json:"minGrantWaitUs" doc:"grant-wait: least RESOURCE_SEMAPHORE wait (µs)"`
 	MinLockWaitUs  int64 `json:"minLockWaitUs" doc:"blocking: least lock wait (µs) on one resource"`
@@ -61,7 +64,7 @@ func DefaultConfig() Config {
 	return Config{
 		ReadShare: 0.5, MinReads: 100,
 		ResidualRatio: 10, MinRowsRead: 1000,
-		GrantExcessShare: 0.1, MinGrantKB: 1024, GrantFullShare: 0.95, GrantShortShare: 0.5,
+		GrantExcessShare: 0.1, MinGrantKB: 5120, GrantFullShare: 0.95, GrantShortShare: 0.5,
 		MinGrantWaitUs: 1000, MinLockWaitUs: 1000, CriticalWaitShare: 0.5,
 		ColdCacheShare: 0.5, MinPhysicalReads: 8,
 		SkewRatio: 2, MinSkewRows: 1000,

@@ -258,7 +258,7 @@ func Analyze(in Input, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("findings: no timeline to analyze")
 	}
 	p := NewProfile(in.Trace, in.Plan)
-	a := &analysis{in: in, cfg: cfg, p: p}
+	a := &analysis{in: in, cfg: cfg, p: p, out: []Finding{}}
 	a.notes()
 	for _, r := range rules {
 		for _, f := range r.run(a) {

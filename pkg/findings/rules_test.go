@@ -217,7 +217,7 @@ func TestGrantExcess(t *testing.T) {
 		t.Errorf("event grant %q %d %+v", e.Title, e.EvidenceTotal, e.Numbers)
 	}
 	none(t, analyze(t, grantTrace(102400, 90000)), "grant-excess")
-	none(t, analyze(t, grantTrace(512, 8)), "grant-excess") // below minGrantKB
+	none(t, analyze(t, grantTrace(4096, 8)), "grant-excess") // below minGrantKB
 	// A grant that spilled is not an excess, however little it used.
 	none(t, analyze(t, planOnly(t, "spilltotempdb.sqlplan")), "grant-excess")
 }
