@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/queryreplay/queryreplay/pkg/compare"
@@ -43,17 +41,7 @@ func runCompare(e *env, a *compareArgs) error {
 	if err != nil {
 		return err
 	}
-	out := bufio.NewWriter(e.stdout)
-	if a.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	} else {
-		io.WriteString(out, r.Text())
-	}
-	return flush(out)
+	return writeResult(bufio.NewWriter(e.stdout), a.json, r, r.Text())
 }
 
 // compareSide loads one bundle as a side of the comparison.

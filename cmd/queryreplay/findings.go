@@ -66,14 +66,19 @@ func runFindings(e *env, a *findingsArgs) error {
 	if warn != "" {
 		rep.Notes = append(rep.Notes, warn)
 	}
-	if a.json {
+	return writeResult(out, a.json, rep, rep.Text())
+}
+
+// writeResult writes v as indented JSON, or text, and flushes.
+func writeResult(out *bufio.Writer, asJSON bool, v any, text string) error {
+	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
 	} else {
-		io.WriteString(out, rep.Text())
+		io.WriteString(out, text)
 	}
 	return flush(out)
 }

@@ -12,11 +12,6 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
-const (
-	sortSpillSQL = "SELECT l.OrderID, l.ProductID, l.Quantity, l.Price FROM dbo.OrderLines AS l ORDER BY l.Price DESC, l.OrderID"
-	lookupSQL    = "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42"
-)
-
 // traceBundle traces sql on the stand-in with the trace command and
 // returns the bundle's path.
 func traceBundle(t *testing.T, dsn, name, sql string, args ...string) string {
@@ -31,7 +26,7 @@ func traceBundle(t *testing.T, dsn, name, sql string, args ...string) string {
 
 func TestFindingsCommand(t *testing.T) {
 	srv := startTraceStandin(t)
-	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
+	spill := traceBundle(t, srv.DSN, "sort_spill", scSortSpill)
 
 	code, out, errs := runCLI(t, "findings", spill)
 	if code != 0 {
@@ -57,8 +52,8 @@ func TestFindingsCommand(t *testing.T) {
 			got = &rep.Findings[i]
 		}
 	}
-	// The stand-in's sort_spill plan: SortSpillDetails WritesToTempDb on
-	// the Sort (node 0), a sort_warning event tied to it.
+	// The sort's 512 KB grant is too small: SortSpillDetails WritesToTempDb
+	// on the Sort (node 0), a sort_warning event tied to it.
 	b, err := tracer.LoadBundle(spill)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +92,9 @@ func TestFindingsCommand(t *testing.T) {
 
 func TestCompareCommand(t *testing.T) {
 	srv := startTraceStandin(t)
-	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
-	again := traceBundle(t, srv.DSN, "sort_spill_again", sortSpillSQL)
-	lookup := traceBundle(t, srv.DSN, "lookup", lookupSQL)
+	spill := traceBundle(t, srv.DSN, "sort_spill", scSortSpill)
+	again := traceBundle(t, srv.DSN, "sort_spill_again", scSortSpill)
+	lookup := traceBundle(t, srv.DSN, "lookup", scLookupFew)
 
 	code, out, errs := runCLI(t, "compare", spill, again)
 	if code != 0 {

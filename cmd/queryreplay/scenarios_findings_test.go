@@ -217,13 +217,7 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 // changed; the traced query needs a grant too and waits on
 // RESOURCE_SEMAPHORE until the changes roll back and the four finish.
 func grantWaitScenario(t *testing.T, srv *standin.Running) {
-	db, err := tracer.OpenDSN(srv.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	db, ctx := otherSessions(t, srv)
 	release := hold(ctx, t, db, "UPDATE dbo.OrderLines SET Quantity = Quantity + 1 WHERE OrderID = 1")
 	var wg sync.WaitGroup
 	for range 4 {
@@ -253,13 +247,7 @@ func grantWaitScenario(t *testing.T, srv *standin.Running) {
 // blockingScenario: another session updates order 7 and rolls back after
 // 1.2 s; the traced read of order 7 waits for its X lock.
 func blockingScenario(t *testing.T, srv *standin.Running) {
-	db, err := tracer.OpenDSN(srv.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	db, ctx := otherSessions(t, srv)
 	release := hold(ctx, t, db, "UPDATE dbo.Orders SET Status = N'Held' WHERE OrderID = 7")
 	timer := time.AfterFunc(1200*time.Millisecond, release)
 	defer timer.Stop()
@@ -271,6 +259,19 @@ func blockingScenario(t *testing.T, srv *standin.Running) {
 		t.Errorf("waited %v µs", us)
 	}
 	traceScenario(t, srv.DSN, "not-blocked", scOneOrder).silent("blocking")
+}
+
+// otherSessions opens connections for the sessions a scenario runs beside
+// the traced one, closed (and their context ended) when the test ends.
+func otherSessions(t *testing.T, srv *standin.Running) (*sql.DB, context.Context) {
+	t.Helper()
+	db, err := tracer.OpenDSN(srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(func() { cancel(); db.Close() })
+	return db, ctx
 }
 
 // hold runs stmt in an open transaction on its own connection and returns

@@ -144,22 +144,8 @@ func Compare(a, b Side) (*Result, error) {
 		d.Verdict = verdict(&d)
 		r.Operators = append(r.Operators, d)
 	}
-	for i := range pa.Operators {
-		if !usedA[i] {
-			o := &pa.Operators[i]
-			d := OperatorDiff{Status: StatusRemoved, A: side(o), Metrics: metrics(o, nil, logical)}
-			d.Verdict = verdict(&d)
-			r.Operators = append(r.Operators, d)
-		}
-	}
-	for i := range pb.Operators {
-		if !usedB[i] {
-			o := &pb.Operators[i]
-			d := OperatorDiff{Status: StatusAdded, B: side(o), Metrics: metrics(nil, o, logical)}
-			d.Verdict = verdict(&d)
-			r.Operators = append(r.Operators, d)
-		}
-	}
+	r.unmatched(pa, usedA, StatusRemoved, logical)
+	r.unmatched(pb, usedB, StatusAdded, logical)
 	for _, d := range r.Operators {
 		switch d.Status {
 		case StatusSame:
@@ -177,6 +163,25 @@ func Compare(a, b Side) (*Result, error) {
 	r.Statement = statementMetrics(pa, pb, logical)
 	r.Verdict = r.overall()
 	return r, nil
+}
+
+// unmatched adds the operators of p not in used, as removed (A's) or
+// added (B's).
+func (r *Result) unmatched(p *findings.Profile, used []bool, status string, logical bool) {
+	for i := range p.Operators {
+		if used[i] {
+			continue
+		}
+		o := &p.Operators[i]
+		d := OperatorDiff{Status: status}
+		if status == StatusRemoved {
+			d.A, d.Metrics = side(o), metrics(o, nil, logical)
+		} else {
+			d.B, d.Metrics = side(o), metrics(nil, o, logical)
+		}
+		d.Verdict = verdict(&d)
+		r.Operators = append(r.Operators, d)
+	}
 }
 
 func summary(s Side, p *findings.Profile) SideSummary {

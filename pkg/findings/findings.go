@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -314,7 +315,7 @@ func (a *analysis) notes() {
 func (a *analysis) finish(f *Finding) {
 	slices.SortStableFunc(f.Evidence, func(x, y EventRef) int {
 		if x.T != y.T {
-			return cmpInt64(x.T, y.T)
+			return cmp.Compare(x.T, y.T)
 		}
 		if x.Lane != y.Lane {
 			return strings.Compare(x.Lane, y.Lane)
@@ -351,14 +352,4 @@ func sortFindings(fs []Finding) {
 		}
 		return order[x.Rule] - order[y.Rule]
 	})
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -132,8 +132,13 @@ func loadPlan(t testing.TB, name string) *showplan.Plan {
 // build rebuilds the timeline of ev over plan (nil: no plan) and returns it
 // with the plan statement the findings read.
 func build(t testing.TB, plan *showplan.Plan, cat *timeline.Catalog, ev *events) (*timeline.Trace, *showplan.Statement) {
+	return buildWith(t, plan, cat, nil, ev)
+}
+
+// buildWith is build with the timeline's options (lock rows, statement).
+func buildWith(t testing.TB, plan *showplan.Plan, cat *timeline.Catalog, opts *timeline.Options, ev *events) (*timeline.Trace, *showplan.Statement) {
 	t.Helper()
-	b, err := timeline.NewBuilder(plan, cat, nil, nil)
+	b, err := timeline.NewBuilder(plan, cat, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"math/rand/v2"
@@ -151,7 +152,7 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("finding %+v", f)
 			}
 			for _, e := range f.Evidence {
-				if e.Index < 0 || e.Index >= laneLen(tr, e.Lane) {
+				if n, _ := lane(tr, e.Lane); e.Index < 0 || e.Index >= n {
 					t.Fatalf("evidence %+v outside its lane", e)
 				}
 			}
@@ -216,12 +217,12 @@ func randomTrace(rng *rand.Rand, ops, entries int) *timeline.Trace {
 }
 
 func sortByT(l *timeline.Lanes) {
-	slices.SortFunc(l.Read, func(a, b timeline.PageEvent) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.Write, func(a, b timeline.PageEvent) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.Lock, func(a, b timeline.LockInterval) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.Wait, func(a, b timeline.WaitInterval) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.Memory, func(a, b timeline.MemoryEvent) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.Split, func(a, b timeline.SplitEvent) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.Log, func(a, b timeline.LogEvent) int { return cmpInt64(a.T, b.T) })
-	slices.SortFunc(l.IO, func(a, b timeline.IOInterval) int { return cmpInt64(a.T, b.T) })
+	slices.SortFunc(l.Read, func(a, b timeline.PageEvent) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.Write, func(a, b timeline.PageEvent) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.Lock, func(a, b timeline.LockInterval) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.Wait, func(a, b timeline.WaitInterval) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.Memory, func(a, b timeline.MemoryEvent) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.Split, func(a, b timeline.SplitEvent) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.Log, func(a, b timeline.LogEvent) int { return cmp.Compare(a.T, b.T) })
+	slices.SortFunc(l.IO, func(a, b timeline.IOInterval) int { return cmp.Compare(a.T, b.T) })
 }

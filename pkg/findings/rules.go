@@ -95,36 +95,37 @@ func (a *analysis) refs(lane string, idx []int) []EventRef {
 	return out
 }
 
-// laneEntry returns a lane entry's times and match.
-func laneEntry(tr *timeline.Trace, lane string, i int) (t, end int64, m timeline.Match) {
+type entryAt func(i int) (t, end int64, m timeline.Match)
+
+// lane returns a lane's length and a reader of its entries' times and
+// matches (point events have end = t). An unknown lane is empty.
+func lane(tr *timeline.Trace, name string) (int, entryAt) {
 	l := &tr.Lanes
-	switch lane {
+	switch name {
 	case LaneRead:
-		e := l.Read[i]
-		return e.T, e.T, e.Match
+		return len(l.Read), func(i int) (int64, int64, timeline.Match) { e := &l.Read[i]; return e.T, e.T, e.Match }
 	case LaneWrite:
-		e := l.Write[i]
-		return e.T, e.T, e.Match
+		return len(l.Write), func(i int) (int64, int64, timeline.Match) { e := &l.Write[i]; return e.T, e.T, e.Match }
 	case LaneLock:
-		e := l.Lock[i]
-		return e.T, e.End, e.Match
+		return len(l.Lock), func(i int) (int64, int64, timeline.Match) { e := &l.Lock[i]; return e.T, e.End, e.Match }
 	case LaneWait:
-		e := l.Wait[i]
-		return e.T, e.End, e.Match
+		return len(l.Wait), func(i int) (int64, int64, timeline.Match) { e := &l.Wait[i]; return e.T, e.End, e.Match }
 	case LaneMemory:
-		e := l.Memory[i]
-		return e.T, e.T, e.Match
+		return len(l.Memory), func(i int) (int64, int64, timeline.Match) { e := &l.Memory[i]; return e.T, e.T, e.Match }
 	case LaneSplit:
-		e := l.Split[i]
-		return e.T, e.T, e.Match
+		return len(l.Split), func(i int) (int64, int64, timeline.Match) { e := &l.Split[i]; return e.T, e.T, e.Match }
 	case LaneLog:
-		e := l.Log[i]
-		return e.T, e.T, e.Match
+		return len(l.Log), func(i int) (int64, int64, timeline.Match) { e := &l.Log[i]; return e.T, e.T, e.Match }
 	case LaneIO:
-		e := l.IO[i]
-		return e.T, e.End, e.Match
+		return len(l.IO), func(i int) (int64, int64, timeline.Match) { e := &l.IO[i]; return e.T, e.End, e.Match }
 	}
-	return 0, 0, timeline.Match{NodeID: timeline.Unmatched}
+	return 0, nil
+}
+
+// laneEntry returns one lane entry's times and match.
+func laneEntry(tr *timeline.Trace, name string, i int) (t, end int64, m timeline.Match) {
+	_, at := lane(tr, name)
+	return at(i)
 }
 
 // opRefs names the operators of the given node ids (unknown ids are left

@@ -93,10 +93,11 @@ func eventsAmbiguous(a *analysis) []Finding {
 	var amb, unmatched, entries int
 	var cands []int
 	tr := a.in.Trace
-	for _, lane := range []string{LaneRead, LaneWrite, LaneLock, LaneMemory, LaneSplit, LaneLog} {
-		for i := range laneLen(tr, lane) {
+	for _, name := range []string{LaneRead, LaneWrite, LaneLock, LaneMemory, LaneSplit, LaneLog} {
+		n, at := lane(tr, name)
+		for i := range n {
 			entries++
-			_, _, m := laneEntry(tr, lane, i)
+			_, _, m := at(i)
 			switch {
 			case m.Ambiguous:
 				amb++
@@ -110,7 +111,7 @@ func eventsAmbiguous(a *analysis) []Finding {
 			default:
 				continue
 			}
-			ev = append(ev, a.ref(lane, i))
+			ev = append(ev, a.ref(name, i))
 		}
 	}
 	if n := amb + unmatched; n == 0 || n < a.cfg.MinAmbiguous || share(int64(n), int64(entries)) < a.cfg.AmbiguousShare {
@@ -131,29 +132,6 @@ func eventsAmbiguous(a *analysis) []Finding {
 		Reference: refExtendedEvents,
 	}
 	return []Finding{f}
-}
-
-func laneLen(tr *timeline.Trace, lane string) int {
-	l := &tr.Lanes
-	switch lane {
-	case LaneRead:
-		return len(l.Read)
-	case LaneWrite:
-		return len(l.Write)
-	case LaneLock:
-		return len(l.Lock)
-	case LaneWait:
-		return len(l.Wait)
-	case LaneMemory:
-		return len(l.Memory)
-	case LaneSplit:
-		return len(l.Split)
-	case LaneLog:
-		return len(l.Log)
-	case LaneIO:
-		return len(l.IO)
-	}
-	return 0
 }
 
 var traceRules = map[string]bool{"events-lost": true, "events-truncated": true, "events-ambiguous": true}

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -164,7 +165,7 @@ func topOps(ops map[string]int64, n int) string {
 	}
 	slices.SortFunc(s, func(x, y kv) int {
 		if x.v != y.v {
-			return cmpInt64(y.v, x.v)
+			return cmp.Compare(y.v, x.v)
 		}
 		return strings.Compare(x.k, y.k)
 	})

@@ -51,26 +51,9 @@ func TestReadsConcentratedOnKeyLookup(t *testing.T) {
 
 // Without the plan's counters the rule counts physical page reads, tied to
 // operators by the catalog: 124 reads of the clustered index (the lookup),
-// 22 of the nonclustered one (the seek).
+// 22 of the nonclustered one (the seek); see lookupReads.
 func TestReadsConcentratedFromEvents(t *testing.T) {
-	plan := loadPlan(t, "key_lookup_plan.sqlplan")
-	cat := timeline.NewCatalog()
-	for p := uint64(0); p < 22; p++ {
-		cat.AddPage(5, 1, 300+p, timeline.ObjectName{Schema: "dbo", Table: "Users", Index: "Reputation"})
-	}
-	for p := uint64(0); p < 124; p++ {
-		cat.AddPage(5, 1, 1000+p, timeline.ObjectName{Schema: "dbo", Table: "Users", Index: "PK_Users_Id"})
-	}
-	ev := newEvents()
-	ev.at(0, "sqlserver", "sql_batch_starting", fs("batch_text", "x"))
-	for p := int64(0); p < 22; p++ {
-		ev.read(100+p, 1, 300+uint64(p))
-	}
-	for p := int64(0); p < 124; p++ {
-		ev.read(200+p*10, 1, 1000+uint64(p))
-	}
-	ev.at(5000, "sqlserver", "sql_batch_completed", fu("duration", 5000))
-	tr, _ := build(t, plan, cat, ev)
+	tr := lookupReads(t, 0)
 	r := analyze(t, Input{Trace: tr}) // no plan: names and counts from the trace
 	f := one(t, r, "reads-concentrated")
 	if f.Title != "Clustered Index Seek did 85% of the physical reads: 124 of 146 pages" {
@@ -277,18 +260,8 @@ func blockTrace(t *testing.T, waitUs int64) *timeline.Trace {
 	}
 	ev.lock(1000+waitUs, 1000+waitUs+50, "X", 72057594043170816, "(8194443284a0)")
 	ev.at(1_300_000, "sqlserver", "sql_batch_completed", fu("duration", 1_300_000))
-	b, err := timeline.NewBuilder(loadPlan(t, "key_lookup_plan.sqlplan"), cat, nil, &timeline.Options{Statement: -1,
-		LockRows: map[timeline.LockKey]string{{DatabaseID: 5, HoBTID: 72057594043170816, Hash: "(8194443284a0)"}: "1:400:3 Id=22656"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range ev.list {
-		b.Add(&ev.list[i])
-	}
-	tr, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, _ := buildWith(t, loadPlan(t, "key_lookup_plan.sqlplan"), cat, &timeline.Options{Statement: -1,
+		LockRows: map[timeline.LockKey]string{{DatabaseID: 5, HoBTID: 72057594043170816, Hash: "(8194443284a0)"}: "1:400:3 Id=22656"}}, ev)
 	return tr
 }
 

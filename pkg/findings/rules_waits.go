@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func blockedLock(locks []timeline.LockInterval, w timeline.WaitInterval) int {
 	}
 	mode := lockMode(w.WaitType)
 	best, bestD := -1, int64(lockTolerance+1)
-	lo, _ := slices.BinarySearchFunc(locks, w.End-lockTolerance, func(l timeline.LockInterval, t int64) int { return cmpInt64(l.T, t) })
+	lo, _ := slices.BinarySearchFunc(locks, w.End-lockTolerance, func(l timeline.LockInterval, t int64) int { return cmp.Compare(l.T, t) })
 	for i := lo; i < len(locks) && locks[i].T <= w.End+lockTolerance; i++ {
 		l := locks[i]
 		if l.T < w.T || !l.AcquireSeen || !sameMode(l.Mode, mode) {
