@@ -22,6 +22,8 @@ type laneSpec[E any] struct {
 	start  func(*E) int64
 	end    func(*E) int64
 	match  func(*E) timeline.Match
+	// node is match(e).NodeID without copying the Match (the hot path).
+	node func(*E) timeline.NodeID
 	state  func(*E) string
 	// details builds the lane-specific fields for the selected entries.
 	details func(es []E, idx []int) []*data.Field
@@ -148,7 +150,7 @@ func binnedLane[E any](v *view, s *laneSpec[E], es []E) (*data.Frame, int, int64
 	slotOf := make([]int32, 2, 64) // index node+1: 0 is unmatched
 	slotOf[0], slotOf[1] = -1, -1
 	inWindow(v, s, es, func(i int) {
-		k := int(s.match(&es[i]).NodeID) + 1
+		k := int(s.node(&es[i])) + 1
 		for k >= len(slotOf) {
 			slotOf = append(slotOf, -1)
 		}
@@ -173,7 +175,7 @@ func binnedLane[E any](v *view, s *laneSpec[E], es []E) (*data.Frame, int, int64
 		e := &es[i]
 		a := s.start(e)
 		b := min(int((max(a, v.win.FromUs)-v.win.FromUs)/width), bins-1)
-		c := b*present + int(slotOf[int(s.match(e).NodeID)+1])
+		c := b*present + int(slotOf[int(s.node(e))+1])
 		if counts[c] == 0 {
 			first[c], last[c] = a, s.end(e)
 		} else {
@@ -269,7 +271,7 @@ func pageSpec(name string) laneSpec[timeline.PageEvent] {
 	type E = timeline.PageEvent
 	return laneSpec[E]{name: name, point: true, traced: true,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return objectOr(e.Object, "unresolved") },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -290,7 +292,7 @@ func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
 	type E = timeline.LockInterval
 	return laneSpec[E]{name: "lock", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.Mode },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -310,7 +312,7 @@ func waitSpec(traced bool) laneSpec[timeline.WaitInterval] {
 	type E = timeline.WaitInterval
 	return laneSpec[E]{name: "wait", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.WaitType },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -325,7 +327,7 @@ func memorySpec(traced bool) laneSpec[timeline.MemoryEvent] {
 	type E = timeline.MemoryEvent
 	return laneSpec[E]{name: "memory", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.Kind },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -341,7 +343,7 @@ func splitSpec(traced bool) laneSpec[timeline.SplitEvent] {
 	type E = timeline.SplitEvent
 	return laneSpec[E]{name: "split", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string {
 			if e.Operation == "" {
 				return "page_split"
@@ -363,7 +365,7 @@ func logSpec(traced bool) laneSpec[timeline.LogEvent] {
 	type E = timeline.LogEvent
 	return laneSpec[E]{name: "log", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string {
 			if e.Operation == "" {
 				return e.Kind
@@ -385,7 +387,7 @@ func ioSpec(traced bool) laneSpec[timeline.IOInterval] {
 	type E = timeline.IOInterval
 	return laneSpec[E]{name: "io", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string {
 			if e.Write {
 				return "write"
