@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/queryreplay/queryreplay/pkg/findings"
+	"github.com/queryreplay/queryreplay/pkg/frames"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
@@ -129,36 +130,21 @@ func writeThresholds(w io.Writer, cfg findings.Config) {
 	tw.Flush()
 }
 
-// findingsInput turns a bundle into the rules' input: its timeline, its
-// actual plan (the statement the timeline was built from) and what the
-// tracer recorded. warn says what is missing; Trace is nil when the bundle
-// has no usable timeline.
+// findingsInput turns a bundle into the rules' input (frames.FindingsInput
+// over its parsed plan). warn says what is missing; Trace is nil when the
+// bundle has no usable timeline.
 func findingsInput(b *tracer.Bundle) (findings.Input, string) {
 	if b.Trace == nil {
 		return findings.Input{}, "the bundle's trace part does not decode as a timeline"
 	}
-	in := findings.Input{Trace: b.Trace, Run: runFacts(b)}
+	var plan *showplan.Plan
 	var warn string
 	if b.Plan != "" {
-		plan, err := showplan.ParseBytes([]byte(b.Plan))
+		p, err := showplan.ParseBytes([]byte(b.Plan))
 		if err != nil {
 			warn = fmt.Sprintf("the bundle's plan does not parse (%v): figures come from the events alone", err)
-		} else {
-			in.Plan = findings.PlanStatement(plan, b.Trace)
 		}
+		plan = p
 	}
-	return in, warn
-}
-
-func runFacts(b *tracer.Bundle) findings.Run {
-	r, g := b.Result, b.Run.Groups
-	run := findings.Run{
-		ClearBufferPool: b.Run.ClearBufferPool, DisableReadAhead: b.Run.DisableReadAhead, Modification: b.Run.Modification,
-		RolledBack: r.RolledBack, Truncated: r.Truncated, Lost: r.Lost, DroppedEvents: r.DroppedEvents,
-		Traced: &findings.Traced{Locks: g.Locks, Waits: g.Waits, Memory: g.Memory, Splits: g.Splits, Log: g.Log || b.Run.Modification, FileIO: g.FileIO},
-	}
-	for _, l := range r.LogRecords {
-		run.LogRecords = append(run.LogRecords, findings.LogRecord{Operation: l.Operation, Context: l.Context})
-	}
-	return run
+	return frames.FindingsInput(b, plan), warn
 }
