@@ -181,6 +181,13 @@ type ifStmt struct {
 	Then, Else stmt
 }
 type blockStmt struct{ Stmts []stmt }
+
+// whileStmt is WHILE cond statement; loopControlStmt is BREAK or CONTINUE.
+type whileStmt struct {
+	Cond expr
+	Body stmt
+}
+type loopControlStmt struct{ Break bool }
 type setOptionStmt struct {
 	Options []string
 	Value   string
@@ -281,6 +288,8 @@ func (*waitforStmt) stmtNode()            {}
 func (*execStmt) stmtNode()               {}
 func (*printStmt) stmtNode()              {}
 func (*mergeStmt) stmtNode()              {}
+func (*whileStmt) stmtNode()              {}
+func (*loopControlStmt) stmtNode()        {}
 func (*createTableStmt) stmtNode()        {}
 func (*dropTableStmt) stmtNode()          {}
 func (*truncateStmt) stmtNode()           {}

@@ -578,26 +578,3 @@ func (x *execCtx) execDelete(s *deleteStmt) error {
 	}
 	return x.finishDML(q, tds.CmdDelete, deleted, isTableVar(t))
 }
-
-// matchingRows lists the rows of t that satisfy where, after waiting for
-// other transactions' uncommitted changes to such rows.
-func (x *execCtx) matchingRows(t *table, where expr) ([][]any, *SQLError) {
-	if err := x.waitWhile(func() *connState { return x.dmlBlocker(t, where) }, "LCK_M_U"); err != nil {
-		return nil, err
-	}
-	rel := tableSchema(t, strings.ToLower(t.name))
-	var out [][]any
-	for _, row := range t.rows {
-		if where != nil {
-			v, err := (&evalEnv{x: x, rel: rel, row: row}).eval(where)
-			if err != nil {
-				return nil, err
-			}
-			if b, _ := truth(v); !b {
-				continue
-			}
-		}
-		out = append(out, row)
-	}
-	return out, nil
-}

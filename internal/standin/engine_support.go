@@ -261,7 +261,7 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 	default:
 		n.spillKind = "hash"
 		s.emit(x.ec, &xeEventData{name: "hash_warning", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-			fMap("hash_warning_type", "hash_warning_type", "sqlserver", "Hash Recursion"), fUint("query_operation_node_id", "uint32", int64(n.id)),
+			fMap("hash_warning_type", "hash_warning_type", "sqlserver", "Recursion"), fUint("query_operation_node_id", "uint32", int64(n.id)),
 			fUint("recursion_level", "uint32", 0), fUint("granted_memory_kb", "uint64", n.grantKB),
 			fUint("worktable_physical_writes", "uint64", pages), fUint("workfile_physical_writes", "uint64", 0)}})
 	}

@@ -621,36 +621,6 @@ func (env *evalEnv) pseudo(p *pseudoCol) (any, *SQLError) {
 	return nil, errInvalidColumn(p.Name)
 }
 
-type outRow struct {
-	vals []any
-	env  *evalEnv
-}
-
-// inferType derives a column type from its values when the expression has
-// no static type.
-func inferType(rows []outRow, j int) SQLType {
-	var t SQLType
-	for _, r := range rows {
-		v := r.vals[j]
-		if v == nil {
-			continue
-		}
-		vt := typeOfValue(v)
-		switch {
-		case t.Kind == 0:
-			t = vt
-		case t.Kind == TypeInt && vt.Kind == TypeBigInt:
-			t = vt
-		case t.Kind == TypeNVarChar && vt.Kind == TypeNVarChar && vt.Size == 0:
-			t = vt
-		}
-	}
-	if t.Kind == 0 {
-		return tInt
-	}
-	return t
-}
-
 // exprKey renders an expression structurally, for GROUP BY matching.
 func exprKey(e expr) string {
 	switch x := e.(type) {

@@ -642,6 +642,10 @@ func (x *execCtx) exec(st stmt) error {
 		return nil
 	case *execStmt:
 		return errProcNotFound(strings.Join(s.Proc, "."))
+	case *whileStmt:
+		return x.execWhile(s)
+	case *loopControlStmt:
+		return loopControl{s.Break}
 	case *mergeStmt:
 		return x.execMerge(s)
 	case *createTableStmt:

@@ -304,6 +304,7 @@ func (x *execCtx) showplanDocument(q *queryRun, rows int64) string {
 	b.empty("StatementSetOptions", "QUOTED_IDENTIFIER", "true", "ARITHABORT", "true", "CONCAT_NULL_YIELDS_NULL", "true", "ANSI_NULLS", "true",
 		"ANSI_PADDING", "true", "ANSI_WARNINGS", "true", "NUMERIC_ROUNDABORT", "false")
 	dop := max(q.r.dop, 1)
+	b.dop = dop
 	kv := []string{"DegreeOfParallelism", fmt.Sprint(dop)}
 	if q.r.grantKB > 0 {
 		kv = append(kv, "MemoryGrant", fmt.Sprint(q.r.grantKB))

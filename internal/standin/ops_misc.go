@@ -590,6 +590,7 @@ func (e *exchangeIter) next(r *runCtx) (*tuple, *SQLError) {
 	t, err := r.next(e.in)
 	if err != nil || t == nil {
 		if t == nil && err == nil {
+			r.x.exchangeSpill(r, e)
 			r.x.exchangeWaits(r, e)
 		}
 		return nil, err
@@ -627,11 +628,16 @@ func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
 	if !s.anySessionRunning() {
 		return
 	}
-	wt := "CXPACKET"
-	if e.kind == "Gather Streams" {
-		wt = "CXCONSUMER"
+	// producers wait CXPACKET for room in the exchange, consumers
+	// CXCONSUMER for rows (SQL Server 2017 CU3 and later)
+	consumers := []int{0}
+	if e.kind != "Gather Streams" {
+		consumers = nil
+		for th := 1; th <= max(e.dop, 1); th++ {
+			consumers = append(consumers, th)
+		}
 	}
-	for th := 1; th <= max(e.dop, 1); th++ {
+	wait := func(th int, wt string) {
 		for _, opcode := range []string{"Begin", "End"} {
 			dur := int64(0)
 			if opcode == "End" {
@@ -641,5 +647,11 @@ func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
 				fMap("wait_type", "wait_types", "sqlos", wt), fMap("opcode", "event_opcode", "sqlos", opcode),
 				fUint("duration", "uint64", dur), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
 		}
+	}
+	for th := 1; th <= max(e.dop, 1); th++ {
+		wait(th, "CXPACKET")
+	}
+	for _, th := range consumers {
+		wait(th, "CXCONSUMER")
 	}
 }

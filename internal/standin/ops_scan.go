@@ -363,6 +363,13 @@ func (s *scanIter) next(r *runCtx) (*tuple, *SQLError) {
 			if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
 				return nil, err
 			}
+			// read the row again under its lock: the holder may have
+			// changed or removed it while this session waited
+			i, ok := s.t.findRow(s.t.keyOf(row))
+			if !ok {
+				continue
+			}
+			row = s.t.rows[i]
 		}
 		t, ok, err := s.emit(r, row)
 		if err != nil {
@@ -427,6 +434,11 @@ func (s *scanIter) nextLookup(r *runCtx) (*tuple, *SQLError) {
 		if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
 			return nil, err
 		}
+		j, ok := s.t.findRow(key)
+		if !ok {
+			return nil, nil
+		}
+		row = s.t.rows[j]
 	}
 	s.n.counters(r.thread).rowsRead++
 	t, ok2, err := s.emit(r, row)

@@ -21,13 +21,14 @@ var reserved = map[string]bool{
 	"VALUES": true, "WAITFOR": true, "WHEN": true, "WHERE": true, "WITH": true, "OFF": false,
 	"UNION": true, "EXCEPT": true, "INTERSECT": true, "OVER": true, "FETCH": true, "PERCENT": true, "MERGE": true,
 	"TRUNCATE": true, "PRIMARY": true, "KEY": true, "DEFAULT": true, "CONSTRAINT": true, "IDENTITY": true,
-	"WHILE": true, "RETURN": true, "CLUSTERED": true, "NONCLUSTERED": true, "UNIQUE": true, "CHECK": true,
+	"WHILE": true, "RETURN": true, "BREAK": true, "CONTINUE": true, "CLUSTERED": true, "NONCLUSTERED": true, "UNIQUE": true, "CHECK": true,
 	"FOREIGN": true, "REFERENCES": true, "PIVOT": true, "UNPIVOT": true, "SOME": true,
 }
 
 type parser struct {
-	toks []token
-	i    int
+	toks  []token
+	i     int
+	loops int // WHILE bodies being parsed (BREAK/CONTINUE are valid inside)
 }
 
 // parseBatch parses a whole batch into statements.
@@ -256,6 +257,28 @@ func (p *parser) statement() (stmt, *SQLError) {
 			return &commitStmt{Name: name}, nil
 		}
 		return &rollbackStmt{Name: name}, nil
+	case "WHILE":
+		p.i++
+		cond, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		p.loops++
+		body, err := p.statement()
+		p.loops--
+		if err != nil {
+			return nil, err
+		}
+		return &whileStmt{Cond: cond, Body: body}, nil
+	case "BREAK", "CONTINUE":
+		p.i++
+		if p.loops == 0 {
+			if strings.EqualFold(t.text, "BREAK") {
+				return nil, sqlErr(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
+			}
+			return nil, sqlErr(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
+		}
+		return &loopControlStmt{Break: strings.EqualFold(t.text, "BREAK")}, nil
 	case "IF":
 		p.i++
 		cond, err := p.expression()
@@ -366,7 +389,7 @@ func (p *parser) startsStatement() bool {
 	switch strings.ToUpper(t.text) {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
 		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
-		"WITH", "MERGE", "TRUNCATE":
+		"WITH", "MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE":
 		return true
 	}
 	return false

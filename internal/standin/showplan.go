@@ -18,6 +18,7 @@ type xmlBuilder struct {
 	stack []string
 	exprs map[*relation]map[int]string // names of computed columns
 	next  int
+	dop   int
 }
 
 func newXMLBuilder() *xmlBuilder {
@@ -476,6 +477,18 @@ func (b *xmlBuilder) runtime(n *planNode) {
 	var threads []int
 	for t := range n.threads {
 		threads = append(threads, t)
+	}
+	if n.parallel && b.dop > 1 {
+		// every worker thread of a parallel branch reports, idle or not
+		have := map[int]bool{}
+		for _, t := range threads {
+			have[t] = true
+		}
+		for t := 1; t <= b.dop; t++ {
+			if !have[t] {
+				threads = append(threads, t)
+			}
+		}
 	}
 	sort.Ints(threads)
 	if len(threads) == 0 {

@@ -512,6 +512,24 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		return nil
 	}
 	switch name {
+	case "string_split":
+		// https://learn.microsoft.com/en-us/sql/t-sql/functions/string-split-transact-sql
+		// (SQL Server 2016+; the enable_ordinal argument came in 2022)
+		if len(args) != 2 {
+			return nil, sqlErr(174, 15, "The string_split function requires 2 argument(s).")
+		}
+		r := &relation{cols: cols("value", tNVar(4000))}
+		if x.schemaOnly || args[0] == nil {
+			return r, nil
+		}
+		sep := valueString(args[1])
+		if len([]rune(sep)) != 1 {
+			return nil, sqlErr(214, 16, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.")
+		}
+		for _, part := range strings.Split(valueString(args[0]), sep) {
+			r.rows = append(r.rows, []any{part})
+		}
+		return r, nil
 	case "fn_dblog":
 		if err := need(2); err != nil {
 			return nil, err

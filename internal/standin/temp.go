@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -608,5 +609,38 @@ func (x *execCtx) collectTuples(r *runCtx, it iter) ([]*tuple, *SQLError) {
 			return nil, err
 		}
 		out = append(out, t)
+	}
+}
+
+// loopControl carries BREAK or CONTINUE from a statement up to its WHILE.
+type loopControl struct{ brk bool }
+
+func (l loopControl) Error() string { return map[bool]string{true: "BREAK", false: "CONTINUE"}[l.brk] }
+
+// execWhile runs WHILE cond body: the condition is evaluated before every
+// iteration; each iteration lets other sessions run and stops on cancel.
+// https://learn.microsoft.com/en-us/sql/t-sql/language-elements/while-transact-sql
+func (x *execCtx) execWhile(s *whileStmt) error {
+	for {
+		v, err := (&evalEnv{x: x}).eval(s.Cond)
+		if err != nil {
+			return err
+		}
+		if b, _ := truth(v); !b {
+			return nil
+		}
+		if err := x.exec(s.Body); err != nil {
+			var lc loopControl
+			if errors.As(err, &lc) {
+				if lc.brk {
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		if err := x.yield(); err != nil {
+			return err
+		}
 	}
 }

@@ -123,6 +123,7 @@ func (x *execCtx) commitTxn(fromTSQL bool) {
 	}
 	x.emitTxnState("Commit")
 	x.releaseLocks(t)
+	c.undoDDL(t.id, false)
 	c.txn = nil
 	if fromTSQL && x.w != nil {
 		_ = x.w.CommitTransaction()
@@ -185,6 +186,7 @@ func (x *execCtx) rollbackAll() {
 	x.logRecord(t, "LOP_ABORT_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
 	x.emitTxnState("Rollback")
 	x.releaseLocks(t)
+	c.undoDDL(t.id, true) // CREATE/DROP TABLE of the transaction
 	c.txn = nil
 }
 
