@@ -24,9 +24,12 @@ func traceBundle(t *testing.T, dsn, name, sql string, args ...string) string {
 	return path
 }
 
+// sortSpillSQL is a sort whose 512 KB grant is too small.
+const sortSpillSQL = "SELECT l.OrderID, l.ProductID, l.Quantity, l.Price FROM dbo.OrderLines AS l ORDER BY l.Price DESC, l.OrderID OPTION (MAX_GRANT_PERCENT = 0.01)"
+
 func TestFindingsCommand(t *testing.T) {
 	srv := startTraceStandin(t)
-	spill := traceBundle(t, srv.DSN, "sort_spill", scSortSpill)
+	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
 
 	code, out, errs := runCLI(t, "findings", spill)
 	if code != 0 {
@@ -92,9 +95,9 @@ func TestFindingsCommand(t *testing.T) {
 
 func TestCompareCommand(t *testing.T) {
 	srv := startTraceStandin(t)
-	spill := traceBundle(t, srv.DSN, "sort_spill", scSortSpill)
-	again := traceBundle(t, srv.DSN, "sort_spill_again", scSortSpill)
-	lookup := traceBundle(t, srv.DSN, "lookup", scLookupFew)
+	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
+	again := traceBundle(t, srv.DSN, "sort_spill_again", sortSpillSQL)
+	lookup := traceBundle(t, srv.DSN, "lookup", "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42")
 
 	code, out, errs := runCLI(t, "compare", spill, again)
 	if code != 0 {

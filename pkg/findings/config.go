@@ -24,7 +24,11 @@ type Config struct {
 	// MinGrantKB: grants under 5 MB come from the small-query resource
 	// semaphore (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-resource-semaphores-transact-sql)
 	// and rarely keep other queries waiting.
-	MinGrantKB      int64   `json:"minGrantKB" doc:"grant-excess: smallest grant (KB) worth reporting"`
+	MinGrantKB int64 `json:"minGrantKB" doc:"grant-excess: smallest grant (KB) worth reporting, unless the statement cost exceeds smallQueryCost"`
+	// SmallQueryCost: a statement costing more (and not a trivial plan)
+	// takes its grant from the regular semaphore whatever its size (same
+	// reference).
+	SmallQueryCost  float64 `json:"smallQueryCost" doc:"grant-excess: statement cost above which a grant under minGrantKB is reported too"`
 	GrantFullShare  float64 `json:"grantFullShare" doc:"grant-too-small: a spill with at least this share of the grant used"`
 	GrantShortShare float64 `json:"grantShortShare" doc:"grant-too-small: granted at most this share of what was requested"`
 
@@ -64,7 +68,7 @@ func DefaultConfig() Config {
 	return Config{
 		ReadShare: 0.5, MinReads: 100,
 		ResidualRatio: 10, MinRowsRead: 1000,
-		GrantExcessShare: 0.1, MinGrantKB: 5120, GrantFullShare: 0.95, GrantShortShare: 0.5,
+		GrantExcessShare: 0.1, MinGrantKB: 5120, SmallQueryCost: 3, GrantFullShare: 0.95, GrantShortShare: 0.5,
 		MinGrantWaitUs: 1000, MinLockWaitUs: 1000, CriticalWaitShare: 0.5,
 		ColdCacheShare: 0.5, MinPhysicalReads: 8,
 		SkewRatio: 2, MinSkewRows: 1000,

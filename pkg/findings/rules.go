@@ -52,7 +52,7 @@ func init() {
 		{"spill", "sorts and hashes that spilled to tempdb, with tempdb pages written and the grant's use", nil, spills},
 		{"exchange-spill", "Parallelism operators that spilled their buffers to tempdb", nil, exchangeSpills},
 		{"grant-too-small", "a grant below what was asked for, or a full grant and a spill", []string{"grantShortShare", "grantFullShare"}, grantTooSmall},
-		{"grant-excess", "a memory grant far above what was used", []string{"grantExcessShare", "minGrantKB"}, grantExcess},
+		{"grant-excess", "a memory grant far above what was used", []string{"grantExcessShare", "minGrantKB", "smallQueryCost"}, grantExcess},
 		{"reads-concentrated", "one operator did most of the statement's reads", []string{"readShare", "minReads"}, readsConcentrated},
 		{"residual-predicate", "an operator read many rows to return few", []string{"residualRatio", "minRowsRead"}, residualPredicate},
 		{"parallel-skew", "one thread did most of a parallel operator's rows", []string{"skewRatio", "minSkewRows"}, parallelSkew},

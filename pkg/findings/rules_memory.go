@@ -295,7 +295,7 @@ func (a *analysis) anySpill() (n int) {
 // GrantExcessShare of it, without a spill.
 func grantExcess(a *analysis) []Finding {
 	g := a.p.Grant
-	if g == nil || g.GrantedKB < a.cfg.MinGrantKB || share(g.UsedKB, g.GrantedKB) > a.cfg.GrantExcessShare || a.anySpill() > 0 {
+	if g == nil || !a.regularGrant(g) || share(g.UsedKB, g.GrantedKB) > a.cfg.GrantExcessShare || a.anySpill() > 0 {
 		return nil
 	}
 	f := Finding{
@@ -314,6 +314,18 @@ func grantExcess(a *analysis) []Finding {
 		f.Detail = "SQL Server flagged it too (MemoryGrantWarning: Excessive Grant)."
 	}
 	return []Finding{f}
+}
+
+// regularGrant: the grant came from the regular resource semaphore (at
+// least MinGrantKB, or a statement costing more than SmallQueryCost that
+// is not a trivial plan), where a wasted grant makes other queries wait.
+// Smaller grants come from the small-query semaphore.
+func (a *analysis) regularGrant(g *Grant) bool {
+	if g.GrantedKB >= a.cfg.MinGrantKB {
+		return true
+	}
+	st := a.in.Plan
+	return st != nil && g.GrantedKB > 0 && st.SubtreeCost > a.cfg.SmallQueryCost && !strings.EqualFold(st.OptimizerLevel, "TRIVIAL")
 }
 
 // planWarned reports whether the plan carries a MemoryGrantWarning of kind.

@@ -201,6 +201,17 @@ func TestGrantExcess(t *testing.T) {
 	}
 	none(t, analyze(t, grantTrace(102400, 90000)), "grant-excess")
 	none(t, analyze(t, grantTrace(4096, 8)), "grant-excess") // below minGrantKB
+	// A small grant of a statement costing more than smallQueryCost comes
+	// from the regular semaphore: reported.
+	costly := planOnly(t, "key_lookup_plan.sqlplan")
+	st := *costly.Plan
+	st.MemoryGrant, st.SubtreeCost, st.OptimizerLevel = &showplan.MemoryGrant{GrantedKB: 1024, RequestedKB: 1024, MaxUsedKB: 16}, 4.5, "FULL"
+	costly.Plan = &st
+	if f := one(t, analyze(t, costly), "grant-excess"); f.Title != "Memory grant far above use: 1,024 KB granted, 16 KB used (2%)" {
+		t.Errorf("costly small grant %q", f.Title)
+	}
+	st.OptimizerLevel = "TRIVIAL"
+	none(t, analyze(t, costly), "grant-excess")
 	// A grant that spilled is not an excess, however little it used.
 	none(t, analyze(t, planOnly(t, "spilltotempdb.sqlplan")), "grant-excess")
 }
