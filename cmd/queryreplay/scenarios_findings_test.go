@@ -318,7 +318,9 @@ func TestCompareOnStandinScenarioPairs(t *testing.T) {
 			t.Fatalf("join %+v\n%s", j, r.Text())
 		}
 		contains(t, "verdict", j.Verdict, "Nested Loops (Inner Join) replaced Hash Match (Inner Join)")
-		c := diffWhere(t, r, func(d *compare.OperatorDiff) bool { return d.A != nil && strings.HasPrefix(d.A.Object, "dbo.Customers") })
+		c := diffWhere(t, r, func(d *compare.OperatorDiff) bool {
+			return d.A != nil && strings.HasPrefix(d.A.Object, "dbo.Customers")
+		})
 		if c.B == nil || c.B.Object != c.A.Object {
 			t.Errorf("the Customers access did not match its twin: %+v", c)
 		}
