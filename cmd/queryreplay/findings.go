@@ -148,3 +148,21 @@ func findingsInput(b *tracer.Bundle) (findings.Input, string) {
 	}
 	return frames.FindingsInput(b, plan), warn
 }
+
+// writeTraceFindings prints a fresh trace's findings under its summary
+// (queryreplay trace calls it after writeTraceSummary; the demo after each
+// scenario's summary). A bundle without a timeline has none to print.
+func writeTraceFindings(w io.Writer, b *tracer.Bundle) {
+	in, warn := findingsInput(b)
+	if in.Trace == nil {
+		return
+	}
+	rep, err := findings.Analyze(in, findings.DefaultConfig())
+	if err != nil {
+		return // only an invalid Config errs, and the defaults are valid
+	}
+	if warn != "" {
+		rep.Notes = append(rep.Notes, warn)
+	}
+	io.WriteString(w, "\n"+rep.Text())
+}

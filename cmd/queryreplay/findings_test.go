@@ -128,3 +128,24 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("missing bundle: exit %d", code)
 	}
 }
+
+// The findings a trace prints under its summary are the findings command's.
+func TestTraceFindingsUnderSummary(t *testing.T) {
+	srv := startTraceStandin(t)
+	path := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
+	b, err := tracer.LoadBundle(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	writeTraceFindings(&out, b)
+	_, alone, _ := runCLI(t, "findings", path)
+	if out.String() != "\n"+alone || !strings.Contains(alone, "Sort spilled to tempdb") {
+		t.Errorf("under the summary:\n%s\nalone:\n%s", out.String(), alone)
+	}
+	out.Reset()
+	writeTraceFindings(&out, &tracer.Bundle{})
+	if out.Len() != 0 {
+		t.Errorf("a bundle without a timeline printed %q", out.String())
+	}
+}
