@@ -69,3 +69,4 @@ bench:
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'View1M' -benchtime 20x
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
+	$(GO) test ./pkg/findings -run '^$$' -bench Analyze1M -benchtime 3x -cpu 1

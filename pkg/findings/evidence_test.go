@@ -125,20 +125,28 @@ func TestAmbiguousEvidenceLowersOperatorFindings(t *testing.T) {
 	a := &analysis{cfg: DefaultConfig(), in: Input{Trace: &timeline.Trace{Lanes: timeline.Lanes{Read: []timeline.PageEvent{
 		{T: 1, Match: timeline.Match{NodeID: 1, Ambiguous: true}}, {T: 2, Match: timeline.Match{NodeID: 1}}, {T: 3, Match: timeline.Match{NodeID: 1}},
 	}}}}}
-	f := Finding{Rule: "reads-concentrated", Evidence: a.refs(LaneRead, []int{0, 1, 2})}
-	a.rate(&f)
+	f := Finding{Rule: "reads-concentrated", pending: ev(LaneRead, []int{0, 1, 2})}
+	a.finish(&f)
 	if f.Confidence != ConfidenceMedium || !strings.Contains(f.ConfidenceReasons[0], "1 of 3 evidence events") {
 		t.Errorf("1 of 3 ambiguous: %s %v", f.Confidence, f.ConfidenceReasons)
 	}
-	f = Finding{Rule: "reads-concentrated", Evidence: a.refs(LaneRead, []int{0, 1})}
-	a.rate(&f)
+	f = Finding{Rule: "reads-concentrated", pending: ev(LaneRead, []int{0, 1})}
+	a.finish(&f)
 	if f.Confidence != ConfidenceLow {
 		t.Errorf("1 of 2 ambiguous: %s", f.Confidence)
 	}
-	f = Finding{Rule: "cold-cache", Evidence: a.refs(LaneRead, []int{0, 1})}
-	a.rate(&f)
+	f = Finding{Rule: "cold-cache", pending: ev(LaneRead, []int{0, 1})}
+	a.finish(&f)
 	if f.Confidence != ConfidenceHigh {
 		t.Errorf("cold-cache lowered by operator ambiguity: %s", f.Confidence)
+	}
+	// Evidence beyond maxEvidence is counted and spanned, not kept; the
+	// earliest entries are.
+	a.cfg.MaxEvidence = 2
+	f = Finding{Rule: "cold-cache", pending: ev(LaneRead, []int{2, 0, 1})}
+	a.finish(&f)
+	if f.EvidenceTotal != 3 || len(f.Evidence) != 2 || f.Evidence[0].Index != 0 || f.Evidence[1].Index != 1 || f.Start != 1 || f.End != 3 {
+		t.Errorf("capped evidence %+v total %d span %d–%d", f.Evidence, f.EvidenceTotal, f.Start, f.End)
 	}
 }
 

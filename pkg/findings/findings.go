@@ -130,6 +130,25 @@ type Finding struct {
 	Detail    string `json:"detail,omitempty"`
 	Hint      string `json:"hint"`
 	Reference string `json:"reference"`
+
+	// pending is the evidence as lane indices, made into EventRefs (at most
+	// MaxEvidence) when the finding is finished: a rule may name a million
+	// reads.
+	pending []laneIndices
+}
+
+// laneIndices are entries of one lane, by index in time order.
+type laneIndices struct {
+	lane string
+	idx  []int
+}
+
+// ev names evidence: entries idx of lane.
+func ev(lane string, idx []int) []laneIndices {
+	if len(idx) == 0 {
+		return nil
+	}
+	return []laneIndices{{lane, idx}}
 }
 
 // Number returns the value of the named number and whether it is there.
@@ -310,10 +329,42 @@ func (a *analysis) notes() {
 	}
 }
 
-// finish fills what every finding has: the evidence span and total, the
-// evidence cap and the confidence.
+// finish fills what every finding has: the evidence (its total, span and
+// the first MaxEvidence entries in time order) and the confidence.
 func (a *analysis) finish(f *Finding) {
-	slices.SortStableFunc(f.Evidence, func(x, y EventRef) int {
+	var refs []EventRef
+	amb := 0
+	bound := operatorBound[f.Rule]
+	for _, p := range f.pending {
+		n, at := lane(a.in.Trace, p.lane)
+		idx := p.idx
+		if !slices.IsSorted(idx) {
+			idx = slices.Sorted(slices.Values(idx))
+		}
+		for k, i := range idx {
+			if i < 0 || i >= n {
+				continue
+			}
+			t, end, m := at(i)
+			if f.EvidenceTotal == 0 || t < f.Start {
+				f.Start = t
+			}
+			if f.EvidenceTotal == 0 || end > f.End {
+				f.End = end
+			}
+			f.EvidenceTotal++
+			if bound && m.Ambiguous {
+				amb++
+			}
+			// Lanes are in time order, so a lane's first entries are its
+			// earliest.
+			if k < a.cfg.MaxEvidence {
+				refs = append(refs, a.ref(p.lane, i))
+			}
+		}
+	}
+	f.pending = nil
+	slices.SortStableFunc(refs, func(x, y EventRef) int {
 		if x.T != y.T {
 			return cmp.Compare(x.T, y.T)
 		}
@@ -322,20 +373,11 @@ func (a *analysis) finish(f *Finding) {
 		}
 		return x.Index - y.Index
 	})
-	f.EvidenceTotal = len(f.Evidence)
-	if n := len(f.Evidence); n > 0 {
-		f.Start, f.End = f.Evidence[0].T, f.Evidence[0].End
-		for _, e := range f.Evidence {
-			f.End = max(f.End, e.End)
-		}
+	if len(refs) > a.cfg.MaxEvidence {
+		refs = slices.Clip(refs[:a.cfg.MaxEvidence])
 	}
-	a.rate(f)
-	if len(f.Evidence) > a.cfg.MaxEvidence {
-		f.Evidence = slices.Clip(f.Evidence[:a.cfg.MaxEvidence])
-	}
-	if f.Confidence == "" {
-		f.Confidence = ConfidenceHigh
-	}
+	f.Evidence = refs
+	a.rate(f, amb)
 	if f.Numbers == nil {
 		f.Numbers = []Number{}
 	}

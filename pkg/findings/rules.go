@@ -87,12 +87,21 @@ func (a *analysis) ref(lane string, i int) EventRef {
 	return r
 }
 
-func (a *analysis) refs(lane string, idx []int) []EventRef {
-	out := make([]EventRef, 0, len(idx))
-	for _, i := range idx {
-		out = append(out, a.ref(lane, i))
+// nodesOf lists the operators the evidence is tied to, in first-seen
+// order.
+func (a *analysis) nodesOf(evidence []laneIndices) []int {
+	var nodes []int
+	seen := map[int]bool{}
+	for _, p := range evidence {
+		_, at := lane(a.in.Trace, p.lane)
+		for _, i := range p.idx {
+			if _, _, m := at(i); m.NodeID >= 0 && !seen[int(m.NodeID)] {
+				seen[int(m.NodeID)] = true
+				nodes = append(nodes, int(m.NodeID))
+			}
+		}
 	}
-	return out
+	return nodes
 }
 
 type entryAt func(i int) (t, end int64, m timeline.Match)

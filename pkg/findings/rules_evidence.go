@@ -89,12 +89,13 @@ func eventsTruncated(a *analysis) []Finding {
 // Waits and file I/O name no object, so their timing matches are expected
 // and not counted.
 func eventsAmbiguous(a *analysis) []Finding {
-	var ev []EventRef
+	var evidence []laneIndices
 	var amb, unmatched, entries int
 	var cands []int
 	tr := a.in.Trace
 	for _, name := range []string{LaneRead, LaneWrite, LaneLock, LaneMemory, LaneSplit, LaneLog} {
 		n, at := lane(tr, name)
+		var idx []int
 		for i := range n {
 			entries++
 			_, _, m := at(i)
@@ -111,8 +112,9 @@ func eventsAmbiguous(a *analysis) []Finding {
 			default:
 				continue
 			}
-			ev = append(ev, a.ref(name, i))
+			idx = append(idx, i)
 		}
+		evidence = append(evidence, ev(name, idx)...)
 	}
 	if n := amb + unmatched; n == 0 || n < a.cfg.MinAmbiguous || share(int64(n), int64(entries)) < a.cfg.AmbiguousShare {
 		return nil
@@ -123,7 +125,7 @@ func eventsAmbiguous(a *analysis) []Finding {
 			plural(int64(amb+unmatched), "event", "events"), Count(int64(amb)), Count(int64(unmatched))),
 		Severity:  SeverityInfo,
 		Operators: a.opRefs(cands...),
-		Evidence:  ev,
+		pending:   evidence,
 		Numbers: []Number{num("ambiguous", float64(amb), "count", "events"), num("unmatched", float64(unmatched), "count", "events"),
 			num("entries", float64(entries), "count", "events"), num("share", share(int64(amb+unmatched), int64(entries))*100, "percent", "events")},
 		Hint: "Several operators touched the same object at the same time, or an event named a page or object the catalog could " +
@@ -145,7 +147,7 @@ var operatorBound = map[string]bool{"reads-concentrated": true, "residual-predic
 // rate sets a finding's confidence from its evidence (see the package
 // doc): findings about the trace itself, and findings that rest on the
 // plan's counters alone, keep high confidence.
-func (a *analysis) rate(f *Finding) {
+func (a *analysis) rate(f *Finding, ambiguous int) {
 	f.Confidence = ConfidenceHigh
 	if traceRules[f.Rule] || !eventBased(f) {
 		return
@@ -155,21 +157,12 @@ func (a *analysis) rate(f *Finding) {
 		c = c.lower(to)
 		f.ConfidenceReasons = append(f.ConfidenceReasons, fmt.Sprintf(format, args...))
 	}
-	amb := 0
-	for _, e := range f.Evidence {
-		if !operatorBound[f.Rule] {
-			break
-		}
-		if _, _, m := laneEntry(a.in.Trace, e.Lane, e.Index); m.Ambiguous {
-			amb++
-		}
-	}
-	if amb > 0 {
+	if ambiguous > 0 {
 		to := ConfidenceMedium
-		if share(int64(amb), int64(len(f.Evidence))) >= a.cfg.AmbiguousShareLow {
+		if share(int64(ambiguous), int64(f.EvidenceTotal)) >= a.cfg.AmbiguousShareLow {
 			to = ConfidenceLow
 		}
-		why(to, "%s of %s evidence events matched their operator ambiguously", Count(int64(amb)), Count(int64(len(f.Evidence))))
+		why(to, "%s of %s evidence events matched their operator ambiguously", Count(int64(ambiguous)), Count(int64(f.EvidenceTotal)))
 	}
 	total, placed := a.lost()
 	if total > 0 {
@@ -192,7 +185,7 @@ func (a *analysis) rate(f *Finding) {
 // eventBased: the finding counts events (its evidence, or numbers taken
 // from the events).
 func eventBased(f *Finding) bool {
-	if len(f.Evidence) > 0 {
+	if f.EvidenceTotal > 0 {
 		return true
 	}
 	for _, n := range f.Numbers {
@@ -207,7 +200,7 @@ func eventBased(f *Finding) bool {
 // finding without a span spans the whole trace).
 func (a *analysis) gapInside(f *Finding) bool {
 	lo, hi := f.Start, f.End
-	if len(f.Evidence) == 0 {
+	if f.EvidenceTotal == 0 {
 		lo, hi = a.in.Trace.Start, a.in.Trace.End
 	}
 	for _, g := range a.in.Trace.Summary.Gaps {

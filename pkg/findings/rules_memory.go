@@ -115,7 +115,7 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 	if o != nil {
 		who = o.Name
 	}
-	f := Finding{Severity: SeverityWarning, Evidence: a.refs(LaneMemory, s.events)}
+	f := Finding{Severity: SeverityWarning, pending: ev(LaneMemory, s.events)}
 	if o != nil {
 		f.Operators = []OperatorRef{o.Ref()}
 	}
@@ -130,7 +130,7 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 	writes, wsrc := s.writes, "plan"
 	if tw := a.tempdbWrites(o); !s.fromPlan && len(tw) > 0 {
 		writes, wsrc = int64(len(tw)), "events"
-		f.Evidence = append(f.Evidence, tw...)
+		f.pending = append(f.pending, ev(LaneWrite, tw)...)
 	}
 	if writes > 0 || s.fromPlan {
 		parts = append(parts, plural(writes, "page", "pages")+" written")
@@ -178,17 +178,17 @@ func srcOf(plan bool) string {
 // tempdbWrites are the page writes in tempdb an operator's spill made:
 // those tied to it, and those tied to no operator (a worktable page is in
 // no catalog) inside its span.
-func (a *analysis) tempdbWrites(o *OperatorStats) []EventRef {
+func (a *analysis) tempdbWrites(o *OperatorStats) []int {
 	if o == nil {
 		return nil
 	}
-	var out []EventRef
+	var out []int
 	for i, w := range a.in.Trace.Lanes.Write {
 		if w.DatabaseID != tempdbID {
 			continue
 		}
 		if n := nodeOf(w.Match); n == o.NodeID || n < 0 && w.T >= o.StartUs && w.T <= o.EndUs {
-			out = append(out, a.ref(LaneWrite, i))
+			out = append(out, i)
 		}
 	}
 	return out
@@ -236,7 +236,7 @@ func exchangeSpills(a *analysis) []Finding {
 	for _, s := range a.collectSpills(true) {
 		o := a.p.Op(s.node)
 		who := "A Parallelism operator"
-		f := Finding{Severity: SeverityWarning, Evidence: a.refs(LaneMemory, s.events)}
+		f := Finding{Severity: SeverityWarning, pending: ev(LaneMemory, s.events)}
 		if o != nil {
 			who = o.Name
 			f.Operators = []OperatorRef{o.Ref()}
@@ -303,7 +303,7 @@ func grantExcess(a *analysis) []Finding {
 			Percent(share(g.UsedKB, g.GrantedKB))),
 		Severity:  SeverityWarning,
 		Operators: a.memoryConsumers(),
-		Evidence:  a.refs(LaneMemory, g.Events),
+		pending:   ev(LaneMemory, g.Events),
 		Numbers:   a.grantNumbers(g),
 		Hint: "The optimizer expected far more (or wider) rows than the query saw and reserved memory for them; while the query ran, " +
 			"that memory was unavailable to other queries, which may have queued for it (RESOURCE_SEMAPHORE). Update statistics; " +
@@ -349,7 +349,7 @@ func grantTooSmall(a *analysis) []Finding {
 	if g == nil || g.GrantedKB <= 0 {
 		return nil
 	}
-	f := Finding{Severity: SeverityWarning, Operators: a.memoryConsumers(), Evidence: a.refs(LaneMemory, g.Events), Numbers: a.grantNumbers(g)}
+	f := Finding{Severity: SeverityWarning, Operators: a.memoryConsumers(), pending: ev(LaneMemory, g.Events), Numbers: a.grantNumbers(g)}
 	switch spilled := a.anySpill(); {
 	case g.RequestedKB > 0 && share(g.GrantedKB, g.RequestedKB) <= a.cfg.GrantShortShare:
 		f.Title = fmt.Sprintf("Memory grant cut short: got %s of the %s it asked for (%s)", KB(g.GrantedKB), KB(g.RequestedKB),
@@ -388,7 +388,7 @@ func grantWait(a *analysis) []Finding {
 	if us < a.cfg.MinGrantWaitUs && planWait == 0 {
 		return nil
 	}
-	f := Finding{Severity: SeverityWarning, Evidence: a.refs(LaneWait, idx), Operators: a.memoryConsumers()}
+	f := Finding{Severity: SeverityWarning, pending: ev(LaneWait, idx), Operators: a.memoryConsumers()}
 	if us >= a.cfg.MinGrantWaitUs {
 		f.Title = fmt.Sprintf("Waited %s for a memory grant (%s, %s)", Duration(us), strings.Join(sortedKeys(types), ", "), plural(int64(len(idx)), "wait", "waits"))
 		f.Numbers = append(f.Numbers, num("waitUs", float64(us), "us", "events"), num("waits", float64(len(idx)), "count", "events"))

@@ -60,7 +60,7 @@ func pageSplits(a *analysis) []Finding {
 		f := Finding{
 			Title:    fmt.Sprintf("%s on %s (%s)", plural(n, "page split", "page splits"), g.object, g.kind),
 			Severity: SeverityInfo,
-			Evidence: a.refs(LaneSplit, g.idx),
+			pending:  ev(LaneSplit, g.idx),
 			Numbers:  []Number{num("splits", float64(n), "count", "events")},
 			Hint: "A split moves about half of a full page's rows to a new page and logs both pages. Inserts into the middle of an " +
 				"index, or updates that widen rows, cause them: a lower FILLFACTOR leaves room on each page, and an ever-increasing " +
@@ -78,13 +78,7 @@ func pageSplits(a *analysis) []Finding {
 			detail = append(detail, "The modification was rolled back; the rows went back, the new pages stay allocated.")
 		}
 		f.Detail = strings.Join(detail, " ")
-		var nodes []int
-		for _, e := range f.Evidence {
-			if e.NodeID != nil && !slices.Contains(nodes, *e.NodeID) {
-				nodes = append(nodes, *e.NodeID)
-			}
-		}
-		f.Operators = a.opRefs(nodes...)
+		f.Operators = a.opRefs(a.nodesOf(f.pending)...)
 		out = append(out, f)
 	}
 	return out
@@ -120,7 +114,7 @@ func logVolume(a *analysis) []Finding {
 	if a.in.Run.Modification {
 		who = "The modification"
 	}
-	f := Finding{Severity: SeverityInfo, Evidence: a.refs(LaneLog, idx),
+	f := Finding{Severity: SeverityInfo, pending: ev(LaneLog, idx),
 		Numbers: []Number{num("logRecords", float64(len(idx)), "count", "events"), num("fnDblogRecords", float64(dblog), "count", "run")}}
 	f.Title = fmt.Sprintf("%s wrote %s", who, plural(records, "log record", "log records"))
 	if bytes > 0 {
@@ -134,12 +128,7 @@ func logVolume(a *analysis) []Finding {
 		f.Severity = SeverityWarning
 	}
 	f.Detail = "Most: " + topOps(ops, 3) + "."
-	var nodes []int
-	for _, e := range f.Evidence {
-		if e.NodeID != nil && !slices.Contains(nodes, *e.NodeID) {
-			nodes = append(nodes, *e.NodeID)
-		}
-	}
+	nodes := a.nodesOf(f.pending)
 	slices.Sort(nodes)
 	f.Operators = a.opRefs(nodes...)
 	f.Hint = "Every changed row writes log records for the row and for each index it is in (a rollback writes as many again to " +

@@ -55,7 +55,7 @@ func readsConcentrated(a *analysis) []Finding {
 		Title:     fmt.Sprintf("%s did %s of the %s: %s of %s pages", top.Name, Percent(sh), what, Count(n), Count(total)),
 		Severity:  SeverityWarning,
 		Operators: []OperatorRef{top.Ref()},
-		Evidence:  a.refs(LaneRead, p.Entries(LaneRead, top.NodeID)),
+		pending:   ev(LaneRead, p.Entries(LaneRead, top.NodeID)),
 		Numbers: []Number{num("reads", float64(n), "pages", src), num("totalReads", float64(total), "pages", src),
 			num("share", sh*100, "percent", src)},
 	}
@@ -129,7 +129,7 @@ func residualPredicate(a *analysis) []Finding {
 			Title:     fmt.Sprintf("%s read %s to return %s", o.Label(), plural(c.RowsRead, "row", "rows"), Count(c.Rows)),
 			Severity:  SeverityWarning,
 			Operators: []OperatorRef{o.Ref()},
-			Evidence:  a.refs(LaneRead, a.p.Entries(LaneRead, o.NodeID)),
+			pending:   ev(LaneRead, a.p.Entries(LaneRead, o.NodeID)),
 			Numbers: []Number{num("rowsRead", float64(c.RowsRead), "rows", "plan"), num("rows", float64(c.Rows), "rows", "plan"),
 				num("ratio", float64(c.RowsRead)/float64(max(c.Rows, 1)), "ratio", "plan"), num("logicalReads", float64(c.LogicalReads), "pages", "plan")},
 			Detail: fmt.Sprintf("The residual predicate %s was tested on every row read (%s).", clip(po.Predicate, 160),

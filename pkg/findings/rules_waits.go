@@ -107,15 +107,9 @@ func blocking(a *analysis) []Finding {
 
 func (a *analysis) blockFinding(g *blockGroup) Finding {
 	l := &a.in.Trace.Lanes
-	f := Finding{Severity: SeverityWarning, Evidence: append(a.refs(LaneWait, g.waits), a.refs(LaneLock, g.locks)...)}
+	f := Finding{Severity: SeverityWarning, pending: append(ev(LaneWait, g.waits), ev(LaneLock, g.locks)...)}
 	f.Numbers = []Number{num("waitUs", float64(g.us), "us", "events"), num("waits", float64(len(g.waits)), "count", "events")}
-	var nodes []int
-	for _, e := range f.Evidence {
-		if e.NodeID != nil && !slices.Contains(nodes, *e.NodeID) {
-			nodes = append(nodes, *e.NodeID)
-		}
-	}
-	f.Operators = a.opRefs(nodes...)
+	f.Operators = a.opRefs(a.nodesOf(f.pending)...)
 	what := fmt.Sprintf("an %s lock", g.mode)
 	if !startsWithVowelSound(g.mode) {
 		what = fmt.Sprintf("a %s lock", g.mode)
@@ -215,7 +209,7 @@ func parallelismWaits(a *analysis) []Finding {
 	f := Finding{
 		Title:    fmt.Sprintf("%s took %s of the wait time: %s of %s", strings.Join(names, "/"), Percent(share(cx, total)), Duration(cx), Duration(total)),
 		Severity: SeverityInfo,
-		Evidence: a.refs(LaneWait, idx),
+		pending:  ev(LaneWait, idx),
 		Numbers: []Number{num("parallelWaitUs", float64(cx), "us", "events"), num("totalWaitUs", float64(total), "us", "events"),
 			num("share", share(cx, total)*100, "percent", "events"), num("waits", float64(len(idx)), "count", "events")},
 		Hint: "Parallel threads waited for each other. CXCONSUMER (a consumer waiting for rows) is normally harmless; CXPACKET " +
@@ -252,7 +246,7 @@ func coldCache(a *analysis) []Finding {
 	if src == "events" {
 		ahead = io.aheadPages
 	}
-	f := Finding{Severity: SeverityWarning, Evidence: append(a.refs(LaneRead, allIdx(p.PageReads)), a.refs(LaneWait, io.latchWaits)...)}
+	f := Finding{Severity: SeverityWarning, pending: append(ev(LaneRead, allIdx(p.PageReads)), ev(LaneWait, io.latchWaits)...)}
 	f.Numbers = []Number{num("physicalPages", float64(phys), "pages", src), num("readAheadPages", float64(ahead), "pages", src),
 		num("readAheadIOs", float64(io.aheadIOs), "count", "events"), num("pageIOLatchWaits", float64(len(io.latchWaits)), "count", "events"),
 		num("pageIOLatchUs", float64(io.latchUs), "us", "events")}
