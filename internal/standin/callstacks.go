@@ -90,47 +90,67 @@ func statementFrames(stmt string, query bool) []frameRef {
 }
 
 // operatorFrame is the iterator method an operator runs while its input
-// (child index child, -1 for the operator's own work) produces the event.
-func operatorFrame(op *planOp, child int) frameRef {
-	switch op.kind {
-	case "scan":
+// (child index child, -1 for the operator's own work) produces the event;
+// the classes are SQL Server's iterators (pkg/callstack's operator rules
+// map them back to plan operators).
+func operatorFrame(op *planNode, child int) frameRef {
+	p := op.physical
+	switch {
+	case strings.HasSuffix(p, "Scan") && p != "Constant Scan":
 		return fr("sqlmin", "CQScanRowsetNew::GetRowWithPrefetch")
-	case "seek", "lookup":
+	case strings.HasSuffix(p, "Seek"), strings.HasSuffix(p, "Lookup"):
 		return fr("sqlmin", "CQScanRangeNew::GetRow")
-	case "nested":
+	case p == "Nested Loops":
 		return fr("sqlmin", "CQScanNLJoinTrivialNew::GetRow")
-	case "hash":
-		if child == 0 {
-			return fr("sqlmin", "CQScanHash::ConsumeBuild")
-		}
-		return fr("sqlmin", "CQScanHash::ConsumeProbe")
-	case "hashagg":
+	case p == "Hash Match" && strings.Contains(op.logical, "Aggregate"):
 		return fr("sqlmin", "CQScanHashAggNew::GetRow")
-	case "merge":
+	case p == "Hash Match" && child == 0:
+		return fr("sqlmin", "CQScanHash::ConsumeBuild")
+	case p == "Hash Match":
+		return fr("sqlmin", "CQScanHash::ConsumeProbe")
+	case p == "Merge Join":
 		return fr("sqlmin", "CQScanMergeJoinNew::GetRow")
-	case "sort":
+	case strings.HasSuffix(p, "Sort"):
 		return fr("sqlmin", "CQScanSortNew::BuildSortTable")
-	case "exchange":
+	case p == "Stream Aggregate":
+		return fr("sqlmin", "CQScanStreamAggregateNew::GetRowHelper")
+	case p == "Parallelism":
 		return fr("sqlmin", "CQScanExchangeNew::GetRow")
-	case "dml":
+	case strings.HasSuffix(p, "Update"), strings.HasSuffix(p, "Insert"), strings.HasSuffix(p, "Delete"), strings.HasSuffix(p, "Merge"):
 		return fr("sqlmin", "CQScanUpdateNew::GetRow")
-	case "constant":
+	case p == "Constant Scan":
 		return fr("sqlmin", "CQScanConstScanNew::GetRow")
+	case p == "Filter":
+		return fr("sqlmin", "CQScanFilterNew::GetRowHelper")
+	case p == "Top":
+		return fr("sqlmin", "CQScanTopNew::GetRow")
+	case strings.HasSuffix(p, "Spool"):
+		return fr("sqlmin", "CQScanSpoolNew::GetRow")
+	case p == "Concatenation":
+		return fr("sqlmin", "CQScanConcatNew::GetRow")
+	case p == "Compute Scalar":
+		return fr("sqlmin", "CQScanComputeScalarNew::GetRow")
+	case p == "Segment":
+		return fr("sqlmin", "CQScanSegmentNew::GetRow")
+	case p == "Sequence Project":
+		return fr("sqlmin", "CQScanSeqProjectNew::GetRow")
 	}
 	return fr("sqlmin", "CQueryScan::GetRow")
 }
 
-// accessFrames are how a scan, seek or lookup reaches its rows.
-func accessFrames(op *planOp) []frameRef {
+// accessFrames are how a scan, seek or lookup reaches its rows, and a
+// modification its rows' places.
+func accessFrames(op *planNode) []frameRef {
 	if op == nil {
 		return nil
 	}
-	switch op.kind {
-	case "seek", "lookup":
+	p := op.physical
+	switch {
+	case strings.HasSuffix(p, "Seek"), strings.HasSuffix(p, "Lookup"):
 		return []frameRef{fr("sqlmin", "BTreeMgr::Seek"), fr("sqlmin", "IndexDataSetSession::SetStartPosition"), fr("sqlmin", "RowsetNewSS::FetchNextRow")}
-	case "scan":
+	case strings.HasSuffix(p, "Scan") && p != "Constant Scan":
 		return []frameRef{fr("sqlmin", "IndexDataSetSession::GetNextRowValuesInternal"), fr("sqlmin", "RowsetNewSS::FetchNextRow")}
-	case "dml":
+	case strings.HasSuffix(p, "Update"), strings.HasSuffix(p, "Insert"), strings.HasSuffix(p, "Delete"):
 		return []frameRef{fr("sqlmin", "IndexDataSetSession::InsertRowInternal"), fr("sqlmin", "RowsetNewSS::InsertRow")}
 	}
 	return nil
@@ -151,7 +171,7 @@ var bufferFix = []frameRef{fr("sqlmin", "BPool::Get"), fr("sqlmin", "FixPageNotT
 
 // eventFrames are the frames of the code that fires ev (innermost first),
 // above the operator's.
-func eventFrames(ev *xeEventData, leaf *planOp) []frameRef {
+func eventFrames(ev *xeEventData, leaf *planNode) []frameRef {
 	out := []frameRef{publish(ev.pkg, ev.name)}
 	switch ev.name {
 	case "physical_page_read":
@@ -197,7 +217,7 @@ func eventFrames(ev *xeEventData, leaf *planOp) []frameRef {
 }
 
 // waitFrames are the code that waits, by wait type.
-func waitFrames(wt string, leaf *planOp) []frameRef {
+func waitFrames(wt string, leaf *planNode) []frameRef {
 	switch {
 	case strings.HasPrefix(wt, "PAGEIOLATCH_"), strings.HasPrefix(wt, "PAGELATCH_"):
 		out := []frameRef{fr("sqlmin", "LatchBase::Suspend"), fr("sqlmin", "LatchBase::AcquireInternal"), fr("sqlmin", "BUF::AcquireLatch")}
@@ -229,8 +249,8 @@ func waitType(ev *xeEventData) string {
 
 // stackOf builds the frames of ev: the event's own code, the operators
 // being executed (ops, root first), the statement and the thread.
-func stackOf(ev *xeEventData, ops []*planOp, profiled string) []frameRef {
-	var leaf *planOp
+func stackOf(ev *xeEventData, ops []*planNode, profiled string) []frameRef {
+	var leaf *planNode
 	if len(ops) > 0 {
 		leaf = ops[len(ops)-1]
 	}
@@ -243,8 +263,11 @@ func stackOf(ev *xeEventData, ops []*planOp, profiled string) []frameRef {
 		out = append(out, operatorFrame(ops[i], child), fr("sqlmin", profiled+"::GetRow"))
 	}
 	stmt, query := "Select", len(ops) > 0
-	if len(ops) > 0 && ops[0].kind == "dml" {
-		stmt = strings.ToUpper(ops[0].logical[:1]) + strings.ToLower(ops[0].logical[1:])
+	if len(ops) > 0 {
+		switch l := ops[0].logical; l {
+		case "Insert", "Update", "Delete", "Merge":
+			stmt = l
+		}
 	}
 	out = append(out, statementFrames(stmt, query)...)
 	out = append(out, threadBase...)
@@ -350,10 +373,14 @@ func allFrames() []frameRef {
 		out = append(out, statementFrames(stmt, true)...)
 	}
 	out = append(out, fr("sqlmin", "CQScanProfileNew::GetRow"), fr("sqlmin", "CQScanLightProfileNew::GetRow"))
-	for _, k := range []string{"scan", "seek", "lookup", "nested", "hash", "hashagg", "merge", "sort", "exchange", "dml", "constant", ""} {
-		op := &planOp{kind: k, logical: "Update"}
-		out = append(out, operatorFrame(op, 0), operatorFrame(op, 1))
-		out = append(out, accessFrames(op)...)
+	for _, p := range []string{"Clustered Index Scan", "Clustered Index Seek", "Key Lookup", "Nested Loops", "Hash Match", "Merge Join",
+		"Sort", "Stream Aggregate", "Parallelism", "Clustered Index Update", "Constant Scan", "Filter", "Top", "Table Spool", "Concatenation", "Segment",
+		"Compute Scalar", "Sequence Project", "Assert"} {
+		for _, logical := range []string{"Inner Join", "Aggregate"} {
+			op := &planNode{physical: p, logical: logical}
+			out = append(out, operatorFrame(op, 0), operatorFrame(op, 1))
+			out = append(out, accessFrames(op)...)
+		}
 	}
 	for _, ev := range []xeEventData{{name: "physical_page_read", pkg: "sqlserver"}, {name: "physical_page_write", pkg: "sqlserver"},
 		{name: "lock_acquired", pkg: "sqlserver"}, {name: "lock_released", pkg: "sqlserver"}, {name: "lock_escalation", pkg: "sqlserver"},
@@ -413,7 +440,7 @@ func offsetIn(f frameRef) uint32 {
 }
 
 // render returns the stack of ev under ops, rendering each distinct stack once.
-func (m *stackModel) render(ev *xeEventData, ops []*planOp) *renderedStack {
+func (m *stackModel) render(ev *xeEventData, ops []*planNode) *renderedStack {
 	frames := stackOf(ev, ops, m.profiled)
 	var key strings.Builder
 	for _, f := range frames {
@@ -493,9 +520,17 @@ func callstackValue(ev *xeEventData, rva bool) string {
 	return ev.stack.addrs
 }
 
-// enterOp and leaveOp track the operators being executed (simOp), whose
-// frames the events' stacks hold.
-func (s *Server) enterOp(op *planOp) { s.curOps = append(s.curOps, op) }
+// enterOp and leaveOp track the operators being executed (runCtx's open,
+// next and close), whose frames the events' stacks hold; a statement that
+// gives up the server latch takes its operators with it (swapOps).
+func (s *Server) enterOp(op *planNode) { s.curOps = append(s.curOps, op) }
+
+// swapOps replaces the operators being executed, returning the previous.
+func (s *Server) swapOps(ops []*planNode) []*planNode {
+	prev := s.curOps
+	s.curOps = ops
+	return prev
+}
 
 func (s *Server) leaveOp() {
 	if len(s.curOps) > 0 {

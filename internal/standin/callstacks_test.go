@@ -129,9 +129,12 @@ func TestCallStacksFollowTheEngine(t *testing.T) {
 			}
 			if !hasStack(st["physical_page_read"], "sqlmin!XeSqlPkg::physical_page_read::Publish", "sqlmin!BPool::ReadPage", "sqlmin!BPool::Get",
 				"sqlmin!FixPageNotThruLinkage", "sqlmin!BTreeMgr::Seek", "sqlmin!IndexDataSetSession::SetStartPosition", "sqlmin!RowsetNewSS::FetchNextRow",
-				"sqlmin!CQScanRangeNew::GetRow", profile, "sqlmin!CQScanNLJoinTrivialNew::GetRow", profile, "sqlmin!CQueryScan::GetRow",
-				"sqllang!CXStmtQuery::ErsqExecuteQuery", "sqllang!CXStmtSelect::XretExecute", "sqllang!CMsqlExecContext::ExecuteStmts", "sqllang!CMsqlExecContext::FExecute") {
+				"sqlmin!CQScanRangeNew::GetRow", profile, "sqlmin!CQScanNLJoinTrivialNew::GetRow", profile) {
 				t.Errorf("page read stacks: %v", st["physical_page_read"])
+			}
+			// the statement's frames below the operators (the deepest are cut at 16 frames)
+			if s := st["physical_page_read"]; len(s) == 0 || !slicesContains(s[0], "sqllang!CXStmtSelect::XretExecute") || !slicesContains(s[0], "sqlmin!CQueryScan::GetRow") {
+				t.Errorf("page read stack without the statement's frames: %v", s)
 			}
 			if !hasStack(st["lock_acquired"], "sqlmin!XeSqlPkg::lock_acquired::Publish", "sqlmin!lck_ProduceExtendedEvent", "sqlmin!lck_lockInternal") {
 				t.Errorf("lock stacks: %v", st["lock_acquired"])
@@ -190,4 +193,13 @@ func TestPageInfoByVersion(t *testing.T) {
 			}
 		}
 	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
