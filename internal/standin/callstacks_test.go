@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,23 +95,11 @@ ADD TARGET package0.ring_buffer(SET max_events_limit = 5000) WITH (MAX_MEMORY = 
 
 func hasStack(stacks [][]string, want ...string) bool {
 	for _, s := range stacks {
-		if len(s) >= len(want) && slicesEqual(s[:len(want)], want) {
+		if len(s) >= len(want) && slices.Equal(s[:len(want)], want) {
 			return true
 		}
 	}
 	return false
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Page reads go through the buffer pool under the seek's GetRow, locks
@@ -133,7 +122,7 @@ func TestCallStacksFollowTheEngine(t *testing.T) {
 				t.Errorf("page read stacks: %v", st["physical_page_read"])
 			}
 			// the statement's frames below the operators (the deepest are cut at 16 frames)
-			if s := st["physical_page_read"]; len(s) == 0 || !slicesContains(s[0], "sqllang!CXStmtSelect::XretExecute") || !slicesContains(s[0], "sqlmin!CQueryScan::GetRow") {
+			if s := st["physical_page_read"]; len(s) == 0 || !slices.Contains(s[0], "sqllang!CXStmtSelect::XretExecute") || !slices.Contains(s[0], "sqlmin!CQueryScan::GetRow") {
 				t.Errorf("page read stack without the statement's frames: %v", s)
 			}
 			if !hasStack(st["lock_acquired"], "sqlmin!XeSqlPkg::lock_acquired::Publish", "sqlmin!lck_ProduceExtendedEvent", "sqlmin!lck_lockInternal") {
@@ -193,13 +182,4 @@ func TestPageInfoByVersion(t *testing.T) {
 			}
 		}
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
