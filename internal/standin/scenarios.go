@@ -191,6 +191,7 @@ func (x *execCtx) simStart(sc *Scenario, resultRows int) *simState {
 	x.ec.queryHash = qh.Sum64()
 	x.ec.planHash = qh.Sum64() ^ 0x5bd1e995
 	x.ec.planHandle = fmt.Sprintf("06000500%016X%016X0000000000000000000000000000000000000000", qh.Sum64(), x.ec.planHash)
+	x.recordPlanCache()
 	if x.conn.txn != nil {
 		x.ec.txnID = x.conn.txn.id
 	}

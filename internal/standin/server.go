@@ -96,6 +96,9 @@ type Server struct {
 
 	persona *Persona
 
+	recorded map[string]map[string]int64 // events recorded per session name (recorded.go)
+	plans    planCache                   // sys.dm_exec_query_stats (plancache.go)
+
 	// Faults lets tests inject failures; see Faults.
 	Faults *Faults
 }
@@ -263,6 +266,7 @@ func (s *Server) Restart() {
 	s.conns = map[int]*connState{}
 	s.cached = map[int32]bool{}
 	s.globalFlags = map[int]bool{}
+	s.clearPlanCache()
 	s.lockCond.Broadcast()
 	now := s.now()
 	for _, sess := range s.sessions {
@@ -378,6 +382,7 @@ func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
 				continue
 			}
 			sess.sequence++
+			s.noteRecorded(sess.name, ev.name)
 			var b strings.Builder
 			renderEvent(&b, ev, e.actions, ec, sess.sequence, false, &s.stamps)
 			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}

@@ -305,6 +305,9 @@ func (x *execCtx) namedSource(r *tableName) (*relation, *SQLError) {
 	if strings.EqualFold(schema, "sys") || (schema == "" && strings.HasPrefix(strings.ToLower(name), "dm_")) {
 		view, ok := sysViews[strings.ToLower(name)]
 		if !ok {
+			view, ok = extraSysViews[strings.ToLower(name)]
+		}
+		if !ok {
 			return nil, errInvalidObject(display)
 		}
 		rel, err := view(x, db)
@@ -845,6 +848,9 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 			return nil, err
 		}
 		return x.enumerateFilesystem(args)
+	}
+	if fn, ok := extraTableFunctions[name]; ok {
+		return fn(x, args)
 	}
 	return nil, errInvalidObject(strings.Join(f.Parts, "."))
 }

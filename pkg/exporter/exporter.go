@@ -1,0 +1,138 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Exporter runs every target's poller and probe, and serves their metrics.
+type Exporter struct {
+	cfg     *Config
+	log     *slog.Logger
+	targets []*target
+	probes  []*probe
+	reg     *prometheus.Registry
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New builds an exporter for a validated configuration. Nothing connects
+// until Start.
+func New(cfg *Config, log *slog.Logger) (*Exporter, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &Exporter{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	dsns := map[string]string{}
+	for _, tc := range cfg.Targets {
+		if tc.dsn == "" {
+			return nil, fmt.Errorf("target %s has no DSN: load the configuration with LoadConfig, ParseConfig or ConfigFromDSN", tc.Name)
+		}
+		e.targets = append(e.targets, newTarget(tc, &cfg.Global, log))
+		dsns[tc.Name] = tc.dsn
+	}
+	var problems []string
+	for i, pc := range cfg.Probes {
+		if err := checkProbe(pc); err != nil {
+			problems = append(problems, fmt.Sprintf("probes[%d].sql: %v", i, err))
+			continue
+		}
+		e.probes = append(e.probes, newProbe(pc, dsns[pc.Target], log))
+	}
+	if len(problems) > 0 {
+		return nil, &ConfigError{Problems: problems}
+	}
+	if err := e.reg.Register(collector{e}); err != nil {
+		return nil, fmt.Errorf("register the collector: %w", err)
+	}
+	e.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return e, nil
+}
+
+// Registry returns the registry /metrics serves.
+func (e *Exporter) Registry() *prometheus.Registry { return e.reg }
+
+// Start begins polling every target and running every probe until
+// Shutdown or until ctx ends.
+func (e *Exporter) Start(ctx context.Context) {
+	ctx, e.cancel = context.WithCancel(ctx)
+	for _, t := range e.targets {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			t.run(ctx)
+		}()
+	}
+	for _, p := range e.probes {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			p.run(ctx)
+		}()
+	}
+}
+
+// Ready reports whether every target has finished its first poll (whatever
+// its outcome), so the first scrape sees every target's up.
+func (e *Exporter) Ready() (bool, int) {
+	waiting := 0
+	for _, t := range e.targets {
+		t.mu.Lock()
+		if !t.st.polled {
+			waiting++
+		}
+		t.mu.Unlock()
+	}
+	return waiting == 0, waiting
+}
+
+// Shutdown stops the pollers and probes, waits for them, and drops each
+// target's session when drop_session_on_shutdown is set (the default). ctx
+// bounds the drops.
+func (e *Exporter) Shutdown(ctx context.Context) error {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.wg.Wait()
+	drop := *e.cfg.Global.DropSessionOnShutdown
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, t := range e.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := t.shutdown(dctx, drop); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// PollNow runs one poll of every target at once, in parallel (tests and
+// benchmarks; the pollers do this on their schedule).
+func (e *Exporter) PollNow(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, t := range e.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.poll(ctx)
+		}()
+	}
+	wg.Wait()
+}

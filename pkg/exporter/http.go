@@ -1,0 +1,145 @@
+package exporter
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// HTTP paths the exporter serves.
+const (
+	MetricsPath    = "/metrics"
+	TopQueriesPath = "/api/v1/top-queries"
+	TargetsPath    = "/api/v1/targets"
+	HealthyPath    = "/-/healthy"
+	ReadyPath      = "/-/ready"
+)
+
+// Handler returns the exporter's HTTP handler: /metrics (Prometheus text
+// or OpenMetrics with exemplars, by content negotiation), the landing page,
+// /-/healthy, /-/ready, and the JSON tables. TLS and basic auth wrap it in
+// exporter-toolkit's web.Serve.
+func (e *Exporter) Handler(version string) (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.Handle(MetricsPath, promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics:   true,
+		ErrorLog:            slog.NewLogLogger(e.log.Handler(), slog.LevelError),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+		Timeout:             30 * time.Second,
+	}))
+	mux.HandleFunc(HealthyPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "Healthy")
+	})
+	mux.HandleFunc(ReadyPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if ok, waiting := e.Ready(); !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "Not ready: %d of %d targets have not finished their first poll\n", waiting, len(e.targets))
+			return
+		}
+		fmt.Fprintln(w, "Ready")
+	})
+	mux.HandleFunc(TopQueriesPath, e.serveTopQueries)
+	mux.HandleFunc(TargetsPath, e.serveTargets)
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "QueryReplay exporter",
+		Description: "Reads, waits, spills and page splits from a light Extended Events session per SQL Server, as Prometheus metrics.",
+		Version:     version,
+		Links: []web.LandingLinks{
+			{Address: MetricsPath, Text: "Metrics"},
+			{Address: TopQueriesPath, Text: "Top queries", Description: "per target: the queries that spill and read the most, with replay links"},
+			{Address: TargetsPath, Text: "Targets", Description: "poll status of each target"},
+			{Address: HealthyPath, Text: "Health"},
+			{Address: ReadyPath, Text: "Readiness"},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("landing page: %w", err)
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// TopQueryJSON is one row of /api/v1/top-queries.
+type TopQueryJSON struct {
+	QueryHash          string    `json:"query_hash"`
+	Database           string    `json:"database"`
+	Statement          string    `json:"statement,omitempty"`
+	StatementTruncated bool      `json:"statement_truncated,omitempty"`
+	Spills             uint64    `json:"spills"`
+	SpillPages         uint64    `json:"spill_tempdb_pages_written"`
+	LogicalReads       uint64    `json:"logical_reads"`
+	Executions         uint64    `json:"executions"`
+	LastSeen           time.Time `json:"last_seen"`
+	// ReplayURL opens the replay dashboard with the statement and database
+	// filled in; empty until the statement is known.
+	ReplayURL string `json:"replay_url,omitempty"`
+}
+
+// TargetTopJSON is one target's table.
+type TargetTopJSON struct {
+	Target  string         `json:"target"`
+	Queries []TopQueryJSON `json:"queries"`
+}
+
+// TopQueries returns every target's top-query table (or one target's).
+func (e *Exporter) TopQueries(only string) []TargetTopJSON {
+	out := []TargetTopJSON{}
+	for _, t := range e.targets {
+		if only != "" && t.cfg.Name != only {
+			continue
+		}
+		t.mu.Lock()
+		tt := TargetTopJSON{Target: t.cfg.Name, Queries: []TopQueryJSON{}}
+		for _, q := range t.top.top() {
+			row := TopQueryJSON{QueryHash: formatQueryHash(q.QueryHash), Database: q.Database, Statement: q.Statement,
+				StatementTruncated: q.Truncated, Spills: q.Spills, SpillPages: q.SpillPages, LogicalReads: q.LogicalReads,
+				Executions: q.Executions, LastSeen: q.LastSeen.UTC()}
+			if q.Statement != "" {
+				row.ReplayURL = replayPath(e.cfg.Global.GrafanaURL, q.Statement, q.Database)
+			}
+			tt.Queries = append(tt.Queries, row)
+		}
+		t.mu.Unlock()
+		out = append(out, tt)
+	}
+	return out
+}
+
+func (e *Exporter) serveTopQueries(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{"targets": e.TopQueries(r.URL.Query().Get("target"))})
+}
+
+// TargetStatusJSON is one row of /api/v1/targets.
+type TargetStatusJSON struct {
+	Target      string    `json:"target"`
+	Session     string    `json:"session"`
+	Up          bool      `json:"up"`
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	LastError   string    `json:"last_error,omitempty"`
+}
+
+func (e *Exporter) serveTargets(w http.ResponseWriter, _ *http.Request) {
+	out := []TargetStatusJSON{}
+	for _, t := range e.targets {
+		t.mu.Lock()
+		out = append(out, TargetStatusJSON{Target: t.cfg.Name, Session: SessionName(t.cfg.Name), Up: t.st.up,
+			LastSuccess: t.st.lastSuccess.UTC(), LastError: t.st.lastError})
+		t.mu.Unlock()
+	}
+	writeJSON(w, map[string]any{"targets": out})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

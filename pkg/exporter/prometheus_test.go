@@ -1,0 +1,280 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
+)
+
+// rulesDir holds the shipped Prometheus rules and their promtool tests.
+const rulesDir = "../../provisioning/prometheus"
+
+// serveExporter serves e's handler on 127.0.0.1 and returns its address.
+func serveExporter(t testing.TB, e *Exporter) string {
+	t.Helper()
+	h, err := e.Handler("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
+}
+
+func httpGet(t testing.TB, u string, header ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// promtool runs promtool with args (and stdin) and returns its output.
+func promtool(t testing.TB, stdin []byte, dir string, args ...string) (string, error) {
+	t.Helper()
+	path := testenv.RequireTool(t, "promtool", "prometheus")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// The exposition after a workload that fills every group passes promtool's
+// metric lint: names, units, _total suffixes, help on every metric.
+func TestPromtoolCheckMetrics(t *testing.T) {
+	run := startStandin(t)
+	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
+	pollOK(t, e)
+	db := workloadDB(t, run.DSN)
+	mixedWorkload(t, db, 0)
+	insertOrders(t, db, 5, 150)
+	run.Server.FlushEventSessions()
+	pollOK(t, e)
+	addr := serveExporter(t, e)
+	code, body := httpGet(t, "http://"+addr+MetricsPath)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, m := range []string{"queryreplay_spills_total", "queryreplay_page_splits_total", "queryreplay_waits_total", "queryreplay_page_reads_total", "queryreplay_top_query_info"} {
+		if !bytes.Contains(body, []byte("\n"+m+"{")) {
+			t.Errorf("/metrics has no %s series", m)
+		}
+	}
+	out, err := promtool(t, body, "", "check", "metrics")
+	if err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// The shipped rules parse, and their unit tests pass.
+func TestPrometheusRules(t *testing.T) {
+	if out, err := promtool(t, nil, rulesDir, "check", "rules", "queryreplay-rules.yml"); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if out, err := promtool(t, nil, rulesDir, "test", "rules", "queryreplay-rules.test.yml"); err != nil || !strings.Contains(out, "SUCCESS") {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// prometheusServer is a real Prometheus started by a test.
+type prometheusServer struct{ base string }
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// startPrometheus runs Debian's prometheus on loopback with a generated
+// configuration scraping target every second and loading the shipped rules.
+func startPrometheus(t testing.TB, target string) *prometheusServer {
+	t.Helper()
+	bin := testenv.RequireTool(t, "prometheus", "prometheus")
+	dir := t.TempDir()
+	rules, err := filepath.Abs(filepath.Join(rulesDir, "queryreplay-rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - %s
+scrape_configs:
+  - job_name: queryreplay
+    static_configs:
+      - targets: ['%s']
+`, rules, target)
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--enable-feature=exemplar-storage", "--log.level=warn")
+	logs := &testenv.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel() // kills exactly the process this test started
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	p := &prometheusServer{base: "http://" + addr}
+	waitFor(t, 30*time.Second, "prometheus ready", func() bool {
+		resp, err := http.Get(p.base + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return p
+}
+
+// waitFor polls cond every 200 ms until it holds or limit passes.
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// query runs an instant PromQL query and returns its vector.
+func (p *prometheusServer) query(t testing.TB, q string) []promSample {
+	t.Helper()
+	code, body := httpGet(t, p.base+"/api/v1/query?query="+url.QueryEscape(q))
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string       `json:"resultType"`
+			Result     []promSample `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || code != http.StatusOK || r.Status != "success" {
+		t.Fatalf("query %s: %d %s %s", q, code, r.Error, body)
+	}
+	return r.Data.Result
+}
+
+func sampleValue(s promSample) float64 {
+	var v float64
+	fmt.Sscan(fmt.Sprint(s.Value[1]), &v)
+	return v
+}
+
+// The path an on-call engineer takes, checked against a real Prometheus:
+// it scrapes the exporter, PromQL returns exactly the spills the stand-in
+// recorded, the shipped spill rule fires, the spill counter carries the
+// query hash as an exemplar, and the dashboard's top-query join returns
+// the statement to replay.
+func TestPrometheusScrapesSpillsAndAlerts(t *testing.T) {
+	run := startStandin(t)
+	cfg := testConfig(t, "global:\n  poll_interval: 250ms\ntargets:\n  - name: standin\n    dsn_env: TEST_DSN_standin\n    session: {max_dispatch_latency: 1s}\n",
+		map[string]string{"standin": run.DSN})
+	e := newTestExporter(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.Start(ctx)
+	addr := serveExporter(t, e)
+	waitFor(t, 30*time.Second, "exporter ready", func() bool {
+		code, _ := httpGet(t, "http://"+addr+ReadyPath)
+		return code == http.StatusOK
+	})
+	prom := startPrometheus(t, addr)
+	const target = `target="standin",database="QueryReplayDemo"`
+	waitFor(t, 30*time.Second, "the zero spill series scraped", func() bool {
+		return len(prom.query(t, `queryreplay_spills_total{`+target+`,kind="sort"} == 0`)) == 1
+	})
+	if alerts := prom.query(t, `ALERTS{alertname="QueryReplayTempdbSpills"}`); len(alerts) != 0 {
+		t.Fatalf("the spill alert is active before any spill: %v", alerts)
+	}
+	db := workloadDB(t, run.DSN)
+	for i := 0; i < 3; i++ {
+		runSQL(t, db, scenarioSQL(t, "sort_spill"))
+	}
+	run.Server.FlushEventSessions()
+	want := float64(run.Server.RecordedEvents(SessionName("standin"))["sort_warning"])
+	if want != 3 {
+		t.Fatalf("the stand-in recorded %v sort warnings for 3 sorts that spill", want)
+	}
+	waitFor(t, 30*time.Second, "PromQL to return the spill count", func() bool {
+		r := prom.query(t, `sum(queryreplay_spills_total{`+target+`})`)
+		return len(r) == 1 && sampleValue(r[0]) == want
+	})
+	waitFor(t, 30*time.Second, "the spill alert to fire", func() bool {
+		r := prom.query(t, `ALERTS{alertname="QueryReplayTempdbSpills",alertstate="firing",`+target+`}`)
+		return len(r) == 1 && r[0].Metric["severity"] == "warning"
+	})
+	top := e.TopQueries("standin")[0].Queries
+	if len(top) == 0 || top[0].Spills != 3 || !strings.HasPrefix(top[0].Statement, "SELECT l.OrderID") {
+		t.Fatalf("top queries %+v", top)
+	}
+	waitFor(t, 30*time.Second, "the exemplar with the query hash", func() bool {
+		end := time.Now()
+		_, body := httpGet(t, prom.base+"/api/v1/query_exemplars?query="+url.QueryEscape("queryreplay_spills_total")+
+			fmt.Sprintf("&start=%d&end=%d", end.Add(-5*time.Minute).Unix(), end.Unix()))
+		return bytes.Contains(body, []byte(`"query_hash":"`+top[0].QueryHash+`"`))
+	})
+	joined := prom.query(t, `queryreplay_top_query_spills{target="standin"} * on (target, query_hash) group_left (database, statement) queryreplay_top_query_info`)
+	if len(joined) == 0 || joined[0].Metric["statement"] != top[0].Statement || sampleValue(joined[0]) != 3 {
+		t.Fatalf("the dashboard's top-query join returned %v", joined)
+	}
+}

@@ -1,0 +1,179 @@
+package exporter
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// series is one label set of a group: a value per metric of the group and,
+// for metrics with exemplars, the latest exemplar.
+type series struct {
+	labels []string
+	values []float64
+	ex     []exemplar
+}
+
+type exemplar struct {
+	queryHash uint64
+	at        time.Time
+	set       bool
+}
+
+// groupStore holds a group's series for one target. At most limit label
+// sets are kept in an LRU; the least recently updated one is evicted when a
+// new one arrives and its values are added to the group's "other" series
+// (one per combination of the kept labels), so every counter's total over
+// all series only grows. folds counts evictions. Not safe for concurrent
+// use: the target's lock guards it.
+type groupStore struct {
+	def   *groupDef
+	keep  []bool // per label: survives folding
+	lru   *simplelru.LRU[string, *series]
+	other map[string]*series
+	folds uint64
+}
+
+func newGroupStore(def *groupDef, limit int) *groupStore {
+	g := &groupStore{def: def, other: map[string]*series{}}
+	g.keep = make([]bool, len(def.labels))
+	for i, l := range def.labels {
+		g.keep[i] = slices.Contains(def.keep, l)
+	}
+	// NewLRU fails only for a size below 1, which config validation rules out.
+	g.lru, _ = simplelru.NewLRU[string, *series](max(limit, 1), g.fold)
+	return g
+}
+
+// add adds values (one per metric of the group, in order) to the series of
+// labels; ex, when set, becomes the exemplar of the metrics that carry one.
+// labels is copied only when a new series is made.
+func (g *groupStore) add(labels []string, values []float64, ex exemplar) {
+	for i, l := range labels {
+		if !g.keep[i] && l == labelOther {
+			// a real value spelled "other" (a database named so) would
+			// collide with the fold series: it is counted there.
+			g.addOther(labels, values, ex)
+			return
+		}
+	}
+	k := g.keyOf(labels)
+	s, ok := g.lru.Get(k)
+	if !ok {
+		s = g.newSeries(labels)
+		g.lru.Add(k, s)
+	}
+	s.accumulate(values, ex)
+}
+
+// keyOf joins the label values with 0xff, a byte no UTF-8 text contains.
+// ensure creates the series of labels at zero when it does not exist, without
+// touching the recency of an existing one. Counters whose label sets are
+// known in advance start at zero, so that their first increment shows in
+// rate() and increase() (a series first seen at 1 has no increase).
+func (g *groupStore) ensure(labels []string) {
+	if g.lru.Contains(g.keyOf(labels)) {
+		return
+	}
+	g.add(labels, make([]float64, len(g.def.metrics)), exemplar{})
+}
+
+func (g *groupStore) keyOf(labels []string) string {
+	var b strings.Builder
+	for _, l := range labels {
+		b.WriteString(l)
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}
+
+func (g *groupStore) newSeries(labels []string) *series {
+	n := len(g.def.metrics)
+	return &series{labels: slices.Clone(labels), values: make([]float64, n), ex: make([]exemplar, n)}
+}
+
+func (s *series) accumulate(values []float64, ex exemplar) {
+	for i, v := range values {
+		s.values[i] += v
+		if ex.set && (!s.ex[i].set || !ex.at.Before(s.ex[i].at)) {
+			s.ex[i] = ex
+		}
+	}
+}
+
+// fold is the LRU's eviction callback.
+func (g *groupStore) fold(_ string, s *series) {
+	g.folds++
+	var latest exemplar
+	for _, e := range s.ex {
+		if e.set && (!latest.set || e.at.After(latest.at)) {
+			latest = e
+		}
+	}
+	g.addOther(s.labels, s.values, latest)
+}
+
+func (g *groupStore) addOther(labels []string, values []float64, ex exemplar) {
+	folded := make([]string, len(labels))
+	for i, l := range labels {
+		folded[i] = labelOther
+		if g.keep[i] {
+			folded[i] = l
+		}
+	}
+	k := g.keyOf(folded)
+	o, ok := g.other[k]
+	if !ok {
+		o = g.newSeries(folded)
+		g.other[k] = o
+	}
+	o.accumulate(values, ex)
+}
+
+// len is the number of series, the other series included.
+func (g *groupStore) len() int { return g.lru.Len() + len(g.other) }
+
+// collect sends every series of the group as constant counters labelled
+// with target.
+func (g *groupStore) collect(target string, ch chan<- prometheus.Metric) {
+	send := func(s *series) {
+		lv := make([]string, 0, len(s.labels)+1)
+		lv = append(append(lv, target), s.labels...)
+		for i := range g.def.metrics {
+			m := &g.def.metrics[i]
+			metric := prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, s.values[i], lv...)
+			if m.exemplar && s.ex[i].set {
+				if withEx, err := prometheus.NewMetricWithExemplars(metric, prometheus.Exemplar{
+					Value:     1,
+					Labels:    prometheus.Labels{"query_hash": formatQueryHash(s.ex[i].queryHash)},
+					Timestamp: s.ex[i].at,
+				}); err == nil {
+					metric = withEx
+				}
+			}
+			ch <- metric
+		}
+	}
+	for _, s := range g.lru.Values() {
+		send(s)
+	}
+	for _, s := range g.other {
+		send(s)
+	}
+}
+
+// formatQueryHash writes a query hash as SQL Server shows binary(8):
+// 0x and 16 upper-case hex digits.
+func formatQueryHash(h uint64) string {
+	const digits = "0123456789ABCDEF"
+	var b [18]byte
+	b[0], b[1] = '0', 'x'
+	for i := 17; i >= 2; i-- {
+		b[i] = digits[h&0xf]
+		h >>= 4
+	}
+	return string(b[:])
+}

@@ -1,0 +1,144 @@
+package exporter
+
+import (
+	_ "embed"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+//go:embed waitcategories.tsv
+var waitCategoriesTSV string
+
+//go:embed benignwaits.txt
+var benignWaitsTxt string
+
+// waitCategories maps wait type names to categories from
+// waitcategories.tsv: exact names first, then the longest matching prefix,
+// then "Other".
+type waitCategories struct {
+	exact    map[string]string
+	prefixes []prefixRule // longest first
+}
+
+type prefixRule struct{ prefix, category string }
+
+var defaultWaitCategories = mustWaitCategories(waitCategoriesTSV)
+
+func mustWaitCategories(tsv string) *waitCategories {
+	w, err := parseWaitCategories(tsv)
+	if err != nil {
+		panic(err) // the embedded table is tested
+	}
+	return w
+}
+
+func parseWaitCategories(tsv string) (*waitCategories, error) {
+	w := &waitCategories{exact: map[string]string{}}
+	for n, line := range strings.Split(tsv, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		pat, cat, ok := strings.Cut(line, "\t")
+		if !ok || pat == "" || cat == "" || strings.Contains(cat, "\t") {
+			return nil, fmt.Errorf("wait categories line %d: want PATTERN<TAB>CATEGORY", n+1)
+		}
+		if p, isPrefix := strings.CutSuffix(pat, "*"); isPrefix {
+			w.prefixes = append(w.prefixes, prefixRule{p, cat})
+		} else {
+			if _, dup := w.exact[pat]; dup {
+				return nil, fmt.Errorf("wait categories line %d: %s listed twice", n+1, pat)
+			}
+			w.exact[pat] = cat
+		}
+	}
+	slices.SortStableFunc(w.prefixes, func(a, b prefixRule) int { return len(b.prefix) - len(a.prefix) })
+	return w, nil
+}
+
+// category returns the category of a wait type name.
+func (w *waitCategories) category(waitType string) string {
+	if c, ok := w.exact[waitType]; ok {
+		return c
+	}
+	for _, p := range w.prefixes {
+		if strings.HasPrefix(waitType, p.prefix) {
+			return p.category
+		}
+	}
+	return "Other"
+}
+
+func benignWaits() []string {
+	var out []string
+	for _, line := range strings.Split(benignWaitsTxt, "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && line[0] != '#' {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// matchWait matches a wait type against a pattern where * is any run of
+// characters, without regard to case.
+func matchWait(pattern, name string) bool {
+	ok, err := path.Match(strings.ToUpper(pattern), strings.ToUpper(name))
+	return err == nil && ok
+}
+
+// keyRange is an inclusive range of map keys.
+type keyRange struct{ lo, hi uint64 }
+
+// waitKeyRanges resolves include and exclude patterns against a server's
+// wait_types map (key → name) into sorted, merged key ranges of the wait
+// types to keep. Keys are per server and per build (xe-event-fields.md
+// §2.1), so this runs against each server's own sys.dm_xe_map_values, and
+// ranges collapse runs of consecutive keys, as sp_HumanEvents does, to keep
+// the predicate short. An empty include keeps every type not excluded.
+// all reports that no type is excluded (no predicate needed).
+func waitKeyRanges(waitTypes map[uint64]string, include, exclude []string) (ranges []keyRange, all bool) {
+	keys := make([]uint64, 0, len(waitTypes))
+	for k := range waitTypes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	all = true
+	var kept []uint64
+	for _, k := range keys {
+		name := waitTypes[k]
+		in := len(include) == 0 || slices.ContainsFunc(include, func(p string) bool { return matchWait(p, name) })
+		out := slices.ContainsFunc(exclude, func(p string) bool { return matchWait(p, name) })
+		if in && !out {
+			kept = append(kept, k)
+		} else {
+			all = false
+		}
+	}
+	for _, k := range kept {
+		if n := len(ranges); n > 0 && ranges[n-1].hi+1 == k {
+			ranges[n-1].hi = k
+			continue
+		}
+		ranges = append(ranges, keyRange{k, k})
+	}
+	return ranges, all
+}
+
+// rangePredicate writes ranges as an XE predicate on field:
+// (field >= 1 AND field <= 21) OR field = 66 … An empty list matches
+// nothing: (field = -1) would be refused for an unsigned map, so the caller
+// must not create a session that keeps no wait type.
+func rangePredicate(field string, ranges []keyRange) string {
+	parts := make([]string, len(ranges))
+	for i, r := range ranges {
+		if r.lo == r.hi {
+			parts[i] = fmt.Sprintf("%s = (%d)", field, r.lo)
+		} else {
+			parts[i] = fmt.Sprintf("(%s >= (%d) AND %s <= (%d))", field, r.lo, field, r.hi)
+		}
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
