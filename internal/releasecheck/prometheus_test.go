@@ -1,0 +1,88 @@
+package releasecheck
+
+import (
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func promtool(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool is not installed (Debian package prometheus, in scripts/apt-packages.txt; make setup installs it)")
+	}
+	return p
+}
+
+// ruleFiles lists the repository's Prometheus rule files (the promtool
+// unit tests, *.test.yml, are not rule files).
+func ruleFiles(t testing.TB) []string {
+	var out []string
+	for _, f := range yamlFiles(t, repoPath(t, "provisioning/prometheus")) {
+		if !strings.HasSuffix(f, ".test.yml") && !strings.HasSuffix(f, ".test.yaml") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// The compose Prometheus, as the container sees its files, passes promtool
+// check config, and loads every rule file the repository ships.
+func TestComposePrometheusConfig(t *testing.T) {
+	tool := promtool(t)
+	prom := loadCompose(t).service(t, "prometheus")
+	var configPath string
+	for _, arg := range prom.Command {
+		if p, ok := strings.CutPrefix(arg, "--config.file="); ok {
+			configPath = p
+		}
+	}
+	if configPath == "" {
+		t.Fatal("the prometheus service sets no --config.file")
+	}
+	root := containerFS(t, prom)
+	out, err := exec.Command(tool, "check", "config", filepath.Join(root, filepath.FromSlash(configPath))).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`SUCCESS: (\d+) rule files found`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("promtool check config did not report the rule files it found:\n%s", out)
+	}
+	files := ruleFiles(t)
+	if n, _ := strconv.Atoi(string(m[1])); n != len(files) {
+		t.Errorf("the compose Prometheus loads %d rule files, the repository ships %d (%v):\n%s", n, len(files), files, out)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(repo(t), f)
+		target, ok := mountedTarget(t, prom, filepath.ToSlash(rel))
+		if !ok {
+			t.Errorf("%s is not mounted into the prometheus service", rel)
+			continue
+		}
+		if dir := path.Dir(configPath); !strings.HasPrefix(target, dir+"/") {
+			t.Errorf("%s is mounted at %s, outside the config's directory %s that rule_files is relative to", rel, target, dir)
+		}
+	}
+}
+
+// The shipped rules pass promtool check rules on their own (the exporter's
+// tests also run promtool test rules on them).
+func TestPrometheusRulesCheck(t *testing.T) {
+	tool := promtool(t)
+	files := ruleFiles(t)
+	if len(files) == 0 {
+		t.Fatal("provisioning/prometheus ships no rule file")
+	}
+	for _, f := range files {
+		out, err := exec.Command(tool, "check", "rules", f).CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool check rules %s: %v\n%s", f, err, out)
+		}
+	}
+}
