@@ -9,6 +9,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -126,6 +127,40 @@ func (h *Host) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*b
 	out, err := backend.FromProto().QueryDataResponse(resp)
 	if err != nil {
 		return nil, fmt.Errorf("QueryData: decode response: %w", err)
+	}
+	return out, nil
+}
+
+// CallResource calls Resource.CallResource over gRPC and gathers the
+// streamed response: the status and headers of the first message, the body
+// of all of them.
+func (h *Host) CallResource(ctx context.Context, req *backend.CallResourceRequest) (*backend.CallResourceResponse, error) {
+	c, err := dispense[grpcplugin.ResourceClient](h, "resource")
+	if err != nil {
+		return nil, err
+	}
+	stream, err := c.CallResource(ctx, backend.ToProto().CallResourceRequest(req))
+	if err != nil {
+		return nil, fmt.Errorf("CallResource: %w", err)
+	}
+	var out *backend.CallResourceResponse
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("CallResource: %w", err)
+		}
+		r := backend.FromProto().CallResourceResponse(msg)
+		if out == nil {
+			out = r
+		} else {
+			out.Body = append(out.Body, r.Body...)
+		}
+	}
+	if out == nil {
+		return nil, errors.New("CallResource: the plugin sent no response")
 	}
 	return out, nil
 }

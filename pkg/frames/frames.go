@@ -1,155 +1,235 @@
-// Package frames turns QueryReplay's model into Grafana data frames with the
-// shapes Grafana's built-in panels and our replay panel read: lanes as
-// state-timeline frames, the plan as node-graph nodes and edges.
+// Package frames turns a stored trace into the Grafana data frames that
+// docs/frames.md specifies: the trace meta frame, the per-operator table and
+// phases, the plan as Node Graph nodes and edges, one State Timeline frame
+// per lane (raw, or binned when a lane exceeds the row budget), pages, log
+// records, call stacks as a Flame Graph, and the numeric probe frame.
 //
-// It is an adapter: it only reshapes values it is given. It must not parse
-// events or plans, compute timings or talk to SQL Server.
+// It is an adapter: it reshapes a trace it is given (re-slicing by a time
+// window, binning to a row budget, counting per operator). It must not parse
+// events or plans, run anything on SQL Server or keep state between calls;
+// the same Source and Request give the same frames. Binning is hand-written
+// because it is the hot path of every zoom (docs/frames.md §4.3): it makes
+// two passes over the lane with no per-entry allocation.
 package frames
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
-// ReplayPanelID is set as the preferred visualisation plugin on frames the
-// replay panel draws, so Explore opens them in it.
+// ReplayPanelID is set as the preferred visualisation plugin on lane frames,
+// so Explore opens them in the replay panel.
 const ReplayPanelID = "queryreplay-replay-panel"
 
-// Interval is one state of a lane, [Start, End).
-type Interval struct {
-	Start, End time.Time
-	State      string
-	// NodeID is the plan operator the interval belongs to; nil when unmatched.
-	NodeID *int
+// DefaultMaxDataPoints is the row budget per lane when the query gives none.
+const DefaultMaxDataPoints = 1000
+
+// MaxDataPointsLimit caps the budget a query may ask for.
+const MaxDataPointsLimit = 1_000_000
+
+// Frame groups a query may ask for (docs/frames.md §3).
+const (
+	GroupTrace      = "trace"
+	GroupOperators  = "operators"
+	GroupPlan       = "plan"
+	GroupLanes      = "lanes"
+	GroupPages      = "pages"
+	GroupLog        = "log"
+	GroupCallStacks = "callstacks"
+)
+
+// AllGroups is every frame group, in response order.
+var AllGroups = []string{GroupTrace, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks}
+
+// Runtime is an operator's actual-plan runtime counters, summed over
+// threads; nil fields were not reported.
+type Runtime struct {
+	ActualRows    *int64
+	Executions    *int64
+	ElapsedMs     *int64
+	CPUMs         *int64
+	LogicalReads  *int64
+	PhysicalReads *int64
+	EstimatedRows *float64
 }
 
-// Lane builds a state-timeline frame: start time, end time, state, node id.
-// Intervals are sorted by start; an interval that ends before it starts is
-// an error, not something to draw.
-func Lane(name string, intervals []Interval) (*data.Frame, error) {
-	sorted := append([]Interval(nil), intervals...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start.Before(sorted[j].Start) })
-	starts := make([]time.Time, len(sorted))
-	ends := make([]time.Time, len(sorted))
-	states := make([]string, len(sorted))
-	nodes := make([]*int64, len(sorted))
-	for i, iv := range sorted {
-		if iv.End.Before(iv.Start) {
-			return nil, fmt.Errorf("lane %s: interval %d (%s) ends before it starts", name, i, iv.State)
-		}
-		starts[i], ends[i], states[i] = iv.Start, iv.End, iv.State
-		if iv.NodeID != nil {
-			v := int64(*iv.NodeID)
-			nodes[i] = &v
-		}
-	}
-	f := data.NewFrame(name,
-		data.NewField("start", nil, starts),
-		data.NewField("end", nil, ends),
-		data.NewField("state", data.Labels{"lane": name}, states),
-		data.NewField("nodeId", nil, nodes),
-	)
-	f.SetMeta(&data.FrameMeta{PreferredVisualizationPluginID: ReplayPanelID})
-	return f, nil
+// Source is a stored trace as the frames need it.
+type Source struct {
+	TraceID string
+	Bundle  *tracer.Bundle // Bundle.Trace must be set
+	// Runtime holds the actual plan's counters by NodeId; may be nil.
+	Runtime map[int]Runtime
+	// Stacks is the merged call-stack tree; nil when the trace has none.
+	Stacks *callstack.Tree
 }
 
-// PlanNode is one operator of the plan graph.
-type PlanNode struct {
-	ID           int
-	Parent       *int
-	PhysicalOp   string
-	LogicalOp    string
-	Object       string
-	ActualRows   int64
-	EstimateRows float64
-	ElapsedMs    float64
-	Behavior     string
-	Spills       int64
-	CPUShare     float64 // 0..1, with IOShare summing to 1
-	IOShare      float64
+// Window is a closed range on the trace clock, in µs from time zero.
+type Window struct {
+	FromUs int64 `json:"fromUs"`
+	ToUs   int64 `json:"toUs"`
 }
 
-// Plan builds the node-graph pair: a nodes frame and an edges frame whose
-// edges run child → parent (the direction rows flow). Every edge's endpoints
-// must be nodes, or Grafana refuses to draw the graph.
-func Plan(nodes []PlanNode) (data.Frames, error) {
-	known := make(map[int]bool, len(nodes))
-	for _, n := range nodes {
-		if known[n.ID] {
-			return nil, fmt.Errorf("plan: node %d appears twice", n.ID)
-		}
-		known[n.ID] = true
-	}
-	ids := make([]string, len(nodes))
-	titles := make([]string, len(nodes))
-	subtitles := make([]string, len(nodes))
-	main := make([]float64, len(nodes))
-	secondary := make([]float64, len(nodes))
-	arcCPU := make([]float64, len(nodes))
-	arcIO := make([]float64, len(nodes))
-	behavior := make([]string, len(nodes))
-	spills := make([]int64, len(nodes))
-	var edgeIDs, sources, targets []string
-	var edgeRows []int64
-	for i, n := range nodes {
-		ids[i] = strconv.Itoa(n.ID)
-		titles[i] = n.PhysicalOp
-		subtitles[i] = n.Object
-		if n.Object == "" {
-			subtitles[i] = n.LogicalOp
-		}
-		main[i] = n.ElapsedMs
-		secondary[i] = n.EstimateRows
-		arcCPU[i], arcIO[i] = n.CPUShare, n.IOShare
-		behavior[i] = n.Behavior
-		spills[i] = n.Spills
-		if n.Parent != nil {
-			if !known[*n.Parent] {
-				return nil, fmt.Errorf("plan: node %d has parent %d, which is not in the plan", n.ID, *n.Parent)
-			}
-			p := strconv.Itoa(*n.Parent)
-			edgeIDs = append(edgeIDs, ids[i]+"-"+p)
-			sources = append(sources, ids[i])
-			targets = append(targets, p)
-			edgeRows = append(edgeRows, n.ActualRows)
-		}
-	}
-	nodeFrame := data.NewFrame("nodes",
-		data.NewField("id", nil, ids),
-		data.NewField("title", nil, titles),
-		data.NewField("subtitle", nil, subtitles),
-		data.NewField("mainstat", nil, main).SetConfig(&data.FieldConfig{Unit: "ms", DisplayName: "elapsed"}),
-		data.NewField("secondarystat", nil, secondary).SetConfig(&data.FieldConfig{DisplayName: "estimated rows"}),
-		data.NewField("arc__cpu", nil, arcCPU),
-		data.NewField("arc__io", nil, arcIO),
-		data.NewField("detail__behavior", nil, behavior),
-		data.NewField("detail__spills", nil, spills),
-	)
-	nodeFrame.SetMeta(&data.FrameMeta{PreferredVisualization: data.VisTypeNodeGraph})
-	edgeFrame := data.NewFrame("edges",
-		data.NewField("id", nil, orEmpty(edgeIDs)),
-		data.NewField("source", nil, orEmpty(sources)),
-		data.NewField("target", nil, orEmpty(targets)),
-		data.NewField("mainstat", nil, orEmptyInt(edgeRows)).SetConfig(&data.FieldConfig{DisplayName: "rows"}),
-	)
-	edgeFrame.SetMeta(&data.FrameMeta{PreferredVisualization: data.VisTypeNodeGraph})
-	return data.Frames{nodeFrame, edgeFrame}, nil
+// Request says what to return.
+type Request struct {
+	// Window restricts lanes and pages; nil is the whole trace.
+	Window *Window
+	// MaxDataPoints is the row budget per lane; 0 is DefaultMaxDataPoints.
+	MaxDataPoints int
+	// Groups lists the frame groups; nil is all of them.
+	Groups []string
 }
 
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
+// Validate reports a request the frames cannot honour.
+func (r Request) Validate() error {
+	if r.Window != nil && r.Window.FromUs > r.Window.ToUs {
+		return fmt.Errorf("window fromUs %d is after toUs %d", r.Window.FromUs, r.Window.ToUs)
 	}
-	return s
+	if r.MaxDataPoints < 0 || r.MaxDataPoints > MaxDataPointsLimit {
+		return fmt.Errorf("maxDataPoints %d is outside 0-%d", r.MaxDataPoints, MaxDataPointsLimit)
+	}
+	for _, g := range r.Groups {
+		if !slices.Contains(AllGroups, g) {
+			return fmt.Errorf("frame group %q is not one of %v", g, AllGroups)
+		}
+	}
+	return nil
 }
 
-func orEmptyInt(s []int64) []int64 {
-	if s == nil {
-		return []int64{}
+func (r Request) budget() int {
+	if r.MaxDataPoints == 0 {
+		return DefaultMaxDataPoints
 	}
-	return s
+	return r.MaxDataPoints
+}
+
+func (r Request) wants(group string) bool {
+	return r.Groups == nil || slices.Contains(r.Groups, group)
+}
+
+// view is one Build call's shared state.
+type view struct {
+	src    *Source
+	tr     *timeline.Trace
+	zero   time.Time
+	win    Window
+	budget int
+	// resolutionUs is the drawing quantum: window ÷ budget, at least 1 µs.
+	resolutionUs int64
+	binned       []string
+}
+
+func (v *view) at(us int64) time.Time { return v.zero.Add(time.Duration(us) * time.Microsecond) }
+
+// Build returns the frames of src for req, in the order of docs/frames.md §3.
+func Build(src *Source, req Request) (data.Frames, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if src == nil || src.Bundle == nil || src.Bundle.Trace == nil {
+		return nil, fmt.Errorf("trace %s has no timeline", traceIDOf(src))
+	}
+	v, err := newView(src, req)
+	if err != nil {
+		return nil, err
+	}
+	var out data.Frames
+	if req.wants(GroupOperators) {
+		out = append(out, v.operatorsFrame(), v.phasesFrame())
+	}
+	if req.wants(GroupPlan) {
+		nodes, edges := v.planFrames()
+		out = append(out, nodes, edges)
+	}
+	if req.wants(GroupLanes) {
+		out = append(out, v.laneFrames()...)
+	}
+	if req.wants(GroupPages) {
+		out = append(out, v.pagesFrame())
+	}
+	if req.wants(GroupLog) {
+		out = append(out, v.logRecordsFrame())
+	}
+	if req.wants(GroupCallStacks) && src.Stacks != nil && src.Stacks.Stacks > 0 {
+		out = append(out, CallStacks(src.TraceID, src.Stacks))
+	}
+	// The trace frame goes first but is built last: it reports which
+	// lanes this response binned.
+	if req.wants(GroupTrace) {
+		out = append(data.Frames{v.traceFrame()}, out...)
+	}
+	return out, nil
+}
+
+func traceIDOf(src *Source) string {
+	if src == nil {
+		return "(none)"
+	}
+	return src.TraceID
+}
+
+func newView(src *Source, req Request) (*view, error) {
+	tr := src.Bundle.Trace
+	zero := src.Bundle.Run.StartedAt
+	if tr.ZeroTime != "" {
+		t, err := time.Parse(time.RFC3339Nano, tr.ZeroTime)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: zero time %q: %w", src.TraceID, tr.ZeroTime, err)
+		}
+		zero = t
+	}
+	v := &view{src: src, tr: tr, zero: zero.UTC(), budget: req.budget(), win: Window{FromUs: tr.Start, ToUs: tr.End}}
+	if req.Window != nil {
+		v.win = *req.Window
+	}
+	v.resolutionUs = max(1, (v.win.ToUs-v.win.FromUs)/int64(v.budget))
+	return v, nil
+}
+
+// custom is a frame's meta.custom: every frame carries the trace id.
+type custom map[string]any
+
+func (v *view) meta(extra custom) *data.FrameMeta {
+	c := custom{"traceId": v.src.TraceID}
+	for k, val := range extra {
+		c[k] = val
+	}
+	return &data.FrameMeta{Custom: c}
+}
+
+// hidden keeps a field out of State Timeline rows and legends but in the
+// tooltip and the table view.
+func hidden(f *data.Field) *data.Field {
+	cfg := f.Config
+	if cfg == nil {
+		cfg = &data.FieldConfig{}
+	}
+	if cfg.Custom == nil {
+		cfg.Custom = map[string]any{}
+	}
+	cfg.Custom["hideFrom"] = map[string]bool{"viz": true, "legend": true, "tooltip": false}
+	f.Config = cfg
+	return f
+}
+
+func unit(f *data.Field, u string) *data.Field {
+	if f.Config == nil {
+		f.Config = &data.FieldConfig{}
+	}
+	f.Config.Unit = u
+	return f
+}
+
+func nodePtr(n timeline.NodeID) *int64 {
+	if n < 0 {
+		return nil
+	}
+	v := int64(n)
+	return &v
 }

@@ -4,118 +4,359 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the frame contract files")
 
-func intp(v int) *int { return &v }
-
-var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-
-func sampleLane(t *testing.T) *data.Frame {
+func build(t testing.TB, src *Source, req Request) data.Frames {
 	t.Helper()
-	f, err := Lane("read", []Interval{
-		{Start: t0.Add(3 * time.Millisecond), End: t0.Add(4 * time.Millisecond), State: "page 1:312", NodeID: intp(2)},
-		{Start: t0, End: t0.Add(time.Millisecond), State: "page 1:280", NodeID: intp(2)},
-		{Start: t0.Add(5 * time.Millisecond), End: t0.Add(5 * time.Millisecond), State: "page 1:9"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-func samplePlan(t *testing.T) data.Frames {
-	t.Helper()
-	fs, err := Plan([]PlanNode{
-		{ID: 0, PhysicalOp: "Hash Match", LogicalOp: "Inner Join", ActualRows: 10, EstimateRows: 12, ElapsedMs: 5, Behavior: "hybrid", CPUShare: 0.7, IOShare: 0.3},
-		{ID: 1, Parent: intp(0), PhysicalOp: "Clustered Index Scan", Object: "[dbo].[Orders].[PK_Orders]", ActualRows: 1000, EstimateRows: 900, ElapsedMs: 3, Behavior: "streaming", CPUShare: 0.2, IOShare: 0.8},
-		{ID: 2, Parent: intp(0), PhysicalOp: "Sort", LogicalOp: "Sort", ActualRows: 50, EstimateRows: 40, ElapsedMs: 2, Behavior: "blocking", Spills: 1, CPUShare: 0.5, IOShare: 0.5},
-	})
+	fs, err := Build(src, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return fs
 }
 
-func TestLaneSortsAndKeepsUnmatched(t *testing.T) {
-	f := sampleLane(t)
-	if n, _ := f.RowLen(); n != 3 {
-		t.Fatalf("rows = %d", n)
+func byName(t testing.TB, fs data.Frames, name string) *data.Frame {
+	t.Helper()
+	for _, f := range fs {
+		if f.Name == name {
+			return f
+		}
 	}
-	if got := f.Fields[2].At(0).(string); got != "page 1:280" {
-		t.Fatalf("first state = %q, want the earliest interval", got)
+	t.Fatalf("no frame %q", name)
+	return nil
+}
+
+func field(t testing.TB, f *data.Frame, name string) *data.Field {
+	t.Helper()
+	fl, _ := f.FieldByName(name)
+	if fl == nil {
+		t.Fatalf("frame %s has no field %q", f.Name, name)
 	}
-	if f.Fields[3].At(2).(*int64) != nil {
-		t.Fatal("unmatched interval got a node id")
+	return fl
+}
+
+func customOf(t testing.TB, f *data.Frame) map[string]any {
+	t.Helper()
+	c, ok := f.Meta.Custom.(custom)
+	if !ok {
+		t.Fatalf("frame %s: meta.custom is %T", f.Name, f.Meta.Custom)
 	}
-	if _, err := Lane("bad", []Interval{{Start: t0.Add(time.Second), End: t0, State: "x"}}); err == nil || !strings.Contains(err.Error(), "ends before it starts") {
-		t.Fatalf("err = %v", err)
+	return c
+}
+
+// writeContract writes frames as the browser receives them, for the jest
+// contract test, and fails when the committed file is stale.
+func writeContract(t *testing.T, name string, fs data.Frames) {
+	t.Helper()
+	var raw []json.RawMessage
+	for _, f := range fs {
+		b, err := data.FrameToJSON(f, data.IncludeAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, b)
+	}
+	out, err := json.MarshalIndent(raw, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Golden(t, filepath.Join("..", "..", "testdata", "frames", name+".json"), append(out, '\n'), *update)
+}
+
+func golden(t *testing.T, name string, fs data.Frames) {
+	t.Helper()
+	resp := backend.DataResponse{Frames: fs}
+	experimental.CheckGoldenJSONResponse(t, filepath.Join("testdata", "golden"), name, &resp, *update)
+}
+
+func TestTraceResponseGolden(t *testing.T) {
+	fs := build(t, sampleSource(), Request{})
+	golden(t, "trace_response", fs)
+	writeContract(t, "trace_response", fs)
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name)
+	}
+	want := []string{"trace", "operators", "phases", "nodes", "edges", "lane_read", "lane_write", "lane_lock", "lane_wait",
+		"lane_memory", "lane_split", "lane_log", "lane_io", "pages", "log_records", "callstacks"}
+	if len(names) != len(want) {
+		t.Fatalf("frames = %v, want %v", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("frame %d = %s, want %s (all: %v)", i, names[i], want[i], names)
+		}
+	}
+	for _, f := range fs {
+		if customOf(t, f)["traceId"] != sampleID {
+			t.Errorf("frame %s lacks meta.custom.traceId", f.Name)
+		}
 	}
 }
 
-func TestPlanEdgesReferenceNodes(t *testing.T) {
-	fs := samplePlan(t)
-	nodes, edges := fs[0], fs[1]
-	ids := map[string]bool{}
-	for i := 0; i < nodes.Fields[0].Len(); i++ {
-		ids[nodes.Fields[0].At(i).(string)] = true
+func TestTraceFrameCarriesTheMeta(t *testing.T) {
+	fs := build(t, sampleSource(), Request{})
+	tf := byName(t, fs, "trace")
+	c := customOf(t, tf)
+	if c["persona"] != "box" || c["truncated"] != false || c["statement"] != sampleBundle().SQL {
+		t.Fatalf("custom = %v", c)
 	}
-	for i := 0; i < edges.Fields[1].Len(); i++ {
-		for _, col := range []int{1, 2} {
-			if id := edges.Fields[col].At(i).(string); !ids[id] {
-				t.Fatalf("edge %d references missing node %s", i, id)
+	if got := field(t, tf, "lost").At(0).(int64); got != 3 {
+		t.Errorf("lost = %d, want 2 sequence gaps + 1 dropped", got)
+	}
+	if got := field(t, tf, "unmatched").At(0).(int64); got != 3 {
+		t.Errorf("unmatched = %d, want 3", got)
+	}
+	zero := time.Date(2026, 11, 29, 12, 0, 0, 123000, time.UTC)
+	if got := field(t, tf, "end").At(0).(time.Time); !got.Equal(zero.Add(900 * time.Microsecond)) {
+		t.Errorf("end = %v", got)
+	}
+	if len(tf.Meta.Notices) != 2 { // lost events + the warning
+		t.Errorf("notices = %+v", tf.Meta.Notices)
+	}
+	if got := c["options"].(map[string]any)["events"].([]string); len(got) != 6 {
+		t.Errorf("options.events = %v", got)
+	}
+}
+
+func TestLanesAreStateTimelineFrames(t *testing.T) {
+	fs := build(t, sampleSource(), Request{MaxDataPoints: 900})
+	for _, lane := range LaneNames {
+		f := byName(t, fs, "lane_"+lane)
+		if f.Fields[0].Name != "start" || f.Fields[1].Name != "end" || f.Fields[2].Name != "state" {
+			t.Fatalf("%s: first fields %s %s %s", f.Name, f.Fields[0].Name, f.Fields[1].Name, f.Fields[2].Name)
+		}
+		for _, fl := range f.Fields[3:] {
+			hide, _ := fl.Config.Custom["hideFrom"].(map[string]bool)
+			if !hide["viz"] || hide["tooltip"] {
+				t.Errorf("%s.%s is not hidden from the viz: %v", f.Name, fl.Name, fl.Config.Custom)
+			}
+		}
+		if f.Meta.PreferredVisualizationPluginID != ReplayPanelID {
+			t.Errorf("%s: preferred panel %q", f.Name, f.Meta.PreferredVisualizationPluginID)
+		}
+		starts := field(t, f, "startUs")
+		for i := 1; i < starts.Len(); i++ {
+			if starts.At(i).(int64) < starts.At(i-1).(int64) {
+				t.Errorf("%s is not sorted by start", f.Name)
 			}
 		}
 	}
-	if _, err := Plan([]PlanNode{{ID: 1, Parent: intp(7)}}); err == nil {
-		t.Fatal("dangling parent accepted")
+	read := byName(t, fs, "lane_read")
+	if n := read.Rows(); n != 4 {
+		t.Fatalf("read rows = %d", n)
 	}
-	if _, err := Plan([]PlanNode{{ID: 1}, {ID: 1}}); err == nil {
-		t.Fatal("duplicate node accepted")
+	// window 0..900 over 900 points: one µs per step; point events are drawn 1 µs wide
+	s, e := field(t, read, "start").At(0).(time.Time), field(t, read, "end").At(0).(time.Time)
+	if e.Sub(s) != time.Microsecond || field(t, read, "endUs").At(0).(int64) != 30 {
+		t.Errorf("point event drawn %v wide, endUs %v", e.Sub(s), field(t, read, "endUs").At(0))
+	}
+	if field(t, read, "nodeId").At(3).(*int64) != nil || field(t, read, "state").At(3) != "unresolved" {
+		t.Error("the unmatched, unresolved read lost its nulls")
+	}
+	lock := byName(t, fs, "lane_lock")
+	if field(t, lock, "state").At(1) != "X" || !field(t, lock, "heldToEnd").At(1).(bool) || field(t, lock, "row").At(1) != "OrderID=42" {
+		t.Errorf("lock row 1 = %v", lock.RowCopy(1))
 	}
 }
 
-// TestGoldenAndContract checks the frames against golden files and writes
-// the wire JSON that src/contract/frames.test.ts decodes with @grafana/data.
-func TestGoldenAndContract(t *testing.T) {
-	cases := map[string]data.Frames{
-		"lane_read": {sampleLane(t)},
-		"plan":      samplePlan(t),
+func TestOperatorsAndPlan(t *testing.T) {
+	fs := build(t, sampleSource(), Request{})
+	ops := byName(t, fs, "operators")
+	// node 2: reads 320, 330; write 600; lock 700; split 610; log 605
+	row := 2
+	for name, want := range map[string]int64{"reads": 2, "writes": 1, "locks": 1, "splits": 1, "logRecords": 1, "matched": 6,
+		"matchExact": 1, "matchStrong": 4, "matchWeak": 1} {
+		if got := field(t, ops, name).At(row).(int64); got != want {
+			t.Errorf("operator 2 %s = %d, want %d", name, got, want)
+		}
 	}
-	for name, fs := range cases {
-		t.Run(name, func(t *testing.T) {
-			dr := backend.DataResponse{Frames: fs}
-			experimental.CheckGoldenJSONResponse(t, "testdata/golden", name, &dr, *update)
+	if got := field(t, ops, "waitUs").At(1).(int64); got != 100 {
+		t.Errorf("operator 1 waitUs = %d", got)
+	}
+	if p := field(t, ops, "actualRows").At(1).(*int64); p == nil || *p != 250 {
+		t.Errorf("operator 1 actualRows = %v", p)
+	}
+	if p := field(t, ops, "actualRows").At(2).(*int64); p != nil {
+		t.Error("operator 2 has no runtime counters but got actualRows")
+	}
+	nodes, edges := byName(t, fs, "nodes"), byName(t, fs, "edges")
+	ids := map[string]bool{}
+	for i := 0; i < nodes.Rows(); i++ {
+		ids[field(t, nodes, "id").At(i).(string)] = true
+		sum := 0.0
+		for _, a := range arcs {
+			sum += field(t, nodes, "arc__"+a.name).At(i).(float64)
+		}
+		if sum < 0.999 || sum > 1.001 {
+			t.Errorf("node %d arcs sum to %v", i, sum)
+		}
+	}
+	for i := 0; i < edges.Rows(); i++ {
+		if !ids[field(t, edges, "source").At(i).(string)] || !ids[field(t, edges, "target").At(i).(string)] {
+			t.Errorf("edge %d references a missing node", i)
+		}
+	}
+	if edges.Rows() != 2 || field(t, edges, "target").At(0) != "0" {
+		t.Errorf("edges = %d, first target %v", edges.Rows(), field(t, edges, "target").At(0))
+	}
+	if c := field(t, nodes, "arc__spills").Config.Color; c["fixedColor"] != "red" {
+		t.Errorf("spill arc colour = %v", c)
+	}
+	ph := byName(t, fs, "phases")
+	if ph.Rows() != 3 || field(t, ph, "phase").At(0) != "build" {
+		t.Errorf("phases = %d rows, first %v", ph.Rows(), field(t, ph, "phase").At(0))
+	}
+}
 
-			got, err := json.MarshalIndent(fs, "", "  ")
-			if err != nil {
-				t.Fatal(err)
+func TestPagesLogRecordsAndStacks(t *testing.T) {
+	fs := build(t, sampleSource(), Request{})
+	pages := byName(t, fs, "pages")
+	if pages.Rows() != 3 {
+		t.Fatalf("pages = %d, want 3 distinct", pages.Rows())
+	}
+	// sorted by page: 9, 280, 312; page 312 read twice, written once
+	if field(t, pages, "pageId").At(2) != "1:312" || field(t, pages, "reads").At(2).(int64) != 2 || field(t, pages, "writes").At(2).(int64) != 1 {
+		t.Errorf("page row 2 = %v", pages.RowCopy(2))
+	}
+	if field(t, pages, "pageType").At(0).(*string) != nil {
+		t.Error("page type invented")
+	}
+	if lr := byName(t, fs, "log_records"); lr.Rows() != 2 || field(t, lr, "slotId").At(1).(int64) != 4 {
+		t.Errorf("log records = %d", lr.Rows())
+	}
+	cs := byName(t, fs, "callstacks")
+	if cs.Meta.PreferredVisualization != data.VisTypeFlameGraph {
+		t.Errorf("callstacks vis = %q", cs.Meta.PreferredVisualization)
+	}
+	// pre-order: root(4) → Execute(4) → GetNextRow(4, self 1) → BPool::Get(3)
+	wantLevels, wantValues, wantSelf := []int64{0, 1, 2, 3}, []int64{4, 4, 4, 3}, []int64{0, 0, 1, 3}
+	for i := range wantLevels {
+		if field(t, cs, "level").At(i) != wantLevels[i] || field(t, cs, "value").At(i) != wantValues[i] || field(t, cs, "self").At(i) != wantSelf[i] {
+			t.Errorf("row %d = %v", i, cs.RowCopy(i))
+		}
+	}
+}
+
+func TestGroupsAndWindow(t *testing.T) {
+	fs := build(t, sampleSource(), Request{Groups: []string{GroupTrace, GroupLanes}, Window: &Window{FromUs: 300, ToUs: 620}})
+	if len(fs) != 1+len(LaneNames) {
+		t.Fatalf("%d frames", len(fs))
+	}
+	if n := byName(t, fs, "lane_read").Rows(); n != 3 {
+		t.Errorf("reads in 300..620 = %d, want 3 (320, 330, 500)", n)
+	}
+	// the wait 40..140 ends before the window; none overlaps
+	if n := byName(t, fs, "lane_wait").Rows(); n != 0 {
+		t.Errorf("waits = %d", n)
+	}
+	// the X lock 700..900 starts after it; the S lock ended at 31
+	if n := byName(t, fs, "lane_lock").Rows(); n != 0 {
+		t.Errorf("locks = %d", n)
+	}
+	fs = build(t, sampleSource(), Request{Groups: []string{GroupLanes}, Window: &Window{FromUs: 800, ToUs: 860}})
+	if n := byName(t, fs, "lane_lock").Rows(); n != 1 {
+		t.Errorf("a lock held across the window: rows = %d", n)
+	}
+	for _, bad := range []Request{{Window: &Window{FromUs: 5, ToUs: 4}}, {MaxDataPoints: -1}, {Groups: []string{"nope"}}} {
+		if _, err := Build(sampleSource(), bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+func TestBinnedLaneCountsEveryEntryWithinBudget(t *testing.T) {
+	src := generatedSource(t, 2000, 5)
+	tr := src.Bundle.Trace
+	for _, budget := range []int{7, 100, 1000} {
+		fs := build(t, src, Request{Groups: []string{GroupTrace, GroupLanes}, MaxDataPoints: budget})
+		read := byName(t, fs, "lane_read")
+		c := customOf(t, read)
+		if c["binned"] != true {
+			t.Fatalf("budget %d: %d reads not binned", budget, len(tr.Lanes.Read))
+		}
+		if read.Rows() > budget {
+			t.Errorf("budget %d: %d binned rows", budget, read.Rows())
+		}
+		var sum int64
+		width := c["binWidthUs"].(int64)
+		for i := 0; i < read.Rows(); i++ {
+			sum += field(t, read, "count").At(i).(int64)
+			a, z := field(t, read, "startUs").At(i).(int64), field(t, read, "endUs").At(i).(int64)
+			first := field(t, read, "firstUs").At(i).(int64)
+			if z-a != width || first < a || first >= z {
+				t.Errorf("bin %d: [%d,%d) first %d width %d", i, a, z, first, width)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("..", "..", "testdata", "frames", name+".json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
+		}
+		if sum != int64(len(tr.Lanes.Read)) {
+			t.Errorf("budget %d: binned counts sum to %d, want %d", budget, sum, len(tr.Lanes.Read))
+		}
+		// independent count: reads of the first operator present in the first bin
+		node := field(t, read, "nodeId").At(0).(*int64)
+		a, z := field(t, read, "startUs").At(0).(int64), field(t, read, "endUs").At(0).(int64)
+		var want int64
+		for _, e := range tr.Lanes.Read {
+			if e.T >= a && e.T < z && node != nil && int64(e.NodeID) == *node {
+				want++
 			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("contract file: %v (run go test ./pkg/frames -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s is stale: the TypeScript contract test would check old frames; run go test ./pkg/frames -update", path)
-			}
-		})
+		}
+		if got := field(t, read, "count").At(0).(int64); got != want {
+			t.Errorf("budget %d: first bin count %d, recount %d", budget, got, want)
+		}
+		if bl := customOf(t, byName(t, fs, "trace"))["binnedLanes"].([]string); len(bl) == 0 || bl[0] != "read" {
+			t.Errorf("binnedLanes = %v", bl)
+		}
+	}
+}
+
+func TestBinnedContract(t *testing.T) {
+	src := generatedSource(t, 300, 3)
+	fs := build(t, src, Request{Groups: []string{GroupLanes}, MaxDataPoints: 20})
+	golden(t, "view_binned", fs[:1])
+	writeContract(t, "view_binned", fs)
+}
+
+func TestProbeFrame(t *testing.T) {
+	f, err := Probe(sampleSource())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeContract(t, "probe", data.Frames{f})
+	if f.Meta.Type != data.FrameTypeNumericWide || f.Rows() != 1 {
+		t.Fatalf("type %q rows %d", f.Meta.Type, f.Rows())
+	}
+	want := map[string]float64{"duration": 0.95, "reads": 4, "writes": 1, "spills": 1, "locks": 2, "events": 21, "lost": 3}
+	for name, v := range want {
+		if got := field(t, f, name).At(0).(float64); got != v {
+			t.Errorf("%s = %v, want %v", name, got, v)
+		}
+	}
+	io := f.Fields[len(want)]
+	if io.Name != "waits" || io.Labels["category"] != "Io" || io.At(0).(float64) != 0.1 {
+		t.Errorf("first wait field = %s %v %v", io.Name, io.Labels, io.At(0))
+	}
+}
+
+func TestFrameJSONHasNoSecretsOrSurprises(t *testing.T) {
+	fs := build(t, sampleSource(), Request{})
+	b, err := json.Marshal(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"password", "Password", "secret"} {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("frames mention %q", s)
+		}
 	}
 }

@@ -1,22 +1,33 @@
 // Package plugin is QueryReplay's Grafana backend datasource: it turns
-// Grafana's QueryData and CheckHealth calls into traces and frames.
+// Grafana's QueryData, CheckHealth and CallResource calls into traces run by
+// pkg/tracer, kept in pkg/tracestore and shaped by pkg/frames
+// (docs/frames.md is the contract).
 //
-// It is an adapter: it owns the Grafana SDK glue (instance settings, per-query
-// errors with their error source, health) and must not parse events or plans,
-// build timelines or talk TDS itself; those belong to the lower layers.
+// It is an adapter: it owns the Grafana SDK glue (instance settings and
+// connectors, the query model, per-query errors with their error source,
+// limits, health, resources) and must not parse events or plans, build
+// timelines or talk TDS itself; those belong to the lower layers. It never
+// logs secrets, query text or results.
 package plugin
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
-	// Registers the "sqlserver" driver used by CheckHealth.
-	_ "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
 
 // PluginID is the nested datasource's id in src/datasource/plugin.json.
@@ -25,75 +36,213 @@ const PluginID = "queryreplay-sqlserver-datasource"
 var (
 	_ backend.QueryDataHandler      = (*Datasource)(nil)
 	_ backend.CheckHealthHandler    = (*Datasource)(nil)
+	_ backend.CallResourceHandler   = (*Datasource)(nil)
 	_ instancemgmt.InstanceDisposer = (*Datasource)(nil)
 )
 
+// sweepTimeout bounds the orphan sweep at start.
+const sweepTimeout = time.Minute
+
 // Datasource is one configured datasource instance. Settings problems are
-// kept rather than failing instance creation, so that CheckHealth can report
-// them to the admin instead of Grafana showing a generic plugin error.
+// kept rather than failing instance creation, so that CheckHealth and every
+// query can report them to the admin instead of a generic plugin error.
 type Datasource struct {
 	settings    Settings
 	settingsErr error
+	log         log.Logger
+
+	db     *sql.DB
+	tracer *tracer.Tracer
+	store  *tracestore.Store
+	slots  chan struct{}
+	res    backend.CallResourceHandler
+
+	// sweepDone closes when the start-up orphan sweep has finished.
+	sweepDone  chan struct{}
+	sweepCount int
+	sweepErr   error
+
+	runtimeMu sync.Mutex
+	runtime   map[string]runtimeEntry // plan counters by trace id
+
+	stop context.CancelFunc
 }
 
 // NewDatasource is the instance factory given to datasource.Manage.
-func NewDatasource(_ context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	logger := log.DefaultLogger.With("dsUid", s.UID)
 	cfg, err := LoadSettings(s)
-	return &Datasource{settings: cfg, settingsErr: err}, nil
+	d := &Datasource{settings: cfg, settingsErr: err, log: logger, sweepDone: make(chan struct{}), runtime: map[string]runtimeEntry{}}
+	d.res = httpadapter.New(d.routes())
+	if err != nil {
+		close(d.sweepDone)
+		return d, nil
+	}
+	if err := d.open(s.UID); err != nil {
+		d.settingsErr = err
+		close(d.sweepDone)
+		return d, nil
+	}
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d.stop = stop
+	go d.sweep(bg)
+	return d, nil
 }
 
-// Dispose releases the instance's resources when Grafana replaces it.
-func (d *Datasource) Dispose() {}
-
-// QueryData answers every query with a per-query error until tracing from
-// Grafana lands; one query's failure never hides another's result.
-func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	resp := backend.NewQueryDataResponse()
-	for _, q := range req.Queries {
-		if d.settingsErr != nil {
-			resp.Responses[q.RefID] = backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream,
-				fmt.Sprintf("query %s: %v", q.RefID, d.settingsErr))
-			continue
-		}
-		resp.Responses[q.RefID] = backend.ErrDataResponseWithSource(backend.StatusNotImplemented, backend.ErrorSourcePlugin,
-			fmt.Sprintf("query %s: tracing queries from Grafana is not implemented yet in this version of QueryReplay", q.RefID))
-	}
-	return resp, nil
-}
-
-// CheckHealth validates the settings and, when they are valid, logs in to
-// SQL Server and runs SELECT 1 within the connect timeout.
-func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	if d.settingsErr != nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.settingsErr.Error()}, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, d.settings.ConnectTimeout())
-	defer cancel()
-	if err := ping(ctx, d.settings.DSN()); err != nil {
-		log.DefaultLogger.FromContext(ctx).Warn("health check failed", "target", d.settings.Redacted(), "error", err)
-		return &backend.CheckHealthResult{
-			Status:  backend.HealthStatusError,
-			Message: fmt.Sprintf("cannot connect to SQL Server at %s: %v", d.settings.Redacted(), err),
-		}, nil
-	}
-	return &backend.CheckHealthResult{
-		Status:  backend.HealthStatusOk,
-		Message: fmt.Sprintf("connected to SQL Server at %s", d.settings.Redacted()),
-	}, nil
-}
-
-func ping(ctx context.Context, dsn string) error {
-	db, err := sql.Open("sqlserver", dsn)
+func (d *Datasource) open(uid string) error {
+	c, err := d.settings.Connector()
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	var one int
-	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
-		return err
+	d.db = sql.OpenDB(c)
+	d.db.SetMaxIdleConns(0) // every trace connection is discarded after use
+	d.tracer = tracer.New(tracer.DBOpener{DB: d.db}, d.settings.Policy(), newSlog(d.log))
+	d.slots = make(chan struct{}, d.settings.maxConcurrent())
+	store, err := openStore(context.Background(), d.settings.TraceStore, uid, newSlog(d.log))
+	if err != nil {
+		d.db.Close()
+		return fmt.Errorf("trace store: %w", err)
 	}
-	if one != 1 {
-		return fmt.Errorf("SELECT 1 returned %d", one)
-	}
+	d.store = store
 	return nil
+}
+
+// sweep drops queryreplay_* sessions a crashed earlier instance left
+// behind (only those older than the tracer's grace period).
+func (d *Datasource) sweep(ctx context.Context) {
+	defer close(d.sweepDone)
+	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+	defer cancel()
+	n, err := d.tracer.SweepOrphans(ctx, tracer.DefaultGracePeriod)
+	d.sweepCount, d.sweepErr = n, err
+	if err != nil {
+		d.log.Warn("orphan sweep at start failed", "target", d.settings.Redacted(), "error", err)
+	} else if n > 0 {
+		d.log.Info("dropped orphaned trace sessions at start", "count", n)
+	}
+	if _, err := d.store.Enforce(ctx); err != nil {
+		d.log.Warn("trace store retention at start failed", "error", err)
+	}
+}
+
+// Dispose releases the instance's resources when Grafana replaces it.
+func (d *Datasource) Dispose() {
+	if d.stop != nil {
+		d.stop()
+	}
+	<-d.sweepDone
+	if d.db != nil {
+		d.db.Close()
+	}
+	if d.store != nil {
+		d.store.Close()
+	}
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// StoreDirectory is where a datasource's traces persist when no bucket is
+// configured: traceStore.directory, else $GF_PLUGIN_TRACE_STORE_DIR (the
+// ini setting [plugin.queryreplay-sqlserver-datasource] trace_store_dir),
+// else $GF_PATHS_DATA/queryreplay/traces (Grafana's data path; the SDK has
+// no API for it and Grafana forwards it only where the environment is
+// inherited, as in its container images), else the user cache directory;
+// one sub-directory per datasource uid.
+func StoreDirectory(ts TraceStoreSettings, uid string) string {
+	base := ts.Directory
+	if base == "" {
+		base = os.Getenv("GF_PLUGIN_TRACE_STORE_DIR")
+	}
+	if base == "" {
+		if d := os.Getenv("GF_PATHS_DATA"); d != "" {
+			base = filepath.Join(d, "queryreplay", "traces")
+		}
+	}
+	if base == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			base = filepath.Join(d, "queryreplay", "traces")
+		} else {
+			base = filepath.Join(os.TempDir(), "queryreplay-traces")
+		}
+	}
+	if uid == "" {
+		uid = "default"
+	}
+	return filepath.Join(base, unsafeName.ReplaceAllString(uid, "_"))
+}
+
+func openStore(ctx context.Context, ts TraceStoreSettings, uid string, l *slog.Logger) (*tracestore.Store, error) {
+	var backendStore tracestore.Backend
+	if ts.BucketURL != "" {
+		prefix := unsafeName.ReplaceAllString(cmpOr(uid, "default"), "_")
+		b, err := tracestore.OpenBucket(ctx, ts.BucketURL, prefix)
+		if err != nil {
+			return nil, err
+		}
+		backendStore = b
+	} else {
+		dir, err := tracestore.OpenDir(StoreDirectory(ts, uid))
+		if err != nil {
+			return nil, err
+		}
+		backendStore = dir
+	}
+	o := tracestore.Options{MaxTraces: ts.MaxTraces, MaxMemoryBytes: int64(ts.MaxMemoryMB) << 20,
+		MaxAge: time.Duration(ts.MaxAgeHours) * time.Hour, MaxDiskBytes: int64(ts.MaxDiskMB) << 20, Logger: l}
+	s, err := tracestore.New(backendStore, o)
+	if err != nil {
+		backendStore.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// QueryData answers every query on its own: one query's failure never hides
+// another's result. Queries run concurrently; traces among them wait for a
+// slot (maxConcurrentTraces).
+func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	resp := backend.NewQueryDataResponse()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, q := range req.Queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := d.query(ctx, q)
+			mu.Lock()
+			resp.Responses[q.RefID] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.DataResponse {
+	if d.settingsErr != nil {
+		status := backend.StatusBadRequest
+		if !isSettingsError(d.settingsErr) {
+			status = backend.StatusInternal
+		}
+		return response(q.RefID, downstreamErr(status, "%v", d.settingsErr))
+	}
+	m, err := parseQuery(q)
+	if err != nil {
+		return response(q.RefID, pluginErr(backend.StatusBadRequest, "%v", err))
+	}
+	var frames backend.DataResponse
+	switch m.QueryType {
+	case QueryTrace, QueryProbe:
+		frames, err = d.runTrace(ctx, m)
+	case QueryBundle, QueryView:
+		frames, err = d.stored(ctx, m)
+	case QueryCompare:
+		err = pluginErr(backend.StatusNotImplemented, "queryType compare (per-operator comparison of two traces) arrives with the findings issue (#19); it is not available in this version")
+	default:
+		err = pluginErr(backend.StatusBadRequest, "queryType %q is not one of trace, bundle, view, compare, probe", m.QueryType)
+	}
+	if err != nil {
+		return response(q.RefID, err)
+	}
+	return frames
 }

@@ -2,84 +2,274 @@ package plugin
 
 import (
 	"context"
+	"encoding/hex"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/queryreplay/queryreplay/pkg/frames"
 )
 
-func TestLoadSettings(t *testing.T) {
-	tests := []struct {
-		name     string
-		json     string
-		password string
-		problems []string
+var bg = context.Background()
+
+func TestTraceThenViewAndBundle(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"allowBufferPoolClear": true})
+	r := run(t, d, bg, query("A", map[string]any{"queryType": "trace", "sql": hashJoinSQL, "maxDataPoints": 100000,
+		"options": map[string]any{"clearBufferPool": true, "disableReadAhead": true}}))["A"]
+	fs := ok(t, r)
+	id := traceIDOf(t, fs)
+	for _, fr := range fs {
+		if custom(t, fr)["traceId"] != id {
+			t.Errorf("frame %s carries another trace id", fr.Name)
+		}
+	}
+	tf := frameNamed(t, fs, "trace")
+	if got := custom(t, tf)["persona"]; got != "box" {
+		t.Errorf("persona = %v", got)
+	}
+	if n := frameNamed(t, fs, "lane_read").Rows(); n == 0 {
+		t.Error("no page reads traced for a hash join over two scans")
+	}
+	ops := frameNamed(t, fs, "operators")
+	rows, _ := ops.FieldByName("actualRows")
+	if rows == nil || rows.At(0).(*int64) == nil {
+		t.Error("operators lack the actual plan's row counts")
+	}
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+
+	// view and bundle run nothing on SQL Server: they work with the server gone
+	f.run.Close()
+	v := run(t, d, bg, query("V", map[string]any{"queryType": "view", "traceId": id, "maxDataPoints": 2}))["V"]
+	vs := ok(t, v)
+	if len(vs) != 1+len(frames.LaneNames) {
+		t.Errorf("view returned %d frames, want trace + lanes", len(vs))
+	}
+	read := frameNamed(t, vs, "lane_read")
+	if c := custom(t, read); c["binned"] != true || read.Rows() > 2 {
+		t.Errorf("read lane over a budget of 2: binned %v, %d rows", c["binned"], read.Rows())
+	}
+	// a window selects part of the trace
+	w := run(t, d, bg, query("W", map[string]any{"queryType": "view", "traceId": id, "window": map[string]any{"fromUs": 0, "toUs": 0}}))["W"]
+	if c := custom(t, frameNamed(t, ok(t, w), "lane_read")); c["inWindow"].(float64) >= c["total"].(float64) && c["total"].(float64) > 1 {
+		t.Errorf("window 0..0 kept %v of %v reads", c["inWindow"], c["total"])
+	}
+	b := run(t, d, bg, query("B", map[string]any{"queryType": "bundle", "traceId": id}))["B"]
+	if bs := ok(t, b); len(bs) != len(fs) {
+		t.Errorf("bundle returned %d frames, trace %d", len(bs), len(fs))
+	}
+}
+
+func TestProbeIsNumericAndReadOnly(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"allowModifications": true})
+	rs := run(t, d, bg,
+		query("P", map[string]any{"queryType": "probe", "sql": hashJoinSQL}),
+		query("U", map[string]any{"queryType": "probe", "sql": updateSQL}))
+	fs := ok(t, rs["P"])
+	if len(fs) != 1 || fs[0].Meta.Type != data.FrameTypeNumericWide {
+		t.Fatalf("probe frames: %v", fs)
+	}
+	dur, _ := fs[0].FieldByName("duration")
+	locks, _ := fs[0].FieldByName("locks")
+	if dur == nil || locks == nil || locks.At(0).(float64) == 0 || dur.At(0).(float64) <= 0 {
+		t.Errorf("probe values missing: %v", fs[0].RowCopy(0))
+	}
+	fails(t, rs["U"], backend.StatusBadRequest, backend.ErrorSourcePlugin, "read-only", "UPDATE")
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}
+
+func TestErrorPaths(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	cases := []struct {
+		name   string
+		q      map[string]any
+		status backend.Status
+		source backend.ErrorSource
+		words  []string
 	}{
-		{"valid", `{"host":"db1","port":1433,"user":"qr","database":"Demo","encrypt":"true"}`, "pw", nil},
-		{"empty", `{}`, "", []string{"host is missing", "user is missing", "password is missing"}},
-		{"bad json", `{"port":"x"}`, "pw", []string{"jsonData is not valid JSON"}},
-		{"bad fields", `{"host":"sqlserver://db1","port":70000,"user":"u","encrypt":"maybe","connectTimeoutSeconds":-1}`, "pw",
-			[]string{`host "sqlserver://db1" must be a host name`, "port 70000", `encrypt "maybe"`, "connectTimeoutSeconds -1"}},
+		{"sql server error", map[string]any{"sql": "SELECT * FROM dbo.NoSuchTable"}, backend.StatusBadRequest, backend.ErrorSourceDownstream,
+			[]string{"Msg 208", "State", "Line 1", "NoSuchTable"}},
+		{"classifier refusal", map[string]any{"sql": "SELECT 1\nCOMMIT TRANSACTION"}, backend.StatusBadRequest, backend.ErrorSourcePlugin,
+			[]string{"line 2 (COMMIT TRANSACTION)", "COMMIT"}},
+		{"modification refused", map[string]any{"sql": updateSQL}, backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{"modifies data", "UPDATE"}},
+		{"buffer pool clear refused", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"clearBufferPool": true}},
+			backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{"buffer pool"}},
+		{"empty sql", map[string]any{"queryType": "trace"}, backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{"sql is empty"}},
+		{"bad event group", map[string]any{"sql": "SELECT 1", "options": map[string]any{"events": []string{"nope"}}},
+			backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{`"nope"`}},
+		{"unknown trace", map[string]any{"queryType": "view", "traceId": strings.Repeat("ab", 16)}, backend.StatusNotFound, backend.ErrorSourcePlugin,
+			[]string{"not found"}},
+		{"malformed trace id", map[string]any{"queryType": "bundle", "traceId": "../x"}, backend.StatusNotFound, backend.ErrorSourcePlugin, nil},
+		{"view without id", map[string]any{"queryType": "view"}, backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{"traceId is empty"}},
+		{"compare", map[string]any{"queryType": "compare", "traceIds": []string{"a", "b"}}, backend.StatusNotImplemented, backend.ErrorSourcePlugin,
+			[]string{"compare", "#19"}},
+		{"unknown type", map[string]any{"queryType": "explain"}, backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{`"explain"`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadSettings(backend.DataSourceInstanceSettings{
-				JSONData:                []byte(tt.json),
-				DecryptedSecureJSONData: map[string]string{"password": tt.password},
-			})
-			if len(tt.problems) == 0 {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil || !isSettingsError(err) {
-				t.Fatalf("err = %v, want a SettingsError", err)
-			}
-			for _, p := range tt.problems {
-				if !strings.Contains(err.Error(), p) {
-					t.Errorf("error %q does not mention %q", err, p)
-				}
-			}
-		})
+	var qs []backend.DataQuery
+	for i, c := range cases {
+		qs = append(qs, query(string(rune('A'+i)), c.q))
 	}
-}
-
-func TestDSNCarriesSettingsAndRedactedHidesPassword(t *testing.T) {
-	s := Settings{Host: "db1", User: "qr", Password: "s3cret@x/y", Database: "Demo", Encrypt: "disable"}
-	dsn := s.DSN()
-	for _, want := range []string{"sqlserver://qr:s3cret%40x%2Fy@db1:1433", "database=Demo", "encrypt=disable", "app+name=QueryReplay"} {
-		if !strings.Contains(dsn, want) {
-			t.Errorf("DSN %q lacks %q", dsn, want)
-		}
+	qs = append(qs, backend.DataQuery{RefID: "Z", JSON: []byte(`{"sql": 5}`)})
+	rs := run(t, d, bg, qs...)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) { fails(t, rs[string(rune('A'+i))], c.status, c.source, c.words...) })
 	}
-	if strings.Contains(s.Redacted(), "s3cret") {
-		t.Fatalf("Redacted leaks the password: %s", s.Redacted())
+	fails(t, rs["Z"], backend.StatusBadRequest, backend.ErrorSourcePlugin, "not valid JSON")
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
 	}
 }
 
-func TestQueryDataAnswersEveryQuery(t *testing.T) {
-	inst, err := NewDatasource(context.Background(), backend.DataSourceInstanceSettings{JSONData: []byte(`{}`)})
+func TestInvalidSettingsAnswerEveryQuery(t *testing.T) {
+	inst, err := NewDatasource(bg, backend.DataSourceInstanceSettings{JSONData: []byte(`{"port": 70000}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := inst.(*Datasource)
-	resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A"}, {RefID: "B"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := inst.(*Datasource)
+	defer d.Dispose()
+	rs := run(t, d, bg, query("A", map[string]any{"sql": "SELECT 1"}), query("B", map[string]any{"queryType": "view"}))
 	for _, ref := range []string{"A", "B"} {
-		r := resp.Responses[ref]
-		if r.Error == nil || !strings.Contains(r.Error.Error(), "host is missing") {
-			t.Errorf("%s: %v, want the settings problem", ref, r.Error)
-		}
-		if r.ErrorSource != backend.ErrorSourceDownstream {
-			t.Errorf("%s: error source %v", ref, r.ErrorSource)
+		fails(t, rs[ref], backend.StatusBadRequest, backend.ErrorSourceDownstream, "host is missing", "port 70000")
+	}
+	h, _ := d.CheckHealth(bg, &backend.CheckHealthRequest{})
+	if h.Status != backend.HealthStatusError || !strings.Contains(h.Message, "host is missing") {
+		t.Fatalf("health = %+v", h)
+	}
+}
+
+func TestCancellationMidTraceLeavesNoSession(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	f.run.Faults().Delay("c.Region = N'West'", 10*time.Second)
+	ctx, cancel := context.WithCancel(bg)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	began := time.Now()
+	r := run(t, d, ctx, query("A", map[string]any{"sql": hashJoinSQL}))["A"]
+	fails(t, r, backend.StatusBadRequest, backend.ErrorSourceDownstream, "cancelled", "dropped")
+	if el := time.Since(began); el > 5*time.Second {
+		t.Errorf("the cancelled trace took %s", el)
+	}
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left after cancellation: %v", s)
+	}
+}
+
+func TestTraceTimeoutBoundsTheTrace(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"traceTimeout": "500ms"})
+	f.run.Faults().Delay("c.Region = N'West'", 10*time.Second)
+	began := time.Now()
+	r := run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"timeoutSeconds": 60}}))["A"]
+	fails(t, r, backend.StatusTimeout, backend.ErrorSourceDownstream, "traceTimeout")
+	if el := time.Since(began); el > 5*time.Second {
+		t.Errorf("a 500ms traceTimeout let the trace run %s", el)
+	}
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left after the timeout: %v", s)
+	}
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"maxConcurrentTraces": 1, "traceQueueTimeout": 0.2})
+	f.run.Faults().Delay("c.Region = N'West'", 1500*time.Millisecond)
+	rs := run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL}), query("B", map[string]any{"sql": hashJoinSQL}))
+	var okN, refused int
+	for _, r := range rs {
+		switch {
+		case r.Error == nil:
+			okN++
+		case r.Status == backend.StatusTooManyRequests:
+			refused++
+			if !strings.Contains(r.Error.Error(), "maxConcurrentTraces") || r.ErrorSource != backend.ErrorSourcePlugin {
+				t.Errorf("refusal: %v (%s)", r.Error, r.ErrorSource)
+			}
+		default:
+			t.Errorf("unexpected failure: %v", r.Error)
 		}
 	}
-	good := &Datasource{settings: Settings{Host: "h", User: "u", Password: "p"}}
-	resp, _ = good.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "Z"}}})
-	if r := resp.Responses["Z"]; r.Status != backend.StatusNotImplemented || r.ErrorSource != backend.ErrorSourcePlugin {
-		t.Fatalf("got %+v", r)
+	if okN != 1 || refused != 1 {
+		t.Fatalf("%d ran, %d refused; want 1 and 1", okN, refused)
 	}
+	// a waiting trace runs when the slot frees within the queue timeout
+	d2 := f.datasource(t, "ds2", map[string]any{"maxConcurrentTraces": 1, "traceQueueTimeout": "30s"})
+	rs = run(t, d2, bg, query("A", map[string]any{"sql": hashJoinSQL}), query("B", map[string]any{"sql": hashJoinSQL}))
+	for ref, r := range rs {
+		if r.Error != nil {
+			t.Errorf("%s: %v", ref, r.Error)
+		}
+	}
+}
+
+func TestHAReplicasServeEachOthersTraces(t *testing.T) {
+	f := startStandin(t)
+	one := f.datasource(t, "shared", nil)
+	two := f.datasource(t, "shared", nil) // another Grafana replica, same directory
+	id := traceIDOf(t, ok(t, run(t, one, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"]))
+	vs := ok(t, run(t, two, bg, query("V", map[string]any{"queryType": "view", "traceId": id}))["V"])
+	if traceIDOf(t, vs) != id {
+		t.Fatal("replica two served another trace")
+	}
+	id2 := traceIDOf(t, ok(t, run(t, two, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"]))
+	ok(t, run(t, one, bg, query("B", map[string]any{"queryType": "bundle", "traceId": id2}))["B"])
+	// a datasource with another uid has its own traces
+	other := f.datasource(t, "other", nil)
+	fails(t, run(t, other, bg, query("V", map[string]any{"queryType": "view", "traceId": id}))["V"], backend.StatusNotFound, backend.ErrorSourcePlugin)
+}
+
+// oldSessionName is a tracer-made name (UUID v7) created an hour ago.
+func oldSessionName() string {
+	b := make([]byte, 16)
+	ms := time.Now().Add(-time.Hour).UnixMilli()
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6], b[8] = 0x70, 0x80
+	return "queryreplay_" + hex.EncodeToString(b)
+}
+
+func TestStartSweepsOrphanedSessions(t *testing.T) {
+	f := startStandin(t)
+	name := oldSessionName()
+	if _, err := f.db.Exec("CREATE EVENT SESSION [" + name + "] ON SERVER ADD EVENT sqlserver.sql_batch_starting ADD TARGET package0.ring_buffer"); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.sessions(t); len(s) != 1 {
+		t.Fatalf("setup: sessions %v", s)
+	}
+	d := f.datasource(t, "ds1", nil)
+	if d.sweepErr != nil || d.sweepCount != 1 {
+		t.Fatalf("sweep: %d, %v", d.sweepCount, d.sweepErr)
+	}
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("orphan left after start: %v", s)
+	}
+}
+
+func TestConcurrentViewsOfOneTrace(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	id := traceIDOf(t, ok(t, run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"]))
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := run(t, d, bg, query("V", map[string]any{"queryType": "view", "traceId": id, "maxDataPoints": 3 + i}))["V"]
+			if r.Error != nil {
+				t.Error(r.Error)
+			}
+		}()
+	}
+	wg.Wait()
 }

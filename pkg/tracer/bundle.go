@@ -33,6 +33,9 @@ type Bundle struct {
 	Server ServerInfo `json:"server"`
 	Run    RunInfo    `json:"run"`
 	Result Result     `json:"result"`
+	// Plan is the actual plan XML the trace captured (empty when none); the
+	// timeline keeps times, not the plan's runtime counters.
+	Plan string `json:"plan,omitempty"`
 	// Trace is the timeline. A loaded bundle has it when its trace part
 	// decodes as a timeline.Trace; RawTrace always holds the trace part
 	// verbatim, and saving a loaded bundle writes it back unchanged.
@@ -48,13 +51,14 @@ type bundleJSON struct {
 	Server  ServerInfo      `json:"server"`
 	Run     RunInfo         `json:"run"`
 	Result  Result          `json:"result"`
+	Plan    string          `json:"plan,omitempty"`
 	Trace   json.RawMessage `json:"trace"`
 }
 
 // MarshalJSON writes the bundle with its trace in the JSON shape of
 // `queryreplay timeline --json`.
 func (b *Bundle) MarshalJSON() ([]byte, error) {
-	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Trace: b.RawTrace}
+	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Plan: b.Plan, Trace: b.RawTrace}
 	if b.Trace != nil {
 		t, err := json.Marshal(b.Trace)
 		if err != nil {
@@ -74,7 +78,7 @@ func (b *Bundle) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*b = Bundle{Format: w.Format, Version: w.Version, SQL: w.SQL, Server: w.Server, Run: w.Run, Result: w.Result}
+	*b = Bundle{Format: w.Format, Version: w.Version, SQL: w.SQL, Server: w.Server, Run: w.Run, Result: w.Result, Plan: w.Plan}
 	if len(w.Trace) > 0 && string(w.Trace) != "null" {
 		b.RawTrace = w.Trace
 		var tr timeline.Trace

@@ -297,6 +297,7 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	}
 
 	var plan *showplan.Plan
+	b.Plan = col.planXML
 	if col.planXML != "" {
 		p, err := showplan.ParseBytes([]byte(col.planXML))
 		if err != nil {

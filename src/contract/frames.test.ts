@@ -1,48 +1,226 @@
 import fs from 'fs';
 import path from 'path';
-import { DataFrameJSON, FieldType, dataFrameFromJSON } from '@grafana/data';
-import { lanesFromFrames } from '../panel/replay/lanes';
+import { DataFrame, DataFrameJSON, Field, FieldType, dataFrameFromJSON } from '@grafana/data';
 
-// Go writes these files (go test ./pkg/frames -update); this test decodes them
-// exactly as Grafana's frontend does and checks the shapes our panels need.
+// Go writes these files (go test ./pkg/frames -update) from the real frame
+// builders; this test decodes every frame exactly as Grafana's frontend does
+// and checks the shapes docs/frames.md promises.
 const dir = path.join(__dirname, '..', '..', 'testdata', 'frames');
 
-function load(name: string) {
+function load(name: string): DataFrame[] {
   const raw = JSON.parse(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8')) as DataFrameJSON[];
   return raw.map((f) => dataFrameFromJSON(f));
 }
 
+function frame(frames: DataFrame[], name: string): DataFrame {
+  const f = frames.find((x) => x.name === name);
+  if (!f) {
+    throw new Error(`no frame ${name} in ${frames.map((x) => x.name).join(', ')}`);
+  }
+  return f;
+}
+
+function field(f: DataFrame, name: string): Field {
+  const fl = f.fields.find((x) => x.name === name);
+  if (!fl) {
+    throw new Error(`frame ${f.name} has no field ${name}`);
+  }
+  return fl;
+}
+
+/** Asserts that each named field exists with the given type. */
+function expectFields(f: DataFrame, spec: Record<string, FieldType>) {
+  for (const [name, type] of Object.entries(spec)) {
+    expect({ frame: f.name, field: name, type: field(f, name).type }).toEqual({ frame: f.name, field: name, type });
+  }
+}
+
+const { number, string, time, boolean } = FieldType;
+const lanes = ['read', 'write', 'lock', 'wait', 'memory', 'split', 'log', 'io'];
+const traceId = '0190d5c2a0e87c3b9a51e2f4c6d8b0a1';
+
 describe('Go → TypeScript frame contract', () => {
-  it('has a contract file for every Go frame builder', () => {
-    expect(fs.readdirSync(dir).sort()).toEqual(['lane_read.json', 'plan.json']);
+  it('has a contract file for every response shape', () => {
+    expect(fs.readdirSync(dir).sort()).toEqual(['probe.json', 'trace_response.json', 'view_binned.json']);
   });
 
-  it('decodes lane frames into replayable lanes', () => {
-    const frames = load('lane_read');
-    const lane = frames[0];
-    expect(lane.fields.filter((f) => f.type === FieldType.time)).toHaveLength(2);
-    expect(typeof lane.fields[0].values[0]).toBe('number');
-    expect(lane.meta?.preferredVisualisationPluginId).toBe('queryreplay-replay-panel');
-    const { lanes, skipped } = lanesFromFrames(frames);
-    expect(skipped).toEqual([]);
-    expect(lanes[0].entries.length).toBe(lane.length);
-    expect(lanes[0].entries.some((e) => e.nodeId === null)).toBe(true);
+  const trace = load('trace_response');
+
+  it('returns the documented frames in order, each with the trace id', () => {
+    expect(trace.map((f) => f.name)).toEqual([
+      'trace',
+      'operators',
+      'phases',
+      'nodes',
+      'edges',
+      ...lanes.map((l) => `lane_${l}`),
+      'pages',
+      'log_records',
+      'callstacks',
+    ]);
+    for (const f of trace) {
+      expect({ name: f.name, traceId: f.meta?.custom?.traceId }).toEqual({ name: f.name, traceId });
+    }
+  });
+
+  it('decodes the trace meta frame', () => {
+    const f = frame(trace, 'trace');
+    expect(f.length).toBe(1);
+    expectFields(f, {
+      traceId: string,
+      statement: string,
+      start: time,
+      end: time,
+      startUs: number,
+      endUs: number,
+      durationUs: number,
+      events: number,
+      lost: number,
+      truncated: boolean,
+      unmatched: number,
+      persona: string,
+    });
+    const c = f.meta!.custom!;
+    for (const key of ['statement', 'options', 'timeRange', 'window', 'counts', 'unmatched', 'lost', 'truncated', 'persona']) {
+      expect(c).toHaveProperty(key);
+    }
+    expect(c.timeRange.zeroTime).toMatch(/^2026-11-29T12:00:00\.000123Z$/);
+    expect(Array.isArray(c.binnedLanes)).toBe(true);
+  });
+
+  it('decodes operators and phases', () => {
+    const ops = frame(trace, 'operators');
+    expectFields(ops, {
+      nodeId: number,
+      parentId: number,
+      physicalOp: string,
+      start: time,
+      end: time,
+      startUs: number,
+      firstEmitUs: number,
+      endUs: number,
+      reads: number,
+      waits: number,
+      spills: number,
+      matched: number,
+      matchExact: number,
+      actualRows: number,
+      estimatedRows: number,
+    });
+    expect(field(ops, 'parentId').values[0]).toBeNull();
+    expect(field(ops, 'startUs').config.unit).toBe('µs');
+    expectFields(frame(trace, 'phases'), { nodeId: number, phase: string, start: time, end: time });
   });
 
   it('decodes the plan as a node graph whose edges reference nodes', () => {
-    const [nodes, edges] = load('plan');
-    expect(nodes.fields.some((f) => f.name === 'source')).toBe(false);
-    expect(edges.fields.some((f) => f.name === 'source')).toBe(true);
+    const nodes = frame(trace, 'nodes');
+    const edges = frame(trace, 'edges');
     expect(nodes.meta?.preferredVisualisationType).toBe('nodeGraph');
-    const ids = new Set(nodes.fields.find((f) => f.name === 'id')!.values);
+    expect(nodes.fields.some((f) => f.name === 'source')).toBe(false);
+    expectFields(nodes, { id: string, title: string, subtitle: string, mainstat: number, secondarystat: number });
+    expectFields(edges, { id: string, source: string, target: string, mainstat: number });
+    const ids = new Set(field(nodes, 'id').values);
     for (const name of ['source', 'target']) {
-      for (const v of edges.fields.find((f) => f.name === name)!.values) {
+      for (const v of field(edges, name).values) {
         expect(ids.has(v)).toBe(true);
       }
     }
-    for (const n of ['id', 'title', 'subtitle']) {
-      expect(nodes.fields.find((f) => f.name === n)!.type).toBe(FieldType.string);
+    const arcFields = nodes.fields.filter((f) => f.name.startsWith('arc__'));
+    expect(arcFields.map((f) => f.name)).toEqual([
+      'arc__reads',
+      'arc__writes',
+      'arc__locks',
+      'arc__waits',
+      'arc__spills',
+      'arc__other',
+    ]);
+    for (const a of arcFields) {
+      expect(a.config.color?.mode).toBe('fixed');
+      expect(typeof a.config.color?.fixedColor).toBe('string');
     }
-    expect(nodes.fields.find((f) => f.name === 'mainstat')!.type).toBe(FieldType.number);
+  });
+
+  it('decodes every lane as a state timeline frame with the other fields hidden', () => {
+    for (const l of lanes) {
+      const f = frame(trace, `lane_${l}`);
+      expect(f.fields.slice(0, 3).map((x) => [x.name, x.type])).toEqual([
+        ['start', time],
+        ['end', time],
+        ['state', string],
+      ]);
+      expect(f.fields.filter((x) => x.type === time)).toHaveLength(2);
+      expect(f.meta?.preferredVisualisationPluginId).toBe('queryreplay-replay-panel');
+      expect(f.meta?.custom?.lane).toBe(l);
+      expect(f.meta?.custom?.binned).toBe(false);
+      for (const x of f.fields.slice(3)) {
+        expect({ field: `${f.name}.${x.name}`, hide: x.config.custom?.hideFrom }).toEqual({
+          field: `${f.name}.${x.name}`,
+          hide: { viz: true, legend: true, tooltip: false },
+        });
+      }
+      expectFields(f, { nodeId: number, startUs: number, endUs: number, rule: string, confidence: string });
+      for (let r = 0; r < f.length; r++) {
+        expect(field(f, 'end').values[r]).toBeGreaterThanOrEqual(field(f, 'start').values[r]);
+      }
+    }
+    const read = frame(trace, 'lane_read');
+    expect(field(read, 'nodeId').values).toContain(null);
+    expectFields(read, { pageId: string, file: number, page: number });
+    expectFields(frame(trace, 'lane_lock'), { resourceType: string, heldToEnd: boolean, acquireSeen: boolean });
+    expectFields(frame(trace, 'lane_wait'), { category: string, durationUs: number, open: boolean });
+    expectFields(frame(trace, 'lane_memory'), { grantedKB: number, spill: boolean });
+    expectFields(frame(trace, 'lane_io'), { offset: number, size: number, completed: boolean });
+  });
+
+  it('decodes pages, log records and the flame graph', () => {
+    expectFields(frame(trace, 'pages'), {
+      pageId: string,
+      reads: number,
+      writes: number,
+      firstUs: number,
+      pageType: string,
+      indexLevel: number,
+      prevPage: string,
+      nextPage: string,
+    });
+    expectFields(frame(trace, 'log_records'), { lsn: string, operation: string, slotId: number });
+    const cs = frame(trace, 'callstacks');
+    expect(cs.meta?.preferredVisualisationType).toBe('flamegraph');
+    expectFields(cs, { label: string, level: number, value: number, self: number });
+    const levels = field(cs, 'level').values as number[];
+    expect(levels[0]).toBe(0);
+    for (let i = 1; i < levels.length; i++) {
+      // pre-order: a row is at most one level below the row before it
+      expect(levels[i]).toBeLessThanOrEqual(levels[i - 1] + 1);
+      expect(levels[i]).toBeGreaterThan(0);
+    }
+  });
+
+  it('decodes binned lanes: count per bin per operator within the budget', () => {
+    const view = load('view_binned');
+    const read = frame(view, 'lane_read');
+    const c = read.meta!.custom!;
+    expect(c.binned).toBe(true);
+    expect(read.length).toBeLessThanOrEqual(20);
+    expectFields(read, { start: time, end: time, state: string, nodeId: number, count: number, firstUs: number, lastUs: number });
+    const total = (field(read, 'count').values as number[]).reduce((a, b) => a + b, 0);
+    expect(total).toBe(c.inWindow);
+    expect(c.binWidthUs).toBeGreaterThan(0);
+  });
+
+  it('decodes the probe as numeric-wide numbers for alerting', () => {
+    const [p] = load('probe');
+    expect(p.meta?.type).toBe('numeric-wide');
+    expect(p.length).toBe(1);
+    for (const f of p.fields) {
+      expect(f.type).toBe(number);
+    }
+    expect(p.fields.filter((f) => f.name === 'waits').map((f) => f.labels?.category)).toEqual([
+      'Io',
+      'Cpu',
+      'Concurrency',
+      'Parallelism',
+    ]);
+    expect(p.meta?.custom?.traceId).toBe(traceId);
   });
 });

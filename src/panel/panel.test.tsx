@@ -1,51 +1,33 @@
 import React from 'react';
-import { render, screen } from '@testing-library/react';
-import { EventBusSrv, FieldType, LoadingState, PanelProps, getDefaultTimeRange, toDataFrame } from '@grafana/data';
-import { ReplayOptions, ReplayPanel } from './ReplayPanel';
-import { lanesFromFrames, startedBy, timeSpan } from './replay/lanes';
+import { act, fireEvent, render, screen } from '@testing-library/react';
+import { DataFrame, EventBusSrv, LoadingState, PanelProps, getDefaultTimeRange } from '@grafana/data';
+import { ReplayPanel } from './ReplayPanel';
+import { DEFAULT_OPTIONS, ReplayOptions } from './types';
+import { goldenFrames } from './testing/fixtures';
+import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
 
-const laneFrame = toDataFrame({
-  name: 'read',
-  fields: [
-    { name: 'start', type: FieldType.time, values: [3000, 1000, 2000] },
-    { name: 'end', type: FieldType.time, values: [3500, 1500, 2500] },
-    { name: 'state', type: FieldType.string, values: ['c', 'a', 'b'] },
-    { name: 'nodeId', type: FieldType.number, values: [2, null, 1] },
-  ],
-});
-const tableFrame = toDataFrame({ name: 'rows', fields: [{ name: 'x', type: FieldType.number, values: [1] }] });
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  getBackendSrv: () => ({ fetch: jest.fn() }),
+}));
 
-describe('lane logic', () => {
-  it('reads lanes sorted by start and names frames it cannot draw', () => {
-    const { lanes, skipped } = lanesFromFrames([laneFrame, tableFrame]);
-    expect(skipped).toEqual(['rows']);
-    expect(lanes[0].entries.map((e) => e.state)).toEqual(['a', 'b', 'c']);
-    expect(lanes[0].entries[0].nodeId).toBeNull();
-    expect(timeSpan(lanes)).toEqual({ from: 1000, to: 3500 });
-  });
+installFakeCanvas();
 
-  it.each([
-    [999, 0],
-    [1000, 1],
-    [2999, 2],
-    [5000, 3],
-  ])('at %d ms, %d events have started', (t, n) => {
-    const { lanes } = lanesFromFrames([laneFrame]);
-    expect(startedBy(lanes[0], t)).toBe(n);
-  });
-});
-
-function props(series = [laneFrame, tableFrame]): PanelProps<ReplayOptions> {
-  const timeRange = getDefaultTimeRange();
+function props(
+  series: DataFrame[],
+  width = 1000,
+  height = 420,
+  options: Partial<ReplayOptions> = {}
+): PanelProps<ReplayOptions> {
   return {
     id: 1,
-    data: { series, state: LoadingState.Done, timeRange },
-    timeRange,
+    data: { series, state: LoadingState.Done, timeRange: getDefaultTimeRange() },
+    timeRange: getDefaultTimeRange(),
     timeZone: 'utc',
-    options: { showSkipped: true },
+    options: { ...DEFAULT_OPTIONS, ...options },
+    width,
+    height,
     transparent: false,
-    width: 400,
-    height: 300,
     fieldConfig: { defaults: {}, overrides: [] },
     renderCounter: 0,
     title: 'Replay',
@@ -57,16 +39,89 @@ function props(series = [laneFrame, tableFrame]): PanelProps<ReplayOptions> {
   } as unknown as PanelProps<ReplayOptions>;
 }
 
+const frames = goldenFrames('trace_response');
+const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
+
 describe('ReplayPanel', () => {
-  it('renders every lane at the end of the trace', () => {
-    render(<ReplayPanel {...props()} />);
-    expect(screen.getByTestId('qr-lane-read')).toHaveTextContent('3 / 3');
-    expect(screen.getByTestId('qr-playhead')).toHaveTextContent('2500.000 ms');
-    expect(screen.getByTestId('qr-skipped')).toHaveTextContent('rows');
+  it('says what is missing when the frames are not a trace', () => {
+    render(<ReplayPanel {...props([])} />);
+    expect(screen.getByTestId('qr-replay-empty')).toHaveTextContent('Nothing to replay');
+    expect(screen.getByTestId('qr-replay-empty')).toHaveTextContent('no frames');
   });
 
-  it('says so when there is nothing to replay', () => {
-    render(<ReplayPanel {...props([tableFrame])} />);
-    expect(screen.getByTestId('qr-replay-empty')).toHaveTextContent('Nothing to replay');
+  it('draws the lanes and the plan on canvases, with the plan tree beside them', async () => {
+    render(<ReplayPanel {...props(frames)} />);
+    await frame();
+    expect(screen.getByTestId('qr-replay')).toHaveAttribute('data-trace-id', '0190d5c2a0e87c3b9a51e2f4c6d8b0a1');
+    const base = contextOf(screen.getByTestId('qr-timeline-base'));
+    // lane labels and operator labels are drawn text, not DOM elements
+    expect(base.texts).toEqual(expect.arrayContaining(['Read 4', 'Lock 2', '0 Hash Match']));
+    expect(screen.getByTestId('qr-plan-tree')).toBeInTheDocument();
+    expect(screen.getByTestId('qr-plan-node-2')).toHaveAttribute('data-status', 'pending');
+  });
+
+  it('steps to the next event and shows it in the event view', async () => {
+    render(<ReplayPanel {...props(frames)} />);
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    expect(screen.getByTestId('qr-playhead')).toHaveTextContent('15 µs');
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    expect(screen.getByTestId('qr-playhead')).toHaveTextContent('28 µs');
+    fireEvent.click(screen.getByText('Event & stack'));
+    expect(screen.getByTestId('qr-selected')).toHaveTextContent('Lock: S');
+    expect(screen.getByTestId('qr-selected')).toHaveTextContent('object (strong confidence)');
+    fireEvent.click(screen.getByTestId('qr-step-back'));
+    expect(screen.getByTestId('qr-playhead')).toHaveTextContent('15 µs');
+  });
+
+  it('moves the plan tree with the playhead', async () => {
+    render(<ReplayPanel {...props(frames)} />);
+    const root = screen.getByTestId('qr-replay');
+    for (let i = 0; i < 6; i++) {
+      fireEvent.keyDown(root, { key: 'ArrowRight' });
+    }
+    // six steps: 15, 28, 30, 35, 40, 320 → scan 2 has started and read one page
+    expect(screen.getByTestId('qr-playhead')).toHaveTextContent('320 µs');
+    expect(screen.getByTestId('qr-plan-node-2')).toHaveAttribute('data-status', 'active');
+    expect(screen.getByTestId('qr-plan-reads-2')).toHaveTextContent('1/2 reads');
+    expect(screen.getByTestId('qr-plan-phase-0')).toHaveTextContent('probing');
+  });
+
+  it('filters every lane to a clicked operator and clears with Escape', async () => {
+    render(<ReplayPanel {...props(frames)} />);
+    await frame();
+    const base = contextOf(screen.getByTestId('qr-timeline-base'));
+    const before = base.rects.length;
+    fireEvent.click(screen.getByTestId('qr-plan-node-2'));
+    expect(screen.getByTestId('qr-filter')).toHaveTextContent('2 Clustered Index Scan');
+    await frame();
+    expect(base.rects.length).toBeLessThan(before);
+    fireEvent.keyDown(screen.getByTestId('qr-replay'), { key: 'Escape' });
+    expect(screen.queryByTestId('qr-filter')).toBeNull();
+  });
+
+  it('plays and pauses with the space bar', async () => {
+    render(<ReplayPanel {...props(frames)} />);
+    const root = screen.getByTestId('qr-replay');
+    fireEvent.keyDown(root, { key: ' ' });
+    await frame();
+    await frame();
+    fireEvent.keyDown(root, { key: ' ' });
+    const text = screen.getByTestId('qr-playhead').textContent ?? '';
+    expect(parseFloat(text)).toBeGreaterThan(0);
+  });
+
+  it('shows one view at a time in a 6×8 grid panel', async () => {
+    render(<ReplayPanel {...props(frames, 470, 210)} />);
+    expect(screen.getByTestId('qr-timeline')).toBeInTheDocument();
+    expect(screen.queryByTestId('qr-linked')).toBeNull();
+    expect(screen.getByTestId('qr-view')).toBeInTheDocument();
+  });
+
+  it('hides lanes the options leave out', async () => {
+    render(<ReplayPanel {...props(frames, 1000, 420, { lanes: ['plan', 'read'] })} />);
+    await frame();
+    const base = contextOf(screen.getByTestId('qr-timeline-base'));
+    expect(base.texts).toContain('Read 4');
+    expect(base.texts).not.toContain('Lock 2');
   });
 });

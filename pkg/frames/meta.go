@@ -1,0 +1,143 @@
+package frames
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+)
+
+// Persona names the kind of server from SERVERPROPERTY('EngineEdition')
+// (https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql):
+// 1–4 (Personal/Desktop, Standard, Enterprise, Express) and 9 (Azure SQL
+// Edge) are a SQL Server "box"; 5 is Azure SQL Database; 8 is Azure SQL
+// Managed Instance; anything else (Synapse 6 and 11, Fabric 12, 0 when
+// not read) is unknown.
+func Persona(engineEdition int) string {
+	switch engineEdition {
+	case 1, 2, 3, 4, 9:
+		return "box"
+	case 5:
+		return "azure-sql-database"
+	case 8:
+		return "managed-instance"
+	}
+	return "unknown"
+}
+
+// OptionsOf is the options a bundle was traced with, in the query model's
+// shape (docs/frames.md §1).
+func OptionsOf(run tracer.RunInfo) map[string]any {
+	var groups []string
+	g := run.Groups
+	for _, e := range []struct {
+		on   bool
+		name string
+	}{{g.Locks, "locks"}, {g.Waits, "waits"}, {g.Memory, "memory"}, {g.Splits, "splits"}, {g.Log, "log"}, {g.FileIO, "fileIO"}} {
+		if e.on {
+			groups = append(groups, e.name)
+		}
+	}
+	if groups == nil {
+		groups = []string{}
+	}
+	return map[string]any{
+		"events": groups, "callStacks": run.CallStacks, "clearBufferPool": run.ClearBufferPool,
+		"disableReadAhead": run.DisableReadAhead, "modification": run.Modification,
+	}
+}
+
+func (v *view) traceFrame() *data.Frame {
+	b, tr := v.src.Bundle, v.tr
+	unmatched := int64(0)
+	for _, n := range tr.Summary.Unmatched {
+		unmatched += int64(n)
+	}
+	lost := int64(b.Result.Lost) + b.Result.DroppedEvents
+	persona := Persona(b.Server.EngineEdition)
+	f := data.NewFrame("trace",
+		data.NewField("traceId", nil, []string{v.src.TraceID}),
+		data.NewField("statement", nil, []string{b.SQL}),
+		data.NewField("database", nil, []string{b.Server.Database}),
+		data.NewField("start", nil, []time.Time{v.at(tr.Start)}),
+		data.NewField("end", nil, []time.Time{v.at(tr.End)}),
+		unit(data.NewField("startUs", nil, []int64{tr.Start}), "µs"),
+		unit(data.NewField("endUs", nil, []int64{tr.End}), "µs"),
+		unit(data.NewField("durationUs", nil, []int64{b.Result.DurationUs}), "µs"),
+		data.NewField("events", nil, []int64{b.Result.Events}),
+		data.NewField("lost", nil, []int64{lost}),
+		data.NewField("truncated", nil, []bool{b.Result.Truncated}),
+		data.NewField("unmatched", nil, []int64{unmatched}),
+		data.NewField("persona", nil, []string{persona}),
+		data.NewField("serverVersion", nil, []string{b.Server.ProductVersion}),
+	)
+	binned := v.binned
+	if binned == nil {
+		binned = []string{}
+	}
+	rows := b.Result.Rows
+	if rows == nil {
+		rows = []int64{}
+	}
+	f.Meta = v.meta(custom{
+		"statement": b.SQL,
+		"database":  b.Server.Database,
+		"options":   OptionsOf(b.Run),
+		"timeRange": map[string]any{
+			"zeroTime": v.zero.Format(time.RFC3339Nano), "startUs": tr.Start, "endUs": tr.End,
+			"from": v.at(tr.Start).UnixMilli(), "to": v.at(tr.End).UnixMilli(),
+		},
+		"window":        v.win,
+		"maxDataPoints": v.budget,
+		"counts": map[string]any{
+			"events": b.Result.Events, "badRows": b.Result.BadRows, "batches": b.Result.Batches, "rows": rows,
+			"lanes": orEmptyMap(tr.Summary.Lanes),
+		},
+		"unmatched":   orEmptyMap(tr.Summary.Unmatched),
+		"lost":        map[string]any{"sequenceGaps": b.Result.Lost, "dropped": b.Result.DroppedEvents},
+		"truncated":   b.Result.Truncated,
+		"persona":     persona,
+		"server":      map[string]any{"productVersion": b.Server.ProductVersion, "engineEdition": b.Server.EngineEdition},
+		"readBack":    b.Run.ReadBack,
+		"rolledBack":  b.Result.RolledBack,
+		"binnedLanes": binned,
+		"warnings":    orEmptyStrings(b.Result.Warnings),
+		"notes":       orEmptyStrings(tr.Summary.Notes),
+		"startedAt":   b.Run.StartedAt.UTC().Format(time.RFC3339Nano),
+	})
+	f.Meta.PreferredVisualization = data.VisTypeTable
+	f.Meta.Notices = traceNotices(b, lost)
+	return f
+}
+
+func traceNotices(b *tracer.Bundle, lost int64) []data.Notice {
+	var out []data.Notice
+	if b.Result.Truncated {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("the trace was truncated at %d events (maxEvents); later events are missing", b.Result.Events)})
+	}
+	if lost > 0 {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("the server dropped %d events; the timeline has gaps", lost)})
+	}
+	for _, w := range b.Result.Warnings {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
+	}
+	return out
+}
+
+func orEmptyMap(m map[string]int) map[string]int {
+	if m == nil {
+		return map[string]int{}
+	}
+	return m
+}
+
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

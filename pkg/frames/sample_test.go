@@ -1,0 +1,151 @@
+package frames
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+const sampleID = "0190d5c2a0e87c3b9a51e2f4c6d8b0a1"
+
+func ip(v int) *int { return &v }
+
+func i64(v int64) *int64 { return &v }
+
+func m(node timeline.NodeID, r timeline.Rule, c timeline.Confidence) timeline.Match {
+	return timeline.Match{NodeID: node, Rule: r, Confidence: c}
+}
+
+var (
+	orders    = &timeline.ObjectName{Schema: "dbo", Table: "Orders", Index: "PK_Orders"}
+	customers = &timeline.ObjectName{Schema: "dbo", Table: "Customers", Index: "PK_Customers"}
+)
+
+// sampleTrace is a small hand-made timeline with an entry in every lane:
+// a hash join (node 0) building from Customers (1) and probing Orders (2).
+func sampleTrace() *timeline.Trace {
+	return &timeline.Trace{
+		ZeroTime: "2026-11-29T12:00:00.000123Z", Start: 0, End: 900, Statement: "SELECT …",
+		Operators: []timeline.Operator{
+			{ID: 0, PhysicalOp: "Hash Match", LogicalOp: "Inner Join", Behavior: "hybrid", Start: 10, FirstEmit: 400, End: 880,
+				TimeSource: "thread_profile", Phases: []timeline.Phase{{Kind: timeline.PhaseBuild, Start: 10, End: 300}, {Kind: timeline.PhaseProbe, Start: 300, End: 880}}},
+			{ID: 1, Parent: ip(0), PhysicalOp: "Clustered Index Scan", LogicalOp: "Clustered Index Scan", Behavior: "streaming",
+				Object: "[dbo].[Customers].[PK_Customers]", Start: 20, FirstEmit: 25, End: 290, TimeSource: "events",
+				Phases: []timeline.Phase{{Kind: timeline.PhaseEmit, Start: 25, End: 290}}},
+			{ID: 2, Parent: ip(0), PhysicalOp: "Clustered Index Scan", LogicalOp: "Clustered Index Scan", Behavior: "streaming",
+				Object: "[dbo].[Orders].[PK_Orders]", Start: 310, FirstEmit: 320, End: 870, TimeSource: "derived"},
+		},
+		Lanes: timeline.Lanes{
+			Read: []timeline.PageEvent{
+				{T: 30, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 280, Object: customers},
+				{T: 320, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders},
+				{T: 330, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders},
+				{T: 500, Match: m(timeline.Unmatched, timeline.RuleUnmatched, timeline.ConfidenceNone), DatabaseID: 5, FileID: 1, PageID: 9},
+			},
+			Write: []timeline.PageEvent{{T: 600, Match: m(2, timeline.RuleObjectTiming, timeline.ConfidenceWeak), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders}},
+			Lock: []timeline.LockInterval{
+				{T: 28, End: 31, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), Mode: "S", ResourceType: "PAGE",
+					Resource: "5:1:280", TransactionID: 77, Object: customers, AcquireSeen: true},
+				{T: 700, End: 900, Match: m(2, timeline.RuleNodeID, timeline.ConfidenceExact), Mode: "X", ResourceType: "KEY",
+					Resource: "5:72057594045136896:(8194443284a0)", TransactionID: 77, Object: orders, HeldToEnd: true, Row: "OrderID=42", AcquireSeen: true},
+			},
+			Wait: []timeline.WaitInterval{
+				{T: 40, End: 140, Match: m(1, timeline.RuleTiming, timeline.ConfidenceLow), WaitType: "PAGEIOLATCH_SH", Category: "Io", DurationUs: 100},
+				{T: 850, End: 900, Match: m(timeline.Unmatched, timeline.RuleUnmatched, timeline.ConfidenceNone), WaitType: "CXPACKET", Category: "Parallelism", Open: true},
+			},
+			Memory: []timeline.MemoryEvent{
+				{T: 15, Match: m(0, timeline.RuleStatement, timeline.ConfidenceExact), Kind: "query_memory_grant_usage", GrantedMemoryKB: 1824, UsedMemoryKB: 900},
+				{T: 450, Match: m(0, timeline.RuleNodeID, timeline.ConfidenceExact), Kind: "hash_warning", Detail: "recursion level 1", Spill: true},
+			},
+			Split: []timeline.SplitEvent{{T: 610, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), FileID: 1, PageID: 312, NewFileID: 1, NewPageID: 313, Operation: "SPLIT_FOR_INSERT", Object: orders}},
+			Log: []timeline.LogEvent{
+				{T: 605, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), Kind: "record", Operation: "LOP_MODIFY_ROW", Context: "LCX_CLUSTERED", TransactionID: 77, Size: 124, Object: orders},
+				{T: 890, Match: m(timeline.Unmatched, timeline.RuleStatement, timeline.ConfidenceNone), Kind: "flush", Size: 4096},
+			},
+			IO: []timeline.IOInterval{{T: 35, End: 130, Match: m(1, timeline.RuleTiming, timeline.ConfidenceLow), DatabaseID: 5, FileID: 1, Offset: 2293760, Size: 8192, DurationUs: 95, Completed: true}},
+		},
+		Summary: timeline.Summary{Events: 21, Lanes: map[string]int{"read": 4, "write": 1, "lock": 2, "wait": 2, "memory": 2, "split": 1, "log": 2, "io": 1, "plan": 3},
+			Unmatched: map[string]int{"read": 1, "wait": 1, "log": 1}, Ordering: "event_sequence", Notes: []string{"sample"}},
+	}
+}
+
+func sampleBundle() *tracer.Bundle {
+	return &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion,
+		SQL:    "SELECT c.Name, o.OrderID FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID",
+		Server: tracer.ServerInfo{ProductVersion: "14.0.3192.2", EngineEdition: 3, Database: "QueryReplayDemo", SPID: 53},
+		Run: tracer.RunInfo{Session: "queryreplay_" + sampleID, StartedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+			Groups: tracer.EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true}, ReadBack: "binary", Modification: true},
+		Result: tracer.Result{Rows: []int64{12}, DurationUs: 950, Events: 21, Lost: 2, DroppedEvents: 1, RolledBack: true,
+			Warnings: []string{"sample warning"},
+			LogRecords: []tracer.LogRecord{{LSN: "00000025:00000010:0002", Operation: "LOP_BEGIN_XACT", Context: "LCX_NULL", TransactionID: "0000:000003e8"},
+				{LSN: "00000025:00000010:0003", Operation: "LOP_MODIFY_ROW", Context: "LCX_CLUSTERED", TransactionID: "0000:000003e8", AllocUnitID: 72057594045136896, PageID: "0001:00000138", SlotID: 4}}},
+		Trace: sampleTrace(),
+	}
+}
+
+func sampleStacks() *callstack.Tree {
+	var t callstack.Tree
+	scan := callstack.Frame{Module: "sqlmin", Symbol: "IndexDataSetSession::GetNextRowValuesInternal", SymbolOffset: 0x2a}
+	get := callstack.Frame{Module: "sqlmin", Symbol: "BPool::Get", SymbolOffset: 0x10}
+	root := callstack.Frame{Module: "sqldk", Symbol: "SOS_Task::Param::Execute", SymbolOffset: 0x1f}
+	t.Add(callstack.Stack{Frames: []callstack.Frame{get, scan, root}, Count: 3})
+	t.Add(callstack.Stack{Frames: []callstack.Frame{scan, root}, Count: 1})
+	res := &callstack.Resolver{Classifier: callstack.DefaultClassifier()}
+	if _, err := t.Resolve(context.Background(), res); err != nil {
+		panic(err)
+	}
+	return &t
+}
+
+func sampleSource() *Source {
+	return &Source{TraceID: sampleID, Bundle: sampleBundle(), Stacks: sampleStacks(), Runtime: map[int]Runtime{
+		0: {ActualRows: i64(12), Executions: i64(1), ElapsedMs: i64(1), CPUMs: i64(0), EstimatedRows: new(float64(10))},
+		1: {ActualRows: i64(250), Executions: i64(1), LogicalReads: i64(3), PhysicalReads: i64(1)},
+	}}
+}
+
+// generatedSource is a real timeline built from the stand-in's synthetic
+// trace (pages × 5 events) with the real parsers.
+func generatedSource(tb testing.TB, pages, operators int) *Source {
+	tb.Helper()
+	g, err := standin.GenerateTrace(pages, operators)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	plan, err := showplan.ParseBytes([]byte(g.PlanXML))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := timeline.NewBuilder(plan, nil, nil, &timeline.Options{Statement: -1, ExpectedEvents: len(g.Events)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var all strings.Builder
+	for _, e := range g.Events {
+		all.WriteString(e.XML)
+		all.WriteByte('\n')
+	}
+	dec := xe.NewDecoder(strings.NewReader(all.String()))
+	for ev, err := range dec.All() {
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Add(&ev)
+	}
+	tr, err := b.Build()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bundle := &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion, SQL: "SELECT generated",
+		Run:    tracer.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: tracer.AllEventGroups()},
+		Result: tracer.Result{Events: int64(len(g.Events))}, Trace: tr}
+	return &Source{TraceID: sampleID, Bundle: bundle}
+}

@@ -1,0 +1,171 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tracestore"
+)
+
+// MaxUploadBytes bounds an uploaded bundle (compressed or not).
+const MaxUploadBytes = 256 << 20
+
+// CallResource serves docs/frames.md §5.
+func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	return d.res.CallResource(ctx, req, sender)
+}
+
+func (d *Datasource) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /databases", d.ready(d.databases))
+	mux.HandleFunc("GET /traces", d.ready(d.listTraces))
+	mux.HandleFunc("POST /traces", d.ready(d.uploadTrace))
+	mux.HandleFunc("DELETE /traces/{id}", d.ready(d.deleteTrace))
+	mux.HandleFunc("GET /traces/{id}/bundle", d.ready(d.downloadTrace))
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, d.health(r.Context())) })
+	return mux
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, apiError{Error: fmt.Sprintf(format, args...)})
+}
+
+// ready refuses resources while the settings are invalid.
+func (d *Datasource) ready(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.settingsErr != nil {
+			writeErr(w, http.StatusBadRequest, "%v", d.settingsErr)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func storeStatus(err error) int {
+	if errors.Is(err, tracestore.ErrNotFound) {
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+// Database is one entry of GET databases.
+type Database struct {
+	Name       string `json:"name"`
+	DatabaseID int64  `json:"databaseId"`
+	State      string `json:"state"`
+}
+
+// sqlDatabases lists databases for the editor's picker. sys.databases shows
+// the login the databases it may see (VIEW ANY DATABASE, granted to public
+// by default):
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
+const sqlDatabases = "SELECT name, database_id, state_desc FROM sys.databases ORDER BY name"
+
+func (d *Datasource) databases(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), d.settings.ConnectTimeout())
+	defer cancel()
+	rows, err := d.db.QueryContext(ctx, sqlDatabases)
+	if err != nil {
+		writeErr(w, http.StatusBadGateway, "list databases on %s: %s", d.settings.Redacted(), describe(err))
+		return
+	}
+	defer rows.Close()
+	out := []Database{}
+	for rows.Next() {
+		var db Database
+		var state sql.NullString
+		if err := rows.Scan(&db.Name, &db.DatabaseID, &state); err != nil {
+			writeErr(w, http.StatusBadGateway, "list databases: %s", describe(err))
+			return
+		}
+		db.State = state.String
+		if db.State == "ONLINE" {
+			out = append(out, db)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		writeErr(w, http.StatusBadGateway, "list databases: %s", describe(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (d *Datasource) listTraces(w http.ResponseWriter, r *http.Request) {
+	list, err := d.store.List(r.Context())
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, "list traces: %v", err)
+		return
+	}
+	if list == nil {
+		list = []tracestore.Info{}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (d *Datasource) deleteTrace(w http.ResponseWriter, r *http.Request) {
+	if err := d.store.Delete(r.Context(), r.PathValue("id")); err != nil {
+		writeErr(w, storeStatus(err), "delete trace: %v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (d *Datasource) downloadTrace(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	b, err := d.store.Bundle(r.Context(), id)
+	if err != nil {
+		writeErr(w, storeStatus(err), "download trace: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", id+".json.gz"))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// uploadTrace stores a bundle (JSON or gzip JSON) under a new id.
+func (d *Datasource) uploadTrace(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxUploadBytes+1))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "read upload: %v", err)
+		return
+	}
+	if len(body) > MaxUploadBytes {
+		writeErr(w, http.StatusRequestEntityTooLarge, "the bundle exceeds %d MB", MaxUploadBytes>>20)
+		return
+	}
+	b, err := tracer.ReadBundle(bytes.NewReader(body))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if b.Trace == nil {
+		writeErr(w, http.StatusBadRequest, "the bundle's trace is not a timeline this version can read")
+		return
+	}
+	e, err := d.store.Put(r.Context(), b)
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, "store the bundle: %v", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"traceId": e.ID})
+}

@@ -1,0 +1,114 @@
+package tracestore
+
+import (
+	"unsafe"
+
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+)
+
+// compact shares what a decoded trace repeats: JSON decoding gives every
+// event its own copy of its object name and of short strings (lock modes,
+// wait types), which would multiply a stored trace's memory several times.
+func compact(tr *timeline.Trace) {
+	objs := map[timeline.ObjectName]*timeline.ObjectName{}
+	obj := func(o *timeline.ObjectName) *timeline.ObjectName {
+		if o == nil {
+			return nil
+		}
+		if s, ok := objs[*o]; ok {
+			return s
+		}
+		objs[*o] = o
+		return o
+	}
+	strs := map[string]string{}
+	str := func(s string) string {
+		if v, ok := strs[s]; ok {
+			return v
+		}
+		strs[s] = s
+		return s
+	}
+	l := &tr.Lanes
+	for i := range l.Read {
+		l.Read[i].Object = obj(l.Read[i].Object)
+	}
+	for i := range l.Write {
+		l.Write[i].Object = obj(l.Write[i].Object)
+	}
+	for i := range l.Lock {
+		e := &l.Lock[i]
+		e.Object, e.Mode, e.ResourceType = obj(e.Object), str(e.Mode), str(e.ResourceType)
+	}
+	for i := range l.Wait {
+		e := &l.Wait[i]
+		e.WaitType, e.Category = str(e.WaitType), str(e.Category)
+	}
+	for i := range l.Memory {
+		e := &l.Memory[i]
+		e.Kind, e.Detail = str(e.Kind), str(e.Detail)
+	}
+	for i := range l.Split {
+		e := &l.Split[i]
+		e.Object, e.Operation = obj(e.Object), str(e.Operation)
+	}
+	for i := range l.Log {
+		e := &l.Log[i]
+		e.Object, e.Kind, e.Operation, e.Context = obj(e.Object), str(e.Kind), str(e.Operation), str(e.Context)
+	}
+}
+
+// EstimateBytes estimates the memory a decoded bundle holds: the lanes'
+// elements at their Go sizes plus the strings each entry owns (shared
+// strings and object names counted once). It is the store's byte bound, so
+// it errs high rather than low.
+func EstimateBytes(b *tracer.Bundle) int64 {
+	tr := b.Trace
+	if tr == nil {
+		return int64(len(b.SQL))
+	}
+	l := &tr.Lanes
+	n := int64(len(b.SQL)) + int64(len(tr.Statement)) + 4096
+	n += int64(len(l.Plan)) * int64(unsafe.Sizeof(timeline.PlanEntry{}))
+	n += int64(len(l.Read)+len(l.Write)) * int64(unsafe.Sizeof(timeline.PageEvent{}))
+	n += int64(len(l.Lock)) * int64(unsafe.Sizeof(timeline.LockInterval{}))
+	n += int64(len(l.Wait)) * int64(unsafe.Sizeof(timeline.WaitInterval{}))
+	n += int64(len(l.Memory)) * int64(unsafe.Sizeof(timeline.MemoryEvent{}))
+	n += int64(len(l.Split)) * int64(unsafe.Sizeof(timeline.SplitEvent{}))
+	n += int64(len(l.Log)) * int64(unsafe.Sizeof(timeline.LogEvent{}))
+	n += int64(len(l.IO)) * int64(unsafe.Sizeof(timeline.IOInterval{}))
+	seen := map[*timeline.ObjectName]bool{}
+	object := func(o *timeline.ObjectName) {
+		if o != nil && !seen[o] {
+			seen[o] = true
+			n += int64(unsafe.Sizeof(*o)) + int64(len(o.Database)+len(o.Schema)+len(o.Table)+len(o.Index)) + 64
+		}
+	}
+	for i := range l.Read {
+		object(l.Read[i].Object)
+	}
+	for i := range l.Write {
+		object(l.Write[i].Object)
+	}
+	for i := range l.Lock {
+		e := &l.Lock[i]
+		object(e.Object)
+		n += int64(len(e.Resource)+len(e.Row)) + 16 // own allocations, rounded up
+	}
+	for i := range l.Split {
+		object(l.Split[i].Object)
+	}
+	for i := range l.Log {
+		object(l.Log[i].Object)
+	}
+	for _, o := range tr.Operators {
+		n += int64(unsafe.Sizeof(o)) + int64(len(o.PhysicalOp)+len(o.LogicalOp)+len(o.Object)+len(o.Behavior)) +
+			int64(len(o.Phases))*int64(unsafe.Sizeof(timeline.Phase{}))
+	}
+	for _, r := range b.Result.LogRecords {
+		n += int64(unsafe.Sizeof(r)) + int64(len(r.LSN)+len(r.Operation)+len(r.Context)+len(r.TransactionID)+len(r.PageID))
+	}
+	// interned strings and map overhead are small; 10% margin for the rest
+	return n + n/10
+}

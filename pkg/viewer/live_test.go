@@ -1,0 +1,104 @@
+package viewer_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/queryreplay/queryreplay/internal/viewertest"
+	"github.com/queryreplay/queryreplay/pkg/viewer"
+)
+
+const hashJoin = "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'"
+
+type results struct {
+	Results map[string]struct {
+		Status int    `json:"status"`
+		Error  string `json:"error"`
+		Frames []struct {
+			Schema struct {
+				Name string `json:"name"`
+				Meta struct {
+					Custom map[string]any `json:"custom"`
+				} `json:"meta"`
+			} `json:"schema"`
+		} `json:"frames"`
+	} `json:"results"`
+}
+
+func dsQuery(t *testing.T, base string, q map[string]any) results {
+	t.Helper()
+	q["refId"] = "A"
+	q["datasource"] = map[string]string{"uid": "queryreplay", "type": "queryreplay-sqlserver-datasource"}
+	body, _ := json.Marshal(map[string]any{"queries": []any{q}})
+	resp, err := http.Post(base+"api/ds/query", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%v: %.300s", err, b)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, r.Results["A"].Error)
+	}
+	return r
+}
+
+// TestRealDatasourceThroughTheViewer runs a trace on the stand-in through
+// the viewer's /api/ds/query, then re-slices it with a view query and lists
+// databases through the resources path the query editor uses.
+func TestRealDatasourceThroughTheViewer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stack, err := viewertest.StartStack(ctx, filepath.Join(t.TempDir(), "store"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	v, err := viewer.New(viewer.Config{Datasource: stack.Datasource, Settings: stack.Settings,
+		Assets: fstest.MapFS{"harness.js": {Data: []byte("//")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+
+	r := dsQuery(t, v.URL(), map[string]any{"queryType": "trace", "sql": hashJoin})
+	var names []string
+	for _, f := range r.Results["A"].Frames {
+		names = append(names, f.Schema.Name)
+	}
+	got := strings.Join(names, ",")
+	for _, want := range []string{"trace", "operators", "phases", "lane_read", "lane_lock", "pages"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("trace response has no %s frame: %s", want, got)
+		}
+	}
+	id, _ := r.Results["A"].Frames[0].Schema.Meta.Custom["traceId"].(string)
+	if len(id) != 32 {
+		t.Fatalf("trace id %q", id)
+	}
+	view := dsQuery(t, v.URL(), map[string]any{"queryType": "view", "traceId": id, "window": map[string]int{"fromUs": 0, "toUs": 1000}, "maxDataPoints": 100})
+	if len(view.Results["A"].Frames) == 0 || view.Results["A"].Frames[0].Schema.Name != "trace" {
+		t.Errorf("view frames: %+v", view.Results["A"])
+	}
+	resp, err := http.Get(v.URL() + "api/datasources/uid/queryreplay/resources/databases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "QueryReplayDemo") {
+		t.Errorf("databases %d: %s", resp.StatusCode, b)
+	}
+}

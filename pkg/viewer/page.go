@@ -1,0 +1,53 @@
+package viewer
+
+import (
+	"encoding/json"
+	"html/template"
+	"net/http"
+)
+
+// The page: the harness bundle reads its configuration from
+// window.__QUERYREPLAY_VIEWER__ (the datasource to query and the first
+// query); the URL may override size and theme (?width=&height=&theme=).
+var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>QueryReplay</title>
+<link rel="stylesheet" href="/assets/harness.css">
+</head>
+<body>
+<div id="root"></div>
+<script>window.__QUERYREPLAY_VIEWER__ = {{.}};</script>
+<script src="/assets/harness.js"></script>
+</body>
+</html>
+`))
+
+// PageConfig is what the page learns from the server.
+type PageConfig struct {
+	Datasource struct {
+		UID  string `json:"uid"`
+		Type string `json:"type"`
+	} `json:"datasource"`
+	Query    map[string]any `json:"query"`
+	TraceIDs []string       `json:"traceIds"`
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	var c PageConfig
+	c.Datasource.UID = s.uid
+	c.Datasource.Type = s.cfg.Settings.Type
+	c.Query = s.pageQuery(r.URL)
+	c.TraceIDs = s.TraceIDs()
+	b, err := json.Marshal(c)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	// template.JS inserts the JSON as it is; json.Marshal escapes <, > and &
+	// (\u003c …), so nothing in it can close the script element
+	_ = pageTemplate.Execute(w, template.JS(b))
+}

@@ -1,0 +1,579 @@
+import { DataFrame, Field } from '@grafana/data';
+import { EVENT_LANES, EventLaneName } from './lanes';
+
+/**
+ * The replay's model of one trace, read from the frames of docs/frames.md.
+ * Lanes are columnar (typed arrays sorted by start) so that a million
+ * entries cost a few typed arrays, not a million objects; the original frame
+ * is kept for the tooltip's fields.
+ */
+
+export interface WindowUs {
+  fromUs: number;
+  toUs: number;
+}
+
+export interface LaneData {
+  name: EventLaneName;
+  /** The lane's event group was traced (false: empty because it was off). */
+  traced: boolean;
+  /** Rows are bins (one per bin and operator), not events. */
+  binned: boolean;
+  /** Entries in the whole lane, and in this frame's window. */
+  total: number;
+  inWindow: number;
+  window: WindowUs;
+  resolutionUs: number;
+  binWidthUs: number;
+  n: number;
+  /** Drawing extent in µs: the event's true extent, or the bin. */
+  start: Float64Array;
+  end: Float64Array;
+  /** Earliest start of the entries in a row (= start for raw rows). */
+  first: Float64Array;
+  /** Operator NodeId, -1 when unmatched. */
+  node: Int32Array;
+  /** Events a row stands for: 1 for raw rows, the bin's count when binned. */
+  weight: Float64Array;
+  /** maxEnd[i] = max(end[0..i]): finds intervals that began before a window. */
+  maxEnd: Float64Array;
+  /** Frame row of entry i (rows are re-sorted by start if they arrive unsorted). */
+  row: Int32Array;
+  frame: DataFrame;
+}
+
+export type PhaseKind = 'consume' | 'build' | 'probe' | 'emit' | string;
+
+export interface Phase {
+  kind: PhaseKind;
+  startUs: number;
+  endUs: number;
+  /** Worker thread of a per-thread phase; null for the operator as a whole. */
+  thread: number | null;
+}
+
+export interface Operator {
+  nodeId: number;
+  parentId: number | null;
+  physicalOp: string;
+  logicalOp: string;
+  behavior: string;
+  object: string;
+  timeSource: string;
+  startUs: number;
+  firstEmitUs: number;
+  endUs: number;
+  durationUs: number;
+  reads: number;
+  writes: number;
+  locks: number;
+  waits: number;
+  spills: number;
+  splits: number;
+  logRecords: number;
+  waitUs: number;
+  matched: number;
+  matchExact: number;
+  matchStrong: number;
+  matchWeak: number;
+  matchLow: number;
+  actualRows: number | null;
+  actualExecutions: number | null;
+  actualElapsedMs: number | null;
+  actualCpuMs: number | null;
+  logicalReads: number | null;
+  physicalReads: number | null;
+  estimatedRows: number | null;
+  /** False when the actual plan says the operator never ran (0 executions). */
+  executed: boolean;
+  phases: Phase[];
+  /** Tree position: depth from the root, pre-order index, child node ids. */
+  depth: number;
+  order: number;
+  children: number[];
+}
+
+export interface Pages {
+  n: number;
+  database: Float64Array;
+  file: Float64Array;
+  page: Float64Array;
+  pageId: string[];
+  object: string[];
+  reads: Float64Array;
+  writes: Float64Array;
+  firstUs: Float64Array;
+  lastUs: Float64Array;
+  node: Int32Array;
+  pageType: Array<string | null>;
+  indexLevel: Array<number | null>;
+  /** The trace carries page-header facts (page type, index level, neighbours). */
+  pageInfo: boolean;
+}
+
+export interface StackFrameRow {
+  label: string;
+  level: number;
+  value: number;
+  self: number;
+  badge: string;
+  moduleBadge: string;
+}
+
+export interface ReplayTrace {
+  traceId: string;
+  statement: string;
+  database: string;
+  startUs: number;
+  endUs: number;
+  /** Epoch ms of time zero, for absolute times. */
+  zeroMs: number;
+  durationUs: number;
+  events: number;
+  lost: number;
+  truncated: boolean;
+  unmatched: number;
+  persona: string;
+  serverVersion: string;
+  warnings: string[];
+  operators: Operator[];
+  /** Operators by NodeId. */
+  byNode: Map<number, Operator>;
+  lanes: Partial<Record<EventLaneName, LaneData>>;
+  pages: Pages | null;
+  callstacks: StackFrameRow[] | null;
+  /** Frames the panel found but does not draw (named, so the panel can say so). */
+  ignored: string[];
+}
+
+type Row = number;
+
+function field(frame: DataFrame, name: string): Field | undefined {
+  return frame.fields.find((f) => f.name === name);
+}
+
+function num(f: Field | undefined, r: Row, fallback = 0): number {
+  const v = f?.values[r];
+  return v === null || v === undefined ? fallback : Number(v);
+}
+
+function numOrNull(f: Field | undefined, r: Row): number | null {
+  const v = f?.values[r];
+  return v === null || v === undefined ? null : Number(v);
+}
+
+function str(f: Field | undefined, r: Row): string {
+  const v = f?.values[r];
+  return v === null || v === undefined ? '' : String(v);
+}
+
+function custom(frame: DataFrame | undefined): Record<string, unknown> {
+  return (frame?.meta?.custom as Record<string, unknown> | undefined) ?? {};
+}
+
+function windowOf(v: unknown, fallback: WindowUs): WindowUs {
+  const w = v as Partial<WindowUs> | undefined;
+  if (w && typeof w.fromUs === 'number' && typeof w.toUs === 'number') {
+    return { fromUs: w.fromUs, toUs: w.toUs };
+  }
+  return fallback;
+}
+
+/** The name a frame goes by: its name, else its refId. */
+function frameName(f: DataFrame): string {
+  return f.name ?? f.refId ?? '';
+}
+
+/** Reads one lane frame (raw or binned) into sorted columns. */
+export function laneFromFrame(name: EventLaneName, frame: DataFrame, fallbackWindow: WindowUs): LaneData {
+  const meta = custom(frame);
+  const n = frame.length;
+  const startF = field(frame, 'startUs');
+  const endF = field(frame, 'endUs');
+  const nodeF = field(frame, 'nodeId');
+  const countF = field(frame, 'count');
+  const firstF = field(frame, 'firstUs');
+  const binned = meta.binned === true || countF !== undefined;
+  const start = new Float64Array(n);
+  const end = new Float64Array(n);
+  const first = new Float64Array(n);
+  const node = new Int32Array(n);
+  const weight = new Float64Array(n);
+  let sorted = true;
+  for (let r = 0; r < n; r++) {
+    const s = num(startF, r);
+    start[r] = s;
+    end[r] = Math.max(s, num(endF, r, s));
+    first[r] = firstF ? num(firstF, r, s) : s;
+    node[r] = numOrNull(nodeF, r) ?? -1;
+    weight[r] = countF ? num(countF, r, 1) : 1;
+    if (r > 0 && s < start[r - 1]) {
+      sorted = false;
+    }
+  }
+  const row = new Int32Array(n);
+  for (let r = 0; r < n; r++) {
+    row[r] = r;
+  }
+  const lane: LaneData = {
+    name,
+    traced: meta.traced !== false,
+    binned,
+    total: typeof meta.total === 'number' ? meta.total : n,
+    inWindow: typeof meta.inWindow === 'number' ? meta.inWindow : n,
+    window: windowOf(meta.window, fallbackWindow),
+    resolutionUs: typeof meta.resolutionUs === 'number' ? meta.resolutionUs : 1,
+    binWidthUs: typeof meta.binWidthUs === 'number' ? meta.binWidthUs : 0,
+    n,
+    start,
+    end,
+    first,
+    node,
+    weight,
+    maxEnd: new Float64Array(n),
+    row,
+    frame,
+  };
+  if (!sorted) {
+    sortLane(lane);
+  }
+  let m = -Infinity;
+  for (let i = 0; i < n; i++) {
+    m = Math.max(m, lane.end[i]);
+    lane.maxEnd[i] = m;
+  }
+  return lane;
+}
+
+/** Sorts a lane's columns by start (stable), keeping `row` pointing at frame rows. */
+function sortLane(lane: LaneData): void {
+  const idx = Array.from(lane.row).sort((a, b) => lane.start[a] - lane.start[b] || a - b);
+  const cols = [lane.start, lane.end, lane.first, lane.weight] as Float64Array[];
+  for (const c of cols) {
+    const copy = c.slice();
+    idx.forEach((from, to) => (c[to] = copy[from]));
+  }
+  const nodeCopy = lane.node.slice();
+  idx.forEach((from, to) => {
+    lane.node[to] = nodeCopy[from];
+    lane.row[to] = from;
+  });
+}
+
+function readOperators(ops: DataFrame | undefined, phases: DataFrame | undefined): Operator[] {
+  if (!ops) {
+    return [];
+  }
+  const f = (n: string) => field(ops, n);
+  const F = {
+    nodeId: f('nodeId'),
+    parentId: f('parentId'),
+    physicalOp: f('physicalOp'),
+    logicalOp: f('logicalOp'),
+    behavior: f('behavior'),
+    object: f('object'),
+    timeSource: f('timeSource'),
+    startUs: f('startUs'),
+    firstEmitUs: f('firstEmitUs'),
+    endUs: f('endUs'),
+    durationUs: f('durationUs'),
+    executed: f('executed'),
+  };
+  const counters = [
+    'reads',
+    'writes',
+    'locks',
+    'waits',
+    'spills',
+    'splits',
+    'logRecords',
+    'waitUs',
+    'matched',
+  ] as const;
+  const matches = ['matchExact', 'matchStrong', 'matchWeak', 'matchLow'] as const;
+  const runtime = [
+    'actualRows',
+    'actualExecutions',
+    'actualElapsedMs',
+    'actualCpuMs',
+    'logicalReads',
+    'physicalReads',
+    'estimatedRows',
+  ] as const;
+  const out: Operator[] = [];
+  for (let r = 0; r < ops.length; r++) {
+    const startUs = num(F.startUs, r);
+    const endUs = num(F.endUs, r, startUs);
+    const op = {
+      nodeId: num(F.nodeId, r),
+      parentId: numOrNull(F.parentId, r),
+      physicalOp: str(F.physicalOp, r),
+      logicalOp: str(F.logicalOp, r),
+      behavior: str(F.behavior, r),
+      object: str(F.object, r),
+      timeSource: str(F.timeSource, r),
+      startUs,
+      firstEmitUs: num(F.firstEmitUs, r, startUs),
+      endUs,
+      durationUs: num(F.durationUs, r, endUs - startUs),
+      phases: [],
+      depth: 0,
+      order: 0,
+      children: [],
+    } as unknown as Operator;
+    for (const c of [...counters, ...matches]) {
+      op[c] = num(f(c), r);
+    }
+    for (const c of runtime) {
+      op[c] = numOrNull(f(c), r);
+    }
+    const explicit = F.executed?.values[r];
+    op.executed = explicit === false ? false : op.actualExecutions !== 0;
+    out.push(op);
+  }
+  attachPhases(out, phases);
+  orderTree(out);
+  return out;
+}
+
+function attachPhases(ops: Operator[], phases: DataFrame | undefined): void {
+  if (!phases) {
+    return;
+  }
+  const byNode = new Map(ops.map((o) => [o.nodeId, o]));
+  const nodeF = field(phases, 'nodeId');
+  const kindF = field(phases, 'phase');
+  const startF = field(phases, 'startUs');
+  const endF = field(phases, 'endUs');
+  const threadF = field(phases, 'thread') ?? field(phases, 'threadId');
+  for (let r = 0; r < phases.length; r++) {
+    const op = byNode.get(num(nodeF, r));
+    if (!op) {
+      continue;
+    }
+    const s = num(startF, r);
+    op.phases.push({
+      kind: str(kindF, r),
+      startUs: s,
+      endUs: Math.max(s, num(endF, r, s)),
+      thread: numOrNull(threadF, r),
+    });
+  }
+  for (const op of ops) {
+    op.phases.sort((a, b) => a.startUs - b.startUs);
+  }
+}
+
+/** Depth, children and pre-order position of each operator (children in NodeId order). */
+function orderTree(ops: Operator[]): void {
+  const byNode = new Map(ops.map((o) => [o.nodeId, o]));
+  const roots: Operator[] = [];
+  for (const o of ops) {
+    const parent = o.parentId === null ? undefined : byNode.get(o.parentId);
+    if (parent) {
+      parent.children.push(o.nodeId);
+    } else {
+      roots.push(o);
+    }
+  }
+  let order = 0;
+  const walk = (o: Operator, depth: number) => {
+    o.depth = depth;
+    o.order = order++;
+    o.children.sort((a, b) => a - b);
+    for (const c of o.children) {
+      walk(byNode.get(c)!, depth + 1);
+    }
+  };
+  roots.sort((a, b) => a.nodeId - b.nodeId).forEach((r) => walk(r, 0));
+  ops.sort((a, b) => a.order - b.order);
+}
+
+function readPages(frame: DataFrame | undefined): Pages | null {
+  if (!frame) {
+    return null;
+  }
+  const n = frame.length;
+  const col = (name: string) => {
+    const f = field(frame, name);
+    const a = new Float64Array(n);
+    for (let r = 0; r < n; r++) {
+      a[r] = num(f, r);
+    }
+    return a;
+  };
+  const nodeF = field(frame, 'nodeId');
+  const node = new Int32Array(n);
+  const pageId: string[] = new Array(n);
+  const object: string[] = new Array(n);
+  const pageType: Array<string | null> = new Array(n);
+  const indexLevel: Array<number | null> = new Array(n);
+  const pidF = field(frame, 'pageId');
+  const objF = field(frame, 'object');
+  const typeF = field(frame, 'pageType');
+  const levelF = field(frame, 'indexLevel');
+  for (let r = 0; r < n; r++) {
+    node[r] = numOrNull(nodeF, r) ?? -1;
+    pageId[r] = str(pidF, r);
+    object[r] = str(objF, r);
+    const t = typeF?.values[r];
+    pageType[r] = t === null || t === undefined ? null : String(t);
+    indexLevel[r] = numOrNull(levelF, r);
+  }
+  return {
+    n,
+    database: col('database'),
+    file: col('file'),
+    page: col('page'),
+    pageId,
+    object,
+    reads: col('reads'),
+    writes: col('writes'),
+    firstUs: col('firstUs'),
+    lastUs: col('lastUs'),
+    node,
+    pageType,
+    indexLevel,
+    pageInfo: custom(frame).pageInfo === true,
+  };
+}
+
+function readStacks(frame: DataFrame | undefined): StackFrameRow[] | null {
+  if (!frame) {
+    return null;
+  }
+  const F = ['label', 'level', 'value', 'self', 'badge', 'moduleBadge'].map((n) => field(frame, n));
+  const out: StackFrameRow[] = [];
+  for (let r = 0; r < frame.length; r++) {
+    out.push({
+      label: str(F[0], r),
+      level: num(F[1], r),
+      value: num(F[2], r),
+      self: num(F[3], r),
+      badge: str(F[4], r),
+      moduleBadge: str(F[5], r),
+    });
+  }
+  return out;
+}
+
+/** Finds the frames of a trace by name; unnamed lane frames are recognised by meta.custom.lane. */
+export function indexFrames(frames: DataFrame[]): Map<string, DataFrame> {
+  const byName = new Map<string, DataFrame>();
+  for (const f of frames) {
+    const lane = custom(f).lane;
+    const name = typeof lane === 'string' && !frameName(f).startsWith('lane_') ? `lane_${lane}` : frameName(f);
+    if (!byName.has(name)) {
+      byName.set(name, f);
+    }
+  }
+  return byName;
+}
+
+const KNOWN = new Set([
+  'trace',
+  'operators',
+  'phases',
+  'nodes',
+  'edges',
+  'pages',
+  'log_records',
+  'callstacks',
+  'probe',
+  ...EVENT_LANES.map((l) => `lane_${l}`),
+]);
+
+/** The result of reading frames: a trace, or why there is none. */
+export type ReadResult = { trace: ReplayTrace; error?: undefined } | { trace?: undefined; error: string };
+
+/** Reads the frames of a `trace`, `bundle` or `view` response into a ReplayTrace. */
+export function traceFromFrames(frames: DataFrame[]): ReadResult {
+  const byName = indexFrames(frames);
+  const meta = byName.get('trace');
+  const lanesPresent = EVENT_LANES.filter((l) => byName.has(`lane_${l}`));
+  if (!meta && lanesPresent.length === 0 && !byName.has('operators')) {
+    const names = frames.map(frameName).filter(Boolean);
+    return {
+      error:
+        frames.length === 0
+          ? 'The query returned no frames.'
+          : `None of the ${frames.length} frames is a QueryReplay trace (found: ${names.join(', ') || 'unnamed frames'}).`,
+    };
+  }
+  const mc = custom(meta);
+  const f = (n: string) => (meta ? field(meta, n) : undefined);
+  const timeRange = (mc.timeRange ?? {}) as { zeroTime?: string; from?: number; startUs?: number };
+  const ops = readOperators(byName.get('operators'), byName.get('phases'));
+  let startUs = meta ? num(f('startUs'), 0) : Infinity;
+  let endUs = meta ? num(f('endUs'), 0) : -Infinity;
+  if (!meta) {
+    for (const o of ops) {
+      startUs = Math.min(startUs, o.startUs);
+      endUs = Math.max(endUs, o.endUs);
+    }
+  }
+  const lanes: Partial<Record<EventLaneName, LaneData>> = {};
+  const whole = { fromUs: Number.isFinite(startUs) ? startUs : 0, toUs: Number.isFinite(endUs) ? endUs : 0 };
+  for (const l of lanesPresent) {
+    const lane = laneFromFrame(l, byName.get(`lane_${l}`)!, whole);
+    lanes[l] = lane;
+    if (!meta && lane.n > 0) {
+      startUs = Math.min(startUs, lane.start[0]);
+      endUs = Math.max(endUs, lane.maxEnd[lane.n - 1]);
+    }
+  }
+  if (!Number.isFinite(startUs) || !Number.isFinite(endUs)) {
+    startUs = 0;
+    endUs = 0;
+  }
+  const zeroMs = zeroOf(timeRange);
+  const trace: ReplayTrace = {
+    traceId: str(f('traceId'), 0) || String(mc.traceId ?? custom(frames[0]).traceId ?? ''),
+    statement: str(f('statement'), 0),
+    database: str(f('database'), 0),
+    startUs,
+    endUs: Math.max(endUs, startUs),
+    zeroMs,
+    durationUs: num(f('durationUs'), 0, endUs - startUs),
+    events: num(f('events'), 0),
+    lost: num(f('lost'), 0),
+    truncated: f('truncated')?.values[0] === true,
+    unmatched: num(f('unmatched'), 0),
+    persona: str(f('persona'), 0),
+    serverVersion: str(f('serverVersion'), 0),
+    warnings: Array.isArray(mc.warnings) ? (mc.warnings as unknown[]).map(String) : [],
+    operators: ops,
+    byNode: new Map(ops.map((o) => [o.nodeId, o])),
+    lanes,
+    pages: readPages(byName.get('pages')),
+    callstacks: readStacks(byName.get('callstacks')),
+    ignored: [...byName.keys()].filter((k) => !KNOWN.has(k)),
+  };
+  return { trace };
+}
+
+function zeroOf(tr: { zeroTime?: string; from?: number; startUs?: number }): number {
+  if (tr.zeroTime) {
+    const ms = Date.parse(tr.zeroTime);
+    if (!Number.isNaN(ms)) {
+      return ms;
+    }
+  }
+  if (typeof tr.from === 'number') {
+    return tr.from - (tr.startUs ?? 0) / 1000;
+  }
+  return 0;
+}
+
+/** Lanes of a `view` response: the detail for one window. */
+export function lanesFromViewFrames(frames: DataFrame[], window: WindowUs): Partial<Record<EventLaneName, LaneData>> {
+  const byName = indexFrames(frames);
+  const out: Partial<Record<EventLaneName, LaneData>> = {};
+  for (const l of EVENT_LANES) {
+    const f = byName.get(`lane_${l}`);
+    if (f) {
+      out[l] = laneFromFrame(l, f, window);
+    }
+  }
+  return out;
+}

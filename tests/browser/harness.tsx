@@ -1,0 +1,228 @@
+// The browser harness page: mounts the real replay panel with frames from
+// the real datasource, fetched through pkg/viewer's /api/ds/query and
+// converted with @grafana/runtime's toDataQueryResponse, as Grafana does.
+// Built with esbuild (npm run build:harness) into tests/browser/dist.
+import React from 'react';
+import { createRoot, Root } from 'react-dom/client';
+import {
+  CoreApp,
+  DataFrame,
+  DataQueryRequest,
+  EventBusSrv,
+  LoadingState,
+  PanelData,
+  PanelProps,
+  createTheme,
+  dateTime,
+} from '@grafana/data';
+import { ThemeContext } from '@grafana/ui';
+import { BackendSrv, BackendSrvRequest, FetchResponse, setBackendSrv, toDataQueryResponse } from '@grafana/runtime';
+import { Observable, lastValueFrom } from 'rxjs';
+import { ReplayPanel } from '../../src/panel/ReplayPanel';
+import { DEFAULT_OPTIONS, ReplayOptions } from '../../src/panel/types';
+
+interface ViewerConfig {
+  datasource: { uid: string; type: string };
+  query: Record<string, unknown> | null;
+  traceIds: string[];
+}
+
+interface HarnessState {
+  state: 'loading' | 'ready' | 'error';
+  error?: string;
+  /** performance.now() when the converted frames were handed to the panel. */
+  framesAt?: number;
+  /** Bytes of the /api/ds/query answer and ms to fetch + convert it. */
+  responseBytes?: number;
+  fetchMs?: number;
+  convertMs?: number;
+  rows?: number;
+  render: (patch: Partial<View>) => void;
+}
+
+interface View {
+  theme: 'dark' | 'light';
+  width: number;
+  height: number;
+  options: ReplayOptions;
+  title: string;
+}
+
+declare global {
+  interface Window {
+    __QUERYREPLAY_VIEWER__: ViewerConfig;
+    __harness: HarnessState;
+    __QUERYREPLAY_DEBUG__?: { panels: unknown[] };
+  }
+}
+
+window.__QUERYREPLAY_DEBUG__ = { panels: [] };
+// Grafana serves @grafana/ui's icons from its public path; the build copies them under /assets/build/img/icons
+(window as unknown as { __grafana_public_path__: string }).__grafana_public_path__ = '/assets/';
+
+/** The part of Grafana's BackendSrv the panel uses: fetch, over window.fetch, with Grafana's error shape. */
+let lastBytes = 0;
+const backendSrv = {
+  fetch<T>(options: BackendSrvRequest): Observable<FetchResponse<T>> {
+    return new Observable<FetchResponse<T>>((sub) => {
+      const ctl = new AbortController();
+      fetch(options.url, {
+        method: options.method ?? 'GET',
+        headers: { 'Content-Type': 'application/json' },
+        body: options.data === undefined ? undefined : JSON.stringify(options.data),
+        signal: ctl.signal,
+      })
+        .then(async (res) => {
+          const text = await res.text();
+          lastBytes = text.length;
+          const data = text ? JSON.parse(text) : undefined;
+          const response = {
+            data,
+            status: res.status,
+            statusText: res.statusText,
+            ok: res.ok,
+            headers: res.headers,
+            url: res.url,
+            type: res.type,
+            redirected: res.redirected,
+            config: options,
+          } as unknown as FetchResponse<T>;
+          if (!res.ok) {
+            sub.error({ status: res.status, statusText: res.statusText, data, config: options });
+            return;
+          }
+          sub.next(response);
+          sub.complete();
+        })
+        .catch((e) => sub.error(e));
+      return () => ctl.abort();
+    });
+  },
+} as unknown as BackendSrv;
+setBackendSrv(backendSrv);
+
+const cfg = window.__QUERYREPLAY_VIEWER__;
+const params = new URLSearchParams(location.search);
+const view: View = {
+  theme: params.get('theme') === 'light' ? 'light' : 'dark',
+  width: Number(params.get('width') ?? 1200),
+  height: Number(params.get('height') ?? 520),
+  options: { ...DEFAULT_OPTIONS, ...(params.get('options') ? JSON.parse(params.get('options')!) : {}) },
+  title: params.get('title') ?? 'Query replay',
+};
+const maxDataPoints = Number(params.get('maxDataPoints') ?? 0) || undefined;
+
+let root: Root | null = null;
+let data: PanelData | null = null;
+
+function panelProps(d: PanelData): PanelProps<ReplayOptions> {
+  const timeRange = d.timeRange;
+  return {
+    id: 1,
+    data: d,
+    timeRange,
+    timeZone: 'utc',
+    options: view.options,
+    width: view.width,
+    height: view.height,
+    transparent: false,
+    fieldConfig: { defaults: {}, overrides: [] },
+    renderCounter: 0,
+    title: view.title,
+    eventBus: new EventBusSrv(),
+    onOptionsChange: () => undefined,
+    onFieldConfigChange: () => undefined,
+    replaceVariables: (s: string) => s,
+    onChangeTimeRange: () => undefined,
+  } as unknown as PanelProps<ReplayOptions>;
+}
+
+function render() {
+  const theme = createTheme({ colors: { mode: view.theme } });
+  document.body.style.margin = '0';
+  document.body.style.background = theme.colors.background.canvas;
+  document.body.style.color = theme.colors.text.primary;
+  document.body.style.fontFamily = theme.typography.fontFamily;
+  const chrome: React.CSSProperties = {
+    display: 'inline-block',
+    margin: 8,
+    background: theme.colors.background.primary,
+    border: `1px solid ${theme.colors.border.weak}`,
+    borderRadius: theme.shape.radius.default,
+  };
+  const title: React.CSSProperties = {
+    height: 32,
+    lineHeight: '32px',
+    padding: '0 8px',
+    fontSize: 14,
+    fontWeight: 500,
+  };
+  root ??= createRoot(document.getElementById('root')!);
+  root.render(
+    <ThemeContext.Provider value={theme}>
+      <div style={chrome} data-testid="harness-panel">
+        <div style={title}>{view.title}</div>
+        <div style={{ padding: '0 8px 8px 8px' }}>{data && <ReplayPanel {...panelProps(data)} />}</div>
+      </div>
+    </ThemeContext.Provider>
+  );
+}
+
+async function main() {
+  const state: HarnessState = { state: 'loading', render: (patch) => (Object.assign(view, patch), render()) };
+  window.__harness = state;
+  const query = cfg.query ?? {};
+  const now = Date.now();
+  const request = {
+    targets: [{ refId: 'A', datasource: cfg.datasource, ...query }],
+    range: { from: dateTime(now - 3600_000), to: dateTime(now), raw: { from: 'now-1h', to: 'now' } },
+    app: CoreApp.Dashboard,
+  } as unknown as DataQueryRequest;
+  const t0 = performance.now();
+  try {
+    const res = await lastValueFrom(
+      backendSrv.fetch({
+        url: '/api/ds/query',
+        method: 'POST',
+        data: {
+          from: String(now - 3600_000),
+          to: String(now),
+          queries: [
+            {
+              refId: 'A',
+              datasource: cfg.datasource,
+              maxDataPoints: maxDataPoints ?? Math.round(view.width),
+              ...query,
+            },
+          ],
+        },
+      })
+    ).catch((e) => e);
+    const t1 = performance.now();
+    const parsed = toDataQueryResponse(res as Parameters<typeof toDataQueryResponse>[0], request.targets);
+    const t2 = performance.now();
+    const series = parsed.data as DataFrame[];
+    data = {
+      series,
+      state: parsed.errors?.length ? LoadingState.Error : LoadingState.Done,
+      errors: parsed.errors,
+      timeRange: request.range,
+      request,
+    };
+    Object.assign(state, {
+      responseBytes: lastBytes,
+      fetchMs: t1 - t0,
+      convertMs: t2 - t1,
+      rows: series.reduce((n, f) => n + f.length, 0),
+      framesAt: performance.now(),
+    });
+    render();
+    state.state = parsed.errors?.length ? 'error' : 'ready';
+    state.error = parsed.errors?.map((e) => e.message).join('; ');
+  } catch (e) {
+    state.state = 'error';
+    state.error = e instanceof Error ? e.message : String(e);
+  }
+}
+
+void main();

@@ -1,0 +1,367 @@
+// make test-browser: the real panel bundle in Debian's headless Chromium,
+// with frames from the real datasource (pkg/plugin) tracing on the stand-in
+// through pkg/viewer. It plays, steps, zooms, filters by operator, selects
+// an event, checks what is drawn (pixels and exposed state), fails on any
+// console error, and writes screenshots to tests/output/.
+import fs from 'node:fs';
+import path from 'node:path';
+import { launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+
+const HASH_JOIN =
+  "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
+const out = path.join(root, 'tests', 'output');
+fs.mkdirSync(out, { recursive: true });
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok    ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL  ${name}: ${e.message}`);
+  }
+}
+function assert(cond, msg) {
+  if (!cond) {
+    throw new Error(msg);
+  }
+}
+
+// in-page helpers
+const state = (page) => page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[0].store.get());
+const stats = (page) =>
+  page.evaluate(() => {
+    const s = window.__QUERYREPLAY_DEBUG__.panels[0].stats;
+    return {
+      baseDraws: s.baseDraws,
+      overlayFrames: s.overlayFrames,
+      lanes: s.lanes,
+      layout: s.layout,
+      detailFetches: s.detailFetches,
+      detailWindows: s.detailWindows,
+    };
+  });
+const set = (page, patch) => page.evaluate((p) => window.__QUERYREPLAY_DEBUG__.panels[0].store.set(p), patch);
+const frames = (page, n = 3) =>
+  page.evaluate(
+    (k) =>
+      new Promise((r) => {
+        let i = 0;
+        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
+        requestAnimationFrame(f);
+      }),
+    n
+  );
+
+/** Non-background pixels along the middle row of a lane (or plan row), from the base canvas. */
+async function probe(page, which) {
+  return page.evaluate((w) => {
+    const s = window.__QUERYREPLAY_DEBUG__.panels[0].stats;
+    const L = s.layout;
+    const box = w.lane ? L.lanes.find((l) => l.name === w.lane) : L.plan.rows.find((r) => r.nodeId === w.node);
+    const c = document.querySelector('[data-testid="qr-timeline-base"]');
+    const dpr = c.width / L.width;
+    const ys = [box.y + box.h * 0.5, box.y + box.h * 0.75].map((y) => Math.floor(y * dpr));
+    const ctx = c.getContext('2d');
+    const counts = new Map();
+    const px = [];
+    for (const y of ys) {
+      const d = ctx.getImageData(Math.ceil(L.plotX * dpr), y, Math.floor(L.plotW * dpr), 1).data;
+      for (let x = 0; x < d.length / 4; x++) {
+        const key = `${d[4 * x]},${d[4 * x + 1]},${d[4 * x + 2]}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+        px.push([x, key]);
+      }
+    }
+    const bg = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+    const marks = px.filter(([, k]) => k !== bg);
+    return {
+      marks: marks.length,
+      firstX: marks.length ? L.plotX + marks[0][0] / dpr : -1,
+      y: box.y + box.h * 0.75,
+      colors: counts.size,
+    };
+  }, which);
+}
+
+const server = await startServer();
+const { context, close } = await launchBrowser();
+const errors = [];
+let traceId = '';
+try {
+  const page = await context.newPage();
+  watchConsole(page, errors);
+
+  await check('a trace run on the stand-in through the real datasource is drawn', async () => {
+    await openHarness(page, server.url, {
+      query: JSON.stringify({
+        queryType: 'trace',
+        sql: HASH_JOIN,
+        database: 'QueryReplayDemo',
+        options: { clearBufferPool: true, disableReadAhead: true },
+      }),
+      width: 1400,
+      height: 560,
+      title: 'Hash join — live trace on the stand-in',
+    });
+    traceId = await page.getAttribute('[data-testid="qr-replay"]', 'data-trace-id');
+    assert(/^[0-9a-f]{32}$/.test(traceId), `trace id ${traceId}`);
+    const s = await stats(page);
+    assert(s.lanes.read.kind === 'marks' && s.lanes.read.drawn > 0, `read lane ${JSON.stringify(s.lanes.read)}`);
+    assert(s.lanes.plan.drawn > 0, 'no plan bars');
+    const read = await probe(page, { lane: 'read' });
+    assert(read.marks > 0, 'no read marks in the pixels');
+    const planRoot = await probe(page, { node: s.layout.plan.rows[0].nodeId });
+    assert(planRoot.marks > 20, `root operator bar too small: ${planRoot.marks} px`);
+  });
+
+  await check('play moves the playhead and pause stops it', async () => {
+    await page.click('[data-testid="qr-play"]');
+    await page.waitForTimeout(600);
+    const a = await state(page);
+    assert(a.playing, 'not playing');
+    await page.click('[data-testid="qr-play"]');
+    const b = await state(page);
+    await page.waitForTimeout(200);
+    const c = await state(page);
+    assert(b.playheadUs > a.window.fromUs, `playhead ${b.playheadUs} did not move`);
+    assert(!c.playing && c.playheadUs === b.playheadUs, 'pause did not stop the playhead');
+    const s = await stats(page);
+    assert(s.overlayFrames > 20, `only ${s.overlayFrames} overlay frames while playing`);
+  });
+
+  await check('speed 20× plays faster than 0.25×', async () => {
+    const run = async (speed) => {
+      await set(page, { playheadUs: 0, speed, playing: false });
+      const w = (await state(page)).window;
+      await set(page, { playheadUs: w.fromUs, playing: true });
+      await page.waitForTimeout(300);
+      await set(page, { playing: false });
+      return (await state(page)).playheadUs - w.fromUs;
+    };
+    const slow = await run(0.25);
+    const fast = await run(20);
+    assert(fast > slow * 20, `20×: ${fast} µs, 0.25×: ${slow} µs`);
+    await set(page, { speed: 1 });
+  });
+
+  await check('keyboard steps to the next and previous event and selects it', async () => {
+    await set(page, { playheadUs: (await state(page)).window.fromUs, selected: null });
+    await page.focus('[data-testid="qr-replay"]');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    const a = await state(page);
+    assert(a.selected !== null, 'step selected nothing');
+    assert(
+      a.playheadUs === a.selected.startUs || a.selected.startUs <= a.playheadUs,
+      'playhead not at the selected event'
+    );
+    await page.keyboard.press('ArrowLeft');
+    const b = await state(page);
+    assert(b.playheadUs < a.playheadUs, `back: ${b.playheadUs} !< ${a.playheadUs}`);
+  });
+
+  await check('stepping through one lane lands only on that lane', async () => {
+    await set(page, { stepLane: 'lock', playheadUs: (await state(page)).window.fromUs });
+    for (let i = 0; i < 3; i++) {
+      await page.click('[data-testid="qr-step-next"]');
+    }
+    const s = await state(page);
+    assert(s.selected?.lane === 'lock', `selected ${JSON.stringify(s.selected)}`);
+    await set(page, { stepLane: null });
+  });
+
+  await check('hovering an event shows its operator, match rule and confidence', async () => {
+    await set(page, { window: (await state(page)).window });
+    const read = await probe(page, { lane: 'read' });
+    const box = await page.locator('[data-testid="qr-timeline-overlay"]').boundingBox();
+    await page.mouse.move(box.x + read.firstX + 1, box.y + read.y);
+    await page.waitForSelector('[data-testid="qr-tooltip"]', { timeout: 5000 });
+    const text = await page.textContent('[data-testid="qr-tooltip"]');
+    assert(/operator/.test(text) && /confidence/.test(text) && /match/.test(text), `tooltip: ${text}`);
+  });
+
+  await check('clicking an event selects it and its operator', async () => {
+    const read = await probe(page, { lane: 'read' });
+    const box = await page.locator('[data-testid="qr-timeline-overlay"]').boundingBox();
+    await set(page, { selected: null, selectedNode: null });
+    await page.mouse.click(box.x + read.firstX + 1, box.y + read.y);
+    const s = await state(page);
+    assert(s.selected?.lane === 'read', `selected ${JSON.stringify(s.selected)}`);
+    assert(s.selectedNode === s.selected.nodeId, 'operator not selected with the event');
+  });
+
+  await check('wheel zooms in around the pointer; the axis re-labels', async () => {
+    await page.dblclick('[data-testid="qr-timeline-overlay"]', { position: { x: 700, y: 10 } });
+    const before = (await state(page)).window;
+    const box = await page.locator('[data-testid="qr-timeline-overlay"]').boundingBox();
+    await page.mouse.move(box.x + 600, box.y + 100);
+    for (let i = 0; i < 5; i++) {
+      await page.mouse.wheel(0, -200);
+    }
+    await frames(page);
+    const after = (await state(page)).window;
+    const span = (w) => w.toUs - w.fromUs;
+    assert(span(after) < span(before) * 0.5, `span ${span(before)} → ${span(after)}`);
+    await page.keyboard.press('-');
+    assert(span((await state(page)).window) > span(after), 'minus did not zoom out');
+  });
+
+  await check('drag-select zooms to the selected range', async () => {
+    await page.click('[data-testid="qr-reset"]');
+    const s = await stats(page);
+    const box = await page.locator('[data-testid="qr-timeline-overlay"]').boundingBox();
+    const y = box.y + s.layout.lanes[0].y + 4;
+    const x0 = box.x + s.layout.plotX + s.layout.plotW * 0.25;
+    const x1 = box.x + s.layout.plotX + s.layout.plotW * 0.5;
+    const full = (await state(page)).window;
+    await page.mouse.move(x0, y);
+    await page.mouse.down();
+    await page.mouse.move(x1, y, { steps: 5 });
+    await page.mouse.up();
+    const w = (await state(page)).window;
+    const want = (full.toUs - full.fromUs) / 4;
+    assert(Math.abs(w.toUs - w.fromUs - want) < want * 0.05, `window ${JSON.stringify(w)} want span ${want}`);
+    await page.click('[data-testid="qr-reset"]');
+  });
+
+  await check('clicking an operator filters every lane to its events', async () => {
+    const before = await stats(page);
+    const ops = before.layout.plan.rows.map((r) => r.nodeId);
+    // the operator with the fewest read marks but some: a leaf scan
+    const node = await page.evaluate((ids) => {
+      const t = window.__QUERYREPLAY_DEBUG__.panels[0];
+      return ids.find((id) =>
+        document.querySelector(`[data-testid="qr-plan-reads-${id}"]`)?.textContent?.match(/\/[1-9]/)
+      );
+    }, ops);
+    assert(node !== undefined, 'no operator with reads');
+    const all = await probe(page, { lane: 'read' });
+    await page.click(`[data-testid="qr-plan-node-${node}"]`);
+    await frames(page);
+    const s = await state(page);
+    assert(s.filterNode === node, `filter ${s.filterNode}`);
+    const only = await probe(page, { lane: 'read' });
+    assert(only.marks <= all.marks, `filtered lane draws more (${only.marks} > ${all.marks})`);
+    assert((await page.textContent('[data-testid="qr-filter"]')).includes(String(node)), 'no filter chip');
+    await page.keyboard.press('Escape');
+    assert((await state(page)).filterNode === null, 'Escape did not clear the filter');
+  });
+
+  await check('the plan tree follows the playhead', async () => {
+    const s = await state(page);
+    const rootOp = await page.evaluate(() => {
+      const op = window.__QUERYREPLAY_DEBUG__.panels[0].trace.operators[0];
+      return { startUs: op.startUs, endUs: op.endUs };
+    });
+    await set(page, { playheadUs: (rootOp.startUs + rootOp.endUs) / 2 });
+    await frames(page);
+    const active = await page.$$eval('[data-status="active"]', (els) => els.length);
+    assert(active > 0, 'no active operator half-way through');
+    await set(page, { playheadUs: s.window.toUs });
+    await frames(page);
+    const done = await page.$$eval('[data-status="done"]', (els) => els.length);
+    assert(done > 0, 'no finished operator at the end');
+  });
+
+  await check('the page map lights up pages as reads pass', async () => {
+    await page.click('[data-testid="qr-reset"]');
+    await page.click('[data-testid="qr-tab-pages"]');
+    await set(page, { playheadUs: (await state(page)).window.toUs });
+    await frames(page, 4);
+    const text = await page.textContent('[data-testid="qr-pages-touched"]');
+    const [touched, total] = text.match(/[\d,]+/g).map((v) => Number(v.replace(/,/g, '')));
+    assert(total > 0 && touched === total, `at the end: ${text}`);
+    const lit = await page.evaluate(() => {
+      const c = document.querySelector('[data-testid="qr-page-map-canvas"]');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) {n += d[i + 3] > 0 ? 1 : 0;}
+      return n;
+    });
+    assert(lit > 100, `page map drew ${lit} pixels`);
+    await set(page, { playheadUs: (await state(page)).window.fromUs });
+    await frames(page, 2);
+    const start = await page.textContent('[data-testid="qr-pages-touched"]');
+    assert(start.startsWith('0 '), `at the start: ${start}`);
+  });
+
+  await check('locks and the event view follow the selection', async () => {
+    await page.click('[data-testid="qr-tab-locks"]');
+    assert((await page.textContent('[data-testid="qr-locks-summary"]')).includes('acquired so far'), 'no lock summary');
+    await set(page, { stepLane: 'lock' });
+    await page.click('[data-testid="qr-step-next"]');
+    await page.click('[data-testid="qr-tab-stack"]');
+    const sel = await page.textContent('[data-testid="qr-selected"]');
+    assert(/^Lock/.test(sel) && /confidence/.test(sel), `event view: ${sel}`);
+    await set(page, { stepLane: null });
+  });
+
+  const shots = [];
+  for (const theme of ['dark', 'light']) {
+    for (const [size, w, h] of [
+      ['large', 1400, 560],
+      ['small', 454, 206],
+    ]) {
+      await check(`screenshot ${theme} ${size}`, async () => {
+        await openHarness(page, server.url, {
+          traceId,
+          theme,
+          width: w,
+          height: h,
+          title: 'Hash join — Customers ⋈ Orders',
+        });
+        const s = await state(page);
+        await set(page, { playheadUs: s.window.fromUs + (s.window.toUs - s.window.fromUs) * 0.62 });
+        if (size === 'large') {
+          await page.click('[data-testid="qr-tab-plan"]');
+        }
+        await frames(page, 4);
+        const file = path.join(out, `replay-${theme}-${size}.png`);
+        await page.locator('[data-testid="harness-panel"]').screenshot({ path: file });
+        shots.push(file);
+      });
+    }
+  }
+  await check('screenshot pages view', async () => {
+    await openHarness(page, server.url, {
+      traceId,
+      theme: 'dark',
+      width: 1400,
+      height: 560,
+      title: 'Hash join — page map',
+    });
+    const s = await state(page);
+    await set(page, { playheadUs: s.window.fromUs + (s.window.toUs - s.window.fromUs) * 0.62 });
+    await page.click('[data-testid="qr-tab-pages"]');
+    await frames(page, 4);
+    await page.locator('[data-testid="harness-panel"]').screenshot({ path: path.join(out, 'replay-dark-pages.png') });
+  });
+
+  await check('zooming into binned lanes fetches detail with a view query', async () => {
+    await openHarness(page, server.url, { traceId, width: 1000, height: 420, maxDataPoints: 30 });
+    const s0 = await stats(page);
+    const binned = Object.entries(s0.lanes).filter(([, v]) => v.kind === 'marks').length;
+    const base = await page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[0].store.get().window);
+    await set(page, { window: { fromUs: base.fromUs, toUs: base.fromUs + (base.toUs - base.fromUs) / 8 } });
+    await page.waitForFunction(() => window.__QUERYREPLAY_DEBUG__.panels[0].stats.detailFetches > 0, null, {
+      timeout: 15_000,
+    });
+    const s1 = await stats(page);
+    assert(s1.detailWindows[0].fromUs <= base.fromUs + 1, `detail window ${JSON.stringify(s1.detailWindows[0])}`);
+    assert(binned >= 0, '');
+  });
+
+  await check('no console errors', async () => {
+    assert(errors.length === 0, errors.join('\n'));
+  });
+  console.log(`screenshots: ${shots.map((f) => path.relative(root, f)).join(', ')}`);
+} finally {
+  await close();
+  await server.stop();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
