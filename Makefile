@@ -67,3 +67,5 @@ bench:
 	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
 	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
+	$(GO) test ./pkg/plugin -run '^$$' -bench 'View1M' -benchtime 20x
+	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x

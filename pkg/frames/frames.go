@@ -141,7 +141,7 @@ func Build(src *Source, req Request) (data.Frames, error) {
 	}
 	var out data.Frames
 	if req.wants(GroupOperators) {
-		out = append(out, v.operatorsFrame(), v.phasesFrame())
+		out = append(out, v.operatorsFrame(), v.phasesFrame(), v.threadsFrame())
 	}
 	if req.wants(GroupPlan) {
 		nodes, edges := v.planFrames()

@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/experimental"
 
 	"github.com/queryreplay/queryreplay/internal/testenv"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the frame contract files")
@@ -88,7 +89,7 @@ func TestTraceResponseGolden(t *testing.T) {
 	for _, f := range fs {
 		names = append(names, f.Name)
 	}
-	want := []string{"trace", "operators", "phases", "nodes", "edges", "lane_read", "lane_write", "lane_lock", "lane_wait",
+	want := []string{"trace", "operators", "phases", "threads", "nodes", "edges", "lane_read", "lane_write", "lane_lock", "lane_wait",
 		"lane_memory", "lane_split", "lane_log", "lane_io", "pages", "log_records", "callstacks"}
 	if len(names) != len(want) {
 		t.Fatalf("frames = %v, want %v", names, want)
@@ -166,8 +167,12 @@ func TestLanesAreStateTimelineFrames(t *testing.T) {
 		t.Error("the unmatched, unresolved read lost its nulls")
 	}
 	lock := byName(t, fs, "lane_lock")
-	if field(t, lock, "state").At(1) != "X" || !field(t, lock, "heldToEnd").At(1).(bool) || field(t, lock, "row").At(1) != "OrderID=42" {
+	if field(t, lock, "state").At(1) != "X" || !field(t, lock, "open").At(1).(bool) || field(t, lock, "row").At(1) != "OrderID=42" {
 		t.Errorf("lock row 1 = %v", lock.RowCopy(1))
+	}
+	wait := byName(t, fs, "lane_wait")
+	if !field(t, wait, "ambiguous").At(1).(bool) || field(t, wait, "candidates").At(1) != "0,2" || field(t, wait, "nodeId").At(1).(*int64) != nil {
+		t.Errorf("ambiguous wait = %v", wait.RowCopy(1))
 	}
 }
 
@@ -213,6 +218,10 @@ func TestOperatorsAndPlan(t *testing.T) {
 	}
 	if c := field(t, nodes, "arc__spills").Config.Color; c["fixedColor"] != "red" {
 		t.Errorf("spill arc colour = %v", c)
+	}
+	th := byName(t, fs, "threads")
+	if th.Rows() != 2 || field(t, th, "rows").At(1).(int64) != 4000 || field(t, th, "nodeId").At(0).(int64) != 2 {
+		t.Errorf("threads = %d rows", th.Rows())
 	}
 	ph := byName(t, fs, "phases")
 	if ph.Rows() != 3 || field(t, ph, "phase").At(0) != "build" {
@@ -306,8 +315,12 @@ func TestBinnedLaneCountsEveryEntryWithinBudget(t *testing.T) {
 		node := field(t, read, "nodeId").At(0).(*int64)
 		a, z := field(t, read, "startUs").At(0).(int64), field(t, read, "endUs").At(0).(int64)
 		var want int64
+		wantNode := timeline.Unmatched
+		if node != nil {
+			wantNode = timeline.NodeID(*node)
+		}
 		for _, e := range tr.Lanes.Read {
-			if e.T >= a && e.T < z && node != nil && int64(e.NodeID) == *node {
+			if e.T >= a && e.T < z && e.NodeID == wantNode {
 				want++
 			}
 		}

@@ -3,6 +3,7 @@ package frames
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -21,6 +22,8 @@ type laneSpec[E any] struct {
 	start  func(*E) int64
 	end    func(*E) int64
 	match  func(*E) timeline.Match
+	// node is match(e).NodeID without copying the Match (the hot path).
+	node func(*E) timeline.NodeID
 	state  func(*E) string
 	// details builds the lane-specific fields for the selected entries.
 	details func(es []E, idx []int) []*data.Field
@@ -42,16 +45,21 @@ func (v *view) laneFrames() data.Frames {
 	}
 }
 
+// bounds returns [lo, hi): the entries starting inside the window.
+func bounds[E any](v *view, s *laneSpec[E], es []E) (int, int) {
+	lo := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) >= v.win.FromUs })
+	hi := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) > v.win.ToUs })
+	return lo, hi
+}
+
 // inWindow calls fn for every entry in the window, in start order: for
 // point lanes the entries starting inside it, for intervals those that
 // overlap it.
 func inWindow[E any](v *view, s *laneSpec[E], es []E, fn func(i int)) {
-	from, to := v.win.FromUs, v.win.ToUs
-	lo := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) >= from })
-	hi := sort.Search(len(es), func(i int) bool { return s.start(&es[i]) > to })
+	lo, hi := bounds(v, s, es)
 	if !s.point {
 		for i := 0; i < lo; i++ {
-			if s.end(&es[i]) >= from {
+			if s.end(&es[i]) >= v.win.FromUs {
 				fn(i)
 			}
 		}
@@ -61,9 +69,22 @@ func inWindow[E any](v *view, s *laneSpec[E], es []E, fn func(i int)) {
 	}
 }
 
+// countInWindow is how many entries inWindow visits.
+func countInWindow[E any](v *view, s *laneSpec[E], es []E) int {
+	lo, hi := bounds(v, s, es)
+	n := hi - lo
+	if !s.point {
+		for i := 0; i < lo; i++ {
+			if s.end(&es[i]) >= v.win.FromUs {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func laneFrame[E any](v *view, s laneSpec[E], es []E) *data.Frame {
-	n := 0
-	inWindow(v, &s, es, func(int) { n++ })
+	n := countInWindow(v, &s, es)
 	extra := custom{"lane": s.name, "traced": s.traced, "total": len(es), "inWindow": n, "window": v.win,
 		"resolutionUs": v.resolutionUs, "binned": false}
 	var f *data.Frame
@@ -91,8 +112,9 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 	n := len(idx)
 	starts, ends := make([]time.Time, n), make([]time.Time, n)
 	startUs, endUs := make([]int64, n), make([]int64, n)
-	states, rules, confs := make([]string, n), make([]string, n), make([]string, n)
+	states, rules, confs, cands := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	nodes := make([]*int64, n)
+	ambiguous := make([]bool, n)
 	for k, i := range idx {
 		e := &es[i]
 		a, b := s.start(e), s.end(e)
@@ -101,6 +123,7 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		states[k] = s.state(e)
 		m := s.match(e)
 		nodes[k], rules[k], confs[k] = nodePtr(m.NodeID), m.Rule.String(), m.Confidence.String()
+		ambiguous[k], cands[k] = m.Ambiguous, candidates(m.Candidates)
 	}
 	fields := []*data.Field{
 		data.NewField("start", nil, starts),
@@ -111,6 +134,8 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		hidden(unit(data.NewField("endUs", nil, endUs), "µs")),
 		hidden(data.NewField("rule", nil, rules)),
 		hidden(data.NewField("confidence", nil, confs)),
+		hidden(data.NewField("ambiguous", nil, ambiguous)),
+		hidden(data.NewField("candidates", nil, cands)),
 	}
 	for _, f := range s.details(es, idx) {
 		fields = append(fields, hidden(f))
@@ -125,7 +150,7 @@ func binnedLane[E any](v *view, s *laneSpec[E], es []E) (*data.Frame, int, int64
 	slotOf := make([]int32, 2, 64) // index node+1: 0 is unmatched
 	slotOf[0], slotOf[1] = -1, -1
 	inWindow(v, s, es, func(i int) {
-		k := int(s.match(&es[i]).NodeID) + 1
+		k := int(s.node(&es[i])) + 1
 		for k >= len(slotOf) {
 			slotOf = append(slotOf, -1)
 		}
@@ -150,7 +175,7 @@ func binnedLane[E any](v *view, s *laneSpec[E], es []E) (*data.Frame, int, int64
 		e := &es[i]
 		a := s.start(e)
 		b := min(int((max(a, v.win.FromUs)-v.win.FromUs)/width), bins-1)
-		c := b*present + int(slotOf[int(s.match(e).NodeID)+1])
+		c := b*present + int(slotOf[int(s.node(e))+1])
 		if counts[c] == 0 {
 			first[c], last[c] = a, s.end(e)
 		} else {
@@ -214,6 +239,18 @@ func (v *view) operatorLabels() func(timeline.NodeID) string {
 	}
 }
 
+// candidates writes an ambiguous match's candidate operators as "1,4".
+func candidates(ns []timeline.NodeID) string {
+	var b strings.Builder
+	for i, n := range ns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(n)))
+	}
+	return b.String()
+}
+
 // col builds a field from the selected entries.
 func col[E, T any](name string, es []E, idx []int, get func(*E) T) *data.Field {
 	vals := make([]T, len(idx))
@@ -234,7 +271,7 @@ func pageSpec(name string) laneSpec[timeline.PageEvent] {
 	type E = timeline.PageEvent
 	return laneSpec[E]{name: name, point: true, traced: true,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return objectOr(e.Object, "unresolved") },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -255,7 +292,7 @@ func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
 	type E = timeline.LockInterval
 	return laneSpec[E]{name: "lock", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.Mode },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -264,7 +301,8 @@ func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
 				col("object", es, idx, func(e *E) string { return objectOr(e.Object, "") }),
 				col("row", es, idx, func(e *E) string { return e.Row }),
 				col("transactionId", es, idx, func(e *E) int64 { return e.TransactionID }),
-				col("heldToEnd", es, idx, func(e *E) bool { return e.HeldToEnd }),
+				col("open", es, idx, func(e *E) bool { return e.Open || e.HeldToEnd }),
+				col("heldToEnd", es, idx, func(e *E) bool { return e.HeldToEnd || e.Open }),
 				col("acquireSeen", es, idx, func(e *E) bool { return e.AcquireSeen }),
 			}
 		}}
@@ -274,7 +312,7 @@ func waitSpec(traced bool) laneSpec[timeline.WaitInterval] {
 	type E = timeline.WaitInterval
 	return laneSpec[E]{name: "wait", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.WaitType },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -289,7 +327,7 @@ func memorySpec(traced bool) laneSpec[timeline.MemoryEvent] {
 	type E = timeline.MemoryEvent
 	return laneSpec[E]{name: "memory", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.Kind },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -305,7 +343,7 @@ func splitSpec(traced bool) laneSpec[timeline.SplitEvent] {
 	type E = timeline.SplitEvent
 	return laneSpec[E]{name: "split", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string {
 			if e.Operation == "" {
 				return "page_split"
@@ -327,7 +365,7 @@ func logSpec(traced bool) laneSpec[timeline.LogEvent] {
 	type E = timeline.LogEvent
 	return laneSpec[E]{name: "log", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string {
 			if e.Operation == "" {
 				return e.Kind
@@ -349,7 +387,7 @@ func ioSpec(traced bool) laneSpec[timeline.IOInterval] {
 	type E = timeline.IOInterval
 	return laneSpec[E]{name: "io", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
-		match: func(e *E) timeline.Match { return e.Match },
+		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string {
 			if e.Write {
 				return "write"
@@ -364,6 +402,7 @@ func ioSpec(traced bool) laneSpec[timeline.IOInterval] {
 				unit(col("size", es, idx, func(e *E) int64 { return int64(e.Size) }), "bytes"),
 				unit(col("durationUs", es, idx, func(e *E) int64 { return int64(e.DurationUs) }), "µs"),
 				col("completed", es, idx, func(e *E) bool { return e.Completed }),
+				col("open", es, idx, func(e *E) bool { return e.Open }),
 			}
 		}}
 }

@@ -110,7 +110,11 @@ func (v *view) operatorsFrame() *data.Frame {
 		rt[i] = make([]*int64, n)
 	}
 	est := make([]*float64, n)
+	notExec, notExecWhy := make([]bool, n), make([]string, n)
+	execs, rebinds, rewinds := make([]int64, n), make([]int64, n), make([]int64, n)
 	for i, o := range ops {
+		notExec[i], notExecWhy[i] = o.NotExecuted, o.NotExecutedReason
+		execs[i], rebinds[i], rewinds[i] = o.Executions, o.Rebinds, o.Rewinds
 		ids[i], parents[i] = int64(o.ID), intPtr(o.Parent)
 		phys[i], logi[i], beh[i], obj[i], src[i] = o.PhysicalOp, o.LogicalOp, o.Behavior, o.Object, o.TimeSource
 		starts[i], ends[i] = v.at(o.Start), v.at(o.End)
@@ -157,7 +161,13 @@ func (v *view) operatorsFrame() *data.Frame {
 		}
 		fields = append(fields, f)
 	}
-	fields = append(fields, data.NewField("estimatedRows", nil, est))
+	fields = append(fields, data.NewField("estimatedRows", nil, est),
+		data.NewField("notExecuted", nil, notExec),
+		data.NewField("notExecutedReason", nil, notExecWhy),
+		data.NewField("executions", nil, execs),
+		data.NewField("rebinds", nil, rebinds),
+		data.NewField("rewinds", nil, rewinds),
+	)
 	f := data.NewFrame("operators", fields...)
 	f.Meta = v.meta(nil)
 	f.Meta.PreferredVisualization = data.VisTypeTable
@@ -165,12 +175,13 @@ func (v *view) operatorsFrame() *data.Frame {
 }
 
 func (v *view) phasesFrame() *data.Frame {
-	var ids, startUs, endUs []int64
+	var ids, startUs, endUs, execution, executions []int64
 	var kinds []string
 	var starts, ends []time.Time
 	for _, o := range v.tr.Operators {
 		for _, p := range o.Phases {
 			ids = append(ids, int64(o.ID))
+			execution, executions = append(execution, int64(p.Execution)), append(executions, p.Executions)
 			kinds = append(kinds, string(p.Kind))
 			starts, ends = append(starts, v.at(p.Start)), append(ends, v.at(max(p.End, p.Start+v.resolutionUs)))
 			startUs, endUs = append(startUs, p.Start), append(endUs, p.End)
@@ -183,6 +194,38 @@ func (v *view) phasesFrame() *data.Frame {
 		data.NewField("end", nil, orEmpty(ends)),
 		hidden(unit(data.NewField("startUs", nil, orEmpty(startUs)), "µs")),
 		hidden(unit(data.NewField("endUs", nil, orEmpty(endUs)), "µs")),
+		hidden(data.NewField("execution", nil, orEmpty(execution))),
+		hidden(data.NewField("executions", nil, orEmpty(executions))),
+	)
+	f.Meta = v.meta(nil)
+	return f
+}
+
+// threadsFrame holds the per-thread bars of parallel operators.
+func (v *view) threadsFrame() *data.Frame {
+	var ids, threads, startUs, endUs, rows, execs []int64
+	var starts, ends []time.Time
+	var states, sources []string
+	for _, o := range v.tr.Operators {
+		for _, t := range o.Threads {
+			ids, threads = append(ids, int64(o.ID)), append(threads, int64(t.Thread))
+			starts, ends = append(starts, v.at(t.Start)), append(ends, v.at(max(t.End, t.Start+v.resolutionUs)))
+			startUs, endUs = append(startUs, t.Start), append(endUs, t.End)
+			states = append(states, strconv.Itoa(o.ID)+" "+o.PhysicalOp+" thread "+strconv.Itoa(t.Thread))
+			rows, execs, sources = append(rows, t.Rows), append(execs, t.Executions), append(sources, t.Source)
+		}
+	}
+	f := data.NewFrame("threads",
+		data.NewField("start", nil, orEmpty(starts)),
+		data.NewField("end", nil, orEmpty(ends)),
+		data.NewField("state", nil, orEmpty(states)),
+		hidden(data.NewField("nodeId", nil, orEmpty(ids))),
+		hidden(data.NewField("thread", nil, orEmpty(threads))),
+		hidden(unit(data.NewField("startUs", nil, orEmpty(startUs)), "µs")),
+		hidden(unit(data.NewField("endUs", nil, orEmpty(endUs)), "µs")),
+		hidden(data.NewField("rows", nil, orEmpty(rows))),
+		hidden(data.NewField("executions", nil, orEmpty(execs))),
+		hidden(data.NewField("source", nil, orEmpty(sources))),
 	)
 	f.Meta = v.meta(nil)
 	return f
@@ -207,6 +250,7 @@ func (v *view) planFrames() (*data.Frame, *data.Frame) {
 	dLogical, dBehavior, dObject, dSource := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	dActual, dEst := make([]*int64, n), make([]*float64, n)
 	dReads, dSpills := make([]int64, n), make([]int64, n)
+	dNotExec := make([]string, n)
 	var eIDs, eSrc, eDst []string
 	var eRows []*int64
 	for i, o := range ops {
@@ -226,6 +270,9 @@ func (v *view) planFrames() (*data.Frame, *data.Frame) {
 		r := v.runtime(o.ID)
 		dLogical[i], dBehavior[i], dObject[i], dSource[i] = o.LogicalOp, o.Behavior, o.Object, o.TimeSource
 		dActual[i], dEst[i], dReads[i], dSpills[i] = r.ActualRows, r.EstimatedRows, s.reads, s.spills
+		if o.NotExecuted {
+			dNotExec[i] = "not executed: " + o.NotExecutedReason
+		}
 		if o.Parent != nil {
 			p := strconv.Itoa(*o.Parent)
 			eIDs, eSrc, eDst = append(eIDs, id+"-"+p), append(eSrc, id), append(eDst, p)
@@ -252,6 +299,7 @@ func (v *view) planFrames() (*data.Frame, *data.Frame) {
 		data.NewField("detail__estimatedRows", nil, dEst).SetConfig(&data.FieldConfig{DisplayName: "estimated rows"}),
 		data.NewField("detail__reads", nil, dReads).SetConfig(&data.FieldConfig{DisplayName: "page reads"}),
 		data.NewField("detail__spills", nil, dSpills).SetConfig(&data.FieldConfig{DisplayName: "spills"}),
+		data.NewField("detail__notExecuted", nil, dNotExec).SetConfig(&data.FieldConfig{DisplayName: "not executed"}),
 	)
 	nodes := data.NewFrame("nodes", fields...)
 	nodes.Meta = v.meta(nil)

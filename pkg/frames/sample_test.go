@@ -2,16 +2,13 @@ package frames
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/testtrace"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
-	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
-	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 const sampleID = "0190d5c2a0e87c3b9a51e2f4c6d8b0a1"
@@ -33,7 +30,7 @@ var (
 // a hash join (node 0) building from Customers (1) and probing Orders (2).
 func sampleTrace() *timeline.Trace {
 	return &timeline.Trace{
-		ZeroTime: "2026-11-29T12:00:00.000123Z", Start: 0, End: 900, Statement: "SELECT …",
+		Schema: timeline.Schema, ZeroTime: "2026-11-29T12:00:00.000123Z", Start: 0, End: 900, Statement: "SELECT …",
 		Operators: []timeline.Operator{
 			{ID: 0, PhysicalOp: "Hash Match", LogicalOp: "Inner Join", Behavior: "hybrid", Start: 10, FirstEmit: 400, End: 880,
 				TimeSource: "thread_profile", Phases: []timeline.Phase{{Kind: timeline.PhaseBuild, Start: 10, End: 300}, {Kind: timeline.PhaseProbe, Start: 300, End: 880}}},
@@ -41,7 +38,9 @@ func sampleTrace() *timeline.Trace {
 				Object: "[dbo].[Customers].[PK_Customers]", Start: 20, FirstEmit: 25, End: 290, TimeSource: "events",
 				Phases: []timeline.Phase{{Kind: timeline.PhaseEmit, Start: 25, End: 290}}},
 			{ID: 2, Parent: ip(0), PhysicalOp: "Clustered Index Scan", LogicalOp: "Clustered Index Scan", Behavior: "streaming",
-				Object: "[dbo].[Orders].[PK_Orders]", Start: 310, FirstEmit: 320, End: 870, TimeSource: "derived"},
+				Object: "[dbo].[Orders].[PK_Orders]", Start: 310, FirstEmit: 320, End: 870, TimeSource: "derived", Executions: 1,
+				Threads: []timeline.ThreadBar{{Thread: 1, Start: 310, End: 860, Rows: 6000, Source: "thread_profile"},
+					{Thread: 2, Start: 315, End: 870, Rows: 4000, Source: "plan"}}},
 		},
 		Lanes: timeline.Lanes{
 			Read: []timeline.PageEvent{
@@ -55,11 +54,12 @@ func sampleTrace() *timeline.Trace {
 				{T: 28, End: 31, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), Mode: "S", ResourceType: "PAGE",
 					Resource: "5:1:280", TransactionID: 77, Object: customers, AcquireSeen: true},
 				{T: 700, End: 900, Match: m(2, timeline.RuleNodeID, timeline.ConfidenceExact), Mode: "X", ResourceType: "KEY",
-					Resource: "5:72057594045136896:(8194443284a0)", TransactionID: 77, Object: orders, HeldToEnd: true, Row: "OrderID=42", AcquireSeen: true},
+					Resource: "5:72057594045136896:(8194443284a0)", TransactionID: 77, Object: orders, Open: true, HeldToEnd: true, Row: "OrderID=42", AcquireSeen: true},
 			},
 			Wait: []timeline.WaitInterval{
 				{T: 40, End: 140, Match: m(1, timeline.RuleTiming, timeline.ConfidenceLow), WaitType: "PAGEIOLATCH_SH", Category: "Io", DurationUs: 100},
-				{T: 850, End: 900, Match: m(timeline.Unmatched, timeline.RuleUnmatched, timeline.ConfidenceNone), WaitType: "CXPACKET", Category: "Parallelism", Open: true},
+				{T: 850, End: 900, Match: timeline.Match{NodeID: timeline.Unmatched, Rule: timeline.RuleUnmatched, Ambiguous: true, Candidates: []timeline.NodeID{0, 2}},
+					WaitType: "CXPACKET", Category: "Parallelism", Open: true},
 			},
 			Memory: []timeline.MemoryEvent{
 				{T: 15, Match: m(0, timeline.RuleStatement, timeline.ConfidenceExact), Kind: "query_memory_grant_usage", GrantedMemoryKB: 1824, UsedMemoryKB: 900},
@@ -73,7 +73,7 @@ func sampleTrace() *timeline.Trace {
 			IO: []timeline.IOInterval{{T: 35, End: 130, Match: m(1, timeline.RuleTiming, timeline.ConfidenceLow), DatabaseID: 5, FileID: 1, Offset: 2293760, Size: 8192, DurationUs: 95, Completed: true}},
 		},
 		Summary: timeline.Summary{Events: 21, Lanes: map[string]int{"read": 4, "write": 1, "lock": 2, "wait": 2, "memory": 2, "split": 1, "log": 2, "io": 1, "plan": 3},
-			Unmatched: map[string]int{"read": 1, "wait": 1, "log": 1}, Ordering: "event_sequence", Notes: []string{"sample"}},
+			Unmatched: map[string]int{"read": 1, "wait": 1, "log": 1}, Ambiguous: map[string]int{"wait": 1}, Ordering: "event_sequence", Notes: []string{"sample"}},
 	}
 }
 
@@ -116,36 +116,9 @@ func sampleSource() *Source {
 // trace (pages × 5 events) with the real parsers.
 func generatedSource(tb testing.TB, pages, operators int) *Source {
 	tb.Helper()
-	g, err := standin.GenerateTrace(pages, operators)
+	b, err := testtrace.Generated(pages, operators)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	plan, err := showplan.ParseBytes([]byte(g.PlanXML))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b, err := timeline.NewBuilder(plan, nil, nil, &timeline.Options{Statement: -1, ExpectedEvents: len(g.Events)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var all strings.Builder
-	for _, e := range g.Events {
-		all.WriteString(e.XML)
-		all.WriteByte('\n')
-	}
-	dec := xe.NewDecoder(strings.NewReader(all.String()))
-	for ev, err := range dec.All() {
-		if err != nil {
-			tb.Fatal(err)
-		}
-		b.Add(&ev)
-	}
-	tr, err := b.Build()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bundle := &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion, SQL: "SELECT generated",
-		Run:    tracer.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: tracer.AllEventGroups()},
-		Result: tracer.Result{Events: int64(len(g.Events))}, Trace: tr}
-	return &Source{TraceID: sampleID, Bundle: bundle}
+	return &Source{TraceID: sampleID, Bundle: b}
 }

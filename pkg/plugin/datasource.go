@@ -62,6 +62,10 @@ type Datasource struct {
 	sweepCount int
 	sweepErr   error
 
+	// progress, when set, receives the tracer's progress reports (the
+	// benchmarks time the steps with it).
+	progress func(tracer.Progress)
+
 	runtimeMu sync.Mutex
 	runtime   map[string]runtimeEntry // plan counters by trace id
 
@@ -220,11 +224,10 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 
 func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.DataResponse {
 	if d.settingsErr != nil {
-		status := backend.StatusBadRequest
-		if !isSettingsError(d.settingsErr) {
-			status = backend.StatusInternal
+		if !isSettingsError(d.settingsErr) { // the connector or the trace store could not be set up
+			return response(q.RefID, pluginErr(backend.StatusInternal, "the datasource could not start: %v", d.settingsErr))
 		}
-		return response(q.RefID, downstreamErr(status, "%v", d.settingsErr))
+		return response(q.RefID, downstreamErr(backend.StatusBadRequest, "%v", d.settingsErr))
 	}
 	m, err := parseQuery(q)
 	if err != nil {

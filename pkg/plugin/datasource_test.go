@@ -66,6 +66,19 @@ func TestTraceThenViewAndBundle(t *testing.T) {
 	}
 }
 
+func TestTraceOnAzureSQLDatabase(t *testing.T) {
+	f := startPersona(t, "azure-sql-database")
+	d := f.datasource(t, "ds1", nil)
+	fs := ok(t, run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"])
+	if got := custom(t, frameNamed(t, fs, "trace"))["persona"]; got != "azure-sql-database" {
+		t.Errorf("persona = %v", got)
+	}
+	// Azure SQL Database has no DBCC DROPCLEANBUFFERS: refused before anything runs
+	d2 := f.datasource(t, "ds2", map[string]any{"allowBufferPoolClear": true})
+	fails(t, run(t, d2, bg, query("B", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"clearBufferPool": true}}))["B"],
+		backend.StatusBadRequest, backend.ErrorSourcePlugin, "Azure SQL Database")
+}
+
 func TestProbeIsNumericAndReadOnly(t *testing.T) {
 	f := startStandin(t)
 	d := f.datasource(t, "ds1", map[string]any{"allowModifications": true})
@@ -147,35 +160,42 @@ func TestInvalidSettingsAnswerEveryQuery(t *testing.T) {
 	}
 }
 
-func TestCancellationMidTraceLeavesNoSession(t *testing.T) {
-	f := startStandin(t)
-	d := f.datasource(t, "ds1", nil)
-	f.run.Faults().Delay("c.Region = N'West'", 10*time.Second)
-	ctx, cancel := context.WithCancel(bg)
-	time.AfterFunc(300*time.Millisecond, cancel)
-	began := time.Now()
-	r := run(t, d, ctx, query("A", map[string]any{"sql": hashJoinSQL}))["A"]
-	fails(t, r, backend.StatusBadRequest, backend.ErrorSourceDownstream, "cancelled", "dropped")
-	if el := time.Since(began); el > 5*time.Second {
-		t.Errorf("the cancelled trace took %s", el)
+// TestStoppedTracesLeaveNoSession: Grafana cancelling the request and
+// traceTimeout passing both stop a running trace, answer at once and leave
+// no event session behind.
+func TestStoppedTracesLeaveNoSession(t *testing.T) {
+	cases := []struct {
+		name     string
+		settings map[string]any
+		ctx      func() (context.Context, context.CancelFunc)
+		status   backend.Status
+		words    []string
+	}{
+		{"cancelled", nil, func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(bg)
+			time.AfterFunc(300*time.Millisecond, cancel)
+			return ctx, cancel
+		}, backend.StatusBadRequest, []string{"cancelled", "dropped"}},
+		{"traceTimeout", map[string]any{"traceTimeout": "500ms"}, func() (context.Context, context.CancelFunc) { return context.WithCancel(bg) },
+			backend.StatusTimeout, []string{"traceTimeout", "dropped"}},
 	}
-	if s := f.sessions(t); len(s) != 0 {
-		t.Fatalf("sessions left after cancellation: %v", s)
-	}
-}
-
-func TestTraceTimeoutBoundsTheTrace(t *testing.T) {
-	f := startStandin(t)
-	d := f.datasource(t, "ds1", map[string]any{"traceTimeout": "500ms"})
-	f.run.Faults().Delay("c.Region = N'West'", 10*time.Second)
-	began := time.Now()
-	r := run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"timeoutSeconds": 60}}))["A"]
-	fails(t, r, backend.StatusTimeout, backend.ErrorSourceDownstream, "traceTimeout")
-	if el := time.Since(began); el > 5*time.Second {
-		t.Errorf("a 500ms traceTimeout let the trace run %s", el)
-	}
-	if s := f.sessions(t); len(s) != 0 {
-		t.Fatalf("sessions left after the timeout: %v", s)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := startStandin(t)
+			d := f.datasource(t, "ds1", c.settings)
+			f.run.Faults().Delay("c.Region = N'West'", 10*time.Second)
+			ctx, cancel := c.ctx()
+			defer cancel()
+			began := time.Now()
+			r := run(t, d, ctx, query("A", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"timeoutSeconds": 60}}))["A"]
+			fails(t, r, c.status, backend.ErrorSourceDownstream, c.words...)
+			if el := time.Since(began); el > 5*time.Second {
+				t.Errorf("the stopped trace took %s", el)
+			}
+			if s := f.sessions(t); len(s) != 0 {
+				t.Fatalf("sessions left: %v", s)
+			}
+		})
 	}
 }
 
@@ -272,4 +292,15 @@ func TestConcurrentViewsOfOneTrace(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestUnreachableServerIsDownstream(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"connectTimeoutSeconds": 2})
+	f.run.Close()
+	r := run(t, d, bg, query("A", map[string]any{"sql": hashJoinSQL}))["A"]
+	fails(t, r, backend.StatusBadGateway, backend.ErrorSourceDownstream, "cannot reach SQL Server")
+	if strings.Contains(r.Error.Error(), standinPass) {
+		t.Fatal("the error leaks the password")
+	}
 }

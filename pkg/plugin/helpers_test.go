@@ -30,11 +30,15 @@ type fixture struct {
 	dir string
 }
 
-func startStandin(t testing.TB) *fixture {
+func startStandin(t testing.TB) *fixture { return startPersona(t, "") }
+
+// startPersona starts the stand-in as one of its personas ("" is SQL
+// Server 2017 on Linux).
+func startPersona(t testing.TB, persona string) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{ExtraLogins: map[string]string{"reader": readerPass},
-		XELEncoder: xe.EncodeXMLAsXEL})
+		XELEncoder: xe.EncodeXMLAsXEL, Persona: persona})
 	if err != nil {
 		cancel()
 		t.Fatalf("start stand-in: %v", err)
@@ -63,8 +67,18 @@ func (f *fixture) settings(t testing.TB, uid string, extra map[string]any) backe
 		}
 		j[k] = v
 	}
-	b, _ := json.Marshal(j)
-	return backend.DataSourceInstanceSettings{UID: uid, JSONData: b, DecryptedSecureJSONData: map[string]string{"password": password}}
+	s := settingsFromJSON(t, j, password)
+	s.UID = uid
+	return s
+}
+
+func settingsFromJSON(t testing.TB, j map[string]any, password string) backend.DataSourceInstanceSettings {
+	t.Helper()
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backend.DataSourceInstanceSettings{JSONData: b, DecryptedSecureJSONData: map[string]string{"password": password}}
 }
 
 func (f *fixture) datasource(t testing.TB, uid string, extra map[string]any) *Datasource {

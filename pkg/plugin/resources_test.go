@@ -59,6 +59,31 @@ func TestHealthReportsServerAndPermissions(t *testing.T) {
 	}
 }
 
+func TestHealthNamesEachPersona(t *testing.T) {
+	cases := []struct{ persona, want, version, missing string }{
+		{"sql2022", "box", "16.0.1000.6", "VIEW SERVER PERFORMANCE STATE — needed to read the event file on SQL Server 2022"},
+		{"azure-sql-database", "azure-sql-database", "12.0.2000.8", "ALTER ANY DATABASE EVENT SESSION"},
+		{"azure-sql-managed-instance", "managed-instance", "12.0.2000.8", "ALTER ANY EVENT SESSION"},
+	}
+	for _, c := range cases {
+		t.Run(c.persona, func(t *testing.T) {
+			f := startPersona(t, c.persona)
+			d := f.datasource(t, "ds1", nil)
+			h, _ := d.CheckHealth(bg, &backend.CheckHealthRequest{})
+			var rep Health
+			_ = json.Unmarshal(h.JSONDetails, &rep)
+			if h.Status != backend.HealthStatusOk || rep.Persona != c.want || rep.Version != c.version {
+				t.Fatalf("sa on %s: %v %q %+v", c.persona, h.Status, h.Message, rep)
+			}
+			reader := f.datasource(t, "ds2", map[string]any{"user": "reader", "password": readerPass})
+			h, _ = reader.CheckHealth(bg, &backend.CheckHealthRequest{})
+			if h.Status != backend.HealthStatusError || !strings.Contains(h.Message, c.missing) {
+				t.Errorf("reader on %s: %q, want it to name %q", c.persona, h.Message, c.missing)
+			}
+		})
+	}
+}
+
 // call runs one resource request in-process.
 func call(t *testing.T, d *Datasource, method, path string, body []byte) (int, []byte, map[string][]string) {
 	t.Helper()

@@ -34,6 +34,7 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 				"probe refused: a probe must be read-only, and the batch modifies data (%s)", strings.Join(c.Verbs, ", "))
 		}
 	}
+	o.Progress = d.progress
 	release, err := d.acquire(ctx)
 	if err != nil {
 		return backend.DataResponse{}, err
@@ -46,6 +47,7 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 	if err != nil {
 		return backend.DataResponse{}, traceError(ctx, err, o.SQL, d.settings.traceTimeout().String())
 	}
+	d.step("storing")
 	e, err := d.store.Put(ctx, b)
 	if err != nil {
 		return backend.DataResponse{}, pluginErr(backend.StatusInternal, "the trace ran but could not be stored: %v", err)
@@ -58,7 +60,15 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 		}
 		return backend.DataResponse{Frames: data.Frames{f}}, nil
 	}
+	d.step("building frames")
 	return d.build(e, m)
+}
+
+// step reports the datasource's own steps after the tracer's.
+func (d *Datasource) step(name string) {
+	if d.progress != nil {
+		d.progress(tracer.Progress{Step: name})
+	}
 }
 
 // acquire takes a trace slot or refuses after traceQueueTimeout.

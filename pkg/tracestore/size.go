@@ -1,6 +1,7 @@
 package tracestore
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/queryreplay/queryreplay/pkg/timeline"
@@ -31,6 +32,8 @@ func compact(tr *timeline.Trace) {
 		return s
 	}
 	l := &tr.Lanes
+	l.Plan, l.Read, l.Write, l.Lock = exact(l.Plan), exact(l.Read), exact(l.Write), exact(l.Lock)
+	l.Wait, l.Memory, l.Split, l.Log, l.IO = exact(l.Wait), exact(l.Memory), exact(l.Split), exact(l.Log), exact(l.IO)
 	for i := range l.Read {
 		l.Read[i].Object = obj(l.Read[i].Object)
 	}
@@ -59,6 +62,15 @@ func compact(tr *timeline.Trace) {
 	}
 }
 
+// exact reallocates a slice that grew past its length (decoding and
+// building append), so a stored trace holds no spare capacity.
+func exact[E any](s []E) []E {
+	if cap(s)-len(s) <= len(s)/16 {
+		return s
+	}
+	return slices.Clone(s)
+}
+
 // EstimateBytes estimates the memory a decoded bundle holds: the lanes'
 // elements at their Go sizes plus the strings each entry owns (shared
 // strings and object names counted once). It is the store's byte bound, so
@@ -69,15 +81,16 @@ func EstimateBytes(b *tracer.Bundle) int64 {
 		return int64(len(b.SQL))
 	}
 	l := &tr.Lanes
-	n := int64(len(b.SQL)) + int64(len(tr.Statement)) + 4096
-	n += int64(len(l.Plan)) * int64(unsafe.Sizeof(timeline.PlanEntry{}))
-	n += int64(len(l.Read)+len(l.Write)) * int64(unsafe.Sizeof(timeline.PageEvent{}))
-	n += int64(len(l.Lock)) * int64(unsafe.Sizeof(timeline.LockInterval{}))
-	n += int64(len(l.Wait)) * int64(unsafe.Sizeof(timeline.WaitInterval{}))
-	n += int64(len(l.Memory)) * int64(unsafe.Sizeof(timeline.MemoryEvent{}))
-	n += int64(len(l.Split)) * int64(unsafe.Sizeof(timeline.SplitEvent{}))
-	n += int64(len(l.Log)) * int64(unsafe.Sizeof(timeline.LogEvent{}))
-	n += int64(len(l.IO)) * int64(unsafe.Sizeof(timeline.IOInterval{}))
+	// capacities, not lengths: that is what the slices hold
+	n := int64(len(b.SQL)+len(b.Plan)+len(tr.Statement)) + 4096
+	n += int64(cap(l.Plan)) * int64(unsafe.Sizeof(timeline.PlanEntry{}))
+	n += int64(cap(l.Read)+cap(l.Write)) * int64(unsafe.Sizeof(timeline.PageEvent{}))
+	n += int64(cap(l.Lock)) * int64(unsafe.Sizeof(timeline.LockInterval{}))
+	n += int64(cap(l.Wait)) * int64(unsafe.Sizeof(timeline.WaitInterval{}))
+	n += int64(cap(l.Memory)) * int64(unsafe.Sizeof(timeline.MemoryEvent{}))
+	n += int64(cap(l.Split)) * int64(unsafe.Sizeof(timeline.SplitEvent{}))
+	n += int64(cap(l.Log)) * int64(unsafe.Sizeof(timeline.LogEvent{}))
+	n += int64(cap(l.IO)) * int64(unsafe.Sizeof(timeline.IOInterval{}))
 	seen := map[*timeline.ObjectName]bool{}
 	object := func(o *timeline.ObjectName) {
 		if o != nil && !seen[o] {
@@ -94,7 +107,7 @@ func EstimateBytes(b *tracer.Bundle) int64 {
 	for i := range l.Lock {
 		e := &l.Lock[i]
 		object(e.Object)
-		n += int64(len(e.Resource)+len(e.Row)) + 16 // own allocations, rounded up
+		n += allocSize(len(e.Resource)) + allocSize(len(e.Row)) // each decoded string is its own allocation
 	}
 	for i := range l.Split {
 		object(l.Split[i].Object)
@@ -102,13 +115,57 @@ func EstimateBytes(b *tracer.Bundle) int64 {
 	for i := range l.Log {
 		object(l.Log[i].Object)
 	}
+	n += candidateBytes(l)
 	for _, o := range tr.Operators {
 		n += int64(unsafe.Sizeof(o)) + int64(len(o.PhysicalOp)+len(o.LogicalOp)+len(o.Object)+len(o.Behavior)) +
-			int64(len(o.Phases))*int64(unsafe.Sizeof(timeline.Phase{}))
+			int64(len(o.Phases))*int64(unsafe.Sizeof(timeline.Phase{})) + int64(len(o.Cycles))*int64(unsafe.Sizeof(timeline.Cycle{})) +
+			int64(len(o.Threads))*int64(unsafe.Sizeof(timeline.ThreadBar{}))
+		if o.Exchange != nil {
+			n += int64(unsafe.Sizeof(*o.Exchange)) + 8*int64(len(o.Exchange.Producer.Threads)+len(o.Exchange.Consumer.Threads))
+		}
 	}
 	for _, r := range b.Result.LogRecords {
 		n += int64(unsafe.Sizeof(r)) + int64(len(r.LSN)+len(r.Operation)+len(r.Context)+len(r.TransactionID)+len(r.PageID))
 	}
 	// interned strings and map overhead are small; 10% margin for the rest
 	return n + n/10
+}
+
+// candidateBytes counts the candidate lists of ambiguous matches.
+func candidateBytes(l *timeline.Lanes) int64 {
+	var n int
+	for i := range l.Read {
+		n += cap(l.Read[i].Candidates)
+	}
+	for i := range l.Write {
+		n += cap(l.Write[i].Candidates)
+	}
+	for i := range l.Lock {
+		n += cap(l.Lock[i].Candidates)
+	}
+	for i := range l.Wait {
+		n += cap(l.Wait[i].Candidates)
+	}
+	for i := range l.Memory {
+		n += cap(l.Memory[i].Candidates)
+	}
+	for i := range l.Split {
+		n += cap(l.Split[i].Candidates)
+	}
+	for i := range l.Log {
+		n += cap(l.Log[i].Candidates)
+	}
+	for i := range l.IO {
+		n += cap(l.IO[i].Candidates)
+	}
+	return int64(n) * int64(unsafe.Sizeof(timeline.NodeID(0)))
+}
+
+// allocSize rounds a string's length up to the size class the allocator
+// gives it (16-byte steps for small objects, which is close enough).
+func allocSize(n int) int64 {
+	if n == 0 {
+		return 0
+	}
+	return int64((n + 15) &^ 15)
 }

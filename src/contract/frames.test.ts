@@ -51,6 +51,7 @@ describe('Go → TypeScript frame contract', () => {
       'trace',
       'operators',
       'phases',
+      'threads',
       'nodes',
       'edges',
       ...lanes.map((l) => `lane_${l}`),
@@ -81,7 +82,17 @@ describe('Go → TypeScript frame contract', () => {
       persona: string,
     });
     const c = f.meta!.custom!;
-    for (const key of ['statement', 'options', 'timeRange', 'window', 'counts', 'unmatched', 'lost', 'truncated', 'persona']) {
+    for (const key of [
+      'statement',
+      'options',
+      'timeRange',
+      'window',
+      'counts',
+      'unmatched',
+      'lost',
+      'truncated',
+      'persona',
+    ]) {
       expect(c).toHaveProperty(key);
     }
     expect(c.timeRange.zeroTime).toMatch(/^2026-11-29T12:00:00\.000123Z$/);
@@ -109,7 +120,16 @@ describe('Go → TypeScript frame contract', () => {
     });
     expect(field(ops, 'parentId').values[0]).toBeNull();
     expect(field(ops, 'startUs').config.unit).toBe('µs');
-    expectFields(frame(trace, 'phases'), { nodeId: number, phase: string, start: time, end: time });
+    expectFields(frame(trace, 'phases'), { nodeId: number, phase: string, start: time, end: time, execution: number });
+    expectFields(frame(trace, 'threads'), {
+      start: time,
+      end: time,
+      state: string,
+      nodeId: number,
+      thread: number,
+      rows: number,
+    });
+    expectFields(ops, { notExecuted: boolean, notExecutedReason: string, executions: number });
   });
 
   it('decodes the plan as a node graph whose edges reference nodes', () => {
@@ -158,7 +178,15 @@ describe('Go → TypeScript frame contract', () => {
           hide: { viz: true, legend: true, tooltip: false },
         });
       }
-      expectFields(f, { nodeId: number, startUs: number, endUs: number, rule: string, confidence: string });
+      expectFields(f, {
+        nodeId: number,
+        startUs: number,
+        endUs: number,
+        rule: string,
+        confidence: string,
+        ambiguous: boolean,
+        candidates: string,
+      });
       for (let r = 0; r < f.length; r++) {
         expect(field(f, 'end').values[r]).toBeGreaterThanOrEqual(field(f, 'start').values[r]);
       }
@@ -166,7 +194,12 @@ describe('Go → TypeScript frame contract', () => {
     const read = frame(trace, 'lane_read');
     expect(field(read, 'nodeId').values).toContain(null);
     expectFields(read, { pageId: string, file: number, page: number });
-    expectFields(frame(trace, 'lane_lock'), { resourceType: string, heldToEnd: boolean, acquireSeen: boolean });
+    expectFields(frame(trace, 'lane_lock'), {
+      resourceType: string,
+      open: boolean,
+      heldToEnd: boolean,
+      acquireSeen: boolean,
+    });
     expectFields(frame(trace, 'lane_wait'), { category: string, durationUs: number, open: boolean });
     expectFields(frame(trace, 'lane_memory'), { grantedKB: number, spill: boolean });
     expectFields(frame(trace, 'lane_io'), { offset: number, size: number, completed: boolean });
@@ -202,7 +235,15 @@ describe('Go → TypeScript frame contract', () => {
     const c = read.meta!.custom!;
     expect(c.binned).toBe(true);
     expect(read.length).toBeLessThanOrEqual(20);
-    expectFields(read, { start: time, end: time, state: string, nodeId: number, count: number, firstUs: number, lastUs: number });
+    expectFields(read, {
+      start: time,
+      end: time,
+      state: string,
+      nodeId: number,
+      count: number,
+      firstUs: number,
+      lastUs: number,
+    });
     const total = (field(read, 'count').values as number[]).reduce((a, b) => a + b, 0);
     expect(total).toBe(c.inWindow);
     expect(c.binWidthUs).toBeGreaterThan(0);

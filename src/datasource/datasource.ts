@@ -1,6 +1,6 @@
 import { DataSourceInstanceSettings, CoreApp } from '@grafana/data';
 import { DataSourceWithBackend } from '@grafana/runtime';
-import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY } from './types';
+import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable } from './types';
 
 /** The browser side of the datasource: queries go to the Go backend unchanged. */
 export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayDataSourceOptions> {
@@ -12,8 +12,8 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
     return DEFAULT_QUERY;
   }
 
-  /** An empty batch is not sent: there is nothing to trace. */
+  /** A query missing what its type needs (a batch, a trace id) is not sent. */
   filterQuery(query: ReplayQuery): boolean {
-    return !!query.sql?.trim();
+    return isRunnable(query);
   }
 }

@@ -1,21 +1,92 @@
 import { DataQuery, DataSourceJsonData } from '@grafana/schema';
 
-/** A trace request: one batch to run inside a private Extended Events session. */
+// The query model and settings of queryreplay-sqlserver-datasource. The
+// names are a contract shared with the Go backend (pkg/plugin), provisioning
+// and saved dashboards: docs/frames.md §1 and §2.
+
+export type QueryType = 'trace' | 'bundle' | 'view' | 'compare' | 'probe';
+
+export const QUERY_TYPES: QueryType[] = ['trace', 'bundle', 'view', 'compare', 'probe'];
+
+/** Optional event groups; page I/O, batch events, thread profile and the plan are always traced. */
+export type EventGroup = 'locks' | 'waits' | 'memory' | 'splits' | 'log' | 'fileIO';
+
+export const EVENT_GROUPS: EventGroup[] = ['locks', 'waits', 'memory', 'splits', 'log', 'fileIO'];
+
+/** Frame groups a query may ask for (docs/frames.md §3). */
+export type FrameGroup = 'trace' | 'operators' | 'plan' | 'lanes' | 'pages' | 'log' | 'callstacks';
+
+export interface TraceOptions {
+  /** Absent: all groups. [] traces none of the optional groups. */
+  events?: EventGroup[];
+  callStacks?: boolean;
+  /** CHECKPOINT + DBCC DROPCLEANBUFFERS first; refused unless the setting allowBufferPoolClear is on. */
+  clearBufferPool?: boolean;
+  /** Trace flag 652 for the run, always turned off after. */
+  disableReadAhead?: boolean;
+  /** Bounds the traced query; never above the setting traceTimeout. */
+  timeoutSeconds?: number;
+  /** Event cap; never above the setting maxEvents. */
+  maxEvents?: number;
+}
+
+/** A window on the trace clock, µs from time zero. */
+export interface TraceWindow {
+  fromUs: number;
+  toUs: number;
+}
+
 export interface ReplayQuery extends DataQuery {
-  /** The T-SQL batch to trace. */
+  /** Empty means trace. */
+  queryType?: QueryType;
+  /** The T-SQL batch (trace, probe). */
   sql?: string;
   /** Database to run in; empty means the data source's default. */
   database?: string;
-  /** Clear the buffer pool first (CHECKPOINT + DBCC DROPCLEANBUFFERS); needs the server policy to allow it. */
-  coldCache?: boolean;
-  /** Turn read-ahead off for the run (trace flag 652). */
-  noReadAhead?: boolean;
+  options?: TraceOptions;
+  /** A stored trace (bundle, view): 32 lower-case hex digits. */
+  traceId?: string;
+  /** compare: reserved until the findings issue. */
+  traceIds?: string[];
+  /** view: the window; absent means the time range clipped to the trace, else the whole trace. */
+  window?: TraceWindow;
+  /** Which frame groups to return; default all (trace, bundle) or trace + lanes (view). */
+  frames?: FrameGroup[];
 }
 
 export const DEFAULT_QUERY: Partial<ReplayQuery> = {
-  coldCache: false,
-  noReadAhead: false,
+  queryType: 'trace',
+  options: { clearBufferPool: false, disableReadAhead: false },
 };
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+
+/** Whether a query has what its type needs, so empty queries are not sent. */
+export function isRunnable(q: ReplayQuery): boolean {
+  switch (q.queryType ?? 'trace') {
+    case 'trace':
+    case 'probe':
+      return !!q.sql?.trim();
+    case 'bundle':
+    case 'view':
+      return TRACE_ID.test(q.traceId ?? '');
+    case 'compare':
+      // sent so that the backend says clearly that compare is not available yet
+      return (q.traceIds ?? []).length === 2;
+  }
+  return false;
+}
+
+export type AuthType = 'sql' | 'windows' | 'azuread';
+
+export interface TraceStoreSettings {
+  directory?: string;
+  bucketURL?: string;
+  maxTraces?: number;
+  maxMemoryMB?: number;
+  maxAgeHours?: number;
+  maxDiskMB?: number;
+}
 
 /** Non-secret settings; the Go side decodes the same names (pkg/plugin/settings.go). */
 export interface ReplayDataSourceOptions extends DataSourceJsonData {
@@ -23,32 +94,83 @@ export interface ReplayDataSourceOptions extends DataSourceJsonData {
   port?: number;
   database?: string;
   user?: string;
-  encrypt?: 'true' | 'false' | 'strict' | 'disable';
+  authType?: AuthType;
+  azureCredential?: 'servicePrincipal' | 'managedIdentity';
+  tenantId?: string;
+  kerberosRealm?: string;
+  kerberosConfigFile?: string;
+  kerberosKeytabFile?: string;
+  kerberosCredentialCache?: string;
+  encrypt?: 'disable' | 'true' | 'strict';
   trustServerCertificate?: boolean;
+  /** PEM text, or the path of a PEM file on the Grafana host. */
+  tlsCA?: string;
   connectTimeoutSeconds?: number;
+  maxConcurrentTraces?: number;
+  /** Seconds, or a duration string such as "30s". */
+  traceQueueTimeout?: number | string;
+  /** Seconds, or a duration string such as "5m". */
+  traceTimeout?: number | string;
+  maxEvents?: number;
+  allowBufferPoolClear?: boolean;
+  allowModifications?: boolean;
+  symbolServers?: string[];
+  symbolCacheDir?: string;
+  traceStore?: TraceStoreSettings;
 }
 
 /** Secret settings, write-only from the browser. */
 export interface ReplaySecureJsonData {
   password?: string;
+  clientSecret?: string;
 }
 
-/** Problems the editor can see before a save; the backend re-checks everything. */
-export function settingsProblems(o: ReplayDataSourceOptions, passwordSet: boolean): string[] {
+/**
+ * Problems the editor can see before a save; the backend re-checks
+ * everything. passwordSet and clientSecretSet say which secrets are configured.
+ */
+export function settingsProblems(o: ReplayDataSourceOptions, passwordSet: boolean, clientSecretSet = false): string[] {
   const problems: string[] = [];
   if (!o.host?.trim()) {
     problems.push('host is missing');
-  } else if (/[\/?#@ ]/.test(o.host)) {
+  } else if (/[\/?#@ ;]/.test(o.host)) {
     problems.push('host must be a host name or address, without scheme, path or credentials');
   }
   if (o.port !== undefined && (o.port < 1 || o.port > 65535 || !Number.isInteger(o.port))) {
     problems.push('port must be a whole number from 1 to 65535');
   }
-  if (!o.user?.trim()) {
-    problems.push('user is missing');
+  switch (o.authType ?? 'sql') {
+    case 'sql':
+      if (!o.user?.trim()) {
+        problems.push('user is missing');
+      }
+      if (!passwordSet) {
+        problems.push('password is missing');
+      }
+      break;
+    case 'windows':
+      if (!o.user?.trim() && !o.kerberosCredentialCache) {
+        problems.push('authType windows needs user (the Kerberos principal) or kerberosCredentialCache');
+      }
+      break;
+    case 'azuread':
+      if ((o.azureCredential ?? 'servicePrincipal') === 'servicePrincipal') {
+        if (!o.user?.trim()) {
+          problems.push('user (the application client id) is missing');
+        }
+        if (!o.tenantId?.trim()) {
+          problems.push('tenantId is missing');
+        }
+        if (!clientSecretSet) {
+          problems.push('clientSecret is missing');
+        }
+      }
+      break;
+    default:
+      problems.push(`authType ${o.authType} must be sql, windows or azuread`);
   }
-  if (!passwordSet) {
-    problems.push('password is missing');
+  if (o.maxConcurrentTraces !== undefined && (o.maxConcurrentTraces < 1 || o.maxConcurrentTraces > 32)) {
+    problems.push('maxConcurrentTraces must be from 1 to 32');
   }
   return problems;
 }

@@ -8,7 +8,6 @@ type Props = DataSourcePluginOptionsEditorProps<ReplayDataSourceOptions, ReplayS
 const ENCRYPT_OPTIONS = [
   { label: 'true', value: 'true' as const, description: 'TLS, server certificate verified' },
   { label: 'strict', value: 'strict' as const, description: 'TDS 8 strict encryption' },
-  { label: 'false', value: 'false' as const, description: 'only the login packet is encrypted' },
   { label: 'disable', value: 'disable' as const, description: 'no TLS at all; labs only' },
 ];
 

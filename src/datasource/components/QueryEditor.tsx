@@ -31,15 +31,19 @@ export function QueryEditor({ query, onChange, onRunQuery }: Props) {
       <InlineField label="Cold cache" labelWidth={16} tooltip="CHECKPOINT + DBCC DROPCLEANBUFFERS before the run">
         <InlineSwitch
           id="qr-cold"
-          value={!!query.coldCache}
-          onChange={(e) => onChange({ ...query, coldCache: e.currentTarget.checked })}
+          value={!!query.options?.clearBufferPool}
+          onChange={(e) =>
+            onChange({ ...query, options: { ...query.options, clearBufferPool: e.currentTarget.checked } })
+          }
         />
       </InlineField>
       <InlineField label="No read-ahead" labelWidth={16} tooltip="Trace flag 652 for the run, always turned off after">
         <InlineSwitch
           id="qr-noreadahead"
-          value={!!query.noReadAhead}
-          onChange={(e) => onChange({ ...query, noReadAhead: e.currentTarget.checked })}
+          value={!!query.options?.disableReadAhead}
+          onChange={(e) =>
+            onChange({ ...query, options: { ...query.options, disableReadAhead: e.currentTarget.checked } })
+          }
         />
       </InlineField>
     </>
