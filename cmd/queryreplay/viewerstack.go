@@ -62,7 +62,7 @@ func findViewerAssets(flag string) (string, error) {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("%w: looked in %s; run `make build-viewer` (make demo does) or pass --assets DIR",
+	return "", fmt.Errorf("%w: looked in %s; run make build-viewer (make demo does) or pass --assets DIR",
 		errNoViewerAssets, strings.Join(dirs, ", "))
 }
 
