@@ -95,3 +95,11 @@ bench:
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'View1M' -benchtime 20x
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
+	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
+	$(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x
+
+# The exporter's 10-minute memory soak at the label limit (issue 17; not in
+# make test or make bench).
+.PHONY: soak
+soak:
+	QUERYREPLAY_SOAK=10m $(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x -timeout 20m

@@ -303,7 +303,7 @@ func (d *demoRun) writeExporterSummary(ctx context.Context) {
 // gatherSum adds up every series of one metric family of the exporter's
 // registry (0 when it has none).
 func gatherSum(ex *exporter.Exporter, family string) float64 {
-	mfs, err := ex.Registry().Gather()
+	mfs, err := ex.Gatherer().Gather()
 	if err != nil {
 		return 0
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -24,6 +25,7 @@ const defaultExporterAddress = ":10617"
 type exporterArgs struct {
 	configFile  string
 	dsn         string
+	dsnFlag     bool // --dsn given on the command line (not only $QUERYREPLAY_DSN)
 	check       bool
 	logLevel    *promslog.Level
 	logFormat   *promslog.Format
@@ -37,7 +39,7 @@ func init() {
 			"Give --config.file (many targets) or --dsn (one). Exit status: 0 clean shutdown, 1 failed, 2 usage or configuration.")
 		a := &exporterArgs{logLevel: promslog.NewLevel(), logFormat: promslog.NewFormat()}
 		cmd.Flag("config.file", "Exporter configuration file (YAML; see docs/operations.md).").StringVar(&a.configFile)
-		cmd.Flag("dsn", "One target's go-mssqldb connection string, instead of --config.file. Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").StringVar(&a.dsn)
+		cmd.Flag("dsn", "One target's go-mssqldb connection string, instead of --config.file. Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").IsSetByUser(&a.dsnFlag).StringVar(&a.dsn)
 		cmd.Flag("config.check", "Validate the configuration and exit.").BoolVar(&a.check)
 		cmd.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").SetValue(a.logLevel)
 		cmd.Flag("log.format", "Output format of log messages: logfmt or json.").Default("logfmt").SetValue(a.logFormat)
@@ -49,7 +51,7 @@ func init() {
 
 func (a *exporterArgs) config() (*exporter.Config, error) {
 	switch {
-	case a.configFile != "" && a.dsn != "":
+	case a.configFile != "" && a.dsnFlag:
 		return nil, errors.New("give --config.file or --dsn, not both")
 	case a.configFile != "":
 		return exporter.LoadConfig(a.configFile)
@@ -93,7 +95,8 @@ func runExporter(ctx context.Context, e *env, a *exporterArgs) error {
 		}
 		listeners = append(listeners, l)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	ex.Start(ctx)
 	served := make(chan error, 1)
 	go func() { served <- web.ServeMultiple(listeners, srv, a.web, log) }()
@@ -120,5 +123,3 @@ func runExporter(ctx context.Context, e *env, a *exporterArgs) error {
 	log.Info("stopped")
 	return nil
 }
-
-

@@ -39,17 +39,14 @@ func (h *histogram) metric(desc *prometheus.Desc, labels ...string) prometheus.M
 	return prometheus.MustNewConstHistogram(desc, h.count, h.sum, buckets, labels...)
 }
 
-// collector publishes every target's series. It holds no values of its
-// own: each Collect reads the targets' stores under their locks.
+// collector publishes the targets' health, the exporter's own counters and
+// the probes (the group counters are gathered directly, gather.go). It
+// holds no values of its own: each Collect reads the targets under their
+// locks.
 type collector struct{ e *Exporter }
 
 // Describe sends every descriptor the collector can produce.
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, g := range groupDefs {
-		for i := range g.metrics {
-			ch <- g.metrics[i].desc
-		}
-	}
 	for _, d := range []*prometheus.Desc{descUp, descLastSuccess, descDecoded, descMalformed, descLost, descDuplicate,
 		descXEDropped, descSessionStarts, descPollErrors, descPollDuration, descFolds, descSeries,
 		descTopInfo, descTopSpills, descTopReads, descTopLastSeen} {
@@ -104,7 +101,6 @@ func (t *target) collect(ch chan<- prometheus.Metric) {
 	ch <- t.st.poll.metric(descPollDuration, name)
 	for _, def := range groupDefs {
 		g := t.groups[def.name]
-		g.collect(name, ch)
 		counter(descFolds, float64(g.folds), def.name)
 		gauge(descSeries, float64(g.len()), def.name)
 	}

@@ -200,3 +200,27 @@ func TestWithAppName(t *testing.T) {
 		}
 	}
 }
+
+// The shipped example configuration is valid.
+func TestExampleConfigIsValid(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../provisioning/exporter/queryreplay-exporter.example.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "dsn")
+	if err := os.WriteFile(secret, []byte("sqlserver://sa:x@sales1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "/run/secrets/sales_primary_dsn", secret)
+	cfg, err := ParseConfig([]byte(text), env("REPORTING_PASSWORD", "pw", "ORDERS_AZURE_DSN", "sqlserver://u:p@x.database.windows.net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Targets) != 3 || len(cfg.Probes) != 1 {
+		t.Fatalf("%d targets, %d probes", len(cfg.Targets), len(cfg.Probes))
+	}
+	if _, err := New(cfg, discardLog()); err != nil {
+		t.Fatal(err)
+	}
+}

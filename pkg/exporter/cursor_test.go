@@ -98,6 +98,15 @@ func serve(all []fileRow, c *fileCursor, failAt int) *fakeRows {
 	return &fakeRows{rows: out, failAt: failAt}
 }
 
+// freshRead is the state of a first read of a session just created.
+func freshRead() (*fileCursor, *xe.Decoder, *batch, *readStats) {
+	c := &fileCursor{}
+	c.seq.startFresh()
+	dec := xe.NewDecoder(nil)
+	dec.ReuseEvents()
+	return c, dec, newBatch(), &readStats{}
+}
+
 // A read that fails half-way through a buffer keeps what it counted; the
 // next read starts again at that buffer, and event_sequence drops exactly
 // the events counted twice. Every event is counted once, whatever the
@@ -114,17 +123,12 @@ func TestHalfReadBufferIsNeverCountedTwice(t *testing.T) {
 		}
 	}
 	for failAt := 0; failAt <= len(all); failAt++ {
-		c := &fileCursor{}
-		c.seq.startFresh()
-		dec := xe.NewDecoder(nil)
-		dec.ReuseEvents()
-		b := newBatch()
-		var st readStats
-		if err := c.consume(serve(all, c, failAt), dec, b, &st); err == nil && failAt < len(all) {
+		c, dec, b, st := freshRead()
+		if err := c.consume(serve(all, c, failAt), dec, b, st); err == nil && failAt < len(all) {
 			t.Fatalf("failAt %d: no error", failAt)
 		}
 		for attempt := 0; attempt < 3; attempt++ {
-			if err := c.consume(serve(all, c, -1), dec, b, &st); err != nil {
+			if err := c.consume(serve(all, c, -1), dec, b, st); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -215,5 +219,29 @@ func TestReadQueryQuotes(t *testing.T) {
 	c.setBookmark("/l/o'brien_0_1.xel", 5120)
 	if q := c.readQuery(); q != "SELECT object_name, event_data, file_name, file_offset FROM sys.fn_xe_file_target_read_file(N'/l/o''brien_0_*.xel', NULL, N'/l/o''brien_0_1.xel', 5120)" {
 		t.Errorf("resumed read: %s", q)
+	}
+}
+
+// A malformed row stops the streamed read before the bookmark passes it;
+// the row-by-row read from the bookmark then counts every event once and
+// the malformed row once.
+func TestMalformedRowFallsBackToRowByRow(t *testing.T) {
+	var all []fileRow
+	for i := uint64(1); i <= 12; i++ {
+		all = append(all, eventRow("/log/x_0_100.xel", 4608+int64((i-1)/4)*512, i))
+	}
+	all[6].data = []byte(`<event name="sort_warning" package="sqlserver" timestamp="2026-01-01T00:00:00.000Z"><data name="x"><value>1</val`)
+	c, dec, b, st := freshRead()
+	if err := c.consume(serve(all, c, -1), dec, b, st); !errors.Is(err, errMalformedRow) {
+		t.Fatalf("streamed read: %v", err)
+	}
+	if !c.hasBook || c.bookOffset != 4608 {
+		t.Fatalf("the bookmark moved past the malformed row's buffer: %v@%d", c.hasBook, c.bookOffset)
+	}
+	if err := c.consumeRows(serve(all, c, -1), dec, b, st); err != nil {
+		t.Fatal(err)
+	}
+	if b.decoded["sort_warning"] != 11 || b.malformed != 1 || st.lost != 1 {
+		t.Errorf("decoded %d, malformed %d, lost %d; want 11, 1, 1 (the malformed row's sequence)", b.decoded["sort_warning"], b.malformed, st.lost)
 	}
 }

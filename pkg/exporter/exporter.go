@@ -57,8 +57,8 @@ func New(cfg *Config, log *slog.Logger) (*Exporter, error) {
 	return e, nil
 }
 
-// Registry returns the registry /metrics serves.
-func (e *Exporter) Registry() *prometheus.Registry { return e.reg }
+// Gatherer returns everything /metrics serves.
+func (e *Exporter) Gatherer() prometheus.Gatherer { return e.gatherer() }
 
 // Start begins polling every target and running every probe until
 // Shutdown or until ctx ends.

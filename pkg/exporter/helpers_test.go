@@ -16,10 +16,14 @@ import (
 )
 
 // startStandin starts a stand-in SQL Server on 127.0.0.1 for one test.
-func startStandin(t testing.TB) *standin.Running {
+func startStandin(t testing.TB) *standin.Running { return startPersona(t, "") }
+
+// startPersona starts a stand-in that pretends to be persona ("" is the
+// default SQL Server 2017).
+func startPersona(t testing.TB, persona string) *standin.Running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
+	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL, Persona: persona})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +88,7 @@ func pollOK(t testing.TB, e *Exporter) {
 // gather returns the registry's families by name.
 func gather(t testing.TB, e *Exporter) map[string]*dto.MetricFamily {
 	t.Helper()
-	fams, err := e.Registry().Gather()
+	fams, err := e.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,3 +259,43 @@ func assertCountsMatch(t testing.TB, e *Exporter, run *standin.Running, session 
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// fixture is a stand-in, an exporter with one target "standin" on it (polled
+// once), and a workload connection.
+type fixture struct {
+	run *standin.Running
+	e   *Exporter
+	db  *sql.DB
+}
+
+// newFixture builds a fixture; extra is YAML for the target (indented four
+// spaces).
+func newFixture(t testing.TB, persona, extra string) *fixture {
+	t.Helper()
+	run := startPersona(t, persona)
+	e := newTestExporter(t, testConfig(t, oneTarget(extra), map[string]string{"standin": run.DSN}))
+	pollOK(t, e)
+	return &fixture{run: run, e: e, db: workloadDB(t, run.DSN)}
+}
+
+// round runs the mixed workload, flushes the sessions and polls.
+func (f *fixture) round(t testing.TB, i int) {
+	t.Helper()
+	mixedWorkload(t, f.db, i)
+	f.flushAndPoll(t)
+}
+
+func (f *fixture) flushAndPoll(t testing.TB) {
+	t.Helper()
+	f.run.Server.FlushEventSessions()
+	pollOK(t, f.e)
+}
+
+// recordedTotal is how many events the target's session recorded in all.
+func (f *fixture) recordedTotal() float64 {
+	var n float64
+	for _, c := range f.run.Server.RecordedEvents(SessionName("standin")) {
+		n += float64(c)
+	}
+	return n
+}

@@ -26,7 +26,7 @@ const (
 // exporter-toolkit's web.Serve.
 func (e *Exporter) Handler(version string) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle(MetricsPath, promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{
+	mux.Handle(MetricsPath, promhttp.HandlerFor(e.gatherer(), promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
 		ErrorLog:            slog.NewLogLogger(e.log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,

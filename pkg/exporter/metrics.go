@@ -37,7 +37,7 @@ type metricDef struct {
 	// exemplar: the series carries an OpenMetrics exemplar with the query
 	// hash of its latest event.
 	exemplar bool
-	desc     *prometheus.Desc
+	fqName   string
 }
 
 // Metric group names (label_limits keys).
@@ -92,6 +92,30 @@ var groupDefs = []*groupDef{
 	}},
 }
 
+// metricNames lists every metric the exporter can publish (tests check
+// dashboards and rules against it).
+var metricNames []string
+
+// newDesc makes a descriptor of queryreplay_<subsystem>_<name> and records
+// its name.
+func newDesc(subsystem, name, help string, labels []string, constLabels prometheus.Labels) *prometheus.Desc {
+	fq := prometheus.BuildFQName(namespace, subsystem, name)
+	metricNames = append(metricNames, fq)
+	return prometheus.NewDesc(fq, help, labels, constLabels)
+}
+
+// MetricNames returns the names of every metric the exporter publishes
+// (histograms without their _bucket, _sum and _count suffixes).
+func MetricNames() []string {
+	out := append([]string(nil), metricNames...)
+	for _, g := range groupDefs {
+		for _, m := range g.metrics {
+			out = append(out, m.fqName)
+		}
+	}
+	return out
+}
+
 func metricGroupNames() []string {
 	out := make([]string, len(groupDefs))
 	for i, g := range groupDefs {
@@ -113,43 +137,43 @@ func init() {
 	for _, g := range groupDefs {
 		for i := range g.metrics {
 			m := &g.metrics[i]
-			m.desc = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", m.name), m.help, append([]string{"target"}, g.labels...), nil)
+			m.fqName = prometheus.BuildFQName(namespace, "", m.name)
 		}
 	}
 }
 
 // The exporter's own metrics, and the per-target health gauges.
 var (
-	descUp = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "up"),
+	descUp = newDesc("", "up",
 		"1 when the target's last poll succeeded (connected, session running, events read), 0 otherwise.", []string{"target"}, nil)
-	descLastSuccess = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "last_successful_poll_timestamp_seconds"),
+	descLastSuccess = newDesc("", "last_successful_poll_timestamp_seconds",
 		"Unix time of the target's last successful poll; 0 before the first.", []string{"target"}, nil)
-	descDecoded = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "events_decoded_total"),
+	descDecoded = newDesc("exporter", "events_decoded_total",
 		"Events read from the target's session and decoded, by event name.", []string{"target", "event"}, nil)
-	descMalformed = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "events_malformed_total"),
+	descMalformed = newDesc("exporter", "events_malformed_total",
 		"Event rows that could not be decoded and were skipped.", []string{"target"}, nil)
-	descLost = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "events_lost_total"),
+	descLost = newDesc("exporter", "events_lost_total",
 		"Events the session recorded but the exporter never saw: package0.event_sequence gaps (a rolled-over file, an overwritten ring buffer).", []string{"target"}, nil)
-	descDuplicate = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "events_duplicate_total"),
+	descDuplicate = newDesc("exporter", "events_duplicate_total",
 		"Events read twice (a poll resumed after a failure) and dropped by event_sequence, so never counted twice.", []string{"target"}, nil)
-	descXEDropped = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "xe_dropped_events_total"),
+	descXEDropped = newDesc("exporter", "xe_dropped_events_total",
 		"Events Extended Events itself dropped (sys.dm_xe_sessions.dropped_event_count; ALLOW_SINGLE_EVENT_LOSS), summed over session restarts.", []string{"target"}, nil)
-	descSessionStarts = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "session_restarts_total"),
+	descSessionStarts = newDesc("exporter", "session_restarts_total",
 		"Times the exporter had to create or start its session, by reason (created: missing; started: stopped, e.g. after a server restart).", []string{"target", "reason"}, nil)
-	descPollErrors = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "poll_errors_total"),
+	descPollErrors = newDesc("exporter", "poll_errors_total",
 		"Failed polls, by the step that failed (connect, session, read, names).", []string{"target", "step"}, nil)
-	descPollDuration = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "poll_duration_seconds"),
+	descPollDuration = newDesc("exporter", "poll_duration_seconds",
 		"Duration of the target's polls, in seconds.", []string{"target"}, nil)
-	descFolds = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "label_folds_total"),
+	descFolds = newDesc("exporter", "label_folds_total",
 		"Label sets evicted past a metric group's label limit and folded into its \"other\" series.", []string{"target", "group"}, nil)
-	descSeries = prometheus.NewDesc(prometheus.BuildFQName(namespace, "exporter", "series"),
+	descSeries = newDesc("exporter", "series",
 		"Label sets a metric group currently holds for the target (at most its limit, plus the other series).", []string{"target", "group"}, nil)
-	descTopInfo = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "top_query_info"),
+	descTopInfo = newDesc("", "top_query_info",
 		"The target's top queries by spills, then logical reads (the JSON table at /api/v1/top-queries): one series per query with its statement text from the plan cache, for the dashboard's replay links. Bounded by top_queries.size.", []string{"target", "query_hash", "database", "statement"}, nil)
-	descTopSpills = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "top_query_spills"),
+	descTopSpills = newDesc("", "top_query_spills",
 		"Spills of each top query since it entered the table.", []string{"target", "query_hash"}, nil)
-	descTopReads = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "top_query_logical_reads"),
+	descTopReads = newDesc("", "top_query_logical_reads",
 		"Logical reads of each top query since it entered the table.", []string{"target", "query_hash"}, nil)
-	descTopLastSeen = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "top_query_last_seen_timestamp_seconds"),
+	descTopLastSeen = newDesc("", "top_query_last_seen_timestamp_seconds",
 		"Unix time each top query was last seen in an event.", []string{"target", "query_hash"}, nil)
 )

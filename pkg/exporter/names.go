@@ -117,37 +117,55 @@ func (c *catalog) resolveHoBTs(ctx context.Context, q querier, want []idKey) err
 		if !ok {
 			continue
 		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		for start := 0; start < len(ids); start += lookupBatch {
-			part := ids[start:min(start+lookupBatch, len(ids))]
-			d := tracer.QuoteName(name)
+		d := tracer.QuoteName(name)
+		err := inBatches(ids, func(part []uint64) error {
 			query := "SELECT p.hobt_id, s.name, o.name, i.name FROM " + d + ".sys.partitions AS p " +
 				"JOIN " + d + ".sys.objects AS o ON o.object_id = p.object_id " +
 				"JOIN " + d + ".sys.schemas AS s ON s.schema_id = o.schema_id " +
 				"LEFT JOIN " + d + ".sys.indexes AS i ON i.object_id = p.object_id AND i.index_id = p.index_id " +
 				"WHERE p.hobt_id IN (" + joinInts(part) + ")"
-			rows, err := q.QueryContext(ctx, query)
-			if err != nil {
-				return fmt.Errorf("name HoBTs in database %s: %w", name, err)
-			}
-			for rows.Next() {
+			return eachRow(ctx, q, query, func(rows *sql.Rows) error {
 				var hobt int64
 				var schema, table, index sql.NullString
 				if err := rows.Scan(&hobt, &schema, &table, &index); err != nil {
-					rows.Close()
-					return fmt.Errorf("name HoBTs: %w", err)
+					return err
 				}
 				c.hobts.Add(idKey{db, uint64(hobt)}, objectName{object: schema.String + "." + table.String, index: indexLabel(index)})
-			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				return fmt.Errorf("name HoBTs: %w", err)
-			}
+				return nil
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("name HoBTs in database %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// inBatches calls fn on the sorted, distinct ids, lookupBatch at a time.
+func inBatches(ids []uint64, fn func([]uint64) error) error {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for start := 0; start < len(ids); start += lookupBatch {
+		if err := fn(ids[start:min(start+lookupBatch, len(ids))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachRow runs query and calls scan for each row.
+func eachRow(ctx context.Context, q querier, query string, scan func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // indexLabel is an index name, or "heap" for a heap (index_id 0, no name).
@@ -196,25 +214,11 @@ func (c *catalog) resolvePages(ctx context.Context, q querier, pages []pageKey) 
 			}
 			query := "SELECT v.f, v.p, pi.object_id, pi.index_id FROM (VALUES " + strings.Join(values, ", ") + ") AS v(f, p) " +
 				fmt.Sprintf("CROSS APPLY sys.dm_db_page_info(%d, v.f, v.p, 'LIMITED') AS pi", db)
-			rows, err := q.QueryContext(ctx, query)
-			if err != nil {
-				if isInvalidObject(err) {
-					c.pageInfoGone = true
-					return nil
-				}
-				// one bad page (freed, out of range) fails the batch: mark
-				// the batch unresolved for the TTL rather than retry it.
-				for _, p := range part {
-					c.pages.Add(p, objIndex{-1, -1})
-				}
-				return fmt.Errorf("name pages in database %d: %w", db, err)
-			}
-			for rows.Next() {
+			err := eachRow(ctx, q, query, func(rows *sql.Rows) error {
 				var file, page int64
 				var obj, idx sql.NullInt64
 				if err := rows.Scan(&file, &page, &obj, &idx); err != nil {
-					rows.Close()
-					return fmt.Errorf("name pages: %w", err)
+					return err
 				}
 				oi := objIndex{-1, -1}
 				if obj.Valid {
@@ -222,11 +226,21 @@ func (c *catalog) resolvePages(ctx context.Context, q querier, pages []pageKey) 
 					objs = append(objs, objectKey{db, obj.Int64, idx.Int64})
 				}
 				c.pages.Add(pageKey{db, uint64(file), uint64(page)}, oi)
+				return nil
+			})
+			if isInvalidObject(err) {
+				c.pageInfoGone = true
+				return nil
 			}
-			err = rows.Err()
-			rows.Close()
 			if err != nil {
-				return fmt.Errorf("name pages: %w", err)
+				// one bad page (freed, out of range) fails the batch: the
+				// batch stays unresolved for the TTL rather than retried.
+				for _, p := range part {
+					if _, ok := c.pages.Get(p); !ok {
+						c.pages.Add(p, objIndex{-1, -1})
+					}
+				}
+				return fmt.Errorf("name pages in database %d: %w", db, err)
 			}
 		}
 	}
@@ -235,46 +249,33 @@ func (c *catalog) resolvePages(ctx context.Context, q querier, pages []pageKey) 
 
 // resolveObjects names (object_id, index_id) pairs.
 func (c *catalog) resolveObjects(ctx context.Context, q querier, want []objectKey) error {
-	byDB := map[uint64][]objectKey{}
+	byDB := map[uint64][]uint64{}
 	for _, k := range want {
 		if _, ok := c.objects.Get(k); !ok {
-			byDB[k.db] = append(byDB[k.db], k)
+			byDB[k.db] = append(byDB[k.db], uint64(k.object))
 		}
 	}
-	for db, keys := range byDB {
+	for db, objIDs := range byDB {
 		name := c.databases[db]
-		var objIDs []uint64
-		for _, k := range keys {
-			objIDs = append(objIDs, uint64(k.object))
-		}
-		slices.Sort(objIDs)
-		objIDs = slices.Compact(objIDs)
-		for start := 0; start < len(objIDs); start += lookupBatch {
-			part := objIDs[start:min(start+lookupBatch, len(objIDs))]
-			d := tracer.QuoteName(name)
+		d := tracer.QuoteName(name)
+		err := inBatches(objIDs, func(part []uint64) error {
 			query := "SELECT o.object_id, i.index_id, s.name, o.name, i.name FROM " + d + ".sys.objects AS o " +
 				"JOIN " + d + ".sys.schemas AS s ON s.schema_id = o.schema_id " +
 				"LEFT JOIN " + d + ".sys.indexes AS i ON i.object_id = o.object_id " +
 				"WHERE o.object_id IN (" + joinInts(part) + ")"
-			rows, err := q.QueryContext(ctx, query)
-			if err != nil {
-				return fmt.Errorf("name objects in database %s: %w", name, err)
-			}
-			for rows.Next() {
+			return eachRow(ctx, q, query, func(rows *sql.Rows) error {
 				var obj int64
 				var idx sql.NullInt64
 				var schema, table, index sql.NullString
 				if err := rows.Scan(&obj, &idx, &schema, &table, &index); err != nil {
-					rows.Close()
-					return fmt.Errorf("name objects: %w", err)
+					return err
 				}
 				c.objects.Add(objectKey{db, obj, idx.Int64}, objectName{object: schema.String + "." + table.String, index: indexLabel(index)})
-			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				return fmt.Errorf("name objects: %w", err)
-			}
+				return nil
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("name objects in database %s: %w", name, err)
 		}
 	}
 	return nil

@@ -42,21 +42,21 @@ type probeResult struct {
 }
 
 var (
-	descProbeRuns = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "runs_total"),
+	descProbeRuns = newDesc("probe", "runs_total",
 		"Probe runs by result (success, error, refused).", []string{"probe", "target", "result"}, nil)
-	descProbeDuration = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "duration_seconds"),
+	descProbeDuration = newDesc("probe", "duration_seconds",
 		"Elapsed time of the probe's query in its last successful traced run, in seconds.", []string{"probe", "target"}, nil)
-	descProbeReads = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "page_reads"),
+	descProbeReads = newDesc("probe", "page_reads",
 		"Pages the probe's query read in its last successful run (timeline read entries).", []string{"probe", "target"}, nil)
-	descProbeWrites = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "page_writes"),
+	descProbeWrites = newDesc("probe", "page_writes",
 		"Pages the probe's query wrote in its last successful run.", []string{"probe", "target"}, nil)
-	descProbeSpills = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "spills"),
+	descProbeSpills = newDesc("probe", "spills",
 		"Spills to tempdb in the probe's last successful run.", []string{"probe", "target"}, nil)
-	descProbeSplits = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "page_splits"),
+	descProbeSplits = newDesc("probe", "page_splits",
 		"Page splits in the probe's last successful run.", []string{"probe", "target"}, nil)
-	descProbeWaits = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "waits"),
+	descProbeWaits = newDesc("probe", "waits",
 		"Waits by wait type in the probe's last successful run.", []string{"probe", "target", "wait_type"}, nil)
-	descProbeLast = prometheus.NewDesc(prometheus.BuildFQName(namespace, "probe", "last_success_timestamp_seconds"),
+	descProbeLast = newDesc("probe", "last_success_timestamp_seconds",
 		"Unix time of the probe's last successful run; 0 before the first.", []string{"probe", "target"}, nil)
 )
 
@@ -86,17 +86,7 @@ func (p *probe) run(ctx context.Context) {
 	}
 	defer db.Close()
 	tr := tracer.New(tracer.DBOpener{DB: db}, probePolicy, p.log)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
-		p.once(ctx, tr)
-		timer.Reset(p.cfg.Interval.D())
-	}
+	every(ctx, p.cfg.Interval.D(), func(ctx context.Context) { p.once(ctx, tr) })
 }
 
 func (p *probe) once(ctx context.Context, tr *tracer.Tracer) {

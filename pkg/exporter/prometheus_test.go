@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,15 +78,11 @@ func promtool(t testing.TB, stdin []byte, dir string, args ...string) (string, e
 // The exposition after a workload that fills every group passes promtool's
 // metric lint: names, units, _total suffixes, help on every metric.
 func TestPromtoolCheckMetrics(t *testing.T) {
-	run := startStandin(t)
-	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
-	mixedWorkload(t, db, 0)
-	insertOrders(t, db, 5, 150)
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
-	addr := serveExporter(t, e)
+	f := newFixture(t, "", "")
+	mixedWorkload(t, f.db, 0)
+	insertOrders(t, f.db, 5, 150)
+	f.flushAndPoll(t)
+	addr := serveExporter(t, f.e)
 	code, body := httpGet(t, "http://"+addr+MetricsPath)
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d", code)
@@ -108,6 +105,9 @@ func TestPrometheusRules(t *testing.T) {
 	}
 	if out, err := promtool(t, nil, rulesDir, "test", "rules", "queryreplay-rules.test.yml"); err != nil || !strings.Contains(out, "SUCCESS") {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+	if out, err := promtool(t, nil, rulesDir, "check", "config", "prometheus.example.yml"); err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
 	}
 }
 
@@ -276,5 +276,81 @@ func TestPrometheusScrapesSpillsAndAlerts(t *testing.T) {
 	joined := prom.query(t, `queryreplay_top_query_spills{target="standin"} * on (target, query_hash) group_left (database, statement) queryreplay_top_query_info`)
 	if len(joined) == 0 || joined[0].Metric["statement"] != top[0].Statement || sampleValue(joined[0]) != 3 {
 		t.Fatalf("the dashboard's top-query join returned %v", joined)
+	}
+	checkDashboardQueries(t, prom)
+	// the Grafana-managed spill rule's query sees the spills too
+	alerting, err := os.ReadFile("../../provisioning/alerting/queryreplay-spills.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`expr: (.+)`).FindStringSubmatch(string(alerting))
+	if m == nil {
+		t.Fatal("no expr in the Grafana alert rules")
+	}
+	// (the threshold expression, C, keeps the series above 0)
+	for _, r := range prom.query(t, m[1]) {
+		if spilled := r.Metric["database"] == "QueryReplayDemo"; spilled != (sampleValue(r) > 0) {
+			t.Errorf("the Grafana spill rule's query %s gives %v for %v", m[1], sampleValue(r), r.Metric)
+		}
+	}
+}
+
+// dashboardExprs returns every PromQL expression of the shipped dashboards,
+// by dashboard file.
+func dashboardExprs(t testing.TB) map[string][]string {
+	t.Helper()
+	paths, err := filepath.Glob("../../dashboards/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no dashboards: %v", err)
+	}
+	out := map[string][]string{}
+	var walk func(file string, v any)
+	walk = func(file string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if e, ok := c.(string); ok && k == "expr" {
+					out[file] = append(out[file], e)
+				}
+				walk(file, c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(file, c)
+			}
+		}
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		walk(filepath.Base(p), v)
+	}
+	return out
+}
+
+// checkDashboardQueries runs every dashboard expression, its variables
+// filled in as Grafana would for "All", against the real Prometheus: each
+// must parse and run, and the spill panels must see the spills.
+func checkDashboardQueries(t *testing.T, prom *prometheusServer) {
+	t.Helper()
+	fill := strings.NewReplacer(`$target`, `.*`, `$database`, `.*`, `$query_hash`, `.*`, `$__rate_interval`, `1m`, `$__range`, `5m`)
+	nonEmpty := 0
+	for file, exprs := range dashboardExprs(t) {
+		for _, e := range exprs {
+			if r := prom.query(t, fill.Replace(e)); len(r) > 0 {
+				nonEmpty++
+			} else if strings.Contains(file, "spills") && strings.Contains(e, "spills_total") {
+				t.Errorf("%s: %s returns nothing after spills", file, e)
+			}
+		}
+	}
+	if nonEmpty < 10 {
+		t.Errorf("only %d dashboard queries return data", nonEmpty)
 	}
 }

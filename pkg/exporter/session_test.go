@@ -225,3 +225,14 @@ func TestTopTableRanksAndBounds(t *testing.T) {
 		t.Errorf("lookups %v, then a second time within a minute", want)
 	}
 }
+
+func TestIsAbsolutePath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/var/opt/mssql/log/x.xel": true, `C:\MSSQL\Log\x.xel`: true, "D:/xe/x.xel": true, `\\fs\xe\x.xel`: true,
+		"https://a.blob.core.windows.net/c/x.xel": true, "x.xel": false, `xe\x.xel`: false, "": false,
+	} {
+		if got := isAbsolutePath(p); got != want {
+			t.Errorf("isAbsolutePath(%q) = %v", p, got)
+		}
+	}
+}

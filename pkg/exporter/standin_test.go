@@ -5,27 +5,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // The exporter's counts equal the events the stand-in's session recorded,
 // event by event, over several polls of a workload that fires every group.
 func TestCountsEqualRecordedEvents(t *testing.T) {
-	run := startStandin(t)
-	cfg := testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN})
-	e := newTestExporter(t, cfg)
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
+	f := newFixture(t, "", "")
+	run, e, db := f.run, f.e, f.db
 	for round := 0; round < 3; round++ {
-		mixedWorkload(t, db, round)
-		run.Server.FlushEventSessions()
-		pollOK(t, e)
+		f.round(t, round)
 	}
 	insertOrders(t, db, 9, 150) // at least one page split
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
 	rec := assertCountsMatch(t, e, run, SessionName("standin"))
+	// a bare file name is created in the error log's directory, where SQL
+	// Server would put it, so the read pattern is known from the start
+	if got := e.targets[0].spec.file; got != "/var/opt/mssql/log/queryreplay_exporter_standin.xel" {
+		t.Errorf("event file %s", got)
+	}
 	for _, ev := range []string{"sort_warning", "wait_info", "physical_page_read", "page_split", "sql_statement_completed", "query_memory_grant_usage"} {
 		if rec[ev] == 0 {
 			t.Errorf("the workload recorded no %s event", ev)
@@ -42,13 +41,9 @@ func restarts(t *testing.T, e *Exporter, reason string) float64 {
 // events the old session flushed at DROP are still read from its files,
 // and nothing is counted twice.
 func TestSurvivesSessionLoss(t *testing.T) {
-	run := startStandin(t)
-	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
-	mixedWorkload(t, db, 0)
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
+	f := newFixture(t, "", "")
+	run, e, db := f.run, f.e, f.db
+	f.round(t, 0)
 	mixedWorkload(t, db, 1) // still pending in the session's buffers
 	runSQL(t, db, "DROP EVENT SESSION "+SessionName("standin")+" ON SERVER")
 	mixedWorkload(t, db, 2) // no session: nothing recorded
@@ -66,13 +61,9 @@ func TestSurvivesSessionLoss(t *testing.T) {
 // exporter's connection: the poll during the outage reports the target
 // down, the next one reconnects, starts the session again and goes on.
 func TestSurvivesServerRestart(t *testing.T) {
-	run := startStandin(t)
-	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
-	mixedWorkload(t, db, 0)
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
+	f := newFixture(t, "", "")
+	run, e, db := f.run, f.e, f.db
+	f.round(t, 0)
 	mixedWorkload(t, db, 1) // pending; STOP at the restart flushes it
 	if err := run.Close(); err != nil {
 		t.Fatal(err)
@@ -101,13 +92,11 @@ func TestSurvivesServerRestart(t *testing.T) {
 // Connections dropped at each statement of a poll fail that poll only;
 // the next poll resumes at the bookmark and the counts stay exact.
 func TestSurvivesConnectionDrops(t *testing.T) {
-	run := startStandin(t)
-	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
+	f := newFixture(t, "", "")
+	run, e, db := f.run, f.e, f.db
 	for i, at := range []string{"fn_xe_file_target_read_file", "dm_xe_sessions", "sys.databases", "dm_exec_query_stats"} {
 		mixedWorkload(t, db, i)
-		run.Server.FlushEventSessions()
+		f.run.Server.FlushEventSessions()
 		run.Faults().DropConnection(at)
 		e.PollNow(context.Background())
 		pollOK(t, e)
@@ -121,12 +110,8 @@ func TestSurvivesConnectionDrops(t *testing.T) {
 // Event files roll over at max_file_size; polled often enough, every file is
 // read before max_rollover_files deletes it and nothing is lost.
 func TestSurvivesFileRollover(t *testing.T) {
-	run := startStandin(t)
-	cfg := testConfig(t, oneTarget("    session:\n      max_memory_mb: 1\n      event_file: {max_file_size_mb: 1, max_rollover_files: 2}\n"),
-		map[string]string{"standin": run.DSN})
-	e := newTestExporter(t, cfg)
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
+	f := newFixture(t, "", "    session:\n      max_memory_mb: 1\n      event_file: {max_file_size_mb: 1, max_rollover_files: 2}\n")
+	run, e, db := f.run, f.e, f.db
 	files := map[string]bool{}
 	for round := 0; round < 8; round++ {
 		mixedWorkload(t, db, round)
@@ -148,28 +133,17 @@ func TestSurvivesFileRollover(t *testing.T) {
 // to the bookmark itself, and counts the events it can no longer see as
 // lost: decoded + lost = recorded, exactly.
 func TestCountsEventsLostToRollover(t *testing.T) {
-	run := startStandin(t)
-	cfg := testConfig(t, oneTarget("    session:\n      max_memory_mb: 1\n      event_file: {max_file_size_mb: 1, max_rollover_files: 2}\n"),
-		map[string]string{"standin": run.DSN})
-	e := newTestExporter(t, cfg)
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
-	mixedWorkload(t, db, 0)
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
+	f := newFixture(t, "", "    session:\n      max_memory_mb: 1\n      event_file: {max_file_size_mb: 1, max_rollover_files: 2}\n")
+	e, db := f.e, f.db
+	f.round(t, 0)
 	for round := 1; round < 4; round++ { // several files' worth, unread
 		mixedWorkload(t, db, round)
 		statementVolume(t, db, 3000)
 	}
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
-	rec := run.Server.RecordedEvents(SessionName("standin"))
+	f.flushAndPoll(t)
+	recorded := f.recordedTotal()
 	fams := gather(t, e)
-	var recorded, decoded float64
-	for _, n := range rec {
-		recorded += float64(n)
-	}
-	decoded = sum(fams, "queryreplay_exporter_events_decoded_total", nil)
+	decoded := sum(fams, "queryreplay_exporter_events_decoded_total", nil)
 	lost := sum(fams, "queryreplay_exporter_events_lost_total", nil)
 	if lost == 0 {
 		t.Fatal("no event was lost: the workload did not roll the bookmarked file away")
@@ -180,20 +154,6 @@ func TestCountsEventsLostToRollover(t *testing.T) {
 	if dup := sum(fams, "queryreplay_exporter_events_duplicate_total", nil); dup != 0 {
 		t.Errorf("%v duplicates", dup)
 	}
-}
-
-func startPersona(t *testing.T, persona string) *standin.Running {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{Persona: persona})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = run.Close()
-	})
-	return run
 }
 
 // On Azure SQL Database the session is database-scoped with a ring_buffer
@@ -207,18 +167,14 @@ func TestAzurePersonasUseTheRingBuffer(t *testing.T) {
 		scope   tracer.Scope
 	}{{"azure-sql-database", tracer.ScopeDatabase}, {"azure-sql-managed-instance", tracer.ScopeServer}} {
 		t.Run(c.persona, func(t *testing.T) {
-			run := startPersona(t, c.persona)
-			e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": run.DSN}))
-			pollOK(t, e)
+			f := newFixture(t, c.persona, "")
+			run, e := f.run, f.e
 			spec := e.targets[0].spec
 			if spec.target != "ring_buffer" || spec.scope != c.scope {
 				t.Fatalf("target %s scope %v", spec.target, spec.scope)
 			}
-			db := workloadDB(t, run.DSN)
 			for round := 0; round < 3; round++ {
-				mixedWorkload(t, db, round)
-				run.Server.FlushEventSessions()
-				pollOK(t, e)
+				f.round(t, round)
 				pollOK(t, e) // the same ring again: nothing new
 			}
 			assertCountsMatch(t, e, run, SessionName("standin"))
@@ -229,19 +185,12 @@ func TestAzurePersonasUseTheRingBuffer(t *testing.T) {
 // A ring buffer that overwrote events before a poll: decoded + lost equals
 // what the session recorded.
 func TestRingBufferOverwritesAreCountedAsLost(t *testing.T) {
-	run := startStandin(t)
-	e := newTestExporter(t, testConfig(t, oneTarget("    session: {target: ring_buffer, ring_buffer: {max_events: 200}}\n"), map[string]string{"standin": run.DSN}))
-	pollOK(t, e)
-	db := workloadDB(t, run.DSN)
-	mixedWorkload(t, db, 0)
-	statementVolume(t, db, 500)
-	run.Server.FlushEventSessions()
-	pollOK(t, e)
-	var recorded float64
-	for _, n := range run.Server.RecordedEvents(SessionName("standin")) {
-		recorded += float64(n)
-	}
-	fams := gather(t, e)
+	f := newFixture(t, "", "    session: {target: ring_buffer, ring_buffer: {max_events: 200}}\n")
+	mixedWorkload(t, f.db, 0)
+	statementVolume(t, f.db, 500)
+	f.flushAndPoll(t)
+	recorded := f.recordedTotal()
+	fams := gather(t, f.e)
 	decoded := sum(fams, "queryreplay_exporter_events_decoded_total", nil)
 	lost := sum(fams, "queryreplay_exporter_events_lost_total", nil)
 	if decoded != 200 || decoded+lost != recorded {

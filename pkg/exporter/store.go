@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
-	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // series is one label set of a group: a value per metric of the group and,
@@ -15,6 +15,9 @@ type series struct {
 	labels []string
 	values []float64
 	ex     []exemplar
+	// pairs caches the label pairs of the exposition (gather.go).
+	pairs       []*dto.LabelPair
+	pairsTarget string
 }
 
 type exemplar struct {
@@ -135,35 +138,6 @@ func (g *groupStore) addOther(labels []string, values []float64, ex exemplar) {
 
 // len is the number of series, the other series included.
 func (g *groupStore) len() int { return g.lru.Len() + len(g.other) }
-
-// collect sends every series of the group as constant counters labelled
-// with target.
-func (g *groupStore) collect(target string, ch chan<- prometheus.Metric) {
-	send := func(s *series) {
-		lv := make([]string, 0, len(s.labels)+1)
-		lv = append(append(lv, target), s.labels...)
-		for i := range g.def.metrics {
-			m := &g.def.metrics[i]
-			metric := prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, s.values[i], lv...)
-			if m.exemplar && s.ex[i].set {
-				if withEx, err := prometheus.NewMetricWithExemplars(metric, prometheus.Exemplar{
-					Value:     1,
-					Labels:    prometheus.Labels{"query_hash": formatQueryHash(s.ex[i].queryHash)},
-					Timestamp: s.ex[i].at,
-				}); err == nil {
-					metric = withEx
-				}
-			}
-			ch <- metric
-		}
-	}
-	for _, s := range g.lru.Values() {
-		send(s)
-	}
-	for _, s := range g.other {
-		send(s)
-	}
-}
 
 // formatQueryHash writes a query hash as SQL Server shows binary(8):
 // 0x and 16 upper-case hex digits.

@@ -6,21 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
 
 func collectGroup(t *testing.T, g *groupStore) map[string][]float64 {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 10000)
-	g.collect("t", ch)
-	close(ch)
+	fams := make([]*dto.MetricFamily, len(g.def.metrics))
+	for i := range fams {
+		fams[i] = &dto.MetricFamily{}
+	}
+	g.appendTo(fams, "t")
 	out := map[string][]float64{}
-	for m := range ch {
-		var pb dto.Metric
-		if err := m.Write(&pb); err != nil {
-			t.Fatal(err)
-		}
+	for _, pb := range fams[0].Metric {
 		var key []string
 		for _, l := range pb.GetLabel() {
 			if l.GetName() != "target" {
@@ -98,14 +95,9 @@ func TestExemplarIsTheLatest(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	g.add([]string{"A", "sort"}, []float64{1, 0, 0}, exemplar{queryHash: 0xABCDEF, at: at, set: true})
 	g.add([]string{"A", "sort"}, []float64{1, 0, 0}, exemplar{queryHash: 0x1, at: at.Add(-time.Hour), set: true})
-	ch := make(chan prometheus.Metric, 10)
-	g.collect("t", ch)
-	close(ch)
-	m := <-ch
-	var pb dto.Metric
-	if err := m.Write(&pb); err != nil {
-		t.Fatal(err)
-	}
+	fams := []*dto.MetricFamily{{}, {}, {}}
+	g.appendTo(fams, "t")
+	pb := fams[0].Metric[0]
 	ex := pb.GetCounter().GetExemplar()
 	if ex == nil || ex.GetLabel()[0].GetValue() != "0x0000000000ABCDEF" || !ex.GetTimestamp().AsTime().Equal(at) {
 		t.Fatalf("exemplar %v", ex)

@@ -145,8 +145,11 @@ func (t *target) open() error {
 }
 
 // run polls until ctx ends: one poll right away, then one per interval.
-func (t *target) run(ctx context.Context) {
-	interval := t.cfg.PollInterval.D()
+func (t *target) run(ctx context.Context) { every(ctx, t.cfg.PollInterval.D(), t.poll) }
+
+// every calls fn at once and then interval after each call ended, until ctx
+// ends (a slow call delays the next rather than piling calls up).
+func every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -155,7 +158,7 @@ func (t *target) run(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
-		t.poll(ctx)
+		fn(ctx)
 		timer.Reset(interval)
 	}
 }
@@ -248,6 +251,9 @@ func (t *target) initialize(ctx context.Context) error {
 	}
 	t.spec = spec
 	t.cursor = fileCursor{}
+	if p, ok := readPattern(strings.TrimSuffix(spec.file, ".xel") + "_0_0.xel"); ok {
+		t.cursor.pattern = p // until the target reports its file
+	}
 	t.ringSeq.startFresh()
 	t.cursor.seq.startFresh()
 	if spec.target == "event_file" {
@@ -256,7 +262,7 @@ func (t *target) initialize(ctx context.Context) error {
 			return err
 		}
 	}
-	t.log.Info("session started", "session", spec.name, "target", spec.target, "events", len(spec.events()))
+	t.log.Info("session started", "session", spec.name, "xe_target", spec.target, "events", len(spec.events()))
 	return nil
 }
 
@@ -298,6 +304,13 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 		return nil, fmt.Errorf("azure SQL (engine edition %d) writes event files only to Azure Blob Storage: set session.event_file.path to a blob container URL (with its database-scoped credential), or use session.target: ring_buffer", edition.Int64)
 	}
 	s.file = defaultFileName(c.Session.EventFile.Path, s.name)
+	if s.target == "event_file" && !isAbsolutePath(s.file) {
+		dir, err := t.logDirectory(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.file = dir + s.file
+	}
 	if err := t.cat.refreshDatabases(ctx, t.db, nil, true); err != nil {
 		return nil, err
 	}
@@ -312,6 +325,29 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// logDirectory is where SQL Server puts an event file given a bare name:
+// the directory of its error log (SERVERPROPERTY('ErrorLogFileName'),
+// https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql),
+// with its trailing separator. The session is created with the full path,
+// so the read pattern is known before the target reports its file.
+func (t *target) logDirectory(ctx context.Context) (string, error) {
+	var errorLog sql.NullString
+	if err := t.db.QueryRowContext(ctx, "SELECT CAST(SERVERPROPERTY('ErrorLogFileName') AS nvarchar(4000))").Scan(&errorLog); err != nil {
+		return "", fmt.Errorf("read the error log's path: %w", err)
+	}
+	i := strings.LastIndexAny(errorLog.String, `/\`)
+	if i < 0 {
+		return "", fmt.Errorf("cannot tell the log directory from ErrorLogFileName %q: set session.event_file.path", errorLog.String)
+	}
+	return errorLog.String[:i+1], nil
+}
+
+// isAbsolutePath: /var/…, C:\…, \\server\share or an https:// URL.
+func isAbsolutePath(p string) bool {
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\\`) || isBlobURL(p) ||
+		len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
 func (t *target) databaseID(name string) (uint64, bool) {
@@ -522,7 +558,8 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 	if t.spec.target == "ring_buffer" {
 		return t.readRing(st, b, rs)
 	}
-	for attempt := 0; attempt < 2; attempt++ {
+	rowByRow := false
+	for attempt := 0; attempt < 3; attempt++ {
 		rows, err := t.db.QueryContext(ctx, t.cursor.readQuery())
 		if err != nil {
 			if isNoEventFile(err) || isBadOffset(err) {
@@ -538,8 +575,19 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 			}
 			return fmt.Errorf("read events: %w", err)
 		}
-		err = t.cursor.consume(&sqlFileRows{rows: rows}, t.dec, b, rs)
+		src := &sqlFileRows{rows: rows}
+		if rowByRow {
+			err = t.cursor.consumeRows(src, t.dec, b, rs)
+		} else {
+			err = t.cursor.consume(src, t.dec, b, rs)
+		}
 		rows.Close()
+		if errors.Is(err, errMalformedRow) && !rowByRow {
+			// read again from the bookmark, row by row; what was counted
+			// is recognised by event_sequence
+			rowByRow = true
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}
@@ -579,22 +627,27 @@ func (t *target) readRing(st sessionState, b *batch, rs *readStats) error {
 	}
 }
 
-// sqlFileRows adapts *sql.Rows to fileRows. event_data is scanned into
-// reused RawBytes.
+// sqlFileRows adapts *sql.Rows to fileRows. event_data and file_name are
+// scanned into reused RawBytes; the file name string is made only when it
+// changes (once per file, not once per row).
 type sqlFileRows struct {
-	rows   *sql.Rows
-	object sql.RawBytes
-	data   sql.RawBytes
-	file   string
-	offset int64
+	rows    *sql.Rows
+	object  sql.RawBytes
+	data    sql.RawBytes
+	fileRaw sql.RawBytes
+	file    string
+	offset  int64
 }
 
 func (r *sqlFileRows) Next() bool   { return r.rows.Next() }
 func (r *sqlFileRows) Err() error   { return r.rows.Err() }
 func (r *sqlFileRows) Close() error { return r.rows.Close() }
 func (r *sqlFileRows) Row() (fileRow, error) {
-	if err := r.rows.Scan(&r.object, &r.data, &r.file, &r.offset); err != nil {
+	if err := r.rows.Scan(&r.object, &r.data, &r.fileRaw, &r.offset); err != nil {
 		return fileRow{}, err
+	}
+	if string(r.fileRaw) != r.file {
+		r.file = string(r.fileRaw)
 	}
 	return fileRow{data: r.data, file: r.file, offset: r.offset}, nil
 }

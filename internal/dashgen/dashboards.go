@@ -1,0 +1,154 @@
+package dashgen
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+)
+
+func overview() *dashboard.DashboardBuilder {
+	return base(OverviewUID, "QueryReplay exporter: health",
+		"Is every SQL Server target polled, are events lost, and how much the exporter holds.", false).
+		WithRow(dashboard.NewRowBuilder("Targets")).
+		WithPanel(statPanel("Targets up", "none", "Targets whose last poll succeeded.", `sum(queryreplay_up{`+sel+`})`, 6)).
+		WithPanel(statPanel("Targets down", "none", "Targets whose last poll failed (the exporter's /api/v1/targets shows why).", `count(queryreplay_up{`+sel+`} == 0) or vector(0)`, 6)).
+		WithPanel(statPanel("Oldest successful poll", "s", "Seconds since the least recent successful poll of any target.",
+			`max(time() - queryreplay_last_successful_poll_timestamp_seconds{`+sel+`} > 0)`, 6)).
+		WithPanel(statPanel("Events lost (1h)", "none", "Events the sessions recorded but the exporter could not read (rolled-over files, overwritten ring buffers) or XE dropped.",
+			`sum(increase(queryreplay_exporter_events_lost_total{`+sel+`}[1h])) + sum(increase(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[1h]))`, 6)).
+		WithPanel(series("Up by target", "none", "1 when the target's last poll succeeded.", 8, 12,
+			query(`queryreplay_up{`+sel+`}`, "{{target}}"))).
+		WithPanel(series("Poll duration (p95)", "s", "95th percentile of the polls' duration.", 8, 12,
+			query(`histogram_quantile(0.95, sum by (target, le) (rate(queryreplay_exporter_poll_duration_seconds_bucket{`+sel+`}[$__rate_interval])))`, "{{target}}"))).
+		WithRow(dashboard.NewRowBuilder("Events")).
+		WithPanel(series("Events decoded", "cps", "Events read from each target's session, per second, by event.", 8, 12,
+			query(`sum by (target, event) (rate(queryreplay_exporter_events_decoded_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{event}}"))).
+		WithPanel(series("Lost, dropped and duplicate events", "cps", "Lost: sequence gaps. Dropped: XE's own count. Duplicate: read twice after a failed poll, never counted twice.", 8, 12,
+			query(`sum by (target) (rate(queryreplay_exporter_events_lost_total{`+sel+`}[$__rate_interval]))`, "{{target}} lost"),
+			query(`sum by (target) (rate(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[$__rate_interval]))`, "{{target}} dropped by XE"),
+			query(`sum by (target) (rate(queryreplay_exporter_events_duplicate_total{`+sel+`}[$__rate_interval]))`, "{{target}} duplicate"))).
+		WithPanel(series("Poll errors", "short", "Failed polls by the step that failed.", 8, 12,
+			query(`sum by (target, step) (increase(queryreplay_exporter_poll_errors_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{step}}"))).
+		WithPanel(series("Session restarts", "short", "Times a session had to be created (dropped by someone) or started (a server restart).", 8, 12,
+			query(`sum by (target, reason) (increase(queryreplay_exporter_session_restarts_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{reason}}"))).
+		WithRow(dashboard.NewRowBuilder("Cardinality")).
+		WithPanel(series("Series held", "short", "Label sets each metric group holds (at most its label limit, plus the other series).", 8, 12,
+			query(`sum by (group) (queryreplay_exporter_series{`+sel+`})`, "{{group}}"))).
+		WithPanel(series("Label folds", "short", "Label sets evicted past a group's limit into its other series.", 8, 12,
+			query(`sum by (target, group) (increase(queryreplay_exporter_label_folds_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{group}}")))
+}
+
+func spills() *dashboard.DashboardBuilder {
+	topQueries := table.NewPanelBuilder().Title("Top queries: spills, then logical reads").
+		Description("The queries that spilled most since they entered the exporter's table (statement from the plan cache). Click a statement to replay it.").
+		Datasource(promDS()).Height(10).Span(24).
+		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
+			Expr(`sort_desc(queryreplay_top_query_spills{`+sel+`} * on (target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`})`)).
+		WithTransformation(organize("spills")).
+		OverrideByName("statement", []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
+			"title": "Replay this query", "url": replayLinkTemplate, "targetBlank": false,
+		}}}})
+	return base(SpillsUID, "QueryReplay exporter: spills",
+		"Spills to tempdb by database and kind, their pages, and the queries behind them: from the spill alert to a replay in two clicks.", true).
+		// an exemplar's link (provisioning/datasources/prometheus.yaml)
+		// opens this dashboard on its query hash
+		WithVariable(dashboard.NewTextBoxVariableBuilder("query_hash").Label("Query hash").
+			Description("A query hash (0x…) to show in the top-query table; .* for all. Exemplar links set it.").
+			DefaultValue(dashboard.StringOrMap{String: ref(".*")})).
+		WithPanel(statPanel("Spills (range)", "none", "Spills to tempdb in the selected range.", `sum(increase(queryreplay_spills_total{`+selDB+`}[$__range]))`, 8)).
+		WithPanel(statPanel("Tempdb pages written (range)", "none", "Pages spills wrote to tempdb in the selected range.", `sum(increase(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__range]))`, 8)).
+		WithPanel(statPanel("Memory grant use", "percentunit", "Memory the queries used of what they were granted.",
+			`sum(rate(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__range])) / sum(rate(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__range]))`, 8)).
+		WithPanel(series("Spills by database and kind", "cps", "Spills per second; the exemplars (dots) carry the query hash of a spill.", 9, 12,
+			query(`sum by (target, database, kind) (rate(queryreplay_spills_total{`+selDB+`}[$__rate_interval]))`, "{{database}} {{kind}}").Exemplar(true))).
+		WithPanel(series("Tempdb pages written and read by spills", "short", "Worktable and workfile pages per second.", 9, 12,
+			query(`sum by (database, kind) (rate(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__rate_interval]))`, "{{database}} {{kind}} written"),
+			query(`sum by (database, kind) (rate(queryreplay_spill_tempdb_pages_read_total{`+selDB+`}[$__rate_interval]))`, "{{database}} {{kind}} read"))).
+		WithPanel(topQueries).
+		// The counter itself, not its rate: a query's series appears at its
+		// first spill, and rate() cannot see a series' first increment.
+		WithPanel(series("Spills by query hash, since the exporter started", "short", "The bounded per-query spill counter (label limit query_spills; the rest folds into other).", 8, 24,
+			query(`topk(10, sum by (query_hash, kind) (queryreplay_query_spills_total{`+selDB+`}))`, "{{query_hash}} {{kind}}")))
+}
+
+func waits() *dashboard.DashboardBuilder {
+	waitTable := table.NewPanelBuilder().Title("Wait types in the range").Description("Wait time and count per wait type over the selected range.").
+		Datasource(promDS()).Height(10).Span(24).
+		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
+			Expr(`sort_desc(sum by (wait_type, wait_category) (increase(queryreplay_wait_seconds_total{` + selDB + `}[$__range])))`)).
+		WithTransformation(organize("wait seconds"))
+	return base(WaitsUID, "QueryReplay exporter: waits",
+		"Waits from the XE session by category and type (benign idle waits are filtered at the source).", true).
+		WithPanel(series("Wait time by category", "s", "Seconds waited per second, by wait category.", 9, 12,
+			query(`sum by (wait_category) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{wait_category}}"))).
+		WithPanel(series("Top wait types by time", "s", "The ten wait types with the most wait time.", 9, 12,
+			query(`topk(10, sum by (wait_type) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval])))`, "{{wait_type}}"))).
+		WithPanel(series("Waits by category", "cps", "Completed waits per second.", 8, 12,
+			query(`sum by (wait_category) (rate(queryreplay_waits_total{`+selDB+`}[$__rate_interval]))`, "{{wait_category}}"))).
+		WithPanel(series("Signal wait share", "percentunit", "Share of wait time spent runnable, waiting for a scheduler (CPU pressure).", 8, 12,
+			query(`sum(rate(queryreplay_wait_signal_seconds_total{`+selDB+`}[$__rate_interval])) / sum(rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "signal share"))).
+		WithPanel(waitTable)
+}
+
+func storage() *dashboard.DashboardBuilder {
+	splitTable := table.NewPanelBuilder().Title("Page splits by object and index").Description("Page splits in the selected range.").
+		Datasource(promDS()).Height(9).Span(24).
+		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
+			Expr(`sort_desc(sum by (database, object, index, operation) (increase(queryreplay_page_splits_total{` + selDB + `}[$__range])))`)).
+		WithTransformation(organize("splits"))
+	return base(StorageUID, "QueryReplay exporter: reads, writes and splits",
+		"Physical page I/O by object and index, page splits, statements' logical reads, log flushes.", true).
+		WithPanel(series("Pages read from disk by object", "short", "physical_page_read per second, top ten objects and indexes; exemplars carry query hashes.", 9, 12,
+			query(`topk(10, sum by (database, object, index) (rate(queryreplay_page_reads_total{`+selDB+`}[$__rate_interval])))`, "{{database}} {{object}} {{index}}").Exemplar(true))).
+		WithPanel(series("Pages written by object", "short", "physical_page_write per second, top ten objects and indexes.", 9, 12,
+			query(`topk(10, sum by (database, object, index) (rate(queryreplay_page_writes_total{`+selDB+`}[$__rate_interval])))`, "{{database}} {{object}} {{index}}"))).
+		WithPanel(series("Page splits", "short", "Page splits per second by object, index and operation.", 8, 12,
+			query(`topk(10, sum by (database, object, index, operation) (rate(queryreplay_page_splits_total{`+selDB+`}[$__rate_interval])))`, "{{object}} {{index}} {{operation}}"))).
+		WithPanel(series("Statements' logical reads", "short", "Logical reads per second of completed statements, by database.", 8, 12,
+			query(`sum by (database) (rate(queryreplay_statement_logical_reads_total{`+selDB+`}[$__rate_interval]))`, "{{database}}").Exemplar(true))).
+		WithPanel(series("Log flushes", "Bps", "Bytes written by log flushes per second.", 8, 12,
+			query(`sum by (database) (rate(queryreplay_log_flush_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{database}}"))).
+		WithPanel(series("Memory grants", "Bps", "Memory granted to and used by queries (bytes per second of grants).", 8, 12,
+			query(`sum by (database) (rate(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{database}} granted"),
+			query(`sum by (database) (rate(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{database}} used"))).
+		WithPanel(splitTable)
+}
+
+// replayQuery is the QueryReplay datasource's query (src/datasource/types.ts
+// ReplayQuery): the batch and database come from the dashboard variables.
+type replayQuery struct {
+	RefID      string               `json:"refId"`
+	Datasource *dashboardDataSource `json:"datasource,omitempty"`
+	SQL        string               `json:"sql"`
+	Database   string               `json:"database"`
+}
+
+type dashboardDataSource struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+func (replayQuery) ImplementsDataqueryVariant()          {}
+func (q replayQuery) Equals(o variants.Dataquery) bool   { r, ok := o.(replayQuery); return ok && r == q }
+func (replayQuery) DataqueryType() string                { return QueryReplayType }
+func (replayQuery) Validate() error                      { return nil }
+func (q replayQuery) Build() (variants.Dataquery, error) { return q, nil }
+
+func replay() *dashboard.DashboardBuilder {
+	ds := common.DataSourceRef{Type: ref(QueryReplayType), Uid: ref(QueryReplayUID)}
+	q := replayQuery{RefID: "A", Datasource: &dashboardDataSource{Type: QueryReplayType, UID: QueryReplayUID}, SQL: "${sql}", Database: "${database}"}
+	panel := dashboard.NewPanelBuilder().Type(ReplayPanelType).Title("Replay").
+		Description("The statement traced in a private Extended Events session: every page read, lock, wait, spill and split at its own microsecond, tied to the plan operator that caused it.").
+		Datasource(ds).Height(24).Span(24).WithTarget(q)
+	return dashboard.NewDashboardBuilder("QueryReplay: replay").Uid(ReplayUID).
+		Description("Trace one statement and watch it execute. The exporter's dashboards link here with sql and database filled in.").
+		Tags([]string{dashboardTag, "sqlserver"}).Time("now-5m", "now").Timezone("browser").
+		Link(dashboard.NewDashboardLinkBuilder("QueryReplay").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{dashboardTag}).AsDropdown(true)).
+		WithVariable(dashboard.NewTextBoxVariableBuilder("sql").Label("Statement").
+			Description("The T-SQL batch to trace (modifications run in a transaction that is always rolled back).")).
+		WithVariable(dashboard.NewTextBoxVariableBuilder("database").Label("Database").
+			Description("The database to run it in; empty: the datasource's default.")).
+		WithPanel(panel)
+}

@@ -1,0 +1,331 @@
+package dashgen
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
+	"github.com/queryreplay/queryreplay/pkg/exporter"
+)
+
+var update = flag.Bool("update", false, "rewrite dashboards/*.json from the builders")
+
+const repo = "../.."
+
+// The shipped JSON is exactly what the builders make (go test
+// ./internal/dashgen -update rewrites it).
+func TestDashboardsAreCurrent(t *testing.T) {
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testenv.Golden(t, filepath.Join(repo, "dashboards", f.Name), b, *update)
+		// the SDK's own schema reads the file back strictly and validates it
+		// (UnmarshalJSONStrict returns a typed-nil error list on success)
+		var back dashboard.Dashboard
+		if err := back.UnmarshalJSONStrict(b); err != nil {
+			if errs, ok := err.(cog.BuildErrors); !ok || len(errs) > 0 {
+				t.Errorf("%s does not read back strictly: %v", f.Name, err)
+			}
+		}
+		if err := back.Validate(); err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+	}
+}
+
+// panelJSON is what the checks read of a dashboard file.
+type panelJSON struct {
+	Type       string `json:"type"`
+	Title      string `json:"title"`
+	Datasource *struct {
+		Type, UID string
+	} `json:"datasource"`
+	Targets []map[string]any `json:"targets"`
+	Panels  []panelJSON      `json:"panels"`
+	Field   struct {
+		Overrides []struct {
+			Matcher    struct{ ID, Options string }
+			Properties []struct {
+				ID    string          `json:"id"`
+				Value json.RawMessage `json:"value"`
+			} `json:"properties"`
+		} `json:"overrides"`
+	} `json:"fieldConfig"`
+}
+
+type dashboardJSON struct {
+	UID        string      `json:"uid"`
+	Title      string      `json:"title"`
+	Panels     []panelJSON `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name, Type string
+		} `json:"list"`
+	} `json:"templating"`
+}
+
+func loadShipped(t *testing.T) map[string]dashboardJSON {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(repo, "dashboards", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no dashboards: %v", err)
+	}
+	out := map[string]dashboardJSON{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d dashboardJSON
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if _, dup := out[d.UID]; dup || d.UID == "" {
+			t.Errorf("%s: uid %q empty or used twice", p, d.UID)
+		}
+		out[d.UID] = d
+	}
+	return out
+}
+
+func walk(panels []panelJSON, fn func(panelJSON)) {
+	for _, p := range panels {
+		fn(p)
+		walk(p.Panels, fn)
+	}
+}
+
+// provisionedDatasources reads the datasource uids and types of
+// provisioning/datasources.
+func provisionedDatasources(t *testing.T) map[string]string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(repo, "provisioning", "datasources", "*.yaml"))
+	out := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Datasources []struct{ UID, Type string } `yaml:"datasources"`
+		}
+		if err := yaml.Unmarshal(b, &f); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, d := range f.Datasources {
+			out[d.UID] = d.Type
+		}
+	}
+	return out
+}
+
+var metricRef = regexp.MustCompile(`\bqueryreplay_[a-z_]+\b`)
+
+// Independent of the golden files: every panel's datasource is provisioned,
+// every panel type exists, every expression names metrics the exporter
+// publishes, and the replay dashboard and its links follow the contract.
+func TestDashboardContracts(t *testing.T) {
+	dash := loadShipped(t)
+	for _, uid := range []string{ReplayUID, OverviewUID, SpillsUID, WaitsUID, StorageUID} {
+		if _, ok := dash[uid]; !ok {
+			t.Errorf("no dashboard %s", uid)
+		}
+	}
+	ds := provisionedDatasources(t)
+	if ds[PrometheusUID] != "prometheus" || ds[QueryReplayUID] != QueryReplayType {
+		t.Fatalf("provisioned datasources %v", ds)
+	}
+	panelPlugin, err := os.ReadFile(filepath.Join(repo, "src", "panel", "plugin.json"))
+	if err != nil || !strings.Contains(string(panelPlugin), `"id": "`+ReplayPanelType+`"`) {
+		t.Fatalf("the replay panel plugin is not %s: %v", ReplayPanelType, err)
+	}
+	known := map[string]bool{}
+	for _, m := range exporter.MetricNames() {
+		known[m] = true
+	}
+	types := map[string]bool{"timeseries": true, "stat": true, "table": true, "row": true, ReplayPanelType: true}
+	exprs := 0
+	for uid, d := range dash {
+		walk(d.Panels, func(p panelJSON) {
+			if !types[p.Type] {
+				t.Errorf("%s/%s: unknown panel type %q", uid, p.Title, p.Type)
+			}
+			if p.Type == "row" {
+				return
+			}
+			if p.Datasource == nil || ds[p.Datasource.UID] != p.Datasource.Type {
+				t.Errorf("%s/%s: datasource %+v is not provisioned", uid, p.Title, p.Datasource)
+			}
+			for _, tg := range p.Targets {
+				expr, _ := tg["expr"].(string)
+				if expr == "" {
+					continue
+				}
+				exprs++
+				for _, m := range metricRef.FindAllString(expr, -1) {
+					if !known[strings.TrimSuffix(m, "_bucket")] {
+						t.Errorf("%s/%s: %s is not an exporter metric", uid, p.Title, m)
+					}
+				}
+			}
+		})
+	}
+	if exprs < 30 {
+		t.Errorf("only %d expressions in the exporter dashboards", exprs)
+	}
+	replay := dash[ReplayUID]
+	var vars []string
+	for _, v := range replay.Templating.List {
+		if v.Type == "textbox" {
+			vars = append(vars, v.Name)
+		}
+	}
+	if !slices.Equal(vars, []string{"sql", "database"}) {
+		t.Errorf("replay variables %v, want textboxes sql and database", vars)
+	}
+	found := false
+	walk(replay.Panels, func(p panelJSON) {
+		if p.Type == ReplayPanelType && len(p.Targets) == 1 && p.Targets[0]["sql"] == "${sql}" && p.Targets[0]["database"] == "${database}" {
+			found = true
+		}
+	})
+	if !found {
+		t.Error("the replay panel's query does not take sql and database from the variables")
+	}
+	link := ""
+	walk(dash[SpillsUID].Panels, func(p panelJSON) {
+		for _, o := range p.Field.Overrides {
+			for _, prop := range o.Properties {
+				if prop.ID == "links" && o.Matcher.Options == "statement" {
+					var links []struct{ URL string }
+					_ = json.Unmarshal(prop.Value, &links)
+					if len(links) == 1 {
+						link = links[0].URL
+					}
+				}
+			}
+		}
+	})
+	if link != "/d/queryreplay-replay?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}" {
+		t.Errorf("the top-query table links to %q", link)
+	}
+	rules, err := os.ReadFile(filepath.Join(repo, "provisioning", "prometheus", "queryreplay-rules.yml"))
+	if err != nil || !strings.Contains(string(rules), "/d/"+SpillsUID+"?") {
+		t.Errorf("the spill alert does not link to the spills dashboard: %v", err)
+	}
+}
+
+type alertFile struct {
+	APIVersion int `yaml:"apiVersion"`
+	Groups     []struct {
+		OrgID    int    `yaml:"orgId"`
+		Name     string `yaml:"name"`
+		Folder   string `yaml:"folder"`
+		Interval string `yaml:"interval"`
+		Rules    []struct {
+			UID          string `yaml:"uid"`
+			Title        string `yaml:"title"`
+			Condition    string `yaml:"condition"`
+			DashboardUID string `yaml:"dashboardUid"`
+			PanelID      int    `yaml:"panelId"`
+			NoDataState  string `yaml:"noDataState"`
+			ExecErrState string `yaml:"execErrState"`
+			For          string `yaml:"for"`
+			IsPaused     bool   `yaml:"isPaused"`
+			Data         []struct {
+				RefID             string         `yaml:"refId"`
+				DatasourceUID     string         `yaml:"datasourceUid"`
+				RelativeTimeRange map[string]int `yaml:"relativeTimeRange"`
+				Model             map[string]any `yaml:"model"`
+			} `yaml:"data"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"rules"`
+	} `yaml:"groups"`
+}
+
+// The Grafana-managed spill rules query the provisioned Prometheus for
+// exporter metrics, reduce and threshold them with server-side
+// expressions, and link to a panel that exists.
+func TestAlertingProvisioning(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repo, "provisioning", "alerting", "queryreplay-spills.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f alertFile
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	ds := provisionedDatasources(t)
+	dash := loadShipped(t)
+	known := map[string]bool{}
+	for _, m := range exporter.MetricNames() {
+		known[m] = true
+	}
+	if f.APIVersion != 1 || len(f.Groups) != 1 || len(f.Groups[0].Rules) < 1 {
+		t.Fatalf("%+v", f)
+	}
+	uids := map[string]bool{}
+	for _, r := range f.Groups[0].Rules {
+		if uids[r.UID] || r.UID == "" || len(r.UID) > 40 {
+			t.Errorf("rule uid %q", r.UID)
+		}
+		uids[r.UID] = true
+		refs := map[string]string{}
+		for _, d := range r.Data {
+			refs[d.RefID] = d.DatasourceUID
+			if d.Model["refId"] != d.RefID {
+				t.Errorf("%s/%s: model refId %v", r.UID, d.RefID, d.Model["refId"])
+			}
+			if d.DatasourceUID == "__expr__" {
+				if e, _ := d.Model["expression"].(string); refs[e] == "" {
+					t.Errorf("%s/%s: expression %q names no earlier query", r.UID, d.RefID, e)
+				}
+				continue
+			}
+			if _, ok := ds[d.DatasourceUID]; !ok {
+				t.Errorf("%s/%s: datasource %s not provisioned", r.UID, d.RefID, d.DatasourceUID)
+			}
+			expr, _ := d.Model["expr"].(string)
+			for _, m := range metricRef.FindAllString(expr, -1) {
+				if !known[m] {
+					t.Errorf("%s: %s is not an exporter metric", r.UID, m)
+				}
+			}
+		}
+		if refs[r.Condition] != "__expr__" || refs["A"] != PrometheusUID {
+			t.Errorf("%s: condition %s over %v", r.UID, r.Condition, refs)
+		}
+		d, ok := dash[r.DashboardUID]
+		if !ok {
+			t.Errorf("%s: dashboard %s not shipped", r.UID, r.DashboardUID)
+		}
+		if r.PanelID < 1 || r.PanelID > len(d.Panels) || !strings.Contains(d.Panels[r.PanelID-1].Title, "Top queries") {
+			t.Errorf("%s: panel %d is not the top-query table", r.UID, r.PanelID)
+		}
+		if r.NoDataState != "OK" || r.ExecErrState != "Error" || r.Labels["severity"] == "" {
+			t.Errorf("%s: states %s/%s, labels %v", r.UID, r.NoDataState, r.ExecErrState, r.Labels)
+		}
+		if r.Annotations["summary"] == "" || r.Annotations["runbook_url"] == "" {
+			t.Errorf("%s: annotations %v", r.UID, r.Annotations)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A probe traces its read-only query on schedule with pkg/tracer and
+// publishes the last run's duration, reads and spills; its own connection
+// carries the exporter's application name, so the target's session does not
+// count the probe's events.
+func TestProbeTracesOnSchedule(t *testing.T) {
+	run := startStandin(t)
+	sortSpill := scenarioSQL(t, "sort_spill")
+	cfg := testConfig(t, oneTarget("")+"probes:\n  - name: sort_orderlines\n    target: standin\n    interval: 1s\n    sql: \""+sortSpill+"\"\n",
+		map[string]string{"standin": run.DSN})
+	e := newTestExporter(t, cfg)
+	pollOK(t, e)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, p := range e.probes {
+		go p.run(ctx)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for sum(gather(t, e), "queryreplay_probe_runs_total", labels("result", "success")) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the probe did not run twice: %v", gather(t, e)["queryreplay_probe_runs_total"])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	fams := gather(t, e)
+	l := labels("probe", "sort_orderlines", "target", "standin")
+	if d := sum(fams, "queryreplay_probe_duration_seconds", l); d <= 0 {
+		t.Errorf("probe duration %v", d)
+	}
+	if s := sum(fams, "queryreplay_probe_spills", l); s != 1 {
+		t.Errorf("probe spills %v, want the sort's 1", s)
+	}
+	if ts := sum(fams, "queryreplay_probe_last_success_timestamp_seconds", l); ts < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Errorf("last success %v", ts)
+	}
+	run.Server.FlushEventSessions()
+	pollOK(t, e)
+	// the tracer sweeps orphaned trace sessions before each trace; the
+	// exporter's session is not one of them
+	if r := sum(gather(t, e), "queryreplay_exporter_session_restarts_total", nil); r != 0 {
+		t.Errorf("the exporter's session was lost %v times while the probe ran", r)
+	}
+	if n := run.Server.RecordedEvents(SessionName("standin"))["sort_warning"]; n != 0 {
+		t.Errorf("the target's session recorded %d of the probe's sort warnings", n)
+	}
+}
+
+// A probe that would modify data is refused when the exporter is built.
+func TestProbeRefusesModifications(t *testing.T) {
+	cfg := testConfig(t, oneTarget("")+"probes:\n  - {name: bad, target: standin, sql: \"UPDATE dbo.Orders SET Status = N'x'\"}\n",
+		map[string]string{"standin": "sqlserver://sa@127.0.0.1:1"})
+	_, err := New(cfg, discardLog())
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "probes[0].sql") || !strings.Contains(err.Error(), "modifies data") {
+		t.Fatalf("New: %v", err)
+	}
+}
