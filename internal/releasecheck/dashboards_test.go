@@ -217,7 +217,8 @@ func walkJSON(v any, where string, fn func(where, key string, value any)) {
 func world(t testing.TB) dashboardWorld {
 	t.Helper()
 	w := dashboardWorld{datasources: map[string]string{}, panelTypes: append([]string{pluginByType(t, "panel").ID}, corePanelTypes...)}
-	for uid, ds := range datasources(t, repoPath(t, "scripts/compose/grafana/datasources")) {
+	composeDS, _ := composeDatasources(t)
+	for uid, ds := range composeDS {
 		w.datasources[uid] = ds.Type
 	}
 	for _, d := range repoDashboards(t) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 func promtool(t testing.TB) string {
@@ -19,16 +21,51 @@ func promtool(t testing.TB) string {
 	return p
 }
 
-// ruleFiles lists the repository's Prometheus rule files (the promtool
-// unit tests, *.test.yml, are not rule files).
-func ruleFiles(t testing.TB) []string {
-	var out []string
+// prometheusFiles sorts provisioning/prometheus by what each file is: rule
+// files (top-level groups:), Prometheus configurations (scrape_configs:);
+// promtool unit tests (rule_files: with tests:) are neither.
+func prometheusFiles(t testing.TB) (rules, configs []string) {
+	t.Helper()
 	for _, f := range yamlFiles(t, repoPath(t, "provisioning/prometheus")) {
-		if !strings.HasSuffix(f, ".test.yml") && !strings.HasSuffix(f, ".test.yaml") {
-			out = append(out, f)
+		var top map[string]any
+		if err := yaml.Unmarshal(readFile(t, f), &top); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		_, groups := top["groups"]
+		_, scrape := top["scrape_configs"]
+		_, tests := top["tests"]
+		switch {
+		case groups:
+			rules = append(rules, f)
+		case scrape:
+			configs = append(configs, f)
+		case tests:
+		default:
+			t.Errorf("%s is neither a rule file, a Prometheus configuration nor a promtool test", f)
 		}
 	}
-	return out
+	return rules, configs
+}
+
+func ruleFiles(t testing.TB) []string {
+	rules, _ := prometheusFiles(t)
+	return rules
+}
+
+// The example configuration for an operator's own Prometheus is valid
+// and finds the shipped rules.
+func TestPrometheusExampleConfigs(t *testing.T) {
+	tool := promtool(t)
+	_, configs := prometheusFiles(t)
+	if len(configs) == 0 {
+		t.Skip("provisioning/prometheus has no example configuration")
+	}
+	for _, f := range configs {
+		out, err := exec.Command(tool, "check", "config", f).CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool check config %s: %v\n%s", f, err, out)
+		}
+	}
 }
 
 // The compose Prometheus, as the container sees its files, passes promtool

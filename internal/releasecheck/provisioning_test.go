@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -124,20 +125,29 @@ func datasources(t testing.TB, dir string) map[string]provisionedSource {
 // may use besides our own plugin.
 var builtinDatasourceTypes = []string{"prometheus"}
 
+// composeDatasources are the datasources the compose Grafana loads: the
+// files mounted into its datasources directory, as it sees them.
+func composeDatasources(t testing.TB) (map[string]provisionedSource, string) {
+	t.Helper()
+	root := containerFS(t, loadCompose(t).service(t, "grafana"))
+	dir := filepath.Join(root, "etc", "grafana", "provisioning", "datasources")
+	return datasources(t, dir), dir
+}
+
 // The repository's provisioning (for any Grafana) and the compose stack's
 // agree: same uids and types, the contract uids present, types that are
 // our plugin ids or core types, every ${VAR} set for Grafana in compose.
 func TestProvisioningDatasources(t *testing.T) {
 	dsID := pluginByType(t, "datasource").ID
 	repoDS := datasources(t, repoPath(t, "provisioning/datasources"))
-	composeDS := datasources(t, repoPath(t, "scripts/compose/grafana/datasources"))
+	composeDS, composeDir := composeDatasources(t)
 	if len(repoDS) == 0 {
 		t.Fatal("provisioning/datasources provisions no datasource")
 	}
 	for _, set := range []struct {
 		where string
 		ds    map[string]provisionedSource
-	}{{"provisioning/datasources", repoDS}, {"scripts/compose/grafana/datasources", composeDS}} {
+	}{{"provisioning/datasources", repoDS}, {"the compose grafana", composeDS}} {
 		for uid, ds := range set.ds {
 			if ds.Type != dsID && !slices.Contains(builtinDatasourceTypes, ds.Type) {
 				t.Errorf("%s: datasource %s has type %q, neither %s (src/datasource/plugin.json) nor a core type", set.where, uid, ds.Type, dsID)
@@ -145,6 +155,9 @@ func TestProvisioningDatasources(t *testing.T) {
 		}
 		if got := set.ds["queryreplay"]; got.Type != dsID {
 			t.Errorf("%s: uid queryreplay must be the %s datasource (TEAM.md contract), got type %q", set.where, dsID, got.Type)
+		}
+		if got := set.ds["prometheus"]; got.Type != "prometheus" {
+			t.Errorf("%s: uid prometheus must be a Prometheus datasource (TEAM.md contract), got type %q", set.where, got.Type)
 		}
 	}
 	for uid, ds := range repoDS {
@@ -157,16 +170,64 @@ func TestProvisioningDatasources(t *testing.T) {
 			t.Errorf("datasource uid %s: type %s in provisioning, %s in compose", uid, ds.Type, c.Type)
 		}
 	}
-	if p := composeDS["prometheus"]; p.Type != "prometheus" || p.URL != "http://prometheus:9090" {
-		t.Errorf("compose: uid prometheus must be the stack's Prometheus at http://prometheus:9090, got %+v", p)
-	}
-	// Variables the compose datasources interpolate are set for Grafana.
+	// Variables the compose datasources interpolate are set for Grafana,
+	// and point at the stack.
 	env := loadCompose(t).service(t, "grafana").env(t)
-	for _, f := range yamlFiles(t, repoPath(t, "scripts/compose/grafana/datasources")) {
-		for _, m := range composeVar.FindAllStringSubmatch(string(readFile(t, f)), -1) {
-			if _, ok := env[m[1]]; !ok {
-				t.Errorf("%s uses ${%s}, which the grafana service does not set", f, m[1])
+	for _, f := range yamlFiles(t, composeDir) {
+		for _, name := range provisioningVariables(t, f) {
+			if _, ok := env[name]; !ok {
+				t.Errorf("%s uses $%s, which the compose grafana does not set", filepath.Base(f), name)
 			}
+		}
+	}
+	if got := env["PROMETHEUS_URL"]; got != "http://prometheus:9090" {
+		t.Errorf("the compose grafana's PROMETHEUS_URL = %q, want the stack's http://prometheus:9090", got)
+	}
+}
+
+// grafanaVar is what Grafana's provisioning expands from the environment
+// in a value: ${…} first, then $NAME; $$ is a literal $
+// (https://grafana.com/docs/grafana/latest/administration/provisioning/#use-environment-variables).
+var grafanaVar = regexp.MustCompile(`\$\$|\$\{([^}]*)\}|\$([A-Za-z0-9_]+)`)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// provisioningVariables lists the environment variables a provisioning
+// file's values use, and fails on a $ Grafana would expand that is not a
+// variable: a data-link macro such as ${__value.raw} must be written
+// $${__value.raw}, or Grafana replaces it with an empty string.
+func provisioningVariables(t testing.TB, file string) []string {
+	t.Helper()
+	var names []string
+	for i, line := range strings.Split(string(readFile(t, file)), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, m := range grafanaVar.FindAllStringSubmatch(line, -1) {
+			switch {
+			case m[0] == "$$":
+			case m[1] != "" || strings.HasPrefix(m[0], "${"):
+				name, _, _ := strings.Cut(m[1], ":")
+				if !envName.MatchString(name) {
+					t.Errorf("%s:%d: Grafana expands %s from the environment (to nothing); write $%s for a literal", file, i+1, m[0], m[0])
+					continue
+				}
+				names = append(names, name)
+			default:
+				names = append(names, m[2])
+			}
+		}
+	}
+	return names
+}
+
+// Every datasource and dashboard-provider file of the repository uses $
+// only for environment variables. (Alert rule annotations are not
+// expanded by Grafana, so alerting files are left out.)
+func TestProvisioningDollarSigns(t *testing.T) {
+	for _, dir := range []string{"provisioning/datasources", "provisioning/dashboards", "provisioning/plugins", "scripts/compose/grafana/datasources"} {
+		for _, f := range yamlFiles(t, repoPath(t, dir)) {
+			provisioningVariables(t, f)
 		}
 	}
 }
