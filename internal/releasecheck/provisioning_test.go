@@ -1,6 +1,7 @@
 package releasecheck
 
 import (
+	"encoding/json"
 	"os"
 	"path"
 	"path/filepath"
@@ -9,6 +10,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/queryreplay/queryreplay/pkg/plugin"
 )
 
 // Grafana's file provisioning formats
@@ -354,5 +359,45 @@ func TestComposeHomeDashboard(t *testing.T) {
 	}
 	if got := byUID[replayDashboardUID]; got != home {
 		t.Errorf("home dashboard is %s, but the replay dashboard (uid %s) is at %q", home, replayDashboardUID, got)
+	}
+}
+
+// The QueryReplay datasources provisioned pass the datasource's own
+// settings validation, as Grafana would hand them to it: the compose one
+// with the stack's environment, the repository's with its placeholders
+// filled in.
+func TestProvisionedQueryReplaySettingsValidate(t *testing.T) {
+	env := loadCompose(t).service(t, "grafana").env(t)
+	placeholders := map[string]string{"QUERYREPLAY_SQL_HOST": "sql01.example.com", "QUERYREPLAY_SQL_USER": "queryreplay", "QUERYREPLAY_SQL_PASSWORD": "secret"}
+	composeDS, _ := composeDatasources(t)
+	for _, set := range []struct {
+		where string
+		ds    map[string]provisionedSource
+		env   map[string]string
+	}{
+		{"provisioning/datasources", datasources(t, repoPath(t, "provisioning/datasources")), placeholders},
+		{"the compose grafana", composeDS, env},
+	} {
+		ds := set.ds["queryreplay"]
+		expand := func(s string) string {
+			return os.Expand(s, func(k string) string { return set.env[k] })
+		}
+		raw, err := json.Marshal(ds.JSONData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secure := map[string]string{}
+		for k, v := range ds.SecureJSONData {
+			secure[k] = expand(v)
+		}
+		st := backend.DataSourceInstanceSettings{UID: ds.UID, Type: ds.Type, JSONData: []byte(expand(string(raw))), DecryptedSecureJSONData: secure}
+		cfg, err := plugin.LoadSettings(st)
+		if err != nil {
+			t.Errorf("%s: the QueryReplay datasource's settings: %v", set.where, err)
+			continue
+		}
+		if set.where == "the compose grafana" && (cfg.Host != "sqlserver" || cfg.User != "queryreplay" || cfg.Database != "QueryReplayDemo" || cfg.Password != env["QUERYREPLAY_SQL_PASSWORD"]) {
+			t.Errorf("the compose QueryReplay datasource connects to %s as %s in %s; want the stack's sqlserver, the script's login and QueryReplayDemo", cfg.Host, cfg.User, cfg.Database)
+		}
 	}
 }
