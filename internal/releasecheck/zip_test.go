@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -459,6 +460,47 @@ func rename(m map[string]fixtureFile, from, to string) {
 		if rest, ok := strings.CutPrefix(k, from); ok {
 			delete(m, k)
 			m[to+rest] = v
+		}
+	}
+}
+
+// docs/README.md indexes every page of docs/, and every relative link in
+// docs/ and the README resolves to a file of the repository.
+func TestDocsIndexAndLinks(t *testing.T) {
+	index := string(readFile(t, repoPath(t, "docs/README.md")))
+	pages, err := filepath.Glob(repoPath(t, "docs/*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		name := path.Base(p)
+		if name != "README.md" && !strings.Contains(index, "]("+name+")") {
+			t.Errorf("docs/README.md does not link %s", name)
+		}
+	}
+	for _, p := range pages {
+		text := readFile(t, p)
+		for _, m := range mdLink.FindAllSubmatch(text, -1) {
+			link := strings.Fields(string(m[1]))[0]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "#") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			link, _, _ = strings.Cut(link, "#")
+			target := path.Join(path.Dir(p), link)
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links %s, which does not exist", path.Base(p), link)
+			}
+		}
+	}
+	// The README's absolute links into this repository name files that exist.
+	for _, m := range regexp.MustCompile(`https://github\.com/queryreplay/queryreplay/(?:blob|tree)/main/([^)#\s]+)`).FindAllStringSubmatch(string(readFile(t, repoPath(t, "README.md")))+index, -1) {
+		if _, err := os.Stat(repoPath(t, m[1])); err != nil {
+			t.Errorf("README links %s, which does not exist", m[1])
+		}
+	}
+	for _, m := range regexp.MustCompile(`https://raw\.githubusercontent\.com/queryreplay/queryreplay/main/([^)\s]+)`).FindAllStringSubmatch(string(readFile(t, repoPath(t, "README.md"))), -1) {
+		if _, err := os.Stat(repoPath(t, m[1])); err != nil {
+			t.Errorf("README shows %s, which does not exist", m[1])
 		}
 	}
 }
