@@ -37,7 +37,8 @@ build-viewer: setup
 
 # The demo needs the CLI and the viewer's page, not the Grafana build.
 # DEMO_ARGS are passed on (make demo DEMO_ARGS=--once).
-demo: build-viewer build-cli
+demo:
+	@$(MAKE) --no-print-directory -j2 build-viewer build-cli
 	@scripts/demo.sh $(DEMO_ARGS)
 
 # The plugin zip for the catalog (scripts/dist.sh): dist/ with backends for
