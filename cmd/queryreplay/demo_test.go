@@ -100,22 +100,14 @@ func TestDemoUsageErrors(t *testing.T) {
 	}
 }
 
-// buildCLI builds the queryreplay binary for tests that need a process.
-func buildCLI(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "queryreplay")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // The demo as a user runs it: the built binary starts everything, the
 // viewer and the metrics answer, and Ctrl-C (SIGINT) stops it with status
 // 0, every port closed and no process of its group left.
 func TestDemoBinaryStopsCleanlyOnSIGINT(t *testing.T) {
-	bin := buildCLI(t)
+	bin, err := buildCLI()
+	if err != nil {
+		t.Fatalf("build the CLI: %v", err)
+	}
 	cmd := exec.Command(bin, "demo", "--scenarios", "hash_join", "--out", t.TempDir(), "--assets", fakeViewerAssets(t))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()

@@ -39,16 +39,24 @@ type traceArgs struct {
 	readBack         string
 }
 
-// exitRefused is the status of a trace refused before it ran (a statement
-// that could escape the rollback, a missing permission, the policy).
-const exitRefused = 3
+// Exit statuses of trace beyond 0 (traced), 1 (failed) and 2 (usage).
+const (
+	// exitRefused: refused before it ran (a statement outside the
+	// allowlist, a missing permission, the policy, the edition).
+	exitRefused = 3
+	// exitTransactionEnded: the batch ended or replaced QueryReplay's
+	// transaction; what it changed before that may be permanent.
+	exitTransactionEnded = 4
+)
 
 func init() {
 	commands = append(commands, func(c *cli) {
 		cmd := c.app.Command("trace", "Run a query inside a private Extended Events session and rebuild its timeline.\n\n"+
-			"Exit status: 0 traced, 1 failed, 2 usage, 3 refused (the reason is printed).")
+			"The batch runs inside a transaction that is verified and always rolled back; see docs/security.md.\n\n"+
+			"Exit status: 0 traced, 1 failed, 2 usage, 3 refused (the reason is printed), "+
+			"4 the batch ended QueryReplay's transaction (its changes may be permanent).")
 		a := &traceArgs{}
-		cmd.Flag("dsn", "go-mssqldb connection string (sqlserver://user:pass@host?database=db). Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").Required().StringVar(&a.dsn)
+		cmd.Flag("dsn", "go-mssqldb connection string (sqlserver://user:pass@host?database=db). Default: $QUERYREPLAY_DSN (prefer it: a command line is visible to other users).").Envar("QUERYREPLAY_DSN").Required().StringVar(&a.dsn)
 		cmd.Flag("sql", "The batch to trace.").StringVar(&a.sql)
 		cmd.Flag("file", "Read the batch from a file (- for standard input).").StringVar(&a.file)
 		cmd.Flag("output", "Write the trace bundle here (JSON; gzip when the name ends in .gz).").Short('o').StringVar(&a.output)
@@ -64,12 +72,12 @@ func init() {
 		cmd.Flag("log", "Trace log flushes.").Default("true").BoolVar(&a.log)
 		cmd.Flag("file-io", "Trace file reads and writes.").Default("true").BoolVar(&a.fileIO)
 		cmd.Flag("callstacks", "Add call stacks to storage events (bigger traces).").BoolVar(&a.callStacks)
-		cmd.Flag("timeout", "Stop the query after this long (0: no limit); cleanup always runs.").Default("0s").DurationVar(&a.timeout)
+		cmd.Flag("timeout", "Stop the batch after this long: the session is stopped at once and the traced session killed; cleanup always runs.").Default(tracer.DefaultTimeout.String()).DurationVar(&a.timeout)
 		cmd.Flag("max-events", "Read at most this many events; the rest is reported as truncated.").Default(fmt.Sprint(tracer.DefaultMaxEvents)).IntVar(&a.maxEvents)
 		cmd.Flag("max-file-size", "Maximum trace file size on the server, MB; losses are reported.").Default(fmt.Sprint(tracer.DefaultMaxFileSizeMB)).IntVar(&a.maxFileSizeMB)
 		cmd.Flag("max-lock-rows", "Resolve at most this many key locks to rows (each 2,000 cost a scan of their index; -1: none).").Default(fmt.Sprint(tracer.DefaultMaxLockRows)).IntVar(&a.maxLockRows)
 		cmd.Flag("trace-dir", "Server directory for the event file (default: the error log's directory).").StringVar(&a.traceDir)
-		cmd.Flag("orphan-grace", "Drop leftover queryreplay_* sessions older than this.").Default(tracer.DefaultGracePeriod.String()).DurationVar(&a.grace)
+		cmd.Flag("orphan-grace", "Drop leftover queryreplay_* sessions that name no owner once older than this (a session whose owner connection is gone is dropped at once).").Default(tracer.DefaultGracePeriod.String()).DurationVar(&a.grace)
 		cmd.Flag("quiet", "No progress on standard error.").Short('q').BoolVar(&a.quiet)
 		cmd.Flag("read-back", "How to read the event file: auto (the binary .xel over OPENROWSET BULK when the login may, else XML), xml or binary.").Default("auto").EnumVar(&a.readBack, "auto", "xml", "binary")
 		c.register(cmd, func(ctx context.Context, e *env) error { return runTrace(ctx, e, a) })
@@ -116,36 +124,45 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 		}
 	}
 	if _, err := o.Validate(policy); err != nil {
-		return traceFailure(err)
+		return traceFailure(e, err)
 	}
-	db, err := tracer.OpenDSN(a.dsn)
+	opener, err := tracer.NewDSNOpener(a.dsn)
 	if err != nil {
-		return err
+		return withStatus(2, err)
 	}
-	defer db.Close()
-	tr := tracer.New(tracer.DBOpener{DB: db}, policy, e.log)
-	b, err := tr.Trace(ctx, o)
-	if err != nil {
-		return traceFailure(err)
+	tr := tracer.New(opener, policy, e.log)
+	b, terr := tr.Trace(ctx, o)
+	if b == nil {
+		return traceFailure(e, terr)
 	}
 	out := bufio.NewWriter(e.stdout)
 	writeTraceSummary(out, b)
 	if err := out.Flush(); err != nil {
-		return fmt.Errorf("write output: %w", err)
+		return errors.Join(traceFailure(e, terr), fmt.Errorf("write output: %w", err))
 	}
 	if a.output != "" {
+		// also when the transaction ended: the bundle is the evidence
 		if err := tracer.SaveBundle(a.output, b); err != nil {
-			return err
+			return errors.Join(traceFailure(e, terr), err)
 		}
 		fmt.Fprintf(e.stderr, "trace bundle written to %s\n", a.output)
 	}
-	return nil
+	return traceFailure(e, terr)
 }
 
-// traceFailure maps a refusal to its own exit status.
-func traceFailure(err error) error {
+// traceFailure maps a refusal and an ended transaction to their own exit
+// statuses; the ended transaction is announced loudly.
+func traceFailure(e *env, err error) error {
+	if err == nil {
+		return nil
+	}
 	var re *tracer.RefusedError
-	if errors.As(err, &re) {
+	var ended *tracer.TransactionEndedError
+	switch {
+	case errors.As(err, &ended):
+		fmt.Fprintln(e.stderr, "!!! QueryReplay could not roll the batch back: "+ended.Error()+" !!!")
+		return withStatus(exitTransactionEnded, err)
+	case errors.As(err, &re):
 		return withStatus(exitRefused, err)
 	}
 	return withStatus(1, err)
@@ -193,6 +210,8 @@ func writeTraceSummary(w io.Writer, b *tracer.Bundle) {
 	fmt.Fprintf(w, "Rows: %d in %d result set(s)   Duration: %.3f ms", rows, len(r.Rows), float64(r.DurationUs)/1000)
 	if b.Run.Modification {
 		fmt.Fprintf(w, "   Modification rolled back: %v (%d log records)", r.RolledBack, len(r.LogRecords))
+	} else if !r.RolledBack {
+		fmt.Fprint(w, "   Rolled back: false")
 	}
 	fmt.Fprintln(w)
 	if b.Trace == nil {

@@ -74,6 +74,8 @@ func TestTraceCommandRefusalsAndFailures(t *testing.T) {
 		stderr string
 	}{
 		{"commit inside", []string{"--sql", "UPDATE dbo.Orders SET Amount = 0; COMMIT"}, exitRefused, "COMMIT would end"},
+		{"1COMMIT", []string{"--sql", "UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1COMMIT"}, exitRefused, `line 1 (COMMIT): COMMIT would end QueryReplay's transaction and make the batch's changes permanent (SQL Server reads "1COMMIT" as the number 1 followed by COMMIT)`},
+		{"procedure without EXEC", []string{"--sql", "master..xp_cmdshell 'dir'"}, exitRefused, "runs as a call of that procedure"},
 		{"several batches", []string{"--sql", "SELECT 1\nGO\nSELECT 2"}, exitRefused, "GO separates"},
 		{"policy refuses modifications", []string{"--sql", "DELETE FROM dbo.Orders WHERE OrderID = 1", "--modifications", "refuse"}, exitRefused, "refuses modifications"},
 		{"buffer pool without consent", []string{"--sql", "SELECT 1", "--clear-buffer-pool"}, exitRefused, "does not allow it"},
@@ -122,5 +124,55 @@ func TestTraceCommandReadsBinaryWhenServed(t *testing.T) {
 		if code != 0 || !strings.Contains(out, tc.want) {
 			t.Fatalf("%s: exit %d, want %q\n%s\n%s", tc.flag, code, tc.want, out, errs)
 		}
+	}
+}
+
+// TestTraceCommandTransactionEnded: when the batch ends QueryReplay's
+// transaction (a committing trigger, here a stand-in fault), trace exits 4
+// with a loud message, and the bundle it writes says rolledBack false.
+func TestTraceCommandTransactionEnded(t *testing.T) {
+	srv := startTraceStandin(t)
+	srv.Faults().EndTransactionIn("WHERE OrderID = 7")
+	bundle := filepath.Join(t.TempDir(), "ended.json")
+	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "-q", "-o", bundle, "--sql", "UPDATE dbo.Orders SET Status = N'Shipped' WHERE OrderID = 7")
+	if code != exitTransactionEnded || !strings.Contains(errs, "!!! QueryReplay could not roll the batch back: the batch ended QueryReplay's transaction: its changes may be permanent") {
+		t.Fatalf("exit %d (want %d)\n%s\n%s", code, exitTransactionEnded, out, errs)
+	}
+	b, err := tracer.LoadBundle(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Result.RolledBack || !strings.Contains(out, "Modification rolled back: false") {
+		t.Fatalf("rolled back %v\n%s", b.Result.RolledBack, out)
+	}
+}
+
+// TestTraceCommandKeepsSecrets: a tricky password appears in no output,
+// verbose logging included, on success and on failure.
+func TestTraceCommandKeepsSecrets(t *testing.T) {
+	const pw = "Zq7@Wx9;Sup3r}Secret%41"
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{User: "sa", Password: pw})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(); cancel() })
+	for _, dsn := range []string{srv.DSN, standin.DSN("sa", pw+"x", srv.Addr, "QueryReplayDemo"),
+		"server=" + strings.Replace(srv.Addr, ":", ",", 1) + ";user id=sa;password={" + pw + "};encrypt=disable"} {
+		code, out, errs := runTraceCmd(t, "", "-v", "--dsn", dsn, "--sql", "SELECT TOP 3 OrderID FROM dbo.Orders")
+		for _, s := range []string{pw, "Zq7", "Wx9", "Sup3r", "Secret"} {
+			if strings.Contains(out+errs, s) {
+				t.Errorf("exit %d: the output holds %q:\n%s\n%s", code, s, out, errs)
+			}
+		}
+	}
+	code, _, errs := runSweepCmd(t, "--dsn", srv.DSN)
+	if code != 0 || strings.Contains(errs, "Secret") {
+		t.Errorf("sweep: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runTraceCmd(t, "", "--dsn", "sqlserver://sa:Zq7Wx9@127.0.0.1:1?database=a&database=b", "--sql", "SELECT 1")
+	if code != 2 || !strings.Contains(errs, "connection string sqlserver://sa:***@127.0.0.1:1?database=a&database=b") || strings.Contains(errs, "Zq7") {
+		t.Errorf("unusable DSN: exit %d\n%s", code, errs)
 	}
 }

@@ -102,6 +102,7 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 		}
 		newRows = append(newRows, row)
 	}
+	newRows = x.limitDML(newRows) // SET ROWCOUNT, safety.go
 	sc := x.srv.scenarioFor(x.stmtText)
 	var st *simState
 	if sc != nil {
@@ -190,7 +191,7 @@ func (x *execCtx) matchingRows(t *table, where expr) ([][]any, *SQLError) {
 		}
 		out = append(out, row)
 	}
-	return out, nil
+	return x.limitDML(out), nil // SET ROWCOUNT, safety.go
 }
 
 func (x *execCtx) execUpdate(s *updateStmt) error {

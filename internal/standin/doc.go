@@ -75,7 +75,10 @@
 //   - SET NOCOUNT, XACT_ABORT, STATISTICS XML (the actual plan comes back as
 //     an extra result set "Microsoft SQL Server 2005 XML Showplan"), the ANSI
 //     options drivers send, TRANSACTION ISOLATION LEVEL, LOCK_TIMEOUT.
-//     SET SHOWPLAN_XML/NOEXEC/PARSEONLY/FMTONLY ON are refused with Msg 102.
+//     SET NOEXEC, PARSEONLY and FMTONLY stop later statements from running
+//     (FMTONLY returns column metadata only), ROWCOUNT limits results and
+//     the rows DML changes, TEXTSIZE cuts max-type values (safety.go).
+//     SET SHOWPLAN_XML ON is refused with Msg 102.
 //   - Personas (persona.go, Options.Persona): SQL Server 2016/2017/2019/
 //     2022/2025, Azure SQL Database and Managed Instance differ in version,
 //     EngineEdition, ON SERVER/ON DATABASE, callstack_rva, event_file kinds

@@ -116,6 +116,7 @@ func (c *connState) reset() {
 	c.vars = map[string]any{}
 	c.nocount, c.statsXML, c.xactAbort = false, false, false
 	c.flags = nil
+	c.modes = sessionModes{}
 	c.db = c.loginDB
 }
 
@@ -233,6 +234,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 
+	s.Faults.afterBatch(x)
 	if runErr != nil {
 		x.emitError(runErr)
 		if c.xactAbort && c.txn != nil {
@@ -337,6 +339,7 @@ func (x *execCtx) info(num int32, class uint8, msg string) error {
 
 // sendRelation writes a result set.
 func (x *execCtx) sendRelation(rel *relation) error {
+	rel = x.limitRows(rel)
 	cols := make([]tds.Column, len(rel.cols))
 	for i, c := range rel.cols {
 		cols[i] = tds.Column{Name: c.name, TypeInfo: tdsType(c.typ)}
@@ -450,6 +453,9 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 }
 
 func (x *execCtx) exec(st stmt) error {
+	if done, err := x.execUnderModes(st); done {
+		return err
+	}
 	c := x.conn
 	switch s := st.(type) {
 	case *selectStmt:
@@ -513,6 +519,12 @@ func (x *execCtx) exec(st stmt) error {
 		return x.done(tds.CmdNone, tds.NoCount)
 	case *setOptionStmt:
 		for _, o := range s.Options {
+			if handled, err := x.setSessionMode(o, s.Value); handled {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			switch o {
 			case "LOCK_TIMEOUT":
 				n, err := strconv.ParseInt(s.Value, 10, 64)
@@ -524,11 +536,6 @@ func (x *execCtx) exec(st stmt) error {
 			case "TRANSACTION ISOLATION LEVEL":
 				c.readUncommitted = s.Value == "READ UNCOMMITTED"
 				continue
-			case "ROWCOUNT":
-				if s.Value != "0" {
-					return errUnsupported("SET ROWCOUNT") // row limits are not emulated
-				}
-				continue
 			case "NOCOUNT":
 				c.nocount = s.Value == "ON"
 			case "STATISTICS XML":
@@ -537,9 +544,9 @@ func (x *execCtx) exec(st stmt) error {
 				c.xactAbort = s.Value == "ON"
 			case "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER",
 				"NUMERIC_ROUNDABORT", "ANSI_NULL_DFLT_ON", "ANSI_DEFAULTS", "CURSOR_CLOSE_ON_COMMIT", "IMPLICIT_TRANSACTIONS",
-				"DEADLOCK_PRIORITY", "TEXTSIZE", "DATEFIRST", "DATEFORMAT",
-				"LANGUAGE", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML", "FMTONLY", "NOEXEC", "PARSEONLY":
-				if o == "SHOWPLAN_XML" || o == "NOEXEC" || o == "PARSEONLY" || o == "FMTONLY" || o == "STATISTICS PROFILE" || o == "IMPLICIT_TRANSACTIONS" || o == "ANSI_DEFAULTS" {
+				"DEADLOCK_PRIORITY", "DATEFIRST", "DATEFORMAT",
+				"LANGUAGE", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML":
+				if o == "SHOWPLAN_XML" || o == "STATISTICS PROFILE" || o == "IMPLICIT_TRANSACTIONS" || o == "ANSI_DEFAULTS" {
 					if s.Value == "ON" {
 						return errUnsupported("SET " + o)
 					}
@@ -621,6 +628,10 @@ func (x *execCtx) exec(st stmt) error {
 		return nil
 	case *execStmt:
 		return errProcNotFound(strings.Join(s.Proc, "."))
+	case *killStmt:
+		return x.execKill(s)
+	case *brokerStmt:
+		return x.execBroker(s)
 	case *printStmt:
 		env := &evalEnv{x: x}
 		v, err := env.eval(s.Expr)

@@ -17,6 +17,7 @@ type Faults struct {
 	mu         sync.Mutex
 	rules      []*faultRule
 	dropLogins int
+	txnFaults  []*txnFault // safety.go
 }
 
 type faultRule struct {
@@ -73,12 +74,7 @@ func (f *Faults) Kill(spid int) bool {
 	if !ok {
 		return false
 	}
-	if c.txn != nil {
-		x := &execCtx{srv: s, conn: c}
-		x.rollbackAll()
-	}
-	c.kill()
-	delete(s.conns, spid)
+	s.killLocked(c)
 	return true
 }
 

@@ -34,6 +34,8 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
 			return nil, err
 		}
 		return x.srv.serverProperty(str(0)), nil
+	case "CURRENT_TRANSACTION_ID":
+		return x.currentTransactionID(), nil // safety.go
 	case "DB_ID":
 		if len(a) == 0 {
 			return int64(c.db.id), nil

@@ -151,7 +151,7 @@ func lex(src string) ([]token, *SQLError) {
 			if i < n && src[i] == '@' {
 				i++
 			}
-			for i < n && isIdentChar(rune(src[i])) {
+			for i < n && (isIdentChar(rune(src[i])) || src[i] >= 0x80) { // UTF-8 bytes of a name, as for identifiers
 				i++
 			}
 			out = append(out, token{kind: tokVariable, text: src[start:i], raw: src[start:i], line: line, pos: start})

@@ -279,6 +279,9 @@ func (p *parser) statement() (stmt, *SQLError) {
 		}
 		return &useStmt{DB: db}, nil
 	case "WAITFOR":
+		if p.peekAt(1).isOp("(") {
+			return p.brokerStatement() // WAITFOR (RECEIVE …), safety.go
+		}
 		p.i++
 		if err := p.expect("DELAY"); err != nil {
 			return nil, err
@@ -310,6 +313,14 @@ func (p *parser) statement() (stmt, *SQLError) {
 			}
 		}
 		return s, nil
+	case "KILL":
+		return p.killStatement() // safety.go
+	case "RECEIVE", "SEND":
+		return p.brokerStatement() // safety.go
+	case "END":
+		if p.peekAt(1).is("CONVERSATION") {
+			return p.brokerStatement()
+		}
 	case "PRINT":
 		p.i++
 		e, err := p.expression()
@@ -342,7 +353,8 @@ func (p *parser) startsStatement() bool {
 	}
 	switch strings.ToUpper(t.text) {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
-		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE":
+		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
+		"KILL", "RECEIVE", "SEND":
 		return true
 	}
 	return false

@@ -310,6 +310,7 @@ type connState struct {
 	nextHandle      int32
 	reads           int64 // logical reads and writes over the connection's life, for logout
 	writes          int64
+	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
 }
 
 // Close implements tds.SessionHandler: an open transaction rolls back.

@@ -441,6 +441,7 @@ func init() {
 		"dm_xe_database_sessions":           dmXESessions(true),
 		"dm_xe_session_targets":             dmXETargets(false),
 		"dm_xe_database_session_targets":    dmXETargets(true),
+		"dm_tran_session_transactions":      dmTranSessionTransactions, // safety.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
 		"dm_xe_map_values": func(x *execCtx, db *database) (*relation, *SQLError) {
 			r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
@@ -514,7 +515,7 @@ func init() {
 		"dm_exec_connections": dmExecConnections, // connections.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30))}
+			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
 			var ids []int
 			for id := range x.srv.conns {
 				ids = append(ids, id)
@@ -522,6 +523,9 @@ func init() {
 			sort.Ints(ids)
 			for _, id := range ids {
 				c := x.srv.conns[id]
+				if !x.conn.sysadmin && c != x.conn {
+					continue // without VIEW SERVER STATE a login sees its own session only
+				}
 				open := int64(0)
 				if c.txn != nil {
 					open = int64(c.txn.depth)
@@ -530,7 +534,7 @@ func init() {
 				if c == x.conn {
 					status = "running"
 				}
-				r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status})
+				r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
 			}
 			return r, nil
 		},

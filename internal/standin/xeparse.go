@@ -285,7 +285,7 @@ func (p *parser) xePredFactor() (xePred, *SQLError) {
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
 		}
-		op, ok := comparatorOps[strings.TrimPrefix(cmp, "package0.")]
+		op, ok := comparatorOp(cmp) // safety.go
 		if !ok {
 			return nil, errXEObjectInvalid("predicate comparator", cmp)
 		}

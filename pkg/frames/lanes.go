@@ -23,8 +23,8 @@ type laneSpec[E any] struct {
 	end    func(*E) int64
 	match  func(*E) timeline.Match
 	// node is match(e).NodeID without copying the Match (the hot path).
-	node func(*E) timeline.NodeID
-	state  func(*E) string
+	node  func(*E) timeline.NodeID
+	state func(*E) string
 	// details builds the lane-specific fields for the selected entries.
 	details func(es []E, idx []int) []*data.Field
 }

@@ -42,33 +42,41 @@ func (l *stmtLog) texts() []string {
 	return out
 }
 
+// recConn records the statements sent on a connection; it passes on what
+// discard and the network limits use.
 type recConn struct {
-	c   *sql.Conn
+	Conn
 	id  int
 	log *stmtLog
 }
 
 func (r *recConn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	r.log.add(r.id, q)
-	return r.c.ExecContext(ctx, q, args...)
+	return r.Conn.ExecContext(ctx, q, args...)
 }
 
 func (r *recConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	r.log.add(r.id, q)
-	return r.c.QueryContext(ctx, q, args...)
+	return r.Conn.QueryContext(ctx, q, args...)
 }
 
-func (r *recConn) Close() error { return r.c.Close() }
+func (r *recConn) Raw(f func(any) error) error {
+	if raw, ok := r.Conn.(interface{ Raw(func(any) error) error }); ok {
+		return raw.Raw(f)
+	}
+	return nil
+}
 
-func (r *recConn) Raw(f func(any) error) error { return r.c.Raw(f) }
+func (r *recConn) setNetLimits(idle time.Duration, hard time.Time) { setNetLimits(r.Conn, idle, hard) }
 
+// recOpener numbers the connections it opens and records their statements.
 type recOpener struct {
-	db  *sql.DB
-	log *stmtLog
+	open Opener
+	log  *stmtLog
 }
 
 func (o *recOpener) Open(ctx context.Context) (Conn, error) {
-	c, err := o.db.Conn(ctx)
+	c, err := o.open.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +84,7 @@ func (o *recOpener) Open(ctx context.Context) (Conn, error) {
 	o.log.conns++
 	id := o.log.conns
 	o.log.mu.Unlock()
-	return &recConn{c: c, id: id, log: o.log}, nil
+	return &recConn{Conn: c, id: id, log: o.log}, nil
 }
 
 // testServer is the stand-in, or a real server when QUERYREPLAY_TEST_DSN
@@ -108,7 +116,7 @@ func newTracer(t testing.TB, dsn string, p Policy) (*Tracer, *stmtLog, *sql.DB) 
 	}
 	t.Cleanup(func() { db.Close() })
 	log := &stmtLog{}
-	return New(&recOpener{db: db, log: log}, p, nil), log, db
+	return New(&recOpener{open: DBOpener{DB: db}, log: log}, p, nil), log, db
 }
 
 // sessions lists the queryreplay_* event sessions on the server.

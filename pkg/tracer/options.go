@@ -53,6 +53,10 @@ const (
 	DefaultMaxFileSizeMB = 256
 	DefaultGracePeriod   = 15 * time.Minute
 	DefaultMaxLockRows   = 2000
+	// DefaultTimeout bounds a traced batch when Options.Timeout is 0. A
+	// batch that outlives its timeout is stopped: its session stopped at
+	// once, the traced session KILLed, QueryReplay's transaction rolled back.
+	DefaultTimeout = 5 * time.Minute
 )
 
 // Options describe one trace.
@@ -72,7 +76,9 @@ type Options struct {
 	// CallStacks adds package0.callstack (package0.callstack_rva where the
 	// server has it, SQL Server 2022+) to the storage events.
 	CallStacks bool
-	// Timeout bounds the traced query (0: no limit). Cleanup always runs.
+	// Timeout bounds the traced batch (0: DefaultTimeout). When it passes,
+	// the session is stopped at once and the traced session KILLed from
+	// QueryReplay's control connection; cleanup always runs.
 	Timeout time.Duration
 	// MaxEvents bounds the events read back (and the ring_buffer size on
 	// Azure SQL Database); the rest is reported as truncated. 0: default.
@@ -89,9 +95,11 @@ type Options struct {
 	// (default: the directory of the SQL Server error log). It is a path on
 	// the server, which the service account must be able to write.
 	TraceDirectory string
-	// GracePeriod is how old an orphaned queryreplay_* session must be before
-	// it is dropped (0: DefaultGracePeriod). It protects other clients' live
-	// traces, so it must exceed the longest trace anyone runs on the server.
+	// GracePeriod is how old a leftover queryreplay_* session must be before
+	// the sweep drops it when it cannot tell the session's owner (a name
+	// without one, or a login that cannot see other sessions); a session
+	// whose owner is gone is dropped at once, one whose owner is alive never
+	// (0: DefaultGracePeriod).
 	GracePeriod time.Duration
 	// Progress, when set, receives progress reports (never query text). It
 	// may be called from more than one goroutine at a time.
@@ -108,6 +116,13 @@ type Options struct {
 	// scopeOverride forces a session scope (tests of the ring_buffer path
 	// against a server whose EngineEdition is not 5).
 	scopeOverride *Scope
+
+	// cleanupBudget replaces cleanupTimeout (tests).
+	cleanupBudget time.Duration
+
+	// skipClassifier (tests) runs a batch the classifier would refuse, to
+	// prove that the checks behind it hold on their own.
+	skipClassifier bool
 }
 
 type readBackAgain struct {
@@ -158,8 +173,15 @@ type Progress struct {
 }
 
 // RefusedError is returned when a trace is refused before anything ran on the
-// server: its Reason says why, in words a user can act on.
-type RefusedError struct{ Reason string }
+// server: its Reason says why, in words a user can act on. For a refused
+// statement it reads "line N (statement text, shortened): why".
+type RefusedError struct {
+	Reason string
+	// Line and Statement locate a refused statement (0 and "" when the
+	// refusal is not about one statement).
+	Line      int
+	Statement string
+}
 
 func (e *RefusedError) Error() string { return "trace refused: " + e.Reason }
 
@@ -176,6 +198,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxLockRows == 0 {
 		o.MaxLockRows = DefaultMaxLockRows
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
 	}
 	return o
 }

@@ -21,9 +21,16 @@ import (
 //   - Reading session DMVs and the event file: VIEW SERVER STATE, or VIEW
 //     SERVER PERFORMANCE STATE on SQL Server 2022
 //     (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql#permissions).
-//   - Azure SQL Database: ALTER ANY DATABASE EVENT SESSION (or CONTROL) and
-//     VIEW DATABASE STATE (or VIEW DATABASE PERFORMANCE STATE)
-//     (exporter-anchors.md §9.1, partly unverified).
+//   - Azure SQL Database: ALTER ANY DATABASE EVENT SESSION (or CONTROL), or
+//     the granular CREATE ANY DATABASE EVENT SESSION, ALTER ANY DATABASE
+//     EVENT SESSION ENABLE and DISABLE, and DROP ANY DATABASE EVENT SESSION
+//     (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql#permissions,
+//     https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-database-engine);
+//     and VIEW DATABASE STATE (or VIEW DATABASE PERFORMANCE STATE).
+//   - KILL of a traced session that outlives its timeout: ALTER ANY
+//     CONNECTION (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/kill-transact-sql#permissions);
+//     without it the trace warns, and on a timeout closes the connection
+//     instead.
 //   - DBCC DROPCLEANBUFFERS, DBCC TRACEON and fn_dblog: sysadmin
 //     (https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-dropcleanbuffers-transact-sql#permissions,
 //     https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql#permissions;
@@ -56,8 +63,9 @@ func missingPermissions(scope Scope, perms permissionSet, sysadmin, needSysadmin
 			}
 		}
 	} else if !perms.has("CONTROL") {
-		if !perms.has("ALTER ANY DATABASE EVENT SESSION") {
-			missing = append(missing, "ALTER ANY DATABASE EVENT SESSION (or CONTROL on the database) to create the database-scoped trace session")
+		if !perms.has("ALTER ANY DATABASE EVENT SESSION") &&
+			!perms.has("CREATE ANY DATABASE EVENT SESSION", "ALTER ANY DATABASE EVENT SESSION ENABLE", "ALTER ANY DATABASE EVENT SESSION DISABLE", "DROP ANY DATABASE EVENT SESSION") {
+			missing = append(missing, "ALTER ANY DATABASE EVENT SESSION (or CONTROL on the database, or CREATE ANY DATABASE EVENT SESSION, ALTER ANY DATABASE EVENT SESSION ENABLE and DISABLE, and DROP ANY DATABASE EVENT SESSION) to create, start, stop and drop the database-scoped trace session")
 		}
 		if !perms.has("VIEW DATABASE STATE") && !perms.has("VIEW DATABASE PERFORMANCE STATE") {
 			missing = append(missing, "VIEW DATABASE STATE (or VIEW DATABASE PERFORMANCE STATE) to read the session's ring buffer")
@@ -71,9 +79,6 @@ func missingPermissions(scope Scope, perms permissionSet, sysadmin, needSysadmin
 
 // checkPermissions refuses the trace when the login lacks a permission.
 func (r *run) checkPermissions(ctx context.Context, scope Scope) error {
-	if scope == ScopeDatabase && (r.o.ClearBufferPool || r.o.DisableReadAhead) {
-		return &RefusedError{Reason: "Azure SQL Database supports neither DBCC DROPCLEANBUFFERS nor trace flags; trace without clearing the buffer pool and without disabling read-ahead"}
-	}
 	q := sqlServerPermissions
 	if scope == ScopeDatabase {
 		q = sqlDatabasePermissions
@@ -106,8 +111,11 @@ func (r *run) checkPermissions(ctx context.Context, scope Scope) error {
 	if r.o.DisableReadAhead {
 		why = append(why, "DBCC TRACEON(652)")
 	}
-	if r.class.Modification {
+	if r.class.Modification && r.ed.fnDblog() {
 		why = append(why, "fn_dblog (the log records of a modification)")
+	}
+	if r.class.Modification && !r.ed.fnDblog() {
+		r.warn("the log records of a modification are not read on this edition (fn_dblog is undocumented there); the transaction_log events remain")
 	}
 	sysadmin := false
 	if scope == ScopeServer {
@@ -119,6 +127,9 @@ func (r *run) checkPermissions(ctx context.Context, scope Scope) error {
 	}
 	if missing := missingPermissions(scope, perms, sysadmin, len(why) > 0 && scope == ScopeServer, why); len(missing) > 0 {
 		return &RefusedError{Reason: "the login lacks: " + strings.Join(missing, "; ")}
+	}
+	if scope == ScopeServer && !sysadmin && !perms.has("CONTROL SERVER") && !perms.has("ALTER ANY CONNECTION") {
+		r.warn("the login lacks ALTER ANY CONNECTION: a batch that outlives its timeout cannot be KILLed; its connection is closed instead")
 	}
 	return nil
 }

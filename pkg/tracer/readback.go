@@ -177,7 +177,7 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	rr := &rowsReader{}
 	truncated := false
 	binaryDone := false
-	if r.spec.Scope == ScopeServer && r.o.ReadBack != ReadBackXML {
+	if !r.spec.UsesRingBuffer() && r.o.ReadBack != ReadBackXML {
 		bcol := &collector{ids: newIdentities(), maps: maps}
 		files, cleanup, err := r.fetchXEL(ctx)
 		if err == nil {
@@ -207,7 +207,7 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 			r.t.log.Info("read back as XML: the binary path was refused", "reason", err.Error())
 		}
 	}
-	if r.spec.Scope == ScopeServer && !binaryDone {
+	if !r.spec.UsesRingBuffer() && !binaryDone {
 		b.Run.ReadBack = "xml"
 		// sys.fn_xe_file_target_read_file:
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
@@ -244,7 +244,7 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 			_, err := decodeAll(spool, fn)
 			return err
 		}
-	} else if r.spec.Scope != ScopeServer {
+	} else if r.spec.UsesRingBuffer() {
 		b.Run.ReadBack = "ring_buffer"
 		d := xe.NewDecoder(strings.NewReader(ring))
 		n := int64(0)

@@ -58,7 +58,7 @@ func TestRealServer(t *testing.T) {
 			t.Fatalf("result %+v", b.Result)
 		}
 		got := traceSequence(log, b.Run.Session)
-		if !strings.HasPrefix(got[0], "SELECT @@SPID") || !containsPrefix(got, "DBCC TRACEOFF(652)") {
+		if !strings.HasPrefix(got[0], "T: SELECT @@SPID") || !containsPrefix(got, "T: DBCC TRACEOFF(652)") || !containsPrefix(got, "C: ALTER EVENT SESSION") {
 			t.Errorf("sequence %v", got)
 		}
 		noSessions(t)
@@ -143,6 +143,26 @@ func TestRealServer(t *testing.T) {
 		if after := sum(); after != before {
 			t.Fatalf("data changed: %s → %s", before, after)
 		}
+	})
+	t.Run("trigger that commits", func(t *testing.T) {
+		// a COMMIT the classifier cannot see: the trace must fail loudly
+		const trig = "dbo.queryreplay_tracer_trigger"
+		mustExec("IF OBJECT_ID(N'" + trig + "') IS NOT NULL DROP TABLE " + trig)
+		mustExec("CREATE TABLE " + trig + " (id int NOT NULL PRIMARY KEY, v int NOT NULL)")
+		t.Cleanup(func() { db.ExecContext(context.Background(), "DROP TABLE "+trig) })
+		mustExec("INSERT INTO " + trig + " (id, v) VALUES (1, 0)")
+		mustExec("CREATE TRIGGER " + trig + "_commit ON " + trig + " AFTER UPDATE AS COMMIT TRANSACTION")
+		b, err := tr.Trace(ctx, Options{SQL: "UPDATE " + trig + " SET v = 1 WHERE id = 1"})
+		var ended *TransactionEndedError
+		if !errors.As(err, &ended) || b == nil || b.Result.RolledBack {
+			t.Fatalf("trace of a committing trigger: %v (bundle %v)", err, b != nil)
+		}
+		var v int
+		db.QueryRowContext(ctx, "SELECT v FROM "+trig+" WHERE id = 1").Scan(&v)
+		if v != 1 {
+			t.Errorf("v = %d: the trigger's commit should have made the change permanent (what the error warns of)", v)
+		}
+		noSessions(t)
 	})
 	t.Run("refusal", func(t *testing.T) {
 		_, err := tr.Trace(ctx, Options{SQL: "UPDATE " + table + " SET v = 9; COMMIT"})

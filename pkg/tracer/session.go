@@ -3,6 +3,7 @@ package tracer
 import (
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ const SessionPrefix = "queryreplay_"
 // milliseconds, so the orphan sweep can tell a session's age from its name
 // alone — sys.server_event_sessions has no creation time, and a session that
 // was created but never started is not in sys.dm_xe_sessions at all.
+// Traces name their sessions with NewOwnedSessionName.
 func NewSessionName() (string, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -27,22 +29,96 @@ func NewSessionName() (string, error) {
 	return SessionPrefix + hex.EncodeToString(id[:]), nil
 }
 
+// SessionOwner is the session that owns a trace session — the tracer's
+// control connection: its session id and login time
+// (sys.dm_exec_sessions.login_time,
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql).
+// Together they name one connection for the server's lifetime: an id is
+// reused by later connections, an (id, login time) pair is not.
+type SessionOwner struct {
+	SPID      int
+	LoginTime time.Time
+}
+
+// loginKey is a login time as the session name encodes it: 17 digits,
+// yyyymmddhhmmss and milliseconds (datetime is precise to 1/300 s).
+func loginKey(t time.Time) string {
+	return strings.Replace(t.UTC().Format("20060102150405.000"), ".", "", 1)
+}
+
+// NewOwnedSessionName returns queryreplay_<32 hex>_<owner id>_<owner login
+// time>: NewSessionName's name with its owner, so that a sweep drops the
+// session as soon as its owner is gone, and never while it is alive. At
+// most 68 characters (a session name is a sysname, 128).
+func NewOwnedSessionName(owner SessionOwner) (string, error) {
+	if owner.SPID <= 0 || owner.LoginTime.IsZero() {
+		return "", fmt.Errorf("new session name: no owner session (id %d, login time %v)", owner.SPID, owner.LoginTime)
+	}
+	name, err := NewSessionName()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s_%d_%s", name, owner.SPID, loginKey(owner.LoginTime)), nil
+}
+
 // SessionCreated returns the creation time encoded in a session name made by
-// NewSessionName, and false for any other name.
+// NewSessionName or NewOwnedSessionName, and false for any other name.
 func SessionCreated(name string) (time.Time, bool) {
-	// Case-sensitive on purpose: the reference tool's sessions are named
-	// QueryReplay_<GUID v4>, and a case-insensitive LIKE lists them too.
-	rest, ok := strings.CutPrefix(name, SessionPrefix)
-	if !ok || len(rest) != 32 || strings.ToLower(rest) != rest {
+	hexPart, _, ok := splitSessionName(name)
+	if !ok {
 		return time.Time{}, false
 	}
-	b, err := hex.DecodeString(rest)
-	if err != nil || b[6]>>4 != 7 {
-		return time.Time{}, false
-	}
+	b, _ := hex.DecodeString(hexPart)
 	ms := int64(b[0])<<40 | int64(b[1])<<32 | int64(b[2])<<24 | int64(b[3])<<16 | int64(b[4])<<8 | int64(b[5])
 	return time.UnixMilli(ms), true
 }
+
+// SessionOwnerOf returns the owner encoded in a name made by
+// NewOwnedSessionName: its session id and its login time as loginKey
+// writes it.
+func SessionOwnerOf(name string) (spid int, login string, ok bool) {
+	_, owner, ok := splitSessionName(name)
+	if !ok || owner == "" {
+		return 0, "", false
+	}
+	id, login, found := strings.Cut(owner, "_")
+	n, err := strconv.Atoi(id)
+	if !found || err != nil || n <= 0 || len(login) != 17 || strings.Trim(login, "0123456789") != "" {
+		return 0, "", false
+	}
+	return n, login, true
+}
+
+// splitSessionName splits queryreplay_<32 hex>[_<owner>] into the hex and
+// the owner. Case-sensitive on purpose: the reference tool's sessions are
+// named QueryReplay_<GUID v4>, and a case-insensitive LIKE lists them too;
+// the exporter's queryreplay_exporter_<target> never has 32 hex digits
+// after the prefix.
+func splitSessionName(name string) (hexPart, owner string, ok bool) {
+	rest, ok := strings.CutPrefix(name, SessionPrefix)
+	if !ok || strings.HasPrefix(name, exporterSessionPrefix) || len(rest) < 32 {
+		return "", "", false
+	}
+	hexPart, owner = rest[:32], rest[32:]
+	if strings.ToLower(hexPart) != hexPart {
+		return "", "", false
+	}
+	b, err := hex.DecodeString(hexPart)
+	if err != nil || b[6]>>4 != 7 {
+		return "", "", false
+	}
+	if owner != "" {
+		owner, ok = strings.CutPrefix(owner, "_")
+		if !ok || owner == "" {
+			return "", "", false
+		}
+	}
+	return hexPart, owner, true
+}
+
+// exporterSessionPrefix starts the exporter's sessions, which no trace
+// sweep may touch (TEAM.md contract).
+const exporterSessionPrefix = "queryreplay_exporter_"
 
 // Scope is where a session lives.
 type Scope int
@@ -78,6 +154,11 @@ type SessionSpec struct {
 	// CallstackRVA is set (SQL Server 2022+).
 	CallStacks   bool
 	CallstackRVA bool
+	// RingBuffer: a ring_buffer target instead of the event file, on a
+	// server session (Azure SQL Managed Instance, whose event_file target
+	// writes only to Azure Blob Storage). Database-scoped sessions always
+	// use one.
+	RingBuffer bool
 	// Directory is the server directory of the event file (ScopeServer).
 	Directory     string
 	MaxFileSizeMB int
@@ -241,14 +322,19 @@ func (s SessionSpec) withClause() string {
 		"MEMORY_PARTITION_MODE = NONE, TRACK_CAUSALITY = OFF, STARTUP_STATE = OFF)", mem, retention)
 }
 
+// UsesRingBuffer tells whether the session's target is a ring_buffer.
+func (s SessionSpec) UsesRingBuffer() bool { return s.Scope == ScopeDatabase || s.RingBuffer }
+
 // CreateDDL returns the CREATE EVENT SESSION statement.
 func (s SessionSpec) CreateDDL() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", QuoteName(s.Name), s.Scope.keyword())
 	// session_id first: the cheapest test rejects other sessions' events
-	// before sql_text is even looked at. "sql_text NOT LIKE" is the form the
-	// reference tool runs on real servers (xe-tracing.md §1.1).
-	pred := fmt.Sprintf("WHERE (sqlserver.session_id = (%d) AND sqlserver.sql_text NOT LIKE %s)",
+	// before sql_text is even looked at. The text test uses the documented
+	// comparator, NOT sqlserver.like_i_sql_unicode_string(…) — the grammar
+	// documents no NOT LIKE
+	// (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql).
+	pred := fmt.Sprintf("WHERE (sqlserver.session_id = (%d) AND NOT sqlserver.like_i_sql_unicode_string(sqlserver.sql_text, %s))",
 		s.SPID, QuoteString("%"+s.Name+"%"))
 	// package0.callstack: frames as module+offset or addresses;
 	// package0.callstack_rva (SQL Server 2022+): <frame> elements with PDB
@@ -276,7 +362,7 @@ func (s SessionSpec) CreateDDL() string {
 	}
 	b.WriteString("\n")
 	// Targets: https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server
-	if s.Scope == ScopeDatabase {
+	if s.UsesRingBuffer() {
 		// ring_buffer: max_events_limit bounds the events kept; the oldest go
 		// first, which shows as an event_sequence gap.
 		fmt.Fprintf(&b, "ADD TARGET package0.ring_buffer (SET max_events_limit = (%d), max_memory = (%d))\n",

@@ -30,13 +30,18 @@ func TestSessionDDLGolden(t *testing.T) {
 		"callstack_rva":  func(s *SessionSpec) { s.CallStacks = true; s.CallstackRVA = true; s.Events.Waits = true },
 		"windows_quoted": func(s *SessionSpec) { s.Directory = `C:\Program Files\MSSQL16.O'Brien\MSSQL\Log\`; s.MaxFileSizeMB = 1 },
 		"azure_database": func(s *SessionSpec) { s.Scope = ScopeDatabase; s.Directory = ""; s.Events.Locks = true },
+		"managed_instance": func(s *SessionSpec) {
+			s.RingBuffer = true
+			s.Directory = ""
+			s.Name = goldenName + "_57_20260115103000123"
+		},
 	}
 	for name, mod := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := base
 			mod(&s)
 			got := s.CreateDDL() + "\n-- start\n" + s.StartDDL() + "\n-- stop\n" + s.StopDDL() + "\n-- drop\n" + s.DropDDL() + "\n"
-			if s.Scope == ScopeServer {
+			if !s.UsesRingBuffer() {
 				got += "-- read\n" + s.ReadPattern() + "\n"
 			}
 			testenv.Golden(t, filepath.Join("testdata", "ddl", name+".sql"), []byte(got), *update)
@@ -185,6 +190,9 @@ func TestMissingPermissions(t *testing.T) {
 		{"control server", ScopeServer, box("CONTROL SERVER"), false, false, nil},
 		{"azure ok", ScopeDatabase, box("ALTER ANY DATABASE EVENT SESSION", "VIEW DATABASE STATE"), false, false, nil},
 		{"azure none", ScopeDatabase, box("CONNECT"), false, false, []string{"ALTER ANY DATABASE EVENT SESSION", "VIEW DATABASE STATE"}},
+		{"azure granular", ScopeDatabase, box("CREATE ANY DATABASE EVENT SESSION", "ALTER ANY DATABASE EVENT SESSION ENABLE", "ALTER ANY DATABASE EVENT SESSION DISABLE", "DROP ANY DATABASE EVENT SESSION", "VIEW DATABASE PERFORMANCE STATE"), false, false, nil},
+		{"azure create only", ScopeDatabase, box("CREATE ANY DATABASE EVENT SESSION", "VIEW DATABASE STATE"), false, false, []string{"ALTER ANY DATABASE EVENT SESSION"}},
+		{"azure control", ScopeDatabase, box("CONTROL"), false, false, nil},
 	}
 	for _, c := range cases {
 		got := missingPermissions(c.scope, c.perms, c.sysadmin, c.needSysadmin, []string{"DBCC DROPCLEANBUFFERS"})
@@ -203,14 +211,57 @@ func TestMissingPermissions(t *testing.T) {
 	}
 }
 
-func TestRedactDSN(t *testing.T) {
-	for in, want := range map[string]string{
-		"sqlserver://sa:S3cret!@host:1433?database=x": "sqlserver://sa:***@host:1433?database=x",
-		"server=h;user id=sa;password=S3cret;app=x":   "server=h;user id=sa;password=***;app=x",
-		"server=h;PWD = S3cret":                       "server=h;PWD = ***",
+// The predicate uses the documented comparator on every event, never the
+// undocumented NOT LIKE (independent of the golden files).
+func TestPredicateUsesDocumentedComparator(t *testing.T) {
+	for _, s := range []SessionSpec{
+		{Name: goldenName, SPID: 53, Directory: "/x", Events: AllEventGroups(), Modification: true},
+		{Name: goldenName, SPID: 53, Scope: ScopeDatabase},
+		{Name: goldenName, SPID: 53, RingBuffer: true},
 	} {
-		if got := redactDSN(in); got != want || strings.Contains(got, "S3cret") {
-			t.Errorf("redactDSN(%q) = %q, want %q", in, got, want)
+		ddl := s.CreateDDL()
+		want := "WHERE (sqlserver.session_id = (53) AND NOT sqlserver.like_i_sql_unicode_string(sqlserver.sql_text, N'%" + goldenName + "%'))"
+		if n, events := strings.Count(ddl, want), strings.Count(ddl, "ADD EVENT "); n != events || strings.Contains(ddl, "NOT LIKE") {
+			t.Errorf("%d of %d events carry the predicate %s:\n%s", n, events, want, ddl)
+		}
+		if ring := strings.Contains(ddl, "ADD TARGET package0.ring_buffer"); ring != s.UsesRingBuffer() || ring == strings.Contains(ddl, "event_file") {
+			t.Errorf("target: ring_buffer %v, want %v:\n%s", ring, s.UsesRingBuffer(), ddl)
+		}
+	}
+}
+
+func TestOwnedSessionNames(t *testing.T) {
+	login := time.Date(2026, 1, 15, 10, 30, 0, 123_333_333, time.UTC)
+	name, err := NewOwnedSessionName(SessionOwner{SPID: 32767, LoginTime: login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(name) > 68 || !strings.HasSuffix(name, "_32767_20260115103000123") {
+		t.Errorf("name %q (%d characters)", name, len(name))
+	}
+	if created, ok := SessionCreated(name); !ok || time.Since(created) > time.Minute {
+		t.Errorf("SessionCreated(%q) = %v, %v", name, created, ok)
+	}
+	if spid, key, ok := SessionOwnerOf(name); !ok || spid != 32767 || key != loginKey(login) {
+		t.Errorf("SessionOwnerOf(%q) = %d, %q, %v", name, spid, key, ok)
+	}
+	if _, err := NewOwnedSessionName(SessionOwner{}); err == nil {
+		t.Error("a name without an owner was made")
+	}
+	plain, _ := NewSessionName()
+	if _, _, ok := SessionOwnerOf(plain); ok {
+		t.Error("an unowned name has an owner")
+	}
+	hexPart := strings.TrimPrefix(plain, SessionPrefix)
+	for _, bad := range []string{
+		"queryreplay_exporter_prod", "queryreplay_exporter_" + hexPart, "QueryReplay_" + hexPart, "queryreplay_" + strings.ToUpper(hexPart),
+		plain + "_", plain + "x", plain + "_52", plain + "_52_2026", plain + "_x_20260115103000123", plain + "_0_20260115103000123",
+		"queryreplay_" + hexPart[:31],
+	} {
+		_, created := SessionCreated(bad)
+		_, _, owned := SessionOwnerOf(bad)
+		if owned || created && (strings.Contains(bad, "exporter") || strings.HasPrefix(bad, "QueryReplay_")) {
+			t.Errorf("%q: created %v, owned %v", bad, created, owned)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,25 +43,49 @@ func checksum(t testing.TB, db *sql.DB) string {
 		"SELECT COUNT(*), SUM(Quantity) FROM dbo.OrderLines",
 		"SELECT COUNT(*) FROM dbo.Customers",
 	} {
-		rows, err := db.QueryContext(ctx, q)
-		if err != nil {
-			t.Fatalf("checksum %q: %v", q, err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			parts = append(parts, fmt.Sprint(vals...))
-		}
-		rows.Close()
+		parts = append(parts, rowStrings(t, ctx, db, q)...)
 	}
 	return strings.Join(parts, "|")
+}
+
+// rowStrings runs q and returns each row printed.
+func rowStrings(t testing.TB, ctx context.Context, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatalf("%q: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%q: %v", q, err)
+	}
+	return out
+}
+
+// assertNothingLeft: no trace session left, no transaction open, and the
+// demo tables' checksum is still before.
+func assertNothingLeft(t testing.TB, db *sql.DB, before string) {
+	t.Helper()
+	if s := sessions(t, db); len(s) != 0 {
+		t.Errorf("sessions left: %v", s)
+	}
+	waitNoOpenTransactions(t, db)
+	if after := checksum(t, db); after != before {
+		t.Errorf("data changed:\n%s\n%s", before, after)
+	}
 }
 
 // waitNoOpenTransactions waits until the server has ended every session's
@@ -93,20 +118,29 @@ func label(q, name string) string {
 		return "CREATE EVENT SESSION"
 	case strings.HasPrefix(n, "SELECT name, map_key"):
 		return "SELECT … FROM sys.dm_xe_map_values"
-	case strings.HasPrefix(n, "SELECT @@SPID"):
+	case strings.HasPrefix(n, "SELECT @@SPID, CAST"):
 		return "SELECT @@SPID …"
 	}
 	return n
 }
 
+// traceSequence labels every statement with its connection: T for the
+// traced connection (opened first), C for the control connection.
 func traceSequence(log *stmtLog, session string) []string {
 	var out []string
-	for _, s := range log.texts() {
-		l := label(s, session)
+	log.mu.Lock()
+	stmts := append([]recorded(nil), log.stmts...)
+	log.mu.Unlock()
+	for _, s := range stmts {
+		l := label(s.sql, session)
 		if strings.HasPrefix(l, "SELECT au.allocation_unit_id") || strings.HasPrefix(l, "SELECT %%lockres%%") || strings.HasPrefix(l, "SELECT allocated_page") {
 			continue // resolution, checked on its own
 		}
-		out = append(out, l)
+		who := "C: "
+		if s.conn == 1 {
+			who = "T: "
+		}
+		out = append(out, who+l)
 	}
 	return out
 }
@@ -114,47 +148,61 @@ func traceSequence(log *stmtLog, session string) []string {
 func TestStatementSequence(t *testing.T) {
 	srv := startStandin(t)
 	const (
-		info    = "SELECT @@SPID …"
-		perms   = "SELECT permission_name FROM sys.fn_my_permissions(NULL, 'SERVER')"
-		sysadm  = "SELECT IS_SRVROLEMEMBER('sysadmin')"
-		sweep   = "SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'"
-		create  = "CREATE EVENT SESSION"
-		start   = "ALTER EVENT SESSION [<session>] ON SERVER STATE = START"
-		dropped = "SELECT dropped_event_count FROM sys.dm_xe_sessions WHERE name = N'<session>'"
-		stop    = "ALTER EVENT SESSION [<session>] ON SERVER STATE = STOP"
-		drop    = "IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'<session>') DROP EVENT SESSION [<session>] ON SERVER"
-		maps    = "SELECT … FROM sys.dm_xe_map_values"
-		read    = "SELECT event_data FROM sys.fn_xe_file_target_read_file(N'/var/opt/mssql/log/<session>*.xel', NULL, NULL, NULL)"
+		info     = "T: SELECT @@SPID …"
+		tIdent   = "T: SELECT @@SPID, login_time FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+		cIdent   = "C: SELECT @@SPID, login_time FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+		perms    = "C: SELECT permission_name FROM sys.fn_my_permissions(NULL, 'SERVER')"
+		sysadm   = "C: SELECT IS_SRVROLEMEMBER('sysadmin')"
+		sweep    = "C: SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'"
+		create   = "C: CREATE EVENT SESSION"
+		begin    = "T: BEGIN TRANSACTION qr_<txn>; SELECT @@TRANCOUNT, (SELECT transaction_id FROM sys.dm_tran_current_transaction)"
+		start    = "C: ALTER EVENT SESSION [<session>] ON SERVER STATE = START"
+		dropped  = "C: SELECT dropped_event_count FROM sys.dm_xe_sessions WHERE name = N'<session>'"
+		stop     = "C: ALTER EVENT SESSION [<session>] ON SERVER STATE = STOP"
+		reset    = "T: SET PARSEONLY OFF; SET NOEXEC OFF; SET FMTONLY OFF; SET ROWCOUNT 0"
+		state    = "T: SELECT @@TRANCOUNT, (SELECT transaction_id FROM sys.dm_tran_current_transaction)"
+		rollback = "T: IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION"
+		drop     = "C: IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'<session>') DROP EVENT SESSION [<session>] ON SERVER"
+		maps     = "C: SELECT … FROM sys.dm_xe_map_values"
+		read     = "C: SELECT event_data FROM sys.fn_xe_file_target_read_file(N'/var/opt/mssql/log/<session>*.xel', NULL, NULL, NULL)"
 		// the binary read-back (ReadBackAuto, the login has the bulk permission)
-		bulk  = "SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'ADMINISTER BULK OPERATIONS')"
-		list  = "SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(N'/var/opt/mssql/log', N'<session>*.xel')"
-		fetch = "SELECT BulkColumn FROM OPENROWSET(BULK N'/var/opt/mssql/log/<session>_0_"
+		bulk  = "C: SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'ADMINISTER BULK OPERATIONS')"
+		list  = "C: SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(N'/var/opt/mssql/log', N'<session>*.xel')"
+		fetch = "C: SELECT BulkColumn FROM OPENROWSET(BULK N'/var/opt/mssql/log/<session>_0_"
+		// a modification's log records: the log's end, then this trace's
+		// transaction only
+		logEnd  = "C: SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)"
+		logXact = "C: SELECT [Transaction ID] FROM fn_dblog(NULL, NULL) WHERE [Operation] = N'LOP_BEGIN_XACT' AND [Transaction Name] = N'qr_<txn>' AND [Current LSN] > N'"
+		logRecs = "C: SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Transaction ID] = N'0000:"
 	)
+	head := []string{info, tIdent, cIdent, perms, sysadm, sweep, create}
+	seq := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	run := func(batch string) []string { return []string{begin, start, "T: " + batch, dropped, stop, reset, state} }
+	tail := []string{rollback, state, drop, maps, bulk, list, fetch}
 	cases := []struct {
 		name string
 		o    Options
 		want []string
 	}{
-		{"plain select", Options{SQL: selectSQL},
-			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
+		{"plain select", Options{SQL: selectSQL}, seq(head, run(selectSQL), tail)},
 		{"database", Options{SQL: selectSQL, Database: "QueryReplayDemo"},
-			[]string{"USE [QueryReplayDemo]", info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
+			seq([]string{"T: USE [QueryReplayDemo]", info, tIdent, "C: USE [QueryReplayDemo]", cIdent, perms, sysadm, sweep, create}, run(selectSQL), tail)},
 		{"clear buffer pool", Options{SQL: selectSQL, ClearBufferPool: true},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", start, selectSQL, dropped, stop, drop, maps, bulk, list, fetch}},
+			seq(head, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS"}, run(selectSQL), tail)},
 		{"disable read-ahead", Options{SQL: selectSQL, DisableReadAhead: true},
-			[]string{info, perms, sysadm, sweep, create, "DBCC TRACEON(652) WITH NO_INFOMSGS", start, selectSQL, dropped, stop, "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, bulk, list, fetch}},
+			seq(head, []string{"T: DBCC TRACEON(652) WITH NO_INFOMSGS"}, run(selectSQL), []string{rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:])},
 		{"modification", Options{SQL: updateSQL},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", start,
-				"BEGIN TRANSACTION qr_<txn>", updateSQL, dropped, stop,
-				"SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Current LSN] > N'",
-				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", drop, maps, bulk, list, fetch}},
+			seq(head, []string{logEnd}, run(updateSQL), []string{logXact, logRecs}, tail)},
 		{"everything", Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups(), CallStacks: true},
-			[]string{info, perms, sysadm, sweep, create, "CHECKPOINT", "DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "DBCC TRACEON(652) WITH NO_INFOMSGS",
-				"SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", start, "BEGIN TRANSACTION qr_<txn>", updateSQL, dropped, stop,
-				"SELECT [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID] FROM fn_dblog(NULL, NULL) WHERE [Current LSN] > N'",
-				"IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION", "DBCC TRACEOFF(652) WITH NO_INFOMSGS", drop, maps, bulk, list, fetch}},
-		{"xml read-back", Options{SQL: selectSQL, ReadBack: ReadBackXML},
-			[]string{info, perms, sysadm, sweep, create, start, selectSQL, dropped, stop, drop, maps, read}},
+			seq(head, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "T: DBCC TRACEON(652) WITH NO_INFOMSGS", logEnd}, run(updateSQL),
+				[]string{logXact, logRecs, rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:])},
+		{"xml read-back", Options{SQL: selectSQL, ReadBack: ReadBackXML}, seq(head, run(selectSQL), tail[:4], []string{read})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,7 +224,7 @@ func TestStatementSequence(t *testing.T) {
 			// The CREATE sent is exactly the spec's DDL for these options.
 			spec := SessionSpec{Name: b.Run.Session, SPID: b.Server.SPID, Events: c.o.Events, Modification: b.Run.Modification,
 				CallStacks: c.o.CallStacks, Directory: "/var/opt/mssql/log", MaxFileSizeMB: DefaultMaxFileSizeMB, MaxEvents: DefaultMaxEvents}
-			if s := log.texts()[4+boolInt(c.o.Database != "")]; s != spec.Marker()+spec.CreateDDL() {
+			if s := log.texts()[slices.Index(got, create)]; s != spec.Marker()+spec.CreateDDL() {
 				t.Errorf("CREATE sent:\n%s\nwant:\n%s", s, spec.CreateDDL())
 			}
 			if wantPath := map[bool]string{true: "xml", false: "binary"}[c.o.ReadBack == ReadBackXML]; b.Run.ReadBack != wantPath || b.Run.ReadBackFallback != "" {
@@ -188,8 +236,8 @@ func TestStatementSequence(t *testing.T) {
 			if b.Trace == nil || b.Trace.Summary.Events == 0 || len(b.Trace.Operators) == 0 {
 				t.Errorf("no timeline: %+v", b.Trace)
 			}
-			if b.Run.Modification != strings.HasPrefix(c.o.SQL, "INSERT") || b.Run.Modification != b.Result.RolledBack {
-				t.Errorf("modification %v, rolled back %v", b.Run.Modification, b.Result.RolledBack)
+			if b.Run.Modification != strings.HasPrefix(c.o.SQL, "INSERT") || !b.Result.RolledBack {
+				t.Errorf("modification %v, rolled back %v: every batch runs in a verified, rolled-back transaction", b.Run.Modification, b.Result.RolledBack)
 			}
 			if b.Run.Modification && len(b.Result.LogRecords) == 0 {
 				t.Error("no log records read for a modification")
@@ -291,7 +339,12 @@ func faultCases() []faultCase {
 		{"timeout", updateSQL, func(o *Options) { o.Timeout = 300 * time.Millisecond }, func(s *testServer) { s.running.Faults().Delay("VALUES (100001", 10*time.Second) }, bg, "deadline exceeded"},
 		{"dropped connection", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("VALUES (100001") }, bg, "run query"},
 		{"dropped at stop", updateSQL, func(o *Options) { o.DisableReadAhead = true }, func(s *testServer) { s.running.Faults().DropConnection("STATE = STOP") }, bg, "stop event session"},
-		{"dropped at log read", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("[Current LSN] >") }, bg, "read log"},
+		{"dropped at log read", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("N'LOP_BEGIN_XACT'") }, bg, "read log"},
+		{"traced dropped at the check", updateSQL, nil, func(s *testServer) { s.running.Faults().DropConnection("SET PARSEONLY OFF") }, bg, "verify QueryReplay's transaction"},
+		{"traced dropped at rollback", updateSQL, func(o *Options) { o.DisableReadAhead = true }, func(s *testServer) { s.running.Faults().DropConnection("IF @@TRANCOUNT > 0 ROLLBACK") }, bg, "roll back"},
+		{"error at begin", updateSQL, nil, func(s *testServer) {
+			s.running.Faults().Error("BEGIN TRANSACTION qr_", 50000, 16, "injected begin failure")
+		}, bg, "injected begin failure"},
 	}
 }
 
@@ -591,7 +644,9 @@ func TestKilledProcessThenSweep(t *testing.T) {
 		t.Fatalf("a killed tracer should leave its session behind: %v", left)
 	}
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
-	if n, err := tr.SweepOrphans(context.Background(), 0); err != nil || n != 1 {
+	// The owner is gone: dropped at once, however long the grace period.
+	time.Sleep(50 * time.Millisecond) // the server notices the closed sockets
+	if n, err := tr.SweepOrphans(context.Background(), 24*time.Hour); err != nil || n != 1 {
 		t.Fatalf("SweepOrphans = %d, %v", n, err)
 	}
 	if left := sessions(t, db); len(left) != 0 {
@@ -624,7 +679,7 @@ func TestPermissionRefusal(t *testing.T) {
 func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, _ := newTracer(t, srv.dsn, Policy{})
-	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC sp_who"} {
+	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC dbo.usp_Anything"} {
 		_, err := tr.Trace(context.Background(), Options{SQL: q})
 		var re *RefusedError
 		if !errors.As(err, &re) {
@@ -636,6 +691,74 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	}
 	if s := log.texts(); len(s) != 0 {
 		t.Errorf("statements ran for refused traces: %v", s)
+	}
+}
+
+// TestEditions: against the stand-in's Azure personas, Azure SQL Database
+// gets a database-scoped ring_buffer session and no fn_dblog, Managed
+// Instance (whose event_file takes only blob URLs) a server session with a
+// ring_buffer; each refuses what it cannot do with a clear message.
+func TestEditions(t *testing.T) {
+	for _, c := range []struct {
+		persona string
+		refuse  map[string]Options
+	}{
+		{"azure-sql-database", map[string]Options{
+			"Azure SQL Database does not support DBCC DROPCLEANBUFFERS": {SQL: selectSQL, ClearBufferPool: true},
+			"Azure SQL Database does not support trace flags":           {SQL: selectSQL, DisableReadAhead: true},
+		}},
+		{"azure-sql-managed-instance", map[string]Options{
+			"Managed Instance supports only a few global trace flags": {SQL: selectSQL, DisableReadAhead: true},
+		}},
+	} {
+		t.Run(c.persona, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{Persona: c.persona})
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { run.Close(); cancel() })
+			tr, log, db := newTracer(t, run.DSN, Policy{AllowClearBufferPool: true})
+			before := checksum(t, db)
+			for want, o := range c.refuse {
+				_, err := tr.Trace(context.Background(), o)
+				var re *RefusedError
+				if !errors.As(err, &re) || !strings.Contains(re.Reason, want) {
+					t.Errorf("%v, want a refusal naming %q", err, want)
+				}
+			}
+			b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, Events: EventGroups{Locks: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			azureDB := c.persona == "azure-sql-database"
+			texts := strings.Join(log.texts(), "\n")
+			if b.Run.Target != "ring_buffer" || b.Run.ReadBack != "ring_buffer" || b.Result.Events == 0 || !b.Result.RolledBack {
+				t.Errorf("target %s, read back %s, %d events, rolled back %v", b.Run.Target, b.Run.ReadBack, b.Result.Events, b.Result.RolledBack)
+			}
+			if strings.Contains(texts, "ON DATABASE") != azureDB || !strings.Contains(texts, "ADD TARGET package0.ring_buffer") || strings.Contains(texts, "event_file") {
+				t.Errorf("the session DDL is not a ring_buffer session %s:\n%s", map[bool]string{true: "ON DATABASE", false: "ON SERVER"}[azureDB], texts)
+			}
+			if usesLog := strings.Contains(texts, "fn_dblog"); usesLog == azureDB {
+				t.Errorf("fn_dblog used: %v", usesLog)
+			}
+			if azureDB && !slices.ContainsFunc(b.Result.Warnings, func(w string) bool { return strings.Contains(w, "log records of a modification are not read") }) {
+				t.Errorf("no warning that the log records are not read: %v", b.Result.Warnings)
+			}
+			var n int
+			db.QueryRow("SELECT COUNT(*) FROM sys." + map[bool]string{true: "database", false: "server"}[azureDB] + "_event_sessions WHERE name LIKE N'queryreplay[_]%'").Scan(&n)
+			if n != 0 {
+				t.Errorf("%d sessions left", n)
+			}
+			waitNoOpenTransactions(t, db)
+			if after := checksum(t, db); after != before {
+				t.Error("data changed")
+			}
+		})
+	}
+	if err := (edition{id: editionSynapse}).check(Options{}); err == nil || !strings.Contains(err.Error(), "Azure Synapse Analytics") {
+		t.Errorf("Synapse: %v", err)
 	}
 }
 
