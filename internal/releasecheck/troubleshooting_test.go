@@ -29,14 +29,16 @@ var messageSources = []struct {
 	// one file only) to the index of its format argument; Reason: fields
 	// and append(missing, ...) are read too.
 	calls map[string]int
-	// onlyRefusals keeps just the refusal and permission texts.
+	// onlyRefusals keeps just the refusal and permission texts: Reason:
+	// fields, append(missing, …), the classifier's reasons (calls, and
+	// constants named why…) and the messages assigned to msg.
 	onlyRefusals bool
 }{
 	{dir: "cmd/queryreplay", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0}},
 	{dir: "pkg/viewer", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "writeError": 2}},
 	{dir: "pkg/plugin", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "pluginErr": 1, "downstreamErr": 1, "writeErr": 2, "settings.go:add": 0}},
 	{dir: "pkg/exporter", calls: map[string]int{"bad": 1}},
-	{dir: "pkg/tracer", onlyRefusals: true},
+	{dir: "pkg/tracer", onlyRefusals: true, calls: map[string]int{"c.refuse": 1}},
 }
 
 // notUserFacing are messages a user cannot meet: misuse of a Go API by
@@ -128,11 +130,17 @@ func fileMessages(t testing.TB, path string, calls map[string]int, onlyRefusals 
 						add(c.Args[1])
 					}
 				}
+				if id, ok := x.Lhs[0].(*ast.Ident); ok && id.Name == "msg" && onlyRefusals && x.Tok != token.ADD_ASSIGN {
+					add(x.Rhs[0])
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range x.Names {
+				if onlyRefusals && strings.HasPrefix(name.Name, "why") && i < len(x.Values) {
+					add(x.Values[i])
+				}
 			}
 		case *ast.CallExpr:
-			if onlyRefusals {
-				return true
-			}
 			i, ok := calls[callName(x)]
 			if !ok {
 				i, ok = calls[filepath.Base(path)+":"+callName(x)]
