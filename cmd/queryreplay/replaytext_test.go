@@ -11,7 +11,9 @@ import (
 )
 
 func TestOperatorBar(t *testing.T) {
-	phase := func(k timeline.PhaseKind, s, e int64) timeline.Phase { return timeline.Phase{Kind: k, Start: s, End: e} }
+	phase := func(k timeline.PhaseKind, s, e int64) timeline.Phase {
+		return timeline.Phase{Kind: k, Start: s, End: e}
+	}
 	for _, tc := range []struct {
 		name string
 		op   timeline.Operator
