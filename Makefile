@@ -11,7 +11,7 @@ GPX      := dist/datasource/gpx_queryreplay_linux_amd64
 # some npm packages ship Go code.
 GOPKGS   := ./cmd/... ./internal/... ./pkg/...
 
-.PHONY: all setup build build-frontend build-backend build-cli build-viewer demo dist screenshots test test-frontend test-go vet lint typecheck check-dist clean
+.PHONY: all setup build build-frontend build-backend build-cli build-viewer demo dist screenshots test test-frontend test-go test-browser perf-browser build-harness vet lint typecheck check-dist clean
 
 all: build
 
@@ -52,10 +52,8 @@ dist: build-frontend
 
 # Refresh the screenshots plugin.json and the README show from the browser
 # test (the viewer on the stand-in in headless Chromium).
-screenshots: build-viewer
-	$(GO) build -o $(BIN)/harness-server ./internal/viewertest/harness-server
-	npm run test:browser
-	cp tests/output/replay-dark-large.png src/img/screenshot-replay-dark.png
+screenshots: test-browser
+	cp tests/output/replay-dark-large.png src/img/replay.png
 	cp tests/output/replay-light-large.png src/img/screenshot-replay-light.png
 	cp tests/output/replay-dark-pages.png src/img/screenshot-page-map.png
 
@@ -81,7 +79,21 @@ check-dist: build
 test-go: vet check-dist
 	GPX_BINARY=$(CURDIR)/$(GPX) $(GOTEST) -count=1 $(GOPKGS)
 
-test: test-frontend test-go
+# The real panel bundle in Debian's headless Chromium (playwright-core, no
+# browser download), with frames from the real datasource tracing on the
+# stand-in through pkg/viewer; screenshots land in tests/output/.
+build-harness: setup
+	npm run build:harness
+	$(GO) build -o $(BIN)/harness-server ./internal/viewertest/harness-server
+
+test-browser: build-harness
+	npm run test:browser
+
+# Browser performance on a generated 1,000,000-event trace (not part of make test).
+perf-browser: build-harness
+	npm run perf:browser
+
+test: test-frontend test-browser test-go
 
 clean:
 	rm -rf dist coverage release $(BIN)
@@ -94,10 +106,14 @@ bench:
 	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
 	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x
+	$(GO) test ./cmd/queryreplay -run '^$$' -bench SymbolsResolve100k -benchtime 5x
+	$(GO) test ./pkg/xe -run '^$$' -bench HugeValueMemory -benchtime 2x
+	$(GO) test ./pkg/callstack -run '^$$' -bench ClassifyDistinct
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'View1M' -benchtime 20x
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
 	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
 	$(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x
+	$(MAKE) perf-browser
 
 # The exporter's 10-minute memory soak at the label limit (issue 17; not in
 # make test or make bench).

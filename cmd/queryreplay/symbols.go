@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,10 +44,12 @@ func init() {
 			Help("Resolve RVAs or call-stack frames to module!Class::Method.\n\n" +
 				"Prints one tab-separated line per RVA or frame: module!symbol+0xoffset, module badge, " +
 				"category, \"infra\" or \"-\" (infrastructure frame), and the plan-operator badge or \"-\". " +
-				"Frames that cannot be resolved print as module+0xrva. With several stacks, a blank line " +
+				"Frames that cannot be resolved print as module+0xrva; the command exits 1 when no frame " +
+				"resolved. A spinlock frame's category names the code that took it: \"Spinlock (Locking)\". " +
+				"With several stacks (one per histogram slot, event or blank-line-separated block), a blank line " +
 				"separates them. Use of the Microsoft symbol server is covered by the Microsoft Symbol " +
 				"Server license terms.")
-		resolve.Flag("pdb", "Resolve against this PDB file (every frame, whatever its module).").StringVar(&ra.pdbFile)
+		resolve.Flag("pdb", "Resolve against this PDB file: frames of its module only (sqlmin.pdb resolves sqlmin frames; others are reported and left unresolved).").StringVar(&ra.pdbFile)
 		resolve.Flag("cache", "Symbol cache directory (symbol-store layout). Default: from _NT_SYMBOL_PATH, else the user cache directory.").StringVar(&ra.cache)
 		resolve.Flag("server", "Symbol server URL or store directory; repeatable. Default: from _NT_SYMBOL_PATH, else "+symstore.MicrosoftServer+".").StringsVar(&ra.servers)
 		resolve.Flag("offline", "Use the cache only; never download.").BoolVar(&ra.offline)
@@ -66,6 +71,12 @@ func init() {
 }
 
 func runSymbolsResolve(ctx context.Context, e *env, a *symbolsResolveArgs) error {
+	// A short batch job over a few tens of MB: fewer, later collections
+	// (GOGC 400 rather than 100) cost some memory and save time, most of
+	// all on a busy machine. A GOGC set in the environment is respected.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	if (a.frames == "") == (len(a.rvaTexts) == 0) {
 		return withStatus(2, errors.New("give either RVA arguments or --frames FILE"))
 	}
@@ -93,71 +104,140 @@ func runSymbolsResolve(ctx context.Context, e *env, a *symbolsResolveArgs) error
 			return withStatus(2, fmt.Errorf("%s: %w", a.rules, err))
 		}
 	}
-	sym, err := newSymbolizer(e, a)
+	// Opening a PDB and parsing the input are independent: with two cores,
+	// one need not wait for the other.
+	type opened struct {
+		sym callstack.Symbolizer
+		err error
+	}
+	symDone := make(chan opened, 1)
+	go func() {
+		sym, err := newSymbolizer(e, a)
+		symDone <- opened{sym, err}
+	}()
+	stacks, err := inputStacks(e, a, rvas)
+	o := <-symDone
+	if o.err != nil {
+		return o.err
+	}
 	if err != nil {
 		return err
 	}
-	resolver := &callstack.Resolver{Symbolizer: sym, Classifier: classifier}
+	resolver := &callstack.Resolver{Symbolizer: o.sym, Classifier: classifier}
+	return printResolved(ctx, e, resolver, stacks, a.pdbFile)
+}
 
-	var stacks []callstack.Stack
+// inputStacks reads the stacks of --frames, or makes one of the RVA
+// arguments.
+func inputStacks(e *env, a *symbolsResolveArgs, rvas []uint32) ([]callstack.Stack, error) {
 	if a.frames != "" {
-		if stacks, err = readStacks(e, a); err != nil {
-			return err
-		}
-	} else {
-		module := callstack.ModuleKey{PDB: a.pdbName, GUID: a.guid, Age: a.age}
-		switch {
-		case a.pdbFile != "":
-			module.Module = callstack.NormalizeModule(strings.TrimSuffix(filepath.Base(a.pdbFile), filepath.Ext(a.pdbFile)))
-		case a.pdbName != "":
-			module.Module = callstack.NormalizeModule(strings.TrimSuffix(a.pdbName, filepath.Ext(a.pdbName)))
-		}
-		if a.guid != "" {
-			g, err := pdb.ParseGUID(a.guid)
-			if err != nil {
-				return withStatus(2, err)
-			}
-			module.GUID = g.String()
-		}
-		var frames []callstack.Frame
-		for _, v := range rvas {
-			frames = append(frames, callstack.Frame{ID: -1, Module: module.Module, PDB: module.PDB, GUID: module.GUID, Age: module.Age, RVA: v, HasRVA: true})
-		}
-		stacks = []callstack.Stack{{Frames: frames, Count: 1}}
+		return readStacks(e, a)
 	}
+	module := callstack.ModuleKey{PDB: a.pdbName, GUID: a.guid, Age: a.age}
+	switch {
+	case a.pdbFile != "":
+		module.Module = callstack.NormalizeModule(strings.TrimSuffix(filepath.Base(a.pdbFile), filepath.Ext(a.pdbFile)))
+	case a.pdbName != "":
+		module.Module = callstack.NormalizeModule(strings.TrimSuffix(a.pdbName, filepath.Ext(a.pdbName)))
+	}
+	if a.guid != "" {
+		g, err := pdb.ParseGUID(a.guid)
+		if err != nil {
+			return nil, withStatus(2, err)
+		}
+		module.GUID = g.String()
+	}
+	var frames []callstack.Frame
+	for _, v := range rvas {
+		frames = append(frames, callstack.Frame{ID: -1, Module: module.Module, PDB: module.PDB, GUID: module.GUID, Age: module.Age, RVA: v, HasRVA: true})
+	}
+	return []callstack.Stack{{Frames: frames, Count: 1}}, nil
+}
 
+// printResolved resolves and prints every stack, warns about unresolved
+// frames by reason, and fails when no frame resolved at all.
+func printResolved(ctx context.Context, e *env, resolver *callstack.Resolver, stacks []callstack.Stack, pdbFile string) error {
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	reasons := map[string]int{}
+	otherModules := map[string]int{}
+	frames, resolved := 0, 0
+	var res []callstack.Resolved
+	var scratch []byte
 	for i, s := range stacks {
 		if i > 0 {
-			fmt.Fprintln(e.stdout)
+			w.WriteByte('\n')
 		}
-		for _, f := range s.Frames {
-			res, err := resolver.Resolve(ctx, f)
-			if err != nil {
+		res = slices.Grow(res[:0], len(s.Frames))[:len(s.Frames)]
+		for i, f := range s.Frames {
+			if err := resolver.ResolveInto(ctx, f, &res[i]); err != nil {
 				return err
 			}
-			if res.Err != nil {
-				reasons[res.Err.Error()]++
+		}
+		callstack.AttributeSpinlocks(res)
+		for i := range res {
+			r := &res[i]
+			frames++
+			switch {
+			case r.Symbol != "":
+				resolved++
+			case errors.Is(r.Err, symstore.ErrOtherModule):
+				otherModules[r.Module]++
+			case r.Err != nil:
+				reasons[r.Err.Error()]++
 			}
-			infra, op := "-", "-"
-			if res.Class.Infrastructure {
-				infra = "infra"
-			}
-			if res.Class.OperatorBadge != "" {
-				op = res.Class.OperatorBadge
-			}
-			fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\t%s\n", res.String(), res.Class.ModuleBadge, res.Class.CategoryDisplay, infra, op)
+			scratch = writeResolved(w, r, scratch)
 		}
 	}
-	keys := make([]string, 0, len(reasons))
-	for k := range reasons {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, m := range sortedKeys(otherModules) {
+		e.log.Warn("frames not resolved: their module is not the --pdb file's", "module", m, "frames", otherModules[m], "pdb", filepath.Base(pdbFile))
+	}
+	for _, k := range sortedKeys(reasons) {
+		e.log.Warn("unresolved frames", "count", reasons[k], "reason", k)
+	}
+	if resolved == 0 {
+		return fmt.Errorf("no frame resolved (%d frames; see the warnings above)", frames)
+	}
+	return nil
+}
+
+// writeResolved prints one frame: module!symbol+0xoffset (or module+0xrva),
+// module badge, category (with a spinlock's owner), infra, operator badge.
+func writeResolved(w *bufio.Writer, r *callstack.Resolved, scratch []byte) []byte {
+	scratch = r.AppendText(scratch[:0])
+	w.Write(scratch)
+	w.WriteByte('\t')
+	w.WriteString(r.Class.ModuleBadge)
+	w.WriteByte('\t')
+	w.WriteString(r.Class.CategoryDisplay)
+	if r.Owner != "" {
+		w.WriteString(" (")
+		w.WriteString(r.OwnerDisplay)
+		w.WriteByte(')')
+	}
+	if r.Class.Infrastructure {
+		w.WriteString("\tinfra\t")
+	} else {
+		w.WriteString("\t-\t")
+	}
+	if r.Class.OperatorBadge != "" {
+		w.WriteString(r.Class.OperatorBadge)
+	} else {
+		w.WriteByte('-')
+	}
+	w.WriteByte('\n')
+	return scratch
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		e.log.Warn("unresolved frames", "count", reasons[k], "reason", k)
-	}
-	return nil
+	return keys
 }
 
 func newSymbolizer(e *env, a *symbolsResolveArgs) (callstack.Symbolizer, error) {

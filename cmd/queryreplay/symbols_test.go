@@ -117,7 +117,7 @@ func TestSymbolsResolveRVAsWithPDB(t *testing.T) {
 	want := []string{
 		"sqlmin!CQScanNLJoinNew::GetRow+0x3\tStorage Engine\tQuery Operator\t-\tNested Loops",
 		"sqlmin!sql::BTreeMgr::Seek+0x0\tStorage Engine\tIndex Access\t-\t-",
-		"sqlmin!Spinlock<143,7>::SpinToAcquire+0x1\tStorage Engine\tLatching\t-\t-",
+		"sqlmin!Spinlock<143,7>::SpinToAcquire+0x1\tStorage Engine\tSpinlock\t-\t-",
 		"sqlmin+0x10\tStorage Engine\tUnknown\t-\t-",
 	}
 	if got := strings.Split(strings.TrimSpace(out), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -182,9 +182,10 @@ func TestSymbolsResolveFramesThroughSymbolServer(t *testing.T) {
 	if code != 0 || out2 != want || gets != 1 {
 		t.Errorf("offline from cache: exit %d, %d requests\n%s", code, gets, out2)
 	}
-	// Offline with an empty cache: frames stay module+rva.
+	// Offline with an empty cache: frames stay module+rva, and since none
+	// resolved the command fails.
 	code, out3, errOut := runCLI(t, "symbols", "resolve", "--cache", t.TempDir(), "--offline", "--frames", framesFile)
-	if code != 0 || !strings.HasPrefix(out3, fmt.Sprintf("sqlmin+0x%x\t", syms["sql::BTreeMgr::Seek"]+2)) || !strings.Contains(errOut, "offline") {
+	if code != 1 || !strings.Contains(errOut, "no frame resolved") || !strings.HasPrefix(out3, fmt.Sprintf("sqlmin+0x%x\t", syms["sql::BTreeMgr::Seek"]+2)) || !strings.Contains(errOut, "offline") {
 		t.Errorf("offline empty cache: exit %d\n%s\n%s", code, out3, errOut)
 	}
 }
@@ -206,5 +207,49 @@ func TestSymbolsResolveUsageErrors(t *testing.T) {
 	code := run(context.Background(), []string{"symbols", "resolve", "--offline", "--cache", t.TempDir(), "--frames", "-"}, &env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, stdin: &in})
 	if code != 2 {
 		t.Errorf("input without frames: exit %d, want 2", code)
+	}
+}
+
+// TestSymbolsResolvePDBOnlyForItsModule: with --pdb sqlmin.pdb, frames of
+// other modules are not looked up in it (their names would be wrong); the
+// command warns and names them.
+func TestSymbolsResolvePDBOnlyForItsModule(t *testing.T) {
+	_, img := symbolsFixture(t)
+	syms, _ := fixtureSymbols(t, img.PDB)
+	getRow := syms["CQScanNLJoinNew::GetRow"]
+	frames := fmt.Sprintf("sqlmin+0x%x\nsqllang+0x%x\nsqldk.dll+0x%x\n", getRow+1, getRow+1, getRow+1)
+	file := filepath.Join(t.TempDir(), "frames.txt")
+	os.WriteFile(file, []byte(frames), 0o644)
+	code, out, errOut := runCLI(t, "symbols", "resolve", "--pdb", img.PDB, "--frames", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "sqlmin!CQScanNLJoinNew::GetRow+0x1\tStorage Engine\tQuery Operator\t-\tNested Loops\n" +
+		fmt.Sprintf("sqllang+0x%x\tQuery Processor\tUnknown\t-\t-\n", getRow+1) +
+		fmt.Sprintf("sqldk+0x%x\tSQL OS\tUnknown\t-\t-\n", getRow+1)
+	if out != want {
+		t.Errorf("output\n%s\nwant\n%s", out, want)
+	}
+	if !strings.Contains(errOut, "--pdb") || !strings.Contains(errOut, "sqllang") || !strings.Contains(errOut, "sqldk") || !strings.Contains(errOut, "sqlmin.pdb") {
+		t.Errorf("no warning naming the other modules and the PDB: %s", errOut)
+	}
+	// Only other modules: nothing resolved, exit 1.
+	os.WriteFile(file, []byte("sqllang+0x10\n"), 0o644)
+	if code, _, errOut := runCLI(t, "symbols", "resolve", "--pdb", img.PDB, "--frames", file); code != 1 || !strings.Contains(errOut, "no frame resolved") {
+		t.Errorf("nothing resolved: exit %d %s", code, errOut)
+	}
+}
+
+// TestSymbolsResolveSpinlockOwner: a spinlock frame's category names the
+// code that took it.
+func TestSymbolsResolveSpinlockOwner(t *testing.T) {
+	_, img := symbolsFixture(t)
+	syms, _ := fixtureSymbols(t, img.PDB)
+	frames := fmt.Sprintf("sqlmin+0x%x\nsqlmin+0x%x\n", syms["Spinlock<143,7>::SpinToAcquire"], syms["sql::BTreeMgr::Seek"])
+	file := filepath.Join(t.TempDir(), "frames.txt")
+	os.WriteFile(file, []byte(frames), 0o644)
+	code, out, errOut := runCLI(t, "symbols", "resolve", "--pdb", img.PDB, "--frames", file)
+	if code != 0 || !strings.HasPrefix(out, "sqlmin!Spinlock<143,7>::SpinToAcquire+0x0\tStorage Engine\tSpinlock (Index Access)\t") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,8 +109,10 @@ func TestXEDecodeRowErrors(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if !strings.Contains(stderr, path+": row 2 (line 2, event b):") {
-		t.Errorf("stderr does not name the file and row:\n%s", stderr)
+	row2 := strings.Index(in, `<event name="b"`)
+	bad := strings.Index(in, "</dat>") - row2
+	if !strings.Contains(stderr, fmt.Sprintf("%s: row 2 (line 2, offset %d, event b): at byte %d of the row (offset %d): ", path, row2, bad, row2+bad)) {
+		t.Errorf("stderr does not name the file, the row and the place in it:\n%s", stderr)
 	}
 	want := `{"name":"a","package":"p","timestamp":"2020-01-01T00:00:00.1234567Z","data":{"n":18446744073709551615},"actions":{}}
 {"name":"c","package":"p","timestamp":"2020-01-01T00:00:01Z","data":{"m":{"value":5,"text":"X"}},"actions":{"session_id":57}}

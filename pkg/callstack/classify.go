@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 //go:embed rules.txt
@@ -34,9 +35,16 @@ type Classification struct {
 // Classifier applies classification rules. The zero value classifies
 // everything as Unknown; use DefaultClassifier.
 type Classifier struct {
+	mu      sync.Mutex
+	memo    map[string]map[string]*Classification // module → symbol → result
+	memoLen int
+	badges  map[string]string // module → module badge
+
 	modules    []rule
 	categories map[string]category
 	symbols    []rule
+	symIndex   ruleIndex
+	opIndex    ruleIndex
 	operators  []rule
 	barriers   []rule
 }
@@ -106,7 +114,7 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 			if len(cells) != 2 || cells[0] == "" || cells[1] == "" {
 				return nil, errf("want module | badge")
 			}
-			r := rule{module: newPattern(cells[0]), value: cells[1], order: order}
+			r := rule{module: newPattern(cells[0]), class: newPattern("*"), function: newPattern("*"), value: cells[1], order: order}
 			replaced := false
 			for i := range c.modules {
 				if strings.EqualFold(c.modules[i].module.text, cells[0]) {
@@ -151,6 +159,8 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 			return nil, errf("rule outside a known [section]")
 		}
 	}
+	c.symIndex = newRuleIndex(c.symbols)
+	c.opIndex = newRuleIndex(c.operators)
 	for _, r := range c.symbols {
 		if _, ok := c.categories[r.value]; !ok {
 			return nil, fmt.Errorf("rules: symbol rule %s|%s|%s names unknown category %q", r.module.text, r.class.text, r.function.text, r.value)
@@ -161,45 +171,93 @@ func ParseRules(text string, base *Classifier) (*Classifier, error) {
 
 // Classify classifies a frame given its module name (any form: path,
 // extension and case are ignored) and its name-only symbol
-// (Class::Method, Namespace::Class::Method or a free function).
+// (Class::Method, Namespace::Class::Method or a free function; "" for an
+// unresolved frame, which only module-wide rules — class and function both
+// "*" — classify). Results are memoised per (module, symbol), so a call
+// stack's repeated frames cost one map lookup; the returned PlanOperators
+// slice is shared and must not be modified.
 func (c *Classifier) Classify(module, symbol string) Classification {
-	mod := NormalizeModule(module)
-	class, fn := SplitSymbol(symbol)
-	out := Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+	return *c.classifyShared(module, symbol)
+}
+
+var unknownClass = Classification{ModuleBadge: "Unknown", Category: "Unknown", CategoryDisplay: "Unknown"}
+
+// classifyShared returns the memoised classification; callers must not
+// modify it.
+func (c *Classifier) classifyShared(module, symbol string) *Classification {
 	if c == nil {
+		u := unknownClass
+		return &u
+	}
+	c.mu.Lock()
+	bySymbol := c.memo[module]
+	out, ok := bySymbol[symbol]
+	c.mu.Unlock()
+	if ok {
 		return out
 	}
-	if r := best(c.modules, mod, "", ""); r != nil {
-		out.ModuleBadge = r.value
+	cl := c.classify(module, symbol)
+	out = &cl
+	c.mu.Lock()
+	if c.memo == nil || c.memoLen >= maxMemo {
+		c.memo, c.memoLen = map[string]map[string]*Classification{}, 0
 	}
-	if symbol != "" {
-		if r := best(c.symbols, mod, class, fn); r != nil {
-			out.Category = r.value
-			cat := c.categories[r.value]
-			out.CategoryDisplay, out.Infrastructure = cat.display, cat.infra
-		}
+	if c.memo[module] == nil {
+		c.memo[module] = map[string]*Classification{}
+	}
+	c.memo[module][symbol] = out
+	c.memoLen++
+	c.mu.Unlock()
+	return out
+}
+
+// maxMemo bounds the memo; when full it starts afresh (a 100,000-frame
+// input has a few thousand distinct functions).
+const maxMemo = 1 << 17
+
+// subject is a frame's names, split once for all rules. Patterns compare
+// ASCII case-insensitively, so nothing is lower-cased (or allocated) here.
+type subject struct {
+	mod, class, inner, fn string
+	free, unresolved      bool
+}
+
+func newSubject(module, symbol string) subject {
+	class, fn := SplitSymbol(symbol)
+	s := subject{mod: NormalizeModule(module), class: class, fn: fn, free: class == "", unresolved: symbol == ""}
+	if scope, last := SplitSymbol(class); scope != "" {
+		s.inner = last
+	}
+	return s
+}
+
+func (c *Classifier) classify(module, symbol string) Classification {
+	out := unknownClass
+	s := newSubject(module, symbol)
+	out.ModuleBadge = c.moduleBadge(s)
+	if r := c.symIndex.best(c.symbols, s); r != nil {
+		out.Category = r.value
+		cat := c.categories[r.value]
+		out.CategoryDisplay, out.Infrastructure = cat.display, cat.infra
+	}
+	if !s.unresolved {
 		var badge, ops *rule
-		var badgeInner, opsInner bool
-		for i := range c.operators {
-			r := &c.operators[i]
-			ok, inner := r.matches(mod, class, fn)
-			if !ok {
-				continue
+		var badgeM, opsM match
+		c.opIndex.each(c.operators, s, func(r *rule, m match) {
+			if r.value != "" && (badge == nil || m.beats(badgeM)) {
+				badge, badgeM = r, m
 			}
-			if r.value != "" && (badge == nil || beats(r, inner, badge, badgeInner)) {
-				badge, badgeInner = r, inner
+			if len(r.planOps) > 0 && (ops == nil || m.beats(opsM)) {
+				ops, opsM = r, m
 			}
-			if len(r.planOps) > 0 && (ops == nil || beats(r, inner, ops, opsInner)) {
-				ops, opsInner = r, inner
-			}
-		}
+		})
 		if badge != nil {
 			out.OperatorBadge = badge.value
 		}
 		if ops != nil {
-			out.PlanOperators = append([]string(nil), ops.planOps...)
+			out.PlanOperators = ops.planOps
 		}
-		out.Barrier = best(c.barriers, mod, class, fn) != nil
+		out.Barrier = best(c.barriers, s) != nil
 	}
 	if out.ModuleBadge == "System" {
 		out.Infrastructure = true
@@ -207,52 +265,175 @@ func (c *Classifier) Classify(module, symbol string) Classification {
 	return out
 }
 
+// moduleBadge returns the module rule's badge, memoised per module name
+// (a stack has a handful of modules).
+func (c *Classifier) moduleBadge(s subject) string {
+	c.mu.Lock()
+	badge, ok := c.badges[s.mod]
+	c.mu.Unlock()
+	if ok {
+		return badge
+	}
+	badge = "Unknown"
+	if r := best(c.modules, subject{mod: s.mod, unresolved: true}); r != nil {
+		badge = r.value
+	}
+	c.mu.Lock()
+	if c.badges == nil || len(c.badges) >= maxMemo {
+		c.badges = map[string]string{}
+	}
+	c.badges[s.mod] = badge
+	c.mu.Unlock()
+	return badge
+}
+
 // best returns the most specific matching rule.
-func best(rules []rule, mod, class, fn string) *rule {
+func best(rules []rule, s subject) *rule {
 	var b *rule
-	bInner := false
+	var bm match
 	for i := range rules {
 		r := &rules[i]
-		ok, inner := r.matches(mod, class, fn)
-		if ok && (b == nil || beats(r, inner, b, bInner)) {
-			b, bInner = r, inner
+		if m, ok := r.matches(s); ok && (b == nil || m.beats(bm)) {
+			b, bm = r, m
 		}
 	}
 	return b
 }
 
-// matches tests the class pattern against the scope-qualified class and,
-// failing that, against the innermost class name (inner is then true), so
-// that namespaced symbols (sql::BTreeMgr::Seek) meet rules written for bare
-// class names. A match on the full class beats an inner-only match of equal
-// specificity.
-func (r *rule) matches(mod, class, fn string) (ok, inner bool) {
-	if !r.module.match(mod) || !r.function.match(fn) {
-		return false, false
-	}
-	if r.class.match(class) {
-		return true, false
-	}
-	if scope, last := SplitSymbol(class); scope != "" && r.class.match(last) {
-		return true, true
-	}
-	return false, false
+// ruleIndex narrows the rules a frame is tested against: rules whose class
+// (or, with a "*" class, function) pattern is exact or a prefix can only
+// match names that start with the pattern's first letter, so they are kept
+// in buckets by that letter; the rest are always tried. With some 250
+// symbol rules this makes a classification a few dozen pattern tests.
+type ruleIndex struct {
+	always  []int
+	byClass map[[2]byte][]int
+	byFunc  map[[2]byte][]int
 }
 
-// beats orders rules: total specificity, then function, class and module
+// bucket is the index key of a literal: its first two bytes, lower case
+// (one byte and a zero for one-letter literals, which are then always
+// tried).
+func bucket(s string) ([2]byte, bool) {
+	if len(s) < 2 {
+		return [2]byte{}, false
+	}
+	return [2]byte{lowerByte(s[0]), lowerByte(s[1])}, true
+}
+
+func newRuleIndex(rules []rule) ruleIndex {
+	x := ruleIndex{byClass: map[[2]byte][]int{}, byFunc: map[[2]byte][]int{}}
+	for i, r := range rules {
+		cb, cok := bucket(r.class.lit)
+		fb, fok := bucket(r.function.lit)
+		switch {
+		case (r.class.kind == '=' || r.class.kind == '^') && cok:
+			x.byClass[cb] = append(x.byClass[cb], i)
+		case r.class.kind == '*' && (r.function.kind == '=' || r.function.kind == '^') && fok:
+			x.byFunc[fb] = append(x.byFunc[fb], i)
+		default:
+			x.always = append(x.always, i)
+		}
+	}
+	return x
+}
+
+// best returns the most specific rule matching s among the candidates.
+func (x *ruleIndex) best(rules []rule, s subject) *rule {
+	var b *rule
+	var bm match
+	x.each(rules, s, func(r *rule, m match) {
+		if b == nil || m.beats(bm) {
+			b, bm = r, m
+		}
+	})
+	return b
+}
+
+// each calls fn for every candidate rule that matches s.
+func (x *ruleIndex) each(rules []rule, s subject, fn func(*rule, match)) {
+	try := func(idx []int) {
+		for _, i := range idx {
+			if m, ok := rules[i].matches(s); ok {
+				fn(&rules[i], m)
+			}
+		}
+	}
+	try(x.always)
+	if s.unresolved {
+		return
+	}
+	cb, cok := bucket(s.class)
+	if cok {
+		try(x.byClass[cb])
+	}
+	if ib, ok := bucket(s.inner); ok && (!cok || ib != cb) {
+		try(x.byClass[ib])
+	}
+	if fb, ok := bucket(s.fn); ok {
+		if s.free && (!cok || fb != cb) {
+			try(x.byClass[fb])
+		}
+		try(x.byFunc[fb])
+	}
+}
+
+// match is how a rule matched: the specificity levels that count, whether
+// only the innermost class matched, the literal length, and the rule order.
+type match struct {
+	module, class, function int
+	inner                   bool
+	lit, order              int
+}
+
+// matches tests a rule against a frame.
+//
+// The class pattern is tried against the scope-qualified class and, failing
+// that, against the innermost class name (inner is then set), so that
+// namespaced symbols (sql::BTreeMgr::Seek) meet rules written for bare class
+// names. A free function has no class: a rule that names something in the
+// class column and "*" as function (lck_ProduceExtendedEvent*,
+// ExecuteCommandsInAutoTransaction*) is then matched against the function
+// name, and counts as a function rule. An unresolved frame (no symbol) is
+// matched only by module-wide rules.
+func (r *rule) matches(s subject) (match, bool) {
+	if !r.module.match(s.mod) {
+		return match{}, false
+	}
+	m := match{module: r.module.level, class: r.class.level, function: r.function.level, order: r.order,
+		lit: len(r.module.lit) + len(r.class.lit) + len(r.function.lit)}
+	if s.unresolved {
+		return m, r.class.kind == '*' && r.function.kind == '*'
+	}
+	if s.free && r.class.kind != '*' && r.function.kind == '*' {
+		m.class, m.function = 0, r.class.level
+		return m, r.class.match(s.fn)
+	}
+	if !r.function.match(s.fn) {
+		return m, false
+	}
+	if r.class.match(s.class) {
+		return m, true
+	}
+	if s.inner != "" && r.class.match(s.inner) {
+		m.inner = true
+		return m, true
+	}
+	return m, false
+}
+
+// beats orders matches: total specificity, then function, class and module
 // specificity, then a full-class match over an inner-class one, then the
 // longer literal text, then the later rule.
-func beats(r *rule, rInner bool, o *rule, oInner bool) bool {
-	rt := r.module.level + r.class.level + r.function.level
-	ot := o.module.level + o.class.level + o.function.level
-	for _, pair := range [][2]int{{rt, ot}, {r.function.level, o.function.level}, {r.class.level, o.class.level}, {r.module.level, o.module.level},
-		{boolInt(!rInner), boolInt(!oInner)},
-		{len(r.module.lit) + len(r.class.lit) + len(r.function.lit), len(o.module.lit) + len(o.class.lit) + len(o.function.lit)}} {
+func (m match) beats(o match) bool {
+	for _, pair := range [...][2]int{{m.module + m.class + m.function, o.module + o.class + o.function},
+		{m.function, o.function}, {m.class, o.class}, {m.module, o.module},
+		{boolInt(!m.inner), boolInt(!o.inner)}, {m.lit, o.lit}} {
 		if pair[0] != pair[1] {
 			return pair[0] > pair[1]
 		}
 	}
-	return r.order > o.order
+	return m.order > o.order
 }
 
 func boolInt(b bool) int {
@@ -292,20 +473,41 @@ func newPattern(s string) pattern {
 	return p
 }
 
+// match tests s, ignoring ASCII case (the literal is lower case).
 func (p pattern) match(s string) bool {
-	if p.kind == '*' {
-		return true
-	}
-	s = strings.ToLower(s)
 	switch p.kind {
+	case '*':
+		return true
 	case '^':
-		return strings.HasPrefix(s, p.lit)
+		return len(s) >= len(p.lit) && equalFoldLower(s[:len(p.lit)], p.lit)
 	case '$':
-		return strings.HasSuffix(s, p.lit)
+		return len(s) >= len(p.lit) && equalFoldLower(s[len(s)-len(p.lit):], p.lit)
 	case '~':
-		return strings.Contains(s, p.lit)
+		for i := 0; i+len(p.lit) <= len(s); i++ {
+			if lowerByte(s[i]) == p.lit[0] && equalFoldLower(s[i:i+len(p.lit)], p.lit) {
+				return true
+			}
+		}
+		return false
 	}
-	return s == p.lit
+	return len(s) == len(p.lit) && equalFoldLower(s, p.lit)
+}
+
+// equalFoldLower compares s with a lower-case literal of the same length.
+func equalFoldLower(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		if lowerByte(s[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // SplitSymbol splits a name-only symbol into class and method at the last
@@ -333,6 +535,14 @@ func SplitSymbol(symbol string) (class, method string) {
 	if split < 0 {
 		return "", symbol
 	}
-	class = strings.NewReplacer("`", "", "'", "").Replace(symbol[:split])
+	class = symbol[:split]
+	if strings.IndexByte(class, '`') >= 0 || strings.IndexByte(class, '\'') >= 0 {
+		class = strings.Map(func(r rune) rune {
+			if r == '`' || r == '\'' {
+				return -1
+			}
+			return r
+		}, class)
+	}
 	return class, symbol[split+2:]
 }

@@ -17,11 +17,11 @@ func TestClassifyRealFrames(t *testing.T) {
 	}{
 		// From realdata/callstack/resolved_LOCK_HASH.txt and resolved_AV.txt.
 		{"sqldk", "XeSosPkg::spinlock_backoff::Publish", "SQL OS", "XEventInfrastructure", true, "", nil},
-		{"sqlmin", "Spinlock<143,7,1>::SpinToAcquireWithExponentialBackoff", "Storage Engine", "Latching", false, "", nil},
+		{"sqlmin", "Spinlock<143,7,1>::SpinToAcquireWithExponentialBackoff", "Storage Engine", "Spinlock", false, "", nil},
 		{"sqlmin", "lck_lockInternal", "Storage Engine", "Locking", false, "", nil},
 		{"sqlmin", "MDL::LockGenericLocal", "Storage Engine", "Locking", false, "", nil},
 		{"sqlmin", "CMEDCacheEntryFactory::GetProxiedCacheEntryById", "Storage Engine", "Metadata", false, "", nil},
-		{"sqlmin", "XactLockInfo::ReleaseAll", "Storage Engine", "TransactionManagement", false, "", nil},
+		{"sqlmin", "XactLockInfo::ReleaseAll", "Storage Engine", "Locking", false, "", nil},
 		{"sqlmin", "SqlAutoReadOnlyXact::`scalar deleting destructor'", "Storage Engine", "TransactionManagement", false, "", nil},
 		{"sqllang", "CMsqlExecContext::ExecuteStmts<1,1>", "Query Processor", "QueryExecution", false, "", nil},
 		{"sqllang", "process_request", "Query Processor", "QueryExecution", false, "", nil},
@@ -90,6 +90,29 @@ Hekaton | Hekaton | no
 	} {
 		if _, err := ParseRules(bad, base); err == nil || !strings.Contains(err.Error(), "rules") {
 			t.Errorf("ParseRules(%q) err = %v", bad, err)
+		}
+	}
+}
+
+// TestRuleIndexAgreesWithFullScan: the prefix index must pick the same rule
+// as testing every rule, for names built from every rule's own literals.
+func TestRuleIndexAgreesWithFullScan(t *testing.T) {
+	c := DefaultClassifier()
+	var names []string
+	for _, r := range c.symbols {
+		cl, fn := strings.Trim(r.class.text, "*"), strings.Trim(r.function.text, "*")
+		for _, n := range []string{cl + "::" + fn, cl + "X::" + fn + "Y", "ns::" + cl + "::" + fn, fn, cl, "Q" + cl + "::Z" + fn, strings.ToUpper(cl) + "::" + strings.ToLower(fn)} {
+			names = append(names, strings.TrimPrefix(strings.TrimSuffix(n, "::"), "::"))
+		}
+	}
+	for _, mod := range []string{"sqlmin", "sqllang", "sqldk", "qds", "hkengine", "xtp_p_1", "other"} {
+		for _, n := range append(names, "") {
+			s := newSubject(mod, n)
+			full := best(c.symbols, s)
+			idx := c.symIndex.best(c.symbols, s)
+			if full != idx {
+				t.Fatalf("%s!%s: index picks %+v, full scan %+v", mod, n, idx, full)
+			}
 		}
 	}
 }

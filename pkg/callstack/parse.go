@@ -2,13 +2,11 @@ package callstack
 
 import (
 	"fmt"
-	"html"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // ParseOptions supply what frames alone do not carry.
@@ -24,188 +22,6 @@ type ParseOptions struct {
 // maxInputBytes bounds what Parse accepts; XE call stacks are at most a few
 // KB per event and histogram dumps a few hundred KB.
 const maxInputBytes = 64 << 20
-
-// Parse splits call-stack text into stacks. It accepts, in one input:
-// histogram target XML (<HistogramTarget><Slot count><value>…, raw, CDATA
-// or entity-escaped, several documents with annotations between them); SQL
-// Server 2022+ <frame …/> elements (escaped or not, attributes possibly
-// broken across lines); module+offset lines (sqldk+0x40609, sqldk.dll+40609,
-// "sqldk +0x40609", with optional frame numbers); SQLDump short stacks
-// (Module(sqllang+0000000000667057)); already symbolised frames
-// (sqldk!SOS_Task::Param::Execute+0x1f); Internals Viewer's module@0xADDRESS;
-// and bare virtual addresses (0x00007FFEABD0D919), resolved with
-// opts.Bases when given. Outside histograms, blank lines separate stacks.
-//
-// Frames without module identity borrow it from other frames of the same
-// module in the input, and bare addresses of a module get RVAs from the
-// load base implied by any frame that has both address and RVA.
-func Parse(input string, opts ParseOptions) ([]Stack, error) {
-	if len(input) > maxInputBytes {
-		return nil, fmt.Errorf("call-stack input of %d bytes exceeds the %d-byte limit", len(input), maxInputBytes)
-	}
-	if !utf8.ValidString(input) {
-		return nil, fmt.Errorf("call-stack input is not valid UTF-8 (decode UTF-16 with DecodeText first)")
-	}
-	text := input
-	if strings.Contains(text, "&lt;") || strings.Contains(text, "&gt;") || strings.Contains(text, "&quot;") {
-		text = html.UnescapeString(text)
-	}
-	var stacks []Stack
-	if histogramStart.MatchString(text) {
-		stacks = parseHistograms(text)
-	} else if i := strings.Index(text, "Short Stack Dump"); i >= 0 {
-		stacks = parseShortStackDump(text[i:])
-	} else {
-		for _, block := range splitBlocks(text) {
-			if frames := parseFrames(block); len(frames) > 0 {
-				stacks = append(stacks, Stack{Frames: frames, Count: 1})
-			}
-		}
-	}
-	completeFrames(stacks, opts)
-	return stacks, nil
-}
-
-var (
-	histogramStart = regexp.MustCompile(`<HistogramTarget[\s>]`)
-	slotPattern    = regexp.MustCompile(`(?s)<Slot\s+count="(\d+)"[^>]*>\s*<value>(.*?)(?:</value>|$)`)
-	blankLine      = regexp.MustCompile(`\r?\n[ \t\r]*\n`)
-)
-
-func parseHistograms(text string) []Stack {
-	var stacks []Stack
-	starts := histogramStart.FindAllStringIndex(text, -1)
-	prevEnd := 0
-	for i, st := range starts {
-		end := len(text)
-		if i+1 < len(starts) {
-			end = starts[i+1][0]
-		}
-		label := strings.TrimSpace(text[prevEnd:st[0]])
-		doc := text[st[0]:end]
-		if j := strings.Index(doc, "</HistogramTarget>"); j >= 0 {
-			prevEnd = st[0] + j + len("</HistogramTarget>")
-			doc = doc[:j]
-		} else {
-			prevEnd = end
-		}
-		for _, m := range slotPattern.FindAllStringSubmatch(doc, -1) {
-			count, _ := strconv.ParseInt(m[1], 10, 64)
-			value := m[2]
-			if k := strings.Index(value, "<Slot"); k >= 0 { // unterminated value
-				value = value[:k]
-			}
-			value = strings.ReplaceAll(strings.ReplaceAll(value, "<![CDATA[", ""), "]]>", "")
-			frames := parseFrames(value)
-			if len(frames) == 0 {
-				continue
-			}
-			stacks = append(stacks, Stack{Frames: frames, Count: count, Label: label})
-		}
-	}
-	return stacks
-}
-
-// parseShortStackDump reads the frames of a SQLDump "Short Stack Dump"
-// section: one "ADDRESS Module(name+offset)" line each, up to the first
-// line that has none.
-func parseShortStackDump(text string) []Stack {
-	lines := strings.Split(text, "\n")[1:]
-	var frames []Frame
-	for _, l := range lines {
-		fs := parseFrames(l)
-		if len(fs) == 0 {
-			if strings.TrimSpace(l) == "" && len(frames) == 0 {
-				continue
-			}
-			break
-		}
-		frames = append(frames, fs...)
-	}
-	if len(frames) == 0 {
-		return nil
-	}
-	return []Stack{{Frames: frames, Count: 1}}
-}
-
-func splitBlocks(text string) []string {
-	return blankLine.Split(text, -1)
-}
-
-// framePattern finds frames of every textual form, left to right. Order of
-// the alternatives matters: XML elements and dump frames first, so their
-// attributes and addresses are not read as bare addresses.
-var framePattern = regexp.MustCompile(strings.Join([]string{
-	`(?P<xml><frame\b[^>]*>)`,
-	`(?:(?P<daddr>\b[0-9A-Fa-f]{8,16})\s+)?Module\((?P<dmod>[^()+\s]+)\+(?P<doff>[0-9A-Fa-f]+)\)(?:\s*\([^)]*\))?`,
-	"(?P<smod>\\b[A-Za-z_][\\w.\\-]*)!(?P<sym>(?:`[^']*'|[^\\s+!`])+)(?:\\+(?:0[xX])?(?P<soff>[0-9A-Fa-f]+))?",
-	`(?P<omod>\b[A-Za-z_][\w\-]*(?:\.(?:dll|DLL|exe|EXE|sys|SYS))?)\s*\+\s*(?:0[xX])?(?P<ooff>[0-9A-Fa-f]+)\b`,
-	`(?P<amod>\b[A-Za-z_][\w.\-]*)@0[xX](?P<aaddr>[0-9A-Fa-f]{1,16})\b`,
-	// No \b before 0x: inputs pasted from C# verbatim strings keep a
-	// literal "\r\n" glued to the address.
-	`0[xX](?P<va>[0-9A-Fa-f]{1,16})\b`,
-}, "|"))
-
-var frameGroups = func() map[string]int {
-	m := map[string]int{}
-	for i, n := range framePattern.SubexpNames() {
-		if n != "" {
-			m[n] = i
-		}
-	}
-	return m
-}()
-
-func parseFrames(text string) []Frame {
-	var frames []Frame
-	for _, m := range framePattern.FindAllStringSubmatchIndex(text, -1) {
-		g := func(name string) string {
-			i := frameGroups[name]
-			if m[2*i] < 0 {
-				return ""
-			}
-			return text[m[2*i]:m[2*i+1]]
-		}
-		f := Frame{ID: -1}
-		switch {
-		case g("xml") != "":
-			var ok bool
-			if f, ok = parseFrameElement(g("xml")); !ok {
-				continue
-			}
-		case g("dmod") != "":
-			f.Module = g("dmod")
-			off, ok := parseHex(g("doff"))
-			if !ok || off > 0xFFFFFFFF {
-				continue
-			}
-			f.RVA, f.HasRVA = uint32(off), true
-			if a, ok := parseHex(g("daddr")); ok && g("daddr") != "" {
-				f.Address, f.HasAddress = a, true
-			}
-		case g("smod") != "":
-			f.Module = g("smod")
-			f.Symbol = g("sym")
-			if s := g("soff"); s != "" {
-				f.SymbolOffset, _ = parseHex(s)
-			}
-		case g("omod") != "":
-			f.Module = g("omod")
-			off, ok := parseHex(g("ooff"))
-			if !ok || off > 0xFFFFFFFF {
-				continue
-			}
-			f.RVA, f.HasRVA = uint32(off), true
-		case g("amod") != "":
-			f.Module = g("amod")
-			f.Address, f.HasAddress = parseHex(g("aaddr"))
-		case g("va") != "":
-			f.Address, f.HasAddress = parseHex(g("va"))
-		}
-		frames = append(frames, f)
-	}
-	return frames
-}
 
 var attrPattern = regexp.MustCompile(`(\w+)\s*=\s*"([^"]*)"`)
 
@@ -276,6 +92,9 @@ func completeFrames(stacks []Stack, opts ParseOptions) {
 				recovered[name] = f.Address - uint64(f.RVA)
 			}
 		}
+	}
+	if len(identity) == 0 && len(recovered) == 0 && opts.Bases == nil {
+		return // nothing to fill in
 	}
 	for si := range stacks {
 		for fi := range stacks[si].Frames {
@@ -392,7 +211,16 @@ var moduleInfoPattern = regexp.MustCompile(`^\s*"?([^",]+?)"?\s*,.*?"?([^",]+\.p
 // which give module+offset input its PDB identity. Other lines are skipped.
 func ParseModuleInfo(text string) map[string]ModuleKey {
 	out := map[string]ModuleKey{}
-	for _, line := range strings.Split(text, "\n") {
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if strings.IndexByte(line, ',') < 0 {
+			continue // not a CSV line: the common case in a frames file
+		}
 		line = strings.TrimSpace(line)
 		m := moduleInfoPattern.FindStringSubmatch(line)
 		if m == nil {
@@ -415,13 +243,19 @@ func ParseModuleInfo(text string) map[string]ModuleKey {
 }
 
 // DecodeText turns file bytes into a string: UTF-16 with a byte-order mark
-// (SQLDump*.txt files are UTF-16LE) or UTF-8 with or without one.
+// (SQLDump*.txt files are UTF-16LE), UTF-16 without one (ASCII text with
+// every other byte zero: what PowerShell and SSMS save), or UTF-8 with or
+// without a mark.
 func DecodeText(b []byte) string {
 	switch {
 	case len(b) >= 2 && b[0] == 0xFF && b[1] == 0xFE:
 		return decodeUTF16(b[2:], false)
 	case len(b) >= 2 && b[0] == 0xFE && b[1] == 0xFF:
 		return decodeUTF16(b[2:], true)
+	case len(b) >= 4 && len(b)%2 == 0 && b[0] != 0 && b[1] == 0 && b[2] != 0 && b[3] == 0:
+		return decodeUTF16(b, false)
+	case len(b) >= 4 && len(b)%2 == 0 && b[0] == 0 && b[1] != 0 && b[2] == 0 && b[3] != 0:
+		return decodeUTF16(b, true)
 	case len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF:
 		b = b[3:]
 	}

@@ -1,6 +1,7 @@
 package pdb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,48 +285,73 @@ func TestUndecorateAgainstLLVMUndname(t *testing.T) {
 			names = append(names, p.Name)
 		}
 	}
-	out, err := pdbtest.OutputWithInput(context.Background(), strings.Join(names, "\n")+"\n", tools.Undname)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
-	if len(blocks) != len(names) {
-		t.Fatalf("llvm-undname answered %d of %d names", len(blocks), len(names))
-	}
-	for i, b := range blocks {
-		lines := strings.SplitN(b, "\n", 2)
-		if len(lines) != 2 || lines[0] != names[i] {
-			t.Fatalf("unexpected llvm-undname block %q", b)
-		}
-		want := normalizeName(nameOnly(lines[1]))
-		if got := Undecorate(names[i]); normalizeName(got) != want {
-			t.Errorf("Undecorate(%s) = %q, llvm-undname %q", names[i], got, lines[1])
-		}
-	}
+	compareWithUndname(t, tools, names)
 }
 
 // nameOnly reduces a full llvm-undname signature to the qualified name:
 // drop access and storage words, the return type (everything before the
-// top-level calling convention) and the parameter list.
+// top-level calling convention) and the parameter list. Nested symbols
+// (inside `…') keep their full signature, as llvm-undname prints them.
 func nameOnly(full string) string {
 	s := full
-	for _, p := range []string{"public: ", "private: ", "protected: ", "virtual ", "static ", "[thunk]: "} {
-		s = strings.ReplaceAll(s, p, "")
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, p := range []string{"public: ", "private: ", "protected: ", "virtual ", "static ", "[thunk]: "} {
+			if strings.HasPrefix(s, p) {
+				s, trimmed = s[len(p):], true
+			}
+		}
 	}
-	depth := 0
+	depth, quote, function := 0, 0, false
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '<', '(':
 			depth++
 		case '>', ')':
 			depth--
+		case '`':
+			quote++
+		case '\'':
+			if quote > 0 {
+				quote--
+			}
 		}
-		if depth == 0 && strings.HasPrefix(s[i:], "__cdecl ") {
-			s = s[i+len("__cdecl "):]
+		if depth == 0 && quote == 0 && strings.HasPrefix(s[i:], "__cdecl ") {
+			s, function = s[i+len("__cdecl "):], true
 			break
 		}
 	}
+	if !function {
+		// a variable: "type name" — the name is the last top-level word
+		if j := lastTopLevelSpace(s); j >= 0 {
+			s = strings.TrimLeft(s[j+1:], "*&") // "char const *name"
+		}
+	}
 	return stripSignature(s)
+}
+
+// lastTopLevelSpace finds the last space outside <…>, (…) and `…'.
+func lastTopLevelSpace(s string) int {
+	depth, quote, at := 0, 0, -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '(', '{':
+			depth++
+		case '>', ')', '}':
+			depth--
+		case '`':
+			quote++
+		case '\'':
+			if quote > 0 {
+				quote--
+			}
+		case ' ':
+			if depth == 0 && quote == 0 {
+				at = i
+			}
+		}
+	}
+	return at
 }
 
 // undecorateCases are decorated names written for SQL Server-like symbols
@@ -351,6 +377,15 @@ var undecorateCases = []string{
 	"??Hsql@@YA?AVCNum@0@AEBV10@0@Z",
 	"?value@?$Wrap@W4Kind@sql@@@@QEBAHXZ",
 	"?Get@?$Ptr@$$CBUNode@@@@QEBAPEBUNode@@XZ",
+	// Nested names (issue 13): a local static, a lambda's call operator, a
+	// templated one, a function template taking a lambda, $H and $1 arguments.
+	"?calls@?1??ErsqExecuteQuery@CStmtQuery@sql@@QEAAHH@Z@4HA",
+	"??R<lambda_0>@?0??ErsqExecuteQuery@CStmtQuery@sql@@QEAAHH@Z@QEBA?A?<auto>@@H@Z",
+	"??$?RH@<lambda_2>@?0??user@sql@@YAHXZ@QEBA?A?<auto>@@H@Z",
+	"??$apply@V<lambda_1>@?0??user@sql@@YAHXZ@@sql@@YAHV<lambda_1>@?0??user@0@YAHXZ@@Z",
+	"??$cm@$H?m@M@@QEAAHXZA@@@YAHPEAUM@@@Z",
+	"??$readp@$1?glob@sql@@3HA@sql@@YAHXZ",
+	"??$callmem@$1??_9S@sql@@$BA@AA@sql@@YAHPEAUS@0@@Z",
 }
 
 func TestUndecorateKeepsUnknownNames(t *testing.T) {
@@ -441,5 +476,42 @@ func TestUndecorateBoundsOutput(t *testing.T) {
 	short := "?f@?$A@V?$B@HH@@V1@V1@@@YAXXZ"
 	if got := Undecorate(short); got != "A<B<int,int>,B<int,int>,B<int,int> >::f" {
 		t.Errorf("Undecorate(%s) = %q", short, got)
+	}
+}
+
+// TestLookupUsesProcedureSizes: an address in the alignment padding after a
+// procedure (past its CodeSize, before the next symbol) is inside no
+// function, so the lookup misses instead of naming the procedure before it.
+func TestLookupUsesProcedureSizes(t *testing.T) {
+	_, _, f := openFixture(t)
+	table, err := f.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, err := f.Procedures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := table.Symbols()
+	gaps := 0
+	for _, p := range procs {
+		if p.Size == 0 {
+			continue
+		}
+		end := p.RVA + p.Size
+		i, _ := slices.BinarySearchFunc(syms, end, func(s Symbol, r uint32) int { return cmp.Compare(s.RVA, r) })
+		if i < len(syms) && syms[i].RVA == end {
+			continue // the next function starts right there
+		}
+		gaps++
+		if m, ok := table.Lookup(end); ok {
+			t.Errorf("Lookup(%#x), just past the end of %s, found %s+%#x", end, p.Name, m.Name, m.Displacement)
+		}
+		if m, ok := table.Lookup(end - 1); !ok || m.Symbol.RVA != p.RVA {
+			t.Errorf("Lookup(%#x), the last byte of %s: %+v %v", end-1, p.Name, m, ok)
+		}
+	}
+	if gaps == 0 {
+		t.Fatal("the fixture has no padding after any procedure")
 	}
 }

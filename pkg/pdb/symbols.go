@@ -228,8 +228,16 @@ func (f *File) Table() (*Table, error) {
 		}
 	}
 	// Stable sort keeps stream order among equal addresses; publics come
-	// first, so deduplication keeps the public.
+	// first, so deduplication keeps the public's name, and takes the code
+	// size of a procedure at the same address (publics have none).
 	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(a.RVA, b.RVA) })
+	for first, i := 0, 1; i < len(syms); i++ {
+		if syms[i].RVA != syms[first].RVA {
+			first = i
+		} else if syms[first].Size == 0 {
+			syms[first].Size = syms[i].Size
+		}
+	}
 	syms = slices.CompactFunc(syms, func(a, b Symbol) bool { return a.RVA == b.RVA })
 	t := &Table{rvas: make([]uint32, len(syms)), syms: syms, sections: f.Sections, names: make([]atomic.Pointer[string], len(syms))}
 	for i, s := range syms {
@@ -249,11 +257,16 @@ type Match struct {
 	Symbol       Symbol
 	Name         string // undecorated, name-only form
 	Displacement uint32 // rva − Symbol.RVA
+	Index        int    // the symbol's position in the table (Symbols()[Index])
 }
 
 // Lookup finds the symbol with the greatest address ≤ rva in the same
-// section, as DIA's findSymbolByRVA does for public symbols. ok is false when
-// rva precedes every symbol of its section or lies outside all sections.
+// section, as DIA's findSymbolByRVA does for public symbols. Where the PDB
+// gives the function's size (procedure records of private PDBs), an rva at
+// or past its end is inside no function, and the lookup misses rather than
+// name the function before the gap. ok is false when rva precedes every
+// symbol of its section, lies outside all sections, or falls past a sized
+// function.
 func (t *Table) Lookup(rva uint32) (Match, bool) {
 	lo, hi := 0, len(t.rvas)
 	for lo < hi { // first index with rvas[i] > rva
@@ -275,7 +288,10 @@ func (t *Table) Lookup(rva uint32) (Match, bool) {
 			return Match{}, false
 		}
 	}
-	return Match{Symbol: s, Name: t.name(i), Displacement: rva - s.RVA}, true
+	if s.Size != 0 && rva-s.RVA >= s.Size {
+		return Match{}, false
+	}
+	return Match{Symbol: s, Name: t.name(i), Displacement: rva - s.RVA, Index: i}, true
 }
 
 // sectionIndex returns the index of the section containing rva, or -1.

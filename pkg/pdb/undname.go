@@ -12,8 +12,14 @@ import (
 // "sql::CStmtQuery::ErsqExecuteQuery", "?SpinToAcquire@?$Spinlock@$0IP@$06$00@@SAHH@Z"
 // → "Spinlock<143,7,1>::SpinToAcquire". Template arguments print without
 // class/struct keywords and with "," between them, as in SQLCallStackResolver
-// output (realdata/callstack/resolved_*.txt). Names that are not decorated, or
-// use encodings this decoder does not know, are returned unchanged.
+// output (realdata/callstack/resolved_*.txt). Nested names — function-local
+// statics, lambdas and their (templated) call operators, symbols used as
+// template arguments ($1, $E, $H, $I, $J) — print the way llvm-undname prints
+// them, nested declaration in full: "?calls@?1??f@@YAHH@Z@4HA" →
+// "`int __cdecl f(int)'::`2'::calls". TestUndecorateNestedAgainstLLVMUndname
+// checks thousands of compiler-made names against llvm-undname. Names that
+// are not decorated, or use encodings this decoder does not know, are
+// returned unchanged.
 func Undecorate(name string) string {
 	if len(name) < 2 || name[0] != '?' {
 		return name
@@ -83,7 +89,7 @@ func (d *undecorator) symbol() (string, bool) {
 	if d.depth > maxUndecorateDepth {
 		return "", false
 	}
-	first, conversion, ok := d.unqualifiedName()
+	first, conversion, ok := d.unqualifiedName(false)
 	if !ok {
 		return "", false
 	}
@@ -161,7 +167,7 @@ func (d *undecorator) scopeName() (string, bool) {
 		}
 		return d.names[i], true
 	case strings.HasPrefix(d.s[d.pos:], "?$"):
-		return d.templateName()
+		return d.templateName(true)
 	case strings.HasPrefix(d.s[d.pos:], "?A0x"), strings.HasPrefix(d.s[d.pos:], "?A"):
 		// Anonymous namespace: ?A0x<hash>@ (or ?A@ in older compilers).
 		end := strings.IndexByte(d.s[d.pos:], '@')
@@ -172,45 +178,40 @@ func (d *undecorator) scopeName() (string, bool) {
 		d.pos += end + 1
 		return "`anonymous namespace'", true
 	case c == '?':
-		// Local scope: ?<number>?<nested symbol> → `nested'::`number'.
+		// Local scope: ?<number>?<nested symbol> → `nested'::`number', the
+		// nested symbol printed in full, as llvm-undname prints it
+		// (`int __cdecl sql::f(void)'::`2').
 		d.pos++
-		if d.peek() == '?' {
-			d.pos++
-			nested, ok := d.nestedSymbol()
-			if !ok {
-				return "", false
-			}
-			return "`" + nested + "'", true
-		}
 		n, ok := d.number()
 		if !ok {
 			return "", false
 		}
-		if d.peek() == '?' {
-			d.pos++
-			nested, ok := d.nestedSymbol()
-			if !ok {
-				return "", false
-			}
-			return "`" + nested + "'::`" + strconv.FormatInt(n, 10) + "'", true
+		if d.peek() != '?' {
+			return "`" + strconv.FormatInt(n, 10) + "'", true
 		}
-		return "`" + strconv.FormatInt(n, 10) + "'", true
+		d.pos++
+		nested, ok := d.nestedSymbol()
+		if !ok {
+			return "", false
+		}
+		return "`" + nested + "'::`" + strconv.FormatInt(n, 10) + "'", true
 	default:
 		return d.simpleName()
 	}
 }
 
-// nestedSymbol parses a complete decorated symbol embedded in a scope and
-// returns its name; its type encoding is consumed and dropped.
+// nestedSymbol parses a complete decorated symbol (with its own leading
+// '?') embedded in a name, and renders it in full. It shares the
+// back-reference tables of the symbol around it, as MSVC's scheme does.
 func (d *undecorator) nestedSymbol() (string, bool) {
-	saveNames := d.names
-	name, ok := d.symbolWithEncoding()
-	d.names = saveNames
-	return name, ok
+	if !d.eat("?") {
+		return "", false
+	}
+	return d.fullSymbol()
 }
 
-// symbolWithEncoding parses name + type encoding (used for nested symbols
-// and template arguments that reference symbols).
+// symbolWithEncoding parses name + type encoding and returns the name
+// (dynamic initializers name their object so).
 func (d *undecorator) symbolWithEncoding() (string, bool) {
 	name, ok := d.symbol()
 	if !ok {
@@ -220,6 +221,175 @@ func (d *undecorator) symbolWithEncoding() (string, bool) {
 		return "", false
 	}
 	return name, true
+}
+
+// fullSymbol parses name + type encoding after a symbol's '?' and renders
+// the whole declaration as llvm-undname does: access, storage, return type,
+// calling convention, parameters and qualifiers for functions; type and
+// name for variables.
+func (d *undecorator) fullSymbol() (string, bool) {
+	name, ok := d.symbol()
+	if !ok {
+		return "", false
+	}
+	out, ok := d.renderEncoding(name)
+	if !ok || len(out) > maxUndecoratedLen {
+		return "", false
+	}
+	return out, true
+}
+
+var variableAccess = [...]string{"private: static ", "protected: static ", "public: static ", "", ""}
+
+// renderEncoding renders the encoding that follows name.
+func (d *undecorator) renderEncoding(name string) (string, bool) {
+	c := d.peek()
+	switch {
+	case c >= '0' && c <= '4': // variables: storage class, type, qualifiers
+		d.pos++
+		t, ok := d.typ()
+		if !ok {
+			return "", false
+		}
+		for d.eat("E") || d.eat("I") || d.eat("F") {
+		}
+		cv, ok := d.next()
+		if !ok {
+			return "", false
+		}
+		return variableAccess[c-'0'] + withCV(t, cv) + " " + name, true
+	case c == '6' || c == '7':
+		save := d.pos
+		if !d.skipEncoding() {
+			d.pos = save
+			return "", false
+		}
+		return "const " + name, true
+	case c == '8' || c == '9':
+		d.pos++
+		return name, true
+	case strings.HasPrefix(d.s[d.pos:], "$B"): // vcall thunk: ??_9Class@@$B<offset>A<cc>
+		d.pos += 2
+		n, ok := d.number()
+		if !ok || !d.eat("A") {
+			return "", false
+		}
+		cc, ok := d.callingConvention()
+		if !ok {
+			return "", false
+		}
+		return "[thunk]: " + cc + " " + name + "{" + strconv.FormatInt(n, 10) + ", {flat}}", true
+	}
+	return d.renderFunction(name)
+}
+
+// functionClasses maps the function-class letter to llvm-undname's access
+// and storage words.
+var functionClasses = map[byte]struct {
+	access, kind string
+	this, thunk  bool
+}{
+	'A': {"private: ", "", true, false}, 'B': {"private: ", "", true, false},
+	'C': {"private: ", "static ", false, false}, 'D': {"private: ", "static ", false, false},
+	'E': {"private: ", "virtual ", true, false}, 'F': {"private: ", "virtual ", true, false},
+	'G': {"private: ", "virtual ", true, true}, 'H': {"private: ", "virtual ", true, true},
+	'I': {"protected: ", "", true, false}, 'J': {"protected: ", "", true, false},
+	'K': {"protected: ", "static ", false, false}, 'L': {"protected: ", "static ", false, false},
+	'M': {"protected: ", "virtual ", true, false}, 'N': {"protected: ", "virtual ", true, false},
+	'O': {"protected: ", "virtual ", true, true}, 'P': {"protected: ", "virtual ", true, true},
+	'Q': {"public: ", "", true, false}, 'R': {"public: ", "", true, false},
+	'S': {"public: ", "static ", false, false}, 'T': {"public: ", "static ", false, false},
+	'U': {"public: ", "virtual ", true, false}, 'V': {"public: ", "virtual ", true, false},
+	'W': {"public: ", "virtual ", true, true}, 'X': {"public: ", "virtual ", true, true},
+	'Y': {"", "", false, false}, 'Z': {"", "", false, false},
+}
+
+var callingConventions = map[byte]string{
+	'A': "__cdecl", 'B': "__cdecl", 'C': "__pascal", 'D': "__pascal", 'E': "__thiscall", 'F': "__thiscall",
+	'G': "__stdcall", 'H': "__stdcall", 'I': "__fastcall", 'J': "__fastcall", 'M': "__clrcall",
+	'O': "__eabi", 'Q': "__vectorcall", 'S': "__regcall",
+}
+
+func (d *undecorator) callingConvention() (string, bool) {
+	c, ok := d.next()
+	if !ok {
+		return "", false
+	}
+	cc, ok := callingConventions[c]
+	return cc, ok
+}
+
+// renderFunction renders a function encoding: access, storage, return
+// type, calling convention, name (with a thunk's adjustment), parameters,
+// this-qualifiers.
+func (d *undecorator) renderFunction(name string) (string, bool) {
+	c, ok := d.next()
+	if !ok {
+		return "", false
+	}
+	prefix, suffix := "", ""
+	fc, known := functionClasses[c]
+	switch {
+	case known && fc.thunk:
+		n, ok := d.number()
+		if !ok {
+			return "", false
+		}
+		prefix, suffix = "[thunk]: ", "`adjustor{"+strconv.FormatInt(n, 10)+"}'"
+	case !known && c == '$':
+		c2, ok := d.next()
+		if !ok || c2 < '0' || c2 > '5' {
+			return "", false
+		}
+		a, ok1 := d.number()
+		b, ok2 := d.number()
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		fc = functionClasses[[...]byte{'E', 'E', 'M', 'M', 'U', 'U'}[c2-'0']]
+		prefix, suffix = "[thunk]: ", "`vtordisp{"+strconv.FormatInt(a, 10)+", "+strconv.FormatInt(b, 10)+"}'"
+	case !known:
+		return "", false
+	}
+	quals := ""
+	if fc.this {
+		for d.eat("E") || d.eat("I") || d.eat("F") {
+		}
+		ref := ""
+		if d.eat("G") {
+			ref = " &"
+		} else if d.eat("H") {
+			ref = " &&"
+		}
+		cv, ok := d.next()
+		if !ok || cv < 'A' || cv > 'D' {
+			return "", false
+		}
+		quals = withCV("", cv) + ref
+	}
+	cc, ok := d.callingConvention()
+	if !ok {
+		return "", false
+	}
+	ret := ""
+	if !d.eat("@") {
+		if ret, ok = d.returnType(); !ok {
+			return "", false
+		}
+		ret += " "
+	}
+	ps, ok := d.params()
+	if !ok {
+		return "", false
+	}
+	d.eat("_E")
+	if !d.eat("Z") {
+		return "", false
+	}
+	if sumLen(ps)+len(name)+len(ret) > maxUndecoratedLen {
+		return "", false
+	}
+	return prefix + fc.access + fc.kind + ret + cc + " " + name + suffix + "(" + strings.Join(ps, ", ") + ")" + quals, true
 }
 
 func (d *undecorator) simpleName() (string, bool) {
@@ -233,13 +403,16 @@ func (d *undecorator) simpleName() (string, bool) {
 	return n, true
 }
 
-// templateName parses ?$name@args@ and remembers the whole instance as one
-// name. Argument back-references start afresh inside the template.
-func (d *undecorator) templateName() (string, bool) {
+// templateName parses ?$name@args@ and, when memorize is set, remembers the
+// whole instance as one name: templates are remembered as scopes and type
+// names, not as a symbol's own name (llvm-undname's rule; a function
+// template's instance is never a back-reference target). Argument
+// back-references start afresh inside the template.
+func (d *undecorator) templateName(memorize bool) (string, bool) {
 	d.pos += 2
 	outerNames, outerTypes := d.names, d.types
 	d.names, d.types = nil, nil
-	name, conv, ok := d.unqualifiedName()
+	name, conv, ok := d.unqualifiedName(false)
 	if ok && conv {
 		name = "operator <conversion>"
 	}
@@ -271,16 +444,18 @@ func (d *undecorator) templateName() (string, bool) {
 		inst += " "
 	}
 	inst += ">"
-	d.remember(inst)
+	if memorize {
+		d.remember(inst)
+	}
 	return inst, true
 }
 
 // unqualifiedName parses the first name component. Special names (operators,
 // constructors) are introduced by '?' (the symbol's own leading '?' has
 // already been consumed, so "??0" arrives here as "?0").
-func (d *undecorator) unqualifiedName() (name string, conversion, ok bool) {
+func (d *undecorator) unqualifiedName(memorizeTemplate bool) (name string, conversion, ok bool) {
 	if strings.HasPrefix(d.s[d.pos:], "?$") {
-		n, ok := d.templateName()
+		n, ok := d.templateName(memorizeTemplate)
 		return n, false, ok
 	}
 	if d.peek() == '?' {
@@ -449,15 +624,48 @@ func (d *undecorator) templateArg() (arg string, skip, ok bool) {
 		n, ok := d.number()
 		return strconv.FormatInt(n, 10), false, ok
 	case d.eat("$1"):
-		if d.eat("?") {
-			n, ok := d.symbolWithEncoding()
+		if d.peek() == '?' {
+			n, ok := d.nestedSymbol()
 			return "&" + n, false, ok
 		}
 		n, ok := d.number()
 		return strconv.FormatInt(n, 10), false, ok
-	case d.eat("$E?"):
-		n, ok := d.symbolWithEncoding()
+	case strings.HasPrefix(d.s[d.pos:], "$E?"):
+		d.pos += 2
+		n, ok := d.nestedSymbol()
 		return n, false, ok
+	case d.eat("$H"), d.eat("$I"), d.eat("$J"):
+		// Pointer to member function of a class with multiple ($H), virtual
+		// ($I) or unknown ($J) inheritance: the function and 1–3 offsets.
+		extra := int(d.s[d.pos-1] - 'G')
+		if d.peek() != '?' {
+			return "", false, false
+		}
+		n, ok := d.nestedSymbol()
+		if !ok {
+			return "", false, false
+		}
+		out := "{" + n
+		for range extra {
+			v, ok := d.number()
+			if !ok {
+				return "", false, false
+			}
+			out += ", " + strconv.FormatInt(v, 10)
+		}
+		return out + "}", false, true
+	case d.eat("$F"), d.eat("$G"):
+		// Pointer to data member with inheritance offsets: 2 or 3 numbers.
+		count := int(d.s[d.pos-1]-'F') + 2
+		var vs []string
+		for range count {
+			v, ok := d.number()
+			if !ok {
+				return "", false, false
+			}
+			vs = append(vs, strconv.FormatInt(v, 10))
+		}
+		return "{" + strings.Join(vs, ", ") + "}", false, true
 	case d.eat("$D"):
 		n, ok := d.number()
 		return "`template-parameter" + strconv.FormatInt(n, 10) + "'", false, ok
@@ -475,8 +683,6 @@ func (d *undecorator) templateArg() (arg string, skip, ok bool) {
 		}
 		n, ok := d.number()
 		return strconv.FormatInt(n, 10), false, ok
-	case d.eat("$F"), d.eat("$G"), d.eat("$H"), d.eat("$I"), d.eat("$J"):
-		return "", false, false
 	}
 	t, ok := d.typ()
 	return t, false, ok
@@ -718,6 +924,12 @@ func (d *undecorator) typ() (string, bool) {
 	case 'Y':
 		return d.array()
 	case '?':
+		if c := d.peek(); c == '<' || c >= '0' && c <= '9' {
+			// A named placeholder type, ?<auto>@@, or a back-reference to
+			// one, ?6@.
+			n, _, ok := d.unqualifiedName(true)
+			return n, ok && d.eat("@")
+		}
 		cv, ok := d.next()
 		if !ok {
 			return "", false
@@ -752,7 +964,7 @@ func (d *undecorator) typ() (string, bool) {
 }
 
 func (d *undecorator) className() (string, bool) {
-	first, conv, ok := d.unqualifiedName()
+	first, conv, ok := d.unqualifiedName(true)
 	if !ok || conv {
 		return "", false
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -11,6 +13,11 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/pdb"
 )
+
+// ErrOtherModule is returned (wrapped) by a file resolver for frames whose
+// module is not the one its PDB describes: resolving them against it would
+// print wrong names.
+var ErrOtherModule = errors.New("frame is from another module than the PDB")
 
 // ErrNoIdentity is returned for frames whose module has no PDB identity
 // (no pdb name, GUID or age), when the Resolver is backed by a store.
@@ -27,6 +34,7 @@ type ResolverOptions struct {
 type Resolver struct {
 	store   *Store
 	fixed   *tableEntry
+	fixedID fileIdentity
 	mu      sync.Mutex
 	tables  *lru.Cache[tableKey, *tableEntry]
 	results *lru.Cache[resultKey, result]
@@ -54,7 +62,11 @@ type tableEntry struct {
 	err   error
 }
 
-var _ callstack.Symbolizer = (*Resolver)(nil)
+var _ callstack.CheapSymbolizer = (*Resolver)(nil)
+
+// CheapLookups tells callstack.Resolver not to cache answers again: a
+// Resolver answers from open PDB tables (and its own result cache).
+func (r *Resolver) CheapLookups() bool { return true }
 
 // NewResolver resolves through store.
 func NewResolver(store *Store, opts ResolverOptions) (*Resolver, error) {
@@ -64,16 +76,57 @@ func NewResolver(store *Store, opts ResolverOptions) (*Resolver, error) {
 	return newResolver(store, nil, opts)
 }
 
-// NewFileResolver resolves every frame against one PDB file, whatever module
-// the frame names (the CLI's --pdb mode).
+// fileIdentity is what a file resolver matches frames against.
+type fileIdentity struct {
+	name   string // the PDB's file name (sqlmin.pdb)
+	module string // its module's short name (sqlmin)
+	guid   pdb.GUID
+	age    uint32
+}
+
+// NewFileResolver resolves frames against one PDB file (the CLI's --pdb
+// mode). Only frames of the module the PDB describes are looked up: the
+// frame's PDB name, or else its module name, must match the file name
+// (sqlmin.pdb ↔ sqlmin.dll, case ignored), and a frame that carries a GUID
+// and age must carry the file's. Other frames fail with ErrOtherModule.
 func NewFileResolver(path string, opts ResolverOptions) (*Resolver, error) {
-	table, err := loadTable(path)
+	f, err := pdb.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	table, err := f.Table()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	e := &tableEntry{table: table}
 	e.once.Do(func() {})
-	return newResolver(nil, e, opts)
+	r, err := newResolver(nil, e, opts)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(path)
+	r.fixedID = fileIdentity{name: name, module: callstack.NormalizeModule(strings.TrimSuffix(name, filepath.Ext(name))), guid: f.GUID, age: f.Age}
+	return r, nil
+}
+
+// PDBName is the file name of a file resolver's PDB ("" for a store).
+func (r *Resolver) PDBName() string { return r.fixedID.name }
+
+// checkModule reports why a frame's module is not the file's, or nil.
+func (id fileIdentity) checkModule(m callstack.ModuleKey) error {
+	switch {
+	case m.PDB != "" && !strings.EqualFold(filepath.Base(strings.ReplaceAll(m.PDB, `\`, "/")), id.name):
+		return fmt.Errorf("%s (PDB %s) is not %s: %w", m.Module, m.PDB, id.name, ErrOtherModule)
+	case m.PDB == "" && callstack.NormalizeModule(m.Module) != id.module:
+		return fmt.Errorf("%s is not the module of %s: %w", m.Module, id.name, ErrOtherModule)
+	case m.HasIdentity():
+		g, err := pdb.ParseGUID(m.GUID)
+		if err != nil || g != id.guid || m.Age != id.age {
+			return fmt.Errorf("%s build {%s} age %d is not %s's {%s} age %d: %w", m.Module, m.GUID, m.Age, id.name, id.guid, id.age, ErrOtherModule)
+		}
+	}
+	return nil
 }
 
 func newResolver(store *Store, fixed *tableEntry, opts ResolverOptions) (*Resolver, error) {
@@ -110,7 +163,14 @@ func loadTable(path string) (*pdb.Table, error) {
 // Lookup resolves rva in the module's PDB.
 func (r *Resolver) Lookup(ctx context.Context, module callstack.ModuleKey, rva uint32) (callstack.Symbol, error) {
 	var tk tableKey
-	if r.fixed == nil {
+	if r.fixed != nil {
+		if err := r.fixedID.checkModule(module); err != nil {
+			return callstack.Symbol{}, err
+		}
+		// One open table: a lookup is a binary search, cheaper than the
+		// result cache would be.
+		return lookupIn(r.fixed.table, module, rva)
+	} else {
 		if !module.HasIdentity() {
 			return callstack.Symbol{}, fmt.Errorf("%s: %w", module.Module, ErrNoIdentity)
 		}
@@ -145,13 +205,16 @@ func (r *Resolver) Lookup(ctx context.Context, module callstack.ModuleKey, rva u
 		}
 	}
 	var res result
-	if m, ok := entry.table.Lookup(rva); ok {
-		res.sym = callstack.Symbol{Name: m.Name, Offset: m.Displacement}
-	} else {
-		res.err = fmt.Errorf("%s+%#x: %w", module.Module, rva, callstack.ErrNoSymbol)
-	}
+	res.sym, res.err = lookupIn(entry.table, module, rva)
 	r.results.Add(rk, res)
 	return res.sym, res.err
+}
+
+func lookupIn(t *pdb.Table, module callstack.ModuleKey, rva uint32) (callstack.Symbol, error) {
+	if m, ok := t.Lookup(rva); ok {
+		return callstack.Symbol{Name: m.Name, Offset: m.Displacement, ID: uint32(m.Index) + 1}, nil
+	}
+	return callstack.Symbol{}, fmt.Errorf("%s+%#x: %w", module.Module, rva, callstack.ErrNoSymbol)
 }
 
 func (r *Resolver) entry(k tableKey) *tableEntry {

@@ -14,6 +14,8 @@
 // because no Go symbol-store client exists; the protocol is a plain HTTP GET
 // (dotnet/symstore "Simple Symbol Query Protocol"), with file.ptr redirection
 // and compressed .pd_ files as the only wrinkles (symbols-and-xel.md §6).
+// Lookup order per server: <name>, then the cabinet <nam_> (expanded with
+// pkg/cab: MSZIP or stored), then file.ptr.
 package symstore
 
 import (
@@ -30,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queryreplay/queryreplay/pkg/cab"
 	"github.com/queryreplay/queryreplay/pkg/pdb"
 )
 
@@ -41,9 +44,10 @@ var (
 	// ErrNotFound means no server has the PDB (or the store is offline and
 	// the cache lacks it).
 	ErrNotFound = errors.New("PDB not found")
-	// ErrCompressed means a server only has the CAB-compressed .pd_ form,
-	// which this client does not unpack.
-	ErrCompressed = errors.New("only a compressed .pd_ (CAB) copy exists; unsupported — expand it with cabextract into the cache")
+	// ErrCompressed means a server only has a compressed .pd_ (cabinet) copy
+	// in a form pkg/cab does not expand (LZX, Quantum); MSZIP and stored
+	// copies are expanded.
+	ErrCompressed = errors.New("only a compressed .pd_ (cabinet) copy exists, in a compression this reader does not expand — expand it with cabextract into the cache")
 	// ErrMismatch means the downloaded file is not the requested PDB build.
 	ErrMismatch = errors.New("PDB identity mismatch")
 )
@@ -192,14 +196,24 @@ func (s *Store) Fetch(ctx context.Context, name string, guid pdb.GUID, age uint3
 	}
 	key := pdb.SymbolServerKey(guid, age)
 	id := strings.ToLower(name) + "/" + key
+	movedAside := ""
 	if p, ok := s.fromCache(name, key); ok {
-		if err := verify(p, guid, age); err != nil {
-			return "", fmt.Errorf("cached %s: %w", p, err)
+		err := verify(p, guid, age)
+		if err == nil {
+			return p, nil
 		}
-		return p, nil
+		// A truncated or foreign file (a crash mid-copy by another tool, a
+		// hand-copied PDB) must not fail every run: keep it for inspection
+		// under another name and fetch the PDB again.
+		aside := fmt.Sprintf("%s.corrupt-%d", p, time.Now().UnixNano())
+		if rerr := os.Rename(p, aside); rerr != nil {
+			return "", fmt.Errorf("cached %s: %w (and it cannot be moved aside: %v)", p, err, rerr)
+		}
+		s.cfg.Logger.Warn("corrupt cached PDB moved aside", "path", p, "moved_to", aside, "err", err)
+		movedAside = fmt.Sprintf("; the corrupt cached copy was moved to %s", aside)
 	}
 	if s.cfg.Offline {
-		return "", fmt.Errorf("%s %s: %w (offline, not in cache %s)", name, key, ErrNotFound, s.cfg.CacheDir)
+		return "", fmt.Errorf("%s %s: %w (offline, not in cache %s%s)", name, key, ErrNotFound, s.cfg.CacheDir, movedAside)
 	}
 	s.mu.Lock()
 	if err, ok := s.missing[id]; ok {
@@ -292,13 +306,16 @@ func (s *Store) fromServer(ctx context.Context, server, name, key, dest string, 
 		}
 		return filepath.Join(base, name, key, file)
 	}
-	err := s.fetchTo(ctx, join(name), dest, guid, age)
+	err := s.fetchTo(ctx, join(name), dest, guid, age, "")
 	if !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	compressed := name[:len(name)-1] + "_"
-	if ok, cerr := s.exists(ctx, join(compressed)); cerr == nil && ok {
-		return fmt.Errorf("%s: %w", compressed, ErrCompressed)
+	if cerr := s.fetchTo(ctx, join(compressed), dest, guid, age, name); !errors.Is(cerr, ErrNotFound) {
+		if cerr != nil {
+			return fmt.Errorf("%s: %w", compressed, cerr)
+		}
+		return nil
 	}
 	ptr, perr := s.readSmall(ctx, join("file.ptr"))
 	if errors.Is(perr, ErrNotFound) {
@@ -317,7 +334,7 @@ func (s *Store) fromServer(ctx context.Context, server, name, key, dest string, 
 	if !isURL(target) && !filepath.IsAbs(target) && !isURL(base) {
 		target = filepath.Join(base, target)
 	}
-	if err := s.fetchTo(ctx, target, dest, guid, age); err != nil {
+	if err := s.fetchTo(ctx, target, dest, guid, age, ""); err != nil {
 		return fmt.Errorf("file.ptr → %s: %w", target, err)
 	}
 	return nil
@@ -337,9 +354,10 @@ func parseFilePtr(b []byte) (path, msg string) {
 }
 
 // fetchTo copies src (URL or path) to dest through a temp file in dest's
-// directory, verifies it is the wanted PDB, and renames it into place.
-// Transient failures are retried with exponential backoff.
-func (s *Store) fetchTo(ctx context.Context, src, dest string, guid pdb.GUID, age uint32) error {
+// directory, verifies it is the wanted PDB, and renames it into place. With
+// member set, src is a cabinet (a compressed .pd_) and member the file to
+// take out of it. Transient failures are retried with exponential backoff.
+func (s *Store) fetchTo(ctx context.Context, src, dest string, guid pdb.GUID, age uint32, member string) error {
 	delay := s.cfg.Backoff
 	var err error
 	for attempt := 0; attempt <= s.cfg.Retries; attempt++ {
@@ -351,7 +369,7 @@ func (s *Store) fetchTo(ctx context.Context, src, dest string, guid pdb.GUID, ag
 			}
 			delay *= 2
 		}
-		err = s.fetchOnce(ctx, src, dest, guid, age)
+		err = s.fetchOnce(ctx, src, dest, guid, age, member)
 		if err == nil || !isTransient(err) {
 			return err
 		}
@@ -413,7 +431,7 @@ func (s *Store) open(ctx context.Context, src string) (io.ReadCloser, int64, err
 	}
 }
 
-func (s *Store) fetchOnce(ctx context.Context, src, dest string, guid pdb.GUID, age uint32) error {
+func (s *Store) fetchOnce(ctx context.Context, src, dest string, guid pdb.GUID, age uint32, member string) error {
 	body, size, err := s.open(ctx, src)
 	if err != nil {
 		return err
@@ -440,10 +458,67 @@ func (s *Store) fetchOnce(ctx context.Context, src, dest string, guid pdb.GUID, 
 	if size >= 0 && n != size {
 		return transientError{fmt.Errorf("%s: truncated download: %d of %d bytes", src, n, size)}
 	}
-	if err := verify(tmp.Name(), guid, age); err != nil {
+	got := tmp.Name()
+	if member != "" {
+		if got, err = expandCabinet(got, member); err != nil {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		defer os.Remove(got)
+	}
+	if err := verify(got, guid, age); err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
-	return os.Rename(tmp.Name(), dest)
+	return os.Rename(got, dest)
+}
+
+// expandCabinet takes member (or the cabinet's only file) out of the
+// cabinet at path into a temp file beside it and returns that file's path.
+// Cabinets this reader cannot expand (LZX, Quantum) fail with ErrCompressed.
+func expandCabinet(path, member string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	c, err := cab.NewReader(f, st.Size())
+	if err != nil {
+		if errors.Is(err, cab.ErrUnsupported) {
+			return "", fmt.Errorf("%w: %v", ErrCompressed, err)
+		}
+		return "", err
+	}
+	file, ok := c.Find(member)
+	if !ok && len(c.Files) == 1 {
+		file, ok = c.Files[0], true
+	}
+	if !ok {
+		return "", fmt.Errorf("cabinet has no %s (it holds %d files)", member, len(c.Files))
+	}
+	r, err := file.Open()
+	if err != nil {
+		if errors.Is(err, cab.ErrUnsupported) {
+			return "", fmt.Errorf("%w: %v", ErrCompressed, err)
+		}
+		return "", err
+	}
+	out, err := os.CreateTemp(filepath.Dir(path), ".expand-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		os.Remove(out.Name())
+		return "", fmt.Errorf("expand %s: %w", member, err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(out.Name())
+		return "", err
+	}
+	return out.Name(), nil
 }
 
 // verify opens path as a PDB and checks its GUID and DBI age.
@@ -457,24 +532,6 @@ func verify(path string, guid pdb.GUID, age uint32) error {
 		return fmt.Errorf("%w: file is {%s} age %d, wanted {%s} age %d", ErrMismatch, f.GUID, f.Age, guid, age)
 	}
 	return nil
-}
-
-func (s *Store) exists(ctx context.Context, src string) (bool, error) {
-	if !isURL(src) {
-		_, err := os.Stat(src)
-		return err == nil, nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, src, nil)
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("User-Agent", s.cfg.UserAgent)
-	resp, err := s.cfg.Client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK, nil
 }
 
 // readSmall reads a small file (file.ptr) from a server or directory.

@@ -3,10 +3,12 @@ package symstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/pdb"
 	"github.com/queryreplay/queryreplay/pkg/pdb/pdbtest"
@@ -243,18 +246,69 @@ func TestFetchFilePtr(t *testing.T) {
 	}
 }
 
-func TestFetchCompressedIsUnsupported(t *testing.T) {
+// TestFetchCompressedPD_: a server (or store directory) with only the
+// cabinet sqldk.pd_ — made by gcab, as symstore /compress would — yields the
+// PDB, expanded and verified; an LZX cabinet is refused by name.
+func TestFetchCompressedPD_(t *testing.T) {
 	a, _ := fixtures(t)
+	gcab := testenv.RequireTool(t, "gcab", "gcab")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "sqldk.pdb")
+	os.WriteFile(src, a.data, 0o644)
+	pd := filepath.Join(dir, "sqldk.pd_")
+	if out, err := exec.Command(gcab, "-c", "-z", "-n", pd, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcab: %v %s", err, out)
+	}
+	cabBytes, _ := os.ReadFile(pd)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sqldk.pdb/"+key(a)+"/sqldk.pd_" {
+			w.Write(cabBytes)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	// A local store directory holding only the .pd_ works the same way.
+	storeDir := t.TempDir()
+	os.MkdirAll(filepath.Join(storeDir, "sqldk.pdb", key(a)), 0o755)
+	os.WriteFile(filepath.Join(storeDir, "sqldk.pdb", key(a), "sqldk.pd_"), cabBytes, 0o644)
+	for _, server := range []string{srv.URL, storeDir} {
+		s := newStore(t, server)
+		p, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+		if err != nil {
+			t.Fatalf("%s: %v", server, err)
+		}
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, a.data) {
+			t.Errorf("%s: expanded PDB differs", server)
+		}
+		left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".*"))
+		if len(left) != 0 {
+			t.Errorf("temp files left: %v", left)
+		}
+	}
+	// LZX: the one compression this reader does not expand.
+	lzx := bytes.Clone(cabBytes)
+	binary.LittleEndian.PutUint16(lzx[36+6:], 0x1503)
+	srv2 := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/sqldk.pd_") {
+			w.Write(lzx)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	_, err := newStore(t, srv2.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+	if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), "sqldk.pd_") || !strings.Contains(err.Error(), "LZX") {
+		t.Errorf("err = %v, want ErrCompressed naming sqldk.pd_ and LZX", err)
+	}
+	// Garbage under the .pd_ name is an error naming it, not "not found".
+	srv3 := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/sqldk.pd_") {
 			w.Write([]byte("MSCF"))
 			return
 		}
 		http.NotFound(w, r)
 	})
-	_, err := newStore(t, srv.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
-	if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), "sqldk.pd_") {
-		t.Errorf("err = %v, want ErrCompressed naming sqldk.pd_", err)
+	if _, err := newStore(t, srv3.URL).Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "sqldk.pd_") {
+		t.Errorf("garbage .pd_: %v", err)
 	}
 }
 
@@ -462,8 +516,9 @@ func TestResolverConcurrentLookupsOpenThePDBOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			s := syms[i%len(syms)]
-			got, err := r.Lookup(context.Background(), mod, s.RVA+uint32(i))
-			if err != nil || got.Name != s.Name || got.Offset != uint32(i) {
+			off := uint32(i) % max(s.Size, 1) // inside the function: lookups honour sizes
+			got, err := r.Lookup(context.Background(), mod, s.RVA+off)
+			if err != nil || got.Name != s.Name || got.Offset != off {
 				t.Errorf("Lookup %d = %+v, %v", i, got, err)
 			}
 		}()
@@ -487,9 +542,27 @@ func TestFileResolver(t *testing.T) {
 	table, _ := f.Table()
 	f.Close()
 	s := table.Symbols()[1]
-	got, err := r.Lookup(context.Background(), callstack.ModuleKey{Module: "anything"}, s.RVA+1)
-	if err != nil || got.Name != s.Name || got.Offset != 1 {
-		t.Errorf("Lookup = %+v, %v; want %s+1", got, err, s.Name)
+	for _, k := range []callstack.ModuleKey{
+		{Module: "sqldk"}, {Module: "SqlDK"}, {Module: "sqldk", PDB: "SqlDK.pdb"},
+		{Module: "sqldk", PDB: "sqldk.pdb", GUID: a.guid.String(), Age: a.age},
+	} {
+		got, err := r.Lookup(context.Background(), k, s.RVA+1)
+		if err != nil || got.Name != s.Name || got.Offset != 1 {
+			t.Errorf("Lookup(%+v) = %+v, %v; want %s+1", k, got, err, s.Name)
+		}
+	}
+	// Frames of other modules, or of another build of this one, are not
+	// resolved against the file: their names would be wrong.
+	for _, k := range []callstack.ModuleKey{
+		{Module: "anything"}, {Module: "sqlmin", PDB: "sqlmin.pdb"}, {Module: "sqldk", PDB: "other.pdb"},
+		{Module: "sqldk", PDB: "sqldk.pdb", GUID: "6A193443-3512-464B-8B8E-D905AD930EE6", Age: 2},
+	} {
+		if got, err := r.Lookup(context.Background(), k, s.RVA+1); !errors.Is(err, ErrOtherModule) {
+			t.Errorf("Lookup(%+v) = %+v, %v; want ErrOtherModule", k, got, err)
+		}
+	}
+	if r.PDBName() != "sqldk.pdb" {
+		t.Errorf("PDBName %q", r.PDBName())
 	}
 	if _, err := NewFileResolver(filepath.Join(t.TempDir(), "none.pdb"), ResolverOptions{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
@@ -509,5 +582,49 @@ func TestTransientFailureIsNotRememberedAsMissing(t *testing.T) {
 	}
 	if n := down.count(p); n != 6 {
 		t.Errorf("failing server asked %d times, want 6 (2 fetches × 3 attempts: not remembered as missing)", n)
+	}
+}
+
+// TestCorruptCachedPDBIsMovedAsideAndDownloadedAgain: a cached file that is
+// not the PDB (truncated by a crash, overwritten) is renamed out of the way
+// and fetched again, instead of failing every run.
+func TestCorruptCachedPDBIsMovedAsideAndDownloadedAgain(t *testing.T) {
+	a, b := fixtures(t)
+	want := "/sqldk.pdb/" + key(a) + "/sqldk.pdb"
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == want {
+			w.Write(a.data)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	for name, corrupt := range map[string][]byte{"truncated": a.data[:len(a.data)/3], "garbage": []byte("not a pdb"), "other build": b.data} {
+		s := newStore(t, srv.URL)
+		cached := filepath.Join(s.CacheDir(), "sqldk.pdb", key(a), "sqldk.pdb")
+		os.MkdirAll(filepath.Dir(cached), 0o755)
+		if err := os.WriteFile(cached, corrupt, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, a.data) {
+			t.Errorf("%s: cache not replaced", name)
+		}
+		aside, _ := filepath.Glob(cached + ".corrupt-*")
+		if len(aside) != 1 {
+			t.Errorf("%s: moved-aside copies %v, want one", name, aside)
+		} else if got, _ := os.ReadFile(aside[0]); !bytes.Equal(got, corrupt) {
+			t.Errorf("%s: moved-aside copy differs", name)
+		}
+	}
+	// Offline, the corrupt file is still moved aside and the error says so.
+	s, _ := New(Config{CacheDir: t.TempDir(), Offline: true})
+	cached := filepath.Join(s.CacheDir(), "sqldk.pdb", key(a), "sqldk.pdb")
+	os.MkdirAll(filepath.Dir(cached), 0o755)
+	os.WriteFile(cached, []byte("junk"), 0o644)
+	if _, err := s.Fetch(context.Background(), "sqldk.pdb", a.guid, a.age); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("offline corrupt cache: %v", err)
 	}
 }

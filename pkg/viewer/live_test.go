@@ -92,6 +92,15 @@ func TestRealDatasourceThroughTheViewer(t *testing.T) {
 	if len(view.Results["A"].Frames) == 0 || view.Results["A"].Frames[0].Schema.Name != "trace" {
 		t.Errorf("view frames: %+v", view.Results["A"])
 	}
+	health, err := http.Get(v.URL() + "api/datasources/uid/queryreplay/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := io.ReadAll(health.Body)
+	health.Body.Close()
+	if health.StatusCode != 200 || !strings.Contains(string(hb), `"status":"OK"`) || !strings.Contains(string(hb), `"permissions"`) {
+		t.Errorf("health %d: %s", health.StatusCode, hb)
+	}
 	resp, err := http.Get(v.URL() + "api/datasources/uid/queryreplay/resources/databases")
 	if err != nil {
 		t.Fatal(err)

@@ -18,16 +18,24 @@ type RowError struct {
 	Line   int    // 1-based line where the row starts (0 for binary input)
 	Offset int64  // byte offset where the row starts
 	Event  string // event name, when it was read before the error
-	Err    error
+	// Pos is where inside the row the problem is, in bytes from the row's
+	// start, and ErrOffset the same place as an offset in the input; Pos is
+	// -1 when the error has no single position.
+	Pos       int
+	ErrOffset int64
+	Err       error
 }
 
 func (e *RowError) Error() string {
-	where := fmt.Sprintf("line %d", e.Line)
+	where := fmt.Sprintf("line %d, offset %d", e.Line, e.Offset)
 	if e.Line == 0 { // binary input has no lines
 		where = fmt.Sprintf("offset %d", e.Offset)
 	}
 	if e.Event != "" {
-		return fmt.Sprintf("row %d (%s, event %s): %v", e.Row, where, e.Event, e.Err)
+		where += ", event " + e.Event
+	}
+	if e.Pos >= 0 {
+		return fmt.Sprintf("row %d (%s): at byte %d of the row (offset %d): %v", e.Row, where, e.Pos, e.ErrOffset, e.Err)
 	}
 	return fmt.Sprintf("row %d (%s): %v", e.Row, where, e.Err)
 }
@@ -92,6 +100,10 @@ type Decoder struct {
 	rowReader bytes.Reader // DecodeRow's input
 	skipping  bool         // after a malformed row: looking for the next <event
 	lenient   bool
+
+	deferred        bool   // the event being parsed has escaped spans (decodeDeferred)
+	encodingChecked bool   // the first bytes were looked at for UTF-16 (utf16.go)
+	transcoded      string // "UTF-16LE" or "UTF-16BE" when the input is transcoded
 }
 
 type rawField struct {
@@ -121,6 +133,7 @@ func (d *Decoder) Reset(r io.Reader) {
 	d.ring, d.haveRing, d.inRing = RingBufferTarget{}, false, false
 	d.skipping = false
 	d.evName, d.evPkg = "", ""
+	d.encodingChecked, d.transcoded = false, ""
 }
 
 // DecodeRow decodes one event_data value, as a row of
@@ -132,7 +145,7 @@ func (d *Decoder) DecodeRow(row []byte) (Event, error) {
 	d.Reset(&d.rowReader)
 	ev, err := d.Next()
 	if err == io.EOF {
-		return Event{}, &RowError{Row: 1, Line: 1, Err: errors.New("row holds no <event>")}
+		return Event{}, &RowError{Row: 1, Line: 1, Pos: -1, Err: errors.New("row holds no <event>")}
 	}
 	if err != nil {
 		return Event{}, err
@@ -141,7 +154,7 @@ func (d *Decoder) DecodeRow(row []byte) (Event, error) {
 	// reader; looking at it directly keeps ev's views intact.
 	unread := row[len(row)-d.rowReader.Len():]
 	if len(bytes.TrimSpace(d.buf[d.start:d.end])) > 0 || len(bytes.TrimSpace(unread)) > 0 {
-		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Err: errors.New("row holds more than one <event> or trailing text")}
+		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Pos: -1, Err: errors.New("row holds more than one <event> or trailing text")}
 	}
 	return ev, nil
 }
@@ -249,12 +262,13 @@ func (d *Decoder) Next() (Event, error) {
 		if err == errNeedMore {
 			if d.eof {
 				// The input ends inside this unit.
+				end := d.end
 				d.start = d.end
 				name := d.evName
 				if name == "" {
-					return Event{}, d.rowError(p, "", errors.New("input ends inside markup"))
+					return Event{}, d.rowErrorAt(p, end, "", errors.New("input ends inside markup"))
 				}
-				return Event{}, d.rowError(p, name, errors.New("input ends inside <event>"))
+				return Event{}, d.rowErrorAt(p, end, name, errors.New("input ends inside <event>"))
 			}
 			if d.end-d.start >= d.maxEv {
 				d.err = fmt.Errorf("row %d (offset %d): row larger than %d bytes (see SetMaxEventSize)", d.row+1, d.consumedBytes+int64(d.start), d.maxEv)
@@ -281,16 +295,36 @@ func (d *Decoder) Next() (Event, error) {
 	}
 }
 
-// rowError counts a malformed row starting at buffer position p.
+// rowError counts a malformed row starting at buffer position p. A
+// *syntaxError names the position of the problem.
 func (d *Decoder) rowError(p int, event string, err error) error {
+	at := -1
+	var se *syntaxError
+	if errors.As(err, &se) && se.pos >= p {
+		at = se.pos
+	}
+	return d.rowErrorAt(p, at, event, err)
+}
+
+// rowErrorAt is rowError with the problem's buffer position given (-1 for
+// none).
+func (d *Decoder) rowErrorAt(p, at int, event string, err error) error {
 	d.row++
-	return &RowError{
+	re := &RowError{
 		Row:    d.row,
 		Line:   d.consumedLines + bytes.Count(d.buf[:p], newline) + 1,
 		Offset: d.consumedBytes + int64(p),
 		Event:  event,
+		Pos:    -1,
 		Err:    err,
 	}
+	if at >= p {
+		re.Pos, re.ErrOffset = at-p, d.consumedBytes+int64(at)
+	}
+	if d.transcoded != "" {
+		re.Err = fmt.Errorf("%w (the input is %s, read as UTF-8: offsets count UTF-8 bytes)", err, d.transcoded)
+	}
+	return re
 }
 
 var newline = []byte{'\n'}
@@ -331,6 +365,15 @@ func (d *Decoder) resync() bool {
 // fill makes room and reads until at least min more bytes are buffered, the
 // input ends, or the reader fails.
 func (d *Decoder) fill(min int) {
+	if !d.encodingChecked {
+		if d.checkEncoding(); d.err != nil || (d.end > 0 && !d.eof) {
+			return
+		}
+	}
+	d.fillRaw(min)
+}
+
+func (d *Decoder) fillRaw(min int) {
 	if d.start > 0 {
 		d.consumedLines += bytes.Count(d.buf[:d.start], newline)
 		d.consumedBytes += int64(d.start)
@@ -342,6 +385,13 @@ func (d *Decoder) fill(min int) {
 		size := 2 * len(d.buf)
 		for d.end+min > size {
 			size *= 2
+		}
+		// Never grow past the event-size limit (plus read slack), and once
+		// past a quarter of it go straight there: the old buffer (at most
+		// half the limit) and the new one then cost at most 1.5× the limit
+		// while the data is copied.
+		if limit := d.maxEv + initialBufferSize; size > limit || size > d.maxEv/2 && len(d.buf) < limit {
+			size = max(limit, d.end+1)
 		}
 		nb := make([]byte, size)
 		copy(nb, d.buf[:d.end])
@@ -371,6 +421,20 @@ func (d *Decoder) fill(min int) {
 		if d.end == len(d.buf) {
 			return
 		}
+	}
+}
+
+// checkEncoding looks at the input's first bytes, once, for UTF-16.
+func (d *Decoder) checkEncoding() {
+	if d.consumedBytes != 0 || d.start != 0 {
+		d.encodingChecked = true
+		return
+	}
+	for !d.eof && d.err == nil && d.end < 4 {
+		d.fillRaw(4 - d.end)
+	}
+	if d.err == nil {
+		d.detectUTF16()
 	}
 }
 
@@ -515,6 +579,7 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	evStart := p
 	d.arena = d.arena[:0]
 	d.raw = d.raw[:0]
+	d.deferred = false
 	d.nActions = 0
 	d.evName, d.evPkg = "", ""
 	d.haveTS = false
@@ -890,7 +955,15 @@ const (
 type span struct {
 	off, n int
 	inBuf  bool
+	// escaped marks a large value left undecoded in the input buffer during
+	// parsing (its references were checked); materialize decodes it in
+	// place, so a huge escaped value never has a second copy.
+	escaped bool
 }
+
+// deferDecodeSize is the size from which a value's character references
+// are decoded in place at materialize time rather than into the arena.
+const deferDecodeSize = 64 << 10
 
 // bytesOf returns the bytes of sp.
 func (d *Decoder) bytesOf(b []byte, sp span) []byte {
@@ -932,8 +1005,52 @@ func (a *textAcc) toArena(d *Decoder, b []byte) {
 	}
 	if a.sp.inBuf {
 		start := len(d.arena)
-		d.arena = append(d.arena, b[a.sp.off:a.sp.off+a.sp.n]...)
-		a.sp = span{off: start, n: a.sp.n}
+		if a.sp.escaped {
+			d.arena, _ = appendDecoded(d.arena, b[a.sp.off:a.sp.off+a.sp.n], a.sp.off) // checked when deferred
+		} else {
+			d.arena = append(d.arena, b[a.sp.off:a.sp.off+a.sp.n]...)
+		}
+		a.sp = span{off: start, n: len(d.arena) - start}
+	}
+}
+
+// checkReferences reports the first malformed reference in seg (at buffer
+// position pos) without keeping the decoded text: it decodes through a
+// small scratch buffer, cutting seg only just before an '&'.
+func (d *Decoder) checkReferences(seg []byte, pos int) error {
+	for len(seg) > 0 {
+		n := min(len(seg), 32<<10)
+		if n < len(seg) {
+			if j := bytes.LastIndexByte(seg[:n], '&'); j > 0 {
+				n = j
+			}
+		}
+		var err error
+		if d.nameTmp, err = appendDecoded(d.nameTmp[:0], seg[:n], pos); err != nil {
+			return err
+		}
+		seg, pos = seg[n:], pos+n
+	}
+	return nil
+}
+
+// decodeDeferred decodes the escaped spans of the current event in place in
+// the buffer (the text only shrinks), now that the event has been parsed
+// and will not be read again.
+func (d *Decoder) decodeDeferred(b []byte) {
+	if !d.deferred {
+		return
+	}
+	d.deferred = false
+	fix := func(sp *span) {
+		if sp.escaped {
+			out, _ := appendDecoded(b[sp.off:sp.off:sp.off+sp.n], b[sp.off:sp.off+sp.n], sp.off)
+			sp.n, sp.escaped = len(out), false
+		}
+	}
+	for i := range d.raw {
+		fix(&d.raw[i].val)
+		fix(&d.raw[i].text)
 	}
 }
 
@@ -983,6 +1100,13 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 				seg := b[p : p+i]
 				if bytes.IndexByte(seg, '&') < 0 && bytes.IndexByte(seg, '\r') < 0 {
 					acc.clean(d, b, p, i)
+				} else if acc.pieces == 0 && len(seg) >= deferDecodeSize {
+					if err := d.checkReferences(seg, p); err != nil {
+						return 0, 0, span{}, err
+					}
+					acc.sp = span{off: p, n: i, inBuf: true, escaped: true}
+					acc.pieces = 1
+					d.deferred = true
 				} else {
 					acc.toArena(d, b)
 					var err error
@@ -1084,6 +1208,7 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 // lies (input buffer or arena).
 func (d *Decoder) materialize() Event {
 	b := d.buf[:d.end]
+	d.decodeDeferred(b)
 	var inBuf, inArena, owned string
 	if d.reuse {
 		if len(b) > 0 {
@@ -1097,7 +1222,18 @@ func (d *Decoder) materialize() Event {
 		for i := range d.raw {
 			total += d.raw[i].val.n + d.raw[i].text.n
 		}
-		if total > 0 {
+		if total >= handOverSize {
+			// A huge event keeps the buffer (and arena) it lies in, instead
+			// of a copy: the decoder takes fresh ones. Memory then stays near
+			// the event's own size (TestHugeValueMemory).
+			if len(b) > 0 {
+				inBuf = unsafe.String(unsafe.SliceData(b), len(b))
+			}
+			if len(d.arena) > 0 {
+				inArena = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
+			}
+			d.handOver()
+		} else if total > 0 {
 			// One block, filled once and never written again, so strings
 			// over it are immutable.
 			block := make([]byte, 0, total)
@@ -1114,7 +1250,9 @@ func (d *Decoder) materialize() Event {
 			d.ts = span{off: 0, n: d.ts.n}
 			owned = unsafe.String(unsafe.SliceData(block), len(block))
 		}
-		inArena = owned
+		if owned != "" {
+			inArena = owned
+		}
 	}
 	str := func(sp span) string {
 		if sp.n == 0 {
@@ -1168,6 +1306,23 @@ func (d *Decoder) materialize() Event {
 		ev.Actions = fields[nData:]
 	}
 	return ev
+}
+
+// handOverSize is the event text size from which materialize gives the
+// event the decoder's buffers instead of copying out of them.
+const handOverSize = 4 << 20
+
+// handOver replaces the buffer and arena, which the event just decoded now
+// owns, with fresh ones; the unread rest of the buffer moves along.
+func (d *Decoder) handOver() {
+	rest := d.buf[d.start:d.end]
+	d.consumedLines += bytes.Count(d.buf[:d.start], newline)
+	d.consumedBytes += int64(d.start)
+	nb := make([]byte, max(initialBufferSize, 2*len(rest)))
+	d.end = copy(nb, rest)
+	d.start = 0
+	d.buf = nb
+	d.arena = nil
 }
 
 // parseRingOpen reads the <RingBufferTarget …> start tag.

@@ -24,10 +24,12 @@
 //
 // The decoder streams: memory depends on the largest event, not on how many
 // there are. Readers that get event_data one row at a time (the tracer, from
-// a SQL result set) keep one Decoder and call DecodeRow. A malformed row yields a *RowError with its row and line and
-// decoding goes on. By default each Event owns its memory and costs two
-// allocations; Decoder.ReuseEvents makes events views into reused buffers
-// (zero allocations) for callers that consume each event before the next.
+// a SQL result set) keep one Decoder and call DecodeRow. A malformed row
+// yields a *RowError with its row, line and offset, and where inside the row
+// the problem is (RowError.Pos, ErrOffset), and decoding goes on. By
+// default each Event owns its memory and costs two allocations;
+// Decoder.ReuseEvents makes events views into reused buffers (zero
+// allocations) for callers that consume each event before the next.
 //
 // Why a hand-written scanner instead of encoding/xml: the tracer and the
 // exporter read event files of hundreds of MB, and encoding/xml decodes
@@ -40,8 +42,16 @@
 // normalisation, and well-formedness checks on nested XML values, which it
 // keeps verbatim (query_post_execution_showplan's plan is a child element of
 // <value>, not text). It does not handle DTDs, namespaces on the event
-// vocabulary or encodings other than UTF-8; UTF-16 input is refused with a
-// clear error.
+// vocabulary or encodings other than UTF-8 and UTF-16 (UTF-16 input, with or
+// without a byte-order mark — SSMS and PowerShell save it so — is transcoded
+// on the fly; offsets in errors then count UTF-8 bytes).
+//
+// Memory: the buffer never grows past the event-size limit (plus 1 MB of
+// read slack); an event of several MB keeps the buffer it was decoded in
+// instead of a copy, and a large entity-escaped value is decoded in place
+// once its event has been parsed. An event just under the limit therefore
+// costs about 1.5× the limit at the peak (TestHugeValueMemory), in both
+// event modes.
 //
 // Benchmarks (measurement only, not part of the tests): BenchmarkDecode
 // decodes a generated 200 MB fn_xe_file_target_read_file-style stream

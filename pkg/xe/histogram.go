@@ -1,10 +1,12 @@
 package xe
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Histogram is a histogram target's target_data: event counts bucketed by
@@ -26,9 +28,44 @@ type HistogramSlot struct {
 // its bucket count of slots, so real documents are small.
 const maxHistogramSize = 256 << 20
 
-// DecodeHistogram reads a <HistogramTarget> document. Unlike the event
-// decoder it reads the whole document (it is bounded by the bucket count).
+// IsHistogram reports whether the start of a document (its first few
+// hundred bytes are enough) is a <HistogramTarget> element, after an
+// optional byte-order mark, XML declaration, comments and white space.
+// UTF-16 documents are recognised too.
+func IsHistogram(head []byte) bool {
+	if be, skip, ok, _ := utf16Kind(head, true); ok {
+		u := newUTF16Reader(bytes.NewReader(head[skip:]), be)
+		head, _ = io.ReadAll(u)
+	}
+	p := skipProlog(head)
+	return matchTag(head, p, "<HistogramTarget") == 1
+}
+
+// AppendJSON appends the slot as {"slot":i,"count":n,"value":"…"}; the
+// value (often a call stack) is kept verbatim.
+func (s *HistogramSlot) AppendJSON(dst []byte, i int) []byte {
+	dst = append(dst, `{"slot":`...)
+	dst = strconv.AppendInt(dst, int64(i), 10)
+	dst = append(dst, `,"count":`...)
+	dst = strconv.AppendUint(dst, s.Count, 10)
+	dst = append(dst, `,"value":`...)
+	dst = appendJSONString(dst, s.Value.Raw)
+	return append(dst, '}')
+}
+
+// DecodeHistogram reads a <HistogramTarget> document, UTF-8 or UTF-16.
+// Unlike the event decoder it reads the whole document (it is bounded by
+// the bucket count).
 func DecodeHistogram(r io.Reader) (Histogram, error) {
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(4); len(head) > 0 {
+		if be, skip, ok, _ := utf16Kind(head, len(head) < 4); ok {
+			br.Discard(skip)
+			r = newUTF16Reader(br, be)
+		} else {
+			r = br
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(r, maxHistogramSize+1))
 	if err != nil {
 		return Histogram{}, fmt.Errorf("read histogram: %w", err)

@@ -314,7 +314,7 @@ func appendNormalizedNewlines(dst, seg []byte) []byte {
 
 // appendDecoded appends seg with the five predefined entities and numeric
 // character references decoded (and line ends normalised).
-func appendDecoded(dst, seg []byte, pos int) ([]byte, error) {
+func appendDecoded(dst, seg []byte, segPos int) ([]byte, error) {
 	for len(seg) > 0 {
 		i := bytes.IndexByte(seg, '&')
 		if i < 0 {
@@ -322,6 +322,8 @@ func appendDecoded(dst, seg []byte, pos int) ([]byte, error) {
 		}
 		dst = appendNormalizedNewlines(dst, seg[:i])
 		seg = seg[i:]
+		segPos += i
+		pos := segPos // the '&' of the reference: where an error points
 		j := bytes.IndexByte(seg, ';')
 		if j < 0 || j > 12 {
 			return dst, synErr(pos, "'&' not followed by an entity reference")
@@ -358,6 +360,7 @@ func appendDecoded(dst, seg []byte, pos int) ([]byte, error) {
 			dst = utf8.AppendRune(dst, rune(r))
 		}
 		seg = seg[j+1:]
+		segPos += j + 1
 	}
 	return dst, nil
 }

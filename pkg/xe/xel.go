@@ -211,7 +211,7 @@ func (x *XELReader) Next() (Event, error) {
 		if errors.As(err, &xe) {
 			off = xe.Offset
 		}
-		return Event{}, &RowError{Row: x.events + 1, Offset: off, Event: ev.Name, Err: err}
+		return Event{}, &RowError{Row: x.events + 1, Offset: off, Event: ev.Name, Pos: -1, Err: err}
 	}
 	x.events++
 	x.lastBufOff = x.bufOff

@@ -4,8 +4,12 @@ import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable } from 
 
 /** The browser side of the datasource: queries go to the Go backend unchanged. */
 export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayDataSourceOptions> {
+  /** The non-secret settings, for editors that show only what the settings allow. */
+  readonly settings: ReplayDataSourceOptions;
+
   constructor(instanceSettings: DataSourceInstanceSettings<ReplayDataSourceOptions>) {
     super(instanceSettings);
+    this.settings = instanceSettings.jsonData ?? {};
   }
 
   getDefaultQuery(_: CoreApp): Partial<ReplayQuery> {

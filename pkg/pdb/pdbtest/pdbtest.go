@@ -27,7 +27,7 @@ const AptPackages = "clang lld llvm"
 
 // Tools holds absolute paths of the LLVM programs.
 type Tools struct {
-	Clang, LLDLink, PDBUtil, Symbolizer, Undname string
+	Clang, LLDLink, PDBUtil, Symbolizer, Undname, NM string
 }
 
 // FindTools looks the programs up on PATH, accepting versioned names such as
@@ -38,7 +38,7 @@ func FindTools() (Tools, error) {
 	for _, want := range []struct {
 		name string
 		dst  *string
-	}{{"clang", &t.Clang}, {"lld-link", &t.LLDLink}, {"llvm-pdbutil", &t.PDBUtil}, {"llvm-symbolizer", &t.Symbolizer}, {"llvm-undname", &t.Undname}} {
+	}{{"clang", &t.Clang}, {"lld-link", &t.LLDLink}, {"llvm-pdbutil", &t.PDBUtil}, {"llvm-symbolizer", &t.Symbolizer}, {"llvm-undname", &t.Undname}, {"llvm-nm", &t.NM}} {
 		p := findTool(want.name)
 		if p == "" {
 			missing = append(missing, want.name)

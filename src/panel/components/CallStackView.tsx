@@ -8,6 +8,7 @@ import { isInfrastructure, splitFrame, stackLines, stackTree } from '../replay/s
 import { ReplayStore } from '../replay/store';
 import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace } from '../model/trace';
+import { FieldList } from './FieldList';
 import { useReplay } from './useStore';
 
 interface Props {
@@ -39,14 +40,7 @@ export function CallStackView({ trace, store, unit, laneOf }: Props) {
         {desc ? (
           <>
             <div className={styles.title}>{desc.title}</div>
-            <dl className={styles.fields}>
-              {desc.rows.map(([k, v]) => (
-                <React.Fragment key={k}>
-                  <dt>{k}</dt>
-                  <dd>{v}</dd>
-                </React.Fragment>
-              ))}
-            </dl>
+            <FieldList rows={desc.rows} />
           </>
         ) : (
           <div className={styles.note}>Click an event on the timeline to see its fields here.</div>
@@ -139,14 +133,6 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   selected: css({ borderBottom: `1px solid ${theme.colors.border.weak}`, paddingBottom: 4 }),
   title: css({ fontWeight: theme.typography.fontWeightMedium }),
-  fields: css({
-    display: 'grid',
-    gridTemplateColumns: 'max-content 1fr',
-    columnGap: 8,
-    margin: 0,
-    dt: { color: theme.colors.text.secondary },
-    dd: { margin: 0, wordBreak: 'break-all' },
-  }),
   note: css({ color: theme.colors.text.secondary }),
   bar: css({ display: 'flex', alignItems: 'center', gap: 8 }),
   tree: css({ listStyle: 'none', margin: 0, padding: 0, fontFamily: theme.typography.fontFamilyMonospace }),

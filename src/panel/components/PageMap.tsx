@@ -124,7 +124,6 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
   const mapH = Math.max(20, height - 52);
   const layout = useMemo(() => (pages ? layoutPages(pages, mode, width, mapH) : null), [pages, mode, width, mapH]);
   const timing = useMemo(() => (pages ? pageTiming(pages, reads, writes) : null), [pages, reads, writes]);
-  const t = useReplay(store, (s) => Math.round(s.playheadUs));
   const [painted] = useState(() => new Painted());
   const [painter] = useState(() => new CanvasPainter<Paint>(paint));
 
@@ -140,14 +139,11 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
   if (!pages) {
     return <div className={styles.note}>The frames carry no pages frame.</div>;
   }
-  const touched = timing ? touchedBy(timing, t) : 0;
   return (
     <div className={styles.wrap} data-testid="qr-page-map">
       <div className={styles.bar}>
         <RadioButtonGroup size="sm" options={MODES} value={mode} onChange={(v) => setMode(v)} />
-        <span className={styles.count} data-testid="qr-pages-touched">
-          {touched.toLocaleString('en-US')} / {pages.n.toLocaleString('en-US')} pages touched
-        </span>
+        {timing && <TouchedCount store={store} timing={timing} total={pages.n} />}
       </div>
       {layout?.unavailable ? (
         <div className={styles.note} data-testid="qr-page-map-note">
@@ -176,6 +172,17 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
         not yet
       </div>
     </div>
+  );
+}
+
+/** Pages touched by the playhead: its own component, so the map itself does not re-render each frame. */
+function TouchedCount({ store, timing, total }: { store: ReplayStore; timing: PageTiming; total: number }) {
+  const styles = useStyles2(getStyles);
+  const touched = useReplay(store, (s) => touchedBy(timing, s.playheadUs));
+  return (
+    <span className={styles.count} data-testid="qr-pages-touched">
+      {touched.toLocaleString('en-US')} / {total.toLocaleString('en-US')} pages touched
+    </span>
   );
 }
 

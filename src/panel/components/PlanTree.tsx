@@ -8,6 +8,7 @@ import { readsSoFar, rowsSoFar, stateAt } from '../replay/phases';
 import { TimeUnit } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { Palette } from '../render/palette';
+import { FieldList } from './FieldList';
 import { useReplay } from './useStore';
 
 interface Props {
@@ -105,14 +106,7 @@ export function PlanTree({ trace, store, palette, reads, unit }: Props) {
       </div>
       <section className={styles.details} data-testid="qr-operator-details" aria-label="Operator details">
         <div className={styles.detailsTitle}>{details.title}</div>
-        <dl className={styles.fields}>
-          {details.rows.map(([k, v]) => (
-            <React.Fragment key={k}>
-              <dt>{k}</dt>
-              <dd>{v}</dd>
-            </React.Fragment>
-          ))}
-        </dl>
+        <FieldList rows={details.rows} />
       </section>
     </div>
   );
@@ -152,14 +146,6 @@ const getStyles = (theme: GrafanaTheme2) => ({
     flex: '1 1 0',
   }),
   detailsTitle: css({ fontWeight: theme.typography.fontWeightMedium, marginBottom: 2 }),
-  fields: css({
-    display: 'grid',
-    gridTemplateColumns: 'max-content 1fr',
-    columnGap: 8,
-    margin: 0,
-    dt: { color: theme.colors.text.secondary },
-    dd: { margin: 0, wordBreak: 'break-word' },
-  }),
   empty: css({ padding: theme.spacing(1), color: theme.colors.text.secondary }),
   row: css({
     display: 'grid',

@@ -8,7 +8,6 @@ import { TimeUnit, clampWindow, formatUs, usOf, xOf } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { Palette, withAlpha } from '../render/palette';
 import { CanvasPainter } from './canvas';
-import { useReplay } from './useStore';
 
 interface Props {
   trace: ReplayTrace;
@@ -23,6 +22,7 @@ interface Props {
 }
 
 interface Paint {
+  canvas: HTMLCanvasElement | null;
   width: number;
   height: number;
   store: ReplayStore;
@@ -51,6 +51,8 @@ function paint(ctx: CanvasRenderingContext2D, p: Paint): void {
   ctx.fillRect(x0, 0, Math.max(2, x1 - x0), height);
   ctx.strokeStyle = palette.selection;
   ctx.strokeRect(x0 + 0.5, 0.5, Math.max(2, x1 - x0 - 1), height - 1);
+  // the slider's value follows the playhead without a React render per frame
+  p.canvas?.setAttribute('aria-valuenow', String(Math.round(st.playheadUs)));
   const px = xOf(bounds, width, st.playheadUs);
   ctx.fillStyle = palette.playhead;
   ctx.fillRect(Math.round(px) - 1, 0, 2, height);
@@ -66,7 +68,6 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
   const styles = useStyles2(getStyles);
   const [painter] = useState(() => new CanvasPainter<Paint>(paint));
   const [drag, setDrag] = useState<{ mode: 'seek' | 'move'; x0: number; w0: WindowUs } | null>(null);
-  const playhead = useReplay(store, (s) => s.playheadUs);
 
   // density of every shown lane over the whole trace, once per size
   const density = useMemo(() => {
@@ -88,7 +89,7 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
   }, [trace, lanes, pyramid, width, bounds]);
 
   useLayoutEffect(() => {
-    painter.update(ref.current, { width, height, store, palette, bounds, density });
+    painter.update(ref.current, { canvas: ref.current, width, height, store, palette, bounds, density });
   }, [painter, width, height, store, palette, bounds, density]);
   useEffect(() => store.subscribe(painter.request), [store, painter]);
   useEffect(() => () => painter.dispose(), [painter]);
@@ -113,8 +114,8 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
       aria-label="Playhead over the whole trace"
       aria-valuemin={bounds.fromUs}
       aria-valuemax={bounds.toUs}
-      aria-valuenow={playhead}
-      aria-valuetext={formatUs(playhead, unit)}
+      aria-valuenow={store.get().playheadUs}
+      aria-valuetext={formatUs(store.get().playheadUs, unit)}
       onPointerDown={(e) => {
         const x = pos(e);
         const w = store.get().window;

@@ -6,7 +6,8 @@ import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { Pyramid } from '../replay/density';
 import { Description, describeEntry, describeOperator } from '../replay/describe';
 import { hitEntry } from '../replay/hit';
-import { TimeUnit, pan, usOf, windowBetween, zoomAt } from '../replay/scale';
+import { activeSignature } from '../replay/phases';
+import { TimeUnit, pan, usOf, windowBetween, xOf, zoomAt } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { DrawStats, recordFrame } from '../replay/debug';
 import { TimelineLayout, layoutTimeline, rowAt } from '../render/layout';
@@ -172,21 +173,52 @@ export function TimelineView(props: TimelineViewProps) {
     props.detailVersion,
   ]);
 
-  // the base repaints when the window, filter or selected operator change; the overlay on every change
+  // the playhead and the dimmed future: moved with a transform, no canvas work
+  const playheadRef = useRef<HTMLDivElement>(null);
+  const futureRef = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const place = () => {
+      const s = store.get();
+      const x = xOf(s.window, layout.plotW, s.playheadUs);
+      const clamped = Math.max(-2, Math.min(layout.plotW + 2, x));
+      if (playheadRef.current) {
+        playheadRef.current.style.transform = `translateX(${clamped}px)`;
+        playheadRef.current.style.visibility = x < -1 || x > layout.plotW + 1 ? 'hidden' : 'visible';
+      }
+      if (futureRef.current) {
+        futureRef.current.style.transform = `translateX(${Math.max(0, clamped)}px)`;
+      }
+    };
+    place();
+    return store.subscribe(place);
+  }, [store, layout]);
+
+  // the base repaints when the window, filter or selected operator change; the overlay when
+  // what it shows changes (active operators, selection, window)
   useEffect(() => {
     let last = store.get();
+    let lastActive = activeSignature(trace.operators, last.playheadUs);
     const unsub = store.subscribe(() => {
       const s = store.get();
       if (s.window !== last.window || s.filterNode !== last.filterNode || s.selectedNode !== last.selectedNode) {
         base.request();
       }
-      overlay.request();
+      const active = activeSignature(trace.operators, s.playheadUs);
+      if (
+        active !== lastActive ||
+        s.window !== last.window ||
+        s.selected !== last.selected ||
+        s.selectedNode !== last.selectedNode
+      ) {
+        overlay.request();
+      }
+      lastActive = active;
       last = s;
     });
     return () => {
       unsub();
     };
-  }, [store, base, overlay]);
+  }, [store, base, overlay, trace]);
   useEffect(
     () => () => {
       base.dispose();
@@ -359,6 +391,28 @@ export function TimelineView(props: TimelineViewProps) {
         onPointerLeave={onPointerLeave}
         onDoubleClick={onDoubleClick}
       />
+      <div
+        className={styles.plotClip}
+        style={{
+          left: layout.plotX,
+          top: layout.axisH,
+          width: layout.plotW,
+          height: Math.max(0, height - layout.axisH),
+        }}
+        aria-hidden
+      >
+        <div ref={futureRef} className={styles.future} style={{ background: palette.future }} data-testid="qr-future" />
+      </div>
+      <div
+        className={styles.playheadClip}
+        style={{ left: layout.plotX - 6, width: layout.plotW + 12, height }}
+        aria-hidden
+      >
+        <div ref={playheadRef} className={styles.playhead} data-testid="qr-playhead-line">
+          <div className={styles.playheadLine} style={{ background: palette.playhead }} />
+          <div className={styles.playheadHead} style={{ borderTopColor: palette.playhead }} />
+        </div>
+      </div>
       {tip && <Tooltip x={tip.x} y={tip.y} width={width} height={height} description={tip.d} />}
     </div>
   );
@@ -367,4 +421,19 @@ export function TimelineView(props: TimelineViewProps) {
 const getStyles = () => ({
   wrap: css({ position: 'relative', overflow: 'hidden', flex: 'none' }),
   canvas: css({ position: 'absolute', left: 0, top: 0, touchAction: 'none', cursor: 'crosshair' }),
+  plotClip: css({ position: 'absolute', overflow: 'hidden', pointerEvents: 'none' }),
+  future: css({ position: 'absolute', left: 0, top: 0, width: '100%', height: '100%', willChange: 'transform' }),
+  playheadClip: css({ position: 'absolute', top: 0, overflow: 'hidden', pointerEvents: 'none' }),
+  playhead: css({ position: 'absolute', left: 6, top: 0, width: 0, height: '100%', willChange: 'transform' }),
+  playheadLine: css({ position: 'absolute', left: -1, top: 0, width: 2, height: '100%' }),
+  playheadHead: css({
+    position: 'absolute',
+    left: -5,
+    top: 0,
+    width: 0,
+    height: 0,
+    borderLeft: '5px solid transparent',
+    borderRight: '5px solid transparent',
+    borderTop: '6px solid',
+  }),
 });

@@ -44,7 +44,6 @@ export function Toolbar(props: Props) {
   const styles = useStyles2(getStyles);
   const playing = useReplay(store, (s) => s.playing);
   const speed = useReplay(store, (s) => s.speed);
-  const t = useReplay(store, (s) => s.playheadUs);
   const win = useReplay(store, (s) => s.window);
   const filter = useReplay(store, (s) => s.filterNode);
   const stepLane = useReplay(store, (s) => s.stepLane);
@@ -98,12 +97,14 @@ export function Toolbar(props: Props) {
           onChange={(v) => store.set({ stepLane: v === 'all' ? null : v })}
         />
       )}
-      <span className={styles.time} data-testid="qr-playhead" title="playhead / end of trace">
-        {formatUs(t, unit, Math.max(1, span(win) / 1000), whole)}
-        {!compact && (
-          <span className={styles.weak}> / {formatUs(trace.endUs, unit, Math.max(1, span(win) / 1000), whole)}</span>
-        )}
-      </span>
+      <PlayheadReadout
+        store={store}
+        unit={unit}
+        precisionUs={Math.max(1, span(win) / 1000)}
+        wholeUs={whole}
+        endUs={trace.endUs}
+        compact={compact}
+      />
       {filter !== null && (
         <button
           type="button"
@@ -151,6 +152,27 @@ export function Toolbar(props: Props) {
         />
       )}
     </div>
+  );
+}
+
+/** The playhead time: its own component, so only it re-renders on every frame of playback. */
+function PlayheadReadout(props: {
+  store: ReplayStore;
+  unit: TimeUnit;
+  precisionUs: number;
+  wholeUs: number;
+  endUs: number;
+  compact: boolean;
+}) {
+  const styles = useStyles2(getStyles);
+  const t = useReplay(props.store, (s) => s.playheadUs);
+  return (
+    <span className={styles.time} data-testid="qr-playhead" title="playhead / end of trace">
+      {formatUs(t, props.unit, props.precisionUs, props.wholeUs)}
+      {!props.compact && (
+        <span className={styles.weak}> / {formatUs(props.endUs, props.unit, props.precisionUs, props.wholeUs)}</span>
+      )}
+    </span>
   );
 }
 

@@ -94,3 +94,39 @@ describe('traceFromFrames edge cases', () => {
     expect(t.endUs).toBe(100);
   });
 });
+
+describe('schema 2 fields of the frames', () => {
+  const trace = goldenTrace();
+
+  it('attaches per-thread bars to parallel operators', () => {
+    const scan = trace.byNode.get(2)!;
+    expect(scan.threads.map((t) => [t.thread, t.startUs, t.endUs, t.rows])).toEqual([
+      [1, 310, 860, 6000],
+      [2, 315, 870, 4000],
+    ]);
+    expect(trace.byNode.get(0)!.threads).toEqual([]);
+  });
+
+  it('keeps open intervals and ambiguous matches as flags', () => {
+    expect(Array.from(trace.lanes.lock!.open!)).toEqual([0, 1]);
+    // no read is ambiguous in the sample, so no column is kept
+    expect(trace.lanes.read!.ambiguous).toBeNull();
+  });
+
+  it('reads notExecuted and its reason', () => {
+    const ops = toDataFrame({
+      name: 'operators',
+      fields: [
+        { name: 'nodeId', type: FieldType.number, values: [0, 1] },
+        { name: 'parentId', type: FieldType.number, values: [null, 0] },
+        { name: 'physicalOp', type: FieldType.string, values: ['Adaptive Join', 'Index Seek'] },
+        { name: 'notExecuted', type: FieldType.boolean, values: [false, true] },
+        { name: 'notExecutedReason', type: FieldType.string, values: ['', "an adaptive join's unused input"] },
+      ],
+    });
+    const t = traceFromFrames([ops]).trace!;
+    expect(t.byNode.get(1)!.executed).toBe(false);
+    expect(t.byNode.get(1)!.notExecutedReason).toBe("an adaptive join's unused input");
+    expect(t.byNode.get(0)!.executed).toBe(true);
+  });
+});

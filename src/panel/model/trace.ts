@@ -39,6 +39,10 @@ export interface LaneData {
   maxEnd: Float64Array;
   /** Frame row of entry i (rows are re-sorted by start if they arrive unsorted). */
   row: Int32Array;
+  /** 1 where more than one operator could have caused the entry (docs/frames.md §3.5 `ambiguous`). */
+  ambiguous: Uint8Array | null;
+  /** 1 where the interval's end was not captured (`open`: lock release, wait end or I/O completion missing). */
+  open: Uint8Array | null;
   frame: DataFrame;
 }
 
@@ -50,6 +54,20 @@ export interface Phase {
   endUs: number;
   /** Worker thread of a per-thread phase; null for the operator as a whole. */
   thread: number | null;
+  /** The execution it belongs to (from 1) when executions show one by one; 0 otherwise. */
+  execution: number;
+  /** How many times the operator ran inside a `reexecuted` phase. */
+  executions: number;
+}
+
+/** One worker thread's bar of a parallel operator (the `threads` frame). */
+export interface ThreadBar {
+  thread: number;
+  startUs: number;
+  endUs: number;
+  rows: number | null;
+  executions: number;
+  source: string;
 }
 
 export interface Operator {
@@ -84,9 +102,14 @@ export interface Operator {
   logicalReads: number | null;
   physicalReads: number | null;
   estimatedRows: number | null;
-  /** False when the actual plan says the operator never ran (0 executions). */
+  /** False when the operator never ran (`notExecuted`, or 0 actual executions). */
   executed: boolean;
+  notExecutedReason: string;
+  /** The most executions one thread made. */
+  executions: number;
   phases: Phase[];
+  /** Per-thread bars of a parallel operator, in thread order. */
+  threads: ThreadBar[];
   /** Tree position: depth from the root, pre-order index, child node ids. */
   depth: number;
   order: number;
@@ -232,6 +255,8 @@ export function laneFromFrame(name: EventLaneName, frame: DataFrame, fallbackWin
     weight,
     maxEnd: new Float64Array(n),
     row,
+    ambiguous: flags(frame, 'ambiguous', n),
+    open: flags(frame, 'open', n),
     frame,
   };
   if (!sorted) {
@@ -243,6 +268,23 @@ export function laneFromFrame(name: EventLaneName, frame: DataFrame, fallbackWin
     lane.maxEnd[i] = m;
   }
   return lane;
+}
+
+/** A bool field as 0/1 per row, or null when the frame has no such field or no row sets it. */
+function flags(frame: DataFrame, name: string, n: number): Uint8Array | null {
+  const f = field(frame, name);
+  if (!f) {
+    return null;
+  }
+  const out = new Uint8Array(n);
+  let any = false;
+  for (let r = 0; r < n; r++) {
+    if (f.values[r] === true) {
+      out[r] = 1;
+      any = true;
+    }
+  }
+  return any ? out : null;
 }
 
 /** Sorts a lane's columns by start (stable), keeping `row` pointing at frame rows. */
@@ -258,9 +300,19 @@ function sortLane(lane: LaneData): void {
     lane.node[to] = nodeCopy[from];
     lane.row[to] = from;
   });
+  for (const flag of [lane.ambiguous, lane.open]) {
+    if (flag) {
+      const copy = flag.slice();
+      idx.forEach((from, to) => (flag[to] = copy[from]));
+    }
+  }
 }
 
-function readOperators(ops: DataFrame | undefined, phases: DataFrame | undefined): Operator[] {
+function readOperators(
+  ops: DataFrame | undefined,
+  phases: DataFrame | undefined,
+  threads: DataFrame | undefined
+): Operator[] {
   if (!ops) {
     return [];
   }
@@ -278,6 +330,9 @@ function readOperators(ops: DataFrame | undefined, phases: DataFrame | undefined
     endUs: f('endUs'),
     durationUs: f('durationUs'),
     executed: f('executed'),
+    notExecuted: f('notExecuted'),
+    notExecutedReason: f('notExecutedReason'),
+    executions: f('executions'),
   };
   const counters = [
     'reads',
@@ -317,6 +372,9 @@ function readOperators(ops: DataFrame | undefined, phases: DataFrame | undefined
       endUs,
       durationUs: num(F.durationUs, r, endUs - startUs),
       phases: [],
+      threads: [],
+      notExecutedReason: str(F.notExecutedReason, r),
+      executions: num(F.executions, r),
       depth: 0,
       order: 0,
       children: [],
@@ -328,10 +386,11 @@ function readOperators(ops: DataFrame | undefined, phases: DataFrame | undefined
       op[c] = numOrNull(f(c), r);
     }
     const explicit = F.executed?.values[r];
-    op.executed = explicit === false ? false : op.actualExecutions !== 0;
+    op.executed = F.notExecuted?.values[r] === true || explicit === false ? false : op.actualExecutions !== 0;
     out.push(op);
   }
   attachPhases(out, phases);
+  attachThreads(out, threads);
   orderTree(out);
   return out;
 }
@@ -346,6 +405,8 @@ function attachPhases(ops: Operator[], phases: DataFrame | undefined): void {
   const startF = field(phases, 'startUs');
   const endF = field(phases, 'endUs');
   const threadF = field(phases, 'thread') ?? field(phases, 'threadId');
+  const execF = field(phases, 'execution');
+  const execsF = field(phases, 'executions');
   for (let r = 0; r < phases.length; r++) {
     const op = byNode.get(num(nodeF, r));
     if (!op) {
@@ -357,10 +418,38 @@ function attachPhases(ops: Operator[], phases: DataFrame | undefined): void {
       startUs: s,
       endUs: Math.max(s, num(endF, r, s)),
       thread: numOrNull(threadF, r),
+      execution: num(execF, r),
+      executions: num(execsF, r),
     });
   }
   for (const op of ops) {
     op.phases.sort((a, b) => a.startUs - b.startUs);
+  }
+}
+
+function attachThreads(ops: Operator[], threads: DataFrame | undefined): void {
+  if (!threads) {
+    return;
+  }
+  const byNode = new Map(ops.map((o) => [o.nodeId, o]));
+  const F = ['nodeId', 'thread', 'startUs', 'endUs', 'rows', 'executions', 'source'].map((n) => field(threads, n));
+  for (let r = 0; r < threads.length; r++) {
+    const op = byNode.get(num(F[0], r));
+    if (!op) {
+      continue;
+    }
+    const s = num(F[2], r);
+    op.threads.push({
+      thread: num(F[1], r),
+      startUs: s,
+      endUs: Math.max(s, num(F[3], r, s)),
+      rows: numOrNull(F[4], r),
+      executions: num(F[5], r),
+      source: str(F[6], r),
+    });
+  }
+  for (const op of ops) {
+    op.threads.sort((a, b) => a.thread - b.thread);
   }
 }
 
@@ -474,6 +563,7 @@ const KNOWN = new Set([
   'trace',
   'operators',
   'phases',
+  'threads',
   'nodes',
   'edges',
   'pages',
@@ -503,7 +593,7 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
   const mc = custom(meta);
   const f = (n: string) => (meta ? field(meta, n) : undefined);
   const timeRange = (mc.timeRange ?? {}) as { zeroTime?: string; from?: number; startUs?: number };
-  const ops = readOperators(byName.get('operators'), byName.get('phases'));
+  const ops = readOperators(byName.get('operators'), byName.get('phases'), byName.get('threads'));
   let startUs = meta ? num(f('startUs'), 0) : Infinity;
   let endUs = meta ? num(f('endUs'), 0) : -Infinity;
   if (!meta) {

@@ -48,14 +48,14 @@ export function layoutTimeline(width: number, height: number, shown: LaneName[],
   if (showPlan) {
     const rows: PlanRow[] = ops.map((op, i) => {
       const box = { y: y + i * rowH, h: rowH };
-      const threads = [...new Set(op.phases.filter((p) => p.thread !== null).map((p) => p.thread as number))].sort(
-        (a, b) => a - b
-      );
-      const subH = threads.length > 0 ? (rowH - 2) / threads.length : 0;
+      // per-thread bars under the phases: the top third keeps the phases
+      const threads = op.threads.map((t) => t.thread);
+      const subH = threads.length > 1 ? (rowH * 0.62 - 1) / threads.length : 0;
+      const top = box.y + rowH * 0.38;
       return {
         nodeId: op.nodeId,
         ...box,
-        threads: subH >= 1 ? threads.map((t, j) => ({ thread: t, y: box.y + 1 + j * subH, h: subH })) : [],
+        threads: subH >= 1.5 ? threads.map((t, j) => ({ thread: t, y: top + j * subH, h: subH })) : [],
       };
     });
     plan = { y, h: rowH * ops.length, rows };

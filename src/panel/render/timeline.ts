@@ -10,9 +10,10 @@ import { Palette, withAlpha } from './palette';
 /**
  * Drawing the timeline on two stacked canvases. The base layer (axis, plan
  * bars, lanes) changes only when the window, data, filter, size or theme
- * change; the overlay (playhead, future dimming, active operators, hover,
- * selection, drag) is redrawn every animation frame and costs a few dozen
- * canvas calls, so playback stays smooth whatever the number of events.
+ * change; the overlay (active operators, hover, selection, drag) only when
+ * those change. The playhead and the dimming of the future are two DOM
+ * elements moved with a CSS transform, so a frame of playback costs the
+ * compositor almost nothing whatever the number of events.
  */
 
 export type ColorBy = 'operator' | 'lane';
@@ -39,8 +40,8 @@ type Ctx = CanvasRenderingContext2D;
 
 const patternCache = new Map<string, CanvasPattern | null>();
 
-/** Diagonal stripes (consume/build) or dots (probe) in a colour, as a fill pattern. */
-function pattern(ctx: Ctx, color: string, kind: 'hatch' | 'dots'): CanvasPattern | string {
+/** Diagonal stripes (consume/build), dots (probe) or vertical ticks (re-executed) in a colour, as a fill pattern. */
+function pattern(ctx: Ctx, color: string, kind: 'hatch' | 'dots' | 'ticks'): CanvasPattern | string {
   const key = `${kind}:${color}`;
   if (!patternCache.has(key)) {
     let p: CanvasPattern | null = null;
@@ -64,6 +65,9 @@ function pattern(ctx: Ctx, color: string, kind: 'hatch' | 'dots'): CanvasPattern
           t.moveTo(5, 7);
           t.lineTo(7, 5);
           t.stroke();
+        } else if (kind === 'ticks') {
+          t.fillRect(0, 0, 2, 6);
+          t.fillRect(3, 0, 1, 6);
         } else {
           t.fillRect(1, 1, 2, 2);
           t.fillRect(4, 4, 2, 2);
@@ -215,7 +219,11 @@ function drawOperator(ctx: Ctx, s: BaseScene, op: Operator, row: PlanRow): numbe
       ctx.fillStyle = p.textDisabled;
       ctx.font = font(p, Math.min(10, row.h - 2));
       ctx.textBaseline = 'middle';
-      ctx.fillText('not executed', x0 + 4, row.y + row.h / 2);
+      ctx.fillText(
+        op.notExecutedReason ? `not executed: ${op.notExecutedReason}` : 'not executed',
+        x0 + 4,
+        row.y + row.h / 2
+      );
     }
     return 1;
   }
@@ -237,13 +245,16 @@ function drawOperator(ctx: Ctx, s: BaseScene, op: Operator, row: PlanRow): numbe
     drawPhase(ctx, s, color, op.firstEmitUs, op.endUs, 'emit', y, h);
     drawn += 2;
   }
+  // with per-thread bars the phases keep the top of the row
+  const phaseH = row.threads.length ? Math.max(1, row.threads[0].y - y - 1) : h;
   for (const ph of phases) {
-    drawPhase(ctx, s, color, ph.startUs, ph.endUs, ph.kind, row.threads.length ? y : y, row.threads.length ? 2 : h);
+    drawPhase(ctx, s, color, ph.startUs, ph.endUs, ph.kind, y, phaseH);
     drawn++;
   }
   for (const t of row.threads) {
-    for (const ph of op.phases.filter((q) => q.thread === t.thread)) {
-      drawPhase(ctx, s, color, ph.startUs, ph.endUs, ph.kind, t.y, Math.max(1, t.h - 0.5));
+    const bar = op.threads.find((b) => b.thread === t.thread);
+    if (bar) {
+      drawPhase(ctx, s, withAlpha(color, 0.85), bar.startUs, bar.endUs, 'emit', t.y, Math.max(1, t.h - 0.5));
       drawn++;
     }
   }
@@ -276,6 +287,8 @@ function drawPhase(
     ctx.fillStyle = color;
   } else if (kind === 'probe') {
     ctx.fillStyle = pattern(ctx, color, 'dots');
+  } else if (kind === 'reexecuted') {
+    ctx.fillStyle = pattern(ctx, color, 'ticks');
   } else {
     ctx.fillStyle = pattern(ctx, color, 'hatch');
   }
@@ -351,9 +364,27 @@ function drawMarks(
       // intervals: a thinner bar so the start tick stands out
       bh = Math.max(2, bh * 0.6);
     }
+    // an ambiguous match (several candidate operators) is drawn faint
+    const faint = lane.ambiguous !== null && lane.ambiguous[i] === 1;
+    if (faint) {
+      ctx.globalAlpha = 0.45;
+    }
     ctx.fillRect(x0, y + h - pad - bh, Math.max(minW, x1 - x0), bh);
     if (interval && !lane.binned && x1 - x0 > minW) {
       ctx.fillRect(x0, y + pad, Math.min(minW, 2), h - 2 * pad);
+    }
+    // an open interval (no end captured) ends in an arrow instead of a stop
+    if (lane.open !== null && lane.open[i] === 1 && x1 <= L.plotX + L.plotW + 1) {
+      const my = y + h - pad - bh / 2;
+      ctx.beginPath();
+      ctx.moveTo(x1, my - 4);
+      ctx.lineTo(x1 + 5, my);
+      ctx.lineTo(x1, my + 4);
+      ctx.closePath();
+      ctx.fill();
+    }
+    if (faint) {
+      ctx.globalAlpha = 1;
     }
     drawn++;
   }
@@ -408,13 +439,6 @@ export interface OverlayScene {
 export function drawOverlay(ctx: Ctx, s: OverlayScene): void {
   const { layout: L, palette: p, window: w } = s;
   ctx.clearRect(0, 0, L.width, L.height);
-  const px = L.plotX + xOf(w, L.plotW, s.playheadUs);
-  // the future, dimmed
-  if (px < L.plotX + L.plotW) {
-    const from = Math.max(L.plotX, px);
-    ctx.fillStyle = p.future;
-    ctx.fillRect(from, L.axisH, L.plotX + L.plotW - from, L.height - L.axisH);
-  }
   if (L.plan) {
     drawActive(ctx, s);
   }
@@ -441,16 +465,6 @@ export function drawOverlay(ctx: Ctx, s: OverlayScene): void {
     ctx.fillStyle = p.textDisabled;
     ctx.fillRect(Math.round(s.hover.x), L.axisH, 1, L.height - L.axisH);
   }
-  if (px >= L.plotX - 1 && px <= L.plotX + L.plotW + 1) {
-    ctx.fillStyle = p.playhead;
-    ctx.fillRect(Math.round(px) - 1, 0, 2, L.height);
-    ctx.beginPath();
-    ctx.moveTo(px - 5, 0);
-    ctx.lineTo(px + 5, 0);
-    ctx.lineTo(px, 6);
-    ctx.closePath();
-    ctx.fill();
-  }
 }
 
 /** Outlines of the operators active at the playhead: solid while emitting, dashed while consuming. */
@@ -475,8 +489,6 @@ function drawActive(ctx: Ctx, s: OverlayScene): void {
     }
     ctx.strokeRect(x0 + 1, row.y + 1, Math.max(2, x1 - x0 - 2), Math.max(1, row.h - 2));
     ctx.restore();
-    // label the active phase at the playhead when there is room
-    void p;
   }
 }
 

@@ -21,6 +21,9 @@ const SHOWN_APART = new Set([
   'count',
   'firstUs',
   'lastUs',
+  'ambiguous',
+  'candidates',
+  'open',
 ]);
 
 export function operatorName(trace: ReplayTrace, nodeId: number | null): string {
@@ -79,7 +82,18 @@ export function describeEntry(trace: ReplayTrace, lane: LaneData, i: number, uni
   const rule = f('rule')?.values[r];
   const confidence = f('confidence')?.values[r];
   if (rule !== undefined) {
-    rows.push(['match', `${rule ?? '—'} (${confidence ?? 'unknown'} confidence)`]);
+    const candidates = f('candidates')?.values[r];
+    const ambiguous = f('ambiguous')?.values[r] === true;
+    const among =
+      ambiguous && candidates
+        ? ` — ambiguous among operators ${String(candidates).split(',').join(', ')}`
+        : ambiguous
+          ? ' — ambiguous'
+          : '';
+    rows.push(['match', `${rule ?? '—'} (${confidence ?? 'unknown'} confidence)${among}`]);
+  }
+  if (f('open')?.values[r] === true) {
+    rows.push(['end', 'not captured (open interval: drawn to the end of the statement)']);
   }
   for (const field of lane.frame.fields) {
     if (SHOWN_APART.has(field.name)) {
@@ -100,7 +114,10 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
   }
   rows.push(['behavior', op.behavior || '—']);
   if (!op.executed) {
-    rows.push(['executed', 'no (0 executions in the actual plan)']);
+    rows.push([
+      'executed',
+      op.notExecutedReason ? `no: ${op.notExecutedReason}` : 'no (0 executions in the actual plan)',
+    ]);
     return { title: `${op.nodeId} ${op.physicalOp}`, rows };
   }
   rows.push([
@@ -109,9 +126,24 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
   ]);
   rows.push(['first row out', formatUs(op.firstEmitUs, unit)]);
   for (const ph of op.phases) {
+    const name =
+      ph.kind === 'reexecuted'
+        ? `re-executed ×${ph.executions}`
+        : ph.execution > 0
+          ? `${ph.kind} (execution ${ph.execution})`
+          : ph.kind;
     rows.push([
-      ph.thread === null ? ph.kind : `${ph.kind} (thread ${ph.thread})`,
+      ph.thread === null ? name : `${name} (thread ${ph.thread})`,
       `${formatUs(ph.startUs, unit)} – ${formatUs(ph.endUs, unit)}`,
+    ]);
+  }
+  if (op.executions > 1) {
+    rows.push(['executions', op.executions.toLocaleString('en-US')]);
+  }
+  for (const t of op.threads) {
+    rows.push([
+      `thread ${t.thread}`,
+      `${formatDuration(t.endUs - t.startUs)}${t.rows !== null ? `, ${t.rows.toLocaleString('en-US')} rows` : ''}`,
     ]);
   }
   if (op.actualRows !== null) {

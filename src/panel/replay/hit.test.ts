@@ -1,4 +1,5 @@
-import { lane } from '../testing/fixtures';
+import { goldenTrace, lane } from '../testing/fixtures';
+import { describeEntry } from './describe';
 import { hitEntry } from './hit';
 
 const l = lane('lock', [
@@ -22,5 +23,18 @@ describe('hit testing', () => {
   it('skips entries of other operators when filtered', () => {
     expect(hitEntry(l, w, 1000, 205, 3, 1)).toBe(0);
     expect(hitEntry(l, w, 1000, 501, 3, 2)).toBe(-1);
+  });
+});
+
+describe('describing an entry', () => {
+  it('names the operator, the match rule and confidence, and an end not captured', () => {
+    const trace = goldenTrace();
+    const d = describeEntry(trace, trace.lanes.lock!, 1, 'us');
+    const rows = Object.fromEntries(d.rows);
+    expect(d.title).toBe('Lock: X');
+    expect(rows.operator).toBe('2 Clustered Index Scan');
+    expect(rows.match).toBe('node_id (exact confidence)');
+    expect(rows.end).toMatch(/not captured/);
+    expect(rows.row).toBe('OrderID=42');
   });
 });

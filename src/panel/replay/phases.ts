@@ -71,3 +71,15 @@ export function rowsSoFar(op: Operator, us: number): number | null {
 export function readsSoFar(op: Operator, reads: LaneData | undefined, us: number): number {
   return reads ? countBy(reads, op.nodeId, us) : 0;
 }
+
+/** A short key of which operators are active and how, so a view redraws only when it changes. */
+export function activeSignature(ops: Operator[], us: number): string {
+  let sig = '';
+  for (const op of ops) {
+    const st = stateAt(op, us);
+    if (st.status === 'active') {
+      sig += `${op.nodeId}${st.emitting ? 'e' : 'c'},`;
+    }
+  }
+  return sig;
+}

@@ -1,0 +1,176 @@
+// make perf-browser: the replay panel on a generated 1,000,000-event trace
+// (standin.GenerateTrace through the real parsers, timeline, trace store and
+// frames code), in Debian's headless Chromium. Measures, in the browser:
+//   first draw  — ms from the converted frames being handed to the panel to
+//                 its first base-layer draw;
+//   frame time  — requestAnimationFrame intervals during 5 s of playback
+//                 (median and p95), and the panel's own work per frame;
+//   zoom        — base redraw ms when zooming, and the view-query round trip.
+// Twice: with Grafana's default row budget (maxDataPoints = panel width, so
+// lanes arrive binned and zooming fetches detail), and with every event as
+// a raw row (maxDataPoints = 1,000,000). Prints the figures and fails when
+// median ≥ 16 ms, p95 ≥ 33 ms or first draw ≥ 1 s.
+import { launchBrowser, openHarness, percentile, startServer, watchConsole } from './lib.mjs';
+
+const PAGES = Number(process.env.PERF_PAGES ?? 200_000);
+const WIDTH = 1400;
+const HEIGHT = 560;
+
+async function measure(page, url, traceId, maxDataPoints) {
+  const t0 = Date.now();
+  await openHarness(page, url, {
+    traceId,
+    width: WIDTH,
+    height: HEIGHT,
+    maxDataPoints,
+    title: `1M events, maxDataPoints ${maxDataPoints}`,
+  });
+  const load = await page.evaluate(() => {
+    const h = window.__harness;
+    const s = window.__QUERYREPLAY_DEBUG__.panels[0].stats;
+    return {
+      responseMB: h.responseBytes / 1e6,
+      fetchMs: h.fetchMs,
+      convertMs: h.convertMs,
+      rows: h.rows,
+      firstDrawMs: s.firstDrawAt - h.framesAt,
+      events: window.__QUERYREPLAY_DEBUG__.panels[0].trace.events,
+      lanes: s.lanes,
+    };
+  });
+  const wall = Date.now() - t0;
+  // play for 5 s at 1× and record every animation frame's interval
+  const play = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const p = window.__QUERYREPLAY_DEBUG__.panels[0];
+        const w = p.store.get().window;
+        p.stats.frameWorkMs.length = 0;
+        p.store.set({ playheadUs: w.fromUs, playing: true, speed: 1 });
+        const intervals = [];
+        const busy = [];
+        // frame time: from the start of the frame's animation callbacks to
+        // the first task after it (script, React, style, layout and paint of
+        // that frame all run in between); interval: between frames (vsync-bound)
+        const channel = new MessageChannel();
+        let frameStart = 0;
+        channel.port1.onmessage = () => busy.push(performance.now() - frameStart);
+        let last = performance.now();
+        const start = last;
+        const tick = (now) => {
+          frameStart = performance.now();
+          channel.port2.postMessage(0);
+          intervals.push(now - last);
+          last = now;
+          if (now - start < 5000) {
+            requestAnimationFrame(tick);
+          } else {
+            p.store.set({ playing: false });
+            resolve({ intervals, busy, work: [...p.stats.frameWorkMs], moved: p.store.get().playheadUs - w.fromUs });
+          }
+        };
+        requestAnimationFrame(tick);
+      })
+  );
+  // zoom in four times around the middle (base redraws), then wait for detail
+  const zoom = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const p = window.__QUERYREPLAY_DEBUG__.panels[0];
+        const draws = [];
+        let i = 0;
+        const fetchesBefore = p.stats.detailFetches;
+        const t0 = performance.now();
+        const step = () => {
+          const w = p.store.get().window;
+          const mid = (w.fromUs + w.toUs) / 2;
+          const s = (w.toUs - w.fromUs) / 4;
+          p.store.set({ window: { fromUs: mid - s / 2, toUs: mid + s / 2 } });
+          requestAnimationFrame(() =>
+            requestAnimationFrame(() => {
+              draws.push(p.stats.lastBaseMs);
+              if (++i < 4) {
+                step();
+                return;
+              }
+              const deadline = performance.now() + 20000;
+              const wait = () => {
+                if (p.stats.detailFetches > fetchesBefore || performance.now() > deadline) {
+                  resolve({
+                    draws,
+                    detailMs: p.stats.detailFetches > fetchesBefore ? performance.now() - t0 : null,
+                    lanes: p.stats.lanes,
+                  });
+                } else {
+                  setTimeout(wait, 20);
+                }
+              };
+              wait();
+            })
+          );
+        };
+        step();
+      })
+  );
+  const iv = play.intervals.slice(1).sort((a, b) => a - b);
+  const busy = play.busy.slice(1).sort((a, b) => a - b);
+  const work = play.work.sort((a, b) => a - b);
+  return {
+    maxDataPoints,
+    ...load,
+    wallMs: wall,
+    frames: iv.length,
+    medianMs: percentile(busy, 50),
+    p95Ms: percentile(busy, 95),
+    intervalMedianMs: percentile(iv, 50),
+    intervalP95Ms: percentile(iv, 95),
+    workMedianMs: percentile(work, 50),
+    workP95Ms: percentile(work, 95),
+    playedUs: play.moved,
+    zoomRedrawMs: zoom.draws,
+    detailMs: zoom.detailMs,
+    zoomLanes: zoom.lanes,
+  };
+}
+
+const fmt = (v, d = 1) => (v === null || v === undefined || Number.isNaN(v) ? '—' : Number(v).toFixed(d));
+
+const server = await startServer(['-generate', String(PAGES)], 600_000);
+const { context, close } = await launchBrowser({ width: WIDTH + 40, height: HEIGHT + 80 });
+const errors = [];
+let failed = 0;
+let passed = 0;
+try {
+  const page = await context.newPage();
+  watchConsole(page, errors);
+  const traceId = server.traceIds[0];
+  console.log(`generated trace ${traceId}: ${server.events.toLocaleString('en-US')} events`);
+  for (const mdp of [WIDTH, 1_000_000]) {
+    const r = await measure(page, server.url, traceId, mdp);
+    console.log(
+      [
+        `maxDataPoints ${mdp}: response ${fmt(r.responseMB)} MB (${r.rows.toLocaleString('en-US')} rows), fetch ${fmt(r.fetchMs, 0)} ms, convert ${fmt(r.convertMs, 0)} ms`,
+        `  first draw ${fmt(r.firstDrawMs)} ms after the frames arrived`,
+        `  playback: ${r.frames} frames in 5 s; frame time median ${fmt(r.medianMs, 2)} ms, p95 ${fmt(r.p95Ms, 2)} ms; frame interval median ${fmt(r.intervalMedianMs)} ms, p95 ${fmt(r.intervalP95Ms)} ms; overlay draw median ${fmt(r.workMedianMs, 2)} ms, p95 ${fmt(r.workP95Ms, 2)} ms`,
+        `  zoom: base redraws ${r.zoomRedrawMs.map((v) => fmt(v)).join(', ')} ms; detail view query ${r.detailMs === null ? 'not needed (raw rows)' : `${fmt(r.detailMs, 0)} ms`}`,
+        `  lanes drawn: ${Object.entries(r.lanes)
+          .map(([k, v]) => `${k} ${v.kind} ${v.drawn}`)
+          .join(', ')}`,
+      ].join('\n')
+    );
+    const ok = r.medianMs < 16 && r.p95Ms < 33 && r.firstDrawMs < 1000;
+    ok ? passed++ : failed++;
+    if (!ok) {
+      console.log(`FAIL  maxDataPoints ${mdp}: targets are median < 16 ms, p95 < 33 ms, first draw < 1000 ms`);
+    }
+  }
+  if (errors.length) {
+    failed++;
+    console.log(`FAIL  console errors:\n${errors.join('\n')}`);
+  }
+} finally {
+  await close();
+  await server.stop();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
