@@ -113,6 +113,7 @@ bench:
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
 	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
 	$(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x
+	$(GO) test ./pkg/findings -run '^$$' -bench Analyze1M -benchtime 3x -cpu 1
 	$(MAKE) perf-browser
 
 # The exporter's 10-minute memory soak at the label limit (issue 17; not in

@@ -70,6 +70,12 @@ type Options struct {
 	// server's file system, besides /var/opt/mssql/log, /var/opt/mssql/data
 	// and /tmp. An event_file target in any other directory fails to start.
 	Directories []string
+	// MaxStatementMemory and MaxStatementRows bound what one statement's
+	// blocking operators (sorts, hash tables, spools, window partitions,
+	// temporary results) may hold; past either the statement fails with
+	// Msg 701. Defaults: DefaultMaxStatementMemory, DefaultMaxStatementRows.
+	MaxStatementMemory int64
+	MaxStatementRows   int64
 }
 
 // Server is the emulated SQL Server. It implements tds.Handler. All
@@ -91,8 +97,9 @@ type Server struct {
 	conns         map[int]*connState
 	globalFlags   map[int]bool
 	stamps        stampCache
-	lockCond      *sync.Cond // signalled whenever a transaction releases its locks
-	curThread     int        // worker thread of the operator being simulated (parallel plans)
+	lockCond      *sync.Cond   // signalled whenever a transaction releases its locks
+	curThread     int          // worker thread of the operator being simulated (parallel plans)
+	eng           *engineState // the query engine's server-wide state (standin-sql)
 
 	persona *Persona
 
@@ -310,6 +317,7 @@ type connState struct {
 	nextHandle      int32
 	reads           int64 // logical reads and writes over the connection's life, for logout
 	writes          int64
+	sqls            *sessionSQL  // the query engine's per-session state (standin-sql)
 	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
 }
 

@@ -240,7 +240,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	case QueryBundle, QueryView:
 		frames, err = d.stored(ctx, m)
 	case QueryCompare:
-		err = pluginErr(backend.StatusNotImplemented, "queryType compare (per-operator comparison of two traces) arrives with the findings issue (#19); it is not available in this version")
+		frames, err = d.compareTraces(ctx, m)
 	default:
 		err = pluginErr(backend.StatusBadRequest, "queryType %q is not one of trace, bundle, view, compare, probe", m.QueryType)
 	}

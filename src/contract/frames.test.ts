@@ -41,7 +41,13 @@ const traceId = '0190d5c2a0e87c3b9a51e2f4c6d8b0a1';
 
 describe('Go → TypeScript frame contract', () => {
   it('has a contract file for every response shape', () => {
-    expect(fs.readdirSync(dir).sort()).toEqual(['probe.json', 'trace_response.json', 'view_binned.json']);
+    expect(fs.readdirSync(dir).sort()).toEqual([
+      'compare_response.json',
+      'findings.json',
+      'probe.json',
+      'trace_response.json',
+      'view_binned.json',
+    ]);
   });
 
   const trace = load('trace_response');
@@ -263,5 +269,71 @@ describe('Go → TypeScript frame contract', () => {
       'Parallelism',
     ]);
     expect(p.meta?.custom?.traceId).toBe(traceId);
+  });
+
+  it('decodes the findings frame, its JSON columns and its documentation links', () => {
+    const [f] = load('findings');
+    expect(f.name).toBe('findings');
+    expectFields(f, {
+      rule: string,
+      severity: string,
+      confidence: string,
+      title: string,
+      detail: string,
+      hint: string,
+      reference: string,
+      start: time,
+      end: time,
+      startUs: number,
+      endUs: number,
+      primaryNodeId: number,
+      evidenceTotal: number,
+    });
+    expect(f.length).toBeGreaterThan(0);
+    for (let i = 0; i < f.length; i++) {
+      expect(String(field(f, 'reference').values[i])).toMatch(/^https:\/\/learn\.microsoft\.com\//);
+      const evidence = JSON.parse(JSON.stringify(field(f, 'evidence').values[i])) as Array<{
+        id: string;
+        lane: string;
+        index: number;
+      }>;
+      for (const e of evidence) {
+        expect(e.id).toBe(`${e.lane}/${e.index}`);
+      }
+      expect(Array.isArray(field(f, 'numbers').values[i])).toBe(true);
+    }
+    expect(field(f, 'reference').config.links?.[0]?.url).toBe('${__value.raw}');
+    expect(f.meta?.custom?.traceId).toBe(traceId);
+    expect(Object.keys(f.meta?.custom?.counts ?? {}).sort()).toEqual(['critical', 'info', 'warning']);
+  });
+
+  it('decodes the compare summary and the per-operator comparison', () => {
+    const [summary, ops] = load('compare_response');
+    expect([summary.name, ops.name]).toEqual(['compare', 'compare_operators']);
+    expect(summary.length).toBe(1);
+    expectFields(summary, {
+      traceIdA: string,
+      traceIdB: string,
+      verdict: string,
+      readsSource: string,
+      replaced: number,
+    });
+    expectFields(ops, {
+      status: string,
+      how: string,
+      verdict: string,
+      nodeIdA: number,
+      nodeIdB: number,
+      readsA: number,
+      readsB: number,
+      readsChanged: boolean,
+      waitIoUsA: number,
+      phaseEmitUsB: number,
+    });
+    const status = field(ops, 'status').values as string[];
+    const replaced = status.indexOf('replaced');
+    expect(replaced).toBeGreaterThanOrEqual(0);
+    expect(String(field(ops, 'verdict').values[replaced])).toContain(' replaced ');
+    expect(summary.meta?.custom?.traceIds).toHaveLength(2);
   });
 });
