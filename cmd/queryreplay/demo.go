@@ -108,6 +108,7 @@ func runDemo(ctx context.Context, e *env, a *demoArgs) error {
 	}
 	for _, t := range traces {
 		writeReplay(e.stdout, t.scenario.Name, t.scenario.Description, t.bundle, replayOptions{Width: a.width})
+		writeTraceFindings(e.stdout, t.bundle)
 		fmt.Fprintln(e.stdout)
 	}
 	d.writeExporterSummary(ctx)

@@ -48,6 +48,8 @@ func TestDemoOnce(t *testing.T) {
 		"━━ hash_join", "━━ sort_spill", "Hash Match (Inner Join)", "Clustered Index Scan dbo.Customers",
 		"reads  locks  waits spills", "Top waits: PAGEIOLATCH_SH", "cold cache, read-ahead off",
 		"Spills: 1", "sort_warning in operator 0 Sort", "━━ exporter", "Bundles written:",
+		// pkg/findings, under each replay
+		"Sort spilled to tempdb",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)

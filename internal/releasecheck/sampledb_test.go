@@ -217,29 +217,52 @@ func checkIndexes(t *testing.T, db *sql.DB, tbl scriptTable, script string) {
 	}
 }
 
-// The stand-in's demo scenarios name only tables and columns the script
-// creates.
+// The stand-in's demo scenarios name only tables the script creates, and
+// through their aliases only columns those tables have.
 func TestSampleDatabaseCoversScenarios(t *testing.T) {
 	tables := parseSampleTables(t, string(readFile(t, repoPath(t, sampleDatabaseScript))))
-	known := map[string]bool{}
+	columns := map[string]map[string]bool{}
 	for _, tbl := range tables {
-		known[strings.ToLower(tbl.Name)] = true
+		cols := map[string]bool{}
 		for _, c := range tbl.Columns {
-			known[strings.ToLower(c.Name)] = true
+			cols[strings.ToLower(c.Name)] = true
 		}
+		columns[strings.ToLower(tbl.Name)] = cols
 	}
-	ref := regexp.MustCompile(`dbo\.(\w+)|\b[a-z]\.(\w+)`)
+	table := regexp.MustCompile(`(?i)\bdbo\.(\w+)(?:\s+(?:AS\s+)?(\w+))?`)
+	column := regexp.MustCompile(`\b(\w+)\.(\w+)\b`)
+	keywords := map[string]bool{"where": true, "join": true, "on": true, "with": true, "inner": true, "left": true, "cross": true, "order": true, "group": true, "set": true, "option": true, "output": true, "values": true}
 	scenarios := standin.Scenarios()
 	if len(scenarios) == 0 {
 		t.Fatal("the stand-in has no scenarios")
 	}
+	checked := 0
 	for _, s := range scenarios {
-		for _, m := range ref.FindAllStringSubmatch(s.SQL, -1) {
-			name := m[1] + m[2]
-			if !known[strings.ToLower(name)] {
-				t.Errorf("scenario %s uses %s, which the sample database does not have", s.Name, name)
+		aliases := map[string]string{}
+		for _, m := range table.FindAllStringSubmatch(s.SQL, -1) {
+			name := strings.ToLower(m[1])
+			if columns[name] == nil {
+				t.Errorf("scenario %s uses dbo.%s, which the sample database does not have", s.Name, m[1])
+				continue
+			}
+			aliases[name] = name
+			if a := strings.ToLower(m[2]); a != "" && !keywords[a] {
+				aliases[a] = name
 			}
 		}
+		for _, m := range column.FindAllStringSubmatch(s.SQL, -1) {
+			tbl, ok := aliases[strings.ToLower(m[1])]
+			if !ok {
+				continue // dbo.X itself, a CTE, a sys view
+			}
+			checked++
+			if !columns[tbl][strings.ToLower(m[2])] && columns[strings.ToLower(m[2])] == nil {
+				t.Errorf("scenario %s uses %s.%s, and dbo.%s has no column %s in the sample database", s.Name, m[1], m[2], tbl, m[2])
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no aliased column reference was checked; the pattern is broken")
 	}
 }
 

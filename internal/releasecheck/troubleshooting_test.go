@@ -66,6 +66,10 @@ func signature(format string) string {
 // wrapper says whether a format only adds context to another error
 // ("write output: %w"): the wrapped error is the message to look up.
 func wrapper(format string) bool {
+	// Only verbs and punctuation ("%s: %s"): no text of its own.
+	if !regexp.MustCompile(`[A-Za-z]`).MatchString(verb.ReplaceAllString(format, "")) {
+		return true
+	}
 	rest, ok := strings.CutSuffix(format, ": %w")
 	if !ok {
 		rest, ok = strings.CutSuffix(format, ": %v")
