@@ -37,7 +37,7 @@ type demoArgs struct {
 
 func init() {
 	commands = append(commands, func(c *cli) {
-		cmd := c.app.Command("demo", "Run the demo: the SQL Server stand-in, the exporter on it, traces of its scenarios printed as a replay, and the local viewer.\n\n"+
+		cmd := c.app.Command("demo", "Run the demo: the SQL Server stand-in, the exporter on it, traces of its scenarios printed as a replay with their findings, and the local viewer.\n\n"+
 			"Everything runs in this process on loopback; Ctrl-C stops it all. Exit status: 0 done or stopped, 1 failed, 2 usage, 130 interrupted before the viewer was up.")
 		a := &demoArgs{}
 		cmd.Flag("once", "Trace and print, then exit: serve neither the viewer nor the metrics.").BoolVar(&a.once)
@@ -223,8 +223,10 @@ func (d *demoRun) startExporter(ctx context.Context) error {
 	return nil
 }
 
-// traceAll traces each scenario with the real tracer, cold cache and
-// read-ahead off, and writes its bundle.
+// traceAll traces each scenario with the real tracer and writes its
+// bundle. A scenario that names the trace options it is meant for gets
+// exactly those; the others are traced cold with read-ahead off, so that
+// every page read shows.
 func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, out string) ([]demoTrace, error) {
 	db, err := tracer.OpenDSN(d.standin.DSN)
 	if err != nil {
@@ -237,8 +239,9 @@ func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, ou
 		started := time.Now()
 		d.step("tracing %d/%d %s", i+1, len(scenarios), sc.Name)
 		var lastShown time.Time
+		own := sc.ClearBufferPool || sc.DisableReadAhead || sc.CallStacks
 		o := tracer.Options{
-			SQL: sc.SQL, ClearBufferPool: true, DisableReadAhead: true,
+			SQL: sc.SQL, ClearBufferPool: !own || sc.ClearBufferPool, DisableReadAhead: !own || sc.DisableReadAhead, CallStacks: sc.CallStacks,
 			Events:    tracer.EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true},
 			MaxEvents: tracer.DefaultMaxEvents, MaxFileSizeMB: tracer.DefaultMaxFileSizeMB, MaxLockRows: tracer.DefaultMaxLockRows,
 			GracePeriod: tracer.DefaultGracePeriod,

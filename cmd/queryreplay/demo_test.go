@@ -36,11 +36,12 @@ func fakeViewerAssets(t *testing.T) string {
 }
 
 // The --once demo traces each scenario with the real tracer on the
-// stand-in, prints its replay and the exporter's counts, writes loadable
-// bundles, and serves nothing (no assets needed, nothing left listening).
+// stand-in (with the trace options the scenario names, else cold with
+// read-ahead off), prints its replay, its findings and the exporter's
+// counts, writes loadable bundles, and serves nothing (no assets needed).
 func TestDemoOnce(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := runCLI(t, "demo", "--once", "--scenarios", "hash_join,sort_spill", "--out", out, "--assets", "/nonexistent")
+	code, stdout, stderr := runCLI(t, "demo", "--once", "--scenarios", "hash_join,sort_spill,call_stacks", "--out", out, "--assets", "/nonexistent")
 	if code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
 	}
@@ -64,7 +65,10 @@ func TestDemoOnce(t *testing.T) {
 	if m == nil || m[1] == "0" {
 		t.Errorf("the exporter summary counted no statements:\n%s", stdout)
 	}
-	for _, want := range []string{"starting the SQL Server stand-in", "tracing 1/2 hash_join", "tracing 2/2 sort_spill"} {
+	if !regexp.MustCompile(`(?m)^[\d,]+ rows? · .* · cold cache · call stacks$`).MatchString(stdout) {
+		t.Errorf("the call_stacks scenario was not traced with its own options (cold cache, call stacks):\n%s", stdout)
+	}
+	for _, want := range []string{"starting the SQL Server stand-in", "tracing 1/3 hash_join", "tracing 2/3 sort_spill"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr)
 		}

@@ -95,6 +95,9 @@ func writeReplayHeadline(w io.Writer, b *tracer.Bundle) {
 	default:
 		parts = append(parts, "warm cache")
 	}
+	if b.Run.CallStacks {
+		parts = append(parts, "call stacks")
+	}
 	if b.Run.Modification {
 		parts = append(parts, fmt.Sprintf("modification rolled back: %v (%s)", b.Result.RolledBack, plural(int64(len(b.Result.LogRecords)), "log record")))
 	}

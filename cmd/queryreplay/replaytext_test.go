@@ -68,7 +68,7 @@ func TestWriteReplay(t *testing.T) {
 	p := func(i int) *int { return &i }
 	b := &tracer.Bundle{
 		SQL:    "SELECT * FROM dbo.T ORDER BY x",
-		Run:    tracer.RunInfo{ClearBufferPool: true},
+		Run:    tracer.RunInfo{ClearBufferPool: true, CallStacks: true},
 		Result: tracer.Result{Rows: []int64{1500}, DurationUs: 12_500, Events: 40, Warnings: []string{"name resolution was partial"}},
 		Trace: &timeline.Trace{
 			Start: 0, End: 10_000,
@@ -95,7 +95,7 @@ func TestWriteReplay(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"━━ sorting ━━ a sort that spills",
-		"1,500 rows · 12.5 ms · 40 events (0 lost) · cold cache",
+		"1,500 rows · 12.5 ms · 40 events (0 lost) · cold cache · call stacks",
 		"|1.0 ms    9.0 ms|",
 		"Clustered Index Scan dbo.T.PK_T",
 		"|not executed: A…|",
