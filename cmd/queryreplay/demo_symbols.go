@@ -68,4 +68,3 @@ func (s *demoSymbols) close() {
 		os.RemoveAll(filepath.Dir(s.cache))
 	}
 }
-
