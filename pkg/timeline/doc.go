@@ -56,11 +56,20 @@
 //     and windows); Parallelism operators show their producer and consumer
 //     sides (Exchange).
 //
+//   - Call stacks (package0.callstack / callstack_rva actions) are kept
+//     once each in a stack table (Trace.Stacks: id → frames as pkg/callstack
+//     parses them, with Options.Stacks' module bases and identities); every
+//     lane entry names its event's stack by id. Resolving frames to symbols
+//     is I/O and belongs to the tracer, which fills StackFrame.Symbol.
+//
 // The JSON (queryreplay timeline --json; a tracer bundle's trace part) is
-// schema 2 (Trace.Schema). Schema 1 — the JSON before the field existed —
+// schema 3 (Trace.Schema). Schema 1 — the JSON before the field existed —
 // still loads (Trace.UnmarshalJSON turns its heldToEnd locks and
-// uncompleted reads into open intervals); a newer schema is refused by
-// name. Schema 2 only added fields and values:
+// uncompleted reads into open intervals), and so does schema 2; a newer
+// schema is refused by name. Schema 3 only added fields: trace stacks[]
+// (the stack table) and pages[] (page headers the tracer read), and stack
+// on read/write, lock, wait, memory, split and log entries. Schema 2 only
+// added fields and values:
 //
 //	trace        schema
 //	match        ambiguous, candidates; rule "statement" now also for
