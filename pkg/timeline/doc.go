@@ -13,6 +13,7 @@
 // proportional to the event count, not to the XML.
 //
 // Rules, in the words of xe-tracing.md (§6, §9, §10, §17):
+//
 //   - Order is package0.event_sequence when every event has it, else capture
 //     order (and a note says how many lack one). An event_sequence seen twice
 //     with the same content is one event fed twice: counted once
@@ -21,13 +22,16 @@
 //     with the times of the events around them (Summary.Gaps). Time zero is
 //     the first sql_batch_starting, else the earliest event; earlier events
 //     have negative times.
+//
 //   - Spreading is decided per millisecond: in a millisecond whose events all
 //     carry millisecond-grained timestamps, the k-th of n moves to
 //     +1000·k/n µs (order kept, no event leaves its millisecond); a
 //     millisecond holding a sub-millisecond timestamp is left as it is.
+//
 //   - An interval whose end was not captured is Open (closed at the statement
 //     end, or where it began for an uncompleted read). There is no sentinel
 //     time: an interval that ended before sql_batch_starting is closed.
+//
 //   - Matching tries, in decreasing confidence, the node id an event carries,
 //     the object identity (strong when the index matches too, weak when one side
 //     has no index name) and, for events that carry no object (waits, spills
@@ -40,18 +44,22 @@
 //     and data whose object the catalog does not know stays unmatched. An event
 //     whose object no operator touches stays unmatched; it is never pushed to
 //     an operator on another table, nor to one that never ran.
+//
 //   - Operators that never ran (ActualExecutions 0, the input an adaptive
 //     join's ActualJoinType left unused, anything below them) are
 //     NotExecuted: no phases, no plan-lane bar, at their parent's start.
+//
 //   - An operator re-executed on the inner side of a nested loops (more than
 //     one execution per thread) is one consume→emit cycle per execution:
 //     Cycles and numbered phases where repeated query_thread_profile windows
 //     show them, else one "reexecuted" phase whose first emit ends the first
 //     of its equal cycles. A spool or sort rewound (1 rebind) consumes once
 //     and its emit phase stands for every execution.
+//
 //   - Operators with no evidence in their subtree are placed inside what
 //     their parent's phases allow (TimeSource "parent"): a probe input after
 //     its hash join's build, an inner input after the outer's first row.
+//
 //   - Parallel operators get per-thread bars (Threads, skew visible by rows
 //     and windows); Parallelism operators show their producer and consumer
 //     sides (Exchange).
