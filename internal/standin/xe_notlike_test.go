@@ -38,12 +38,18 @@ ADD TARGET package0.ring_buffer WITH (MAX_DISPATCH_LATENCY = 1 SECONDS)`)
 	mustRun(t, c, "ALTER EVENT SESSION nl ON SERVER STATE = START")
 	mustRun(t, c, "SELECT 1 /* skip-me */")
 	mustRun(t, c, "SELECT 2 /* keep-me */")
-	srv.mu.Lock()
-	srv.advance(2 * time.Second) // past the dispatch latency
-	srv.mu.Unlock()
-	r := mustRun(t, c, "SELECT CAST(t.target_data AS nvarchar(max)) FROM sys.dm_xe_session_targets AS t JOIN sys.dm_xe_sessions AS s ON s.address = t.event_session_address WHERE s.name = N'nl'")
-	data := fmt.Sprint(r.sets[0].rows[0][0])
-	if strings.Contains(data, "skip-me") || !strings.Contains(data, "keep-me") {
+	if data := ringBufferAfterLatency(t, srv, c, "nl"); strings.Contains(data, "skip-me") || !strings.Contains(data, "keep-me") {
 		t.Fatalf("NOT LIKE did not filter the session's events:\n%s", data)
 	}
+}
+
+// ringBufferAfterLatency advances the event clock past a 1-second dispatch
+// latency and returns the ring_buffer target XML of the named session.
+func ringBufferAfterLatency(t *testing.T, srv *Server, c *connState, session string) string {
+	t.Helper()
+	srv.mu.Lock()
+	srv.advance(2 * time.Second)
+	srv.mu.Unlock()
+	r := mustRun(t, c, "SELECT CAST(t.target_data AS nvarchar(max)) FROM sys.dm_xe_session_targets AS t JOIN sys.dm_xe_sessions AS s ON s.address = t.event_session_address WHERE s.name = N'"+session+"'")
+	return fmt.Sprint(r.sets[0].rows[0][0])
 }
