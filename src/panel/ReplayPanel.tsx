@@ -4,16 +4,15 @@ import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
 import { EventLaneName, LaneName, isEventLane } from './model/lanes';
 import { LaneData, ReplayTrace, WindowUs, traceFromFrames } from './model/trace';
-import { advance, playFrom } from './replay/clock';
-import { buildPyramid, Pyramid } from './replay/density';
-import { Detail, DetailCache, needsDetail } from './replay/detail';
+import { playFrom } from './replay/clock';
 import { DebugPanel, debugRoot, newStats } from './replay/debug';
 import { reveal, zoomAt } from './replay/scale';
 import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
-import { datasourceOf, viewFetcher } from './detailSource';
+import { datasourceOf } from './detailSource';
+import { useLanes, usePlayback } from './replay/useLanes';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
 import { Scrubber } from './components/Scrubber';
@@ -25,8 +24,6 @@ import { CallStackView } from './components/CallStackView';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
-/** Lanes with more rows than this get a density pyramid for drawing. */
-const PYRAMID_MIN_ROWS = 8192;
 
 type Props = PanelProps<ReplayOptions>;
 
@@ -106,106 +103,18 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const shown = options.lanes;
   const eventLanes = useMemo(() => shown.filter(isEventLane), [shown]);
 
-  // level of detail: a pyramid per large lane, built on first use
-  const pyramids = useRef(new WeakMap<LaneData, Pyramid | null>());
-  const pyramid = useCallback(
-    (lane: LaneData): Pyramid | null => {
-      if (lane.n < PYRAMID_MIN_ROWS) {
-        return null;
-      }
-      if (!pyramids.current.has(lane)) {
-        pyramids.current.set(lane, buildPyramid(lane, trace.lanes[lane.name] === lane ? bounds : lane.window));
-      }
-      return pyramids.current.get(lane) ?? null;
-    },
-    [trace, bounds]
-  );
-
-  // zoomed-in detail through `view` queries
-  const [detailVersion, setDetailVersion] = useState(0);
-  const [detailStatus, setDetailStatus] = useState<{ loading: boolean; error: string | null }>({
-    loading: false,
-    error: null,
+  // level of detail, zoomed-in detail through `view` queries, playback
+  const { lanesFor, pyramid, detailVersion, detailStatus } = useLanes({
+    trace,
+    bounds,
+    store,
+    lanes: eventLanes,
+    plotW,
+    ds: datasourceOf(data.request),
+    fetchDetail: options.fetchDetail,
+    stats,
   });
-  const ds = datasourceOf(data.request);
-  const detail = useMemo(() => {
-    const fetcher = options.fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId) : null;
-    const cache: DetailCache = new DetailCache(fetcher, (d: Detail | null) => {
-      if (d) {
-        stats.detailFetches++;
-        stats.detailWindows.push({
-          ...d.window,
-          binned: Object.values(d.lanes)
-            .filter((l) => l?.binned)
-            .map((l) => l!.name),
-        });
-        setDetailVersion((v) => v + 1);
-      }
-      setDetailStatus({ loading: cache.loading, error: cache.error });
-    });
-    return cache;
-    // ds is compared by uid: a new object each render must not drop the cache
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [trace, options.fetchDetail, ds?.uid, stats]);
-  useEffect(() => () => detail.dispose(), [detail]);
-
-  const lanesFor = useCallback(
-    (w: WindowUs): Partial<Record<EventLaneName, LaneData>> => {
-      const d = detail.lookup(w, plotW);
-      if (!d) {
-        return trace.lanes;
-      }
-      const out: Partial<Record<EventLaneName, LaneData>> = { ...trace.lanes };
-      for (const [k, lane] of Object.entries(d.lanes) as Array<[EventLaneName, LaneData | undefined]>) {
-        const base = trace.lanes[k];
-        // detail replaces a lane only where it is finer than the base
-        if (lane && (!base || base.binned)) {
-          out[k] = lane;
-        }
-      }
-      return out;
-    },
-    // detailVersion: new detail changes the answer
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [detail, trace, plotW, detailVersion]
-  );
-
-  useEffect(() => {
-    const check = () => {
-      const w = store.get().window;
-      if (needsDetail(trace, eventLanes, w, plotW)) {
-        detail.request(w, plotW, bounds);
-      }
-    };
-    check();
-    let last = store.get().window;
-    return store.subscribe(() => {
-      const w = store.get().window;
-      if (w !== last) {
-        last = w;
-        check();
-      }
-    });
-  }, [store, detail, trace, eventLanes, plotW, bounds]);
-
-  // playback
-  const playing = useSyncPlaying(store);
-  useEffect(() => {
-    if (!playing) {
-      return;
-    }
-    let last = performance.now();
-    let id = requestAnimationFrame(function tick(now: number) {
-      const s = store.get();
-      const r = advance(s.playheadUs, now - last, s.window, s.speed);
-      last = now;
-      store.set({ playheadUs: r.playheadUs, playing: !r.ended });
-      if (!r.ended) {
-        id = requestAnimationFrame(tick);
-      }
-    });
-    return () => cancelAnimationFrame(id);
-  }, [playing, store]);
+  usePlayback(store);
 
   const playPause = useCallback(() => {
     const s = store.get();
@@ -478,12 +387,6 @@ export function activityWindow(trace: ReplayTrace, bounds: WindowUs): WindowUs {
 }
 
 const TAB_LABEL: Record<LinkedView, string> = { plan: 'Plan', pages: 'Pages', locks: 'Locks', stack: 'Event & stack' };
-
-function useSyncPlaying(store: ReplayStore): boolean {
-  const [playing, setPlaying] = useState(store.get().playing);
-  useEffect(() => store.subscribe(() => setPlaying(store.get().playing)), [store]);
-  return playing;
-}
 
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({
