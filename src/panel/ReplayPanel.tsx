@@ -21,6 +21,9 @@ import { PlanTree } from './components/PlanTree';
 import { PageMap } from './components/PageMap';
 import { LockList } from './components/LockList';
 import { CallStackView } from './components/CallStackView';
+import { FindingsList } from './components/FindingsList';
+import { FindingsStrip } from './components/FindingsStrip';
+import { useFindings } from './findings/useFindings';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
@@ -84,6 +87,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     return s;
   }, []);
   const rootRef = useRef<HTMLDivElement>(null);
+  const findings = useFindings(data.series, store, trace, bounds);
 
   // the linked view: beside the timeline when there is room, else one view at a time
   const split = width >= 900 && height >= 260;
@@ -91,11 +95,16 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const single = !split && !stacked;
   const [view, setView] = useState<ViewChoice>('timeline');
   const [side, setSide] = useState<LinkedView>(options.linkedView);
-  useEffect(() => setSide(options.linkedView), [options.linkedView]);
+  // a new option value opens its view (state adjusted while rendering, not in an effect)
+  const [optionView, setOptionView] = useState(options.linkedView);
+  if (optionView !== options.linkedView) {
+    setOptionView(options.linkedView);
+    setSide(options.linkedView);
+  }
 
   const sideW = split ? Math.round(Math.min(560, Math.max(320, width * 0.36))) : 0;
   const mainW = width - sideW - (split ? 8 : 0);
-  const bodyH = height - TOOLBAR_H;
+  const bodyH = height - TOOLBAR_H - findings.stripH;
   const stackedLinkedH = stacked ? Math.round(bodyH * 0.42) : 0;
   const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - stackedLinkedH);
   const plotW = Math.max(10, mainW - labelWidth(mainW) - 4);
@@ -115,6 +124,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     stats,
   });
   usePlayback(store);
+  findings.setLanes(lanesFor);
 
   const playPause = useCallback(() => {
     const s = store.get();
@@ -197,7 +207,11 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
           zoom(1.5);
           return true;
         case 'Escape':
-          store.set({ filterNode: null, selectedNode: null, selected: null });
+          store.set({ filterNode: null, selectedNode: null, selected: null, highlight: null });
+          return true;
+        case ']':
+        case '[':
+          findings.step(e.key === ']' ? 1 : -1);
           return true;
         case 'Home':
           store.set({ playheadUs: store.get().window.fromUs });
@@ -289,21 +303,25 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         return <LockList trace={trace} lane={effective.lock} store={store} unit={options.timeUnit} />;
       case 'stack':
         return <CallStackView trace={trace} store={store} unit={options.timeUnit} laneOf={laneOf} />;
+      case 'findings':
+        return <FindingsList report={findings.report} store={store} onFocus={findings.focus} onStep={findings.step} />;
     }
   };
 
   const tabs = (w: number, h: number) => (
     <div className={styles.side} style={{ width: w, height: h }} data-testid="qr-linked">
       <TabsBar className={styles.tabs}>
-        {(['plan', 'pages', 'locks', 'stack'] as LinkedView[]).map((v) => (
-          <Tab
-            key={v}
-            label={TAB_LABEL[v]}
-            active={side === v}
-            onChangeTab={() => setSide(v)}
-            data-testid={`qr-tab-${v}`}
-          />
-        ))}
+        {((findings.report ? ['findings'] : []).concat(['plan', 'pages', 'locks', 'stack']) as LinkedView[]).map(
+          (v) => (
+            <Tab
+              key={v}
+              label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : TAB_LABEL[v]}
+              active={side === v}
+              onChangeTab={() => setSide(v)}
+              data-testid={`qr-tab-${v}`}
+            />
+          )
+        )}
       </TabsBar>
       <div className={styles.sideBody} style={{ height: h - 34 }}>
         {linked(side, w - 8, h - 40)}
@@ -337,6 +355,16 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         onView={setView}
         detailStatus={detailStatus}
       />
+      {findings.report && findings.stripH > 0 && (
+        <FindingsStrip
+          report={findings.report}
+          store={store}
+          width={width}
+          onFocus={findings.focus}
+          onStep={findings.step}
+          onOpenList={() => (single ? setView('findings') : setSide('findings'))}
+        />
+      )}
       {split && (
         <div className={styles.row}>
           {timeline}
@@ -386,7 +414,13 @@ export function activityWindow(trace: ReplayTrace, bounds: WindowUs): WindowUs {
   return { fromUs: Math.max(bounds.fromUs, first - pad), toUs: bounds.toUs };
 }
 
-const TAB_LABEL: Record<LinkedView, string> = { plan: 'Plan', pages: 'Pages', locks: 'Locks', stack: 'Event & stack' };
+const TAB_LABEL: Record<LinkedView, string> = {
+  findings: 'Findings',
+  plan: 'Plan',
+  pages: 'Pages',
+  locks: 'Locks',
+  stack: 'Event & stack',
+};
 
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({

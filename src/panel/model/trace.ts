@@ -561,6 +561,7 @@ export function indexFrames(frames: DataFrame[]): Map<string, DataFrame> {
 
 const KNOWN = new Set([
   'trace',
+  'findings',
   'operators',
   'phases',
   'threads',

@@ -3,7 +3,7 @@ import { DataSourceRef } from '@grafana/schema';
 import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { viewFetcher } from '../detailSource';
-import { DrawStats } from './debug';
+import { DrawStats, recordDetail } from './debug';
 import { buildPyramid, Pyramid } from './density';
 import { Detail, DetailCache, needsDetail } from './detail';
 import { advance } from './clock';
@@ -65,13 +65,7 @@ export function useLanes({ trace, bounds, store, lanes, plotW, ds, fetchDetail, 
     const fetcher = fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId) : null;
     const cache: DetailCache = new DetailCache(fetcher, (d: Detail | null) => {
       if (d) {
-        stats.detailFetches++;
-        stats.detailWindows.push({
-          ...d.window,
-          binned: Object.values(d.lanes)
-            .filter((l) => l?.binned)
-            .map((l) => l!.name),
-        });
+        recordDetail(stats, d.window, d.lanes);
         setDetailVersion((v) => v + 1);
       }
       setDetailStatus({ loading: cache.loading, error: cache.error });
