@@ -11,8 +11,9 @@ import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
-import { datasourceOf } from './detailSource';
+import { datasourceOf, queryTypeOf } from './detailSource';
 import { useLanes, usePlayback } from './replay/useLanes';
+import { activityWindow } from './replay/window';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
 import { Scrubber } from './components/Scrubber';
@@ -24,6 +25,8 @@ import { CallStackView } from './components/CallStackView';
 import { FindingsList } from './components/FindingsList';
 import { FindingsStrip } from './components/FindingsStrip';
 import { useFindings } from './findings/useFindings';
+import { ComparePanel } from './components/ComparePanel';
+import { isCompareResponse } from './compare/model';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
@@ -34,7 +37,11 @@ type Props = PanelProps<ReplayOptions>;
 export function ReplayPanel(props: Props) {
   const { data, width, height } = props;
   const styles = useStyles2(getStyles);
-  const result = useMemo(() => traceFromFrames(data.series), [data.series]);
+  const compare = isCompareResponse(data.series) || queryTypeOf(data.request) === 'compare';
+  const result = useMemo(() => traceFromFrames(compare ? [] : data.series), [data.series, compare]);
+  if (compare) {
+    return <ComparePanel {...props} />;
+  }
   if (!result.trace) {
     const loading = data.state === LoadingState.Loading;
     const errors = data.errors?.map((e) => e.message).filter(Boolean) ?? [];
@@ -387,31 +394,6 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         ))}
     </div>
   );
-}
-
-/**
- * The window a replay opens on: from a little before the first operator
- * starts or first event happens to the end, so time spent compiling before
- * the plan runs does not take most of the screen (the scrubber still shows
- * the whole trace, and double-click or the ⟷ button shows all of it).
- */
-export function activityWindow(trace: ReplayTrace, bounds: WindowUs): WindowUs {
-  let first = Infinity;
-  for (const op of trace.operators) {
-    if (op.executed) {
-      first = Math.min(first, op.startUs);
-    }
-  }
-  for (const lane of Object.values(trace.lanes)) {
-    if (lane && lane.n > 0) {
-      first = Math.min(first, lane.start[0]);
-    }
-  }
-  if (!Number.isFinite(first) || first <= bounds.fromUs) {
-    return { ...bounds };
-  }
-  const pad = (bounds.toUs - first) * 0.02;
-  return { fromUs: Math.max(bounds.fromUs, first - pad), toUs: bounds.toUs };
 }
 
 const TAB_LABEL: Record<LinkedView, string> = {

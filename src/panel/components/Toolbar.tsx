@@ -157,7 +157,7 @@ export function Toolbar(props: Props) {
 }
 
 /** The playhead time: its own component, so only it re-renders on every frame of playback. */
-function PlayheadReadout(props: {
+export function PlayheadReadout(props: {
   store: ReplayStore;
   unit: TimeUnit;
   precisionUs: number;

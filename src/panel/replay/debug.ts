@@ -27,6 +27,8 @@ export interface DebugPanel {
   store: ReplayStore;
   stats: DrawStats;
   trace: ReplayTrace;
+  /** In the compare mode, which trace's timeline this is. */
+  side?: 'a' | 'b';
 }
 
 interface DebugRoot {
