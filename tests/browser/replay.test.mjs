@@ -2,10 +2,12 @@
 // with frames from the real datasource (pkg/plugin) tracing on the stand-in
 // through pkg/viewer. It plays, steps, zooms, filters by operator, selects
 // an event, checks what is drawn (pixels and exposed state), fails on any
-// console error, and writes screenshots to tests/output/.
+// console error, and writes screenshots to tests/output/. The findings and
+// compare cases are in findings-compare.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+import { findingsAndCompare } from './findings-compare.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
@@ -392,6 +394,8 @@ try {
     assert(s1.detailWindows[0].fromUs <= base.fromUs + 1, `detail window ${JSON.stringify(s1.detailWindows[0])}`);
     assert(binned >= 0, '');
   });
+
+  await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {
     assert(errors.length === 0, errors.join('\n'));

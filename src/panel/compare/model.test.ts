@@ -1,6 +1,6 @@
 import { goldenTrace } from '../testing/fixtures';
 import { compareFrames } from './fixture';
-import { colourIdsOfB, compareFromFrames, counterpart, isCompareResponse, rowOf, sideFrames } from './model';
+import { colourIdsOfB, compareFromFrames, counterpart, isCompareResponse, rowOf, sideFacts, sideFrames } from './model';
 
 describe('compareFromFrames on the Go golden compare response', () => {
   const frames = compareFrames();
@@ -44,6 +44,11 @@ describe('compareFromFrames on the Go golden compare response', () => {
     expect(c.b.lanes.read?.n).toBe(4);
     expect(sideFrames(frames, 'b').map((f) => f.name)).toContain('lane_read');
     expect(sideFrames(frames, 'b')).toHaveLength(frames.length / 2 - 1);
+  });
+
+  it('sums a side up from the statement metrics', () => {
+    expect(sideFacts(c, 'a')).toBe('900 µs · 164 page reads · 1 spill');
+    expect(sideFacts({ ...c, readsSource: 'logical' }, 'b')).toBe('900 µs · 25 logical reads · 1 spill');
   });
 
   it('says which side is missing', () => {

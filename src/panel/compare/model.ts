@@ -1,5 +1,6 @@
 import { DataFrame, Field } from '@grafana/data';
 import { ReplayTrace, traceFromFrames } from '../model/trace';
+import { formatDuration } from '../replay/scale';
 
 /**
  * A `compare` response (docs/frames.md §3.11) read for the compare mode:
@@ -211,6 +212,29 @@ export function compareFromFrames(frames: DataFrame[]): CompareRead {
       b: b.trace,
     },
   };
+}
+
+/**
+ * What a side's header says about its statement: "7.7 ms · 61 logical reads ·
+ * 1 spill" — the time, the reads the comparison counts, and spills when either
+ * side spilled.
+ */
+export function sideFacts(c: Comparison, side: Side): string {
+  const v = (name: string) => {
+    const m = c.statement.find((x) => x.name === name);
+    return m ? (side === 'a' ? m.a : m.b) : null;
+  };
+  const facts = [formatDuration(side === 'a' ? c.durationUsA : c.durationUsB)];
+  const reads = v('reads');
+  if (reads !== null) {
+    facts.push(`${reads.toLocaleString('en-US')} ${c.readsSource === 'logical' ? 'logical reads' : 'page reads'}`);
+  }
+  const spills = c.statement.find((x) => x.name === 'spills');
+  if (spills && ((spills.a ?? 0) > 0 || (spills.b ?? 0) > 0)) {
+    const n = v('spills') ?? 0;
+    facts.push(`${n} spill${n === 1 ? '' : 's'}`);
+  }
+  return facts.join(' · ');
 }
 
 /** The row of an operator of one side, or -1. */

@@ -1,6 +1,6 @@
 import { compareFrames } from './fixture';
 import { compareFromFrames, PairRow } from './model';
-import { COLUMNS, breakdown, cellPair, direction, formatPair, pairName, visibleColumns } from './table';
+import { COLUMNS, breakdown, cellPair, columnsFor, direction, formatPair, pairName, visibleColumns } from './table';
 
 const rows = compareFromFrames(compareFrames()).comparison!.rows;
 const col = (key: string) => COLUMNS.find((c) => c.key === key)!;
@@ -17,6 +17,22 @@ describe('the comparison table', () => {
       'splits',
       'log',
     ]);
+  });
+
+  it('puts the columns with significant changes first and keeps what fits', () => {
+    expect(columnsFor(rows, 2000).map((c) => c.key)).toEqual([
+      'reads',
+      'time',
+      'waits',
+      'spills',
+      'phases',
+      'locks',
+      'splits',
+      'log',
+    ]);
+    const spill = { ...rows[0], metrics: { ...rows[0].metrics, spills: { a: 1, b: 0, changed: true } } };
+    expect(columnsFor([spill, ...rows.slice(1)], 260 + 2 * 88).map((c) => c.key)).toEqual(['reads', 'spills']);
+    expect(columnsFor(rows, 300)).toEqual([]);
   });
 
   it('writes a changed pair as A → B and an unchanged one once', () => {

@@ -66,6 +66,21 @@ export function visibleColumns(rows: PairRow[]): Column[] {
   );
 }
 
+/** Width of the operator and status columns, and of one figure column, for fitting columns to a width. */
+const FIXED_PX = 260;
+const COLUMN_PX = 88;
+
+/**
+ * The columns to show in a table `widthPx` wide: those where some operator
+ * changed significantly first, then the others, as many as fit.
+ */
+export function columnsFor(rows: PairRow[], widthPx: number): Column[] {
+  const vis = visibleColumns(rows);
+  const changed = vis.filter((c) => rows.some((r) => c.metrics.some((m) => r.metrics[m].changed)));
+  const rest = vis.filter((c) => !changed.includes(c));
+  return [...changed, ...rest].slice(0, Math.max(0, Math.floor((widthPx - FIXED_PX) / COLUMN_PX)));
+}
+
 /** A column's figures for a row: the sum of its metrics per side (null where a side has none). */
 export function cellPair(row: PairRow, c: Column): MetricPair {
   const sum = (side: 'a' | 'b') => {

@@ -2,14 +2,15 @@ import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { css } from '@emotion/css';
 import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Icon, IconButton, useStyles2, useTheme2 } from '@grafana/ui';
+import { naturalHeight, sideHeights } from '../compare/layout';
 import { CompareLink } from '../compare/link';
-import { Comparison, Side, colourIdsOfB, compareFromFrames } from '../compare/model';
+import { Comparison, Side, colourIdsOfB, compareFromFrames, sideFacts } from '../compare/model';
 import { datasourceOf } from '../detailSource';
 import { EventLaneName, LaneName, isEventLane } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { playFrom, SPEEDS } from '../replay/clock';
 import { DebugPanel, debugRoot, newStats } from '../replay/debug';
-import { formatDuration, span, zoomAt } from '../replay/scale';
+import { span, zoomAt } from '../replay/scale';
 import { stepTime } from '../replay/step';
 import { ReplayStore } from '../replay/store';
 import { useLanes, usePlayback } from '../replay/useLanes';
@@ -115,15 +116,21 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
   const bodyH = height - TOOLBAR_H - VERDICT_H;
   const tableH = split ? bodyH : stacked ? Math.round(bodyH * 0.4) : bodyH;
   const timelinesH = split || single ? bodyH : bodyH - tableH - 4;
-  const sideH = Math.max(40, Math.floor(timelinesH / 2) - SIDE_H);
   const plotW = Math.max(10, mainW - labelWidth(mainW) - 4);
 
-  // lanes that have something on either side (a lane empty in both says nothing about the change)
+  // lanes that have something on either side (a lane empty in both says nothing about the change);
+  // a panel too low for them all keeps the plan and the reads
+  const roomy = timelinesH >= 260;
   const shown = useMemo<LaneName[]>(
     () =>
-      options.lanes.filter((l) => !isEventLane(l) || (c.a.lanes[l]?.total ?? 0) > 0 || (c.b.lanes[l]?.total ?? 0) > 0),
-    [options.lanes, c]
+      options.lanes.filter(
+        (l) =>
+          !isEventLane(l) ||
+          (((c.a.lanes[l]?.total ?? 0) > 0 || (c.b.lanes[l]?.total ?? 0) > 0) && (roomy || l === 'read'))
+      ),
+    [options.lanes, c, roomy]
   );
+  const [heightA, heightB] = sideHeights(timelinesH - 2 * SIDE_H, naturalHeight(shown, c.a), naturalHeight(shown, c.b));
   const eventLanes = useMemo(() => shown.filter(isEventLane), [shown]);
   const ds = datasourceOf(data.request);
   const lanesA = useLanes({
@@ -223,12 +230,12 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
     const lanes = s === 'a' ? lanesA : lanesB;
     return (
       <div data-testid={`qr-compare-side-${s}`}>
-        <SideHeader side={s} trace={trace} durationUs={s === 'a' ? c.durationUsA : c.durationUsB} width={mainW} />
+        <SideHeader side={s} trace={trace} facts={sideFacts(c, s)} width={mainW} />
         <TimelineView
           trace={trace}
           store={s === 'a' ? storeA : storeB}
           width={mainW}
-          height={sideH}
+          height={s === 'a' ? heightA : heightB}
           shown={shown}
           colorBy={options.colorBy}
           unit={options.timeUnit}
@@ -300,26 +307,13 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
 }
 
 /** "A  SELECT … · 7.7 ms · 61 reads" above a side's timeline. */
-function SideHeader({
-  side,
-  trace,
-  durationUs,
-  width,
-}: {
-  side: Side;
-  trace: ReplayTrace;
-  durationUs: number;
-  width: number;
-}) {
+function SideHeader({ side, trace, facts, width }: { side: Side; trace: ReplayTrace; facts: string; width: number }) {
   const styles = useStyles2(getStyles);
-  const reads = trace.operators.reduce((n, o) => n + o.reads, 0);
   return (
     <div className={styles.side} style={{ height: SIDE_H, width }} title={trace.statement}>
       <span className={side === 'a' ? styles.tagA : styles.tagB}>{side.toUpperCase()}</span>
       <span className={styles.statement}>{trace.statement || trace.traceId}</span>
-      <span className={styles.sideFacts}>
-        {formatDuration(durationUs)} · {reads.toLocaleString('en-US')} page reads
-      </span>
+      <span className={styles.sideFacts}>{facts}</span>
     </div>
   );
 }

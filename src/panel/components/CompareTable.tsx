@@ -4,7 +4,7 @@ import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2 } from '@grafana/ui';
 import { CompareLink, pairOf } from '../compare/link';
 import { Comparison, PairStatus } from '../compare/model';
-import { Column, breakdown, cellPair, direction, formatPair, pairName, visibleColumns } from '../compare/table';
+import { Column, breakdown, cellPair, columnsFor, direction, formatPair, pairName } from '../compare/table';
 import { useReplay } from './useStore';
 
 interface Props {
@@ -30,17 +30,16 @@ export const STATUS_LABEL: Record<PairStatus, string> = {
 export function CompareTable({ comparison: c, link, width }: Props) {
   const styles = useStyles2(getStyles);
   const selected = pairOf(useReplay(link.a, (s) => s.highlight ?? null));
-  const columns = visibleColumns(c.rows);
-  // narrow panels keep the verdicts; the figures need room
-  const shown = width < 420 ? [] : width < 640 ? columns.slice(0, 3) : columns;
+  const shown = columnsFor(c.rows, width);
   const readsLabel =
     c.readsSource === 'logical' ? 'logical reads (the plans’ runtime counters)' : 'page reads (events)';
+  const span = 2 + shown.length;
   return (
     <div className={styles.wrap} data-testid="qr-compare-table">
       <table className={styles.table}>
         <thead>
           <tr>
-            <th>operator</th>
+            <th title="node id in A → node id in B">operator</th>
             <th>status</th>
             {shown.map((col) => (
               <th key={col.key} title={col.key === 'reads' ? readsLabel : undefined}>
@@ -49,32 +48,29 @@ export function CompareTable({ comparison: c, link, width }: Props) {
             ))}
           </tr>
         </thead>
-        <tbody>
-          {c.rows.map((r, i) => {
-            const n = pairName(r);
-            return (
-              <tr
-                key={i}
-                className={cx(styles.row, selected === i && styles.selected)}
-                onClick={() => link.toggle(i)}
-                onKeyDown={(e) => {
-                  if (e.key === 'Enter') {
-                    link.toggle(i);
-                  }
-                }}
-                tabIndex={0}
-                aria-selected={selected === i}
-                data-testid={`qr-compare-row-${i}`}
-                data-status={r.status}
-              >
+        {c.rows.map((r, i) => {
+          const n = pairName(r);
+          return (
+            <tbody
+              key={i}
+              className={cx(styles.pair, selected === i && styles.selected)}
+              onClick={() => link.toggle(i)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' || e.key === ' ') {
+                  e.preventDefault();
+                  e.stopPropagation();
+                  link.toggle(i);
+                }
+              }}
+              tabIndex={0}
+              data-testid={`qr-compare-row-${i}`}
+              data-status={r.status}
+              data-selected={selected === i ? 'true' : 'false'}
+            >
+              <tr aria-selected={selected === i}>
                 <td className={styles.op}>
-                  <div className={styles.opName}>
-                    <span className={styles.nodes}>{n.nodes}</span> {n.name}
-                  </div>
+                  <span className={styles.nodes}>{n.nodes}</span> <span className={styles.opName}>{n.name}</span>
                   {n.object && <div className={styles.object}>{n.object}</div>}
-                  <div className={styles.verdict} title={r.how ? `matched by: ${r.how}` : undefined}>
-                    {r.verdict}
-                  </div>
                 </td>
                 <td>
                   <span className={cx(styles.status, styles[r.status])}>{STATUS_LABEL[r.status]}</span>
@@ -83,9 +79,14 @@ export function CompareTable({ comparison: c, link, width }: Props) {
                   <Cell key={col.key} row={r} column={col} />
                 ))}
               </tr>
-            );
-          })}
-        </tbody>
+              <tr>
+                <td colSpan={span} className={styles.verdict} title={r.how ? `matched by: ${r.how}` : undefined}>
+                  {r.verdict}
+                </td>
+              </tr>
+            </tbody>
+          );
+        })}
       </table>
     </div>
   );
@@ -148,14 +149,11 @@ const getStyles = (theme: GrafanaTheme2) => {
         background: theme.colors.background.primary,
         whiteSpace: 'nowrap',
       },
-      td: {
-        padding: theme.spacing(0.5, 1, 0.5, 0.5),
-        verticalAlign: 'top',
-        borderTop: `1px solid ${theme.colors.border.weak}`,
-      },
+      td: { padding: theme.spacing(0.25, 1, 0, 0.5), verticalAlign: 'top' },
     }),
-    row: css({
+    pair: css({
       cursor: 'pointer',
+      borderTop: `1px solid ${theme.colors.border.weak}`,
       '&:hover': { background: theme.colors.action.hover },
       '&:focus-visible': { outline: `2px solid ${theme.colors.primary.main}`, outlineOffset: -2 },
     }),
@@ -163,11 +161,11 @@ const getStyles = (theme: GrafanaTheme2) => {
       background: theme.colors.action.selected,
       boxShadow: `inset 3px 0 0 ${theme.colors.primary.main}`,
     }),
-    op: css({ minWidth: 180 }),
+    op: css({ minWidth: 160 }),
     opName: css({ fontWeight: theme.typography.fontWeightMedium, color: theme.colors.text.primary }),
     nodes: css({ color: theme.colors.text.secondary, fontVariantNumeric: 'tabular-nums', marginRight: 2 }),
     object: css({ color: theme.colors.text.secondary }),
-    verdict: css({ color: theme.colors.text.primary, marginTop: 2 }),
+    verdict: css({ color: theme.colors.text.secondary, paddingBottom: `${theme.spacing(0.5)} !important` }),
     status: css({
       border: '1px solid',
       borderRadius: theme.shape.radius.pill,

@@ -3,7 +3,7 @@ import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { Badge, Icon, IconButton, IconName, TextLink, useStyles2 } from '@grafana/ui';
 import { focusedFinding } from '../findings/focus';
-import { Finding, FindingsReport, Severity, formatNumber, numberLabel, operatorLabel } from '../findings/model';
+import { Finding, FindingsReport, Severity, numberText, operatorLabel } from '../findings/model';
 import { ReplayStore } from '../replay/store';
 import { useReplay } from './useStore';
 
@@ -119,11 +119,14 @@ function FindingItem({ finding: f, index, focused, current, onFocus, onStep }: I
       </div>
       {f.numbers.length > 0 && (
         <div className={styles.numbers} data-testid={`qr-finding-numbers-${index}`}>
-          {f.numbers.map((n) => (
-            <span key={n.name} title={`from the ${n.source === 'run' ? "tracer's record" : n.source}`}>
-              {numberLabel(n.name)} <strong>{formatNumber(n)}</strong>
-            </span>
-          ))}
+          {f.numbers.map((n) => {
+            const t = numberText(n);
+            return (
+              <span key={n.name} title={`from the ${n.source === 'run' ? "tracer's record" : n.source}`}>
+                {t.label} <strong>{t.value}</strong>
+              </span>
+            );
+          })}
         </div>
       )}
       {focused && (
@@ -136,7 +139,7 @@ function FindingItem({ finding: f, index, focused, current, onFocus, onStep }: I
           {f.detail && <div>{f.detail}</div>}
           {f.hint && (
             <div className={styles.hint}>
-              <Icon name="wrench" size="sm" /> {f.hint}{' '}
+              <strong>What to do:</strong> {f.hint}{' '}
               {f.reference && (
                 <TextLink href={f.reference} external inline variant="bodySmall">
                   Documentation
@@ -266,6 +269,6 @@ const getStyles = (theme: GrafanaTheme2) => ({
     color: theme.colors.text.primary,
   }),
   why: css({ color: theme.colors.warning.text }),
-  hint: css({ color: theme.colors.text.secondary }),
+  hint: css({ color: theme.colors.text.secondary, strong: { color: theme.colors.text.primary } }),
   stepper: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(0.5), color: theme.colors.text.secondary }),
 });

@@ -1,6 +1,6 @@
 import { toDataFrame, FieldType } from '@grafana/data';
 import { goldenFrames } from '../testing/fixtures';
-import { findingNodes, findingsFromFrames, formatNumber, numberLabel } from './model';
+import { findingNodes, findingsFromFrames, formatNumber, numberLabel, numberText } from './model';
 
 describe('findingsFromFrames on the Go golden findings frame', () => {
   const report = findingsFromFrames(goldenFrames('findings'))!;
@@ -85,6 +85,15 @@ describe('numbers', () => {
     expect(numberLabel('grantedKB')).toBe('granted');
     expect(numberLabel('totalReads')).toBe('total reads');
     expect(numberLabel('pageIOLatchUs')).toBe('page IO latch');
+    expect(numberLabel('readAheadIOs')).toBe('read ahead IOs');
+    expect(numberLabel('tempdbPagesWritten')).toBe('tempdb pages written');
+  });
+
+  it('does not say the unit twice', () => {
+    const n = (name: string, unit: string) => numberText({ name, value: 36, unit, source: 'events' });
+    expect(n('tempdbPagesWritten', 'pages')).toEqual({ label: 'tempdb pages written', value: '36' });
+    expect(n('reads', 'pages')).toEqual({ label: 'reads', value: '36 pages' });
+    expect(n('rowsRead', 'rows')).toEqual({ label: 'rows read', value: '36' });
   });
 
   it('formats each unit the way a DBA reads it', () => {

@@ -183,15 +183,11 @@ export function findingNodes(f: Finding): number[] {
   return [...new Set(ids)];
 }
 
-/** "grantedKB" → "granted", "pageIOLatchUs" → "page IO latch", "totalReads" → "total reads". */
+/** "grantedKB" → "granted", "pageIOLatchUs" → "page IO latch", "readAheadIOs" → "read ahead IOs". */
 export function numberLabel(name: string): string {
   const base = name.replace(/(Us|KB|Bytes|Pct)$/, '') || name;
-  return base
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(' ')
-    .map((w) => (/^[A-Z]{2,}$/.test(w) ? w : w.toLowerCase()))
-    .join(' ');
+  const words = base.match(/[A-Z]{2,}s?(?=[A-Z]|$)|[A-Z]?[a-z0-9]+|[A-Z]+/g) ?? [base];
+  return words.map((w) => (/^[A-Z]{2,}s?$/.test(w) ? w : w.toLowerCase())).join(' ');
 }
 
 function fmt(v: number, digits = 0): string {
@@ -217,6 +213,14 @@ export function formatNumber(n: FindingNumber): string {
     default:
       return fmt(n.value, 2);
   }
+}
+
+/** A number's label and value, without saying the unit twice ("tempdb pages written 36", not "… 36 pages"). */
+export function numberText(n: FindingNumber): { label: string; value: string } {
+  const label = numberLabel(n.name);
+  const said =
+    (n.unit === 'pages' || n.unit === 'rows') && label.split(' ').some((w) => n.unit.startsWith(w.replace(/s$/, '')));
+  return { label, value: said ? fmt(n.value) : formatNumber(n) };
 }
 
 export const SEVERITY_LABEL: Record<Severity, string> = {

@@ -79,7 +79,7 @@ export function drawHighlight(ctx: Ctx, s: HighlightScene): void {
   ctx.restore();
 }
 
-/** Merged pixel runs [x0, x1) of the events inside the plot (each at least 2 px wide). */
+/** Merged pixel runs [x0, x1) of the events inside the plot (each at least 4 px wide). */
 function runs(
   events: Array<{ startUs: number; endUs: number }>,
   x: (us: number) => number,
@@ -89,7 +89,7 @@ function runs(
   const spans = events
     .map((e): [number, number] => {
       const a = x(e.startUs);
-      return [a - 1, Math.max(x(e.endUs), a) + 1];
+      return [a - 2, Math.max(x(e.endUs), a) + 2];
     })
     .filter(([a, b]) => b >= left && a <= right)
     .sort((p, q) => p[0] - q[0]);
