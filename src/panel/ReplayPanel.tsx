@@ -12,7 +12,7 @@ import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
 import { datasourceOf, queryTypeOf } from './detailSource';
-import { useLanes, usePlayback } from './replay/useLanes';
+import { useLanes, usePlayback } from './components/useLanes';
 import { activityWindow } from './replay/window';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
@@ -24,7 +24,7 @@ import { LockList } from './components/LockList';
 import { CallStackView } from './components/CallStackView';
 import { FindingsList } from './components/FindingsList';
 import { FindingsStrip } from './components/FindingsStrip';
-import { useFindings } from './findings/useFindings';
+import { useFindings } from './components/useFindings';
 import { ComparePanel } from './components/ComparePanel';
 import { isCompareResponse } from './compare/model';
 

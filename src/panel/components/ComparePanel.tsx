@@ -13,7 +13,7 @@ import { DebugPanel, debugRoot, newStats } from '../replay/debug';
 import { span, zoomAt } from '../replay/scale';
 import { stepTime } from '../replay/step';
 import { ReplayStore } from '../replay/store';
-import { useLanes, usePlayback } from '../replay/useLanes';
+import { useLanes, usePlayback } from './useLanes';
 import { activityWindow } from '../replay/window';
 import { labelWidth } from '../render/layout';
 import { Palette, paletteFromTheme } from '../render/palette';

@@ -1,11 +1,11 @@
 import { useCallback, useMemo, useRef } from 'react';
 import { DataFrame } from '@grafana/data';
-import { STRIP_H } from '../components/FindingsStrip';
+import { STRIP_H } from './FindingsStrip';
 import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { ReplayStore } from '../replay/store';
-import { FocusContext, focusFinding, stepFindingEvidence } from './focus';
-import { FindingsReport, findingsFromFrames } from './model';
+import { FocusContext, focusFinding, stepFindingEvidence } from '../findings/focus';
+import { FindingsReport, findingsFromFrames } from '../findings/model';
 
 type LanesFor = (w: WindowUs) => Partial<Record<EventLaneName, LaneData>>;
 

@@ -3,11 +3,11 @@ import { DataSourceRef } from '@grafana/schema';
 import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { viewFetcher } from '../detailSource';
-import { DrawStats, recordDetail } from './debug';
-import { buildPyramid, Pyramid } from './density';
-import { Detail, DetailCache, needsDetail } from './detail';
-import { advance } from './clock';
-import { ReplayStore } from './store';
+import { DrawStats, recordDetail } from '../replay/debug';
+import { buildPyramid, Pyramid } from '../replay/density';
+import { Detail, DetailCache, needsDetail } from '../replay/detail';
+import { advance } from '../replay/clock';
+import { ReplayStore } from '../replay/store';
 
 /**
  * The lanes a replay draws, as hooks shared by the replay and the compare
