@@ -11,8 +11,8 @@ import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
-import { datasourceOf, queryTypeOf } from './detailSource';
-import { useLanes, usePlayback } from './components/useLanes';
+import { queryTypeOf } from './detailSource';
+import { useLanes, usePlayback, useViewDatasource } from './components/useLanes';
 import { activityWindow } from './replay/window';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
@@ -120,13 +120,14 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const eventLanes = useMemo(() => shown.filter(isEventLane), [shown]);
 
   // level of detail, zoomed-in detail through `view` queries, playback
+  const ds = useViewDatasource(data.request);
   const { lanesFor, pyramid, detailVersion, detailStatus } = useLanes({
     trace,
     bounds,
     store,
     lanes: eventLanes,
     plotW,
-    ds: datasourceOf(data.request),
+    ds,
     fetchDetail: options.fetchDetail,
     stats,
   });

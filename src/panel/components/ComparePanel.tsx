@@ -5,7 +5,6 @@ import { Icon, IconButton, useStyles2, useTheme2 } from '@grafana/ui';
 import { naturalHeight, sideHeights } from '../compare/layout';
 import { CompareLink } from '../compare/link';
 import { Comparison, Side, colourIdsOfB, compareFromFrames, sideFacts } from '../compare/model';
-import { datasourceOf } from '../detailSource';
 import { EventLaneName, LaneName, isEventLane } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { playFrom, SPEEDS } from '../replay/clock';
@@ -13,7 +12,7 @@ import { DebugPanel, debugRoot, newStats } from '../replay/debug';
 import { span, zoomAt } from '../replay/scale';
 import { stepTime } from '../replay/step';
 import { ReplayStore } from '../replay/store';
-import { useLanes, usePlayback } from './useLanes';
+import { useLanes, usePlayback, useViewDatasource } from './useLanes';
 import { activityWindow } from '../replay/window';
 import { labelWidth } from '../render/layout';
 import { Palette, paletteFromTheme } from '../render/palette';
@@ -132,7 +131,7 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
   );
   const [heightA, heightB] = sideHeights(timelinesH - 2 * SIDE_H, naturalHeight(shown, c.a), naturalHeight(shown, c.b));
   const eventLanes = useMemo(() => shown.filter(isEventLane), [shown]);
-  const ds = datasourceOf(data.request);
+  const ds = useViewDatasource(data.request);
   const lanesA = useLanes({
     trace: c.a,
     bounds,

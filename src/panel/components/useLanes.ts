@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { DataQueryRequest } from '@grafana/data';
+import { getDataSourceSrv } from '@grafana/runtime';
 import { DataSourceRef } from '@grafana/schema';
 import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
-import { viewFetcher } from '../detailSource';
+import { DatasourceLookup, datasourceOf, viewFetcher } from '../detailSource';
 import { DrawStats, recordDetail } from '../replay/debug';
 import { buildPyramid, Pyramid } from '../replay/density';
 import { Detail, DetailCache, needsDetail } from '../replay/detail';
@@ -12,8 +14,9 @@ import { ReplayStore } from '../replay/store';
 /**
  * The lanes a replay draws, as hooks shared by the replay and the compare
  * view: a density pyramid per large lane (built on first use), zoomed-in
- * detail fetched with `view` queries when the window needs finer rows than
- * the frames have, and the playback loop.
+ * detail fetched with `view` queries (to the datasource useViewDatasource
+ * picks) when the window needs finer rows than the frames have, and the
+ * playback loop.
  */
 
 /** Lanes with more rows than this get a density pyramid for drawing. */
@@ -145,4 +148,22 @@ export function usePlayback(store: ReplayStore): boolean {
     return () => cancelAnimationFrame(id);
   }, [playing, store]);
   return playing;
+}
+
+/**
+ * The datasource the panel's `view` queries go to (datasourceOf: the query's
+ * own, template variables resolved, else the panel's), the same object while
+ * the request is.
+ */
+export function useViewDatasource(request: DataQueryRequest | undefined): DataSourceRef | null {
+  return useMemo(() => datasourceOf(request, grafanaDatasources()), [request]);
+}
+
+/** Grafana's DataSourceSrv, or null where there is none (tests, the browser harness). */
+function grafanaDatasources(): DatasourceLookup | null {
+  try {
+    return getDataSourceSrv();
+  } catch {
+    return null;
+  }
 }
