@@ -4,15 +4,15 @@ import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
 import { EventLaneName, LaneName, isEventLane } from './model/lanes';
 import { LaneData, ReplayTrace, WindowUs, traceFromFrames } from './model/trace';
-import { playFrom } from './replay/clock';
 import { DebugPanel, debugRoot, newStats } from './replay/debug';
-import { reveal, zoomAt } from './replay/scale';
+import { reveal } from './replay/scale';
 import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
 import { queryTypeOf } from './detailSource';
 import { useLanes, usePlayback, useViewDatasource } from './components/useLanes';
+import { handleKey, transportKeys, useTransport } from './components/useTransport';
 import { activityWindow } from './replay/window';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
@@ -25,6 +25,7 @@ import { CallStackView } from './components/CallStackView';
 import { FindingsList } from './components/FindingsList';
 import { FindingsStrip } from './components/FindingsStrip';
 import { useFindings } from './components/useFindings';
+import { selectionOf } from './findings/focus';
 import { ComparePanel } from './components/ComparePanel';
 import { isCompareResponse } from './compare/model';
 
@@ -134,10 +135,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   usePlayback(store);
   findings.setLanes(lanesFor);
 
-  const playPause = useCallback(() => {
-    const s = store.get();
-    store.set(s.playing ? { playing: false } : { playing: true, playheadUs: playFrom(s.playheadUs, s.window) });
-  }, [store]);
+  const transport = useTransport(store, bounds);
 
   const step = useCallback(
     (dir: 1 | -1) => {
@@ -154,16 +152,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
       for (const lane of lanes) {
         const i = entryAt(lane, t, s.filterNode);
         if (i >= 0) {
-          const node = lane.node[i];
-          selected = {
-            lane: lane.name,
-            index: i,
-            detail: lane !== trace.lanes[lane.name],
-            row: lane.row[i],
-            nodeId: node < 0 ? null : node,
-            startUs: lane.start[i],
-            endUs: lane.end[i],
-          };
+          selected = selectionOf(lane, i, trace);
           break;
         }
       }
@@ -178,64 +167,13 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     [store, lanesFor, eventLanes, bounds, trace]
   );
 
-  const zoom = useCallback(
-    (factor: number) => {
-      const s = store.get();
-      const center =
-        s.playheadUs >= s.window.fromUs && s.playheadUs <= s.window.toUs
-          ? s.playheadUs
-          : (s.window.fromUs + s.window.toUs) / 2;
-      store.set({ window: zoomAt(s.window, factor, center, bounds) });
-    },
-    [store, bounds]
-  );
-  const reset = useCallback(() => store.set({ window: { ...bounds } }), [store, bounds]);
-
-  const onKeyDown = (e: React.KeyboardEvent) => {
-    if ((e.target as HTMLElement).closest('input, textarea, [role="combobox"]')) {
-      return;
-    }
-    const handled = ((): boolean => {
-      switch (e.key) {
-        case ' ':
-          playPause();
-          return true;
-        case 'ArrowRight':
-          step(1);
-          return true;
-        case 'ArrowLeft':
-          step(-1);
-          return true;
-        case '+':
-        case '=':
-          zoom(1 / 1.5);
-          return true;
-        case '-':
-        case '_':
-          zoom(1.5);
-          return true;
-        case 'Escape':
-          store.set({ filterNode: null, selectedNode: null, selected: null, highlight: null });
-          return true;
-        case ']':
-        case '[':
-          findings.step(e.key === ']' ? 1 : -1);
-          return true;
-        case 'Home':
-          store.set({ playheadUs: store.get().window.fromUs });
-          return true;
-        case 'End':
-          store.set({ playheadUs: store.get().window.toUs });
-          return true;
-        default:
-          return false;
-      }
-    })();
-    if (handled) {
-      e.preventDefault();
-      e.stopPropagation();
-    }
-  };
+  const onKeyDown = (e: React.KeyboardEvent) =>
+    handleKey(e, {
+      ...transportKeys(store, transport, step),
+      Escape: () => store.set({ filterNode: null, selectedNode: null, selected: null, highlight: null }),
+      ']': () => findings.step(1),
+      '[': () => findings.step(-1),
+    });
 
   // the debug handle for the browser tests
   useEffect(() => {
@@ -355,10 +293,10 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         unit={options.timeUnit}
         width={width}
         stepLanes={eventLanes}
-        onPlayPause={playPause}
+        onPlayPause={transport.playPause}
         onStep={step}
-        onZoom={zoom}
-        onReset={reset}
+        onZoom={transport.zoom}
+        onReset={transport.reset}
         view={single ? view : null}
         onView={setView}
         detailStatus={detailStatus}

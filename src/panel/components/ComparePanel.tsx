@@ -7,12 +7,13 @@ import { CompareLink } from '../compare/link';
 import { Comparison, Side, colourIdsOfB, compareFromFrames, sideFacts } from '../compare/model';
 import { EventLaneName, LaneName, isEventLane } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
-import { playFrom, SPEEDS } from '../replay/clock';
+import { SPEEDS } from '../replay/clock';
 import { DebugPanel, debugRoot, newStats } from '../replay/debug';
-import { span, zoomAt } from '../replay/scale';
+import { span } from '../replay/scale';
 import { stepTime } from '../replay/step';
 import { ReplayStore } from '../replay/store';
 import { useLanes, usePlayback, useViewDatasource } from './useLanes';
+import { handleKey, transportKeys, useTransport } from './useTransport';
 import { activityWindow } from '../replay/window';
 import { labelWidth } from '../render/layout';
 import { Palette, paletteFromTheme } from '../render/palette';
@@ -155,20 +156,7 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
   // the link mirrors A's playhead to B
   usePlayback(storeA);
 
-  const playPause = useCallback(() => {
-    const s = storeA.get();
-    storeA.set(s.playing ? { playing: false } : { playing: true, playheadUs: playFrom(s.playheadUs, s.window) });
-  }, [storeA]);
-  const zoom = useCallback(
-    (factor: number) => {
-      const s = storeA.get();
-      const inside = s.playheadUs >= s.window.fromUs && s.playheadUs <= s.window.toUs;
-      storeA.set({
-        window: zoomAt(s.window, factor, inside ? s.playheadUs : (s.window.fromUs + s.window.toUs) / 2, bounds),
-      });
-    },
-    [storeA, bounds]
-  );
+  const transport = useTransport(storeA, bounds);
   const step = useCallback(
     (dir: 1 | -1) => {
       const s = storeA.get();
@@ -186,28 +174,9 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
     },
     [storeA, eventLanes, lanesA, lanesB]
   );
-  const reset = useCallback(() => storeA.set({ window: { ...bounds } }), [storeA, bounds]);
 
-  const onKeyDown = (e: React.KeyboardEvent) => {
-    const keys: Record<string, () => void> = {
-      ' ': playPause,
-      ArrowRight: () => step(1),
-      ArrowLeft: () => step(-1),
-      '+': () => zoom(1 / 1.5),
-      '=': () => zoom(1 / 1.5),
-      '-': () => zoom(1.5),
-      _: () => zoom(1.5),
-      Escape: () => link.clear(),
-      Home: () => storeA.set({ playheadUs: storeA.get().window.fromUs }),
-      End: () => storeA.set({ playheadUs: storeA.get().window.toUs }),
-    };
-    const fn = keys[e.key];
-    if (fn && !(e.target as HTMLElement).closest('input, textarea, select')) {
-      fn();
-      e.preventDefault();
-      e.stopPropagation();
-    }
-  };
+  const onKeyDown = (e: React.KeyboardEvent) =>
+    handleKey(e, { ...transportKeys(storeA, transport, step), Escape: () => link.clear() });
 
   // the debug handles for the browser tests: one per side
   useEffect(() => {
@@ -277,10 +246,10 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
         unit={options.timeUnit}
         width={width}
         endUs={bounds.toUs}
-        onPlayPause={playPause}
+        onPlayPause={transport.playPause}
         onStep={step}
-        onZoom={zoom}
-        onReset={reset}
+        onZoom={transport.zoom}
+        onReset={transport.reset}
         view={single ? view : null}
         onView={setView}
       />
