@@ -38,6 +38,7 @@ const traces = [
     startedAt: '2026-11-29T12:00:00Z',
     events: 140,
     durationUs: 7700,
+    bytes: 4096,
   },
   {
     traceId: B,
@@ -46,6 +47,7 @@ const traces = [
     startedAt: '2026-11-29T12:01:00Z',
     events: 90,
     durationUs: 19000,
+    bytes: 8192,
   },
 ];
 

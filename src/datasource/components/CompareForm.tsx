@@ -5,25 +5,26 @@ import { Button, Combobox, ComboboxOption, InlineField, InlineFieldRow, useStyle
 import { ReplayQuery } from '../types';
 
 /** A saved trace as GET resources/traces lists it (docs/frames.md §5). */
-interface Saved {
+export interface SavedTrace {
   traceId: string;
   statement: string;
   database: string;
   startedAt: string;
   events: number;
   durationUs: number;
+  bytes: number;
 }
 
 interface Props {
   query: ReplayQuery;
   /** The saved traces (null while loading). */
-  traces: Saved[] | null;
+  traces: SavedTrace[] | null;
   onChange: (q: ReplayQuery) => void;
 }
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
-export function traceOption(t: Saved): ComboboxOption<string> {
+export function traceOption(t: SavedTrace): ComboboxOption<string> {
   const ms = (t.durationUs / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 });
   return {
     value: t.traceId,

@@ -17,7 +17,7 @@ import {
   useStyles2,
 } from '@grafana/ui';
 import { ReplayDataSource } from '../datasource';
-import { CompareForm } from './CompareForm';
+import { CompareForm, SavedTrace } from './CompareForm';
 import { EVENT_GROUPS, EventGroup, QueryType, ReplayDataSourceOptions, ReplayQuery, TraceOptions } from '../types';
 
 type Props = QueryEditorProps<ReplayDataSource, ReplayQuery, ReplayDataSourceOptions>;
@@ -27,17 +27,6 @@ interface Database {
   name: string;
   databaseId: number;
   state: string;
-}
-
-/** GET resources/traces. */
-export interface SavedTrace {
-  traceId: string;
-  statement: string;
-  database: string;
-  startedAt: string;
-  events: number;
-  durationUs: number;
-  bytes: number;
 }
 
 const MODES: Array<{ label: string; value: QueryType; description: string }> = [
