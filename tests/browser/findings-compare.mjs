@@ -5,7 +5,7 @@
 // scenario pairs drawn as two timelines with the per-operator table.
 // Screenshots, light and dark, go to tests/output/.
 import path from 'node:path';
-import { openHarness } from './lib.mjs';
+import { animationFrames as frames, openHarness } from './lib.mjs';
 
 // internal/standin/scenarios.go: the sort that spills, the same sort with a grant that fits,
 // a key lookup per row, and the same query forced to scan the clustered index
@@ -32,16 +32,6 @@ const panel = (page, side) =>
       bounds: { fromUs: p.trace.startUs, toUs: p.trace.endUs },
     };
   }, side ?? null);
-const frames = (page, n = 4) =>
-  page.evaluate(
-    (k) =>
-      new Promise((r) => {
-        let i = 0;
-        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
-        requestAnimationFrame(f);
-      }),
-    n
-  );
 
 /**
  * Pixels of a canvas inside a box (CSS px of the panel's layout): `marks`
@@ -86,7 +76,7 @@ const laneBox = (layout, name, { top } = {}) => {
 async function shot(page, file) {
   // no tooltip of the last button clicked in the picture
   await page.mouse.move(1, 1);
-  await frames(page);
+  await frames(page, 4);
   await page.locator('[data-testid="harness-panel"]').screenshot({ path: file });
   return file;
 }
@@ -126,7 +116,7 @@ export async function findingsAndCompare({ page, server, check, assert, out, sho
     const before = await panel(page);
     const i = await page.$eval('[data-rule="spill"]', (e) => e.getAttribute('data-testid').replace('qr-finding-', ''));
     await page.click(`[data-testid="qr-finding-title-${i}"]`);
-    await frames(page);
+    await frames(page, 4);
     const p = await panel(page);
     const sort = p.operators.find((o) => o.name === 'Sort');
     assert(p.state.selectedNode === sort.nodeId, `selected ${p.state.selectedNode}, Sort is ${sort.nodeId}`);
@@ -224,7 +214,7 @@ export async function findingsAndCompare({ page, server, check, assert, out, sho
 
   await check('compare: clicking the replaced row highlights the scan in A and the seek in B', async () => {
     await page.click('[data-testid^="qr-compare-row-"][data-status="replaced"]');
-    await frames(page);
+    await frames(page, 4);
     const [a, b] = [await panel(page, 'a'), await panel(page, 'b')];
     const scan = a.operators.find((o) => o.name === 'Clustered Index Scan');
     const seek = b.operators.find((o) => o.name === 'Index Seek');

@@ -6,7 +6,7 @@
 // compare cases are in findings-compare.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+import { animationFrames as frames, launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
 import { findingsAndCompare } from './findings-compare.mjs';
 
 const HASH_JOIN =
@@ -50,16 +50,6 @@ const stats = (page) =>
     };
   });
 const set = (page, patch) => page.evaluate((p) => window.__QUERYREPLAY_DEBUG__.panels[0].store.set(p), patch);
-const frames = (page, n = 3) =>
-  page.evaluate(
-    (k) =>
-      new Promise((r) => {
-        let i = 0;
-        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
-        requestAnimationFrame(f);
-      }),
-    n
-  );
 
 /** Non-background pixels along the middle row of a lane (or plan row), from the base canvas. */
 async function probe(page, which) {
