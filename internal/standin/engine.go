@@ -222,10 +222,12 @@ func (x *execCtx) yield() *SQLError {
 	s := x.srv
 	thread := s.curThread // other sessions' events are not this plan's thread's
 	s.curThread = 0
+	ops := s.swapOps(nil) // nor its operators' call stacks
 	s.mu.Unlock()
 	runtime.Gosched()
 	s.mu.Lock()
 	s.curThread = thread
+	s.swapOps(ops)
 	if x.cancelled() {
 		return errCancelled()
 	}
@@ -244,10 +246,12 @@ func (x *execCtx) unlocked(fn func() error) error {
 	s := x.srv
 	thread := s.curThread
 	s.curThread = 0
+	ops := s.swapOps(nil)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.curThread = thread
+		s.swapOps(ops)
 	}()
 	return fn()
 }
@@ -277,16 +281,21 @@ func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
 			c.rewinds++
 		}
 	}
+	s := r.x.srv
+	s.enterOp(n)
 	err := it.open(r, outer)
-	c.active += r.x.srv.clock.Sub(now)
+	s.leaveOp()
+	c.active += s.clock.Sub(now)
 	return err
 }
 
 func (r *runCtx) next(it iter) (*tuple, *SQLError) {
 	began, th := r.x.srv.clock, r.thread
 	r.x.srv.advance(callCost)
-	t, err := it.next(r)
 	n := it.node()
+	r.x.srv.enterOp(n)
+	t, err := it.next(r)
+	r.x.srv.leaveOp()
 	now := r.x.srv.clock
 	if err != nil {
 		n.counters(th).active += now.Sub(began)
@@ -319,8 +328,10 @@ func (r *runCtx) next(it iter) (*tuple, *SQLError) {
 // (optiming.go).
 func (r *runCtx) close(it iter) {
 	began, th := r.x.srv.clock, r.thread
-	it.close(r)
 	n := it.node()
+	r.x.srv.enterOp(n)
+	it.close(r)
+	r.x.srv.leaveOp()
 	now := r.x.srv.clock
 	c := n.counters(th)
 	c.active += now.Sub(began)

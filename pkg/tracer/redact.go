@@ -48,6 +48,11 @@ func RedactDSN(dsn string) string {
 	return out
 }
 
+// RedactDSNError returns err with every secret of dsn (as go-mssqldb
+// parses it) replaced by ***: for errors a driver or connector built from
+// dsn returned, before they are logged or shown.
+func RedactDSNError(err error, dsn string) error { return redactErr(err, dsn) }
+
 // redactErr returns err, or when its text holds a secret of dsn, an error
 // with the secret redacted.
 func redactErr(err error, dsn string) error {

@@ -2,6 +2,7 @@ import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { css } from '@emotion/css';
 import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
+import { getDataSourceSrv } from '@grafana/runtime';
 import { EventLaneName, LaneName, isEventLane } from './model/lanes';
 import { LaneData, ReplayTrace, WindowUs, traceFromFrames } from './model/trace';
 import { advance, playFrom } from './replay/clock';
@@ -13,7 +14,7 @@ import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
-import { datasourceOf, viewFetcher } from './detailSource';
+import { DatasourceLookup, datasourceOf, viewFetcher } from './detailSource';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
 import { Scrubber } from './components/Scrubber';
@@ -127,7 +128,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     loading: false,
     error: null,
   });
-  const ds = datasourceOf(data.request);
+  const ds = useMemo(() => datasourceOf(data.request, grafanaDatasources()), [data.request]);
   const detail = useMemo(() => {
     const fetcher = options.fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId) : null;
     const cache: DetailCache = new DetailCache(fetcher, (d: Detail | null) => {
@@ -507,3 +508,12 @@ const getStyles = (theme: GrafanaTheme2) => ({
     overflow: 'auto',
   }),
 });
+
+/** Grafana's DataSourceSrv, or null where there is none (tests, the browser harness). */
+function grafanaDatasources(): DatasourceLookup | null {
+  try {
+    return getDataSourceSrv();
+  } catch {
+    return null;
+  }
+}
