@@ -12,13 +12,7 @@ import (
 // TestTableA) at 3.6–7.8 ms; profiles(...) adds the query_thread_profile
 // events.
 func hashJoinEvents(profiles func(st *stream)) (*stream, *Catalog) {
-	cat := NewCatalog()
-	for p := uint64(100); p < 102; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableB", Index: "UK_myschema_TestTableA_MyName"})
-	}
-	for p := uint64(200); p < 210; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableA", Index: "PK_TestTableA"})
-	}
+	cat := hashJoinCatalog(10)
 	st := newStream()
 	st.batchStart(0)
 	st.read(3, 1, 100)
@@ -32,6 +26,20 @@ func hashJoinEvents(profiles func(st *stream)) (*stream, *Catalog) {
 	profiles(st)
 	st.batchEnd(9, 9000)
 	return st, cat
+}
+
+// hashJoinCatalog knows columns_with_no_statistics.sqlplan's pages: the
+// build input's (TestTableB) 100–101 and the probe input's (TestTableA)
+// 200 onwards, probePages of them.
+func hashJoinCatalog(probePages uint64) *Catalog {
+	cat := NewCatalog()
+	for p := uint64(100); p < 102; p++ {
+		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableB", Index: "UK_myschema_TestTableA_MyName"})
+	}
+	for p := uint64(200); p < 200+probePages; p++ {
+		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableA", Index: "PK_TestTableA"})
+	}
+	return cat
 }
 
 // checkHashJoin asserts what a hash join's semantics require of the
@@ -103,12 +111,10 @@ func TestHashJoinProfilesAtClose(t *testing.T) {
 	}
 }
 
-// The lead's sort_spill report: Compute Scalar ← Stream Aggregate ← Sort ←
-// Gather Streams ← scan, the scan reading at 1–5 ms, every profile fired
-// at 9 ms. The sort consumes until its input's last read, then emits until
-// the chain above it is done — not a zero-length emit at the window's end.
-func TestSortProfilesAtQueryEnd(t *testing.T) {
-	plan := loadPlan(t, "stack_overflow-my_comment_score_distribution.sqlplan")
+// sortChainReads starts a stream for
+// stack_overflow-my_comment_score_distribution.sqlplan: the scan of
+// dbo.Comments (node 4) reads pages 500–509 at 1–4 ms.
+func sortChainReads() (*stream, *Catalog) {
 	cat := NewCatalog()
 	for p := uint64(500); p < 510; p++ {
 		cat.AddPage(5, 1, p, ObjectName{Schema: "dbo", Table: "Comments", Index: "idxId"})
@@ -116,8 +122,18 @@ func TestSortProfilesAtQueryEnd(t *testing.T) {
 	st := newStream()
 	st.batchStart(0)
 	for i := 0; i < 10; i++ {
-		st.read(1+i/3, 1, uint64(500+i)) // 1–4 ms, spread within each
+		st.read(1+i/3, 1, uint64(500+i)) // spread within each millisecond
 	}
+	return st, cat
+}
+
+// The lead's sort_spill report: Compute Scalar ← Stream Aggregate ← Sort ←
+// Gather Streams ← scan, the scan reading at 1–5 ms, every profile fired
+// at 9 ms. The sort consumes until its input's last read, then emits until
+// the chain above it is done — not a zero-length emit at the window's end.
+func TestSortProfilesAtQueryEnd(t *testing.T) {
+	plan := loadPlan(t, "stack_overflow-my_comment_score_distribution.sqlplan")
+	st, cat := sortChainReads()
 	st.spill(5, "sort_warning", 2) // the sort spills as it finishes reading
 	for _, p := range []struct{ node, us uint64 }{{4, 3900}, {3, 4000}, {2, 6500}, {1, 6600}, {0, 6700}} {
 		st.profile(9, p.node, 0, p.us)

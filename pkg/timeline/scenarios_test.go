@@ -9,13 +9,7 @@ import (
 // input (node 2, TestTableA); the join cannot emit before its build ends.
 func TestScenarioHashJoinBuildProbe(t *testing.T) {
 	plan := loadPlan(t, "columns_with_no_statistics.sqlplan")
-	cat := NewCatalog()
-	for p := uint64(100); p < 102; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableB", Index: "UK_myschema_TestTableA_MyName"})
-	}
-	for p := uint64(200); p < 205; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableA", Index: "PK_TestTableA"})
-	}
+	cat := hashJoinCatalog(5)
 	st := newStream()
 	st.batchStart(0)
 	st.read(1, 1, 100)
@@ -74,15 +68,7 @@ func TestScenarioHashJoinBuildProbe(t *testing.T) {
 // sort has consumed its input.
 func TestScenarioSortBelowStreamingChain(t *testing.T) {
 	plan := loadPlan(t, "stack_overflow-my_comment_score_distribution.sqlplan")
-	cat := NewCatalog()
-	for p := uint64(500); p < 510; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "dbo", Table: "Comments", Index: "idxId"})
-	}
-	st := newStream()
-	st.batchStart(0)
-	for i := 0; i < 10; i++ {
-		st.read(1+i/3, 1, uint64(500+i))
-	}
+	st, cat := sortChainReads()
 	st.profile(5, 4, 1, 4000) // scan: 1–5 ms
 	st.profile(6, 3, 0, 5000) // gather streams: 1–6 ms
 	st.profile(8, 2, 0, 7000) // sort: 1–8 ms
