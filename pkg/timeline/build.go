@@ -50,7 +50,9 @@ func (b *Builder) Build() (*Trace, error) {
 	}
 	m.markExecution()
 	m.detectProfilesAtEnd(tr.End)
+	m.deferTiming = true
 	b.fillLanes(tr, m)
+	m.deferTiming = false
 	// Two passes: the operators' times from the events that name them
 	// (node id, object), then timing matches against those times rather
 	// than against windows, and the times again with what they added.
@@ -233,7 +235,7 @@ func (f *filler) io(r *rec) {
 	switch {
 	case r.kind == kFileRead:
 		f.ios[k] = append(f.ios[k], len(l.IO))
-		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchData(obj, r.t, pagePool(r.a))})
+		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchIO(obj, r.t, pagePool(r.a))})
 	case r.kind == kFileReadCompleted && len(f.ios[k]) > 0:
 		q := f.ios[k]
 		io := &l.IO[q[0]]
@@ -245,7 +247,7 @@ func (f *filler) io(r *rec) {
 	default:
 		t0 := r.t - int64(r.e)
 		l.IO = append(l.IO, IOInterval{T: t0, End: r.t, Write: r.kind == kFileWriteCompleted, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d,
-			DurationUs: r.e, Completed: true, Match: f.m.matchData(obj, t0, pagePool(r.a))})
+			DurationUs: r.e, Completed: true, Match: f.m.matchIO(obj, t0, pagePool(r.a))})
 	}
 }
 

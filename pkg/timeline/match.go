@@ -158,6 +158,10 @@ type matcher struct {
 	// bySpans: timing matches use each operator's worked span (act)
 	// instead of its windows.
 	bySpans bool
+	// deferTiming: the first pass leaves every match that timing would
+	// decide to rematch, which decides it against the worked spans (the
+	// first pass's answer would be thrown away: it is not evidence).
+	deferTiming bool
 }
 
 type candKey struct {
@@ -322,6 +326,9 @@ func identity(op *showplan.Operator, obj *ObjectName) Confidence {
 // matchData matches an event that touched data: by its object when it is
 // known, else by timing among the operators of pool p.
 func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
+	if obj == nil && m.deferTiming {
+		return Match{NodeID: Unmatched}
+	}
 	if obj == nil {
 		// Data whose object the catalog does not know: timing may still
 		// tell, but far from every window it is a catalog miss, not the
@@ -342,7 +349,20 @@ func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
 	case 1:
 		return Match{NodeID: NodeID(set.cands[0].op.op.NodeID), Rule: RuleObject, Confidence: set.cands[0].conf}
 	}
+	if m.deferTiming {
+		return Match{NodeID: Unmatched, Rule: RuleObjectTiming}
+	}
 	return m.byWindows(t, set)
+}
+
+// matchIO is matchData for file I/O, decided at once: rematch does not
+// revisit it (its entry does not hold its object).
+func (m *matcher) matchIO(obj *ObjectName, t int64, p pool) Match {
+	deferred := m.deferTiming
+	m.deferTiming = false
+	mt := m.matchData(obj, t, p)
+	m.deferTiming = deferred
+	return mt
 }
 
 // byWindows decides between several operators that touch the event's
@@ -456,6 +476,9 @@ func (m *matcher) intern(ids []NodeID) []NodeID {
 // statement. Several near: ambiguous. No operator of the pool has a window
 // at all: unmatched.
 func (m *matcher) matchTiming(t int64, p pool) Match {
+	if m.deferTiming {
+		return Match{NodeID: Unmatched}
+	}
 	cands := m.timingBuf[:0]
 	windows := false
 	for _, o := range m.ops {
