@@ -1,5 +1,5 @@
 # QueryReplay — the two commands a new machine needs:
-#   make demo   run the main job
+#   make demo   the stand-in, the exporter, traced scenarios and the viewer (queryreplay demo)
 #   make test   run every test suite
 # Both install what they need first (make setup).
 
@@ -11,7 +11,7 @@ GPX      := dist/datasource/gpx_queryreplay_linux_amd64
 # some npm packages ship Go code.
 GOPKGS   := ./cmd/... ./internal/... ./pkg/...
 
-.PHONY: all setup build build-frontend build-backend build-cli demo test test-frontend test-go test-browser perf-browser build-harness vet lint typecheck check-dist clean
+.PHONY: all setup build build-frontend build-backend build-cli build-viewer demo dist screenshots test test-frontend test-go test-browser perf-browser build-harness vet lint typecheck check-dist clean
 
 all: build
 
@@ -29,8 +29,33 @@ build-backend:
 build-cli:
 	$(GO) build -o $(BIN)/queryreplay ./cmd/queryreplay
 
-demo: build
-	@scripts/demo.sh
+# The viewer's page (the replay panel bundled with its dependencies) next
+# to the CLI, where queryreplay demo and view find it.
+build-viewer: setup
+	npm run build:harness
+	rm -rf $(BIN)/viewer && mkdir -p $(BIN) && cp -R tests/browser/dist $(BIN)/viewer
+
+# The demo needs the CLI and the viewer's page, not the Grafana build.
+# DEMO_ARGS are passed on (make demo DEMO_ARGS=--once).
+demo:
+	@$(MAKE) --no-print-directory -j2 build-viewer build-cli
+	@scripts/demo.sh $(DEMO_ARGS)
+
+# The plugin zip for the catalog (scripts/dist.sh): dist/ with backends for
+# DIST_PLATFORMS (mage build targets; each extra platform is a full
+# cross-compile, a few minutes on 2 cores), unsigned unless
+# GRAFANA_ACCESS_POLICY_TOKEN is set. Writes release/<id>-<version>.zip.
+DIST_PLATFORMS ?= build:linux build:linuxARM64
+dist: build-frontend
+	$(GO) tool mage -v $(DIST_PLATFORMS)
+	scripts/dist.sh dist release
+
+# Refresh the screenshots plugin.json and the README show from the browser
+# test (the viewer on the stand-in in headless Chromium).
+screenshots: test-browser
+	cp tests/output/replay-dark-large.png src/img/replay.png
+	cp tests/output/replay-light-large.png src/img/screenshot-replay-light.png
+	cp tests/output/replay-dark-pages.png src/img/screenshot-page-map.png
 
 typecheck: setup
 	npm run typecheck
@@ -71,7 +96,7 @@ perf-browser: build-harness
 test: test-frontend test-browser test-go
 
 clean:
-	rm -rf dist coverage $(BIN)
+	rm -rf dist coverage release $(BIN)
 
 # Benchmarks asked for by the issues (not part of make test). The libxml2
 # peer needs Debian's python3-lxml.
@@ -88,6 +113,7 @@ bench:
 	$(GO) test ./pkg/plugin -run '^$$' -bench 'Trace100k|Store20x100k' -benchtime 1x
 	$(GO) test ./pkg/exporter -run '^$$' -bench 'Ingest|Scrape' -benchtime 3x -cpu 1
 	$(GO) test ./pkg/exporter -run '^$$' -bench SoakChurn -benchtime 1x
+	$(GO) test ./pkg/findings -run '^$$' -bench Analyze1M -benchtime 3x -cpu 1
 	$(MAKE) perf-browser
 
 # The exporter's 10-minute memory soak at the label limit (issue 17; not in

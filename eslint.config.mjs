@@ -23,6 +23,8 @@ export default defineConfig([
       '**/lib-cov',
       '**/coverage',
       '**/dist/',
+      'bin/',
+      'release/',
       '**/artifacts/',
       '**/work/',
       '**/ci/',

@@ -28,6 +28,8 @@ stamp=node_modules/.queryreplay-lock.sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   echo "setup: npm ci"
-  npm ci --no-audit --no-fund
+  # --prefer-offline: packages already in the npm cache are not re-checked
+  # with the registry (a fresh clone on a machine that installed before).
+  npm ci --prefer-offline --no-audit --no-fund
   echo "$want" > "$stamp"
 fi

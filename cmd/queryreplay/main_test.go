@@ -36,7 +36,7 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 func TestNotImplementedExitsTwoWithOneLine(t *testing.T) {
 	// Whichever commands are still unbuilt must say so on one line with
 	// status 2; built ones are covered by their own tests.
-	for _, args := range [][]string{{"trace"}, {"exporter"}, {"demo"}, {"timeline"}, {"symbols", "resolve"}} {
+	for _, args := range [][]string{{"trace"}, {"exporter"}, {"timeline"}, {"symbols", "resolve"}} {
 		code, _, errOut := runCLI(t, args...)
 		if !strings.Contains(errOut, "not implemented yet") {
 			continue

@@ -103,11 +103,9 @@ func listScenarios(e *env) error {
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)
 	for _, s := range standin.Scenarios() {
-		if err := enc.Encode(struct {
-			Name        string `json:"name"`
-			SQL         string `json:"sql"`
-			Description string `json:"description"`
-		}{s.Name, s.SQL, s.Description}); err != nil {
+		// the whole scenario: what it shows, its compare partner and the
+		// trace options it is meant for
+		if err := enc.Encode(s); err != nil {
 			return fmt.Errorf("write scenario %s: %w", s.Name, err)
 		}
 	}

@@ -5,16 +5,52 @@ package standin
 
 type stmt interface{ stmtNode() }
 
+// selectStmt is a query expression: a query specification (Op == "") or a
+// set operation of Left and Right (UNION/INTERSECT/EXCEPT). ORDER BY,
+// OFFSET/FETCH, OPTION and WITH (CTEs) belong to the outermost one.
 type selectStmt struct {
-	Distinct bool
-	Top      expr
-	Items    []selectItem
-	From     tableRef // nil when there is no FROM
-	Where    expr
-	GroupBy  []expr
-	Having   expr
-	OrderBy  []orderItem
-	MaxDOP   int // OPTION (MAXDOP n); 0 when absent
+	With []*cteDef
+
+	Op          string // "", "UNION", "INTERSECT", "EXCEPT"
+	All         bool
+	Left, Right *selectStmt
+
+	Distinct     bool
+	Top          expr
+	TopPercent   bool
+	WithTies     bool
+	Items        []selectItem
+	Into         []string // SELECT … INTO name
+	From         tableRef // nil when there is no FROM
+	Where        expr
+	GroupBy      []expr  // the distinct grouping expressions
+	GroupingSets [][]int // ROLLUP/CUBE/GROUPING SETS: each set lists GroupBy positions; nil = one set of all
+	GroupKind    string  // "", "ROLLUP", "CUBE", "GROUPING SETS"
+	Having       expr
+	OrderBy      []orderItem
+	Offset       expr
+	Fetch        expr
+	Opts         queryOptions
+	MaxDOP       int // OPTION (MAXDOP n); 0 when absent
+}
+
+// queryOptions are the OPTION (…) query hints the stand-in honours
+// (https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-query).
+type queryOptions struct {
+	MaxDOP       int
+	MaxRecursion int    // -1: not given (default 100)
+	Join         string // LOOP, HASH or MERGE JOIN forced for every join
+	MinGrant     float64
+	MaxGrant     float64 // 0: not given
+	Recompile    bool
+	ForceOrder   bool
+}
+
+// cteDef is one common table expression of a WITH clause.
+type cteDef struct {
+	Name    string
+	Columns []string
+	Sel     *selectStmt
 }
 
 type selectItem struct {
@@ -33,7 +69,7 @@ type tableRef interface{ tableNode() }
 
 // tableName is a (possibly multi-part) table or view name in FROM.
 type tableName struct {
-	Parts     []string // e.g. ["QueryReplayDemo","dbo","Orders"]
+	Parts     []string // e.g. ["QueryReplayDemo","dbo","Orders"], or ["#t"], or ["@t"]
 	Alias     string
 	IndexHint string // WITH (INDEX(name)) or INDEX(n)
 	Hints     []string
@@ -49,8 +85,9 @@ type tableFunc struct {
 
 type joinRef struct {
 	Left, Right tableRef
-	Kind        string // INNER, LEFT, CROSS, APPLY, OUTER APPLY
+	Kind        string // INNER, LEFT, RIGHT, FULL, CROSS, APPLY, OUTER APPLY
 	On          expr
+	Hint        string // INNER LOOP/HASH/MERGE JOIN
 }
 
 type derivedTable struct {
@@ -69,6 +106,7 @@ type insertStmt struct {
 	Table   []string
 	Columns []string
 	Rows    [][]expr
+	Sel     *selectStmt // INSERT … SELECT
 }
 
 type setClause struct {
@@ -77,15 +115,63 @@ type setClause struct {
 }
 
 type updateStmt struct {
+	Top   expr
 	Table []string
 	Sets  []setClause
+	From  tableRef // UPDATE … FROM: Table names the target or an alias in From
 	Where expr
+	Opts  queryOptions
 }
 
 type deleteStmt struct {
+	Top   expr
 	Table []string
+	From  tableRef
 	Where expr
+	Opts  queryOptions
 }
+
+// mergeStmt is MERGE target USING source ON cond WHEN … THEN ….
+type mergeStmt struct {
+	Target  []string
+	Alias   string
+	Source  tableRef
+	On      expr
+	Clauses []mergeClause
+}
+
+type mergeClause struct {
+	Matched  bool   // WHEN MATCHED
+	BySource bool   // WHEN NOT MATCHED BY SOURCE
+	Cond     expr   // AND …
+	Action   string // UPDATE, DELETE, INSERT
+	Sets     []setClause
+	Columns  []string
+	Values   []expr
+}
+
+// columnDef is a column of CREATE TABLE or DECLARE @t TABLE.
+type columnDef struct {
+	Name       string
+	Type       SQLType
+	NotNull    bool
+	PrimaryKey bool
+	Identity   bool
+	Default    expr
+}
+
+type createTableStmt struct {
+	Name    []string
+	Columns []columnDef
+	PK      []string // table-level PRIMARY KEY (…)
+}
+
+type dropTableStmt struct {
+	Names    [][]string
+	IfExists bool
+}
+
+type truncateStmt struct{ Table []string }
 
 type beginTranStmt struct{ Name string }
 type commitStmt struct{ Name string }
@@ -95,6 +181,13 @@ type ifStmt struct {
 	Then, Else stmt
 }
 type blockStmt struct{ Stmts []stmt }
+
+// whileStmt is WHILE cond statement; loopControlStmt is BREAK or CONTINUE.
+type whileStmt struct {
+	Cond expr
+	Body stmt
+}
+type loopControlStmt struct{ Break bool }
 type setOptionStmt struct {
 	Options []string
 	Value   string
@@ -104,9 +197,10 @@ type setVarStmt struct {
 	Expr expr
 }
 type declareVar struct {
-	Name string
-	Type SQLType
-	Init expr
+	Name  string
+	Type  SQLType
+	Init  expr
+	Table *createTableStmt // DECLARE @t TABLE (…)
 }
 type declareStmt struct{ Vars []declareVar }
 type checkpointStmt struct{}
@@ -193,6 +287,12 @@ func (*useStmt) stmtNode()                {}
 func (*waitforStmt) stmtNode()            {}
 func (*execStmt) stmtNode()               {}
 func (*printStmt) stmtNode()              {}
+func (*mergeStmt) stmtNode()              {}
+func (*whileStmt) stmtNode()              {}
+func (*loopControlStmt) stmtNode()        {}
+func (*createTableStmt) stmtNode()        {}
+func (*dropTableStmt) stmtNode()          {}
+func (*truncateStmt) stmtNode()           {}
 func (*createEventSessionStmt) stmtNode() {}
 func (*alterEventSessionStmt) stmtNode()  {}
 func (*dropEventSessionStmt) stmtNode()   {}
@@ -213,10 +313,34 @@ type funcCall struct {
 	Args     []expr
 	Star     bool
 	Distinct bool
+	Within   []orderItem // STRING_AGG … WITHIN GROUP (ORDER BY …)
+}
+
+// windowExpr is a function with an OVER clause.
+type windowExpr struct {
+	F           *funcCall
+	PartitionBy []expr
+	OrderBy     []orderItem
+	Frame       *windowFrame // nil: the default frame
+}
+
+// windowFrame is ROWS|RANGE BETWEEN start AND end.
+type windowFrame struct {
+	Rows       bool
+	Start, End frameBound
+}
+
+// frameBound is UNBOUNDED PRECEDING (Kind -2), n PRECEDING (-1), CURRENT
+// ROW (0), n FOLLOWING (1) or UNBOUNDED FOLLOWING (2).
+type frameBound struct {
+	Kind int
+	N    int64
 }
 type castExpr struct {
-	E expr
-	T SQLType
+	E     expr
+	T     SQLType
+	Try   bool // TRY_CAST / TRY_CONVERT: NULL instead of a conversion error
+	Style expr // CONVERT's style, nil when absent
 }
 type unaryExpr struct {
 	Op string
@@ -239,6 +363,7 @@ type inExpr struct {
 type likeExpr struct {
 	E, Pattern expr
 	Not        bool
+	Escape     expr
 }
 type betweenExpr struct {
 	E, Lo, Hi expr
@@ -251,23 +376,33 @@ type caseExpr struct {
 	Else    expr
 }
 type subqueryExpr struct{ Sel *selectStmt }
+
+// quantifiedExpr is expr op ANY|SOME|ALL (subquery).
+type quantifiedExpr struct {
+	E   expr
+	Op  string
+	All bool
+	Sel *selectStmt
+}
 type existsExpr struct{ Sel *selectStmt }
 
-func (*literal) exprNode()      {}
-func (*varRef) exprNode()       {}
-func (*colRef) exprNode()       {}
-func (*pseudoCol) exprNode()    {}
-func (*funcCall) exprNode()     {}
-func (*castExpr) exprNode()     {}
-func (*unaryExpr) exprNode()    {}
-func (*binaryExpr) exprNode()   {}
-func (*isNullExpr) exprNode()   {}
-func (*inExpr) exprNode()       {}
-func (*likeExpr) exprNode()     {}
-func (*betweenExpr) exprNode()  {}
-func (*caseExpr) exprNode()     {}
-func (*subqueryExpr) exprNode() {}
-func (*existsExpr) exprNode()   {}
+func (*literal) exprNode()        {}
+func (*varRef) exprNode()         {}
+func (*colRef) exprNode()         {}
+func (*pseudoCol) exprNode()      {}
+func (*funcCall) exprNode()       {}
+func (*castExpr) exprNode()       {}
+func (*unaryExpr) exprNode()      {}
+func (*binaryExpr) exprNode()     {}
+func (*isNullExpr) exprNode()     {}
+func (*inExpr) exprNode()         {}
+func (*likeExpr) exprNode()       {}
+func (*betweenExpr) exprNode()    {}
+func (*caseExpr) exprNode()       {}
+func (*subqueryExpr) exprNode()   {}
+func (*existsExpr) exprNode()     {}
+func (*windowExpr) exprNode()     {}
+func (*quantifiedExpr) exprNode() {}
 
 // XE predicates.
 

@@ -169,7 +169,10 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 			s.lockCond.Broadcast()
 			s.mu.Unlock()
 		}()
+		thread := s.curThread
+		s.curThread = 0
 		s.lockCond.Wait()
+		s.curThread = thread
 		close(done)
 		if c.killed {
 			// KILL rolled this session's transaction back while it waited:
@@ -179,4 +182,21 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		b = blocker()
 	}
 	return nil
+}
+
+// holds reports whether t already holds l (same resource and mode): a set
+// over t.locks, rebuilt when the list changed under it, so a statement
+// taking thousands of key locks does not scan its own locks for each.
+func (t *transaction) holds(l heldLock) bool {
+	if t.held == nil || len(t.held) != len(t.locks) {
+		t.held = make(map[heldLock]bool, len(t.locks))
+		for _, h := range t.locks {
+			t.held[h] = true
+		}
+	}
+	if t.held[l] {
+		return true
+	}
+	t.held[l] = true // acquire appends it next (or fails and ends the statement)
+	return false
 }

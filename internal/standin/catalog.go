@@ -209,9 +209,17 @@ func (t *table) addIndex(id int, name string, keys []int, unique, pk bool) *inde
 // growing index allocates new pages at the end of the file, a root page
 // appears once there are two leaf pages.
 func (ix *index) layout() {
-	n := len(ix.tbl.rows)
 	if ix.id != 1 {
 		ix.rebuildEntries()
+	}
+	ix.layoutPages()
+}
+
+// layoutPages allocates the leaf pages (and the root) the index's current
+// entries need.
+func (ix *index) layoutPages() {
+	n := len(ix.tbl.rows)
+	if ix.id != 1 {
 		n = len(ix.entries)
 	}
 	need := (n + ix.rowsPerPage - 1) / ix.rowsPerPage

@@ -1,58 +1,88 @@
 package standin
 
 import (
+	"math"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
-func (x *execCtx) execSelect(s *selectStmt) error {
-	sc := x.srv.scenarioFor(x.stmtText)
-	rel, err := x.runSelect(s, nil)
-	if err != nil {
-		return err
-	}
-	if sc != nil {
-		x.simulate(sc, len(rel.rows))
-	}
-	if err := x.sendRelation(rel); err != nil {
-		return err
-	}
-	return x.sendStatsXML(sc)
-}
+// Data modification: INSERT (VALUES, SELECT, DEFAULT VALUES), UPDATE and
+// DELETE (with FROM, TOP), MERGE. The rows to change are found by a plan
+// like any query's (seeks, scans, joins), then locked, re-read and changed
+// inside the session's transaction, with log records and index
+// maintenance; the plan's top operator is the Clustered Index (or Table)
+// Insert/Update/Delete/Merge SQL Server would show.
 
-// sendStatsXML returns the actual plan as an extra result set when SET
-// STATISTICS XML is ON, as SQL Server does
-// (https://learn.microsoft.com/en-us/sql/t-sql/statements/set-statistics-xml-transact-sql).
-func (x *execCtx) sendStatsXML(sc *Scenario) error {
-	if !x.conn.statsXML || sc == nil || x.lastPlan == "" {
-		return nil
-	}
-	rel := &relation{cols: []relCol{{name: "Microsoft SQL Server 2005 XML Showplan", typ: tXML}}, rows: [][]any{{x.lastPlan}}}
-	return x.sendRelation(rel)
-}
-
+// dmlTable resolves the target of a modification.
 func (x *execCtx) dmlTable(parts []string) (*table, *SQLError) {
-	display := strings.Join(parts, ".")
-	db := x.conn.db
-	if len(parts) == 3 {
-		db = x.srv.dbByName(parts[0])
-		if db == nil {
-			return nil, errDatabaseMissing(parts[0])
-		}
-	}
-	schema := ""
-	if len(parts) >= 2 {
-		schema = parts[len(parts)-2]
-	}
-	if strings.EqualFold(schema, "sys") {
+	if len(parts) >= 2 && strings.EqualFold(parts[len(parts)-2], "sys") {
 		return nil, sqlErr(259, 16, "Ad hoc updates to system catalogs are not allowed.")
 	}
-	t := db.table(schema, parts[len(parts)-1])
-	if t == nil {
-		return nil, errInvalidObject(display)
+	t, view, err := x.resolveTable(parts)
+	if err != nil {
+		return nil, err
+	}
+	if view != nil || t == nil {
+		return nil, sqlErr(259, 16, "Ad hoc updates to system catalogs are not allowed.")
 	}
 	return t, nil
+}
+
+// dmlNode is the plan's top operator for a modification of t.
+func dmlNode(t *table, logical string, child *planNode) *planNode {
+	ix := t.indexes[0]
+	phys := "Clustered Index " + logical
+	if ix.name == "" {
+		phys = "Table " + logical
+	}
+	n := &planNode{physical: phys, logical: logical, schema: &relation{}, estExecs: 1, ix: ix, objects: t.indexes}
+	if child != nil {
+		n.children = []*planNode{child}
+		n.estRows = child.estRows
+		n.subtreeCost = child.subtreeCost + 0.01
+	}
+	n.estIO = 0.01
+	n.estCPU = 0.000001 * math.Max(n.estRows, 1)
+	n.details = func(b *xmlBuilder) {
+		b.open("Update", "DMLRequestSort", "false")
+		b.object(ix, "")
+		for _, other := range t.indexes[1:] {
+			if logical != "Update" {
+				b.object(other, "")
+			}
+		}
+		b.children(n)
+		b.close()
+	}
+	return n
+}
+
+// dmlRun wraps a modification's plan execution with its query-level events.
+// The modification operator is driven here, not through runCtx: it opens
+// (and runs once) when the statement starts and ends with the last change.
+func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts queryOptions) (*queryRun, *SQLError) {
+	q, err := x.beginQuery(r, root, stype, opts)
+	if err == nil && !root.opened {
+		root.opened, root.start = true, x.srv.clock
+		root.counters(0).executions = max(root.counters(0).executions, 1)
+	}
+	return q, err
+}
+
+// finishDML ends a modification: the autocommit transaction commits, the
+// plan and row count go out.
+func (x *execCtx) finishDML(q *queryRun, cmd tds.Command, n int64, isTableVar bool) error {
+	q.root.counters(0).rows = n
+	q.root.end = x.srv.clock
+	x.endQuery(q, n)
+	if !isTableVar {
+		x.endAutocommit()
+	}
+	if err := x.done(cmd, n); err != nil {
+		return err
+	}
+	return x.sendStatsXML()
 }
 
 func (x *execCtx) execInsert(s *insertStmt) error {
@@ -60,56 +90,190 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 	if err != nil {
 		return err
 	}
-	colIdx := make([]int, 0, len(t.columns))
-	if len(s.Columns) == 0 {
-		for i := range t.columns {
-			colIdx = append(colIdx, i)
-		}
-	} else {
-		for _, c := range s.Columns {
-			i := t.column(c)
-			if i < 0 {
-				return errInvalidColumn(c)
-			}
-			colIdx = append(colIdx, i)
-		}
+	colIdx, err := x.insertColumns(t, s.Columns)
+	if err != nil {
+		return err
 	}
-	var newRows [][]any
-	for _, vals := range s.Rows {
-		if len(vals) != len(colIdx) {
-			if len(vals) > len(colIdx) {
+	r := newRunCtx(x)
+	var src iter
+	var opts queryOptions
+	if s.Sel != nil {
+		var visible int
+		var p *planner
+		if src, _, visible, p, err = x.planStatement(r, s.Sel, s); err != nil {
+			return err
+		}
+		opts = p.opts
+		if visible != len(colIdx) {
+			if visible > len(colIdx) {
 				return errColumnCount()
 			}
-			return sqlErr(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
+			return sqlErr(120, 15, "The select list for the INSERT statement contains fewer items than the insert list. The number of SELECT values must match the number of INSERT columns.")
 		}
-		row := make([]any, len(t.columns))
-		env := &evalEnv{x: x}
-		for i, e := range vals {
-			v, err := env.eval(e)
-			if err != nil {
-				return err
+	} else {
+		for _, row := range s.Rows {
+			if row != nil && len(row) != len(colIdx) {
+				if len(row) > len(colIdx) {
+					return errColumnCount()
+				}
+				return sqlErr(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
 			}
-			cv, err := convertValue(v, t.columns[colIdx[i]].Type)
-			if err != nil {
-				return err
-			}
-			row[colIdx[i]] = cv
 		}
-		for i, c := range t.columns {
-			if row[i] == nil && c.NotNull {
-				return errNotNull(c.Name, t.db.name+"."+t.fullName())
-			}
+		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
+		src = &insertValuesIter{n: n, rows: s.Rows}
+	}
+	root := dmlNode(t, "Insert", src.node())
+	q, err := x.dmlRun(r, root, "INSERT", opts)
+	if err != nil {
+		return err
+	}
+	rows, err := x.collect(r, src)
+	if err != nil {
+		x.endQuery(q, 0)
+		return err
+	}
+	var newRows [][]any
+	for _, vals := range rows {
+		row, err := x.buildInsertRow(t, colIdx, vals)
+		if err != nil {
+			x.endQuery(q, 0)
+			return err
 		}
 		newRows = append(newRows, row)
 	}
 	newRows = x.limitDML(newRows) // SET ROWCOUNT, safety.go
-	sc := x.srv.scenarioFor(x.stmtText)
-	var st *simState
-	if sc != nil {
-		st = x.simStart(sc, len(newRows))
+	if err := x.insertRows(t, newRows); err != nil {
+		x.endQuery(q, 0)
+		return err
+	}
+	return x.finishDML(q, tds.CmdInsert, int64(len(newRows)), isTableVar(t))
+}
+
+// insertValuesIter evaluates INSERT … VALUES rows (nil: DEFAULT VALUES).
+type insertValuesIter struct {
+	n    *planNode
+	rows [][]expr
+	i    int
+	env  evalEnv
+}
+
+func (v *insertValuesIter) node() *planNode { return v.n }
+func (v *insertValuesIter) open(r *runCtx, outer *evalEnv) *SQLError {
+	v.i, v.env = 0, evalEnv{x: r.x, outer: outer}
+	return nil
+}
+func (v *insertValuesIter) next(r *runCtx) (*tuple, *SQLError) {
+	if v.i >= len(v.rows) {
+		return nil, nil
+	}
+	row := v.rows[v.i]
+	v.i++
+	if row == nil {
+		return &tuple{vals: nil}, nil
+	}
+	vals := make([]any, len(row))
+	for i, e := range row {
+		if lit, ok := e.(*colRef); ok && len(lit.Parts) == 1 && strings.EqualFold(lit.Parts[0], "DEFAULT") {
+			vals[i] = defaultMarker{}
+			continue
+		}
+		x, err := v.env.eval(e)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = x
+	}
+	return &tuple{vals: vals}, nil
+}
+func (v *insertValuesIter) close(r *runCtx) {}
+
+// defaultMarker stands for DEFAULT in a VALUES list.
+type defaultMarker struct{}
+
+// insertColumns maps an INSERT column list to table column positions.
+func (x *execCtx) insertColumns(t *table, names []string) ([]int, *SQLError) {
+	var colIdx []int
+	if len(names) == 0 {
+		for i, c := range t.columns {
+			if strings.HasPrefix(c.Name, "%%") || x.isIdentity(t, i) {
+				continue
+			}
+			colIdx = append(colIdx, i)
+		}
+		return colIdx, nil
+	}
+	for _, c := range names {
+		i := t.column(c)
+		if i < 0 || strings.HasPrefix(c, "%%") {
+			return nil, errInvalidColumn(c)
+		}
+		if x.isIdentity(t, i) {
+			return nil, sqlErr(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
+		}
+		colIdx = append(colIdx, i)
+	}
+	return colIdx, nil
+}
+
+// collect runs a plan to the end and returns its rows.
+func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *SQLError) {
+	ts, err := r.drain(it, nil, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]any, len(ts))
+	for i, t := range ts {
+		rows[i] = t.vals
+	}
+	return rows, nil
+}
+
+// buildInsertRow converts a row of values to the table's columns, with
+// defaults, identity values and NOT NULL checks.
+func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *SQLError) {
+	row := make([]any, len(t.columns))
+	given := map[int]bool{}
+	for i, v := range vals {
+		c := colIdx[i]
+		if _, isDefault := v.(defaultMarker); isDefault {
+			continue
+		}
+		cv, err := convertValue(v, t.columns[c].Type)
+		if err != nil {
+			return nil, err
+		}
+		row[c] = cv
+		given[c] = true
+	}
+	if err := x.fillDefaults(t, row, given); err != nil {
+		return nil, err
+	}
+	for i, c := range t.columns {
+		if row[i] == nil && c.NotNull {
+			return nil, errNotNull(c.Name, t.db.name+"."+t.fullName())
+		}
+	}
+	return row, nil
+}
+
+// insertRows inserts rows into t: locked and logged in the transaction,
+// or directly for a table variable (which no rollback undoes).
+func (x *execCtx) insertRows(t *table, rows [][]any) *SQLError {
+	if isTableVar(t) {
+		for _, row := range rows {
+			if _, dup := t.findRow(t.keyOf(row)); dup {
+				return errDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			}
+			x.insertRow(t, row)
+		}
+		return nil
 	}
 	mark := x.undoMark()
-	for _, row := range newRows {
+	for i, row := range rows {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			return err
+		}
 		// the key lock first: an uncommitted insert of the same key by
 		// another transaction makes this one wait, then fail as duplicate
 		if err := x.lockRow(t, row); err != nil {
@@ -117,26 +281,23 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 			return err
 		}
 		if _, dup := t.findRow(t.keyOf(row)); dup {
-			var parts []string
-			for _, k := range t.keyOf(row) {
-				parts = append(parts, valueString(k))
-			}
 			x.undoSince(mark)
-			return errDuplicateKey(t.pkName, t.fullName(), strings.Join(parts, ", "))
+			return errDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
 		}
 		if err := x.modify(t, "insert", nil, row); err != nil {
 			x.undoSince(mark)
 			return err
 		}
 	}
-	if st != nil {
-		x.simFinish(st)
+	return nil
+}
+
+func keyText(t *table, row []any) string {
+	var parts []string
+	for _, k := range t.keyOf(row) {
+		parts = append(parts, valueString(k))
 	}
-	x.endAutocommit()
-	if err := x.done(tds.CmdInsert, int64(len(newRows))); err != nil {
-		return err
-	}
-	return x.sendStatsXML(sc)
+	return strings.Join(parts, ", ")
 }
 
 func (x *execCtx) undoMark() int {
@@ -146,8 +307,7 @@ func (x *execCtx) undoMark() int {
 	return len(x.conn.txn.undo)
 }
 
-// reread fetches the current version of a row by its key and checks it
-// still satisfies where.
+// reread fetches the current version of a row by its key.
 func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
 	i, ok := t.findRow(t.keyOf(stale))
 	if !ok {
@@ -157,11 +317,7 @@ func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
 	if where == nil {
 		return row, true
 	}
-	rel := &relation{}
-	for _, c := range t.columns {
-		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
-	}
-	v, err := (&evalEnv{x: x, rel: rel, row: row}).eval(where)
+	v, err := (&evalEnv{x: x, rel: tableSchema(t, strings.ToLower(t.name)), row: row}).eval(where)
 	if err != nil {
 		return nil, false
 	}
@@ -169,139 +325,293 @@ func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
 	return row, b
 }
 
-func (x *execCtx) matchingRows(t *table, where expr) ([][]any, *SQLError) {
-	if err := x.waitWhile(func() *connState { return x.dmlBlocker(t, where) }, "LCK_M_U"); err != nil {
-		return nil, err
+// dmlTick lets other sessions run, and stops on cancel or KILL, every 256
+// rows a modification changes.
+func (x *execCtx) dmlTick(i int) *SQLError {
+	if i%yieldEvery != yieldEvery-1 {
+		return nil
 	}
-	rel := &relation{}
-	for _, c := range t.columns {
-		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
+	return x.yield()
+}
+
+// lockAndReread locks a row a modification will change (a table
+// variable takes no locks), then reads its current version: another
+// transaction may have changed or removed it while this one waited.
+func (x *execCtx) lockAndReread(t *table, stale []any, where expr) ([]any, bool, *SQLError) {
+	if !isTableVar(t) {
+		if err := x.lockRow(t, stale); err != nil {
+			return nil, false, err
+		}
 	}
-	var out [][]any
-	for _, row := range t.rows {
-		if where != nil {
-			env := &evalEnv{x: x, rel: rel, row: row}
-			v, err := env.eval(where)
+	row, ok := x.reread(t, stale, where)
+	return row, ok, nil
+}
+
+// target is a row a modification will change, with the row of the FROM
+// clause it was found in (for SET expressions).
+type target struct {
+	row []any
+	env *evalEnv
+}
+
+// findTargets plans and runs the search for the rows an UPDATE or DELETE
+// changes: FROM (or the table alone) and WHERE, at most TOP rows, each
+// target row once.
+func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from tableRef, where expr, top expr, opts queryOptions, st stmt) (iter, func() ([]target, *SQLError), *SQLError) {
+	qual := strings.ToLower(name[len(name)-1])
+	if from == nil {
+		from = &tableName{Parts: name}
+	}
+	sel := &selectStmt{From: from, Where: where, Opts: opts}
+	p := newPlanner(x, r)
+	p.stmtRoot = st
+	p.opts = mergeOptions(queryOptions{MaxRecursion: -1}, opts)
+	it, err := p.planFromWhere(sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	var limit int64 = -1
+	if n := x.conn.modes.rowcount; n > 0 {
+		limit = n // SET ROWCOUNT, safety.go
+	}
+	if top != nil {
+		v, err := (&evalEnv{x: x}).eval(top)
+		if err != nil {
+			return nil, nil, err
+		}
+		n, ok := v.(int64)
+		if !ok || n < 0 {
+			return nil, nil, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
+		}
+		if limit < 0 || n < limit {
+			limit = n
+		}
+	}
+	schema := it.node().schema
+	run := func() ([]target, *SQLError) {
+		if err := r.open(it, nil); err != nil {
+			return nil, err
+		}
+		defer r.close(it)
+		seen := map[string]bool{}
+		var out []target
+		for limit < 0 || int64(len(out)) < limit {
+			tp, err := r.next(it)
 			if err != nil {
 				return nil, err
 			}
-			if b, _ := truth(v); !b {
+			if tp == nil {
+				break
+			}
+			var row []any
+			for _, s := range tp.srcs {
+				if s.ix != nil && s.ix.tbl == t && (s.qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
+					row = s.row
+					break
+				}
+			}
+			if row == nil {
 				continue
 			}
+			k := keyText(t, row)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if err := r.hold(tp); err != nil {
+				return nil, err
+			}
+			out = append(out, target{row: row, env: &evalEnv{x: x, rel: schema, row: tp.vals, srcs: tp.srcs}})
 		}
-		out = append(out, row)
+		return out, nil
 	}
-	return x.limitDML(out), nil // SET ROWCOUNT, safety.go
+	return it, run, nil
+}
+
+// resolveTarget finds the table an UPDATE/DELETE … FROM changes: the name
+// may be an alias of the FROM clause.
+func (x *execCtx) resolveTarget(name []string, from tableRef) (*table, *SQLError) {
+	if from != nil && len(name) == 1 {
+		var found *tableName
+		var walk func(r tableRef)
+		walk = func(r tableRef) {
+			switch v := r.(type) {
+			case *joinRef:
+				walk(v.Left)
+				walk(v.Right)
+			case *tableName:
+				if strings.EqualFold(v.Alias, name[0]) {
+					found = v
+				}
+			}
+		}
+		walk(from)
+		if found != nil {
+			return x.dmlTable(found.Parts)
+		}
+	}
+	return x.dmlTable(name)
 }
 
 func (x *execCtx) execUpdate(s *updateStmt) error {
-	t, err := x.dmlTable(s.Table)
+	t, err := x.resolveTarget(s.Table, s.From)
 	if err != nil {
 		return err
 	}
-	rows, err := x.matchingRows(t, s.Where)
-	if err != nil {
-		return err
+	for _, set := range s.Sets {
+		if t.column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
+			return errInvalidColumn(set.Column)
+		}
+		if x.isIdentity(t, t.column(set.Column)) {
+			return sqlErr(8102, 16, "Cannot update identity column '%s'.", set.Column)
+		}
 	}
-	rel := &relation{}
-	for _, c := range t.columns {
-		rel.cols = append(rel.cols, relCol{name: c.Name, typ: c.Type})
-	}
-	type change struct{ before, after []any }
-	var changes []change
-	// a scenario's read phase (the seek that finds the rows) comes first
-	sc := x.srv.scenarioFor(x.stmtText)
-	var st *simState
-	if sc != nil {
-		st = x.simStart(sc, len(rows))
-	}
-	mark := x.undoMark()
-	for _, stale := range rows {
-		// lock, then re-read: another transaction may have changed or
-		// removed the row while this one waited
-		if err := x.lockRow(t, stale); err != nil {
-			x.undoSince(mark)
+	if !isTableVar(t) && s.From == nil {
+		if err := x.waitWhile(func() *connState { return x.dmlBlocker(t, s.Where) }, "LCK_M_U"); err != nil {
 			return err
 		}
-		row, ok := x.reread(t, stale, s.Where)
+	}
+	r := newRunCtx(x)
+	it, run, err := x.findTargets(r, t, s.Table, s.From, s.Where, s.Top, s.Opts, s)
+	if err != nil {
+		return err
+	}
+	root := dmlNode(t, "Update", it.node())
+	q, err := x.dmlRun(r, root, "UPDATE", s.Opts)
+	if err != nil {
+		return err
+	}
+	targets, err := run()
+	if err != nil {
+		x.endQuery(q, 0)
+		return err
+	}
+	n, err := x.applyUpdates(t, s, targets)
+	if err != nil {
+		x.endQuery(q, 0)
+		return err
+	}
+	return x.finishDML(q, tds.CmdUpdate, n, isTableVar(t))
+}
+
+// applyUpdates changes the target rows: lock, re-read, compute the SET
+// values, check them, then write all changes.
+func (x *execCtx) applyUpdates(t *table, s *updateStmt, targets []target) (int64, *SQLError) {
+	type change struct{ before, after []any }
+	var changes []change
+	mark := x.undoMark()
+	where := s.Where
+	if s.From != nil {
+		where = nil
+	}
+	for i, tg := range targets {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			return 0, err
+		}
+		row, ok, err := x.lockAndReread(t, tg.row, where)
+		if err != nil {
+			x.undoSince(mark)
+			return 0, err
+		}
 		if !ok {
 			continue
 		}
 		after := append([]any{}, row...)
-		env := &evalEnv{x: x, rel: rel, row: row}
+		env := tg.env
+		if s.From == nil {
+			env = &evalEnv{x: x, rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), row: row}
+		}
 		for _, set := range s.Sets {
 			i := t.column(set.Column)
-			if i < 0 {
-				return errInvalidColumn(set.Column)
-			}
 			v, err := env.eval(set.Expr)
 			if err != nil {
-				return err
+				x.undoSince(mark)
+				return 0, err
 			}
 			cv, err := convertValue(v, t.columns[i].Type)
 			if err != nil {
-				return err
+				x.undoSince(mark)
+				return 0, err
 			}
 			if cv == nil && t.columns[i].NotNull {
-				return sqlErr(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.columns[i].Name, t.db.name+"."+t.fullName())
+				x.undoSince(mark)
+				return 0, sqlErr(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.columns[i].Name, t.db.name+"."+t.fullName())
 			}
 			after[i] = cv
 		}
 		changes = append(changes, change{row, after})
 	}
 	for _, ch := range changes {
+		if isTableVar(t) {
+			x.replaceRow(t, ch.before, ch.after)
+			continue
+		}
 		if err := x.modify(t, "update", ch.before, ch.after); err != nil {
 			x.undoSince(mark)
-			return err
+			return 0, err
 		}
 	}
-	if st != nil {
-		x.simFinish(st)
-	}
-	x.endAutocommit()
-	if err := x.done(tds.CmdUpdate, int64(len(changes))); err != nil {
-		return err
-	}
-	return x.sendStatsXML(sc)
+	return int64(len(changes)), nil
 }
 
 func (x *execCtx) execDelete(s *deleteStmt) error {
-	t, err := x.dmlTable(s.Table)
+	t, err := x.resolveTarget(s.Table, s.From)
 	if err != nil {
 		return err
 	}
-	rows, err := x.matchingRows(t, s.Where)
-	if err != nil {
-		return err
-	}
-	sc := x.srv.scenarioFor(x.stmtText)
-	var st *simState
-	if sc != nil {
-		st = x.simStart(sc, len(rows))
-	}
-	mark := x.undoMark()
-	deleted := 0
-	for _, stale := range rows {
-		if err := x.lockRow(t, stale); err != nil {
-			x.undoSince(mark)
+	if !isTableVar(t) && s.From == nil {
+		if err := x.waitWhile(func() *connState { return x.dmlBlocker(t, s.Where) }, "LCK_M_U"); err != nil {
 			return err
 		}
-		row, ok := x.reread(t, stale, s.Where)
+	}
+	r := newRunCtx(x)
+	it, run, err := x.findTargets(r, t, s.Table, s.From, s.Where, s.Top, s.Opts, s)
+	if err != nil {
+		return err
+	}
+	root := dmlNode(t, "Delete", it.node())
+	q, err := x.dmlRun(r, root, "DELETE", s.Opts)
+	if err != nil {
+		return err
+	}
+	targets, err := run()
+	if err != nil {
+		x.endQuery(q, 0)
+		return err
+	}
+	where := s.Where
+	if s.From != nil {
+		where = nil
+	}
+	mark := x.undoMark()
+	var deleted int64
+	for i, tg := range targets {
+		if err := x.dmlTick(i); err != nil {
+			x.undoSince(mark)
+			x.endQuery(q, 0)
+			return err
+		}
+		if isTableVar(t) {
+			x.removeRow(t, tg.row)
+			deleted++
+			continue
+		}
+		row, ok, err := x.lockAndReread(t, tg.row, where)
+		if err != nil {
+			x.undoSince(mark)
+			x.endQuery(q, 0)
+			return err
+		}
 		if !ok {
 			continue
 		}
 		if err := x.modify(t, "delete", row, nil); err != nil {
 			x.undoSince(mark)
+			x.endQuery(q, 0)
 			return err
 		}
 		deleted++
 	}
-	if st != nil {
-		x.simFinish(st)
-	}
-	x.endAutocommit()
-	if err := x.done(tds.CmdDelete, int64(deleted)); err != nil {
-		return err
-	}
-	return x.sendStatsXML(sc)
+	return x.finishDML(q, tds.CmdDelete, deleted, isTableVar(t))
 }

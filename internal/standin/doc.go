@@ -33,16 +33,28 @@
 //     physical_page_read page ids, %%physloc%%, %%lockres%%,
 //     sys.system_internals_allocation_units, sys.dm_db_page_info and
 //     sys.dm_db_database_page_allocations.
-//   - SELECT with joins (INNER/LEFT/CROSS, CROSS/OUTER APPLY of table
-//     functions), WHERE, GROUP BY/HAVING with COUNT/SUM/MIN/MAX/AVG,
-//     DISTINCT, TOP, ORDER BY, subqueries, CASE, CAST/CONVERT, LIKE, IN,
-//     BETWEEN, table hints WITH (INDEX(...)) (which change the %%lockres%% and
-//     %%physloc%% answers to the hinted index); INSERT ... VALUES, UPDATE,
-//     DELETE with real effects, PRIMARY KEY checks (Msg 2627) and NOT NULL
-//     checks (Msg 515); IF, BEGIN ... END, DECLARE/SET @var, PRINT, USE,
-//     WAITFOR DELAY; (VALUES ...) AS v(cols) row constructors; correlated
-//     CROSS/OUTER APPLY (e.g. of sys.dm_db_page_info over a page list);
-//     sp_executesql parameters as variables. Equi-joins are hashed.
+//   - A query engine (docs/standin.md §3): every SELECT, INSERT, UPDATE,
+//     DELETE and MERGE is planned into the operators SQL Server would choose
+//     on the demo data (seeks, key lookups, nested loops/hash/merge joins,
+//     stream and hash aggregates, sorts, windows, spools, parallelism) and
+//     executed as iterators whose counters and events are the actual plan
+//     and the trace. T-SQL: CTEs (recursive, MAXRECURSION), UNION [ALL],
+//     INTERSECT, EXCEPT, window functions with PARTITION BY/ORDER BY/ROWS
+//     and RANGE frames, OFFSET/FETCH, TOP [PERCENT] [WITH TIES], ROLLUP/CUBE/
+//     GROUPING SETS, derived tables, APPLY, EXISTS/IN/ANY/ALL and scalar
+//     subqueries, the everyday date, string and conversion functions,
+//     SELECT INTO, UPDATE/DELETE … FROM, MERGE, #temp tables, table
+//     variables, CREATE/DROP TABLE, WHILE; table hints WITH (INDEX(...))
+//     (which also change the %%lockres%% and %%physloc%% answers to the
+//     hinted index) and query hints (MAXDOP, join hints, grant percents).
+//     PRIMARY KEY (Msg 2627) and NOT NULL (Msg 515) checks; IF, BEGIN ...
+//     END, DECLARE/SET @var, PRINT, USE, WAITFOR DELAY; sp_executesql
+//     parameters as variables.
+//   - Concurrency and bounds: statements give the server latch up every 256
+//     rows and around network writes and stop on ATTENTION or KILL, so
+//     sessions run side by side; blocking operators hold rows against
+//     Options.MaxStatementMemory/MaxStatementRows, past which a statement
+//     fails with Msg 701.
 //   - Errors behave as in SQL Server: compile-time errors (syntax, unknown
 //     object/column/function/variable) end the whole batch; run-time errors
 //     (constraint violations, conversions, divide by zero, XE DDL
@@ -137,16 +149,11 @@
 //     xe-event-fields.md (wait durations ms, lock durations µs, batch
 //     duration/cpu µs). Columns that document marks [U] are only emitted
 //     with Options.GuessedColumns.
-//   - Scenarios (Scenarios(): clustered_index_scan, seek_key_lookup,
-//     hash_join, merge_join, sort_spill, hash_aggregate, parallel_aggregate,
-//     update_orders, insert_order, delete_orderlines; `queryreplay standin
-//     --list-scenarios` prints their SQL): a statement whose text matches a demo query
-//     runs for real and additionally emits the events of its plan (locks on
-//     the real key hashes and pages, page reads of the index being read,
-//     waits, memory grant, sort spill, parallel CX waits and per-thread
-//     query_thread_profile, transaction_log) and a showplan in SQL Server's
-//     format (Version 1.6) with actual per-thread counters consistent with
-//     the events.
+//   - Scenarios (Scenarios(); `queryreplay standin --list-scenarios`):
+//     29 named demo statements, each showing a lane or finding of the
+//     product (spills, skew, blocking by a second session the stand-in
+//     plays, grant waits, page splits, read-ahead, call stacks…), in
+//     compare pairs where one hint or index changes the plan.
 //   - Fault injection (Faults): drop the connection at a matching batch,
 //     delay it, answer it with an error, drop logins, kill a session (as
 //     KILL does: its transaction rolls back and its running request — held
@@ -158,8 +165,8 @@
 // # What is refused, and with which error
 //
 //   - Unknown statements and clauses: Msg 102/156 (Incorrect syntax near
-//     ...). This includes SELECT INTO, UPDATE ... FROM, window functions,
-//     MERGE, CREATE TABLE, TRY/CATCH, stored procedures (EXEC is Msg 2812)
+//     ...). This includes PIVOT, OUTPUT, cursors, TRY/CATCH, FOR XML/JSON,
+//     views, stored procedures (EXEC is Msg 2812)
 //     and SET IMPLICIT_TRANSACTIONS/ANSI_DEFAULTS ON; savepoints (SAVE
 //     TRANSACTION, TM save/rollback-to-savepoint requests). XML data type methods
 //     (event_data.value(...)) are Msg 195: clients must shred event XML
@@ -182,17 +189,18 @@
 // # What it must not do
 //
 // It must not import pkg/xe or pkg/showplan (the parsers it is a test
-// double for); it writes event XML and plans as text. Statements run one at
-// a time under one server lock, but a statement that needs a lock another
-// transaction holds waits for it with that lock released (writers wait for
-// X key locks, READ COMMITTED readers for uncommitted changes of the table
-// they read; NOLOCK and READ UNCOMMITTED do not wait), with LCK_M_* waits,
-// SET LOCK_TIMEOUT (Msg 1222), cancellation, and deadlock detection (the
-// requester closing the cycle is the victim: Msg 1205, its transaction
-// rolled back). Updates and deletes re-read each row after locking it. Lock
-// escalation, row versioning and U locks are not emulated. Latch, columnstore and
+// double for); it writes event XML and plans as text. Sessions execute side
+// by side (the server latch is given up every 256 rows and around network
+// writes); a statement that needs a lock another transaction holds in an
+// incompatible mode waits for it (READ COMMITTED readers for S page or key
+// locks, writers for X key locks; NOLOCK and READ UNCOMMITTED do not wait),
+// with LCK_M_* waits, SET LOCK_TIMEOUT (Msg 1222), cancellation, and
+// deadlock detection (the requester closing the cycle is the victim: Msg
+// 1205, its transaction rolled back). Updates, deletes and seeks re-read
+// each row after locking it. Lock escalation and row versioning are not
+// emulated. Latch, columnstore and
 // batch-mode events are accepted in session DDL but never fire; so are
-// lock_escalation, wait_completed, exchange_spill and hash_spill_details.
+// lock_escalation, wait_completed and hash_spill_details.
 // login, logout and attention do fire. %%lockres%% hashes have SQL Server's format but not
 // its (undocumented) hash function. Event timestamps come from a simulated
 // clock that never runs behind the wall clock.

@@ -3,7 +3,6 @@ package standin
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 )
@@ -13,12 +12,55 @@ type relation struct {
 	cols []relCol
 	rows [][]any
 	srcs [][]rowSource // per row: the base-table rows it came from (for %%lockres%%, %%physloc%%)
+
+	// As the schema of a plan operator's output: resolved column
+	// references, and the expressions (aggregates, window functions,
+	// subqueries, grouping expressions) an operator below computed into a
+	// column of this relation.
+	cache map[*colRef]int // -1: not a column of this relation
+	subst map[expr]int
+}
+
+// lookupRef resolves a column reference in this relation only: its
+// position, -1 when absent, or Msg 209 when ambiguous. Results are cached.
+func (r *relation) lookupRef(c *colRef) (int, *SQLError) {
+	if i, ok := r.cache[c]; ok {
+		return i, nil
+	}
+	name := c.Parts[len(c.Parts)-1]
+	qual := ""
+	if len(c.Parts) > 1 {
+		qual = strings.ToLower(c.Parts[len(c.Parts)-2])
+	}
+	found := -1
+	for i, col := range r.cols {
+		if strings.EqualFold(col.name, name) && (qual == "" || col.qual == qual) {
+			if found >= 0 {
+				return 0, errAmbiguousColumn(name)
+			}
+			found = i
+		}
+	}
+	if r.cache == nil {
+		r.cache = map[*colRef]int{}
+	}
+	r.cache[c] = found
+	return found, nil
 }
 
 type relCol struct {
 	qual string // lower-case table alias or name
 	name string
 	typ  SQLType
+
+	hidden    bool     // carried for a sort, not sent to the client
+	orderExpr expr     // the ORDER BY expression a hidden column holds
+	base      *colBase // the base-table column it reads, for showplan column references
+}
+
+// colBase names a column's table for showplan ColumnReference elements.
+type colBase struct {
+	db, schema, table, alias string
 }
 
 type rowSource struct {
@@ -68,63 +110,24 @@ func (env *evalEnv) lookupColumn(parts []string) (any, SQLType, *SQLError) {
 	return nil, SQLType{}, errInvalidColumn(strings.Join(parts, "."))
 }
 
-func isAggregate(name string) bool {
-	switch name {
-	case "COUNT", "COUNT_BIG", "SUM", "MIN", "MAX", "AVG":
-		return true
+// column evaluates a column reference through the scope chain.
+func (env *evalEnv) column(c *colRef) (any, *SQLError) {
+	for e := env; e != nil; e = e.outer {
+		if e.rel == nil {
+			continue
+		}
+		i, err := e.rel.lookupRef(c)
+		if err != nil {
+			return nil, err
+		}
+		if i >= 0 {
+			if e.row == nil {
+				return nil, nil
+			}
+			return e.row[i], nil
+		}
 	}
-	return false
-}
-
-func containsAggregate(e expr) bool {
-	found := false
-	walkExpr(e, func(x expr) {
-		if f, ok := x.(*funcCall); ok && isAggregate(f.Name) {
-			found = true
-		}
-	})
-	return found
-}
-
-func walkExpr(e expr, fn func(expr)) {
-	if e == nil {
-		return
-	}
-	fn(e)
-	switch x := e.(type) {
-	case *funcCall:
-		for _, a := range x.Args {
-			walkExpr(a, fn)
-		}
-	case *castExpr:
-		walkExpr(x.E, fn)
-	case *unaryExpr:
-		walkExpr(x.E, fn)
-	case *binaryExpr:
-		walkExpr(x.L, fn)
-		walkExpr(x.R, fn)
-	case *isNullExpr:
-		walkExpr(x.E, fn)
-	case *inExpr:
-		walkExpr(x.E, fn)
-		for _, a := range x.List {
-			walkExpr(a, fn)
-		}
-	case *likeExpr:
-		walkExpr(x.E, fn)
-		walkExpr(x.Pattern, fn)
-	case *betweenExpr:
-		walkExpr(x.E, fn)
-		walkExpr(x.Lo, fn)
-		walkExpr(x.Hi, fn)
-	case *caseExpr:
-		walkExpr(x.Operand, fn)
-		for _, w := range x.Whens {
-			walkExpr(w.Cond, fn)
-			walkExpr(w.Result, fn)
-		}
-		walkExpr(x.Else, fn)
-	}
+	return nil, errInvalidColumn(strings.Join(c.Parts, "."))
 }
 
 // truth is SQL's three-valued logic: nil means UNKNOWN.
@@ -141,14 +144,18 @@ func truth(v any) (bool, bool) {
 }
 
 func (env *evalEnv) eval(e expr) (any, *SQLError) {
+	if env.rel != nil && env.rel.subst != nil && env.row != nil {
+		if i, ok := env.rel.subst[e]; ok {
+			return env.row[i], nil
+		}
+	}
 	switch x := e.(type) {
 	case *literal:
 		return x.V, nil
 	case *varRef:
 		return env.x.variable(x.Name)
 	case *colRef:
-		v, _, err := env.lookupColumn(x.Parts)
-		return v, err
+		return env.column(x)
 	case *pseudoCol:
 		return env.pseudo(x)
 	case *castExpr:
@@ -156,7 +163,21 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return convertValue(v, x.T)
+		var style int64 = -1
+		if x.Style != nil {
+			sv, err := env.eval(x.Style)
+			if err != nil {
+				return nil, err
+			}
+			if n, ok := sv.(int64); ok {
+				style = n
+			}
+		}
+		out, cerr := convertStyled(v, x.T, style)
+		if cerr != nil && x.Try {
+			return nil, nil
+		}
+		return out, cerr
 	case *unaryExpr:
 		v, err := env.eval(x.E)
 		if err != nil {
@@ -205,7 +226,15 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		if v == nil || p == nil {
 			return nil, nil
 		}
-		return likeMatch(valueString(v), valueString(p)) != x.Not, nil
+		pat := valueString(p)
+		if x.Escape != nil {
+			ev, err := env.eval(x.Escape)
+			if err != nil {
+				return nil, err
+			}
+			pat = escapeLike(pat, valueString(ev))
+		}
+		return likeMatch(valueString(v), pat) != x.Not, nil
 	case *betweenExpr:
 		v, err := env.eval(x.E)
 		if err != nil {
@@ -251,11 +280,11 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		list := x.List
 		var values []any
 		if x.Sub != nil {
-			rel, err := env.x.runSelect(x.Sub, env)
+			rows, err := env.x.subqueryRows(x.Sub, env, 0)
 			if err != nil {
 				return nil, err
 			}
-			for _, r := range rel.rows {
+			for _, r := range rows {
 				values = append(values, r[0])
 			}
 		} else {
@@ -320,26 +349,33 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		}
 		return nil, nil
 	case *subqueryExpr:
-		rel, err := env.x.runSelect(x.Sel, env)
+		rows, err := env.x.subqueryRows(x.Sel, env, 2)
 		if err != nil {
 			return nil, err
 		}
-		switch len(rel.rows) {
+		switch len(rows) {
 		case 0:
 			return nil, nil
 		case 1:
-			return rel.rows[0][0], nil
+			return rows[0][0], nil
 		}
 		return nil, errSubqueryMultipleRows()
 	case *existsExpr:
-		rel, err := env.x.runSelect(x.Sel, env)
+		rows, err := env.x.subqueryRows(x.Sel, env, 1)
 		if err != nil {
 			return nil, err
 		}
-		return len(rel.rows) > 0, nil
+		return len(rows) > 0, nil
+	case *quantifiedExpr:
+		return env.quantified(x)
+	case *windowExpr:
+		return nil, sqlErr(4108, 15, "Windowed functions can only appear in the SELECT or ORDER BY clauses.")
 	case *funcCall:
-		if isAggregate(x.Name) {
-			return env.aggregate(x)
+		if isAggregateName(x.Name) {
+			return nil, errAggregateInWhere()
+		}
+		if lazy, ok := env.lazyFunc(x); ok {
+			return lazy()
 		}
 		args := make([]any, len(x.Args))
 		for i, a := range x.Args {
@@ -559,89 +595,6 @@ func toFloat(v any) float64 {
 	return 0
 }
 
-func (env *evalEnv) aggregate(f *funcCall) (any, *SQLError) {
-	if !env.aggOK {
-		return nil, errAggregateInWhere()
-	}
-	var count int64
-	var sum float64
-	var isFloat bool
-	var sumInt int64
-	var best any
-	seen := map[string]bool{}
-	for i, r := range env.group {
-		if f.Star {
-			count++
-			continue
-		}
-		sub := &evalEnv{x: env.x, rel: env.rel, row: r, outer: env.outer}
-		if env.gsrcs != nil {
-			sub.srcs = env.gsrcs[i]
-		}
-		v, err := sub.eval(f.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			continue
-		}
-		if f.Distinct {
-			k := valueString(v)
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-		}
-		count++
-		switch f.Name {
-		case "SUM", "AVG":
-			switch n := v.(type) {
-			case int64:
-				sumInt += n
-				sum += float64(n)
-			case float64:
-				isFloat = true
-				sum += n
-			default:
-				return nil, sqlErr(8117, 16, "Operand data type %s is invalid for %s operator.", typeOfValue(v), strings.ToLower(f.Name))
-			}
-		case "MIN", "MAX":
-			if best == nil {
-				best = v
-				continue
-			}
-			c, err := compareValues(v, best)
-			if err != nil {
-				return nil, err
-			}
-			if f.Name == "MIN" && c < 0 || f.Name == "MAX" && c > 0 {
-				best = v
-			}
-		}
-	}
-	switch f.Name {
-	case "COUNT", "COUNT_BIG":
-		return count, nil
-	case "SUM":
-		if count == 0 {
-			return nil, nil
-		}
-		if isFloat {
-			return sum, nil
-		}
-		return sumInt, nil
-	case "AVG":
-		if count == 0 {
-			return nil, nil
-		}
-		if isFloat {
-			return sum / float64(count), nil
-		}
-		return sumInt / count, nil
-	}
-	return best, nil
-}
-
 func (env *evalEnv) pseudo(p *pseudoCol) (any, *SQLError) {
 	var src *rowSource
 	for i := range env.srcs {
@@ -668,310 +621,6 @@ func (env *evalEnv) pseudo(p *pseudoCol) (any, *SQLError) {
 	return nil, errInvalidColumn(p.Name)
 }
 
-// runSelect evaluates a SELECT into a relation. outer is the enclosing
-// environment for correlated subqueries (nil at top level).
-func (x *execCtx) runSelect(s *selectStmt, outer *evalEnv) (*relation, *SQLError) {
-	src := &relation{}
-	if s.From != nil {
-		var err *SQLError
-		src, err = x.tableSource(s.From, outer)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		src.rows = [][]any{{}}
-		src.srcs = [][]rowSource{nil}
-	}
-	// WHERE
-	if s.Where != nil {
-		if containsAggregate(s.Where) {
-			return nil, errAggregateInWhere()
-		}
-		var rows [][]any
-		var srcs [][]rowSource
-		for i, r := range src.rows {
-			env := &evalEnv{x: x, rel: src, row: r, srcs: src.srcs[i], outer: outer}
-			v, err := env.eval(s.Where)
-			if err != nil {
-				return nil, err
-			}
-			if b, _ := truth(v); b {
-				rows = append(rows, r)
-				srcs = append(srcs, src.srcs[i])
-			}
-		}
-		src = &relation{cols: src.cols, rows: rows, srcs: srcs}
-	}
-	// expand select items
-	type outItem struct {
-		e     expr
-		name  string
-		typ   SQLType
-		typed bool
-	}
-	var items []outItem
-	for _, it := range s.Items {
-		if it.Star {
-			if s.From == nil {
-				return nil, sqlErr(263, 16, "Must specify table to select from.")
-			}
-			n := 0
-			for _, c := range src.cols {
-				if it.StarQual == "" || strings.EqualFold(c.qual, it.StarQual) {
-					items = append(items, outItem{e: &colRef{Parts: []string{c.qual, c.name}}, name: c.name, typ: c.typ, typed: true})
-					n++
-				}
-			}
-			if n == 0 {
-				return nil, errInvalidObject(it.StarQual)
-			}
-			continue
-		}
-		oi := outItem{e: it.Expr, name: it.Alias}
-		if oi.name == "" {
-			if c, ok := it.Expr.(*colRef); ok {
-				oi.name = c.Parts[len(c.Parts)-1]
-			}
-		}
-		if t, ok := staticType(it.Expr, src); ok {
-			oi.typ, oi.typed = t, true
-		}
-		items = append(items, oi)
-	}
-	aggregating := len(s.GroupBy) > 0
-	for _, it := range items {
-		if containsAggregate(it.e) {
-			aggregating = true
-		}
-	}
-	if s.Having != nil {
-		aggregating = true
-	}
-	var out []outRow
-	if aggregating {
-		// group
-		groups := map[string]int{}
-		var order []string
-		var members [][]int
-		for i, r := range src.rows {
-			env := &evalEnv{x: x, rel: src, row: r, srcs: src.srcs[i], outer: outer}
-			var key strings.Builder
-			for _, g := range s.GroupBy {
-				v, err := env.eval(g)
-				if err != nil {
-					return nil, err
-				}
-				key.WriteString(strings.ToUpper(valueString(v)))
-				key.WriteByte(0)
-				if v == nil {
-					key.WriteByte(1)
-				}
-			}
-			k := key.String()
-			gi, ok := groups[k]
-			if !ok {
-				gi = len(order)
-				groups[k] = gi
-				order = append(order, k)
-				members = append(members, nil)
-			}
-			members[gi] = append(members[gi], i)
-		}
-		if len(s.GroupBy) == 0 && len(members) == 0 {
-			members = append(members, nil) // aggregate over no rows yields one row
-		}
-		groupKeys := map[string]bool{}
-		for _, g := range s.GroupBy {
-			groupKeys[exprKey(g)] = true
-		}
-		for _, it := range items {
-			if err := checkGrouped(it.e, groupKeys); err != nil {
-				return nil, err
-			}
-		}
-		for _, m := range members {
-			env := &evalEnv{x: x, rel: src, outer: outer, aggOK: true}
-			for _, i := range m {
-				env.group = append(env.group, src.rows[i])
-				env.gsrcs = append(env.gsrcs, src.srcs[i])
-			}
-			if len(m) > 0 {
-				env.row = src.rows[m[0]]
-				env.srcs = src.srcs[m[0]]
-			} else {
-				env.row = make([]any, len(src.cols))
-			}
-			if s.Having != nil {
-				v, err := env.eval(s.Having)
-				if err != nil {
-					return nil, err
-				}
-				if b, _ := truth(v); !b {
-					continue
-				}
-			}
-			vals := make([]any, len(items))
-			for j, it := range items {
-				v, err := env.eval(it.e)
-				if err != nil {
-					return nil, err
-				}
-				vals[j] = v
-			}
-			out = append(out, outRow{vals, env})
-		}
-	} else {
-		for i, r := range src.rows {
-			env := &evalEnv{x: x, rel: src, row: r, srcs: src.srcs[i], outer: outer}
-			vals := make([]any, len(items))
-			for j, it := range items {
-				v, err := env.eval(it.e)
-				if err != nil {
-					return nil, err
-				}
-				vals[j] = v
-			}
-			out = append(out, outRow{vals, env})
-		}
-	}
-	if s.Distinct {
-		seen := map[string]bool{}
-		var kept []outRow
-		for _, r := range out {
-			var k strings.Builder
-			for _, v := range r.vals {
-				fmt.Fprintf(&k, "%T:%s|", v, strings.ToUpper(valueString(v)))
-			}
-			if !seen[k.String()] {
-				seen[k.String()] = true
-				kept = append(kept, r)
-			}
-		}
-		out = kept
-	}
-	if len(s.OrderBy) > 0 {
-		keys := make([][]any, len(out))
-		for i, r := range out {
-			for _, o := range s.OrderBy {
-				var v any
-				resolved := false
-				if c, ok := o.Expr.(*colRef); ok && len(c.Parts) == 1 {
-					for j, it := range items {
-						if strings.EqualFold(it.name, c.Parts[0]) {
-							v, resolved = r.vals[j], true
-							break
-						}
-					}
-				}
-				if lit, ok := o.Expr.(*literal); ok {
-					if n, ok := lit.V.(int64); ok {
-						if n < 1 || int(n) > len(items) {
-							return nil, sqlErr(108, 16, "The ORDER BY position number %d is out of range of the number of items in the select list.", n)
-						}
-						v, resolved = r.vals[n-1], true
-					}
-				}
-				if !resolved {
-					var err *SQLError
-					if v, err = r.env.eval(o.Expr); err != nil {
-						return nil, err
-					}
-				}
-				keys[i] = append(keys[i], v)
-			}
-		}
-		idx := make([]int, len(out))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(a, b int) bool {
-			for k, o := range s.OrderBy {
-				va, vb := keys[idx[a]][k], keys[idx[b]][k]
-				var c int
-				switch {
-				case va == nil && vb == nil:
-					c = 0
-				case va == nil:
-					c = -1
-				case vb == nil:
-					c = 1
-				default:
-					c, _ = compareValues(va, vb)
-				}
-				if o.Desc {
-					c = -c
-				}
-				if c != 0 {
-					return c < 0
-				}
-			}
-			return false
-		})
-		sorted := make([]outRow, len(out))
-		for i, j := range idx {
-			sorted[i] = out[j]
-		}
-		out = sorted
-	}
-	if s.Top != nil {
-		env := &evalEnv{x: x, outer: outer}
-		v, err := env.eval(s.Top)
-		if err != nil {
-			return nil, err
-		}
-		n, ok := v.(int64)
-		if !ok || n < 0 {
-			return nil, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
-		}
-		if int(n) < len(out) {
-			out = out[:n]
-		}
-	}
-	res := &relation{}
-	for j, it := range items {
-		t := it.typ
-		if !it.typed {
-			t = inferType(out, j)
-		}
-		res.cols = append(res.cols, relCol{name: it.name, typ: t})
-	}
-	for _, r := range out {
-		res.rows = append(res.rows, r.vals)
-		res.srcs = append(res.srcs, r.env.srcs)
-	}
-	return res, nil
-}
-
-type outRow struct {
-	vals []any
-	env  *evalEnv
-}
-
-// inferType derives a column type from its values when the expression has
-// no static type.
-func inferType(rows []outRow, j int) SQLType {
-	var t SQLType
-	for _, r := range rows {
-		v := r.vals[j]
-		if v == nil {
-			continue
-		}
-		vt := typeOfValue(v)
-		switch {
-		case t.Kind == 0:
-			t = vt
-		case t.Kind == TypeInt && vt.Kind == TypeBigInt:
-			t = vt
-		case t.Kind == TypeNVarChar && vt.Kind == TypeNVarChar && vt.Size == 0:
-			t = vt
-		}
-	}
-	if t.Kind == 0 {
-		return tInt
-	}
-	return t
-}
-
 // exprKey renders an expression structurally, for GROUP BY matching.
 func exprKey(e expr) string {
 	switch x := e.(type) {
@@ -993,46 +642,6 @@ func exprKey(e expr) string {
 		return "var:" + strings.ToLower(x.Name)
 	}
 	return fmt.Sprintf("%T:%p", e, e)
-}
-
-// checkGrouped rejects a column outside aggregates that is not grouped (Msg 8120).
-func checkGrouped(e expr, groupKeys map[string]bool) *SQLError {
-	if e == nil || groupKeys[exprKey(e)] {
-		return nil
-	}
-	switch x := e.(type) {
-	case *funcCall:
-		if isAggregate(x.Name) {
-			return nil
-		}
-		for _, a := range x.Args {
-			if err := checkGrouped(a, groupKeys); err != nil {
-				return err
-			}
-		}
-	case *colRef:
-		return errNotInGroupBy(strings.Join(x.Parts, "."))
-	case *castExpr:
-		return checkGrouped(x.E, groupKeys)
-	case *binaryExpr:
-		if err := checkGrouped(x.L, groupKeys); err != nil {
-			return err
-		}
-		return checkGrouped(x.R, groupKeys)
-	case *unaryExpr:
-		return checkGrouped(x.E, groupKeys)
-	case *caseExpr:
-		for _, w := range x.Whens {
-			if err := checkGrouped(w.Cond, groupKeys); err != nil {
-				return err
-			}
-			if err := checkGrouped(w.Result, groupKeys); err != nil {
-				return err
-			}
-		}
-		return checkGrouped(x.Else, groupKeys)
-	}
-	return nil
 }
 
 // staticType gives the declared type of simple expressions (columns, CASTs,

@@ -25,6 +25,10 @@ type execCtx struct {
 	stmtText  string // the statement being executed (scenarios match on it)
 	inSets    map[*inExpr]*inSet
 	lastPlan  string
+	// schemaOnly makes table-valued functions return their columns only
+	schemaOnly bool
+	subplans   map[*selectStmt]iter // subqueries evaluated outside a plan
+	subRun     *runCtx
 }
 
 type batchStats struct {
@@ -126,7 +130,8 @@ func (c *connState) reset() {
 // Server goes on with the next statement.
 func abortsBatch(e *SQLError) bool {
 	switch e.Number {
-	case 1205, 102, 103, 105, 113, 137, 147, 156, 174, 195, 207, 208, 209, 216, 263, 911, 1014, 8120, 8158, 10709, 2715:
+	case 1205, 102, 103, 105, 113, 137, 147, 156, 174, 195, 207, 208, 209, 216, 263, 911, 1014, 8120, 8158, 10709, 2715,
+		701, 4104, 4108, 4112, 4113, 8121, 8155, 1011, 205, 252, 240, 246, 239, 116, 130, 144, 145, 1033, 1087, 1062, 10741, 8110, 2705, 1038, 155, 4194, 10756, 10752, 10759, 310, 10713, 10711:
 		return true
 	}
 	return e.Class >= 20
@@ -390,6 +395,10 @@ func tdsType(t SQLType) tds.TypeInfo {
 		return tds.TypeInfo{Type: tds.TypeUniqueIdentifier}
 	case TypeXML:
 		return tds.TypeInfo{Type: tds.TypeXML}
+	case TypeDate:
+		return tds.TypeInfo{Type: tds.TypeDate}
+	case TypeDecimal:
+		return tds.TypeInfo{Type: tds.TypeDecimal, Precision: uint8(max(1, min(t.Size, 38))), Scale: uint8(min(t.Scale, 38))}
 	}
 	return tds.TypeInfo{Type: tds.TypeNVarChar, Length: tds.Max}
 }
@@ -558,6 +567,13 @@ func (x *execCtx) exec(st stmt) error {
 		return nil
 	case *declareStmt:
 		for _, d := range s.Vars {
+			if d.Table != nil {
+				if err := x.declareTable(d.Name, d.Table); err != nil {
+					return err
+				}
+				continue
+			}
+			c.sqlState().varTypes[strings.ToLower(d.Name)] = d.Type
 			var v any
 			if d.Init != nil {
 				env := &evalEnv{x: x}
@@ -590,6 +606,11 @@ func (x *execCtx) exec(st stmt) error {
 		v, err := env.eval(s.Expr)
 		if err != nil {
 			return err
+		}
+		if t, ok := x.varType(s.Var); ok {
+			if v, err = convertValue(v, t); err != nil {
+				return err
+			}
 		}
 		c.vars[strings.ToLower(s.Var)] = v
 		return nil
@@ -628,6 +649,18 @@ func (x *execCtx) exec(st stmt) error {
 		return nil
 	case *execStmt:
 		return errProcNotFound(strings.Join(s.Proc, "."))
+	case *whileStmt:
+		return x.execWhile(s)
+	case *loopControlStmt:
+		return loopControl{s.Break}
+	case *mergeStmt:
+		return x.execMerge(s)
+	case *createTableStmt:
+		return x.execCreateTable(s)
+	case *dropTableStmt:
+		return x.execDropTable(s)
+	case *truncateStmt:
+		return x.execTruncate(s)
 	case *killStmt:
 		return x.execKill(s)
 	case *brokerStmt:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 )
 
 // scalarFunc evaluates a built-in scalar function. Unknown names are
@@ -28,6 +27,9 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
 		return false
 	}
 	c := x.conn
+	if v, ok, err := x.moreFunc(name, a); ok {
+		return v, err
+	}
 	switch strings.TrimPrefix(name, "SYS.") {
 	case "SERVERPROPERTY":
 		if err := argc(1, 1); err != nil {
@@ -364,45 +366,43 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
 		}
 		return nil, nil
 	case "FLOOR", "CEILING", "ROUND":
-		v, ok := a[0].(float64)
-		if !ok {
-			return a[0], nil
+		if name == "ROUND" && len(a) < 2 {
+			return nil, sqlErr(174, 15, "The round function requires 2 to 3 arguments.")
 		}
-		switch name {
-		case "FLOOR":
-			return math.Floor(v), nil
-		case "CEILING":
-			return math.Ceil(v), nil
-		}
-		digits := 0.0
-		if len(a) > 1 {
-			if n, ok := a[1].(int64); ok {
-				digits = float64(n)
-			}
-		}
-		p := math.Pow(10, digits)
-		return math.Round(v*p) / p, nil
-	case "DATEDIFF":
-		if err := argc(3, 3); err != nil {
-			return nil, err
-		}
-		t1, e1 := convertValue(a[1], tDT2)
-		t2, e2 := convertValue(a[2], tDT2)
-		if e1 != nil || e2 != nil || t1 == nil || t2 == nil {
+		if a[0] == nil {
 			return nil, nil
 		}
-		d := t2.(time.Time).Sub(t1.(time.Time))
-		switch strings.ToUpper(str(0)) {
-		case "MS", "MILLISECOND":
-			return d.Milliseconds(), nil
-		case "MCS", "MICROSECOND":
-			return d.Microseconds(), nil
-		case "SS", "SECOND":
-			return int64(d.Seconds()), nil
-		case "DAY", "DD":
-			return int64(d.Hours() / 24), nil
+		digits := int64(0)
+		if len(a) > 1 {
+			if n, ok := a[1].(int64); ok {
+				digits = n
+			}
 		}
-		return nil, errUnsupported("DATEDIFF " + str(0))
+		truncate := len(a) > 2 && a[2] != nil && toFloat(a[2]) != 0
+		switch v := a[0].(type) {
+		case int64:
+			if name != "ROUND" || digits >= 0 {
+				return v, nil
+			}
+			p := int64(math.Pow(10, float64(-digits)))
+			if truncate {
+				return v / p * p, nil
+			}
+			return int64(math.Round(float64(v)/float64(p))) * p, nil
+		case float64:
+			switch name {
+			case "FLOOR":
+				return math.Floor(v), nil
+			case "CEILING":
+				return math.Ceil(v), nil
+			}
+			p := math.Pow(10, float64(digits))
+			if truncate {
+				return math.Trunc(v*p) / p, nil
+			}
+			return math.Round(v*p) / p, nil
+		}
+		return a[0], nil
 	case "FN_PHYSLOCFORMATTER":
 		b, ok := a[0].([]byte)
 		if !ok || len(b) != 8 {

@@ -19,11 +19,16 @@ var reserved = map[string]bool{
 	"ORDER": true, "OUTER": true, "PRINT": true, "RIGHT": true, "ROLLBACK": true, "SELECT": true, "SET": true,
 	"TABLE": true, "THEN": true, "TOP": true, "TRAN": true, "TRANSACTION": true, "UPDATE": true, "USE": true,
 	"VALUES": true, "WAITFOR": true, "WHEN": true, "WHERE": true, "WITH": true, "OFF": false,
+	"UNION": true, "EXCEPT": true, "INTERSECT": true, "OVER": true, "FETCH": true, "PERCENT": true, "MERGE": true,
+	"TRUNCATE": true, "PRIMARY": true, "KEY": true, "DEFAULT": true, "CONSTRAINT": true, "IDENTITY": true,
+	"WHILE": true, "RETURN": true, "BREAK": true, "CONTINUE": true, "CLUSTERED": true, "NONCLUSTERED": true, "UNIQUE": true, "CHECK": true,
+	"FOREIGN": true, "REFERENCES": true, "PIVOT": true, "UNPIVOT": true, "SOME": true,
 }
 
 type parser struct {
-	toks []token
-	i    int
+	toks  []token
+	i     int
+	loops int // WHILE bodies being parsed (BREAK/CONTINUE are valid inside)
 }
 
 // parseBatch parses a whole batch into statements.
@@ -172,15 +177,26 @@ func (p *parser) multiName() ([]string, *SQLError) {
 func (p *parser) statement() (stmt, *SQLError) {
 	t := p.peek()
 	if t.kind != tokIdent {
-		if t.isOp("(") {
-			// a parenthesised SELECT is a valid statement
-			return nil, p.fail()
+		if t.isOp("(") && p.parenthesisedQuery() {
+			return p.selectStatement()
 		}
 		return nil, p.fail()
 	}
 	switch strings.ToUpper(t.text) {
-	case "SELECT":
+	case "SELECT", "WITH":
 		return p.selectStatement()
+	case "MERGE":
+		return p.mergeStatement()
+	case "TRUNCATE":
+		p.i++
+		if err := p.expect("TABLE"); err != nil {
+			return nil, err
+		}
+		name, err := p.tableObjectName()
+		if err != nil {
+			return nil, err
+		}
+		return &truncateStmt{Table: name}, nil
 	case "INSERT":
 		return p.insertStatement()
 	case "UPDATE":
@@ -241,6 +257,28 @@ func (p *parser) statement() (stmt, *SQLError) {
 			return &commitStmt{Name: name}, nil
 		}
 		return &rollbackStmt{Name: name}, nil
+	case "WHILE":
+		p.i++
+		cond, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		p.loops++
+		body, err := p.statement()
+		p.loops--
+		if err != nil {
+			return nil, err
+		}
+		return &whileStmt{Cond: cond, Body: body}, nil
+	case "BREAK", "CONTINUE":
+		p.i++
+		if p.loops == 0 {
+			if strings.EqualFold(t.text, "BREAK") {
+				return nil, sqlErr(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
+			}
+			return nil, sqlErr(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
+		}
+		return &loopControlStmt{Break: strings.EqualFold(t.text, "BREAK")}, nil
 	case "IF":
 		p.i++
 		cond, err := p.expression()
@@ -332,6 +370,10 @@ func (p *parser) statement() (stmt, *SQLError) {
 		if p.peekAt(1).is("EVENT") {
 			return p.createEventSession()
 		}
+		if p.peekAt(1).is("TABLE") {
+			p.i += 2
+			return p.createTable()
+		}
 	case "ALTER":
 		if p.peekAt(1).is("EVENT") {
 			return p.alterEventSession()
@@ -339,6 +381,10 @@ func (p *parser) statement() (stmt, *SQLError) {
 	case "DROP":
 		if p.peekAt(1).is("EVENT") {
 			return p.dropEventSession()
+		}
+		if p.peekAt(1).is("TABLE") {
+			p.i += 2
+			return p.dropTable()
 		}
 	}
 	return nil, p.fail()
@@ -354,139 +400,11 @@ func (p *parser) startsStatement() bool {
 	switch strings.ToUpper(t.text) {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
 		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
+		"MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE",
 		"KILL", "RECEIVE", "SEND":
 		return true
 	}
 	return false
-}
-
-func (p *parser) selectStatement() (*selectStmt, *SQLError) {
-	if err := p.expect("SELECT"); err != nil {
-		return nil, err
-	}
-	s := &selectStmt{}
-	if p.accept("DISTINCT") {
-		s.Distinct = true
-	} else {
-		p.accept("ALL")
-	}
-	if p.accept("TOP") {
-		var err *SQLError
-		if p.acceptOp("(") {
-			if s.Top, err = p.expression(); err != nil {
-				return nil, err
-			}
-			if err := p.expectOp(")"); err != nil {
-				return nil, err
-			}
-		} else {
-			t := p.next()
-			if t.kind != tokNumber {
-				p.i--
-				return nil, p.fail()
-			}
-			n, _ := strconv.ParseInt(t.text, 10, 64)
-			s.Top = &literal{V: n}
-		}
-	}
-	for {
-		item, err := p.selectItem()
-		if err != nil {
-			return nil, err
-		}
-		s.Items = append(s.Items, item)
-		if !p.acceptOp(",") {
-			break
-		}
-	}
-	if p.accept("INTO") {
-		return nil, p.failAt(p.i - 1)
-	}
-	if p.accept("FROM") {
-		from, err := p.tableSources()
-		if err != nil {
-			return nil, err
-		}
-		s.From = from
-	}
-	if p.accept("WHERE") {
-		w, err := p.expression()
-		if err != nil {
-			return nil, err
-		}
-		s.Where = w
-	}
-	if p.peek().is("GROUP") {
-		p.i++
-		if err := p.expect("BY"); err != nil {
-			return nil, err
-		}
-		for {
-			e, err := p.expression()
-			if err != nil {
-				return nil, err
-			}
-			s.GroupBy = append(s.GroupBy, e)
-			if !p.acceptOp(",") {
-				break
-			}
-		}
-	}
-	if p.accept("HAVING") {
-		h, err := p.expression()
-		if err != nil {
-			return nil, err
-		}
-		s.Having = h
-	}
-	if p.peek().is("ORDER") {
-		p.i++
-		if err := p.expect("BY"); err != nil {
-			return nil, err
-		}
-		for {
-			e, err := p.expression()
-			if err != nil {
-				return nil, err
-			}
-			item := orderItem{Expr: e}
-			if p.accept("DESC") {
-				item.Desc = true
-			} else {
-				p.accept("ASC")
-			}
-			s.OrderBy = append(s.OrderBy, item)
-			if !p.acceptOp(",") {
-				break
-			}
-		}
-	}
-	if p.accept("OPTION") {
-		if err := p.expectOp("("); err != nil {
-			return nil, err
-		}
-		for {
-			if p.accept("MAXDOP") {
-				t := p.next()
-				if t.kind != tokNumber {
-					p.i--
-					return nil, p.fail()
-				}
-				n, _ := strconv.Atoi(t.text)
-				s.MaxDOP = n
-			} else if p.accept("RECOMPILE") {
-			} else {
-				return nil, p.fail()
-			}
-			if !p.acceptOp(",") {
-				break
-			}
-		}
-		if err := p.expectOp(")"); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 func (p *parser) failAt(i int) *SQLError {
@@ -549,8 +467,9 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 				return nil, err
 			}
 			left = &joinRef{Left: left, Right: right, Kind: "CROSS"}
-		case p.peek().is("JOIN") || p.peek().is("INNER"):
+		case p.peek().is("JOIN") || p.peek().is("INNER") || isJoinHint(p.peek()) && p.peekAt(1).is("JOIN"):
 			p.accept("INNER")
+			hint := p.joinHint()
 			if err := p.expect("JOIN"); err != nil {
 				return nil, err
 			}
@@ -565,10 +484,11 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: "INNER", On: on}
-		case p.peek().is("LEFT"):
-			p.i++
+			left = &joinRef{Left: left, Right: right, Kind: "INNER", On: on, Hint: hint}
+		case p.peek().is("LEFT") || p.peek().is("RIGHT") || p.peek().is("FULL"):
+			kind := strings.ToUpper(p.next().text)
 			p.accept("OUTER")
+			hint := p.joinHint()
 			if err := p.expect("JOIN"); err != nil {
 				return nil, err
 			}
@@ -583,7 +503,7 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: "LEFT", On: on}
+			left = &joinRef{Left: left, Right: right, Kind: kind, On: on, Hint: hint}
 		case p.peek().is("CROSS"):
 			p.i++
 			kind := "CROSS"
@@ -622,9 +542,31 @@ func (p *parser) alias() (string, *SQLError) {
 	return "", nil
 }
 
+func isJoinHint(t token) bool {
+	return t.is("LOOP") || t.is("HASH") || t.is("MERGE") || t.is("REMOTE")
+}
+
+// joinHint reads an optional LOOP/HASH/MERGE join hint.
+func (p *parser) joinHint() string {
+	if isJoinHint(p.peek()) && p.peekAt(1).is("JOIN") {
+		return strings.ToUpper(p.next().text)
+	}
+	return ""
+}
+
+// parenthesisedQuery tells whether "(" starts a query: the first token
+// after the opening parentheses is SELECT or WITH.
+func (p *parser) parenthesisedQuery() bool {
+	k := p.i
+	for p.toks[k].isOp("(") {
+		k++
+	}
+	return p.toks[k].is("SELECT") || p.toks[k].is("WITH")
+}
+
 func isJoinWord(s string) bool {
 	switch strings.ToUpper(s) {
-	case "APPLY", "OUTER", "CROSS", "LEFT", "INNER", "JOIN", "FULL", "RIGHT":
+	case "APPLY", "OUTER", "CROSS", "LEFT", "INNER", "JOIN", "FULL", "RIGHT", "LOOP", "HASH", "MERGE", "OFFSET", "WINDOW":
 		return true
 	}
 	return false
@@ -634,7 +576,7 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 	if p.acceptOp("(") {
 		d := &derivedTable{}
 		switch {
-		case p.peek().is("SELECT"):
+		case p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery():
 			sel, err := p.selectStatement()
 			if err != nil {
 				return nil, err
@@ -701,7 +643,7 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 		}
 		return d, nil
 	}
-	name, err := p.multiName()
+	name, err := p.tableObjectName()
 	if err != nil {
 		return nil, err
 	}
@@ -794,25 +736,27 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 func (p *parser) insertStatement() (stmt, *SQLError) {
 	p.i++
 	p.accept("INTO")
-	name, err := p.multiName()
+	name, err := p.tableObjectName()
 	if err != nil {
 		return nil, err
 	}
 	s := &insertStmt{Table: name}
-	if p.acceptOp("(") {
-		for {
-			c, err := p.ident()
-			if err != nil {
-				return nil, err
-			}
-			s.Columns = append(s.Columns, c)
-			if !p.acceptOp(",") {
-				break
-			}
-		}
-		if err := p.expectOp(")"); err != nil {
+	if p.peek().isOp("(") && !p.parenthesisedQuery() {
+		p.i++
+		if s.Columns, err = p.identList(); err != nil {
 			return nil, err
 		}
+	}
+	if p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") {
+		if s.Sel, err = p.selectStatement(); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if p.peek().is("DEFAULT") && p.peekAt(1).is("VALUES") {
+		p.i += 2
+		s.Rows = [][]expr{nil}
+		return s, nil
 	}
 	if err := p.expect("VALUES"); err != nil {
 		return nil, err
@@ -843,13 +787,63 @@ func (p *parser) insertStatement() (stmt, *SQLError) {
 	return s, nil
 }
 
+// dmlTop reads an optional TOP (n) of UPDATE/DELETE.
+func (p *parser) dmlTop() (expr, *SQLError) {
+	if !p.accept("TOP") {
+		return nil, nil
+	}
+	var top expr
+	var percent, ties bool
+	if err := p.topClause(&top, &percent, &ties); err != nil {
+		return nil, err
+	}
+	if percent || ties {
+		return nil, p.failAt(p.i - 1)
+	}
+	return top, nil
+}
+
+// dmlTail parses the optional FROM, WHERE and OPTION of UPDATE/DELETE.
+func (p *parser) dmlTail(from *tableRef, where *expr, opts *queryOptions) *SQLError {
+	var err *SQLError
+	if p.accept("FROM") {
+		if *from, err = p.tableSources(); err != nil {
+			return err
+		}
+	}
+	if p.accept("WHERE") {
+		if p.peek().is("CURRENT") {
+			return p.fail() // cursors are not emulated
+		}
+		if *where, err = p.expression(); err != nil {
+			return err
+		}
+	}
+	if p.accept("OPTION") {
+		return p.queryOptions(opts)
+	}
+	return nil
+}
+
 func (p *parser) updateStatement() (stmt, *SQLError) {
 	p.i++
-	name, err := p.multiName()
+	top, err := p.dmlTop()
 	if err != nil {
 		return nil, err
 	}
-	s := &updateStmt{Table: name}
+	name, err := p.tableObjectName()
+	if err != nil {
+		return nil, err
+	}
+	s := &updateStmt{Top: top, Table: name, Opts: queryOptions{MaxRecursion: -1}}
+	if p.peek().is("WITH") && p.peekAt(1).isOp("(") {
+		// table hints on the target (ROWLOCK, …) change nothing here
+		for !p.acceptOp(")") {
+			if p.next().kind == tokEOF {
+				return nil, p.fail()
+			}
+		}
+	}
 	if err := p.expect("SET"); err != nil {
 		return nil, err
 	}
@@ -858,41 +852,43 @@ func (p *parser) updateStatement() (stmt, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.expectOp("="); err != nil {
-			return nil, err
+		op := p.peek()
+		if !(op.isOp("=") || op.isOp("+=") || op.isOp("-=") || op.isOp("*=") || op.isOp("/=")) {
+			return nil, p.fail()
 		}
+		p.i++
 		e, err := p.expression()
 		if err != nil {
 			return nil, err
+		}
+		if op.text != "=" {
+			e = &binaryExpr{Op: op.text[:1], L: &colRef{Parts: col}, R: e}
 		}
 		s.Sets = append(s.Sets, setClause{Column: col[len(col)-1], Expr: e})
 		if !p.acceptOp(",") {
 			break
 		}
 	}
-	if p.peek().is("FROM") {
-		return nil, p.fail()
-	}
-	if p.accept("WHERE") {
-		if s.Where, err = p.expression(); err != nil {
-			return nil, err
-		}
+	if err := p.dmlTail(&s.From, &s.Where, &s.Opts); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
 func (p *parser) deleteStatement() (stmt, *SQLError) {
 	p.i++
-	p.accept("FROM")
-	name, err := p.multiName()
+	top, err := p.dmlTop()
 	if err != nil {
 		return nil, err
 	}
-	s := &deleteStmt{Table: name}
-	if p.accept("WHERE") {
-		if s.Where, err = p.expression(); err != nil {
-			return nil, err
-		}
+	p.accept("FROM")
+	name, err := p.tableObjectName()
+	if err != nil {
+		return nil, err
+	}
+	s := &deleteStmt{Top: top, Table: name, Opts: queryOptions{MaxRecursion: -1}}
+	if err := p.dmlTail(&s.From, &s.Where, &s.Opts); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -980,6 +976,17 @@ func (p *parser) declareStatement() (stmt, *SQLError) {
 			return nil, p.fail()
 		}
 		p.accept("AS")
+		if p.accept("TABLE") {
+			t, err := p.columnDefs([]string{v.text})
+			if err != nil {
+				return nil, err
+			}
+			s.Vars = append(s.Vars, declareVar{Name: v.text, Table: t})
+			if !p.acceptOp(",") {
+				break
+			}
+			continue
+		}
 		typ, err := p.typeName()
 		if err != nil {
 			return nil, err
@@ -1004,7 +1011,13 @@ func (p *parser) typeName() (SQLType, *SQLError) {
 		p.i--
 		return SQLType{}, p.fail()
 	}
-	size, max := 0, false
+	name := t.text
+	if p.peek().isOp(".") && strings.EqualFold(name, "sys") || strings.EqualFold(name, "dbo") && p.peek().isOp(".") {
+		p.i++
+		n := p.next()
+		name = n.text
+	}
+	size, scale, max := 0, -1, false
 	if p.acceptOp("(") {
 		a := p.next()
 		switch {
@@ -1017,15 +1030,23 @@ func (p *parser) typeName() (SQLType, *SQLError) {
 			return SQLType{}, p.fail()
 		}
 		if p.acceptOp(",") {
-			p.next()
+			sc := p.next()
+			if sc.kind != tokNumber {
+				p.i--
+				return SQLType{}, p.fail()
+			}
+			scale, _ = strconv.Atoi(sc.text)
 		}
 		if err := p.expectOp(")"); err != nil {
 			return SQLType{}, err
 		}
 	}
-	typ, ok := parseTypeName(t.text, size, max)
+	typ, ok := parseTypeName(name, size, max)
 	if !ok {
-		return SQLType{}, sqlErr(2715, 16, "Column, parameter, or variable #1: Cannot find data type %s.", t.text)
+		return SQLType{}, sqlErr(2715, 16, "Column, parameter, or variable #1: Cannot find data type %s.", name)
+	}
+	if typ.Kind == TypeDecimal {
+		typ = decimalType(name, size, scale)
 	}
 	return typ, nil
 }
@@ -1139,11 +1160,26 @@ func (p *parser) predicate() (expr, *SQLError) {
 		switch t.text {
 		case "=", "<>", "!=", "<", ">", "<=", ">=", "!<", "!>":
 			p.i++
+			op := t.text
+			if (p.peek().is("ANY") || p.peek().is("SOME") || p.peek().is("ALL")) && p.peekAt(1).isOp("(") {
+				all := p.next().is("ALL")
+				p.i++
+				sel, err := p.selectStatement()
+				if err != nil {
+					return nil, err
+				}
+				if err := p.expectOp(")"); err != nil {
+					return nil, err
+				}
+				if op == "!=" {
+					op = "<>"
+				}
+				return &quantifiedExpr{E: l, Op: op, All: all, Sel: sel}, nil
+			}
 			r, err := p.additive()
 			if err != nil {
 				return nil, err
 			}
-			op := t.text
 			switch op {
 			case "!=":
 				op = "<>"
@@ -1172,16 +1208,19 @@ func (p *parser) predicate() (expr, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
+		like := &likeExpr{E: l, Pattern: r, Not: not}
 		if p.accept("ESCAPE") {
-			return nil, p.failAt(p.i - 1)
+			if like.Escape, err = p.additive(); err != nil {
+				return nil, err
+			}
 		}
-		return &likeExpr{E: l, Pattern: r, Not: not}, nil
+		return like, nil
 	case p.accept("IN"):
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
 		in := &inExpr{E: l, Not: not}
-		if p.peek().is("SELECT") {
+		if p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery() {
 			sel, err := p.selectStatement()
 			if err != nil {
 				return nil, err
@@ -1332,8 +1371,8 @@ func (p *parser) primary() (expr, *SQLError) {
 		return &pseudoCol{Name: t.text}, nil
 	case tokOp:
 		if t.text == "(" {
-			p.i++
-			if p.peek().is("SELECT") {
+			if p.parenthesisedQuery() {
+				p.i++
 				sel, err := p.selectStatement()
 				if err != nil {
 					return nil, err
@@ -1343,6 +1382,7 @@ func (p *parser) primary() (expr, *SQLError) {
 				}
 				return &subqueryExpr{Sel: sel}, nil
 			}
+			p.i++
 			e, err := p.expression()
 			if err != nil {
 				return nil, err
@@ -1381,7 +1421,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err := p.expectOp(")"); err != nil {
 				return nil, err
 			}
-			return &castExpr{E: e, T: typ}, nil
+			return &castExpr{E: e, T: typ, Try: strings.EqualFold(t.text, "TRY_CAST")}, nil
 		case "CONVERT", "TRY_CONVERT":
 			p.i++
 			if err := p.expectOp("("); err != nil {
@@ -1398,15 +1438,38 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
+			c := &castExpr{E: e, T: typ, Try: strings.EqualFold(t.text, "TRY_CONVERT")}
 			if p.acceptOp(",") {
-				if _, err := p.expression(); err != nil { // style: accepted, not applied
+				if c.Style, err = p.expression(); err != nil {
 					return nil, err
 				}
 			}
 			if err := p.expectOp(")"); err != nil {
 				return nil, err
 			}
-			return &castExpr{E: e, T: typ}, nil
+			return c, nil
+		case "IIF":
+			if !p.peekAt(1).isOp("(") {
+				break
+			}
+			p.i += 2
+			cond, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			var vals [2]expr
+			for k := range vals {
+				if err := p.expectOp(","); err != nil {
+					return nil, err
+				}
+				if vals[k], err = p.expression(); err != nil {
+					return nil, err
+				}
+			}
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+			return &caseExpr{Whens: []whenClause{{Cond: cond, Result: vals[0]}}, Else: vals[1]}, nil
 		}
 		if reserved[strings.ToUpper(t.text)] && !(strings.EqualFold(t.text, "LEFT") || strings.EqualFold(t.text, "RIGHT")) {
 			return nil, p.fail()
@@ -1457,8 +1520,34 @@ func (p *parser) nameOrCall() (expr, *SQLError) {
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
 		}
+		if datePartFunc(f.Name) && len(f.Args) > 0 {
+			// the first argument is a date part keyword, not a column
+			if c, ok := f.Args[0].(*colRef); ok && len(c.Parts) == 1 {
+				f.Args[0] = &literal{V: strings.ToUpper(c.Parts[0])}
+			}
+		}
+		if p.peek().is("WITHIN") && p.peekAt(1).is("GROUP") {
+			p.i += 2
+			if err := p.expectOp("("); err != nil {
+				return nil, err
+			}
+			if err := p.expect("ORDER"); err != nil {
+				return nil, err
+			}
+			if err := p.expect("BY"); err != nil {
+				return nil, err
+			}
+			items, err := p.orderList()
+			if err != nil {
+				return nil, err
+			}
+			f.Within = items
+			if err := p.expectOp(")"); err != nil {
+				return nil, err
+			}
+		}
 		if p.peek().is("OVER") {
-			return nil, p.fail()
+			return p.overClause(f)
 		}
 		return f, nil
 	}
@@ -1499,4 +1588,14 @@ func (p *parser) caseExpression() (expr, *SQLError) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// datePartFunc names the functions whose first argument is a date part
+// (DATEADD(day, …)).
+func datePartFunc(name string) bool {
+	switch name {
+	case "DATEADD", "DATEDIFF", "DATEDIFF_BIG", "DATEPART", "DATENAME", "DATETRUNC":
+		return true
+	}
+	return false
 }

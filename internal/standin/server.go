@@ -38,6 +38,12 @@ type Options struct {
 	// (unverified against a real server), e.g. transaction_log's
 	// log_record_size or query_thread_profile's row and I/O counters.
 	GuessedColumns bool
+	// ThreadProfileAtClose fires query_thread_profile as the engine closes
+	// each operator (a hash join's build input when the build ends, a
+	// sort's input once consumed, an inner input after each execution)
+	// instead of for every operator when the query ends. Which SQL Server
+	// does is not documented; the timeline must read both (optiming.go).
+	ThreadProfileAtClose bool
 	// Logger receives protocol-independent diagnostics; nil discards.
 	Logger *slog.Logger
 	// BulkPermission overrides, per login, whether it holds ADMINISTER BULK
@@ -66,10 +72,20 @@ type Options struct {
 	Certificate *tls.Certificate
 	// NoTLS turns TLS off: PRELOGIN answers ENCRYPT_NOT_SUP.
 	NoTLS bool
+	// ModuleBuilds sets the PDB identity of the modules the call stacks
+	// name (by short name: sqlmin, sqldk, …; see StackModules); modules
+	// not listed get a build derived from the persona (callstacks.go).
+	ModuleBuilds map[string]ModuleBuild
 	// Directories lists further directories that exist on the emulated
 	// server's file system, besides /var/opt/mssql/log, /var/opt/mssql/data
 	// and /tmp. An event_file target in any other directory fails to start.
 	Directories []string
+	// MaxStatementMemory and MaxStatementRows bound what one statement's
+	// blocking operators (sorts, hash tables, spools, window partitions,
+	// temporary results) may hold; past either the statement fails with
+	// Msg 701. Defaults: DefaultMaxStatementMemory, DefaultMaxStatementRows.
+	MaxStatementMemory int64
+	MaxStatementRows   int64
 }
 
 // Server is the emulated SQL Server. It implements tds.Handler. All
@@ -91,8 +107,11 @@ type Server struct {
 	conns         map[int]*connState
 	globalFlags   map[int]bool
 	stamps        stampCache
-	lockCond      *sync.Cond // signalled whenever a transaction releases its locks
-	curThread     int        // worker thread of the operator being simulated (parallel plans)
+	lockCond      *sync.Cond   // signalled whenever a transaction releases its locks
+	curThread     int          // worker thread of the operator being simulated (parallel plans)
+	eng           *engineState // the query engine's server-wide state (standin-sql)
+	curOps        []*planNode  // operators being simulated, root first (their frames are in call stacks)
+	stacks        *stackModel  // call stacks of events (callstacks.go)
 
 	persona *Persona
 
@@ -126,6 +145,7 @@ func New(opts Options) *Server {
 		p, _ = LookupPersona(DefaultPersona)
 	}
 	s.persona = p
+	s.stacks = newStackModel(p, opts.ModuleBuilds)
 	s.lockCond = sync.NewCond(&s.mu)
 	s.loadDatabases(now)
 	return s
@@ -310,6 +330,7 @@ type connState struct {
 	nextHandle      int32
 	reads           int64 // logical reads and writes over the connection's life, for logout
 	writes          int64
+	sqls            *sessionSQL  // the query engine's per-session state (standin-sql)
 	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
 }
 
@@ -384,6 +405,9 @@ func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
 			}
 			sess.sequence++
 			s.noteRecorded(sess.name, ev.name)
+			if ev.stack == nil && wantsStack(e.actions) {
+				ev.stack = s.stacks.render(ev, s.curOps)
+			}
 			var b strings.Builder
 			renderEvent(&b, ev, e.actions, ec, sess.sequence, false, &s.stamps)
 			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}

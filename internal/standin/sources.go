@@ -37,228 +37,6 @@ func (x *execCtx) resolveTableName(s string) *table {
 	return db.table(schema, parts[len(parts)-1])
 }
 
-func (x *execCtx) tableSource(ref tableRef, outer *evalEnv) (*relation, *SQLError) {
-	rel, err := x.tableSource1(ref, outer)
-	if err == nil && len(rel.srcs) != len(rel.rows) {
-		rel.srcs = make([][]rowSource, len(rel.rows))
-	}
-	return rel, err
-}
-
-func (x *execCtx) tableSource1(ref tableRef, outer *evalEnv) (*relation, *SQLError) {
-	switch r := ref.(type) {
-	case *tableName:
-		return x.namedSource(r)
-	case *tableFunc:
-		rel, err := x.tableFunction(r, outer)
-		if err != nil {
-			return nil, err
-		}
-		qual := strings.ToLower(r.Alias)
-		if qual == "" {
-			qual = strings.ToLower(r.Parts[len(r.Parts)-1])
-		}
-		for i := range rel.cols {
-			rel.cols[i].qual = qual
-		}
-		return rel, nil
-	case *derivedTable:
-		var rel *relation
-		if r.Sel != nil {
-			var err *SQLError
-			if rel, err = x.runSelect(r.Sel, outer); err != nil {
-				return nil, err
-			}
-		} else {
-			rel = &relation{}
-			env := &evalEnv{x: x, outer: outer}
-			for _, row := range r.Values {
-				vals := make([]any, len(row))
-				for i, e := range row {
-					v, err := env.eval(e)
-					if err != nil {
-						return nil, err
-					}
-					vals[i] = v
-				}
-				rel.rows = append(rel.rows, vals)
-			}
-			for i := range r.Columns {
-				rel.cols = append(rel.cols, relCol{typ: inferColumn(rel.rows, i)})
-			}
-		}
-		for i := range rel.cols {
-			rel.cols[i].qual = strings.ToLower(r.Alias)
-			if i < len(r.Columns) {
-				rel.cols[i].name = r.Columns[i]
-			}
-		}
-		return rel, nil
-	case *joinRef:
-		left, err := x.tableSource(r.Left, outer)
-		if err != nil {
-			return nil, err
-		}
-		if r.Kind == "APPLY" || r.Kind == "OUTER APPLY" {
-			return x.apply(r, left, outer)
-		}
-		right, err := x.tableSource(r.Right, outer)
-		if err != nil {
-			return nil, err
-		}
-		out := &relation{cols: append(append([]relCol{}, left.cols...), right.cols...)}
-		// equi-join: hash the right side on the first column = column
-		// conjunct that splits across the two sides
-		lk, rk := equiJoinKeys(r.On, left, right)
-		var buckets map[string][]int
-		if lk >= 0 {
-			buckets = map[string][]int{}
-			for j, rr := range right.rows {
-				if rr[rk] != nil {
-					k := joinKey(rr[rk])
-					buckets[k] = append(buckets[k], j)
-				}
-			}
-		}
-		all := make([]int, len(right.rows))
-		for j := range all {
-			all[j] = j
-		}
-		for i, lr := range left.rows {
-			matched := false
-			candidates := all
-			if buckets != nil {
-				candidates = nil
-				if lr[lk] != nil {
-					candidates = buckets[joinKey(lr[lk])]
-				}
-			}
-			for _, j := range candidates {
-				rr := right.rows[j]
-				row := append(append([]any{}, lr...), rr...)
-				srcs := append(append([]rowSource{}, left.srcs[i]...), right.srcs[j]...)
-				if r.On != nil {
-					env := &evalEnv{x: x, rel: out, row: row, srcs: srcs, outer: outer}
-					v, err := env.eval(r.On)
-					if err != nil {
-						return nil, err
-					}
-					if b, _ := truth(v); !b {
-						continue
-					}
-				}
-				matched = true
-				out.rows = append(out.rows, row)
-				out.srcs = append(out.srcs, srcs)
-			}
-			if !matched && (r.Kind == "LEFT" || r.Kind == "OUTER APPLY") {
-				row := append(append([]any{}, lr...), make([]any, len(right.cols))...)
-				out.rows = append(out.rows, row)
-				out.srcs = append(out.srcs, left.srcs[i])
-			}
-		}
-		return out, nil
-	}
-	return nil, errUnsupported("table source")
-}
-
-// apply evaluates the right side once per left row, with that row in scope
-// (CROSS APPLY / OUTER APPLY of a table function or derived table).
-func (x *execCtx) apply(r *joinRef, left *relation, outer *evalEnv) (*relation, *SQLError) {
-	var out *relation
-	for i, lr := range left.rows {
-		env := &evalEnv{x: x, rel: left, row: lr, srcs: left.srcs[i], outer: outer}
-		right, err := x.tableSource(r.Right, env)
-		if err != nil {
-			return nil, err
-		}
-		if out == nil {
-			out = &relation{cols: append(append([]relCol{}, left.cols...), right.cols...)}
-		}
-		for j, rr := range right.rows {
-			out.rows = append(out.rows, append(append([]any{}, lr...), rr...))
-			out.srcs = append(out.srcs, append(append([]rowSource{}, left.srcs[i]...), right.srcs[j]...))
-		}
-		if len(right.rows) == 0 && r.Kind == "OUTER APPLY" {
-			out.rows = append(out.rows, append(append([]any{}, lr...), make([]any, len(right.cols))...))
-			out.srcs = append(out.srcs, left.srcs[i])
-		}
-	}
-	if out == nil {
-		// no left rows: the right side's columns still define the shape
-		out = &relation{cols: left.cols}
-		right, err := x.tableSource(r.Right, &evalEnv{x: x, rel: left, row: make([]any, len(left.cols)), outer: outer})
-		if err == nil {
-			out.cols = append(append([]relCol{}, left.cols...), right.cols...)
-		}
-	}
-	return out, nil
-}
-
-func inferColumn(rows [][]any, j int) SQLType {
-	out := make([]outRow, len(rows))
-	for i, r := range rows {
-		out[i] = outRow{vals: r}
-	}
-	return inferType(out, j)
-}
-
-// equiJoinKeys finds a conjunct "a = b" of on where a is a column of left
-// and b of right (or the reverse); it returns their positions or -1.
-func equiJoinKeys(on expr, left, right *relation) (int, int) {
-	var conj []expr
-	var split func(e expr)
-	split = func(e expr) {
-		if b, ok := e.(*binaryExpr); ok && b.Op == "AND" {
-			split(b.L)
-			split(b.R)
-			return
-		}
-		conj = append(conj, e)
-	}
-	if on == nil {
-		return -1, -1
-	}
-	split(on)
-	find := func(rel *relation, c *colRef) int {
-		name := c.Parts[len(c.Parts)-1]
-		qual := ""
-		if len(c.Parts) > 1 {
-			qual = strings.ToLower(c.Parts[len(c.Parts)-2])
-		}
-		found := -1
-		for i, col := range rel.cols {
-			if strings.EqualFold(col.name, name) && (qual == "" || col.qual == qual) {
-				if found >= 0 {
-					return -2
-				}
-				found = i
-			}
-		}
-		return found
-	}
-	for _, e := range conj {
-		b, ok := e.(*binaryExpr)
-		if !ok || b.Op != "=" {
-			continue
-		}
-		l, lok := b.L.(*colRef)
-		r, rok := b.R.(*colRef)
-		if !lok || !rok {
-			continue
-		}
-		li, ri := find(left, l), find(right, r)
-		if li >= 0 && ri >= 0 && find(right, l) == -1 && find(left, r) == -1 {
-			return li, ri
-		}
-		li, ri = find(left, r), find(right, l)
-		if li >= 0 && ri >= 0 && find(right, r) == -1 && find(left, l) == -1 {
-			return li, ri
-		}
-	}
-	return -1, -1
-}
-
 // joinKey normalises a value for hashing the way compareValues equates
 // values: numbers by value, strings case-insensitively without trailing
 // spaces.
@@ -277,88 +55,6 @@ func joinKey(v any) string {
 		return "s" + strings.ToUpper(strings.TrimRight(x, " "))
 	}
 	return "x" + valueString(v)
-}
-
-// namedSource resolves a table or view name: demo tables, then sys views.
-func (x *execCtx) namedSource(r *tableName) (*relation, *SQLError) {
-	parts := r.Parts
-	display := strings.Join(parts, ".")
-	db := x.conn.db
-	if len(parts) == 3 {
-		db = x.srv.dbByName(parts[0])
-		if db == nil {
-			return nil, errDatabaseMissing(parts[0])
-		}
-	}
-	if len(parts) > 3 {
-		return nil, errInvalidObject(display)
-	}
-	name := parts[len(parts)-1]
-	schema := ""
-	if len(parts) >= 2 {
-		schema = parts[len(parts)-2]
-	}
-	qual := strings.ToLower(r.Alias)
-	if qual == "" {
-		qual = strings.ToLower(name)
-	}
-	if strings.EqualFold(schema, "sys") || (schema == "" && strings.HasPrefix(strings.ToLower(name), "dm_")) {
-		view, ok := sysViews[strings.ToLower(name)]
-		if !ok {
-			view, ok = extraSysViews[strings.ToLower(name)]
-		}
-		if !ok {
-			return nil, errInvalidObject(display)
-		}
-		rel, err := view(x, db)
-		if err != nil {
-			return nil, err
-		}
-		for i := range rel.cols {
-			rel.cols[i].qual = qual
-		}
-		rel.srcs = make([][]rowSource, len(rel.rows))
-		return rel, nil
-	}
-	t := db.table(schema, name)
-	if t == nil {
-		return nil, errInvalidObject(display)
-	}
-	// READ COMMITTED: wait for other transactions' uncommitted changes
-	// (NOLOCK / READUNCOMMITTED hints and READ UNCOMMITTED do not)
-	if !x.conn.readUncommitted && !hasString(r.Hints, "NOLOCK") && !hasString(r.Hints, "READUNCOMMITTED") {
-		if err := x.waitWhile(func() *connState { return x.readBlocker(t) }, "LCK_M_S"); err != nil {
-			return nil, err
-		}
-	}
-	ix := t.indexes[0]
-	if r.IndexHint != "" {
-		ix = t.indexByName(r.IndexHint)
-		if ix == nil {
-			return nil, sqlErr(308, 16, "Index '%s' on table '%s' (specified in the FROM clause) does not exist.", r.IndexHint, display)
-		}
-	}
-	rel := &relation{}
-	for _, c := range t.columns {
-		rel.cols = append(rel.cols, relCol{qual: qual, name: c.Name, typ: c.Type})
-	}
-	rows := t.rows
-	if ix.id != 1 {
-		// scan in nonclustered key order
-		rows = make([][]any, 0, len(t.rows))
-		for _, e := range ix.entries {
-			k := e[len(ix.keyCols):]
-			if i, ok := t.findRow(k); ok {
-				rows = append(rows, t.rows[i])
-			}
-		}
-	}
-	for _, row := range rows {
-		rel.rows = append(rel.rows, row)
-		rel.srcs = append(rel.srcs, []rowSource{{qual: qual, ix: ix, row: row}})
-	}
-	x.stats.logicalReads += int64(len(ix.leafPages))
-	return rel, nil
 }
 
 type viewFunc func(x *execCtx, db *database) (*relation, *SQLError)
@@ -512,7 +208,8 @@ func init() {
 			r.rows = [][]any{{int64(c.spid), int64(0), "running", "SELECT", int64(c.db.id), txn, open}}
 			return r, nil
 		},
-		"dm_exec_connections": dmExecConnections, // connections.go
+		"dm_exec_connections":  dmExecConnections, // connections.go
+		"dm_os_loaded_modules": loadedModulesView, // callstacks.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
 			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
@@ -806,6 +503,9 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 	for i, a := range f.Args {
 		v, err := env.eval(a)
 		if err != nil {
+			if x.schemaOnly {
+				continue // the columns do not depend on the arguments
+			}
 			return nil, err
 		}
 		args[i] = v
@@ -817,6 +517,24 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		return nil
 	}
 	switch name {
+	case "string_split":
+		// https://learn.microsoft.com/en-us/sql/t-sql/functions/string-split-transact-sql
+		// (SQL Server 2016+; the enable_ordinal argument came in 2022)
+		if len(args) != 2 {
+			return nil, sqlErr(174, 15, "The string_split function requires 2 argument(s).")
+		}
+		r := &relation{cols: cols("value", tNVar(4000))}
+		if x.schemaOnly || args[0] == nil {
+			return r, nil
+		}
+		sep := valueString(args[1])
+		if len([]rune(sep)) != 1 {
+			return nil, sqlErr(214, 16, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.")
+		}
+		for _, part := range strings.Split(valueString(args[0]), sep) {
+			r.rows = append(r.rows, []any{part})
+		}
+		return r, nil
 	case "fn_dblog":
 		if err := need(2); err != nil {
 			return nil, err
@@ -831,6 +549,9 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		}
 		return x.readEventFiles(args)
 	case "dm_db_page_info":
+		if !x.srv.persona.hasPageInfo() {
+			return nil, sqlErr(208, 16, "Invalid object name 'sys.dm_db_page_info'.")
+		}
 		if err := need(4); err != nil {
 			return nil, err
 		}
@@ -900,6 +621,9 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 	x.srv.dispatchDue()
 	r := &relation{cols: cols("module_guid", tGUID, "package_guid", tGUID, "object_name", tNVar(256), "event_data", tNMax,
 		"file_name", tNVar(260), "file_offset", tBigInt, "timestamp_utc", tDT2)}
+	if x.schemaOnly {
+		return r, nil
+	}
 	pattern, ok := args[0].(string)
 	if !ok {
 		return nil, errXEReadFileName(valueString(args[0]))
@@ -983,6 +707,9 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	r := &relation{cols: cols("database_id", tInt, "file_id", tInt, "page_id", tInt, "page_type", tInt, "page_type_desc", tNVar(64),
 		"page_level", tInt, "object_id", tInt, "index_id", tInt, "partition_id", tBigInt, "alloc_unit_id", tBigInt, "slot_count", tInt,
 		"is_iam_page", tBit, "next_page_file_id", tInt, "next_page_page_id", tInt, "prev_page_file_id", tInt, "prev_page_page_id", tInt)}
+	if x.schemaOnly {
+		return r, nil
+	}
 	ids := make([]int64, 3)
 	for i := 0; i < 3; i++ {
 		v, err := convertValue(args[i], tBigInt)
@@ -1004,7 +731,11 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	}
 	pi := db.pageOwner[int32(ids[2])]
 	if pi == nil {
-		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), "UNKNOWN", int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
+		var unknown any = "UNKNOWN"
+		if mode == "LIMITED" {
+			unknown = nil
+		}
+		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), unknown, int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
 		return r, nil
 	}
 	ix := pi.idx
@@ -1034,7 +765,11 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	if prev != 0 {
 		pf = 1
 	}
-	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, pi.kind, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
+	var desc any = pi.kind
+	if mode == "LIMITED" {
+		desc = nil // LIMITED returns NULL for every description column
+	}
+	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
 		slots, pi.kind == "IAM_PAGE", nf, next, pf, prev})
 	return r, nil
 }
@@ -1047,6 +782,9 @@ func (x *execCtx) pageAllocations(args []any) (*relation, *SQLError) {
 		"extent_page_id", tInt, "allocated_page_iam_file_id", tSmallInt, "allocated_page_iam_page_id", tInt, "allocated_page_file_id", tSmallInt,
 		"allocated_page_page_id", tInt, "is_allocated", tBit, "is_iam_page", tBit, "page_type", tTinyInt, "page_type_desc", tNVar(64), "page_level", tTinyInt,
 		"next_page_file_id", tSmallInt, "next_page_page_id", tInt, "previous_page_file_id", tSmallInt, "previous_page_page_id", tInt)}
+	if x.schemaOnly {
+		return r, nil
+	}
 	dbv, _ := convertValue(args[0], tBigInt)
 	dbID, _ := dbv.(int64)
 	db := x.srv.dbByID(dbID)
@@ -1087,6 +825,9 @@ func (x *execCtx) pageAllocations(args []any) (*relation, *SQLError) {
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-my-permissions-transact-sql).
 func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
 	r := &relation{cols: cols("entity_name", tSysname, "subentity_name", tSysname, "permission_name", tNVar(60))}
+	if x.schemaOnly {
+		return r, nil
+	}
 	class := strings.ToUpper(valueString(args[1]))
 	var perms []string
 	switch class {

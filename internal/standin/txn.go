@@ -27,6 +27,7 @@ type transaction struct {
 	explicit bool
 	// savepoints taken by SAVE TRANSACTION, oldest first (savepoint.go)
 	savepoints []savepoint
+	held       map[heldLock]bool // locks, as a set (blocking.go's holds)
 }
 
 type undoRec struct {
@@ -123,6 +124,7 @@ func (x *execCtx) commitTxn(fromTSQL bool) {
 	}
 	x.emitTxnState("Commit")
 	x.releaseLocks(t)
+	c.undoDDL(t.id, false)
 	c.txn = nil
 	if fromTSQL && x.w != nil {
 		_ = x.w.CommitTransaction()
@@ -185,6 +187,7 @@ func (x *execCtx) rollbackAll() {
 	x.logRecord(t, "LOP_ABORT_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
 	x.emitTxnState("Rollback")
 	x.releaseLocks(t)
+	c.undoDDL(t.id, true) // CREATE/DROP TABLE of the transaction
 	c.txn = nil
 }
 
@@ -399,25 +402,56 @@ func (x *execCtx) insertRow(t *table, row []any) {
 	t.rows = append(t.rows, nil)
 	copy(t.rows[i+1:], t.rows[i:])
 	t.rows[i] = row
+	for _, ix := range t.indexes[1:] {
+		ix.insertEntry(row) // each nonclustered index in place, not rebuilt
+	}
 	x.relayout(t)
 }
 
 func (x *execCtx) removeRow(t *table, row []any) {
 	if i, ok := t.findRow(t.keyOf(row)); ok {
 		t.rows = append(t.rows[:i], t.rows[i+1:]...)
+		for _, ix := range t.indexes[1:] {
+			ix.removeEntry(row)
+		}
 	}
 	x.relayout(t)
 }
 
 func (x *execCtx) replaceRow(t *table, old, repl []any) {
+	if sameIndexKeys(t, old, repl) {
+		// no index key changed: the row keeps its place in every index
+		if i, ok := t.findRow(t.keyOf(old)); ok {
+			t.rows[i] = repl
+			return
+		}
+	}
 	x.removeRow(t, old)
 	x.insertRow(t, repl)
+}
+
+// sameIndexKeys reports whether two versions of a row have the same key
+// values in every index of t.
+func sameIndexKeys(t *table, a, b []any) bool {
+	for _, ix := range t.indexes {
+		for _, c := range ix.keyCols {
+			if cmp, err := compareValues(a[c], b[c]); err != nil || cmp != 0 || (a[c] == nil) != (b[c] == nil) {
+				return false
+			}
+		}
+	}
+	for _, c := range t.pk {
+		if cmp, err := compareValues(a[c], b[c]); err != nil || cmp != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (x *execCtx) relayout(t *table) {
 	for _, ix := range t.indexes {
 		before := len(ix.leafPages)
-		ix.layout()
+		ix.layoutPages()
 		for _, p := range ix.leafPages[before:] {
 			x.srv.cached[p] = true
 			if before > 0 && x.srv.anySessionRunning() {
@@ -461,10 +495,8 @@ func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, a
 // acquire takes a lock for the transaction (emitting lock_acquired) and
 // keeps it until the transaction ends.
 func (x *execCtx) acquire(t *transaction, l heldLock) *SQLError {
-	for _, h := range t.locks {
-		if sameResource(h, l) && h.mode == l.mode {
-			return nil
-		}
+	if t.holds(l) {
+		return nil
 	}
 	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
 		return err

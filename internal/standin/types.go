@@ -28,12 +28,37 @@ const (
 	TypeDateTime2
 	TypeUniqueIdentifier
 	TypeXML
+	TypeDecimal // Size = precision, Scale = scale; values travel as float64
+	TypeDate    // values are time.Time at midnight in dateLocation
 )
+
+// dateLocation marks a time.Time that is a date value (CAST(x AS date)), so
+// that it renders as yyyy-mm-dd; it is UTC in every other respect.
+var dateLocation = time.FixedZone("date", 0)
 
 // SQLType is a column's declared type.
 type SQLType struct {
-	Kind TypeKind
-	Size int // characters for nvarchar, bytes for varbinary; 0 = max
+	Kind  TypeKind
+	Size  int // characters for nvarchar, bytes for varbinary (0 = max); precision for decimal
+	Scale int // decimal scale
+}
+
+// decimalType is decimal(p, s) with SQL Server's defaults: decimal = (18, 0),
+// money = (19, 4), smallmoney = (10, 4).
+func decimalType(name string, p, s int) SQLType {
+	switch strings.ToLower(name) {
+	case "money":
+		return SQLType{Kind: TypeDecimal, Size: 19, Scale: 4}
+	case "smallmoney":
+		return SQLType{Kind: TypeDecimal, Size: 10, Scale: 4}
+	}
+	if p <= 0 {
+		p = 18
+	}
+	if s < 0 {
+		s = 0
+	}
+	return SQLType{Kind: TypeDecimal, Size: p, Scale: s}
 }
 
 func (t SQLType) String() string {
@@ -66,6 +91,10 @@ func (t SQLType) String() string {
 		return "uniqueidentifier"
 	case TypeXML:
 		return "xml"
+	case TypeDecimal:
+		return fmt.Sprintf("decimal(%d,%d)", t.Size, t.Scale)
+	case TypeDate:
+		return "date"
 	}
 	return "sql_variant"
 }
@@ -81,6 +110,7 @@ var (
 	tGUID     = SQLType{Kind: TypeUniqueIdentifier}
 	tXML      = SQLType{Kind: TypeXML}
 	tNMax     = SQLType{Kind: TypeNVarChar}
+	tDate     = SQLType{Kind: TypeDate}
 	tSysname  = SQLType{Kind: TypeNVarChar, Size: 128}
 )
 
@@ -108,6 +138,9 @@ func typeOfValue(v any) SQLType {
 	case []byte:
 		return tVarBin(0)
 	case time.Time:
+		if x.Location() == dateLocation {
+			return tDate
+		}
 		return tDT2
 	case string:
 		if len(x) > 4000 {
@@ -137,6 +170,9 @@ func valueString(v any) string {
 	case []byte:
 		return "0x" + strings.ToUpper(hex.EncodeToString(x))
 	case time.Time:
+		if x.Location() == dateLocation {
+			return x.Format("2006-01-02")
+		}
 		return x.Format("2006-01-02 15:04:05.0000000")
 	}
 	return fmt.Sprint(v)
@@ -248,7 +284,8 @@ func toNumber(s, typ string) (float64, *SQLError) {
 
 func parseDateTime(s string) (time.Time, *SQLError) {
 	s = strings.TrimSpace(s)
-	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "2006-01-02", "20060102", "2006-01-02T15:04:05Z07:00"} {
+	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "2006-01-02", "20060102", "2006-01-02T15:04:05Z07:00",
+		"2006-01-02 15:04", "2006-01-02T15:04", "20060102 15:04:05", "2006/01/02", "01/02/2006", "2006-01-02 15:04:05.9999999 -07:00"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), nil
 		}
@@ -304,9 +341,49 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 			return float64(x), nil
 		case float64:
 			return x, nil
+		case bool:
+			return float64(boolInt(x)), nil
 		case string:
 			return toNumber(x, "float")
 		}
+	case TypeDecimal:
+		var f float64
+		switch x := v.(type) {
+		case int64:
+			f = float64(x)
+		case float64:
+			f = x
+		case bool:
+			f = float64(boolInt(x))
+		case string:
+			n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil {
+				return nil, sqlErr(8114, 16, "Error converting data type nvarchar to numeric.")
+			}
+			f = n
+		default:
+			return nil, sqlErr(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+		}
+		r := roundHalfAway(f, to.Scale)
+		if math.Abs(r) >= math.Pow(10, float64(to.Size-to.Scale)) {
+			return nil, sqlErr(8115, 16, "Arithmetic overflow error converting %s to data type numeric.", typeOfValue(v))
+		}
+		return r, nil
+	case TypeDate:
+		var t time.Time
+		switch x := v.(type) {
+		case time.Time:
+			t = x
+		case string:
+			p, err := parseDateTime(x)
+			if err != nil {
+				return nil, err
+			}
+			t = p
+		default:
+			return nil, sqlErr(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+		}
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, dateLocation), nil
 	case TypeNVarChar:
 		s := valueString(v)
 		if b, ok := v.([]byte); ok {
@@ -328,7 +405,7 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 	case TypeDateTime2:
 		switch x := v.(type) {
 		case time.Time:
-			return x, nil
+			return x.In(time.UTC), nil
 		case string:
 			t, err := parseDateTime(x)
 			if err != nil {
@@ -355,8 +432,12 @@ func parseTypeName(name string, size int, max bool) (SQLType, bool) {
 		return tTinyInt, true
 	case "bit":
 		return tBit, true
-	case "float", "real", "decimal", "numeric", "money":
+	case "float", "real":
 		return tFloat, true
+	case "decimal", "numeric", "money", "smallmoney":
+		return decimalType(name, size, -1), true
+	case "date":
+		return tDate, true
 	case "nvarchar", "varchar", "nchar", "char", "sysname", "text", "ntext":
 		if max {
 			return tNMax, true
@@ -376,7 +457,7 @@ func parseTypeName(name string, size int, max bool) (SQLType, bool) {
 			size = 30
 		}
 		return tVarBin(size), true
-	case "datetime2", "datetime", "date", "smalldatetime", "datetimeoffset":
+	case "datetime2", "datetime", "smalldatetime", "datetimeoffset":
 		return tDT2, true
 	case "uniqueidentifier":
 		return tGUID, true
@@ -387,3 +468,14 @@ func parseTypeName(name string, size int, max bool) (SQLType, bool) {
 }
 
 func mathFloat64bits(f float64) uint64 { return math.Float64bits(f) }
+
+// roundHalfAway rounds to scale decimal places, halves away from zero, as
+// SQL Server rounds decimals.
+func roundHalfAway(f float64, scale int) float64 {
+	p := math.Pow(10, float64(scale))
+	r := math.Round(f*p) / p
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return f
+	}
+	return r
+}

@@ -324,6 +324,9 @@ func TestRestartKeepsOnlyStartupSessions(t *testing.T) {
 	mustRun(t, c, "ALTER EVENT SESSION keep ON SERVER STATE = START; ALTER EVENT SESSION lose ON SERVER STATE = START")
 	mustRun(t, c, "BEGIN TRAN; DELETE FROM dbo.OrderLines WHERE OrderID = 5")
 	srv.Restart()
+	if len(srv.cached) != 0 {
+		t.Fatal("buffer pool survived the restart")
+	}
 	c2 := session(t, srv, 51)
 	r := mustRun(t, c2, "SELECT name FROM sys.dm_xe_sessions")
 	if len(r.sets[0].rows) != 1 || r.sets[0].rows[0][0] != "keep" {
@@ -334,9 +337,6 @@ func TestRestartKeepsOnlyStartupSessions(t *testing.T) {
 	}
 	if n := cell(t, mustRun(t, c2, "SELECT COUNT(*) FROM dbo.OrderLines WHERE OrderID = 5"), 0, 0, 0); n == int64(0) {
 		t.Fatal("open transaction survived the restart")
-	}
-	if len(srv.cached) != 0 {
-		t.Fatal("buffer pool survived the restart")
 	}
 }
 

@@ -40,7 +40,7 @@ var xeEvents = map[string]xeEventDef{
 	"sort_warning":                     {"sqlserver", []string{"sort_warning_type", "query_operation_node_id", "granted_memory_kb", "used_memory_kb", "worktable_physical_reads"}, nil, true},
 	"hash_warning":                     {"sqlserver", []string{"hash_warning_type", "query_operation_node_id", "recursion_level", "granted_memory_kb", "worktable_physical_writes", "workfile_physical_writes"}, nil, true},
 	"hash_spill_details":               {"sqlserver", nil, nil, false},
-	"exchange_spill":                   {"sqlserver", []string{"opcode", "query_operation_node_id"}, nil, false},
+	"exchange_spill":                   {"sqlserver", []string{"opcode", "query_operation_node_id"}, nil, true},
 	"query_memory_grant_usage":         {"sqlserver", []string{"granted_memory_kb", "used_memory_kb", "ideal_memory_kb", "granted_percent", "usage_percent", "dop"}, nil, true},
 	"memory_grant_updated_by_feedback": {"sqlserver", nil, nil, false},
 	"error_reported":                   {"sqlserver", []string{"error_number", "severity", "state", "user_defined", "category", "destination", "is_intercepted", "message"}, nil, true},

@@ -1,8 +1,9 @@
 // Package frames turns a stored trace into the Grafana data frames that
-// docs/frames.md specifies: the trace meta frame, the per-operator table and
-// phases, the plan as Node Graph nodes and edges, one State Timeline frame
-// per lane (raw, or binned when a lane exceeds the row budget), pages, log
-// records, call stacks as a Flame Graph, and the numeric probe frame.
+// docs/frames.md specifies: the trace meta frame, the findings, the
+// per-operator table and phases, the plan as Node Graph nodes and edges, one
+// State Timeline frame per lane (raw, or binned when a lane exceeds the row
+// budget), pages, log records, call stacks as a Flame Graph, the numeric
+// probe frame, and the compare response of two traces.
 //
 // It is an adapter: it reshapes a trace it is given (re-slicing by a time
 // window, binning to a row budget, counting per operator). It must not parse
@@ -20,6 +21,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/findings"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
@@ -43,10 +45,11 @@ const (
 	GroupPages      = "pages"
 	GroupLog        = "log"
 	GroupCallStacks = "callstacks"
+	GroupFindings   = "findings"
 )
 
 // AllGroups is every frame group, in response order.
-var AllGroups = []string{GroupTrace, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks}
+var AllGroups = []string{GroupTrace, GroupFindings, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks}
 
 // Runtime is an operator's actual-plan runtime counters, summed over
 // threads; nil fields were not reported.
@@ -66,8 +69,12 @@ type Source struct {
 	Bundle  *tracer.Bundle // Bundle.Trace must be set
 	// Runtime holds the actual plan's counters by NodeId; may be nil.
 	Runtime map[int]Runtime
-	// Stacks is the merged call-stack tree; nil when the trace has none.
+	// Stacks is a merged call-stack tree to draw instead of the trace's
+	// own stack table (nil: the table's stacks, weighted by their events).
 	Stacks *callstack.Tree
+	// Findings is the trace's findings report (pkg/findings over
+	// FindingsInput); nil leaves the findings frame out.
+	Findings *findings.Report
 }
 
 // Window is a closed range on the trace clock, in µs from time zero.
@@ -140,6 +147,9 @@ func Build(src *Source, req Request) (data.Frames, error) {
 		return nil, err
 	}
 	var out data.Frames
+	if req.wants(GroupFindings) && src.Findings != nil {
+		out = append(out, v.findingsFrame())
+	}
 	if req.wants(GroupOperators) {
 		out = append(out, v.operatorsFrame(), v.phasesFrame(), v.threadsFrame())
 	}
@@ -156,8 +166,17 @@ func Build(src *Source, req Request) (data.Frames, error) {
 	if req.wants(GroupLog) {
 		out = append(out, v.logRecordsFrame())
 	}
-	if req.wants(GroupCallStacks) && src.Stacks != nil && src.Stacks.Stacks > 0 {
-		out = append(out, CallStacks(src.TraceID, src.Stacks))
+	if req.wants(GroupCallStacks) {
+		tree := src.Stacks
+		if tree == nil {
+			tree = v.stackTree()
+		}
+		if tree != nil && tree.Stacks > 0 {
+			out = append(out, CallStacks(src.TraceID, tree))
+		}
+		if len(v.tr.Stacks) > 0 {
+			out = append(out, v.stackFramesFrame())
+		}
 	}
 	// The trace frame goes first but is built last: it reports which
 	// lanes this response binned.

@@ -124,8 +124,10 @@ func TestErrorPaths(t *testing.T) {
 			[]string{"not found"}},
 		{"malformed trace id", map[string]any{"queryType": "bundle", "traceId": "../x"}, backend.StatusNotFound, backend.ErrorSourcePlugin, nil},
 		{"view without id", map[string]any{"queryType": "view"}, backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{"traceId is empty"}},
-		{"compare", map[string]any{"queryType": "compare", "traceIds": []string{"a", "b"}}, backend.StatusNotImplemented, backend.ErrorSourcePlugin,
-			[]string{"compare", "#19"}},
+		{"compare one trace", map[string]any{"queryType": "compare", "traceIds": []string{strings.Repeat("ab", 16)}}, backend.StatusBadRequest,
+			backend.ErrorSourcePlugin, []string{"traceIds must name two stored traces"}},
+		{"compare unknown traces", map[string]any{"queryType": "compare", "traceIds": []string{strings.Repeat("ab", 16), strings.Repeat("cd", 16)}},
+			backend.StatusNotFound, backend.ErrorSourcePlugin, []string{"not found"}},
 		{"unknown type", map[string]any{"queryType": "explain"}, backend.StatusBadRequest, backend.ErrorSourcePlugin, []string{`"explain"`}},
 	}
 	var qs []backend.DataQuery

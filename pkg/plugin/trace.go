@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/queryreplay/queryreplay/pkg/findings"
 	"github.com/queryreplay/queryreplay/pkg/frames"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
@@ -118,35 +119,57 @@ func (d *Datasource) build(e *tracestore.Entry, m Query) (backend.DataResponse, 
 
 type runtimeEntry struct {
 	counters map[int]frames.Runtime
+	findings *findings.Report
+	plan     *showplan.Statement
 }
 
-// source is the frames' view of a stored trace; the actual plan's runtime
-// counters are parsed once per trace (pkg/showplan) and kept beside the
-// store's entry.
+// source is the frames' view of a stored trace.
 func (d *Datasource) source(e *tracestore.Entry) *frames.Source {
+	r := d.cached(e)
+	return &frames.Source{TraceID: e.ID, Bundle: e.Bundle, Runtime: r.counters, Findings: r.findings}
+}
+
+// cached returns what is derived from a stored trace's plan: the actual
+// plan is parsed once per trace (pkg/showplan), and its runtime counters,
+// its statement and the trace's findings are kept beside the store's entry.
+func (d *Datasource) cached(e *tracestore.Entry) runtimeEntry {
 	d.runtimeMu.Lock()
 	r, ok := d.runtime[e.ID]
 	d.runtimeMu.Unlock()
-	if !ok {
-		r = runtimeEntry{counters: runtimeCounters(e.Bundle.Plan)}
-		d.runtimeMu.Lock()
-		if len(d.runtime) > 4*tracestore.DefaultMaxTraces {
-			clear(d.runtime) // a cache, not a record: rebuilt on demand
-		}
-		d.runtime[e.ID] = r
-		d.runtimeMu.Unlock()
+	if ok {
+		return r
 	}
-	return &frames.Source{TraceID: e.ID, Bundle: e.Bundle, Runtime: r.counters}
+	plan := parsePlan(e.Bundle.Plan)
+	r = runtimeEntry{counters: runtimeCounters(plan), findings: traceFindings(e.Bundle, plan)}
+	if e.Bundle.Trace != nil {
+		r.plan = findings.PlanStatement(plan, e.Bundle.Trace)
+	}
+	d.runtimeMu.Lock()
+	if len(d.runtime) > 4*tracestore.DefaultMaxTraces {
+		clear(d.runtime) // a cache, not a record: rebuilt on demand
+	}
+	d.runtime[e.ID] = r
+	d.runtimeMu.Unlock()
+	return r
 }
 
-// runtimeCounters reads the per-operator runtime counters of the first
-// statement with operators (the statement the timeline follows).
-func runtimeCounters(planXML string) map[int]frames.Runtime {
+// parsePlan parses a bundle's actual plan XML; nil when there is none or it
+// does not parse (the frames then go without runtime counters).
+func parsePlan(planXML string) *showplan.Plan {
 	if planXML == "" {
 		return nil
 	}
 	p, err := showplan.ParseBytes([]byte(planXML))
 	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// runtimeCounters reads the per-operator runtime counters of the first
+// statement with operators (the statement the timeline follows).
+func runtimeCounters(p *showplan.Plan) map[int]frames.Runtime {
+	if p == nil {
 		return nil
 	}
 	for _, st := range p.Statements {

@@ -49,7 +49,18 @@ func (b *Builder) Build() (*Trace, error) {
 		}
 	}
 	m.markExecution()
+	m.detectProfilesAtEnd(tr.End)
+	m.deferTiming = true
 	b.fillLanes(tr, m)
+	m.deferTiming = false
+	// Two passes: the operators' times from the events that name them
+	// (node id, object), then timing matches against those times rather
+	// than against windows, and the times again with what they added.
+	m.collectOwn(&tr.Lanes, false)
+	first := m.phases(tr.Start, tr.End)
+	m.useSpans(first)
+	m.rematch(&tr.Lanes)
+	m.collectOwn(&tr.Lanes, true)
 	tr.Operators = m.phases(tr.Start, tr.End)
 	tr.Lanes.Plan = make([]PlanEntry, 0, len(tr.Operators))
 	for _, o := range tr.Operators {
@@ -60,7 +71,8 @@ func (b *Builder) Build() (*Trace, error) {
 	// Ties keep plan order: a parent before the children that start with it.
 	sortLane(tr.Lanes.Plan, func(e PlanEntry) int64 { return e.T })
 	b.summarize(tr, m)
-	tr.Summary.Notes = append(b.notes, m.notes...)
+	b.buildStacks(tr)
+	tr.Summary.Notes = append(append(b.notes, m.notes...), m.cycleNotes...)
 	if len(tr.Summary.Ambiguous) == 0 {
 		tr.Summary.Ambiguous = nil
 	}
@@ -123,7 +135,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 			f.io(r)
 		case kSpill:
 			name := b.strs[r.s1]
-			e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true}
+			e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true, Stack: r.stack}
 			if r.flag {
 				e.Match = m.matchNode(int(r.a))
 			} else {
@@ -139,13 +151,13 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 				obj = b.catalog.page(r.a, r.b, r.c)
 			}
 			l.Split = append(l.Split, SplitEvent{T: r.t, FileID: r.b, PageID: r.c, NewFileID: r.e >> 32, NewPageID: r.e & 0xffffffff,
-				Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify)})
+				Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 		case kLogRecord:
 			obj := b.catalog.allocUnit(r.a, r.b)
 			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "record", Operation: b.strs[r.s1], Context: b.strs[r.s2],
-				TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify)})
+				TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 		case kLogFlush:
-			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}})
+			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
 		case kBatchCompleted:
 			tr.End = max(tr.End, r.t)
 		}
@@ -159,13 +171,12 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	sortLane(l.Split, func(e SplitEvent) int64 { return e.T })
 	sortLane(l.Log, func(e LogEvent) int64 { return e.T })
 	sortLane(l.IO, func(e IOInterval) int64 { return e.T })
-	m.collectOwn(l)
 }
 
 func (f *filler) page(r *rec) {
 	obj := f.b.catalog.page(r.a, r.b, r.c)
-	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj}
-	e.Match = f.m.matchData(obj, r.t, poolAccess)
+	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj, Stack: r.stack}
+	e.Match = f.m.matchData(obj, r.t, pagePool(r.a))
 	if r.kind == kRead {
 		f.l.Read = append(f.l.Read, e)
 	} else {
@@ -205,7 +216,7 @@ func (f *filler) wait(r *rec) {
 	switch {
 	case r.kind == kWaitBegin:
 		f.waits[k] = append(f.waits[k], len(l.Wait))
-		l.Wait = append(l.Wait, WaitInterval{T: r.t, End: r.t, Open: true, WaitType: wt, Category: cat, Match: f.m.matchTiming(r.t, poolAll)})
+		l.Wait = append(l.Wait, WaitInterval{T: r.t, End: r.t, Open: true, WaitType: wt, Category: cat, Match: f.m.matchTiming(r.t, poolAll), Stack: r.stack})
 	case r.kind == kWaitEnd && len(f.waits[k]) > 0:
 		q := f.waits[k]
 		w := &l.Wait[q[0]]
@@ -213,7 +224,7 @@ func (f *filler) wait(r *rec) {
 		f.waits[k] = q[1:]
 	default:
 		t0 := r.t - int64(r.a)
-		l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: f.m.matchTiming(t0, poolAll)})
+		l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: f.m.matchTiming(t0, poolAll), Stack: r.stack})
 	}
 }
 
@@ -224,7 +235,7 @@ func (f *filler) io(r *rec) {
 	switch {
 	case r.kind == kFileRead:
 		f.ios[k] = append(f.ios[k], len(l.IO))
-		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchData(obj, r.t, poolAccess)})
+		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchIO(obj, r.t, pagePool(r.a))})
 	case r.kind == kFileReadCompleted && len(f.ios[k]) > 0:
 		q := f.ios[k]
 		io := &l.IO[q[0]]
@@ -236,7 +247,7 @@ func (f *filler) io(r *rec) {
 	default:
 		t0 := r.t - int64(r.e)
 		l.IO = append(l.IO, IOInterval{T: t0, End: r.t, Write: r.kind == kFileWriteCompleted, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d,
-			DurationUs: r.e, Completed: true, Match: f.m.matchData(obj, t0, poolAccess)})
+			DurationUs: r.e, Completed: true, Match: f.m.matchIO(obj, t0, pagePool(r.a))})
 	}
 }
 
@@ -286,7 +297,7 @@ func (b *Builder) lockEntry(r *rec, m *matcher, t, end int64, acquired bool) Loc
 		res = fmt.Sprintf("%d:%d:%d:%d:%d", r.a, r.b, r.c&0xffffffff, r.c>>32, r.d)
 	}
 	return LockInterval{T: t, End: end, Mode: b.strs[r.s1], ResourceType: b.strs[r.s2], Resource: res,
-		TransactionID: int64(r.e), Object: obj, Row: b.lockRow(r, desc), AcquireSeen: acquired,
+		TransactionID: int64(r.e), Object: obj, Row: b.lockRow(r, desc), AcquireSeen: acquired, Stack: r.stack,
 		Match: m.matchData(obj, t, poolAccessOrModify)}
 }
 

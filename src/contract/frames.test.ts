@@ -41,7 +41,13 @@ const traceId = '0190d5c2a0e87c3b9a51e2f4c6d8b0a1';
 
 describe('Go → TypeScript frame contract', () => {
   it('has a contract file for every response shape', () => {
-    expect(fs.readdirSync(dir).sort()).toEqual(['probe.json', 'trace_response.json', 'view_binned.json']);
+    expect(fs.readdirSync(dir).sort()).toEqual([
+      'compare_response.json',
+      'findings.json',
+      'probe.json',
+      'trace_response.json',
+      'view_binned.json',
+    ]);
   });
 
   const trace = load('trace_response');
@@ -58,6 +64,7 @@ describe('Go → TypeScript frame contract', () => {
       'pages',
       'log_records',
       'callstacks',
+      'stack_frames',
     ]);
     for (const f of trace) {
       expect({ name: f.name, traceId: f.meta?.custom?.traceId }).toEqual({ name: f.name, traceId });
@@ -186,9 +193,12 @@ describe('Go → TypeScript frame contract', () => {
         confidence: string,
         ambiguous: boolean,
         candidates: string,
+        index: number,
       });
       for (let r = 0; r < f.length; r++) {
         expect(field(f, 'end').values[r]).toBeGreaterThanOrEqual(field(f, 'start').values[r]);
+        // the whole trace is one window: a row's index is its position
+        expect(field(f, 'index').values[r]).toBe(r);
       }
     }
     const read = frame(trace, 'lane_read');
@@ -227,6 +237,40 @@ describe('Go → TypeScript frame contract', () => {
       expect(levels[i]).toBeLessThanOrEqual(levels[i - 1] + 1);
       expect(levels[i]).toBeGreaterThan(0);
     }
+    const pages = frame(trace, 'pages');
+    expect(pages.meta?.custom?.pageInfo).toBe(true);
+    const levelsOf = field(pages, 'indexLevel').values as Array<number | null>;
+    expect(levelsOf.some((l) => l === 0)).toBe(true);
+    expect(levelsOf.some((l) => l === null)).toBe(true); // a page without a header stays null
+  });
+
+  it('decodes each stack of the trace and the lanes that point at them', () => {
+    const sf = frame(trace, 'stack_frames');
+    expectFields(sf, {
+      stackId: number,
+      frame: number,
+      label: string,
+      module: string,
+      symbol: string,
+      badge: string,
+      category: string,
+      moduleBadge: string,
+      operatorBadge: string,
+      infrastructure: boolean,
+      events: number,
+      unresolved: string,
+    });
+    const ids = new Set(field(sf, 'stackId').values as number[]);
+    for (const lane of lanes) {
+      const f = frame(trace, `lane_${lane}`);
+      const stack = field(f, 'stackId');
+      expect({ lane, hidden: stack.config.custom?.hideFrom?.viz }).toEqual({ lane, hidden: true });
+      for (const id of stack.values as Array<number | null>) {
+        // every id a lane row names is a stack the frame holds
+        expect(id === null || ids.has(id)).toBe(true);
+      }
+    }
+    expect((field(frame(trace, 'lane_read'), 'stackId').values as Array<number | null>)[0]).toBe(1);
   });
 
   it('decodes binned lanes: count per bin per operator within the budget', () => {
@@ -263,5 +307,71 @@ describe('Go → TypeScript frame contract', () => {
       'Parallelism',
     ]);
     expect(p.meta?.custom?.traceId).toBe(traceId);
+  });
+
+  it('decodes the findings frame, its JSON columns and its documentation links', () => {
+    const [f] = load('findings');
+    expect(f.name).toBe('findings');
+    expectFields(f, {
+      rule: string,
+      severity: string,
+      confidence: string,
+      title: string,
+      detail: string,
+      hint: string,
+      reference: string,
+      start: time,
+      end: time,
+      startUs: number,
+      endUs: number,
+      primaryNodeId: number,
+      evidenceTotal: number,
+    });
+    expect(f.length).toBeGreaterThan(0);
+    for (let i = 0; i < f.length; i++) {
+      expect(String(field(f, 'reference').values[i])).toMatch(/^https:\/\/learn\.microsoft\.com\//);
+      const evidence = JSON.parse(JSON.stringify(field(f, 'evidence').values[i])) as Array<{
+        id: string;
+        lane: string;
+        index: number;
+      }>;
+      for (const e of evidence) {
+        expect(e.id).toBe(`${e.lane}/${e.index}`);
+      }
+      expect(Array.isArray(field(f, 'numbers').values[i])).toBe(true);
+    }
+    expect(field(f, 'reference').config.links?.[0]?.url).toBe('${__value.raw}');
+    expect(f.meta?.custom?.traceId).toBe(traceId);
+    expect(Object.keys(f.meta?.custom?.counts ?? {}).sort()).toEqual(['critical', 'info', 'warning']);
+  });
+
+  it('decodes the compare summary and the per-operator comparison', () => {
+    const [summary, ops] = load('compare_response');
+    expect([summary.name, ops.name]).toEqual(['compare', 'compare_operators']);
+    expect(summary.length).toBe(1);
+    expectFields(summary, {
+      traceIdA: string,
+      traceIdB: string,
+      verdict: string,
+      readsSource: string,
+      replaced: number,
+    });
+    expectFields(ops, {
+      status: string,
+      how: string,
+      verdict: string,
+      nodeIdA: number,
+      nodeIdB: number,
+      readsA: number,
+      readsB: number,
+      readsChanged: boolean,
+      waitIoUsA: number,
+      phaseEmitUsB: number,
+    });
+    const status = field(ops, 'status').values as string[];
+    const replaced = status.indexOf('replaced');
+    expect(replaced).toBeGreaterThanOrEqual(0);
+    expect(String(field(ops, 'verdict').values[replaced])).toContain(' replaced ');
+    expect(summary.meta?.custom?.traceIds).toHaveLength(2);
   });
 });

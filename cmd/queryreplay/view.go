@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/queryreplay/queryreplay/pkg/tracer"
+)
+
+type viewArgs struct {
+	bundles []string
+	listen  string
+	assets  string
+	dsn     string
+	quiet   bool
+}
+
+func init() {
+	commands = append(commands, func(c *cli) {
+		cmd := c.app.Command("view", "Open saved trace bundles in the local viewer (the replay panel in a browser; no Grafana, no SQL Server).\n\n"+
+			"Exit status: 0 stopped with Ctrl-C, 1 failed, 2 usage or a bundle that cannot be read.")
+		a := &viewArgs{}
+		cmd.Arg("bundle", "Trace bundle files (queryreplay trace -o, the demo, or the panel's download).").Required().ExistingFilesVar(&a.bundles)
+		cmd.Flag("listen", "Loopback address of the viewer.").Default("127.0.0.1:0").StringVar(&a.listen)
+		cmd.Flag("assets", "Directory of the built viewer page (harness.js); found by itself in a checkout or beside the binary.").StringVar(&a.assets)
+		cmd.Flag("dsn", "Also let the viewer run new traces on this server (sqlserver:// URL). Default: bundles only.").StringVar(&a.dsn)
+		cmd.Flag("quiet", "Print only the URLs.").Short('q').BoolVar(&a.quiet)
+		c.register(cmd, func(ctx context.Context, e *env) error { return runView(ctx, e, a) })
+	})
+}
+
+func runView(ctx context.Context, e *env, a *viewArgs) error {
+	if err := checkLoopbackListen("--listen", a.listen); err != nil {
+		return withStatus(2, err)
+	}
+	// Read every bundle first, so a bad file is named before anything
+	// starts (the upload would only say "bad request").
+	loaded := make([]*tracer.Bundle, len(a.bundles))
+	for i, path := range a.bundles {
+		b, err := tracer.LoadBundle(path)
+		if err != nil {
+			return withStatus(2, fmt.Errorf("bundle %s: %w", path, err))
+		}
+		loaded[i] = b
+	}
+	assets, err := findViewerAssets(a.assets)
+	if err != nil {
+		return withStatus(2, err)
+	}
+	// No server: the datasource needs one configured, and port 1 on
+	// loopback refuses at once; traces come from the uploaded bundles.
+	server := serverSettings{Host: "127.0.0.1", Port: 1, User: "none", Password: "none", Encrypt: "disable", ViewOnly: true}
+	if a.dsn != "" {
+		if server, err = settingsFromDSN(a.dsn); err != nil {
+			return withStatus(2, err)
+		}
+	}
+	store, err := os.MkdirTemp("", "queryreplay-view-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(store)
+	v, err := startViewer(ctx, e, server, store, assets, a.listen, a.bundles)
+	if err != nil {
+		return err
+	}
+	defer v.close()
+	ids := v.srv.TraceIDs()
+	for i, path := range a.bundles {
+		title := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".json")
+		if a.quiet {
+			fmt.Fprintln(e.stdout, v.traceURL(ids[i], title))
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s\n  %s\n  %s\n", path, oneLine(loaded[i].SQL, 100), v.traceURL(ids[i], title))
+	}
+	if !a.quiet {
+		if a.dsn == "" {
+			fmt.Fprintln(e.stdout, "Saved traces only: give --dsn to run new ones from the page.")
+		}
+		fmt.Fprintln(e.stdout, "Serving on loopback; Ctrl-C stops.")
+	}
+	<-ctx.Done()
+	if err := v.close(); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("stop the viewer: %w", err)
+	}
+	return nil
+}

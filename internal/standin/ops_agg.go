@@ -1,0 +1,773 @@
+package standin
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Aggregation: Stream Aggregate (scalar aggregates, input ordered on the
+// grouping columns, ROLLUP), Hash Match (Aggregate) otherwise, and
+// GROUPING SETS/CUBE as one pass computing every set
+// (https://learn.microsoft.com/en-us/sql/t-sql/functions/aggregate-functions-transact-sql).
+
+// aggSpec is one aggregate (or GROUPING()/GROUPING_ID()) an aggregation
+// computes.
+type aggSpec struct {
+	f        *funcCall
+	grouping []int // GROUPING/GROUPING_ID: the group expressions they test
+	isGroup  bool
+	typ      SQLType
+}
+
+type aggAcc struct {
+	count    int64
+	sumI     int64
+	sumF     float64
+	isF      bool
+	best     any
+	seen     map[string]bool
+	strs     []strAggItem
+	mean, m2 float64
+}
+
+type strAggItem struct {
+	v    string
+	keys []any
+}
+
+type aggIter struct {
+	n      *planNode
+	in     iter
+	groups []expr
+	aggs   []*aggSpec
+	sets   [][]int // nil: one set of all groups
+	schema *relation
+	scalar bool
+
+	out   []*tuple
+	i     int
+	bytes int64
+}
+
+func (a *aggIter) node() *planNode { return a.n }
+
+// planAggregation plans GROUP BY, the aggregates and HAVING; the result's
+// schema maps every grouping expression and aggregate of the select list,
+// HAVING and ORDER BY to its column.
+func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter, *SQLError) {
+	src := in.node().schema
+	for _, g := range s.GroupBy {
+		if err := p.resolves(g, src); err != nil {
+			return nil, err
+		}
+		if len(aggregatesOf(g)) > 0 {
+			return nil, sqlErr(144, 15, "Cannot use an aggregate or a subquery in an expression used for the group by list of a GROUP BY clause.")
+		}
+	}
+	var exprs []expr
+	for _, it := range items {
+		exprs = append(exprs, it.e)
+	}
+	if s.Having != nil {
+		exprs = append(exprs, s.Having)
+	}
+	for _, o := range s.OrderBy {
+		exprs = append(exprs, o.Expr)
+	}
+	out := &relation{subst: map[expr]int{}}
+	groupKeys := map[string]int{}
+	for i, g := range s.GroupBy {
+		col := relCol{typ: p.typeOf(g, src)}
+		if c, ok := g.(*colRef); ok {
+			if j, _ := src.lookupRef(c); j >= 0 {
+				col = src.cols[j]
+			}
+		}
+		out.cols = append(out.cols, col)
+		groupKeys[shape(g, src)] = i
+	}
+	aggKeys := map[string]int{}
+	var aggs []*aggSpec
+	var bindErr *SQLError
+	for _, e := range exprs {
+		visit(e, func(n expr) bool {
+			if bindErr != nil {
+				return false
+			}
+			if _, isLit := n.(*literal); !isLit {
+				if gi, ok := groupKeys[shape(n, src)]; ok {
+					out.subst[n] = gi
+					return false
+				}
+			}
+			f, ok := n.(*funcCall)
+			if !ok {
+				return true
+			}
+			switch {
+			case isAggregateName(f.Name):
+				for _, a := range f.Args {
+					if len(aggregatesOf(a)) > 0 || hasSubquery(a) {
+						bindErr = sqlErr(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
+						return false
+					}
+					if err := p.resolves(a, src); err != nil {
+						bindErr = err
+						return false
+					}
+				}
+				if err := checkAggArgs(f); err != nil {
+					bindErr = err
+					return false
+				}
+			case f.Name == "GROUPING" || f.Name == "GROUPING_ID":
+			default:
+				return true
+			}
+			k := shape(f, src)
+			if i, ok := aggKeys[k]; ok {
+				out.subst[n] = i
+				return false
+			}
+			spec := &aggSpec{f: f, typ: p.typeOf(f, src)}
+			if f.Name == "GROUPING" || f.Name == "GROUPING_ID" {
+				spec.isGroup = true
+				for _, a := range f.Args {
+					gi, ok := groupKeys[shape(a, src)]
+					if !ok {
+						bindErr = sqlErr(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", exprText(a))
+						return false
+					}
+					spec.grouping = append(spec.grouping, gi)
+				}
+				if f.Name == "GROUPING" {
+					spec.typ = tTinyInt
+				} else {
+					spec.typ = tInt
+				}
+			}
+			idx := len(out.cols)
+			aggKeys[k] = idx
+			out.subst[n] = idx
+			aggs = append(aggs, spec)
+			out.cols = append(out.cols, relCol{typ: spec.typ})
+			return false
+		})
+		if bindErr != nil {
+			return nil, bindErr
+		}
+	}
+	if err := p.checkGroupedRefs(items, s, out, src); err != nil {
+		return nil, err
+	}
+	it := p.aggregateOp(in, s.GroupBy, aggs, s.GroupingSets, s.GroupKind, out)
+	if s.Having != nil {
+		var err *SQLError
+		if it, err = p.planSubqueries(it, []expr{s.Having}); err != nil {
+			return nil, err
+		}
+		return p.filterOp(it, s.Having)
+	}
+	return it, nil
+}
+
+// checkAggArgs checks an aggregate's argument count.
+func checkAggArgs(f *funcCall) *SQLError {
+	want := 1
+	if f.Name == "STRING_AGG" {
+		want = 2
+	}
+	if f.Star {
+		if f.Name != "COUNT" && f.Name != "COUNT_BIG" {
+			return errSyntaxNear("*")
+		}
+		return nil
+	}
+	if len(f.Args) != want {
+		return sqlErr(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.Name), want)
+	}
+	return nil
+}
+
+// checkGroupedRefs rejects columns used outside aggregates that are not
+// grouped (Msg 8120, or 8121 in HAVING).
+func (p *planner) checkGroupedRefs(items []outItem, s *selectStmt, out, src *relation) *SQLError {
+	check := func(e expr, having bool) *SQLError {
+		var bad *colRef
+		visit(e, func(n expr) bool {
+			if _, ok := out.subst[n]; ok {
+				return false
+			}
+			if _, ok := n.(*windowExpr); ok {
+				// a window function's own columns are checked as select items
+				for _, pe := range n.(*windowExpr).PartitionBy {
+					visit(pe, func(m expr) bool {
+						if _, ok := out.subst[m]; ok {
+							return false
+						}
+						if c, ok := m.(*colRef); ok && bad == nil {
+							if i, _ := src.lookupRef(c); i >= 0 {
+								bad = c
+							}
+						}
+						return true
+					})
+				}
+				return false
+			}
+			if c, ok := n.(*colRef); ok && bad == nil {
+				if i, _ := src.lookupRef(c); i >= 0 {
+					bad = c
+				}
+			}
+			return true
+		})
+		if bad == nil {
+			return nil
+		}
+		name := strings.Join(bad.Parts, ".")
+		if having {
+			return sqlErr(8121, 16, "Column '%s' is invalid in the HAVING clause because it is not contained in either an aggregate function or the GROUP BY clause.", name)
+		}
+		return errNotInGroupBy(name)
+	}
+	for _, it := range items {
+		if err := check(it.e, false); err != nil {
+			return err
+		}
+	}
+	if s.Having != nil {
+		if err := check(s.Having, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// aggregateOp chooses the aggregate operator.
+func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]int, kind string, out *relation) iter {
+	a := &aggIter{in: in, groups: groups, aggs: aggs, sets: sets, schema: out, scalar: len(groups) == 0 && sets == nil}
+	src := in.node().schema
+	stream := a.scalar
+	if !stream && sets == nil {
+		var keys []sortKey
+		ok := true
+		for _, g := range groups {
+			c, isCol := g.(*colRef)
+			if !isCol {
+				ok = false
+				break
+			}
+			j, _ := src.lookupRef(c)
+			if j < 0 {
+				ok = false
+				break
+			}
+			keys = append(keys, sortKey{col: j})
+		}
+		stream = ok && orderedBy(in, keys)
+	}
+	if kind == "ROLLUP" {
+		var keys []sortKey
+		for _, g := range groups {
+			if c, ok := g.(*colRef); ok {
+				if j, _ := src.lookupRef(c); j >= 0 {
+					keys = append(keys, sortKey{col: j})
+				}
+			}
+		}
+		if len(keys) == len(groups) && !orderedBy(in, keys) {
+			in = p.sortOp(in, keys, nil, false)
+			a.in = in
+		}
+		stream = true
+	}
+	if p.parallel && !stream {
+		var keys []int
+		for _, g := range groups {
+			if c, ok := g.(*colRef); ok {
+				if j, _ := src.lookupRef(c); j >= 0 {
+					keys = append(keys, j)
+				}
+			}
+		}
+		in = p.exchange(in, "Repartition Streams", keys, nil)
+		a.in = in
+	}
+	phys := "Hash Match"
+	if stream {
+		phys = "Stream Aggregate"
+	}
+	n := p.newNode(phys, "Aggregate", out, in)
+	inRows := in.node().estRows
+	switch {
+	case a.scalar:
+		n.estRows = 1
+	default:
+		n.estRows = math.Max(1, p.groupEstimate(in, groups))
+		if sets != nil {
+			n.estRows *= float64(len(sets))
+		}
+	}
+	n.estCPU = 0.0000011*inRows + 0.00001
+	if !stream {
+		n.estCPU += 0.0178
+		n.memory = true
+		n.estMemKB = int64(n.estRows*float64(rowSizeOf(out)+32)/1024) + 1
+	}
+	n.subtreeCost = in.node().subtreeCost + n.estCPU
+	n.parallel = p.parallel && !stream
+	a.n = n
+	n.details = a.showplan
+	return a
+}
+
+// groupEstimate guesses the number of groups: the product of the grouping
+// columns' distinct counts, capped by the input rows.
+func (p *planner) groupEstimate(in iter, groups []expr) float64 {
+	est := 1.0
+	inRows := math.Max(in.node().estRows, 1)
+	for _, g := range groups {
+		d := math.Sqrt(inRows)
+		if c, ok := g.(*colRef); ok {
+			if base := p.baseDistinct(in, c); base > 0 {
+				d = base
+			}
+		}
+		est *= d
+	}
+	return math.Min(est, inRows)
+}
+
+// baseDistinct finds a column's distinct count when it comes straight
+// from a base table scan below.
+func (p *planner) baseDistinct(in iter, c *colRef) float64 {
+	var found float64
+	var walk func(it *planNode)
+	walk = func(n *planNode) {
+		if n.ix != nil && found == 0 {
+			if i, _ := n.schema.lookupRef(c); i >= 0 {
+				if ti := n.ix.tbl.column(n.schema.cols[i].name); ti >= 0 {
+					found = p.x.tableStats(n.ix.tbl).distinct[ti]
+				}
+			}
+		}
+		for _, ch := range n.children {
+			walk(ch)
+		}
+	}
+	walk(in.node())
+	return found
+}
+
+// aggGroup is one group of one grouping set, with its accumulators.
+type aggGroup struct {
+	set    int
+	keys   []any
+	accs   []*aggAcc
+	thread int
+}
+
+func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
+	a.out, a.i, a.bytes = nil, 0, 0
+	sets := a.sets
+	if sets == nil {
+		all := make([]int, len(a.groups))
+		for i := range all {
+			all[i] = i
+		}
+		sets = [][]int{all}
+	}
+	order, err := a.consume(r, outer, sets)
+	if err != nil {
+		return err
+	}
+	r.x.memoryUse(r, a.n, int64(len(order)))
+	return a.emit(order, sets)
+}
+
+// consume reads the input into groups of every grouping set.
+func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup, *SQLError) {
+	if err := r.open(a.in, outer); err != nil {
+		return nil, err
+	}
+	defer r.close(a.in)
+	src := a.in.node().schema
+	env := &evalEnv{x: r.x, rel: src, outer: outer}
+	index := map[string]*aggGroup{}
+	var order []*aggGroup
+	gvals := make([]any, len(a.groups))
+	for {
+		t, err := r.next(a.in)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			break
+		}
+		env.row, env.srcs = t.vals, t.srcs
+		for i, g := range a.groups {
+			v, err := env.eval(g)
+			if err != nil {
+				return nil, err
+			}
+			gvals[i] = v
+		}
+		for si, set := range sets {
+			setVals := make([]any, len(set))
+			for i, gi := range set {
+				setVals[i] = gvals[gi]
+			}
+			k := string(rune('0'+si%10)) + groupKey(setVals)
+			g := index[k]
+			if g == nil {
+				g = &aggGroup{set: si, keys: append([]any{}, gvals...), accs: make([]*aggAcc, len(a.aggs)), thread: t.thread}
+				for i := range g.accs {
+					g.accs[i] = &aggAcc{}
+				}
+				index[k] = g
+				order = append(order, g)
+				kt := &tuple{vals: g.keys}
+				if err := r.hold(kt); err != nil {
+					return nil, err
+				}
+				a.bytes += tupleBytes(kt)
+			}
+			for i, spec := range a.aggs {
+				if spec.isGroup {
+					continue
+				}
+				if err := g.accs[i].add(env, spec.f); err != nil {
+					return nil, err
+				}
+			}
+		}
+		r.work(1, 120*time.Nanosecond)
+	}
+	if len(order) == 0 {
+		// aggregates over no rows: one row for a scalar aggregate and for
+		// an empty grouping set
+		for si, set := range sets {
+			if len(set) == 0 && (a.scalar || a.sets != nil) {
+				g := &aggGroup{set: si, keys: make([]any, len(a.groups)), accs: make([]*aggAcc, len(a.aggs))}
+				for i := range g.accs {
+					g.accs[i] = &aggAcc{}
+				}
+				order = append(order, g)
+			}
+		}
+	}
+	return order, nil
+}
+
+// emit turns the groups into output rows: grouping columns not in a
+// row's set are NULL, GROUPING()/GROUPING_ID() give the bits.
+func (a *aggIter) emit(order []*aggGroup, sets [][]int) *SQLError {
+	for _, g := range order {
+		set := sets[g.set]
+		inSet := map[int]bool{}
+		for _, gi := range set {
+			inSet[gi] = true
+		}
+		vals := make([]any, len(a.schema.cols))
+		for i := range a.groups {
+			if inSet[i] {
+				vals[i] = g.keys[i]
+			}
+		}
+		for i, spec := range a.aggs {
+			col := len(a.groups) + i
+			if spec.isGroup {
+				var bits int64
+				for _, gi := range spec.grouping {
+					bits <<= 1
+					if !inSet[gi] {
+						bits |= 1
+					}
+				}
+				vals[col] = bits
+				continue
+			}
+			v, err := g.accs[i].result(spec)
+			if err != nil {
+				return err
+			}
+			vals[col] = v
+		}
+		a.out = append(a.out, &tuple{vals: vals, thread: g.thread})
+	}
+	return nil
+}
+
+func (a *aggIter) next(r *runCtx) (*tuple, *SQLError) {
+	if a.i >= len(a.out) {
+		return nil, nil
+	}
+	a.i++
+	return a.out[a.i-1], nil
+}
+
+func (a *aggIter) close(r *runCtx) {
+	r.release(int64(len(a.out)), a.bytes)
+	a.out = nil
+}
+
+// add folds one input row into the accumulator.
+func (acc *aggAcc) add(env *evalEnv, f *funcCall) *SQLError {
+	if f.Star {
+		acc.count++
+		return nil
+	}
+	v, err := env.eval(f.Args[0])
+	if err != nil {
+		return err
+	}
+	var keys []any
+	if f.Name == "STRING_AGG" && v != nil {
+		for _, o := range f.Within {
+			k, err := env.eval(o.Expr)
+			if err != nil {
+				return err
+			}
+			keys = append(keys, k)
+		}
+	}
+	return acc.addValue(v, f, keys)
+}
+
+// addValue folds one argument value (with STRING_AGG's order keys).
+func (acc *aggAcc) addValue(v any, f *funcCall, keys []any) *SQLError {
+	if f.Star {
+		acc.count++
+		return nil
+	}
+	if v == nil {
+		return nil
+	}
+	if f.Distinct {
+		k := strings.ToUpper(joinKey(v))
+		if acc.seen == nil {
+			acc.seen = map[string]bool{}
+		}
+		if acc.seen[k] {
+			return nil
+		}
+		acc.seen[k] = true
+	}
+	acc.count++
+	switch f.Name {
+	case "SUM", "AVG", "STDEV", "STDEVP", "VAR", "VARP":
+		var x float64
+		switch n := v.(type) {
+		case int64:
+			acc.sumI += n
+			x = float64(n)
+		case float64:
+			acc.isF = true
+			x = n
+		case bool:
+			return sqlErr(8117, 16, "Operand data type bit is invalid for %s operator.", strings.ToLower(f.Name))
+		default:
+			return sqlErr(8117, 16, "Operand data type %s is invalid for %s operator.", typeOfValue(v), strings.ToLower(f.Name))
+		}
+		acc.sumF += x
+		d := x - acc.mean
+		acc.mean += d / float64(acc.count)
+		acc.m2 += d * (x - acc.mean)
+	case "MIN", "MAX":
+		if acc.best == nil {
+			acc.best = v
+			return nil
+		}
+		c, err := compareValues(v, acc.best)
+		if err != nil {
+			return err
+		}
+		if f.Name == "MIN" && c < 0 || f.Name == "MAX" && c > 0 {
+			acc.best = v
+		}
+	case "STRING_AGG":
+		acc.strs = append(acc.strs, strAggItem{v: valueString(v), keys: keys})
+	}
+	return nil
+}
+
+// result is the aggregate's value for its group.
+func (acc *aggAcc) result(spec *aggSpec) (any, *SQLError) {
+	f := spec.f
+	switch f.Name {
+	case "COUNT", "COUNT_BIG":
+		if f.Name == "COUNT" && acc.count > math.MaxInt32 {
+			return nil, sqlErr(8115, 16, "Arithmetic overflow error converting expression to data type int.")
+		}
+		return acc.count, nil
+	case "SUM":
+		if acc.count == 0 {
+			return nil, nil
+		}
+		if acc.isF || spec.typ.Kind == TypeFloat || spec.typ.Kind == TypeDecimal {
+			if spec.typ.Kind == TypeDecimal {
+				return roundHalfAway(acc.sumF, spec.typ.Scale), nil
+			}
+			return acc.sumF, nil
+		}
+		if spec.typ.Kind == TypeInt && (acc.sumI > math.MaxInt32 || acc.sumI < math.MinInt32) {
+			return nil, sqlErr(8115, 16, "Arithmetic overflow error converting expression to data type int.")
+		}
+		return acc.sumI, nil
+	case "AVG":
+		if acc.count == 0 {
+			return nil, nil
+		}
+		if acc.isF || spec.typ.Kind == TypeFloat {
+			return acc.sumF / float64(acc.count), nil
+		}
+		if spec.typ.Kind == TypeDecimal {
+			return roundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
+		}
+		return acc.sumI / acc.count, nil
+	case "STDEV", "VAR":
+		if acc.count < 2 {
+			return nil, nil
+		}
+		v := acc.m2 / float64(acc.count-1)
+		if f.Name == "STDEV" {
+			return math.Sqrt(v), nil
+		}
+		return v, nil
+	case "STDEVP", "VARP":
+		if acc.count == 0 {
+			return nil, nil
+		}
+		v := acc.m2 / float64(acc.count)
+		if f.Name == "STDEVP" {
+			return math.Sqrt(v), nil
+		}
+		return v, nil
+	case "STRING_AGG":
+		if len(acc.strs) == 0 {
+			return nil, nil
+		}
+		if len(f.Within) > 0 {
+			sort.SliceStable(acc.strs, func(i, j int) bool {
+				for k, o := range f.Within {
+					a, b := acc.strs[i].keys[k], acc.strs[j].keys[k]
+					c := compareNullsFirst(a, b)
+					if o.Desc {
+						c = -c
+					}
+					if c != 0 {
+						return c < 0
+					}
+				}
+				return false
+			})
+		}
+		sep := ""
+		if lit, ok := f.Args[1].(*literal); ok {
+			sep = valueString(lit.V)
+		}
+		parts := make([]string, len(acc.strs))
+		for i, s := range acc.strs {
+			parts[i] = s.v
+		}
+		return strings.Join(parts, sep), nil
+	}
+	return acc.best, nil
+}
+
+func compareNullsFirst(a, b any) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	c, _ := compareValues(a, b)
+	return c
+}
+
+// distinctIter returns each distinct row of its first n columns once, as
+// rows arrive (Hash Match Flow Distinct).
+type distinctIter struct {
+	n     *planNode
+	in    iter
+	width int
+	seen  map[string]bool
+	bytes int64
+}
+
+func (d *distinctIter) node() *planNode { return d.n }
+
+func (p *planner) planDistinct(in iter, visible int) (iter, *SQLError) {
+	for _, c := range in.node().schema.cols[visible:] {
+		if c.hidden {
+			return nil, sqlErr(145, 15, "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.")
+		}
+	}
+	return p.distinctOp(in, visible), nil
+}
+
+func (p *planner) distinctOp(in iter, width int) iter {
+	n := p.newNode("Hash Match", "Flow Distinct", in.node().schema, in)
+	n.estRows = math.Max(1, in.node().estRows*0.5)
+	n.estCPU = 0.0178 + 0.0000011*in.node().estRows
+	n.subtreeCost = in.node().subtreeCost + n.estCPU
+	n.memory = true
+	n.estMemKB = int64(n.estRows*float64(rowSizeOf(in.node().schema)+24)/1024) + 1
+	d := &distinctIter{n: n, in: in, width: width}
+	n.details = d.showplan
+	return d
+}
+
+func (d *distinctIter) open(r *runCtx, outer *evalEnv) *SQLError {
+	d.seen, d.bytes = map[string]bool{}, 0
+	return r.open(d.in, outer)
+}
+
+func (d *distinctIter) next(r *runCtx) (*tuple, *SQLError) {
+	for {
+		t, err := r.next(d.in)
+		if err != nil || t == nil {
+			if t == nil && err == nil {
+				r.x.memoryUse(r, d.n, int64(len(d.seen)))
+			}
+			return nil, err
+		}
+		k := groupKey(t.vals[:d.width])
+		if d.seen[k] {
+			continue
+		}
+		d.seen[k] = true
+		if err := r.hold(t); err != nil {
+			return nil, err
+		}
+		d.bytes += tupleBytes(t)
+		return t, nil
+	}
+}
+
+func (d *distinctIter) close(r *runCtx) {
+	r.release(int64(len(d.seen)), d.bytes)
+	d.seen = nil
+	r.close(d.in)
+}
+
+// groupKey is the grouping key of values: equal as GROUP BY and DISTINCT
+// compare them (NULLs together, strings case-insensitively).
+func groupKey(vals []any) string {
+	var kb strings.Builder
+	for _, v := range vals {
+		if v == nil {
+			kb.WriteString("\x01")
+		} else {
+			kb.WriteString(strings.ToUpper(joinKey(v)))
+		}
+		kb.WriteByte(0)
+	}
+	return kb.String()
+}

@@ -1,0 +1,641 @@
+package standin
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Data access operators: clustered and nonclustered index scans and seeks,
+// key lookups, heap table scans of temporary tables. They read pages
+// (logical reads; physical reads with PAGEIOLATCH waits, or read-ahead,
+// for pages not in the buffer pool), take the READ COMMITTED locks SQL
+// Server takes (IS on the table, S on each page a scan reads or each key a
+// seek returns, released at once) and wait where another transaction holds
+// an incompatible lock.
+
+type scanIter struct {
+	n      *planNode
+	t      *table
+	ix     *index
+	qual   string
+	schema *relation
+	colMap []int // output column i is table column colMap[i]
+	seek   *seekSpec
+	pred   expr
+	nolock bool
+	dop    int
+
+	// a key lookup: seeks the clustered index by the clustered key values
+	// the outer row carries at keyPos
+	lookup bool
+	keyPos []int
+
+	// run state
+	outer    *evalEnv
+	ranges   [][2]int // entry positions [lo, hi) per range
+	ri       int
+	pos      int
+	lastKey  []any // key of the last entry read, to reposition after yields and waits
+	seenLen  int
+	page     int32
+	pageIdx  int
+	env      evalEnv
+	done     bool
+	readHead int // leaf position read ahead up to
+}
+
+func (s *scanIter) node() *planNode { return s.n }
+
+// buildScan makes a scan or seek of ix with the given local predicates.
+func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []expr, est float64, forced bool) iter {
+	t := ix.tbl
+	s := &scanIter{t: t, ix: ix, qual: leaf.qual, seek: spec}
+	if leaf.tn != nil {
+		s.nolock = hasString(leaf.tn.Hints, "NOLOCK") || hasString(leaf.tn.Hints, "READUNCOMMITTED")
+	}
+	var residual []expr
+	for _, c := range local {
+		used := false
+		if spec != nil {
+			for _, u := range spec.used {
+				if u == c {
+					used = true
+				}
+			}
+		}
+		if !used {
+			residual = append(residual, c)
+		}
+	}
+	s.pred = andAll(residual)
+	s.schema = &relation{}
+	base := &colBase{db: t.db.name, schema: t.schema, table: t.name, alias: leaf.qual}
+	add := func(c int) {
+		col := t.columns[c]
+		s.colMap = append(s.colMap, c)
+		s.schema.cols = append(s.schema.cols, relCol{qual: leaf.qual, name: col.Name, typ: col.Type, hidden: strings.HasPrefix(col.Name, "%%"), base: base})
+	}
+	if ix.id == 1 {
+		for c := range t.columns {
+			add(c)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, c := range append(append([]int{}, ix.keyCols...), t.pk...) {
+			if !seen[c] {
+				seen[c] = true
+				add(c)
+			}
+		}
+	}
+	phys := physicalScanName(ix, spec != nil)
+	n := p.newNode(phys, phys, s.schema)
+	n.ix = ix
+	n.alias = leaf.qual
+	n.estRows = est
+	rows := float64(len(t.rows))
+	pages := float64(len(ix.leafPages))
+	if spec != nil {
+		frac := math.Min(1, est/math.Max(rows, 1))
+		n.estRowsRead = math.Max(est, 1)
+		n.estIO = 0.003125 * (1 + math.Ceil(frac*pages))
+		n.estCPU = 0.0001581 + 0.0000011*n.estRowsRead
+	} else {
+		n.estRowsRead = rows
+		n.estIO = 0.003125 + 0.00074074*pages
+		n.estCPU = 0.0001581 + 0.0000011*rows
+	}
+	n.subtreeCost = n.estIO + n.estCPU
+	n.rowSize = rowSizeOf(s.schema)
+	n.forced = forced
+	n.details = s.showplan
+	s.n = n
+	return s
+}
+
+// physicalScanName is the showplan operator for reading ix.
+func physicalScanName(ix *index, seek bool) string {
+	switch {
+	case ix.name == "":
+		return "Table Scan"
+	case ix.id == 1 && seek:
+		return "Clustered Index Seek"
+	case ix.id == 1:
+		return "Clustered Index Scan"
+	case seek:
+		return "Index Seek"
+	}
+	return "Index Scan"
+}
+
+// buildLookup makes the key lookup into the clustered index for rows an
+// outer nonclustered seek found.
+func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []expr, est float64) iter {
+	t := leaf.tbl
+	ix := t.indexes[0]
+	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: andAll(local), nolock: outer.nolock}
+	have := map[int]bool{}
+	for _, c := range outer.colMap {
+		have[c] = true
+	}
+	s.schema = &relation{}
+	base := &colBase{db: t.db.name, schema: t.schema, table: t.name, alias: leaf.qual}
+	for c, col := range t.columns {
+		if have[c] {
+			continue
+		}
+		s.colMap = append(s.colMap, c)
+		s.schema.cols = append(s.schema.cols, relCol{qual: leaf.qual, name: col.Name, typ: col.Type, base: base})
+	}
+	for _, k := range t.pk {
+		for i, c := range outer.colMap {
+			if c == k {
+				s.keyPos = append(s.keyPos, i)
+			}
+		}
+	}
+	n := p.newNode("Clustered Index Seek", "Clustered Index Seek", s.schema)
+	n.ix = ix
+	n.alias = leaf.qual
+	n.lookup = true
+	n.estRows = 1
+	n.estExecs = math.Max(est, 1)
+	n.estIO = 0.003125
+	n.estCPU = 0.0001581
+	n.subtreeCost = n.estExecs * (n.estIO + n.estCPU)
+	n.rowSize = rowSizeOf(s.schema)
+	n.details = s.showplan
+	s.n = n
+	return s
+}
+
+// entries is the number of entries in the index.
+func (s *scanIter) entries() int {
+	if s.ix.id == 1 {
+		return len(s.t.rows)
+	}
+	return len(s.ix.entries)
+}
+
+// keyAt is the index key of entry pos (the clustered key for the
+// clustered index, the index key plus clustered key otherwise).
+func (s *scanIter) keyAt(pos int) []any {
+	if s.ix.id == 1 {
+		return s.t.keyOf(s.t.rows[pos])
+	}
+	return s.ix.entries[pos]
+}
+
+// rowAt is the table row of entry pos.
+func (s *scanIter) rowAt(pos int) []any {
+	if s.ix.id == 1 {
+		return s.t.rows[pos]
+	}
+	e := s.ix.entries[pos]
+	if i, ok := s.t.findRow(e[len(s.ix.keyCols):]); ok {
+		return s.t.rows[i]
+	}
+	return nil
+}
+
+// searchLead finds the first entry whose leading key is >= v (or > v).
+func (s *scanIter) searchLead(v any, after bool) int {
+	return sort.Search(s.entries(), func(i int) bool {
+		c, err := compareValues(s.keyAt(i)[0], v)
+		if err != nil {
+			return true
+		}
+		if after {
+			return c > 0
+		}
+		return c >= 0
+	})
+}
+
+func (s *scanIter) open(r *runCtx, outer *evalEnv) *SQLError {
+	x := r.x
+	s.outer = outer
+	s.env = evalEnv{x: x, rel: s.schema, outer: outer}
+	s.done = false
+	s.page = -1
+	s.ri, s.pos, s.lastKey = 0, 0, nil
+	s.readHead = 0
+	c := s.n.counters(r.thread)
+	c.scans++
+	if s.lookup {
+		return nil
+	}
+	if !s.nolock && !x.conn.readUncommitted {
+		x.transientLock(objectLock(s.t, "IS"))
+	}
+	if err := s.computeRanges(r); err != nil {
+		return err
+	}
+	if s.seek != nil && s.ix.rootPage != 0 {
+		x.readIndexPage(r, s.n, s.ix.rootPage)
+	}
+	return nil
+}
+
+// computeRanges evaluates the seek ranges (with the outer row in scope),
+// first waiting for other transactions' uncommitted deletes of keys in
+// them (the ghost records a real seek would meet).
+func (s *scanIter) computeRanges(r *runCtx) *SQLError {
+	s.ranges = s.ranges[:0]
+	s.seenLen = s.entries()
+	if s.seek == nil {
+		s.ranges = append(s.ranges, [2]int{0, s.entries()})
+		return nil
+	}
+	for _, kr := range s.seek.ranges {
+		lo, hi := 0, s.entries()
+		var loV, hiV any
+		if kr.lo != nil {
+			v, err := s.env.eval(kr.lo)
+			if err != nil {
+				return err
+			}
+			if v == nil {
+				continue // comparisons with NULL match nothing
+			}
+			loV = v
+		}
+		if kr.hi != nil {
+			v, err := s.env.eval(kr.hi)
+			if err != nil {
+				return err
+			}
+			if v == nil {
+				continue
+			}
+			hiV = v
+		}
+		if !s.nolock && !r.x.conn.readUncommitted {
+			if err := r.x.waitForGhosts(s.t, s.ix, loV, hiV); err != nil {
+				return err
+			}
+		}
+		if loV != nil {
+			lo = s.searchLead(loV, !kr.loIncl)
+		}
+		if hiV != nil {
+			hi = s.searchLead(hiV, kr.hiIncl)
+		}
+		if lo < hi {
+			s.ranges = append(s.ranges, [2]int{lo, hi})
+		}
+	}
+	return nil
+}
+
+// reposition moves pos past lastKey after the index changed under the
+// scan (another session's insert or delete while this one yielded or
+// waited).
+func (s *scanIter) reposition() {
+	if s.entries() == s.seenLen {
+		return
+	}
+	s.seenLen = s.entries()
+	if s.lastKey == nil {
+		return
+	}
+	s.pos = sort.Search(s.entries(), func(i int) bool { return lessKey(s.lastKey, s.keyAt(i)) })
+	if s.seek != nil {
+		// the range ends moved too: recompute them by key
+		for i := range s.ranges {
+			if s.ranges[i][1] > s.entries() {
+				s.ranges[i][1] = s.entries()
+			}
+		}
+	}
+}
+
+func (s *scanIter) next(r *runCtx) (*tuple, *SQLError) {
+	if s.lookup {
+		return s.nextLookup(r)
+	}
+	x := r.x
+	for !s.done {
+		s.reposition()
+		if s.ri >= len(s.ranges) {
+			s.done = true
+			break
+		}
+		rg := s.ranges[s.ri]
+		if s.pos < rg[0] {
+			s.pos = rg[0]
+		}
+		if s.pos >= rg[1] || s.pos >= s.entries() {
+			s.ri++
+			continue
+		}
+		pos := s.pos
+		pageIdx := pos / s.ix.rowsPerPage
+		if s.dop > 1 {
+			r.thread = 1 + pageIdx*s.dop/max(1, len(s.ix.leafPages))
+			x.srv.curThread = r.thread
+		}
+		if pageIdx < len(s.ix.leafPages) && s.ix.leafPages[pageIdx] != s.page {
+			page := s.ix.leafPages[pageIdx]
+			if s.seek == nil && !s.nolock && !x.conn.readUncommitted {
+				if err := x.readLock(pageLock(s.ix, page, "S")); err != nil {
+					return nil, err
+				}
+				if s.entries() != s.seenLen {
+					continue // the page changed while this scan waited
+				}
+			}
+			s.page = page
+			x.readLeafPage(r, s, pageIdx)
+		}
+		row := s.rowAt(pos)
+		s.lastKey = s.keyAt(pos)
+		s.pos++
+		s.n.counters(r.thread).rowsRead++
+		x.srv.advance(300 * time.Nanosecond)
+		if row == nil {
+			continue
+		}
+		if s.seek != nil && !s.nolock && !x.conn.readUncommitted {
+			if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
+				return nil, err
+			}
+			// read the row again under its lock: the holder may have
+			// changed or removed it while this session waited
+			i, ok := s.t.findRow(s.t.keyOf(row))
+			if !ok {
+				continue
+			}
+			row = s.t.rows[i]
+		}
+		t, ok, err := s.emit(r, row)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return t, nil
+		}
+		if err := r.tick(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// emit projects a table row and applies the residual predicate.
+func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *SQLError) {
+	vals := make([]any, len(s.colMap))
+	for i, c := range s.colMap {
+		vals[i] = row[c]
+	}
+	srcs := []rowSource{{qual: s.qual, ix: s.ix, row: row}}
+	if s.lookup {
+		srcs = nil // the outer seek's index row is the source (%%lockres%% of the hinted index)
+	}
+	if s.pred != nil {
+		s.env.row, s.env.srcs = vals, srcs
+		v, err := s.env.eval(s.pred)
+		if err != nil {
+			return nil, false, err
+		}
+		if b, _ := truth(v); !b {
+			return nil, false, nil
+		}
+	}
+	return &tuple{vals: vals, srcs: srcs, thread: r.thread}, true, nil
+}
+
+// nextLookup returns the clustered row for the outer row's key (once per
+// execution).
+func (s *scanIter) nextLookup(r *runCtx) (*tuple, *SQLError) {
+	if s.done {
+		return nil, nil
+	}
+	s.done = true
+	x := r.x
+	key := make([]any, len(s.keyPos))
+	for i, p := range s.keyPos {
+		key[i] = s.outer.row[p]
+	}
+	i, ok := s.t.findRow(key)
+	if !ok {
+		return nil, nil
+	}
+	row := s.t.rows[i]
+	if s.ix.rootPage != 0 {
+		x.readIndexPage(r, s.n, s.ix.rootPage)
+	}
+	page, _ := s.ix.location(i)
+	x.readPage(r, s.n, page, false)
+	if !s.nolock && !x.conn.readUncommitted {
+		if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
+			return nil, err
+		}
+		j, ok := s.t.findRow(key)
+		if !ok {
+			return nil, nil
+		}
+		row = s.t.rows[j]
+	}
+	s.n.counters(r.thread).rowsRead++
+	t, ok2, err := s.emit(r, row)
+	if err != nil || !ok2 {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (s *scanIter) close(r *runCtx) {
+	if s.dop > 1 {
+		r.thread = 0
+		r.x.srv.curThread = 0
+	}
+}
+
+// readLeafPage reads a leaf page of a scan, issuing read-ahead for the
+// following pages when the scan is not a seek and trace flag 652 is off.
+func (x *execCtx) readLeafPage(r *runCtx, s *scanIter, pageIdx int) {
+	pages := s.ix.leafPages
+	if s.seek == nil && !x.conn.traceFlag(652) && pageIdx > 0 && pageIdx >= s.readHead {
+		end := min(pageIdx+64, len(pages))
+		x.readAheadPages(r, s.n, pages[pageIdx:end])
+		s.readHead = end
+	}
+	x.readPage(r, s.n, pages[pageIdx], false)
+}
+
+// readIndexPage reads a non-leaf page (a seek's or lookup's root).
+func (x *execCtx) readIndexPage(r *runCtx, n *planNode, page int32) {
+	x.readPage(r, n, page, false)
+}
+
+// readPage touches one page: a logical read, and a physical read with its
+// PAGEIOLATCH wait when the page is not in the buffer pool.
+func (x *execCtx) readPage(r *runCtx, n *planNode, page int32, readAhead bool) {
+	s := x.srv
+	c := n.counters(r.thread)
+	c.logical++
+	x.stats.logicalReads++
+	if _, ok := s.cached[page]; ok {
+		s.advance(2 * time.Microsecond)
+		return
+	}
+	c.physical++
+	x.stats.physicalReads++
+	wait := time.Duration(180+int(page%7)*95) * time.Microsecond
+	res := fPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
+	if !readAhead && s.anySessionRunning() {
+		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(3 * time.Microsecond), fields: []xeField{
+			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
+			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+	}
+	x.fileRead(page, 1, wait)
+	s.emit(x.ec, &xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: s.advance(1 * time.Microsecond), fields: []xeField{
+		fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(page))}})
+	if !readAhead && s.anySessionRunning() {
+		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
+			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "End"),
+			fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+	}
+	s.cached[page] = false
+}
+
+// fileRead emits file_read and file_read_completed for an I/O of n pages
+// starting at page, taking d.
+func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
+	s := x.srv
+	if !s.anySessionRunning() {
+		s.advance(d)
+		return
+	}
+	size := int64(n) * 8192
+	fields := func(done bool) []xeField {
+		f := []xeField{fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(page)),
+			fUint("file_group_id", "uint16", 1), fUint("offset", "uint64", int64(page)*8192), fUint("size", "uint32", size),
+			fMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
+		if done {
+			f = append(f, fUint("duration", "uint64", d.Milliseconds()))
+		}
+		return f
+	}
+	s.emit(x.ec, &xeEventData{name: "file_read", pkg: "sqlserver", ts: s.advance(2 * time.Microsecond), fields: fields(false)})
+	s.advance(d)
+	s.emit(x.ec, &xeEventData{name: "file_read_completed", pkg: "sqlserver", ts: s.clock, fields: fields(true)})
+}
+
+// readAheadPages issues one read-ahead I/O for the uncached pages among
+// the next ones of a scan (what trace flag 652 turns off): a single
+// file_read of up to 64 contiguous pages, physical_page_read per page, and
+// no PAGEIOLATCH wait for the scan.
+func (x *execCtx) readAheadPages(r *runCtx, n *planNode, pages []int32) {
+	s := x.srv
+	var run []int32
+	for _, p := range pages {
+		if _, ok := s.cached[p]; ok {
+			break
+		}
+		if len(run) > 0 && p != run[len(run)-1]+1 {
+			break
+		}
+		run = append(run, p)
+	}
+	if len(run) == 0 {
+		return
+	}
+	x.fileRead(run[0], len(run), time.Duration(400+30*len(run))*time.Microsecond)
+	c := n.counters(r.thread)
+	for _, p := range run {
+		s.emit(x.ec, &xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: s.advance(1 * time.Microsecond), fields: []xeField{
+			fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p))}})
+		s.cached[p] = false
+		c.readAheads++
+		x.stats.physicalReads++
+	}
+}
+
+// transientLock takes and at once releases a lock (a READ COMMITTED read).
+func (x *execCtx) transientLock(l heldLock) {
+	id := int64(0)
+	if x.conn.txn != nil {
+		id = x.conn.txn.id
+	}
+	x.lockEvent("lock_acquired", l, id)
+	x.lockEvent("lock_released", l, id)
+}
+
+// readLock waits until l is compatible with every other transaction's
+// locks, then takes and releases it.
+func (x *execCtx) readLock(l heldLock) *SQLError {
+	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
+		return err
+	}
+	x.transientLock(l)
+	return nil
+}
+
+// rowSizeOf estimates a row's size in bytes as the optimizer does:
+// variable-length columns at half their declared size.
+func rowSizeOf(r *relation) int {
+	n := 9
+	for _, c := range r.cols {
+		n += typeSize(c.typ)
+	}
+	return n
+}
+
+func typeSize(t SQLType) int {
+	switch t.Kind {
+	case TypeInt:
+		return 4
+	case TypeBigInt, TypeFloat, TypeDateTime2:
+		return 8
+	case TypeSmallInt:
+		return 2
+	case TypeTinyInt, TypeBit:
+		return 1
+	case TypeDecimal:
+		return 9
+	case TypeDate:
+		return 3
+	case TypeUniqueIdentifier:
+		return 16
+	case TypeNVarChar:
+		if t.Size == 0 {
+			return 4000
+		}
+		return t.Size
+	case TypeVarBinary:
+		if t.Size == 0 {
+			return 4000
+		}
+		return t.Size / 2
+	}
+	return 8
+}
+
+func (s *scanIter) showplan(b *xmlBuilder) {
+	if s.ix.name == "" {
+		b.open("TableScan", "Ordered", "false", "ForcedIndex", "false", "ForceScan", "false", "NoExpandHint", "false", "Storage", "RowStore")
+	} else {
+		attrs := []string{"Ordered", fmt.Sprint(s.seek != nil || s.lookup), "ScanDirection", "FORWARD", "ForcedIndex", fmt.Sprint(s.n.forced),
+			"ForceSeek", "false", "ForceScan", "false", "NoExpandHint", "false", "Storage", "RowStore"}
+		if s.lookup {
+			attrs = append([]string{"Lookup", "true"}, attrs...)
+		}
+		b.open("IndexScan", attrs...)
+	}
+	b.definedValues(s.schema)
+	b.object(s.ix, s.qual)
+	if s.lookup {
+		b.seekLookup(s)
+	} else if s.seek != nil {
+		b.seekPredicates(s)
+	}
+	if s.pred != nil {
+		b.predicate("Predicate", s.pred, s.schema)
+	}
+	b.close()
+}

@@ -1,0 +1,541 @@
+package standin
+
+import (
+	"strings"
+)
+
+// Set operations (UNION [ALL], INTERSECT, EXCEPT) and common table
+// expressions, including recursive ones
+// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/set-operators-union-transact-sql,
+// https://learn.microsoft.com/en-us/sql/t-sql/queries/with-common-table-expression-transact-sql).
+
+// concatIter is Concatenation: its inputs one after another, converted to
+// the combined column types.
+type concatIter struct {
+	n      *planNode
+	ins    []iter
+	schema *relation
+	cur    int
+	outer  *evalEnv
+}
+
+func (c *concatIter) node() *planNode { return c.n }
+
+func (c *concatIter) open(r *runCtx, outer *evalEnv) *SQLError {
+	c.cur, c.outer = 0, outer
+	if len(c.ins) == 0 {
+		return nil
+	}
+	return r.open(c.ins[0], outer)
+}
+
+func (c *concatIter) next(r *runCtx) (*tuple, *SQLError) {
+	for c.cur < len(c.ins) {
+		t, err := r.next(c.ins[c.cur])
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			vals := make([]any, len(c.schema.cols))
+			for i := range vals {
+				v, err := convertValue(t.vals[i], c.schema.cols[i].typ)
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = v
+			}
+			return &tuple{vals: vals, srcs: t.srcs, thread: t.thread}, nil
+		}
+		r.close(c.ins[c.cur])
+		c.cur++
+		if c.cur < len(c.ins) {
+			if err := r.open(c.ins[c.cur], c.outer); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, nil
+}
+
+func (c *concatIter) close(r *runCtx) {
+	if c.cur < len(c.ins) {
+		r.close(c.ins[c.cur])
+		c.cur = len(c.ins)
+	}
+}
+
+// branch is one planned input of a set operation.
+type branch struct {
+	it      iter
+	schema  *relation
+	visible int
+}
+
+func (p *planner) planBranch(s *selectStmt) (branch, *SQLError) {
+	if s.Op == "" && len(s.OrderBy) > 0 && s.Top == nil && s.Offset == nil {
+		return branch{}, sqlErr(1033, 15, "The ORDER BY clause is invalid in views, inline functions, derived tables, subqueries, and common table expressions, unless TOP, OFFSET or FOR XML is also specified.")
+	}
+	it, schema, visible, err := p.planQuery(s)
+	if err != nil {
+		return branch{}, err
+	}
+	if visible < len(schema.cols) {
+		// drop the sort keys a TOP … ORDER BY branch carried
+		cols := &relation{cols: schema.cols[:visible]}
+		exprs := make([]expr, visible)
+		for i := range exprs {
+			exprs[i] = &colRef{Parts: []string{"%%" + string(rune('a'+i))}}
+		}
+		n := p.projectNode(it, cols, false)
+		it = &positionIter{n: n, in: it, width: visible}
+		schema = cols
+	}
+	return branch{it: it, schema: schema, visible: visible}, nil
+}
+
+// positionIter keeps the first width columns of its input.
+type positionIter struct {
+	n     *planNode
+	in    iter
+	width int
+}
+
+func (x *positionIter) node() *planNode                          { return x.n }
+func (x *positionIter) open(r *runCtx, outer *evalEnv) *SQLError { return r.open(x.in, outer) }
+func (x *positionIter) next(r *runCtx) (*tuple, *SQLError) {
+	t, err := r.next(x.in)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return &tuple{vals: t.vals[:x.width], srcs: t.srcs, thread: t.thread}, nil
+}
+func (x *positionIter) close(r *runCtx) { r.close(x.in) }
+
+// flattenSet lists the inputs of a chain of the same set operation.
+func flattenSet(s *selectStmt, op string, all bool) []*selectStmt {
+	if s.Op == op && s.All == all && len(s.OrderBy) == 0 && s.Top == nil && len(s.With) == 0 {
+		return append(flattenSet(s.Left, op, all), flattenSet(s.Right, op, all)...)
+	}
+	return []*selectStmt{s}
+}
+
+// planSetOp plans UNION [ALL], INTERSECT and EXCEPT, then the ORDER BY,
+// OFFSET and TOP that apply to the whole.
+func (p *planner) planSetOp(s *selectStmt) (iter, *relation, int, *SQLError) {
+	var parts []*selectStmt
+	if s.Op == "UNION" {
+		parts = append(flattenSet(s.Left, "UNION", s.All), flattenSet(s.Right, "UNION", s.All)...)
+	} else {
+		parts = []*selectStmt{s.Left, s.Right}
+	}
+	var bs []branch
+	for _, part := range parts {
+		b, err := p.planBranch(part)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if len(bs) > 0 && b.visible != bs[0].visible {
+			return nil, nil, 0, sqlErr(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
+		}
+		bs = append(bs, b)
+	}
+	schema := &relation{}
+	for i, c := range bs[0].schema.cols {
+		col := relCol{name: c.name, typ: c.typ}
+		for _, b := range bs[1:] {
+			col.typ = widerType(col.typ, b.schema.cols[i].typ, nil)
+		}
+		schema.cols = append(schema.cols, col)
+	}
+	var it iter
+	switch s.Op {
+	case "UNION":
+		c := &concatIter{schema: schema}
+		var ins []iter
+		for _, b := range bs {
+			ins = append(ins, b.it)
+		}
+		c.ins = ins
+		n := p.newNode("Concatenation", "Concatenation", schema, ins...)
+		for _, in := range ins {
+			n.estRows += in.node().estRows
+			n.subtreeCost += in.node().subtreeCost
+		}
+		c.n = n
+		n.details = c.showplan
+		it = c
+		if !s.All {
+			it = p.distinctOp(it, len(schema.cols))
+			it.node().logical = "Aggregate"
+		}
+	case "INTERSECT", "EXCEPT":
+		left := p.distinctOp(bs[0].it, len(schema.cols))
+		left.node().logical = "Aggregate"
+		var lk, rk []expr
+		for i := range schema.cols {
+			lk = append(lk, &colRef{Parts: []string{bs[0].schema.cols[i].qual, bs[0].schema.cols[i].name}})
+			rk = append(rk, &colRef{Parts: []string{bs[1].schema.cols[i].qual, bs[1].schema.cols[i].name}})
+		}
+		right := bs[1].it
+		if unnamed(bs[0].schema) {
+			left = &renameIter{in: left, n: left.node(), schema: positional(bs[0].schema)}
+			lk = positionalRefs(len(schema.cols))
+		}
+		if unnamed(bs[1].schema) {
+			right = &renameIter{in: right, n: right.node(), schema: positional(bs[1].schema)}
+			rk = positionalRefs(len(schema.cols))
+		}
+		kind := "Right Semi Join"
+		if s.Op == "EXCEPT" {
+			kind = "Right Anti Semi Join"
+		}
+		h, err := p.hashJoin(right, left, rk, lk, nil, kind, false)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		h.nullsEqual = true
+		h.schema = schema
+		h.n.schema = schema
+		it = h
+	}
+	out, err := p.planOrderTop(s, it, len(schema.cols))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return out, out.node().schema, len(schema.cols), nil
+}
+
+// unnamed: a column without a name or two columns of the same name, which
+// a set operation's keys cannot refer to by name.
+func unnamed(r *relation) bool {
+	seen := map[string]bool{}
+	for _, c := range r.cols {
+		k := c.qual + "." + strings.ToLower(c.name)
+		if c.name == "" || seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+func positional(r *relation) *relation {
+	out := &relation{}
+	for i, c := range r.cols {
+		c.qual, c.name = "", "%%"+itoaInt(i)
+		out.cols = append(out.cols, c)
+	}
+	return out
+}
+
+func positionalRefs(n int) []expr {
+	out := make([]expr, n)
+	for i := range out {
+		out[i] = &colRef{Parts: []string{"%%" + itoaInt(i)}}
+	}
+	return out
+}
+
+func itoaInt(i int) string { return valueString(int64(i)) }
+
+// Common table expressions.
+
+// bindCTE binds a FROM reference to a CTE: its columns come from a plan
+// of its query made now (every reference is planned on its own, as SQL
+// Server inlines a CTE at each reference).
+func (p *planner) bindCTE(leaf *fromLeaf, b *cteBinding) *SQLError {
+	src, err := p.planCTERef(leaf, b)
+	if err != nil {
+		return err
+	}
+	leaf.src = src
+	leaf.rel = src.node().schema
+	return nil
+}
+
+func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *SQLError) {
+	if b.working != nil {
+		// the recursive member's reference to its own CTE: the rows of the
+		// previous recursion level
+		schema := requalify(b.working.schema, leaf.qual)
+		n := p.newNode("Table Spool", "Lazy Spool", schema)
+		n.estRows = 10
+		n.primary = b.working
+		return &spoolReadIter{n: n, work: b.working}, nil
+	}
+	q := &planner{x: p.x, r: p.r, scope: p.scope, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
+	q.ctes = p.ctesUpTo(b)
+	var it iter
+	var schema *relation
+	var visible int
+	var err *SQLError
+	if b.recursive {
+		it, schema, visible, err = q.planRecursive(b)
+	} else {
+		it, schema, visible, err = q.planQuery(b.def.Sel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if q.correlated {
+		p.correlated = true
+	}
+	out := &relation{}
+	if len(b.def.Columns) > 0 && len(b.def.Columns) != visible {
+		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", b.def.Name)
+	}
+	for i := 0; i < visible; i++ {
+		c := schema.cols[i]
+		c.qual = leaf.qual
+		if i < len(b.def.Columns) {
+			c.name = b.def.Columns[i]
+		}
+		if c.name == "" {
+			return nil, sqlErr(8155, 16, "No column name was specified for column %d of '%s'.", i+1, b.def.Name)
+		}
+		c.hidden = false
+		out.cols = append(out.cols, c)
+	}
+	if visible < len(schema.cols) {
+		n := p.projectNode(it, out, false)
+		return &positionIter{n: n, in: it, width: visible}, nil
+	}
+	return &renameIter{in: it, n: it.node(), schema: out}, nil
+}
+
+// ctesUpTo is the CTE scope a CTE's own query sees: the CTEs defined
+// before it in its WITH clause (and itself, when recursive).
+func (p *planner) ctesUpTo(b *cteBinding) []map[string]*cteBinding {
+	var out []map[string]*cteBinding
+	for _, scope := range p.ctes {
+		if _, ok := scope[strings.ToLower(b.def.Name)]; !ok {
+			out = append(out, scope)
+			continue
+		}
+		visible := map[string]*cteBinding{}
+		for k, v := range scope {
+			visible[k] = v
+		}
+		out = append(out, visible)
+		break
+	}
+	return out
+}
+
+// recursiveWork holds the rows of one recursion level.
+type recursiveWork struct {
+	schema *relation
+	rows   []*tuple
+	spool  *planNode // the Index Spool that owns the rows (showplan PrimaryNodeId)
+}
+
+// spoolReadIter reads the working rows (the stack spool's read side).
+type spoolReadIter struct {
+	n    *planNode
+	work *recursiveWork
+	i    int
+}
+
+func (s *spoolReadIter) node() *planNode                          { return s.n }
+func (s *spoolReadIter) open(r *runCtx, outer *evalEnv) *SQLError { s.i = 0; return nil }
+func (s *spoolReadIter) next(r *runCtx) (*tuple, *SQLError) {
+	if s.i >= len(s.work.rows) {
+		return nil, nil
+	}
+	s.i++
+	return s.work.rows[s.i-1], nil
+}
+func (s *spoolReadIter) close(r *runCtx) {}
+
+// recursiveIter evaluates a recursive CTE: the anchor rows, then the
+// recursive member over the previous level's rows until a level is empty;
+// more levels than MAXRECURSION (default 100; 0 = no limit) is Msg 530.
+type recursiveIter struct {
+	n         *planNode
+	anchors   []iter
+	recursive []iter
+	work      *recursiveWork
+	schema    *relation
+	maxLevels int
+
+	level   int
+	cur     []*tuple
+	pending []*tuple
+	phase   int // 0 anchors, 1 recursion
+	ai      int
+	outer   *evalEnv
+	active  iter
+	held    int64
+	bytes   int64
+	concat  *planNode
+}
+
+func (c *recursiveIter) node() *planNode { return c.n }
+
+func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *SQLError) {
+	body := b.def.Sel
+	if body.Op != "UNION" || !body.All {
+		return nil, nil, 0, sqlErr(252, 16, "Recursive common table expression '%s' does not contain a top-level UNION ALL operator.", b.def.Name)
+	}
+	parts := append(flattenSet(body.Left, "UNION", true), flattenSet(body.Right, "UNION", true)...)
+	var anchorParts, recParts []*selectStmt
+	for _, part := range parts {
+		if referencesTable(part, b.def.Name) {
+			recParts = append(recParts, part)
+		} else {
+			if len(recParts) > 0 {
+				return nil, nil, 0, sqlErr(246, 16, "No anchor member was specified for recursive query \"%s\".", b.def.Name)
+			}
+			anchorParts = append(anchorParts, part)
+		}
+	}
+	if len(anchorParts) == 0 {
+		return nil, nil, 0, sqlErr(246, 16, "No anchor member was specified for recursive query \"%s\".", b.def.Name)
+	}
+	var anchors []branch
+	for _, part := range anchorParts {
+		br, err := p.planBranch(part)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		anchors = append(anchors, br)
+	}
+	schema := &relation{}
+	for i, c := range anchors[0].schema.cols[:anchors[0].visible] {
+		name := c.name
+		if i < len(b.def.Columns) {
+			name = b.def.Columns[i]
+		}
+		schema.cols = append(schema.cols, relCol{name: name, typ: c.typ})
+	}
+	work := &recursiveWork{schema: schema}
+	b.working = work
+	defer func() { b.working = nil }()
+	var recs []iter
+	for _, part := range recParts {
+		br, err := p.planBranch(part)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if br.visible != len(schema.cols) {
+			return nil, nil, 0, sqlErr(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
+		}
+		for i, c := range br.schema.cols[:br.visible] {
+			want := schema.cols[i].typ
+			if c.typ.Kind != want.Kind || c.typ.Kind == TypeNVarChar && c.typ.Size != want.Size {
+				return nil, nil, 0, sqlErr(240, 16, "Types don't match between the anchor and the recursive part in column \"%s\" of recursive query \"%s\".", schema.cols[i].name, b.def.Name)
+			}
+		}
+		recs = append(recs, br.it)
+	}
+	maxLevels := 100
+	if p.opts.MaxRecursion >= 0 {
+		maxLevels = p.opts.MaxRecursion
+	}
+	ins := []iter{}
+	for _, a := range anchors {
+		ins = append(ins, a.it)
+	}
+	ins = append(ins, recs...)
+	concat := p.newNode("Concatenation", "Concatenation", schema, ins...)
+	spool := &planNode{physical: "Index Spool", logical: "Lazy Spool", schema: schema, estExecs: 1, children: []*planNode{concat}}
+	spool.stack = true
+	concat.estRows = 10
+	spool.estRows = 10
+	c := &recursiveIter{n: spool, work: work, schema: schema, maxLevels: maxLevels, recursive: recs}
+	for _, a := range anchors {
+		c.anchors = append(c.anchors, a.it)
+	}
+	c.concat = concat
+	spool.details = c.showplan
+	concat.details = c.concatShowplan
+	work.spool = spool
+	return c, schema, len(schema.cols), nil
+}
+
+func (c *recursiveIter) open(r *runCtx, outer *evalEnv) *SQLError {
+	c.level, c.cur, c.pending, c.phase, c.ai, c.outer, c.active = 0, nil, nil, 0, 0, outer, nil
+	c.concat.opened = true
+	c.concat.start = r.x.srv.clock
+	c.concat.counters(0).executions++
+	return nil
+}
+
+func (c *recursiveIter) next(r *runCtx) (*tuple, *SQLError) {
+	for {
+		if c.active != nil {
+			t, err := r.next(c.active)
+			if err != nil {
+				return nil, err
+			}
+			if t != nil {
+				row := &tuple{vals: make([]any, len(c.schema.cols)), thread: t.thread}
+				for i := range row.vals {
+					v, err := convertValue(t.vals[i], c.schema.cols[i].typ)
+					if err != nil {
+						return nil, err
+					}
+					row.vals[i] = v
+				}
+				if err := r.hold(row); err != nil {
+					return nil, err
+				}
+				c.held++
+				c.bytes += tupleBytes(row)
+				c.pending = append(c.pending, row)
+				c.concat.counters(0).rows++
+				return row, nil
+			}
+			r.close(c.active)
+			c.active = nil
+		}
+		if c.phase == 0 {
+			if c.ai < len(c.anchors) {
+				c.active = c.anchors[c.ai]
+				c.ai++
+				if err := r.open(c.active, c.outer); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			c.phase, c.ai = 1, len(c.recursive)
+		}
+		if c.ai < len(c.recursive) {
+			c.active = c.recursive[c.ai]
+			c.ai++
+			if err := r.open(c.active, c.outer); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// the level is complete: recurse over the rows it produced
+		if len(c.pending) == 0 {
+			c.concat.end = r.x.srv.clock
+			return nil, nil
+		}
+		if c.maxLevels > 0 && c.level >= c.maxLevels {
+			return nil, sqlErr(530, 16, "The statement terminated. The maximum recursion %d has been exhausted before statement completion.", c.maxLevels)
+		}
+		c.level++
+		var freed int64
+		for _, t := range c.cur {
+			freed += tupleBytes(t)
+		}
+		r.release(int64(len(c.cur)), freed)
+		c.held -= int64(len(c.cur))
+		c.bytes -= freed
+		c.cur, c.pending = c.pending, nil
+		c.work.rows = c.cur
+		c.ai = 0
+	}
+}
+
+func (c *recursiveIter) close(r *runCtx) {
+	if c.active != nil {
+		r.close(c.active)
+		c.active = nil
+	}
+	r.release(c.held, c.bytes)
+	c.held, c.bytes = 0, 0
+	c.cur, c.pending = nil, nil
+}

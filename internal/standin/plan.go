@@ -1,0 +1,528 @@
+package standin
+
+import (
+	"strings"
+)
+
+// The planner turns a parsed query into operators. Its choices follow what
+// SQL Server's optimizer picks on data like the demo database's: seeks
+// where a predicate is sargable on an index's leading key (with key
+// lookups when the index does not cover), merge joins of inputs ordered on
+// the join key, nested loops when the outer side is small and the inner
+// can be sought, hash joins otherwise; stream aggregates over ordered input
+// and for scalar aggregates, hash aggregates otherwise; a Sort only where
+// the input is not already in the required order.
+
+type planner struct {
+	x          *execCtx
+	r          *runCtx
+	scope      *pscope // the enclosing queries' scopes (correlation)
+	ctes       []map[string]*cteBinding
+	opts       queryOptions
+	correlated bool // a column resolved in an enclosing query's scope
+	subTypes   map[*selectStmt]*relation
+	parallel   bool
+	itemPos    []int // output position of each select item of the spec being planned
+	stmtRoot   stmt  // the statement being planned (for the columns a query uses)
+}
+
+// pscope is one level of name resolution at plan time.
+type pscope struct {
+	rel    *relation
+	parent *pscope
+}
+
+// cteBinding is a WITH name visible to the query.
+type cteBinding struct {
+	def       *cteDef
+	recursive bool
+	working   *recursiveWork // set while the recursive member is planned
+	schema    *relation
+}
+
+func newPlanner(x *execCtx, r *runCtx) *planner {
+	return &planner{x: x, r: r, subTypes: map[*selectStmt]*relation{}}
+}
+
+// child returns a planner for a subquery: it sees the enclosing scope.
+func (p *planner) child(outer *relation) *planner {
+	q := &planner{x: p.x, r: p.r, ctes: p.ctes, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
+	q.scope = &pscope{rel: outer, parent: p.scope}
+	return q
+}
+
+func (p *planner) scopeFor(rel *relation) *pscope {
+	return &pscope{rel: rel, parent: p.scope}
+}
+
+func (p *planner) newNode(physical, logical string, schema *relation, children ...iter) *planNode {
+	n := &planNode{physical: physical, logical: logical, schema: schema, estExecs: 1}
+	for _, c := range children {
+		n.children = append(n.children, c.node())
+	}
+	return n
+}
+
+// resolves checks, at plan time, that every column e references exists in
+// rel or an enclosing scope (Msg 207/209), noting outer references.
+func (p *planner) resolves(e expr, rel *relation) *SQLError {
+	var refs []*colRef
+	visit(e, func(n expr) bool {
+		if rel != nil && rel.subst != nil {
+			if _, ok := rel.subst[n]; ok {
+				return false
+			}
+		}
+		if c, ok := n.(*colRef); ok {
+			refs = append(refs, c)
+		}
+		return true
+	})
+	for _, c := range refs {
+		found := false
+		for s, depth := p.scopeFor(rel), 0; s != nil; s, depth = s.parent, depth+1 {
+			if s.rel == nil {
+				continue
+			}
+			i, err := s.rel.lookupRef(c)
+			if err != nil {
+				return err
+			}
+			if i >= 0 {
+				found = true
+				if depth > 0 {
+					p.correlated = true
+				}
+				break
+			}
+		}
+		if !found {
+			return errInvalidColumn(strings.Join(c.Parts, "."))
+		}
+	}
+	return nil
+}
+
+// planQuery plans a query expression. It returns the root operator, its
+// output schema and how many leading columns are visible (the rest are
+// ORDER BY keys carried for the sort).
+func (p *planner) planQuery(s *selectStmt) (iter, *relation, int, *SQLError) {
+	if len(s.With) > 0 {
+		scope := map[string]*cteBinding{}
+		p.ctes = append(append([]map[string]*cteBinding{}, p.ctes...), scope)
+		for _, c := range s.With {
+			key := strings.ToLower(c.Name)
+			if _, dup := scope[key]; dup {
+				return nil, nil, 0, sqlErr(239, 16, "Duplicate common table expression name '%s' was specified.", c.Name)
+			}
+			scope[key] = &cteBinding{def: c, recursive: referencesTable(c.Sel, c.Name)}
+		}
+	}
+	if s.Opts.MaxDOP != 0 || s.Opts.Join != "" || s.Opts.MinGrant != 0 || s.Opts.MaxGrant != 0 || s.Opts.MaxRecursion >= 0 {
+		p.opts = mergeOptions(p.opts, s.Opts)
+	}
+	if s.Op != "" {
+		return p.planSetOp(s)
+	}
+	return p.planSpec(s)
+}
+
+func mergeOptions(a, b queryOptions) queryOptions {
+	if b.MaxDOP != 0 {
+		a.MaxDOP = b.MaxDOP
+	}
+	if b.Join != "" {
+		a.Join = b.Join
+	}
+	if b.MinGrant != 0 {
+		a.MinGrant = b.MinGrant
+	}
+	if b.MaxGrant != 0 {
+		a.MaxGrant = b.MaxGrant
+	}
+	if b.MaxRecursion >= 0 {
+		a.MaxRecursion = b.MaxRecursion
+	}
+	a.Recompile = a.Recompile || b.Recompile
+	a.ForceOrder = a.ForceOrder || b.ForceOrder
+	return a
+}
+
+// referencesTable tells whether a query names the table name anywhere in
+// a FROM (a recursive CTE's self-reference).
+func referencesTable(s *selectStmt, name string) bool {
+	if s == nil {
+		return false
+	}
+	if s.Op != "" {
+		return referencesTable(s.Left, name) || referencesTable(s.Right, name)
+	}
+	var inRef func(r tableRef) bool
+	inRef = func(r tableRef) bool {
+		switch t := r.(type) {
+		case *tableName:
+			return len(t.Parts) == 1 && strings.EqualFold(t.Parts[0], name)
+		case *joinRef:
+			return inRef(t.Left) || inRef(t.Right)
+		case *derivedTable:
+			return t.Sel != nil && referencesTable(t.Sel, name)
+		}
+		return false
+	}
+	return s.From != nil && inRef(s.From)
+}
+
+func (p *planner) lookupCTE(name string) *cteBinding {
+	for i := len(p.ctes) - 1; i >= 0; i-- {
+		if b, ok := p.ctes[i][strings.ToLower(name)]; ok {
+			return b
+		}
+	}
+	return nil
+}
+
+// outItem is one output column of a query specification.
+type outItem struct {
+	e      expr
+	name   string
+	hidden bool
+}
+
+// planSpec plans SELECT … FROM … WHERE … GROUP BY … HAVING … ORDER BY.
+func (p *planner) planSpec(s *selectStmt) (iter, *relation, int, *SQLError) {
+	in, err := p.planFromWhere(s)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	items, err := p.expandItems(s, in.node().schema)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if p.aggregating(s, items) {
+		if in, err = p.planAggregation(s, in, items); err != nil {
+			return nil, nil, 0, err
+		}
+	} else if err := p.checkNoGrouping(s, items); err != nil {
+		return nil, nil, 0, err
+	}
+	if in, err = p.planWindows(in, items, s.OrderBy); err != nil {
+		return nil, nil, 0, err
+	}
+	items = p.addOrderKeys(s, items, in.node().schema)
+	var exprs []expr
+	for _, it := range items {
+		exprs = append(exprs, it.e)
+	}
+	if in, err = p.planSubqueries(in, exprs); err != nil {
+		return nil, nil, 0, err
+	}
+	visible := 0
+	for _, it := range items {
+		if !it.hidden {
+			visible++
+		}
+	}
+	if in, err = p.project(in, items); err != nil {
+		return nil, nil, 0, err
+	}
+	if s.Distinct {
+		if in, err = p.planDistinct(in, visible); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	in, err = p.planOrderTop(s, in, visible)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return in, in.node().schema, visible, nil
+}
+
+// expandItems turns the select list into output items (* expanded).
+func (p *planner) expandItems(s *selectStmt, src *relation) ([]outItem, *SQLError) {
+	var items []outItem
+	p.itemPos = p.itemPos[:0]
+	for _, it := range s.Items {
+		p.itemPos = append(p.itemPos, len(items))
+		if it.Star {
+			if s.From == nil {
+				return nil, sqlErr(263, 16, "Must specify table to select from.")
+			}
+			n := 0
+			for _, c := range src.cols {
+				if c.hidden {
+					continue
+				}
+				if it.StarQual == "" || strings.EqualFold(c.qual, it.StarQual) {
+					items = append(items, outItem{e: &colRef{Parts: []string{c.qual, c.name}}, name: c.name})
+					n++
+				}
+			}
+			if n == 0 {
+				return nil, errInvalidObject(it.StarQual)
+			}
+			continue
+		}
+		oi := outItem{e: it.Expr, name: it.Alias}
+		if oi.name == "" {
+			switch c := it.Expr.(type) {
+			case *colRef:
+				oi.name = c.Parts[len(c.Parts)-1]
+			}
+		}
+		items = append(items, oi)
+	}
+	return items, nil
+}
+
+func (p *planner) aggregating(s *selectStmt, items []outItem) bool {
+	if len(s.GroupBy) > 0 || s.Having != nil {
+		return true
+	}
+	for _, it := range items {
+		if len(aggregatesOf(it.e)) > 0 {
+			return true
+		}
+	}
+	for _, o := range s.OrderBy {
+		if len(aggregatesOf(o.Expr)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNoGrouping rejects GROUPING() outside an aggregate query.
+func (p *planner) checkNoGrouping(s *selectStmt, items []outItem) *SQLError {
+	for _, it := range items {
+		var bad *SQLError
+		visit(it.e, func(n expr) bool {
+			if f, ok := n.(*funcCall); ok && (f.Name == "GROUPING" || f.Name == "GROUPING_ID") {
+				bad = sqlErr(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", f.Name)
+			}
+			return true
+		})
+		if bad != nil {
+			return bad
+		}
+	}
+	return nil
+}
+
+// addOrderKeys appends ORDER BY expressions that are not select items as
+// hidden items, and rewrites ordinal and alias references.
+func (p *planner) addOrderKeys(s *selectStmt, items []outItem, src *relation) []outItem {
+	for i, o := range s.OrderBy {
+		if _, ok := orderItemIndex(o.Expr, items); ok {
+			continue
+		}
+		// an expression equal to a select item sorts by that item
+		found := false
+		for _, it := range items {
+			if shape(it.e, src) == shape(o.Expr, src) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			items = append(items, outItem{e: s.OrderBy[i].Expr, name: "", hidden: true})
+		}
+	}
+	return items
+}
+
+// orderItemIndex resolves ORDER BY n and ORDER BY alias to a select item.
+func orderItemIndex(e expr, items []outItem) (int, bool) {
+	if lit, ok := e.(*literal); ok {
+		if n, ok := lit.V.(int64); ok && n >= 1 && int(n) <= len(items) {
+			return int(n) - 1, true
+		}
+	}
+	if c, ok := e.(*colRef); ok && len(c.Parts) == 1 {
+		for j, it := range items {
+			if !it.hidden && it.name != "" && strings.EqualFold(it.name, c.Parts[0]) {
+				if _, isCol := it.e.(*colRef); !isCol || true {
+					return j, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func countVisible(items []outItem) int {
+	n := 0
+	for _, it := range items {
+		if !it.hidden {
+			n++
+		}
+	}
+	return n
+}
+
+// project computes the output items: a Compute Scalar when any item is an
+// expression, a column selection otherwise (which SQL Server does not show
+// as an operator).
+func (p *planner) project(in iter, items []outItem) (iter, *SQLError) {
+	src := in.node().schema
+	out := &relation{}
+	computed := false
+	for _, it := range items {
+		if err := p.resolves(it.e, src); err != nil {
+			return nil, err
+		}
+		col := relCol{name: it.name, typ: p.typeOf(it.e, src), hidden: it.hidden}
+		if it.hidden {
+			col.orderExpr = it.e
+		}
+		if c, ok := it.e.(*colRef); ok {
+			if i, _ := src.lookupRef(c); i >= 0 {
+				col.qual = src.cols[i].qual
+				col.base = src.cols[i].base
+			}
+		} else if _, ok := src.subst[it.e]; !ok {
+			computed = true
+		}
+		out.cols = append(out.cols, col)
+	}
+	exprs := make([]expr, len(items))
+	for i, it := range items {
+		exprs[i] = it.e
+	}
+	return &projectIter{n: p.projectNode(in, out, computed), in: in, exprs: exprs}, nil
+}
+
+func (p *planner) projectNode(in iter, out *relation, computed bool) *planNode {
+	n := p.newNode("Compute Scalar", "Compute Scalar", out, in)
+	n.estRows = in.node().estRows
+	n.estCPU = 0.0000001 * n.estRows
+	n.hidden = !computed
+	return n
+}
+
+// planOrderTop adds the Sort, Top and OFFSET/FETCH of a query.
+func (p *planner) planOrderTop(s *selectStmt, in iter, visible int) (iter, *SQLError) {
+	schema := in.node().schema
+	items := make([]outItem, len(schema.cols))
+	for i, c := range schema.cols {
+		items[i] = outItem{e: &colRef{Parts: []string{c.name}}, name: c.name, hidden: c.hidden}
+	}
+	var keys []sortKey
+	if len(s.OrderBy) > 0 {
+		var err *SQLError
+		if keys, err = p.orderKeysOut(s, schema); err != nil {
+			return nil, err
+		}
+	}
+	var top, offset, fetch expr = s.Top, s.Offset, s.Fetch
+	if top != nil && offset != nil {
+		return nil, sqlErr(10741, 15, "A TOP can not be used in the same query or sub-query as a OFFSET.")
+	}
+	if s.WithTies && len(keys) == 0 {
+		return nil, sqlErr(1062, 16, "The TOP N WITH TIES clause is not allowed without a corresponding ORDER BY clause.")
+	}
+	if len(keys) > 0 && !orderedBy(in, keys) {
+		in = p.sortOp(in, keys, top, s.TopPercent || s.WithTies || offset != nil)
+	}
+	if top != nil || offset != nil {
+		in = p.topOp(in, top, s.TopPercent, s.WithTies, keys, offset, fetch)
+	}
+	return in, nil
+}
+
+// orderKeysOut resolves the ORDER BY of s against its projected output.
+func (p *planner) orderKeysOut(s *selectStmt, schema *relation) ([]sortKey, *SQLError) {
+	var keys []sortKey
+	hiddenAt := 0
+	for i, c := range schema.cols {
+		if c.hidden {
+			hiddenAt = i
+			break
+		}
+		hiddenAt = i + 1
+	}
+	visibleItems := 0
+	for _, c := range schema.cols {
+		if !c.hidden {
+			visibleItems++
+		}
+	}
+	for _, o := range s.OrderBy {
+		if lit, ok := o.Expr.(*literal); ok {
+			if n, ok := lit.V.(int64); ok {
+				if n < 1 || int(n) > visibleItems {
+					return nil, sqlErr(108, 16, "The ORDER BY position number %d is out of range of the number of items in the select list.", n)
+				}
+				keys = append(keys, sortKey{col: int(n) - 1, desc: o.Desc})
+				continue
+			}
+		}
+		j := p.orderTarget(s, o.Expr, schema, hiddenAt)
+		if j < 0 {
+			return nil, errInvalidColumn(exprText(o.Expr))
+		}
+		keys = append(keys, sortKey{col: j, desc: o.Desc})
+	}
+	return keys, nil
+}
+
+// orderTarget finds the output column an ORDER BY expression sorts by:
+// a select item by alias or equal expression, else its hidden key column.
+func (p *planner) orderTarget(s *selectStmt, e expr, schema *relation, hiddenAt int) int {
+	if c, ok := e.(*colRef); ok && len(c.Parts) == 1 {
+		for j, col := range schema.cols {
+			if !col.hidden && strings.EqualFold(col.name, c.Parts[0]) {
+				return j
+			}
+		}
+	}
+	if s.Op == "" {
+		for j, it := range s.Items {
+			if it.Star || j >= len(schema.cols) {
+				continue
+			}
+			if it.Expr == e {
+				return p.itemColumn(s, j)
+			}
+		}
+		// matching select item expression or a hidden key
+		for k, col := range schema.cols {
+			if col.hidden && col.orderExpr == e {
+				return k
+			}
+		}
+		for j, it := range s.Items {
+			if !it.Star && sameExpr(it.Expr, e) {
+				return p.itemColumn(s, j)
+			}
+		}
+	}
+	if c, ok := e.(*colRef); ok {
+		if i, _ := schema.lookupRef(c); i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// itemColumn maps the j-th select item to its output column (stars expand
+// to several).
+func (p *planner) itemColumn(s *selectStmt, j int) int {
+	if j < len(p.itemPos) {
+		return p.itemPos[j]
+	}
+	return j
+}
+
+// sameExpr compares two expressions structurally (columns by name).
+func sameExpr(a, b expr) bool { return shape(a, nil) == shape(b, nil) }
+
+// exprText renders an expression for an error message.
+func exprText(e expr) string {
+	switch x := e.(type) {
+	case *colRef:
+		return strings.Join(x.Parts, ".")
+	case *literal:
+		return valueString(x.V)
+	}
+	return "expression"
+}

@@ -1,0 +1,572 @@
+package standin
+
+import (
+	"strings"
+)
+
+// FROM and WHERE: table sources are bound first (so that every column
+// reference resolves to exactly one of them, or to an enclosing query),
+// then joined bottom-up; each WHERE and ON conjunct goes as deep as its
+// columns allow without changing outer-join semantics, where it becomes a
+// seek or a residual predicate of a scan, a join key, or a filter.
+
+// fromLeaf is one table source of a FROM clause.
+type fromLeaf struct {
+	idx     int
+	qual    string
+	ref     tableRef
+	rel     *relation // its columns
+	tbl     *table    // base table, else nil
+	tn      *tableName
+	src     iter // planned source for derived tables, CTEs, functions, views
+	applied bool // the right side of an APPLY: planned per join with the left in scope
+}
+
+type fromCtx struct {
+	leaves []*fromLeaf
+	byRef  map[tableRef]*fromLeaf
+	all    *relation // every leaf's columns, for resolving conjuncts
+}
+
+// planFromWhere plans the FROM clause and the WHERE predicate.
+func (p *planner) planFromWhere(s *selectStmt) (iter, *SQLError) {
+	if s.From == nil {
+		var in iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &relation{}), rows: [][]any{{}}}
+		in.node().estRows = 1
+		if s.Where != nil {
+			return p.planWhereRest(in, conjuncts(s.Where))
+		}
+		return in, nil
+	}
+	fc := &fromCtx{byRef: map[tableRef]*fromLeaf{}, all: &relation{}}
+	if err := p.bindFrom(fc, s.From, false); err != nil {
+		return nil, err
+	}
+	where := conjuncts(s.Where)
+	for _, c := range where {
+		if len(aggregatesOf(c)) > 0 {
+			return nil, errAggregateInWhere()
+		}
+	}
+	in, rest, err := p.planRef(fc, s.From, where)
+	if err != nil {
+		return nil, err
+	}
+	return p.planWhereRest(in, rest)
+}
+
+// planWhereRest applies the conjuncts no table source took: EXISTS and IN
+// subqueries become semi joins, the rest a Filter.
+func (p *planner) planWhereRest(in iter, rest []expr) (iter, *SQLError) {
+	var plain []expr
+	for _, c := range rest {
+		if semi, ok := p.semiJoinFor(c); ok {
+			var err *SQLError
+			if in, err = semi(in); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		plain = append(plain, c)
+	}
+	if len(plain) == 0 {
+		return in, nil
+	}
+	pred := andAll(plain)
+	var err *SQLError
+	if in, err = p.planSubqueries(in, []expr{pred}); err != nil {
+		return nil, err
+	}
+	return p.filterOp(in, pred)
+}
+
+// bindFrom creates the leaves of a FROM tree and their column lists.
+func (p *planner) bindFrom(fc *fromCtx, ref tableRef, applied bool) *SQLError {
+	switch r := ref.(type) {
+	case *joinRef:
+		if err := p.bindFrom(fc, r.Left, applied); err != nil {
+			return err
+		}
+		return p.bindFrom(fc, r.Right, applied || r.Kind == "APPLY" || r.Kind == "OUTER APPLY")
+	}
+	leaf := &fromLeaf{idx: len(fc.leaves), ref: ref, applied: applied}
+	if err := p.bindLeaf(leaf, fc); err != nil {
+		return err
+	}
+	for _, l := range fc.leaves {
+		if l.qual == leaf.qual && leaf.qual != "" {
+			return sqlErr(1011, 16, "The correlation name '%s' is specified multiple times in a FROM clause.", leaf.qual)
+		}
+	}
+	fc.leaves = append(fc.leaves, leaf)
+	fc.byRef[ref] = leaf
+	fc.all.cols = append(fc.all.cols, leaf.rel.cols...)
+	return nil
+}
+
+// bindLeaf finds what a table source is and its columns.
+func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *SQLError {
+	switch r := leaf.ref.(type) {
+	case *tableName:
+		leaf.tn = r
+		name := r.Parts[len(r.Parts)-1]
+		leaf.qual = strings.ToLower(r.Alias)
+		if leaf.qual == "" {
+			leaf.qual = strings.ToLower(name)
+		}
+		if len(r.Parts) == 1 {
+			if b := p.lookupCTE(name); b != nil {
+				return p.bindCTE(leaf, b)
+			}
+		}
+		t, view, err := p.x.resolveTable(r.Parts)
+		if err != nil {
+			return err
+		}
+		if view != nil {
+			leaf.src = view
+			leaf.rel = requalify(view.node().schema, leaf.qual)
+			return nil
+		}
+		leaf.tbl = t
+		leaf.rel = tableSchema(t, leaf.qual)
+		return nil
+	case *derivedTable:
+		leaf.qual = strings.ToLower(r.Alias)
+		if leaf.applied {
+			// planned again at the join, with the left side's row in
+			// scope; this plan gives its columns
+			left := &relation{cols: append([]relCol{}, fc.all.cols...)}
+			src, err := p.planDerived(r, &pscope{rel: left, parent: p.scope})
+			if err != nil {
+				return err
+			}
+			leaf.rel = src.node().schema
+			return nil
+		}
+		src, err := p.planDerived(r, p.scope)
+		if err != nil {
+			return err
+		}
+		leaf.src = src
+		leaf.rel = src.node().schema
+		return nil
+	case *tableFunc:
+		leaf.qual = strings.ToLower(r.Alias)
+		if leaf.qual == "" {
+			leaf.qual = strings.ToLower(r.Parts[len(r.Parts)-1])
+		}
+		cols, err := p.x.tableFunctionSchema(r)
+		if err != nil {
+			return err
+		}
+		leaf.rel = requalify(cols, leaf.qual)
+		return nil
+	}
+	return errUnsupported("table source")
+}
+
+// tableSchema is a table's columns under a qualifier.
+func tableSchema(t *table, qual string) *relation {
+	rel := &relation{}
+	base := &colBase{db: t.db.name, schema: t.schema, table: t.name, alias: qual}
+	for _, c := range t.columns {
+		rel.cols = append(rel.cols, relCol{qual: qual, name: c.Name, typ: c.Type, hidden: strings.HasPrefix(c.Name, "%%"), base: base})
+	}
+	return rel
+}
+
+// requalify copies a schema under another qualifier.
+func requalify(r *relation, qual string) *relation {
+	out := &relation{}
+	for _, c := range r.cols {
+		c.qual = qual
+		out.cols = append(out.cols, c)
+	}
+	return out
+}
+
+// leavesOf lists the leaves under a FROM subtree.
+func (fc *fromCtx) leavesOf(ref tableRef) []*fromLeaf {
+	if j, ok := ref.(*joinRef); ok {
+		return append(fc.leavesOf(j.Left), fc.leavesOf(j.Right)...)
+	}
+	return []*fromLeaf{fc.byRef[ref]}
+}
+
+// refs returns the leaves a conjunct uses (a bit per leaf; outer-scope
+// columns and constants use none), or an error for an unknown or ambiguous
+// column. A conjunct with a subquery is marked with bit 63.
+func (p *planner) refs(fc *fromCtx, e expr) (uint64, *SQLError) {
+	var mask uint64
+	for _, c := range colRefsOf(e) {
+		i, err := fc.all.lookupRef(c)
+		if err != nil {
+			return 0, err
+		}
+		if i < 0 {
+			if err := p.resolves(c, nil); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		mask |= 1 << uint(p.leafOfColumn(fc, i))
+	}
+	if hasSubquery(e) {
+		mask |= 1 << 63
+	}
+	return mask, nil
+}
+
+func (p *planner) leafOfColumn(fc *fromCtx, col int) int {
+	for _, l := range fc.leaves {
+		if col < len(l.rel.cols) {
+			return l.idx
+		}
+		col -= len(l.rel.cols)
+	}
+	return 0
+}
+
+func maskOf(leaves []*fromLeaf) uint64 {
+	var m uint64
+	for _, l := range leaves {
+		m |= 1 << uint(l.idx)
+	}
+	return m
+}
+
+// split divides conjuncts into those whose columns lie within mask (and
+// have no subquery) and the rest.
+func (p *planner) split(fc *fromCtx, conj []expr, mask uint64) (in, out []expr, err *SQLError) {
+	for _, c := range conj {
+		m, err := p.refs(fc, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m&(1<<63) == 0 && m&^mask == 0 {
+			in = append(in, c)
+		} else {
+			out = append(out, c)
+		}
+	}
+	return in, out, nil
+}
+
+// planRef plans a FROM subtree given the conjuncts that may be applied
+// within it; it returns the conjuncts it could not use.
+func (p *planner) planRef(fc *fromCtx, ref tableRef, conj []expr) (iter, []expr, *SQLError) {
+	j, ok := ref.(*joinRef)
+	if !ok {
+		leaf := fc.byRef[ref]
+		local, rest, err := p.split(fc, conj, maskOf([]*fromLeaf{leaf}))
+		if err != nil {
+			return nil, nil, err
+		}
+		it, err := p.planLeaf(leaf, local)
+		return it, rest, err
+	}
+	leftMask := maskOf(fc.leavesOf(j.Left))
+	rightMask := maskOf(fc.leavesOf(j.Right))
+	on := conjuncts(j.On)
+	for _, c := range on {
+		if len(aggregatesOf(c)) > 0 {
+			return nil, nil, errAggregateInWhere()
+		}
+	}
+	var leftConj, rightConj, joinConj, rest []expr
+	switch j.Kind {
+	case "INNER", "CROSS":
+		all := append(append([]expr{}, conj...), on...)
+		all = append(all, p.impliedPredicates(fc, all)...)
+		var err *SQLError
+		var other []expr
+		if leftConj, other, err = p.split(fc, all, leftMask); err != nil {
+			return nil, nil, err
+		}
+		if rightConj, other, err = p.split(fc, other, rightMask); err != nil {
+			return nil, nil, err
+		}
+		if joinConj, rest, err = p.split(fc, other, leftMask|rightMask); err != nil {
+			return nil, nil, err
+		}
+	case "LEFT", "OUTER APPLY", "APPLY":
+		var err *SQLError
+		var other []expr
+		// WHERE conjuncts may filter the preserved (left) side only
+		if leftConj, rest, err = p.split(fc, conj, leftMask); err != nil {
+			return nil, nil, err
+		}
+		if rightConj, other, err = p.split(fc, on, rightMask); err != nil {
+			return nil, nil, err
+		}
+		joinConj = other
+		if j.Kind == "APPLY" {
+			// CROSS APPLY filters like an inner join
+			var more []expr
+			if more, rest, err = p.split(fc, rest, rightMask); err != nil {
+				return nil, nil, err
+			}
+			rightConj = append(rightConj, more...)
+		}
+	case "RIGHT":
+		var err *SQLError
+		var other []expr
+		if rightConj, rest, err = p.split(fc, conj, rightMask); err != nil {
+			return nil, nil, err
+		}
+		if leftConj, other, err = p.split(fc, on, leftMask); err != nil {
+			return nil, nil, err
+		}
+		joinConj = other
+	case "FULL":
+		rest = conj
+		joinConj = on
+	}
+	left, lrest, err := p.planRef(fc, j.Left, leftConj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if j.Kind == "APPLY" || j.Kind == "OUTER APPLY" {
+		right, err := p.planApplied(fc, j.Right, left.node().schema, rightConj)
+		if err != nil {
+			return nil, nil, err
+		}
+		kind := map[string]string{"APPLY": "Inner Join", "OUTER APPLY": "Left Outer Join"}[j.Kind]
+		it, err := p.nestedLoops(left, right, kind, andAll(joinConj), true)
+		return it, append(lrest, rest...), err
+	}
+	right, rrest, err := p.planRef(fc, j.Right, rightConj)
+	if err != nil {
+		return nil, nil, err
+	}
+	joinConj = append(joinConj, lrest...)
+	joinConj = append(joinConj, rrest...)
+	it, err := p.join(fc, j, left, right, rightConj, joinConj)
+	return it, rest, err
+}
+
+// planApplied plans the right side of an APPLY with the left side's
+// columns in scope (a correlated table source).
+func (p *planner) planApplied(fc *fromCtx, ref tableRef, left *relation, conj []expr) (iter, *SQLError) {
+	leaf := fc.byRef[ref]
+	q := p.child(left)
+	var src iter
+	var err *SQLError
+	switch r := ref.(type) {
+	case *derivedTable:
+		src, err = q.planDerived(r, q.scope)
+	case *tableFunc:
+		src = &tvfIter{n: q.newNode("Table-valued function", "Table-valued function", leaf.rel), f: r, schema: leaf.rel}
+		src.node().estRows = 10
+	default:
+		src, err = q.planLeaf(leaf, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(conj) > 0 {
+		return q.filterOp(src, andAll(conj))
+	}
+	return src, nil
+}
+
+// planDerived plans a derived table or VALUES constructor.
+func (p *planner) planDerived(d *derivedTable, scope *pscope) (iter, *SQLError) {
+	q := &planner{x: p.x, r: p.r, scope: scope, ctes: p.ctes, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
+	qual := strings.ToLower(d.Alias)
+	if d.Sel == nil {
+		return q.valuesSource(d, qual)
+	}
+	it, schema, visible, err := q.planQuery(d.Sel)
+	if err != nil {
+		return nil, err
+	}
+	if q.correlated {
+		p.correlated = true
+	}
+	out := &relation{}
+	for i := 0; i < visible; i++ {
+		c := schema.cols[i]
+		c.qual = qual
+		if i < len(d.Columns) {
+			c.name = d.Columns[i]
+		}
+		if c.name == "" {
+			return nil, sqlErr(8155, 16, "No column name was specified for column %d of '%s'.", i+1, d.Alias)
+		}
+		out.cols = append(out.cols, c)
+	}
+	if len(d.Columns) > 0 && len(d.Columns) != visible {
+		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
+	}
+	return &renameIter{in: it, n: it.node(), schema: out}, nil
+}
+
+// valuesSource plans (VALUES …) AS v(cols) as a Constant Scan.
+func (p *planner) valuesSource(d *derivedTable, qual string) (iter, *SQLError) {
+	out := &relation{}
+	for i := range d.Columns {
+		var t SQLType
+		for _, row := range d.Values {
+			if i < len(row) {
+				if err := p.resolves(row[i], nil); err != nil {
+					return nil, err
+				}
+				t = widerType(t, p.typeOf(row[i], nil), row[i])
+			}
+		}
+		if t.Kind == 0 {
+			t = tInt
+		}
+		out.cols = append(out.cols, relCol{qual: qual, name: d.Columns[i], typ: t})
+	}
+	n := p.newNode("Constant Scan", "Constant Scan", out)
+	n.estRows = float64(len(d.Values))
+	return &valuesIter{n: n, rows: d.Values, schema: out}, nil
+}
+
+// planLeaf plans one table source with the conjuncts that only it uses.
+func (p *planner) planLeaf(leaf *fromLeaf, local []expr) (iter, *SQLError) {
+	if leaf.tbl != nil {
+		return p.accessPath(leaf, local)
+	}
+	src := leaf.src
+	if src == nil {
+		switch r := leaf.ref.(type) {
+		case *tableFunc:
+			src = &tvfIter{n: p.newNode("Table-valued function", "Table-valued function", leaf.rel), f: r, schema: leaf.rel}
+			src.node().estRows = 10
+		case *derivedTable:
+			var err *SQLError
+			if src, err = p.planDerived(r, p.scope); err != nil {
+				return nil, err
+			}
+		case *tableName:
+			if b := p.lookupCTE(r.Parts[0]); b != nil {
+				var err *SQLError
+				if src, err = p.planCTERef(leaf, b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if src == nil {
+		return nil, errUnsupported("table source")
+	}
+	if !sameSchema(src.node().schema, leaf.rel) {
+		src = &renameIter{in: src, n: src.node(), schema: leaf.rel}
+	}
+	if len(local) > 0 {
+		return p.filterOp(src, andAll(local))
+	}
+	return src, nil
+}
+
+func sameSchema(a, b *relation) bool {
+	if a == b {
+		return true
+	}
+	if len(a.cols) != len(b.cols) {
+		return false
+	}
+	for i := range a.cols {
+		if a.cols[i].qual != b.cols[i].qual || a.cols[i].name != b.cols[i].name {
+			return false
+		}
+	}
+	return true
+}
+
+// impliedPredicates derives, for inner joins, a.x op c from b.y op c and
+// a.x = b.y (SQL Server's implied predicates), so that both sides of a join
+// on the key can seek the same range.
+func (p *planner) impliedPredicates(fc *fromCtx, conj []expr) []expr {
+	type pair struct{ a, b *colRef }
+	var eqs []pair
+	for _, c := range conj {
+		if b, ok := c.(*binaryExpr); ok && b.Op == "=" {
+			l, lok := b.L.(*colRef)
+			r, rok := b.R.(*colRef)
+			if lok && rok {
+				eqs = append(eqs, pair{l, r})
+			}
+		}
+	}
+	var out []expr
+	sameCol := func(x, y *colRef) bool {
+		i, _ := fc.all.lookupRef(x)
+		j, _ := fc.all.lookupRef(y)
+		return i >= 0 && i == j
+	}
+	for _, c := range conj {
+		col, op, val, ok := sargable(c)
+		if !ok || hasColumns(val) {
+			continue
+		}
+		for _, e := range eqs {
+			var other *colRef
+			switch {
+			case sameCol(col, e.a):
+				other = e.b
+			case sameCol(col, e.b):
+				other = e.a
+			default:
+				continue
+			}
+			switch op {
+			case "BETWEEN":
+				bt := c.(*betweenExpr)
+				out = append(out, &betweenExpr{E: other, Lo: bt.Lo, Hi: bt.Hi})
+			default:
+				out = append(out, &binaryExpr{Op: op, L: other, R: val})
+			}
+		}
+	}
+	return out
+}
+
+// sargable recognises column op value (or value op column, or BETWEEN)
+// where value uses no column at all; op is =, <, <=, >, >= or BETWEEN.
+func sargable(e expr) (*colRef, string, expr, bool) {
+	return sargableFor(e, func(v expr) bool { return !hasColumns(v) })
+}
+
+// sargableFor is sargable with the test a value must pass.
+func sargableFor(e expr, valueOK func(expr) bool) (*colRef, string, expr, bool) {
+	switch x := e.(type) {
+	case *binaryExpr:
+		switch x.Op {
+		case "=", "<", "<=", ">", ">=":
+		default:
+			return nil, "", nil, false
+		}
+		if c, ok := x.L.(*colRef); ok && valueOK(x.R) {
+			return c, x.Op, x.R, true
+		}
+		if c, ok := x.R.(*colRef); ok && valueOK(x.L) {
+			return c, flipOp(x.Op), x.L, true
+		}
+	case *betweenExpr:
+		if c, ok := x.E.(*colRef); ok && !x.Not && valueOK(x.Lo) && valueOK(x.Hi) {
+			return c, "BETWEEN", x.Lo, true
+		}
+	}
+	return nil, "", nil, false
+}
+
+func flipOp(op string) string {
+	switch op {
+	case "<":
+		return ">"
+	case ">":
+		return "<"
+	case "<=":
+		return ">="
+	case ">=":
+		return "<="
+	}
+	return op
+}
+
+func hasColumns(e expr) bool { return len(colRefsOf(e)) > 0 || hasSubquery(e) }

@@ -1,0 +1,516 @@
+package standin
+
+import (
+	"math"
+	"strings"
+)
+
+// Join algorithm choice, and subqueries as joins.
+
+type equiKey struct{ l, r expr }
+
+// equiKeys splits join conjuncts into equality keys between the two sides
+// and the residual predicate.
+func (p *planner) equiKeys(fc *fromCtx, conj []expr, leftMask, rightMask uint64) ([]equiKey, []expr, *SQLError) {
+	var keys []equiKey
+	var rest []expr
+	for _, c := range conj {
+		b, ok := c.(*binaryExpr)
+		if ok && b.Op == "=" && !hasSubquery(b) {
+			lm, err := p.refs(fc, b.L)
+			if err != nil {
+				return nil, nil, err
+			}
+			rm, err := p.refs(fc, b.R)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case lm != 0 && rm != 0 && lm&^leftMask == 0 && rm&^rightMask == 0:
+				keys = append(keys, equiKey{b.L, b.R})
+				continue
+			case lm != 0 && rm != 0 && lm&^rightMask == 0 && rm&^leftMask == 0:
+				keys = append(keys, equiKey{b.R, b.L})
+				continue
+			}
+		}
+		rest = append(rest, c)
+	}
+	return keys, rest, nil
+}
+
+// join plans one join of two planned inputs.
+func (p *planner) join(fc *fromCtx, j *joinRef, left, right iter, rightConj, conj []expr) (iter, *SQLError) {
+	leftMask := maskOf(fc.leavesOf(j.Left))
+	rightMask := maskOf(fc.leavesOf(j.Right))
+	keys, rest, err := p.equiKeys(fc, conj, leftMask, rightMask)
+	if err != nil {
+		return nil, err
+	}
+	residual := andAll(rest)
+	hint := j.Hint
+	if hint == "" {
+		hint = p.opts.Join
+	}
+	kind := j.Kind
+	if kind == "CROSS" {
+		kind = "INNER"
+	}
+	le, re := left.node().estRows, right.node().estRows
+	if len(keys) == 0 {
+		if kind == "INNER" || kind == "LEFT" {
+			logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
+			return p.nestedLoops(left, right, logical, residual, false)
+		}
+		return p.hashJoinFor(kind, left, right, nil, residual)
+	}
+	var lk, rk []expr
+	for _, k := range keys {
+		lk = append(lk, k.l)
+		rk = append(rk, k.r)
+	}
+	// index nested loops: the right side is a table whose index leads with
+	// the join column, and the outer side is small
+	if kind == "INNER" || kind == "LEFT" {
+		if leaf, ok := j.Right.(*tableName); ok && (hint == "LOOP" || hint == "" && le <= 64) {
+			if inner, ok := p.seekableInner(fc, fc.byRef[leaf], left, rightConj, keys); ok {
+				logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
+				it, err := p.nestedLoops(left, inner, logical, residual, true)
+				if err == nil {
+					it.node().estRows = math.Max(1, math.Min(le*math.Max(inner.node().estRows, 1), math.Max(le, re)))
+					it.node().outerRefs = colRefsOfKeys(lk)
+				}
+				return it, err
+			}
+		}
+		if hint == "LOOP" {
+			logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
+			return p.nestedLoops(left, right, logical, andAll(conj), false)
+		}
+	}
+	if kind == "INNER" && (hint == "MERGE" || hint == "" && !p.parallel && mergeable(left, right, lk, rk)) {
+		if hint == "MERGE" && !mergeable(left, right, lk, rk) {
+			left = p.sortOp(left, keyCols(left, lk), nil, true)
+			right = p.sortOp(right, keyCols(right, rk), nil, true)
+		}
+		return p.mergeJoin(left, right, lk, rk, residual), nil
+	}
+	return p.hashJoinFor(kind, left, right, keys, residual)
+}
+
+func colRefsOfKeys(es []expr) []*colRef {
+	var out []*colRef
+	for _, e := range es {
+		out = append(out, colRefsOf(e)...)
+	}
+	return out
+}
+
+// keyCols maps key expressions that are columns of in to sort keys.
+func keyCols(in iter, keys []expr) []sortKey {
+	var out []sortKey
+	for _, k := range keys {
+		if c, ok := k.(*colRef); ok {
+			if i, _ := in.node().schema.lookupRef(c); i >= 0 {
+				out = append(out, sortKey{col: i})
+			}
+		}
+	}
+	return out
+}
+
+// mergeable: both inputs already come ordered on the join keys.
+func mergeable(left, right iter, lk, rk []expr) bool {
+	l, r := keyCols(left, lk), keyCols(right, rk)
+	if len(l) != len(lk) || len(r) != len(rk) || len(l) == 0 {
+		return false
+	}
+	return orderedBy(left, l) && orderedBy(right, r)
+}
+
+// seekableInner re-plans the right table of a join as the inner side of
+// index nested loops: the join columns become seek predicates with outer
+// references.
+func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightConj []expr, keys []equiKey) (iter, bool) {
+	if leaf == nil || leaf.tbl == nil {
+		return nil, false
+	}
+	seekable := false
+	for _, k := range keys {
+		c, ok := k.r.(*colRef)
+		if !ok {
+			continue
+		}
+		ci, _ := leaf.rel.lookupRef(c)
+		for _, ix := range leaf.tbl.indexes {
+			lead := ix.tbl.pk[0]
+			if ix.id != 1 {
+				lead = ix.keyCols[0]
+			}
+			if ci == lead {
+				seekable = true
+			}
+		}
+	}
+	if !seekable {
+		return nil, false
+	}
+	q := p.child(left.node().schema)
+	conj := append([]expr{}, rightConj...)
+	for _, k := range keys {
+		conj = append(conj, &binaryExpr{Op: "=", L: k.r, R: k.l})
+	}
+	it, err := q.accessPath(leaf, conj)
+	if err != nil {
+		return nil, false
+	}
+	return it, true
+}
+
+// hashJoinFor plans a Hash Match join, building on the smaller input where
+// the join type allows.
+func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, residual expr) (iter, *SQLError) {
+	var lk, rk []expr
+	for _, k := range keys {
+		lk = append(lk, k.l)
+		rk = append(rk, k.r)
+	}
+	if p.parallel {
+		left = p.exchange(left, "Repartition Streams", colPositions(left, lk), nil)
+		right = p.exchange(right, "Repartition Streams", colPositions(right, rk), nil)
+	}
+	buildLeft := left.node().estRows <= right.node().estRows
+	var logical string
+	switch kind {
+	case "INNER":
+		logical = "Inner Join"
+	case "LEFT":
+		if buildLeft {
+			logical = "Left Outer Join"
+		} else {
+			logical = "Right Outer Join"
+		}
+	case "RIGHT":
+		if buildLeft {
+			logical = "Right Outer Join"
+		} else {
+			logical = "Left Outer Join"
+		}
+	case "FULL":
+		logical = "Full Outer Join"
+		buildLeft = true
+	}
+	var h *hashJoinIter
+	var err *SQLError
+	if buildLeft {
+		h, err = p.hashJoin(left, right, lk, rk, residual, logical, false)
+	} else {
+		h, err = p.hashJoin(right, left, rk, lk, residual, logical, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if residual != nil {
+		if err := p.resolves(residual, h.schema); err != nil {
+			return nil, err
+		}
+	}
+	h.n.parallel = p.parallel
+	return h, nil
+}
+
+func colPositions(in iter, keys []expr) []int {
+	var out []int
+	for _, k := range keyCols(in, keys) {
+		out = append(out, k.col)
+	}
+	return out
+}
+
+// semiJoinFor turns a WHERE conjunct that is [NOT] EXISTS or [NOT] IN
+// (subquery) into a semi or anti semi join over the input.
+func (p *planner) semiJoinFor(c expr) (func(iter) (iter, *SQLError), bool) {
+	not := false
+	if u, ok := c.(*unaryExpr); ok && u.Op == "NOT" {
+		not = true
+		c = u.E
+	}
+	switch x := c.(type) {
+	case *existsExpr:
+		return func(in iter) (iter, *SQLError) {
+			if it, ok, err := p.hashSemiJoin(in, x.Sel, not); ok || err != nil {
+				return it, err
+			}
+			q := p.child(in.node().schema)
+			inner, _, _, err := q.planQuery(x.Sel)
+			if err != nil {
+				return nil, err
+			}
+			kind := "Left Semi Join"
+			if not {
+				kind = "Left Anti Semi Join"
+			}
+			it, err := p.nestedLoops(in, inner, kind, nil, q.correlated)
+			if err == nil && q.correlated {
+				it.node().outerRefs = outerRefsOf(x.Sel, in.node().schema)
+			}
+			return it, err
+		}, true
+	case *inExpr:
+		if x.Sub == nil || x.Not != not && not {
+			return nil, false
+		}
+		neg := x.Not != not
+		return func(in iter) (iter, *SQLError) {
+			q := p.child(in.node().schema)
+			inner, schema, visible, err := q.planQuery(x.Sub)
+			if err != nil {
+				return nil, err
+			}
+			if visible != 1 {
+				return nil, errSubqueryColumns()
+			}
+			if err := p.resolves(x.E, in.node().schema); err != nil {
+				return nil, err
+			}
+			if q.correlated {
+				// correlated IN: a probe column per outer row, then a filter
+				return p.planWhereRestValue(in, c, not)
+			}
+			kind := "Right Semi Join"
+			if neg {
+				kind = "Right Anti Semi Join"
+			}
+			bk := []expr{&colRef{Parts: []string{schema.cols[0].qual, schema.cols[0].name}}}
+			if schema.cols[0].name == "" {
+				inner = &renameIter{in: inner, n: inner.node(), schema: &relation{cols: []relCol{{name: "%%in", typ: schema.cols[0].typ}}}}
+				bk = []expr{&colRef{Parts: []string{"%%in"}}}
+			}
+			h, err := p.hashJoin(inner, in, bk, []expr{x.E}, nil, kind, false)
+			if err != nil {
+				return nil, err
+			}
+			h.notIn = neg
+			return h, nil
+		}, true
+	}
+	return nil, false
+}
+
+// planWhereRestValue applies a subquery predicate as probe columns and a
+// Filter.
+func (p *planner) planWhereRestValue(in iter, c expr, not bool) (iter, *SQLError) {
+	pred := c
+	if not {
+		pred = &unaryExpr{Op: "NOT", E: c}
+	}
+	in, err := p.planSubqueries(in, []expr{pred})
+	if err != nil {
+		return nil, err
+	}
+	return p.filterOp(in, pred)
+}
+
+func errSubqueryColumns() *SQLError { // Msg 116
+	return sqlErr(116, 16, "Only one expression can be specified in the select list when the subquery is not introduced with EXISTS.")
+}
+
+// outerRefsOf lists the columns of outer a subquery uses (showplan
+// OuterReferences).
+func outerRefsOf(s *selectStmt, outer *relation) []*colRef {
+	var out []*colRef
+	walkSelect(s, func(e expr) {
+		if c, ok := e.(*colRef); ok {
+			if i, _ := outer.lookupRef(c); i >= 0 {
+				out = append(out, c)
+			}
+		}
+	})
+	return out
+}
+
+// planSubqueries adds, below the operator that evaluates exprs, a Nested
+// Loops probe for every subquery in them; the subquery's value becomes a
+// column the expression reads.
+func (p *planner) planSubqueries(in iter, exprs []expr) (iter, *SQLError) {
+	for _, e := range exprs {
+		for _, sq := range subqueriesOf(e) {
+			if _, done := in.node().schema.subst[sq]; done {
+				continue
+			}
+			var err *SQLError
+			if in, err = p.probeFor(in, sq); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return in, nil
+}
+
+func (p *planner) probeFor(in iter, sq expr) (iter, *SQLError) {
+	src := in.node().schema
+	q := p.child(src)
+	var sel *selectStmt
+	mode := nlScalar
+	var probe expr
+	var j *nlIter
+	switch x := sq.(type) {
+	case *subqueryExpr:
+		sel = x.Sel
+	case *existsExpr:
+		sel, mode = x.Sel, nlExists
+	case *inExpr:
+		sel, mode, probe = x.Sub, nlIn, x.E
+	case *quantifiedExpr:
+		sel, mode, probe = x.Sel, nlQuantify, x.E
+	}
+	inner, schema, visible, err := q.planQuery(sel)
+	if err != nil {
+		return nil, err
+	}
+	if mode != nlExists && visible != 1 {
+		return nil, errSubqueryColumns()
+	}
+	p.subTypes[sel] = schema
+	if probe != nil {
+		if err := p.resolves(probe, src); err != nil {
+			return nil, err
+		}
+	}
+	out := &relation{cols: append(append([]relCol{}, src.cols...), relCol{name: "", typ: tBit}), subst: map[expr]int{}}
+	for k, v := range src.subst {
+		out.subst[k] = v
+	}
+	if mode == nlScalar {
+		out.cols[len(out.cols)-1].typ = schema.cols[0].typ
+	}
+	out.subst[sq] = len(out.cols) - 1
+	logical := "Left Outer Join"
+	if mode == nlExists || mode == nlIn || mode == nlQuantify {
+		logical = "Left Semi Join"
+	}
+	n := p.newNode("Nested Loops", logical, out, in, inner)
+	n.estRows = in.node().estRows
+	inner.node().estExecs = math.Max(1, in.node().estRows)
+	n.subtreeCost = in.node().subtreeCost + inner.node().subtreeCost
+	j = &nlIter{n: n, outer: in, inner: inner, kind: logical, schema: out, mode: mode, probe: probe, cacheable: !q.correlated}
+	if x, ok := sq.(*quantifiedExpr); ok {
+		j.qop, j.qall = x.Op, x.All
+	}
+	if q.correlated {
+		n.outerRefs = outerRefsOf(sel, src)
+	}
+	n.probe = mode != nlScalar
+	n.details = j.showplan
+	return j, nil
+}
+
+// hashSemiJoin decorrelates [NOT] EXISTS (SELECT … WHERE inner.col =
+// outer.col AND …) into a hash semi (anti semi) join when the inner side
+// has no index to seek on the correlated column, as the optimizer does
+// when re-running the subquery per outer row would scan it every time.
+func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, *SQLError) {
+	if sel.Op != "" || sel.From == nil || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Top != nil || len(sel.With) > 0 {
+		return nil, false, nil
+	}
+	inner := map[string]*tableName{}
+	var collect func(r tableRef) bool
+	collect = func(r tableRef) bool {
+		switch t := r.(type) {
+		case *tableName:
+			q := strings.ToLower(t.Alias)
+			if q == "" {
+				q = strings.ToLower(t.Parts[len(t.Parts)-1])
+			}
+			inner[q] = t
+			return true
+		case *joinRef:
+			return t.Kind != "APPLY" && t.Kind != "OUTER APPLY" && collect(t.Left) && collect(t.Right)
+		}
+		return false
+	}
+	if !collect(sel.From) {
+		return nil, false, nil
+	}
+	outer := in.node().schema
+	var innerKeys, outerKeys, rest []expr
+	for _, c := range conjuncts(sel.Where) {
+		b, ok := c.(*binaryExpr)
+		if ok && b.Op == "=" {
+			l, lok := b.L.(*colRef)
+			r, rok := b.R.(*colRef)
+			if lok && rok && len(l.Parts) > 1 && len(r.Parts) > 1 {
+				lq, rq := strings.ToLower(l.Parts[len(l.Parts)-2]), strings.ToLower(r.Parts[len(r.Parts)-2])
+				li, _ := outer.lookupRef(l)
+				ri, _ := outer.lookupRef(r)
+				switch {
+				case inner[lq] != nil && inner[rq] == nil && ri >= 0:
+					innerKeys, outerKeys = append(innerKeys, l), append(outerKeys, r)
+					continue
+				case inner[rq] != nil && inner[lq] == nil && li >= 0:
+					innerKeys, outerKeys = append(innerKeys, r), append(outerKeys, l)
+					continue
+				}
+			}
+		}
+		rest = append(rest, c)
+	}
+	if len(innerKeys) == 0 || p.seekableKey(inner, innerKeys[0].(*colRef)) {
+		return nil, false, nil
+	}
+	rewritten := *sel
+	rewritten.Where = andAll(rest)
+	rewritten.Items = nil
+	for _, k := range innerKeys {
+		rewritten.Items = append(rewritten.Items, selectItem{Expr: k})
+	}
+	q := p.child(outer)
+	it, schema, _, err := q.planQuery(&rewritten)
+	if err != nil {
+		return nil, false, err
+	}
+	if q.correlated {
+		return nil, false, nil // other outer references: nested loops
+	}
+	named := &relation{}
+	var bk []expr
+	for i, c := range schema.cols[:len(innerKeys)] {
+		c.qual, c.name = "", "%%semi"+itoaInt(i)
+		named.cols = append(named.cols, c)
+		bk = append(bk, &colRef{Parts: []string{c.name}})
+	}
+	build := &renameIter{in: it, n: it.node(), schema: named}
+	kind := "Right Semi Join"
+	if not {
+		kind = "Right Anti Semi Join"
+	}
+	h, err := p.hashJoin(build, in, bk, outerKeys, nil, kind, false)
+	if err != nil {
+		return nil, false, err
+	}
+	return h, true, nil
+}
+
+// seekableKey tells whether an inner table has an index leading with the
+// column c.
+func (p *planner) seekableKey(inner map[string]*tableName, c *colRef) bool {
+	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
+	if tn == nil {
+		return false
+	}
+	t, _, err := p.x.resolveTable(tn.Parts)
+	if err != nil || t == nil {
+		return false
+	}
+	ci := t.column(c.Parts[len(c.Parts)-1])
+	for _, ix := range t.indexes {
+		lead := t.pk[0]
+		if ix.id != 1 {
+			lead = ix.keyCols[0]
+		}
+		if lead == ci {
+			return true
+		}
+	}
+	return false
+}

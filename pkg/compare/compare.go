@@ -1,0 +1,476 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/queryreplay/queryreplay/pkg/findings"
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
+
+// Side is one of the two traces.
+type Side struct {
+	// Label names the side for people (a file name, "before").
+	Label string
+	Trace *timeline.Trace
+	// Plan is the side's actual plan statement (findings.PlanStatement);
+	// nil when there is none.
+	Plan *showplan.Statement
+}
+
+// Status of an operator in the comparison.
+const (
+	StatusSame     = "same"     // matched, same kind and object, no significant change
+	StatusChanged  = "changed"  // matched, same kind and object, figures changed
+	StatusReplaced = "replaced" // matched, another kind or object took its place
+	StatusAdded    = "added"    // only in B
+	StatusRemoved  = "removed"  // only in A
+)
+
+// Result is a comparison of two traces.
+type Result struct {
+	A SideSummary `json:"a"`
+	B SideSummary `json:"b"`
+	// ReadsSource says what "reads" counts: "logical" (the plans' runtime
+	// counters, both sides have them) or "physical" (physical_page_read
+	// events).
+	ReadsSource string `json:"readsSource"`
+	// Operators: matched pairs in A's plan order, then removed (A order),
+	// then added (B order).
+	Operators []OperatorDiff `json:"operators"`
+	// Statement compares the statement-wide totals.
+	Statement []Metric `json:"statement"`
+	Counts    Counts   `json:"counts"`
+	// Verdict is one line for the whole statement.
+	Verdict string `json:"verdict"`
+}
+
+// Counts sums the operators by status.
+type Counts struct {
+	Same     int `json:"same"`
+	Changed  int `json:"changed"`
+	Replaced int `json:"replaced"`
+	Added    int `json:"added"`
+	Removed  int `json:"removed"`
+}
+
+// SideSummary describes one side.
+type SideSummary struct {
+	Label       string `json:"label"`
+	Operators   int    `json:"operators"`
+	HasCounters bool   `json:"hasCounters"`
+	DurationUs  int64  `json:"durationUs"`
+	// ZeroTime is the side's time zero (RFC 3339): both timelines start at
+	// their own batch start, so they are aligned at start on one axis.
+	ZeroTime string `json:"zeroTime"`
+}
+
+// OperatorSide is one side's operator.
+type OperatorSide struct {
+	NodeID     int    `json:"nodeId"`
+	Name       string `json:"name"`
+	PhysicalOp string `json:"physicalOp"`
+	LogicalOp  string `json:"logicalOp"`
+	Object     string `json:"object,omitempty"`
+	StartUs    int64  `json:"startUs"`
+	EndUs      int64  `json:"endUs"`
+}
+
+// Label is "Name (object)" or Name.
+func (o *OperatorSide) Label() string {
+	if o.Object != "" {
+		return o.Name + " (" + o.Object + ")"
+	}
+	return o.Name
+}
+
+// OperatorDiff compares one operator (pair).
+type OperatorDiff struct {
+	Status string `json:"status"`
+	// How is the matching step that paired them (empty for added and
+	// removed operators).
+	How     string        `json:"how,omitempty"`
+	A       *OperatorSide `json:"a"`
+	B       *OperatorSide `json:"b"`
+	Metrics []Metric      `json:"metrics"`
+	Verdict string        `json:"verdict"`
+}
+
+// Metric is one figure on both sides; A or B is nil where the side does not
+// have the operator or the figure (rows without runtime counters).
+type Metric struct {
+	Name    string   `json:"name"`
+	Unit    string   `json:"unit"`
+	A       *float64 `json:"a"`
+	B       *float64 `json:"b"`
+	Changed bool     `json:"changed"`
+}
+
+// Metric returns the named metric of d.
+func (d *OperatorDiff) Metric(name string) (Metric, bool) { return metricNamed(d.Metrics, name) }
+
+func metricNamed(ms []Metric, name string) (Metric, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Compare matches the operators of a and b and compares them.
+func Compare(a, b Side) (*Result, error) {
+	if a.Trace == nil || b.Trace == nil {
+		return nil, errors.New("compare: both sides need a timeline")
+	}
+	pa, pb := findings.NewProfile(a.Trace, a.Plan), findings.NewProfile(b.Trace, b.Plan)
+	r := &Result{
+		A: summary(a, pa), B: summary(b, pb), ReadsSource: "physical",
+	}
+	if pa.HasCounters && pb.HasCounters {
+		r.ReadsSource = "logical"
+	}
+	logical := r.ReadsSource == "logical"
+	matches := Match(pa.Operators, pb.Operators)
+	usedA, usedB := make([]bool, len(pa.Operators)), make([]bool, len(pb.Operators))
+	for _, m := range matches {
+		usedA[m.A], usedB[m.B] = true, true
+		oa, ob := &pa.Operators[m.A], &pb.Operators[m.B]
+		d := OperatorDiff{How: m.How, A: side(oa), B: side(ob), Metrics: metrics(oa, ob, logical)}
+		d.Status = status(oa, ob, d.Metrics)
+		d.Verdict = verdict(&d)
+		r.Operators = append(r.Operators, d)
+	}
+	r.unmatched(pa, usedA, StatusRemoved, logical)
+	r.unmatched(pb, usedB, StatusAdded, logical)
+	for _, d := range r.Operators {
+		switch d.Status {
+		case StatusSame:
+			r.Counts.Same++
+		case StatusChanged:
+			r.Counts.Changed++
+		case StatusReplaced:
+			r.Counts.Replaced++
+		case StatusAdded:
+			r.Counts.Added++
+		case StatusRemoved:
+			r.Counts.Removed++
+		}
+	}
+	r.Statement = statementMetrics(pa, pb, logical)
+	r.Verdict = r.overall()
+	return r, nil
+}
+
+// unmatched adds the operators of p not in used, as removed (A's) or
+// added (B's).
+func (r *Result) unmatched(p *findings.Profile, used []bool, status string, logical bool) {
+	for i := range p.Operators {
+		if used[i] {
+			continue
+		}
+		o := &p.Operators[i]
+		d := OperatorDiff{Status: status}
+		if status == StatusRemoved {
+			d.A, d.Metrics = side(o), metrics(o, nil, logical)
+		} else {
+			d.B, d.Metrics = side(o), metrics(nil, o, logical)
+		}
+		d.Verdict = verdict(&d)
+		r.Operators = append(r.Operators, d)
+	}
+}
+
+func summary(s Side, p *findings.Profile) SideSummary {
+	return SideSummary{Label: s.Label, Operators: len(p.Operators), HasCounters: p.HasCounters, DurationUs: p.DurationUs, ZeroTime: s.Trace.ZeroTime}
+}
+
+func side(o *findings.OperatorStats) *OperatorSide {
+	return &OperatorSide{NodeID: o.NodeID, Name: o.Name, PhysicalOp: o.PhysicalOp, LogicalOp: o.LogicalOp, Object: o.Object, StartUs: o.StartUs, EndUs: o.EndUs}
+}
+
+// status decides between same, changed and replaced.
+func status(a, b *findings.OperatorStats, ms []Metric) string {
+	if a.PhysicalOp != b.PhysicalOp || a.LogicalOp != b.LogicalOp || !strings.EqualFold(a.Object, b.Object) {
+		return StatusReplaced
+	}
+	for _, m := range ms {
+		if m.Changed {
+			return StatusChanged
+		}
+	}
+	return StatusSame
+}
+
+// metricDef describes how one metric is read and when a change counts.
+type metricDef struct {
+	name, unit string
+	// floor is the least absolute change that counts; rel the least
+	// change relative to the larger side.
+	floor, rel float64
+	get        func(o *findings.OperatorStats) (float64, bool)
+}
+
+func counter(f func(c *findings.Counters) int64) func(o *findings.OperatorStats) (float64, bool) {
+	return func(o *findings.OperatorStats) (float64, bool) {
+		if o.Counters == nil {
+			return 0, false
+		}
+		return float64(f(o.Counters)), true
+	}
+}
+
+func count(f func(o *findings.OperatorStats) int) func(o *findings.OperatorStats) (float64, bool) {
+	return func(o *findings.OperatorStats) (float64, bool) { return float64(f(o)), true }
+}
+
+// Significance: page and row counts change when they move by at least 8
+// pages or 1 row and 10%; times by 1 ms and 20%; spills, locks, splits and
+// log records on any change.
+func metricDefs(logical bool) []metricDef {
+	reads := metricDef{name: "reads", unit: "pages", floor: 8, rel: 0.1, get: count(func(o *findings.OperatorStats) int { return o.Reads })}
+	if logical {
+		reads.get = counter(func(c *findings.Counters) int64 { return c.LogicalReads })
+	}
+	return []metricDef{
+		reads,
+		{"pageReads", "pages", 8, 0.1, count(func(o *findings.OperatorStats) int { return o.Reads })},
+		{"rows", "rows", 1, 0.1, counter(func(c *findings.Counters) int64 { return c.Rows })},
+		{"executions", "count", 1, 0.1, counter(func(c *findings.Counters) int64 { return c.Executions })},
+		{"durationUs", "us", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) { return float64(o.DurationUs), !o.NotExecuted }},
+		{"spills", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.Spills + o.ExchangeSpills })},
+		{"tempdbWrites", "pages", 8, 0.1, count(func(o *findings.OperatorStats) int { return o.TempdbWrites })},
+		{"locks", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.Locks })},
+		{"splits", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.Splits })},
+		{"logRecords", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.LogRecords })},
+	}
+}
+
+// metrics compares one pair (either side may be nil).
+func metrics(a, b *findings.OperatorStats, logical bool) []Metric {
+	var out []Metric
+	for _, def := range metricDefs(logical) {
+		out = append(out, measure(def, a, b))
+	}
+	// Waits by category and phases by kind, over the union of both sides.
+	cats, phases := map[string]bool{}, map[string]bool{}
+	for _, o := range []*findings.OperatorStats{a, b} {
+		if o == nil {
+			continue
+		}
+		for c := range o.WaitUs {
+			cats[c] = true
+		}
+		for p := range o.PhaseUs {
+			phases[p] = true
+		}
+	}
+	for _, c := range sorted(cats) {
+		out = append(out, measure(metricDef{"wait" + c + "Us", "us", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) {
+			return float64(o.WaitUs[c]), true
+		}}, a, b))
+	}
+	for _, p := range sorted(phases) {
+		out = append(out, measure(metricDef{"phase" + strings.ToUpper(p[:1]) + p[1:] + "Us", "us", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) {
+			v, ok := o.PhaseUs[p]
+			return float64(v), ok
+		}}, a, b))
+	}
+	return out
+}
+
+func measure(def metricDef, a, b *findings.OperatorStats) Metric {
+	m := Metric{Name: def.name, Unit: def.unit}
+	if a != nil {
+		if v, ok := def.get(a); ok {
+			m.A = &v
+		}
+	}
+	if b != nil {
+		if v, ok := def.get(b); ok {
+			m.B = &v
+		}
+	}
+	if m.A != nil && m.B != nil {
+		x, y := *m.A, *m.B
+		d := abs64f(y - x)
+		m.Changed = d > 0 && d >= def.floor && d >= def.rel*max(x, y)
+	}
+	return m
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// statementMetrics compares the totals.
+func statementMetrics(pa, pb *findings.Profile, logical bool) []Metric {
+	both := func(name, unit string, floor, rel float64, a, b float64) Metric {
+		m := Metric{Name: name, Unit: unit, A: &a, B: &b}
+		d := abs64f(b - a)
+		m.Changed = d > 0 && d >= floor && d >= rel*max(a, b)
+		return m
+	}
+	readsOf := func(p *findings.Profile) float64 {
+		if logical {
+			return float64(p.LogicalReads)
+		}
+		return float64(p.PageReads)
+	}
+	spills := func(p *findings.Profile) float64 {
+		n := 0.0
+		for _, m := range p.Trace.Lanes.Memory {
+			if m.Spill {
+				n++
+			}
+		}
+		return n
+	}
+	waits := func(p *findings.Profile) float64 {
+		var s int64
+		for _, w := range p.Trace.Lanes.Wait {
+			s += findings.WaitUs(w)
+		}
+		return float64(s)
+	}
+	out := []Metric{
+		both("durationUs", "us", 1000, 0.2, float64(pa.DurationUs), float64(pb.DurationUs)),
+		both("reads", "pages", 8, 0.1, readsOf(pa), readsOf(pb)),
+		both("pageReads", "pages", 8, 0.1, float64(pa.PageReads), float64(pb.PageReads)),
+		both("waitUs", "us", 1000, 0.2, waits(pa), waits(pb)),
+		both("spills", "count", 1, 0, spills(pa), spills(pb)),
+		both("locks", "count", 1, 0, float64(len(pa.Trace.Lanes.Lock)), float64(len(pb.Trace.Lanes.Lock))),
+	}
+	if pa.Grant != nil && pb.Grant != nil {
+		out = append(out, both("grantedKB", "KB", 64, 0.1, float64(pa.Grant.GrantedKB), float64(pb.Grant.GrantedKB)),
+			both("usedKB", "KB", 64, 0.1, float64(pa.Grant.UsedKB), float64(pb.Grant.UsedKB)))
+	}
+	return out
+}
+
+// verdictOrder is the order in which changes are worth telling.
+var verdictOrder = []string{"spills", "reads", "tempdbWrites", "durationUs", "rows", "executions", "locks", "splits", "logRecords"}
+
+// changes lists d's significant changes, most telling first, at most n.
+func changes(ms []Metric, n int) []string {
+	var out []string
+	add := func(m Metric, label string) {
+		if m.Changed && len(out) < n {
+			out = append(out, fmt.Sprintf("%s %s → %s", label, value(m.Unit, *m.A), value(m.Unit, *m.B)))
+		}
+	}
+	for _, name := range verdictOrder {
+		if m, ok := metricNamed(ms, name); ok {
+			label := name
+			switch name {
+			case "durationUs":
+				label = "time"
+			case "tempdbWrites":
+				label = "tempdb writes"
+			case "logRecords":
+				label = "log records"
+			}
+			add(m, label)
+		}
+		if name == "tempdbWrites" { // waits go after the I/O
+			for _, m := range ms {
+				if strings.HasPrefix(m.Name, "wait") {
+					add(m, strings.TrimSuffix(strings.TrimPrefix(m.Name, "wait"), "Us")+" waits")
+				}
+			}
+		}
+	}
+	return out
+}
+
+func value(unit string, v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case unit == "us":
+		return findings.Duration(int64(v))
+	case unit == "KB":
+		return findings.KB(int64(v))
+	}
+	return findings.Count(int64(v))
+}
+
+func verdict(d *OperatorDiff) string {
+	switch d.Status {
+	case StatusAdded:
+		return "added " + d.B.Label() + describe(d.Metrics, false)
+	case StatusRemoved:
+		return "removed " + d.A.Label() + describe(d.Metrics, true)
+	case StatusReplaced:
+		na, nb := d.A.Name, d.B.Name
+		if na == nb {
+			na, nb = d.A.Label(), d.B.Label()
+		}
+		c := changes(d.Metrics, 2)
+		if len(c) == 0 {
+			return nb + " replaced " + na + ": no significant change"
+		}
+		return nb + " replaced " + na + ": " + strings.Join(c, ", ")
+	}
+	c := changes(d.Metrics, 3)
+	if len(c) == 0 {
+		return d.A.Name + ": no significant change"
+	}
+	return d.A.Name + ": " + strings.Join(c, ", ")
+}
+
+// describe gives an added or removed operator's cost: ": reads 31, 12 rows".
+func describe(ms []Metric, a bool) string {
+	var parts []string
+	for _, name := range []string{"reads", "rows", "spills"} {
+		m, ok := metricNamed(ms, name)
+		p := m.B
+		if a {
+			p = m.A
+		}
+		if !ok || p == nil || *p == 0 {
+			continue
+		}
+		parts = append(parts, name+" "+value(m.Unit, *p))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+// overall is the statement's one-line verdict.
+func (r *Result) overall() string {
+	var parts []string
+	for _, name := range []string{"durationUs", "reads", "spills", "waitUs", "grantedKB"} {
+		m, ok := metricNamed(r.Statement, name)
+		if !ok || !m.Changed && name != "durationUs" && name != "reads" {
+			continue
+		}
+		label := map[string]string{"durationUs": "time", "reads": "reads", "spills": "spills", "waitUs": "waits", "grantedKB": "grant"}[name]
+		parts = append(parts, fmt.Sprintf("%s %s → %s", label, value(m.Unit, *m.A), value(m.Unit, *m.B)))
+	}
+	var ops []string
+	c := r.Counts
+	for _, x := range []struct {
+		n    int
+		what string
+	}{{c.Replaced, "replaced"}, {c.Changed, "changed"}, {c.Added, "added"}, {c.Removed, "removed"}} {
+		if x.n > 0 {
+			ops = append(ops, fmt.Sprintf("%d %s", x.n, x.what))
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if len(ops) == 0 {
+		return s + "; the plans have the same shape"
+	}
+	return s + "; operators: " + strings.Join(ops, ", ")
+}
