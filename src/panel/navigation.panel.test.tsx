@@ -153,7 +153,12 @@ describe('the lock list', () => {
     const cells = within(rows[0])
       .getAllByRole('cell')
       .map((c) => c.textContent);
-    expect(cells.slice(0, 4)).toEqual(['X', 'KEY 5:72057594045136896:(8194443284a0)', 'dbo.Orders.PK_Orders', 'OrderID=42']);
+    expect(cells.slice(0, 4)).toEqual([
+      'X',
+      'KEY 5:72057594045136896:(8194443284a0)',
+      'dbo.Orders.PK_Orders',
+      'OrderID=42',
+    ]);
     expect(cells[4]).toContain('100 µs');
     expect(cells[4]).toContain('to end');
     expect(cells[5]).toContain('Clustered Index Scan');
