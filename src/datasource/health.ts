@@ -24,6 +24,15 @@ export interface OptionGate {
 
 const ALLOWED: OptionGate = { allowed: true, reason: '' };
 
+const refused = (reason: string): OptionGate => ({ allowed: false, reason });
+
+/** The DBCC commands behind both options need the sysadmin role. */
+function sysadminGate(h: HealthReport, what: string): OptionGate {
+  return h.sysadmin === true
+    ? ALLOWED
+    : refused(`${what} needs the sysadmin role, which this data source's login lacks`);
+}
+
 /** The health check reached the server and says who the login is (persona and sysadmin are known). */
 function reached(h: HealthReport | null): h is HealthReport & { persona: string } {
   return !!h && typeof h.persona === 'string' && h.persona !== '';
@@ -43,25 +52,16 @@ export function readAheadGate(h: HealthReport | null): OptionGate {
     return ALLOWED;
   }
   if (h.persona === 'azure-sql-database') {
-    return {
-      allowed: false,
-      reason: 'Azure SQL Database does not support trace flags (DBCC TRACEON), so read-ahead cannot be turned off',
-    };
+    return refused(
+      'Azure SQL Database does not support trace flags (DBCC TRACEON), so read-ahead cannot be turned off'
+    );
   }
   if (h.persona === 'managed-instance') {
-    return {
-      allowed: false,
-      reason: 'Azure SQL Managed Instance does not support session trace flag 652, so read-ahead cannot be turned off',
-    };
+    return refused(
+      'Azure SQL Managed Instance does not support session trace flag 652, so read-ahead cannot be turned off'
+    );
   }
-  if (h.sysadmin !== true) {
-    return {
-      allowed: false,
-      reason:
-        "turning read-ahead off (DBCC TRACEON(652)) needs the sysadmin role, which this data source's login lacks",
-    };
-  }
-  return ALLOWED;
+  return sysadminGate(h, 'turning read-ahead off (DBCC TRACEON(652))');
 }
 
 /**
@@ -73,23 +73,13 @@ export function readAheadGate(h: HealthReport | null): OptionGate {
  */
 export function coldCacheGate(settings: ReplayDataSourceOptions, h: HealthReport | null): OptionGate {
   if (!settings.allowBufferPoolClear) {
-    return { allowed: false, reason: 'allowBufferPoolClear is off in the data source settings' };
+    return refused('allowBufferPoolClear is off in the data source settings');
   }
   if (!reached(h)) {
     return ALLOWED;
   }
   if (h.persona === 'azure-sql-database') {
-    return {
-      allowed: false,
-      reason: 'Azure SQL Database has no DBCC DROPCLEANBUFFERS, so the buffer pool cannot be cleared',
-    };
+    return refused('Azure SQL Database has no DBCC DROPCLEANBUFFERS, so the buffer pool cannot be cleared');
   }
-  if (h.sysadmin !== true) {
-    return {
-      allowed: false,
-      reason:
-        "clearing the buffer pool (DBCC DROPCLEANBUFFERS) needs the sysadmin role, which this data source's login lacks",
-    };
-  }
-  return ALLOWED;
+  return sysadminGate(h, 'clearing the buffer pool (DBCC DROPCLEANBUFFERS)');
 }

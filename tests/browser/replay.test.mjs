@@ -107,6 +107,19 @@ async function laneColours(page, lane) {
   }, lane);
 }
 
+/** One pixel of the read lane: its label bar (the lane colour) or its background at the plot's left edge. */
+async function readLanePixel(page, where) {
+  return page.evaluate((w) => {
+    const L = window.__QUERYREPLAY_DEBUG__.panels[0].stats.layout;
+    const box = L.lanes.find((l) => l.name === 'read');
+    const c = document.querySelector('[data-testid="qr-timeline-base"]');
+    const dpr = c.width / L.width;
+    const [x, y] = w === 'label' ? [3, box.y + box.h / 2] : [L.plotX + 1, box.y + 1];
+    const d = c.getContext('2d').getImageData(Math.floor(x * dpr), Math.floor(y * dpr), 1, 1).data;
+    return [d[0], d[1], d[2]];
+  }, where);
+}
+
 const server = await startServer();
 const { context, close } = await launchBrowser();
 const errors = [];
@@ -508,29 +521,9 @@ try {
         options: JSON.stringify({ colorBy }),
         title: `colour by ${colorBy}`,
       });
-      const label = await page.evaluate(() => {
-        const L = window.__QUERYREPLAY_DEBUG__.panels[0].stats.layout;
-        const box = L.lanes.find((l) => l.name === 'read');
-        const c = document.querySelector('[data-testid="qr-timeline-base"]');
-        const dpr = c.width / L.width;
-        const d = c
-          .getContext('2d')
-          .getImageData(Math.floor(3 * dpr), Math.floor((box.y + box.h / 2) * dpr), 1, 1).data;
-        return [d[0], d[1], d[2]];
-      });
+      const label = await readLanePixel(page, 'label');
       const px = await laneColours(page, 'read');
-      const bg = (
-        await page.evaluate(() => {
-          const L = window.__QUERYREPLAY_DEBUG__.panels[0].stats.layout;
-          const box = L.lanes.find((l) => l.name === 'read');
-          const c = document.querySelector('[data-testid="qr-timeline-base"]');
-          const dpr = c.width / L.width;
-          const d = c
-            .getContext('2d')
-            .getImageData(Math.floor((L.plotX + 1) * dpr), Math.floor((box.y + 1) * dpr), 1, 1).data;
-          return [d[0], d[1], d[2]];
-        })
-      ).map(Number);
+      const bg = await readLanePixel(page, 'background');
       const off = (rgb) => {
         // distance from rgb to the segment bg → label
         const d = label.map((v, i) => v - bg[i]);
