@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/queryreplay/queryreplay/internal/pluginhost"
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -21,19 +22,9 @@ import (
 // truncation in the trace frame (field and meta.custom) and its warning
 // notice (docs/frames.md §3.1), after the frames' trip through Arrow.
 func TestBinaryTraceTruncationOverGRPC(t *testing.T) {
-	sctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	h := startHost(t)
+	h, pctx := startHostOnStandin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pctx := pluginContext(fmt.Sprintf(`{"host":%q,"port":%s,"user":"sa","database":"QueryReplayDemo","encrypt":"disable","traceStore":{"directory":%q}}`,
-		host, port, t.TempDir()), map[string]string{"password": "QueryReplay-Standin1"})
 	const limit = 30
 	q := `{"queryType":"trace","sql":"SELECT c.Name, o.OrderID FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID",` +
 		fmt.Sprintf(`"options":{"maxEvents":%d}}`, limit)
@@ -78,4 +69,23 @@ func TestBinaryTraceTruncationOverGRPC(t *testing.T) {
 	if !found {
 		t.Errorf("no warning notice saying %q among %v", want, tf.Meta.Notices)
 	}
+}
+
+// startHostOnStandin starts a stand-in and the plugin binary, and returns
+// the host with a plugin context whose settings reach the stand-in (a
+// trace store of the test's own).
+func startHostOnStandin(t *testing.T) (*pluginhost.Host, backend.PluginContext) {
+	t.Helper()
+	sctx, stop := context.WithCancel(context.Background())
+	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(); stop() })
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	h := startHost(t)
+	pctx := pluginContext(fmt.Sprintf(`{"host":%q,"port":%s,"user":"sa","database":"QueryReplayDemo","encrypt":"disable","traceStore":{"directory":%q}}`,
+		host, port, t.TempDir()), map[string]string{"password": "QueryReplay-Standin1"})
+	return h, pctx
 }
