@@ -283,7 +283,7 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	slices.Sort(b.Result.SessionIDs)
 	if truncated {
 		b.Result.Truncated = true
-		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("only the first %d events were read (maximum events); the timeline is incomplete", r.o.MaxEvents))
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf(MaxEventsWarningPrefix+"%d events were read (maximum events); the timeline is incomplete", r.o.MaxEvents))
 	}
 	if col.badRows > 0 {
 		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("%d event rows could not be decoded and were left out", col.badRows))
