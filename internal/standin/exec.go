@@ -461,6 +461,7 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 	return nil, errMustDeclare(name)
 }
 
+// exec executes one statement; the longer kinds have their own exec methods.
 func (x *execCtx) exec(st stmt) error {
 	if done, err := x.execUnderModes(st); done {
 		return err
