@@ -623,156 +623,67 @@ func isJoinWord(s string) bool {
 	return false
 }
 
+// tableSource parses one FROM item: a derived table or VALUES constructor,
+// a table-valued function, or a table name with its alias and hints.
 func (p *parser) tableSource() (tableRef, *SQLError) {
 	if p.acceptOp("(") {
-		d := &derivedTable{}
-		switch {
-		case p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery():
-			sel, err := p.selectStatement()
-			if err != nil {
-				return nil, err
-			}
-			d.Sel = sel
-		case p.accept("VALUES"):
-			for {
-				if err := p.expectOp("("); err != nil {
-					return nil, err
-				}
-				var row []expr
-				for {
-					e, err := p.expression()
-					if err != nil {
-						return nil, err
-					}
-					row = append(row, e)
-					if !p.acceptOp(",") {
-						break
-					}
-				}
-				if err := p.expectOp(")"); err != nil {
-					return nil, err
-				}
-				if len(d.Values) > 0 && len(row) != len(d.Values[0]) {
-					return nil, sqlErr(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
-				}
-				d.Values = append(d.Values, row)
-				if !p.acceptOp(",") {
-					break
-				}
-			}
-		default:
-			return nil, p.fail()
-		}
-		if err := p.expectOp(")"); err != nil {
-			return nil, err
-		}
-		a, err := p.alias()
-		if err != nil {
-			return nil, err
-		}
-		if a == "" {
-			return nil, p.fail()
-		}
-		d.Alias = a
-		if p.acceptOp("(") {
-			for {
-				c, err := p.ident()
-				if err != nil {
-					return nil, err
-				}
-				d.Columns = append(d.Columns, c)
-				if !p.acceptOp(",") {
-					break
-				}
-			}
-			if err := p.expectOp(")"); err != nil {
-				return nil, err
-			}
-		}
-		if d.Values != nil && len(d.Columns) != len(d.Values[0]) {
-			return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
-		}
-		return d, nil
+		return p.derivedTable()
 	}
 	name, err := p.tableObjectName()
 	if err != nil {
 		return nil, err
 	}
 	if p.acceptOp("(") {
-		f := &tableFunc{Parts: name}
-		if len(name) == 1 && strings.EqualFold(name[0], "OPENROWSET") && p.accept("BULK") {
-			// OPENROWSET(BULK N'path', SINGLE_BLOB): only the single-value
-			// form is emulated
-			e, err := p.expression()
-			if err != nil {
-				return nil, err
-			}
-			f.Args = []expr{e}
-			if err := p.expectOp(","); err != nil {
-				return nil, err
-			}
-			if !p.accept("SINGLE_BLOB") {
-				return nil, p.fail()
-			}
-			f.Bulk = "SINGLE_BLOB"
-			if err := p.expectOp(")"); err != nil {
-				return nil, err
-			}
-			if f.Alias, err = p.alias(); err != nil {
-				return nil, err
-			}
-			return f, nil
-		}
-		if !p.peek().isOp(")") {
-			for {
-				e, err := p.expression()
-				if err != nil {
-					return nil, err
-				}
-				f.Args = append(f.Args, e)
-				if !p.acceptOp(",") {
-					break
-				}
-			}
-		}
-		if err := p.expectOp(")"); err != nil {
-			return nil, err
-		}
-		if f.Alias, err = p.alias(); err != nil {
-			return nil, err
-		}
-		return f, nil
+		return p.tableFunction(name)
 	}
 	t := &tableName{Parts: name}
 	if t.Alias, err = p.alias(); err != nil {
 		return nil, err
 	}
 	if p.peek().is("WITH") && p.peekAt(1).isOp("(") {
-		p.i += 2
+		if err := p.tableHints(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// derivedTable parses a parenthesised query or VALUES constructor after its
+// "(", then its required alias and optional column list.
+func (p *parser) derivedTable() (tableRef, *SQLError) {
+	d := &derivedTable{}
+	switch {
+	case p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery():
+		sel, err := p.selectStatement()
+		if err != nil {
+			return nil, err
+		}
+		d.Sel = sel
+	case p.accept("VALUES"):
+		if err := p.valuesRows(d); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, p.fail()
+	}
+	if err := p.expectOp(")"); err != nil {
+		return nil, err
+	}
+	a, err := p.alias()
+	if err != nil {
+		return nil, err
+	}
+	if a == "" {
+		return nil, p.fail()
+	}
+	d.Alias = a
+	if p.acceptOp("(") {
 		for {
-			switch {
-			case p.accept("INDEX"):
-				if p.acceptOp("(") {
-					h := p.next()
-					if h.kind != tokIdent && h.kind != tokQuoted && h.kind != tokNumber {
-						p.i--
-						return nil, p.fail()
-					}
-					t.IndexHint = h.text
-					if err := p.expectOp(")"); err != nil {
-						return nil, err
-					}
-				} else if p.acceptOp("=") {
-					h := p.next()
-					t.IndexHint = h.text
-				} else {
-					return nil, p.fail()
-				}
-			case p.peek().kind == tokIdent:
-				t.Hints = append(t.Hints, strings.ToUpper(p.next().text))
-			default:
-				return nil, p.fail()
+			c, err := p.ident()
+			if err != nil {
+				return nil, err
 			}
+			d.Columns = append(d.Columns, c)
 			if !p.acceptOp(",") {
 				break
 			}
@@ -781,7 +692,128 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 			return nil, err
 		}
 	}
-	return t, nil
+	if d.Values != nil && len(d.Columns) != len(d.Values[0]) {
+		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
+	}
+	return d, nil
+}
+
+// valuesRows parses a table value constructor's rows, which must all have
+// the same number of columns.
+func (p *parser) valuesRows(d *derivedTable) *SQLError {
+	for {
+		if err := p.expectOp("("); err != nil {
+			return err
+		}
+		var row []expr
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return err
+			}
+			row = append(row, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return err
+		}
+		if len(d.Values) > 0 && len(row) != len(d.Values[0]) {
+			return sqlErr(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
+		}
+		d.Values = append(d.Values, row)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	return nil
+}
+
+// tableFunction parses a table-valued function's arguments after its "("
+// and its alias.
+func (p *parser) tableFunction(name []string) (tableRef, *SQLError) {
+	f := &tableFunc{Parts: name}
+	var err *SQLError
+	if len(name) == 1 && strings.EqualFold(name[0], "OPENROWSET") && p.accept("BULK") {
+		// OPENROWSET(BULK N'path', SINGLE_BLOB): only the single-value
+		// form is emulated
+		e, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		f.Args = []expr{e}
+		if err := p.expectOp(","); err != nil {
+			return nil, err
+		}
+		if !p.accept("SINGLE_BLOB") {
+			return nil, p.fail()
+		}
+		f.Bulk = "SINGLE_BLOB"
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		if f.Alias, err = p.alias(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	if !p.peek().isOp(")") {
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			f.Args = append(f.Args, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	if err := p.expectOp(")"); err != nil {
+		return nil, err
+	}
+	if f.Alias, err = p.alias(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// tableHints parses WITH (INDEX(...) | INDEX = ... | hint, ...) after a table name.
+func (p *parser) tableHints(t *tableName) *SQLError {
+	p.i += 2
+	for {
+		switch {
+		case p.accept("INDEX"):
+			if p.acceptOp("(") {
+				h := p.next()
+				if h.kind != tokIdent && h.kind != tokQuoted && h.kind != tokNumber {
+					p.i--
+					return p.fail()
+				}
+				t.IndexHint = h.text
+				if err := p.expectOp(")"); err != nil {
+					return err
+				}
+			} else if p.acceptOp("=") {
+				h := p.next()
+				t.IndexHint = h.text
+			} else {
+				return p.fail()
+			}
+		case p.peek().kind == tokIdent:
+			t.Hints = append(t.Hints, strings.ToUpper(p.next().text))
+		default:
+			return p.fail()
+		}
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	if err := p.expectOp(")"); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (p *parser) insertStatement() (stmt, *SQLError) {
