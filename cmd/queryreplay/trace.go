@@ -163,6 +163,7 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 	}
 	out := bufio.NewWriter(e.stdout)
 	writeTraceSummary(out, b)
+	writeTraceFindings(out, b)
 	if err := out.Flush(); err != nil {
 		return errors.Join(traceFailure(e, terr), fmt.Errorf("write output: %w", err))
 	}

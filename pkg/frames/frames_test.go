@@ -323,6 +323,13 @@ func TestGroupsAndWindow(t *testing.T) {
 	if n := byName(t, fs, "lane_read").Rows(); n != 3 {
 		t.Errorf("reads in 300..620 = %d, want 3 (320, 330, 500)", n)
 	}
+	// a window's rows keep their position in the whole lane (findings evidence ids are "<lane>/<index>")
+	read := byName(t, fs, "lane_read")
+	for i, want := range []int64{1, 2, 3} {
+		if got := field(t, read, "index").At(i).(int64); got != want {
+			t.Errorf("read row %d index = %d, want %d", i, got, want)
+		}
+	}
 	// the wait 40..140 ends before the window; none overlaps
 	if n := byName(t, fs, "lane_wait").Rows(); n != 0 {
 		t.Errorf("waits = %d", n)
