@@ -209,12 +209,7 @@ func dmTranLocks(x *execCtx, db *database) (*relation, *SQLError) {
 	r := &relation{cols: cols("resource_type", tNVar(60), "resource_database_id", tInt, "resource_description", tNVar(256),
 		"resource_associated_entity_id", tBigInt, "request_mode", tNVar(60), "request_type", tNVar(60), "request_status", tNVar(60),
 		"request_owner_type", tNVar(60), "request_session_id", tInt, "request_owner_id", tBigInt)}
-	var ids []int
-	for id := range x.srv.conns {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
+	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
 		if c.txn == nil {
 			continue
@@ -248,12 +243,7 @@ func dmExecRequests(x *execCtx, db *database) (*relation, *SQLError) {
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 func dmExecSessions(x *execCtx, db *database) (*relation, *SQLError) {
 	r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
-	var ids []int
-	for id := range x.srv.conns {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
+	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
 		if !x.conn.sysadmin && c != x.conn {
 			continue // without VIEW SERVER STATE a login sees its own session only
