@@ -35,7 +35,7 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 		if !w.Completed && strings.EqualFold(w.Opcode.Text, "Begin") {
 			return
 		}
-		a := refAcc(b.waits, waitKey{c.db, w.WaitType.Key})
+		a := accOf(b.waits, waitKey{c.db, w.WaitType.Key})
 		if a.count == 0 {
 			b.keepText(textWait, w.WaitType)
 		}
@@ -48,9 +48,9 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 		a := b.pages[k]
 		if a == nil {
 			if len(b.pages) >= maxPagesPerBatch {
-				a = refAcc(b.pagesOverflow, pageOverflowKey{c.db})
+				a = accOf(b.pagesOverflow, pageOverflowKey{c.db})
 			} else {
-				a = refAcc(b.pages, k)
+				a = accOf(b.pages, k)
 			}
 		}
 		if p.Write {
@@ -74,7 +74,7 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 		if ev.Name == "exchange_spill" && strings.EqualFold(s.WarningType.Text, "Begin") {
 			return
 		}
-		a := refAcc(b.spills, spillKey{c.db, spillKind(k), c.queryHash})
+		a := accOf(b.spills, spillKey{c.db, spillKind(k), c.queryHash})
 		a.count++
 		a.written += float64(s.WorktablePhysicalWrites + s.WorkfilePhysicalWrites)
 		a.read += float64(s.WorktablePhysicalReads)
@@ -83,7 +83,7 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 		}
 	case "query_memory_grant_usage":
 		m, _ := xe.AsMemoryGrantUsage(ev)
-		a := refAcc(b.memory, c.db)
+		a := accOf(b.memory, c.db)
 		a.count++
 		a.grantedKB += float64(m.GrantedMemoryKB)
 		a.usedKB += float64(m.UsedMemoryKB)
@@ -93,12 +93,12 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 		if l.DatabaseID != 0 {
 			db = l.DatabaseID
 		}
-		a := refAcc(b.logs, db)
+		a := accOf(b.logs, db)
 		a.count++
 		a.bytes += float64(l.WriteSize)
 	case "sql_statement_completed", "sp_statement_completed":
 		s, _ := xe.AsStatementCompleted(ev)
-		a := refAcc(b.stmts, stmtKey{c.db, c.queryHash})
+		a := accOf(b.stmts, stmtKey{c.db, c.queryHash})
 		a.count++
 		a.logical += float64(s.LogicalReads)
 		a.physical += float64(s.PhysicalReads)
@@ -109,16 +109,6 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 			a.last = ev.Timestamp.Time
 		}
 	}
-}
-
-// refAcc returns m[k], made if missing.
-func refAcc[K comparable, V any](m map[K]*V, k K) *V {
-	a := m[k]
-	if a == nil {
-		a = new(V)
-		m[k] = a
-	}
-	return a
 }
 
 // aggregateRows aggregates event rows decoded by dec, with add.

@@ -370,18 +370,22 @@ func (b *batch) pageAcc(k pageKey) *pageAcc {
 		return a
 	}
 	if len(b.pages) >= maxPagesPerBatch {
-		ok := pageOverflowKey{k.db}
-		a := b.pagesOverflow[ok]
-		if a == nil {
-			a = &pageAcc{}
-			b.pagesOverflow[ok] = a
-		}
-		return a
+		return accOf(b.pagesOverflow, pageOverflowKey{k.db})
 	}
 	a := &pageAcc{}
 	b.pages[k] = a
 	if canPack {
 		b.pageIndex[packed] = a
+	}
+	return a
+}
+
+// accOf returns m's accumulator for k, adding a zero one if there is none.
+func accOf[K comparable, V any](m map[K]*V, k K) *V {
+	a := m[k]
+	if a == nil {
+		a = new(V)
+		m[k] = a
 	}
 	return a
 }
@@ -453,11 +457,7 @@ func (b *batch) addSpill(ev *xe.Event, c eventContext, kind eventKind) {
 		return
 	}
 	k := spillKey{c.db, spillKind(kind), c.queryHash}
-	a := b.spills[k]
-	if a == nil {
-		a = &spillAcc{}
-		b.spills[k] = a
-	}
+	a := accOf(b.spills, k)
 	a.count++
 	a.written += float64(worktableWrites + workfileWrites)
 	a.read += float64(read)
@@ -477,11 +477,7 @@ func (b *batch) addMemoryGrant(ev *xe.Event, c eventContext) {
 			used = u64(&f.Value)
 		}
 	}
-	a := b.memory[c.db]
-	if a == nil {
-		a = &memAcc{}
-		b.memory[c.db] = a
-	}
+	a := accOf(b.memory, c.db)
 	a.count++
 	a.grantedKB += float64(granted)
 	a.usedKB += float64(used)
@@ -501,11 +497,7 @@ func (b *batch) addLogFlush(ev *xe.Event, c eventContext) {
 	if db == 0 {
 		db = c.db
 	}
-	a := b.logs[db]
-	if a == nil {
-		a = &logAcc{}
-		b.logs[db] = a
-	}
+	a := accOf(b.logs, db)
 	a.count++
 	a.bytes += float64(size)
 }
@@ -528,11 +520,7 @@ func (b *batch) addStatement(ev *xe.Event, c eventContext) {
 		}
 	}
 	k := stmtKey{c.db, c.queryHash}
-	a := b.stmts[k]
-	if a == nil {
-		a = &stmtAcc{}
-		b.stmts[k] = a
-	}
+	a := accOf(b.stmts, k)
 	a.count++
 	a.logical += float64(logical)
 	a.physical += float64(physical)
