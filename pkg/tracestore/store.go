@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,6 +44,7 @@ const (
 	DefaultMaxMemoryBytes = 512 << 20
 	DefaultMaxAge         = 7 * 24 * time.Hour
 	DefaultMaxDiskBytes   = 2 << 30
+	DefaultRevalidate     = 30 * time.Second
 )
 
 const (
@@ -70,8 +72,13 @@ type Options struct {
 	MaxMemoryBytes int64         // estimated, in memory; 0: DefaultMaxMemoryBytes
 	MaxAge         time.Duration // persisted; 0: DefaultMaxAge, negative: forever
 	MaxDiskBytes   int64         // persisted; 0: DefaultMaxDiskBytes, negative: unbounded
-	Now            func() time.Time
-	Logger         *slog.Logger
+	// Revalidate is how long a trace held in memory is served before the
+	// store checks that it is still persisted (another replica may have
+	// deleted it, or retention removed it); 0: DefaultRevalidate,
+	// negative: never.
+	Revalidate time.Duration
+	Now        func() time.Time
+	Logger     *slog.Logger
 }
 
 // Info describes a stored trace without loading it.
@@ -93,6 +100,8 @@ type Entry struct {
 	Info   Info
 	// MemoryBytes estimates what the decoded entry occupies.
 	MemoryBytes int64
+	// confirmed is when the store last saw the bundle persisted (unix ns).
+	confirmed atomic.Int64
 }
 
 // Store is safe for concurrent use.
@@ -122,6 +131,9 @@ func New(backend Backend, o Options) (*Store, error) {
 	if o.MaxTraces < 0 || o.MaxMemoryBytes < 0 {
 		return nil, fmt.Errorf("trace store: maxTraces %d and memory bound %d must not be negative", o.MaxTraces, o.MaxMemoryBytes)
 	}
+	if o.Revalidate == 0 {
+		o.Revalidate = DefaultRevalidate
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -136,6 +148,13 @@ func New(backend Backend, o Options) (*Store, error) {
 	s.lru = l
 	return s, nil
 }
+
+// Check proves the backend is usable now: reachable, and the credentials
+// may list, write and delete. CheckHealth calls it.
+func (s *Store) Check(ctx context.Context) error { return s.backend.Check(ctx) }
+
+// String names where the traces persist, without secrets.
+func (s *Store) String() string { return s.backend.String() }
 
 // Close closes the backend.
 func (s *Store) Close() error { return s.backend.Close() }
@@ -180,6 +199,7 @@ func (s *Store) Put(ctx context.Context, b *tracer.Bundle) (*Entry, error) {
 	b.RawTrace = nil // Trace is authoritative from here on
 	compact(b.Trace)
 	e := &Entry{ID: id, Bundle: b, Info: info, MemoryBytes: EstimateBytes(b)}
+	e.confirmed.Store(s.opts.Now().UnixNano())
 	s.cache(e)
 	if _, err := s.Enforce(ctx); err != nil {
 		s.opts.Logger.Warn("trace store retention failed", "error", err)
@@ -215,6 +235,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	e, ok := s.lru.Get(id)
 	s.mu.Unlock()
 	if ok {
+		if !s.stillPersisted(ctx, e) {
+			return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+		}
 		return e, nil
 	}
 	data, err := s.backend.Get(ctx, id+bundleSuffix)
@@ -238,8 +261,33 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 		_ = json.Unmarshal(ij, &info)
 	}
 	e = &Entry{ID: id, Bundle: b, Info: info, MemoryBytes: EstimateBytes(b)}
+	e.confirmed.Store(s.opts.Now().UnixNano())
 	s.cache(e)
 	return e, nil
+}
+
+// stillPersisted tells whether a trace held in memory may be served: it
+// is, unless the backend, asked at most once per Revalidate, says the
+// bundle is gone (then it leaves memory too). A backend that cannot answer
+// does not stop the trace being served from memory.
+func (s *Store) stillPersisted(ctx context.Context, e *Entry) bool {
+	now := s.opts.Now()
+	if s.opts.Revalidate < 0 || now.Sub(time.Unix(0, e.confirmed.Load())) < s.opts.Revalidate {
+		return true
+	}
+	ok, err := s.backend.Exists(ctx, e.ID+bundleSuffix)
+	if err != nil {
+		s.opts.Logger.Warn("trace store: serving a trace from memory; the backend could not confirm it", "traceId", e.ID, "error", err)
+		return true
+	}
+	if !ok {
+		s.mu.Lock()
+		s.lru.Remove(e.ID)
+		s.mu.Unlock()
+		return false
+	}
+	e.confirmed.Store(now.UnixNano())
+	return true
 }
 
 // Bundle returns the persisted gzip bundle of a trace.
