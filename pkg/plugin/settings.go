@@ -242,16 +242,17 @@ func (s Settings) Validate() error {
 // touching the network (CheckHealth and the first use reach the bucket).
 func (ts TraceStoreSettings) bucketProblems() []string {
 	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
 	if ts.BucketURL != "" {
 		if err := tracestore.CheckBucketURL(ts.BucketURL); err != nil {
-			p = append(p, "traceStore.bucketURL: "+err.Error())
+			add("traceStore.bucketURL: %v", err)
 		}
 	}
 	if (ts.AccessKey == "") != (ts.SecretKey == "") {
-		p = append(p, "traceStoreAccessKey and traceStoreSecretKey (secure fields) go together: set both or neither")
+		add("traceStoreAccessKey and traceStoreSecretKey (secure fields) go together: set both or neither")
 	}
-	if ts.AccessKey != "" && !strings.HasPrefix(ts.BucketURL, "s3://") {
-		p = append(p, "traceStoreAccessKey and traceStoreSecretKey apply only to an s3:// traceStore.bucketURL")
+	if (ts.AccessKey != "" || ts.SecretKey != "") && !strings.HasPrefix(ts.BucketURL, "s3://") {
+		add("traceStoreAccessKey and traceStoreSecretKey apply only to an s3:// traceStore.bucketURL")
 	}
 	return p
 }

@@ -267,6 +267,13 @@ type bucketError struct {
 }
 
 func (e *bucketError) Error() string { return e.msg }
+
+// IsBucketError tells whether err is a bucket's failure (unreachable,
+// refused, missing): a fault of a service outside the plugin.
+func IsBucketError(err error) bool {
+	var be *bucketError
+	return errors.As(err, &be)
+}
 func (e *bucketError) Unwrap() error { return e.err }
 
 // urlParamsShown are the bucket URL parameters that hold no secret (the
