@@ -151,15 +151,22 @@ func TestBinaryQueryDataOverGRPC(t *testing.T) {
 // TestBinaryTraceAndViewOverGRPC runs a trace end to end through the real
 // binary against the stand-in, then re-slices it with a view and lists it
 // through CallResource.
-func TestBinaryTraceAndViewOverGRPC(t *testing.T) {
+// startStandin serves the stand-in on loopback until the test ends.
+func startStandin(t *testing.T) (host, port string) {
+	t.Helper()
 	sctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
 	if err != nil {
+		stop()
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	host, port, _ := net.SplitHostPort(srv.Addr)
+	t.Cleanup(func() { srv.Close(); stop() })
+	host, port, _ = net.SplitHostPort(srv.Addr)
+	return host, port
+}
+
+func TestBinaryTraceAndViewOverGRPC(t *testing.T) {
+	host, port := startStandin(t)
 	h := startHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/queryreplay/queryreplay/internal/s3fake"
-	"github.com/queryreplay/queryreplay/internal/standin"
-	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // Two plugin processes — two Grafana replicas — keep their traces in one
@@ -21,15 +18,8 @@ import (
 // the other, so the binary really links s3blob and the credentials travel
 // in the secure settings.
 func TestBinaryReplicasShareAnS3Bucket(t *testing.T) {
-	sctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	host, port := startStandin(t)
 	s3 := s3fake.Start(t, "traces") // before the hosts: they inherit its AWS_* environment
-	host, port, _ := net.SplitHostPort(srv.Addr)
 	one, two := startHost(t), startHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

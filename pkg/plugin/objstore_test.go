@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -20,14 +19,7 @@ func bucketDatasource(t *testing.T, f *fixture, uid, bucketURL, key string) *Dat
 	s := f.settings(t, uid, map[string]any{"traceStore": map[string]any{"bucketURL": bucketURL}})
 	s.DecryptedSecureJSONData["traceStoreAccessKey"] = key
 	s.DecryptedSecureJSONData["traceStoreSecretKey"] = s3fake.SecretKey
-	inst, err := NewDatasource(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := inst.(*Datasource)
-	t.Cleanup(d.Dispose)
-	<-d.sweepDone
-	return d
+	return openDatasource(t, s)
 }
 
 func health(t *testing.T, d *Datasource) (*backend.CheckHealthResult, Health) {
@@ -114,9 +106,7 @@ func TestTraceStoreBucketErrors(t *testing.T) {
 
 	bad := f.settings(t, "bad", map[string]any{"traceStore": map[string]any{"bucketURL": "ftp://traces"}})
 	bad.DecryptedSecureJSONData["traceStoreAccessKey"] = s3fake.AccessKey
-	inst, _ := NewDatasource(bg, bad)
-	badDS := inst.(*Datasource)
-	defer badDS.Dispose()
+	badDS := openDatasource(t, bad)
 	fails(t, run(t, badDS, bg, query("A", map[string]any{"sql": "SELECT 1"}))["A"], backend.StatusBadRequest, backend.ErrorSourceDownstream,
 		`traceStore.bucketURL: the bucket URL scheme "ftp" is not supported`, "go together", "apply only to an s3://")
 
