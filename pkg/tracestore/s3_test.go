@@ -61,6 +61,14 @@ func TestS3ReplicasShareABucket(t *testing.T) {
 	if srv.Requests(s3fake.AccessKey) == 0 {
 		t.Fatal("the static access key was not used to sign the requests")
 	}
+	// the info files are read once: listing again is one request
+	before := srv.Requests(s3fake.AccessKey)
+	if _, err := two.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Requests(s3fake.AccessKey) - before; n != 1 {
+		t.Errorf("a second listing made %d requests, want 1 (ListObjectsV2)", n)
+	}
 	if err := two.Delete(ctx, e.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -112,6 +112,10 @@ type Store struct {
 	mu    sync.Mutex
 	lru   *simplelru.LRU[string, *Entry]
 	bytes int64
+	// infos caches the persisted info files (they never change), so that
+	// listing — and retention after every Put — costs one backend listing
+	// rather than a read per trace (a round trip each on object storage).
+	infos map[string]Info
 }
 
 // New returns a store persisting to backend.
@@ -140,7 +144,7 @@ func New(backend Backend, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{backend: backend, opts: o}
+	s := &Store{backend: backend, opts: o, infos: map[string]Info{}}
 	l, err := simplelru.NewLRU[string, *Entry](o.MaxTraces, func(_ string, e *Entry) { s.bytes -= e.MemoryBytes })
 	if err != nil {
 		return nil, fmt.Errorf("trace store: %w", err)
@@ -196,6 +200,9 @@ func (s *Store) Put(ctx context.Context, b *tracer.Bundle) (*Entry, error) {
 		_ = s.backend.Delete(ctx, id+bundleSuffix)
 		return nil, err
 	}
+	s.mu.Lock()
+	s.infos[id] = info
+	s.mu.Unlock()
 	b.RawTrace = nil // Trace is authoritative from here on
 	compact(b.Trace)
 	e := &Entry{ID: id, Bundle: b, Info: info, MemoryBytes: EstimateBytes(b)}
@@ -256,10 +263,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	}
 	b.RawTrace = nil
 	compact(b.Trace)
-	info := infoOf(id, b, int64(len(data)), s.opts.Now())
-	if ij, err := s.backend.Get(ctx, id+infoSuffix); err == nil {
-		_ = json.Unmarshal(ij, &info)
-	}
+	info := s.info(ctx, id, infoOf(id, b, int64(len(data)), s.opts.Now()))
 	e = &Entry{ID: id, Bundle: b, Info: info, MemoryBytes: EstimateBytes(b)}
 	e.confirmed.Store(s.opts.Now().UnixNano())
 	s.cache(e)
@@ -309,6 +313,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	s.mu.Lock()
 	inMemory := s.lru.Remove(id)
+	delete(s.infos, id)
 	s.mu.Unlock()
 	err := s.backend.Delete(ctx, id+bundleSuffix)
 	_ = s.backend.Delete(ctx, id+infoSuffix)
@@ -328,20 +333,49 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		return nil, err
 	}
 	var out []Info
+	listed := map[string]bool{}
 	for _, o := range objs {
 		id, ok := strings.CutSuffix(o.Key, bundleSuffix)
 		if !ok || !ValidID(id) {
 			continue
 		}
-		info := Info{ID: id, StoredAt: o.ModTime.UTC(), Bytes: o.Size}
-		if ij, err := s.backend.Get(ctx, id+infoSuffix); err == nil {
-			_ = json.Unmarshal(ij, &info)
-		}
+		listed[id] = true
+		info := s.info(ctx, id, Info{ID: id, StoredAt: o.ModTime.UTC()})
 		info.Bytes = o.Size
 		out = append(out, info)
 	}
+	s.mu.Lock()
+	for id := range s.infos {
+		if !listed[id] { // removed, here or by another replica
+			delete(s.infos, id)
+		}
+	}
+	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b Info) int { return cmp.Or(b.StoredAt.Compare(a.StoredAt), strings.Compare(b.ID, a.ID)) })
 	return out, nil
+}
+
+// info returns a trace's persisted info, read once; fallback stands in
+// for an info file that is missing or unreadable (and is not cached).
+func (s *Store) info(ctx context.Context, id string, fallback Info) Info {
+	s.mu.Lock()
+	info, ok := s.infos[id]
+	s.mu.Unlock()
+	if ok {
+		return info
+	}
+	ij, err := s.backend.Get(ctx, id+infoSuffix)
+	if err != nil {
+		return fallback
+	}
+	info = fallback
+	if json.Unmarshal(ij, &info) != nil {
+		return fallback
+	}
+	s.mu.Lock()
+	s.infos[id] = info
+	s.mu.Unlock()
+	return info
 }
 
 // Enforce applies retention: traces stored longer ago than MaxAge go, then
