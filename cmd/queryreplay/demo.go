@@ -69,6 +69,7 @@ type demoRun struct {
 	metricsL net.Listener
 	viewer   *runningViewer
 	store    string
+	symbols  *demoSymbols // the stand-in's PDBs (demo_symbols.go)
 }
 
 func runDemo(ctx context.Context, e *env, a *demoArgs) error {
@@ -185,7 +186,9 @@ func (d *demoRun) startStandin(ctx context.Context) error {
 	d.step("starting the SQL Server stand-in (demo database QueryReplayDemo)")
 	// Not stopped by Ctrl-C itself: the tracer's and the exporter's cleanup
 	// (dropping their sessions) needs the server until stop closes it.
-	run, err := standin.Start(context.WithoutCancel(ctx), "127.0.0.1:0", standin.Options{Logger: d.log, XELEncoder: xe.EncodeXMLAsXEL})
+	d.symbols = startDemoSymbols(d)
+	run, err := standin.Start(context.WithoutCancel(ctx), "127.0.0.1:0", standin.Options{Logger: d.log, XELEncoder: xe.EncodeXMLAsXEL,
+		ModuleBuilds: d.symbols.moduleBuilds()})
 	if err != nil {
 		return fmt.Errorf("start the stand-in: %w", err)
 	}
@@ -254,6 +257,9 @@ func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, ou
 				lastShown = time.Now()
 				d.step("  %s, %s, %d events", p.Step, p.Elapsed.Round(100*time.Millisecond), p.Events)
 			},
+		}
+		if o.CallStacks {
+			d.symbols.options(&o)
 		}
 		b, err := tr.Trace(ctx, o)
 		if err != nil {
@@ -391,6 +397,8 @@ func (d *demoRun) stop() {
 		_ = os.RemoveAll(d.store)
 		d.store = ""
 	}
+	d.symbols.close()
+	d.symbols = nil
 	if d.metrics != nil {
 		_ = d.metrics.Shutdown(ctx)
 		d.metrics = nil

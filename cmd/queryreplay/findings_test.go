@@ -129,20 +129,25 @@ func TestCompareCommand(t *testing.T) {
 	}
 }
 
-// The findings a trace prints under its summary are the findings command's.
+// queryreplay trace prints the findings under its summary, exactly as
+// queryreplay findings prints them for the saved bundle.
 func TestTraceFindingsUnderSummary(t *testing.T) {
 	srv := startTraceStandin(t)
-	path := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
-	b, err := tracer.LoadBundle(path)
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join(t.TempDir(), "sort_spill.json.gz")
+	code, printed, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", sortSpillSQL, "-o", path)
+	if code != 0 {
+		t.Fatalf("trace: exit %d\n%s\n%s", code, printed, errs)
+	}
+	_, alone, _ := runCLI(t, "findings", path)
+	if !strings.Contains(alone, "Sort spilled to tempdb") {
+		t.Fatalf("findings of the sort spill:\n%s", alone)
+	}
+	summary := strings.Index(printed, "Rows")
+	under := strings.LastIndex(printed, "\n"+alone)
+	if summary < 0 || under < summary || under+1+len(alone) != len(printed) {
+		t.Errorf("trace output does not end with the findings under its summary:\n%s\nfindings alone:\n%s", printed, alone)
 	}
 	var out strings.Builder
-	writeTraceFindings(&out, b)
-	_, alone, _ := runCLI(t, "findings", path)
-	if out.String() != "\n"+alone || !strings.Contains(alone, "Sort spilled to tempdb") {
-		t.Errorf("under the summary:\n%s\nalone:\n%s", out.String(), alone)
-	}
 	out.Reset()
 	writeTraceFindings(&out, &tracer.Bundle{})
 	if out.Len() != 0 {

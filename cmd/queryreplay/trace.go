@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/symstore"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
@@ -29,6 +31,12 @@ type traceArgs struct {
 	memory, splits   bool
 	log, fileIO      bool
 	callStacks       bool
+	symbolServers    []string
+	symbolCache      string
+	symbolTimeout    time.Duration
+	modinfo          string
+	maxPageHeaders   int
+	pageAllocations  bool
 	timeout          time.Duration
 	maxEvents        int
 	maxFileSizeMB    int
@@ -72,6 +80,13 @@ func init() {
 		cmd.Flag("log", "Trace log flushes.").Default("true").BoolVar(&a.log)
 		cmd.Flag("file-io", "Trace file reads and writes.").Default("true").BoolVar(&a.fileIO)
 		cmd.Flag("callstacks", "Add call stacks to storage events (bigger traces).").BoolVar(&a.callStacks)
+		cmd.Flag("symbol-server", "Symbol server URL (or symbol-store directory) to download the call stacks' PDBs from after the run; repeatable. None: nothing is downloaded (see docs/security.md). "+
+			"Use of the Microsoft symbol server ("+symstore.MicrosoftServer+") is covered by the Microsoft Symbol Server license terms.").StringsVar(&a.symbolServers)
+		cmd.Flag("symbol-cache", "Symbol cache directory (symbol-store layout; default: the user cache directory). Alone, it is read offline.").StringVar(&a.symbolCache)
+		cmd.Flag("symbol-timeout", "Bound symbol downloads and resolution after the run; what is not resolved by then stays module+RVA.").Default(tracer.DefaultSymbolTimeout.String()).DurationVar(&a.symbolTimeout)
+		cmd.Flag("modinfo", "CSV module lines (\"sqlmin.dll\",…,\"sqlmin.pdb\",\"{GUID}\",0,age) giving the PDB identity of modules whose frames carry none (package0.callstack before SQL Server 2022).").StringVar(&a.modinfo)
+		cmd.Flag("max-page-headers", "Read the headers (type, B-tree level, previous/next) of at most this many touched pages (-1: none).").Default(fmt.Sprint(tracer.DefaultMaxPageHeaders)).IntVar(&a.maxPageHeaders)
+		cmd.Flag("page-allocations-dmv", "Before SQL Server 2019 (no sys.dm_db_page_info), read page headers from the undocumented sys.dm_db_database_page_allocations.").BoolVar(&a.pageAllocations)
 		cmd.Flag("timeout", "Stop the batch after this long: the session is stopped at once and the traced session killed; cleanup always runs.").Default(tracer.DefaultTimeout.String()).DurationVar(&a.timeout)
 		cmd.Flag("max-events", "Read at most this many events; the rest is reported as truncated.").Default(fmt.Sprint(tracer.DefaultMaxEvents)).IntVar(&a.maxEvents)
 		cmd.Flag("max-file-size", "Maximum trace file size on the server, MB; losses are reported.").Default(fmt.Sprint(tracer.DefaultMaxFileSizeMB)).IntVar(&a.maxFileSizeMB)
@@ -98,6 +113,17 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 		Events:     tracer.EventGroups{Locks: a.locks, Waits: a.waits, Memory: a.memory, Splits: a.splits, Log: a.log, FileIO: a.fileIO},
 		CallStacks: a.callStacks, Timeout: a.timeout, MaxEvents: a.maxEvents, MaxFileSizeMB: a.maxFileSizeMB, MaxLockRows: a.maxLockRows,
 		TraceDirectory: a.traceDir, GracePeriod: a.grace,
+		SymbolServers: a.symbolServers, SymbolCacheDir: a.symbolCache, SymbolTimeout: a.symbolTimeout,
+		MaxPageHeaders: a.maxPageHeaders, UndocumentedPageAllocations: a.pageAllocations,
+	}
+	if a.modinfo != "" {
+		mi, err := readInput(e, a.modinfo)
+		if err != nil {
+			return withStatus(2, err)
+		}
+		if o.ModuleIdentities = callstack.ParseModuleInfo(mi); len(o.ModuleIdentities) == 0 {
+			return withStatus(2, fmt.Errorf("--modinfo %s: no module lines (\"name.dll\",…,\"name.pdb\",\"{GUID}\",0,age)", a.modinfo))
+		}
 	}
 	if o.ReadBack, err = tracer.ParseReadBack(a.readBack); err != nil {
 		return withStatus(2, err)
@@ -137,6 +163,7 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 	}
 	out := bufio.NewWriter(e.stdout)
 	writeTraceSummary(out, b)
+	writeTraceFindings(out, b)
 	if err := out.Flush(); err != nil {
 		return errors.Join(traceFailure(e, terr), fmt.Errorf("write output: %w", err))
 	}
@@ -245,6 +272,17 @@ func writeTraceSummary(w io.Writer, b *tracer.Bundle) {
 	fmt.Fprintf(w, "   Spills: %d\n", spills)
 	res := r.Resolution
 	fmt.Fprintf(w, "Resolved: %d/%d pages, %d/%d HoBTs, %d/%d key locks\n", res.PagesNamed, res.Pages, res.HoBTsNamed, res.HoBTs, res.KeyLocksRows, res.KeyLocks)
+	if res.Stacks > 0 {
+		fmt.Fprintf(w, "Call stacks: %d distinct, %d/%d frames resolved to symbols\n", res.Stacks, res.FramesResolved, res.StackFrames)
+		for _, e := range res.SymbolErrors {
+			fmt.Fprintf(w, "  unresolved: %s\n", e)
+		}
+	}
+	if res.PageHeaders > 0 {
+		fmt.Fprintf(w, "Page headers: %d (%s)\n", res.PageHeaders, res.PageHeaderSource)
+	} else if res.PageHeaderNote != "" {
+		fmt.Fprintf(w, "Page headers: none (%s)\n", res.PageHeaderNote)
+	}
 	writeTimelineSummary(w, b.Trace)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)

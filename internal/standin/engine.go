@@ -219,10 +219,12 @@ func (x *execCtx) yield() *SQLError {
 	s := x.srv
 	thread := s.curThread // other sessions' events are not this plan's thread's
 	s.curThread = 0
+	ops := s.swapOps(nil) // nor its operators' call stacks
 	s.mu.Unlock()
 	runtime.Gosched()
 	s.mu.Lock()
 	s.curThread = thread
+	s.swapOps(ops)
 	if x.cancelled() {
 		return errCancelled()
 	}
@@ -241,10 +243,12 @@ func (x *execCtx) unlocked(fn func() error) error {
 	s := x.srv
 	thread := s.curThread
 	s.curThread = 0
+	ops := s.swapOps(nil)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.curThread = thread
+		s.swapOps(ops)
 	}()
 	return fn()
 }
@@ -270,12 +274,16 @@ func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
 			c.rewinds++
 		}
 	}
+	s.enterOp(n)
+	defer s.leaveOp()
 	return it.open(r, outer)
 }
 
 func (r *runCtx) next(it iter) (*tuple, *SQLError) {
-	t, err := it.next(r)
 	n := it.node()
+	r.x.srv.enterOp(n)
+	t, err := it.next(r)
+	r.x.srv.leaveOp()
 	if err != nil {
 		return nil, err
 	}
@@ -293,8 +301,10 @@ func (r *runCtx) next(it iter) (*tuple, *SQLError) {
 }
 
 func (r *runCtx) close(it iter) {
-	it.close(r)
 	n := it.node()
+	r.x.srv.enterOp(n)
+	it.close(r)
+	r.x.srv.leaveOp()
 	if c := r.x.srv.clock; c.After(n.end) {
 		n.end = c
 	}

@@ -139,7 +139,7 @@ func hex12(v uint64) string {
 }
 
 func TestPageLookups(t *testing.T) {
-	srv := New(Options{})
+	srv := New(Options{Persona: "sql2019"}) // sys.dm_db_page_info is SQL Server 2019+
 	c := session(t, srv, 51)
 	r := mustRun(t, c, `SELECT au.allocation_unit_id, p.hobt_id, i.name, au.first_page, au.root_page, au.first_iam_page
 FROM sys.system_internals_allocation_units au JOIN sys.partitions p ON p.partition_id = au.container_id
@@ -338,7 +338,7 @@ ADD EVENT sqlserver.log_flush_complete, ADD EVENT sqlserver.error_reported, ADD 
 }
 
 func TestApplyValuesAndLockDMV(t *testing.T) {
-	srv := New(Options{})
+	srv := New(Options{Persona: "sql2019"}) // sys.dm_db_page_info is SQL Server 2019+
 	c := session(t, srv, 51)
 	lines := srv.demo.table("dbo", "OrderLines").indexes[0]
 	q := "SELECT v.page_id, pi.object_id, pi.index_id FROM (VALUES (1, " + itoa(int64(lines.leafPages[0])) + "), (1, " + itoa(int64(lines.leafPages[5])) + ")) AS v(file_id, page_id) CROSS APPLY sys.dm_db_page_info(DB_ID(), v.file_id, v.page_id, 'LIMITED') AS pi"

@@ -66,6 +66,10 @@ type Options struct {
 	Certificate *tls.Certificate
 	// NoTLS turns TLS off: PRELOGIN answers ENCRYPT_NOT_SUP.
 	NoTLS bool
+	// ModuleBuilds sets the PDB identity of the modules the call stacks
+	// name (by short name: sqlmin, sqldk, …; see StackModules); modules
+	// not listed get a build derived from the persona (callstacks.go).
+	ModuleBuilds map[string]ModuleBuild
 	// Directories lists further directories that exist on the emulated
 	// server's file system, besides /var/opt/mssql/log, /var/opt/mssql/data
 	// and /tmp. An event_file target in any other directory fails to start.
@@ -100,6 +104,8 @@ type Server struct {
 	lockCond      *sync.Cond   // signalled whenever a transaction releases its locks
 	curThread     int          // worker thread of the operator being simulated (parallel plans)
 	eng           *engineState // the query engine's server-wide state (standin-sql)
+	curOps        []*planNode  // operators being simulated, root first (their frames are in call stacks)
+	stacks        *stackModel  // call stacks of events (callstacks.go)
 
 	persona *Persona
 
@@ -133,6 +139,7 @@ func New(opts Options) *Server {
 		p, _ = LookupPersona(DefaultPersona)
 	}
 	s.persona = p
+	s.stacks = newStackModel(p, opts.ModuleBuilds)
 	s.lockCond = sync.NewCond(&s.mu)
 	s.loadDatabases(now)
 	return s
@@ -392,6 +399,9 @@ func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
 			}
 			sess.sequence++
 			s.noteRecorded(sess.name, ev.name)
+			if ev.stack == nil && wantsStack(e.actions) {
+				ev.stack = s.stacks.render(ev, s.curOps)
+			}
 			var b strings.Builder
 			renderEvent(&b, ev, e.actions, ec, sess.sequence, false, &s.stamps)
 			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}

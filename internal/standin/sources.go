@@ -208,7 +208,8 @@ func init() {
 			r.rows = [][]any{{int64(c.spid), int64(0), "running", "SELECT", int64(c.db.id), txn, open}}
 			return r, nil
 		},
-		"dm_exec_connections": dmExecConnections, // connections.go
+		"dm_exec_connections":  dmExecConnections, // connections.go
+		"dm_os_loaded_modules": loadedModulesView, // callstacks.go
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
 		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
 			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
@@ -548,6 +549,9 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		}
 		return x.readEventFiles(args)
 	case "dm_db_page_info":
+		if !x.srv.persona.hasPageInfo() {
+			return nil, sqlErr(208, 16, "Invalid object name 'sys.dm_db_page_info'.")
+		}
 		if err := need(4); err != nil {
 			return nil, err
 		}
@@ -727,7 +731,11 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	}
 	pi := db.pageOwner[int32(ids[2])]
 	if pi == nil {
-		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), "UNKNOWN", int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
+		var unknown any = "UNKNOWN"
+		if mode == "LIMITED" {
+			unknown = nil
+		}
+		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), unknown, int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
 		return r, nil
 	}
 	ix := pi.idx
@@ -757,7 +765,11 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	if prev != 0 {
 		pf = 1
 	}
-	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, pi.kind, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
+	var desc any = pi.kind
+	if mode == "LIMITED" {
+		desc = nil // LIMITED returns NULL for every description column
+	}
+	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
 		slots, pi.kind == "IAM_PAGE", nf, next, pf, prev})
 	return r, nil
 }

@@ -51,7 +51,8 @@ type xeEventData struct {
 	pkg    string
 	ts     time.Time
 	fields []xeField
-	thread int // worker thread, for sqlos actions
+	thread int            // worker thread, for sqlos actions
+	stack  *renderedStack // call stack, rendered when a session asks for it (callstacks.go)
 }
 
 // eventCtx is the context actions and predicate sources are read from.
@@ -129,16 +130,9 @@ func (c *eventCtx) actionValue(name string, ev *xeEventData, seq int64) (string,
 	case "task_time":
 		return "0", false
 	case "callstack":
-		// 16 frames of raw addresses, as an event_file reader without module
-		// information prints package0.callstack (xe-event-fields.md §4).
-		var b strings.Builder
-		h := uint64(len(ev.name)) * 0x9E3779B97F4A7C15
-		for i := 0; i < 16; i++ {
-			fmt.Fprintf(&b, "0x%016X\n", 0x00007FFB2B000000+((h>>uint(i))&0xFFFFF)*16)
-		}
-		return strings.TrimRight(b.String(), "\n"), false
+		return callstackValue(ev, false), false
 	case "callstack_rva":
-		return `<frame id="00" pdb="sqlmin.pdb" age="2" guid="2A0AB7C4-4C6E-4F7A-8F55-0F0F0F0F0F0F" module="sqlmin.dll" rva="0x11F2A0" />`, true
+		return callstackValue(ev, true), true
 	}
 	return "", false
 }

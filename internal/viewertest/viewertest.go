@@ -38,7 +38,14 @@ type Stack struct {
 // StartStack starts the stand-in on loopback and a datasource whose trace
 // store lives in storeDir. extra jsonData keys override the defaults.
 func StartStack(ctx context.Context, storeDir string, extra map[string]any) (*Stack, error) {
-	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
+	return StartStackWith(ctx, storeDir, extra, standin.Options{})
+}
+
+// StartStackWith is StartStack with the stand-in's options (persona,
+// module builds for call stacks); the XEL encoder is always set.
+func StartStackWith(ctx context.Context, storeDir string, extra map[string]any, opts standin.Options) (*Stack, error) {
+	opts.XELEncoder = xe.EncodeXMLAsXEL
+	run, err := standin.Start(ctx, "127.0.0.1:0", opts)
 	if err != nil {
 		return nil, fmt.Errorf("start stand-in: %w", err)
 	}

@@ -22,6 +22,7 @@ type Exporter struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	sweeps chan sweepResult // the start-up sweeps' results (sweep.go)
 }
 
 // New builds an exporter for a validated configuration. Nothing connects
@@ -64,6 +65,7 @@ func (e *Exporter) Gatherer() prometheus.Gatherer { return e.gatherer() }
 // Shutdown or until ctx ends.
 func (e *Exporter) Start(ctx context.Context) {
 	ctx, e.cancel = context.WithCancel(ctx)
+	e.startSweeps(ctx)
 	for _, t := range e.targets {
 		e.wg.Add(1)
 		go func() {

@@ -79,13 +79,14 @@ func newProbe(cfg Probe, dsn string, log *slog.Logger) *probe {
 
 // run traces the probe every interval until ctx ends.
 func (p *probe) run(ctx context.Context) {
-	db, err := tracer.OpenDSN(withAppName(p.dsn))
+	// Each trace dials its own connections with network deadlines, so a
+	// silent network cannot hang a probe past its timeout.
+	opener, err := tracer.NewDSNOpener(withAppName(p.dsn))
 	if err != nil {
 		p.log.Error("probe cannot open its connection", "err", err)
 		return
 	}
-	defer db.Close()
-	tr := tracer.New(tracer.DBOpener{DB: db}, probePolicy, p.log)
+	tr := tracer.New(opener, probePolicy, p.log)
 	every(ctx, p.cfg.Interval.D(), func(ctx context.Context) { p.once(ctx, tr) })
 }
 

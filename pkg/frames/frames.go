@@ -69,7 +69,8 @@ type Source struct {
 	Bundle  *tracer.Bundle // Bundle.Trace must be set
 	// Runtime holds the actual plan's counters by NodeId; may be nil.
 	Runtime map[int]Runtime
-	// Stacks is the merged call-stack tree; nil when the trace has none.
+	// Stacks is a merged call-stack tree to draw instead of the trace's
+	// own stack table (nil: the table's stacks, weighted by their events).
 	Stacks *callstack.Tree
 	// Findings is the trace's findings report (pkg/findings over
 	// FindingsInput); nil leaves the findings frame out.
@@ -165,8 +166,17 @@ func Build(src *Source, req Request) (data.Frames, error) {
 	if req.wants(GroupLog) {
 		out = append(out, v.logRecordsFrame())
 	}
-	if req.wants(GroupCallStacks) && src.Stacks != nil && src.Stacks.Stacks > 0 {
-		out = append(out, CallStacks(src.TraceID, src.Stacks))
+	if req.wants(GroupCallStacks) {
+		tree := src.Stacks
+		if tree == nil {
+			tree = v.stackTree()
+		}
+		if tree != nil && tree.Stacks > 0 {
+			out = append(out, CallStacks(src.TraceID, tree))
+		}
+		if len(v.tr.Stacks) > 0 {
+			out = append(out, v.stackFramesFrame())
+		}
 	}
 	// The trace frame goes first but is built last: it reports which
 	// lanes this response binned.

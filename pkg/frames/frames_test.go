@@ -90,7 +90,7 @@ func TestTraceResponseGolden(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	want := []string{"trace", "operators", "phases", "threads", "nodes", "edges", "lane_read", "lane_write", "lane_lock", "lane_wait",
-		"lane_memory", "lane_split", "lane_log", "lane_io", "pages", "log_records", "callstacks"}
+		"lane_memory", "lane_split", "lane_log", "lane_io", "pages", "log_records", "callstacks", "stack_frames"}
 	if len(names) != len(want) {
 		t.Fatalf("frames = %v, want %v", names, want)
 	}
@@ -239,8 +239,17 @@ func TestPagesLogRecordsAndStacks(t *testing.T) {
 	if field(t, pages, "pageId").At(2) != "1:312" || field(t, pages, "reads").At(2).(int64) != 2 || field(t, pages, "writes").At(2).(int64) != 1 {
 		t.Errorf("page row 2 = %v", pages.RowCopy(2))
 	}
-	if field(t, pages, "pageType").At(0).(*string) != nil {
-		t.Error("page type invented")
+	if field(t, pages, "pageType").At(0).(*string) != nil || field(t, pages, "indexLevel").At(0).(*int64) != nil {
+		t.Error("page 9 has no header: its type and level are invented")
+	}
+	if typ, lvl := field(t, pages, "pageType").At(2).(*string), field(t, pages, "indexLevel").At(2).(*int64); typ == nil || *typ != "DATA_PAGE" || lvl == nil || *lvl != 0 {
+		t.Errorf("page 312 header: %v %v", typ, lvl)
+	}
+	if prev, next := field(t, pages, "prevPage").At(1).(*string), field(t, pages, "nextPage").At(1).(*string); prev != nil || next == nil || *next != "1:281" {
+		t.Errorf("page 280 neighbours: %v %v (it has no previous page)", prev, next)
+	}
+	if c := customOf(t, pages); c["pageInfo"] != true || c["headers"] != 2 {
+		t.Errorf("pages meta %v", c)
 	}
 	if lr := byName(t, fs, "log_records"); lr.Rows() != 2 || field(t, lr, "slotId").At(1).(int64) != 4 {
 		t.Errorf("log records = %d", lr.Rows())
@@ -249,12 +258,60 @@ func TestPagesLogRecordsAndStacks(t *testing.T) {
 	if cs.Meta.PreferredVisualization != data.VisTypeFlameGraph {
 		t.Errorf("callstacks vis = %q", cs.Meta.PreferredVisualization)
 	}
-	// pre-order: root(4) → Execute(4) → GetNextRow(4, self 1) → BPool::Get(3)
-	wantLevels, wantValues, wantSelf := []int64{0, 1, 2, 3}, []int64{4, 4, 4, 3}, []int64{0, 0, 1, 3}
+	// the stack table weighted by events, pre-order: root(4) → Execute(4)
+	// → GetNextRow(3, self 0) → BPool::Get(3); → RtlUserThreadStart… the
+	// lock's stack starts at ntdll (1) → Execute(1) → GetNextRow(1, self 1)
+	wantLabels := []string{"all stacks", "sqldk!SOS_Task::Param::Execute+0x1f", "sqlmin!IndexDataSetSession::GetNextRowValuesInternal+0x2a",
+		"sqlmin!BPool::Get+0x10", "ntdll+0x4b0", "sqldk!SOS_Task::Param::Execute+0x1f", "sqlmin!IndexDataSetSession::GetNextRowValuesInternal+0x2a"}
+	wantLevels, wantValues, wantSelf := []int64{0, 1, 2, 3, 1, 2, 3}, []int64{4, 3, 3, 3, 1, 1, 1}, []int64{0, 0, 0, 3, 0, 0, 1}
+	if cs.Rows() != len(wantLabels) {
+		t.Fatalf("flame graph rows %d, want %d", cs.Rows(), len(wantLabels))
+	}
 	for i := range wantLevels {
-		if field(t, cs, "level").At(i) != wantLevels[i] || field(t, cs, "value").At(i) != wantValues[i] || field(t, cs, "self").At(i) != wantSelf[i] {
+		if field(t, cs, "label").At(i) != wantLabels[i] || field(t, cs, "level").At(i) != wantLevels[i] || field(t, cs, "value").At(i) != wantValues[i] || field(t, cs, "self").At(i) != wantSelf[i] {
 			t.Errorf("row %d = %v", i, cs.RowCopy(i))
 		}
+	}
+	if field(t, cs, "badge").At(3) != "BufferPool" || field(t, cs, "moduleBadge").At(3) != "Storage Engine" {
+		t.Errorf("BPool::Get badges: %v", cs.RowCopy(3))
+	}
+	// every stack's own frames, for the selected event
+	sf := byName(t, fs, "stack_frames")
+	if sf.Rows() != 6 {
+		t.Fatalf("stack_frames rows %d, want 3+3", sf.Rows())
+	}
+	want := []struct {
+		stack, frame int64
+		label, badge string
+		infra        bool
+	}{{1, 0, "sqlmin!BPool::Get+0x10", "BufferPool", false}, {1, 1, "sqlmin!IndexDataSetSession::GetNextRowValuesInternal+0x2a", "Dataset", false},
+		{1, 2, "sqldk!SOS_Task::Param::Execute+0x1f", "SqlOs", true}, {2, 2, "ntdll+0x4b0", "", true}}
+	rowOf := map[[2]int64]int{}
+	for i := 0; i < sf.Rows(); i++ {
+		rowOf[[2]int64{field(t, sf, "stackId").At(i).(int64), field(t, sf, "frame").At(i).(int64)}] = i
+	}
+	for _, w := range want {
+		i, ok := rowOf[[2]int64{w.stack, w.frame}]
+		if !ok || field(t, sf, "label").At(i) != w.label || field(t, sf, "badge").At(i) != w.badge || field(t, sf, "infrastructure").At(i) != w.infra {
+			t.Errorf("stack %d frame %d: %v", w.stack, w.frame, sf.RowCopy(max(i, 0)))
+		}
+	}
+	if i := rowOf[[2]int64{2, 2}]; field(t, sf, "unresolved").At(i) != "PDB not found on the symbol servers" || field(t, sf, "moduleBadge").At(i) != "System" {
+		t.Errorf("the unresolved frame: %v", sf.RowCopy(i))
+	}
+	// lane rows name their own stack; the io lane has none
+	read := byName(t, fs, "lane_read")
+	if id := field(t, read, "stackId").At(0).(*int64); id == nil || *id != 1 {
+		t.Errorf("read 0 stackId %v", id)
+	}
+	if id := field(t, read, "stackId").At(3).(*int64); id != nil {
+		t.Errorf("read 3 (no stack) stackId %v", *id)
+	}
+	if cfg := field(t, read, "stackId").Config; cfg == nil || cfg.Custom["hideFrom"] == nil {
+		t.Error("stackId is not hidden from the visualisation")
+	}
+	if id := field(t, byName(t, fs, "lane_lock"), "stackId").At(0).(*int64); id == nil || *id != 2 {
+		t.Errorf("lock 0 stackId %v", id)
 	}
 }
 
@@ -265,6 +322,13 @@ func TestGroupsAndWindow(t *testing.T) {
 	}
 	if n := byName(t, fs, "lane_read").Rows(); n != 3 {
 		t.Errorf("reads in 300..620 = %d, want 3 (320, 330, 500)", n)
+	}
+	// a window's rows keep their position in the whole lane (findings evidence ids are "<lane>/<index>")
+	read := byName(t, fs, "lane_read")
+	for i, want := range []int64{1, 2, 3} {
+		if got := field(t, read, "index").At(i).(int64); got != want {
+			t.Errorf("read row %d index = %d, want %d", i, got, want)
+		}
 	}
 	// the wait 40..140 ends before the window; none overlaps
 	if n := byName(t, fs, "lane_wait").Rows(); n != 0 {
@@ -370,6 +434,27 @@ func TestFrameJSONHasNoSecretsOrSurprises(t *testing.T) {
 	for _, s := range []string{"password", "Password", "secret"} {
 		if bytes.Contains(b, []byte(s)) {
 			t.Errorf("frames mention %q", s)
+		}
+	}
+}
+
+// A Source's own call tree replaces the stack table's in the Flame Graph;
+// the per-stack frames still come from the table.
+func TestSourceStacksOverrideTheFlameGraph(t *testing.T) {
+	src := sampleSource()
+	src.Stacks = sampleStacks()
+	fs := build(t, src, Request{Groups: []string{GroupCallStacks}})
+	if len(fs) != 2 || fs[0].Name != "callstacks" || fs[1].Name != "stack_frames" {
+		t.Fatalf("frames %v", fs)
+	}
+	if fs[0].Rows() != 4 || field(t, fs[0], "value").At(0) != int64(4) {
+		t.Fatalf("flame graph of the given tree: %d rows", fs[0].Rows())
+	}
+	src.Bundle.Trace.Stacks = nil
+	src.Stacks = nil
+	for _, f := range build(t, src, Request{}) {
+		if f.Name == "callstacks" || f.Name == "stack_frames" {
+			t.Errorf("a trace without stacks returns %s", f.Name)
 		}
 	}
 }

@@ -25,6 +25,9 @@ type laneSpec[E any] struct {
 	// node is match(e).NodeID without copying the Match (the hot path).
 	node  func(*E) timeline.NodeID
 	state func(*E) string
+	// stack is the entry's call-stack id (0: none); nil for lanes whose
+	// events carry no stack.
+	stack func(*E) uint32
 	// details builds the lane-specific fields for the selected entries.
 	details func(es []E, idx []int) []*data.Field
 }
@@ -113,10 +116,12 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 	starts, ends := make([]time.Time, n), make([]time.Time, n)
 	startUs, endUs := make([]int64, n), make([]int64, n)
 	states, rules, confs, cands := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	nodes := make([]*int64, n)
+	nodes, stacks := make([]*int64, n), make([]*int64, n)
 	ambiguous := make([]bool, n)
+	index := make([]int64, n)
 	for k, i := range idx {
 		e := &es[i]
+		index[k] = int64(i)
 		a, b := s.start(e), s.end(e)
 		startUs[k], endUs[k] = a, b
 		starts[k], ends[k] = v.at(a), v.at(max(b, a+v.resolutionUs))
@@ -124,6 +129,12 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		m := s.match(e)
 		nodes[k], rules[k], confs[k] = nodePtr(m.NodeID), m.Rule.String(), m.Confidence.String()
 		ambiguous[k], cands[k] = m.Ambiguous, candidates(m.Candidates)
+		if s.stack != nil {
+			if id := s.stack(e); id != 0 {
+				v := int64(id)
+				stacks[k] = &v
+			}
+		}
 	}
 	fields := []*data.Field{
 		data.NewField("start", nil, starts),
@@ -136,6 +147,10 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		hidden(data.NewField("confidence", nil, confs)),
 		hidden(data.NewField("ambiguous", nil, ambiguous)),
 		hidden(data.NewField("candidates", nil, cands)),
+		// the entry's position in the whole lane: findings' evidence ids
+		// ("<lane>/<index>") resolve to a row through it, whatever the window
+		hidden(data.NewField("index", nil, index)),
+		hidden(data.NewField("stackId", nil, stacks)),
 	}
 	for _, f := range s.details(es, idx) {
 		fields = append(fields, hidden(f))
@@ -273,6 +288,7 @@ func pageSpec(name string) laneSpec[timeline.PageEvent] {
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return objectOr(e.Object, "unresolved") },
+		stack: func(e *E) uint32 { return e.Stack },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
 				col("database", es, idx, func(e *E) int64 { return int64(e.DatabaseID) }),
@@ -294,6 +310,7 @@ func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.Mode },
+		stack: func(e *E) uint32 { return e.Stack },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
 				col("resourceType", es, idx, func(e *E) string { return e.ResourceType }),
@@ -314,6 +331,7 @@ func waitSpec(traced bool) laneSpec[timeline.WaitInterval] {
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.WaitType },
+		stack: func(e *E) uint32 { return e.Stack },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
 				col("category", es, idx, func(e *E) string { return e.Category }),
@@ -329,6 +347,7 @@ func memorySpec(traced bool) laneSpec[timeline.MemoryEvent] {
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
 		state: func(e *E) string { return e.Kind },
+		stack: func(e *E) uint32 { return e.Stack },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
 				col("detail", es, idx, func(e *E) string { return e.Detail }),
@@ -344,6 +363,7 @@ func splitSpec(traced bool) laneSpec[timeline.SplitEvent] {
 	return laneSpec[E]{name: "split", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
+		stack: func(e *E) uint32 { return e.Stack },
 		state: func(e *E) string {
 			if e.Operation == "" {
 				return "page_split"
@@ -366,6 +386,7 @@ func logSpec(traced bool) laneSpec[timeline.LogEvent] {
 	return laneSpec[E]{name: "log", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
+		stack: func(e *E) uint32 { return e.Stack },
 		state: func(e *E) string {
 			if e.Operation == "" {
 				return e.Kind

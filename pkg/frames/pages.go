@@ -61,6 +61,35 @@ func (v *view) pagesFrame() *data.Frame {
 	ids, objs := make([]string, n), make([]string, n)
 	reads, writes, firsts, lasts := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	nodes := make([]*int64, n)
+	// Page-header facts the tracer read (sys.dm_db_page_info); null for
+	// pages it has none of.
+	byPage := make(map[pageKey]*timeline.PageHeader, len(v.tr.Pages))
+	for i := range v.tr.Pages {
+		h := &v.tr.Pages[i]
+		byPage[pageKey{h.DatabaseID, h.FileID, h.PageID}] = h
+	}
+	types, prevs, nexts := make([]*string, n), make([]*string, n), make([]*string, n)
+	levels := make([]*int64, n)
+	headers := 0
+	for i, a := range pages {
+		h := byPage[a.key]
+		if h == nil && a.key.db != 0 {
+			h = byPage[pageKey{0, a.key.file, a.key.page}]
+		}
+		if h == nil {
+			continue
+		}
+		headers++
+		typ, lvl := h.Type, int64(h.Level)
+		types[i], levels[i] = &typ, &lvl
+		prev, next := pageID(h.PrevFile, h.PrevPage), pageID(h.NextFile, h.NextPage)
+		if h.PrevPage != 0 {
+			prevs[i] = &prev
+		}
+		if h.NextPage != 0 {
+			nexts[i] = &next
+		}
+	}
 	for i, a := range pages {
 		dbs[i], files[i], nums[i] = int64(a.key.db), int64(a.key.file), int64(a.key.page)
 		ids[i], objs[i] = pageID(a.key.file, a.key.page), a.object
@@ -78,13 +107,12 @@ func (v *view) pagesFrame() *data.Frame {
 		unit(data.NewField("firstUs", nil, firsts), "µs"),
 		unit(data.NewField("lastUs", nil, lasts), "µs"),
 		data.NewField("nodeId", nil, nodes),
-		// Page-header facts (sys.dm_db_page_info) are not traced yet.
-		data.NewField("pageType", nil, make([]*string, n)),
-		data.NewField("indexLevel", nil, make([]*int64, n)),
-		data.NewField("prevPage", nil, make([]*string, n)),
-		data.NewField("nextPage", nil, make([]*string, n)),
+		data.NewField("pageType", nil, types),
+		data.NewField("indexLevel", nil, levels),
+		data.NewField("prevPage", nil, prevs),
+		data.NewField("nextPage", nil, nexts),
 	)
-	f.Meta = v.meta(custom{"window": v.win, "pageInfo": false})
+	f.Meta = v.meta(custom{"window": v.win, "pageInfo": len(v.tr.Pages) > 0, "headers": headers})
 	f.Meta.PreferredVisualization = data.VisTypeTable
 	return f
 }

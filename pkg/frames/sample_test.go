@@ -44,15 +44,15 @@ func sampleTrace() *timeline.Trace {
 		},
 		Lanes: timeline.Lanes{
 			Read: []timeline.PageEvent{
-				{T: 30, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 280, Object: customers},
-				{T: 320, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders},
-				{T: 330, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders},
+				{T: 30, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 280, Object: customers, Stack: 1},
+				{T: 320, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders, Stack: 1},
+				{T: 330, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders, Stack: 1},
 				{T: 500, Match: m(timeline.Unmatched, timeline.RuleUnmatched, timeline.ConfidenceNone), DatabaseID: 5, FileID: 1, PageID: 9},
 			},
 			Write: []timeline.PageEvent{{T: 600, Match: m(2, timeline.RuleObjectTiming, timeline.ConfidenceWeak), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders}},
 			Lock: []timeline.LockInterval{
 				{T: 28, End: 31, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), Mode: "S", ResourceType: "PAGE",
-					Resource: "5:1:280", TransactionID: 77, Object: customers, AcquireSeen: true},
+					Resource: "5:1:280", TransactionID: 77, Object: customers, AcquireSeen: true, Stack: 2},
 				{T: 700, End: 900, Match: m(2, timeline.RuleNodeID, timeline.ConfidenceExact), Mode: "X", ResourceType: "KEY",
 					Resource: "5:72057594045136896:(8194443284a0)", TransactionID: 77, Object: orders, Open: true, HeldToEnd: true, Row: "OrderID=42", AcquireSeen: true},
 			},
@@ -71,6 +71,22 @@ func sampleTrace() *timeline.Trace {
 				{T: 890, Match: m(timeline.Unmatched, timeline.RuleStatement, timeline.ConfidenceNone), Kind: "flush", Size: 4096},
 			},
 			IO: []timeline.IOInterval{{T: 35, End: 130, Match: m(1, timeline.RuleTiming, timeline.ConfidenceLow), DatabaseID: 5, FileID: 1, Offset: 2293760, Size: 8192, DurationUs: 95, Completed: true}},
+		},
+		// the stack table: the page reads' stack (3 events) and the lock's
+		Stacks: []timeline.Stack{
+			{ID: 1, Events: 3, Frames: []timeline.StackFrame{
+				{Module: "sqlmin", RVA: 0x1010, HasRVA: true, PDB: "sqlmin.pdb", GUID: "2A0AB7C4-4C6E-4F7A-8F55-0F0F0F0F0F0F", Age: 2, Symbol: "BPool::Get", Offset: 0x10},
+				{Module: "sqlmin", RVA: 0x202a, HasRVA: true, PDB: "sqlmin.pdb", GUID: "2A0AB7C4-4C6E-4F7A-8F55-0F0F0F0F0F0F", Age: 2, Symbol: "IndexDataSetSession::GetNextRowValuesInternal", Offset: 0x2a},
+				{Module: "sqldk", RVA: 0x301f, HasRVA: true, PDB: "SqlDK.pdb", GUID: "6A193443-3512-464B-8B8E-D905AD930EE6", Age: 2, Symbol: "SOS_Task::Param::Execute", Offset: 0x1f}}},
+			{ID: 2, Events: 1, Frames: []timeline.StackFrame{
+				{Module: "sqlmin", RVA: 0x202a, HasRVA: true, PDB: "sqlmin.pdb", GUID: "2A0AB7C4-4C6E-4F7A-8F55-0F0F0F0F0F0F", Age: 2, Symbol: "IndexDataSetSession::GetNextRowValuesInternal", Offset: 0x2a},
+				{Module: "sqldk", RVA: 0x301f, HasRVA: true, PDB: "SqlDK.pdb", GUID: "6A193443-3512-464B-8B8E-D905AD930EE6", Age: 2, Symbol: "SOS_Task::Param::Execute", Offset: 0x1f},
+				{Module: "ntdll", RVA: 0x4b0, HasRVA: true, Unresolved: "PDB not found on the symbol servers"}}},
+		},
+		// page headers of two of the pages read (page 9 has none)
+		Pages: []timeline.PageHeader{
+			{DatabaseID: 5, FileID: 1, PageID: 280, Type: "DATA_PAGE", Level: 0, NextFile: 1, NextPage: 281, ObjectID: 581577110, IndexID: 1},
+			{DatabaseID: 5, FileID: 1, PageID: 312, Type: "DATA_PAGE", Level: 0, PrevFile: 1, PrevPage: 311, NextFile: 1, NextPage: 313, ObjectID: 613577224, IndexID: 1},
 		},
 		Summary: timeline.Summary{Events: 21, Lanes: map[string]int{"read": 4, "write": 1, "lock": 2, "wait": 2, "memory": 2, "split": 1, "log": 2, "io": 1, "plan": 3},
 			Unmatched: map[string]int{"read": 1, "wait": 1, "log": 1}, Ambiguous: map[string]int{"wait": 1}, Ordering: "event_sequence", Notes: []string{"sample"}},
@@ -106,7 +122,7 @@ func sampleStacks() *callstack.Tree {
 }
 
 func sampleSource() *Source {
-	return &Source{TraceID: sampleID, Bundle: sampleBundle(), Stacks: sampleStacks(), Runtime: map[int]Runtime{
+	return &Source{TraceID: sampleID, Bundle: sampleBundle(), Runtime: map[int]Runtime{
 		0: {ActualRows: i64(12), Executions: i64(1), ElapsedMs: i64(1), CPUMs: i64(0), EstimatedRows: new(float64(10))},
 		1: {ActualRows: i64(250), Executions: i64(1), LogicalReads: i64(3), PhysicalReads: i64(1)},
 	}}

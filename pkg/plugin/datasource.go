@@ -70,6 +70,8 @@ type Datasource struct {
 	runtime   map[string]runtimeEntry // plan counters by trace id
 
 	stop context.CancelFunc
+	// opener dials the tracer's connections (tracer.ConnectorOpener).
+	opener tracer.Opener
 }
 
 // NewDatasource is the instance factory given to datasource.Manage.
@@ -100,7 +102,11 @@ func (d *Datasource) open(uid string) error {
 	}
 	d.db = sql.OpenDB(c)
 	d.db.SetMaxIdleConns(0) // every trace connection is discarded after use
-	d.tracer = tracer.New(tracer.DBOpener{DB: d.db}, d.settings.Policy(), newSlog(d.log))
+	// Traces dial their own connections with network read deadlines (a
+	// silent network cannot hang a trace past its timeout); d.db serves
+	// the health check and the resources.
+	d.opener = tracer.ConnectorOpener{New: d.settings.Connector}
+	d.tracer = tracer.New(d.opener, d.settings.Policy(), newSlog(d.log))
 	d.slots = make(chan struct{}, d.settings.maxConcurrent())
 	store, err := openStore(context.Background(), d.settings.TraceStore, uid, newSlog(d.log))
 	if err != nil {

@@ -84,6 +84,11 @@ func (m Query) traceOptions(s Settings) (tracer.Options, error) {
 	}
 	o := tracer.Options{SQL: m.SQL, Database: m.Database, CallStacks: m.Options.CallStacks,
 		ClearBufferPool: m.Options.ClearBufferPool, DisableReadAhead: m.Options.DisableReadAhead}
+	if o.CallStacks {
+		// symbols only from the servers the settings name (none: the
+		// frames stay module+RVA, or come from the cache alone)
+		o.SymbolServers, o.SymbolCacheDir = s.SymbolServers, s.symbolCache()
+	}
 	if o.Database == "" {
 		o.Database = s.Database
 	}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"crypto/sha256"
-	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -220,9 +219,12 @@ func (s Settings) Validate() error {
 		add("maxEvents %d is outside 1-%d", s.MaxEvents, MaxEventsLimit)
 	}
 	for _, u := range s.SymbolServers {
-		if v, err := url.Parse(u); err != nil || (v.Scheme != "http" && v.Scheme != "https") {
+		if v, err := url.Parse(u); err != nil || (v.Scheme != "http" && v.Scheme != "https") || v.Host == "" {
 			add("symbolServers entry %q is not an http(s) URL", u)
 		}
+	}
+	if s.SymbolCacheDir != "" && !filepath.IsAbs(s.SymbolCacheDir) {
+		add("symbolCacheDir %q must be an absolute path", s.SymbolCacheDir)
 	}
 	ts := s.TraceStore
 	if ts.MaxTraces < 0 || ts.MaxMemoryMB < 0 || ts.MaxAgeHours < 0 || ts.MaxDiskMB < 0 {
@@ -418,8 +420,10 @@ func setIf(q url.Values, key, v string) {
 }
 
 // Connector builds the driver connector: go-mssqldb's for sql and windows,
-// the azuread package's (driver "azuresql") for azuread.
-func (s Settings) Connector() (driver.Connector, error) {
+// the azuread package's (driver "azuresql") for azuread. A parse error is
+// redacted by the DSN's own secrets (tracer.RedactDSNError) before it is
+// wrapped.
+func (s Settings) Connector() (*mssql.Connector, error) {
 	dsn, err := s.DSN()
 	if err != nil {
 		return nil, err
@@ -427,13 +431,13 @@ func (s Settings) Connector() (driver.Connector, error) {
 	if s.authType() == AuthAzureAD {
 		c, err := azuread.NewConnector(dsn)
 		if err != nil {
-			return nil, fmt.Errorf("azuread connector for %s: %w", s.Redacted(), err)
+			return nil, fmt.Errorf("azuread connector for %s: %w", s.Redacted(), tracer.RedactDSNError(err, dsn))
 		}
 		return c, nil
 	}
 	c, err := mssql.NewConnector(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("connector for %s: %w", s.Redacted(), err)
+		return nil, fmt.Errorf("connector for %s: %w", s.Redacted(), tracer.RedactDSNError(err, dsn))
 	}
 	return c, nil
 }
@@ -470,7 +474,28 @@ func caFile(v string) (string, error) {
 	return path, nil
 }
 
-// Redacted describes the target without secrets.
+// symbolCache is the PDB cache directory: symbolCacheDir, else
+// <GF_PATHS_DATA>/queryreplay/symbols (Grafana's data path, writable by the
+// plugin), else the user cache directory; "" when no symbol server is set
+// and no cache is configured (nothing to read or download).
+func (s Settings) symbolCache() string {
+	if s.SymbolCacheDir != "" {
+		return s.SymbolCacheDir
+	}
+	if len(s.SymbolServers) == 0 {
+		return ""
+	}
+	if d := os.Getenv("GF_PATHS_DATA"); d != "" {
+		return filepath.Join(d, "queryreplay", "symbols")
+	}
+	return "" // the tracer falls back to the user cache directory
+}
+
+// Redacted describes the target without secrets: user (a login, Kerberos
+// principal or Azure AD client id — none of them secret), host, port,
+// database and the authentication type; never the password or client
+// secret, which only DSN() carries. Messages that must show a connection
+// string use tracer.RedactDSN on it instead.
 func (s Settings) Redacted() string {
 	port := s.Port
 	if port == 0 {

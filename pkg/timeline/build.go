@@ -60,6 +60,7 @@ func (b *Builder) Build() (*Trace, error) {
 	// Ties keep plan order: a parent before the children that start with it.
 	sortLane(tr.Lanes.Plan, func(e PlanEntry) int64 { return e.T })
 	b.summarize(tr, m)
+	b.buildStacks(tr)
 	tr.Summary.Notes = append(b.notes, m.notes...)
 	if len(tr.Summary.Ambiguous) == 0 {
 		tr.Summary.Ambiguous = nil
@@ -123,7 +124,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 			f.io(r)
 		case kSpill:
 			name := b.strs[r.s1]
-			e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true}
+			e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true, Stack: r.stack}
 			if r.flag {
 				e.Match = m.matchNode(int(r.a))
 			} else {
@@ -139,13 +140,13 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 				obj = b.catalog.page(r.a, r.b, r.c)
 			}
 			l.Split = append(l.Split, SplitEvent{T: r.t, FileID: r.b, PageID: r.c, NewFileID: r.e >> 32, NewPageID: r.e & 0xffffffff,
-				Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify)})
+				Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 		case kLogRecord:
 			obj := b.catalog.allocUnit(r.a, r.b)
 			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "record", Operation: b.strs[r.s1], Context: b.strs[r.s2],
-				TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify)})
+				TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 		case kLogFlush:
-			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}})
+			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
 		case kBatchCompleted:
 			tr.End = max(tr.End, r.t)
 		}
@@ -164,7 +165,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 
 func (f *filler) page(r *rec) {
 	obj := f.b.catalog.page(r.a, r.b, r.c)
-	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj}
+	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj, Stack: r.stack}
 	e.Match = f.m.matchData(obj, r.t, poolAccess)
 	if r.kind == kRead {
 		f.l.Read = append(f.l.Read, e)
@@ -205,7 +206,7 @@ func (f *filler) wait(r *rec) {
 	switch {
 	case r.kind == kWaitBegin:
 		f.waits[k] = append(f.waits[k], len(l.Wait))
-		l.Wait = append(l.Wait, WaitInterval{T: r.t, End: r.t, Open: true, WaitType: wt, Category: cat, Match: f.m.matchTiming(r.t, poolAll)})
+		l.Wait = append(l.Wait, WaitInterval{T: r.t, End: r.t, Open: true, WaitType: wt, Category: cat, Match: f.m.matchTiming(r.t, poolAll), Stack: r.stack})
 	case r.kind == kWaitEnd && len(f.waits[k]) > 0:
 		q := f.waits[k]
 		w := &l.Wait[q[0]]
@@ -213,7 +214,7 @@ func (f *filler) wait(r *rec) {
 		f.waits[k] = q[1:]
 	default:
 		t0 := r.t - int64(r.a)
-		l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: f.m.matchTiming(t0, poolAll)})
+		l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: f.m.matchTiming(t0, poolAll), Stack: r.stack})
 	}
 }
 
@@ -286,7 +287,7 @@ func (b *Builder) lockEntry(r *rec, m *matcher, t, end int64, acquired bool) Loc
 		res = fmt.Sprintf("%d:%d:%d:%d:%d", r.a, r.b, r.c&0xffffffff, r.c>>32, r.d)
 	}
 	return LockInterval{T: t, End: end, Mode: b.strs[r.s1], ResourceType: b.strs[r.s2], Resource: res,
-		TransactionID: int64(r.e), Object: obj, Row: b.lockRow(r, desc), AcquireSeen: acquired,
+		TransactionID: int64(r.e), Object: obj, Row: b.lockRow(r, desc), AcquireSeen: acquired, Stack: r.stack,
 		Match: m.matchData(obj, t, poolAccessOrModify)}
 }
 

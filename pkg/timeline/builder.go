@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -45,6 +46,7 @@ type rec struct {
 	e, f   uint64
 	s1, s2 uint32 // interned strings
 	s3     uint32
+	stack  uint32 // call-stack id (Trace.Stacks), 0 for none
 	kind   kind
 	hasSeq bool
 	flag   bool
@@ -64,6 +66,11 @@ type Options struct {
 	// "(8194443284a0)") — to the row the tracer resolved for it. The hash
 	// alone is not enough: the same hash can occur in two indexes.
 	LockRows map[LockKey]string
+	// Stacks tells how to parse the events' call stacks (package0.callstack
+	// and callstack_rva): module base addresses (sys.dm_os_loaded_modules)
+	// turn bare addresses into module+RVA, and Identities give modules
+	// their PDB identity when the frames carry none.
+	Stacks callstack.ParseOptions
 }
 
 // LockKey identifies one key lock's resource.
@@ -85,8 +92,11 @@ type Builder struct {
 	recs  []rec
 	strs  []string
 	strID map[string]uint32
-	other map[string]int
-	notes []string
+	// stackText holds each distinct call-stack text once (index = id − 1).
+	stackText []string
+	stackID   map[string]uint32
+	other     map[string]int
+	notes     []string
 }
 
 // NewBuilder starts a trace for plan (nil when no plan was captured), with an
@@ -277,5 +287,40 @@ func (b *Builder) Add(ev *xe.Event) {
 		b.other[ev.Name]++
 		r.kind = kOther
 	}
+	r.stack = b.stackOf(ev)
 	b.recs = append(b.recs, r)
+}
+
+// stackOf interns the event's call stack (callstack_rva preferred: it
+// carries the PDB identity) and returns its id, 0 when it has none.
+func (b *Builder) stackOf(ev *xe.Event) uint32 {
+	var text string
+	for i := range ev.Actions {
+		a := &ev.Actions[i]
+		if len(a.Name) < len("callstack") || a.Name[0] != 'c' || a.Name[:len("callstack")] != "callstack" {
+			continue
+		}
+		switch a.Name {
+		case "callstack_rva":
+			text = a.Value.Raw
+		case "callstack":
+			if text == "" {
+				text = a.Value.Raw
+			}
+		}
+	}
+	if text == "" {
+		return 0
+	}
+	if id, ok := b.stackID[text]; ok {
+		return id
+	}
+	if b.stackID == nil {
+		b.stackID = map[string]uint32{}
+	}
+	text = strings.Clone(text) // the event may be a reused view
+	b.stackText = append(b.stackText, text)
+	id := uint32(len(b.stackText))
+	b.stackID[text] = id
+	return id
 }

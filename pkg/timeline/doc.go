@@ -13,6 +13,7 @@
 // proportional to the event count, not to the XML.
 //
 // Rules, in the words of xe-tracing.md (§6, §9, §10, §17):
+//
 //   - Order is package0.event_sequence when every event has it, else capture
 //     order (and a note says how many lack one). An event_sequence seen twice
 //     with the same content is one event fed twice: counted once
@@ -21,13 +22,16 @@
 //     with the times of the events around them (Summary.Gaps). Time zero is
 //     the first sql_batch_starting, else the earliest event; earlier events
 //     have negative times.
+//
 //   - Spreading is decided per millisecond: in a millisecond whose events all
 //     carry millisecond-grained timestamps, the k-th of n moves to
 //     +1000·k/n µs (order kept, no event leaves its millisecond); a
 //     millisecond holding a sub-millisecond timestamp is left as it is.
+//
 //   - An interval whose end was not captured is Open (closed at the statement
 //     end, or where it began for an uncompleted read). There is no sentinel
 //     time: an interval that ended before sql_batch_starting is closed.
+//
 //   - Matching tries, in decreasing confidence, the node id an event carries,
 //     the object identity (strong when the index matches too, weak when one side
 //     has no index name) and, for events that carry no object (waits, spills
@@ -40,27 +44,40 @@
 //     and data whose object the catalog does not know stays unmatched. An event
 //     whose object no operator touches stays unmatched; it is never pushed to
 //     an operator on another table, nor to one that never ran.
+//
 //   - Operators that never ran (ActualExecutions 0, the input an adaptive
 //     join's ActualJoinType left unused, anything below them) are
 //     NotExecuted: no phases, no plan-lane bar, at their parent's start.
+//
 //   - An operator re-executed on the inner side of a nested loops (more than
 //     one execution per thread) is one consume→emit cycle per execution:
 //     Cycles and numbered phases where repeated query_thread_profile windows
 //     show them, else one "reexecuted" phase whose first emit ends the first
 //     of its equal cycles. A spool or sort rewound (1 rebind) consumes once
 //     and its emit phase stands for every execution.
+//
 //   - Operators with no evidence in their subtree are placed inside what
 //     their parent's phases allow (TimeSource "parent"): a probe input after
 //     its hash join's build, an inner input after the outer's first row.
+//
 //   - Parallel operators get per-thread bars (Threads, skew visible by rows
 //     and windows); Parallelism operators show their producer and consumer
 //     sides (Exchange).
 //
+//   - Call stacks (package0.callstack / callstack_rva actions) are kept
+//     once each in a stack table (Trace.Stacks: id → frames as pkg/callstack
+//     parses them, with Options.Stacks' module bases and identities); every
+//     lane entry names its event's stack by id. Resolving frames to symbols
+//     is I/O and belongs to the tracer, which fills StackFrame.Symbol.
+//
 // The JSON (queryreplay timeline --json; a tracer bundle's trace part) is
-// schema 2 (Trace.Schema). Schema 1 — the JSON before the field existed —
+// schema 3 (Trace.Schema). Schema 1 — the JSON before the field existed —
 // still loads (Trace.UnmarshalJSON turns its heldToEnd locks and
-// uncompleted reads into open intervals); a newer schema is refused by
-// name. Schema 2 only added fields and values:
+// uncompleted reads into open intervals), and so does schema 2; a newer
+// schema is refused by name. Schema 3 only added fields: trace stacks[]
+// (the stack table) and pages[] (page headers the tracer read), and stack
+// on read/write, lock, wait, memory, split and log entries. Schema 2 only
+// added fields and values:
 //
 //	trace        schema
 //	match        ambiguous, candidates; rule "statement" now also for

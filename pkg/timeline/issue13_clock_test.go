@@ -225,8 +225,8 @@ func TestScenarioSchema1TraceLoads(t *testing.T) {
 	if l := tr.Lanes.Lock[0]; l.Open {
 		t.Errorf("a released lock came back open: %+v", l)
 	}
-	err = json.Unmarshal([]byte(`{"schema":3,"operators":[]}`), &tr)
-	if err == nil || !strings.Contains(err.Error(), "trace schema 3 is newer than this build reads") {
+	err = json.Unmarshal([]byte(`{"schema":4,"operators":[]}`), &tr)
+	if err == nil || !strings.Contains(err.Error(), "trace schema 4 is newer than this build reads") {
 		t.Errorf("newer schema: err = %v", err)
 	}
 	if err := json.Unmarshal([]byte(`{"schema":-1}`), &tr); err == nil {

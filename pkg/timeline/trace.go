@@ -259,6 +259,8 @@ type PageEvent struct {
 	FileID     uint64      `json:"file"`
 	PageID     uint64      `json:"page"`
 	Object     *ObjectName `json:"object,omitempty"`
+	// Stack is the event's call stack (Trace.Stacks), 0 for none.
+	Stack uint32 `json:"stack,omitempty"`
 }
 
 // LockInterval is a lock from acquisition to release.
@@ -281,6 +283,9 @@ type LockInterval struct {
 	// Released is false for a release-only event whose acquisition was not
 	// captured (the interval is then taken from its measured duration).
 	AcquireSeen bool `json:"acquireSeen"`
+	// Stack is the acquiring event's call stack (the releasing one's when
+	// only the release was captured), 0 for none.
+	Stack uint32 `json:"stack,omitempty"`
 }
 
 // WaitInterval is a wait from begin to end.
@@ -294,6 +299,9 @@ type WaitInterval struct {
 	// Open: the wait began but its end was not captured; End is the
 	// statement end.
 	Open bool `json:"open,omitempty"`
+	// Stack is the call stack of the wait's begin (of its end or
+	// wait_completed when no begin was captured), 0 for none.
+	Stack uint32 `json:"stack,omitempty"`
 }
 
 // MemoryEvent is a memory grant usage report or a spill.
@@ -307,6 +315,7 @@ type MemoryEvent struct {
 	GrantedMemoryKB uint64 `json:"grantedKB,omitempty"`
 	UsedMemoryKB    uint64 `json:"usedKB,omitempty"`
 	Spill           bool   `json:"spill"`
+	Stack           uint32 `json:"stack,omitempty"`
 }
 
 // SplitEvent is a page_split.
@@ -319,6 +328,7 @@ type SplitEvent struct {
 	NewPageID uint64      `json:"newPage"`
 	Operation string      `json:"operation"`
 	Object    *ObjectName `json:"object,omitempty"`
+	Stack     uint32      `json:"stack,omitempty"`
 }
 
 // LogEvent is a transaction_log record or a log_flush_complete.
@@ -331,6 +341,7 @@ type LogEvent struct {
 	TransactionID int64       `json:"transactionId,omitempty"`
 	Size          uint64      `json:"size,omitempty"`
 	Object        *ObjectName `json:"object,omitempty"`
+	Stack         uint32      `json:"stack,omitempty"`
 }
 
 // IOInterval is a file read (issued to completed) or write.
@@ -372,9 +383,41 @@ type Lanes struct {
 	IO     []IOInterval   `json:"io"`
 }
 
-// Schema is the version of the Trace JSON this package writes. Schema 1
-// (before the field existed) still loads; see Trace.UnmarshalJSON.
-const Schema = 2
+// Schema is the version of the Trace JSON this package writes. Schemas 1
+// (before the field existed) and 2 still load; see Trace.UnmarshalJSON.
+const Schema = 3
+
+// StackFrame is one call-stack frame as pkg/callstack parsed it, with its
+// resolution when the tracer resolved it.
+type StackFrame struct {
+	// Module is the short module name (sqlmin); empty for a bare address
+	// no module base placed.
+	Module string `json:"module,omitempty"`
+	// RVA is the offset in the module (HasRVA); Address the virtual
+	// address when the frame came as one.
+	RVA     uint32 `json:"rva,omitempty"`
+	HasRVA  bool   `json:"hasRva,omitempty"`
+	Address uint64 `json:"address,omitempty"`
+	// PDB, GUID (registry form) and Age identify the module's build.
+	PDB  string `json:"pdb,omitempty"`
+	GUID string `json:"guid,omitempty"`
+	Age  uint32 `json:"age,omitempty"`
+	// Symbol is the name-only function (Class::Method) and Offset the
+	// displacement in it: set for frames that arrived symbolised, or once
+	// the tracer resolved them. Unresolved says why a frame has none.
+	Symbol     string `json:"symbol,omitempty"`
+	Offset     uint64 `json:"offset,omitempty"`
+	Unresolved string `json:"unresolved,omitempty"`
+}
+
+// Stack is one distinct call stack of the trace, innermost frame first.
+// Lane entries refer to it by ID (1-based: 0 means no stack).
+type Stack struct {
+	ID     uint32       `json:"id"`
+	Frames []StackFrame `json:"frames"`
+	// Events counts the events that carried it.
+	Events int `json:"events"`
+}
 
 // Trace is the rebuilt timeline.
 type Trace struct {
@@ -388,6 +431,33 @@ type Trace struct {
 	Operators []Operator `json:"operators"`
 	Lanes     Lanes      `json:"lanes"`
 	Summary   Summary    `json:"summary"`
+	// Stacks is the trace's stack table: each distinct call stack once
+	// (schema 3); absent when no event carried one.
+	Stacks []Stack `json:"stacks,omitempty"`
+	// Pages holds page-header facts of pages the trace touched, when the
+	// tracer read them (schema 3).
+	Pages []PageHeader `json:"pages,omitempty"`
+}
+
+// PageHeader is what a page's header says (sys.dm_db_page_info, or the
+// allocation DMV on older servers): its type, B-tree level and neighbours.
+type PageHeader struct {
+	DatabaseID uint64 `json:"databaseId"`
+	FileID     uint64 `json:"file"`
+	PageID     uint64 `json:"page"`
+	// Type is page_type_desc (DATA_PAGE, INDEX_PAGE, IAM_PAGE, …).
+	Type string `json:"type"`
+	// Level is the B-tree level: 0 for the leaf, the highest at the root.
+	Level int `json:"level"`
+	// PrevFile:PrevPage and NextFile:NextPage are the page's neighbours at
+	// its level; 0:0 when it has none.
+	PrevFile uint64 `json:"prevFile,omitempty"`
+	PrevPage uint64 `json:"prevPage,omitempty"`
+	NextFile uint64 `json:"nextFile,omitempty"`
+	NextPage uint64 `json:"nextPage,omitempty"`
+	// ObjectID and IndexID name the owner as the header does.
+	ObjectID int64 `json:"objectId,omitempty"`
+	IndexID  int64 `json:"indexId,omitempty"`
 }
 
 // OperatorSummary counts what happened in one operator.

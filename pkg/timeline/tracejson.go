@@ -27,6 +27,10 @@ func (t *Trace) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("trace schema %d is not a schema", p.Schema)
 	case p.Schema <= 1:
 		upgradeSchema1((*Trace)(&p))
+	case p.Schema == 2:
+		// schema 3 only added the stack table, per-entry stack ids and page
+		// headers, which a schema 2 trace simply lacks
+		p.Schema = Schema
 	}
 	*t = Trace(p)
 	return nil

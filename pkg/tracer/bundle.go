@@ -169,6 +169,21 @@ type Resolution struct {
 	KeyLocksRows int `json:"keyLocksResolved"`
 	// Errors are the lookups that failed; the rest of the trace stands.
 	Errors []string `json:"errors,omitempty"`
+	// Stacks, StackFrames and FramesResolved count the distinct call
+	// stacks, their frames and the frames resolved to symbols;
+	// SymbolErrors say, per module, why the others were not (a missing
+	// PDB, no identity, no symbol server configured). They never fail a
+	// trace.
+	Stacks         int      `json:"stacks,omitempty"`
+	StackFrames    int      `json:"stackFrames,omitempty"`
+	FramesResolved int      `json:"framesResolved,omitempty"`
+	SymbolErrors   []string `json:"symbolErrors,omitempty"`
+	// PageHeaders counts the page headers read, from PageHeaderSource
+	// (PageHeadersPageInfo or PageHeadersAllocations); PageHeaderNote
+	// says why there are none when the server cannot give them.
+	PageHeaders      int    `json:"pageHeaders,omitempty"`
+	PageHeaderSource string `json:"pageHeaderSource,omitempty"`
+	PageHeaderNote   string `json:"pageHeaderNote,omitempty"`
 }
 
 // WriteBundle writes b as JSON.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/callstack"
 )
 
 // EventGroups switches groups of events on and off; every toggle changes the
@@ -76,6 +78,29 @@ type Options struct {
 	// CallStacks adds package0.callstack (package0.callstack_rva where the
 	// server has it, SQL Server 2022+) to the storage events.
 	CallStacks bool
+	// SymbolServers are symbol servers (http(s) URLs or symbol-store
+	// directories) the call stacks' PDBs are downloaded from after the
+	// run, into SymbolCacheDir (default: the user cache directory). With
+	// no servers nothing is downloaded: a cache directory alone is read
+	// offline, and with neither the frames stay module+RVA. Downloads
+	// are bounded by SymbolTimeout (0: DefaultSymbolTimeout); failures are
+	// reported in Result.Resolution and never fail the trace.
+	SymbolServers  []string
+	SymbolCacheDir string
+	SymbolTimeout  time.Duration
+	// ModuleIdentities gives modules their PDB identity (by short name:
+	// sqlmin) for call stacks that carry none — package0.callstack before
+	// SQL Server 2022 prints addresses only (callstack.ParseModuleInfo
+	// reads SQLCallStackResolver's module-info lines).
+	ModuleIdentities map[string]callstack.ModuleKey
+	// MaxPageHeaders bounds how many touched pages' headers (type, B-tree
+	// level, previous/next page) are read after the run (0:
+	// DefaultMaxPageHeaders; negative: none).
+	MaxPageHeaders int
+	// UndocumentedPageAllocations lets the tracer read page headers from
+	// the undocumented sys.dm_db_database_page_allocations on servers
+	// without sys.dm_db_page_info (before SQL Server 2019).
+	UndocumentedPageAllocations bool
 	// Timeout bounds the traced batch (0: DefaultTimeout). When it passes,
 	// the session is stopped at once and the traced session KILLed from
 	// QueryReplay's control connection; cleanup always runs.

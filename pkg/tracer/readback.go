@@ -313,7 +313,8 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	if maps != nil {
 		maps2 = maps
 	}
-	builder, err := timeline.NewBuilder(plan, cat, maps2, &timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows})
+	stackOpts := r.stackParseOptions(ctx, r.spec.CallstackRVA, &b.Result.Resolution)
+	builder, err := timeline.NewBuilder(plan, cat, maps2, &timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows, Stacks: stackOpts})
 	if err != nil {
 		return fmt.Errorf("build timeline: %w", err)
 	}
@@ -324,6 +325,9 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	if err != nil {
 		return fmt.Errorf("build timeline: %w", err)
 	}
+	r.progress("resolving call stacks and page headers", col.events)
+	r.resolveStacks(ctx, tr, &b.Result.Resolution)
+	r.readPageHeaders(ctx, tr, &b.Result.Resolution)
 	b.Trace = tr
 	b.Result.Lost = tr.Summary.Lost
 	if col.haveSeq && col.minSeq > 1 && !b.Result.Truncated {

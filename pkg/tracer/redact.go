@@ -1,11 +1,11 @@
 package tracer
 
 import (
-	"errors"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/microsoft/go-mssqldb/msdsn"
 )
@@ -27,16 +27,7 @@ import (
 // it. Finally every occurrence of the password go-mssqldb parses is
 // replaced wherever else it appears.
 func RedactDSN(dsn string) string {
-	var ranges [][2]int
-	switch {
-	case strings.HasPrefix(dsn, "sqlserver://"):
-		ranges = urlSecretRanges(dsn)
-	case strings.HasPrefix(dsn, "odbc:"):
-		ranges = pairSecretRanges(dsn, len("odbc:"), ';')
-	default:
-		ranges = pairSecretRanges(dsn, 0, ';')
-	}
-	out := cutRanges(dsn, ranges)
+	out := cutRanges(dsn, secretRanges(dsn))
 	for _, s := range parsedSecrets(dsn) {
 		if len([]rune(s)) >= 4 {
 			out = strings.ReplaceAll(out, s, "***")
@@ -48,24 +39,116 @@ func RedactDSN(dsn string) string {
 	return out
 }
 
+// secretRanges returns the byte ranges of dsn that hold secrets, by its form.
+func secretRanges(dsn string) [][2]int {
+	switch {
+	case strings.HasPrefix(dsn, "sqlserver://"):
+		return urlSecretRanges(dsn)
+	case strings.HasPrefix(dsn, "odbc:"):
+		return pairSecretRanges(dsn, len("odbc:"), ';')
+	default:
+		return pairSecretRanges(dsn, 0, ';')
+	}
+}
+
+// RedactDSNError returns err with every secret of dsn (as go-mssqldb
+// parses it) replaced by ***: for errors a driver or connector built from
+// dsn returned, before they are logged or shown.
+func RedactDSNError(err error, dsn string) error { return redactErr(err, dsn) }
+
 // redactErr returns err, or when its text holds a secret of dsn, an error
-// with the secret redacted.
+// whose text has the secret redacted and which still unwraps to err, so
+// errors.Is and errors.As keep working (its Unwrap leads to the unredacted
+// text: print the returned error, never what it wraps).
+//
+// The whole DSN is replaced by its redacted form; then each secret — every
+// reading RedactDSN cuts, and the password go-mssqldb parses, plain and
+// URL-escaped — is replaced where it stands on its own: not inside a longer
+// word, because replacing the letters of a short password inside other words
+// ("unable to o***en tc*** connection") garbles the message and tells the
+// reader the password.
 func redactErr(err error, dsn string) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	clean := msg
-	for _, s := range parsedSecrets(dsn) {
-		if s != "" {
-			clean = strings.ReplaceAll(clean, s, "***")
-		}
+	if dsn != "" {
+		clean = strings.ReplaceAll(clean, dsn, RedactDSN(dsn))
+	}
+	for _, s := range dsnSecrets(dsn) {
+		clean = replaceStandalone(clean, s)
 	}
 	if clean == msg {
 		return err
 	}
-	return errors.New(clean)
+	return &redactedError{text: clean, cause: err}
 }
+
+// redactedError is an error whose text had secrets removed.
+type redactedError struct {
+	text  string
+	cause error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.cause }
+
+// dsnSecrets returns the secret strings of dsn, longest first (so a secret
+// that contains another is replaced whole).
+func dsnSecrets(dsn string) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, r := range secretRanges(dsn) {
+		add(dsn[r[0]:r[1]])
+	}
+	for _, s := range parsedSecrets(dsn) {
+		add(s)
+		add(url.QueryEscape(s))
+		add(url.PathEscape(s))
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// replaceStandalone replaces with *** each occurrence of secret in text that
+// is not part of a longer word: a word character (letter, digit, _) at the
+// secret's edge must not continue into the text around it.
+func replaceStandalone(text, secret string) string {
+	first, _ := utf8.DecodeRuneInString(secret)
+	last, _ := utf8.DecodeLastRuneInString(secret)
+	var b strings.Builder
+	pos := 0
+	for from := 0; ; {
+		i := strings.Index(text[from:], secret)
+		if i < 0 {
+			break
+		}
+		start, end := from+i, from+i+len(secret)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		joinsBefore := start > 0 && isWordRune(first) && isWordRune(before)
+		joinsAfter := end < len(text) && isWordRune(last) && isWordRune(after)
+		if joinsBefore || joinsAfter {
+			from = start + 1
+			continue
+		}
+		b.WriteString(text[pos:start])
+		b.WriteString("***")
+		pos, from = end, end
+	}
+	if pos == 0 {
+		return text
+	}
+	b.WriteString(text[pos:])
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // secretKeys are the connection-string keys whose values are secrets
 // (msdsn and azuread of go-mssqldb v1.11.2, ADO and ODBC synonyms).

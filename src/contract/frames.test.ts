@@ -64,6 +64,7 @@ describe('Go → TypeScript frame contract', () => {
       'pages',
       'log_records',
       'callstacks',
+      'stack_frames',
     ]);
     for (const f of trace) {
       expect({ name: f.name, traceId: f.meta?.custom?.traceId }).toEqual({ name: f.name, traceId });
@@ -192,9 +193,12 @@ describe('Go → TypeScript frame contract', () => {
         confidence: string,
         ambiguous: boolean,
         candidates: string,
+        index: number,
       });
       for (let r = 0; r < f.length; r++) {
         expect(field(f, 'end').values[r]).toBeGreaterThanOrEqual(field(f, 'start').values[r]);
+        // the whole trace is one window: a row's index is its position
+        expect(field(f, 'index').values[r]).toBe(r);
       }
     }
     const read = frame(trace, 'lane_read');
@@ -233,6 +237,40 @@ describe('Go → TypeScript frame contract', () => {
       expect(levels[i]).toBeLessThanOrEqual(levels[i - 1] + 1);
       expect(levels[i]).toBeGreaterThan(0);
     }
+    const pages = frame(trace, 'pages');
+    expect(pages.meta?.custom?.pageInfo).toBe(true);
+    const levelsOf = field(pages, 'indexLevel').values as Array<number | null>;
+    expect(levelsOf.some((l) => l === 0)).toBe(true);
+    expect(levelsOf.some((l) => l === null)).toBe(true); // a page without a header stays null
+  });
+
+  it('decodes each stack of the trace and the lanes that point at them', () => {
+    const sf = frame(trace, 'stack_frames');
+    expectFields(sf, {
+      stackId: number,
+      frame: number,
+      label: string,
+      module: string,
+      symbol: string,
+      badge: string,
+      category: string,
+      moduleBadge: string,
+      operatorBadge: string,
+      infrastructure: boolean,
+      events: number,
+      unresolved: string,
+    });
+    const ids = new Set(field(sf, 'stackId').values as number[]);
+    for (const lane of lanes) {
+      const f = frame(trace, `lane_${lane}`);
+      const stack = field(f, 'stackId');
+      expect({ lane, hidden: stack.config.custom?.hideFrom?.viz }).toEqual({ lane, hidden: true });
+      for (const id of stack.values as Array<number | null>) {
+        // every id a lane row names is a stack the frame holds
+        expect(id === null || ids.has(id)).toBe(true);
+      }
+    }
+    expect((field(frame(trace, 'lane_read'), 'stackId').values as Array<number | null>)[0]).toBe(1);
   });
 
   it('decodes binned lanes: count per bin per operator within the budget', () => {

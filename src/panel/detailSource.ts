@@ -11,10 +11,61 @@ import { ViewFetcher } from './replay/detail';
  * @grafana/runtime's toDataQueryResponse, exactly as Grafana converts the
  * panel's own query results.
  */
-export function datasourceOf(request: DataQueryRequest | undefined): DataSourceRef | null {
+/** The datasource plugin whose frames the panel replays (src/datasource/plugin.json). */
+export const DATASOURCE_TYPE = 'queryreplay-sqlserver-datasource';
+
+/** Looks a datasource up as Grafana's DataSourceSrv does (injected: tests and the browser harness have none). */
+export interface DatasourceLookup {
+  /** The settings of ref (template variables interpolated); null/undefined ref: the default datasource. */
+  getInstanceSettings(ref?: DataSourceRef | string | null): { uid: string; type: string } | undefined;
+  getList(filters?: { type?: string }): Array<{ uid: string; type: string }>;
+}
+
+/**
+ * The datasource the panel's `view` queries go to: the query's own
+ * (`data.request.targets[].datasource`, a template variable such as
+ * `${ds}` resolved through the lookup); when no target names one, the
+ * panel's datasource — which for a panel that names none is the
+ * dashboard's default, so the default is taken when it is a QueryReplay
+ * datasource — and failing that the only QueryReplay datasource there is.
+ * Null when none can be told (zooming then stays on the binned frames).
+ */
+export function datasourceOf(
+  request: DataQueryRequest | undefined,
+  lookup?: DatasourceLookup | null
+): DataSourceRef | null {
   const target = request?.targets?.find((t) => t.datasource?.uid);
   const ds = target?.datasource;
-  return ds?.uid ? { uid: ds.uid, type: ds.type } : null;
+  if (ds?.uid) {
+    if (ds.uid.includes('$') && lookup) {
+      const s = safe(() => lookup.getInstanceSettings(ds));
+      return s ? { uid: s.uid, type: s.type } : null;
+    }
+    return { uid: ds.uid, type: ds.type };
+  }
+  if (!lookup) {
+    return null;
+  }
+  const def = safe(() => lookup.getInstanceSettings(null));
+  if (def?.type === DATASOURCE_TYPE) {
+    return { uid: def.uid, type: def.type };
+  }
+  const ours = safe(() => lookup.getList({ type: DATASOURCE_TYPE })) ?? [];
+  return ours.length === 1 ? { uid: ours[0].uid, type: ours[0].type } : null;
+}
+
+function safe<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The query type of the request's first query ('trace' when it names none). */
+export function queryTypeOf(request: DataQueryRequest | undefined): string {
+  const t = request?.targets?.[0] as { queryType?: string } | undefined;
+  return t?.queryType || 'trace';
 }
 
 function message(e: unknown): string {

@@ -1,9 +1,8 @@
 import React from 'react';
-import { act, fireEvent, render, screen } from '@testing-library/react';
-import { DataFrame, EventBusSrv, LoadingState, PanelProps, getDefaultTimeRange } from '@grafana/data';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { ReplayPanel } from './ReplayPanel';
-import { DEFAULT_OPTIONS, ReplayOptions } from './types';
 import { goldenFrames } from './testing/fixtures';
+import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
 
 jest.mock('@grafana/runtime', () => ({
@@ -12,32 +11,6 @@ jest.mock('@grafana/runtime', () => ({
 }));
 
 installFakeCanvas();
-
-function props(
-  series: DataFrame[],
-  width = 1000,
-  height = 420,
-  options: Partial<ReplayOptions> = {}
-): PanelProps<ReplayOptions> {
-  return {
-    id: 1,
-    data: { series, state: LoadingState.Done, timeRange: getDefaultTimeRange() },
-    timeRange: getDefaultTimeRange(),
-    timeZone: 'utc',
-    options: { ...DEFAULT_OPTIONS, ...options },
-    width,
-    height,
-    transparent: false,
-    fieldConfig: { defaults: {}, overrides: [] },
-    renderCounter: 0,
-    title: 'Replay',
-    eventBus: new EventBusSrv(),
-    onOptionsChange: jest.fn(),
-    onFieldConfigChange: jest.fn(),
-    replaceVariables: (s: string) => s,
-    onChangeTimeRange: jest.fn(),
-  } as unknown as PanelProps<ReplayOptions>;
-}
 
 const frames = goldenFrames('trace_response');
 const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
@@ -71,6 +44,30 @@ describe('ReplayPanel', () => {
     expect(screen.getByTestId('qr-selected')).toHaveTextContent('object (strong confidence)');
     fireEvent.click(screen.getByTestId('qr-step-back'));
     expect(screen.getByTestId('qr-playhead')).toHaveTextContent('15 µs');
+  });
+
+  it("shows the selected event's own call stack with badges, infrastructure collapsed", async () => {
+    render(<ReplayPanel {...props(frames)} />);
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    fireEvent.click(screen.getByTestId('qr-step-next')); // the S lock at 28 µs: stack 2
+    fireEvent.click(screen.getByText('Event & stack'));
+    const own = screen.getByTestId('qr-event-stack');
+    const lines = screen.getAllByTestId('qr-stack-frame');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toHaveTextContent('sqlmin!IndexDataSetSession::GetNextRowValuesInternal+0x2a');
+    expect(lines[0]).toHaveTextContent('Storage Engine');
+    expect(lines[0]).toHaveTextContent('Dataset');
+    expect(own).toHaveTextContent('⋯ 2 infrastructure frames');
+    fireEvent.click(within(own).getByText('⋯ 2 infrastructure frames'));
+    expect(screen.getAllByTestId('qr-stack-frame').map((l) => l.textContent)).toEqual([
+      expect.stringContaining('GetNextRowValuesInternal'),
+      expect.stringContaining('sqldk!SOS_Task::Param::Execute+0x1f'),
+      expect.stringContaining('ntdll+0x4b0'),
+    ]);
+    // the next event, a page read, has its own stack (1)
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    expect(screen.getByTestId('qr-selected')).toHaveTextContent('Read');
+    expect(screen.getAllByTestId('qr-stack-frame')[0]).toHaveTextContent('sqlmin!BPool::Get+0x10');
   });
 
   it('moves the plan tree with the playhead', async () => {

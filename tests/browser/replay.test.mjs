@@ -2,13 +2,16 @@
 // with frames from the real datasource (pkg/plugin) tracing on the stand-in
 // through pkg/viewer. It plays, steps, zooms, filters by operator, selects
 // an event, checks what is drawn (pixels and exposed state), fails on any
-// console error, and writes screenshots to tests/output/.
+// console error, and writes screenshots to tests/output/. The findings and
+// compare cases are in findings-compare.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+import { animationFrames as frames, launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+import { findingsAndCompare } from './findings-compare.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
+const SEEK = 'SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42';
 const PARALLEL =
   'SELECT l.ProductID, SUM(l.Quantity) AS Units FROM dbo.OrderLines AS l GROUP BY l.ProductID OPTION (MAXDOP 4)';
 const out = path.join(root, 'tests', 'output');
@@ -47,16 +50,6 @@ const stats = (page) =>
     };
   });
 const set = (page, patch) => page.evaluate((p) => window.__QUERYREPLAY_DEBUG__.panels[0].store.set(p), patch);
-const frames = (page, n = 3) =>
-  page.evaluate(
-    (k) =>
-      new Promise((r) => {
-        let i = 0;
-        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
-        requestAnimationFrame(f);
-      }),
-    n
-  );
 
 /** Non-background pixels along the middle row of a lane (or plan row), from the base canvas. */
 async function probe(page, which) {
@@ -392,6 +385,83 @@ try {
     assert(s1.detailWindows[0].fromUs <= base.fromUs + 1, `detail window ${JSON.stringify(s1.detailWindows[0])}`);
     assert(binned >= 0, '');
   });
+
+  await check('a page read shows its own resolved call stack with badges', async () => {
+    // callStacks: the datasource resolves the frames through the loopback symbol server
+    await openHarness(page, server.url, {
+      query: JSON.stringify({
+        queryType: 'trace',
+        sql: SEEK,
+        database: 'QueryReplayDemo',
+        options: { clearBufferPool: true, disableReadAhead: true, callStacks: true },
+      }),
+      width: 1400,
+      height: 560,
+      title: 'Seek + key lookup — the call stack of a page read',
+    });
+    await set(page, { playheadUs: (await state(page)).window.fromUs, selected: null, stepLane: 'read' });
+    await page.click('[data-testid="qr-step-next"]');
+    await set(page, { stepLane: null });
+    const s = await state(page);
+    assert(s.selected?.lane === 'read', `selected ${JSON.stringify(s.selected)}`);
+    await page.click('[data-testid="qr-tab-stack"]');
+    await page.waitForSelector('[data-testid="qr-event-stack"]', { timeout: 5000 });
+    const lines = await page.$$eval('[data-testid="qr-event-stack"] [data-testid="qr-stack-frame"]', (els) =>
+      els.map((e) => e.textContent)
+    );
+    const has = (name, ...badges) => lines.some((l) => l.includes(name) && badges.every((b) => l.includes(b)));
+    assert(has('sqlmin!BPool::ReadPage', 'Storage Engine', 'Buffer Pool'), `frames: ${lines.join(' | ')}`);
+    assert(has('sqlmin!BTreeMgr::Seek', 'Index Access'), `frames: ${lines.join(' | ')}`);
+    assert(has('sqlmin!CQScanRangeNew::GetRow', 'Query Operator'), `frames: ${lines.join(' | ')}`);
+    const own = await page.textContent('[data-testid="qr-event-stack"]');
+    assert(/infrastructure frame/.test(own), `the Extended Events frame is not collapsed: ${own}`);
+    assert(!lines.some((l) => l.includes('XeSqlPkg')), 'the collapsed publish frame is listed');
+    await page
+      .locator('[data-testid="harness-panel"]')
+      .screenshot({ path: path.join(out, 'replay-dark-callstack.png') });
+  });
+
+  await check('the Index view shows the B-tree levels root to leaf, lighting up as reads pass', async () => {
+    await page.click('[data-testid="qr-tab-pages"]');
+    await page.locator('[data-testid="qr-page-map"] input[id^="option-index"]').check();
+    const canvas = '[data-testid="qr-page-map-canvas"]';
+    await page.waitForSelector(`${canvas}[data-mode="index"]`, { timeout: 5000 });
+    const groups = (await page.getAttribute(canvas, 'data-groups')).split('\n');
+    const levels = groups.map((g) => Number((g.match(/level (\d+)/) ?? [])[1]));
+    assert(
+      groups.some((g) => /level 1 \(root\)/.test(g)) && groups.some((g) => /level 0 \(leaf\)/.test(g)),
+      `groups: ${groups}`
+    );
+    // within each object, root first and leaves last
+    assert(
+      levels.every((l) => Number.isFinite(l)),
+      `groups: ${groups}`
+    );
+    const lit = async () =>
+      page.evaluate((sel) => {
+        const c = document.querySelector(sel);
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        const colors = new Set();
+        for (let i = 0; i < d.length; i += 4) {
+          if (d[i + 3] > 0) {
+            colors.add(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+          }
+        }
+        return colors.size;
+      }, canvas);
+    await set(page, { playheadUs: (await state(page)).window.fromUs });
+    await frames(page, 3);
+    const before = await lit();
+    await set(page, { playheadUs: (await state(page)).window.toUs });
+    await frames(page, 4);
+    const text = await page.textContent('[data-testid="qr-pages-touched"]');
+    const [touched, total] = text.match(/[\d,]+/g).map((v) => Number(v.replace(/,/g, '')));
+    assert(total > 0 && touched === total, `at the end: ${text}`);
+    assert((await lit()) > before, 'no page lit up in the Index view as the reads passed');
+    await page.locator('[data-testid="harness-panel"]').screenshot({ path: path.join(out, 'replay-dark-index.png') });
+  });
+
+  await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {
     assert(errors.length === 0, errors.join('\n'));

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/symfixture"
 	"github.com/queryreplay/queryreplay/internal/viewertest"
 	"github.com/queryreplay/queryreplay/pkg/viewer"
 )
@@ -33,6 +35,8 @@ func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	generate := flag.Int("generate", 0, "write and upload a synthetic bundle of this many pages (5 events each)")
 	operators := flag.Int("operators", 7, "operators of the synthetic plan")
+	persona := flag.String("persona", "sql2022", "the stand-in's persona (SQL Server 2022: callstack_rva frames and sys.dm_db_page_info)")
+	symbols := flag.Bool("symbols", true, "build the stand-in's PDBs (clang, lld) and serve them from a loopback symbol server the datasource resolves call stacks through")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -44,7 +48,23 @@ func run() error {
 	defer os.RemoveAll(tmp)
 
 	// cold-cache traces (the stand-in's buffer pool is its own) show reads, waits and I/O
-	stack, err := viewertest.StartStack(ctx, filepath.Join(tmp, "store"), map[string]any{"allowBufferPoolClear": true})
+	settings := map[string]any{"allowBufferPoolClear": true}
+	opts := standin.Options{Persona: *persona}
+	if *symbols {
+		fx, err := symfixture.Shared()
+		if err != nil {
+			return fmt.Errorf("symbol fixture: %w", err)
+		}
+		srv, err := fx.Serve()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		opts.ModuleBuilds = fx.Builds
+		settings["symbolServers"] = []string{srv.URL}
+		settings["symbolCacheDir"] = filepath.Join(tmp, "symbols")
+	}
+	stack, err := viewertest.StartStackWith(ctx, filepath.Join(tmp, "store"), settings, opts)
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,10 @@ import { GrafanaTheme2 } from '@grafana/data';
 import { Badge, InlineSwitch, useStyles2 } from '@grafana/ui';
 import { describeEntry } from '../replay/describe';
 import { TimeUnit } from '../replay/scale';
-import { isInfrastructure, splitFrame, stackLines, stackTree } from '../replay/stacks';
+import { eventStackLines, isInfrastructure, splitFrame, stackLines, stackTree } from '../replay/stacks';
 import { ReplayStore } from '../replay/store';
 import { EventLaneName } from '../model/lanes';
-import { LaneData, ReplayTrace } from '../model/trace';
+import { EventStackFrame, LaneData, ReplayTrace, stackIdOf } from '../model/trace';
 import { FieldList } from './FieldList';
 import { useReplay } from './useStore';
 
@@ -33,6 +33,13 @@ export function CallStackView({ trace, store, unit, laneOf }: Props) {
   const lines = useMemo(() => stackLines(roots, showInfra, expanded), [roots, showInfra, expanded]);
   const lane = selected ? laneOf(selected.lane, selected.detail) : undefined;
   const desc = selected && lane && selected.index < lane.n ? describeEntry(trace, lane, selected.index, unit) : null;
+  const stackId = selected && lane ? stackIdOf(lane, selected.index) : null;
+  const own = stackId !== null ? trace.stacks?.get(stackId) : undefined;
+  const [ownExpanded, setOwnExpanded] = useState<Set<string>>(new Set());
+  const ownLines = useMemo(
+    () => (own ? eventStackLines(own, showInfra, ownExpanded) : []),
+    [own, showInfra, ownExpanded]
+  );
 
   return (
     <div className={styles.wrap} data-testid="qr-stack">
@@ -69,9 +76,42 @@ export function CallStackView({ trace, store, unit, laneOf }: Props) {
           </div>
         ) : (
           <>
+            {own ? (
+              <section data-testid="qr-event-stack">
+                <div className={styles.note}>
+                  Call stack of the selected event, innermost frame first ({own.length} frames
+                  {own.some((f) => f.unresolved) ? '; frames without symbols keep module+RVA' : ''}).
+                </div>
+                <ul className={styles.tree} role="list">
+                  {ownLines.map((l) =>
+                    l.kind === 'collapsed' ? (
+                      <li key={l.id} className={styles.collapsed}>
+                        <button
+                          type="button"
+                          className={styles.expand}
+                          title={l.frames.map((f) => f.label).join('\n')}
+                          onClick={() => setOwnExpanded(new Set([...ownExpanded, l.id]))}
+                        >
+                          ⋯ {l.frames.length} infrastructure frame{l.frames.length > 1 ? 's' : ''}
+                        </button>
+                      </li>
+                    ) : (
+                      <EventFrame key={l.frame.frame} frame={l.frame} />
+                    )
+                  )}
+                </ul>
+              </section>
+            ) : (
+              selected && (
+                <div className={styles.note}>
+                  {stackId === null
+                    ? 'The selected event carries no call stack (binned rows, I/O events and events traced without call stacks have none).'
+                    : `Stack ${stackId} is not in this response.`}
+                </div>
+              )
+            )}
             <div className={styles.note}>
-              Stacks merged over all {trace.callstacks[0]?.value.toLocaleString('en-US') ?? 0} captured events
-              {selected ? ' (the frames do not tie a stack to a single event)' : ''}.
+              All stacks, merged over {trace.callstacks[0]?.value.toLocaleString('en-US') ?? 0} captured events.
             </div>
             <ul className={styles.tree} role="tree">
               {lines.map((l) =>
@@ -107,6 +147,23 @@ export function CallStackView({ trace, store, unit, laneOf }: Props) {
         )}
       </section>
     </div>
+  );
+}
+
+/** One frame of the selected event's stack with its Module and Category badges. */
+function EventFrame({ frame }: { frame: EventStackFrame }) {
+  const styles = useStyles2(getStyles);
+  return (
+    <li
+      data-testid="qr-stack-frame"
+      className={cx(styles.frame, frame.infrastructure && styles.infra)}
+      title={frame.unresolved || undefined}
+    >
+      <FrameLabel label={frame.label} />
+      {frame.moduleBadge && <Badge text={frame.moduleBadge} color="blue" className={styles.badge} />}
+      {frame.category && <Badge text={frame.category} color="purple" className={styles.badge} />}
+      {frame.operatorBadge && <Badge text={frame.operatorBadge} color="orange" className={styles.badge} />}
+    </li>
   );
 }
 

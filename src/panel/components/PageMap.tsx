@@ -150,7 +150,14 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
           {layout.unavailable}
         </div>
       ) : (
-        <canvas ref={ref} data-testid="qr-page-map-canvas" aria-label="Pages touched so far" role="img" />
+        <canvas
+          ref={ref}
+          data-testid="qr-page-map-canvas"
+          data-mode={mode}
+          data-groups={layout?.headers.map((h) => h.text).join('\n')}
+          aria-label="Pages touched so far"
+          role="img"
+        />
       )}
       {layout && layout.hidden > 0 && !layout.unavailable && (
         <div className={styles.count}>

@@ -1,6 +1,6 @@
 import { toDataFrame, FieldType } from '@grafana/data';
 import { goldenFrames, goldenTrace, laneFrame } from '../testing/fixtures';
-import { laneFromFrame, traceFromFrames } from './trace';
+import { laneFromFrame, stackIdOf, traceFromFrames } from './trace';
 
 describe('traceFromFrames on the Go golden response', () => {
   const trace = goldenTrace();
@@ -44,9 +44,30 @@ describe('traceFromFrames on the Go golden response', () => {
   it('reads pages and call stacks', () => {
     expect(trace.pages!.n).toBe(3);
     expect(trace.pages!.pageId).toEqual(['1:9', '1:280', '1:312']);
-    expect(trace.pages!.pageInfo).toBe(false);
-    expect(trace.callstacks!.map((f) => f.level)).toEqual([0, 1, 2, 3]);
+    expect(trace.pages!.pageInfo).toBe(true);
+    // page 9 has no header; 280 and 312 are leaves with neighbours
+    expect(trace.pages!.indexLevel).toEqual([null, 0, 0]);
+    expect(trace.pages!.prevPage).toEqual([null, null, '1:311']);
+    expect(trace.pages!.nextPage).toEqual([null, '1:281', '1:313']);
+    expect(trace.callstacks!.map((f) => f.level)).toEqual([0, 1, 2, 3, 1, 2, 3]);
     expect(trace.callstacks![3].moduleBadge).toBe('Storage Engine');
+  });
+
+  it("reads each event's own stack and the lane rows that name it", () => {
+    expect([...trace.stacks!.keys()]).toEqual([1, 2]);
+    const s1 = trace.stacks!.get(1)!;
+    expect(s1.map((f) => f.label)).toEqual([
+      'sqlmin!BPool::Get+0x10',
+      'sqlmin!IndexDataSetSession::GetNextRowValuesInternal+0x2a',
+      'sqldk!SOS_Task::Param::Execute+0x1f',
+    ]);
+    expect(s1[0]).toMatchObject({ badge: 'BufferPool', moduleBadge: 'Storage Engine', infrastructure: false });
+    expect(s1[2].infrastructure).toBe(true);
+    expect(trace.stacks!.get(2)![2].unresolved).toMatch(/PDB not found/);
+    const read = trace.lanes.read!;
+    expect(stackIdOf(read, 0)).toBe(1);
+    expect(stackIdOf(read, 3)).toBeNull();
+    expect(stackIdOf(trace.lanes.lock!, 0)).toBe(2);
   });
 });
 

@@ -130,8 +130,25 @@ export interface Pages {
   node: Int32Array;
   pageType: Array<string | null>;
   indexLevel: Array<number | null>;
+  /** Neighbours at the page's level (`file:page`), null at either end or without a header. */
+  prevPage: Array<string | null>;
+  nextPage: Array<string | null>;
   /** The trace carries page-header facts (page type, index level, neighbours). */
   pageInfo: boolean;
+}
+
+/** One frame of one event's own call stack (the `stack_frames` frame), innermost first. */
+export interface EventStackFrame {
+  frame: number;
+  label: string;
+  module: string;
+  symbol: string;
+  badge: string;
+  category: string;
+  moduleBadge: string;
+  operatorBadge: string;
+  infrastructure: boolean;
+  unresolved: string;
 }
 
 export interface StackFrameRow {
@@ -165,6 +182,8 @@ export interface ReplayTrace {
   lanes: Partial<Record<EventLaneName, LaneData>>;
   pages: Pages | null;
   callstacks: StackFrameRow[] | null;
+  /** Each distinct stack of the trace by stackId (lane rows name theirs); null without call stacks. */
+  stacks: Map<number, EventStackFrame[]> | null;
   /** Frames the panel found but does not draw (named, so the panel can say so). */
   ignored: string[];
 }
@@ -183,6 +202,11 @@ function num(f: Field | undefined, r: Row, fallback = 0): number {
 function numOrNull(f: Field | undefined, r: Row): number | null {
   const v = f?.values[r];
   return v === null || v === undefined ? null : Number(v);
+}
+
+function strOrNull(f: Field | undefined, r: Row): string | null {
+  const v = f?.values[r];
+  return v === null || v === undefined ? null : String(v);
 }
 
 function str(f: Field | undefined, r: Row): string {
@@ -501,6 +525,10 @@ function readPages(frame: DataFrame | undefined): Pages | null {
   const objF = field(frame, 'object');
   const typeF = field(frame, 'pageType');
   const levelF = field(frame, 'indexLevel');
+  const prevF = field(frame, 'prevPage');
+  const nextF = field(frame, 'nextPage');
+  const prevPage: Array<string | null> = new Array(n);
+  const nextPage: Array<string | null> = new Array(n);
   for (let r = 0; r < n; r++) {
     node[r] = numOrNull(nodeF, r) ?? -1;
     pageId[r] = str(pidF, r);
@@ -508,6 +536,8 @@ function readPages(frame: DataFrame | undefined): Pages | null {
     const t = typeF?.values[r];
     pageType[r] = t === null || t === undefined ? null : String(t);
     indexLevel[r] = numOrNull(levelF, r);
+    prevPage[r] = strOrNull(prevF, r);
+    nextPage[r] = strOrNull(nextF, r);
   }
   return {
     n,
@@ -523,6 +553,8 @@ function readPages(frame: DataFrame | undefined): Pages | null {
     node,
     pageType,
     indexLevel,
+    prevPage,
+    nextPage,
     pageInfo: custom(frame).pageInfo === true,
   };
 }
@@ -546,6 +578,49 @@ function readStacks(frame: DataFrame | undefined): StackFrameRow[] | null {
   return out;
 }
 
+function readEventStacks(frame: DataFrame | undefined): Map<number, EventStackFrame[]> | null {
+  if (!frame) {
+    return null;
+  }
+  const names = ['stackId', 'frame', 'label', 'module', 'symbol', 'badge', 'category', 'moduleBadge', 'operatorBadge'];
+  const [id, pos, label, module, symbol, badge, category, moduleBadge, op] = names.map((n) => field(frame, n));
+  const infra = field(frame, 'infrastructure');
+  const why = field(frame, 'unresolved');
+  const out = new Map<number, EventStackFrame[]>();
+  for (let r = 0; r < frame.length; r++) {
+    const key = num(id, r);
+    let frames = out.get(key);
+    if (!frames) {
+      frames = [];
+      out.set(key, frames);
+    }
+    frames.push({
+      frame: num(pos, r),
+      label: str(label, r),
+      module: str(module, r),
+      symbol: str(symbol, r),
+      badge: str(badge, r),
+      category: str(category, r),
+      moduleBadge: str(moduleBadge, r),
+      operatorBadge: str(op, r),
+      infrastructure: infra?.values[r] === true,
+      unresolved: str(why, r),
+    });
+  }
+  for (const frames of out.values()) {
+    frames.sort((a, b) => a.frame - b.frame);
+  }
+  return out;
+}
+
+/** The stackId of lane entry i (docs/frames.md §3.5), or null when it has none (or the lane is binned). */
+export function stackIdOf(lane: LaneData, i: number): number | null {
+  if (lane.binned || i < 0 || i >= lane.n) {
+    return null;
+  }
+  return numOrNull(field(lane.frame, 'stackId'), lane.row[i]);
+}
+
 /** Finds the frames of a trace by name; unnamed lane frames are recognised by meta.custom.lane. */
 export function indexFrames(frames: DataFrame[]): Map<string, DataFrame> {
   const byName = new Map<string, DataFrame>();
@@ -561,6 +636,7 @@ export function indexFrames(frames: DataFrame[]): Map<string, DataFrame> {
 
 const KNOWN = new Set([
   'trace',
+  'findings',
   'operators',
   'phases',
   'threads',
@@ -569,6 +645,7 @@ const KNOWN = new Set([
   'pages',
   'log_records',
   'callstacks',
+  'stack_frames',
   'probe',
   ...EVENT_LANES.map((l) => `lane_${l}`),
 ]);
@@ -637,6 +714,7 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
     lanes,
     pages: readPages(byName.get('pages')),
     callstacks: readStacks(byName.get('callstacks')),
+    stacks: readEventStacks(byName.get('stack_frames')),
     ignored: [...byName.keys()].filter((k) => !KNOWN.has(k)),
   };
   return { trace };

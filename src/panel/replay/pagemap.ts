@@ -72,9 +72,41 @@ function groupsFor(p: Pages, mode: PageMapMode): Group[] {
       const name = level === 0 ? 'leaf' : k === 0 ? 'root' : 'intermediate';
       out.push({
         title: `${title} · level ${level} (${name}) · ${ps.length.toLocaleString('en-US')} pages`,
-        pages: ps.sort(order),
+        pages: chainOrder(p, ps.sort(order)),
       });
     });
+  }
+  return out;
+}
+
+/**
+ * Orders one B-tree level's pages in key order: along the previous/next
+ * links of their headers, starting from each page whose previous page was
+ * not touched; pages the links do not reach keep page-id order after them.
+ */
+export function chainOrder(p: Pages, pages: number[]): number[] {
+  const byId = new Map<string, number>();
+  for (const i of pages) {
+    byId.set(p.pageId[i], i);
+  }
+  const seen = new Set<number>();
+  const out: number[] = [];
+  for (const head of pages) {
+    const prev = p.prevPage[head];
+    if (seen.has(head) || (prev !== null && byId.has(prev))) {
+      continue;
+    }
+    for (let cur: number | undefined = head; cur !== undefined && !seen.has(cur);) {
+      seen.add(cur);
+      out.push(cur);
+      const next: string | null = p.nextPage[cur];
+      cur = next === null ? undefined : byId.get(next);
+    }
+  }
+  for (const i of pages) {
+    if (!seen.has(i)) {
+      out.push(i);
+    }
   }
   return out;
 }

@@ -1,5 +1,5 @@
-import { StackFrameRow } from '../model/trace';
-import { isInfrastructure, splitFrame, stackLines, stackTree } from './stacks';
+import { EventStackFrame, StackFrameRow } from '../model/trace';
+import { eventStackLines, isInfrastructure, splitFrame, stackLines, stackTree } from './stacks';
 
 const row = (
   label: string,
@@ -58,5 +58,44 @@ describe('call stacks', () => {
     expect(isInfrastructure(rows[3])).toBe(false);
     expect(splitFrame('sqlmin!BPool::Get+0x10')).toEqual({ module: 'sqlmin', symbol: 'BPool::Get', offset: '0x10' });
     expect(splitFrame('all stacks')).toEqual({ module: '', symbol: 'all stacks', offset: '' });
+  });
+});
+
+describe("the selected event's own stack", () => {
+  const f = (frame: number, label: string, infrastructure: boolean): EventStackFrame => ({
+    frame,
+    label,
+    module: label.split('!')[0],
+    symbol: label.split('!')[1] ?? '',
+    badge: infrastructure ? 'XEventInfrastructure' : 'BufferPool',
+    category: '',
+    moduleBadge: 'Storage Engine',
+    operatorBadge: '',
+    infrastructure,
+    unresolved: '',
+  });
+  const frames = [
+    f(0, 'sqlmin!XeSqlPkg::physical_page_read::Publish', true),
+    f(1, 'sqlmin!BPool::ReadPage', false),
+    f(2, 'sqlmin!BPool::Get', false),
+    f(3, 'sqldk!SOS_Task::Param::Execute', true),
+    f(4, 'sqldk!SOS_Scheduler::RunTask', true),
+  ];
+
+  it('collapses each run of infrastructure frames into one line', () => {
+    const lines = eventStackLines(frames, false, new Set());
+    expect(lines.map((l) => (l.kind === 'frame' ? l.frame.label : `⋯${l.frames.length}`))).toEqual([
+      '⋯1',
+      'sqlmin!BPool::ReadPage',
+      'sqlmin!BPool::Get',
+      '⋯2',
+    ]);
+  });
+
+  it('expands one run, or shows every frame', () => {
+    const expanded = eventStackLines(frames, false, new Set(['e3']));
+    expect(expanded).toHaveLength(5);
+    expect(expanded[0].kind).toBe('collapsed');
+    expect(eventStackLines(frames, true, new Set()).every((l) => l.kind === 'frame')).toBe(true);
   });
 });

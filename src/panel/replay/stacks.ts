@@ -1,4 +1,4 @@
-import { StackFrameRow } from '../model/trace';
+import { EventStackFrame, StackFrameRow } from '../model/trace';
 
 /**
  * The call-stack tree of the callstacks frame (docs/frames.md §3.8: a
@@ -88,4 +88,42 @@ export function splitFrame(label: string): { module: string; symbol: string; off
   return plus > 0
     ? { module, symbol: rest.slice(0, plus), offset: rest.slice(plus + 1) }
     : { module, symbol: rest, offset: '' };
+}
+
+/** A line of the selected event's own stack: a frame, or a run of infrastructure frames collapsed into one. */
+export type EventStackLine =
+  { kind: 'frame'; frame: EventStackFrame } | { kind: 'collapsed'; id: string; frames: EventStackFrame[] };
+
+/**
+ * The selected event's stack, innermost frame first, as the view lists it:
+ * each run of consecutive infrastructure frames (Extended Events
+ * publishing, scheduling, SQL OS, system) becomes one collapsed line unless
+ * infrastructure is shown or the run's id is in `expanded`.
+ */
+export function eventStackLines(
+  frames: EventStackFrame[],
+  showInfrastructure: boolean,
+  expanded: Set<string>
+): EventStackLine[] {
+  const out: EventStackLine[] = [];
+  for (let i = 0; i < frames.length;) {
+    const f = frames[i];
+    if (showInfrastructure || !f.infrastructure) {
+      out.push({ kind: 'frame', frame: f });
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < frames.length && frames[j].infrastructure) {
+      j++;
+    }
+    const id = `e${i}`;
+    if (expanded.has(id)) {
+      frames.slice(i, j).forEach((frame) => out.push({ kind: 'frame', frame }));
+    } else {
+      out.push({ kind: 'collapsed', id, frames: frames.slice(i, j) });
+    }
+    i = j;
+  }
+  return out;
 }
