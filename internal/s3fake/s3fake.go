@@ -38,18 +38,11 @@ type Server struct {
 	keys map[string]int // requests per access key
 }
 
-// Start serves an S3 endpoint with the given buckets until the test ends.
-// It also keeps the AWS SDK away from the host's configuration and from
-// the instance metadata service (no traffic off loopback).
+// Start serves an S3 endpoint with the given buckets until the test ends,
+// after Isolate.
 func Start(t testing.TB, buckets ...string) *Server {
 	t.Helper()
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", "/nonexistent/queryreplay-test")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/queryreplay-test")
-	t.Setenv("AWS_REGION", "us-east-1")
-	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"} {
-		t.Setenv(k, "")
-	}
+	Isolate(t)
 	s := &Server{Backend: s3mem.New(), keys: map[string]int{}}
 	for _, b := range buckets {
 		if err := s.Backend.CreateBucket(b); err != nil {
@@ -60,6 +53,20 @@ func Start(t testing.TB, buckets ...string) *Server {
 	s.http = httptest.NewServer(s.gate(fake.Server()))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Isolate keeps the AWS SDK, for the rest of the test, away from the
+// host's AWS configuration and credentials and from the instance metadata
+// service, so that nothing leaves loopback.
+func Isolate(t testing.TB) {
+	t.Helper()
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent/queryreplay-test")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/queryreplay-test")
+	t.Setenv("AWS_REGION", "us-east-1")
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"} {
+		t.Setenv(k, "")
+	}
 }
 
 // gate answers requests signed with Denied as S3 does for a key without

@@ -129,11 +129,12 @@ func (k *Bucket) String() string { return "bucket " + k.where + " (prefix " + k.
 func (k *Bucket) op(ctx context.Context, what string, f func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
+	start := time.Now()
 	err := f(ctx)
 	if err == nil {
 		return nil
 	}
-	return k.describe(ctx, what, err)
+	return k.describe(ctx, what, err, time.Since(start))
 }
 
 // Put writes one object (gocloud writers make it visible on Close).
@@ -211,7 +212,7 @@ func (k *Bucket) Close() error { return k.b.Close() }
 // describe turns a driver error into a message that names what is wrong,
 // keeps the gocloud error code reachable (errors.As) and holds no secret.
 // A missing object is ErrNotFound; a missing bucket is not.
-func (k *Bucket) describe(ctx context.Context, what string, err error) error {
+func (k *Bucket) describe(ctx context.Context, what string, err error, took time.Duration) error {
 	code := gcerrors.Code(err)
 	var api smithy.APIError
 	apiCode := ""
@@ -223,7 +224,7 @@ func (k *Bucket) describe(ctx context.Context, what string, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		msg = fmt.Sprintf("trace bucket %s did not answer within %s (while %s); check that its endpoint is reachable from the Grafana server: %s",
-			k.where, k.timeout, what, detail)
+			k.where, took.Round(100*time.Millisecond), what, detail)
 	case errors.Is(ctx.Err(), context.Canceled):
 		msg = fmt.Sprintf("%s in trace bucket %s was cancelled", what, k.where)
 	case code == gcerrors.NotFound && apiCode != "NoSuchBucket" && !strings.HasPrefix(what, "listing"):

@@ -2,8 +2,11 @@ package tracestore
 
 import (
 	"errors"
+	"net"
+	neturl "net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,6 +200,51 @@ func TestS3ErrorsNameTheProblem(t *testing.T) {
 	t.Log(err)
 	if err := s.Check(ctx); err == nil {
 		t.Fatal("check passed with the endpoint gone")
+	}
+}
+
+// An endpoint that accepts connections and never answers: every
+// operation ends at the bucket timeout with a message saying so.
+func TestS3SilentEndpointTimesOut(t *testing.T) {
+	s3fake.Isolate(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	url := "s3://traces?endpoint=" + neturl.QueryEscape("http://"+ln.Addr().String()) + "&use_path_style=true&disable_https=true&region=us-east-1"
+	b, err := OpenBucket(ctx, url, BucketOptions{Prefix: "p", AccessKeyID: s3fake.AccessKey, SecretAccessKey: s3fake.SecretKey, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	start := time.Now()
+	err = b.Check(ctx)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("check took %s against a silent endpoint", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 1s (while listing the traces)") {
+		t.Fatalf("check against a silent endpoint: %v", err)
 	}
 }
 
