@@ -20,7 +20,8 @@ type traceSummary struct {
 	truncated    bool // the frame's truncated field
 	metaTrunc    any  // meta.custom.truncated
 	notices      []data.Notice
-	countsEvents any // meta.custom.counts.events
+	countsEvents any            // meta.custom.counts.events
+	options      map[string]any // meta.custom.options
 }
 
 func summarize(t *testing.T, fs data.Frames) traceSummary {
@@ -36,6 +37,7 @@ func summarize(t *testing.T, fs data.Frames) traceSummary {
 	s.truncated, _ = tr.At(0).(bool)
 	c := custom(t, tf)
 	s.metaTrunc = c["truncated"]
+	s.options, _ = c["options"].(map[string]any)
 	if counts, ok := c["counts"].(map[string]any); ok {
 		s.countsEvents = counts["events"]
 	}
@@ -89,6 +91,19 @@ func TestTraceTruncatedAtMaxEvents(t *testing.T) {
 	}
 	if got.countsEvents != float64(limit) {
 		t.Errorf("meta.custom.counts.events = %v, want %d", got.countsEvents, limit)
+	}
+	// the cap is said once, and the options say the limits the run had
+	capNotices := 0
+	for _, n := range got.notices {
+		if strings.Contains(n.Text, "truncated") || strings.Contains(n.Text, "events were read") {
+			capNotices++
+		}
+	}
+	if capNotices != 1 {
+		t.Errorf("%d notices report the cap, want 1: %v", capNotices, got.notices)
+	}
+	if got.options["maxEvents"] != float64(limit) || got.options["timeoutSeconds"] == nil {
+		t.Errorf("meta.custom.options = %v, want maxEvents %d and timeoutSeconds", got.options, limit)
 	}
 	n, found := truncationNotice(got.notices)
 	want := fmt.Sprintf("truncated at %d events (maxEvents)", limit)
