@@ -455,7 +455,11 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 		}
 		rest = append(rest, c)
 	}
-	if len(innerKeys) == 0 || p.seekableKey(inner, innerKeys[0].(*colRef)) {
+	if len(innerKeys) == 0 {
+		return nil, false, nil
+	}
+	if key := innerKeys[0].(*colRef); p.seekableKey(inner, key) &&
+		(in.node().estRows <= lookupOuterRows || !p.seekNeedsLookups(inner, key, rest)) {
 		return nil, false, nil
 	}
 	rewritten := *sel
