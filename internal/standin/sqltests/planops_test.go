@@ -171,9 +171,10 @@ var everydayPlans = map[string]planExpectation{
 	// IN over Customers' key: a semi join, or an inner join since the key is unique
 	"in_subquery": {stmts: one(planShape{need: []string{scanCustomers, scanOrders, anySemiJoin + " | " + anyInnerJoin, "Stream Aggregate/Aggregate"},
 		never: []string{"Key Lookup"}})},
-	"scalar_subqueries": {gap: "SQL Server takes the first 10 orders from the ordered clustered scan before running the subqueries; the stand-in sorts all 10,000 (it tracks order only through scans)",
-		stmts: one(planShape{need: []string{scanOrders, "Clustered Index Seek@OrderLines.PK_OrderLines", "Nested Loops", "2*Stream Aggregate/Aggregate",
-			"Compute Scalar", anyTop}})},
+	// ORDER BY the clustered key: Top takes the first 10 rows of the ordered
+	// scan, so each subquery runs 10 times and nothing is sorted
+	"scalar_subqueries": {stmts: one(planShape{need: []string{scanOrders, "Clustered Index Seek@OrderLines.PK_OrderLines", "Nested Loops",
+		"2*Stream Aggregate/Aggregate", "Top"}, never: []string{"Sort"}})},
 	// #big has a primary key: the insert is a Clustered Index Insert
 	"temp_table": {stmts: []stmtPlan{
 		{stmt: 0, shapes: []planShape{{need: []string{"Clustered Index Insert/Insert@#big", scanOrders, anyAggregate, "Filter"}}}},
