@@ -197,9 +197,13 @@ var everydayPlans = map[string]planExpectation{
 			never: []string{"Index Update"}}}},
 		{stmt: 1, shapes: []planShape{{need: []string{scanOrders, "Stream Aggregate/Aggregate"}, never: noSeek}}},
 	}},
-	"merge_upsert": {gap: "SQL Server joins the two source rows to Products with Nested Loops (Left Outer Join) over Clustered Index Seeks; the stand-in's MERGE scans Products into a Hash Match (Full Outer Join)",
+	// WHEN MATCHED and WHEN NOT MATCHED [BY TARGET] keep the unmatched source
+	// rows only: an outer join preserving the source, never a Full Outer Join
+	// (that needs WHEN NOT MATCHED BY SOURCE)
+	"merge_upsert": {gap: "SQL Server joins the two source rows to Products with Nested Loops (Left Outer Join) over Clustered Index Seeks; the stand-in's MERGE scans Products into a Hash Match (Right Outer Join)",
 		stmts: []stmtPlan{
-			{stmt: 0, shapes: []planShape{{need: []string{"Clustered Index Merge/Merge@Products.PK_Products", "Constant Scan", "*/Full Outer Join | */Left Outer Join"}}}},
+			{stmt: 0, shapes: []planShape{{need: []string{"Clustered Index Merge/Merge@Products.PK_Products", "Constant Scan",
+				"Hash Match/Right Outer Join | Nested Loops/Left Outer Join | Merge Join/Left Outer Join"}, never: []string{"*/Full Outer Join"}}}},
 			{stmt: 1, shapes: []planShape{{need: []string{"Clustered Index Seek@Products.PK_Products"}, never: []string{"Clustered Index Scan"}}}},
 		}},
 	"index_hint_range_with_lookup": {stmts: one(planShape{need: []string{"Index Seek@Orders.IX_Orders_CustomerID", "Key Lookup@Orders.PK_Orders",
