@@ -158,8 +158,9 @@ var everydayPlans = map[string]planExpectation{
 	// APPLY: Nested Loops, the inner side seeking IX_Orders_CustomerID with lookups
 	"cross_apply_top_n": {stmts: one(planShape{need: []string{"Nested Loops/Inner Join", "Clustered Index Seek@Customers.PK_Customers",
 		"Index Seek@Orders.IX_Orders_CustomerID", "Key Lookup@Orders.PK_Orders", anyTop}, never: []string{"Clustered Index Scan", "Hash Match"}})},
+	// ORDER BY c.CustomerID: the Nested Loops keeps the seek's order, no Sort
 	"outer_apply_aggregate": {stmts: one(planShape{need: []string{"Nested Loops/Left Outer Join", "Clustered Index Seek@Customers.PK_Customers",
-		"Index Seek@Orders.IX_Orders_CustomerID", "Stream Aggregate/Aggregate"}, never: []string{"Clustered Index Scan", "Hash Match"}})},
+		"Index Seek@Orders.IX_Orders_CustomerID", "Stream Aggregate/Aggregate"}, never: []string{"Clustered Index Scan", "Hash Match", "Sort"}})},
 	// Amount > 3000 is not in IX_Orders_CustomerID: seeking it for 1,000
 	// customers would look up every order; one scan of Orders into a hash or
 	// merge semi join is cheaper
