@@ -16,15 +16,10 @@ const lookupOuterRows = 50
 // followed by key lookups into the clustered index.
 func (p *planner) seekNeedsLookups(inner map[string]*tableName, key *colRef, rest []expr) bool {
 	alias := strings.ToLower(key.Parts[len(key.Parts)-2])
-	tn := inner[alias]
-	if tn == nil {
+	t, ci := p.innerColumn(inner, key)
+	if t == nil {
 		return false
 	}
-	t, _, err := p.x.resolveTable(tn.Parts)
-	if err != nil || t == nil {
-		return false
-	}
-	ci := t.column(key.Parts[len(key.Parts)-1])
 	var ix *index
 	for _, cand := range t.indexes {
 		if cand.id == 1 && t.pk[0] == ci {
@@ -52,4 +47,19 @@ func (p *planner) seekNeedsLookups(inner map[string]*tableName, key *colRef, res
 		}
 	}
 	return false
+}
+
+// innerColumn resolves the qualified column c of a subquery's FROM tables
+// (inner, by alias) to its table and column position; nil when c names
+// no table there.
+func (p *planner) innerColumn(inner map[string]*tableName, c *colRef) (*table, int) {
+	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
+	if tn == nil {
+		return nil, -1
+	}
+	t, _, err := p.x.resolveTable(tn.Parts)
+	if err != nil || t == nil {
+		return nil, -1
+	}
+	return t, t.column(c.Parts[len(c.Parts)-1])
 }
