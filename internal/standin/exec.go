@@ -165,6 +165,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 
 	c.batches++
+	c.lastBatch = sql // sys.dm_exec_input_buffer (requests.go)
 	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, sql: sql, params: params}
 	defer func() {
 		c.reads += x.stats.logicalReads

@@ -32,7 +32,7 @@ func (x *execCtx) startScenario(sc *Scenario) {
 		return // a previous run's blocker still holds its locks
 	}
 	ghost := &connState{srv: s, spid: ghostSPID, db: s.demo, loginDB: s.demo, user: "demo_blocker", app: "QueryReplay demo blocker",
-		host: serverName, vars: map[string]any{}, loginAt: s.now(), lockTimeoutMs: -1, killCh: make(chan struct{})}
+		host: serverName, lastBatch: sc.Blocker, vars: map[string]any{}, loginAt: s.now(), lockTimeoutMs: -1, killCh: make(chan struct{})}
 	s.conns[ghostSPID] = ghost
 	gx := &execCtx{ctx: context.Background(), srv: s, conn: ghost, w: discardWriter{}, sql: sc.Blocker}
 	gx.ec = ghost.eventCtx()
