@@ -196,45 +196,9 @@ func init() {
 			}
 			return r, nil
 		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-requests-transact-sql
-		"dm_exec_requests": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("session_id", tSmallInt, "request_id", tInt, "status", tNVar(30), "command", tNVar(32), "database_id", tSmallInt,
-				"transaction_id", tBigInt, "open_transaction_count", tInt)}
-			c := x.conn
-			var txn, open int64
-			if c.txn != nil {
-				txn, open = c.txn.id, int64(c.txn.depth)
-			}
-			r.rows = [][]any{{int64(c.spid), int64(0), "running", "SELECT", int64(c.db.id), txn, open}}
-			return r, nil
-		},
 		"dm_exec_connections":  dmExecConnections, // connections.go
 		"dm_os_loaded_modules": loadedModulesView, // callstacks.go
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
-		"dm_exec_sessions": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
-			var ids []int
-			for id := range x.srv.conns {
-				ids = append(ids, id)
-			}
-			sort.Ints(ids)
-			for _, id := range ids {
-				c := x.srv.conns[id]
-				if !x.conn.sysadmin && c != x.conn {
-					continue // without VIEW SERVER STATE a login sees its own session only
-				}
-				open := int64(0)
-				if c.txn != nil {
-					open = int64(c.txn.depth)
-				}
-				status := "sleeping"
-				if c == x.conn {
-					status = "running"
-				}
-				r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
-			}
-			return r, nil
-		},
+		// dm_exec_requests, dm_exec_sessions: requests.go
 	}
 }
 
