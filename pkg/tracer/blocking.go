@@ -177,7 +177,8 @@ func (s *blockerSampler) sampleOnce() bool {
 			return false
 		}
 		if !visible {
-			s.note = "who blocked the batch was not sampled: the login cannot see the traced session in sys.dm_exec_requests (it needs VIEW SERVER STATE; VIEW SERVER PERFORMANCE STATE on SQL Server 2022 and later)"
+			msg := "who blocked the batch was not sampled: the login cannot see the traced session in sys.dm_exec_requests (it needs VIEW SERVER STATE; VIEW SERVER PERFORMANCE STATE on SQL Server 2022 and later)"
+			s.note = msg
 			return false
 		}
 		s.current, s.droppedLast = nil, nil
@@ -286,11 +287,11 @@ func (s *blockerSampler) queryRow(q string, dest ...any) error {
 
 // fail notes why sampling stopped.
 func (s *blockerSampler) fail(step string, err error) {
+	msg := fmt.Sprintf("who blocked the batch was sampled only in part: %s failed: %v", step, err)
 	if isPermissionDenied(err) {
-		s.note = "who blocked the batch was not sampled: " + step + " was refused (it needs VIEW SERVER STATE; VIEW SERVER PERFORMANCE STATE on SQL Server 2022 and later): " + err.Error()
-		return
+		msg = fmt.Sprintf("who blocked the batch was not sampled: %s was refused (it needs VIEW SERVER STATE; VIEW SERVER PERFORMANCE STATE on SQL Server 2022 and later): %v", step, err)
 	}
-	s.note = "who blocked the batch was sampled only in part: " + step + " failed: " + err.Error()
+	s.note = msg // the message names the step, never the batch
 }
 
 // isPermissionDenied: SQL Server's Msg 297 (the user does not have
@@ -311,12 +312,8 @@ func (s *blockerSampler) finish(b *Bundle) {
 	b.Result.Blocking = s.samples
 	note := s.note
 	if s.dropped > 0 {
-		extra := fmt.Sprintf("%d further blocking intervals were not kept (the cap is %d)", s.dropped, s.max)
-		if note != "" {
-			note += "; " + extra
-		} else {
-			note = extra
-		}
+		msg := fmt.Sprintf("%d further blocking intervals were not kept (the cap is %d; raise MaxBlockerSamples)", s.dropped, s.max)
+		note = strings.TrimPrefix(note+"; "+msg, "; ")
 	}
 	if note != "" {
 		b.Result.BlockingNote = note

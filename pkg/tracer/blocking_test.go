@@ -167,7 +167,7 @@ func TestBlockerSamplesCapped(t *testing.T) {
 	if len(b.Result.Blocking) != 2 || b.Result.Blocking[0].Samples != 2 || b.Result.Blocking[1].SessionID != 61 {
 		t.Fatalf("kept %+v", b.Result.Blocking)
 	}
-	if !strings.Contains(b.Result.BlockingNote, "3 further blocking intervals were not kept (the cap is 2)") {
+	if !strings.Contains(b.Result.BlockingNote, "3 further blocking intervals were not kept (the cap is 2; raise MaxBlockerSamples)") {
 		t.Errorf("note %q", b.Result.BlockingNote)
 	}
 	s2 := &blockerSampler{r: &run{}, start: time.Now(), max: 5, sessions: map[int]*blockerSession{61: {}}}
