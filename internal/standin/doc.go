@@ -62,8 +62,11 @@
 //     XACT_ABORT ON, which also rolls the transaction back. Each error also
 //     fires error_reported.
 //   - sys.dm_tran_locks (the locks each session's transaction holds),
-//     sys.dm_tran_current_transaction, sys.dm_exec_requests,
-//     sys.dm_exec_sessions.
+//     sys.dm_tran_current_transaction, sys.dm_exec_requests (the caller's
+//     request and every one suspended on a lock: blocking_session_id,
+//     wait_type, wait_time, wait_resource, last_wait_type),
+//     sys.dm_exec_sessions (running while a request is), and
+//     sys.dm_exec_input_buffer (requests.go).
 //   - Transactions: BEGIN TRAN [name], COMMIT, ROLLBACK (and TM requests
 //     from database/sql BeginTx), with X/IX locks held until the end and
 //     released then (lock_released events), log records in fn_dblog(NULL,
