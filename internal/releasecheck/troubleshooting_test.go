@@ -39,6 +39,9 @@ var messageSources = []struct {
 	{dir: "pkg/plugin", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "pluginErr": 1, "downstreamErr": 1, "writeErr": 2, "settings.go:add": 0}},
 	{dir: "pkg/exporter", calls: map[string]int{"bad": 1}},
 	{dir: "pkg/tracer", onlyRefusals: true, calls: map[string]int{"c.refuse": 1}},
+	// the symbol store's sentinel errors: symbols resolve and the
+	// datasource print them as the reason a module stayed unresolved
+	{dir: "pkg/symstore", calls: map[string]int{"store.go:errors.New": 0}},
 }
 
 // notUserFacing are messages a user cannot meet: misuse of a Go API by

@@ -23,10 +23,10 @@ import (
 // result sets; large values; the demo schema's types.
 //
 // Against a real server: QUERYREPLAY_TEST_DSN=sqlserver://user:pw@host?database=db&encrypt=true...
-// runs the go-mssqldb suite there instead of the stand-in (the tedious and
-// FreeTDS suites take QUERYREPLAY_TEST_HOST/PORT/USER/PASSWORD/DATABASE,
-// see docs/standin.md §6). Cases that need the stand-in's demo database
-// skip on a server without it; the suite says so.
+// runs all three suites there instead of the stand-in (the tedious and
+// FreeTDS suites get the DSN's fields through clients_target_test.go; see
+// docs/standin.md §6, TestClientSuitesFollowTestDSN). Cases only the
+// stand-in guarantees skip with "stand-in only: …".
 
 // clientTarget is what a client suite talks to.
 type clientTarget struct {
@@ -74,7 +74,7 @@ func TestGoMssqldbSuite(t *testing.T) {
 
 	t.Run("login TLS off, on, strict", func(t *testing.T) {
 		if target.real {
-			t.Skip("TLS modes are chosen by the real server's DSN")
+			t.Skip("stand-in only: a real server's TLS modes are its configuration; the DSN's mode logged in")
 		}
 		for name, dsn := range map[string]string{"off": target.dsn, "on": target.tlsDSN, "strict": target.strict} {
 			var encrypted string
@@ -209,7 +209,7 @@ func TestGoMssqldbSuite(t *testing.T) {
 
 	t.Run("savepoint undoes work", func(t *testing.T) {
 		if !hasDemoDB(t, db) {
-			t.Skip("needs the demo database QueryReplayDemo")
+			t.Skip("stand-in only: needs the demo database QueryReplayDemo")
 		}
 		conn, _ := db.Conn(ctx)
 		defer conn.Close()
@@ -283,7 +283,7 @@ func TestGoMssqldbSuite(t *testing.T) {
 
 	t.Run("demo schema types", func(t *testing.T) {
 		if !hasDemoDB(t, db) {
-			t.Skip("needs the demo database QueryReplayDemo")
+			t.Skip("stand-in only: needs the demo database QueryReplayDemo")
 		}
 		var id, cust int
 		var name, status string
@@ -332,7 +332,7 @@ func TestGoMssqldbSuite(t *testing.T) {
 
 	t.Run("login to a missing database", func(t *testing.T) {
 		if target.real {
-			t.Skip("uses the stand-in's login")
+			t.Skip("stand-in only: uses the stand-in's login")
 		}
 		bad := strings.Replace(target.dsn, "database=QueryReplayDemo", "database=NoSuchDB", 1)
 		err := openClient(t, bad+"&disableretry=true").Ping()

@@ -59,8 +59,15 @@ func dmlNode(t *table, logical string, child *planNode) *planNode {
 }
 
 // dmlRun wraps a modification's plan execution with its query-level events.
+// The modification operator is driven here, not through runCtx: it opens
+// (and runs once) when the statement starts and ends with the last change.
 func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts queryOptions) (*queryRun, *SQLError) {
-	return x.beginQuery(r, root, stype, opts)
+	q, err := x.beginQuery(r, root, stype, opts)
+	if err == nil && !root.opened {
+		root.opened, root.start = true, x.srv.clock
+		root.counters(0).executions = max(root.counters(0).executions, 1)
+	}
+	return q, err
 }
 
 // finishDML ends a modification: the autocommit transaction commits, the

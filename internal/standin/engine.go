@@ -45,6 +45,7 @@ type iter interface {
 type threadCounters struct {
 	rows, rowsRead, executions, rebinds, rewinds, endOfScans int64
 	scans, logical, physical, readAheads                     int64
+	threadTimes
 }
 
 // planNode is one operator of a plan: what the showplan says about it, and
@@ -67,7 +68,9 @@ type planNode struct {
 
 	// runtime
 	threads         map[int]*threadCounters
-	start, end      time.Time // event clock: first open, last activity
+	start, end      time.Time             // event clock: first open, last row or end of data
+	closed          time.Time             // event clock: last close
+	profiled        map[int]time.Duration // active time already reported per thread by query_thread_profile
 	opened          bool
 	grantKB, usedKB int64 // memory-consuming operators
 	spillPages      int64
@@ -254,17 +257,21 @@ func (x *execCtx) unlocked(fn func() error) error {
 }
 
 // Operator bookkeeping: every operator is driven through these, so the
-// counters and times are kept the same way for all of them.
+// counters and times are kept the same way for all of them (optiming.go
+// says what each time means).
 
 func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
 	n := it.node()
-	s := r.x.srv
-	now := s.clock
+	now := r.x.srv.clock
+	th := r.thread
 	if !n.opened {
 		n.opened = true
 		n.start = now
 	}
-	c := n.counters(r.thread)
+	c := n.counters(th)
+	if c.opened.IsZero() {
+		c.opened = now
+	}
 	c.executions++
 	if c.executions > 1 {
 		// a re-execution: with new outer values (a rebind) or the same (a rewind)
@@ -274,40 +281,63 @@ func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
 			c.rewinds++
 		}
 	}
+	s := r.x.srv
 	s.enterOp(n)
-	defer s.leaveOp()
-	return it.open(r, outer)
+	err := it.open(r, outer)
+	s.leaveOp()
+	c.active += s.clock.Sub(now)
+	return err
 }
 
 func (r *runCtx) next(it iter) (*tuple, *SQLError) {
+	began, th := r.x.srv.clock, r.thread
+	r.x.srv.advance(callCost)
 	n := it.node()
 	r.x.srv.enterOp(n)
 	t, err := it.next(r)
 	r.x.srv.leaveOp()
+	now := r.x.srv.clock
 	if err != nil {
+		n.counters(th).active += now.Sub(began)
 		return nil, err
 	}
 	if t == nil {
-		n.counters(r.thread).endOfScans++
-		n.end = r.x.srv.clock
+		c := n.counters(r.thread)
+		c.endOfScans++
+		c.exhausted = now
+		c.active += now.Sub(began)
+		n.end = now
 		return nil, nil
 	}
-	n.counters(t.thread).rows++
-	n.end = r.x.srv.clock
+	c := n.counters(t.thread)
+	c.rows++
+	if c.firstRow.IsZero() {
+		c.firstRow = now
+	}
+	c.lastRow = now
+	c.active += now.Sub(began)
+	n.end = now
 	if err := r.tick(); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
+// close closes an operator; it no longer extends the operator's end (its
+// last row or end of data), and query_thread_profile may fire for it
+// (optiming.go).
 func (r *runCtx) close(it iter) {
+	began, th := r.x.srv.clock, r.thread
 	n := it.node()
 	r.x.srv.enterOp(n)
 	it.close(r)
 	r.x.srv.leaveOp()
-	if c := r.x.srv.clock; c.After(n.end) {
-		n.end = c
-	}
+	now := r.x.srv.clock
+	c := n.counters(th)
+	c.active += now.Sub(began)
+	c.closed = now
+	n.closed = now
+	r.x.operatorClosed(n)
 }
 
 // work advances the event clock for CPU work on n rows (d per row).
@@ -369,6 +399,7 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 		}
 		batch = append(batch, vals)
 		n++
+		r.x.srv.advance(rowSendCost)
 		if modes.rowcount > 0 && n >= modes.rowcount {
 			break // SET ROWCOUNT stops the query
 		}

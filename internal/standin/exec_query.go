@@ -247,44 +247,6 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 		{name: "showplan_xml", typ: "xml", pkg: "package0", value: plan, xmlBody: true}}})
 }
 
-// threadProfiles emits query_thread_profile for every operator and thread
-// at the end of the query, as lightweight profiling does.
-func (x *execCtx) threadProfiles(root *planNode) {
-	s := x.srv
-	if !s.anySessionRunning() {
-		return
-	}
-	var visit func(n *planNode)
-	visit = func(n *planNode) {
-		if n.hidden && len(n.children) == 1 {
-			visit(n.children[0])
-			return
-		}
-		threads := []int{0}
-		if len(n.threads) > 0 {
-			threads = threads[:0]
-			for t := range n.threads {
-				threads = append(threads, t)
-			}
-			sortInts(threads)
-		}
-		for _, t := range threads {
-			c := n.counters(t)
-			fields := []xeField{fUint("node_id", "uint32", int64(n.id)), fUint("thread_id", "uint32", int64(t)),
-				fUint("total_time_us", "uint64", n.end.Sub(n.start).Microseconds())}
-			if s.opts.GuessedColumns {
-				fields = append(fields, fUint("actual_rows", "uint64", c.rows), fUint("logical_reads", "uint64", c.logical),
-					fUint("physical_reads", "uint64", c.physical))
-			}
-			s.emit(x.ec, &xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: s.advance(3 * time.Microsecond), fields: fields, thread: t})
-		}
-		for _, c := range n.children {
-			visit(c)
-		}
-	}
-	visit(root)
-}
-
 func sortInts(a []int) {
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -225,11 +224,7 @@ func TestLikeComparator(t *testing.T) {
 	mustRun(t, c, "ALTER EVENT SESSION s1 ON SERVER STATE = START")
 	mustRun(t, c, "SELECT 1 /* marker */")
 	mustRun(t, c, "SELECT 2")
-	srv.mu.Lock()
-	srv.advance(2 * time.Second) // past the dispatch latency
-	srv.mu.Unlock()
-	r := mustRun(t, c, "SELECT CAST(t.target_data AS nvarchar(max)) FROM sys.dm_xe_session_targets AS t JOIN sys.dm_xe_sessions AS s ON s.address = t.event_session_address WHERE s.name = N's1'")
-	data := fmt.Sprint(r.sets[0].rows[0][0])
+	data := ringBufferAfterLatency(t, srv, c, "s1")
 	if strings.Contains(data, "marker") || !strings.Contains(data, "SELECT 2") {
 		t.Fatalf("the NOT like_i_sql_unicode_string predicate did not filter:\n%s", data)
 	}

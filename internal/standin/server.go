@@ -38,6 +38,12 @@ type Options struct {
 	// (unverified against a real server), e.g. transaction_log's
 	// log_record_size or query_thread_profile's row and I/O counters.
 	GuessedColumns bool
+	// ThreadProfileAtClose fires query_thread_profile as the engine closes
+	// each operator (a hash join's build input when the build ends, a
+	// sort's input once consumed, an inner input after each execution)
+	// instead of for every operator when the query ends. Which SQL Server
+	// does is not documented; the timeline must read both (optiming.go).
+	ThreadProfileAtClose bool
 	// Logger receives protocol-independent diagnostics; nil discards.
 	Logger *slog.Logger
 	// BulkPermission overrides, per login, whether it holds ADMINISTER BULK

@@ -494,12 +494,11 @@ func (b *xmlBuilder) runtime(n *planNode) {
 	if len(threads) == 0 {
 		threads = []int{0}
 	}
-	elapsed := n.end.Sub(n.start).Milliseconds()
-	if elapsed < 0 || !n.opened {
-		elapsed = 0
-	}
 	b.open("RunTimeInformation")
 	for _, t := range threads {
+		// the thread's active time, its inputs' included (row mode), as
+		// query_thread_profile reports it (optiming.go)
+		elapsed := n.activeTime(t).Milliseconds()
 		c := n.counters(t)
 		kv := []string{"Thread", strconv.Itoa(t), "ActualRows", strconv.FormatInt(c.rows, 10)}
 		if n.ix != nil {

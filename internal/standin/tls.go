@@ -2,8 +2,10 @@ package standin
 
 import (
 	"crypto/tls"
+	"encoding/pem"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -61,11 +63,41 @@ func (r *Running) removeCAFile() {
 }
 
 // LoadCertificate reads a PEM certificate (chain) and key, for
-// Options.Certificate.
+// Options.Certificate. Each error names the file at fault: the one that
+// cannot be read or holds no PEM block of its kind, or both when the key
+// is not the certificate's.
 func LoadCertificate(certFile, keyFile string) (*tls.Certificate, error) {
-	c, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := readPEMFile(certFile, "CERTIFICATE", "certificate")
 	if err != nil {
-		return nil, fmt.Errorf("standin: load certificate %s / %s: %w", certFile, keyFile, err)
+		return nil, err
+	}
+	keyPEM, err := readPEMFile(keyFile, "PRIVATE KEY", "private key")
+	if err != nil {
+		return nil, err
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("standin: the key in %s does not go with the certificate in %s: %w", keyFile, certFile, err)
 	}
 	return &c, nil
+}
+
+// readPEMFile reads path and checks it holds a PEM block whose type ends
+// in kind ("CERTIFICATE"; "PRIVATE KEY" also matches "RSA PRIVATE KEY"
+// and "EC PRIVATE KEY").
+func readPEMFile(path, kind, what string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("standin: read %s file: %w", what, err)
+	}
+	for rest := data; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return nil, fmt.Errorf("standin: %s holds no PEM %s block (want a PEM file, \"-----BEGIN %s-----\")", path, what, kind)
+		}
+		if strings.HasSuffix(block.Type, kind) {
+			return data, nil
+		}
+	}
 }

@@ -9,8 +9,17 @@
 // refused), the standard library has none, and the subset needed is small:
 // the MS-CAB headers plus MSZIP, which is raw DEFLATE per 32 KB block with
 // the previous block as the dictionary — compress/flate does the
-// decompression. Why MSZIP only: it is what makecab and symstore write by
-// default and what gcab writes; LZX would be a decoder of its own.
+// decompression. Why MSZIP only: it is makecab's default and what gcab
+// writes, and compress/flate decodes it; LZX would be a decoder of its own.
+// That leaves real .pd_ files unread: Microsoft's symstore.exe /compress
+// writes LZX, not MSZIP (dotnet/symstore issue 50, "MSCF + LZX",
+// https://github.com/dotnet/symstore/issues/50), and symbol servers serve
+// LZX cabinets (hughsie/python-cabarchive issue 9,
+// https://github.com/hughsie/python-cabarchive/issues/9; mstange/symsrv
+// issue 1, an LZXD-compressed .pd_ on a public server,
+// https://github.com/mstange/symsrv/issues/1). Such folders fail with
+// ErrUnsupported naming LZX; pkg/symstore keeps the cabinet in its cache
+// and names the cabextract command that expands it.
 //
 // Format reference: [MS-CAB] "Cabinet File Format" and [MS-MCI] "Microsoft
 // ZIP (MSZIP) Compression and Decompression Data Structure"
@@ -228,7 +237,7 @@ func (f *File) Open() (io.Reader, error) {
 	case MethodQuantum:
 		return nil, fmt.Errorf("%s: %w: Quantum compression (expand it with cabextract)", f.Name, ErrUnsupported)
 	case MethodLZX:
-		return nil, fmt.Errorf("%s: %w: LZX compression (expand it with cabextract)", f.Name, ErrUnsupported)
+		return nil, fmt.Errorf("%s: %w: LZX compression, which this reader does not decode (cabextract does: extract the file with it)", f.Name, ErrUnsupported)
 	default:
 		return nil, fmt.Errorf("%s: %w: compression method %d", f.Name, ErrUnsupported, fo.method)
 	}

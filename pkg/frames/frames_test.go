@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -323,6 +324,13 @@ func TestGroupsAndWindow(t *testing.T) {
 	if n := byName(t, fs, "lane_read").Rows(); n != 3 {
 		t.Errorf("reads in 300..620 = %d, want 3 (320, 330, 500)", n)
 	}
+	// a window's rows keep their position in the whole lane (findings evidence ids are "<lane>/<index>")
+	read := byName(t, fs, "lane_read")
+	for i, want := range []int64{1, 2, 3} {
+		if got := field(t, read, "index").At(i).(int64); got != want {
+			t.Errorf("read row %d index = %d, want %d", i, got, want)
+		}
+	}
 	// the wait 40..140 ends before the window; none overlaps
 	if n := byName(t, fs, "lane_wait").Rows(); n != 0 {
 		t.Errorf("waits = %d", n)
@@ -395,6 +403,25 @@ func TestBinnedContract(t *testing.T) {
 	fs := build(t, src, Request{Groups: []string{GroupLanes}, MaxDataPoints: 20})
 	golden(t, "view_binned", fs[:1])
 	writeContract(t, "view_binned", fs)
+	// Independent of the golden: the generated plan is a hash join whose
+	// build scan (node 1) reads all its pages before the probe scan (node
+	// 2) reads any, and the timeline gives every read to one of them
+	// (before the timeline read the profiles fired at query end as bounds,
+	// the first reads stayed unmatched).
+	var lastBuild, firstProbe int64 = -1, math.MaxInt64
+	for _, e := range src.Bundle.Trace.Lanes.Read {
+		switch e.NodeID {
+		case 1:
+			lastBuild = max(lastBuild, e.T)
+		case 2:
+			firstProbe = min(firstProbe, e.T)
+		default:
+			t.Errorf("read at %d µs matched %+v, want a scan", e.T, e.Match)
+		}
+	}
+	if lastBuild < 0 || lastBuild >= firstProbe {
+		t.Errorf("build scan's last read %d, probe scan's first %d: want build first", lastBuild, firstProbe)
+	}
 }
 
 func TestProbeFrame(t *testing.T) {

@@ -118,8 +118,10 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 	states, rules, confs, cands := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	nodes, stacks := make([]*int64, n), make([]*int64, n)
 	ambiguous := make([]bool, n)
+	index := make([]int64, n)
 	for k, i := range idx {
 		e := &es[i]
+		index[k] = int64(i)
 		a, b := s.start(e), s.end(e)
 		startUs[k], endUs[k] = a, b
 		starts[k], ends[k] = v.at(a), v.at(max(b, a+v.resolutionUs))
@@ -145,6 +147,9 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		hidden(data.NewField("confidence", nil, confs)),
 		hidden(data.NewField("ambiguous", nil, ambiguous)),
 		hidden(data.NewField("candidates", nil, cands)),
+		// the entry's position in the whole lane: findings' evidence ids
+		// ("<lane>/<index>") resolve to a row through it, whatever the window
+		hidden(data.NewField("index", nil, index)),
 		hidden(data.NewField("stackId", nil, stacks)),
 	}
 	for _, f := range s.details(es, idx) {

@@ -45,9 +45,12 @@ var (
 	// the cache lacks it).
 	ErrNotFound = errors.New("PDB not found")
 	// ErrCompressed means a server only has a compressed .pd_ (cabinet) copy
-	// in a form pkg/cab does not expand (LZX, Quantum); MSZIP and stored
-	// copies are expanded.
-	ErrCompressed = errors.New("only a compressed .pd_ (cabinet) copy exists, in a compression this reader does not expand — expand it with cabextract into the cache")
+	// in a form pkg/cab does not expand (LZX, which symstore.exe /compress
+	// writes, or Quantum); MSZIP and stored copies are expanded. The
+	// downloaded cabinet is kept in the cache directory where the .pdb
+	// belongs, and the error names the cabextract command that puts the
+	// .pdb there.
+	ErrCompressed = errors.New("only a compressed .pd_ (cabinet) copy exists, in LZX or Quantum, which this reader does not expand: extract it with cabextract into the cache, give the .pdb directly, or use a symbol server that serves uncompressed .pdb files")
 	// ErrMismatch means the downloaded file is not the requested PDB build.
 	ErrMismatch = errors.New("PDB identity mismatch")
 )
@@ -461,6 +464,9 @@ func (s *Store) fetchOnce(ctx context.Context, src, dest string, guid pdb.GUID, 
 	got := tmp.Name()
 	if member != "" {
 		if got, err = expandCabinet(got, member); err != nil {
+			if errors.Is(err, ErrCompressed) {
+				return keepCompressed(tmp.Name(), src, dest, err)
+			}
 			return fmt.Errorf("%s: %w", src, err)
 		}
 		defer os.Remove(got)
@@ -469,6 +475,19 @@ func (s *Store) fetchOnce(ctx context.Context, src, dest string, guid pdb.GUID, 
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	return os.Rename(got, dest)
+}
+
+// keepCompressed keeps a cabinet this reader cannot expand as <name>.pd_
+// in the cache directory of dest, so that one cabextract run puts the
+// .pdb where the cache looks, and says so in the error.
+func keepCompressed(downloaded, src, dest string, cause error) error {
+	dir := filepath.Dir(dest)
+	base := filepath.Base(dest)
+	kept := filepath.Join(dir, base[:len(base)-1]+"_")
+	if err := os.Rename(downloaded, kept); err != nil {
+		return fmt.Errorf("%s: %w (and it could not be kept in the cache: %v)", src, cause, err)
+	}
+	return fmt.Errorf("%s: %w; it is saved as %s: `cabextract -d %s %s` writes %s where the cache looks", src, cause, kept, dir, kept, base)
 }
 
 // expandCabinet takes member (or the cabinet's only file) out of the

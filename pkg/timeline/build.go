@@ -49,7 +49,18 @@ func (b *Builder) Build() (*Trace, error) {
 		}
 	}
 	m.markExecution()
+	m.detectProfilesAtEnd(tr.End)
+	m.deferTiming = true
 	b.fillLanes(tr, m)
+	m.deferTiming = false
+	// Two passes: the operators' times from the events that name them
+	// (node id, object), then timing matches against those times rather
+	// than against windows, and the times again with what they added.
+	m.collectOwn(&tr.Lanes, false)
+	first := m.phases(tr.Start, tr.End)
+	m.useSpans(first)
+	m.rematch(&tr.Lanes)
+	m.collectOwn(&tr.Lanes, true)
 	tr.Operators = m.phases(tr.Start, tr.End)
 	tr.Lanes.Plan = make([]PlanEntry, 0, len(tr.Operators))
 	for _, o := range tr.Operators {
@@ -61,7 +72,7 @@ func (b *Builder) Build() (*Trace, error) {
 	sortLane(tr.Lanes.Plan, func(e PlanEntry) int64 { return e.T })
 	b.summarize(tr, m)
 	b.buildStacks(tr)
-	tr.Summary.Notes = append(b.notes, m.notes...)
+	tr.Summary.Notes = append(append(b.notes, m.notes...), m.cycleNotes...)
 	if len(tr.Summary.Ambiguous) == 0 {
 		tr.Summary.Ambiguous = nil
 	}
@@ -160,13 +171,12 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	sortLane(l.Split, func(e SplitEvent) int64 { return e.T })
 	sortLane(l.Log, func(e LogEvent) int64 { return e.T })
 	sortLane(l.IO, func(e IOInterval) int64 { return e.T })
-	m.collectOwn(l)
 }
 
 func (f *filler) page(r *rec) {
 	obj := f.b.catalog.page(r.a, r.b, r.c)
 	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj, Stack: r.stack}
-	e.Match = f.m.matchData(obj, r.t, poolAccess)
+	e.Match = f.m.matchData(obj, r.t, pagePool(r.a))
 	if r.kind == kRead {
 		f.l.Read = append(f.l.Read, e)
 	} else {
@@ -225,7 +235,7 @@ func (f *filler) io(r *rec) {
 	switch {
 	case r.kind == kFileRead:
 		f.ios[k] = append(f.ios[k], len(l.IO))
-		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchData(obj, r.t, poolAccess)})
+		l.IO = append(l.IO, IOInterval{T: r.t, End: r.t, Open: true, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d, Match: f.m.matchIO(obj, r.t, pagePool(r.a))})
 	case r.kind == kFileReadCompleted && len(f.ios[k]) > 0:
 		q := f.ios[k]
 		io := &l.IO[q[0]]
@@ -237,7 +247,7 @@ func (f *filler) io(r *rec) {
 	default:
 		t0 := r.t - int64(r.e)
 		l.IO = append(l.IO, IOInterval{T: t0, End: r.t, Write: r.kind == kFileWriteCompleted, DatabaseID: r.a, FileID: r.b, Offset: r.c, Size: r.d,
-			DurationUs: r.e, Completed: true, Match: f.m.matchData(obj, t0, poolAccess)})
+			DurationUs: r.e, Completed: true, Match: f.m.matchIO(obj, t0, pagePool(r.a))})
 	}
 }
 

@@ -32,18 +32,45 @@
 //     end, or where it began for an uncompleted read). There is no sentinel
 //     time: an interval that ended before sql_batch_starting is closed.
 //
+//   - A query_thread_profile window, [timestamp − total_time_us,
+//     timestamp], bounds an operator: it was opened by the window's start
+//     and worked no later than its end; total_time_us is its active time
+//     (row mode: its inputs' included). It does not say the operator
+//     worked until the window's end: the event fires when the operator
+//     closes, which may be when the query ends (xe-tracing.md §10,
+//     xe-event-fields.md §3.4). When every window ended together at the
+//     end of the statement (within TimingLimitUs) a note says so and
+//     windows place nothing.
+//
 //   - Matching tries, in decreasing confidence, the node id an event carries,
 //     the object identity (strong when the index matches too, weak when one side
 //     has no index name) and, for events that carry no object (waits, spills
-//     without a node id), timing alone. Several operators on one object are
-//     told apart by their execution windows; unless every candidate has a
-//     window and exactly one holds the event, timing decided: the match is
-//     Ambiguous, low, and lists its Candidates. A timing match considers only
-//     windows within TimingLimitUs (2 ms) of the event; none that near, a
-//     wait or spill belongs to the statement (rule "statement", no node)
-//     and data whose object the catalog does not know stays unmatched. An event
-//     whose object no operator touches stays unmatched; it is never pushed to
-//     an operator on another table, nor to one that never ran.
+//     without a node id), timing alone. It runs in two passes: operators'
+//     times are worked out from the events that name them, and timing then
+//     compares events with when each operator worked (an operator only
+//     placed by its parent, for its active time, decides only low); the
+//     times are worked out again with what that added. Several operators
+//     on one object are told apart by time; unless every candidate has a
+//     span and exactly one holds the event, timing decided: the match is
+//     Ambiguous, low, and lists its Candidates; equal spans go to the deeper
+//     operator. A timing match considers only spans within TimingLimitUs (2
+//     ms) of the event; none that near, a wait or spill belongs to the
+//     statement (rule "statement", no node) and data whose object the
+//     catalog does not know stays unmatched (a tempdb page the catalog
+//     does not know goes only to an operator that may read tempdb: a temp
+//     table, or an object whose database the plan does not name; it is a
+//     sort's, hash's or spool's worktable otherwise). An event whose object no
+//     operator touches stays unmatched; it is never pushed to an operator on
+//     another table, nor to one that never ran. Matches by timing alone are
+//     never evidence of when an operator worked.
+//
+//   - Phase boundaries rest on the strongest evidence (Phase.Source): a
+//     hash join's build ends once its build input has and no later than
+//     the probe input's first event; a blocking operator first emits once
+//     its input has ended and after its own spill warnings; a nested loops'
+//     outer input first emits before the inner input is first seen; an
+//     input whose rows are taken as they come works until its parent is
+//     done with it. Windows and active times only bound and fill in.
 //
 //   - Operators that never ran (ActualExecutions 0, the input an adaptive
 //     join's ActualJoinType left unused, anything below them) are
@@ -60,9 +87,10 @@
 //     their parent's phases allow (TimeSource "parent"): a probe input after
 //     its hash join's build, an inner input after the outer's first row.
 //
-//   - Parallel operators get per-thread bars (Threads, skew visible by rows
-//     and windows); Parallelism operators show their producer and consumer
-//     sides (Exchange).
+//   - Parallel operators get per-thread bars (Threads: from the operator's
+//     start for the thread's active time, no later than its window's end;
+//     skew visible by rows and times); Parallelism operators show their
+//     producer and consumer sides (Exchange).
 //
 //   - Call stacks (package0.callstack / callstack_rva actions) are kept
 //     once each in a stack table (Trace.Stacks: id → frames as pkg/callstack
@@ -75,9 +103,11 @@
 // still loads (Trace.UnmarshalJSON turns its heldToEnd locks and
 // uncompleted reads into open intervals), and so does schema 2; a newer
 // schema is refused by name. Schema 3 only added fields: trace stacks[]
-// (the stack table) and pages[] (page headers the tracer read), and stack
-// on read/write, lock, wait, memory, split and log entries. Schema 2 only
-// added fields and values:
+// (the stack table) and pages[] (page headers the tracer read), stack
+// on read/write, lock, wait, memory, split and log entries, and source on
+// phases (what each boundary rests on); operator timeSource is "events"
+// for an operator its own events place (before: "thread_profile"
+// whenever it had a window). Schema 2 only added fields and values:
 //
 //	trace        schema
 //	match        ambiguous, candidates; rule "statement" now also for

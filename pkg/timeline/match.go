@@ -15,6 +15,10 @@ const (
 	poolAll pool = iota
 	// poolAccess: operators that read data (scans, seeks, lookups).
 	poolAccess
+	// poolAccessTempdb: access operators that may read tempdb (a temp
+	// table, or an object whose database the plan does not name), for
+	// tempdb pages whose object is unknown.
+	poolAccessTempdb
 	// poolModify: operators that change data (insert, update, delete, merge).
 	poolModify
 	poolAccessOrModify
@@ -22,6 +26,21 @@ const (
 	poolSort
 	poolExchange
 )
+
+// tempdbID is tempdb's database_id, fixed at 2
+// (https://learn.microsoft.com/en-us/sql/relational-databases/databases/tempdb-database).
+const tempdbID = 2
+
+// pagePool is the pool for a page or file I/O event of database db whose
+// object is unknown: a tempdb page (a worktable or workfile of a sort,
+// hash or spool, most likely) can only be read by an access operator on
+// a tempdb object.
+func pagePool(db uint64) pool {
+	if db == tempdbID {
+		return poolAccessTempdb
+	}
+	return poolAccess
+}
 
 func spillPool(event string) pool {
 	switch event {
@@ -41,11 +60,22 @@ type opInfo struct {
 	hash      bool
 	sort      bool
 	exchange  bool
+	tempdb    bool // an access operator with an object that may be in tempdb
 	hasWindow bool
 	win       Window         // all its query_thread_profile windows merged
 	windows   []threadWindow // each query_thread_profile window, in event order
 	hasOwn    bool
 	own       Window // first and last unambiguously matched event
+	// spilled: a spill warning carries its node id; spillAt is the last.
+	spilled bool
+	spillAt int64
+	// hasAct: act is when it worked (its times from a first pass over
+	// the evidence), which timing matches use instead of its windows.
+	hasAct bool
+	act    Window
+	// actPlaced: act is where its parent's semantics placed it for its
+	// active time, not what its own evidence showed.
+	actPlaced bool
 	// notExecuted: the plan says it never ran (and no thread profile
 	// says otherwise); it is nobody's candidate.
 	notExecuted bool
@@ -62,6 +92,8 @@ func (o *opInfo) in(p pool) bool {
 	switch p {
 	case poolAccess:
 		return o.access
+	case poolAccessTempdb:
+		return o.access && o.tempdb
 	case poolModify:
 		return o.modify
 	case poolAccessOrModify:
@@ -117,6 +149,19 @@ type matcher struct {
 	keyBuf    []byte
 	sets      map[string][]NodeID
 	notes     []string
+	// cycleNotes are the last phases pass's notes on executions drawn as
+	// one phase.
+	cycleNotes []string
+	// profilesAtEnd: every query_thread_profile fired together as the
+	// query ended, so windows bound operators but do not place them.
+	profilesAtEnd bool
+	// bySpans: timing matches use each operator's worked span (act)
+	// instead of its windows.
+	bySpans bool
+	// deferTiming: the first pass leaves every match that timing would
+	// decide to rematch, which decides it against the worked spans (the
+	// first pass's answer would be thrown away: it is not evidence).
+	deferTiming bool
 }
 
 type candKey struct {
@@ -134,6 +179,7 @@ func newMatcher(stmt *showplan.Statement) *matcher {
 		info := &opInfo{op: op, order: i}
 		info.modify = isModify(op)
 		info.access = !info.modify && len(op.Objects) > 0 && isAccess(op)
+		info.tempdb = info.access && slices.ContainsFunc(op.Objects, mayBeTempdb)
 		phys := strings.ToLower(op.PhysicalOp)
 		info.hash = phys == "hash match" || phys == "adaptive join" || phys == "batch hash table build"
 		info.sort = strings.Contains(phys, "sort")
@@ -167,10 +213,32 @@ func isModify(op *showplan.Operator) bool {
 }
 
 // isAccess tells operators that read an index or heap.
+// mayBeTempdb: the plan names tempdb as the object's database, names
+// none, or the object is a temporary table (#name).
+func mayBeTempdb(o showplan.ObjectRef) bool {
+	db := strings.Trim(o.Database, "[]")
+	return db == "" || strings.EqualFold(db, "tempdb") || strings.HasPrefix(strings.Trim(o.Table, "[]"), "#")
+}
+
 func isAccess(op *showplan.Operator) bool {
 	p := strings.ToLower(op.PhysicalOp)
 	return strings.HasSuffix(p, " scan") || strings.HasSuffix(p, " seek") || strings.HasSuffix(p, "lookup") ||
 		p == "table scan" || p == "rid lookup" || p == "key lookup"
+}
+
+// timingWindow is what timing matches compare an event with: when the
+// operator worked, once a first pass has worked it out from evidence
+// (act), else its merged query_thread_profile window — a bound, which
+// seldom decides alone: a match it decides is ambiguous unless every
+// candidate has one and exactly one holds the event.
+func (o *opInfo) timingWindow() (Window, bool) {
+	switch {
+	case o.hasAct:
+		return o.act, true
+	case o.hasWindow:
+		return o.win, true
+	}
+	return Window{}, false
 }
 
 func (m *matcher) addWindow(node, thread int, start, end int64) {
@@ -258,6 +326,9 @@ func identity(op *showplan.Operator, obj *ObjectName) Confidence {
 // matchData matches an event that touched data: by its object when it is
 // known, else by timing among the operators of pool p.
 func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
+	if obj == nil && m.deferTiming {
+		return Match{NodeID: Unmatched}
+	}
 	if obj == nil {
 		// Data whose object the catalog does not know: timing may still
 		// tell, but far from every window it is a catalog miss, not the
@@ -267,6 +338,10 @@ func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
 		}
 		return Match{NodeID: Unmatched}
 	}
+	if p == poolAccessTempdb {
+		// the object is known: its name decides
+		p = poolAccess
+	}
 	set := m.candidatesFor(obj, p)
 	switch len(set.cands) {
 	case 0:
@@ -274,7 +349,20 @@ func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
 	case 1:
 		return Match{NodeID: NodeID(set.cands[0].op.op.NodeID), Rule: RuleObject, Confidence: set.cands[0].conf}
 	}
+	if m.deferTiming {
+		return Match{NodeID: Unmatched, Rule: RuleObjectTiming}
+	}
 	return m.byWindows(t, set)
+}
+
+// matchIO is matchData for file I/O, decided at once: rematch does not
+// revisit it (its entry does not hold its object).
+func (m *matcher) matchIO(obj *ObjectName, t int64, p pool) Match {
+	deferred := m.deferTiming
+	m.deferTiming = false
+	mt := m.matchData(obj, t, p)
+	m.deferTiming = deferred
+	return mt
 }
 
 // byWindows decides between several operators that touch the event's
@@ -290,7 +378,11 @@ func (m *matcher) byWindows(t int64, set *candSet) Match {
 	}
 	id := NodeID(best.op.op.NodeID)
 	if containing == 1 && windowed == len(set.cands) {
-		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: best.conf}
+		conf := best.conf
+		if best.op.actPlaced {
+			conf = ConfidenceLow
+		}
+		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: conf}
 	}
 	ids := set.ids
 	if containing > 1 {
@@ -301,7 +393,7 @@ func (m *matcher) byWindows(t int64, set *candSet) Match {
 
 // bestWindow picks, among candidates with an execution window, the one whose
 // window contains t (the narrowest, when several do), else the nearest.
-// Ties go to the earlier operator in plan order. It also counts the
+// Ties go to the deeper operator, then the earlier in plan order. It also counts the
 // windows that contain t and the candidates that have one; best is nil
 // when none has a window.
 func bestWindow(t int64, cands []candidate) (best *candidate, containing, windowed int) {
@@ -309,25 +401,36 @@ func bestWindow(t int64, cands []candidate) (best *candidate, containing, window
 	bestScore := int64(math.MaxInt64)
 	for i := range cands {
 		o := cands[i].op
-		if !o.hasWindow {
+		w, ok := o.timingWindow()
+		if !ok {
 			continue
 		}
 		windowed++
-		contains := t >= o.win.Start && t <= o.win.End
+		contains := t >= w.Start && t <= w.End
 		var score int64
 		if contains {
 			containing++
-			score = o.win.End - o.win.Start
+			score = w.End - w.Start
 		} else {
-			score = distance(t, o.win)
+			score = distance(t, w)
 		}
 		better := best == nil || (contains && !bestContains) ||
-			(contains == bestContains && (score < bestScore || (score == bestScore && o.order < best.op.order)))
+			(contains == bestContains && (score < bestScore || (score == bestScore && deeperOrEarlier(o, best.op))))
 		if better {
 			best, bestContains, bestScore = &cands[i], contains, score
 		}
 	}
 	return best, containing, windowed
+}
+
+// deeperOrEarlier breaks a tie between equal windows: an operator's span
+// holds its inputs', so the deeper operator is the more specific one; then
+// plan order.
+func deeperOrEarlier(a, b *opInfo) bool {
+	if a.op.Depth != b.op.Depth {
+		return a.op.Depth > b.op.Depth
+	}
+	return a.order < b.order
 }
 
 func distance(t int64, w Window) int64 {
@@ -344,7 +447,7 @@ func distance(t int64, w Window) int64 {
 func (m *matcher) containingIDs(t int64, cands []candidate) []NodeID {
 	ids := m.idBuf[:0]
 	for _, c := range cands {
-		if c.op.hasWindow && t >= c.op.win.Start && t <= c.op.win.End {
+		if w, ok := c.op.timingWindow(); ok && t >= w.Start && t <= w.End {
 			ids = append(ids, NodeID(c.op.op.NodeID))
 		}
 	}
@@ -373,12 +476,15 @@ func (m *matcher) intern(ids []NodeID) []NodeID {
 // statement. Several near: ambiguous. No operator of the pool has a window
 // at all: unmatched.
 func (m *matcher) matchTiming(t int64, p pool) Match {
+	if m.deferTiming {
+		return Match{NodeID: Unmatched}
+	}
 	cands := m.timingBuf[:0]
 	windows := false
 	for _, o := range m.ops {
-		if o.hasWindow && o.in(p) && !o.notExecuted {
+		if w, ok := o.timingWindow(); ok && o.in(p) && !o.notExecuted {
 			windows = true
-			if distance(t, o.win) <= TimingLimitUs {
+			if distance(t, w) <= TimingLimitUs {
 				cands = append(cands, candidate{o, ConfidenceLow})
 			}
 		}
@@ -400,51 +506,4 @@ func (m *matcher) matchTiming(t int64, p pool) Match {
 	}
 	m.idBuf = ids
 	return Match{NodeID: NodeID(best.op.op.NodeID), Rule: RuleTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: m.intern(ids)}
-}
-
-// collectOwn records each operator's first and last matched data event.
-func (m *matcher) collectOwn(l *Lanes) {
-	note := func(mt Match, t, end int64) {
-		n := mt.NodeID
-		if n < 0 || mt.Ambiguous {
-			return
-		}
-		o := m.byID[int(n)]
-		if o == nil {
-			return
-		}
-		if !o.hasOwn {
-			o.hasOwn, o.own = true, Window{t, end}
-			return
-		}
-		o.own.Start = min(o.own.Start, t)
-		o.own.End = max(o.own.End, end)
-	}
-	for _, e := range l.Read {
-		note(e.Match, e.T, e.T)
-	}
-	for _, e := range l.Write {
-		note(e.Match, e.T, e.T)
-	}
-	for _, e := range l.Lock {
-		if !e.Open {
-			note(e.Match, e.T, e.T)
-		}
-	}
-	for _, e := range l.Log {
-		if e.Kind == "record" {
-			note(e.Match, e.T, e.T)
-		}
-	}
-	for _, e := range l.Split {
-		note(e.Match, e.T, e.T)
-	}
-	for _, e := range l.IO {
-		note(e.Match, e.T, e.End)
-	}
-	for _, e := range l.Memory {
-		if e.Rule == RuleNodeID {
-			note(e.Match, e.T, e.T)
-		}
-	}
 }

@@ -9,13 +9,7 @@ import (
 // input (node 2, TestTableA); the join cannot emit before its build ends.
 func TestScenarioHashJoinBuildProbe(t *testing.T) {
 	plan := loadPlan(t, "columns_with_no_statistics.sqlplan")
-	cat := NewCatalog()
-	for p := uint64(100); p < 102; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableB", Index: "UK_myschema_TestTableA_MyName"})
-	}
-	for p := uint64(200); p < 205; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "myschema", Table: "TestTableA", Index: "PK_TestTableA"})
-	}
+	cat := hashJoinCatalog(5)
 	st := newStream()
 	st.batchStart(0)
 	st.read(1, 1, 100)
@@ -55,6 +49,18 @@ func TestScenarioHashJoinBuildProbe(t *testing.T) {
 	if !tr.Summary.Spread {
 		t.Error("coincident millisecond reads were not spread")
 	}
+	// Golden change (phases): the page the catalog does not know, read at
+	// 4 ms, goes to the probe scan by timing — the only access operator
+	// working then (the build scan's last read was at 1 ms, beyond the
+	// timing limit). Before, with no windows, nothing could tell.
+	for _, r := range tr.Lanes.Read {
+		if r.PageID == 999 && (r.NodeID != 2 || r.Rule != RuleTiming || r.Confidence != ConfidenceLow || r.Ambiguous) {
+			t.Errorf("unknown page at %d µs matched %+v, want the probe scan (2) by timing, low", r.T, r.Match)
+		}
+	}
+	if probe.Start < b.End {
+		t.Errorf("probe scan starts at %d, during the build (ends %d)", probe.Start, b.End)
+	}
 }
 
 // Sort below a streaming chain: Compute Scalar ← Stream Aggregate ← Sort ←
@@ -62,15 +68,7 @@ func TestScenarioHashJoinBuildProbe(t *testing.T) {
 // sort has consumed its input.
 func TestScenarioSortBelowStreamingChain(t *testing.T) {
 	plan := loadPlan(t, "stack_overflow-my_comment_score_distribution.sqlplan")
-	cat := NewCatalog()
-	for p := uint64(500); p < 510; p++ {
-		cat.AddPage(5, 1, p, ObjectName{Schema: "dbo", Table: "Comments", Index: "idxId"})
-	}
-	st := newStream()
-	st.batchStart(0)
-	for i := 0; i < 10; i++ {
-		st.read(1+i/3, 1, uint64(500+i))
-	}
+	st, cat := sortChainReads()
 	st.profile(5, 4, 1, 4000) // scan: 1–5 ms
 	st.profile(6, 3, 0, 5000) // gather streams: 1–6 ms
 	st.profile(8, 2, 0, 7000) // sort: 1–8 ms
@@ -90,8 +88,20 @@ func TestScenarioSortBelowStreamingChain(t *testing.T) {
 			t.Errorf("node %d emits at %d, before the sort below it (%d)", id, o.FirstEmit, sort.FirstEmit)
 		}
 	}
-	if op(tr, 4).TimeSource != "thread_profile" {
-		t.Errorf("scan time source %s", op(tr, 4).TimeSource)
+	if op(tr, 4).TimeSource != "events" {
+		t.Errorf("scan time source %s: want its reads (events), not its window", op(tr, 4).TimeSource)
+	}
+	// Golden change (phases): the operators above the scan rest on its
+	// reads and their own windows' bounds, so they are "derived", and the
+	// sort's consume phase ends where Gather Streams' window ended (6 ms:
+	// the profiles fired as the operators closed), which is its source.
+	for _, id := range []int{0, 1, 2, 3} {
+		if ts := op(tr, id).TimeSource; ts != "derived" {
+			t.Errorf("node %d time source %s, want derived (its input's reads, bounded by its window)", id, ts)
+		}
+	}
+	if consume.End != 6000 || consume.Source != "thread_profile" {
+		t.Errorf("sort consume phase %+v: want it to end at 6000, Gather Streams' window end (thread_profile)", consume)
 	}
 }
 
@@ -127,6 +137,13 @@ func TestScenarioSelfJoinDecidedByTiming(t *testing.T) {
 	if last.NodeID != 5 || last.Rule != RuleObjectTiming || last.Confidence != ConfidenceLow || !last.Ambiguous ||
 		!slices.Equal(last.Candidates, []NodeID{2, 5}) {
 		t.Errorf("a read outside both windows is a guess: %+v, want node 5, low, ambiguous between 2 and 5", last.Match)
+	}
+	// Golden change (phases): each scan's time comes from its own reads
+	// (events); its window only bounds it.
+	for _, id := range []int{2, 5} {
+		if ts := op(tr, id).TimeSource; ts != "events" {
+			t.Errorf("scan %d time source %s, want events", id, ts)
+		}
 	}
 	if tr.Summary.Ambiguous["read"] != 1 {
 		t.Errorf("summary ambiguous %v", tr.Summary.Ambiguous)
@@ -194,5 +211,16 @@ func TestScenarioNestedLoopsKeyLookup(t *testing.T) {
 	nl := op(tr, 0)
 	if nl.Start > op(tr, 3).Start {
 		t.Errorf("nested loops starts at %d, after its outer input %d", nl.Start, op(tr, 3).Start)
+	}
+	// Golden changes (phases): the outer seek hands on its rows as the
+	// loop asks for them, so it works until the loop is done (before: it
+	// ended at its single read); and the PAGEIOLATCH wait, which names
+	// no operator, now goes by timing to the seek working then — low and
+	// ambiguous, since the loop and the lookup are within the limit too.
+	if seek := op(tr, 3); seek.End != nl.End || seek.End != tr.End {
+		t.Errorf("outer seek ends at %d, want the nested loops' end %d (the statement's %d)", seek.End, nl.End, tr.End)
+	}
+	if m := w[0].Match; m.NodeID != 3 || m.Rule != RuleTiming || m.Confidence != ConfidenceLow || !m.Ambiguous || !slices.Equal(m.Candidates, []NodeID{0, 3, 5}) {
+		t.Errorf("wait %+v, want the seek by timing, low, ambiguous among 0, 3, 5", m)
 	}
 }

@@ -6,12 +6,15 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 )
 
-// threadBars gives a parallel operator one bar per thread: its own
-// query_thread_profile window where there is one, else anchored at the
-// operator's start for the thread's ActualElapsedms (or the operator's
-// span). Rows come from the thread's runtime counters, so skew shows.
-// Serial operators get none.
-func threadBars(op *showplan.Operator, info *opInfo, t *opTimes) []ThreadBar {
+// threadBars gives a parallel operator one bar per thread, anchored at
+// the operator's start (a parallel branch's threads start together) and
+// lasting the thread's active time — its query_thread_profile
+// total_time_us, else its ActualElapsedms — ending no later than its
+// window's end (the thread was closed by then) or the operator's end. A
+// thread with no active time lasts until its window's end, else the
+// operator's. Rows come from the thread's runtime counters, so skew
+// shows. Serial operators get none.
+func (p *planner) threadBars(op *showplan.Operator, info *opInfo, t *opTimes) []ThreadBar {
 	ids := threadIDs(op)
 	for _, w := range info.windows {
 		if !slices.Contains(ids, w.thread) {
@@ -25,19 +28,35 @@ func threadBars(op *showplan.Operator, info *opInfo, t *opTimes) []ThreadBar {
 	bars := make([]ThreadBar, 0, len(ids))
 	for _, id := range ids {
 		bar := ThreadBar{Thread: id, Start: t.start, End: t.end, Source: "plan"}
+		var active int64
 		for _, c := range op.Threads {
 			if c.Thread != id {
 				continue
 			}
 			bar.Rows, bar.Executions = c.Rows, c.Executions
 			if c.HasTiming {
-				bar.End = clamp(t.start+c.ElapsedMs*1000, t.start, t.end)
+				active = c.ElapsedMs * 1000
 			}
 		}
-		if s, e, ok := windowOf(info, func(th int) bool { return th == id }); ok {
-			// Windows are clamped to the operator like its own times.
-			bar.Start, bar.End, bar.Source = clamp(s, t.start, t.end), clamp(e, t.start, t.end), "thread_profile"
+		var total int64
+		windowed := false
+		for _, w := range info.windows {
+			if w.thread == id {
+				total += w.end - w.start
+				if !windowed || w.end > bar.End {
+					bar.End = min(t.end, w.end)
+				}
+				windowed = true
+			}
 		}
+		if windowed {
+			bar.Source = "thread_profile"
+			active = max(active, total)
+		}
+		if active > 0 {
+			bar.End = min(bar.End, t.start+active)
+		}
+		bar.Start, bar.End = t.start, clamp(bar.End, t.start, t.end)
 		bars = append(bars, bar)
 	}
 	return bars
@@ -79,7 +98,8 @@ func windowOf(info *opInfo, keep func(int) bool) (start, end int64, ok bool) {
 // two sides share ids (Repartition Streams, Distribute Streams) the
 // exchange's query_thread_profile windows cannot be told apart, and both
 // sides take their times from the plan (the producing child's span, the
-// exchange's span).
+// exchange's span). So do they when the windows were all taken at the end
+// of the query: they give no positions then.
 func (p *planner) exchange(op *showplan.Operator, info *opInfo, t *opTimes) *Exchange {
 	ex := &Exchange{
 		Consumer: ExchangeSide{Threads: workers(threadIDs(op)), Start: t.start, End: t.end, Source: "derived"},
@@ -103,13 +123,13 @@ func (p *planner) exchange(op *showplan.Operator, info *opInfo, t *opTimes) *Exc
 		}
 	}
 	for _, id := range ex.Producer.Threads {
-		if slices.Contains(ex.Consumer.Threads, id) {
+		if slices.Contains(ex.Consumer.Threads, id) || p.atEnd {
 			return ex
 		}
 	}
 	side := func(s *ExchangeSide) {
 		if st, e, ok := windowOf(info, func(th int) bool { return slices.Contains(s.Threads, th) }); ok {
-			s.Start, s.End, s.Source = clamp(st, p.lo, p.hi), clamp(e, p.lo, p.hi), "thread_profile"
+			s.Start, s.End, s.Source = clamp(st, t.start, t.end), clamp(e, t.start, t.end), "thread_profile"
 		}
 	}
 	side(&ex.Producer)

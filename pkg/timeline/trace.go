@@ -148,6 +148,15 @@ type Phase struct {
 	// than one: a reexecuted phase, or an emit phase of a spool or sort
 	// that replayed its result (rewinds) without reading its input again.
 	Executions int64 `json:"executions,omitempty"`
+	// Source says what the boundary between this phase and its neighbour
+	// (a build's or consume phase's end, an emit or probe phase's start)
+	// rests on: "events" (the inputs' or the operator's own matched
+	// events: the build input's last, the probe input's first, a spill
+	// warning), "thread_profile" (a query_thread_profile window's bound or
+	// active time), "plan" (ActualElapsedms), "derived" (its inputs'
+	// times), "parent" (placed by its parent's phases) or "estimate"
+	// (nothing says: halfway, or one of n equal cycles).
+	Source string `json:"source,omitempty"`
 }
 
 // Cycle is one execution of a re-executed operator that the events show
@@ -214,11 +223,15 @@ type Operator struct {
 	FirstEmit  int64   `json:"firstEmit"`
 	End        int64   `json:"end"`
 	Phases     []Phase `json:"phases"`
-	// TimeSource says where Start and End came from: "thread_profile" (its own
-	// query_thread_profile window), "events" (its matched events),
-	// "derived" (children and runtime counters), "parent" (no evidence in
-	// its subtree: placed inside what its parent's phases allow, e.g. a
-	// probe input after its hash join's build) or "not_executed".
+	// TimeSource says where Start and End came from: "events" (its matched
+	// events), "derived" (its inputs' events, with its active time),
+	// "thread_profile" (only its query_thread_profile windows, taken where
+	// they were recorded as operators closed), "parent" (nothing of its own
+	// that places it: inside what its parent's phases allow, e.g. a probe
+	// input after its hash join's build, for its active time) or
+	// "not_executed". A window bounds an operator — it was opened by the
+	// window's start and worked no later than its end — and never says by
+	// itself that it worked until the window's end.
 	TimeSource string `json:"timeSource"`
 	// Window is the query_thread_profile execution window, when there is one.
 	Window *Window `json:"window,omitempty"`

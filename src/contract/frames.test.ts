@@ -193,9 +193,12 @@ describe('Go → TypeScript frame contract', () => {
         confidence: string,
         ambiguous: boolean,
         candidates: string,
+        index: number,
       });
       for (let r = 0; r < f.length; r++) {
         expect(field(f, 'end').values[r]).toBeGreaterThanOrEqual(field(f, 'start').values[r]);
+        // the whole trace is one window: a row's index is its position
+        expect(field(f, 'index').values[r]).toBe(r);
       }
     }
     const read = frame(trace, 'lane_read');

@@ -32,6 +32,8 @@ describe('query model contract', () => {
       [{ refId: 'A', queryType: 'view', sql: 'SELECT 1' }, false],
       [{ refId: 'A', queryType: 'bundle', traceId: 'nope' }, false],
       [{ refId: 'A', queryType: 'compare', traceIds: [id, id] }, true],
+      [{ refId: 'A', queryType: 'compare', traceIds: [id, ''] }, false],
+      [{ refId: 'A', queryType: 'compare', traceIds: [id] }, false],
     ];
     for (const [q, want] of cases) {
       expect({ q, runnable: isRunnable(q) }).toEqual({ q, runnable: want });

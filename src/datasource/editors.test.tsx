@@ -236,6 +236,14 @@ describe('QueryEditor', () => {
     );
   });
 
+  it('shows the compare form for two saved traces instead of the SQL', async () => {
+    editor({ queryType: 'compare' }, datasource({}, saved));
+    expect(screen.queryByTestId('code-editor')).toBeNull();
+    expect(screen.getByTestId('qr-compare-form')).toHaveTextContent('Trace A');
+    expect(screen.getByTestId('qr-compare-form')).toHaveTextContent('Trace B');
+    await act(async () => undefined);
+  });
+
   it('shows the trace id field for saved traces instead of the SQL', async () => {
     editor({ queryType: 'bundle', traceId: 'abc' }, datasource({}));
     expect(screen.queryByTestId('code-editor')).toBeNull();

@@ -46,7 +46,7 @@ export interface ReplayQuery extends DataQuery {
   options?: TraceOptions;
   /** A stored trace (bundle, view): 32 lower-case hex digits. */
   traceId?: string;
-  /** compare: reserved until the findings issue. */
+  /** compare: the two stored traces, A then B. */
   traceIds?: string[];
   /** view: the window; absent means the time range clipped to the trace, else the whole trace. */
   window?: TraceWindow;
@@ -71,8 +71,7 @@ export function isRunnable(q: ReplayQuery): boolean {
     case 'view':
       return TRACE_ID.test(q.traceId ?? '');
     case 'compare':
-      // sent so that the backend says clearly that compare is not available yet
-      return (q.traceIds ?? []).length === 2;
+      return (q.traceIds ?? []).length === 2 && q.traceIds!.every((id) => TRACE_ID.test(id));
   }
   return false;
 }

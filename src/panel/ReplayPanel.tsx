@@ -2,19 +2,18 @@ import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { css } from '@emotion/css';
 import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
-import { getDataSourceSrv } from '@grafana/runtime';
 import { EventLaneName, LaneName, isEventLane } from './model/lanes';
 import { LaneData, ReplayTrace, WindowUs, traceFromFrames } from './model/trace';
-import { advance, playFrom } from './replay/clock';
-import { buildPyramid, Pyramid } from './replay/density';
-import { Detail, DetailCache, needsDetail } from './replay/detail';
 import { DebugPanel, debugRoot, newStats } from './replay/debug';
-import { reveal, zoomAt } from './replay/scale';
+import { reveal } from './replay/scale';
 import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
-import { DatasourceLookup, datasourceOf, viewFetcher } from './detailSource';
+import { queryTypeOf } from './detailSource';
+import { useLanes, usePlayback, useViewDatasource } from './components/useLanes';
+import { handleKey, transportKeys, useTransport } from './components/useTransport';
+import { activityWindow } from './replay/window';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
 import { TimelineView } from './components/TimelineView';
 import { Scrubber } from './components/Scrubber';
@@ -23,11 +22,15 @@ import { PlanTree } from './components/PlanTree';
 import { PageMap } from './components/PageMap';
 import { LockList } from './components/LockList';
 import { CallStackView } from './components/CallStackView';
+import { FindingsList } from './components/FindingsList';
+import { FindingsStrip } from './components/FindingsStrip';
+import { useFindings } from './components/useFindings';
+import { selectionOf } from './findings/focus';
+import { ComparePanel } from './components/ComparePanel';
+import { isCompareResponse } from './compare/model';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
-/** Lanes with more rows than this get a density pyramid for drawing. */
-const PYRAMID_MIN_ROWS = 8192;
 
 type Props = PanelProps<ReplayOptions>;
 
@@ -35,7 +38,11 @@ type Props = PanelProps<ReplayOptions>;
 export function ReplayPanel(props: Props) {
   const { data, width, height } = props;
   const styles = useStyles2(getStyles);
-  const result = useMemo(() => traceFromFrames(data.series), [data.series]);
+  const compare = isCompareResponse(data.series) || queryTypeOf(data.request) === 'compare';
+  const result = useMemo(() => traceFromFrames(compare ? [] : data.series), [data.series, compare]);
+  if (compare) {
+    return <ComparePanel {...props} />;
+  }
   if (!result.trace) {
     const loading = data.state === LoadingState.Loading;
     const errors = data.errors?.map((e) => e.message).filter(Boolean) ?? [];
@@ -88,6 +95,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     return s;
   }, []);
   const rootRef = useRef<HTMLDivElement>(null);
+  const findings = useFindings(data.series, store, trace, bounds);
 
   // the linked view: beside the timeline when there is room, else one view at a time
   const split = width >= 900 && height >= 260;
@@ -95,11 +103,16 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const single = !split && !stacked;
   const [view, setView] = useState<ViewChoice>('timeline');
   const [side, setSide] = useState<LinkedView>(options.linkedView);
-  useEffect(() => setSide(options.linkedView), [options.linkedView]);
+  // a new option value opens its view (state adjusted while rendering, not in an effect)
+  const [optionView, setOptionView] = useState(options.linkedView);
+  if (optionView !== options.linkedView) {
+    setOptionView(options.linkedView);
+    setSide(options.linkedView);
+  }
 
   const sideW = split ? Math.round(Math.min(560, Math.max(320, width * 0.36))) : 0;
   const mainW = width - sideW - (split ? 8 : 0);
-  const bodyH = height - TOOLBAR_H;
+  const bodyH = height - TOOLBAR_H - findings.stripH;
   const stackedLinkedH = stacked ? Math.round(bodyH * 0.42) : 0;
   const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - stackedLinkedH);
   const plotW = Math.max(10, mainW - labelWidth(mainW) - 4);
@@ -107,111 +120,22 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const shown = options.lanes;
   const eventLanes = useMemo(() => shown.filter(isEventLane), [shown]);
 
-  // level of detail: a pyramid per large lane, built on first use
-  const pyramids = useRef(new WeakMap<LaneData, Pyramid | null>());
-  const pyramid = useCallback(
-    (lane: LaneData): Pyramid | null => {
-      if (lane.n < PYRAMID_MIN_ROWS) {
-        return null;
-      }
-      if (!pyramids.current.has(lane)) {
-        pyramids.current.set(lane, buildPyramid(lane, trace.lanes[lane.name] === lane ? bounds : lane.window));
-      }
-      return pyramids.current.get(lane) ?? null;
-    },
-    [trace, bounds]
-  );
-
-  // zoomed-in detail through `view` queries
-  const [detailVersion, setDetailVersion] = useState(0);
-  const [detailStatus, setDetailStatus] = useState<{ loading: boolean; error: string | null }>({
-    loading: false,
-    error: null,
+  // level of detail, zoomed-in detail through `view` queries, playback
+  const ds = useViewDatasource(data.request);
+  const { lanesFor, pyramid, detailVersion, detailStatus } = useLanes({
+    trace,
+    bounds,
+    store,
+    lanes: eventLanes,
+    plotW,
+    ds,
+    fetchDetail: options.fetchDetail,
+    stats,
   });
-  const ds = useMemo(() => datasourceOf(data.request, grafanaDatasources()), [data.request]);
-  const detail = useMemo(() => {
-    const fetcher = options.fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId) : null;
-    const cache: DetailCache = new DetailCache(fetcher, (d: Detail | null) => {
-      if (d) {
-        stats.detailFetches++;
-        stats.detailWindows.push({
-          ...d.window,
-          binned: Object.values(d.lanes)
-            .filter((l) => l?.binned)
-            .map((l) => l!.name),
-        });
-        setDetailVersion((v) => v + 1);
-      }
-      setDetailStatus({ loading: cache.loading, error: cache.error });
-    });
-    return cache;
-    // ds is compared by uid: a new object each render must not drop the cache
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [trace, options.fetchDetail, ds?.uid, stats]);
-  useEffect(() => () => detail.dispose(), [detail]);
+  usePlayback(store);
+  findings.setLanes(lanesFor);
 
-  const lanesFor = useCallback(
-    (w: WindowUs): Partial<Record<EventLaneName, LaneData>> => {
-      const d = detail.lookup(w, plotW);
-      if (!d) {
-        return trace.lanes;
-      }
-      const out: Partial<Record<EventLaneName, LaneData>> = { ...trace.lanes };
-      for (const [k, lane] of Object.entries(d.lanes) as Array<[EventLaneName, LaneData | undefined]>) {
-        const base = trace.lanes[k];
-        // detail replaces a lane only where it is finer than the base
-        if (lane && (!base || base.binned)) {
-          out[k] = lane;
-        }
-      }
-      return out;
-    },
-    // detailVersion: new detail changes the answer
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [detail, trace, plotW, detailVersion]
-  );
-
-  useEffect(() => {
-    const check = () => {
-      const w = store.get().window;
-      if (needsDetail(trace, eventLanes, w, plotW)) {
-        detail.request(w, plotW, bounds);
-      }
-    };
-    check();
-    let last = store.get().window;
-    return store.subscribe(() => {
-      const w = store.get().window;
-      if (w !== last) {
-        last = w;
-        check();
-      }
-    });
-  }, [store, detail, trace, eventLanes, plotW, bounds]);
-
-  // playback
-  const playing = useSyncPlaying(store);
-  useEffect(() => {
-    if (!playing) {
-      return;
-    }
-    let last = performance.now();
-    let id = requestAnimationFrame(function tick(now: number) {
-      const s = store.get();
-      const r = advance(s.playheadUs, now - last, s.window, s.speed);
-      last = now;
-      store.set({ playheadUs: r.playheadUs, playing: !r.ended });
-      if (!r.ended) {
-        id = requestAnimationFrame(tick);
-      }
-    });
-    return () => cancelAnimationFrame(id);
-  }, [playing, store]);
-
-  const playPause = useCallback(() => {
-    const s = store.get();
-    store.set(s.playing ? { playing: false } : { playing: true, playheadUs: playFrom(s.playheadUs, s.window) });
-  }, [store]);
+  const transport = useTransport(store, bounds);
 
   const step = useCallback(
     (dir: 1 | -1) => {
@@ -228,16 +152,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
       for (const lane of lanes) {
         const i = entryAt(lane, t, s.filterNode);
         if (i >= 0) {
-          const node = lane.node[i];
-          selected = {
-            lane: lane.name,
-            index: i,
-            detail: lane !== trace.lanes[lane.name],
-            row: lane.row[i],
-            nodeId: node < 0 ? null : node,
-            startUs: lane.start[i],
-            endUs: lane.end[i],
-          };
+          selected = selectionOf(lane, i, trace);
           break;
         }
       }
@@ -252,60 +167,13 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     [store, lanesFor, eventLanes, bounds, trace]
   );
 
-  const zoom = useCallback(
-    (factor: number) => {
-      const s = store.get();
-      const center =
-        s.playheadUs >= s.window.fromUs && s.playheadUs <= s.window.toUs
-          ? s.playheadUs
-          : (s.window.fromUs + s.window.toUs) / 2;
-      store.set({ window: zoomAt(s.window, factor, center, bounds) });
-    },
-    [store, bounds]
-  );
-  const reset = useCallback(() => store.set({ window: { ...bounds } }), [store, bounds]);
-
-  const onKeyDown = (e: React.KeyboardEvent) => {
-    if ((e.target as HTMLElement).closest('input, textarea, [role="combobox"]')) {
-      return;
-    }
-    const handled = ((): boolean => {
-      switch (e.key) {
-        case ' ':
-          playPause();
-          return true;
-        case 'ArrowRight':
-          step(1);
-          return true;
-        case 'ArrowLeft':
-          step(-1);
-          return true;
-        case '+':
-        case '=':
-          zoom(1 / 1.5);
-          return true;
-        case '-':
-        case '_':
-          zoom(1.5);
-          return true;
-        case 'Escape':
-          store.set({ filterNode: null, selectedNode: null, selected: null });
-          return true;
-        case 'Home':
-          store.set({ playheadUs: store.get().window.fromUs });
-          return true;
-        case 'End':
-          store.set({ playheadUs: store.get().window.toUs });
-          return true;
-        default:
-          return false;
-      }
-    })();
-    if (handled) {
-      e.preventDefault();
-      e.stopPropagation();
-    }
-  };
+  const onKeyDown = (e: React.KeyboardEvent) =>
+    handleKey(e, {
+      ...transportKeys(store, transport, step),
+      Escape: () => store.set({ filterNode: null, selectedNode: null, selected: null, highlight: null }),
+      ']': () => findings.step(1),
+      '[': () => findings.step(-1),
+    });
 
   // the debug handle for the browser tests
   useEffect(() => {
@@ -381,21 +249,25 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         return <LockList trace={trace} lane={effective.lock} store={store} unit={options.timeUnit} />;
       case 'stack':
         return <CallStackView trace={trace} store={store} unit={options.timeUnit} laneOf={laneOf} />;
+      case 'findings':
+        return <FindingsList report={findings.report} store={store} onFocus={findings.focus} onStep={findings.step} />;
     }
   };
 
   const tabs = (w: number, h: number) => (
     <div className={styles.side} style={{ width: w, height: h }} data-testid="qr-linked">
       <TabsBar className={styles.tabs}>
-        {(['plan', 'pages', 'locks', 'stack'] as LinkedView[]).map((v) => (
-          <Tab
-            key={v}
-            label={TAB_LABEL[v]}
-            active={side === v}
-            onChangeTab={() => setSide(v)}
-            data-testid={`qr-tab-${v}`}
-          />
-        ))}
+        {((findings.report ? ['findings'] : []).concat(['plan', 'pages', 'locks', 'stack']) as LinkedView[]).map(
+          (v) => (
+            <Tab
+              key={v}
+              label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : TAB_LABEL[v]}
+              active={side === v}
+              onChangeTab={() => setSide(v)}
+              data-testid={`qr-tab-${v}`}
+            />
+          )
+        )}
       </TabsBar>
       <div className={styles.sideBody} style={{ height: h - 34 }}>
         {linked(side, w - 8, h - 40)}
@@ -421,14 +293,24 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         unit={options.timeUnit}
         width={width}
         stepLanes={eventLanes}
-        onPlayPause={playPause}
+        onPlayPause={transport.playPause}
         onStep={step}
-        onZoom={zoom}
-        onReset={reset}
+        onZoom={transport.zoom}
+        onReset={transport.reset}
         view={single ? view : null}
         onView={setView}
         detailStatus={detailStatus}
       />
+      {findings.report && findings.stripH > 0 && (
+        <FindingsStrip
+          report={findings.report}
+          store={store}
+          width={width}
+          onFocus={findings.focus}
+          onStep={findings.step}
+          onOpenList={() => (single ? setView('findings') : setSide('findings'))}
+        />
+      )}
       {split && (
         <div className={styles.row}>
           {timeline}
@@ -453,38 +335,13 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   );
 }
 
-/**
- * The window a replay opens on: from a little before the first operator
- * starts or first event happens to the end, so time spent compiling before
- * the plan runs does not take most of the screen (the scrubber still shows
- * the whole trace, and double-click or the ⟷ button shows all of it).
- */
-export function activityWindow(trace: ReplayTrace, bounds: WindowUs): WindowUs {
-  let first = Infinity;
-  for (const op of trace.operators) {
-    if (op.executed) {
-      first = Math.min(first, op.startUs);
-    }
-  }
-  for (const lane of Object.values(trace.lanes)) {
-    if (lane && lane.n > 0) {
-      first = Math.min(first, lane.start[0]);
-    }
-  }
-  if (!Number.isFinite(first) || first <= bounds.fromUs) {
-    return { ...bounds };
-  }
-  const pad = (bounds.toUs - first) * 0.02;
-  return { fromUs: Math.max(bounds.fromUs, first - pad), toUs: bounds.toUs };
-}
-
-const TAB_LABEL: Record<LinkedView, string> = { plan: 'Plan', pages: 'Pages', locks: 'Locks', stack: 'Event & stack' };
-
-function useSyncPlaying(store: ReplayStore): boolean {
-  const [playing, setPlaying] = useState(store.get().playing);
-  useEffect(() => store.subscribe(() => setPlaying(store.get().playing)), [store]);
-  return playing;
-}
+const TAB_LABEL: Record<LinkedView, string> = {
+  findings: 'Findings',
+  plan: 'Plan',
+  pages: 'Pages',
+  locks: 'Locks',
+  stack: 'Event & stack',
+};
 
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({
@@ -508,12 +365,3 @@ const getStyles = (theme: GrafanaTheme2) => ({
     overflow: 'auto',
   }),
 });
-
-/** Grafana's DataSourceSrv, or null where there is none (tests, the browser harness). */
-function grafanaDatasources(): DatasourceLookup | null {
-  try {
-    return getDataSourceSrv();
-  } catch {
-    return null;
-  }
-}

@@ -62,6 +62,12 @@ function safe<T>(fn: () => T): T | undefined {
   }
 }
 
+/** The query type of the request's first query ('trace' when it names none). */
+export function queryTypeOf(request: DataQueryRequest | undefined): string {
+  const t = request?.targets?.[0] as { queryType?: string } | undefined;
+  return t?.queryType || 'trace';
+}
+
 function message(e: unknown): string {
   const fe = e as Partial<FetchError<{ message?: string; results?: Record<string, { error?: string }> }>>;
   const fromResults = fe.data?.results ? Object.values(fe.data.results).find((r) => r.error)?.error : undefined;

@@ -51,6 +51,7 @@ export const plugin = new PanelPlugin<ReplayOptions>(ReplayPanel).setPanelOption
       defaultValue: DEFAULT_OPTIONS.linkedView,
       settings: {
         options: [
+          { label: 'Findings', value: 'findings' },
           { label: 'Plan', value: 'plan' },
           { label: 'Pages', value: 'pages' },
           { label: 'Locks', value: 'locks' },

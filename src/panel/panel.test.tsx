@@ -1,9 +1,8 @@
 import React from 'react';
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
-import { DataFrame, EventBusSrv, LoadingState, PanelProps, getDefaultTimeRange } from '@grafana/data';
 import { ReplayPanel } from './ReplayPanel';
-import { DEFAULT_OPTIONS, ReplayOptions } from './types';
 import { goldenFrames } from './testing/fixtures';
+import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
 
 jest.mock('@grafana/runtime', () => ({
@@ -12,32 +11,6 @@ jest.mock('@grafana/runtime', () => ({
 }));
 
 installFakeCanvas();
-
-function props(
-  series: DataFrame[],
-  width = 1000,
-  height = 420,
-  options: Partial<ReplayOptions> = {}
-): PanelProps<ReplayOptions> {
-  return {
-    id: 1,
-    data: { series, state: LoadingState.Done, timeRange: getDefaultTimeRange() },
-    timeRange: getDefaultTimeRange(),
-    timeZone: 'utc',
-    options: { ...DEFAULT_OPTIONS, ...options },
-    width,
-    height,
-    transparent: false,
-    fieldConfig: { defaults: {}, overrides: [] },
-    renderCounter: 0,
-    title: 'Replay',
-    eventBus: new EventBusSrv(),
-    onOptionsChange: jest.fn(),
-    onFieldConfigChange: jest.fn(),
-    replaceVariables: (s: string) => s,
-    onChangeTimeRange: jest.fn(),
-  } as unknown as PanelProps<ReplayOptions>;
-}
 
 const frames = goldenFrames('trace_response');
 const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));

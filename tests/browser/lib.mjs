@@ -102,6 +102,19 @@ export function watchConsole(page, errors) {
   });
 }
 
+/** Resolves after the page has drawn n animation frames. */
+export function animationFrames(page, n = 3) {
+  return page.evaluate(
+    (k) =>
+      new Promise((r) => {
+        let i = 0;
+        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
+        requestAnimationFrame(f);
+      }),
+    n
+  );
+}
+
 export async function openHarness(page, url, params) {
   const q = new URLSearchParams(params).toString();
   await page.goto(`${url}?${q}`);

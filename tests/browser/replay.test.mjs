@@ -2,10 +2,12 @@
 // with frames from the real datasource (pkg/plugin) tracing on the stand-in
 // through pkg/viewer. It plays, steps, zooms, filters by operator, selects
 // an event, checks what is drawn (pixels and exposed state), fails on any
-// console error, and writes screenshots to tests/output/.
+// console error, and writes screenshots to tests/output/. The findings and
+// compare cases are in findings-compare.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+import { animationFrames as frames, launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
+import { findingsAndCompare } from './findings-compare.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
@@ -48,16 +50,6 @@ const stats = (page) =>
     };
   });
 const set = (page, patch) => page.evaluate((p) => window.__QUERYREPLAY_DEBUG__.panels[0].store.set(p), patch);
-const frames = (page, n = 3) =>
-  page.evaluate(
-    (k) =>
-      new Promise((r) => {
-        let i = 0;
-        const f = () => (++i >= k ? r() : requestAnimationFrame(f));
-        requestAnimationFrame(f);
-      }),
-    n
-  );
 
 /** Non-background pixels along the middle row of a lane (or plan row), from the base canvas. */
 async function probe(page, which) {
@@ -468,6 +460,8 @@ try {
     assert((await lit()) > before, 'no page lit up in the Index view as the reads passed');
     await page.locator('[data-testid="harness-panel"]').screenshot({ path: path.join(out, 'replay-dark-index.png') });
   });
+
+  await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {
     assert(errors.length === 0, errors.join('\n'));

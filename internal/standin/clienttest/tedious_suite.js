@@ -1,9 +1,16 @@
 // The tedious client suite: Microsoft's Node driver against the stand-in (or
 // a real server). Run by TestTediousSuite (clients_node_test.go) as
 //   node tedious_suite.js
-// with QR_HOST, QR_PORT, QR_USER, QR_PASSWORD, QR_DATABASE and, for the TLS
-// cases, QR_CA_FILE (the CA that issued the server certificate). QR_REAL=1
-// skips the cases that need the stand-in's demo database or logins.
+// with the target in environment variables (never arguments, never
+// printed): QR_HOST, QR_PORT, QR_USER, QR_PASSWORD, QR_DATABASE; the TLS
+// settings QR_ENCRYPT (disable, false, true or strict, go-mssqldb's
+// encrypt values), QR_TRUST_SERVER_CERT (1/0), QR_CA_FILE (the CA that
+// issued the server certificate) and QR_HOSTNAME (the name the certificate
+// carries, if not QR_HOST). The Go test fills them from
+// QUERYREPLAY_TEST_DSN, or from the stand-in it started.
+// QR_REAL=1 (a real server) skips, with a message, the cases only the
+// stand-in guarantees (its demo database, its private CA) and runs the
+// TLS-mode cases the DSN's settings allow.
 // Prints one line per case ("ok <name>" / "skip <name>: why") and exits 1
 // at the first failure with the reason.
 'use strict';
@@ -14,16 +21,32 @@ const { Connection, Request, TYPES, ISOLATION_LEVEL } = require('tedious');
 const env = process.env;
 const real = env.QR_REAL === '1';
 const ca = env.QR_CA_FILE ? fs.readFileSync(env.QR_CA_FILE) : undefined;
+const dsnEncrypt = env.QR_ENCRYPT || 'true';
+const standinOnly = (why) => (real ? `stand-in only: ${why}` : undefined);
 
 function config(extra) {
+  const options = { port: Number(env.QR_PORT), database: env.QR_DATABASE, encrypt: false, connectTimeout: 10000, requestTimeout: 15000 };
+  if (env.QR_HOSTNAME) {
+    options.serverName = env.QR_HOSTNAME;
+  }
   return {
     server: env.QR_HOST || '127.0.0.1',
     authentication: { type: 'default', options: { userName: env.QR_USER, password: env.QR_PASSWORD } },
-    options: Object.assign(
-      { port: Number(env.QR_PORT), database: env.QR_DATABASE, encrypt: false, connectTimeout: 10000, requestTimeout: 15000 },
-      extra || {},
-    ),
+    options: Object.assign(options, extra || {}),
   };
+}
+
+// dsnTLS is the TLS the DSN asks for (the stand-in: encrypted, trusted).
+function dsnTLS() {
+  if (!real) {
+    return { encrypt: true, trustServerCertificate: true };
+  }
+  const tls = { encrypt: { disable: false, false: false, true: true, strict: 'strict' }[dsnEncrypt] };
+  tls.trustServerCertificate = env.QR_TRUST_SERVER_CERT === '1';
+  if (ca) {
+    tls.cryptoCredentialsDetails = { ca };
+  }
+  return tls;
 }
 
 function connect(extra) {
@@ -95,6 +118,9 @@ function test(name, fn) {
 }
 
 test('login without TLS', async () => {
+  if (real && dsnEncrypt !== 'disable' && dsnEncrypt !== 'false') {
+    return `the DSN asks for encrypt=${dsnEncrypt}`;
+  }
   const c = await connect({ encrypt: false });
   const r = await run(c, 'SELECT 1 AS one');
   check(!r.error && r.sets[0][0][0] === 1, `SELECT 1: ${r.error}`);
@@ -102,6 +128,9 @@ test('login without TLS', async () => {
 });
 
 test('login with TLS, trustServerCertificate', async () => {
+  if (real && dsnEncrypt === 'disable') {
+    return 'the DSN says encrypt=disable';
+  }
   const c = await connect({ encrypt: true, trustServerCertificate: true });
   const r = await run(c, 'SELECT 2');
   check(!r.error && r.sets[0][0][0] === 2, `SELECT 2 over TLS: ${r.error}`);
@@ -119,6 +148,9 @@ test('login with TLS, CA pinned', async () => {
 });
 
 test('login with TLS, unverifiable certificate refused', async () => {
+  if (real) {
+    return standinOnly("needs a certificate from a private CA (a real server's may be publicly trusted)");
+  }
   if (!ca) {
     return 'no QR_CA_FILE';
   }
@@ -133,6 +165,9 @@ test('login with TLS, unverifiable certificate refused', async () => {
 });
 
 test('login TDS 8.0 strict, CA pinned', async () => {
+  if (real && dsnEncrypt !== 'strict') {
+    return `the DSN asks for encrypt=${dsnEncrypt}, not strict`;
+  }
   if (!ca) {
     return 'no QR_CA_FILE';
   }
@@ -143,11 +178,8 @@ test('login TDS 8.0 strict, CA pinned', async () => {
 });
 
 test('login to a missing database: 4060 then 18456', async () => {
-  if (real) {
-    return 'uses the stand-in logins';
-  }
   try {
-    const c = await connect({ database: 'NoSuchDB' });
+    const c = await connect(Object.assign(dsnTLS(), { database: 'NoSuchDB' }));
     c.close();
   } catch (e) {
     const nums = (e.serverMessages || []).map((m) => m.number);
@@ -269,7 +301,7 @@ test('large values', async () => {
 
 test('demo schema types', async () => {
   if (real) {
-    return 'needs the demo database';
+    return standinOnly('needs the demo database');
   }
   const r = await run(conn, 'SELECT TOP 1 o.OrderID, c.Name, o.OrderDate, o.Amount FROM dbo.Orders o JOIN dbo.Customers c ON c.CustomerID = o.CustomerID ORDER BY o.OrderID');
   check(!r.error, `error ${r.error}`);
@@ -279,7 +311,7 @@ test('demo schema types', async () => {
 
 test('cancel during a long result', async () => {
   if (real) {
-    return 'needs the demo database';
+    return standinOnly('needs the demo database');
   }
   let cancelledAt = 0;
   let rows = 0;
@@ -304,7 +336,7 @@ test('cancel during a long result', async () => {
   for (const c of cases) {
     try {
       if (c.name === 'batch with several result sets') {
-        conn = await connect({ encrypt: true, trustServerCertificate: true });
+        conn = await connect(dsnTLS());
       }
       const skip = await c.fn();
       console.log(skip ? `skip ${c.name}: ${skip}` : `ok ${c.name}`);

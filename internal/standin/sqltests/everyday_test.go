@@ -24,9 +24,17 @@ import (
 
 func startStandin(t *testing.T) (*standin.Running, *sql.DB) {
 	t.Helper()
+	return startStandinWith(t, standin.Options{})
+}
+
+// startStandinWith starts a stand-in with opts (its event files readable
+// as .xel) and opens a database handle on it.
+func startStandinWith(t *testing.T, opts standin.Options) (*standin.Running, *sql.DB) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
+	opts.XELEncoder = xe.EncodeXMLAsXEL
+	run, err := standin.Start(ctx, "127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import {
   useStyles2,
 } from '@grafana/ui';
 import { ReplayDataSource } from '../datasource';
+import { CompareForm, SavedTrace } from './CompareForm';
 import { EVENT_GROUPS, EventGroup, QueryType, ReplayDataSourceOptions, ReplayQuery, TraceOptions } from '../types';
 
 type Props = QueryEditorProps<ReplayDataSource, ReplayQuery, ReplayDataSourceOptions>;
@@ -28,17 +29,6 @@ interface Database {
   state: string;
 }
 
-/** GET resources/traces. */
-export interface SavedTrace {
-  traceId: string;
-  statement: string;
-  database: string;
-  startedAt: string;
-  events: number;
-  durationUs: number;
-  bytes: number;
-}
-
 const MODES: Array<{ label: string; value: QueryType; description: string }> = [
   {
     label: 'Trace a query',
@@ -46,6 +36,7 @@ const MODES: Array<{ label: string; value: QueryType; description: string }> = [
     description: 'run the batch inside a private Extended Events session',
   },
   { label: 'Saved trace', value: 'bundle', description: 'open a stored or uploaded trace' },
+  { label: 'Compare', value: 'compare', description: 'two saved traces, operator by operator' },
   {
     label: 'Probe (alerts)',
     value: 'probe' as const,
@@ -123,7 +114,7 @@ function errorText(e: unknown): string {
 export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) {
   const styles = useStyles2(getStyles);
   const settings = datasource.settings ?? {};
-  const mode = query.queryType === 'bundle' || query.queryType === 'probe' ? query.queryType : 'trace';
+  const mode = (['bundle', 'probe', 'compare'] as const).find((m) => m === query.queryType) ?? 'trace';
   const opts: TraceOptions = query.options ?? {};
   const setOpts = (patch: Partial<TraceOptions>) => onChange({ ...query, options: { ...opts, ...patch } });
   const [databases, setDatabases] = useState<Array<ComboboxOption<string>>>([]);
@@ -200,7 +191,9 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
         </Button>
       </InlineFieldRow>
 
-      {mode !== 'bundle' && (
+      {mode === 'compare' && <CompareForm query={query} traces={traces} onChange={onChange} />}
+
+      {(mode === 'trace' || mode === 'probe') && (
         <>
           <div className={styles.code} data-testid="qr-sql">
             <CodeEditor

@@ -122,6 +122,7 @@ function paintOverlay(ctx: CanvasRenderingContext2D, p: OverlayPaint): void {
     selectedNode: st.selectedNode,
     hover: p.pointer.hover,
     drag: drag && !drag.pan ? drag : null,
+    highlight: st.highlight,
   });
   recordFrame(p.stats, performance.now() - t0);
 }
@@ -208,7 +209,8 @@ export function TimelineView(props: TimelineViewProps) {
         active !== lastActive ||
         s.window !== last.window ||
         s.selected !== last.selected ||
-        s.selectedNode !== last.selectedNode
+        s.selectedNode !== last.selectedNode ||
+        s.highlight !== last.highlight
       ) {
         overlay.request();
       }

@@ -33,6 +33,7 @@ interface Props {
 const SPEED_OPTIONS: Array<{ label: string; value: number }> = SPEEDS.map((s) => ({ label: `${s}×`, value: s }));
 const VIEW_OPTIONS: Array<{ label: string; value: ViewChoice }> = [
   { label: 'Timeline', value: 'timeline' },
+  { label: 'Findings', value: 'findings' },
   { label: 'Plan', value: 'plan' },
   { label: 'Pages', value: 'pages' },
   { label: 'Locks', value: 'locks' },
@@ -156,7 +157,7 @@ export function Toolbar(props: Props) {
 }
 
 /** The playhead time: its own component, so only it re-renders on every frame of playback. */
-function PlayheadReadout(props: {
+export function PlayheadReadout(props: {
   store: ReplayStore;
   unit: TimeUnit;
   precisionUs: number;

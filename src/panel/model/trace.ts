@@ -636,6 +636,7 @@ export function indexFrames(frames: DataFrame[]): Map<string, DataFrame> {
 
 const KNOWN = new Set([
   'trace',
+  'findings',
   'operators',
   'phases',
   'threads',

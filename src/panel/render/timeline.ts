@@ -3,7 +3,8 @@ import { LaneData, Operator, ReplayTrace, WindowUs } from '../model/trace';
 import { Columns, LaneDrawing, Pyramid, drawingFor } from '../replay/density';
 import { stateAt } from '../replay/phases';
 import { TimeUnit, formatUs, span, ticks, xOf } from '../replay/scale';
-import { Selection } from '../replay/store';
+import { Highlight, Selection } from '../replay/store';
+import { drawHighlight } from './highlight';
 import { PlanRow, TimelineLayout } from './layout';
 import { Palette, withAlpha } from './palette';
 
@@ -434,6 +435,7 @@ export interface OverlayScene {
   selectedNode: number | null;
   hover: { x: number; y: number } | null;
   drag: { x0: number; x1: number } | null;
+  highlight?: Highlight | null;
 }
 
 export function drawOverlay(ctx: Ctx, s: OverlayScene): void {
@@ -441,6 +443,9 @@ export function drawOverlay(ctx: Ctx, s: OverlayScene): void {
   ctx.clearRect(0, 0, L.width, L.height);
   if (L.plan) {
     drawActive(ctx, s);
+  }
+  if (s.highlight) {
+    drawHighlight(ctx, { ...s, highlight: s.highlight });
   }
   if (s.selected) {
     const sx0 = L.plotX + xOf(w, L.plotW, s.selected.startUs);

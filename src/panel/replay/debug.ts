@@ -1,4 +1,4 @@
-import { ReplayTrace } from '../model/trace';
+import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { ReplayStore } from './store';
 
 /**
@@ -27,6 +27,8 @@ export interface DebugPanel {
   store: ReplayStore;
   stats: DrawStats;
   trace: ReplayTrace;
+  /** In the compare mode, which trace's timeline this is. */
+  side?: 'a' | 'b';
 }
 
 interface DebugRoot {
@@ -50,6 +52,17 @@ export function newStats(): DrawStats {
 export function debugRoot(): DebugRoot | null {
   const w = globalThis as unknown as { __QUERYREPLAY_DEBUG__?: DebugRoot };
   return w.__QUERYREPLAY_DEBUG__ && Array.isArray(w.__QUERYREPLAY_DEBUG__.panels) ? w.__QUERYREPLAY_DEBUG__ : null;
+}
+
+/** Records a detail answer: its window and which of its lanes are still binned. */
+export function recordDetail(stats: DrawStats, window: WindowUs, lanes: Partial<Record<string, LaneData>>): void {
+  stats.detailFetches++;
+  stats.detailWindows.push({
+    ...window,
+    binned: Object.values(lanes)
+      .filter((l) => l?.binned)
+      .map((l) => l!.name),
+  });
 }
 
 /** Records a frame's work time, keeping the last 2,000. */

@@ -24,6 +24,7 @@ const SHOWN_APART = new Set([
   'ambiguous',
   'candidates',
   'open',
+  'index',
 ]);
 
 export function operatorName(trace: ReplayTrace, nodeId: number | null): string {

@@ -21,6 +21,21 @@ export interface Selection {
   endUs: number;
 }
 
+/**
+ * Events and operators picked out on the timeline together (a finding's
+ * evidence, an operator pair of a comparison); drawn on the overlay.
+ */
+export interface Highlight {
+  /** What asked for it ("finding:2", "compare:3"), so its view can show it as selected. */
+  source: string;
+  nodes: number[];
+  events: Array<{ lane: EventLaneName; startUs: number; endUs: number }>;
+  /** The event stepped to (index into events), or -1. */
+  current: number;
+  /** The span the highlight is about (drawn on the axis), or null. */
+  span: { fromUs: number; toUs: number } | null;
+}
+
 export interface ReplayState {
   playheadUs: number;
   playing: boolean;
@@ -33,6 +48,8 @@ export interface ReplayState {
   selected: Selection | null;
   /** Step only through this lane; null steps through every shown lane. */
   stepLane: EventLaneName | null;
+  /** Picked-out events and operators; null when nothing is. */
+  highlight?: Highlight | null;
 }
 
 type Listener = () => void;

@@ -5,7 +5,7 @@ import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, laneFromFrame, traceFromFrames } from '../model/trace';
 
 /** Frames written by the Go side (go test ./pkg/frames -update), decoded as Grafana decodes them. */
-export function goldenFrames(name: 'trace_response' | 'view_binned'): DataFrame[] {
+export function goldenFrames(name: 'trace_response' | 'view_binned' | 'findings' | 'compare_response'): DataFrame[] {
   const file = path.join(__dirname, '..', '..', '..', 'testdata', 'frames', `${name}.json`);
   const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as DataFrameJSON[];
   return raw.map((f) => dataFrameFromJSON(f));
@@ -25,6 +25,8 @@ export interface Row {
   node?: number | null;
   state?: string;
   count?: number;
+  /** The entry's position in the whole lane (the frames' hidden `index` field). */
+  index?: number;
 }
 
 /** A lane frame in the docs/frames.md shape from a few rows. */
@@ -43,6 +45,9 @@ export function laneFrame(name: EventLaneName, rows: Row[], meta: Record<string,
           { name: 'rule', type: FieldType.string, values: rows.map(() => 'object') },
           { name: 'confidence', type: FieldType.string, values: rows.map(() => 'strong') },
         ]),
+    ...(rows.some((r) => r.index !== undefined)
+      ? [{ name: 'index', type: FieldType.number, values: rows.map((r) => r.index ?? null) }]
+      : []),
   ];
   return toDataFrame({ name: `lane_${name}`, fields, meta: { custom: { lane: name, traced: true, binned, ...meta } } });
 }

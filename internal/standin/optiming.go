@@ -1,0 +1,150 @@
+package standin
+
+import "time"
+
+// Operator timing: when each operator, per thread, did what, and the
+// query_thread_profile events that report it.
+//
+// Every operator is driven through runCtx.open, next and close, which
+// record on the event clock:
+//
+//   - opened: its first Open;
+//   - firstRow and lastRow: when it returned its first and its last row;
+//   - exhausted: when it last returned end of data;
+//   - closed: its last Close;
+//   - active: the time spent inside its Open, GetNext and Close calls,
+//     its inputs' calls included. That is what row mode reports per
+//     operator and thread as ActualElapsedms: row-mode operators
+//     accumulate their inputs' time (Paul White,
+//     https://sqlperformance.com/2021/03/sql-performance/execution-plan-timings;
+//     Erik Darling, https://erikdarling.com/understand-your-plan-operator-times-in-sql-server-execution-plans/),
+//     and query_thread_profile's total_time_us carries the same here.
+//
+// planNode.start and planNode.end are the first Open and the last row or
+// end of data: when the operator worked, not when it was closed.
+//
+// When query_thread_profile fires. Its window in a trace is [timestamp −
+// total_time_us, timestamp]. Lightweight profiling reports per operator
+// and thread (https://learn.microsoft.com/sql/relational-databases/performance/query-profiling-infrastructure);
+// xe-tracing.md §10 (from Internals Viewer) takes the timestamp as the
+// operator's Close, and xe-event-fields.md §3.4 records, unverified, one
+// event per operator and thread when the query ends. Whether SQL Server
+// closes a hash join's build input when the build ends, or a sort's input
+// once it is consumed, rather than from the root at the end of the query,
+// is not documented anywhere we could find (sys.dm_exec_query_profiles
+// documents open_time, first_row_time, last_row_time and close_time per
+// operator and thread, but not when Close is called:
+// https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-profiles-transact-sql).
+// So the stand-in does what the documented facts allow and both readings
+// cover: by default every operator is closed with the query and its
+// events fire then, one per operator and thread, children before their
+// parent (a parent's Close returns after its inputs'). With
+// Options.ThreadProfileAtClose the events fire as the engine closes each
+// operator — a hash join's build input when the build ends, a sort's or
+// hash aggregate's input once consumed, an inner input after each
+// execution (one event per execution, total_time_us that execution's
+// share) — and any operator the engine never closed reports when the
+// query ends. Either way the events' windows bound when an operator
+// worked rather than show it: the timeline must not take a window's end
+// for the end of an operator's work.
+
+// threadTimes are one thread's times in an operator (zero: never).
+type threadTimes struct {
+	opened, firstRow, lastRow, exhausted, closed time.Time
+	active                                       time.Duration
+}
+
+// callCost is what one GetNext call costs the engine before the operator
+// does any work of its own: handing a row up a plan is not free, so an
+// operator that returns many rows (a sort's output, a hash table's
+// matches) takes measurable time doing it.
+const callCost = 40 * time.Nanosecond
+
+// rowSendCost is what writing one result row into the TDS output costs
+// the statement, between two of the root operator's GetNext calls.
+const rowSendCost = 120 * time.Nanosecond
+
+// activeTime is the operator's active time on a thread. Operators the
+// engine drives itself rather than through runCtx (a window's segment and
+// projections, a recursive CTE's concatenation, a MERGE's join) have
+// none recorded; they worked from their first open to their end.
+func (n *planNode) activeTime(thread int) time.Duration {
+	if c := n.threads[thread]; c != nil && c.active > 0 {
+		return c.active
+	}
+	if !n.opened || n.start.IsZero() || n.end.Before(n.start) {
+		return 0
+	}
+	return n.end.Sub(n.start)
+}
+
+// profileThreads lists the threads query_thread_profile reports for an
+// operator: the threads of its counters, else the coordinator.
+func (n *planNode) profileThreads() []int {
+	if len(n.threads) == 0 {
+		return []int{0}
+	}
+	threads := make([]int, 0, len(n.threads))
+	for t := range n.threads {
+		threads = append(threads, t)
+	}
+	sortInts(threads)
+	return threads
+}
+
+// operatorClosed fires query_thread_profile for an operator the engine has
+// just closed, when the server is set to (Options.ThreadProfileAtClose).
+func (x *execCtx) operatorClosed(n *planNode) {
+	s := x.srv
+	if !s.opts.ThreadProfileAtClose || !s.anySessionRunning() || (n.hidden && len(n.children) == 1) {
+		return
+	}
+	x.profileNode(n)
+}
+
+// profileNode emits one query_thread_profile per thread for the active
+// time not reported yet. A thread already reported with nothing new is
+// skipped; one never reported reports (with 0 µs if it never ran) when
+// the query ends.
+func (x *execCtx) profileNode(n *planNode) {
+	s := x.srv
+	if n.profiled == nil {
+		n.profiled = map[int]time.Duration{}
+	}
+	for _, t := range n.profileThreads() {
+		active := n.activeTime(t)
+		done, reported := n.profiled[t]
+		if reported && active <= done {
+			continue // nothing new since it was last reported
+		}
+		n.profiled[t] = active
+		c := n.counters(t)
+		fields := []xeField{fUint("node_id", "uint32", int64(n.id)), fUint("thread_id", "uint32", int64(t)),
+			fUint("total_time_us", "uint64", (active - done).Microseconds())}
+		if s.opts.GuessedColumns {
+			fields = append(fields, fUint("actual_rows", "uint64", c.rows), fUint("logical_reads", "uint64", c.logical),
+				fUint("physical_reads", "uint64", c.physical))
+		}
+		s.emit(x.ec, &xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: s.advance(3 * time.Microsecond), fields: fields, thread: t})
+	}
+}
+
+// threadProfiles emits, when the query ends, query_thread_profile for
+// every operator and thread not reported yet: children before their
+// parent, as closing the plan from its root returns.
+func (x *execCtx) threadProfiles(root *planNode) {
+	if !x.srv.anySessionRunning() {
+		return
+	}
+	var visit func(n *planNode)
+	visit = func(n *planNode) {
+		for _, c := range n.children {
+			visit(c)
+		}
+		if n.hidden && len(n.children) == 1 {
+			return
+		}
+		x.profileNode(n)
+	}
+	visit(root)
+}

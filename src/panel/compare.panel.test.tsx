@@ -1,0 +1,96 @@
+import React from 'react';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { LoadingState } from '@grafana/data';
+import { ReplayPanel } from './ReplayPanel';
+import { compareFrames } from './compare/fixture';
+import { DebugPanel } from './replay/debug';
+import { props } from './testing/panelProps';
+import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
+
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  getBackendSrv: () => ({ fetch: jest.fn() }),
+}));
+
+installFakeCanvas();
+
+const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
+const debug = () =>
+  (globalThis as unknown as { __QUERYREPLAY_DEBUG__: { panels: DebugPanel[] } }).__QUERYREPLAY_DEBUG__;
+const side = (s: 'a' | 'b') => debug().panels.find((p) => p.side === s)!;
+
+beforeEach(() => {
+  (globalThis as unknown as { __QUERYREPLAY_DEBUG__: unknown }).__QUERYREPLAY_DEBUG__ = { panels: [] };
+});
+
+describe('the compare mode', () => {
+  it('draws both timelines on one axis under the verdict, with the comparison table', async () => {
+    render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
+    await frame();
+    expect(screen.getByTestId('qr-compare-verdict')).toHaveTextContent('reads 164 → 25; operators: 1 replaced');
+    for (const s of ['a', 'b']) {
+      const base = contextOf(within(screen.getByTestId(`qr-compare-side-${s}`)).getByTestId('qr-timeline-base'));
+      expect(base.texts).toEqual(expect.arrayContaining(['Read 4', '0 Hash Match', '2 Clustered Ind…']));
+    }
+    expect(side('a').store.get().window).toEqual(side('b').store.get().window);
+    const table = screen.getByTestId('qr-compare-table');
+    expect(table.querySelectorAll('[data-testid^="qr-compare-row-"]')).toHaveLength(3);
+    expect(
+      within(table)
+        .getAllByRole('columnheader')
+        .map((h) => h.textContent)
+    ).toEqual(expect.arrayContaining(['operator', 'status', 'reads']));
+    expect(screen.getByTestId('qr-compare-row-2')).toHaveAttribute('data-status', 'replaced');
+    expect(screen.getByTestId('qr-compare-row-2')).toHaveTextContent('Index Seek replaced Clustered Index Scan');
+    expect(screen.getByTestId('qr-compare-row-2')).toHaveTextContent('152 → 13');
+  });
+
+  it('selects an operator row in both timelines, and Escape clears', () => {
+    render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
+    fireEvent.click(screen.getByTestId('qr-compare-row-2'));
+    for (const s of ['a', 'b'] as const) {
+      expect(side(s).store.get().selectedNode).toBe(2);
+      expect(side(s).store.get().highlight).toMatchObject({ nodes: [2] });
+    }
+    expect(screen.getByTestId('qr-compare-row-2')).toHaveAttribute('data-selected', 'true');
+    fireEvent.keyDown(screen.getByTestId('qr-compare'), { key: 'Escape' });
+    expect(side('b').store.get().highlight).toBeNull();
+    expect(screen.getByTestId('qr-compare-row-2')).toHaveAttribute('data-selected', 'false');
+  });
+
+  it('zooms both timelines together', () => {
+    render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
+    const before = side('a').store.get().window;
+    fireEvent.keyDown(screen.getByTestId('qr-compare'), { key: '+' });
+    const after = side('b').store.get().window;
+    expect(after.toUs - after.fromUs).toBeLessThan(before.toUs - before.fromUs);
+    expect(side('a').store.get().window).toBe(after);
+  });
+
+  it('shows the timelines or the operators one at a time in a 6×8 panel', () => {
+    render(<ReplayPanel {...props(compareFrames(), 454, 206)} />);
+    expect(screen.getByTestId('qr-compare-side-a')).toBeInTheDocument();
+    expect(screen.queryByTestId('qr-compare-table')).toBeNull();
+    fireEvent.change(screen.getByTestId('qr-view'), { target: { value: 'operators' } });
+    expect(screen.getByTestId('qr-compare-table')).toBeInTheDocument();
+    expect(screen.queryByTestId('qr-compare-side-a')).toBeNull();
+  });
+
+  it('says it is comparing while a compare query runs, and what is missing after', () => {
+    const running = props([], 800, 300, {}, { targets: [{ refId: 'A', queryType: 'compare' }] as never });
+    running.data.state = LoadingState.Loading;
+    const { unmount } = render(<ReplayPanel {...running} />);
+    expect(screen.getByTestId('qr-replay-empty')).toHaveTextContent('Comparing the two traces');
+    unmount();
+    render(
+      <ReplayPanel
+        {...props(
+          compareFrames().filter((f) => !f.name?.endsWith('_b')),
+          800,
+          300
+        )}
+      />
+    );
+    expect(screen.getByTestId('qr-replay-empty')).toHaveTextContent('lacks the frames of trace B');
+  });
+});
