@@ -287,6 +287,9 @@ func (s *blockerSampler) queryRow(q string, dest ...any) error {
 
 // fail notes why sampling stopped.
 func (s *blockerSampler) fail(step string, err error) {
+	if cause := errors.Unwrap(err); cause != nil {
+		err = cause // queryRow's "sample blockers: " adds nothing to step
+	}
 	msg := fmt.Sprintf("who blocked the batch was sampled only in part: %s failed: %v", step, err)
 	if isPermissionDenied(err) {
 		msg = fmt.Sprintf("who blocked the batch was not sampled: %s was refused (it needs VIEW SERVER STATE; VIEW SERVER PERFORMANCE STATE on SQL Server 2022 and later): %v", step, err)

@@ -3,6 +3,9 @@ package tracer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +78,8 @@ func TestTraceSamplesBlocker(t *testing.T) {
 		if _, sessions, ib := samplerQueries(log); sessions != 1 || ib != map[bool]int{false: 0, true: 1}[withText] {
 			t.Errorf("looked the blocker up %d times, its input buffer %d times", sessions, ib)
 		}
+		// every sampling statement is one docs/security.md lists
+		assertListedInSecurityDoc(t, log, b)
 		// the timeline's lock wait lies inside what the samples saw
 		var wait bool
 		for _, w := range b.Trace.Lanes.Wait {
@@ -125,6 +130,7 @@ func TestTraceSamplerBoundedByBatch(t *testing.T) {
 	if len(b.Result.Blocking) != 0 || b.Result.BlockingNote != "" {
 		t.Errorf("unblocked batch: blocking %+v, note %q", b.Result.Blocking, b.Result.BlockingNote)
 	}
+	assertListedInSecurityDoc(t, log, b) // the request's row and, in WAITFOR, the visibility check
 	// nothing is sampled once the batch is over: the last sample comes
 	// before the statements after the batch
 	texts := log.texts()
@@ -181,8 +187,22 @@ func TestBlockerSamplesCapped(t *testing.T) {
 // A refused sampling query is noted once, sampling stops, and the trace
 // goes on.
 func TestBlockerSamplingRefused(t *testing.T) {
+	for _, c := range []struct {
+		number  int32
+		message string
+		note    string
+	}{
+		{300, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.", "who blocked the batch was not sampled: read sys.dm_exec_requests was refused (it needs VIEW SERVER STATE"},
+		{701, "There is insufficient system memory in resource pool 'default' to run this query.", "who blocked the batch was sampled only in part: read sys.dm_exec_requests failed: mssql: There is insufficient system memory"},
+	} {
+		testBlockerSamplingFails(t, c.number, c.message, c.note)
+	}
+}
+
+func testBlockerSamplingFails(t *testing.T, number int32, message, note string) {
+	t.Helper()
 	srv := startStandin(t)
-	srv.running.Faults().Error("FROM sys.dm_exec_requests WHERE session_id", 300, 14, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
+	srv.running.Faults().Error("FROM sys.dm_exec_requests WHERE session_id", number, 16, message)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
 	b, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t), Events: AllEventGroups()})
@@ -190,10 +210,10 @@ func TestBlockerSamplingRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	if req, _, _ := samplerQueries(log); req != 1 {
-		t.Errorf("sampled %d times after a refusal, want 1", req)
+		t.Errorf("Msg %d: sampled %d times after it, want 1", number, req)
 	}
-	if len(b.Result.Blocking) != 0 || !strings.Contains(b.Result.BlockingNote, "was refused (it needs VIEW SERVER STATE") {
-		t.Errorf("blocking %+v note %q", b.Result.Blocking, b.Result.BlockingNote)
+	if len(b.Result.Blocking) != 0 || !strings.Contains(b.Result.BlockingNote, note) {
+		t.Errorf("Msg %d: blocking %+v note %q", number, b.Result.Blocking, b.Result.BlockingNote)
 	}
 	n := 0
 	for _, w := range b.Result.Warnings {
@@ -245,4 +265,38 @@ func TestBlockerSamplerStopsOnTimeout(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the scenario's blocker rolls back
 	assertNothingLeft(t, db, before)
+}
+
+// assertListedInSecurityDoc checks that each sampling statement the
+// control connection sent appears in docs/security.md, with the session
+// ids written as <traced session> and <blocker>.
+func assertListedInSecurityDoc(t *testing.T, log *stmtLog, b *Bundle) {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := regexp.MustCompile(`(session_id = |input_buffer\()(\d+)`)
+	n := 0
+	for _, q := range log.texts() {
+		q = strings.TrimPrefix(q, "/* "+b.Run.Session+" */ ")
+		if !strings.Contains(q, "sys.dm_exec_requests WHERE") && !strings.Contains(q, "sys.dm_exec_input_buffer") && !strings.Contains(q, "login_name, host_name") &&
+			!strings.Contains(q, "COUNT(*) FROM sys.dm_exec_sessions WHERE session_id") {
+			continue
+		}
+		n++
+		q = id.ReplaceAllStringFunc(q, func(m string) string {
+			sub := id.FindStringSubmatch(m)
+			if sub[2] == fmt.Sprint(b.Server.SPID) {
+				return sub[1] + "<traced session>"
+			}
+			return sub[1] + "<blocker>"
+		})
+		if !strings.Contains(string(doc), "`"+q+"`") {
+			t.Errorf("docs/security.md does not list %q", q)
+		}
+	}
+	if n == 0 {
+		t.Error("no sampling statement was sent")
+	}
 }
