@@ -51,11 +51,14 @@ dist: build-frontend
 	scripts/dist.sh dist release
 
 # Refresh the screenshots plugin.json and the README show from the browser
-# test (the viewer on the stand-in in headless Chromium).
+# test (the viewer on the stand-in in headless Chromium). Every PNG they
+# show is copied here (internal/releasecheck TestScreenshotsTargetRefreshesEveryImage).
 screenshots: test-browser
 	cp tests/output/replay-dark-large.png src/img/replay.png
 	cp tests/output/replay-light-large.png src/img/screenshot-replay-light.png
 	cp tests/output/replay-dark-pages.png src/img/screenshot-page-map.png
+	cp tests/output/replay-dark-large.png docs/img/replay.png
+	cp tests/output/replay-light-small.png docs/img/replay-small-light.png
 
 typecheck: setup
 	npm run typecheck

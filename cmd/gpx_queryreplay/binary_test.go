@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/internal/pluginhost"
-	"github.com/queryreplay/queryreplay/internal/standin"
-	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // pluginBinary is the executable under test: GPX_BINARY when set (CI points
@@ -152,19 +149,9 @@ func TestBinaryQueryDataOverGRPC(t *testing.T) {
 // binary against the stand-in, then re-slices it with a view and lists it
 // through CallResource.
 func TestBinaryTraceAndViewOverGRPC(t *testing.T) {
-	sctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	h := startHost(t)
+	h, pctx := startHostOnStandin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pctx := pluginContext(fmt.Sprintf(`{"host":%q,"port":%s,"user":"sa","database":"QueryReplayDemo","encrypt":"disable","traceStore":{"directory":%q}}`,
-		host, port, t.TempDir()), map[string]string{"password": "QueryReplay-Standin1"})
 	const sql = "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'"
 	resp, err := h.QueryData(ctx, &backend.QueryDataRequest{PluginContext: pctx, Queries: []backend.DataQuery{
 		{RefID: "T", QueryType: "trace", MaxDataPoints: 1000, JSON: []byte(`{"queryType":"trace","sql":"` + sql + `"}`)},

@@ -143,6 +143,8 @@ func truth(v any) (bool, bool) {
 	return false, false
 }
 
+// eval evaluates an expression against the row in scope; each expression
+// kind with more than a line of logic has its own method below.
 func (env *evalEnv) eval(e expr) (any, *SQLError) {
 	if env.rel != nil && env.rel.subst != nil && env.row != nil {
 		if i, ok := env.rel.subst[e]; ok {
@@ -159,53 +161,9 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 	case *pseudoCol:
 		return env.pseudo(x)
 	case *castExpr:
-		v, err := env.eval(x.E)
-		if err != nil {
-			return nil, err
-		}
-		var style int64 = -1
-		if x.Style != nil {
-			sv, err := env.eval(x.Style)
-			if err != nil {
-				return nil, err
-			}
-			if n, ok := sv.(int64); ok {
-				style = n
-			}
-		}
-		out, cerr := convertStyled(v, x.T, style)
-		if cerr != nil && x.Try {
-			return nil, nil
-		}
-		return out, cerr
+		return env.cast(x)
 	case *unaryExpr:
-		v, err := env.eval(x.E)
-		if err != nil {
-			return nil, err
-		}
-		switch x.Op {
-		case "NOT":
-			b, known := truth(v)
-			if !known {
-				return nil, nil
-			}
-			return !b, nil
-		case "-":
-			switch n := v.(type) {
-			case int64:
-				return -n, nil
-			case float64:
-				return -n, nil
-			case nil:
-				return nil, nil
-			}
-			return nil, errConversion("nvarchar", valueString(v), "int")
-		case "~":
-			if n, ok := v.(int64); ok {
-				return ^n, nil
-			}
-			return nil, nil
-		}
+		return env.unary(x)
 	case *binaryExpr:
 		return env.binary(x)
 	case *isNullExpr:
@@ -215,151 +173,15 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 		}
 		return (v == nil) != x.Not, nil
 	case *likeExpr:
-		v, err := env.eval(x.E)
-		if err != nil {
-			return nil, err
-		}
-		p, err := env.eval(x.Pattern)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil || p == nil {
-			return nil, nil
-		}
-		pat := valueString(p)
-		if x.Escape != nil {
-			ev, err := env.eval(x.Escape)
-			if err != nil {
-				return nil, err
-			}
-			pat = escapeLike(pat, valueString(ev))
-		}
-		return likeMatch(valueString(v), pat) != x.Not, nil
+		return env.like(x)
 	case *betweenExpr:
-		v, err := env.eval(x.E)
-		if err != nil {
-			return nil, err
-		}
-		lo, err := env.eval(x.Lo)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := env.eval(x.Hi)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil || lo == nil || hi == nil {
-			return nil, nil
-		}
-		c1, err := compareValues(v, lo)
-		if err != nil {
-			return nil, err
-		}
-		c2, err := compareValues(v, hi)
-		if err != nil {
-			return nil, err
-		}
-		return (c1 >= 0 && c2 <= 0) != x.Not, nil
+		return env.between(x)
 	case *inExpr:
-		v, err := env.eval(x.E)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			return nil, nil
-		}
-		if set := env.x.constantInSet(x, env); set != nil {
-			if set.members[joinKey(v)] {
-				return !x.Not, nil
-			}
-			if set.hasNull {
-				return nil, nil
-			}
-			return x.Not, nil
-		}
-		list := x.List
-		var values []any
-		if x.Sub != nil {
-			rows, err := env.x.subqueryRows(x.Sub, env, 0)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rows {
-				values = append(values, r[0])
-			}
-		} else {
-			for _, a := range list {
-				av, err := env.eval(a)
-				if err != nil {
-					return nil, err
-				}
-				values = append(values, av)
-			}
-		}
-		sawNull := false
-		for _, av := range values {
-			if av == nil {
-				sawNull = true
-				continue
-			}
-			c, err := compareValues(v, av)
-			if err != nil {
-				return nil, err
-			}
-			if c == 0 {
-				return !x.Not, nil
-			}
-		}
-		if sawNull {
-			return nil, nil
-		}
-		return x.Not, nil
+		return env.in(x)
 	case *caseExpr:
-		var operand any
-		if x.Operand != nil {
-			v, err := env.eval(x.Operand)
-			if err != nil {
-				return nil, err
-			}
-			operand = v
-		}
-		for _, w := range x.Whens {
-			c, err := env.eval(w.Cond)
-			if err != nil {
-				return nil, err
-			}
-			hit := false
-			if x.Operand != nil {
-				if operand != nil && c != nil {
-					cmp, err := compareValues(operand, c)
-					if err != nil {
-						return nil, err
-					}
-					hit = cmp == 0
-				}
-			} else {
-				hit, _ = truth(c)
-			}
-			if hit {
-				return env.eval(w.Result)
-			}
-		}
-		if x.Else != nil {
-			return env.eval(x.Else)
-		}
-		return nil, nil
+		return env.caseWhen(x)
 	case *subqueryExpr:
-		rows, err := env.x.subqueryRows(x.Sel, env, 2)
-		if err != nil {
-			return nil, err
-		}
-		switch len(rows) {
-		case 0:
-			return nil, nil
-		case 1:
-			return rows[0][0], nil
-		}
-		return nil, errSubqueryMultipleRows()
+		return env.scalarSubquery(x)
 	case *existsExpr:
 		rows, err := env.x.subqueryRows(x.Sel, env, 1)
 		if err != nil {
@@ -371,23 +193,245 @@ func (env *evalEnv) eval(e expr) (any, *SQLError) {
 	case *windowExpr:
 		return nil, sqlErr(4108, 15, "Windowed functions can only appear in the SELECT or ORDER BY clauses.")
 	case *funcCall:
-		if isAggregateName(x.Name) {
-			return nil, errAggregateInWhere()
+		return env.call(x)
+	}
+	return nil, errUnsupported(fmt.Sprintf("%T", e))
+}
+
+// cast evaluates CAST, CONVERT and their TRY_ forms.
+func (env *evalEnv) cast(x *castExpr) (any, *SQLError) {
+	v, err := env.eval(x.E)
+	if err != nil {
+		return nil, err
+	}
+	var style int64 = -1
+	if x.Style != nil {
+		sv, err := env.eval(x.Style)
+		if err != nil {
+			return nil, err
 		}
-		if lazy, ok := env.lazyFunc(x); ok {
-			return lazy()
+		if n, ok := sv.(int64); ok {
+			style = n
 		}
-		args := make([]any, len(x.Args))
-		for i, a := range x.Args {
-			v, err := env.eval(a)
+	}
+	out, cerr := convertStyled(v, x.T, style)
+	if cerr != nil && x.Try {
+		return nil, nil
+	}
+	return out, cerr
+}
+
+// unary evaluates NOT, unary minus and bitwise NOT.
+func (env *evalEnv) unary(x *unaryExpr) (any, *SQLError) {
+	v, err := env.eval(x.E)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Op {
+	case "NOT":
+		b, known := truth(v)
+		if !known {
+			return nil, nil
+		}
+		return !b, nil
+	case "-":
+		switch n := v.(type) {
+		case int64:
+			return -n, nil
+		case float64:
+			return -n, nil
+		case nil:
+			return nil, nil
+		}
+		return nil, errConversion("nvarchar", valueString(v), "int")
+	case "~":
+		if n, ok := v.(int64); ok {
+			return ^n, nil
+		}
+		return nil, nil
+	}
+	return nil, errUnsupported(fmt.Sprintf("%T", x))
+}
+
+// like evaluates LIKE with its optional ESCAPE.
+func (env *evalEnv) like(x *likeExpr) (any, *SQLError) {
+	v, err := env.eval(x.E)
+	if err != nil {
+		return nil, err
+	}
+	p, err := env.eval(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil || p == nil {
+		return nil, nil
+	}
+	pat := valueString(p)
+	if x.Escape != nil {
+		ev, err := env.eval(x.Escape)
+		if err != nil {
+			return nil, err
+		}
+		pat = escapeLike(pat, valueString(ev))
+	}
+	return likeMatch(valueString(v), pat) != x.Not, nil
+}
+
+// between evaluates [NOT] BETWEEN.
+func (env *evalEnv) between(x *betweenExpr) (any, *SQLError) {
+	v, err := env.eval(x.E)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := env.eval(x.Lo)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := env.eval(x.Hi)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil || lo == nil || hi == nil {
+		return nil, nil
+	}
+	c1, err := compareValues(v, lo)
+	if err != nil {
+		return nil, err
+	}
+	c2, err := compareValues(v, hi)
+	if err != nil {
+		return nil, err
+	}
+	return (c1 >= 0 && c2 <= 0) != x.Not, nil
+}
+
+// in evaluates [NOT] IN over a list or a subquery, NULL as SQL's three-valued logic says.
+func (env *evalEnv) in(x *inExpr) (any, *SQLError) {
+	v, err := env.eval(x.E)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, nil
+	}
+	if set := env.x.constantInSet(x, env); set != nil {
+		if set.members[joinKey(v)] {
+			return !x.Not, nil
+		}
+		if set.hasNull {
+			return nil, nil
+		}
+		return x.Not, nil
+	}
+	list := x.List
+	var values []any
+	if x.Sub != nil {
+		rows, err := env.x.subqueryRows(x.Sub, env, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			values = append(values, r[0])
+		}
+	} else {
+		for _, a := range list {
+			av, err := env.eval(a)
 			if err != nil {
 				return nil, err
 			}
-			args[i] = v
+			values = append(values, av)
 		}
-		return env.x.scalarFunc(x.Name, args)
 	}
-	return nil, errUnsupported(fmt.Sprintf("%T", e))
+	sawNull := false
+	for _, av := range values {
+		if av == nil {
+			sawNull = true
+			continue
+		}
+		c, err := compareValues(v, av)
+		if err != nil {
+			return nil, err
+		}
+		if c == 0 {
+			return !x.Not, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return x.Not, nil
+}
+
+// caseWhen evaluates simple and searched CASE.
+func (env *evalEnv) caseWhen(x *caseExpr) (any, *SQLError) {
+	var operand any
+	if x.Operand != nil {
+		v, err := env.eval(x.Operand)
+		if err != nil {
+			return nil, err
+		}
+		operand = v
+	}
+	for _, w := range x.Whens {
+		c, err := env.eval(w.Cond)
+		if err != nil {
+			return nil, err
+		}
+		hit := false
+		if x.Operand != nil {
+			if operand != nil && c != nil {
+				cmp, err := compareValues(operand, c)
+				if err != nil {
+					return nil, err
+				}
+				hit = cmp == 0
+			}
+		} else {
+			hit, _ = truth(c)
+		}
+		if hit {
+			return env.eval(w.Result)
+		}
+	}
+	if x.Else != nil {
+		return env.eval(x.Else)
+	}
+	return nil, nil
+}
+
+// scalarSubquery evaluates a subquery used as a value: at most one row.
+func (env *evalEnv) scalarSubquery(x *subqueryExpr) (any, *SQLError) {
+	rows, err := env.x.subqueryRows(x.Sel, env, 2)
+	if err != nil {
+		return nil, err
+	}
+	switch len(rows) {
+	case 0:
+		return nil, nil
+	case 1:
+		return rows[0][0], nil
+	}
+	return nil, errSubqueryMultipleRows()
+}
+
+// call evaluates a function call: aggregates are not allowed here, lazy
+// functions evaluate their own arguments, the rest get theirs evaluated first.
+func (env *evalEnv) call(x *funcCall) (any, *SQLError) {
+	if isAggregateName(x.Name) {
+		return nil, errAggregateInWhere()
+	}
+	if lazy, ok := env.lazyFunc(x); ok {
+		return lazy()
+	}
+	args := make([]any, len(x.Args))
+	for i, a := range x.Args {
+		v, err := env.eval(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	return env.x.scalarFunc(x.Name, args)
 }
 
 // inSet is a precomputed IN list of constants (literals and variables),

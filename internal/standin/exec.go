@@ -462,6 +462,7 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 	return nil, errMustDeclare(name)
 }
 
+// exec executes one statement; the longer kinds have their own exec methods.
 func (x *execCtx) exec(st stmt) error {
 	if done, err := x.execUnderModes(st); done {
 		return err
@@ -477,24 +478,9 @@ func (x *execCtx) exec(st stmt) error {
 	case *deleteStmt:
 		return x.execDelete(s)
 	case *blockStmt:
-		for _, inner := range s.Stmts {
-			if err := x.exec(inner); err != nil {
-				return err
-			}
-		}
-		return nil
+		return x.execBlock(s)
 	case *ifStmt:
-		env := &evalEnv{x: x}
-		v, err := env.eval(s.Cond)
-		if err != nil {
-			return err
-		}
-		if b, _ := truth(v); b {
-			return x.exec(s.Then)
-		} else if s.Else != nil {
-			return x.exec(s.Else)
-		}
-		return nil
+		return x.execIf(s)
 	case *beginTranStmt:
 		if len(s.Name) > 32 {
 			return sqlErr(103, 15, "The identifier that starts with '%s' is too long. Maximum length is 32.", s.Name[:32])
@@ -513,141 +499,22 @@ func (x *execCtx) exec(st stmt) error {
 		x.commitTxn(true)
 		return x.done(tds.CmdNone, tds.NoCount)
 	case *rollbackStmt:
-		if c.txn == nil {
-			return errNoBeginForRollback()
-		}
-		if s.Name != "" && !strings.EqualFold(s.Name, c.txn.name) {
-			if err := x.rollbackToSavepoint(s.Name); err != nil {
-				return err
-			}
-			return x.done(tds.CmdNone, tds.NoCount)
-		}
-		x.rollbackAll()
-		if err := x.w.RollbackTransaction(); err != nil {
-			return err
-		}
-		return x.done(tds.CmdNone, tds.NoCount)
+		return x.execRollback(s)
 	case *setOptionStmt:
-		for _, o := range s.Options {
-			if handled, err := x.setSessionMode(o, s.Value); handled {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			switch o {
-			case "LOCK_TIMEOUT":
-				n, err := strconv.ParseInt(s.Value, 10, 64)
-				if err != nil || n < -1 {
-					return errSyntaxNear(s.Value)
-				}
-				c.lockTimeoutMs = n
-				continue
-			case "TRANSACTION ISOLATION LEVEL":
-				c.readUncommitted = s.Value == "READ UNCOMMITTED"
-				continue
-			case "NOCOUNT":
-				c.nocount = s.Value == "ON"
-			case "STATISTICS XML":
-				c.statsXML = s.Value == "ON"
-			case "XACT_ABORT":
-				c.xactAbort = s.Value == "ON"
-			case "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER",
-				"NUMERIC_ROUNDABORT", "ANSI_NULL_DFLT_ON", "ANSI_DEFAULTS", "CURSOR_CLOSE_ON_COMMIT", "IMPLICIT_TRANSACTIONS",
-				"DEADLOCK_PRIORITY", "DATEFIRST", "DATEFORMAT",
-				"LANGUAGE", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML":
-				if o == "SHOWPLAN_XML" || o == "STATISTICS PROFILE" || o == "IMPLICIT_TRANSACTIONS" || o == "ANSI_DEFAULTS" {
-					if s.Value == "ON" {
-						return errUnsupported("SET " + o)
-					}
-				}
-			default:
-				return errSyntaxNear(o)
-			}
-		}
-		return nil
+		return x.execSetOptions(s)
 	case *declareStmt:
-		for _, d := range s.Vars {
-			if d.Table != nil {
-				if err := x.declareTable(d.Name, d.Table); err != nil {
-					return err
-				}
-				continue
-			}
-			c.sqlState().varTypes[strings.ToLower(d.Name)] = d.Type
-			var v any
-			if d.Init != nil {
-				env := &evalEnv{x: x}
-				iv, err := env.eval(d.Init)
-				if err != nil {
-					return err
-				}
-				if v, err = convertValue(iv, d.Type); err != nil {
-					return err
-				}
-			}
-			c.vars[strings.ToLower(d.Name)] = v
-		}
-		return nil
+		return x.execDeclare(s)
 	case *setVarStmt:
-		if _, ok := x.params[strings.ToLower(s.Var)]; ok {
-			// an RPC parameter (sp_executesql OUTPUT parameters are set so)
-			env := &evalEnv{x: x}
-			v, err := env.eval(s.Expr)
-			if err != nil {
-				return err
-			}
-			x.params[strings.ToLower(s.Var)] = v
-			return nil
-		}
-		if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
-			return errMustDeclare(s.Var)
-		}
-		env := &evalEnv{x: x}
-		v, err := env.eval(s.Expr)
-		if err != nil {
-			return err
-		}
-		if t, ok := x.varType(s.Var); ok {
-			if v, err = convertValue(v, t); err != nil {
-				return err
-			}
-		}
-		c.vars[strings.ToLower(s.Var)] = v
-		return nil
+		return x.execSetVar(s)
 	case *checkpointStmt:
 		x.checkpoint()
 		return x.done(tds.CmdNone, tds.NoCount)
 	case *dbccStmt:
 		return x.execDBCC(s)
 	case *useStmt:
-		db := x.srv.dbByName(s.DB)
-		if db == nil {
-			return errDatabaseMissing(s.DB)
-		}
-		c.db = db
-		x.ec.dbID, x.ec.dbName = db.id, db.name
-		return x.w.SetDatabase(db.name)
+		return x.execUse(s)
 	case *waitforStmt:
-		d, err := parseDelay(s.Delay)
-		if err != nil {
-			return err
-		}
-		x.srv.mu.Unlock()
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-x.ctx.Done():
-			t.Stop()
-			x.srv.mu.Lock()
-			return x.ctx.Err()
-		case <-x.conn.killCh:
-			t.Stop()
-			x.srv.mu.Lock()
-			return tds.ErrDropConnection // the caller sees c.killed and drops the connection
-		}
-		x.srv.mu.Lock()
-		return nil
+		return x.execWaitfor(s)
 	case *execStmt:
 		return errProcNotFound(strings.Join(s.Proc, "."))
 	case *whileStmt:
@@ -667,12 +534,7 @@ func (x *execCtx) exec(st stmt) error {
 	case *brokerStmt:
 		return x.execBroker(s)
 	case *printStmt:
-		env := &evalEnv{x: x}
-		v, err := env.eval(s.Expr)
-		if err != nil {
-			return err
-		}
-		return x.info(0, 0, valueString(v))
+		return x.execPrint(s)
 	case *createEventSessionStmt:
 		return x.createSession(s)
 	case *alterEventSessionStmt:
@@ -681,6 +543,199 @@ func (x *execCtx) exec(st stmt) error {
 		return x.dropSession(s)
 	}
 	return errUnsupported(fmt.Sprintf("%T", st))
+}
+
+// execBlock runs a BEGIN … END block's statements in order, stopping at
+// the first error.
+func (x *execCtx) execBlock(s *blockStmt) error {
+	for _, inner := range s.Stmts {
+		if err := x.exec(inner); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// execIf runs IF … ELSE: UNKNOWN takes the ELSE branch, as FALSE does.
+func (x *execCtx) execIf(s *ifStmt) error {
+	env := &evalEnv{x: x}
+	v, err := env.eval(s.Cond)
+	if err != nil {
+		return err
+	}
+	if b, _ := truth(v); b {
+		return x.exec(s.Then)
+	} else if s.Else != nil {
+		return x.exec(s.Else)
+	}
+	return nil
+}
+
+// execRollback rolls back to a named savepoint, or the whole transaction.
+func (x *execCtx) execRollback(s *rollbackStmt) error {
+	c := x.conn
+	if c.txn == nil {
+		return errNoBeginForRollback()
+	}
+	if s.Name != "" && !strings.EqualFold(s.Name, c.txn.name) {
+		if err := x.rollbackToSavepoint(s.Name); err != nil {
+			return err
+		}
+		return x.done(tds.CmdNone, tds.NoCount)
+	}
+	x.rollbackAll()
+	if err := x.w.RollbackTransaction(); err != nil {
+		return err
+	}
+	return x.done(tds.CmdNone, tds.NoCount)
+}
+
+// execSetOptions applies SET session options; options the stand-in cannot
+// honour when ON are an error rather than silently ignored.
+func (x *execCtx) execSetOptions(s *setOptionStmt) error {
+	c := x.conn
+	for _, o := range s.Options {
+		if handled, err := x.setSessionMode(o, s.Value); handled {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		switch o {
+		case "LOCK_TIMEOUT":
+			n, err := strconv.ParseInt(s.Value, 10, 64)
+			if err != nil || n < -1 {
+				return errSyntaxNear(s.Value)
+			}
+			c.lockTimeoutMs = n
+			continue
+		case "TRANSACTION ISOLATION LEVEL":
+			c.readUncommitted = s.Value == "READ UNCOMMITTED"
+			continue
+		case "NOCOUNT":
+			c.nocount = s.Value == "ON"
+		case "STATISTICS XML":
+			c.statsXML = s.Value == "ON"
+		case "XACT_ABORT":
+			c.xactAbort = s.Value == "ON"
+		case "ANSI_NULLS", "ANSI_PADDING", "ANSI_WARNINGS", "ARITHABORT", "CONCAT_NULL_YIELDS_NULL", "QUOTED_IDENTIFIER",
+			"NUMERIC_ROUNDABORT", "ANSI_NULL_DFLT_ON", "ANSI_DEFAULTS", "CURSOR_CLOSE_ON_COMMIT", "IMPLICIT_TRANSACTIONS",
+			"DEADLOCK_PRIORITY", "DATEFIRST", "DATEFORMAT",
+			"LANGUAGE", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML":
+			if o == "SHOWPLAN_XML" || o == "STATISTICS PROFILE" || o == "IMPLICIT_TRANSACTIONS" || o == "ANSI_DEFAULTS" {
+				if s.Value == "ON" {
+					return errUnsupported("SET " + o)
+				}
+			}
+		default:
+			return errSyntaxNear(o)
+		}
+	}
+	return nil
+}
+
+// execDeclare declares variables and table variables, with their initial
+// values converted to the declared type.
+func (x *execCtx) execDeclare(s *declareStmt) error {
+	c := x.conn
+	for _, d := range s.Vars {
+		if d.Table != nil {
+			if err := x.declareTable(d.Name, d.Table); err != nil {
+				return err
+			}
+			continue
+		}
+		c.sqlState().varTypes[strings.ToLower(d.Name)] = d.Type
+		var v any
+		if d.Init != nil {
+			env := &evalEnv{x: x}
+			iv, err := env.eval(d.Init)
+			if err != nil {
+				return err
+			}
+			if v, err = convertValue(iv, d.Type); err != nil {
+				return err
+			}
+		}
+		c.vars[strings.ToLower(d.Name)] = v
+	}
+	return nil
+}
+
+// execSetVar assigns a variable or an RPC parameter.
+func (x *execCtx) execSetVar(s *setVarStmt) error {
+	c := x.conn
+	if _, ok := x.params[strings.ToLower(s.Var)]; ok {
+		// an RPC parameter (sp_executesql OUTPUT parameters are set so)
+		env := &evalEnv{x: x}
+		v, err := env.eval(s.Expr)
+		if err != nil {
+			return err
+		}
+		x.params[strings.ToLower(s.Var)] = v
+		return nil
+	}
+	if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
+		return errMustDeclare(s.Var)
+	}
+	env := &evalEnv{x: x}
+	v, err := env.eval(s.Expr)
+	if err != nil {
+		return err
+	}
+	if t, ok := x.varType(s.Var); ok {
+		if v, err = convertValue(v, t); err != nil {
+			return err
+		}
+	}
+	c.vars[strings.ToLower(s.Var)] = v
+	return nil
+}
+
+// execUse switches the connection's database.
+func (x *execCtx) execUse(s *useStmt) error {
+	c := x.conn
+	db := x.srv.dbByName(s.DB)
+	if db == nil {
+		return errDatabaseMissing(s.DB)
+	}
+	c.db = db
+	x.ec.dbID, x.ec.dbName = db.id, db.name
+	return x.w.SetDatabase(db.name)
+}
+
+// execWaitfor sleeps for WAITFOR DELAY without holding the server lock,
+// ending early when the batch is cancelled or the session is killed.
+func (x *execCtx) execWaitfor(s *waitforStmt) error {
+	d, err := parseDelay(s.Delay)
+	if err != nil {
+		return err
+	}
+	x.srv.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-x.ctx.Done():
+		t.Stop()
+		x.srv.mu.Lock()
+		return x.ctx.Err()
+	case <-x.conn.killCh:
+		t.Stop()
+		x.srv.mu.Lock()
+		return tds.ErrDropConnection // the caller sees c.killed and drops the connection
+	}
+	x.srv.mu.Lock()
+	return nil
+}
+
+// execPrint sends PRINT's text as an informational message.
+func (x *execCtx) execPrint(s *printStmt) error {
+	env := &evalEnv{x: x}
+	v, err := env.eval(s.Expr)
+	if err != nil {
+		return err
+	}
+	return x.info(0, 0, valueString(v))
 }
 
 func parseDelay(s string) (time.Duration, *SQLError) {

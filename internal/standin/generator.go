@@ -36,23 +36,58 @@ func GenerateTrace(pages, operators int) (*Trace, error) {
 	if operators < 1 {
 		return nil, fmt.Errorf("generate trace: operators must be at least 1, got %d", operators)
 	}
+	root, ops, scans := genPlanTree(pages, operators)
+	// operators beyond the tree (when operators is even) are Compute Scalars
+	// on top of the root
+	extra := operators - len(ops)
+	w := newTraceWriter(pages, operators)
+	start := w.clock
+	w.add(&xeEventData{name: "sql_batch_starting", pkg: "sqlserver", ts: w.clock, fields: []xeField{fStr("batch_text", w.ec.sqlText)}})
+	for _, sc := range scans {
+		w.scanPages(sc)
+	}
+	finishJoins(root)
+	for _, op := range ops {
+		w.add(&xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: w.tick(3 * time.Microsecond), fields: []xeField{
+			fUint("node_id", "uint32", int64(op.id)), fUint("thread_id", "uint32", 0), fUint("total_time_us", "uint64", op.end.Sub(op.start).Microseconds())}})
+	}
+	w.t.PlanXML = genPlanXML(root, len(ops), extra)
+	for i := 0; i < extra; i++ {
+		w.add(&xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: w.tick(3 * time.Microsecond), fields: []xeField{
+			fUint("node_id", "uint32", int64(len(ops)+i)), fUint("thread_id", "uint32", 0), fUint("total_time_us", "uint64", root.end.Sub(root.start).Microseconds())}})
+	}
+	dur := w.clock.Sub(start).Microseconds()
+	w.add(&xeEventData{name: "query_post_execution_showplan", pkg: "sqlserver", ts: w.tick(10 * time.Microsecond), fields: []xeField{
+		fUint("duration", "uint64", dur), fUint("dop", "uint32", 1), {name: "showplan_xml", typ: "xml", pkg: "package0", value: w.t.PlanXML, xmlBody: true}}})
+	w.add(&xeEventData{name: "sql_batch_completed", pkg: "sqlserver", ts: w.tick(20 * time.Microsecond), fields: []xeField{
+		fUint("cpu_time", "uint64", dur/2), fUint("duration", "uint64", dur), fUint("physical_reads", "uint64", int64(pages)),
+		fUint("logical_reads", "uint64", int64(pages)), fUint("writes", "uint64", 0), fUint("row_count", "uint64", root.rows),
+		fMap("result", "statement_result", "sqlserver", "OK"), fStr("batch_text", w.ec.sqlText)}})
+	w.seal()
+	return w.t, nil
+}
+
+// genOp is one operator of GenerateTrace's plan.
+type genOp struct {
+	id       int
+	join     bool
+	children []*genOp
+	first    int32
+	pages    int
+	objectID int64
+	hobt     int64
+	rows     int64
+	start    time.Time
+	end      time.Time
+}
+
+// genPlanTree builds the left-deep tree of hash joins over scans, in node
+// id order, and shares the pages out among the scans.
+func genPlanTree(pages, operators int) (root *genOp, ops, scans []*genOp) {
 	// a left-deep tree of j hash joins has j+1 scans; an even operator
 	// count gets one Compute Scalar on top
 	joins := (operators - 1) / 2
 	leaves := joins + 1
-	type genOp struct {
-		id       int
-		join     bool
-		children []*genOp
-		first    int32
-		pages    int
-		objectID int64
-		hobt     int64
-		rows     int64
-		start    time.Time
-		end      time.Time
-	}
-	var ops []*genOp
 	nextID := 0
 	var build func(nJoins, nLeaves int) *genOp
 	build = func(nJoins, nLeaves int) *genOp {
@@ -70,16 +105,12 @@ func GenerateTrace(pages, operators int) (*Trace, error) {
 		op.children = []*genOp{left, right}
 		return op
 	}
-	root := build(joins, leaves)
-	var scans []*genOp
+	root = build(joins, leaves)
 	for _, op := range ops {
 		if !op.join {
 			scans = append(scans, op)
 		}
 	}
-	// operators beyond the tree (when operators is even) are Compute Scalars
-	// on top of the root
-	extra := operators - len(ops)
 	page := int32(1000)
 	for i, sc := range scans {
 		n := pages / len(scans)
@@ -92,95 +123,122 @@ func GenerateTrace(pages, operators int) (*Trace, error) {
 		sc.rows = int64(n) * 100
 		page += int32(n) + 8
 	}
-	ec := &eventCtx{spid: 57, dbID: demoDBID, dbName: demoDBName, sqlText: "/* generated */ SELECT ...", planHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", queryHash: 0x1234ABCD5678EF01, planHash: 0x0FEDCBA987654321}
-	actions := []xeName{{"sqlserver", "session_id"}, {"package0", "event_sequence"}, {"sqlserver", "plan_handle"}}
-	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	t := &Trace{Events: make([]TraceEvent, 0, pages*5+operators+4)}
-	var seq int64
-	var stamps stampCache
-	var offset int64 = fileHeaderBytes
-	var bufBytes int
+	return root, ops, scans
+}
+
+// finishJoins gives each join its children's time span and its probe
+// side's row count.
+func finishJoins(op *genOp) {
+	for _, c := range op.children {
+		finishJoins(c)
+	}
+	if op.join {
+		op.start = op.children[0].start
+		op.end = op.children[1].end
+		op.rows = op.children[1].rows
+	}
+}
+
+// traceWriter renders GenerateTrace's events on a fixed clock, with file
+// offsets as an event file of 4 MiB buffers would have them.
+type traceWriter struct {
+	t       *Trace
+	ec      *eventCtx
+	actions []xeName
+	clock   time.Time
+	seq     int64
+	stamps  stampCache
+	offset  int64
+	// bufBytes is what the current event-file buffer holds so far.
+	bufBytes int
 	// Events are rendered into 16 MiB chunks and sliced out of them, so a
 	// million events cost a few hundred allocations rather than millions.
-	const chunk = 16 << 20
-	var b strings.Builder
-	b.Grow(chunk)
-	var ends []int
-	pendingFrom := len(t.Events)
-	seal := func() {
-		all := b.String()
-		startAt := 0
-		for i, end := range ends {
-			t.Events[pendingFrom+i].XML = all[startAt:end]
-			startAt = end
-		}
-		pendingFrom += len(ends)
-		ends = ends[:0]
-		b = strings.Builder{}
-		b.Grow(chunk)
+	b           strings.Builder
+	ends        []int
+	pendingFrom int
+}
+
+const traceChunk = 16 << 20
+
+func newTraceWriter(pages, operators int) *traceWriter {
+	w := &traceWriter{
+		ec:      &eventCtx{spid: 57, dbID: demoDBID, dbName: demoDBName, sqlText: "/* generated */ SELECT ...", planHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", queryHash: 0x1234ABCD5678EF01, planHash: 0x0FEDCBA987654321},
+		actions: []xeName{{"sqlserver", "session_id"}, {"package0", "event_sequence"}, {"sqlserver", "plan_handle"}},
+		clock:   time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
+		t:       &Trace{Events: make([]TraceEvent, 0, pages*5+operators+4)},
+		offset:  fileHeaderBytes,
 	}
-	add := func(ev *xeEventData) {
-		seq++
-		before := b.Len()
-		renderEvent(&b, ev, actions, ec, seq, false, &stamps)
-		ends = append(ends, b.Len())
-		t.Events = append(t.Events, TraceEvent{Name: ev.name, FileOffset: offset, Timestamp: ev.ts})
-		bufBytes += (b.Len() - before) / 2
-		if b.Len() > chunk-64<<10 {
-			seal()
-		}
-		if bufBytes >= 4096*1024/3 {
-			offset += int64((bufBytes + 64 + 511) / 512 * 512)
-			bufBytes = 0
-		}
+	w.b.Grow(traceChunk)
+	w.pendingFrom = len(w.t.Events)
+	return w
+}
+
+// seal slices the events rendered since the last seal out of the current
+// chunk and starts a new one.
+func (w *traceWriter) seal() {
+	all := w.b.String()
+	startAt := 0
+	for i, end := range w.ends {
+		w.t.Events[w.pendingFrom+i].XML = all[startAt:end]
+		startAt = end
 	}
-	tick := func(d time.Duration) time.Time { clock = clock.Add(d); return clock }
-	start := clock
-	add(&xeEventData{name: "sql_batch_starting", pkg: "sqlserver", ts: clock, fields: []xeField{fStr("batch_text", ec.sqlText)}})
-	for _, sc := range scans {
-		sc.start = clock
-		for p := 0; p < sc.pages; p++ {
-			pid := sc.first + int32(p)
-			lock := heldLock{resType: "PAGE", mode: "S", r0: uint32(pid), r1: 1, hobt: sc.hobt, desc: fmt.Sprintf("1:%d", pid)}
-			lockFields := func() []xeField {
-				return []xeField{fMap("resource_type", "lock_resource_type", "sqlserver", "PAGE"), fMap("mode", "lock_mode", "sqlserver", "S"),
-					fMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"), fUint("transaction_id", "int64", 0),
-					fUint("database_id", "uint32", demoDBID), fUint("resource_0", "uint32", int64(lock.r0)), fUint("resource_1", "uint32", 1),
-					fUint("resource_2", "uint32", 0), fUint("object_id", "int32", 0), fUint("associated_object_id", "uint64", sc.hobt),
-					fUint("duration", "uint64", 0), fStr("resource_description", lock.desc)}
-			}
-			add(&xeEventData{name: "lock_acquired", pkg: "sqlserver", ts: tick(2 * time.Microsecond), fields: lockFields()})
-			res := fPtr("wait_resource", 0x000001E4A1000000+uint64(pid)*0x40)
-			add(&xeEventData{name: "wait_info", pkg: "sqlos", ts: tick(3 * time.Microsecond), fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-				fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
-			wait := time.Duration(60+int(pid%5)*20) * time.Microsecond
-			add(&xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: tick(wait), fields: []xeField{
-				fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(pid))}})
-			add(&xeEventData{name: "wait_info", pkg: "sqlos", ts: tick(time.Microsecond), fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "End"),
-				fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
-			add(&xeEventData{name: "lock_released", pkg: "sqlserver", ts: tick(2 * time.Microsecond), fields: lockFields()})
-		}
-		sc.end = clock
+	w.pendingFrom += len(w.ends)
+	w.ends = w.ends[:0]
+	w.b = strings.Builder{}
+	w.b.Grow(traceChunk)
+}
+
+func (w *traceWriter) add(ev *xeEventData) {
+	w.seq++
+	before := w.b.Len()
+	renderEvent(&w.b, ev, w.actions, w.ec, w.seq, false, &w.stamps)
+	w.ends = append(w.ends, w.b.Len())
+	w.t.Events = append(w.t.Events, TraceEvent{Name: ev.name, FileOffset: w.offset, Timestamp: ev.ts})
+	w.bufBytes += (w.b.Len() - before) / 2
+	if w.b.Len() > traceChunk-64<<10 {
+		w.seal()
 	}
-	var finish func(op *genOp)
-	finish = func(op *genOp) {
-		for _, c := range op.children {
-			finish(c)
-		}
-		if op.join {
-			op.start = op.children[0].start
-			op.end = op.children[1].end
-			op.rows = op.children[1].rows
-		}
+	if w.bufBytes >= 4096*1024/3 {
+		w.offset += int64((w.bufBytes + 64 + 511) / 512 * 512)
+		w.bufBytes = 0
 	}
-	finish(root)
-	for _, op := range ops {
-		add(&xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: tick(3 * time.Microsecond), fields: []xeField{
-			fUint("node_id", "uint32", int64(op.id)), fUint("thread_id", "uint32", 0), fUint("total_time_us", "uint64", op.end.Sub(op.start).Microseconds())}})
+}
+
+func (w *traceWriter) tick(d time.Duration) time.Time { w.clock = w.clock.Add(d); return w.clock }
+
+// scanPages emits a scan's five events per page: S page lock acquired,
+// PAGEIOLATCH_SH wait begin, physical_page_read, wait end, lock released.
+func (w *traceWriter) scanPages(sc *genOp) {
+	sc.start = w.clock
+	for p := 0; p < sc.pages; p++ {
+		pid := sc.first + int32(p)
+		lock := heldLock{resType: "PAGE", mode: "S", r0: uint32(pid), r1: 1, hobt: sc.hobt, desc: fmt.Sprintf("1:%d", pid)}
+		lockFields := func() []xeField {
+			return []xeField{fMap("resource_type", "lock_resource_type", "sqlserver", "PAGE"), fMap("mode", "lock_mode", "sqlserver", "S"),
+				fMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"), fUint("transaction_id", "int64", 0),
+				fUint("database_id", "uint32", demoDBID), fUint("resource_0", "uint32", int64(lock.r0)), fUint("resource_1", "uint32", 1),
+				fUint("resource_2", "uint32", 0), fUint("object_id", "int32", 0), fUint("associated_object_id", "uint64", sc.hobt),
+				fUint("duration", "uint64", 0), fStr("resource_description", lock.desc)}
+		}
+		w.add(&xeEventData{name: "lock_acquired", pkg: "sqlserver", ts: w.tick(2 * time.Microsecond), fields: lockFields()})
+		res := fPtr("wait_resource", 0x000001E4A1000000+uint64(pid)*0x40)
+		w.add(&xeEventData{name: "wait_info", pkg: "sqlos", ts: w.tick(3 * time.Microsecond), fields: []xeField{
+			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
+			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+		wait := time.Duration(60+int(pid%5)*20) * time.Microsecond
+		w.add(&xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: w.tick(wait), fields: []xeField{
+			fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(pid))}})
+		w.add(&xeEventData{name: "wait_info", pkg: "sqlos", ts: w.tick(time.Microsecond), fields: []xeField{
+			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "End"),
+			fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+		w.add(&xeEventData{name: "lock_released", pkg: "sqlserver", ts: w.tick(2 * time.Microsecond), fields: lockFields()})
 	}
-	// plan
+	sc.end = w.clock
+}
+
+// genPlanXML renders the actual plan: extra Compute Scalars (node ids from
+// nOps on) over the join tree.
+func genPlanXML(root *genOp, nOps, extra int) string {
 	var pb strings.Builder
 	fmt.Fprintf(&pb, `<ShowPlanXML xmlns="http://schemas.microsoft.com/sqlserver/2004/07/showplan" Version="1.6" Build="%s"><BatchSequence><Batch><Statements><StmtSimple StatementText="generated" StatementId="1" StatementCompId="1" StatementType="SELECT"><QueryPlan DegreeOfParallelism="1">`, productVersion)
 	var rel func(op *genOp, depth int)
@@ -202,24 +260,13 @@ func GenerateTrace(pages, operators int) (*Trace, error) {
 		fmt.Fprintf(&pb, `<IndexScan Ordered="false"><DefinedValues/><Object Database="[%s]" Schema="[dbo]" Table="[T%d]" Index="[PK_T%d]" IndexKind="Clustered"/></IndexScan></RelOp>`, demoDBName, op.id, op.id)
 	}
 	for i := 0; i < extra; i++ {
-		emitOp(len(ops)+i, "Compute Scalar", "Compute Scalar", root.rows, root.start, root.end)
+		emitOp(nOps+i, "Compute Scalar", "Compute Scalar", root.rows, root.start, root.end)
 		pb.WriteString("<ComputeScalar>")
 	}
 	rel(root, 0)
 	for i := 0; i < extra; i++ {
 		pb.WriteString("</ComputeScalar></RelOp>")
-		add(&xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: tick(3 * time.Microsecond), fields: []xeField{
-			fUint("node_id", "uint32", int64(len(ops)+i)), fUint("thread_id", "uint32", 0), fUint("total_time_us", "uint64", root.end.Sub(root.start).Microseconds())}})
 	}
 	pb.WriteString(`</QueryPlan></StmtSimple></Statements></Batch></BatchSequence></ShowPlanXML>`)
-	t.PlanXML = pb.String()
-	dur := clock.Sub(start).Microseconds()
-	defer seal()
-	add(&xeEventData{name: "query_post_execution_showplan", pkg: "sqlserver", ts: tick(10 * time.Microsecond), fields: []xeField{
-		fUint("duration", "uint64", dur), fUint("dop", "uint32", 1), {name: "showplan_xml", typ: "xml", pkg: "package0", value: t.PlanXML, xmlBody: true}}})
-	add(&xeEventData{name: "sql_batch_completed", pkg: "sqlserver", ts: tick(20 * time.Microsecond), fields: []xeField{
-		fUint("cpu_time", "uint64", dur/2), fUint("duration", "uint64", dur), fUint("physical_reads", "uint64", int64(pages)),
-		fUint("logical_reads", "uint64", int64(pages)), fUint("writes", "uint64", 0), fUint("row_count", "uint64", root.rows),
-		fMap("result", "statement_result", "sqlserver", "OK"), fStr("batch_text", ec.sqlText)}})
-	return t, nil
+	return pb.String()
 }

@@ -174,6 +174,7 @@ func (p *parser) multiName() ([]string, *SQLError) {
 	return parts, nil
 }
 
+// statement parses one statement, dispatching on its first keyword.
 func (p *parser) statement() (stmt, *SQLError) {
 	t := p.peek()
 	if t.kind != tokIdent {
@@ -188,15 +189,7 @@ func (p *parser) statement() (stmt, *SQLError) {
 	case "MERGE":
 		return p.mergeStatement()
 	case "TRUNCATE":
-		p.i++
-		if err := p.expect("TABLE"); err != nil {
-			return nil, err
-		}
-		name, err := p.tableObjectName()
-		if err != nil {
-			return nil, err
-		}
-		return &truncateStmt{Table: name}, nil
+		return p.truncateStatement()
 	case "INSERT":
 		return p.insertStatement()
 	case "UPDATE":
@@ -204,99 +197,17 @@ func (p *parser) statement() (stmt, *SQLError) {
 	case "DELETE":
 		return p.deleteStatement()
 	case "BEGIN":
-		p.i++
-		if p.accept("TRAN") || p.accept("TRANSACTION") {
-			name := ""
-			if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
-				name = nt.text
-				p.i++
-			}
-			return &beginTranStmt{Name: name}, nil
-		}
-		if p.peek().is("TRY") || p.peek().is("DISTRIBUTED") {
-			return nil, p.fail()
-		}
-		var block blockStmt
-		for !p.peek().is("END") {
-			if p.peek().kind == tokEOF {
-				return nil, p.fail()
-			}
-			if p.acceptOp(";") {
-				continue
-			}
-			s, err := p.statement()
-			if err != nil {
-				return nil, err
-			}
-			block.Stmts = append(block.Stmts, s)
-		}
-		p.i++
-		return &block, nil
+		return p.beginStatement()
 	case "SAVE": // SAVE TRAN[SACTION] savepoint (savepoint.go)
-		p.i++
-		if !p.accept("TRAN") && !p.accept("TRANSACTION") {
-			return nil, p.fail()
-		}
-		nt := p.peek()
-		if !(nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted) {
-			return nil, p.fail()
-		}
-		p.i++
-		return &saveTranStmt{Name: nt.text}, nil
+		return p.saveTranStatement()
 	case "COMMIT", "ROLLBACK":
-		p.i++
-		if !(p.accept("TRAN") || p.accept("TRANSACTION")) {
-			p.accept("WORK")
-		}
-		name := ""
-		if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
-			name = nt.text
-			p.i++
-		}
-		if strings.EqualFold(t.text, "COMMIT") {
-			return &commitStmt{Name: name}, nil
-		}
-		return &rollbackStmt{Name: name}, nil
+		return p.endTranStatement(t)
 	case "WHILE":
-		p.i++
-		cond, err := p.expression()
-		if err != nil {
-			return nil, err
-		}
-		p.loops++
-		body, err := p.statement()
-		p.loops--
-		if err != nil {
-			return nil, err
-		}
-		return &whileStmt{Cond: cond, Body: body}, nil
+		return p.whileStatement()
 	case "BREAK", "CONTINUE":
-		p.i++
-		if p.loops == 0 {
-			if strings.EqualFold(t.text, "BREAK") {
-				return nil, sqlErr(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
-			}
-			return nil, sqlErr(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
-		}
-		return &loopControlStmt{Break: strings.EqualFold(t.text, "BREAK")}, nil
+		return p.loopControlStatement(t)
 	case "IF":
-		p.i++
-		cond, err := p.expression()
-		if err != nil {
-			return nil, err
-		}
-		then, err := p.statement()
-		if err != nil {
-			return nil, err
-		}
-		s := &ifStmt{Cond: cond, Then: then}
-		p.acceptOp(";")
-		if p.accept("ELSE") {
-			if s.Else, err = p.statement(); err != nil {
-				return nil, err
-			}
-		}
-		return s, nil
+		return p.ifStatement()
 	case "SET":
 		return p.setStatement()
 	case "DECLARE":
@@ -317,40 +228,9 @@ func (p *parser) statement() (stmt, *SQLError) {
 		}
 		return &useStmt{DB: db}, nil
 	case "WAITFOR":
-		if p.peekAt(1).isOp("(") {
-			return p.brokerStatement() // WAITFOR (RECEIVE …), safety.go
-		}
-		p.i++
-		if err := p.expect("DELAY"); err != nil {
-			return nil, err
-		}
-		d := p.next()
-		if d.kind != tokString {
-			p.i--
-			return nil, p.fail()
-		}
-		return &waitforStmt{Delay: d.text}, nil
+		return p.waitforStatement()
 	case "EXEC", "EXECUTE":
-		p.i++
-		name, err := p.multiName()
-		if err != nil {
-			return nil, err
-		}
-		s := &execStmt{Proc: name}
-		for p.peek().kind != tokEOF && !p.peek().isOp(";") && !p.startsStatement() {
-			if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
-				p.i += 2
-			}
-			e, err := p.expression()
-			if err != nil {
-				return nil, err
-			}
-			s.Args = append(s.Args, e)
-			if !p.acceptOp(",") {
-				break
-			}
-		}
-		return s, nil
+		return p.execStatement()
 	case "KILL":
 		return p.killStatement() // safety.go
 	case "RECEIVE", "SEND":
@@ -388,6 +268,177 @@ func (p *parser) statement() (stmt, *SQLError) {
 		}
 	}
 	return nil, p.fail()
+}
+
+// truncateStatement parses TRUNCATE TABLE name.
+func (p *parser) truncateStatement() (stmt, *SQLError) {
+	p.i++
+	if err := p.expect("TABLE"); err != nil {
+		return nil, err
+	}
+	name, err := p.tableObjectName()
+	if err != nil {
+		return nil, err
+	}
+	return &truncateStmt{Table: name}, nil
+}
+
+// beginStatement parses BEGIN TRAN[SACTION] [name] and BEGIN … END blocks;
+// BEGIN TRY and BEGIN DISTRIBUTED are syntax errors here.
+func (p *parser) beginStatement() (stmt, *SQLError) {
+	p.i++
+	if p.accept("TRAN") || p.accept("TRANSACTION") {
+		name := ""
+		if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
+			name = nt.text
+			p.i++
+		}
+		return &beginTranStmt{Name: name}, nil
+	}
+	if p.peek().is("TRY") || p.peek().is("DISTRIBUTED") {
+		return nil, p.fail()
+	}
+	var block blockStmt
+	for !p.peek().is("END") {
+		if p.peek().kind == tokEOF {
+			return nil, p.fail()
+		}
+		if p.acceptOp(";") {
+			continue
+		}
+		s, err := p.statement()
+		if err != nil {
+			return nil, err
+		}
+		block.Stmts = append(block.Stmts, s)
+	}
+	p.i++
+	return &block, nil
+}
+
+// saveTranStatement parses SAVE TRAN[SACTION] savepoint (savepoint.go).
+func (p *parser) saveTranStatement() (stmt, *SQLError) {
+	p.i++
+	if !p.accept("TRAN") && !p.accept("TRANSACTION") {
+		return nil, p.fail()
+	}
+	nt := p.peek()
+	if !(nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted) {
+		return nil, p.fail()
+	}
+	p.i++
+	return &saveTranStmt{Name: nt.text}, nil
+}
+
+// endTranStatement parses COMMIT and ROLLBACK [TRAN[SACTION] | WORK] [name];
+// t is the COMMIT or ROLLBACK keyword.
+func (p *parser) endTranStatement(t token) (stmt, *SQLError) {
+	p.i++
+	if !(p.accept("TRAN") || p.accept("TRANSACTION")) {
+		p.accept("WORK")
+	}
+	name := ""
+	if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
+		name = nt.text
+		p.i++
+	}
+	if strings.EqualFold(t.text, "COMMIT") {
+		return &commitStmt{Name: name}, nil
+	}
+	return &rollbackStmt{Name: name}, nil
+}
+
+// whileStatement parses WHILE cond statement, counting loop depth so that
+// BREAK and CONTINUE know whether they are inside one.
+func (p *parser) whileStatement() (stmt, *SQLError) {
+	p.i++
+	cond, err := p.expression()
+	if err != nil {
+		return nil, err
+	}
+	p.loops++
+	body, err := p.statement()
+	p.loops--
+	if err != nil {
+		return nil, err
+	}
+	return &whileStmt{Cond: cond, Body: body}, nil
+}
+
+// loopControlStatement parses BREAK and CONTINUE (t), Msg 135/136 outside
+// a WHILE.
+func (p *parser) loopControlStatement(t token) (stmt, *SQLError) {
+	p.i++
+	if p.loops == 0 {
+		if strings.EqualFold(t.text, "BREAK") {
+			return nil, sqlErr(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
+		}
+		return nil, sqlErr(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
+	}
+	return &loopControlStmt{Break: strings.EqualFold(t.text, "BREAK")}, nil
+}
+
+// ifStatement parses IF cond statement [ELSE statement].
+func (p *parser) ifStatement() (stmt, *SQLError) {
+	p.i++
+	cond, err := p.expression()
+	if err != nil {
+		return nil, err
+	}
+	then, err := p.statement()
+	if err != nil {
+		return nil, err
+	}
+	s := &ifStmt{Cond: cond, Then: then}
+	p.acceptOp(";")
+	if p.accept("ELSE") {
+		if s.Else, err = p.statement(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// waitforStatement parses WAITFOR DELAY 'time'; WAITFOR (RECEIVE …) is
+// Service Broker's (safety.go).
+func (p *parser) waitforStatement() (stmt, *SQLError) {
+	if p.peekAt(1).isOp("(") {
+		return p.brokerStatement() // WAITFOR (RECEIVE …), safety.go
+	}
+	p.i++
+	if err := p.expect("DELAY"); err != nil {
+		return nil, err
+	}
+	d := p.next()
+	if d.kind != tokString {
+		p.i--
+		return nil, p.fail()
+	}
+	return &waitforStmt{Delay: d.text}, nil
+}
+
+// execStatement parses EXEC[UTE] proc [@name =] arg, ….
+func (p *parser) execStatement() (stmt, *SQLError) {
+	p.i++
+	name, err := p.multiName()
+	if err != nil {
+		return nil, err
+	}
+	s := &execStmt{Proc: name}
+	for p.peek().kind != tokEOF && !p.peek().isOp(";") && !p.startsStatement() {
+		if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
+			p.i += 2
+		}
+		e, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		s.Args = append(s.Args, e)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	return s, nil
 }
 
 // startsStatement reports whether the current token begins a new statement,
@@ -572,156 +623,67 @@ func isJoinWord(s string) bool {
 	return false
 }
 
+// tableSource parses one FROM item: a derived table or VALUES constructor,
+// a table-valued function, or a table name with its alias and hints.
 func (p *parser) tableSource() (tableRef, *SQLError) {
 	if p.acceptOp("(") {
-		d := &derivedTable{}
-		switch {
-		case p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery():
-			sel, err := p.selectStatement()
-			if err != nil {
-				return nil, err
-			}
-			d.Sel = sel
-		case p.accept("VALUES"):
-			for {
-				if err := p.expectOp("("); err != nil {
-					return nil, err
-				}
-				var row []expr
-				for {
-					e, err := p.expression()
-					if err != nil {
-						return nil, err
-					}
-					row = append(row, e)
-					if !p.acceptOp(",") {
-						break
-					}
-				}
-				if err := p.expectOp(")"); err != nil {
-					return nil, err
-				}
-				if len(d.Values) > 0 && len(row) != len(d.Values[0]) {
-					return nil, sqlErr(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
-				}
-				d.Values = append(d.Values, row)
-				if !p.acceptOp(",") {
-					break
-				}
-			}
-		default:
-			return nil, p.fail()
-		}
-		if err := p.expectOp(")"); err != nil {
-			return nil, err
-		}
-		a, err := p.alias()
-		if err != nil {
-			return nil, err
-		}
-		if a == "" {
-			return nil, p.fail()
-		}
-		d.Alias = a
-		if p.acceptOp("(") {
-			for {
-				c, err := p.ident()
-				if err != nil {
-					return nil, err
-				}
-				d.Columns = append(d.Columns, c)
-				if !p.acceptOp(",") {
-					break
-				}
-			}
-			if err := p.expectOp(")"); err != nil {
-				return nil, err
-			}
-		}
-		if d.Values != nil && len(d.Columns) != len(d.Values[0]) {
-			return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
-		}
-		return d, nil
+		return p.derivedTable()
 	}
 	name, err := p.tableObjectName()
 	if err != nil {
 		return nil, err
 	}
 	if p.acceptOp("(") {
-		f := &tableFunc{Parts: name}
-		if len(name) == 1 && strings.EqualFold(name[0], "OPENROWSET") && p.accept("BULK") {
-			// OPENROWSET(BULK N'path', SINGLE_BLOB): only the single-value
-			// form is emulated
-			e, err := p.expression()
-			if err != nil {
-				return nil, err
-			}
-			f.Args = []expr{e}
-			if err := p.expectOp(","); err != nil {
-				return nil, err
-			}
-			if !p.accept("SINGLE_BLOB") {
-				return nil, p.fail()
-			}
-			f.Bulk = "SINGLE_BLOB"
-			if err := p.expectOp(")"); err != nil {
-				return nil, err
-			}
-			if f.Alias, err = p.alias(); err != nil {
-				return nil, err
-			}
-			return f, nil
-		}
-		if !p.peek().isOp(")") {
-			for {
-				e, err := p.expression()
-				if err != nil {
-					return nil, err
-				}
-				f.Args = append(f.Args, e)
-				if !p.acceptOp(",") {
-					break
-				}
-			}
-		}
-		if err := p.expectOp(")"); err != nil {
-			return nil, err
-		}
-		if f.Alias, err = p.alias(); err != nil {
-			return nil, err
-		}
-		return f, nil
+		return p.tableFunction(name)
 	}
 	t := &tableName{Parts: name}
 	if t.Alias, err = p.alias(); err != nil {
 		return nil, err
 	}
 	if p.peek().is("WITH") && p.peekAt(1).isOp("(") {
-		p.i += 2
+		if err := p.tableHints(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// derivedTable parses a parenthesised query or VALUES constructor after its
+// "(", then its required alias and optional column list.
+func (p *parser) derivedTable() (tableRef, *SQLError) {
+	d := &derivedTable{}
+	switch {
+	case p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery():
+		sel, err := p.selectStatement()
+		if err != nil {
+			return nil, err
+		}
+		d.Sel = sel
+	case p.accept("VALUES"):
+		if err := p.valuesRows(d); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, p.fail()
+	}
+	if err := p.expectOp(")"); err != nil {
+		return nil, err
+	}
+	a, err := p.alias()
+	if err != nil {
+		return nil, err
+	}
+	if a == "" {
+		return nil, p.fail()
+	}
+	d.Alias = a
+	if p.acceptOp("(") {
 		for {
-			switch {
-			case p.accept("INDEX"):
-				if p.acceptOp("(") {
-					h := p.next()
-					if h.kind != tokIdent && h.kind != tokQuoted && h.kind != tokNumber {
-						p.i--
-						return nil, p.fail()
-					}
-					t.IndexHint = h.text
-					if err := p.expectOp(")"); err != nil {
-						return nil, err
-					}
-				} else if p.acceptOp("=") {
-					h := p.next()
-					t.IndexHint = h.text
-				} else {
-					return nil, p.fail()
-				}
-			case p.peek().kind == tokIdent:
-				t.Hints = append(t.Hints, strings.ToUpper(p.next().text))
-			default:
-				return nil, p.fail()
+			c, err := p.ident()
+			if err != nil {
+				return nil, err
 			}
+			d.Columns = append(d.Columns, c)
 			if !p.acceptOp(",") {
 				break
 			}
@@ -730,7 +692,128 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 			return nil, err
 		}
 	}
-	return t, nil
+	if d.Values != nil && len(d.Columns) != len(d.Values[0]) {
+		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
+	}
+	return d, nil
+}
+
+// valuesRows parses a table value constructor's rows, which must all have
+// the same number of columns.
+func (p *parser) valuesRows(d *derivedTable) *SQLError {
+	for {
+		if err := p.expectOp("("); err != nil {
+			return err
+		}
+		var row []expr
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return err
+			}
+			row = append(row, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		if err := p.expectOp(")"); err != nil {
+			return err
+		}
+		if len(d.Values) > 0 && len(row) != len(d.Values[0]) {
+			return sqlErr(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
+		}
+		d.Values = append(d.Values, row)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	return nil
+}
+
+// tableFunction parses a table-valued function's arguments after its "("
+// and its alias.
+func (p *parser) tableFunction(name []string) (tableRef, *SQLError) {
+	f := &tableFunc{Parts: name}
+	var err *SQLError
+	if len(name) == 1 && strings.EqualFold(name[0], "OPENROWSET") && p.accept("BULK") {
+		// OPENROWSET(BULK N'path', SINGLE_BLOB): only the single-value
+		// form is emulated
+		e, err := p.expression()
+		if err != nil {
+			return nil, err
+		}
+		f.Args = []expr{e}
+		if err := p.expectOp(","); err != nil {
+			return nil, err
+		}
+		if !p.accept("SINGLE_BLOB") {
+			return nil, p.fail()
+		}
+		f.Bulk = "SINGLE_BLOB"
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		if f.Alias, err = p.alias(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	if !p.peek().isOp(")") {
+		for {
+			e, err := p.expression()
+			if err != nil {
+				return nil, err
+			}
+			f.Args = append(f.Args, e)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	if err := p.expectOp(")"); err != nil {
+		return nil, err
+	}
+	if f.Alias, err = p.alias(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// tableHints parses WITH (INDEX(...) | INDEX = ... | hint, ...) after a table name.
+func (p *parser) tableHints(t *tableName) *SQLError {
+	p.i += 2
+	for {
+		switch {
+		case p.accept("INDEX"):
+			if p.acceptOp("(") {
+				h := p.next()
+				if h.kind != tokIdent && h.kind != tokQuoted && h.kind != tokNumber {
+					p.i--
+					return p.fail()
+				}
+				t.IndexHint = h.text
+				if err := p.expectOp(")"); err != nil {
+					return err
+				}
+			} else if p.acceptOp("=") {
+				h := p.next()
+				t.IndexHint = h.text
+			} else {
+				return p.fail()
+			}
+		case p.peek().kind == tokIdent:
+			t.Hints = append(t.Hints, strings.ToUpper(p.next().text))
+		default:
+			return p.fail()
+		}
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	if err := p.expectOp(")"); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (p *parser) insertStatement() (stmt, *SQLError) {

@@ -2,7 +2,6 @@ package standin
 
 import (
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -84,12 +83,11 @@ func rowLockOf(c *connState, t *table) (heldLock, bool) {
 // own.
 func (x *execCtx) visibleSessions() []int {
 	var ids []int
-	for id, c := range x.srv.conns {
-		if x.conn.sysadmin || c == x.conn {
+	for _, id := range x.srv.sessionIDs() {
+		if x.conn.sysadmin || x.srv.conns[id] == x.conn {
 			ids = append(ids, id)
 		}
 	}
-	sort.Ints(ids)
 	return ids
 }
 

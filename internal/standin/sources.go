@@ -71,55 +71,12 @@ var sysViews map[string]viewFunc
 
 func init() {
 	sysViews = map[string]viewFunc{
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
-		"databases": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
-			for _, d := range x.srv.dbs {
-				r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", int64(140), "SIMPLE", x.srv.start})
-			}
-			return r, nil
-		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/schemas-catalog-views-sys-schemas
-		"schemas": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("name", tSysname, "schema_id", tInt, "principal_id", tInt)}
-			r.rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
-			return r, nil
-		},
-		"objects": objectsView, "tables": objectsView,
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-columns-transact-sql
-		"columns": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("object_id", tInt, "name", tSysname, "column_id", tInt, "system_type_id", tTinyInt, "max_length", tSmallInt, "is_nullable", tBit)}
-			for _, t := range db.tables {
-				for i, c := range t.columns {
-					r.rows = append(r.rows, []any{t.objectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
-				}
-			}
-			return r, nil
-		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
-		"indexes": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("object_id", tInt, "name", tSysname, "index_id", tInt, "type", tTinyInt, "type_desc", tNVar(60), "is_unique", tBit, "data_space_id", tInt, "is_primary_key", tBit)}
-			for _, t := range db.tables {
-				for _, ix := range t.indexes {
-					typ, desc := int64(1), "CLUSTERED"
-					if ix.id != 1 {
-						typ, desc = 2, "NONCLUSTERED"
-					}
-					r.rows = append(r.rows, []any{t.objectID, ix.name, int64(ix.id), typ, desc, ix.unique, int64(1), ix.pk})
-				}
-			}
-			return r, nil
-		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
-		"partitions": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("partition_id", tBigInt, "object_id", tInt, "index_id", tInt, "partition_number", tInt, "hobt_id", tBigInt, "rows", tBigInt, "data_compression", tTinyInt, "data_compression_desc", tNVar(60))}
-			for _, t := range db.tables {
-				for _, ix := range t.indexes {
-					r.rows = append(r.rows, []any{ix.partitionID, t.objectID, int64(ix.id), int64(1), ix.partitionID, int64(len(t.rows)), int64(0), "NONE"})
-				}
-			}
-			return r, nil
-		},
+		"databases": databasesView,
+		"schemas":   schemasView,
+		"objects":   objectsView, "tables": objectsView,
+		"columns":    columnsView,
+		"indexes":    indexesView,
+		"partitions": partitionsView,
 		// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-allocation-units-transact-sql
 		"allocation_units":                  allocUnitsView(false),
 		"system_internals_allocation_units": allocUnitsView(true),
@@ -138,68 +95,133 @@ func init() {
 		"dm_xe_session_targets":             dmXETargets(false),
 		"dm_xe_database_session_targets":    dmXETargets(true),
 		"dm_tran_session_transactions":      dmTranSessionTransactions, // safety.go
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
-		"dm_xe_map_values": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
-			for _, m := range xeMaps {
-				for _, e := range m.entries {
-					r.rows = append(r.rows, []any{m.name, packageGUID(m.pkg), int64(e.key), e.text})
-				}
-			}
-			return r, nil
-		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
-		"dm_xe_objects": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
-			var names []string
-			for n := range xeEvents {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				r.rows = append(r.rows, []any{n, "event", packageGUID(xeEvents[n].pkg)})
-			}
-			return r, nil
-		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-current-transaction-transact-sql
-		"dm_tran_current_transaction": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("transaction_id", tBigInt, "transaction_sequence_num", tBigInt, "transaction_is_snapshot", tBit)}
-			id := x.srv.nextTxn + 1 // the statement's own autocommit transaction
-			if x.conn.txn != nil {
-				id = x.conn.txn.id
-			}
-			r.rows = [][]any{{id, nil, false}}
-			return r, nil
-		},
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-locks-transact-sql
-		"dm_tran_locks": func(x *execCtx, db *database) (*relation, *SQLError) {
-			r := &relation{cols: cols("resource_type", tNVar(60), "resource_database_id", tInt, "resource_description", tNVar(256),
-				"resource_associated_entity_id", tBigInt, "request_mode", tNVar(60), "request_type", tNVar(60), "request_status", tNVar(60),
-				"request_owner_type", tNVar(60), "request_session_id", tInt, "request_owner_id", tBigInt)}
-			var ids []int
-			for id := range x.srv.conns {
-				ids = append(ids, id)
-			}
-			sort.Ints(ids)
-			for _, id := range ids {
-				c := x.srv.conns[id]
-				if c.txn == nil {
-					continue
-				}
-				for _, l := range c.txn.locks {
-					entity := l.hobt
-					if l.resType == "OBJECT" {
-						entity = l.objectID
-					}
-					r.rows = append(r.rows, []any{l.resType, int64(c.db.id), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
-				}
-			}
-			return r, nil
-		},
-		"dm_exec_connections":  dmExecConnections, // connections.go
-		"dm_os_loaded_modules": loadedModulesView, // callstacks.go
+		"dm_xe_map_values":                  dmXEMapValues,
+		"dm_xe_objects":                     dmXEObjects,
+		"dm_tran_current_transaction":       dmTranCurrentTransaction,
+		"dm_tran_locks":                     dmTranLocks,
+		"dm_exec_connections":               dmExecConnections, // connections.go
+		"dm_os_loaded_modules":              loadedModulesView, // callstacks.go
 		// dm_exec_requests, dm_exec_sessions: requests.go
 	}
+}
+
+// databasesView is sys.databases:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
+func databasesView(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
+	for _, d := range x.srv.dbs {
+		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", int64(140), "SIMPLE", x.srv.start})
+	}
+	return r, nil
+}
+
+// schemasView is sys.schemas:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/schemas-catalog-views-sys-schemas
+func schemasView(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("name", tSysname, "schema_id", tInt, "principal_id", tInt)}
+	r.rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
+	return r, nil
+}
+
+// columnsView is sys.columns:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-columns-transact-sql
+func columnsView(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("object_id", tInt, "name", tSysname, "column_id", tInt, "system_type_id", tTinyInt, "max_length", tSmallInt, "is_nullable", tBit)}
+	for _, t := range db.tables {
+		for i, c := range t.columns {
+			r.rows = append(r.rows, []any{t.objectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
+		}
+	}
+	return r, nil
+}
+
+// indexesView is sys.indexes:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
+func indexesView(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("object_id", tInt, "name", tSysname, "index_id", tInt, "type", tTinyInt, "type_desc", tNVar(60), "is_unique", tBit, "data_space_id", tInt, "is_primary_key", tBit)}
+	for _, t := range db.tables {
+		for _, ix := range t.indexes {
+			typ, desc := int64(1), "CLUSTERED"
+			if ix.id != 1 {
+				typ, desc = 2, "NONCLUSTERED"
+			}
+			r.rows = append(r.rows, []any{t.objectID, ix.name, int64(ix.id), typ, desc, ix.unique, int64(1), ix.pk})
+		}
+	}
+	return r, nil
+}
+
+// partitionsView is sys.partitions:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
+func partitionsView(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("partition_id", tBigInt, "object_id", tInt, "index_id", tInt, "partition_number", tInt, "hobt_id", tBigInt, "rows", tBigInt, "data_compression", tTinyInt, "data_compression_desc", tNVar(60))}
+	for _, t := range db.tables {
+		for _, ix := range t.indexes {
+			r.rows = append(r.rows, []any{ix.partitionID, t.objectID, int64(ix.id), int64(1), ix.partitionID, int64(len(t.rows)), int64(0), "NONE"})
+		}
+	}
+	return r, nil
+}
+
+// dmXEMapValues is sys.dm_xe_map_values:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
+func dmXEMapValues(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
+	for _, m := range xeMaps {
+		for _, e := range m.entries {
+			r.rows = append(r.rows, []any{m.name, packageGUID(m.pkg), int64(e.key), e.text})
+		}
+	}
+	return r, nil
+}
+
+// dmXEObjects is sys.dm_xe_objects (its events):
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
+func dmXEObjects(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
+	var names []string
+	for n := range xeEvents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r.rows = append(r.rows, []any{n, "event", packageGUID(xeEvents[n].pkg)})
+	}
+	return r, nil
+}
+
+// dmTranCurrentTransaction is sys.dm_tran_current_transaction:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-current-transaction-transact-sql
+func dmTranCurrentTransaction(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("transaction_id", tBigInt, "transaction_sequence_num", tBigInt, "transaction_is_snapshot", tBit)}
+	id := x.srv.nextTxn + 1 // the statement's own autocommit transaction
+	if x.conn.txn != nil {
+		id = x.conn.txn.id
+	}
+	r.rows = [][]any{{id, nil, false}}
+	return r, nil
+}
+
+// dmTranLocks is sys.dm_tran_locks (granted locks of every session, in session id order):
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-locks-transact-sql
+func dmTranLocks(x *execCtx, db *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("resource_type", tNVar(60), "resource_database_id", tInt, "resource_description", tNVar(256),
+		"resource_associated_entity_id", tBigInt, "request_mode", tNVar(60), "request_type", tNVar(60), "request_status", tNVar(60),
+		"request_owner_type", tNVar(60), "request_session_id", tInt, "request_owner_id", tBigInt)}
+	for _, id := range x.srv.sessionIDs() {
+		c := x.srv.conns[id]
+		if c.txn == nil {
+			continue
+		}
+		for _, l := range c.txn.locks {
+			entity := l.hobt
+			if l.resType == "OBJECT" {
+				entity = l.objectID
+			}
+			r.rows = append(r.rows, []any{l.resType, int64(c.db.id), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
+		}
+	}
+	return r, nil
 }
 
 // packageGUID is an XE package's guid. The sqlserver value (and the module

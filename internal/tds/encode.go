@@ -72,29 +72,63 @@ var (
 	nullPLP      = appendU64(nil, plpNull)
 )
 
+// newColumnCodec builds the TYPE_INFO and value encoder of a column of
+// type t; each family of types has its own setup method.
 func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 	c := &columnCodec{TypeInfo: t, notNull: notNull}
-	fixedOrN := func(fixedID byte, size int) {
-		if notNull {
-			c.typeInfo = []byte{fixedID}
-		} else {
-			c.typeInfo = []byte{nullableID(fixedID), byte(size)}
-			c.null = nullByteLen
-		}
+	var err error
+	switch t.Type {
+	case TypeTinyInt, TypeSmallInt, TypeInt, TypeBigInt, TypeBit, TypeFloat, TypeReal, TypeDecimal:
+		err = c.numericCodec()
+	case TypeNVarChar, TypeNChar, TypeVarChar, TypeChar, TypeXML:
+		err = c.textCodec()
+	case TypeVarBinary, TypeBinary, TypeUniqueIdentifier:
+		err = c.binaryCodec()
+	case TypeDateTime2, TypeDateTimeOffset, TypeTime, TypeDate, TypeDateTime:
+		err = c.temporalCodec()
+	default:
+		return nil, fmt.Errorf("unsupported column type %s", t.Type)
 	}
-	prefix := func(size int, body func(dst []byte, v any) ([]byte, error)) func(dst []byte, v any) ([]byte, error) {
-		if notNull {
-			return body
-		}
-		return func(dst []byte, v any) ([]byte, error) {
-			return body(append(dst, byte(size)), v)
-		}
+	if err != nil {
+		return nil, err
 	}
+	if notNull {
+		c.null = nil
+	}
+	return c, nil
+}
+
+// fixedOrN sets the TYPE_INFO of a fixed-size type: the type itself when
+// NOT NULL, else its nullable *N form with a one-byte length.
+func (c *columnCodec) fixedOrN(fixedID byte, size int) {
+	if c.notNull {
+		c.typeInfo = []byte{fixedID}
+	} else {
+		c.typeInfo = []byte{nullableID(fixedID), byte(size)}
+		c.null = nullByteLen
+	}
+}
+
+// prefix wraps a fixed-size encoder with the length byte the nullable *N
+// form needs.
+func (c *columnCodec) prefix(size int, body func(dst []byte, v any) ([]byte, error)) func(dst []byte, v any) ([]byte, error) {
+	if c.notNull {
+		return body
+	}
+	return func(dst []byte, v any) ([]byte, error) {
+		return body(append(dst, byte(size)), v)
+	}
+}
+
+// numericCodec sets up the integer, bit, floating-point and decimal types:
+// fixed-size when NOT NULL, their nullable *N type otherwise.
+func (c *columnCodec) numericCodec() error {
+	t := c.TypeInfo
 	switch t.Type {
 	case TypeTinyInt, TypeSmallInt, TypeInt, TypeBigInt:
 		size, lo, hi, id := intLimits(t.Type)
-		fixedOrN(id, size)
-		c.encode = prefix(size, func(dst []byte, v any) ([]byte, error) {
+		c.fixedOrN(id, size)
+		c.encode = c.prefix(size, func(dst []byte, v any) ([]byte, error) {
 			n, err := toInt64(v)
 			if err != nil {
 				return dst, err
@@ -108,8 +142,8 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 			return dst, nil
 		})
 	case TypeBit:
-		fixedOrN(tdsBit, 1)
-		c.encode = prefix(1, func(dst []byte, v any) ([]byte, error) {
+		c.fixedOrN(tdsBit, 1)
+		c.encode = c.prefix(1, func(dst []byte, v any) ([]byte, error) {
 			b, ok := v.(bool)
 			if !ok {
 				return dst, fmt.Errorf("bit column wants a bool, got %T", v)
@@ -124,8 +158,8 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 		if t.Type == TypeReal {
 			size, id = 4, tdsFlt4
 		}
-		fixedOrN(id, size)
-		c.encode = prefix(size, func(dst []byte, v any) ([]byte, error) {
+		c.fixedOrN(id, size)
+		c.encode = c.prefix(size, func(dst []byte, v any) ([]byte, error) {
 			f, err := toFloat64(v)
 			if err != nil {
 				return dst, err
@@ -137,7 +171,7 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 		})
 	case TypeDecimal:
 		if t.Precision < 1 || t.Precision > 38 || t.Scale > t.Precision {
-			return nil, fmt.Errorf("decimal(%d,%d): precision must be 1-38 and scale 0-precision", t.Precision, t.Scale)
+			return fmt.Errorf("decimal(%d,%d): precision must be 1-38 and scale 0-precision", t.Precision, t.Scale)
 		}
 		size := decimalSize(t.Precision)
 		c.typeInfo = []byte{tdsDecimalN, byte(size), t.Precision, t.Scale}
@@ -149,13 +183,21 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 			}
 			return appendDecimal(dst, d, t.Precision, size)
 		}
+	}
+	return nil
+}
+
+// textCodec sets up the Unicode and code-page character types and xml.
+func (c *columnCodec) textCodec() error {
+	t := c.TypeInfo
+	switch t.Type {
 	case TypeNVarChar, TypeNChar:
 		id := byte(tdsNVarChar)
 		if t.Type == TypeNChar {
 			id = tdsNChar
 		}
 		if err := checkLength(t, 4000); err != nil {
-			return nil, err
+			return err
 		}
 		c.typeInfo = append(appendU16([]byte{id}, maxLenField(t.Length, 2)), defaultCollation[:]...)
 		c.null = nullShortLen
@@ -182,7 +224,7 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 			id = tdsBigChar
 		}
 		if err := checkLength(t, 8000); err != nil {
-			return nil, err
+			return err
 		}
 		c.typeInfo = append(appendU16([]byte{id}, maxLenField(t.Length, 1)), defaultCollation[:]...)
 		c.null = nullShortLen
@@ -203,13 +245,31 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 			}
 			return appendVarBytes(dst, t.Length == Max, b), nil
 		}
+	case TypeXML:
+		c.typeInfo = []byte{tdsXML, 0} // no schema collection
+		c.null = nullPLP
+		c.encode = func(dst []byte, v any) ([]byte, error) {
+			s, err := toString(v)
+			if err != nil {
+				return dst, err
+			}
+			return appendPLP(dst, appendUTF16(nil, utf16Units(s))), nil
+		}
+	}
+	return nil
+}
+
+// binaryCodec sets up the binary types and uniqueidentifier.
+func (c *columnCodec) binaryCodec() error {
+	t := c.TypeInfo
+	switch t.Type {
 	case TypeVarBinary, TypeBinary:
 		id := byte(tdsBigVarBinary)
 		if t.Type == TypeBinary {
 			id = tdsBigBinary
 		}
 		if err := checkLength(t, 8000); err != nil {
-			return nil, err
+			return err
 		}
 		c.typeInfo = appendU16([]byte{id}, maxLenField(t.Length, 1))
 		c.null = nullShortLen
@@ -229,19 +289,28 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 			}
 			return appendVarBytes(dst, t.Length == Max, b), nil
 		}
-	case TypeXML:
-		c.typeInfo = []byte{tdsXML, 0} // no schema collection
-		c.null = nullPLP
+	case TypeUniqueIdentifier:
+		c.typeInfo = []byte{tdsGUID, 16}
+		c.null = nullByteLen
 		c.encode = func(dst []byte, v any) ([]byte, error) {
-			s, err := toString(v)
+			u, err := toUUID(v)
 			if err != nil {
 				return dst, err
 			}
-			return appendPLP(dst, appendUTF16(nil, utf16Units(s))), nil
+			w := wireUUID(u)
+			return append(append(dst, 16), w[:]...), nil
 		}
+	}
+	return nil
+}
+
+// temporalCodec sets up the date and time types.
+func (c *columnCodec) temporalCodec() error {
+	t := c.TypeInfo
+	switch t.Type {
 	case TypeDateTime2, TypeDateTimeOffset, TypeTime:
 		if t.Scale > 7 {
-			return nil, fmt.Errorf("%s: fractional-second scale %d is above 7", t.Type, t.Scale)
+			return fmt.Errorf("%s: fractional-second scale %d is above 7", t.Type, t.Scale)
 		}
 		id := map[DataType]byte{TypeDateTime2: tdsDateTime2N, TypeDateTimeOffset: tdsDateTimeOffsetN, TypeTime: tdsTimeN}[t.Type]
 		c.typeInfo = []byte{id, t.Scale}
@@ -264,32 +333,16 @@ func newColumnCodec(t TypeInfo, notNull bool) (*columnCodec, error) {
 			return appendTemporal(dst, TypeDate, 0, tm)
 		}
 	case TypeDateTime:
-		fixedOrN(tdsDateTime, 8)
-		c.encode = prefix(8, func(dst []byte, v any) ([]byte, error) {
+		c.fixedOrN(tdsDateTime, 8)
+		c.encode = c.prefix(8, func(dst []byte, v any) ([]byte, error) {
 			tm, ok := v.(time.Time)
 			if !ok {
 				return dst, fmt.Errorf("datetime column wants time.Time, got %T", v)
 			}
 			return appendDateTime(dst, tm)
 		})
-	case TypeUniqueIdentifier:
-		c.typeInfo = []byte{tdsGUID, 16}
-		c.null = nullByteLen
-		c.encode = func(dst []byte, v any) ([]byte, error) {
-			u, err := toUUID(v)
-			if err != nil {
-				return dst, err
-			}
-			w := wireUUID(u)
-			return append(append(dst, 16), w[:]...), nil
-		}
-	default:
-		return nil, fmt.Errorf("unsupported column type %s", t.Type)
 	}
-	if notNull {
-		c.null = nil
-	}
-	return c, nil
+	return nil
 }
 
 func nullableID(fixedID byte) byte {

@@ -2,6 +2,7 @@ package frames
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -43,10 +44,18 @@ func OptionsOf(run tracer.RunInfo) map[string]any {
 	if groups == nil {
 		groups = []string{}
 	}
-	return map[string]any{
+	opts := map[string]any{
 		"events": groups, "callStacks": run.CallStacks, "clearBufferPool": run.ClearBufferPool,
 		"disableReadAhead": run.DisableReadAhead, "modification": run.Modification,
 	}
+	// limits are absent from bundles written before the tracer recorded them
+	if run.TimeoutSeconds > 0 {
+		opts["timeoutSeconds"] = run.TimeoutSeconds
+	}
+	if run.MaxEvents > 0 {
+		opts["maxEvents"] = run.MaxEvents
+	}
+	return opts
 }
 
 func (v *view) traceFrame() *data.Frame {
@@ -127,6 +136,9 @@ func traceNotices(b *tracer.Bundle, lost int64) []data.Notice {
 			Text: fmt.Sprintf("the server dropped %d events; the timeline has gaps", lost)})
 	}
 	for _, w := range b.Result.Warnings {
+		if strings.HasPrefix(w, tracer.MaxEventsWarningPrefix) {
+			continue // said by the truncation notice above
+		}
 		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
 	}
 	return out

@@ -105,7 +105,7 @@ func (d *Datasource) open(uid string) error {
 	// Traces dial their own connections with network read deadlines (a
 	// silent network cannot hang a trace past its timeout); d.db serves
 	// the health check and the resources.
-	d.opener = tracer.ConnectorOpener{New: d.settings.Connector}
+	d.opener = tracer.ConnectorOpener{New: d.settings.traceConnector}
 	d.tracer = tracer.New(d.opener, d.settings.Policy(), newSlog(d.log))
 	d.slots = make(chan struct{}, d.settings.maxConcurrent())
 	store, err := openStore(context.Background(), d.settings.TraceStore, uid, newSlog(d.log))

@@ -399,6 +399,11 @@ func (s Settings) Connector() (*mssql.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.connectorFor(dsn)
+}
+
+// connectorFor builds the connector of dsn, one of s's DSNs.
+func (s Settings) connectorFor(dsn string) (*mssql.Connector, error) {
 	if s.authType() == AuthAzureAD {
 		c, err := azuread.NewConnector(dsn)
 		if err != nil {

@@ -113,7 +113,15 @@ type RunInfo struct {
 	ReadBack         string      `json:"readBack,omitempty"`
 	ReadBackFallback string      `json:"readBackFallback,omitempty"`
 	Groups           EventGroups `json:"groups"`
+	// TimeoutSeconds and MaxEvents are the limits the run had (defaults
+	// applied); 0 in bundles written before they were recorded.
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+	MaxEvents      int     `json:"maxEvents,omitempty"`
 }
+
+// MaxEventsWarningPrefix starts the warning a trace cut at Options.MaxEvents
+// carries, so adapters that say it their own way can leave it out.
+const MaxEventsWarningPrefix = "only the first "
 
 // Result is what the run produced besides the timeline.
 type Result struct {

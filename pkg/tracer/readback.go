@@ -169,113 +169,166 @@ func decodeAll(r io.Reader, fn func(*xe.Event)) (bad int64, err error) {
 // ring_buffer document read before STOP), resolves names and builds the
 // timeline into b. Partial results stay in b when a later step fails.
 func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
+	// the second pass reads the files and spool the first pass left, so
+	// they go only when readBack returns
+	var cleanups []func()
+	defer func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}()
 	maps := r.t.mapTable(ctx, r.conn)
-	col := &collector{ids: newIdentities(), maps: maps}
+	read, err := r.readEvents(ctx, b, ring, maps, &cleanups)
+	if err != nil {
+		return err
+	}
+	noteEventsRead(b, read.col, read.truncated, r.o.MaxEvents)
+	return r.buildTimeline(ctx, b, read, maps)
+}
+
+// eventsRead is what the first pass over the captured events leaves.
+type eventsRead struct {
+	col *collector
 	// second runs every event through fn again: the timeline needs the
 	// plan, which comes last, before its first event.
-	var second func(fn func(*xe.Event)) error
-	rr := &rowsReader{}
+	second    func(fn func(*xe.Event)) error
+	truncated bool
+}
+
+// readEvents makes the first pass over the events: the binary .xel files
+// when allowed (falling back to XML when the server refuses them, unless
+// binary was asked for), the file target as XML rows, or the ring buffer.
+// What the second pass needs to be removed afterwards goes on cleanups.
+func (r *run) readEvents(ctx context.Context, b *Bundle, ring string, maps *xe.MapTable, cleanups *[]func()) (eventsRead, error) {
+	if r.spec.UsesRingBuffer() {
+		col := &collector{ids: newIdentities(), maps: maps}
+		second, err := readRingBuffer(b, col, ring)
+		return eventsRead{col: col, second: second}, err
+	}
+	if r.o.ReadBack != ReadBackXML {
+		read, ok, err := r.readBinary(ctx, b, maps, cleanups)
+		if err != nil || ok {
+			return read, err
+		}
+	}
+	col := &collector{ids: newIdentities(), maps: maps}
+	second, truncated, err := r.readXMLRows(ctx, b, col, cleanups)
+	return eventsRead{col: col, second: second, truncated: truncated}, err
+}
+
+// readBinary reads the event files as .xel; ok is false (and err nil) when
+// the XML path should be tried instead.
+func (r *run) readBinary(ctx context.Context, b *Bundle, maps *xe.MapTable, cleanups *[]func()) (read eventsRead, ok bool, err error) {
+	bcol := &collector{ids: newIdentities(), maps: maps}
+	files, cleanup, err := r.fetchXEL(ctx)
 	truncated := false
-	binaryDone := false
-	if !r.spec.UsesRingBuffer() && r.o.ReadBack != ReadBackXML {
-		bcol := &collector{ids: newIdentities(), maps: maps}
-		files, cleanup, err := r.fetchXEL(ctx)
-		if err == nil {
-			defer cleanup()
-			truncated, err = readXELFiles(files, r.o.MaxEvents, func(ev *xe.Event) {
-				bcol.add(ev)
-				if bcol.events%10000 == 0 {
-					r.progress("reading events", bcol.events)
-				}
-			})
-		}
-		switch {
-		case err == nil:
-			col, binaryDone = bcol, true
-			b.Run.ReadBack = "binary"
-			second = func(fn func(*xe.Event)) error {
-				_, err := readXELFiles(files, r.o.MaxEvents, fn)
-				return err
+	if err == nil {
+		*cleanups = append(*cleanups, cleanup)
+		truncated, err = readXELFiles(files, r.o.MaxEvents, func(ev *xe.Event) {
+			bcol.add(ev)
+			if bcol.events%10000 == 0 {
+				r.progress("reading events", bcol.events)
 			}
-		case r.o.ReadBack == ReadBackBinary:
-			return fmt.Errorf("read events as .xel files: %w", err)
-		default:
-			if ctx.Err() != nil {
-				return fmt.Errorf("read events: %w", ctx.Err())
-			}
-			b.Run.ReadBackFallback = err.Error()
-			r.t.log.Info("read back as XML: the binary path was refused", "reason", err.Error())
-		}
+		})
 	}
-	if !r.spec.UsesRingBuffer() && !binaryDone {
-		b.Run.ReadBack = "xml"
-		// sys.fn_xe_file_target_read_file:
-		// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
-		q := r.spec.Marker() + "SELECT event_data FROM sys.fn_xe_file_target_read_file(" + QuoteString(r.spec.ReadPattern()) + ", NULL, NULL, NULL)"
-		rows, err := r.conn.QueryContext(ctx, q)
-		if err != nil {
-			r.noteConnErr(err)
-			return fmt.Errorf("read events: %w", err)
-		}
-		defer rows.Close()
-		// The first pass streams rows into the decoder and a local spool,
-		// which the second pass (the timeline needs the plan, which comes
-		// last, before its first event) decodes again: one read of the
-		// server's file, memory bounded by the largest event.
-		spool, err := os.CreateTemp("", "queryreplay-trace-*.xml")
-		if err != nil {
-			return fmt.Errorf("read events: spool: %w", err)
-		}
-		defer func() { spool.Close(); os.Remove(spool.Name()) }()
-		rr.rows, rr.max = rows, int64(r.o.MaxEvents)
-		rr.onRow = func(n int64) { r.progress("reading events", n) }
-		bad, err := decodeAll(io.TeeReader(rr, spool), col.add)
-		col.badRows = bad
-		if err != nil {
-			r.noteConnErr(err)
-			return fmt.Errorf("read events: %w", err)
-		}
-		rows.Close()
-		truncated = rr.truncated
-		second = func(fn func(*xe.Event)) error {
-			if _, err := spool.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
-			_, err := decodeAll(spool, fn)
+	switch {
+	case err == nil:
+		b.Run.ReadBack = "binary"
+		second := func(fn func(*xe.Event)) error {
+			_, err := readXELFiles(files, r.o.MaxEvents, fn)
 			return err
 		}
-	} else if r.spec.UsesRingBuffer() {
-		b.Run.ReadBack = "ring_buffer"
-		d := xe.NewDecoder(strings.NewReader(ring))
-		n := int64(0)
-		for {
-			ev, err := d.Next()
-			if err == io.EOF {
-				break
-			}
-			var rowErr *xe.RowError
-			if errors.As(err, &rowErr) {
-				col.badRows++
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("read ring buffer: %w", err)
-			}
-			n++
-			col.add(&ev)
+		return eventsRead{col: bcol, second: second, truncated: truncated}, true, nil
+	case r.o.ReadBack == ReadBackBinary:
+		return eventsRead{}, false, fmt.Errorf("read events as .xel files: %w", err)
+	default:
+		if ctx.Err() != nil {
+			return eventsRead{}, false, fmt.Errorf("read events: %w", ctx.Err())
 		}
-		if rb, ok := d.RingBuffer(); ok {
-			b.Result.DroppedEvents = int64(rb.DroppedCount)
-			if rb.Truncated {
-				b.Result.Truncated = true
-				b.Result.Warnings = append(b.Result.Warnings, "the ring_buffer target_data was truncated by the server; events are missing")
-			}
-		}
-		second = func(fn func(*xe.Event)) error {
-			_, err := decodeAll(strings.NewReader(ring), fn)
+		b.Run.ReadBackFallback = err.Error()
+		r.t.log.Info("read back as XML: the binary path was refused", "reason", err.Error())
+		return eventsRead{}, false, nil
+	}
+}
+
+// readXMLRows reads the file target's events as XML rows into col.
+func (r *run) readXMLRows(ctx context.Context, b *Bundle, col *collector, cleanups *[]func()) (second func(fn func(*xe.Event)) error, truncated bool, err error) {
+	b.Run.ReadBack = "xml"
+	// sys.fn_xe_file_target_read_file:
+	// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
+	q := r.spec.Marker() + "SELECT event_data FROM sys.fn_xe_file_target_read_file(" + QuoteString(r.spec.ReadPattern()) + ", NULL, NULL, NULL)"
+	rows, err := r.conn.QueryContext(ctx, q)
+	if err != nil {
+		r.noteConnErr(err)
+		return nil, false, fmt.Errorf("read events: %w", err)
+	}
+	*cleanups = append(*cleanups, func() { rows.Close() })
+	// The first pass streams rows into the decoder and a local spool,
+	// which the second pass (the timeline needs the plan, which comes
+	// last, before its first event) decodes again: one read of the
+	// server's file, memory bounded by the largest event.
+	spool, err := os.CreateTemp("", "queryreplay-trace-*.xml")
+	if err != nil {
+		return nil, false, fmt.Errorf("read events: spool: %w", err)
+	}
+	*cleanups = append(*cleanups, func() { spool.Close(); os.Remove(spool.Name()) })
+	rr := &rowsReader{rows: rows, max: int64(r.o.MaxEvents)}
+	rr.onRow = func(n int64) { r.progress("reading events", n) }
+	bad, err := decodeAll(io.TeeReader(rr, spool), col.add)
+	col.badRows = bad
+	if err != nil {
+		r.noteConnErr(err)
+		return nil, false, fmt.Errorf("read events: %w", err)
+	}
+	rows.Close()
+	second = func(fn func(*xe.Event)) error {
+		if _, err := spool.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
+		_, err := decodeAll(spool, fn)
+		return err
 	}
+	return second, rr.truncated, nil
+}
+
+// readRingBuffer decodes the ring_buffer document into col and notes what
+// the server dropped or truncated.
+func readRingBuffer(b *Bundle, col *collector, ring string) (second func(fn func(*xe.Event)) error, err error) {
+	b.Run.ReadBack = "ring_buffer"
+	d := xe.NewDecoder(strings.NewReader(ring))
+	n := int64(0)
+	for {
+		ev, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		var rowErr *xe.RowError
+		if errors.As(err, &rowErr) {
+			col.badRows++
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read ring buffer: %w", err)
+		}
+		n++
+		col.add(&ev)
+	}
+	if rb, ok := d.RingBuffer(); ok {
+		b.Result.DroppedEvents = int64(rb.DroppedCount)
+		if rb.Truncated {
+			b.Result.Truncated = true
+			b.Result.Warnings = append(b.Result.Warnings, "the ring_buffer target_data was truncated by the server; events are missing")
+		}
+	}
+	return func(fn func(*xe.Event)) error {
+		_, err := decodeAll(strings.NewReader(ring), fn)
+		return err
+	}, nil
+}
+
+// noteEventsRead records the first pass's counts and sessions in b, with
+// warnings for a truncated read and rows that could not be decoded.
+func noteEventsRead(b *Bundle, col *collector, truncated bool, maxEvents int) {
 	b.Result.Events, b.Result.BadRows, b.Result.Batches = col.events, col.badRows, col.batches
 	for id := range col.sessions {
 		b.Result.SessionIDs = append(b.Result.SessionIDs, id)
@@ -283,19 +336,51 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	slices.Sort(b.Result.SessionIDs)
 	if truncated {
 		b.Result.Truncated = true
-		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("only the first %d events were read (maximum events); the timeline is incomplete", r.o.MaxEvents))
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf(MaxEventsWarningPrefix+"%d events were read (maximum events); the timeline is incomplete", maxEvents))
 	}
 	if col.badRows > 0 {
 		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("%d event rows could not be decoded and were left out", col.badRows))
 	}
+}
 
+// buildTimeline resolves names, parses the captured plan and builds the
+// timeline from the second pass, then its call stacks and page headers.
+func (r *run) buildTimeline(ctx context.Context, b *Bundle, read eventsRead, maps *xe.MapTable) error {
+	col := read.col
 	r.progress("resolving names", col.events)
 	cat, lockRows, res := r.resolve(ctx, &col.ids)
 	b.Result.Resolution = res
 	if len(res.Errors) > 0 {
 		b.Result.Warnings = append(b.Result.Warnings, "name resolution was partial: "+strings.Join(res.Errors, "; "))
 	}
+	plan := capturedPlan(b, col)
+	var maps2 xe.MapResolver
+	if maps != nil {
+		maps2 = maps
+	}
+	stackOpts := r.stackParseOptions(ctx, r.spec.CallstackRVA, &b.Result.Resolution)
+	builder, err := timeline.NewBuilder(plan, cat, maps2, &timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows, Stacks: stackOpts})
+	if err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	if err := read.second(builder.Add); err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	tr, err := builder.Build()
+	if err != nil {
+		return fmt.Errorf("build timeline: %w", err)
+	}
+	r.progress("resolving call stacks and page headers", col.events)
+	r.resolveStacks(ctx, tr, &b.Result.Resolution)
+	r.readPageHeaders(ctx, tr, &b.Result.Resolution)
+	b.Trace = tr
+	noteLostEvents(b, col, tr.Summary.Lost)
+	return nil
+}
 
+// capturedPlan keeps the captured plan XML in b and parses it; a plan that
+// does not parse (or a second plan) is a warning, not an error.
+func capturedPlan(b *Bundle, col *collector) *showplan.Plan {
 	var plan *showplan.Plan
 	b.Plan = col.planXML
 	if col.planXML != "" {
@@ -309,27 +394,13 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	if col.plans > 1 {
 		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the batch produced %d plans; the timeline uses the first", col.plans))
 	}
-	var maps2 xe.MapResolver
-	if maps != nil {
-		maps2 = maps
-	}
-	stackOpts := r.stackParseOptions(ctx, r.spec.CallstackRVA, &b.Result.Resolution)
-	builder, err := timeline.NewBuilder(plan, cat, maps2, &timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows, Stacks: stackOpts})
-	if err != nil {
-		return fmt.Errorf("build timeline: %w", err)
-	}
-	if err := second(builder.Add); err != nil {
-		return fmt.Errorf("build timeline: %w", err)
-	}
-	tr, err := builder.Build()
-	if err != nil {
-		return fmt.Errorf("build timeline: %w", err)
-	}
-	r.progress("resolving call stacks and page headers", col.events)
-	r.resolveStacks(ctx, tr, &b.Result.Resolution)
-	r.readPageHeaders(ctx, tr, &b.Result.Resolution)
-	b.Trace = tr
-	b.Result.Lost = tr.Summary.Lost
+	return plan
+}
+
+// noteLostEvents records events lost to sequence gaps (lost, from the
+// timeline), to the file size cap and to the server's drops.
+func noteLostEvents(b *Bundle, col *collector, lost uint64) {
+	b.Result.Lost = lost
 	if col.haveSeq && col.minSeq > 1 && !b.Result.Truncated {
 		// event_sequence starts at 1 in a new session; a higher first number
 		// means the file cap rolled the oldest events away.
@@ -339,7 +410,6 @@ func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
 	if b.Result.Lost > 0 || b.Result.DroppedEvents > 0 {
 		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the session lost events (%d by event_sequence gaps, %d dropped by the server)", b.Result.Lost, b.Result.DroppedEvents))
 	}
-	return nil
 }
 
 // mapNames are the XE maps the decoder may need when an event lacks <text>.

@@ -72,13 +72,40 @@ func cacheKey(kind byte, db, id uint64) string { return fmt.Sprintf("%c:%d:%d", 
 func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, map[timeline.LockKey]string, Resolution) {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
+	s := &nameResolver{r: r, ids: ids, db: uint64(r.info.databaseID)}
 	cat := timeline.NewCatalog()
-	lockRows := map[timeline.LockKey]string{}
-	var res Resolution
-	db := uint64(r.info.databaseID)
-	local := func(d uint64) bool { return d == db || d == 0 }
-	fail := func(step string, err error) { res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", step, err)) }
+	pageAU := s.pageAllocUnits(ctx)
+	s.nameObjects(ctx, cat, pageAU)
+	lockRows := s.lockRows(ctx)
+	return cat, lockRows, s.res
+}
 
+// nameResolver is one resolve call: the traced database, what the events
+// touched, and what was resolved or failed so far.
+type nameResolver struct {
+	r   *run
+	ids *identities
+	db  uint64
+	res Resolution
+}
+
+// local reports whether database id d is the traced database (0: events
+// that do not say).
+func (s *nameResolver) local(d uint64) bool { return d == s.db || d == 0 }
+
+func (s *nameResolver) fail(step string, err error) {
+	s.res.Errors = append(s.res.Errors, fmt.Sprintf("%s: %v", step, err))
+}
+
+// name is the cached name of an allocation unit ('a'), HoBT ('h') or
+// object ('o') of the traced database.
+func (s *nameResolver) name(kind byte, id uint64) (timeline.ObjectName, bool) {
+	return s.r.t.names.c.Get(cacheKey(kind, s.db, id))
+}
+
+// pageAllocUnits maps the traced database's pages to their allocation units.
+func (s *nameResolver) pageAllocUnits(ctx context.Context) map[pageRef]uint64 {
+	r, ids, db := s.r, s.ids, s.db
 	// Pages → allocation units, from the allocation snapshot taken after the
 	// query so pages the query allocated are included (xe-tracing.md §11).
 	// sys.dm_db_database_page_allocations is undocumented (SQL Server 2012+).
@@ -86,8 +113,8 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 	var pageIDs []any
 	seen := map[uint64]bool{}
 	for p := range ids.pages {
-		res.Pages++
-		if local(p.db) && !seen[p.page] {
+		s.res.Pages++
+		if s.local(p.db) && !seen[p.page] {
 			seen[p.page] = true
 			pageIDs = append(pageIDs, int64(p.page))
 		}
@@ -99,13 +126,13 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 			"WHERE allocated_page_page_id IN (" + placeholders(len(batch)) + ")"
 		rows, err := r.conn.QueryContext(ctx, q, batch...)
 		if err != nil {
-			fail("pages", err)
+			s.fail("pages", err)
 			break
 		}
 		for rows.Next() {
 			var file, page, au sql.NullInt64
 			if err := rows.Scan(&file, &page, &au); err != nil {
-				fail("pages", err)
+				s.fail("pages", err)
 				break
 			}
 			for _, d := range []uint64{db, 0} {
@@ -116,30 +143,35 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 			}
 		}
 		if err := rows.Err(); err != nil {
-			fail("pages", err)
+			s.fail("pages", err)
 		}
 		rows.Close()
 	}
+	return pageAU
+}
 
+// nameObjects looks up the names not cached yet and adds the pages, HoBTs,
+// allocation units and objects it can name to cat.
+func (s *nameResolver) nameObjects(ctx context.Context, cat *timeline.Catalog, pageAU map[pageRef]uint64) {
+	ids, db := s.ids, s.db
 	// Allocation units, HoBTs and objects → names. sys.allocation_units,
 	// sys.partitions, sys.objects, sys.schemas, sys.indexes:
 	// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-allocation-units-transact-sql
 	// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
 	// https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
-	names := r.t.names
 	var want []lookup
 	addWant := func(kind byte, id uint64) {
-		if _, ok := names.c.Get(cacheKey(kind, db, id)); !ok {
+		if _, ok := s.name(kind, id); !ok {
 			want = append(want, lookup{kind, id})
 		}
 	}
 	for h := range ids.hobts {
-		if local(h.db) {
+		if s.local(h.db) {
 			addWant('h', h.id)
 		}
 	}
 	for a := range ids.allocUnits {
-		if local(a.db) {
+		if s.local(a.db) {
 			addWant('a', a.id)
 		}
 	}
@@ -147,44 +179,48 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 		addWant('a', au)
 	}
 	for o := range ids.objects {
-		if local(o.db) {
+		if s.local(o.db) {
 			addWant('o', o.id)
 		}
 	}
 	want = dedupe(want)
 	for _, batch := range batches(want, maxParams) {
-		if err := r.lookupNames(ctx, db, batch); err != nil {
-			fail("names", err)
+		if err := s.r.lookupNames(ctx, db, batch); err != nil {
+			s.fail("names", err)
 			break
 		}
 	}
-	get := func(kind byte, id uint64) (timeline.ObjectName, bool) { return names.c.Get(cacheKey(kind, db, id)) }
 	for p := range ids.pages {
 		if au, ok := pageAU[p]; ok {
-			if n, ok := get('a', au); ok {
+			if n, ok := s.name('a', au); ok {
 				cat.AddPage(p.db, p.file, p.page, n)
-				res.PagesNamed++
+				s.res.PagesNamed++
 			}
 		}
 	}
 	for h := range ids.hobts {
-		res.HoBTs++
-		if n, ok := get('h', h.id); ok && local(h.db) {
+		s.res.HoBTs++
+		if n, ok := s.name('h', h.id); ok && s.local(h.db) {
 			cat.AddHoBT(h.db, h.id, n)
-			res.HoBTsNamed++
+			s.res.HoBTsNamed++
 		}
 	}
 	for a := range ids.allocUnits {
-		if n, ok := get('a', a.id); ok && local(a.db) {
+		if n, ok := s.name('a', a.id); ok && s.local(a.db) {
 			cat.AddAllocUnit(a.db, a.id, n)
 		}
 	}
 	for o := range ids.objects {
-		if n, ok := get('o', o.id); ok && local(o.db) {
+		if n, ok := s.name('o', o.id); ok && s.local(o.db) {
 			cat.AddObject(o.db, o.id, n)
 		}
 	}
+}
 
+// lockRows resolves key-lock hashes to rows, within the MaxLockRows budget.
+func (s *nameResolver) lockRows(ctx context.Context) map[timeline.LockKey]string {
+	r, ids, res := s.r, s.ids, &s.res
+	lockRows := map[timeline.LockKey]string{}
 	// Key-lock hashes → rows: %%lockres%% depends on the index read, so each
 	// index is read WITH (INDEX(…)) (xe-tracing.md §12, §17 item 7);
 	// %%physloc%% gives the row's file:page:slot in that index.
@@ -197,8 +233,8 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 	for i, h := range hobtKeys {
 		hashes := ids.keys[h]
 		res.KeyLocks += len(hashes)
-		n, ok := get('h', h.id)
-		if !local(h.db) || !ok || n.Index == "" || budget <= 0 {
+		n, ok := s.name('h', h.id)
+		if !s.local(h.db) || !ok || n.Index == "" || budget <= 0 {
 			continue
 		}
 		list := make([]any, 0, len(hashes))
@@ -214,7 +250,7 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 		for _, batch := range batches(list, maxParams) {
 			found, err := r.lookupKeys(ctx, n, batch)
 			if err != nil {
-				fail("key locks on "+n.String(), err)
+				s.fail("key locks on "+n.String(), err)
 				break
 			}
 			for d, row := range found {
@@ -226,7 +262,7 @@ func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, 
 	if res.KeyLocksRows < res.KeyLocks && r.o.MaxLockRows >= 0 && res.KeyLocks > r.o.MaxLockRows {
 		res.Errors = append(res.Errors, fmt.Sprintf("key locks: %d of %d resolved to rows (limit %d)", res.KeyLocksRows, res.KeyLocks, r.o.MaxLockRows))
 	}
-	return cat, lockRows, res
+	return lockRows
 }
 
 type lookup struct {

@@ -390,7 +390,8 @@ func (r *run) newBundle() *Bundle {
 	b := &Bundle{Format: BundleFormat, Version: BundleVersion, SQL: o.SQL,
 		Server: ServerInfo{ProductVersion: r.info.version, EngineEdition: r.info.engineEdition, Database: r.info.database, SPID: r.info.spid},
 		Run: RunInfo{Session: r.spec.Name, StartedAt: r.began.UTC(), Events: r.spec.EventNames(), ClearBufferPool: o.ClearBufferPool,
-			DisableReadAhead: o.DisableReadAhead, Modification: r.class.Modification, CallStacks: o.CallStacks, Groups: o.Events},
+			DisableReadAhead: o.DisableReadAhead, Modification: r.class.Modification, CallStacks: o.CallStacks, Groups: o.Events,
+			TimeoutSeconds: o.Timeout.Seconds(), MaxEvents: o.MaxEvents},
 	}
 	b.Result.Warnings = append(b.Result.Warnings, r.class.Warnings...)
 	if r.spec.UsesRingBuffer() {

@@ -29,7 +29,11 @@ async function check(name, fn) {
     console.log(`FAIL  ${name}: ${e.message}`);
   }
 }
+// every assertion says what failed: one without a message fails even when it holds
 function assert(cond, msg) {
+  if (typeof msg !== 'string' || msg.trim() === '') {
+    throw new Error('assert called without a message');
+  }
   if (!cond) {
     throw new Error(msg);
   }
@@ -80,6 +84,40 @@ async function probe(page, which) {
       colors: counts.size,
     };
   }, which);
+}
+
+/** Non-background colours along the middle of a lane, most frequent first: [[r,g,b key, pixels], …]. */
+async function laneColours(page, lane) {
+  return page.evaluate((name) => {
+    const L = window.__QUERYREPLAY_DEBUG__.panels[0].stats.layout;
+    const box = L.lanes.find((l) => l.name === name);
+    const c = document.querySelector('[data-testid="qr-timeline-base"]');
+    const dpr = c.width / L.width;
+    const counts = new Map();
+    for (const f of [0.55, 0.7, 0.85]) {
+      const y = Math.floor((box.y + box.h * f) * dpr);
+      const d = c.getContext('2d').getImageData(Math.ceil(L.plotX * dpr), y, Math.floor(L.plotW * dpr), 1).data;
+      for (let i = 0; i < d.length; i += 4) {
+        const key = `${d[i]},${d[i + 1]},${d[i + 2]}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+    }
+    const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    return sorted.slice(1); // the most frequent colour is the lane background
+  }, lane);
+}
+
+/** One pixel of the read lane: its label bar (the lane colour) or its background at the plot's left edge. */
+async function readLanePixel(page, where) {
+  return page.evaluate((w) => {
+    const L = window.__QUERYREPLAY_DEBUG__.panels[0].stats.layout;
+    const box = L.lanes.find((l) => l.name === 'read');
+    const c = document.querySelector('[data-testid="qr-timeline-base"]');
+    const dpr = c.width / L.width;
+    const [x, y] = w === 'label' ? [3, box.y + box.h / 2] : [L.plotX + 1, box.y + 1];
+    const d = c.getContext('2d').getImageData(Math.floor(x * dpr), Math.floor(y * dpr), 1, 1).data;
+    return [d[0], d[1], d[2]];
+  }, where);
 }
 
 const server = await startServer();
@@ -221,6 +259,83 @@ try {
     const w = (await state(page)).window;
     const want = (full.toUs - full.fromUs) / 4;
     assert(Math.abs(w.toUs - w.fromUs - want) < want * 0.05, `window ${JSON.stringify(w)} want span ${want}`);
+    await page.click('[data-testid="qr-reset"]');
+  });
+
+  await check('+ and = zoom in around the playhead, - zooms back out', async () => {
+    await page.click('[data-testid="qr-reset"]');
+    const full = (await state(page)).window;
+    const span = (w) => w.toUs - w.fromUs;
+    const mid = full.fromUs + span(full) * 0.4;
+    await set(page, { playheadUs: mid, playing: false });
+    await page.focus('[data-testid="qr-replay"]');
+    await page.keyboard.press('+');
+    const a = (await state(page)).window;
+    assert(Math.abs(span(a) - span(full) / 1.5) < span(full) * 0.01, `+: span ${span(full)} → ${span(a)}`);
+    assert(a.fromUs < mid && a.toUs > mid, `+ lost the playhead: ${JSON.stringify(a)} at ${mid}`);
+    await page.keyboard.press('=');
+    const b = (await state(page)).window;
+    assert(Math.abs(span(b) - span(a) / 1.5) < span(a) * 0.01, `=: span ${span(a)} → ${span(b)}`);
+    await page.keyboard.press('-');
+    const c = (await state(page)).window;
+    assert(Math.abs(span(c) - span(a)) < span(a) * 0.01, `-: span ${span(b)} → ${span(c)}, want ${span(a)}`);
+    await page.click('[data-testid="qr-reset"]');
+  });
+
+  await check('shift-wheel, shift-drag and dragging the axis pan the window, keeping its span', async () => {
+    await page.click('[data-testid="qr-reset"]');
+    const full = (await state(page)).window;
+    const span = (w) => w.toUs - w.fromUs;
+    await set(page, { playheadUs: full.fromUs + span(full) / 2, playing: false });
+    await page.focus('[data-testid="qr-replay"]');
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press('+');
+    }
+    await frames(page);
+    const s = await stats(page);
+    const L = s.layout;
+    const box = await page.locator('[data-testid="qr-timeline-overlay"]').boundingBox();
+    const x = box.x + L.plotX + L.plotW / 2;
+    const laneY = box.y + L.lanes[0].y + L.lanes[0].h / 2;
+    const w0 = (await state(page)).window;
+    assert(span(w0) < span(full) / 4, `not zoomed in: ${span(w0)} of ${span(full)}`);
+    const moved = (a, b, px, what) => {
+      const want = (px / L.plotW) * span(a);
+      assert(Math.abs(span(b) - span(a)) < span(a) * 1e-6, `${what} changed the span: ${span(a)} → ${span(b)}`);
+      assert(
+        Math.abs(b.fromUs - a.fromUs - want) < Math.abs(want) * 0.1 + 1,
+        `${what}: moved ${b.fromUs - a.fromUs} µs, want ${want}`
+      );
+    };
+
+    // shift + wheel down: later (by the wheel distance over the plot width)
+    await page.mouse.move(x, laneY);
+    await page.keyboard.down('Shift');
+    await page.mouse.wheel(0, 120);
+    await page.keyboard.up('Shift');
+    await frames(page);
+    const w1 = (await state(page)).window;
+    moved(w0, w1, 120, 'shift-wheel');
+    const draws = (await stats(page)).baseDraws;
+    assert(draws > s.baseDraws, `the timeline was not redrawn after panning (${s.baseDraws} → ${draws} draws)`);
+
+    // shift-drag on a lane to the left by 150 px: later by 150 px
+    await page.keyboard.down('Shift');
+    await page.mouse.down();
+    await page.mouse.move(x - 150, laneY, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    const w2 = (await state(page)).window;
+    moved(w1, w2, 150, 'shift-drag');
+
+    // dragging the axis (no shift) to the right by 100 px: earlier by 100 px
+    const axisY = box.y + L.axisH / 2;
+    await page.mouse.move(x, axisY);
+    await page.mouse.down();
+    await page.mouse.move(x + 100, axisY, { steps: 5 });
+    await page.mouse.up();
+    const w3 = (await state(page)).window;
+    moved(w2, w3, -100, 'axis drag');
     await page.click('[data-testid="qr-reset"]');
   });
 
@@ -374,16 +489,73 @@ try {
 
   await check('zooming into binned lanes fetches detail with a view query', async () => {
     await openHarness(page, server.url, { traceId, width: 1000, height: 420, maxDataPoints: 30 });
-    const s0 = await stats(page);
-    const binned = Object.entries(s0.lanes).filter(([, v]) => v.kind === 'marks').length;
+    // with 30 rows per lane, the lanes with more events than that arrive binned
+    const lanes = await page.evaluate(() =>
+      Object.values(window.__QUERYREPLAY_DEBUG__.panels[0].trace.lanes)
+        .filter((l) => l)
+        .map((l) => ({ name: l.name, binned: l.binned, rows: l.n, events: l.total }))
+    );
+    const binned = lanes.filter((l) => l.binned).map((l) => l.name);
+    assert(binned.length > 0, `no lane arrived binned with maxDataPoints 30: ${JSON.stringify(lanes)}`);
     const base = await page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[0].store.get().window);
     await set(page, { window: { fromUs: base.fromUs, toUs: base.fromUs + (base.toUs - base.fromUs) / 8 } });
     await page.waitForFunction(() => window.__QUERYREPLAY_DEBUG__.panels[0].stats.detailFetches > 0, null, {
       timeout: 15_000,
     });
     const s1 = await stats(page);
-    assert(s1.detailWindows[0].fromUs <= base.fromUs + 1, `detail window ${JSON.stringify(s1.detailWindows[0])}`);
-    assert(binned >= 0, '');
+    const detail = s1.detailWindows[0];
+    assert(detail.fromUs <= base.fromUs + 1, `detail window ${JSON.stringify(detail)}`);
+    // the detail is finer than the frames: some lane that was binned is raw rows in the zoomed window
+    const finer = binned.filter((n) => !detail.binned.includes(n));
+    assert(finer.length > 0, `detail for ${JSON.stringify(detail)} is as binned as the frames (${binned.join(', ')})`);
+  });
+
+  await check('colour by operator or by lane changes the colour the reads are drawn in', async () => {
+    // the lane's colour is the bar beside its label; a mark drawn in it (or blended
+    // with the background at its edges) lies on the segment between the two colours
+    const colours = async (colorBy) => {
+      await openHarness(page, server.url, {
+        traceId,
+        width: 1400,
+        height: 560,
+        options: JSON.stringify({ colorBy }),
+        title: `colour by ${colorBy}`,
+      });
+      const label = await readLanePixel(page, 'label');
+      const px = await laneColours(page, 'read');
+      const bg = await readLanePixel(page, 'background');
+      const off = (rgb) => {
+        // distance from rgb to the segment bg → label
+        const d = label.map((v, i) => v - bg[i]);
+        const len2 = d.reduce((a, v) => a + v * v, 0) || 1;
+        const t = Math.max(0, Math.min(1, rgb.reduce((a, v, i) => a + (v - bg[i]) * d[i], 0) / len2));
+        return Math.hypot(...rgb.map((v, i) => v - (bg[i] + t * d[i])));
+      };
+      let total = 0;
+      let otherHue = 0;
+      for (const [key, n] of px) {
+        total += n;
+        if (off(key.split(',').map(Number)) > 40) {
+          otherHue += n;
+        }
+      }
+      return { label, bg, total, otherHue };
+    };
+    const nodes = await (async () => {
+      await openHarness(page, server.url, { traceId, width: 1400, height: 560 });
+      return page.evaluate(() => {
+        const l = window.__QUERYREPLAY_DEBUG__.panels[0].trace.lanes.read;
+        return [...new Set(Array.from(l.node.slice(0, l.n)))];
+      });
+    })();
+    const byLane = await colours('lane');
+    const byOperator = await colours('operator');
+    assert(byLane.total > 0 && byOperator.total > 0, `no read marks: ${JSON.stringify({ byLane, byOperator })}`);
+    assert(byLane.otherHue === 0, `colour by lane drew reads in another colour: ${JSON.stringify(byLane)}`);
+    assert(
+      byOperator.otherHue > byOperator.total * 0.1,
+      `colour by operator drew the reads of operators ${nodes.join(', ')} in the lane colour: ${JSON.stringify(byOperator)}`
+    );
   });
 
   await check('a page read shows its own resolved call stack with badges', async () => {
@@ -461,10 +633,37 @@ try {
     await page.locator('[data-testid="harness-panel"]').screenshot({ path: path.join(out, 'replay-dark-index.png') });
   });
 
+  await check('the lock list shows the rows the key locks resolved to', async () => {
+    // the seek's trace: its key locks carry the row each %%lockres%% hash resolved to
+    const lock = await page.evaluate(() => {
+      const lane = window.__QUERYREPLAY_DEBUG__.panels[0].trace.lanes.lock;
+      const f = (n) => lane.frame.fields.find((x) => x.name === n);
+      for (let i = 0; i < lane.n; i++) {
+        const r = lane.row[i];
+        const row = f('row')?.values[r];
+        if (row) {
+          return { startUs: lane.start[i], row, object: f('object').values[r], type: f('resourceType').values[r] };
+        }
+      }
+      return { locks: lane.n, binned: lane.binned, types: [...new Set(f('resourceType')?.values ?? [])] };
+    });
+    assert(lock.row, `no lock in the trace carries a resolved row: ${JSON.stringify(lock)}`);
+    await set(page, { playheadUs: lock.startUs, filterNode: null, playing: false });
+    await page.click('[data-testid="qr-tab-locks"]');
+    await frames(page, 2);
+    const rows = await page.$$eval('[data-testid="qr-locks"] tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))
+    );
+    assert(
+      rows.some((c) => c[1].startsWith(lock.type) && c[2] === lock.object && c[3] === lock.row),
+      `locks held at ${lock.startUs} µs: ${JSON.stringify(rows)}; want ${lock.type} on ${lock.object} row ${lock.row}`
+    );
+  });
+
   await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {
-    assert(errors.length === 0, errors.join('\n'));
+    assert(errors.length === 0, `console errors:\n${errors.join('\n')}`);
   });
   console.log(`screenshots: ${shots.map((f) => path.relative(root, f)).join(', ')}`);
 } finally {

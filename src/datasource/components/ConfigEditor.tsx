@@ -21,6 +21,7 @@ import {
   TraceStoreSettings,
   settingsProblems,
 } from '../types';
+import { HealthReport } from '../health';
 
 type Props = DataSourcePluginOptionsEditorProps<ReplayDataSourceOptions, ReplaySecureJsonData>;
 
@@ -42,20 +43,7 @@ const ENCRYPT_OPTIONS = [
   { label: 'disable', value: 'disable' as const, description: 'no TLS at all; labs only' },
 ];
 
-/** What GET resources/health answers (pkg/plugin Health). */
-export interface HealthReport {
-  ok: boolean;
-  message: string;
-  target?: string;
-  version?: string;
-  edition?: string;
-  persona?: string;
-  sysadmin?: boolean;
-  permissions?: Array<{ permission: string; why: string; granted: boolean; required: boolean }>;
-  missing?: string[];
-  warnings?: string[];
-  traceStore?: string;
-}
+export type { HealthReport };
 
 /**
  * Every setting of docs/frames.md §2: connection, authentication (secrets in

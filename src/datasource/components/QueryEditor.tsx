@@ -14,10 +14,12 @@ import {
   InlineSwitch,
   Input,
   RadioButtonGroup,
+  Tooltip,
   useStyles2,
 } from '@grafana/ui';
 import { ReplayDataSource } from '../datasource';
 import { CompareForm, SavedTrace } from './CompareForm';
+import { HealthReport, OptionGate, coldCacheGate, readAheadGate } from '../health';
 import { EVENT_GROUPS, EventGroup, QueryType, ReplayDataSourceOptions, ReplayQuery, TraceOptions } from '../types';
 
 type Props = QueryEditorProps<ReplayDataSource, ReplayQuery, ReplayDataSourceOptions>;
@@ -107,6 +109,58 @@ function errorText(e: unknown): string {
 }
 
 /**
+ * A trace option's switch that the server may refuse: disabled, with the
+ * reason in its tooltip and beside it, when the health check says the
+ * trace would be refused. A query that already asks for it can still turn
+ * it off.
+ */
+function GatedSwitch(p: {
+  id: string;
+  label: string;
+  tooltip: string;
+  gate: OptionGate;
+  value: boolean;
+  onChange: (v: boolean) => void;
+}) {
+  const styles = useStyles2(getStyles);
+  const refused = !p.gate.allowed;
+  const toggle = (
+    <InlineSwitch
+      id={p.id}
+      value={p.value}
+      disabled={refused && !p.value}
+      onChange={(e) => p.onChange(e.currentTarget.checked)}
+    />
+  );
+  return (
+    <InlineField
+      label={p.label}
+      labelWidth={14}
+      tooltip={refused ? `Not available: ${p.gate.reason}` : p.tooltip}
+      disabled={refused && !p.value}
+    >
+      <div className={styles.gated}>
+        {refused ? (
+          // a disabled input gets no pointer events: the tooltip hangs on a focusable wrapper
+          <Tooltip content={`Not available: ${p.gate.reason}`} placement="top">
+            <span tabIndex={0} data-testid={`${p.id}-why`}>
+              {toggle}
+            </span>
+          </Tooltip>
+        ) : (
+          toggle
+        )}
+        {refused && (
+          <span className={styles.refused} data-testid={`${p.id}-refused`}>
+            {p.value ? `refused: ${p.gate.reason}; turn it off` : 'not available here'}
+          </span>
+        )}
+      </div>
+    </InlineField>
+  );
+}
+
+/**
  * The query editor: T-SQL in Grafana's code editor, the database from the
  * server's list, the trace options the data source's settings allow, an
  * Execute button, the saved traces, and uploading a bundle file.
@@ -144,6 +198,21 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
       .catch((e) => setTraceError(errorText(e)));
   }, [datasource]);
   useEffect(() => loadTraces(), [loadTraces]);
+
+  // what the server is and whether the login is a sysadmin decide which options can work
+  const [health, setHealth] = useState<HealthReport | null>(null);
+  useEffect(() => {
+    let live = true;
+    datasource
+      .health()
+      .then((h) => live && setHealth(h))
+      .catch(() => live && setHealth(null));
+    return () => {
+      live = false;
+    };
+  }, [datasource]);
+  const coldCache = coldCacheGate(settings, health);
+  const readAhead = readAheadGate(health);
 
   const open = (traceId: string) => {
     onChange({ ...query, queryType: 'bundle', traceId });
@@ -303,29 +372,23 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
               />
             </InlineField>
             {settings.allowBufferPoolClear && (
-              <InlineField
+              <GatedSwitch
+                id="qr-clear"
                 label="Cold cache"
-                labelWidth={14}
                 tooltip="CHECKPOINT + DBCC DROPCLEANBUFFERS before the run: empties the cache of the whole instance"
-              >
-                <InlineSwitch
-                  id="qr-clear"
-                  value={!!opts.clearBufferPool}
-                  onChange={(e) => setOpts({ clearBufferPool: e.currentTarget.checked })}
-                />
-              </InlineField>
-            )}
-            <InlineField
-              label="No read-ahead"
-              labelWidth={14}
-              tooltip="Trace flag 652 for the session during the run, always turned off again"
-            >
-              <InlineSwitch
-                id="qr-noreadahead"
-                value={!!opts.disableReadAhead}
-                onChange={(e) => setOpts({ disableReadAhead: e.currentTarget.checked })}
+                gate={coldCache}
+                value={!!opts.clearBufferPool}
+                onChange={(v) => setOpts({ clearBufferPool: v })}
               />
-            </InlineField>
+            )}
+            <GatedSwitch
+              id="qr-noreadahead"
+              label="No read-ahead"
+              tooltip="Trace flag 652 for the session during the run, always turned off again"
+              gate={readAhead}
+              value={!!opts.disableReadAhead}
+              onChange={(v) => setOpts({ disableReadAhead: v })}
+            />
           </InlineFieldRow>
         </>
       )}
@@ -456,4 +519,6 @@ const getStyles = (theme: GrafanaTheme2) => ({
   current: css({ background: theme.colors.action.selected }),
   actions: css({ display: 'flex', gap: theme.spacing(1), alignItems: 'center' }),
   link: css({ color: theme.colors.text.link }),
+  gated: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(1) }),
+  refused: css({ color: theme.colors.text.secondary, fontSize: theme.typography.bodySmall.fontSize }),
 });
