@@ -115,7 +115,6 @@ type blockerSampler struct {
 	sessions    map[int]*blockerSession
 	dropped     int         // intervals not kept: the cap was reached
 	droppedLast *blockerRow // the last sample not kept, so one interval counts once
-	queries     int         // statements sent (tests)
 	note        string
 }
 
@@ -277,7 +276,6 @@ func (s *blockerSampler) session(id int) *blockerSession {
 func (s *blockerSampler) queryRow(q string, dest ...any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, blockerQueryTimeout)
 	defer cancel()
-	s.queries++
 	err := queryRow(ctx, s.r.conn, "sample blockers", q, dest...)
 	if err != nil && !errors.Is(err, errNoRow) {
 		s.r.noteConnErr(err)
