@@ -111,7 +111,7 @@ type blockerSampler struct {
 	done     chan struct{}
 
 	samples     []BlockingSample
-	current     *BlockingSample // the interval the last sample extended; nil when the last sample saw no blocking
+	current     *BlockingSample // the last element of samples while its wait goes on; nil once a sample saw no blocking (or it was not kept)
 	sessions    map[int]*blockerSession
 	dropped     int         // intervals not kept: the cap was reached
 	droppedLast *blockerRow // the last sample not kept, so one interval counts once
