@@ -179,6 +179,8 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		thread := s.curThread
 		s.curThread = 0
 		s.lockCond.Wait()
+		s.useClock(c)
+		s.notBefore(b.clock.locksFreed) // the wait ends after the blocker let go
 		s.curThread = thread
 		close(done)
 		if c.killed {

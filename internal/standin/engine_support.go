@@ -420,6 +420,7 @@ func (x *execCtx) sleepUnlocked(d time.Duration) *SQLError {
 	}
 	t.Stop()
 	s.mu.Lock()
+	s.useClock(x.conn)
 	if cancelled || x.cancelled() {
 		return errCancelled()
 	}

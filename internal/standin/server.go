@@ -95,7 +95,8 @@ type Server struct {
 	mu            sync.Mutex
 	opts          Options
 	start         time.Time
-	clock         time.Time // event clock: advanced by simulated work
+	clock         time.Time // event clock of the session holding the latch (clock.go)
+	clockOwner    clockOwner
 	dbs           []*database
 	demo          *database
 	sessions      []*xeSession
@@ -250,8 +251,10 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 		return nil, &tds.Error{Number: 4060, Severity: 11, State: 1, Message: fmt.Sprintf("Cannot open database \"%s\" requested by the login. The login failed.", dbName)}
 	}
 	c := &connState{srv: s, tsess: sess, spid: int(sess.SPID), db: db, user: req.User, app: req.AppName, host: req.HostName,
-		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, loginAt: s.now(), lockTimeoutMs: -1,
+		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, lockTimeoutMs: -1,
 		killCh: make(chan struct{})}
+	s.useClock(c)
+	c.loginAt = s.now()
 	c.bulk = sysadmin
 	if b, ok := s.opts.BulkPermission[req.User]; ok {
 		c.bulk = b
@@ -276,6 +279,7 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 func (s *Server) Restart() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useClock(nil)
 	for _, c := range s.conns {
 		if c.txn != nil {
 			x := &execCtx{srv: s, conn: c}
@@ -334,6 +338,7 @@ type connState struct {
 	writes          int64
 	sqls            *sessionSQL  // the query engine's per-session state (standin-sql)
 	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
+	clock           connClock    // its event clock while another session runs (clock.go)
 }
 
 // Close implements tds.SessionHandler: an open transaction rolls back.
@@ -341,6 +346,8 @@ func (c *connState) Close() {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useClock(c)
+	defer s.useClock(nil)
 	if c.txn != nil {
 		x := &execCtx{srv: s, conn: c}
 		x.rollbackAll()
