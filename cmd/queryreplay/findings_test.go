@@ -95,12 +95,10 @@ func TestFindingsCommand(t *testing.T) {
 
 func TestCompareCommand(t *testing.T) {
 	srv := startTraceStandin(t)
-	// No blocker sampling: another session's statement in the middle of the
-	// batch moves the stand-in's shared event clock to the wall clock, which
-	// stretches the Sort's rows-out time by as much as the client's draining
-	// (33 ms → 110–170 ms), and "the same query" must trace the same.
-	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL, "--blocker-interval", "0")
-	again := traceBundle(t, srv.DSN, "sort_spill_again", sortSpillSQL, "--blocker-interval", "0")
+	// With blocker sampling on (the default): the sampler's statements run
+	// mid-batch, and "the same query" must still trace the same.
+	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
+	again := traceBundle(t, srv.DSN, "sort_spill_again", sortSpillSQL)
 	lookup := traceBundle(t, srv.DSN, "lookup", "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42")
 
 	code, out, errs := runCLI(t, "compare", spill, again)

@@ -6,7 +6,8 @@ import "time"
 // session holding the server latch: work advances it by what the work
 // would cost on a real server (advance), and it is raised to the wall
 // clock (now) where a real server's time would have passed too: when the
-// session's batch or query starts, and when a lock wait ends. Sessions run
+// session's batch or query starts, and when a real wait ends (a lock, a
+// memory grant, WAITFOR DELAY). Sessions run
 // side by side (the latch is given up every few hundred rows and around
 // network writes), so a session that takes the latch brings its own
 // clock back with it: another session's statement — a monitor polling

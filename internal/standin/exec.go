@@ -732,6 +732,7 @@ func (x *execCtx) execWaitfor(s *waitforStmt) error {
 	}
 	x.srv.mu.Lock()
 	x.srv.useClock(x.conn)
+	x.srv.now() // the delay took real time
 	return nil
 }
 
