@@ -206,7 +206,9 @@
 // lock_escalation, wait_completed and hash_spill_details.
 // login, logout and attention do fire. %%lockres%% hashes have SQL Server's format but not
 // its (undocumented) hash function. Event timestamps come from a simulated
-// clock that never runs behind the wall clock.
+// clock per session (clock.go): raised to the wall clock when the session's
+// batch or query starts and when a real wait ends, advanced by simulated
+// work otherwise, and never moved by another session's statements.
 //
 // # Why hand-written
 //

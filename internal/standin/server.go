@@ -32,7 +32,8 @@ type Options struct {
 	// ExtraLogins are further logins; they get no server permissions
 	// (fn_my_permissions returns only CONNECT SQL), for permission tests.
 	ExtraLogins map[string]string
-	// Now is the wall clock; the event clock never runs behind it.
+	// Now is the wall clock; a session's event clock is raised to it when
+	// its batch or query starts and after real waits (clock.go).
 	Now func() time.Time
 	// GuessedColumns also emits event columns xe-event-fields.md marks [U]
 	// (unverified against a real server), e.g. transaction_log's
@@ -210,7 +211,8 @@ func (s *Server) dbByID(id int64) *database {
 	return nil
 }
 
-// now advances the event clock to at least the wall clock.
+// now advances the running session's event clock to at least the wall
+// clock.
 func (s *Server) now() time.Time {
 	w := s.opts.Now().UTC()
 	if w.After(s.clock) {
