@@ -105,7 +105,7 @@ clean:
 # peer needs Debian's python3-lxml.
 .PHONY: bench
 bench:
-	$(GO) test ./pkg/xe -run '^$$' -bench 'Decode|LxmlPeer' -benchtime 3x -cpu 1
+	$(GO) test ./pkg/xe -run '^$$' -bench 'Decode|LxmlPeer|ProjectedRow' -benchtime 3x -cpu 1
 	$(GO) test ./pkg/showplan -run '^$$' -bench . -benchtime 5x
 	$(GO) test ./pkg/timeline -run '^$$' -bench BuildMillion -benchtime 3x -cpu 1
 	$(GO) test ./pkg/pdb -run '^$$' -bench . -benchtime 10x

@@ -71,10 +71,8 @@ func TestBinaryTraceTruncationOverGRPC(t *testing.T) {
 	}
 }
 
-// startHostOnStandin starts a stand-in and the plugin binary, and returns
-// the host with a plugin context whose settings reach the stand-in (a
-// trace store of the test's own).
-func startHostOnStandin(t *testing.T) (*pluginhost.Host, backend.PluginContext) {
+// startStandin serves the stand-in on loopback until the test ends.
+func startStandin(t *testing.T) (host, port string) {
 	t.Helper()
 	sctx, stop := context.WithCancel(context.Background())
 	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL})
@@ -83,7 +81,16 @@ func startHostOnStandin(t *testing.T) (*pluginhost.Host, backend.PluginContext) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close(); stop() })
-	host, port, _ := net.SplitHostPort(srv.Addr)
+	host, port, _ = net.SplitHostPort(srv.Addr)
+	return host, port
+}
+
+// startHostOnStandin starts a stand-in and the plugin binary, and returns
+// the host with a plugin context whose settings reach the stand-in (a
+// trace store of the test's own).
+func startHostOnStandin(t *testing.T) (*pluginhost.Host, backend.PluginContext) {
+	t.Helper()
+	host, port := startStandin(t)
 	h := startHost(t)
 	pctx := pluginContext(fmt.Sprintf(`{"host":%q,"port":%s,"user":"sa","database":"QueryReplayDemo","encrypt":"disable","traceStore":{"directory":%q}}`,
 		host, port, t.TempDir()), map[string]string{"password": "QueryReplay-Standin1"})

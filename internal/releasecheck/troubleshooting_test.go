@@ -20,7 +20,7 @@ import (
 // each error constructor in the packages below.
 
 // messageSources are the directories whose errors reach users: the CLI,
-// the datasource and the viewer; the exporter's configuration problems;
+// the datasource, its trace store and the viewer; the exporter's configuration problems;
 // the tracer's refusals and missing permissions (the datasource and the
 // trace command print them).
 var messageSources = []struct {
@@ -38,6 +38,8 @@ var messageSources = []struct {
 	{dir: "pkg/viewer", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "writeError": 2}},
 	{dir: "pkg/plugin", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "pluginErr": 1, "downstreamErr": 1, "writeErr": 2, "settings.go:add": 0}},
 	{dir: "pkg/exporter", calls: map[string]int{"bad": 1}},
+	// The trace store's messages reach users through the datasource.
+	{dir: "pkg/tracestore", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "fmt.Sprintf": 0}},
 	{dir: "pkg/tracer", onlyRefusals: true, calls: map[string]int{"c.refuse": 1}},
 	// the symbol store's sentinel errors: symbols resolve and the
 	// datasource print them as the reason a module stayed unresolved

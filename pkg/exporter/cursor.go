@@ -1,9 +1,7 @@
 package exporter
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -124,69 +122,10 @@ type readStats struct {
 // events are counted, and the sequence tracker will drop them when their
 // buffer is read again.
 //
-// The rows' event_data are decoded as one stream (a decoder reset per row
-// costs about a third more), each event matched with its row's file and
-// offset in order: a row holds exactly one event. A malformed row breaks
-// that match, so the read stops there with errMalformedRow, before the
-// bookmark can move past an event not yet counted, and the caller reads
-// again row by row (consumeRows), which counts malformed rows exactly.
+// Each row's event_data is decoded where it lies (xe.Decoder.DecodeRow
+// copies nothing), so a malformed row is counted and skipped without
+// losing track of the others.
 func (c *fileCursor) consume(rows fileRows, dec *xe.Decoder, b *batch, st *readStats) error {
-	s := &rowStream{rows: rows, skip: c}
-	dec.Reset(s)
-	var curFile string
-	var curOffset int64
-	started := false
-	for {
-		ev, err := dec.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var re *xe.RowError
-			if errors.As(err, &re) {
-				return errMalformedRow
-			}
-			if s.err != nil {
-				return s.err
-			}
-			return err
-		}
-		if s.head >= len(s.meta) {
-			return errMalformedRow // more events than rows
-		}
-		m := s.meta[s.head]
-		s.head++
-		if s.head > 1024 && s.head*2 > len(s.meta) { // keep the queue short
-			s.meta = append(s.meta[:0], s.meta[s.head:]...)
-			s.head = 0
-		}
-		if !started || m.file != curFile || m.offset != curOffset {
-			if started {
-				c.setBookmark(curFile, curOffset)
-			}
-			curFile, curOffset, started = m.file, m.offset, true
-		}
-		c.aggregate(&ev, m.file, b, st)
-	}
-	if s.err != nil {
-		return s.err
-	}
-	if s.head != len(s.meta) {
-		return errMalformedRow // a row without an event
-	}
-	if started {
-		c.setBookmark(curFile, curOffset)
-	}
-	return nil
-}
-
-// errMalformedRow stops a streamed read at a row that does not hold exactly
-// one event.
-var errMalformedRow = errors.New("a row of event_data is not one well-formed event")
-
-// consumeRows is consume decoding row by row: slower, but a malformed row
-// is skipped and counted without losing track of the others.
-func (c *fileCursor) consumeRows(rows fileRows, dec *xe.Decoder, b *batch, st *readStats) error {
 	var curFile string
 	var curOffset int64
 	started := false
@@ -236,56 +175,6 @@ func (c *fileCursor) aggregate(ev *xe.Event, file string, b *batch, st *readStat
 	}
 	st.events++
 	b.add(ev, ctx)
-}
-
-type rowMeta struct {
-	file   string
-	offset int64
-}
-
-// rowStream is the event_data of result rows as one io.Reader, with each
-// row's file and offset queued for the events decoded from it. Rows at or
-// before the cursor's skip point are left out.
-type rowStream struct {
-	rows   fileRows
-	skip   *fileCursor
-	cur    []byte
-	meta   []rowMeta
-	head   int
-	err    error
-	closed bool
-}
-
-func (s *rowStream) Read(p []byte) (int, error) {
-	for len(s.cur) == 0 {
-		if s.closed {
-			return 0, io.EOF
-		}
-		if !s.rows.Next() {
-			s.closed = true
-			if err := s.rows.Err(); err != nil {
-				s.err = err
-				return 0, err
-			}
-			return 0, io.EOF
-		}
-		r, err := s.rows.Row()
-		if err != nil {
-			s.err = err
-			return 0, err
-		}
-		if c := s.skip; c != nil && c.skipping {
-			if !after(r.file, r.offset, c.skipFile, c.skipOffset) {
-				continue
-			}
-			c.skipping = false
-		}
-		s.cur = r.data
-		s.meta = append(s.meta, rowMeta{r.file, r.offset})
-	}
-	n := copy(p, s.cur)
-	s.cur = s.cur[n:]
-	return n, nil
 }
 
 // after tells whether (file, offset) comes after (refFile, refOffset) in

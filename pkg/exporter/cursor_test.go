@@ -102,9 +102,7 @@ func serve(all []fileRow, c *fileCursor, failAt int) *fakeRows {
 func freshRead() (*fileCursor, *xe.Decoder, *batch, *readStats) {
 	c := &fileCursor{}
 	c.seq.startFresh()
-	dec := xe.NewDecoder(nil)
-	dec.ReuseEvents()
-	return c, dec, newBatch(), &readStats{}
+	return c, newEventDecoder(), newBatch(), &readStats{}
 }
 
 // A read that fails half-way through a buffer keeps what it counted; the
@@ -132,7 +130,7 @@ func TestHalfReadBufferIsNeverCountedTwice(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := b.decoded["sort_warning"]; got != uint64(len(all)) || st.lost != 0 {
+		if got := b.decodedOf("sort_warning"); got != uint64(len(all)) || st.lost != 0 {
 			t.Fatalf("failAt %d: counted %d of %d, lost %d", failAt, got, len(all), st.lost)
 		}
 		// the part of the buffer read before the failure is read again; a
@@ -170,8 +168,8 @@ func TestFallBackSkipsUpToTheBookmark(t *testing.T) {
 	if err := c.consume(&fakeRows{rows: rows, failAt: -1}, dec, b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if b.decoded["sort_warning"] != 2 || st.lost != 11 || st.duplicates != 0 {
-		t.Fatalf("decoded %d, lost %d, duplicates %d; want 2, 11 (9..19), 0", b.decoded["sort_warning"], st.lost, st.duplicates)
+	if b.decodedOf("sort_warning") != 2 || st.lost != 11 || st.duplicates != 0 {
+		t.Fatalf("decoded %d, lost %d, duplicates %d; want 2, 11 (9..19), 0", b.decodedOf("sort_warning"), st.lost, st.duplicates)
 	}
 }
 
@@ -222,26 +220,31 @@ func TestReadQueryQuotes(t *testing.T) {
 	}
 }
 
-// A malformed row stops the streamed read before the bookmark passes it;
-// the row-by-row read from the bookmark then counts every event once and
-// the malformed row once.
-func TestMalformedRowFallsBackToRowByRow(t *testing.T) {
+// A malformed row is counted as malformed and skipped in the same read:
+// the events around it are counted once, the bookmark moves past its
+// buffer, and its sequence number shows as one lost event.
+func TestMalformedRowIsCountedAndSkipped(t *testing.T) {
 	var all []fileRow
 	for i := uint64(1); i <= 12; i++ {
 		all = append(all, eventRow("/log/x_0_100.xel", 4608+int64((i-1)/4)*512, i))
 	}
 	all[6].data = []byte(`<event name="sort_warning" package="sqlserver" timestamp="2026-01-01T00:00:00.000Z"><data name="x"><value>1</val`)
 	c, dec, b, st := freshRead()
-	if err := c.consume(serve(all, c, -1), dec, b, st); !errors.Is(err, errMalformedRow) {
-		t.Fatalf("streamed read: %v", err)
-	}
-	if !c.hasBook || c.bookOffset != 4608 {
-		t.Fatalf("the bookmark moved past the malformed row's buffer: %v@%d", c.hasBook, c.bookOffset)
-	}
-	if err := c.consumeRows(serve(all, c, -1), dec, b, st); err != nil {
+	if err := c.consume(serve(all, c, -1), dec, b, st); err != nil {
 		t.Fatal(err)
 	}
-	if b.decoded["sort_warning"] != 11 || b.malformed != 1 || st.lost != 1 {
-		t.Errorf("decoded %d, malformed %d, lost %d; want 11, 1, 1 (the malformed row's sequence)", b.decoded["sort_warning"], b.malformed, st.lost)
+	if b.decodedOf("sort_warning") != 11 || b.malformed != 1 || st.lost != 1 || st.duplicates != 0 {
+		t.Errorf("decoded %d, malformed %d, lost %d, duplicates %d; want 11, 1, 1 (the malformed row's sequence), 0",
+			b.decodedOf("sort_warning"), b.malformed, st.lost, st.duplicates)
+	}
+	if !c.hasBook || c.bookOffset != 4608+2*512 {
+		t.Errorf("bookmark %v@%d, want the last buffer", c.hasBook, c.bookOffset)
+	}
+	// read again from the bookmark: nothing new, nothing counted twice
+	if err := c.consume(serve(all, c, -1), dec, b, st); err != nil {
+		t.Fatal(err)
+	}
+	if b.decodedOf("sort_warning") != 11 || b.malformed != 1 {
+		t.Errorf("second read: decoded %d, malformed %d", b.decodedOf("sort_warning"), b.malformed)
 	}
 }

@@ -52,7 +52,7 @@ func TestBatchAggregatesEveryEventShape(t *testing.T) {
 	if a := b.logs[7]; a == nil || a.bytes != 61440 {
 		t.Errorf("log flush %+v (its database_id column, not the action)", a)
 	}
-	if b.decoded["lock_acquired"] != 1 || len(b.stmts) != 0 {
+	if b.decodedOf("lock_acquired") != 1 || len(b.stmts) != 0 {
 		t.Errorf("an event outside the groups is only counted as decoded: %v", b.decoded)
 	}
 }

@@ -28,9 +28,7 @@ func (t *target) merge(b *batch, rs *readStats, now time.Time) {
 		t.groups[mgStatements].add([]string{db(k.db)},
 			[]float64{a.count, a.logical, a.physical, a.writes, a.durUs / 1e6, a.cpuUs / 1e6}, ex)
 	}
-	for name, n := range b.decoded {
-		t.st.decoded[name] += n
-	}
+	b.eachDecoded(func(name string, n uint64) { t.st.decoded[name] += n })
 	t.st.malformed += b.malformed
 	t.st.lost += rs.lost
 	t.st.duplicates += rs.duplicates

@@ -91,10 +91,9 @@ func failAt(step string, err error) error {
 }
 
 func newTarget(cfg Target, g *Global, log *slog.Logger) *target {
-	t := &target{cfg: cfg, global: g, log: log.With("target", cfg.Name), dec: xe.NewDecoder(nil),
+	t := &target{cfg: cfg, global: g, log: log.With("target", cfg.Name), dec: newEventDecoder(),
 		cat: newCatalog(*cfg.PageLookupsPerPoll), groups: map[string]*groupStore{},
 		top: newTopTable(g.TopQueries.Size, g.TopQueries.MaxAge.D())}
-	t.dec.ReuseEvents()
 	for _, def := range groupDefs {
 		t.groups[def.name] = newGroupStore(def, t.labelLimit(def.name))
 	}
@@ -558,7 +557,6 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 	if t.spec.target == "ring_buffer" {
 		return t.readRing(st, b, rs)
 	}
-	rowByRow := false
 	for attempt := 0; attempt < 3; attempt++ {
 		rows, err := t.db.QueryContext(ctx, t.cursor.readQuery())
 		if err != nil {
@@ -575,19 +573,8 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 			}
 			return fmt.Errorf("read events: %w", err)
 		}
-		src := &sqlFileRows{rows: rows}
-		if rowByRow {
-			err = t.cursor.consumeRows(src, t.dec, b, rs)
-		} else {
-			err = t.cursor.consume(src, t.dec, b, rs)
-		}
+		err = t.cursor.consume(&sqlFileRows{rows: rows}, t.dec, b, rs)
 		rows.Close()
-		if errors.Is(err, errMalformedRow) && !rowByRow {
-			// read again from the bookmark, row by row; what was counted
-			// is recognised by event_sequence
-			rowByRow = true
-			continue
-		}
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}

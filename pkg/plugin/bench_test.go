@@ -25,14 +25,7 @@ func offlineDatasource(b *testing.B, store map[string]any) *Datasource {
 	for k, v := range store {
 		j["traceStore"].(map[string]any)[k] = v
 	}
-	inst, err := NewDatasource(context.Background(), settingsFromJSON(b, j, standinPass))
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := inst.(*Datasource)
-	b.Cleanup(d.Dispose)
-	<-d.sweepDone
-	return d
+	return openDatasource(b, settingsFromJSON(b, j, standinPass))
 }
 
 // BenchmarkView1M re-slices a stored 1,000,000-event trace (window = all,

@@ -185,7 +185,8 @@ func openStore(ctx context.Context, ts TraceStoreSettings, uid string, l *slog.L
 	var backendStore tracestore.Backend
 	if ts.BucketURL != "" {
 		prefix := unsafeName.ReplaceAllString(cmpOr(uid, "default"), "_")
-		b, err := tracestore.OpenBucket(ctx, ts.BucketURL, prefix)
+		b, err := tracestore.OpenBucket(ctx, ts.BucketURL, tracestore.BucketOptions{Prefix: prefix,
+			AccessKeyID: ts.AccessKey, SecretAccessKey: ts.SecretKey})
 		if err != nil {
 			return nil, err
 		}

@@ -104,6 +104,9 @@ func storeError(err error) *queryError {
 	if errors.Is(err, tracestore.ErrNotFound) {
 		return pluginErr(backend.StatusNotFound, "%v (it may have been removed by retention or never stored here; list the stored traces in the datasource's resources)", err)
 	}
+	if tracestore.IsBucketError(err) { // the bucket's service failed, not the plugin
+		return downstreamErr(backend.StatusBadGateway, "trace store: %v", err)
+	}
 	return pluginErr(backend.StatusInternal, "trace store: %v", err)
 }
 

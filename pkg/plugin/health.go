@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -27,6 +28,8 @@ type Health struct {
 	Missing       []string      `json:"missing,omitempty"`
 	Warnings      []string      `json:"warnings,omitempty"`
 	TraceStore    string        `json:"traceStore,omitempty"`
+	// TraceStoreError says why the trace store cannot be used (health fails).
+	TraceStoreError string `json:"traceStoreError,omitempty"`
 }
 
 // Requirement is one permission a feature needs.
@@ -65,7 +68,28 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	return &backend.CheckHealthResult{Status: status, Message: h.Message, JSONDetails: details}, nil
 }
 
+// storeCheckTimeout bounds the trace store's part of CheckHealth.
+const storeCheckTimeout = 20 * time.Second
+
+// health checks the server and then the trace store: a store that cannot
+// list, write or delete fails the check too, with its own reason.
 func (d *Datasource) health(ctx context.Context) Health {
+	h := d.serverHealth(ctx)
+	if d.store == nil {
+		return h
+	}
+	h.TraceStore = d.store.String()
+	sctx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
+	defer cancel()
+	if err := d.store.Check(sctx); err != nil {
+		h.OK = false
+		h.TraceStoreError = err.Error()
+		h.Message += "; the trace store is not usable: " + err.Error()
+	}
+	return h
+}
+
+func (d *Datasource) serverHealth(ctx context.Context) Health {
 	h := Health{Target: d.settings.Redacted()}
 	if d.settingsErr != nil {
 		h.Message = d.settingsErr.Error()
@@ -108,12 +132,6 @@ func (d *Datasource) health(ctx context.Context) Health {
 	}
 	if h.EngineEdition == 5 && d.settings.AllowBufferPoolClear {
 		h.Warnings = append(h.Warnings, "allowBufferPoolClear has no effect: Azure SQL Database has no DBCC DROPCLEANBUFFERS")
-	}
-	if d.store != nil {
-		h.TraceStore = d.settings.TraceStore.BucketURL
-		if h.TraceStore == "" {
-			h.TraceStore = "directory (see traceStore.directory)"
-		}
 	}
 	who := fmt.Sprintf("SQL Server %s (%s, %s) at %s", h.Version, h.Edition, h.Persona, h.Target)
 	if len(h.Missing) > 0 {

@@ -83,16 +83,24 @@ func settingsFromJSON(t testing.TB, j map[string]any, password string) backend.D
 
 func (f *fixture) datasource(t testing.TB, uid string, extra map[string]any) *Datasource {
 	t.Helper()
-	inst, err := NewDatasource(context.Background(), f.settings(t, uid, extra))
+	d := openDatasource(t, f.settings(t, uid, extra))
+	if d.settingsErr != nil && extra["expectInvalid"] == nil {
+		t.Fatalf("settings: %v", d.settingsErr)
+	}
+	return d
+}
+
+// openDatasource creates an instance as Grafana would, disposed when the
+// test ends, after its start-up sweep.
+func openDatasource(t testing.TB, s backend.DataSourceInstanceSettings) *Datasource {
+	t.Helper()
+	inst, err := NewDatasource(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := inst.(*Datasource)
 	t.Cleanup(d.Dispose)
 	<-d.sweepDone
-	if d.settingsErr != nil && extra["expectInvalid"] == nil {
-		t.Fatalf("settings: %v", d.settingsErr)
-	}
 	return d
 }
 

@@ -20,6 +20,7 @@ import (
 	_ "github.com/microsoft/go-mssqldb/integratedauth/krb5"
 
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
 
 // Authentication types (docs/frames.md §2).
@@ -93,6 +94,12 @@ type TraceStoreSettings struct {
 	MaxMemoryMB int    `json:"maxMemoryMB"`
 	MaxAgeHours int    `json:"maxAgeHours"`
 	MaxDiskMB   int    `json:"maxDiskMB"`
+
+	// Static S3 credentials, from the secure fields traceStoreAccessKey
+	// and traceStoreSecretKey; never serialised, logged or in messages.
+	// Without them each driver takes its credentials its own way.
+	AccessKey string `json:"-"`
+	SecretKey string `json:"-"`
 }
 
 // Settings is the datasource configuration a Grafana admin saves: the
@@ -157,6 +164,8 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	}
 	cfg.Password = s.DecryptedSecureJSONData["password"]
 	cfg.ClientSecret = s.DecryptedSecureJSONData["clientSecret"]
+	cfg.TraceStore.AccessKey = s.DecryptedSecureJSONData["traceStoreAccessKey"]
+	cfg.TraceStore.SecretKey = s.DecryptedSecureJSONData["traceStoreSecretKey"]
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
@@ -224,10 +233,30 @@ func (s Settings) Validate() error {
 	if ts.Directory != "" && !filepath.IsAbs(ts.Directory) {
 		add("traceStore.directory %q must be an absolute path", ts.Directory)
 	}
+	p = append(p, ts.bucketProblems()...)
 	if len(p) > 0 {
 		return &SettingsError{Problems: p}
 	}
 	return nil
+}
+
+// bucketProblems checks traceStore.bucketURL and the S3 keys without
+// touching the network (CheckHealth and the first use reach the bucket).
+func (ts TraceStoreSettings) bucketProblems() []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	if ts.BucketURL != "" {
+		if err := tracestore.CheckBucketURL(ts.BucketURL); err != nil {
+			add("traceStore.bucketURL: %v", err)
+		}
+	}
+	if (ts.AccessKey == "") != (ts.SecretKey == "") {
+		add("traceStoreAccessKey and traceStoreSecretKey (secure fields) go together: set both or neither")
+	}
+	if (ts.AccessKey != "" || ts.SecretKey != "") && !strings.HasPrefix(ts.BucketURL, "s3://") {
+		add("traceStoreAccessKey and traceStoreSecretKey apply only to an s3:// traceStore.bucketURL")
+	}
+	return p
 }
 
 func (s Settings) authProblems() []string {

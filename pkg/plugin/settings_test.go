@@ -44,6 +44,13 @@ func TestSettingsValidationNamesEveryField(t *testing.T) {
 		{"windows with password lacks realm", `{"host":"h","authType":"windows","user":"svc"}`, pw, []string{"kerberosRealm", "kerberosConfigFile"}},
 		{"windows missing files", `{"host":"h","authType":"windows","user":"svc","kerberosKeytabFile":"/nonexistent/k.keytab"}`, nil,
 			[]string{"kerberosKeytabFile"}},
+		{"valid s3 bucket with keys", `{"host":"h","user":"u","traceStore":{"bucketURL":"s3://traces?region=eu-west-1"}}`,
+			map[string]string{"password": "pw", "traceStoreAccessKey": "AKIAEXAMPLE", "traceStoreSecretKey": "s3cr3t-value"}, nil},
+		{"valid gcs and azure buckets", `{"host":"h","user":"u","traceStore":{"bucketURL":"gs://traces"}}`, pw, nil},
+		{"bad bucket URL", `{"host":"h","user":"u","traceStore":{"bucketURL":"ftp://traces"}}`,
+			map[string]string{"password": "pw", "traceStoreSecretKey": "s3cr3t-value"},
+			[]string{`traceStore.bucketURL: the bucket URL scheme "ftp" is not supported`, "go together", "apply only to an s3://"}},
+		{"bucket URL without a bucket", `{"host":"h","user":"u","traceStore":{"bucketURL":"s3://?region=x"}}`, pw, []string{"names no bucket"}},
 		{"tls CA neither PEM nor file", `{"host":"h","user":"u","tlsCA":"/nonexistent/ca.pem"}`, pw, []string{"tlsCA"}},
 	}
 	for _, tt := range tests {
@@ -65,6 +72,9 @@ func TestSettingsValidationNamesEveryField(t *testing.T) {
 			}
 			if tt.secure != nil && strings.Contains(err.Error(), tt.secure["password"]+"@") {
 				t.Errorf("error leaks the password: %v", err)
+			}
+			if s := tt.secure["traceStoreSecretKey"]; s != "" && strings.Contains(err.Error(), s) {
+				t.Errorf("error leaks the S3 secret key: %v", err)
 			}
 		})
 	}

@@ -51,6 +51,9 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 	d.step("storing")
 	e, err := d.store.Put(ctx, b)
 	if err != nil {
+		if tracestore.IsBucketError(err) {
+			return backend.DataResponse{}, downstreamErr(backend.StatusBadGateway, "the trace ran but could not be stored: %v", err)
+		}
 		return backend.DataResponse{}, pluginErr(backend.StatusInternal, "the trace ran but could not be stored: %v", err)
 	}
 	d.log.FromContext(ctx).Info("trace stored", "traceId", e.ID, "events", b.Result.Events, "elapsed", time.Since(began).String())

@@ -4,22 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
-
-	// The URL schemes a bucketURL may use: file:// and mem://. Cloud
-	// drivers (s3blob, gcsblob, azureblob) register the same way; they are
-	// left out to keep their SDKs out of the plugin binary until someone
-	// needs them.
-	_ "gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/memblob"
 )
 
 // ErrNotFound is returned for a trace the store does not have.
@@ -39,7 +28,12 @@ type Backend interface {
 	Put(ctx context.Context, key string, data []byte) error
 	Get(ctx context.Context, key string) ([]byte, error) // ErrNotFound when absent
 	Delete(ctx context.Context, key string) error        // ErrNotFound when absent
+	Exists(ctx context.Context, key string) (bool, error)
 	List(ctx context.Context) ([]Object, error)
+	// Check proves the backend can list, write and delete (CheckHealth).
+	Check(ctx context.Context) error
+	// String names the backend for people, without secrets.
+	String() string
 	Close() error
 }
 
@@ -119,6 +113,20 @@ func (d *Dir) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+// Exists tells whether one object is there.
+func (d *Dir) Exists(_ context.Context, key string) (bool, error) {
+	p, err := d.file(key)
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // List lists the objects, skipping temporary files.
 func (d *Dir) List(_ context.Context) ([]Object, error) {
 	ents, err := os.ReadDir(d.path)
@@ -139,72 +147,22 @@ func (d *Dir) List(_ context.Context) ([]Object, error) {
 	return out, nil
 }
 
+// Check writes and removes a probe file: the directory exists and is
+// writable.
+func (d *Dir) Check(ctx context.Context) error {
+	if _, err := d.List(ctx); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(d.path, ".health-check-*")
+	if err != nil {
+		return fmt.Errorf("trace store directory %s is not writable: %w", d.path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// String names the directory.
+func (d *Dir) String() string { return "directory " + d.path }
+
 // Close does nothing for a directory.
 func (d *Dir) Close() error { return nil }
-
-// Bucket persists objects in a gocloud.dev blob bucket under a prefix.
-type Bucket struct {
-	b      *blob.Bucket
-	prefix string
-}
-
-// OpenBucket opens a bucket URL (file:///path, mem://, or any scheme whose
-// driver is linked in), keeping objects under prefix.
-func OpenBucket(ctx context.Context, url, prefix string) (*Bucket, error) {
-	b, err := blob.OpenBucket(ctx, url)
-	if err != nil {
-		return nil, fmt.Errorf("open trace bucket: %w", err)
-	}
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return &Bucket{b: b, prefix: prefix}, nil
-}
-
-// Put writes one object (gocloud writers make it visible on Close).
-func (k *Bucket) Put(ctx context.Context, key string, data []byte) error {
-	if err := k.b.WriteAll(ctx, k.prefix+key, data, nil); err != nil {
-		return fmt.Errorf("store %s: %w", key, err)
-	}
-	return nil
-}
-
-// Get reads one object.
-func (k *Bucket) Get(ctx context.Context, key string) ([]byte, error) {
-	b, err := k.b.ReadAll(ctx, k.prefix+key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return nil, ErrNotFound
-	}
-	return b, err
-}
-
-// Delete removes one object.
-func (k *Bucket) Delete(ctx context.Context, key string) error {
-	err := k.b.Delete(ctx, k.prefix+key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return ErrNotFound
-	}
-	return err
-}
-
-// List lists the objects under the prefix.
-func (k *Bucket) List(ctx context.Context) ([]Object, error) {
-	it := k.b.List(&blob.ListOptions{Prefix: k.prefix, Delimiter: "/"})
-	var out []Object
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list trace bucket: %w", err)
-		}
-		if o.IsDir {
-			continue
-		}
-		out = append(out, Object{Key: strings.TrimPrefix(o.Key, k.prefix), Size: o.Size, ModTime: o.ModTime})
-	}
-}
-
-// Close closes the bucket.
-func (k *Bucket) Close() error { return k.b.Close() }

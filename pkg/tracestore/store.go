@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,6 +44,7 @@ const (
 	DefaultMaxMemoryBytes = 512 << 20
 	DefaultMaxAge         = 7 * 24 * time.Hour
 	DefaultMaxDiskBytes   = 2 << 30
+	DefaultRevalidate     = 30 * time.Second
 )
 
 const (
@@ -70,8 +72,13 @@ type Options struct {
 	MaxMemoryBytes int64         // estimated, in memory; 0: DefaultMaxMemoryBytes
 	MaxAge         time.Duration // persisted; 0: DefaultMaxAge, negative: forever
 	MaxDiskBytes   int64         // persisted; 0: DefaultMaxDiskBytes, negative: unbounded
-	Now            func() time.Time
-	Logger         *slog.Logger
+	// Revalidate is how long a trace held in memory is served before the
+	// store checks that it is still persisted (another replica may have
+	// deleted it, or retention removed it); 0: DefaultRevalidate,
+	// negative: never.
+	Revalidate time.Duration
+	Now        func() time.Time
+	Logger     *slog.Logger
 }
 
 // Info describes a stored trace without loading it.
@@ -93,6 +100,8 @@ type Entry struct {
 	Info   Info
 	// MemoryBytes estimates what the decoded entry occupies.
 	MemoryBytes int64
+	// confirmed is when the store last saw the bundle persisted (unix ns).
+	confirmed atomic.Int64
 }
 
 // Store is safe for concurrent use.
@@ -103,6 +112,10 @@ type Store struct {
 	mu    sync.Mutex
 	lru   *simplelru.LRU[string, *Entry]
 	bytes int64
+	// infos caches the persisted info files (they never change), so that
+	// listing — and retention after every Put — costs one backend listing
+	// rather than a read per trace (a round trip each on object storage).
+	infos map[string]Info
 }
 
 // New returns a store persisting to backend.
@@ -122,13 +135,16 @@ func New(backend Backend, o Options) (*Store, error) {
 	if o.MaxTraces < 0 || o.MaxMemoryBytes < 0 {
 		return nil, fmt.Errorf("trace store: maxTraces %d and memory bound %d must not be negative", o.MaxTraces, o.MaxMemoryBytes)
 	}
+	if o.Revalidate == 0 {
+		o.Revalidate = DefaultRevalidate
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{backend: backend, opts: o}
+	s := &Store{backend: backend, opts: o, infos: map[string]Info{}}
 	l, err := simplelru.NewLRU[string, *Entry](o.MaxTraces, func(_ string, e *Entry) { s.bytes -= e.MemoryBytes })
 	if err != nil {
 		return nil, fmt.Errorf("trace store: %w", err)
@@ -136,6 +152,13 @@ func New(backend Backend, o Options) (*Store, error) {
 	s.lru = l
 	return s, nil
 }
+
+// Check proves the backend is usable now: reachable, and the credentials
+// may list, write and delete. CheckHealth calls it.
+func (s *Store) Check(ctx context.Context) error { return s.backend.Check(ctx) }
+
+// String names where the traces persist, without secrets.
+func (s *Store) String() string { return s.backend.String() }
 
 // Close closes the backend.
 func (s *Store) Close() error { return s.backend.Close() }
@@ -177,9 +200,13 @@ func (s *Store) Put(ctx context.Context, b *tracer.Bundle) (*Entry, error) {
 		_ = s.backend.Delete(ctx, id+bundleSuffix)
 		return nil, err
 	}
+	s.mu.Lock()
+	s.infos[id] = info
+	s.mu.Unlock()
 	b.RawTrace = nil // Trace is authoritative from here on
 	compact(b.Trace)
 	e := &Entry{ID: id, Bundle: b, Info: info, MemoryBytes: EstimateBytes(b)}
+	e.confirmed.Store(s.opts.Now().UnixNano())
 	s.cache(e)
 	if _, err := s.Enforce(ctx); err != nil {
 		s.opts.Logger.Warn("trace store retention failed", "error", err)
@@ -215,6 +242,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	e, ok := s.lru.Get(id)
 	s.mu.Unlock()
 	if ok {
+		if !s.stillPersisted(ctx, e) {
+			return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+		}
 		return e, nil
 	}
 	data, err := s.backend.Get(ctx, id+bundleSuffix)
@@ -233,13 +263,35 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	}
 	b.RawTrace = nil
 	compact(b.Trace)
-	info := infoOf(id, b, int64(len(data)), s.opts.Now())
-	if ij, err := s.backend.Get(ctx, id+infoSuffix); err == nil {
-		_ = json.Unmarshal(ij, &info)
-	}
+	info := s.info(ctx, id, infoOf(id, b, int64(len(data)), s.opts.Now()))
 	e = &Entry{ID: id, Bundle: b, Info: info, MemoryBytes: EstimateBytes(b)}
+	e.confirmed.Store(s.opts.Now().UnixNano())
 	s.cache(e)
 	return e, nil
+}
+
+// stillPersisted tells whether a trace held in memory may be served: it
+// is, unless the backend, asked at most once per Revalidate, says the
+// bundle is gone (then it leaves memory too). A backend that cannot answer
+// does not stop the trace being served from memory.
+func (s *Store) stillPersisted(ctx context.Context, e *Entry) bool {
+	now := s.opts.Now()
+	if s.opts.Revalidate < 0 || now.Sub(time.Unix(0, e.confirmed.Load())) < s.opts.Revalidate {
+		return true
+	}
+	ok, err := s.backend.Exists(ctx, e.ID+bundleSuffix)
+	if err != nil {
+		s.opts.Logger.Warn("trace store: serving a trace from memory; the backend could not confirm it", "traceId", e.ID, "error", err)
+		return true
+	}
+	if !ok {
+		s.mu.Lock()
+		s.lru.Remove(e.ID)
+		s.mu.Unlock()
+		return false
+	}
+	e.confirmed.Store(now.UnixNano())
+	return true
 }
 
 // Bundle returns the persisted gzip bundle of a trace.
@@ -261,6 +313,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	s.mu.Lock()
 	inMemory := s.lru.Remove(id)
+	delete(s.infos, id)
 	s.mu.Unlock()
 	err := s.backend.Delete(ctx, id+bundleSuffix)
 	_ = s.backend.Delete(ctx, id+infoSuffix)
@@ -280,20 +333,49 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		return nil, err
 	}
 	var out []Info
+	listed := map[string]bool{}
 	for _, o := range objs {
 		id, ok := strings.CutSuffix(o.Key, bundleSuffix)
 		if !ok || !ValidID(id) {
 			continue
 		}
-		info := Info{ID: id, StoredAt: o.ModTime.UTC(), Bytes: o.Size}
-		if ij, err := s.backend.Get(ctx, id+infoSuffix); err == nil {
-			_ = json.Unmarshal(ij, &info)
-		}
+		listed[id] = true
+		info := s.info(ctx, id, Info{ID: id, StoredAt: o.ModTime.UTC()})
 		info.Bytes = o.Size
 		out = append(out, info)
 	}
+	s.mu.Lock()
+	for id := range s.infos {
+		if !listed[id] { // removed, here or by another replica
+			delete(s.infos, id)
+		}
+	}
+	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b Info) int { return cmp.Or(b.StoredAt.Compare(a.StoredAt), strings.Compare(b.ID, a.ID)) })
 	return out, nil
+}
+
+// info returns a trace's persisted info, read once; fallback stands in
+// for an info file that is missing or unreadable (and is not cached).
+func (s *Store) info(ctx context.Context, id string, fallback Info) Info {
+	s.mu.Lock()
+	info, ok := s.infos[id]
+	s.mu.Unlock()
+	if ok {
+		return info
+	}
+	ij, err := s.backend.Get(ctx, id+infoSuffix)
+	if err != nil {
+		return fallback
+	}
+	info = fallback
+	if json.Unmarshal(ij, &info) != nil {
+		return fallback
+	}
+	s.mu.Lock()
+	s.infos[id] = info
+	s.mu.Unlock()
+	return info
 }
 
 // Enforce applies retention: traces stored longer ago than MaxAge go, then

@@ -229,7 +229,7 @@ func TestBucketBackends(t *testing.T) {
 	dir := t.TempDir()
 	for _, url := range []string{"mem://", "file://" + filepath.ToSlash(dir)} {
 		t.Run(strings.SplitN(url, ":", 2)[0], func(t *testing.T) {
-			one, err := OpenBucket(ctx, url, "ds-uid")
+			one, err := OpenBucket(ctx, url, BucketOptions{Prefix: "ds-uid"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,7 +252,7 @@ func TestBucketBackends(t *testing.T) {
 			}
 			if url != "mem://" {
 				// a second replica on the same bucket loads it
-				two, _ := OpenBucket(ctx, url, "ds-uid")
+				two, _ := OpenBucket(ctx, url, BucketOptions{Prefix: "ds-uid"})
 				b, _ := New(two, Options{})
 				defer b.Close()
 				if got, err := b.Get(ctx, e.ID); err != nil || len(got.Bundle.Trace.Lanes.Read) != 7 {

@@ -221,3 +221,37 @@ func BenchmarkLxmlPeer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProjectedRow decodes one physical_page_read row as the exporter
+// gets it (DecodeRow, reused events) with every field projected, none, and
+// without a projection: the per-row cost of each way, small enough to
+// profile one shape at a time.
+func BenchmarkProjectedRow(b *testing.B) {
+	row := []byte(`<event name="physical_page_read" package="sqlserver" timestamp="2026-11-20T10:00:00.123Z">` +
+		`<data name="file_id"><value>1</value></data><data name="page_id"><value>2499</value></data>` +
+		`<action name="event_sequence" package="package0"><value>2</value></action>` +
+		`<action name="database_id" package="sqlserver"><value>7</value></action>` +
+		`<action name="query_hash" package="sqlserver"><value>4142</value></action></event>`)
+	for _, c := range []struct {
+		name string
+		proj *xe.Projection
+	}{
+		{"all", &xe.Projection{Actions: []string{"event_sequence", "database_id", "query_hash"},
+			Fields: map[string][]string{"physical_page_read": {"file_id", "page_id"}}}},
+		{"none", &xe.Projection{}},
+		{"full", nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			d := xe.NewDecoder(nil)
+			d.ReuseEvents()
+			d.Project(c.proj)
+			b.SetBytes(int64(len(row)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.DecodeRow(row); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

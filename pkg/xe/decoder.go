@@ -87,9 +87,15 @@ type Decoder struct {
 	inRing   bool
 
 	// Per-event scratch, reset for every event.
-	arena     []byte
-	raw       []rawField
-	fields    []Field // reused in ReuseEvents mode
+	arena []byte
+	// The event's fields in document order, their strings views into the
+	// input buffer (or the arena, once fix is applied); isAction tells the
+	// actions apart, mixed that a data field follows an action.
+	out       []Field
+	isAction  []bool
+	fix       []fixup
+	spare     []Field // materialize's scratch for reordering mixed fields
+	mixed     bool
 	nActions  int
 	ts        span
 	haveTS    bool
@@ -97,21 +103,53 @@ type Decoder struct {
 	evPkg     string
 	tsTime    time.Time
 	nameTmp   []byte
-	rowReader bytes.Reader // DecodeRow's input
-	skipping  bool         // after a malformed row: looking for the next <event
-	lenient   bool
+	rowReader bytes.Reader // DecodeRow's input, when it is copied
+	// borrowed: buf is the caller's row (DecodeRow), which is never
+	// written to and never handed over to an event.
+	borrowed bool
+	skipping bool // after a malformed row: looking for the next <event
+	lenient  bool
+
+	// recentPkgs are the last field packages the fast path read, tried
+	// first on the next; recentEvents and lastEventPkg the same for event
+	// names and packages.
+	recentPkgs   [2]quotedName
+	recentEvents [4]string
+	lastEventPkg string
+
+	// proj, when set, selects the fields decoded (project.go); projFields
+	// are the data fields kept of projEvent, the last event name seen.
+	proj       *projection
+	projEvent  string
+	projFields *nameSet
+	projCache  [8]projEntry
+	// layout is the field layout of projEvent, fieldIdx the position of
+	// the next field of the event being parsed (layout.go).
+	layout   *fieldLayout
+	fieldIdx int
+
+	// The date and time of day of the last timestamp parsed (timestamp).
+	tsPrefix    [19]byte
+	tsBase      time.Time
+	tsPrefixSet bool
 
 	deferred        bool   // the event being parsed has escaped spans (decodeDeferred)
 	encodingChecked bool   // the first bytes were looked at for UTF-16 (utf16.go)
 	transcoded      string // "UTF-16LE" or "UTF-16BE" when the input is transcoded
 }
 
+// rawField is a field while the generic code parses it.
 type rawField struct {
 	name, pkg, typ, typPkg string
 	val, text              span
 	hasText, action        bool
-	kind                   Kind
-	bits                   uint64
+}
+
+// fixup is a field of out whose strings are made at materialize time:
+// text in the arena (which may still move) or decoded in place later.
+type fixup struct {
+	i         int
+	val, text span
 }
 
 // NewDecoder returns a decoder reading r.
@@ -140,7 +178,15 @@ func (d *Decoder) Reset(r io.Reader) {
 // sys.fn_xe_file_target_read_file holds it, reusing d's buffers (so a
 // reader of rows keeps one Decoder). The row must hold exactly one <event>.
 // Errors are *RowError with Row 1. The event follows d's ReuseEvents mode.
+//
+// The row is decoded where it lies, without copying it, unless it is UTF-16
+// or larger than the event-size limit: in ReuseEvents mode the event's
+// strings may then point into row itself, so keep row unchanged while the
+// event is in use (as sql.RawBytes are until the next Rows.Next).
 func (d *Decoder) DecodeRow(row []byte) (Event, error) {
+	if _, _, utf16, _ := utf16Kind(row, true); !utf16 && len(row) <= d.maxEv {
+		return d.decodeBorrowed(row)
+	}
 	d.rowReader.Reset(row)
 	d.Reset(&d.rowReader)
 	ev, err := d.Next()
@@ -154,6 +200,40 @@ func (d *Decoder) DecodeRow(row []byte) (Event, error) {
 	// reader; looking at it directly keeps ev's views intact.
 	unread := row[len(row)-d.rowReader.Len():]
 	if len(bytes.TrimSpace(d.buf[d.start:d.end])) > 0 || len(bytes.TrimSpace(unread)) > 0 {
+		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Pos: -1, Err: errors.New("row holds more than one <event> or trailing text")}
+	}
+	return ev, nil
+}
+
+// decodeBorrowed is DecodeRow decoding row in place: row stands in for the
+// decoder's buffer, as a whole input already read to its end.
+func (d *Decoder) decodeBorrowed(row []byte) (Event, error) {
+	own := d.buf
+	d.Reset(nil)
+	d.buf, d.end, d.eof, d.encodingChecked, d.borrowed = row, len(row), true, true, true
+	// The usual row is one well-formed <event> from its first byte; any
+	// other (or a failure) is decoded the general way, which gives the
+	// same event or the exact error.
+	if has8(row, 0, kEventTag) {
+		if end, err := d.parseEvent(row, 0); err == nil && len(bytes.TrimSpace(row[end:])) == 0 {
+			d.row = 1
+			ev := d.materialize()
+			d.buf, d.end, d.borrowed = own, 0, false
+			return ev, nil
+		}
+		d.Reset(nil)
+		d.buf, d.end, d.eof, d.encodingChecked = row, len(row), true, true
+	}
+	ev, err := d.Next()
+	rest := row[d.start:]
+	d.buf, d.start, d.end, d.borrowed = own, 0, 0, false
+	if err == io.EOF {
+		return Event{}, &RowError{Row: 1, Line: 1, Pos: -1, Err: errors.New("row holds no <event>")}
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
 		return Event{}, &RowError{Row: 1, Line: 1, Event: ev.Name, Pos: -1, Err: errors.New("row holds more than one <event> or trailing text")}
 	}
 	return ev, nil
@@ -578,59 +658,20 @@ func (d *Decoder) attrString(val []byte, pos int) (string, error) {
 func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	evStart := p
 	d.arena = d.arena[:0]
-	d.raw = d.raw[:0]
-	d.deferred = false
+	d.out, d.isAction, d.fix = d.out[:0], d.isAction[:0], d.fix[:0]
+	d.deferred, d.mixed = false, false
 	d.nActions = 0
 	d.evName, d.evPkg = "", ""
 	d.haveTS = false
 	p += len(litEventOpen)
 	selfClosing := false
-	for {
-		p = skipSpace(b, p)
-		if p >= len(b) {
-			return 0, errNeedMore
-		}
-		if b[p] == '>' {
-			p++
-			break
-		}
-		if b[p] == '/' {
-			if p+1 >= len(b) {
-				return 0, errNeedMore
-			}
-			if b[p+1] != '>' {
-				return 0, synErr(p, "malformed <event> start tag")
-			}
-			p += 2
-			selfClosing = true
-			break
-		}
-		name, val, next, err := attr(b, p)
-		if err != nil {
+	if q, ok := d.quickEventTag(b, p); ok {
+		p = q
+	} else {
+		var err error
+		if p, selfClosing, err = d.parseEventTag(b, p); err != nil {
 			return 0, err
 		}
-		switch string(name) {
-		case "name":
-			if d.evName, err = d.attrString(val, p); err != nil {
-				return 0, err
-			}
-		case "package":
-			if d.evPkg, err = d.attrString(val, p); err != nil {
-				return 0, err
-			}
-		case "timestamp":
-			d.haveTS = true
-			if bytes.IndexByte(val, '&') < 0 {
-				d.ts = span{off: offsetIn(b, val), n: len(val), inBuf: true}
-			} else {
-				start := len(d.arena)
-				if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
-					return 0, err
-				}
-				d.ts = span{off: start, n: len(d.arena) - start}
-			}
-		}
-		p = next
 	}
 	if d.evName == "" {
 		return 0, synErr(evStart, "<event> has no name attribute")
@@ -639,11 +680,14 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 		return 0, synErr(evStart, "<event name=%q> has no timestamp attribute", d.evName)
 	}
 	tsText := d.bytesOf(b, d.ts)
-	t, err := parseTimestamp(tsText)
+	t, err := d.timestamp(tsText)
 	if err != nil {
 		return 0, synErr(evStart, "<event name=%q> timestamp %q: %v", d.evName, tsText, err)
 	}
 	d.tsTime = t
+	if d.proj != nil {
+		d.selectFields()
+	}
 	if selfClosing {
 		return p, nil
 	}
@@ -659,10 +703,26 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 			return 0, errNeedMore
 		}
 		var err error
+		// The usual tags, eight bytes at a time; matchTag below decides
+		// the others.
+		switch {
+		case has8(b, p, kDataTag):
+			if p, err = d.field(b, p+len(litData), false); err != nil {
+				return 0, err
+			}
+			continue
+		case has8(b, p, kActionTag):
+			if p, err = d.field(b, p+len(litAction), true); err != nil {
+				return 0, err
+			}
+			continue
+		case has8(b, p, kEventEnd):
+			return p + len(litEventClose) + 1, nil
+		}
 		switch b[p+1] {
 		case 'd':
 			if m := matchTag(b, p, litData); m == 1 {
-				p, err = d.parseField(b, p+len(litData), false)
+				p, err = d.field(b, p+len(litData), false)
 				if err != nil {
 					return 0, err
 				}
@@ -672,7 +732,7 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 			}
 		case 'a':
 			if m := matchTag(b, p, litAction); m == 1 {
-				p, err = d.parseField(b, p+len(litAction), true)
+				p, err = d.field(b, p+len(litAction), true)
 				if err != nil {
 					return 0, err
 				}
@@ -713,9 +773,62 @@ func (d *Decoder) parseEvent(b []byte, p int) (int, error) {
 	}
 }
 
+// parseEventTag reads the attributes of an <event> start tag (p just after
+// "<event") in any form, and returns the position after the tag and whether
+// the element is empty (<event …/>).
+func (d *Decoder) parseEventTag(b []byte, p int) (int, bool, error) {
+	for {
+		p = skipSpace(b, p)
+		if p >= len(b) {
+			return 0, false, errNeedMore
+		}
+		if b[p] == '>' {
+			return p + 1, false, nil
+		}
+		if b[p] == '/' {
+			if p+1 >= len(b) {
+				return 0, false, errNeedMore
+			}
+			if b[p+1] != '>' {
+				return 0, false, synErr(p, "malformed <event> start tag")
+			}
+			return p + 2, true, nil
+		}
+		name, val, next, err := attr(b, p)
+		if err != nil {
+			return 0, false, err
+		}
+		switch string(name) {
+		case "name":
+			if d.evName, err = d.attrString(val, p); err != nil {
+				return 0, false, err
+			}
+		case "package":
+			if d.evPkg, err = d.attrString(val, p); err != nil {
+				return 0, false, err
+			}
+		case "timestamp":
+			d.haveTS = true
+			if bytes.IndexByte(val, '&') < 0 {
+				d.ts = span{off: offsetIn(b, val), n: len(val), inBuf: true}
+			} else {
+				start := len(d.arena)
+				if d.arena, err = appendDecoded(d.arena, val, p); err != nil {
+					return 0, false, err
+				}
+				d.ts = span{off: start, n: len(d.arena) - start}
+			}
+		}
+		p = next
+	}
+}
+
 // parseField decodes a <data> or <action> element; p is just after the tag
 // name.
 func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
+	if next, ok := d.quickField(b, p, action); ok {
+		return next, nil
+	}
 	f := rawField{action: action}
 	elem := "data"
 	if action {
@@ -856,29 +969,69 @@ func (d *Decoder) parseField(b []byte, p int, action bool) (int, error) {
 			return 0, synErr(p, "unexpected %q inside <%s name=%q>", tag, elem, f.name)
 		}
 	}
-	val := d.bytesOf(b, f.val)
-	switch kindHint {
-	case hintEmpty:
-		if f.typ != "" {
-			f.kind, f.bits = classify(val, f.typ)
-			if f.kind == KindEmpty && isStringType(f.typ) {
-				f.kind = KindString
-			}
-		} else {
-			f.kind = KindEmpty
-		}
-	case hintCDATA:
-		f.kind = KindString
-	case hintXML:
-		f.kind = KindXML
-	default:
-		f.kind, f.bits = classify(val, f.typ)
-	}
+	d.addField(&f, d.bytesOf(b, f.val), kindHint)
+	return p, nil
+}
+
+// addField decides the kind of a parsed field's value from how its content
+// looked (hint) and its <type>, and adds it to the event being parsed.
+func (d *Decoder) addField(f *rawField, val []byte, hint contentHint) {
+	kind, bits := kindOf(f.typ, val, hint)
+	d.fix = append(d.fix, fixup{i: len(d.out), val: f.val, text: f.text})
+	d.appendField(f.action).set(f.name, f.pkg, f.typ, f.typPkg, kind, bits, f.hasText)
+}
+
+// appendField adds a zero field to out and returns it.
+func (d *Decoder) appendField(action bool) *Field {
 	if action {
 		d.nActions++
+	} else if d.nActions > 0 {
+		d.mixed = true
 	}
-	d.raw = append(d.raw, f)
-	return p, nil
+	d.out = append(d.out, Field{})
+	d.isAction = append(d.isAction, action)
+	return &d.out[len(d.out)-1]
+}
+
+// set fills in a field but for its strings.
+func (f *Field) set(name, pkg, typ, typPkg string, kind Kind, bits uint64, hasText bool) {
+	f.Name, f.Package = name, pkg
+	f.Value.Type, f.Value.TypePackage = typ, typPkg
+	f.Value.Kind, f.Value.bits, f.Value.HasText = kind, bits, hasText
+}
+
+// dropFieldsFrom removes out[n:] (fields a projection does not keep).
+func (d *Decoder) dropFieldsFrom(n int) {
+	for _, a := range d.isAction[n:] {
+		if a {
+			d.nActions--
+		}
+	}
+	d.out, d.isAction = d.out[:n], d.isAction[:n]
+	for len(d.fix) > 0 && d.fix[len(d.fix)-1].i >= n {
+		d.fix = d.fix[:len(d.fix)-1]
+	}
+}
+
+// kindOf decides the kind of a value from how its content looked (hint)
+// and its <type> name (typ, "" without one).
+func kindOf(typ string, val []byte, hint contentHint) (Kind, uint64) {
+	switch hint {
+	case hintEmpty:
+		if typ != "" {
+			k, bits := classify(val, typ)
+			if k == KindEmpty && isStringType(typ) {
+				k = KindString
+			}
+			return k, bits
+		}
+		return KindEmpty, 0
+	case hintCDATA:
+		return KindString, 0
+	case hintXML:
+		return KindXML, 0
+	}
+	return classify(val, typ)
 }
 
 func isStringType(t string) bool {
@@ -1048,9 +1201,9 @@ func (d *Decoder) decodeDeferred(b []byte) {
 			sp.n, sp.escaped = len(out), false
 		}
 	}
-	for i := range d.raw {
-		fix(&d.raw[i].val)
-		fix(&d.raw[i].text)
+	for i := range d.fix {
+		fix(&d.fix[i].val)
+		fix(&d.fix[i].text)
 	}
 }
 
@@ -1100,7 +1253,7 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 				seg := b[p : p+i]
 				if bytes.IndexByte(seg, '&') < 0 && bytes.IndexByte(seg, '\r') < 0 {
 					acc.clean(d, b, p, i)
-				} else if acc.pieces == 0 && len(seg) >= deferDecodeSize {
+				} else if acc.pieces == 0 && len(seg) >= deferDecodeSize && !d.borrowed {
 					if err := d.checkReferences(seg, p); err != nil {
 						return 0, 0, span{}, err
 					}
@@ -1209,96 +1362,23 @@ func (d *Decoder) parseContent(b []byte, p int, elem string, allowXML bool) (int
 func (d *Decoder) materialize() Event {
 	b := d.buf[:d.end]
 	d.decodeDeferred(b)
-	var inBuf, inArena, owned string
-	if d.reuse {
-		if len(b) > 0 {
-			inBuf = unsafe.String(unsafe.SliceData(b), len(b))
-		}
-		if len(d.arena) > 0 {
-			inArena = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
-		}
-	} else {
-		total := d.ts.n
-		for i := range d.raw {
-			total += d.raw[i].val.n + d.raw[i].text.n
-		}
-		if total >= handOverSize {
-			// A huge event keeps the buffer (and arena) it lies in, instead
-			// of a copy: the decoder takes fresh ones. Memory then stays near
-			// the event's own size (TestHugeValueMemory).
-			if len(b) > 0 {
-				inBuf = unsafe.String(unsafe.SliceData(b), len(b))
-			}
-			if len(d.arena) > 0 {
-				inArena = unsafe.String(unsafe.SliceData(d.arena), len(d.arena))
-			}
-			d.handOver()
-		} else if total > 0 {
-			// One block, filled once and never written again, so strings
-			// over it are immutable.
-			block := make([]byte, 0, total)
-			block = append(block, d.bytesOf(b, d.ts)...)
-			for i := range d.raw {
-				r := &d.raw[i]
-				vs := len(block)
-				block = append(block, d.bytesOf(b, r.val)...)
-				ts := len(block)
-				block = append(block, d.bytesOf(b, r.text)...)
-				r.val = span{off: vs, n: r.val.n}
-				r.text = span{off: ts, n: r.text.n}
-			}
-			d.ts = span{off: 0, n: d.ts.n}
-			owned = unsafe.String(unsafe.SliceData(block), len(block))
-		}
-		if owned != "" {
-			inArena = owned
+	for _, fx := range d.fix {
+		v := &d.out[fx.i].Value
+		v.Raw = d.view(b, fx.val)
+		if v.HasText {
+			v.Text = d.view(b, fx.text)
 		}
 	}
-	str := func(sp span) string {
-		if sp.n == 0 {
-			return ""
-		}
-		if sp.inBuf {
-			return inBuf[sp.off : sp.off+sp.n]
-		}
-		return inArena[sp.off : sp.off+sp.n]
+	ts := d.view(b, d.ts)
+	fields := d.out
+	if d.mixed {
+		fields = d.dataFirst()
 	}
-	var fields []Field
-	if d.reuse {
-		if cap(d.fields) < len(d.raw) {
-			d.fields = make([]Field, len(d.raw), 2*len(d.raw))
-		}
-		fields = d.fields[:len(d.raw)]
-	} else if len(d.raw) > 0 {
-		fields = make([]Field, len(d.raw))
+	if !d.reuse {
+		fields, ts = d.owned(fields, ts)
 	}
-	nData := len(d.raw) - d.nActions
-	di, ai := 0, nData
-	for i := range d.raw {
-		r := &d.raw[i]
-		var f *Field
-		if r.action {
-			f = &fields[ai]
-			ai++
-		} else {
-			f = &fields[di]
-			di++
-		}
-		*f = Field{Name: r.name, Package: r.pkg, Value: Value{
-			Raw:         str(r.val),
-			HasText:     r.hasText,
-			Type:        r.typ,
-			TypePackage: r.typPkg,
-			Kind:        r.kind,
-			bits:        r.bits,
-		}}
-		if r.hasText {
-			f.Value.Text = str(r.text)
-		}
-	}
-	ev := Event{Name: d.evName, Package: d.evPkg}
-	ev.Timestamp.Raw = str(d.ts)
-	ev.Timestamp.Time = d.tsTime
+	nData := len(fields) - d.nActions
+	ev := Event{Name: d.evName, Package: d.evPkg, Timestamp: Timestamp{Raw: ts, Time: d.tsTime}}
 	if nData > 0 {
 		ev.Fields = fields[:nData:nData]
 	}
@@ -1306,6 +1386,74 @@ func (d *Decoder) materialize() Event {
 		ev.Actions = fields[nData:]
 	}
 	return ev
+}
+
+// view returns the text of sp as a string sharing its memory.
+func (d *Decoder) view(b []byte, sp span) string {
+	if sp.n == 0 {
+		return ""
+	}
+	if sp.inBuf {
+		return unsafe.String(&b[sp.off], sp.n)
+	}
+	return unsafe.String(&d.arena[sp.off], sp.n)
+}
+
+// dataFirst reorders out so the data fields come before the actions, each
+// in document order.
+func (d *Decoder) dataFirst() []Field {
+	d.spare = d.spare[:0]
+	for _, action := range []bool{false, true} {
+		for i := range d.out {
+			if d.isAction[i] == action {
+				d.spare = append(d.spare, d.out[i])
+			}
+		}
+	}
+	d.out, d.spare = d.spare, d.out
+	return d.out
+}
+
+// owned copies an event's fields and text out of the decoder's buffers:
+// one block for all text, filled once and never written again (so strings
+// over it are immutable), one slice for the fields.
+func (d *Decoder) owned(fields []Field, ts string) ([]Field, string) {
+	total := len(ts)
+	for i := range fields {
+		total += len(fields[i].Value.Raw) + len(fields[i].Value.Text)
+	}
+	var out []Field
+	if len(fields) > 0 {
+		out = make([]Field, len(fields))
+		copy(out, fields)
+	}
+	if total >= handOverSize && !d.borrowed {
+		// A huge event keeps the buffer (and arena) it lies in, instead of
+		// a copy: the decoder takes fresh ones. Memory then stays near the
+		// event's own size (TestHugeValueMemory).
+		d.handOver()
+		return out, ts
+	}
+	if total == 0 {
+		return out, ts
+	}
+	block := make([]byte, 0, total)
+	all := unsafe.String(unsafe.SliceData(block), total)
+	take := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		start := len(block)
+		block = append(block, s...)
+		return all[start:len(block)]
+	}
+	ts = take(ts)
+	for i := range out {
+		v := &out[i].Value
+		v.Raw = take(v.Raw)
+		v.Text = take(v.Text)
+	}
+	return out, ts
 }
 
 // handOverSize is the event text size from which materialize gives the

@@ -62,6 +62,30 @@
 //
 //	go test ./pkg/xe -run '^$' -bench 'Decode|LxmlPeer' -benchtime 3x -cpu 1
 //
+// Fast paths and projections (fastpath.go, project.go, layout.go): the
+// exporter reads every event its session collects, a million a second on
+// one core, so the common case is hand-written for speed. The fast paths
+// read the exact shapes SQL Server writes — the event start tag in
+// name/package/timestamp order, <data>/<action> with a plain or CDATA
+// value, a field holding a plain number in one step, names and packages
+// compared eight bytes at a time against the last ones seen, timestamps
+// parsed once per second — and either decode their element completely,
+// with the result the generic code would give, or touch nothing and leave
+// it to the generic code, which reads every other form (whitespace in tags,
+// other attribute orders, entities, comments, split CDATA, a buffer that
+// ends too early). A Projection decodes only the fields and actions it
+// names and passes over the rest without decoding them; it remembers the
+// field names of the last event of each name, position by position, and
+// tries the expected one first. What they must NOT do: give any result the
+// generic, full decoder would not (a projected event is the full event
+// with the unnamed fields left out; only a problem inside a skipped field
+// goes unreported), trust a remembered name or package without comparing
+// it with the input, or allocate per event. TestFastPathMatchesGeneric,
+// TestProjectionMatchesFullDecoder, TestDecodeRowFastPathsAndProjections,
+// FuzzFastPath and FuzzProjection hold them to that on the real captures,
+// generated streams and tricky forms; BenchmarkProjectedRow times one row
+// each way, and pkg/exporter's BenchmarkIngest the exporter's whole path.
+//
 // Binary event files: XELReader (xel.go) reads .xel files into the same
 // Events, with map texts from the file's own metadata; its layout notes and
 // why it is hand-written are in xel.go. XELWriter (xelwrite.go) writes the

@@ -133,29 +133,35 @@ var errBadTimestamp = errors.New("timestamp is not ISO 8601 (want YYYY-MM-DDThh:
 // the rest of a small event's decoding.
 func parseTimestamp(b []byte) (time.Time, error) {
 	b = trimSpaceBytes(b)
+	base, err := parseTimestampPrefix(b)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return finishTimestamp(base, b[19:])
+}
+
+// parseTimestampPrefix reads the date and time of day (YYYY-MM-DDThh:mm:ss,
+// the first 19 bytes of b) as a UTC instant.
+func parseTimestampPrefix(b []byte) (time.Time, error) {
 	if len(b) < 19 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
 		return time.Time{}, errBadTimestamp
 	}
-	num := func(s []byte) (int, bool) {
-		n := 0
-		for _, c := range s {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	year, ok1 := num(b[0:4])
-	month, ok2 := num(b[5:7])
-	day, ok3 := num(b[8:10])
-	hour, ok4 := num(b[11:13])
-	minute, ok5 := num(b[14:16])
-	sec, ok6 := num(b[17:19])
+	year, ok1 := decimal(b[0:4])
+	month, ok2 := decimal(b[5:7])
+	day, ok3 := decimal(b[8:10])
+	hour, ok4 := decimal(b[11:13])
+	minute, ok5 := decimal(b[14:16])
+	sec, ok6 := decimal(b[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, errBadTimestamp
 	}
-	i := 19
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), nil
+}
+
+// finishTimestamp adds what follows the seconds — a fraction of any length
+// and a zone ("Z" or ±hh:mm; none means UTC) — to base.
+func finishTimestamp(base time.Time, b []byte) (time.Time, error) {
+	i := 0
 	nsec := 0
 	if i < len(b) && (b[i] == '.' || b[i] == ',') {
 		i++
@@ -175,8 +181,8 @@ func parseTimestamp(b []byte) (time.Time, error) {
 	case i == len(b):
 	case (b[i] == 'Z' || b[i] == 'z') && i+1 == len(b):
 	case (b[i] == '+' || b[i] == '-') && len(b)-i == 6 && b[i+3] == ':':
-		oh, ok1 := num(b[i+1 : i+3])
-		om, ok2 := num(b[i+4 : i+6])
+		oh, ok1 := decimal(b[i+1 : i+3])
+		om, ok2 := decimal(b[i+4 : i+6])
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
 			return time.Time{}, errBadTimestamp
 		}
@@ -187,11 +193,19 @@ func parseTimestamp(b []byte) (time.Time, error) {
 	default:
 		return time.Time{}, errBadTimestamp
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	if offset != 0 {
-		t = t.Add(-time.Duration(offset) * time.Second)
+	return base.Add(time.Duration(nsec) - time.Duration(offset)*time.Second), nil
+}
+
+// decimal reads a run of decimal digits.
+func decimal(s []byte) (int, bool) {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
 	}
-	return t, nil
+	return n, true
 }
 
 func daysIn(month, year int) int {

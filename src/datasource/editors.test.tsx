@@ -96,6 +96,27 @@ describe('ConfigEditor', () => {
     expect(onChange.mock.lastCall[0].jsonData.traceStore).toEqual({ maxTraces: 50 });
   });
 
+  it('asks for S3 keys only with an s3:// bucket, as secrets', () => {
+    const onChange = jest.fn();
+    const { rerender } = render(
+      <ConfigEditor
+        options={settings({ host: 'db1', traceStore: { bucketURL: 'file:///x' } })}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(document.getElementById('qr-store-access-key')).toBeNull();
+    rerender(
+      <ConfigEditor
+        options={settings({ host: 'db1', traceStore: { bucketURL: 's3://traces?region=eu-west-1' } })}
+        onOptionsChange={onChange}
+      />
+    );
+    fireEvent.change(document.getElementById('qr-store-secret-key')!, { target: { value: 'shh' } });
+    expect(onChange.mock.lastCall[0].secureJsonData.traceStoreSecretKey).toBe('shh');
+    expect(JSON.stringify(onChange.mock.lastCall[0].jsonData)).not.toContain('shh');
+    expect(document.getElementById('qr-store-access-key')).not.toBeNull();
+  });
+
   it('resets a configured secret without ever showing it', () => {
     const onChange = jest.fn();
     render(

@@ -122,6 +122,9 @@ export interface ReplayDataSourceOptions extends DataSourceJsonData {
 export interface ReplaySecureJsonData {
   password?: string;
   clientSecret?: string;
+  /** Static S3 credentials of an s3:// traceStore.bucketURL (else the AWS default chain). */
+  traceStoreAccessKey?: string;
+  traceStoreSecretKey?: string;
 }
 
 /**

@@ -416,7 +416,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         <InlineField
           label="Bucket URL"
           labelWidth={LABEL_W}
-          tooltip="A gocloud.dev blob URL (file://, mem://) shared by HA replicas; overrides the directory"
+          tooltip="Object storage shared by HA replicas, overriding the directory: s3://BUCKET?region=…, gs://BUCKET, azblob://CONTAINER?storage_account=…, or file:///path"
         >
           <Input
             id="qr-store-bucket"
@@ -425,6 +425,20 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             width={INPUT_W}
           />
         </InlineField>
+        {jsonData.traceStore?.bucketURL?.startsWith('s3://') && (
+          <>
+            <InlineField
+              label="S3 access key"
+              labelWidth={LABEL_W}
+              tooltip="Optional, with the secret key; empty: the AWS default chain (environment, instance or task role)"
+            >
+              <SecretInput id="qr-store-access-key" width={INPUT_W} {...secret('traceStoreAccessKey')} />
+            </InlineField>
+            <InlineField label="S3 secret key" labelWidth={LABEL_W} tooltip="The access key's secret; stored encrypted">
+              <SecretInput id="qr-store-secret-key" width={INPUT_W} {...secret('traceStoreSecretKey')} />
+            </InlineField>
+          </>
+        )}
         {(
           [
             ['maxTraces', 'Traces in memory', '20', 'Decoded traces kept in memory (least recently used go first)'],
