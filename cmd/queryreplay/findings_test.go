@@ -95,6 +95,8 @@ func TestFindingsCommand(t *testing.T) {
 
 func TestCompareCommand(t *testing.T) {
 	srv := startTraceStandin(t)
+	// With blocker sampling on (the default): the sampler's statements run
+	// mid-batch, and "the same query" must still trace the same.
 	spill := traceBundle(t, srv.DSN, "sort_spill", sortSpillSQL)
 	again := traceBundle(t, srv.DSN, "sort_spill_again", sortSpillSQL)
 	lookup := traceBundle(t, srv.DSN, "lookup", "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42")

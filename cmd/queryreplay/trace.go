@@ -45,6 +45,8 @@ type traceArgs struct {
 	grace            time.Duration
 	quiet            bool
 	readBack         string
+	blockerInterval  time.Duration
+	blockerSQL       bool
 }
 
 // Exit statuses of trace beyond 0 (traced), 1 (failed) and 2 (usage).
@@ -95,6 +97,8 @@ func init() {
 		cmd.Flag("orphan-grace", "Drop leftover queryreplay_* sessions that name no owner once older than this (a session whose owner connection is gone is dropped at once).").Default(tracer.DefaultGracePeriod.String()).DurationVar(&a.grace)
 		cmd.Flag("quiet", "No progress on standard error.").Short('q').BoolVar(&a.quiet)
 		cmd.Flag("read-back", "How to read the event file: auto (the binary .xel over OPENROWSET BULK when the login may, else XML), xml or binary.").Default("auto").EnumVar(&a.readBack, "auto", "xml", "binary")
+		cmd.Flag("blocker-interval", "While the batch runs, read sys.dm_exec_requests this often to name the session blocking it (needs VIEW SERVER STATE; 0: never).").Default(tracer.DefaultBlockerInterval.String()).DurationVar(&a.blockerInterval)
+		cmd.Flag("blocker-statements", "Also keep each blocking session's last batch (sys.dm_exec_input_buffer) in the bundle: another user's SQL, off by default.").BoolVar(&a.blockerSQL)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runTrace(ctx, e, a) })
 	})
 }
@@ -115,6 +119,10 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 		TraceDirectory: a.traceDir, GracePeriod: a.grace,
 		SymbolServers: a.symbolServers, SymbolCacheDir: a.symbolCache, SymbolTimeout: a.symbolTimeout,
 		MaxPageHeaders: a.maxPageHeaders, UndocumentedPageAllocations: a.pageAllocations,
+		BlockerInterval: a.blockerInterval, BlockerStatements: a.blockerSQL,
+	}
+	if a.blockerInterval <= 0 {
+		o.BlockerInterval = -1 // the flag's 0 means never; the option's 0 means the default
 	}
 	if a.modinfo != "" {
 		mi, err := readInput(e, a.modinfo)

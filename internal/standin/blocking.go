@@ -48,6 +48,7 @@ func (x *execCtx) lockBlocker(l heldLock) *connState {
 		}
 		for _, h := range c.txn.locks {
 			if sameResource(h, l) && !compatible(h.mode, l.mode) {
+				x.noteWaitResource(l)
 				return c
 			}
 		}
@@ -68,6 +69,7 @@ func (x *execCtx) readBlocker(t *table) *connState {
 		}
 		for _, h := range c.txn.locks {
 			if h.mode == "X" && (hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.objectID) {
+				x.noteWaitResource(h)
 				return c
 			}
 		}
@@ -100,6 +102,9 @@ func (x *execCtx) dmlBlocker(t *table, where expr) *connState {
 		}
 		for _, u := range c.txn.undo {
 			if u.tbl == t && (qualifies(u.before) || qualifies(u.after)) {
+				if h, ok := rowLockOf(c, t); ok {
+					x.noteWaitResource(h)
+				}
 				return c
 			}
 		}
@@ -123,6 +128,7 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 	start := s.now()
 	wall := time.Now()
 	res := fPtr("wait_resource", 0)
+	c.lockWait.waitType, c.lockWait.since = waitType, wall // sys.dm_exec_requests (requests.go)
 	if s.anySessionRunning() {
 		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
 			fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "Begin"),
@@ -130,6 +136,7 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 	}
 	defer func() {
 		c.waitingOn = nil
+		c.lockWait = lockWaitState{lastWaitType: waitType}
 		if s.anySessionRunning() {
 			now := s.now()
 			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
@@ -172,6 +179,8 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		thread := s.curThread
 		s.curThread = 0
 		s.lockCond.Wait()
+		s.useClock(c)
+		s.notBefore(b.clock.locksFreed) // the wait ends after the blocker let go
 		s.curThread = thread
 		close(done)
 		if c.killed {

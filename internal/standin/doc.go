@@ -62,8 +62,11 @@
 //     XACT_ABORT ON, which also rolls the transaction back. Each error also
 //     fires error_reported.
 //   - sys.dm_tran_locks (the locks each session's transaction holds),
-//     sys.dm_tran_current_transaction, sys.dm_exec_requests,
-//     sys.dm_exec_sessions.
+//     sys.dm_tran_current_transaction, sys.dm_exec_requests (the caller's
+//     request and every one suspended on a lock: blocking_session_id,
+//     wait_type, wait_time, wait_resource, last_wait_type),
+//     sys.dm_exec_sessions (running while a request is), and
+//     sys.dm_exec_input_buffer (requests.go).
 //   - Transactions: BEGIN TRAN [name], COMMIT, ROLLBACK (and TM requests
 //     from database/sql BeginTx), with X/IX locks held until the end and
 //     released then (lock_released events), log records in fn_dblog(NULL,
@@ -203,7 +206,9 @@
 // lock_escalation, wait_completed and hash_spill_details.
 // login, logout and attention do fire. %%lockres%% hashes have SQL Server's format but not
 // its (undocumented) hash function. Event timestamps come from a simulated
-// clock that never runs behind the wall clock.
+// clock per session (clock.go): raised to the wall clock when the session's
+// batch or query starts and when a real wait ends, advanced by simulated
+// work otherwise, and never moved by another session's statements.
 //
 // # Why hand-written
 //

@@ -226,6 +226,7 @@ func (x *execCtx) yield() *SQLError {
 	s.mu.Unlock()
 	runtime.Gosched()
 	s.mu.Lock()
+	s.useClock(x.conn)
 	s.curThread = thread
 	s.swapOps(ops)
 	if x.cancelled() {
@@ -250,6 +251,7 @@ func (x *execCtx) unlocked(fn func() error) error {
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
+		s.useClock(x.conn)
 		s.curThread = thread
 		s.swapOps(ops)
 	}()

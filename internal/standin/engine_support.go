@@ -420,6 +420,8 @@ func (x *execCtx) sleepUnlocked(d time.Duration) *SQLError {
 	}
 	t.Stop()
 	s.mu.Lock()
+	s.useClock(x.conn)
+	s.now() // the wait took real time
 	if cancelled || x.cancelled() {
 		return errCancelled()
 	}

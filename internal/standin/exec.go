@@ -73,6 +73,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useClock(c)
 	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, ec: c.eventCtx()}
 	switch req.Kind {
 	case tds.TxBegin:
@@ -113,6 +114,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 func (c *connState) reset() {
 	c.srv.mu.Lock()
 	defer c.srv.mu.Unlock()
+	c.srv.useClock(c)
 	if c.txn != nil {
 		x := &execCtx{srv: c.srv, conn: c}
 		x.rollbackAll()
@@ -151,6 +153,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	if err := s.Faults.before(ctx, c, sql); err != nil {
 		if ctx.Err() != nil && !errors.Is(err, tds.ErrDropConnection) {
 			s.mu.Lock()
+			s.useClock(c)
 			c.attention(time.Now())
 			s.mu.Unlock()
 		}
@@ -158,6 +161,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useClock(c)
 	if c.killed {
 		// KILLed while a Delay fault held the request (or between the
 		// check above and here): it must never run
@@ -165,6 +169,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 
 	c.batches++
+	c.lastBatch = sql // sys.dm_exec_input_buffer (requests.go)
 	x := &execCtx{ctx: ctx, srv: s, conn: c, w: w, sql: sql, params: params}
 	defer func() {
 		c.reads += x.stats.logicalReads
@@ -717,13 +722,17 @@ func (x *execCtx) execWaitfor(s *waitforStmt) error {
 	case <-x.ctx.Done():
 		t.Stop()
 		x.srv.mu.Lock()
+		x.srv.useClock(x.conn)
 		return x.ctx.Err()
 	case <-x.conn.killCh:
 		t.Stop()
 		x.srv.mu.Lock()
+		x.srv.useClock(x.conn)
 		return tds.ErrDropConnection // the caller sees c.killed and drops the connection
 	}
 	x.srv.mu.Lock()
+	x.srv.useClock(x.conn)
+	x.srv.now() // the delay took real time
 	return nil
 }
 

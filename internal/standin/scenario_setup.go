@@ -32,8 +32,11 @@ func (x *execCtx) startScenario(sc *Scenario) {
 		return // a previous run's blocker still holds its locks
 	}
 	ghost := &connState{srv: s, spid: ghostSPID, db: s.demo, loginDB: s.demo, user: "demo_blocker", app: "QueryReplay demo blocker",
-		host: serverName, vars: map[string]any{}, loginAt: s.now(), lockTimeoutMs: -1, killCh: make(chan struct{})}
+		host: serverName, lastBatch: sc.Blocker, vars: map[string]any{}, loginAt: s.now(), lockTimeoutMs: -1, killCh: make(chan struct{})}
 	s.conns[ghostSPID] = ghost
+	ghost.clock.at = s.clock // it starts now, on its own clock (clock.go)
+	s.useClock(ghost)
+	defer s.useClock(x.conn)
 	gx := &execCtx{ctx: context.Background(), srv: s, conn: ghost, w: discardWriter{}, sql: sc.Blocker}
 	gx.ec = ghost.eventCtx()
 	gx.beginTxn("demo_blocker", false)
@@ -50,6 +53,9 @@ func (x *execCtx) startScenario(sc *Scenario) {
 		time.Sleep(sc.Hold)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.useClock(ghost)
+		defer s.useClock(nil)
+		s.now() // it rolls back once Hold has passed on the wall clock
 		if ghost.txn != nil {
 			gx.rollbackAll()
 		}

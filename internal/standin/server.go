@@ -32,7 +32,8 @@ type Options struct {
 	// ExtraLogins are further logins; they get no server permissions
 	// (fn_my_permissions returns only CONNECT SQL), for permission tests.
 	ExtraLogins map[string]string
-	// Now is the wall clock; the event clock never runs behind it.
+	// Now is the wall clock; a session's event clock is raised to it when
+	// its batch or query starts and after real waits (clock.go).
 	Now func() time.Time
 	// GuessedColumns also emits event columns xe-event-fields.md marks [U]
 	// (unverified against a real server), e.g. transaction_log's
@@ -95,7 +96,8 @@ type Server struct {
 	mu            sync.Mutex
 	opts          Options
 	start         time.Time
-	clock         time.Time // event clock: advanced by simulated work
+	clock         time.Time // event clock of the session holding the latch (clock.go)
+	clockOwner    clockOwner
 	dbs           []*database
 	demo          *database
 	sessions      []*xeSession
@@ -209,7 +211,8 @@ func (s *Server) dbByID(id int64) *database {
 	return nil
 }
 
-// now advances the event clock to at least the wall clock.
+// now advances the running session's event clock to at least the wall
+// clock.
 func (s *Server) now() time.Time {
 	w := s.opts.Now().UTC()
 	if w.After(s.clock) {
@@ -250,8 +253,10 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 		return nil, &tds.Error{Number: 4060, Severity: 11, State: 1, Message: fmt.Sprintf("Cannot open database \"%s\" requested by the login. The login failed.", dbName)}
 	}
 	c := &connState{srv: s, tsess: sess, spid: int(sess.SPID), db: db, user: req.User, app: req.AppName, host: req.HostName,
-		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, loginAt: s.now(), lockTimeoutMs: -1,
+		pid: int(req.ClientPID), sysadmin: sysadmin, vars: map[string]any{}, loginDB: db, lockTimeoutMs: -1,
 		killCh: make(chan struct{})}
+	s.useClock(c)
+	c.loginAt = s.now()
 	c.bulk = sysadmin
 	if b, ok := s.opts.BulkPermission[req.User]; ok {
 		c.bulk = b
@@ -276,6 +281,7 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 func (s *Server) Restart() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useClock(nil)
 	for _, c := range s.conns {
 		if c.txn != nil {
 			x := &execCtx{srv: s, conn: c}
@@ -324,6 +330,8 @@ type connState struct {
 	rowcount        int64
 	loginAt         time.Time
 	waitingOn       *connState              // the connection this one waits for a lock from
+	lockWait        lockWaitState           // what that wait is for (requests.go)
+	lastBatch       string                  // the last batch sent, for sys.dm_exec_input_buffer (requests.go)
 	lockTimeoutMs   int64                   // SET LOCK_TIMEOUT; -1 waits forever
 	readUncommitted bool                    // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
 	prepared        map[int32]*preparedStmt // sp_prepare handles (prepared.go)
@@ -332,6 +340,7 @@ type connState struct {
 	writes          int64
 	sqls            *sessionSQL  // the query engine's per-session state (standin-sql)
 	modes           sessionModes // SET NOEXEC, PARSEONLY, FMTONLY, ROWCOUNT, TEXTSIZE (safety.go)
+	clock           connClock    // its event clock while another session runs (clock.go)
 }
 
 // Close implements tds.SessionHandler: an open transaction rolls back.
@@ -339,6 +348,8 @@ func (c *connState) Close() {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useClock(c)
+	defer s.useClock(nil)
 	if c.txn != nil {
 		x := &execCtx{srv: s, conn: c}
 		x.rollbackAll()

@@ -99,10 +99,9 @@ func init() {
 		"dm_xe_objects":                     dmXEObjects,
 		"dm_tran_current_transaction":       dmTranCurrentTransaction,
 		"dm_tran_locks":                     dmTranLocks,
-		"dm_exec_requests":                  dmExecRequests,
 		"dm_exec_connections":               dmExecConnections, // connections.go
 		"dm_os_loaded_modules":              loadedModulesView, // callstacks.go
-		"dm_exec_sessions":                  dmExecSessions,
+		// dm_exec_requests, dm_exec_sessions: requests.go
 	}
 }
 
@@ -221,42 +220,6 @@ func dmTranLocks(x *execCtx, db *database) (*relation, *SQLError) {
 			}
 			r.rows = append(r.rows, []any{l.resType, int64(c.db.id), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
 		}
-	}
-	return r, nil
-}
-
-// dmExecRequests is sys.dm_exec_requests (the calling request only):
-// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-requests-transact-sql
-func dmExecRequests(x *execCtx, db *database) (*relation, *SQLError) {
-	r := &relation{cols: cols("session_id", tSmallInt, "request_id", tInt, "status", tNVar(30), "command", tNVar(32), "database_id", tSmallInt,
-		"transaction_id", tBigInt, "open_transaction_count", tInt)}
-	c := x.conn
-	var txn, open int64
-	if c.txn != nil {
-		txn, open = c.txn.id, int64(c.txn.depth)
-	}
-	r.rows = [][]any{{int64(c.spid), int64(0), "running", "SELECT", int64(c.db.id), txn, open}}
-	return r, nil
-}
-
-// dmExecSessions is sys.dm_exec_sessions:
-// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
-func dmExecSessions(x *execCtx, db *database) (*relation, *SQLError) {
-	r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname, "database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
-	for _, id := range x.srv.sessionIDs() {
-		c := x.srv.conns[id]
-		if !x.conn.sysadmin && c != x.conn {
-			continue // without VIEW SERVER STATE a login sees its own session only
-		}
-		open := int64(0)
-		if c.txn != nil {
-			open = int64(c.txn.depth)
-		}
-		status := "sleeping"
-		if c == x.conn {
-			status = "running"
-		}
-		r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
 	}
 	return r, nil
 }

@@ -196,6 +196,7 @@ func (x *execCtx) releaseLocks(t *transaction) {
 		x.lockEvent("lock_released", t.locks[i], t.id)
 	}
 	t.locks = nil
+	x.srv.locksReleased(x.conn)
 	x.srv.lockCond.Broadcast() // waiters re-check
 }
 

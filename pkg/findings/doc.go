@@ -27,7 +27,10 @@
 //     spilled with its grant full.
 //   - grant-wait: the query waited for its memory grant (RESOURCE_SEMAPHORE).
 //   - blocking: lock waits (LCK_M_*), with the resource (the lock acquired
-//     when the wait ended) and the holder when the input names it.
+//     when the wait ended) and the holder when the input names it: a
+//     LockHolder the caller gives, or the Blocker the tracer sampled from
+//     sys.dm_exec_requests while the wait lasted (matched by time, within
+//     blockerSlackUs, by wait type and, for key locks, by key hash).
 //   - cold-cache: pages came from disk rather than the buffer pool, with
 //     the read-ahead effect (what read-ahead fetched, or, when it was
 //     disabled, the synchronous reads and their PAGEIOLATCH waits).

@@ -130,6 +130,9 @@ type Finding struct {
 	Detail    string `json:"detail,omitempty"`
 	Hint      string `json:"hint"`
 	Reference string `json:"reference"`
+	// Holders are the sampled sessions the blocking rule matched to the
+	// finding's lock waits (empty for other rules, and when none was).
+	Holders []Blocker `json:"holders,omitempty"`
 
 	// pending is the evidence as lane indices, made into EventRefs (at most
 	// MaxEvidence) when the finding is finished: a rule may name a million
@@ -207,6 +210,10 @@ type Run struct {
 	// Holders are lock holders the caller learned of (for example from a
 	// blocked process report); the trace itself only sees its own session.
 	Holders []LockHolder
+	// Blockers are the sessions the tracer saw blocking the traced request
+	// while the batch ran (sys.dm_exec_requests, sampled); the blocking
+	// rule matches them to the lock waits (rules_blockers.go).
+	Blockers []Blocker
 }
 
 // Traced says which optional event groups the trace captured.

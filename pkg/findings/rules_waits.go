@@ -120,6 +120,10 @@ func (a *analysis) blockFinding(g *blockGroup) Finding {
 		what += " on " + lockResource(lk)
 		holderText = a.holder(lk)
 	}
+	if holderText == "" {
+		f.Holders = a.sampledHolders(g) // rules_blockers.go
+		holderText = holdersText(f.Holders)
+	}
 	f.Title = fmt.Sprintf("Blocked for %s waiting for %s", Duration(g.us), what)
 	var detail []string
 	if g.lock < 0 {

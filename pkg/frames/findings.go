@@ -26,6 +26,11 @@ func FindingsInput(b *tracer.Bundle, plan *showplan.Plan) findings.Input {
 	for _, l := range r.LogRecords {
 		run.LogRecords = append(run.LogRecords, findings.LogRecord{Operation: l.Operation, Context: l.Context})
 	}
+	for _, s := range r.Blocking {
+		run.Blockers = append(run.Blockers, findings.Blocker{SessionID: s.SessionID, WaitType: s.WaitType, WaitResource: s.WaitResource,
+			WaitStartUs: s.WaitStartUs, FirstSeenUs: s.FirstSeenUs, LastSeenUs: s.LastSeenUs, Samples: s.Samples,
+			Login: s.Login, Host: s.Host, Program: s.Program, Status: s.Status, Statement: s.Statement})
+	}
 	return findings.Input{Trace: b.Trace, Plan: findings.PlanStatement(plan, b.Trace), Run: run}
 }
 

@@ -146,6 +146,11 @@ type Result struct {
 	// LogRecords are the fn_dblog records the modification wrote, read
 	// before the rollback.
 	LogRecords []LogRecord `json:"logRecords,omitempty"`
+	// Blocking is who blocked the batch: sys.dm_exec_requests sampled
+	// while it ran (blocking.go), one entry per blocking interval.
+	// BlockingNote says why sampling stopped early or was refused.
+	Blocking     []BlockingSample `json:"blocking,omitempty"`
+	BlockingNote string           `json:"blockingNote,omitempty"`
 	// RolledBack is true when a modification's transaction was rolled back.
 	RolledBack bool `json:"rolledBack,omitempty"`
 	// Resolution reports name resolution; partial results are kept.

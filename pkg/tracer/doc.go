@@ -25,6 +25,16 @@
 // cleanup runs on every path, ignores the caller's cancellation and retries
 // with backoff over its whole budget.
 //
+// While the batch runs, the control connection also samples
+// sys.dm_exec_requests for the traced session (Options.BlockerInterval,
+// default every 100 ms; blocking.go) and records, in Result.Blocking, each
+// session that blocked it with the wait, the resource and the blocker's
+// login, host and program from sys.dm_exec_sessions — its last batch only
+// with Options.BlockerStatements. Sampling is bounded
+// (Options.MaxBlockerSamples intervals), stops when the batch ends and
+// before the watchdog uses the control connection, and never fails the
+// trace: a refusal is noted once in Result.BlockingNote.
+//
 // Events are read back (Options.ReadBack) either as the binary .xel files —
 // listed with sys.dm_os_enumerate_filesystem, fetched with OPENROWSET(BULK …,
 // SINGLE_BLOB) and decoded by pkg/xe's XELReader, when the login has

@@ -35,6 +35,7 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 	defer r.tickProgress()()
 	finished := make(chan struct{})
 	watched := make(chan struct{})
+	stopSampler := r.startBlockerSampler(ctx, time.Now()) // blocking.go
 	go func() {
 		defer close(watched)
 		select {
@@ -52,10 +53,12 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 			r.mu.Lock()
 			r.abortCause = cause
 			r.mu.Unlock()
+			stopSampler() // the control connection is the watchdog's now
 			r.abortTraced(ctx, why)
 		}
 	}()
 	counts, dur, err := r.drain(qctx)
+	stopSampler()
 	close(finished)
 	<-watched
 	if err != nil && !r.aborted && r.tracedIsBad() {

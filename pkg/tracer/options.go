@@ -126,6 +126,16 @@ type Options struct {
 	// whose owner is gone is dropped at once, one whose owner is alive never
 	// (0: DefaultGracePeriod).
 	GracePeriod time.Duration
+	// BlockerInterval is how often, while the batch runs, the control
+	// connection reads sys.dm_exec_requests to learn which session blocks
+	// it (0: DefaultBlockerInterval; negative: never). MaxBlockerSamples
+	// bounds the blocking intervals kept (0: DefaultMaxBlockerSamples;
+	// negative: none sampled). BlockerStatements also reads each blocking
+	// session's last batch (sys.dm_exec_input_buffer) into the bundle: off
+	// by default, as it is another user's SQL; it is never logged.
+	BlockerInterval   time.Duration
+	MaxBlockerSamples int
+	BlockerStatements bool
 	// Progress, when set, receives progress reports (never query text). It
 	// may be called from more than one goroutine at a time.
 	Progress func(Progress)
@@ -226,6 +236,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.BlockerInterval == 0 {
+		o.BlockerInterval = DefaultBlockerInterval
+	}
+	if o.MaxBlockerSamples == 0 {
+		o.MaxBlockerSamples = DefaultMaxBlockerSamples
 	}
 	return o
 }

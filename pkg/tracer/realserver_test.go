@@ -164,6 +164,42 @@ func TestRealServer(t *testing.T) {
 		}
 		noSessions(t)
 	})
+	t.Run("blocked by another session", func(t *testing.T) {
+		// a second session holds an X key lock for 600 ms; the traced
+		// read waits for it and the bundle names that session
+		holder, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Close()
+		var spid int
+		if err := holder.QueryRowContext(ctx, "SELECT @@SPID").Scan(&spid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := holder.ExecContext(ctx, "BEGIN TRANSACTION; UPDATE "+table+" SET v = v + 1 WHERE id = 500"); err != nil {
+			t.Fatal(err)
+		}
+		released := make(chan error, 1)
+		time.AfterFunc(600*time.Millisecond, func() {
+			_, err := holder.ExecContext(context.Background(), "ROLLBACK TRANSACTION")
+			released <- err
+		})
+		b, err := tr.Trace(ctx, Options{SQL: "SELECT v FROM " + table + " WHERE id = 500", Events: AllEventGroups()})
+		if rerr := <-released; rerr != nil {
+			t.Fatalf("holder's rollback: %v", rerr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Result.Blocking) == 0 || b.Result.Blocking[0].SessionID != spid || !strings.HasPrefix(b.Result.Blocking[0].WaitType, "LCK_M_") ||
+			b.Result.Blocking[0].Login == "" || b.Result.Blocking[0].Statement != "" {
+			t.Fatalf("blocking %+v (note %q), want session %d", b.Result.Blocking, b.Result.BlockingNote, spid)
+		}
+		noSessions(t)
+		if after := sum(); after != before {
+			t.Fatalf("data changed: %s → %s", before, after)
+		}
+	})
 	t.Run("refusal", func(t *testing.T) {
 		_, err := tr.Trace(ctx, Options{SQL: "UPDATE " + table + " SET v = 9; COMMIT"})
 		var re *RefusedError

@@ -46,6 +46,7 @@ type run struct {
 	connBad    bool // the control connection failed
 	warnings   []string
 	rows       atomic.Int64
+	blockers   *blockerSampler // who blocked the batch (blocking.go)
 
 	mu         sync.Mutex // the watchdog and the run share these
 	tracedBad  bool       // the traced connection failed or was abandoned
@@ -168,6 +169,7 @@ func (r *run) do(ctx context.Context) (*Bundle, error) {
 	b := r.newBundle()
 	rowCounts, dur, qerr := r.runBatch(ctx)
 	b.Result.Rows, b.Result.DurationUs = rowCounts, dur.Microseconds()
+	r.blockers.finish(b)
 	if r.aborted || r.tracedIsBad() {
 		return nil, r.abortError(qerr)
 	}

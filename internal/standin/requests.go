@@ -1,0 +1,196 @@
+package standin
+
+import (
+	"fmt"
+	"time"
+)
+
+// Requests and sessions as the server's DMVs show them while statements
+// run and wait: sys.dm_exec_requests (a row per session with a request in
+// progress: the caller's own, running, and every session suspended on a
+// lock, with the session it waits for, the wait type, how long it has
+// waited and the locked resource), sys.dm_exec_sessions (every session,
+// "running" while it has a request) and sys.dm_exec_input_buffer (the last
+// batch a session sent). A login without VIEW SERVER STATE sees its own
+// session only, as the documentation says; here only the sysadmin has it.
+//
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-requests-transact-sql
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-input-buffer-transact-sql
+//
+// Not modelled: a session held by WAITFOR DELAY or a Delay fault has a
+// request on SQL Server (status suspended, wait_type WAITFOR); here it
+// shows as sleeping with no request row.
+
+// lockWaitState is what a connection's request is waiting for, kept by
+// waitWhile (blocking.go) while connState.waitingOn is set.
+type lockWaitState struct {
+	waitType     string    // LCK_M_S, LCK_M_U, …; "" when not waiting
+	since        time.Time // wall clock at the wait's start
+	resource     string    // wait_resource, in the documented formats
+	lastWaitType string    // the previous wait's type, once one ended
+}
+
+// noteWaitResource records, for the waiting connection, the lock resource
+// its request waits for, in the wait_resource formats of
+// https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/understand-resolve-blocking
+// ("KEY: 5:72057594043236352 (8194443284a0)", "PAGE: 5:1:104",
+// "OBJECT: 5:245575913:0").
+func (x *execCtx) noteWaitResource(l heldLock) {
+	db := int64(0)
+	if x.conn.db != nil {
+		db = int64(x.conn.db.id)
+	}
+	var res string
+	switch l.resType {
+	case "KEY":
+		res = fmt.Sprintf("KEY: %d:%d %s", db, l.hobt, l.desc) // desc is "(hash)"
+	case "PAGE":
+		res = fmt.Sprintf("PAGE: %d:%s", db, l.desc)
+	case "RID":
+		res = fmt.Sprintf("RID: %d:%s", db, l.desc)
+	case "OBJECT":
+		res = fmt.Sprintf("OBJECT: %d:%d:0", db, l.objectID)
+	default:
+		res = fmt.Sprintf("%s: %d:%s", l.resType, db, l.desc)
+	}
+	x.conn.lockWait.resource = res
+}
+
+// rowLockOf returns the finest exclusive lock c holds on t (a key before a
+// page before the table): what an UPDATE or DELETE waiting for c's
+// uncommitted change of a row of t waits on.
+func rowLockOf(c *connState, t *table) (heldLock, bool) {
+	hobts := map[int64]bool{}
+	for _, ix := range t.indexes {
+		hobts[ix.partitionID] = true
+	}
+	rank := map[string]int{"KEY": 0, "RID": 0, "PAGE": 1, "OBJECT": 2}
+	best, found := heldLock{}, false
+	for _, h := range c.txn.locks {
+		if h.mode != "X" || !(hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.objectID) {
+			continue
+		}
+		if r, ok := rank[h.resType]; ok && (!found || r < rank[best.resType]) {
+			best, found = h, true
+		}
+	}
+	return best, found
+}
+
+// visibleSessions returns the ids of the sessions the caller may see in
+// the session DMVs, in order: all of them with VIEW SERVER STATE, else its
+// own.
+func (x *execCtx) visibleSessions() []int {
+	var ids []int
+	for _, id := range x.srv.sessionIDs() {
+		if x.conn.sysadmin || x.srv.conns[id] == x.conn {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// hasRequest tells whether c has a request in progress that the DMVs
+// show: the caller's own (running) or one suspended on a lock.
+func (x *execCtx) hasRequest(c *connState) bool {
+	return c == x.conn || c.waitingOn != nil
+}
+
+// dmExecRequests is sys.dm_exec_requests.
+func dmExecRequests(x *execCtx, _ *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("session_id", tSmallInt, "request_id", tInt, "start_time", tDT2, "status", tNVar(30), "command", tNVar(32),
+		"database_id", tSmallInt, "blocking_session_id", tSmallInt, "wait_type", tNVar(60), "wait_time", tInt, "last_wait_type", tNVar(60),
+		"wait_resource", tNVar(256), "open_transaction_count", tInt, "transaction_id", tBigInt, "cpu_time", tInt, "total_elapsed_time", tInt)}
+	now := time.Now()
+	for _, id := range x.visibleSessions() {
+		c := x.srv.conns[id]
+		if !x.hasRequest(c) {
+			continue
+		}
+		var txn, open int64
+		if c.txn != nil {
+			txn, open = c.txn.id, int64(c.txn.depth)
+		}
+		w := c.lockWait
+		status, command := "running", "SELECT"
+		var blocker, waitType, waitTime, resource any = int64(0), nil, int64(0), ""
+		start := now
+		if c.waitingOn != nil && w.waitType != "" {
+			status = "suspended"
+			command = commandOf(c)
+			blocker, waitType, resource = int64(c.waitingOn.spid), w.waitType, w.resource
+			waitTime = now.Sub(w.since).Milliseconds()
+			start = w.since
+		}
+		last := w.lastWaitType
+		if waitType != nil {
+			last = w.waitType // last_wait_type is the current wait's type while it lasts
+		}
+		if last == "" {
+			last = "MISCELLANEOUS"
+		}
+		elapsed := now.Sub(start).Milliseconds()
+		r.rows = append(r.rows, []any{int64(c.spid), int64(0), start.UTC(), status, command, int64(c.db.id), blocker, waitType, waitTime, last,
+			resource, open, txn, int64(0), elapsed})
+	}
+	return r, nil
+}
+
+// commandOf names what a waiting request runs (dm_exec_requests.command):
+// a writer waiting for a lock is UPDATE/DELETE, a reader SELECT.
+func commandOf(c *connState) string {
+	switch c.lockWait.waitType {
+	case "LCK_M_U", "LCK_M_X", "LCK_M_IX":
+		return "UPDATE"
+	}
+	return "SELECT"
+}
+
+// dmExecSessions is sys.dm_exec_sessions.
+func dmExecSessions(x *execCtx, _ *database) (*relation, *SQLError) {
+	r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname,
+		"database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
+	for _, id := range x.visibleSessions() {
+		c := x.srv.conns[id]
+		open := int64(0)
+		if c.txn != nil {
+			open = int64(c.txn.depth)
+		}
+		status := "sleeping"
+		if x.hasRequest(c) {
+			status = "running"
+		}
+		r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
+	}
+	return r, nil
+}
+
+// inputBufferFunction is sys.dm_exec_input_buffer(session_id, request_id):
+// the last batch the session sent, as a Language Event; no row for a
+// session the caller may not see or that sent none.
+func (x *execCtx) inputBufferFunction(args []any) (*relation, *SQLError) {
+	r := &relation{cols: cols("event_type", tNVar(256), "parameters", tSmallInt, "event_info", tNMax)}
+	switch {
+	case len(args) < 2:
+		return nil, sqlErr(313, 16, "An insufficient number of arguments were supplied for the procedure or function sys.dm_exec_input_buffer.")
+	case len(args) > 2:
+		return nil, sqlErr(8144, 16, "Procedure or function dm_exec_input_buffer has too many arguments specified.")
+	}
+	id, ok := args[0].(int64)
+	if !ok {
+		return r, nil
+	}
+	c := x.srv.conns[int(id)]
+	if c == nil || c.lastBatch == "" || !x.conn.sysadmin && c != x.conn {
+		return r, nil
+	}
+	r.rows = append(r.rows, []any{"Language Event", int64(0), c.lastBatch})
+	return r, nil
+}
+
+func init() {
+	extraSysViews["dm_exec_requests"] = dmExecRequests
+	extraSysViews["dm_exec_sessions"] = dmExecSessions
+	extraTableFunctions["dm_exec_input_buffer"] = (*execCtx).inputBufferFunction
+}
