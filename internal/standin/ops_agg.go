@@ -268,6 +268,13 @@ func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]
 			keys = append(keys, sortKey{col: j})
 		}
 		stream = ok && orderedBy(in, keys)
+		if !stream && ok && hasStringAgg(aggs) {
+			// STRING_AGG has no hash implementation in SQL Server: its plans
+			// sort on the groups and use a Stream Aggregate
+			in = p.sortOp(in, keys, nil, false)
+			a.in = in
+			stream = true
+		}
 	}
 	if kind == "ROLLUP" {
 		var keys []sortKey
@@ -770,4 +777,14 @@ func groupKey(vals []any) string {
 		kb.WriteByte(0)
 	}
 	return kb.String()
+}
+
+// hasStringAgg reports whether any aggregate is STRING_AGG.
+func hasStringAgg(aggs []*aggSpec) bool {
+	for _, a := range aggs {
+		if a.f != nil && a.f.Name == "STRING_AGG" {
+			return true
+		}
+	}
+	return false
 }

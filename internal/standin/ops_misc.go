@@ -350,19 +350,25 @@ func orderedBy(in iter, keys []sortKey) bool {
 	switch x := in.(type) {
 	case *scanIter:
 		s = x
+	case *nlIter:
+		// Nested Loops returns rows in its outer input's order, and the
+		// outer columns come first
+		for _, k := range keys {
+			if k.col >= len(x.outer.node().schema.cols) {
+				return false
+			}
+		}
+		return orderedBy(x.outer, keys)
 	case *projectIter:
 		// a projection keeps its input's order: map keys through it
-		inner, ok := x.in.(*scanIter)
-		if !ok {
-			return false
-		}
+		inner := x.in
 		mapped := make([]sortKey, len(keys))
 		for i, k := range keys {
 			c, ok := x.exprs[k.col].(*colRef)
 			if !ok {
 				return false
 			}
-			j, _ := inner.schema.lookupRef(c)
+			j, _ := inner.node().schema.lookupRef(c)
 			if j < 0 {
 				return false
 			}
@@ -518,6 +524,11 @@ func (t *topIter) next(r *runCtx) (*tuple, *SQLError) {
 			return nil, err
 		}
 		t.skip--
+	}
+	if t.limit >= 0 && t.taken >= t.limit && !t.ties {
+		// SQL Server's Top stops asking its input once it has its rows
+		t.done = true
+		return nil, nil
 	}
 	row, err := t.pull(r)
 	if err != nil || row == nil {

@@ -169,8 +169,11 @@ func (p *planner) planSetOp(s *selectStmt) (iter, *relation, int, *SQLError) {
 			it.node().logical = "Aggregate"
 		}
 	case "INTERSECT", "EXCEPT":
-		left := p.distinctOp(bs[0].it, len(schema.cols))
-		left.node().logical = "Aggregate"
+		left := bs[0].it
+		if !uniqueRows(left) {
+			left = p.distinctOp(left, len(schema.cols))
+			left.node().logical = "Aggregate"
+		}
 		var lk, rk []expr
 		for i := range schema.cols {
 			lk = append(lk, &colRef{Parts: []string{bs[0].schema.cols[i].qual, bs[0].schema.cols[i].name}})

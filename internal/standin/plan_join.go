@@ -455,7 +455,11 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 		}
 		rest = append(rest, c)
 	}
-	if len(innerKeys) == 0 || p.seekableKey(inner, innerKeys[0].(*colRef)) {
+	if len(innerKeys) == 0 {
+		return nil, false, nil
+	}
+	if key := innerKeys[0].(*colRef); p.seekableKey(inner, key) &&
+		(in.node().estRows <= lookupOuterRows || !p.seekNeedsLookups(inner, key, rest)) {
 		return nil, false, nil
 	}
 	rewritten := *sel
@@ -494,15 +498,10 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 // seekableKey tells whether an inner table has an index leading with the
 // column c.
 func (p *planner) seekableKey(inner map[string]*tableName, c *colRef) bool {
-	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
-	if tn == nil {
+	t, ci := p.innerColumn(inner, c)
+	if t == nil {
 		return false
 	}
-	t, _, err := p.x.resolveTable(tn.Parts)
-	if err != nil || t == nil {
-		return false
-	}
-	ci := t.column(c.Parts[len(c.Parts)-1])
 	for _, ix := range t.indexes {
 		lead := t.pk[0]
 		if ix.id != 1 {

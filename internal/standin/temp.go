@@ -427,7 +427,7 @@ func (x *execCtx) execMerge(s *mergeStmt) error {
 	if err := p.resolves(s.On, joined); err != nil {
 		return err
 	}
-	join := &planNode{physical: "Hash Match", logical: "Full Outer Join", schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
+	join := &planNode{physical: "Hash Match", logical: mergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
 	join.details = func(b *xmlBuilder) {
 		b.open("Hash")
 		b.empty("DefinedValues")

@@ -62,12 +62,8 @@ func lastResult(ctx context.Context, db *sql.DB, q string) ([][]any, error) {
 		}
 		var set [][]any
 		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+			vals, err := scanRow(rows, len(cols))
+			if err != nil {
 				return nil, err
 			}
 			set = append(set, vals)
@@ -80,6 +76,31 @@ func lastResult(ctx context.Context, db *sql.DB, q string) ([][]any, error) {
 		}
 	}
 	return last, rows.Err()
+}
+
+// scanRow scans the current row of rows, which has width columns.
+func scanRow(rows *sql.Rows, width int) ([]any, error) {
+	vals := make([]any, width)
+	ptrs := make([]any, width)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, rows.Scan(ptrs...)
+}
+
+// statisticsXMLConn opens one connection of db with SET STATISTICS XML ON,
+// so that every query run on it also returns its actual plan.
+func statisticsXMLConn(ctx context.Context, t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(ctx, "SET STATISTICS XML ON"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 func compareRows(t *testing.T, got, want [][]any, ordered bool) {

@@ -25,14 +25,7 @@ func TestEverydayPlansValidate(t *testing.T) {
 	_, db := startStandin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SET STATISTICS XML ON"); err != nil {
-		t.Fatal(err)
-	}
+	conn := statisticsXMLConn(ctx, t, db)
 	dir := t.TempDir()
 	var files []string
 	for _, q := range everydayQueries {
@@ -47,12 +40,8 @@ func TestEverydayPlansValidate(t *testing.T) {
 		for {
 			cols, _ := rows.Columns()
 			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
+				vals, err := scanRow(rows, len(cols))
+				if err != nil {
 					t.Fatal(err)
 				}
 				if len(cols) == 1 && cols[0] == "Microsoft SQL Server 2005 XML Showplan" {

@@ -1,0 +1,65 @@
+package standin
+
+import "strings"
+
+// lookupOuterRows is the outer row estimate above which a correlated
+// EXISTS is decorrelated into a hash semi join even though the inner table
+// has an index on the correlated column, when that index would need a key
+// lookup per inner row: seeking and looking rows up for every outer row
+// costs many random reads, one scan of the inner table a few sequential
+// ones, and SQL Server's optimizer picks the scan.
+const lookupOuterRows = 50
+
+// seekNeedsLookups reports whether the index that would serve a seek on the
+// correlated column key is nonclustered and lacks a column the subquery's
+// other predicates (rest) read from the same table: each seek would be
+// followed by key lookups into the clustered index.
+func (p *planner) seekNeedsLookups(inner map[string]*tableName, key *colRef, rest []expr) bool {
+	alias := strings.ToLower(key.Parts[len(key.Parts)-2])
+	t, ci := p.innerColumn(inner, key)
+	if t == nil {
+		return false
+	}
+	var ix *index
+	for _, cand := range t.indexes {
+		if cand.id == 1 && t.pk[0] == ci {
+			return false // the clustered index itself: no lookups
+		}
+		if cand.id != 1 && cand.keyCols[0] == ci && ix == nil {
+			ix = cand
+		}
+	}
+	if ix == nil {
+		return false
+	}
+	covered := map[int]bool{}
+	for _, c := range append(append([]int{}, ix.keyCols...), t.pk...) {
+		covered[c] = true
+	}
+	for _, e := range rest {
+		for _, c := range colRefsOf(e) {
+			if len(c.Parts) > 1 && strings.ToLower(c.Parts[len(c.Parts)-2]) != alias {
+				continue
+			}
+			if j := t.column(c.Parts[len(c.Parts)-1]); j >= 0 && !covered[j] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// innerColumn resolves the qualified column c of a subquery's FROM tables
+// (inner, by alias) to its table and column position; nil when c names
+// no table there.
+func (p *planner) innerColumn(inner map[string]*tableName, c *colRef) (*table, int) {
+	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
+	if tn == nil {
+		return nil, -1
+	}
+	t, _, err := p.x.resolveTable(tn.Parts)
+	if err != nil || t == nil {
+		return nil, -1
+	}
+	return t, t.column(c.Parts[len(c.Parts)-1])
+}
