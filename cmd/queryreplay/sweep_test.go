@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"github.com/queryreplay/queryreplay/internal/testsql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,22 +26,7 @@ func runSweepCmd(t *testing.T, args ...string) (int, string, string) {
 // traceSessions lists the tracer's sessions on the stand-in.
 func traceSessions(t *testing.T, db *sql.DB) []string {
 	t.Helper()
-	rows, err := db.Query("SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(n, tracer.SessionPrefix) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return testsql.EventSessions(t, db, tracer.SessionPrefix)
 }
 
 func TestSweepCommand(t *testing.T) {

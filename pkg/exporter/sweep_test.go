@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"database/sql"
+	"github.com/queryreplay/queryreplay/internal/testsql"
 	"slices"
 	"strings"
 	"testing"
@@ -68,18 +69,5 @@ func TestStartSweepFailureIsReported(t *testing.T) {
 // eventSessions lists the server's event sessions (sys.server_event_sessions).
 func eventSessions(t *testing.T, db *sql.DB) []string {
 	t.Helper()
-	rows, err := db.Query("SELECT name FROM sys.server_event_sessions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, n)
-	}
-	return out
+	return testsql.EventSessions(t, db, "")
 }

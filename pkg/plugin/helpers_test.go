@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"github.com/queryreplay/queryreplay/internal/testsql"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -107,22 +108,7 @@ func openDatasource(t testing.TB, s backend.DataSourceInstanceSettings) *Datasou
 // sessions lists the queryreplay_* event sessions on the stand-in.
 func (f *fixture) sessions(t testing.TB) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rows, err := f.db.QueryContext(ctx, "SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'")
-	if err != nil {
-		t.Fatalf("list sessions: %v", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, n)
-	}
-	return out
+	return testsql.EventSessions(t, f.db, tracer.SessionPrefix)
 }
 
 func query(refID string, m map[string]any) backend.DataQuery {

@@ -3,6 +3,7 @@ package tracer
 import (
 	"context"
 	"database/sql"
+	"github.com/queryreplay/queryreplay/internal/testsql"
 	"strings"
 	"sync"
 	"testing"
@@ -122,24 +123,7 @@ func newTracer(t testing.TB, dsn string, p Policy) (*Tracer, *stmtLog, *sql.DB) 
 // sessions lists the queryreplay_* event sessions on the server.
 func sessions(t testing.TB, db *sql.DB) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rows, err := db.QueryContext(ctx, "SELECT name FROM sys.server_event_sessions WHERE name LIKE N'queryreplay[_]%'")
-	if err != nil {
-		t.Fatalf("list sessions: %v", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(n, SessionPrefix) { // LIKE is case-insensitive
-			out = append(out, n)
-		}
-	}
-	return out
+	return testsql.EventSessions(t, db, SessionPrefix)
 }
 
 // stripMarker removes the "/* queryreplay_… */ " marker and session name so
