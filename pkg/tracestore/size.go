@@ -134,30 +134,7 @@ func EstimateBytes(b *tracer.Bundle) int64 {
 // candidateBytes counts the candidate lists of ambiguous matches.
 func candidateBytes(l *timeline.Lanes) int64 {
 	var n int
-	for i := range l.Read {
-		n += cap(l.Read[i].Candidates)
-	}
-	for i := range l.Write {
-		n += cap(l.Write[i].Candidates)
-	}
-	for i := range l.Lock {
-		n += cap(l.Lock[i].Candidates)
-	}
-	for i := range l.Wait {
-		n += cap(l.Wait[i].Candidates)
-	}
-	for i := range l.Memory {
-		n += cap(l.Memory[i].Candidates)
-	}
-	for i := range l.Split {
-		n += cap(l.Split[i].Candidates)
-	}
-	for i := range l.Log {
-		n += cap(l.Log[i].Candidates)
-	}
-	for i := range l.IO {
-		n += cap(l.IO[i].Candidates)
-	}
+	l.EachMatch(func(m *timeline.Match) { n += cap(m.Candidates) })
 	return int64(n) * int64(unsafe.Sizeof(timeline.NodeID(0)))
 }
 
