@@ -159,6 +159,19 @@ func (b *xmlBuilder) predicate(elem string, e expr, r *relation) {
 }
 
 // scalar writes a ScalarOperator for e evaluated over r.
+// definedScalars writes DefinedValues for n computed columns: output column
+// first+i of out, defined by value(i) over the input relation in.
+func (b *xmlBuilder) definedScalars(out *relation, first, n int, value func(i int) expr, in *relation) {
+	b.open("DefinedValues")
+	for i := range n {
+		b.open("DefinedValue")
+		b.colRef(out, first+i)
+		b.scalar(value(i), in)
+		b.close()
+	}
+	b.close()
+}
+
 func (b *xmlBuilder) scalar(e expr, r *relation) {
 	b.open("ScalarOperator", "ScalarString", scalarString(e))
 	b.scalarBody(e, r)
@@ -668,14 +681,7 @@ func (a *aggIter) showplan(b *xmlBuilder) {
 	} else {
 		b.open("Hash")
 	}
-	b.open("DefinedValues")
-	for i, spec := range a.aggs {
-		b.open("DefinedValue")
-		b.colRef(a.schema, len(a.groups)+i)
-		b.scalar(spec.f, src)
-		b.close()
-	}
-	b.close()
+	b.definedScalars(a.schema, len(a.groups), len(a.aggs), func(i int) expr { return a.aggs[i].f }, src)
 	if len(a.groups) > 0 {
 		if stream {
 			b.open("GroupBy")
@@ -733,14 +739,7 @@ func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
 		switch n.physical {
 		case "Sequence Project":
 			b.open("SequenceProject")
-			b.open("DefinedValues")
-			for i, f := range w.funcs {
-				b.open("DefinedValue")
-				b.colRef(w.schema, len(src.cols)+i)
-				b.scalar(f, src)
-				b.close()
-			}
-			b.close()
+			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) expr { return w.funcs[i] }, src)
 		case "Segment":
 			b.open("Segment")
 			b.open("GroupBy")
@@ -755,14 +754,7 @@ func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
 			b.open("WindowSpool")
 		case "Stream Aggregate":
 			b.open("StreamAggregate")
-			b.open("DefinedValues")
-			for i, f := range w.funcs {
-				b.open("DefinedValue")
-				b.colRef(w.schema, len(src.cols)+i)
-				b.scalar(f.F, src)
-				b.close()
-			}
-			b.close()
+			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) expr { return w.funcs[i].F }, src)
 		}
 		b.children(n)
 		b.close()
