@@ -26,6 +26,8 @@ import { HealthReport } from '../health';
 type Props = DataSourcePluginOptionsEditorProps<ReplayDataSourceOptions, ReplaySecureJsonData>;
 
 const LABEL_W = 26;
+
+type NumberSetting = 'port' | 'connectTimeoutSeconds' | 'maxConcurrentTraces' | 'maxEvents';
 const INPUT_W = 48;
 
 const AUTH_OPTIONS = [
@@ -70,6 +72,19 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       setJson({
         [key]: e.target.value === '' ? undefined : Number(e.target.value),
       } as Partial<ReplayDataSourceOptions>);
+  // a whole-number setting: empty clears it (the backend's default applies)
+  const numberField = (key: NumberSetting, id: string, label: string, tooltip: string, placeholder: string) => (
+    <InlineField label={label} labelWidth={LABEL_W} tooltip={tooltip}>
+      <Input
+        id={id}
+        type="number"
+        value={jsonData[key] ?? ''}
+        onChange={number(key)}
+        width={INPUT_W}
+        placeholder={placeholder}
+      />
+    </InlineField>
+  );
   const secret = (key: keyof ReplaySecureJsonData) => ({
     isConfigured: !!secureJsonFields?.[key],
     value: secureJsonData?.[key] ?? '',
@@ -105,16 +120,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             placeholder="sqlserver.example.com"
           />
         </InlineField>
-        <InlineField label="Port" labelWidth={LABEL_W} tooltip="TCP port (default 1433)">
-          <Input
-            id="qr-port"
-            type="number"
-            value={jsonData.port ?? ''}
-            onChange={number('port')}
-            width={INPUT_W}
-            placeholder="1433"
-          />
-        </InlineField>
+        {numberField('port', 'qr-port', 'Port', 'TCP port (default 1433)', '1433')}
         <InlineField
           label="Default database"
           labelWidth={LABEL_W}
@@ -122,20 +128,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         >
           <Input id="qr-database" value={jsonData.database ?? ''} onChange={text('database')} width={INPUT_W} />
         </InlineField>
-        <InlineField
-          label="Connect timeout (s)"
-          labelWidth={LABEL_W}
-          tooltip="Dial and login timeout; also bounds the health check (default 15)"
-        >
-          <Input
-            id="qr-connect-timeout"
-            type="number"
-            value={jsonData.connectTimeoutSeconds ?? ''}
-            onChange={number('connectTimeoutSeconds')}
-            width={INPUT_W}
-            placeholder="15"
-          />
-        </InlineField>
+        {numberField(
+          'connectTimeoutSeconds',
+          'qr-connect-timeout',
+          'Connect timeout (s)',
+          'Dial and login timeout; also bounds the health check (default 15)',
+          '15'
+        )}
       </FieldSet>
 
       <FieldSet label="Authentication">
@@ -284,20 +283,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </FieldSet>
 
       <FieldSet label="Limits">
-        <InlineField
-          label="Concurrent traces"
-          labelWidth={LABEL_W}
-          tooltip="Traces and probes running at once on this data source (1-32, default 2); more wait in a queue"
-        >
-          <Input
-            id="qr-max-concurrent"
-            type="number"
-            value={jsonData.maxConcurrentTraces ?? ''}
-            onChange={number('maxConcurrentTraces')}
-            width={INPUT_W}
-            placeholder="2"
-          />
-        </InlineField>
+        {numberField(
+          'maxConcurrentTraces',
+          'qr-max-concurrent',
+          'Concurrent traces',
+          'Traces and probes running at once on this data source (1-32, default 2); more wait in a queue',
+          '2'
+        )}
         <InlineField
           label="Queue timeout"
           labelWidth={LABEL_W}
@@ -324,20 +316,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             placeholder="5m"
           />
         </InlineField>
-        <InlineField
-          label="Event cap"
-          labelWidth={LABEL_W}
-          tooltip="Events read back per trace (default 1,000,000); a capped trace says it is truncated"
-        >
-          <Input
-            id="qr-max-events"
-            type="number"
-            value={jsonData.maxEvents ?? ''}
-            onChange={number('maxEvents')}
-            width={INPUT_W}
-            placeholder="1000000"
-          />
-        </InlineField>
+        {numberField(
+          'maxEvents',
+          'qr-max-events',
+          'Event cap',
+          'Events read back per trace (default 1,000,000); a capped trace says it is truncated',
+          '1000000'
+        )}
       </FieldSet>
 
       <FieldSet label="Safety">
