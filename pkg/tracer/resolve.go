@@ -342,12 +342,18 @@ func (r *run) lookupNames(ctx context.Context, db uint64, batch []lookup) error 
 	return rows.Err()
 }
 
+// lockResSQL selects the rows of one index by %%lockres%%; the names come
+// from the server's catalog and are quoted, the hashes are n parameters.
+func lockResSQL(n timeline.ObjectName, count int) string {
+	return "SELECT %%lockres%%, %%physloc%% FROM " + QuoteName(n.Schema) + "." + QuoteName(n.Table) +
+		" WITH (INDEX(" + QuoteName(n.Index) + ")) WHERE %%lockres%% IN (" + placeholders(count) + ")"
+}
+
 // lookupKeys finds the rows of one index whose %%lockres%% is in hashes
 // (%%lockres%% and %%physloc%% are undocumented virtual columns,
 // xe-tracing.md §12). Identifiers are quoted; hashes are parameters.
 func (r *run) lookupKeys(ctx context.Context, n timeline.ObjectName, hashes []any) (map[string]string, error) {
-	q := r.spec.Marker() + "SELECT %%lockres%%, %%physloc%% FROM " + QuoteName(n.Schema) + "." + QuoteName(n.Table) +
-		" WITH (INDEX(" + QuoteName(n.Index) + ")) WHERE %%lockres%% IN (" + placeholders(len(hashes)) + ")"
+	q := r.spec.Marker() + lockResSQL(n, len(hashes))
 	rows, err := r.conn.QueryContext(ctx, q, hashes...)
 	if err != nil {
 		return nil, err

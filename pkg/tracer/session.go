@@ -3,6 +3,7 @@ package tracer
 import (
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -89,31 +90,42 @@ func SessionOwnerOf(name string) (spid int, login string, ok bool) {
 	return n, login, true
 }
 
-// splitSessionName splits queryreplay_<32 hex>[_<owner>] into the hex and
-// the owner. Case-sensitive on purpose: the reference tool's sessions are
-// named QueryReplay_<GUID v4>, and a case-insensitive LIKE lists them too;
-// the exporter's queryreplay_exporter_<target> never has 32 hex digits
-// after the prefix.
+// generatedName is exactly the grammar of the names NewSessionName and
+// NewOwnedSessionName write: the prefix, 32 lower-case hex digits, and
+// optionally _<owner session id>_<17-digit login time>. Anchored at both
+// ends and ASCII only, so a name the server returns — which anyone allowed
+// to create an event session can choose — is acted on only when it is one
+// this package could have made (issue 23: a look-alike name carrying
+// "*/ UPDATE … /*" once reached the sweep's SQL).
+var generatedName = regexp.MustCompile(`^queryreplay_([0-9a-f]{32})(?:_([1-9][0-9]{0,9})_([0-9]{17}))?$`)
+
+// splitSessionName splits queryreplay_<32 hex>[_<id>_<login>] into the hex
+// and the owner (<id>_<login>). Case-sensitive on purpose: the reference
+// tool's sessions are named QueryReplay_<GUID v4>, and a case-insensitive
+// LIKE lists them too; the exporter's queryreplay_exporter_<target> never
+// has 32 hex digits after the prefix. The hex must be a UUID version 7,
+// whose first 48 bits are the creation time.
 func splitSessionName(name string) (hexPart, owner string, ok bool) {
-	rest, ok := strings.CutPrefix(name, SessionPrefix)
-	if !ok || strings.HasPrefix(name, exporterSessionPrefix) || len(rest) < 32 {
+	m := generatedName.FindStringSubmatch(name)
+	if m == nil {
 		return "", "", false
 	}
-	hexPart, owner = rest[:32], rest[32:]
-	if strings.ToLower(hexPart) != hexPart {
-		return "", "", false
-	}
-	b, err := hex.DecodeString(hexPart)
+	b, err := hex.DecodeString(m[1])
 	if err != nil || b[6]>>4 != 7 {
 		return "", "", false
 	}
-	if owner != "" {
-		owner, ok = strings.CutPrefix(owner, "_")
-		if !ok || owner == "" {
-			return "", "", false
-		}
+	if m[2] != "" {
+		owner = m[2] + "_" + m[3]
 	}
-	return hexPart, owner, true
+	return m[1], owner, true
+}
+
+// IsGeneratedSessionName tells whether name is exactly one that
+// NewSessionName or NewOwnedSessionName could have written. The sweep acts
+// on no other name.
+func IsGeneratedSessionName(name string) bool {
+	_, _, ok := splitSessionName(name)
+	return ok
 }
 
 // exporterSessionPrefix starts the exporter's sessions, which no trace
@@ -251,7 +263,16 @@ var baseActions = []string{
 // Marker returns the comment every auxiliary statement of the tracer carries
 // once the session exists; the session's predicate drops any event whose
 // sql_text contains the session name, so the tracer never traces itself.
-func (s SessionSpec) Marker() string { return "/* " + s.Name + " */ " }
+//
+// Only a name this package generated (lower-case letters, digits and _,
+// checked by IsGeneratedSessionName) is ever written into the comment, so
+// no text can close it; any other name gets no marker at all.
+func (s SessionSpec) Marker() string {
+	if !IsGeneratedSessionName(s.Name) {
+		return ""
+	}
+	return "/* " + s.Name + " */ "
+}
 
 // QuoteName quotes an identifier as T-SQL's QUOTENAME does: [name], with
 // every ] doubled.
@@ -403,12 +424,16 @@ func (s SessionSpec) DropDDL() string {
 // catalogs sys.server_event_sessions and, on Azure SQL Database,
 // sys.database_event_sessions:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-database-event-sessions-azure-sql-database).
+//
+// The statement carries no comment: the name reaches it only through
+// QuoteString and QuoteName, which are safe for any text, and the sweep
+// passes it only names that IsGeneratedSessionName accepts.
 func dropSessionSQL(name string, scope Scope) string {
 	view := "sys.server_event_sessions"
 	if scope == ScopeDatabase {
 		view = "sys.database_event_sessions"
 	}
-	return "/* " + name + " */ IF EXISTS (SELECT 1 FROM " + view + " WHERE name = " + QuoteString(name) + ") " +
+	return "IF EXISTS (SELECT 1 FROM " + view + " WHERE name = " + QuoteString(name) + ") " +
 		"DROP EVENT SESSION " + QuoteName(name) + " ON " + scope.keyword()
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -20,6 +21,10 @@ type SweepReport struct {
 	// ByAgeOnly: the login cannot see other sessions (it lacks VIEW SERVER
 	// STATE), so owners could not be checked and only age counted.
 	ByAgeOnly bool
+	// Ignored are sessions whose names start like this package's but that
+	// it could not have written (IsGeneratedSessionName): left alone, never
+	// put into SQL, and logged, since someone made a look-alike.
+	Ignored []string
 }
 
 // SweepOrphans drops the trace sessions left behind by tracers that are
@@ -59,9 +64,13 @@ func (t *Tracer) sweep(ctx context.Context, c Conn, scope Scope, grace time.Dura
 
 func (t *Tracer) sweepReport(ctx context.Context, c Conn, scope Scope, grace time.Duration) (SweepReport, error) {
 	var rep SweepReport
-	names, err := listTraceSessions(ctx, c, scope)
+	names, ignored, err := listTraceSessions(ctx, c, scope)
 	if err != nil {
 		return rep, err
+	}
+	rep.Ignored = ignored
+	for _, name := range ignored {
+		t.log.Warn("left alone an event session that imitates QueryReplay's names", "session", fmt.Sprintf("%.160q", name))
 	}
 	if len(names) == 0 {
 		return rep, nil
@@ -74,7 +83,10 @@ func (t *Tracer) sweepReport(ctx context.Context, c Conn, scope Scope, grace tim
 	now := time.Now()
 	var errs []error
 	for _, name := range names {
-		created, _ := SessionCreated(name)
+		created, ok := SessionCreated(name)
+		if !ok { // listTraceSessions lets no other name through
+			continue
+		}
 		spid, login, owned := SessionOwnerOf(name)
 		var drop bool
 		if owned && canSee {
@@ -96,34 +108,38 @@ func (t *Tracer) sweepReport(ctx context.Context, c Conn, scope Scope, grace tim
 	return rep, errors.Join(errs...)
 }
 
-// listTraceSessions lists the sessions this package named
+// listTraceSessions lists the sessions this package named, and apart from
+// them the names that start like them but do not follow the generated
+// grammar exactly
 // (sys.server_event_sessions,
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-server-event-sessions-transact-sql;
 // sys.database_event_sessions on Azure SQL Database).
-func listTraceSessions(ctx context.Context, c Conn, scope Scope) ([]string, error) {
+func listTraceSessions(ctx context.Context, c Conn, scope Scope) (names, ignored []string, err error) {
 	view := "sys.server_event_sessions"
 	if scope == ScopeDatabase {
 		view = "sys.database_event_sessions"
 	}
 	rows, err := c.QueryContext(ctx, "SELECT name FROM "+view+" WHERE name LIKE N'queryreplay[_]%'")
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
 	defer rows.Close()
-	var names []string
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+			return nil, nil, fmt.Errorf("list sessions: %w", err)
 		}
-		if _, ok := SessionCreated(name); ok { // never anyone else's
+		switch {
+		case IsGeneratedSessionName(name):
 			names = append(names, name)
+		case strings.HasPrefix(name, SessionPrefix) && !strings.HasPrefix(name, exporterSessionPrefix):
+			ignored = append(ignored, name) // a look-alike: never acted on
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
-	return names, nil
+	return names, ignored, nil
 }
 
 func ownerKey(spid int, login string) string { return fmt.Sprintf("%d_%s", spid, login) }

@@ -15,4 +15,4 @@ WITH (MAX_MEMORY = 16 MB, EVENT_RETENTION_MODE = ALLOW_SINGLE_EVENT_LOSS, MAX_DI
 -- stop
 /* queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b */ ALTER EVENT SESSION [queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b] ON DATABASE STATE = STOP
 -- drop
-/* queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b */ IF EXISTS (SELECT 1 FROM sys.database_event_sessions WHERE name = N'queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b') DROP EVENT SESSION [queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b] ON DATABASE
+IF EXISTS (SELECT 1 FROM sys.database_event_sessions WHERE name = N'queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b') DROP EVENT SESSION [queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b] ON DATABASE

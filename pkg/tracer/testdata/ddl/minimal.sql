@@ -12,6 +12,6 @@ WITH (MAX_MEMORY = 16 MB, EVENT_RETENTION_MODE = NO_EVENT_LOSS, MAX_DISPATCH_LAT
 -- stop
 /* queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b */ ALTER EVENT SESSION [queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b] ON SERVER STATE = STOP
 -- drop
-/* queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b */ IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b') DROP EVENT SESSION [queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b] ON SERVER
+IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = N'queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b') DROP EVENT SESSION [queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b] ON SERVER
 -- read
 /var/opt/mssql/log/queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b*.xel
