@@ -342,7 +342,7 @@ func composeDashboards(t testing.TB) (map[string]string, string) {
 // dashboard path is a provisioned file whose uid is the replay contract's.
 func TestComposeHomeDashboard(t *testing.T) {
 	if len(repoDashboards(t)) == 0 {
-		t.Skip("dashboards/ holds no dashboard yet (the exporter branch, issue 17, adds them); nothing to check")
+		t.Fatal("dashboards/ holds no dashboard: the replay dashboard must ship")
 	}
 	byUID, root := composeDashboards(t)
 	home := loadCompose(t).service(t, "grafana").env(t)["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
