@@ -4,8 +4,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/queryreplay/queryreplay/internal/demosymbols"
 	"github.com/queryreplay/queryreplay/internal/standin"
-	"github.com/queryreplay/queryreplay/internal/symfixture"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
@@ -16,12 +16,12 @@ import (
 // without them the stacks stay module+RVA and the demo says why.
 type demoSymbols struct {
 	builds map[string]standin.ModuleBuild
-	server *symfixture.Server
+	server *demosymbols.Server
 	cache  string
 }
 
 func startDemoSymbols(d *demoRun) *demoSymbols {
-	fx, err := symfixture.Shared()
+	fx, err := demosymbols.Shared()
 	if err != nil {
 		d.step("call stacks stay module+RVA: the stand-in's PDBs could not be built (%v)", err)
 		return nil

@@ -1,4 +1,4 @@
-package pdbtest
+package pdbbuild
 
 import (
 	"context"
