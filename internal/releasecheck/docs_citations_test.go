@@ -215,7 +215,7 @@ func goProse(src string) string {
 	bad := false
 	s.Init(file, []byte(src), func(token.Position, string) { bad = true }, scanner.ScanComments)
 	keep := make([]bool, len(src))
-	for range len(src) + 1 { // every token is at least one byte long
+	for range len(src) + 2 { // every token but a final implicit semicolon and EOF spans a byte
 		pos, tok, lit := s.Scan()
 		if tok == token.EOF {
 			break
@@ -305,6 +305,10 @@ func TestDocsCitationScanner(t *testing.T) {
 	}
 	if fmt.Sprint(outside) != "[4]" {
 		t.Errorf("outside lines = %v, want [4]", outside)
+	}
+	prose := goProse("package p\n\nvar x = \"fixture.md\" // see notes.md §2\n/* and\nplan.md */\n")
+	if got, _ := citationsIn(prose); fmt.Sprint(got) != "[{3 notes.md 2 } {5 plan.md  }]" {
+		t.Errorf("Go comments: got %v, want notes.md §2 on line 3 and plan.md on line 5, and no fixture.md", got)
 	}
 	secs := markdownSections("# Title\n## 1. Session\n### 1.1 Shape\n## §12 Keys\n```\n## 3 in a fence\n```\n## 10x\n")
 	for _, s := range []string{"1", "1.1", "12"} {
