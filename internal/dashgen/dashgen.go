@@ -5,7 +5,7 @@
 // dashboards/*.json (-update) and fails when the files differ from what
 // this package builds; the files are what Grafana's provisioning loads.
 //
-// Contracts it follows (TEAM.md): the Prometheus datasource uid is
+// Contracts it follows (docs/design/contracts.md §2, §3): the Prometheus datasource uid is
 // "prometheus", the QueryReplay datasource uid "queryreplay"; the replay
 // dashboard has uid "queryreplay-replay" and text variables sql and
 // database, and every link to it is
@@ -29,7 +29,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
-// Datasource and dashboard identities (TEAM.md contracts).
+// Datasource and dashboard identities (docs/design/contracts.md §2, §3).
 const (
 	PrometheusUID      = "prometheus"
 	QueryReplayUID     = "queryreplay"

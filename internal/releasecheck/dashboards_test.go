@@ -15,7 +15,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
-// replayDashboardUID is the replay dashboard's uid (TEAM.md contract).
+// replayDashboardUID is the replay dashboard's uid (docs/design/contracts.md §3).
 const replayDashboardUID = "queryreplay-replay"
 
 // corePanelTypes are Grafana's built-in panel types a dashboard may use
@@ -69,7 +69,7 @@ type dashboardWorld struct {
 
 // sdkProblems decodes a dashboard with grafana-foundation-sdk's strict
 // decoder and validator. Both return a typed-nil cog.BuildErrors on success
-// (grafana-plugin.md §9.3), so success is an empty list, not a nil error.
+// (docs/design/grafana.md §9.3), so success is an empty list, not a nil error.
 // "required field is missing" is not a problem: the SDK's schema marks as
 // required what Grafana fills in with defaults when it loads a file (the
 // annotation list, every key of a panel link), and dashboards exported from
@@ -252,7 +252,7 @@ func TestDashboards(t *testing.T) {
 	raw := string(readFile(t, replay))
 	for _, v := range []string{`"sql"`, `"database"`} {
 		if !strings.Contains(raw, `"name": `+v) && !strings.Contains(raw, `"name":`+v) {
-			t.Errorf("the replay dashboard has no template variable %s (TEAM.md contract)", v)
+			t.Errorf("the replay dashboard has no template variable %s (docs/design/contracts.md §3)", v)
 		}
 	}
 }

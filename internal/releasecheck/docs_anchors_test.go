@@ -12,7 +12,7 @@ import (
 )
 
 // docs/README.md names, for every page, the sections it holds, each as a
-// link to its heading (page.md#anchor); these tests check that every such
+// link to its heading (a page link ending in #anchor); these tests check that every such
 // section exists, so the index cannot promise a section that was never
 // written or has been renamed. The same check covers every #anchor link in
 // docs/ and the README, within a page or to another one.

@@ -159,10 +159,10 @@ func TestProvisioningDatasources(t *testing.T) {
 			}
 		}
 		if got := set.ds["queryreplay"]; got.Type != dsID {
-			t.Errorf("%s: uid queryreplay must be the %s datasource (TEAM.md contract), got type %q", set.where, dsID, got.Type)
+			t.Errorf("%s: uid queryreplay must be the %s datasource (docs/design/contracts.md §2), got type %q", set.where, dsID, got.Type)
 		}
 		if got := set.ds["prometheus"]; got.Type != "prometheus" {
-			t.Errorf("%s: uid prometheus must be a Prometheus datasource (TEAM.md contract), got type %q", set.where, got.Type)
+			t.Errorf("%s: uid prometheus must be a Prometheus datasource (docs/design/contracts.md §2), got type %q", set.where, got.Type)
 		}
 	}
 	for uid, ds := range repoDS {

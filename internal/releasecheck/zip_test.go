@@ -24,7 +24,7 @@ import (
 // backendbinary, binarypermissions, gomanifest, readme, brokenlinks,
 // jargon, license, changelog, screenshots, logos, typesuffix), read in
 // its source; the validator itself cannot be installed here
-// (grafana-plugin.md §1.6).
+// (docs/design/grafana.md §1).
 
 // mdLink is the validator's README link pattern (brokenlinks).
 var mdLink = regexp.MustCompile(`\[.+?\]\((.+?)\)`)

@@ -12,7 +12,7 @@ import (
 // Call stacks of the stand-in's events.
 //
 // package0.callstack and package0.callstack_rva carry the frames of the
-// code that fired the event, innermost first (xe-event-fields.md §4). The
+// code that fired the event, innermost first (docs/design/event-fields.md §4). The
 // stand-in builds them from what it is doing when it emits the event: the
 // event kind (a page read goes through the buffer pool and its latch, a
 // lock through the lock manager, a wait through the SOS scheduler, a spill
@@ -36,7 +36,7 @@ import (
 // outermost (thread start, request loop) are cut from deep ones.
 
 // maxStackFrames is the depth of package0.callstack ("16-frame callstack",
-// its XE description; xe-event-fields.md §4).
+// its XE description; docs/design/event-fields.md §4).
 const maxStackFrames = 16
 
 // ModuleBuild is the PDB identity of one module build: GUID (registry
@@ -404,7 +404,7 @@ func newStackModel(p *Persona, builds map[string]ModuleBuild) *stackModel {
 		bases: map[string]uint64{}, rva: p.CallstackRVA, profiled: "CQScanProfileNew", cache: map[string]*renderedStack{}}
 	if p.Version.Major >= 15 {
 		// lightweight profiling v3 is on by default from SQL Server 2019
-		// (xe-event-fields.md §5)
+		// (docs/design/event-fields.md §5)
 		m.profiled = "CQScanLightProfileNew"
 	}
 	for _, sm := range StackModules() {

@@ -353,7 +353,7 @@ func (ix *index) keyHash(row []any) string {
 }
 
 // keyHashResources splits a key hash into lock_acquired's resource_1 and
-// resource_2, the inverse of the decoding in xe-tracing.md §5.3 [new IV]:
+// resource_2, the inverse of the decoding in docs/design/tracing.md §5.3 [new IV]:
 // high 16 bits = byteswap16(resource_1 >> 16), low 32 bits = byteswap32(resource_2).
 func keyHashResources(hash string) (r1, r2 uint32) {
 	var v uint64

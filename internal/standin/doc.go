@@ -72,7 +72,7 @@
 //     released then (lock_released events), log records in fn_dblog(NULL,
 //     NULL) ([Current LSN], Operation, Context, [Transaction ID], AllocUnitId,
 //     [Page ID], [Slot ID], [RowLog Contents 0/1], [Log Record] in the layout
-//     xe-tracing.md §13 describes; modelled, not byte-identical), undone for
+//     docs/design/tracing.md §13 describes; modelled, not byte-identical), undone for
 //     real on ROLLBACK with compensation records and LOP_ABORT_XACT.
 //     CHECKPOINT cleans dirty pages and truncates the inactive log (simple
 //     recovery).
@@ -149,7 +149,7 @@
 //     strings in CDATA, map fields with <value> and <text>, millisecond
 //     timestamps with many events per millisecond, the plan as a child
 //     element of <value> in query_post_execution_showplan); units follow
-//     xe-event-fields.md (wait durations ms, lock durations µs, batch
+//     docs/design/event-fields.md (wait durations ms, lock durations µs, batch
 //     duration/cpu µs). Columns that document marks [U] are only emitted
 //     with Options.GuessedColumns.
 //   - Scenarios (Scenarios(); `queryreplay standin --list-scenarios`):

@@ -22,7 +22,7 @@ func TestServerIdentity(t *testing.T) {
 			t.Errorf("column %d: got %v, want %v", i, got, w)
 		}
 	}
-	// the tracer's path arithmetic (xe-tracing.md §1.2, [new] form)
+	// the tracer's path arithmetic (docs/design/tracing.md §1.2, [new] form)
 	r = mustRun(t, c, `DECLARE @x nvarchar(4000) = CAST(SERVERPROPERTY('ErrorLogFileName') AS NVARCHAR(4000)); SELECT LEFT(@x, LEN(@x) - PATINDEX('%[\/]%', REVERSE(@x)))`)
 	if got := cell(t, r, 0, 0, 0); got != "/var/opt/mssql/log" {
 		t.Fatalf("log directory: %v", got)
@@ -117,7 +117,7 @@ func TestLockresAndPhyslocMatchCatalog(t *testing.T) {
 			}
 		}
 	}
-	// key hash resources decode back with xe-tracing.md §5.3's formula
+	// key hash resources decode back with docs/design/tracing.md §5.3's formula
 	h := orders.indexes[0].keyHash(orders.rows[0])
 	r1, r2 := keyHashResources(h)
 	hi := uint16(r1 >> 16)

@@ -283,7 +283,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 }
 
 // statementEvent emits sql_statement_starting/completed (fields as in the
-// real 2018 event XML, xe-event-fields.md; offsets in bytes of the UTF-16
+// real 2018 event XML, docs/design/event-fields.md; offsets in bytes of the UTF-16
 // batch text).
 func (x *execCtx) statementEvent(name string, sp stmtSpan, before *batchStats) {
 	s := x.srv

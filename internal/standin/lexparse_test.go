@@ -72,7 +72,7 @@ func TestParseAccepts(t *testing.T) {
 		"DROP EVENT SESSION [s] ON DATABASE",
 		"CREATE EVENT SESSION s ON SERVER ADD EVENT sqlserver.lock_acquired(SET collect_resource_description = (1) WHERE ([package0].[greater_than_uint64]([database_id], (4)) AND [sqlserver].[session_id] = (52)))",
 		"WAITFOR DELAY '00:00:00.010'",
-		// the SET batch tedious sends after login (tds-standin.md §16)
+		// the SET batch tedious sends after login (docs/design/standin-protocol.md §16)
 		"set textsize 2147483647 set quoted_identifier on set arithabort off set numeric_roundabort off set ansi_warnings on set ansi_padding on set ansi_nulls on set concat_null_yields_null on set cursor_close_on_commit off set implicit_transactions off set language us_english set dateformat mdy set datefirst 7 set transaction isolation level read committed",
 		"IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = 'x') DROP EVENT SESSION x ON SERVER",
 	} {

@@ -46,7 +46,7 @@ func sqlErrNumber(err error) int32 {
 	return 0
 }
 
-// TestTraceRunThroughDriver runs the tracer's sequence (xe-tracing.md §2)
+// TestTraceRunThroughDriver runs the tracer's sequence (docs/design/tracing.md §2)
 // against the stand-in with go-mssqldb and checks what it reads back.
 func TestTraceRunThroughDriver(t *testing.T) {
 	_, db := startStandin(t, Options{})

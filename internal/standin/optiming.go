@@ -26,8 +26,8 @@ import "time"
 // When query_thread_profile fires. Its window in a trace is [timestamp −
 // total_time_us, timestamp]. Lightweight profiling reports per operator
 // and thread (https://learn.microsoft.com/sql/relational-databases/performance/query-profiling-infrastructure);
-// xe-tracing.md §10 (from Internals Viewer) takes the timestamp as the
-// operator's Close, and xe-event-fields.md §3.4 records, unverified, one
+// docs/design/tracing.md §10 (from Internals Viewer) takes the timestamp as the
+// operator's Close, and docs/design/event-fields.md §3.4 records, unverified, one
 // event per operator and thread when the query ends. Whether SQL Server
 // closes a hash join's build input when the build ends, or a sort's input
 // once it is consumed, rather than from the root at the end of the query,

@@ -27,7 +27,7 @@ import (
 //   - package0.callstack_rva: SQL Server 2022 (CTP 2.0) and later. No
 //     learn.microsoft.com page lists it; the source is Microsoft's
 //     SQLCallStackResolver (https://github.com/microsoft/SQLCallStackResolver,
-//     README and tests) as recorded in shared/docs/symbols-and-xel.md §4
+//     README and tests) as recorded in docs/design/symbols-and-xel.md §4
 //   - event_file targets: local files on SQL Server; Azure Blob Storage URLs
 //     only on Managed Instance and SQL Database
 //     (https://learn.microsoft.com/en-us/azure/azure-sql/database/xevent-code-event-file)

@@ -35,7 +35,7 @@ type Options struct {
 	// Now is the wall clock; a session's event clock is raised to it when
 	// its batch or query starts and after real waits (clock.go).
 	Now func() time.Time
-	// GuessedColumns also emits event columns xe-event-fields.md marks [U]
+	// GuessedColumns also emits event columns docs/design/event-fields.md marks [U]
 	// (unverified against a real server), e.g. transaction_log's
 	// log_record_size or query_thread_profile's row and I/O counters.
 	GuessedColumns bool
@@ -263,7 +263,7 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 	}
 	s.conns[c.spid] = c
 	if s.anySessionRunning() {
-		// login (fields as in real .xel metadata, xe-tracing.md §5.2)
+		// login (fields as in real .xel metadata, docs/design/tracing.md §5.2)
 		ec := c.eventCtx()
 		s.emit(ec, &xeEventData{name: "login", pkg: "sqlserver", ts: s.advance(20 * time.Microsecond), fields: []xeField{
 			fBool("is_cached", false), fBool("is_recovered", false), fBool("is_dac", false), fUint("database_id", "uint32", int64(db.id)),

@@ -567,7 +567,7 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 }
 
 // fnDblog returns the active log (undocumented sys.fn_dblog; columns as
-// community tooling reads them, xe-tracing.md §13).
+// community tooling reads them, docs/design/tracing.md §13).
 func (x *execCtx) fnDblog() *relation {
 	r := &relation{cols: cols("Current LSN", tNVar(23), "Operation", tNVar(31), "Context", tNVar(31), "Transaction ID", tNVar(14),
 		"Log Record Length", tSmallInt, "Previous LSN", tNVar(23), "AllocUnitId", tBigInt, "AllocUnitName", tNVar(387), "Page ID", tNVar(14),

@@ -276,7 +276,7 @@ func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *index, page int3
 	return rec
 }
 
-// encodeLogRecord builds [Log Record] bytes with the layout xe-tracing.md
+// encodeLogRecord builds [Log Record] bytes with the layout docs/design/tracing.md
 // §13 describes (modelled, not byte-identical to SQL Server's): a fixed
 // part with operation/context/page identity, then the variable part with
 // the row images.

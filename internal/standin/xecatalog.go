@@ -6,7 +6,7 @@ import "strings"
 // source QueryReplay's tracer uses, plus the common monitoring ones. CREATE
 // EVENT SESSION naming anything else fails with Msg 25623, as SQL Server
 // fails for a name that does not exist. Event field names and units follow
-// xe-event-fields.md; columns that document marks [U] (unverified) are only
+// docs/design/event-fields.md; columns that document marks [U] (unverified) are only
 // emitted when Options.GuessedColumns is set.
 
 type xeEventDef struct {
@@ -119,7 +119,7 @@ func hasString(list []string, s string) bool {
 }
 
 // Map values (sys.dm_xe_map_values). Keys are those of SQL Server 2017
-// 14.0.3192.2 where a real source gave them (xe-event-fields.md §2); texts are
+// 14.0.3192.2 where a real source gave them (docs/design/event-fields.md §2); texts are
 // what clients must resolve by, because keys move between builds.
 type xeMapEntry struct {
 	key  int

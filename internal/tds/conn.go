@@ -16,7 +16,7 @@ import (
 
 // conn serves one client connection. Its goroutine reads messages; each
 // request runs its handler in a second goroutine, so that ATTENTION can be
-// read while the request runs [verified, tds-standin.md §14: a server that
+// read while the request runs [verified, docs/design/standin-protocol.md §14: a server that
 // stops reading never sees the cancel].
 type conn struct {
 	srv     *Server

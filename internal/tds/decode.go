@@ -168,7 +168,7 @@ const login7FixedSize = 94
 
 // decodeLogin7 decodes a LOGIN7 payload. The password is de-obfuscated:
 // per byte, XOR 0xA5 then swap the nibbles (inverse of the client's
-// mangling [verified, tds-standin.md §5]).
+// mangling [verified, docs/design/standin-protocol.md §5]).
 func decodeLogin7(p []byte) (*LoginRequest, error) {
 	if len(p) < login7FixedSize {
 		return nil, fmt.Errorf("LOGIN7 is %d bytes, shorter than its %d-byte fixed part", len(p), login7FixedSize)

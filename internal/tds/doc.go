@@ -37,9 +37,9 @@
 //
 // Why hand-written: no usable Go TDS server library exists (go-mssqldb's own
 // fakes are unexported test code; the few Go servers found are unlicensed
-// hobby projects or AGPL proxies; see ../../../shared/docs/tds-standin.md
+// hobby projects or AGPL proxies; see docs/design/standin-protocol.md
 // §1). The protocol follows [MS-TDS]
 // (https://learn.microsoft.com/en-us/openspecs/windows_protocols/ms-tds/) and
 // the facts verified against go-mssqldb v1.11.2 and FreeTDS 1.3 recorded in
-// tds-standin.md; comments marked [verified] come from there.
+// docs/design/standin-protocol.md; comments marked [verified] come from there.
 package tds

@@ -453,7 +453,7 @@ func appendDecimal(dst []byte, d Decimal, precision uint8, size int) ([]byte, er
 
 // daysSinceYear1 counts days from 0001-01-01 to the date of t's clock
 // reading. It avoids time.Sub, whose Duration overflows after ±292 years
-// [verified, tds-standin.md §8].
+// [verified, docs/design/standin-protocol.md §8].
 func daysSinceYear1(t time.Time) int64 {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 + 719162

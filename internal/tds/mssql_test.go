@@ -307,7 +307,7 @@ func TestProcedureByNameAndReturnStatus(t *testing.T) {
 	if c := h.lastRPC(); c.ProcID != 0 || c.ProcName != "dbo.MyProc" {
 		t.Errorf("RPC = id %d name %q", c.ProcID, c.ProcName)
 	}
-	// A bare identifier without arguments is an RPC by name too [tds-standin.md §11].
+	// A bare identifier without arguments is an RPC by name too [docs/design/standin-protocol.md §11].
 	if err := db.QueryRowContext(context.Background(), "types").Scan(&name); err != nil || name != "types" {
 		t.Errorf("bare identifier: %q, %v", name, err)
 	}
@@ -549,7 +549,7 @@ func TestCancelWithAttention(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: query error = %v, want context.Canceled", query, err)
 		}
-		// With cancel() (not a deadline) go-mssqldb keeps the connection [tds-standin.md §14].
+		// With cancel() (not a deadline) go-mssqldb keeps the connection [docs/design/standin-protocol.md §14].
 		var valid bool
 		conn.Raw(func(dc any) error { valid = dc.(*mssql.Conn).IsValid(); return nil })
 		if !valid {
@@ -901,7 +901,7 @@ func TestCloseSessionDropsOneConnection(t *testing.T) {
 }
 
 // The server answers PRELOGIN with ENCRYPTION NOT_SUP: DSNs without encrypt
-// work, encrypt=true is refused by the driver itself [tds-standin.md §4].
+// work, encrypt=true is refused by the driver itself [docs/design/standin-protocol.md §4].
 func TestEncryptionNotSupported(t *testing.T) {
 	_, addr := startServer(t, newTestHandler())
 	ctx := context.Background()

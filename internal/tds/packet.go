@@ -51,7 +51,7 @@ func (t packetType) String() string {
 const (
 	packetHeaderSize = 8
 	// Packet status bits. go-mssqldb treats any non-zero status from the
-	// server as end of message [verified, tds-standin.md §3], so replies use
+	// server as end of message [verified, docs/design/standin-protocol.md §3], so replies use
 	// exactly 0x00 (more follows) and 0x01 (last).
 	statusEOM             = 0x01
 	statusIgnore          = 0x02 // client: discard this message

@@ -48,7 +48,7 @@ const (
 )
 
 // defaultCollation is Latin1_General_CI_AS-like: LCID 0x0409, flags 0xD0,
-// sort id 0x34 [verified, tds-standin.md §6]. Its code page is 1252.
+// sort id 0x34 [verified, docs/design/standin-protocol.md §6]. Its code page is 1252.
 var defaultCollation = [5]byte{0x09, 0x04, 0xD0, 0x00, 0x34}
 
 func appendU16(b []byte, v uint16) []byte { return binary.LittleEndian.AppendUint16(b, v) }
@@ -138,7 +138,7 @@ func appendMessage(b []byte, token byte, e *Error, defaultServer string) ([]byte
 }
 
 // appendLoginAck appends LOGINACK (MS-TDS 2.2.7.14). The TDS version is
-// big-endian here, unlike in LOGIN7 [verified, tds-standin.md §6].
+// big-endian here, unlike in LOGIN7 [verified, docs/design/standin-protocol.md §6].
 func appendLoginAck(b []byte, tdsVersion uint32, progName string, v Version) []byte {
 	body := []byte{1} // interface: SQL_TSQL
 	body = binary.BigEndian.AppendUint32(body, tdsVersion)

@@ -10,7 +10,7 @@ import (
 // they fill. The DONE of the latest statement is held back until it is known
 // whether more output follows, because only the last DONE of a response may
 // lack the MORE bit (go-mssqldb ends the response at the first DONE without
-// it [verified, tds-standin.md §9]).
+// it [verified, docs/design/standin-protocol.md §9]).
 type resultWriter struct {
 	c     *conn
 	inRPC bool

@@ -47,7 +47,7 @@ type ModuleKey struct {
 
 // HasIdentity reports whether the key names a PDB precisely enough to fetch
 // it: a PDB name, a non-zero GUID and an age above zero (the rule of
-// Internals Viewer's resolver, xe-tracing.md §14.3).
+// Internals Viewer's resolver, docs/design/tracing.md §14.3).
 func (k ModuleKey) HasIdentity() bool {
 	return k.PDB != "" && k.GUID != "" && strings.Trim(k.GUID, "0-") != "" && k.Age > 0
 }

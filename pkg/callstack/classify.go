@@ -512,7 +512,7 @@ func lowerByte(c byte) byte {
 
 // SplitSymbol splits a name-only symbol into class and method at the last
 // "::" that is not inside template brackets; backticks and apostrophes are
-// removed from the class part (xe-tracing.md §14.4). A free function has an
+// removed from the class part (docs/design/tracing.md §14.4). A free function has an
 // empty class.
 func SplitSymbol(symbol string) (class, method string) {
 	depth := 0

@@ -26,7 +26,7 @@ const maxInputBytes = 64 << 20
 var attrPattern = regexp.MustCompile(`(\w+)\s*=\s*"([^"]*)"`)
 
 // parseFrameElement reads a <frame …> element's attributes: id, pdb, age,
-// guid, module (or name), rva and address. [R] X7, xe-tracing.md §14.1
+// guid, module (or name), rva and address. [R] X7, docs/design/tracing.md §14.1
 func parseFrameElement(el string) (Frame, bool) {
 	f := Frame{ID: -1}
 	for _, a := range attrPattern.FindAllStringSubmatch(el, -1) {

@@ -11,7 +11,7 @@ import (
 
 // seqTracker follows package0.event_sequence, which the session adds to
 // every event: it numbers the events of one session start consecutively
-// (xe-tracing.md §3). It tells a duplicate (an event already counted, read
+// (docs/design/tracing.md §3). It tells a duplicate (an event already counted, read
 // again after a poll failed half-way) from a new event, and how many events
 // were lost before a new one.
 //
@@ -208,7 +208,7 @@ func fileTime(name string) (uint64, bool) {
 // name="…"/> in sys.dm_xe_session_targets) into the pattern of all its
 // rollover files: <dir>/<name>_0_*.xel. The _0_ keeps
 // queryreplay_exporter_a from matching queryreplay_exporter_ab's files.
-// Azure Blob URLs take a wildcard-free prefix instead (exporter-anchors.md
+// Azure Blob URLs take a wildcard-free prefix instead (docs/design/exporter.md
 // §9.1).
 func readPattern(currentFile string) (string, bool) {
 	i := strings.LastIndex(strings.ToLower(currentFile), "_0_")

@@ -5,7 +5,7 @@
 // kind with their tempdb pages, page splits by object, index and operation,
 // memory grants, log flushes and statements — with a bounded table of the
 // queries that spill and read the most, whose rows link to the replay
-// dashboard. No DMV-polling exporter publishes these (exporter-anchors.md).
+// dashboard. No DMV-polling exporter publishes these (docs/design/exporter.md).
 //
 // # How a target is polled
 //

@@ -133,7 +133,7 @@ func (s *sessionSpec) commonPredicate() []string {
 //
 // Options: ALLOW_SINGLE_EVENT_LOSS, so that the session never slows the
 // server down (losses are counted, not hidden); MEMORY_PARTITION_MODE =
-// NONE (AWS RDS requires it, exporter-anchors.md §9.4); TRACK_CAUSALITY =
+// NONE (AWS RDS requires it, docs/design/exporter.md §9.4); TRACK_CAUSALITY =
 // OFF (event_sequence orders events); MAX_DISPATCH_LATENCY = the configured
 // latency, so a poll sees events at most that old; STARTUP_STATE as
 // configured (OFF by default: the exporter starts its session itself).

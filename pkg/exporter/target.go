@@ -278,7 +278,7 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	// SERVERPROPERTY('EngineEdition'): 5 = Azure SQL Database, 8 = Managed
 	// Instance (https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql).
 	// Asked alone: a SELECT that mixes it with server-level DMVs fails as a
-	// whole on Azure SQL Database (exporter-anchors.md §9.1).
+	// whole on Azure SQL Database (docs/design/exporter.md §9.1).
 	var edition sql.NullInt64
 	if err := t.db.QueryRowContext(ctx, "SELECT CAST(SERVERPROPERTY('EngineEdition') AS int)").Scan(&edition); err != nil {
 		return nil, fmt.Errorf("read the engine edition: %w", err)

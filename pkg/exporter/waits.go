@@ -94,7 +94,7 @@ type keyRange struct{ lo, hi uint64 }
 
 // waitKeyRanges resolves include and exclude patterns against a server's
 // wait_types map (key → name) into sorted, merged key ranges of the wait
-// types to keep. Keys are per server and per build (xe-event-fields.md
+// types to keep. Keys are per server and per build (docs/design/event-fields.md
 // §2.1), so this runs against each server's own sys.dm_xe_map_values, and
 // ranges collapse runs of consecutive keys, as sp_HumanEvents does, to keep
 // the predicate short. An empty include keeps every type not excluded.

@@ -8,7 +8,7 @@ import (
 )
 
 // splitKinds explains the page_split splitOperation values
-// (xe-event-fields.md §2.6).
+// (docs/design/event-fields.md §2.6).
 var splitKinds = map[string]string{
 	"SPLIT_FOR_INSERT":        "a full page split to make room for an inserted row",
 	"SPLIT_FOR_UPDATE":        "a full page split because an updated row grew",

@@ -9,7 +9,7 @@ import (
 
 // GUID is a PDB signature GUID in its on-disk byte order (Data1, Data2 and
 // Data3 little-endian, Data4 as bytes), as stored in the PDB info stream and
-// in a PE file's RSDS record. [verified] symbols-and-xel.md §3
+// in a PE file's RSDS record. [verified] docs/design/symbols-and-xel.md §3
 type GUID [16]byte
 
 // String formats g in registry form, upper case:
@@ -53,7 +53,7 @@ func ParseGUID(s string) (GUID, error) {
 // SymbolServerKey is the directory name a symbol store uses for a PDB: the
 // GUID's 32 hex digits, upper case, followed by the age in hex without
 // padding. The age is hex, not decimal (the two agree below 10).
-// [verified] symbols-and-xel.md §6
+// [verified] docs/design/symbols-and-xel.md §6
 func SymbolServerKey(g GUID, age uint32) string {
 	return strings.ReplaceAll(g.String(), "-", "") + strings.ToUpper(strconv.FormatUint(uint64(age), 16))
 }

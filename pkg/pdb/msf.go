@@ -11,7 +11,7 @@ import (
 
 var le = binary.LittleEndian
 
-// msfMagic starts every MSF 7.00 ("big MSF") container. [verified] symbols-and-xel.md §2
+// msfMagic starts every MSF 7.00 ("big MSF") container. [verified] docs/design/symbols-and-xel.md §2
 const msfMagic = "Microsoft C/C++ MSF 7.00\r\n\x1aDS\x00\x00\x00"
 
 // Older or newer containers we recognise only to reject them with a clear error.

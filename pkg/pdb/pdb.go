@@ -10,7 +10,7 @@
 // knows nothing about SQL Server (see pkg/symstore and pkg/callstack).
 //
 // Why hand-written: no Go PDB module can be obtained as a dependency (the
-// candidates are unpublished or unlicensed, symbols-and-xel.md §1), and the
+// candidates are unpublished or unlicensed, docs/design/symbols-and-xel.md §1), and the
 // subset needed — MSF 7.00 container, PDB info, DBI, section headers, publics,
 // module procedures, OMAP — is small. Format references: LLVM's "The PDB File
 // Format" pages and microsoft-pdb's cvinfo.h. Only the standard library is used.
@@ -35,7 +35,7 @@ const (
 	dbiHeaderSize      = 64
 )
 
-// Optional debug header slots (u16 stream numbers). [verified] symbols-and-xel.md §2
+// Optional debug header slots (u16 stream numbers). [verified] docs/design/symbols-and-xel.md §2
 const (
 	dbgOMAPFromSrc       = 4
 	dbgSectionHeaders    = 5
@@ -78,7 +78,7 @@ type File struct {
 	InfoAge uint32
 	// Age is the DBI stream's age: the one a PE's RSDS record, SQL Server's
 	// callstack_rva frames and symbol-store keys carry. It can be lower than
-	// InfoAge after later rewrites. [verified] symbols-and-xel.md §2
+	// InfoAge after later rewrites. [verified] docs/design/symbols-and-xel.md §2
 	Age       uint32
 	Signature uint32 // a timestamp, not part of the identity
 	Machine   uint16 // IMAGE_FILE_MACHINE_*, 0x8664 for x64
@@ -163,7 +163,7 @@ func (f *File) readInfo() error {
 	return nil
 }
 
-// dbi header field offsets. [verified] symbols-and-xel.md §2
+// dbi header field offsets. [verified] docs/design/symbols-and-xel.md §2
 const (
 	dbiOffVersionSig   = 0
 	dbiOffAge          = 8

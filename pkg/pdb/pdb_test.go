@@ -420,7 +420,7 @@ func TestGUIDParseAndKey(t *testing.T) {
 			t.Errorf("ParseGUID(%q) = %s, %v; want %s", tc.in, g, err, tc.want)
 		}
 	}
-	// Bytes from symbols-and-xel.md §3: 28 8D 09 F7 A6 76 1F EA 4C 4C …
+	// Bytes from docs/design/symbols-and-xel.md §3: 28 8D 09 F7 A6 76 1F EA 4C 4C …
 	g := GUID{0x28, 0x8D, 0x09, 0xF7, 0xA6, 0x76, 0x1F, 0xEA, 0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}
 	if g.String() != "F7098D28-76A6-EA1F-4C4C-44205044422E" {
 		t.Errorf("String = %s", g)

@@ -25,7 +25,7 @@ const (
 
 // ReadPEIdentity reads the RSDS record of a PE image through debug/pe:
 // data directory 6 → IMAGE_DEBUG_DIRECTORY entries → the CODEVIEW entry's
-// "RSDS", GUID, age, path. [verified] symbols-and-xel.md §3
+// "RSDS", GUID, age, path. [verified] docs/design/symbols-and-xel.md §3
 func ReadPEIdentity(r io.ReaderAt) (PEIdentity, error) {
 	f, err := pe.NewFile(r)
 	if err != nil {

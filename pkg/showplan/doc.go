@@ -20,7 +20,7 @@
 // operator's own XML (a Stream Aggregate without GROUP BY blocks; a spool
 // without an input replays another spool's worktable). Every table entry
 // carries its reason and its source (the showplan operator reference or the
-// joins article on learn.microsoft.com, xe-tracing.md §8, or an explicit
+// joins article on learn.microsoft.com, docs/design/tracing.md §8, or an explicit
 // "general knowledge" where no page says so) and, where the classification
 // is approximate, a caveat: (Hash Match, Partial Aggregate) blocks, but
 // emits early when its groups outgrow memory; Window Spool streams, but a
@@ -55,5 +55,5 @@
 // without a BOM from the NUL next to the first '<') and transcoded with
 // unicode/utf16, so the package needs nothing outside the standard library.
 // The encoding declaration is ignored because re-saved .sqlplan files
-// declare utf-16 but are UTF-8 [V, xe-tracing.md §7.2].
+// declare utf-16 but are UTF-8 [V, docs/design/tracing.md §7.2].
 package showplan

@@ -12,7 +12,7 @@ import (
 // toUTF8 returns the document as UTF-8, deciding the encoding from the byte
 // order mark (or, without one, from the NUL byte next to the first '<').
 // The encoding declaration is ignored on purpose: real .sqlplan files that
-// were re-saved say encoding="utf-16" but are UTF-8 [V, xe-tracing.md §7.2].
+// were re-saved say encoding="utf-16" but are UTF-8 [V, docs/design/tracing.md §7.2].
 func toUTF8(data []byte) ([]byte, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):

@@ -78,7 +78,7 @@ func TestEncodingVariantsParseAlike(t *testing.T) {
 }
 
 func TestRealMislabelledUTF16Plans(t *testing.T) {
-	// These real files declare utf-16 but are UTF-8 [V, xe-tracing.md §7.2].
+	// These real files declare utf-16 but are UTF-8 [V, docs/design/tracing.md §7.2].
 	for _, rel := range []string{"html-query-plan/clustered_index_merge.sqlplan", "performancestudio/parallel-skew.sqlplan"} {
 		data := readPlan(t, rel)
 		if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || !bytes.Contains(data[:200], []byte(`encoding="utf-16"`)) {
@@ -112,7 +112,7 @@ func TestNamespaceAgnostic(t *testing.T) {
 
 func TestPlanInsideShowplanEvent(t *testing.T) {
 	// query_post_execution_showplan carries the plan as a child element of
-	// <value> [V, xe-tracing.md "What you need most" 6].
+	// <value> [V, docs/design/tracing.md §4].
 	text := string(readPlan(t, utf8Plan))
 	body := text[strings.Index(text, "<ShowPlanXML"):]
 	event := `<event name="query_post_execution_showplan" package="sqlserver" timestamp="2026-11-29T10:00:00.000Z">` +

@@ -377,7 +377,7 @@ func TestRangeSeekPredicates(t *testing.T) {
 
 func TestAutoStatsStatementIsMarked(t *testing.T) {
 	// An automatic statistics update query (its shape is general knowledge;
-	// xe-tracing.md §7.1 names the StatMan and _MS_UPDSTATS_TBL markers).
+	// docs/design/tracing.md §7.1 names the StatMan and _MS_UPDSTATS_TBL markers).
 	const doc = `<ShowPlanXML><BatchSequence><Batch><Statements>
 <StmtSimple StatementType="SELECT STATMAN" StatementText="SELECT StatMan([SC0]) FROM (SELECT TOP 100 PERCENT [c] AS [SC0] FROM [dbo].[T] WITH (READUNCOMMITTED) ORDER BY [SC0]) AS _MS_UPDSTATS_TBL"/>
 <StmtSimple StatementType="SELECT" StatementText="SELECT c FROM dbo.T"/>

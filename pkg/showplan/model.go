@@ -47,7 +47,7 @@ type Statement struct {
 	// IsStatsMaintenance is set when the statement text names StatMan or
 	// _MS_UPDSTATS_TBL: an automatic statistics update SQL Server ran on the
 	// query's behalf, whose plan also reaches query_post_execution_showplan
-	// (Internals Viewer [new] marks these as internal plans, xe-tracing.md
+	// (Internals Viewer [new] marks these as internal plans, docs/design/tracing.md
 	// §7.1).
 	IsStatsMaintenance bool
 
@@ -280,7 +280,7 @@ type Warning struct {
 
 // ThreadCounters is one RunTimeCountersPerThread element. Row-mode
 // ElapsedMs/CPUMs are cumulative over the operator's subtree; batch-mode
-// operators report their own time [V, xe-tracing.md §7.2].
+// operators report their own time [V, docs/design/tracing.md §7.2].
 type ThreadCounters struct {
 	Thread        int
 	ExecutionMode string

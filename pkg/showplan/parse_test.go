@@ -14,7 +14,7 @@ import (
 
 const plansDir = "testdata/plans"
 
-// realPlans lists every real plan copied from ../shared/realdata/showplan.
+// realPlans lists every real plan copied from the project's real-data collection (testdata/ATTRIBUTION.md).
 func realPlans(t testing.TB) []string {
 	t.Helper()
 	var files []string

@@ -21,7 +21,7 @@ const (
 
 // Semantics is the blocking/streaming classification of one operator, the
 // input the timeline needs to place build and probe phases
-// (xe-tracing.md §8–9).
+// (docs/design/tracing.md §8–9).
 type Semantics struct {
 	Behavior Behavior
 	// BlockingInputs are the NodeIds of the children read to the end before
@@ -32,7 +32,7 @@ type Semantics struct {
 	// and the source, ending in "→ behavior".
 	Rule string
 	// Reason is the table entry's reason alone; Source says where it comes
-	// from (a learn.microsoft.com page, xe-tracing.md, or "general
+	// from (a learn.microsoft.com page, the reference tool's classifier of docs/design/tracing.md §8, or "general
 	// knowledge" when no source says so); Caveat, when set, says when the
 	// classification is only approximately right.
 	Reason string

@@ -176,7 +176,7 @@ func TestSemanticsAgainstReference(t *testing.T) {
 }
 
 // TestEveryRuleHasReasonAndSource: each entry says why and where that
-// comes from: a Microsoft page, xe-tracing.md, or an explicit "general
+// comes from: a Microsoft page, the reference tool's classifier (docs/design/tracing.md §8), or an explicit "general
 // knowledge" that names the lack of a source.
 func TestEveryRuleHasReasonAndSource(t *testing.T) {
 	for k, e := range semanticsTable {

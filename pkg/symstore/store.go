@@ -13,7 +13,7 @@
 // The download logic is written here rather than taken from a library
 // because no Go symbol-store client exists; the protocol is a plain HTTP GET
 // (dotnet/symstore "Simple Symbol Query Protocol"), with file.ptr redirection
-// and compressed .pd_ files as the only wrinkles (symbols-and-xel.md §6).
+// and compressed .pd_ files as the only wrinkles (docs/design/symbols-and-xel.md §6).
 // Lookup order per server: <name>, then the cabinet <nam_> (expanded with
 // pkg/cab: MSZIP or stored), then file.ptr.
 package symstore

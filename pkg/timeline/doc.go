@@ -12,7 +12,7 @@
 // compact record of each (well under 100 bytes), so memory stays
 // proportional to the event count, not to the XML.
 //
-// Rules, in the words of xe-tracing.md (§6, §9, §10, §17):
+// Rules, in the words of docs/design/tracing.md (§6, §9, §10, §17):
 //
 //   - Order is package0.event_sequence when every event has it, else capture
 //     order (and a note says how many lack one). An event_sequence seen twice
@@ -37,8 +37,8 @@
 //     and worked no later than its end; total_time_us is its active time
 //     (row mode: its inputs' included). It does not say the operator
 //     worked until the window's end: the event fires when the operator
-//     closes, which may be when the query ends (xe-tracing.md §10,
-//     xe-event-fields.md §3.4). When every window ended together at the
+//     closes, which may be when the query ends (docs/design/tracing.md §10,
+//     docs/design/event-fields.md §3.4). When every window ended together at the
 //     end of the statement (within TimingLimitUs) a note says so and
 //     windows place nothing.
 //

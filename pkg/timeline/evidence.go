@@ -9,9 +9,9 @@ import (
 // fired.
 //
 // A query_thread_profile window is [timestamp − total_time_us, timestamp].
-// Where the event fires as the operator closes (xe-tracing.md §10) the
+// Where the event fires as the operator closes (docs/design/tracing.md §10) the
 // window lies inside the time the operator was open; where every event
-// fires when the query ends (xe-event-fields.md §3.4: one event per
+// fires when the query ends (docs/design/event-fields.md §3.4: one event per
 // operator and thread when the query ends, unverified) the window sits at
 // the end, whatever the operator did. Either way the operator was opened
 // by the window's start and worked no later than its end, and

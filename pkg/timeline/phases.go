@@ -82,7 +82,7 @@ type planner struct {
 }
 
 // phases works out every operator's start, first emit, end and phases
-// (xe-tracing.md §9, with µs windows) from the strongest evidence there
+// (docs/design/tracing.md §9, with µs windows) from the strongest evidence there
 // is, in two passes.
 //
 // Evidence, strongest first: an operator's own matched events and its

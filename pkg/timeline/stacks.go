@@ -9,7 +9,7 @@ import (
 // stack table, counting the events that carried each. A module's PDB
 // identity or load base known from any stack fills the frames of the others
 // (a callstack_rva frame without pdb/guid/age takes the module's last
-// mapping, symbols-and-xel.md §7).
+// mapping, docs/design/symbols-and-xel.md §7).
 func (b *Builder) buildStacks(tr *Trace) {
 	if len(b.stackText) == 0 {
 		return

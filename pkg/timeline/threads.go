@@ -93,7 +93,7 @@ func windowOf(info *opInfo, keep func(int) bool) (start, end int64, ok bool) {
 // counters are the consumer threads (the branch above pulls rows out); the
 // producers are the threads of the branch below, read from the first
 // operator under it that has counters. Thread 0 of a parallel branch is its
-// coordinator, which moves no rows (xe-tracing.md §7.2), so it is left out
+// coordinator, which moves no rows (docs/design/tracing.md §7.2), so it is left out
 // of a side that has others. Thread ids restart in every branch: when the
 // two sides share ids (Repartition Streams, Distribute Streams) the
 // exchange's query_thread_profile windows cannot be told apart, and both

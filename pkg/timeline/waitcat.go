@@ -3,7 +3,7 @@ package timeline
 import "strings"
 
 // WaitCategory groups wait types the way the reference tool colours them
-// (xe-tracing.md §6.4): Parallelism, Io, Cpu or Concurrency. Anything else is
+// (docs/design/tracing.md §6.4): Parallelism, Io, Cpu or Concurrency. Anything else is
 // Cpu, as there.
 func WaitCategory(waitType string) string {
 	w := strings.ToUpper(waitType)

@@ -161,7 +161,7 @@ type Result struct {
 }
 
 // LogRecord is one fn_dblog row (undocumented function; columns as
-// xe-tracing.md §13 lists them).
+// docs/design/tracing.md §13 lists them).
 type LogRecord struct {
 	LSN           string `json:"lsn"`
 	Operation     string `json:"operation"`

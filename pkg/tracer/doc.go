@@ -1,6 +1,6 @@
 // Package tracer runs one query on SQL Server inside a private Extended Events
 // session and rebuilds its timeline: the run sequence of
-// ../shared/docs/xe-tracing.md §2 with the improvements of §17, under the
+// docs/design/tracing.md §2 with the improvements of §17, under the
 // safety rules of docs/security.md.
 //
 // A trace uses two dedicated, never-pooled connections. The traced

@@ -10,7 +10,7 @@ import (
 )
 
 // EventGroups switches groups of events on and off; every toggle changes the
-// session DDL (xe-tracing.md §17 item 14). Page I/O (physical_page_read and
+// session DDL (docs/design/tracing.md §17 item 14). Page I/O (physical_page_read and
 // physical_page_write), the batch events, query_thread_profile and the
 // actual plan are always traced: the timeline cannot be built without them.
 type EventGroups struct {

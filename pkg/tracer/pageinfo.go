@@ -34,7 +34,7 @@ const sqlPageInfo = "SELECT p.file_id, p.page_id, i.page_type_desc, i.page_level
 
 // sqlPageAllocations is the fallback before SQL Server 2019:
 // sys.dm_db_database_page_allocations is UNDOCUMENTED (SQL Server 2012+;
-// xe-tracing.md §11), unsupported by Microsoft, and its DETAILED mode reads
+// docs/design/tracing.md §11), unsupported by Microsoft, and its DETAILED mode reads
 // every page header of the database's allocations — so it runs only when
 // Options.UndocumentedPageAllocations asks for it. It takes the same
 // columns from the allocation rows of the traced pages.

@@ -17,7 +17,7 @@ import (
 //     DISABLE, and DROP ANY EVENT SESSION
 //     (https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-database-engine;
 //     the exact granular names are unverified against a 2022 server,
-//     exporter-anchors.md §9.3). CONTROL SERVER implies all of them.
+//     docs/design/exporter.md §9.3). CONTROL SERVER implies all of them.
 //   - Reading session DMVs and the event file: VIEW SERVER STATE, or VIEW
 //     SERVER PERFORMANCE STATE on SQL Server 2022
 //     (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql#permissions).
@@ -34,7 +34,7 @@ import (
 //   - DBCC DROPCLEANBUFFERS, DBCC TRACEON and fn_dblog: sysadmin
 //     (https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-dropcleanbuffers-transact-sql#permissions,
 //     https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql#permissions;
-//     fn_dblog is undocumented, xe-tracing.md §15).
+//     fn_dblog is undocumented, docs/design/tracing.md §15).
 
 // permissionSet is a login's effective permissions.
 type permissionSet map[string]bool

@@ -46,7 +46,7 @@ var (
 )
 
 // readLog reads the log records of QueryReplay's transaction and of no
-// other session: fn_dblog (undocumented; xe-tracing.md §13) returns the
+// other session: fn_dblog (undocumented; docs/design/tracing.md §13) returns the
 // whole active log, so the records are filtered to the [Transaction ID] of
 // the LOP_BEGIN_XACT named after this trace (the name is unique), written
 // after startLSN (LSNs compare as fixed-width hex strings). It runs on the

@@ -107,7 +107,7 @@ func (s *nameResolver) name(kind byte, id uint64) (timeline.ObjectName, bool) {
 func (s *nameResolver) pageAllocUnits(ctx context.Context) map[pageRef]uint64 {
 	r, ids, db := s.r, s.ids, s.db
 	// Pages → allocation units, from the allocation snapshot taken after the
-	// query so pages the query allocated are included (xe-tracing.md §11).
+	// query so pages the query allocated are included (docs/design/tracing.md §11).
 	// sys.dm_db_database_page_allocations is undocumented (SQL Server 2012+).
 	pageAU := map[pageRef]uint64{}
 	var pageIDs []any
@@ -222,7 +222,7 @@ func (s *nameResolver) lockRows(ctx context.Context) map[timeline.LockKey]string
 	r, ids, res := s.r, s.ids, &s.res
 	lockRows := map[timeline.LockKey]string{}
 	// Key-lock hashes → rows: %%lockres%% depends on the index read, so each
-	// index is read WITH (INDEX(…)) (xe-tracing.md §12, §17 item 7);
+	// index is read WITH (INDEX(…)) (docs/design/tracing.md §12, §17 item 7);
 	// %%physloc%% gives the row's file:page:slot in that index.
 	hobtKeys := make([]idRef, 0, len(ids.keys))
 	for h := range ids.keys {
@@ -351,7 +351,7 @@ func lockResSQL(n timeline.ObjectName, count int) string {
 
 // lookupKeys finds the rows of one index whose %%lockres%% is in hashes
 // (%%lockres%% and %%physloc%% are undocumented virtual columns,
-// xe-tracing.md §12). Identifiers are quoted; hashes are parameters.
+// docs/design/tracing.md §12). Identifiers are quoted; hashes are parameters.
 func (r *run) lookupKeys(ctx context.Context, n timeline.ObjectName, hashes []any) (map[string]string, error) {
 	q := r.spec.Marker() + lockResSQL(n, len(hashes))
 	rows, err := r.conn.QueryContext(ctx, q, hashes...)

@@ -462,7 +462,7 @@ func (r *run) afterRollback(ctx context.Context) error {
 }
 
 // logDirectory returns the directory of the error log file, for Windows
-// (\) and Linux (/) paths (xe-tracing.md §1.2).
+// (\) and Linux (/) paths (docs/design/tracing.md §1.2).
 func logDirectory(errorLog string) string {
 	i := strings.LastIndexAny(errorLog, `\/`)
 	if i <= 0 {

@@ -13,7 +13,7 @@ import (
 
 // SessionPrefix starts the name of every session this package creates. It is
 // not the reference tool's "QueryReplay_" prefix, so the two tools never sweep
-// each other's sessions (xe-tracing.md §1.1).
+// each other's sessions (docs/design/tracing.md §1.1).
 const SessionPrefix = "queryreplay_"
 
 // NewSessionName returns queryreplay_<32 hex>. The 32 hex digits are a UUID
@@ -129,7 +129,7 @@ func IsGeneratedSessionName(name string) bool {
 }
 
 // exporterSessionPrefix starts the exporter's sessions, which no trace
-// sweep may touch (TEAM.md contract).
+// sweep may touch (docs/design/contracts.md §1).
 const exporterSessionPrefix = "queryreplay_exporter_"
 
 // Scope is where a session lives.
@@ -141,7 +141,7 @@ const (
 	ScopeServer Scope = iota
 	// ScopeDatabase: … ON DATABASE with a ring_buffer target, for Azure SQL
 	// Database (EngineEdition 5), where sessions are database-scoped and
-	// event_file accepts only Azure Blob URLs (exporter-anchors.md §9.1;
+	// event_file accepts only Azure Blob URLs (docs/design/exporter.md §9.1;
 	// https://learn.microsoft.com/en-us/azure/azure-sql/database/xevent-db-diff-from-svr).
 	ScopeDatabase
 )
@@ -183,7 +183,7 @@ type sessionEvent struct {
 	name string
 	// storage events get the call stack; the batch, plan, profile and
 	// transaction events do not (they fire once per statement and the stack
-	// would only make them bigger, xe-tracing.md §1.4).
+	// would only make them bigger, docs/design/tracing.md §1.4).
 	stack bool
 	// set is the event's SET clause (customizable columns).
 	set string
@@ -281,7 +281,7 @@ func QuoteName(name string) string {
 }
 
 // QuoteString quotes a Unicode string literal: N'text', with every '
-// doubled (xe-tracing.md §17 item 4: the reference tool put the path into the
+// doubled (docs/design/tracing.md §17 item 4: the reference tool put the path into the
 // DDL unescaped).
 func QuoteString(s string) string {
 	return "N'" + strings.ReplaceAll(s, "'", "''") + "'"
@@ -304,14 +304,14 @@ func (s SessionSpec) FilePath() string {
 
 // ReadPattern is the argument of sys.fn_xe_file_target_read_file: the file
 // path with * before the extension, because SQL Server names the files
-// <name>_0_<FILETIME>.xel (xe-tracing.md §3). Only the final ".xel" is
+// <name>_0_<FILETIME>.xel (docs/design/tracing.md §3). Only the final ".xel" is
 // replaced, never one inside the directory name.
 func (s SessionSpec) ReadPattern() string {
 	p := s.FilePath()
 	return strings.TrimSuffix(p, ".xel") + "*.xel"
 }
 
-// Session options, chosen rather than left at the defaults (xe-tracing.md
+// Session options, chosen rather than left at the defaults (docs/design/tracing.md
 // §1.6, §17 item 4). Documented at
 // https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql
 //
@@ -326,7 +326,7 @@ func (s SessionSpec) ReadPattern() string {
 //   - MAX_DISPATCH_LATENCY = 1 SECONDS: STOP flushes anyway; the short latency
 //     matters for the ring_buffer, which is read while the session runs.
 //   - MEMORY_PARTITION_MODE = NONE: one traced session needs no per-CPU
-//     buffers (and AWS RDS requires NONE, exporter-anchors.md §9.4).
+//     buffers (and AWS RDS requires NONE, docs/design/exporter.md §9.4).
 //   - TRACK_CAUSALITY = OFF: package0.event_sequence already orders events.
 //   - STARTUP_STATE = OFF: a session left behind by a crash must never start
 //     again with the server; the orphan sweep drops it.
@@ -359,7 +359,7 @@ func (s SessionSpec) CreateDDL() string {
 		s.SPID, QuoteString("%"+s.Name+"%"))
 	// package0.callstack: frames as module+offset or addresses;
 	// package0.callstack_rva (SQL Server 2022+): <frame> elements with PDB
-	// identity and RVA (xe-tracing.md §14.1, symbols-and-xel.md §8).
+	// identity and RVA (docs/design/tracing.md §14.1, docs/design/symbols-and-xel.md §8).
 	stack := ""
 	if s.CallStacks {
 		stack = "package0.callstack"

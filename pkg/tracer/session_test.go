@@ -49,7 +49,7 @@ func TestSessionDDLGolden(t *testing.T) {
 	}
 }
 
-// Every toggle must change the event list (xe-tracing.md §17 item 14).
+// Every toggle must change the event list (docs/design/tracing.md §17 item 14).
 func TestTogglesChangeEvents(t *testing.T) {
 	base := SessionSpec{Name: goldenName, SPID: 1, Directory: "/x"}
 	count := func(s SessionSpec) int { return strings.Count(s.CreateDDL(), "ADD EVENT ") }

@@ -23,7 +23,7 @@ const DefaultSymbolTimeout = 2 * time.Minute
 const maxSymbolErrors = 20
 
 // sqlLoadedModules reads the modules' load addresses, which turn the raw
-// addresses of package0.callstack into module+RVA (symbols-and-xel.md §8;
+// addresses of package0.callstack into module+RVA (docs/design/symbols-and-xel.md §8;
 // .rll files are resources, never code):
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql
 // (VIEW SERVER STATE; VIEW SERVER PERFORMANCE STATE from SQL Server 2022).

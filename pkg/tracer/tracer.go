@@ -104,7 +104,7 @@ const (
 	// https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql
 	// @@SPID: https://learn.microsoft.com/en-us/sql/t-sql/functions/spid-transact-sql
 	// It selects SERVERPROPERTY only (no DMV), because a SELECT mixing them
-	// fails as a whole on Azure SQL Database (exporter-anchors.md §9.1).
+	// fails as a whole on Azure SQL Database (docs/design/exporter.md §9.1).
 	sqlServerInfo = "SELECT @@SPID, CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), " +
 		"CAST(SERVERPROPERTY('EngineEdition') AS int), CAST(SERVERPROPERTY('ErrorLogFileName') AS nvarchar(4000)), DB_NAME(), DB_ID()"
 	// A session's identity is its id and login time: an id is handed to the
@@ -132,7 +132,7 @@ const (
 	// https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql
 	sqlTraceOn  = "DBCC TRACEON(652) WITH NO_INFOMSGS"
 	sqlTraceOff = "DBCC TRACEOFF(652) WITH NO_INFOMSGS"
-	// fn_dblog is undocumented (sysadmin); xe-tracing.md §13.
+	// fn_dblog is undocumented (sysadmin); docs/design/tracing.md §13.
 	sqlLogEnd = "SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)"
 	// @@TRANCOUNT and the current transaction's id
 	// (https://learn.microsoft.com/en-us/sql/t-sql/functions/trancount-transact-sql,

@@ -54,7 +54,7 @@ type Datasource interface {
 }
 
 // DefaultUID and DefaultType name the datasource on the page, as the
-// provisioning files do (TEAM.md).
+// provisioning files do (docs/design/contracts.md §2).
 const (
 	DefaultUID  = "queryreplay"
 	DefaultType = "queryreplay-sqlserver-datasource"

@@ -67,7 +67,7 @@ func (m MapValue) String() string {
 
 // fieldMaps names the map behind a map field of an event, for event_file
 // XML, which has no <type>. Only map *names* are listed; keys are never
-// hard-coded. Confidence per xe-event-fields.md: [R] seen as <type> in real
+// hard-coded. Confidence per docs/design/event-fields.md: [R] seen as <type> in real
 // ring_buffer XML, [S] named by third-party scripts, [U] inferred.
 var fieldMaps = map[[2]string]string{
 	{"wait_info", "wait_type"}:              "wait_types",         // [R] X2

@@ -12,7 +12,7 @@ import "math"
 //
 // Units. Every duration is normalised to microseconds in a field named
 // …Us. The comment on each says the unit SQL Server prints and how sure we
-// are of it, with the markers of docs/xe-event-fields.md: [R] seen in real
+// are of it, with the markers of docs/design/event-fields.md: [R] seen in real
 // captures, [D] Microsoft documentation, [S] third-party scripts, [U]
 // unverified — check sys.dm_xe_object_columns on a real server
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-object-columns-transact-sql).

@@ -24,7 +24,7 @@ import (
 // (https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server
 // calls it "a binary format that isn't human readable"). There is no public
 // specification and no Go reader, so this one is hand-written from the
-// project's reverse-engineered notes (symbols-and-xel.md §10 [verified]
+// project's reverse-engineered notes (docs/design/symbols-and-xel.md §10 [verified]
 // against two real files) and checked against a real SQL Server 2017 file
 // (testdata/xel). sys.fn_MSxe_read_event_stream returns the same buffers
 // for a live session. XML (Decoder) stays the supported path; this is the

@@ -10,7 +10,7 @@ import (
 // This file reads the metadata buffers of a binary .xel stream: the
 // packages with their events (fields and offsets), actions, maps and types.
 // There is no public specification; the layout comes from the project's
-// notes (symbols-and-xel.md §10, [verified] against two real files) and
+// notes (docs/design/symbols-and-xel.md §10, [verified] against two real files) and
 // from the facts an MIT-licensed Microsoft TypeScript decoder documents
 // (xelFormat.ts / xelMetadata.ts). Every number below was checked against
 // testdata/xel/xe_wait_completed_0_132353446563350000.xel.

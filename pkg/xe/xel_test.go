@@ -69,7 +69,7 @@ func xelMustDecode(t testing.TB, data []byte, setup ...func(*xe.XELReader)) []xe
 	return evs
 }
 
-// TestXELRealFile checks the oracles of symbols-and-xel.md §10.1 (also
+// TestXELRealFile checks the oracles of docs/design/symbols-and-xel.md §10.1 (also
 // SQLCallStackResolver's ImportIndividualXELEvents / XELActionsAndFields
 // tests): 553 events, 550 distinct timestamps, the first at
 // 2020-05-30 20:37:36.3626428 UTC, five fields and one action.
@@ -193,7 +193,7 @@ func TestXELRealWaitTypes(t *testing.T) {
 		}
 		seen[mv.Text]++
 	}
-	// Keys from xe-event-fields.md §2.1 for this build [R].
+	// Keys from docs/design/event-fields.md §2.1 for this build [R].
 	if seen["SOS_SCHEDULER_YIELD"] == 0 || seen["LOGMGR_QUEUE"] == 0 || seen["DIRTY_PAGE_POLL"] == 0 {
 		t.Errorf("wait types seen: %v", seen)
 	}

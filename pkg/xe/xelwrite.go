@@ -24,7 +24,7 @@ import (
 // already has (the SQL Server stand-in serves event files as .xel bytes
 // through it, and tests build files with it); it is not a replacement for
 // SQL Server's own writer. The subset of the format it writes (layout in
-// xel.go, symbols-and-xel.md §10):
+// xel.go, docs/design/symbols-and-xel.md §10):
 //
 //   - one 512-byte stream header, one metadata buffer, then event buffers of
 //     at most 64 KiB; the tail checksum is left zero (XELReader does not

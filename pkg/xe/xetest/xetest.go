@@ -5,7 +5,7 @@
 // event_data per row, event_file form).
 //
 // It must NOT be used as a source of facts: values are plausible, not
-// captured. Column names follow docs/xe-event-fields.md; the
+// captured. Column names follow docs/design/event-fields.md; the
 // query_thread_profile counters beyond node_id/thread_id/total_time_us are
 // [U] guesses kept only so events have realistic sizes, and map keys are the
 // SQL Server 2017 ones the doc lists (decoders must not rely on them).
