@@ -35,12 +35,14 @@ import (
 // token on every API call.
 const TokenHeader = "X-QueryReplay-Token"
 
-// Why a request was refused: the 403 answer's message and the log line.
+// Why a request was refused: the 403 answer's message and the log line
+// (named why… so that internal/releasecheck holds docs/troubleshooting.md
+// to them).
 const (
-	reasonHost        = "host not allowed"
-	reasonOrigin      = "origin not allowed"
-	reasonToken       = "missing or wrong token"
-	reasonContentType = "content type must be application/json"
+	whyHost        = "host not allowed"
+	whyOrigin      = "origin not allowed"
+	whyToken       = "missing or wrong token"
+	whyContentType = "content type must be application/json"
 )
 
 // routeKind says which checks a route gets.
@@ -140,25 +142,25 @@ func (s *Server) refusal(kind routeKind, r *http.Request) string {
 	hosts := s.hosts
 	s.mu.Unlock()
 	if !hosts.allows(r.Host) {
-		return reasonHost
+		return whyHost
 	}
 	if kind == routeAsset {
 		return ""
 	}
 	if !sameOrigin(r) {
-		return reasonOrigin
+		return whyOrigin
 	}
 	if kind == routePage {
 		return ""
 	}
 	got := r.Header.Get(TokenHeader)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
-		return reasonToken
+		return whyToken
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
-			return reasonContentType
+			return whyContentType
 		}
 	}
 	return ""

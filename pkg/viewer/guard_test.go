@@ -151,32 +151,32 @@ func badRequests(t *testing.T, v *Server) map[string]struct {
 		nonGET bool
 	}
 	return map[string]bad{
-		"rebinding host":               {host("evil.example:" + p), reasonHost, false},
-		"rebinding host, no port":      {host("evil.example"), reasonHost, false},
-		"host that starts like ours":   {host("localhost.evil.example:" + p), reasonHost, false},
-		"own IP, other port":           {host("127.0.0.1:" + otherPort), reasonHost, false},
-		"unspecified address":          {host("0.0.0.0:" + p), reasonHost, false},
-		"other loopback address":       {host("127.0.0.2:" + p), reasonHost, false},
-		"cross-site origin":            {hdr("Origin", "http://evil.example"), reasonOrigin, false},
-		"opaque origin":                {hdr("Origin", "null"), reasonOrigin, false},
-		"other port's origin":          {hdr("Origin", "http://127.0.0.1:"+otherPort), reasonOrigin, false},
-		"https origin":                 {hdr("Origin", "https://127.0.0.1:"+p), reasonOrigin, false},
-		"Sec-Fetch-Site cross-site":    {hdr("Sec-Fetch-Site", "cross-site"), reasonOrigin, false},
-		"Sec-Fetch-Site same-site":     {hdr("Sec-Fetch-Site", "same-site"), reasonOrigin, false},
-		"no token":                     {func(r *http.Request) { r.Header.Del(TokenHeader) }, reasonToken, false},
-		"wrong token of the same size": {hdr(TokenHeader, hex.EncodeToString(wrong)), reasonToken, false},
-		"token prefix":                 {hdr(TokenHeader, v.Token()[:32]), reasonToken, false},
-		"text/plain body":              {hdr("Content-Type", "text/plain"), reasonContentType, true},
-		"form body":                    {hdr("Content-Type", "application/x-www-form-urlencoded"), reasonContentType, true},
-		"multipart body":               {hdr("Content-Type", "multipart/form-data; boundary=x"), reasonContentType, true},
-		"no content type":              {func(r *http.Request) { r.Header.Del("Content-Type") }, reasonContentType, true},
+		"rebinding host":               {host("evil.example:" + p), whyHost, false},
+		"rebinding host, no port":      {host("evil.example"), whyHost, false},
+		"host that starts like ours":   {host("localhost.evil.example:" + p), whyHost, false},
+		"own IP, other port":           {host("127.0.0.1:" + otherPort), whyHost, false},
+		"unspecified address":          {host("0.0.0.0:" + p), whyHost, false},
+		"other loopback address":       {host("127.0.0.2:" + p), whyHost, false},
+		"cross-site origin":            {hdr("Origin", "http://evil.example"), whyOrigin, false},
+		"opaque origin":                {hdr("Origin", "null"), whyOrigin, false},
+		"other port's origin":          {hdr("Origin", "http://127.0.0.1:"+otherPort), whyOrigin, false},
+		"https origin":                 {hdr("Origin", "https://127.0.0.1:"+p), whyOrigin, false},
+		"Sec-Fetch-Site cross-site":    {hdr("Sec-Fetch-Site", "cross-site"), whyOrigin, false},
+		"Sec-Fetch-Site same-site":     {hdr("Sec-Fetch-Site", "same-site"), whyOrigin, false},
+		"no token":                     {func(r *http.Request) { r.Header.Del(TokenHeader) }, whyToken, false},
+		"wrong token of the same size": {hdr(TokenHeader, hex.EncodeToString(wrong)), whyToken, false},
+		"token prefix":                 {hdr(TokenHeader, v.Token()[:32]), whyToken, false},
+		"text/plain body":              {hdr("Content-Type", "text/plain"), whyContentType, true},
+		"form body":                    {hdr("Content-Type", "application/x-www-form-urlencoded"), whyContentType, true},
+		"multipart body":               {hdr("Content-Type", "multipart/form-data; boundary=x"), whyContentType, true},
+		"no content type":              {func(r *http.Request) { r.Header.Del("Content-Type") }, whyContentType, true},
 		// the CSRF a page can send without a preflight: nothing but the body
 		"cross-site simple POST": {func(r *http.Request) {
 			r.Header.Del(TokenHeader)
 			r.Header.Set("Content-Type", "text/plain")
 			r.Header.Set("Origin", "http://evil.example")
 			r.Header.Set("Sec-Fetch-Site", "cross-site")
-		}, reasonOrigin, true},
+		}, whyOrigin, true},
 	}
 }
 
