@@ -18,8 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/internal/testenv"
+	"github.com/queryreplay/queryreplay/internal/viewertest"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/viewer"
 )
 
 // fakeViewerAssets is a page bundle for tests that check the demo's and the
@@ -271,21 +274,7 @@ func TestViewServesBundles(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done, stdout, stderr := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundle)
-	var pageURL string
-	for i := 0; i < 300 && pageURL == ""; i++ {
-		if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?\S+`).FindString(stdout.String()); m != "" && strings.Contains(stdout.String(), "Ctrl-C stops") {
-			pageURL = m
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("view exited %d: %s", code, stderr.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	if pageURL == "" {
-		t.Fatalf("view printed no URL: %s / %s", stdout.String(), stderr.String())
-	}
+	pageURL := waitForViewURL(t, done, stdout, stderr)
 	u, _ := url.Parse(pageURL)
 	traceID := u.Query().Get("traceId")
 	page := httpGet(t, pageURL)
@@ -293,14 +282,9 @@ func TestViewServesBundles(t *testing.T) {
 		t.Errorf("the page does not name trace %s or load the bundle:\n%s", traceID, page)
 	}
 	body := fmt.Sprintf(`{"queries":[{"refId":"A","datasource":{"uid":"queryreplay"},"queryType":"bundle","traceId":%q}]}`, traceID)
-	resp, err := http.Post(u.Scheme+"://"+u.Host+"/api/ds/query", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), `"frames"`) || !strings.Contains(string(b), "Hash Match") {
-		t.Fatalf("query of the bundle: %d %.500s", resp.StatusCode, b)
+	code, b := viewerAPI(t, u, page, http.MethodPost, "/api/ds/query", body)
+	if code != 200 || !strings.Contains(string(b), `"frames"`) || !strings.Contains(string(b), "Hash Match") {
+		t.Fatalf("query of the bundle: %d %.500s", code, b)
 	}
 	cancel()
 	select {
@@ -315,6 +299,47 @@ func TestViewServesBundles(t *testing.T) {
 		c.Close()
 		t.Error("the viewer still listens after view stopped")
 	}
+}
+
+// waitForViewURL waits for view to print its first page URL and the
+// Ctrl-C line.
+func waitForViewURL(t *testing.T, done chan int, stdout, stderr *testenv.SyncBuffer) string {
+	t.Helper()
+	for i := 0; i < 300; i++ {
+		if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?\S+`).FindString(stdout.String()); m != "" && strings.Contains(stdout.String(), "Ctrl-C stops") {
+			return m
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("view exited %d: %s", code, stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("view printed no URL: %s / %s", stdout.String(), stderr.String())
+	return ""
+}
+
+// viewerAPI calls the viewer's API as its page does: with the token the
+// page's HTML carries (pkg/viewer refuses calls without it).
+func viewerAPI(t *testing.T, page *url.URL, html, method, path, body string) (int, string) {
+	t.Helper()
+	m := regexp.MustCompile(`"token":"([0-9a-f]{64})"`).FindStringSubmatch(html)
+	if m == nil {
+		t.Fatalf("the page carries no token:\n%s", html)
+	}
+	req, err := http.NewRequest(method, page.Scheme+"://"+page.Host+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(viewer.TokenHeader, m[1])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 func httpGet(t *testing.T, u string) string {
@@ -349,5 +374,58 @@ func TestViewUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("view %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// view takes its server from $QUERYREPLAY_DSN when --dsn is not given, so
+// the password stays off the command line (ps): a bad one is a usage error
+// naming the variable, a good one lets the page reach the server, and the
+// password is printed nowhere.
+func TestViewReadsDSNFromTheEnvironment(t *testing.T) {
+	bundle := filepath.Join(t.TempDir(), "generated.json.gz")
+	if _, err := viewertest.GenerateBundle(bundle, 4, 3); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("QUERYREPLAY_DSN", "server=127.0.0.1;user id=sa;password=Env-Only-9")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bad, out, errs := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundle)
+	select {
+	case code := <-bad:
+		if code != 2 || !strings.Contains(errs.String(), "$QUERYREPLAY_DSN") || strings.Contains(out.String()+errs.String(), "Env-Only-9") {
+			t.Errorf("bad $QUERYREPLAY_DSN: exit %d, %q %q; want 2 naming the variable, without the password", code, out, errs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("view ignored a bad $QUERYREPLAY_DSN and kept serving: %s", out)
+	}
+
+	const pw = "Env-Only-Secret-7"
+	srv, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{User: "sa", Password: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("QUERYREPLAY_DSN", srv.DSN)
+	done, stdout, stderr := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundle)
+	pageURL := waitForViewURL(t, done, stdout, stderr)
+	u, _ := url.Parse(pageURL)
+	code, health := viewerAPI(t, u, httpGet(t, pageURL), http.MethodGet, "/api/datasources/uid/queryreplay/health", "")
+	if code != 200 || !strings.Contains(health, `"status":"OK"`) {
+		t.Errorf("health through $QUERYREPLAY_DSN's server: %d %.300s", code, health)
+	}
+	if strings.Contains(stdout.String(), "Saved traces only") {
+		t.Errorf("view ignored $QUERYREPLAY_DSN:\n%s", stdout.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("view after cancel: exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("view did not stop")
+	}
+	if strings.Contains(stdout.String()+stderr.String(), pw) {
+		t.Errorf("the output holds the password:\n%s\n%s", stdout.String(), stderr.String())
 	}
 }

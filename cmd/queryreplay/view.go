@@ -27,7 +27,7 @@ func init() {
 		cmd.Arg("bundle", "Trace bundle files (queryreplay trace -o, the demo, or the panel's download).").Required().ExistingFilesVar(&a.bundles)
 		cmd.Flag("listen", "Loopback address of the viewer.").Default("127.0.0.1:0").StringVar(&a.listen)
 		cmd.Flag("assets", "Directory of the built viewer page (harness.js); found by itself in a checkout or beside the binary.").StringVar(&a.assets)
-		cmd.Flag("dsn", "Also let the viewer run new traces on this server (sqlserver:// URL). Default: bundles only.").StringVar(&a.dsn)
+		cmd.Flag("dsn", "Also let the viewer run new traces on this server (sqlserver:// URL). Default: $QUERYREPLAY_DSN (prefer it: a command line is visible to other users), else bundles only.").Envar("QUERYREPLAY_DSN").StringVar(&a.dsn)
 		cmd.Flag("quiet", "Print only the URLs.").Short('q').BoolVar(&a.quiet)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runView(ctx, e, a) })
 	})
@@ -36,6 +36,15 @@ func init() {
 func runView(ctx context.Context, e *env, a *viewArgs) error {
 	if err := checkLoopbackListen("--listen", a.listen); err != nil {
 		return withStatus(2, err)
+	}
+	// No server: the datasource needs one configured, and port 1 on
+	// loopback refuses at once; traces come from the uploaded bundles.
+	server := serverSettings{Host: "127.0.0.1", Port: 1, User: "none", Password: "none", Encrypt: "disable", ViewOnly: true}
+	if a.dsn != "" {
+		var err error
+		if server, err = settingsFromDSN(a.dsn); err != nil {
+			return withStatus(2, err)
+		}
 	}
 	// Read every bundle first, so a bad file is named before anything
 	// starts (the upload would only say "bad request").
@@ -50,14 +59,6 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	assets, err := findViewerAssets(a.assets)
 	if err != nil {
 		return withStatus(2, err)
-	}
-	// No server: the datasource needs one configured, and port 1 on
-	// loopback refuses at once; traces come from the uploaded bundles.
-	server := serverSettings{Host: "127.0.0.1", Port: 1, User: "none", Password: "none", Encrypt: "disable", ViewOnly: true}
-	if a.dsn != "" {
-		if server, err = settingsFromDSN(a.dsn); err != nil {
-			return withStatus(2, err)
-		}
 	}
 	store, err := os.MkdirTemp("", "queryreplay-view-")
 	if err != nil {
@@ -80,7 +81,7 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	}
 	if !a.quiet {
 		if a.dsn == "" {
-			fmt.Fprintln(e.stdout, "Saved traces only: give --dsn to run new ones from the page.")
+			fmt.Fprintln(e.stdout, "Saved traces only: set QUERYREPLAY_DSN (or give --dsn) to run new ones from the page.")
 		}
 		fmt.Fprintln(e.stdout, "Serving on loopback; Ctrl-C stops.")
 	}

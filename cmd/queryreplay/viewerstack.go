@@ -82,7 +82,7 @@ type serverSettings struct {
 func settingsFromDSN(dsn string) (serverSettings, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "sqlserver" || u.Host == "" {
-		return serverSettings{}, errors.New("--dsn must be a sqlserver://user:password@host:port?database=db URL")
+		return serverSettings{}, errors.New("--dsn (or $QUERYREPLAY_DSN) must be a sqlserver://user:password@host:port?database=db URL")
 	}
 	s := serverSettings{Host: u.Hostname(), Port: 1433, User: u.User.Username(), Database: u.Query().Get("database"), Encrypt: u.Query().Get("encrypt")}
 	s.Password, _ = u.User.Password()

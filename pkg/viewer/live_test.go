@@ -31,15 +31,28 @@ type results struct {
 	} `json:"results"`
 }
 
-func dsQuery(t *testing.T, base string, q map[string]any) results {
+// call sends a request as the page does: with the viewer's token.
+func call(t *testing.T, v *viewer.Server, method, path string, body io.Reader) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, v.URL()+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(viewer.TokenHeader, v.Token())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func dsQuery(t *testing.T, v *viewer.Server, q map[string]any) results {
 	t.Helper()
 	q["refId"] = "A"
 	q["datasource"] = map[string]string{"uid": "queryreplay", "type": "queryreplay-sqlserver-datasource"}
 	body, _ := json.Marshal(map[string]any{"queries": []any{q}})
-	resp, err := http.Post(base+"api/ds/query", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := call(t, v, http.MethodPost, "api/ds/query", strings.NewReader(string(body)))
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var r results
@@ -73,7 +86,7 @@ func TestRealDatasourceThroughTheViewer(t *testing.T) {
 	}
 	defer v.Close()
 
-	r := dsQuery(t, v.URL(), map[string]any{"queryType": "trace", "sql": hashJoin})
+	r := dsQuery(t, v, map[string]any{"queryType": "trace", "sql": hashJoin})
 	var names []string
 	for _, f := range r.Results["A"].Frames {
 		names = append(names, f.Schema.Name)
@@ -88,23 +101,17 @@ func TestRealDatasourceThroughTheViewer(t *testing.T) {
 	if len(id) != 32 {
 		t.Fatalf("trace id %q", id)
 	}
-	view := dsQuery(t, v.URL(), map[string]any{"queryType": "view", "traceId": id, "window": map[string]int{"fromUs": 0, "toUs": 1000}, "maxDataPoints": 100})
+	view := dsQuery(t, v, map[string]any{"queryType": "view", "traceId": id, "window": map[string]int{"fromUs": 0, "toUs": 1000}, "maxDataPoints": 100})
 	if len(view.Results["A"].Frames) == 0 || view.Results["A"].Frames[0].Schema.Name != "trace" {
 		t.Errorf("view frames: %+v", view.Results["A"])
 	}
-	health, err := http.Get(v.URL() + "api/datasources/uid/queryreplay/health")
-	if err != nil {
-		t.Fatal(err)
-	}
+	health := call(t, v, http.MethodGet, "api/datasources/uid/queryreplay/health", nil)
 	hb, _ := io.ReadAll(health.Body)
 	health.Body.Close()
 	if health.StatusCode != 200 || !strings.Contains(string(hb), `"status":"OK"`) || !strings.Contains(string(hb), `"permissions"`) {
 		t.Errorf("health %d: %s", health.StatusCode, hb)
 	}
-	resp, err := http.Get(v.URL() + "api/datasources/uid/queryreplay/resources/databases")
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := call(t, v, http.MethodGet, "api/datasources/uid/queryreplay/resources/databases", nil)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "QueryReplayDemo") {

@@ -32,6 +32,10 @@ type PageConfig struct {
 	} `json:"datasource"`
 	Query    map[string]any `json:"query"`
 	TraceIDs []string       `json:"traceIds"`
+	// Token goes in TokenHeader on every API call. It travels only in
+	// this HTML, which no other origin can read (not an API answer, not a
+	// cookie a forged request would carry).
+	Token string `json:"token"`
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
@@ -40,6 +44,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	c.Datasource.Type = s.cfg.Settings.Type
 	c.Query = s.pageQuery(r.URL)
 	c.TraceIDs = s.TraceIDs()
+	c.Token = s.token
 	b, err := json.Marshal(c)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -47,6 +52,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	// the page holds the token: no other site may frame it
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	// template.JS inserts the JSON as it is; json.Marshal escapes <, > and &
 	// (\u003c …), so nothing in it can close the script element
 	_ = pageTemplate.Execute(w, template.JS(b))

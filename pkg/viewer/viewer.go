@@ -20,6 +20,11 @@
 //	fmt.Println(v.URL())                   // open it; ?traceId=…&theme=light&width=…&height=…
 //	defer v.Close()
 //
+// Every API call must come from the page itself: the Host must be the
+// viewer's own address, the Origin (when sent) its own origin, and the
+// request must carry the per-run token the page finds in its HTML
+// (guard.go, docs/security.md).
+//
 // It is glue, like Grafana's own HTTP API: it converts requests into SDK
 // calls and responses back into Grafana's JSON, nothing more. It must not
 // build frames, open traces or talk to SQL Server itself — that is
@@ -95,6 +100,10 @@ type Server struct {
 	mu       sync.Mutex
 	traceIDs []string
 	done     chan error
+	// token is this run's API token (guard.go); hosts the Host values
+	// accepted, set once listening (none before: everything is refused).
+	token string
+	hosts hostSet
 }
 
 // New checks the configuration; Start listens.
@@ -119,7 +128,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Settings.Type == "" {
 		cfg.Settings.Type = DefaultType
 	}
-	s := &Server{cfg: cfg, uid: uid}
+	token, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, uid: uid, token: token}
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
@@ -144,6 +157,9 @@ func (s *Server) Start(ctx context.Context, addr string) error {
 		return fmt.Errorf("viewer: listen on %s: %w", addr, err)
 	}
 	s.ln = ln
+	s.mu.Lock()
+	s.hosts = hostsFor(ln.Addr())
+	s.mu.Unlock()
 	s.done = make(chan error, 1)
 	go func() { s.done <- s.srv.Serve(ln) }()
 	go func() {
@@ -182,6 +198,11 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String() + "/"
 }
 
+// Token is the per-run API token: every API call must carry it in
+// TokenHeader. The page gets it embedded in its HTML; programs driving the
+// viewer (tests, the browser harness) may take it from here.
+func (s *Server) Token() string { return s.token }
+
 // TraceIDs are the ids the uploaded bundles got, in Config.Bundles order.
 func (s *Server) TraceIDs() []string {
 	s.mu.Lock()
@@ -196,14 +217,30 @@ func (s *Server) Close() error {
 	return s.srv.Shutdown(ctx)
 }
 
-// Handler serves the page, the assets and the Grafana API subset.
+// routes are every pattern Handler serves, each with the checks of its
+// kind (guard.go).
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /{$}", routePage, http.HandlerFunc(s.page)},
+		{"GET /assets/", routeAsset, http.StripPrefix("/assets/", http.FileServerFS(s.cfg.Assets))},
+		{"POST /api/ds/query", routeAPI, http.HandlerFunc(s.query)},
+		{"/api/datasources/uid/{uid}/resources/{path...}", routeAPI, http.HandlerFunc(s.resource)},
+		{"GET /api/datasources/uid/{uid}/health", routeAPI, http.HandlerFunc(s.health)},
+	}
+}
+
+// Handler serves the page, the assets and the Grafana API subset, behind
+// the host, origin and token checks of guard.go. It answers only once
+// Start has bound an address (the Host check needs it).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.page)
-	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(s.cfg.Assets)))
-	mux.HandleFunc("POST /api/ds/query", s.query)
-	mux.HandleFunc("/api/datasources/uid/{uid}/resources/{path...}", s.resource)
-	mux.HandleFunc("GET /api/datasources/uid/{uid}/health", s.health)
+	for _, rt := range s.routes() {
+		mux.Handle(rt.pattern, s.guard(rt.kind, rt.handler))
+	}
+	// Anything else (other paths, other methods, CORS preflights) is
+	// checked as an API call too, so a probe from another origin gets the
+	// same 403 and never a permissive answer.
+	mux.Handle("/", s.guard(routeAPI, http.NotFoundHandler()))
 	return mux
 }
 
@@ -270,9 +307,12 @@ func (s *Server) resource(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery != "" {
 		u += "?" + r.URL.RawQuery
 	}
+	// the token is the viewer's, not the datasource's business
+	headers := r.Header.Clone()
+	headers.Del(TokenHeader)
 	rec := &recorder{header: http.Header{}}
 	if err := s.cfg.Datasource.CallResource(r.Context(), &backend.CallResourceRequest{
-		PluginContext: s.pluginContext(), Path: path, Method: r.Method, URL: u, Headers: r.Header, Body: body,
+		PluginContext: s.pluginContext(), Path: path, Method: r.Method, URL: u, Headers: headers, Body: body,
 	}, rec); err != nil {
 		s.cfg.Logger.Warn("resource call failed", "path", path, "error", err)
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -71,9 +71,15 @@ func start(t *testing.T, cfg Config) *Server {
 	return v
 }
 
-func get(t *testing.T, url string) (int, string) {
+// get and post call the viewer as its page does: with the token.
+func get(t *testing.T, v *Server, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(TokenHeader, v.Token())
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +88,15 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func post(t *testing.T, url, body string) (int, []byte) {
+func post(t *testing.T, v *Server, url, body string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(TokenHeader, v.Token())
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +132,7 @@ func TestStartRefusesNonLoopbackUnlessAllowed(t *testing.T) {
 
 func TestPageCarriesDatasourceAndFirstQuery(t *testing.T) {
 	v := start(t, Config{Datasource: &fakeDS{}, Query: map[string]any{"queryType": "trace", "sql": "SELECT 1 </script>"}})
-	code, body := get(t, v.URL())
+	code, body := get(t, v, v.URL())
 	if code != 200 || !strings.Contains(body, `src="/assets/harness.js"`) {
 		t.Fatalf("page %d: %s", code, body)
 	}
@@ -130,15 +142,15 @@ func TestPageCarriesDatasourceAndFirstQuery(t *testing.T) {
 	if !strings.Contains(body, `"uid":"queryreplay"`) || !strings.Contains(body, `"type":"queryreplay-sqlserver-datasource"`) {
 		t.Errorf("datasource missing: %s", body)
 	}
-	_, body = get(t, v.URL()+"?traceId=0190d5c2a0e87c3b9a51e2f4c6d8b0a1")
+	_, body = get(t, v, v.URL()+"?traceId=0190d5c2a0e87c3b9a51e2f4c6d8b0a1")
 	if !strings.Contains(body, `"queryType":"bundle"`) {
 		t.Errorf("traceId in the URL should open that bundle: %s", body)
 	}
-	code, js := get(t, v.URL()+"assets/harness.js")
+	code, js := get(t, v, v.URL()+"assets/harness.js")
 	if code != 200 || js != "console.log('harness')" {
 		t.Errorf("asset %d %q", code, js)
 	}
-	if code, _ := get(t, v.URL()+"assets/missing.js"); code != 404 {
+	if code, _ := get(t, v, v.URL()+"assets/missing.js"); code != 404 {
 		t.Errorf("missing asset %d", code)
 	}
 }
@@ -149,7 +161,7 @@ func TestQueryConvertsAsGrafanaDoes(t *testing.T) {
 	body := `{"from":"1764590400000","to":"1764594000000","queries":[
 	 {"refId":"A","datasource":{"uid":"queryreplay","type":"queryreplay-sqlserver-datasource"},"queryType":"view","traceId":"t","maxDataPoints":1500,"intervalMs":20},
 	 {"refId":"B","queryType":"bundle","traceId":"missing"}]}`
-	code, b := post(t, v.URL()+"api/ds/query", body)
+	code, b := post(t, v, v.URL()+"api/ds/query", body)
 	if code != http.StatusBadRequest {
 		t.Errorf("status %d with a failed query, want 400 (Grafana's default)", code)
 	}
@@ -177,10 +189,10 @@ func TestQueryConvertsAsGrafanaDoes(t *testing.T) {
 	if !strings.Contains(string(q.JSON), `"traceId":"t"`) {
 		t.Errorf("raw query JSON not passed on: %s", q.JSON)
 	}
-	if code, b := post(t, v.URL()+"api/ds/query", `{"queries":[{"refId":"A","datasource":{"uid":"other"}}]}`); code != 400 || !bytes.Contains(b, []byte("not found")) {
+	if code, b := post(t, v, v.URL()+"api/ds/query", `{"queries":[{"refId":"A","datasource":{"uid":"other"}}]}`); code != 400 || !bytes.Contains(b, []byte("not found")) {
 		t.Errorf("other datasource: %d %s", code, b)
 	}
-	if code, _ := post(t, v.URL()+"api/ds/query", `{"queries":[]}`); code != 400 {
+	if code, _ := post(t, v, v.URL()+"api/ds/query", `{"queries":[]}`); code != 400 {
 		t.Errorf("no queries: %d", code)
 	}
 }
@@ -188,7 +200,7 @@ func TestQueryConvertsAsGrafanaDoes(t *testing.T) {
 func TestResourcesAreForwarded(t *testing.T) {
 	ds := &fakeDS{}
 	v := start(t, Config{Datasource: ds})
-	code, b := post(t, v.URL()+"api/datasources/uid/queryreplay/resources/traces/x?y=1", "hello")
+	code, b := post(t, v, v.URL()+"api/datasources/uid/queryreplay/resources/traces/x?y=1", "hello")
 	// the fake answers 200 only for POST traces; this is POST traces/x
 	if code != 201 || string(b) != "echo:hello" {
 		t.Errorf("resource: %d %s", code, b)
@@ -197,10 +209,10 @@ func TestResourcesAreForwarded(t *testing.T) {
 	if r.Path != "traces/x" || r.URL != "traces/x?y=1" || r.Method != "POST" {
 		t.Errorf("forwarded %+v", r)
 	}
-	if code, _ := get(t, v.URL()+"api/datasources/uid/nope/resources/databases"); code != 404 {
+	if code, _ := get(t, v, v.URL()+"api/datasources/uid/nope/resources/databases"); code != 404 {
 		t.Errorf("unknown uid: %d", code)
 	}
-	if code, _ := get(t, v.URL()+"api/datasources/uid/queryreplay/health"); code != 404 {
+	if code, _ := get(t, v, v.URL()+"api/datasources/uid/queryreplay/health"); code != 404 {
 		t.Errorf("health without a CheckHealth handler: %d", code)
 	}
 }
@@ -219,7 +231,7 @@ func TestBundlesAreUploadedAtStart(t *testing.T) {
 	if string(ds.resources[0].Body) != `{"format":"queryreplay-bundle"}` {
 		t.Errorf("uploaded %q", ds.resources[0].Body)
 	}
-	_, body := get(t, v.URL())
+	_, body := get(t, v, v.URL())
 	if !strings.Contains(body, `"traceId":"0190d5c2a0e87c3b9a51e2f4c6d8b0a1"`) {
 		t.Errorf("page should open the uploaded bundle: %s", body)
 	}
@@ -231,11 +243,11 @@ func TestBundlesAreUploadedAtStart(t *testing.T) {
 
 func TestPageQueryFromTheURL(t *testing.T) {
 	v := start(t, Config{Datasource: &fakeDS{}})
-	_, body := get(t, v.URL()+`?query=%7B%22queryType%22%3A%22trace%22%2C%22sql%22%3A%22SELECT%202%22%2C%22options%22%3A%7B%22clearBufferPool%22%3Atrue%7D%7D`)
+	_, body := get(t, v, v.URL()+`?query=%7B%22queryType%22%3A%22trace%22%2C%22sql%22%3A%22SELECT%202%22%2C%22options%22%3A%7B%22clearBufferPool%22%3Atrue%7D%7D`)
 	if !strings.Contains(body, `"clearBufferPool":true`) || !strings.Contains(body, `"sql":"SELECT 2"`) {
 		t.Errorf("query from the URL: %s", body)
 	}
-	_, body = get(t, v.URL()+"?sql=SELECT%203&database=Demo")
+	_, body = get(t, v, v.URL()+"?sql=SELECT%203&database=Demo")
 	if !strings.Contains(body, `"sql":"SELECT 3"`) || !strings.Contains(body, `"database":"Demo"`) {
 		t.Errorf("sql from the URL: %s", body)
 	}

@@ -25,6 +25,8 @@ interface ViewerConfig {
   datasource: { uid: string; type: string };
   query: Record<string, unknown> | null;
   traceIds: string[];
+  /** The viewer's per-run token: every API call sends it in X-QueryReplay-Token (docs/security.md). */
+  token: string;
 }
 
 interface HarnessState {
@@ -68,7 +70,8 @@ const backendSrv = {
       const ctl = new AbortController();
       fetch(options.url, {
         method: options.method ?? 'GET',
-        headers: { 'Content-Type': 'application/json' },
+        // the viewer refuses API calls without its token (pkg/viewer/guard.go)
+        headers: { 'Content-Type': 'application/json', 'X-QueryReplay-Token': window.__QUERYREPLAY_VIEWER__.token },
         body: options.data === undefined ? undefined : JSON.stringify(options.data),
         signal: ctl.signal,
       })

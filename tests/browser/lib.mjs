@@ -25,7 +25,7 @@ export function chromiumPath() {
   return found;
 }
 
-/** Starts bin/harness-server and resolves with its ready line {url, traceIds, events}. */
+/** Starts bin/harness-server and resolves with its ready line {url, traceIds, events, token} (token: the viewer's API token). */
 export function startServer(args = [], timeoutMs = 120_000) {
   const bin = path.join(root, 'bin', 'harness-server');
   if (!fs.existsSync(bin)) {

@@ -1,6 +1,6 @@
 // Command harness-server runs the browser tests' backend: the stand-in, the
 // real datasource (pkg/plugin) and pkg/viewer serving the harness bundle.
-// It prints one JSON line {"url":…, "traceIds":[…]} when ready and serves
+// It prints one JSON line {"url":…, "traceIds":[…], "events":…, "token":…} when ready and serves
 // until its standard input closes or it is signalled. With -generate N it
 // first writes a synthetic bundle of N pages (5 events each) and uploads it.
 package main
@@ -87,7 +87,8 @@ func run() error {
 		return err
 	}
 	defer v.Close()
-	line, _ := json.Marshal(map[string]any{"url": v.URL(), "traceIds": v.TraceIDs(), "events": events})
+	// the token lets a test call the API directly, as the page does (pkg/viewer's TokenHeader)
+	line, _ := json.Marshal(map[string]any{"url": v.URL(), "traceIds": v.TraceIDs(), "events": events, "token": v.Token()})
 	fmt.Println(string(line))
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
