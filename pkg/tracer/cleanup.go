@@ -67,12 +67,13 @@ func (r *run) cleanup(ctx context.Context) error {
 
 // killLost KILLs the traced session when its connection was lost or given
 // up and nothing has yet made sure the session is gone: the watchdog did
-// not run (the connection failed outside the batch) or its KILL failed.
+// not run (the connection failed outside the batch) or its own connection
+// failed it (a refused KILL is not retried: the abort's error says so).
 // While a middlebox keeps the socket open the server keeps the session, and
 // its transaction's locks, alive.
 func (r *run) killLost(ctx context.Context) error {
 	r.mu.Lock()
-	need := r.traced != nil && r.info.spid != 0 && r.tracedBad && (!r.aborted || r.killFailed)
+	need := r.traced != nil && r.info.spid != 0 && r.tracedBad && (!r.aborted || r.killFailed && r.watchBad)
 	r.mu.Unlock()
 	if !need {
 		return nil

@@ -182,3 +182,47 @@ func TestTracedLostAfterBatchIsKilled(t *testing.T) {
 	assertRowUpdatable(t, srv.dsn)
 	assertNothingLeft(t, db, before)
 }
+
+// TestWatchdogSilentTooThenFreshKill: the traced connection and then the
+// watchdog's own go silent (a middlebox swallows the replies and keeps the
+// sockets). The trace still ends within its timeout plus the watchdog's and
+// the cleanup's budgets; the cleanup KILLs the traced session from a fresh
+// connection, so its locks are gone, and drops the session.
+func TestWatchdogSilentTooThenFreshKill(t *testing.T) {
+	shorten(t, 2*time.Second, 2*time.Second)
+	srv := startStandin(t)
+	_, _, db := newTracer(t, srv.dsn, Policy{})
+	before := checksum(t, db)
+	p := startProxy(t, srv.running.Addr)
+	tracedHits := p.freezeAfterText("SET Amount = Amount + 1")
+	watchHits := p.freezeAfterText("STATE = STOP")
+	tr, log := proxiedTracer(t, dsnVia(t, srv.dsn, p.ln.Addr().String()))
+	start := time.Now()
+	_, err := tr.Trace(context.Background(), Options{SQL: watchUpdateSQL, Timeout: time.Second, cleanupBudget: 5 * time.Second})
+	if elapsed := time.Since(start); elapsed > 9*time.Second {
+		t.Errorf("the trace took %s: timeout 1s, watchdog 2s, cleanup 5s", elapsed)
+	}
+	if err == nil || !strings.Contains(err.Error(), "outlived its timeout of 1s") || !strings.Contains(err.Error(), "could not be looked up") {
+		t.Fatalf("error %v: want the timeout and the watchdog's failure", err)
+	}
+	if tracedHits() == 0 || watchHits() == 0 {
+		t.Fatalf("black-holed: traced %d, watchdog %d connections; want both", tracedHits(), watchHits())
+	}
+	log.mu.Lock()
+	killConn := 0
+	for _, s := range log.stmts {
+		if strings.Contains(s.sql, "KILL ") {
+			killConn = s.conn
+		}
+	}
+	log.mu.Unlock()
+	if killConn <= 3 {
+		t.Errorf("the KILL came from connection %d; want a fresh one (> 3)", killConn)
+	}
+	spid, _ := killedSPID(log)
+	if spid == 0 || slices.Contains(srv.running.Faults().SPIDs(), spid) {
+		t.Errorf("the traced session (%d) was not killed", spid)
+	}
+	assertRowUpdatable(t, srv.dsn)
+	assertNothingLeft(t, db, before)
+}
