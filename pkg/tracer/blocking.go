@@ -34,8 +34,9 @@ import (
 // https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/understand-resolve-blocking
 //
 // Sampling never fails a trace: a refusal or an error stops it and is
-// noted once in Result.BlockingNote (and the warnings). It never runs at
-// the same time as the watchdog's statements: the watchdog stops it first.
+// noted once in Result.BlockingNote (and the warnings). The watchdog has a
+// connection of its own: when it must act it tells the sampler to stop and
+// does not wait for a sample in flight (guard.go).
 
 // Sampling defaults.
 const (
@@ -131,8 +132,22 @@ func (r *run) startBlockerSampler(ctx context.Context, start time.Time) func() {
 	}
 	go s.loop()
 	return func() {
-		s.stopOnce.Do(func() { close(s.stop) })
+		s.signal()
 		<-s.done
+	}
+}
+
+// signal tells the sampler to take no further sample, without waiting.
+func (s *blockerSampler) signal() { s.stopOnce.Do(func() { close(s.stop) }) }
+
+// busy tells whether the sampler has not yet returned (a sample may be in
+// flight on the control connection).
+func (s *blockerSampler) busy() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
 	}
 }
 

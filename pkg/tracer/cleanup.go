@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -12,11 +13,13 @@ import (
 const cleanupTimeout = 30 * time.Second
 
 // cleanup undoes whatever the run left, in order of harm: the session first
-// (on the control connection, else from fresh connections), then the traced
-// connection's transaction and trace flag — rolled back and turned off when
-// it still answers, and in any case ended by closing the connection, on
-// which the server rolls back whatever is open and the session-scoped
-// trace flag goes.
+// (on the control connection, else on the watchdog's, else from fresh
+// connections); a traced session whose connection was lost and that was not
+// yet found gone is KILLed (from the watchdog's connection, or a fresh one
+// if that failed); then the traced connection's transaction and trace flag
+// — rolled back and turned off when it still answers, and in any case ended
+// by closing the connection, on which the server rolls back whatever is
+// open and the session-scoped trace flag goes.
 func (r *run) cleanup(ctx context.Context) error {
 	budget := r.o.cleanupBudget
 	if budget <= 0 {
@@ -31,23 +34,68 @@ func (r *run) cleanup(ctx context.Context) error {
 	if r.traced != nil && !r.tracedIsBad() {
 		setNetLimits(r.traced, controlIdle, end)
 	}
+	if r.watch != nil {
+		setNetLimits(r.watch, controlIdle, end)
+	}
 	if r.created && r.conn != nil && !r.connBad {
 		if err := r.exec(cctx, "drop event session", r.spec.DropDDL()); err == nil {
 			r.created = false
 		}
 	}
+	if r.created && r.watch != nil && !r.watchBad {
+		if err := r.watchExec(cctx, "drop event session", r.spec.DropDDL()); err == nil {
+			r.created = false
+		}
+	}
+	kerr := r.killLost(cctx)
 	r.cleanupTraced(cctx)
-	if r.conn != nil {
-		discard(r.conn)
-		r.conn = nil
+	for _, c := range []*Conn{&r.conn, &r.watch} {
+		if *c != nil {
+			discard(*c)
+			*c = nil
+		}
 	}
 	if !r.created {
-		return nil
+		return kerr
 	}
 	if err := r.dropFresh(cctx, budget); err != nil {
-		return fmt.Errorf("drop event session %s: %w (the next trace's sweep, or queryreplay sweep, drops it once this process's connections are gone)", r.spec.Name, err)
+		return errors.Join(kerr, fmt.Errorf("drop event session %s: %w (the next trace's sweep, or queryreplay sweep, drops it once this process's connections are gone)", r.spec.Name, err))
 	}
 	r.created = false
+	return kerr
+}
+
+// killLost KILLs the traced session when its connection was lost or given
+// up and nothing has yet made sure the session is gone: the watchdog did
+// not run (the connection failed outside the batch) or its own connection
+// failed it (a refused KILL is not retried: the abort's error says so).
+// While a middlebox keeps the socket open the server keeps the session, and
+// its transaction's locks, alive.
+func (r *run) killLost(ctx context.Context) error {
+	r.mu.Lock()
+	need := r.traced != nil && r.info.spid != 0 && r.tracedBad && (!r.aborted || r.killFailed && r.watchBad)
+	r.mu.Unlock()
+	if !need {
+		return nil
+	}
+	if r.watch == nil || r.watchBad {
+		c, err := r.t.open.Open(ctx)
+		if err != nil {
+			return fmt.Errorf("the traced session %d could not be killed: the watchdog's connection failed and a fresh one could not be opened (%w); the server rolls its transaction back when it notices the closed connection", r.info.spid, err)
+		}
+		if r.watch != nil {
+			discard(r.watch)
+		}
+		r.watch, r.watchBad = c, false
+		end, _ := ctx.Deadline()
+		setNetLimits(c, controlIdle, end)
+	}
+	kctx, cancel := context.WithTimeout(ctx, abortTimeout) // waiting for the rollback must leave budget for the rest
+	defer cancel()
+	k := r.killTraced(kctx)
+	if k.failed {
+		return errors.New(k.note)
+	}
 	return nil
 }
 

@@ -3,7 +3,7 @@
 // docs/design/tracing.md §2 with the improvements of §17, under the
 // safety rules of docs/security.md.
 //
-// A trace uses two dedicated, never-pooled connections. The traced
+// A trace uses three dedicated, never-pooled connections. The traced
 // connection runs the batch inside QueryReplay's own transaction and nothing
 // else: BEGIN TRANSACTION (reading @@TRANCOUNT and the transaction id), the
 // batch with every result set drained and counted (values discarded), then
@@ -15,15 +15,27 @@
 // DROPCLEANBUFFERS, START, STOP, the log records (fn_dblog, filtered to the
 // trace's transaction), DROP, the read-back and name resolution. So nothing
 // the batch leaves on its connection — SET options, an ended or open
-// transaction, a hung request — can stop the cleanup.
+// transaction, a hung request — can stop the cleanup. The watchdog
+// connection, opened before anything is created, stays idle until the
+// batch must be given up.
 //
 // When the batch outlives its timeout (DefaultTimeout unless set), the trace
-// is cancelled, or the traced connection is lost, the control connection
-// stops the session at once and KILLs the traced session if it is still
-// the one QueryReplay opened. Connections from DSNOpener carry network
-// deadlines, so a silent network never hangs a trace past its limits. The
-// cleanup runs on every path, ignores the caller's cancellation and retries
-// with backoff over its whole budget.
+// is cancelled, or the traced connection is lost, the watchdog connection
+// stops the session at once and KILLs the traced session if it is still the
+// one QueryReplay opened (same session id and login_time), so its locks go
+// even while a middlebox keeps its socket open. It never waits for the
+// control connection, which may be busy with a blocker sample or hung: a
+// sample still in flight is abandoned with that connection. A
+// trace whose watchdog connection cannot be opened does not start (the
+// error says why) rather than fall back to the control connection, which
+// is exactly the watchdog that failed. Connections from DSNOpener carry
+// network deadlines, so a silent network never hangs a trace past its
+// limits; the watchdog's statements share one budget (15 s). The cleanup
+// runs on every path, ignores the caller's cancellation and retries with
+// backoff over its whole budget: it drops the session on the control
+// connection, else on the watchdog's, else from fresh connections, and
+// KILLs a traced session whose connection was lost and that nothing yet
+// found gone; what it cannot do, it reports, naming the session.
 //
 // While the batch runs, the control connection also samples
 // sys.dm_exec_requests for the traced session (Options.BlockerInterval,
@@ -31,9 +43,9 @@
 // session that blocked it with the wait, the resource and the blocker's
 // login, host and program from sys.dm_exec_sessions — its last batch only
 // with Options.BlockerStatements. Sampling is bounded
-// (Options.MaxBlockerSamples intervals), stops when the batch ends and
-// before the watchdog uses the control connection, and never fails the
-// trace: a refusal is noted once in Result.BlockingNote.
+// (Options.MaxBlockerSamples intervals), stops when the batch ends or the
+// watchdog acts, and never fails the trace: a refusal is noted once in
+// Result.BlockingNote.
 //
 // Events are read back (Options.ReadBack) either as the binary .xel files —
 // listed with sys.dm_os_enumerate_filesystem, fetched with OPENROWSET(BULK …,

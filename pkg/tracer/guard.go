@@ -26,7 +26,9 @@ var (
 // runBatch runs the user's batch on the traced connection under its
 // deadline. When the deadline passes (or the trace is cancelled) while the
 // batch still runs, or the traced connection is lost, abortTraced stops the
-// session at once and KILLs the traced session from the control connection.
+// session at once and KILLs the traced session from the watchdog's own
+// connection, without waiting for the control connection (the blocker
+// sampler may be in a query there, or the network may have swallowed it).
 func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 	deadline := time.Now().Add(r.o.Timeout)
 	qctx, cancel := context.WithDeadline(ctx, deadline)
@@ -53,8 +55,15 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 			r.mu.Lock()
 			r.abortCause = cause
 			r.mu.Unlock()
-			stopSampler() // the control connection is the watchdog's now
+			r.blockers.signal() // no new sample; one in flight is not waited for
 			r.abortTraced(ctx, why)
+			if r.blockers.busy() {
+				// a sample still waits on the control connection: after an
+				// abort the trace needs that connection no more (the
+				// cleanup drops the session from the watchdog's if it must),
+				// so it is given up rather than waited for
+				setNetLimits(r.conn, controlIdle, time.Now())
+			}
 		}
 	}()
 	counts, dur, err := r.drain(qctx)
@@ -136,8 +145,9 @@ func (r *run) drain(ctx context.Context) ([]int64, time.Duration, error) {
 // abortTraced gives up on the traced connection: it stops the session at
 // once (a running session filtered on an id the server may hand to the next
 // connection must not outlive the trace), then KILLs the traced session if
-// it is still the one QueryReplay opened. It runs on the control
-// connection, ignoring the caller's cancellation, within abortTimeout.
+// it is still the one QueryReplay opened (its locks go with it, even while a
+// middlebox keeps its socket open). It runs on the watchdog connection,
+// ignoring the caller's cancellation, within abortTimeout.
 func (r *run) abortTraced(ctx context.Context, why string) {
 	r.mu.Lock()
 	if r.aborted {
@@ -149,26 +159,27 @@ func (r *run) abortTraced(ctx context.Context, why string) {
 	setNetLimits(r.traced, 0, time.Now()) // nothing more is awaited from it
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 	defer cancel()
-	// the control connection must not wait past the budget either
-	setNetLimits(r.conn, controlIdle, time.Now().Add(abortTimeout))
-	defer setNetLimits(r.conn, controlIdle, time.Time{})
+	// the watchdog's connection must not wait past the budget either
+	setNetLimits(r.watch, controlIdle, time.Now().Add(abortTimeout))
+	defer setNetLimits(r.watch, controlIdle, time.Time{})
 	note := why
 	if r.created && !r.stopped {
-		if err := r.exec(actx, "stop event session", r.spec.StopDDL()); err != nil {
-			note += "; stopping the session failed: " + err.Error()
+		if err := r.watchExec(actx, "stop event session", r.spec.StopDDL()); err != nil {
+			note += fmt.Sprintf("; stopping the event session %s failed: %v", r.spec.Name, err)
 		} else {
 			r.stopped = true
 		}
 	}
 	k := r.killTraced(actx)
 	r.mu.Lock()
-	r.abortNote, r.abortEnded = note+"; "+k.note, k.ended
+	r.abortNote, r.abortEnded, r.killFailed = note+"; "+k.note, k.ended, k.failed
 	r.mu.Unlock()
 }
 
 type killResult struct {
-	note  string
-	ended bool // QueryReplay's transaction was no longer open in the traced session
+	note   string
+	ended  bool // QueryReplay's transaction was no longer open in the traced session
+	failed bool // the traced session may still be there: not found gone, not killed
 }
 
 // killTraced KILLs the traced session
@@ -182,14 +193,16 @@ func (r *run) killTraced(ctx context.Context) killResult {
 	present, open, err := r.tracedSession(ctx)
 	switch {
 	case err != nil:
-		return killResult{note: "the traced session could not be looked up: " + err.Error()}
+		return killResult{note: fmt.Sprintf("the traced session %d could not be looked up, so it was not killed (%v); its connection is closed instead, and the server rolls its transaction back when it notices", r.info.spid, err),
+			failed: true}
 	case !present:
 		return killResult{note: "the traced session had already ended (the server rolls back the open transaction of a session that ends)"}
 	case r.inTxn && !open:
 		r.warn("QueryReplay's transaction was no longer open in the traced session when it was killed")
 	}
-	if err := r.exec(ctx, "kill the traced session", fmt.Sprintf("%sKILL %d", r.spec.Marker(), r.info.spid)); err != nil {
-		return killResult{note: "KILL of the traced session failed (" + err.Error() + "); its connection is closed instead, and the server rolls its transaction back when it notices", ended: r.inTxn && !open}
+	if err := r.watchExec(ctx, "kill the traced session", fmt.Sprintf("%sKILL %d", r.spec.Marker(), r.info.spid)); err != nil {
+		return killResult{note: fmt.Sprintf("KILL of the traced session %d failed (%v); its connection is closed instead, and the server rolls its transaction back when it notices", r.info.spid, err),
+			ended: r.inTxn && !open, failed: true}
 	}
 	gone := r.waitTracedGone(ctx)
 	switch {
@@ -209,19 +222,20 @@ func (r *run) killTraced(ctx context.Context) killResult {
 func (r *run) tracedSession(ctx context.Context) (present, open bool, err error) {
 	var login sql.NullTime
 	q := fmt.Sprintf("%sSELECT login_time FROM sys.dm_exec_sessions WHERE session_id = %d", r.spec.Marker(), r.info.spid)
-	if err := r.queryRow(ctx, "look up the traced session", q, &login); err != nil {
+	if err := queryRow(ctx, r.watch, "look up the traced session", q, &login); err != nil {
 		if errors.Is(err, errNoRow) {
 			return false, false, nil
 		}
+		r.watchBad = r.watchBad || isConnErr(err)
 		return false, false, err
 	}
 	if !login.Valid || loginKey(login.Time) != loginKey(r.info.loginTime) {
 		return false, false, nil // the id serves another connection now
 	}
 	q = fmt.Sprintf("%sSELECT transaction_id FROM sys.dm_tran_session_transactions WHERE session_id = %d", r.spec.Marker(), r.info.spid)
-	rows, err := r.conn.QueryContext(ctx, q)
+	rows, err := r.watch.QueryContext(ctx, q)
 	if err != nil {
-		r.noteConnErr(err)
+		r.watchBad = r.watchBad || isConnErr(err)
 		return true, false, err
 	}
 	defer rows.Close()

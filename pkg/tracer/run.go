@@ -15,15 +15,18 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 )
 
-// run is one trace in progress: its two connections and what must be undone.
+// run is one trace in progress: its three connections and what must be
+// undone.
 //
 // The control connection (conn) creates, starts, stops, drops and reads
-// back the session, checks permissions, sweeps, reads the log and resolves
-// names, and KILLs the traced session when it must. The traced connection
-// runs the batch inside QueryReplay's transaction and nothing else but that
-// transaction's checks, so nothing the batch leaves behind on its
-// connection (SET options, an open or ended transaction, a hung request)
-// can stop the cleanup.
+// back the session, checks permissions, sweeps, reads the log, resolves
+// names and samples blockers. The traced connection runs the batch inside
+// QueryReplay's transaction and nothing else but that transaction's checks,
+// so nothing the batch leaves behind on its connection (SET options, an
+// open or ended transaction, a hung request) can stop the cleanup. The
+// watchdog connection (watch) stays idle until the batch must be given up:
+// then it stops the session and KILLs the traced session, whatever the
+// control connection is doing (guard.go).
 type run struct {
 	t     *Tracer
 	o     Options
@@ -33,6 +36,7 @@ type run struct {
 
 	conn   Conn // control
 	traced Conn
+	watch  Conn         // the watchdog's
 	info   serverInfo   // the traced session
 	owner  SessionOwner // the control session, encoded in the session name
 	spec   SessionSpec
@@ -44,6 +48,7 @@ type run struct {
 	txnID      int64
 	rolledBack bool // verified: QueryReplay's transaction was rolled back
 	connBad    bool // the control connection failed
+	watchBad   bool // the watchdog connection failed (used by the watchdog, then the cleanup: never at once)
 	warnings   []string
 	rows       atomic.Int64
 	blockers   *blockerSampler // who blocked the batch (blocking.go)
@@ -53,6 +58,7 @@ type run struct {
 	aborted    bool       // abortTraced ran
 	abortNote  string     // what abortTraced found, for the error
 	abortEnded bool       // abortTraced found QueryReplay's transaction gone from the live session
+	killFailed bool       // abortTraced could not make sure the traced session is gone
 	abortCause error      // context.DeadlineExceeded or the caller's cancellation, when that was why
 }
 
@@ -80,6 +86,17 @@ func (r *run) execTraced(ctx context.Context, step, query string) error {
 	if _, err := r.traced.ExecContext(ctx, query); err != nil {
 		r.noteTracedErr(err)
 		return fmt.Errorf("%s (traced connection): %w", step, err)
+	}
+	return nil
+}
+
+// watchExec runs one statement on the watchdog connection.
+func (r *run) watchExec(ctx context.Context, step, query string) error {
+	if _, err := r.watch.ExecContext(ctx, query); err != nil {
+		if isConnErr(err) {
+			r.watchBad = true
+		}
+		return fmt.Errorf("%s (watchdog connection): %w", step, err)
 	}
 	return nil
 }
@@ -218,7 +235,7 @@ func (r *run) do(ctx context.Context) (*Bundle, error) {
 }
 
 // connect opens the traced connection, then the control connection, and
-// reads who they are.
+// reads who they are; then the watchdog connection.
 func (r *run) connect(ctx context.Context) error {
 	c, err := r.t.open.Open(ctx)
 	if err != nil {
@@ -251,6 +268,24 @@ func (r *run) connect(ctx context.Context) error {
 		return fmt.Errorf("control connection: %w", err)
 	}
 	r.owner = owner
+	return r.connectWatchdog(ctx)
+}
+
+// connectWatchdog opens the watchdog's connection before anything is
+// created. Without it the trace does not start: a watchdog sharing the
+// control connection cannot stop the session or KILL the batch while that
+// connection is busy or hung, and then a KILL-less batch keeps its locks
+// for as long as a middlebox keeps its socket open.
+func (r *run) connectWatchdog(ctx context.Context) error {
+	c, err := r.t.open.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("connect the watchdog connection: %w (a trace does not run without a connection of its own that can stop the session and KILL the batch)", err)
+	}
+	r.watch = c
+	// Nothing is sent until it must act: STOP, the session lookups and KILL
+	// are server-wide, and a database-scoped session (Azure SQL Database)
+	// lives in the login's database, the only one a connection there can use.
+	setNetLimits(r.watch, controlIdle, time.Time{})
 	return nil
 }
 

@@ -355,6 +355,11 @@ type tcpProxy struct {
 	allOnMatch bool // the match freezes every connection, and new ones
 	frozen     bool
 	conns      []*proxied
+	// after: a connection whose client bytes contain one of these texts
+	// forwards them, then stops forwarding both ways (the server runs the
+	// request and its reply is lost); afterHits counts the matches.
+	after     [][]byte
+	afterHits []int
 }
 
 type proxied struct {
@@ -408,6 +413,7 @@ func (p *tcpProxy) pipe(pc *proxied, from, to net.Conn, fromClient bool) {
 			p.mu.Lock()
 			match := fromClient && len(p.freezeOn) > 0 && bytes.Contains(buf[:n], p.freezeOn)
 			all := p.allOnMatch
+			after := fromClient && p.matchAfter(buf[:n])
 			p.mu.Unlock()
 			switch {
 			case match && all:
@@ -420,6 +426,9 @@ func (p *tcpProxy) pipe(pc *proxied, from, to net.Conn, fromClient bool) {
 					return
 				}
 			}
+			if after {
+				pc.freeze()
+			}
 		}
 		if err != nil {
 			return
@@ -427,16 +436,48 @@ func (p *tcpProxy) pipe(pc *proxied, from, to net.Conn, fromClient bool) {
 	}
 }
 
-// freezeOnText freezes the connection that sends text (as TDS carries it:
-// UTF-16LE).
-func (p *tcpProxy) freezeOnText(text string) {
+// matchAfter counts and reports a match of an after rule (p.mu held).
+func (p *tcpProxy) matchAfter(b []byte) bool {
+	hit := false
+	for i, a := range p.after {
+		if bytes.Contains(b, a) {
+			p.afterHits[i]++
+			hit = true
+		}
+	}
+	return hit
+}
+
+// freezeAfterText adds an after rule for text; the returned function
+// tells how many connections it froze.
+func (p *tcpProxy) freezeAfterText(text string) func() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := len(p.after)
+	p.after = append(p.after, utf16LE(text))
+	p.afterHits = append(p.afterHits, 0)
+	return func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.afterHits[i]
+	}
+}
+
+// utf16LE is text as TDS carries it.
+func utf16LE(text string) []byte {
 	var b bytes.Buffer
 	for _, u := range utf16.Encode([]rune(text)) {
 		b.WriteByte(byte(u))
 		b.WriteByte(byte(u >> 8))
 	}
+	return b.Bytes()
+}
+
+// freezeOnText freezes the connection that sends text (as TDS carries it:
+// UTF-16LE).
+func (p *tcpProxy) freezeOnText(text string) {
 	p.mu.Lock()
-	p.freezeOn = b.Bytes()
+	p.freezeOn = utf16LE(text)
 	p.mu.Unlock()
 }
 
@@ -640,7 +681,8 @@ func TestCleanupUsesItsWholeBudget(t *testing.T) {
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
 	f := srv.running.Faults()
-	f.DropConnection("DROP EVENT SESSION")
+	f.DropConnection("DROP EVENT SESSION") // the control connection's DROP
+	f.DropConnection("DROP EVENT SESSION") // the watchdog connection's, in the cleanup
 	// the stand-in drops the next logins; the backoff (50 ms doubling to
 	// 2 s) spends about 6 s on seven of them
 	start := time.Now()
