@@ -1,0 +1,141 @@
+package releasecheck
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const modulePath = "github.com/queryreplay/queryreplay"
+
+// architectureLayers reads docs/ARCHITECTURE.md's layer table: each row's
+// layer rank (its position in the table) for every package it names.
+func architectureLayers(t *testing.T) (rank map[string]int, names []string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repo(t), "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## Layers\n")
+	if !ok {
+		t.Fatal("docs/ARCHITECTURE.md has no ## Layers section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	rank = map[string]int{}
+	pkg := regexp.MustCompile("`((?:pkg|cmd|internal)/[a-z0-9_/]+)`")
+	for line := range strings.Lines(section) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") || strings.TrimSpace(cells[1]) == "layer" {
+			continue
+		}
+		names = append(names, strings.TrimSpace(cells[1]))
+		for _, m := range pkg.FindAllStringSubmatch(cells[2], -1) {
+			rank[m[1]] = len(names) - 1
+		}
+	}
+	if len(names) < 4 {
+		t.Fatalf("the layer table has %d rows: %q", len(names), names)
+	}
+	return rank, names
+}
+
+// moduleImports lists every package of the module (tests excluded) with
+// the module packages it imports, from go list.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./cmd/...", "./internal/...", "./pkg/...")
+	cmd.Dir = repo(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	imports := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		p := strings.TrimPrefix(strings.TrimPrefix(f[0], modulePath), "/")
+		imports[p] = []string{}
+		for _, imp := range f[1:] {
+			if rel, ok := strings.CutPrefix(imp, modulePath+"/"); ok {
+				imports[p] = append(imports[p], rel)
+			}
+		}
+	}
+	return imports
+}
+
+// testSupport are packages for tests only: no command or product package
+// may link them.
+var testSupport = regexp.MustCompile(`^internal/(symfixture|testenv|testsql|testtrace|viewertest|s3fake|pluginhost)$|^pkg/(pdb/pdbtest|xe/xetest)$|^internal/standin/clienttest$`)
+
+// TestLayers: every arrow of docs/ARCHITECTURE.md's layer table is true in
+// the imports — a package imports only its own layer or the ones above it;
+// every package under pkg/ is in the table (or named as test support);
+// product code never imports the stand-in; no command links test support.
+func TestLayers(t *testing.T) {
+	rank, names := architectureLayers(t)
+	imports := moduleImports(t)
+	for p, deps := range imports {
+		r, placed := rank[p]
+		if strings.HasPrefix(p, "pkg/") && !placed && !testSupport.MatchString(p) {
+			t.Errorf("%s is in no layer of docs/ARCHITECTURE.md", p)
+		}
+		for _, d := range deps {
+			if rd, ok := rank[d]; placed && ok && rd > r {
+				t.Errorf("%s (%s) imports %s (%s): imports go only down the layer table", p, names[r], d, names[rd])
+			}
+			if (strings.HasPrefix(p, "pkg/") || strings.HasPrefix(p, "cmd/gpx")) && !testSupport.MatchString(p) &&
+				(strings.HasPrefix(d, "internal/standin") || strings.HasPrefix(d, "internal/tds")) {
+				t.Errorf("%s imports the stand-in (%s): production code never does", p, d)
+			}
+		}
+	}
+	for p := range rank {
+		if _, ok := imports[p]; !ok {
+			t.Errorf("docs/ARCHITECTURE.md names %s, which does not exist", p)
+		}
+	}
+	for _, cmd := range []string{"cmd/queryreplay", "cmd/gpx_queryreplay"} {
+		for _, d := range linked(imports, cmd) {
+			if testSupport.MatchString(d) {
+				t.Errorf("%s links the test-support package %s", cmd, d)
+			}
+		}
+	}
+}
+
+// linked is every module package p reaches through its imports.
+func linked(imports map[string][]string, p string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(q string) {
+		for _, d := range imports[q] {
+			if !seen[d] {
+				seen[d] = true
+				walk(d)
+			}
+		}
+	}
+	walk(p)
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
