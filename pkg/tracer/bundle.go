@@ -236,7 +236,7 @@ func (o ReadOptions) limit() sizelimit.Error {
 	if n <= 0 {
 		n = DefaultMaxBundleBytes
 	}
-	return sizelimit.Error{What: "the bundle (decompressed)", Limit: n, Knob: o.Knob}
+	return sizelimit.Error{What: "the bundle's JSON", Limit: n, Knob: o.Knob}
 }
 
 // ReadBundle reads a bundle, gzip-compressed or not (told by its magic
@@ -251,6 +251,7 @@ func ReadBundle(r io.Reader) (*Bundle, error) { return ReadBundleLimit(r, ReadOp
 func ReadBundleLimit(r io.Reader, o ReadOptions) (*Bundle, error) {
 	br := bufio.NewReader(r)
 	var src io.Reader = br
+	limit := o.limit()
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -258,8 +259,9 @@ func ReadBundleLimit(r io.Reader, o ReadOptions) (*Bundle, error) {
 		}
 		defer zr.Close()
 		src = zr
+		limit.What += ", decompressed,"
 	}
-	data, err := sizelimit.ReadAll(src, o.limit())
+	data, err := sizelimit.ReadAll(src, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read bundle: %w", err)
 	}

@@ -209,7 +209,7 @@ func TestReadBundleGzipBomb(t *testing.T) {
 			alloc := testbomb.Alloc(func() { _, err = ReadBundleLimit(bytes.NewReader(bomb), o) })
 			var se *sizelimit.Error
 			if !errors.As(err, &se) || se.Limit != limit || !strings.Contains(err.Error(), sizelimit.Format(limit)) ||
-				!strings.Contains(err.Error(), o.Knob) {
+				!strings.Contains(err.Error(), o.Knob) || !strings.Contains(err.Error(), "bundle's JSON, decompressed,") {
 				t.Fatalf("%s bomb (%s), limit %d: %v", name, testbomb.Describe(bomb, expand), limit, err)
 			}
 			if alloc > 4*uint64(limit) {
