@@ -11,8 +11,9 @@ import (
 )
 
 type compareArgs struct {
-	a, b string
-	json bool
+	a, b      string
+	json      bool
+	maxBundle int
 }
 
 func init() {
@@ -24,16 +25,21 @@ func init() {
 		cmd.Arg("a", "The first trace bundle (before).").Required().StringVar(&a.a)
 		cmd.Arg("b", "The second trace bundle (after).").Required().StringVar(&a.b)
 		cmd.Flag("json", "Write the comparison as JSON.").BoolVar(&a.json)
+		bundleLimitFlag(cmd, &a.maxBundle)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runCompare(e, a) })
 	})
 }
 
 func runCompare(e *env, a *compareArgs) error {
-	sa, err := compareSide(a.a)
+	o, err := bundleLimit(a.maxBundle)
 	if err != nil {
 		return err
 	}
-	sb, err := compareSide(a.b)
+	sa, err := compareSide(a.a, o)
+	if err != nil {
+		return err
+	}
+	sb, err := compareSide(a.b, o)
 	if err != nil {
 		return err
 	}
@@ -45,8 +51,8 @@ func runCompare(e *env, a *compareArgs) error {
 }
 
 // compareSide loads one bundle as a side of the comparison.
-func compareSide(path string) (compare.Side, error) {
-	b, err := tracer.LoadBundle(path)
+func compareSide(path string, o tracer.ReadOptions) (compare.Side, error) {
+	b, err := tracer.LoadBundleLimit(path, o)
 	if err != nil {
 		return compare.Side{}, err
 	}

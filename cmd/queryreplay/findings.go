@@ -23,6 +23,7 @@ type findingsArgs struct {
 	config     string
 	set        []string
 	thresholds bool
+	maxBundle  int
 }
 
 func init() {
@@ -35,6 +36,7 @@ func init() {
 		cmd.Flag("config", "JSON file of thresholds over the defaults, e.g. {\"readShare\": 0.7} (see --thresholds).").StringVar(&a.config)
 		cmd.Flag("set", "Change one threshold, name=value (repeatable; applied after --config).").StringsVar(&a.set)
 		cmd.Flag("thresholds", "List the rules and every threshold with its value, then exit.").BoolVar(&a.thresholds)
+		bundleLimitFlag(cmd, &a.maxBundle)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runFindings(e, a) })
 	})
 }
@@ -52,7 +54,11 @@ func runFindings(e *env, a *findingsArgs) error {
 	if a.bundle == "" {
 		return withStatus(2, errors.New("give the trace bundle to analyze (or --thresholds)"))
 	}
-	b, err := tracer.LoadBundle(a.bundle)
+	o, err := bundleLimit(a.maxBundle)
+	if err != nil {
+		return err
+	}
+	b, err := tracer.LoadBundleLimit(a.bundle, o)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 )
@@ -16,24 +15,22 @@ func init() {
 		asJSON := inspect.Flag("json", "Write every operator of every statement as JSON instead of a tree.").Bool()
 		rules := inspect.Flag("rules", "Write every operator's streaming/blocking rule with its reason, caveat and source instead of a tree.").Bool()
 		file := inspect.Arg("FILE", "Showplan XML file (.sqlplan or a saved query_post_execution_showplan plan).").Required().String()
+		var maxPlan int
+		planLimitFlag(inspect, &maxPlan)
 		c.register(inspect, func(ctx context.Context, e *env) error {
-			return planInspect(ctx, e, *file, *asJSON, *rules)
+			return planInspect(ctx, e, *file, *asJSON, *rules, maxPlan)
 		})
 	})
 }
 
 // planInspect parses one plan file and prints it as JSON or as a tree.
-func planInspect(ctx context.Context, e *env, file string, asJSON, rules bool) error {
+func planInspect(ctx context.Context, e *env, file string, asJSON, rules bool, maxPlanMB int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(file)
+	plan, err := readPlanFile(file, maxPlanMB)
 	if err != nil {
-		return fmt.Errorf("read plan: %w", err)
-	}
-	plan, err := showplan.ParseBytes(data)
-	if err != nil {
-		return fmt.Errorf("parse %s: %w", file, err)
+		return err
 	}
 	switch {
 	case asJSON && rules:

@@ -24,6 +24,7 @@ type timelineArgs struct {
 	catalog   string
 	statement int
 	json      bool
+	maxPlan   int
 }
 
 func init() {
@@ -35,6 +36,7 @@ func init() {
 		cmd.Flag("catalog", "Catalog JSON mapping pages, HoBTs, allocation units and objects to names.").StringVar(&a.catalog)
 		cmd.Flag("statement", "Plan statement index to use; -1 takes the first with operators.").Default("-1").IntVar(&a.statement)
 		cmd.Flag("json", "Write the trace as JSON.").BoolVar(&a.json)
+		planLimitFlag(cmd, &a.maxPlan)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runTimeline(ctx, e, a) })
 	})
 }
@@ -96,15 +98,7 @@ func runTimeline(ctx context.Context, e *env, a *timelineArgs) error {
 // files when --plan is not given.
 func timelinePlan(a *timelineArgs) (*showplan.Plan, error) {
 	if a.plan != "" {
-		data, err := os.ReadFile(a.plan)
-		if err != nil {
-			return nil, fmt.Errorf("plan: %w", err)
-		}
-		p, err := showplan.ParseBytes(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", a.plan, err)
-		}
-		return p, nil
+		return readPlanFile(a.plan, a.maxPlan)
 	}
 	var plan *showplan.Plan
 	var parseErr error

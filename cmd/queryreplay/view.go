@@ -17,6 +17,8 @@ type viewArgs struct {
 	assets  string
 	dsn     string
 	quiet   bool
+	// maxBundle bounds each bundle here and in the viewer's datasource.
+	maxBundle int
 }
 
 func init() {
@@ -29,6 +31,7 @@ func init() {
 		cmd.Flag("assets", "Directory of the built viewer page (harness.js); found by itself in a checkout or beside the binary.").StringVar(&a.assets)
 		cmd.Flag("dsn", "Also let the viewer run new traces on this server (sqlserver:// URL). Default: $QUERYREPLAY_DSN (prefer it: a command line is visible to other users), else bundles only.").Envar("QUERYREPLAY_DSN").StringVar(&a.dsn)
 		cmd.Flag("quiet", "Print only the URLs.").Short('q').BoolVar(&a.quiet)
+		bundleLimitFlag(cmd, &a.maxBundle)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runView(ctx, e, a) })
 	})
 }
@@ -48,9 +51,13 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	}
 	// Read every bundle first, so a bad file is named before anything
 	// starts (the upload would only say "bad request").
+	o, err := bundleLimit(a.maxBundle)
+	if err != nil {
+		return err
+	}
 	loaded := make([]*tracer.Bundle, len(a.bundles))
 	for i, path := range a.bundles {
-		b, err := tracer.LoadBundle(path)
+		b, err := tracer.LoadBundleLimit(path, o)
 		if err != nil {
 			return withStatus(2, fmt.Errorf("bundle %s: %w", path, err))
 		}
@@ -60,6 +67,7 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	if err != nil {
 		return withStatus(2, err)
 	}
+	server.MaxBundleMB = a.maxBundle
 	store, err := os.MkdirTemp("", "queryreplay-view-")
 	if err != nil {
 		return err

@@ -76,6 +76,10 @@ type serverSettings struct {
 	// ViewOnly: no server behind it (view without --dsn); the datasource's
 	// failed start-up sweep is expected and not worth a warning.
 	ViewOnly bool
+	// MaxBundleMB bounds bundles in the datasource (traceStore.maxBundleMB)
+	// and, with room for the rest of a request, the viewer's request
+	// bodies (view --max-bundle-mb); 0: their defaults.
+	MaxBundleMB int
 }
 
 // settingsFromDSN reads a sqlserver:// URL DSN.
@@ -100,6 +104,9 @@ func (s serverSettings) instanceSettings(storeDir string) (backend.DataSourceIns
 	j := map[string]any{
 		"host": s.Host, "port": s.Port, "user": s.User, "database": s.Database, "encrypt": s.Encrypt,
 		"traceStore": map[string]any{"directory": storeDir}, "connectTimeoutSeconds": 5,
+	}
+	if s.MaxBundleMB > 0 {
+		j["traceStore"] = map[string]any{"directory": storeDir, "maxBundleMB": s.MaxBundleMB}
 	}
 	if s.Lab {
 		j["allowBufferPoolClear"] = true
@@ -136,7 +143,11 @@ func startViewer(ctx context.Context, e *env, s serverSettings, storeDir, assets
 		return nil, fmt.Errorf("datasource: %w", err)
 	}
 	ds := inst.(*plugin.Datasource)
-	srv, err := viewer.New(viewer.Config{Datasource: ds, Settings: st, Assets: os.DirFS(assets), Bundles: bundles, Logger: e.log})
+	vc := viewer.Config{Datasource: ds, Settings: st, Assets: os.DirFS(assets), Bundles: bundles, Logger: e.log}
+	if s.MaxBundleMB > 0 {
+		vc.MaxRequestBytes, vc.MaxRequestKnob = int64(s.MaxBundleMB+1)<<20, "--max-bundle-mb"
+	}
+	srv, err := viewer.New(vc)
 	if err != nil {
 		ds.Dispose()
 		return nil, err

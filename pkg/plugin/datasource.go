@@ -199,7 +199,8 @@ func openStore(ctx context.Context, ts TraceStoreSettings, uid string, l *slog.L
 		backendStore = dir
 	}
 	o := tracestore.Options{MaxTraces: ts.MaxTraces, MaxMemoryBytes: int64(ts.MaxMemoryMB) << 20,
-		MaxAge: time.Duration(ts.MaxAgeHours) * time.Hour, MaxDiskBytes: int64(ts.MaxDiskMB) << 20, Logger: l}
+		MaxAge: time.Duration(ts.MaxAgeHours) * time.Hour, MaxDiskBytes: int64(ts.MaxDiskMB) << 20,
+		BundleLimit: ts.bundleLimit(), Logger: l}
 	s, err := tracestore.New(backendStore, o)
 	if err != nil {
 		backendStore.Close()
@@ -236,7 +237,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 		}
 		return response(q.RefID, downstreamErr(backend.StatusBadRequest, "%v", d.settingsErr))
 	}
-	m, err := parseQuery(q)
+	m, err := parseQuery(q, d.settings.queryLimit())
 	if err != nil {
 		return response(q.RefID, pluginErr(backend.StatusBadRequest, "%v", err))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/queryreplay/queryreplay/pkg/frames"
+	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
@@ -48,10 +49,15 @@ type Query struct {
 	TimeRange     backend.TimeRange `json:"-"`
 }
 
-// parseQuery decodes a DataQuery. The envelope's QueryType wins over the
-// JSON's (Grafana copies one into the other).
-func parseQuery(q backend.DataQuery) (Query, error) {
+// parseQuery decodes a DataQuery of at most limit bytes of JSON (checked
+// before decoding: a decoded query takes more memory than its JSON). The
+// envelope's QueryType wins over the JSON's (Grafana copies one into the
+// other).
+func parseQuery(q backend.DataQuery, limit sizelimit.Error) (Query, error) {
 	var m Query
+	if err := sizelimit.Check(int64(len(q.JSON)), limit); err != nil {
+		return m, err
+	}
 	if len(q.JSON) > 0 {
 		if err := json.Unmarshal(q.JSON, &m); err != nil {
 			return m, fmt.Errorf("the query is not valid JSON for this datasource: %v", err)

@@ -12,12 +12,10 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
-
-// MaxUploadBytes bounds an uploaded bundle (compressed or not).
-const MaxUploadBytes = 256 << 20
 
 // CallResource serves docs/frames.md §5.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
@@ -142,20 +140,19 @@ func (d *Datasource) downloadTrace(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// uploadTrace stores a bundle (JSON or gzip JSON) under a new id.
+// uploadTrace stores a bundle (JSON or gzip JSON) under a new id. The
+// bundle's limit (traceStore.maxBundleMB) bounds the body as sent and the
+// JSON once decompressed.
 func (d *Datasource) uploadTrace(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxUploadBytes+1))
+	o := d.settings.TraceStore.bundleLimit()
+	body, err := readBody(w, r, sizelimit.Error{What: "the uploaded bundle", Limit: o.MaxBytes, Knob: o.Knob})
 	if err != nil {
-		writeErr(w, http.StatusBadRequest, "read upload: %v", err)
+		writeErr(w, bodyStatus(err), "read upload: %v", err)
 		return
 	}
-	if len(body) > MaxUploadBytes {
-		writeErr(w, http.StatusRequestEntityTooLarge, "the bundle exceeds %d MB", MaxUploadBytes>>20)
-		return
-	}
-	b, err := tracer.ReadBundle(bytes.NewReader(body))
+	b, err := tracer.ReadBundleLimit(bytes.NewReader(body), o)
 	if err != nil {
-		writeErr(w, http.StatusBadRequest, "%v", err)
+		writeErr(w, bodyStatus(err), "%v", err)
 		return
 	}
 	if b.Trace == nil {
@@ -168,4 +165,24 @@ func (d *Datasource) uploadTrace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"traceId": e.ID})
+}
+
+// readBody reads a request body of at most limit bytes (http.MaxBytesReader
+// also tells the server to close the connection rather than drain the
+// rest); more is a *sizelimit.Error.
+func readBody(w http.ResponseWriter, r *http.Request, limit sizelimit.Error) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit.Limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, &limit
+	}
+	return body, err
+}
+
+// bodyStatus is 413 for an input over its size limit, else 400.
+func bodyStatus(err error) int {
+	if errors.Is(err, sizelimit.ErrTooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
 }

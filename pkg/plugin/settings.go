@@ -19,6 +19,7 @@ import (
 	// Registers the "krb5" integrated authenticator used by authType windows.
 	_ "github.com/microsoft/go-mssqldb/integratedauth/krb5"
 
+	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
@@ -44,6 +45,13 @@ const (
 	DefaultConnectTimeout      = 15 * time.Second
 	MaxConcurrentTracesLimit   = 32
 	MaxEventsLimit             = 10_000_000
+	// DefaultMaxQueryMB bounds a query's JSON (maxQueryMB): the batch text
+	// is the big part, and a batch of megabytes is already unusual.
+	DefaultMaxQueryMB = 4
+	MaxQueryMBLimit   = 256
+	// MaxBundleMBLimit caps traceStore.maxBundleMB; the default is
+	// tracer.DefaultMaxBundleBytes (256 MB).
+	MaxBundleMBLimit = 4096
 )
 
 // Duration reads a number of seconds or a Go duration string ("90s",
@@ -94,6 +102,9 @@ type TraceStoreSettings struct {
 	MaxMemoryMB int    `json:"maxMemoryMB"`
 	MaxAgeHours int    `json:"maxAgeHours"`
 	MaxDiskMB   int    `json:"maxDiskMB"`
+	// MaxBundleMB bounds a bundle uploaded or loaded from the store, once
+	// decompressed (and so compressed too); 0: 256.
+	MaxBundleMB int `json:"maxBundleMB"`
 
 	// Static S3 credentials, from the secure fields traceStoreAccessKey
 	// and traceStoreSecretKey; never serialised, logged or in messages.
@@ -134,6 +145,7 @@ type Settings struct {
 	TraceQueueTimeout    Duration `json:"traceQueueTimeout"`
 	TraceTimeout         Duration `json:"traceTimeout"`
 	MaxEvents            int      `json:"maxEvents"`
+	MaxQueryMB           int      `json:"maxQueryMB"`
 	AllowBufferPoolClear bool     `json:"allowBufferPoolClear"`
 	AllowModifications   bool     `json:"allowModifications"`
 	SymbolServers        []string `json:"symbolServers"`
@@ -218,6 +230,9 @@ func (s Settings) Validate() error {
 	if s.MaxEvents < 0 || s.MaxEvents > MaxEventsLimit {
 		add("maxEvents %d is outside 1-%d", s.MaxEvents, MaxEventsLimit)
 	}
+	if s.MaxQueryMB < 0 || s.MaxQueryMB > MaxQueryMBLimit {
+		add("maxQueryMB %d is outside 1-%d", s.MaxQueryMB, MaxQueryMBLimit)
+	}
 	for _, u := range s.SymbolServers {
 		if v, err := url.Parse(u); err != nil || (v.Scheme != "http" && v.Scheme != "https") || v.Host == "" {
 			add("symbolServers entry %q is not an http(s) URL", u)
@@ -229,6 +244,9 @@ func (s Settings) Validate() error {
 	ts := s.TraceStore
 	if ts.MaxTraces < 0 || ts.MaxMemoryMB < 0 || ts.MaxAgeHours < 0 || ts.MaxDiskMB < 0 {
 		add("traceStore limits must not be negative")
+	}
+	if ts.MaxBundleMB < 0 || ts.MaxBundleMB > MaxBundleMBLimit {
+		add("traceStore.maxBundleMB %d is outside 1-%d", ts.MaxBundleMB, MaxBundleMBLimit)
 	}
 	if ts.Directory != "" && !filepath.IsAbs(ts.Directory) {
 		add("traceStore.directory %q must be an absolute path", ts.Directory)
@@ -334,6 +352,21 @@ func (s Settings) queueTimeout() time.Duration {
 	return cmpOr(s.TraceQueueTimeout.Duration, DefaultQueueTimeout)
 }
 func (s Settings) maxEvents() int { return cmpOr(s.MaxEvents, tracer.DefaultMaxEvents) }
+
+// queryLimit bounds a query's JSON (maxQueryMB).
+func (s Settings) queryLimit() sizelimit.Error {
+	return sizelimit.Error{What: "the query's JSON", Limit: int64(cmpOr(s.MaxQueryMB, DefaultMaxQueryMB)) << 20,
+		Knob: "the datasource setting maxQueryMB"}
+}
+
+// bundleLimit bounds a bundle, decompressed (traceStore.maxBundleMB).
+func (ts TraceStoreSettings) bundleLimit() tracer.ReadOptions {
+	o := tracer.ReadOptions{MaxBytes: tracer.DefaultMaxBundleBytes, Knob: "the datasource setting traceStore.maxBundleMB"}
+	if ts.MaxBundleMB > 0 {
+		o.MaxBytes = int64(ts.MaxBundleMB) << 20
+	}
+	return o
+}
 
 func cmpOr[T comparable](v, def T) T {
 	var zero T

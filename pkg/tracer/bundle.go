@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -215,22 +216,60 @@ func WriteBundle(w io.Writer, b *Bundle) error {
 	return nil
 }
 
+// DefaultMaxBundleBytes bounds a bundle's JSON, after decompression, when
+// the reader is given no other bound (docs/security.md "Input size limits").
+// The compressed size alone says nothing: a megabyte of gzip can expand to
+// a gigabyte.
+const DefaultMaxBundleBytes = 256 << 20
+
+// ReadOptions bound what ReadBundleLimit reads.
+type ReadOptions struct {
+	// MaxBytes bounds the bundle's JSON after decompression (and so the
+	// compressed bytes too); 0 means DefaultMaxBundleBytes.
+	MaxBytes int64
+	// Knob names the flag or setting that raises MaxBytes, for the error.
+	Knob string
+}
+
+func (o ReadOptions) limit() sizelimit.Error {
+	n := o.MaxBytes
+	if n <= 0 {
+		n = DefaultMaxBundleBytes
+	}
+	return sizelimit.Error{What: "the bundle's JSON", Limit: n, Knob: o.Knob}
+}
+
 // ReadBundle reads a bundle, gzip-compressed or not (told by its magic
-// bytes), and refuses unknown formats and versions by name.
-func ReadBundle(r io.Reader) (*Bundle, error) {
+// bytes), of at most DefaultMaxBundleBytes; see ReadBundleLimit.
+func ReadBundle(r io.Reader) (*Bundle, error) { return ReadBundleLimit(r, ReadOptions{}) }
+
+// ReadBundleLimit reads a bundle, gzip-compressed or not (told by its magic
+// bytes), and refuses unknown formats and versions by name. Its JSON, once
+// decompressed, may take at most o.MaxBytes: more is a *sizelimit.Error,
+// found while decompressing, so a gzip bomb costs no more memory than a
+// bundle of the limit's size. JSON is decoded only from those bytes.
+func ReadBundleLimit(r io.Reader, o ReadOptions) (*Bundle, error) {
 	br := bufio.NewReader(r)
+	var src io.Reader = br
+	limit := o.limit()
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("read bundle: gzip: %w", err)
 		}
 		defer zr.Close()
-		br = bufio.NewReader(zr)
+		src = zr
+		limit.What += ", decompressed,"
 	}
-	data, err := io.ReadAll(br)
+	data, err := sizelimit.ReadAll(src, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read bundle: %w", err)
 	}
+	return decodeBundle(data)
+}
+
+// decodeBundle checks the format and version, then decodes.
+func decodeBundle(data []byte) (*Bundle, error) {
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
@@ -299,14 +338,17 @@ func SaveBundle(path string, b *Bundle) (err error) {
 	return nil
 }
 
-// LoadBundle reads a bundle file.
-func LoadBundle(path string) (*Bundle, error) {
+// LoadBundle reads a bundle file of at most DefaultMaxBundleBytes.
+func LoadBundle(path string) (*Bundle, error) { return LoadBundleLimit(path, ReadOptions{}) }
+
+// LoadBundleLimit reads a bundle file within o's bound (see ReadBundleLimit).
+func LoadBundleLimit(path string, o ReadOptions) (*Bundle, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle: %w", err)
 	}
 	defer f.Close()
-	b, err := ReadBundle(f)
+	b, err := ReadBundleLimit(f, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/testbomb"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -186,6 +189,100 @@ func FuzzReadBundle(f *testing.F) {
 		y, _ := json.Marshal(again)
 		if !bytes.Equal(x, y) {
 			t.Fatal("write/read round trip changed the bundle")
+		}
+	})
+}
+
+// TestReadBundleGzipBomb: a megabyte of gzip that expands to a gigabyte
+// (whitespace, or one huge string value) fails with an error naming the
+// limit, and costs memory in proportion to the limit, not to the bomb.
+func TestReadBundleGzipBomb(t *testing.T) {
+	const expand = 1 << 30
+	bombs := map[string][]byte{
+		"whitespace": testbomb.Gzip("{", ' ', expand),
+		"string":     testbomb.Gzip(testbomb.BundlePrefix, 'A', expand),
+	}
+	for name, bomb := range bombs {
+		for _, o := range []ReadOptions{{MaxBytes: 8 << 20, Knob: "--max-bundle-mb"}, {}} {
+			limit := o.limit().Limit
+			var err error
+			alloc := testbomb.Alloc(func() { _, err = ReadBundleLimit(bytes.NewReader(bomb), o) })
+			var se *sizelimit.Error
+			if !errors.As(err, &se) || se.Limit != limit || !strings.Contains(err.Error(), sizelimit.Format(limit)) ||
+				!strings.Contains(err.Error(), o.Knob) || !strings.Contains(err.Error(), "bundle's JSON, decompressed,") {
+				t.Fatalf("%s bomb (%s), limit %d: %v", name, testbomb.Describe(bomb, expand), limit, err)
+			}
+			if alloc > 4*uint64(limit) {
+				t.Errorf("%s bomb, limit %d: allocated %d bytes", name, limit, alloc)
+			}
+		}
+	}
+}
+
+// TestReadBundleLimitEdge: a bundle of exactly the limit reads, one byte
+// more does not, compressed or not.
+func TestReadBundleLimitEdge(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "bundle", "small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	for name, in := range map[string][]byte{"plain": data, "gzip": gz.Bytes()} {
+		if _, err := ReadBundleLimit(bytes.NewReader(in), ReadOptions{MaxBytes: int64(len(data))}); err != nil {
+			t.Errorf("%s bundle at the limit: %v", name, err)
+		}
+		_, err := ReadBundleLimit(bytes.NewReader(in), ReadOptions{MaxBytes: int64(len(data)) - 1})
+		if !errors.Is(err, sizelimit.ErrTooLarge) {
+			t.Errorf("%s bundle one byte over the limit: %v", name, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "b.json")
+	os.WriteFile(path, data, 0o600)
+	if _, err := LoadBundleLimit(path, ReadOptions{MaxBytes: 100, Knob: "--knob"}); !errors.Is(err, sizelimit.ErrTooLarge) ||
+		!strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "--knob") {
+		t.Errorf("LoadBundleLimit over the limit: %v", err)
+	}
+}
+
+// FuzzReadBundleLimit: under a small limit, any input (plain, or gzip of
+// the fuzzed bytes) either is too large — exactly when its JSON is longer
+// than the limit — or reads as ReadBundle reads it.
+func FuzzReadBundleLimit(f *testing.F) {
+	f.Add([]byte(`{"format":"queryreplay-trace","version":1,"trace":{"operators":[]}}`), false, uint16(70))
+	f.Add([]byte(`{"format":"queryreplay-trace","version":1,"trace":{"operators":[]}}`), true, uint16(69))
+	f.Add([]byte(`{"format":"queryreplay-trace","version":1,"sql":"`+strings.Repeat(" ", 300)), true, uint16(64))
+	f.Fuzz(func(t *testing.T, data []byte, compress bool, limit uint16) {
+		in := data
+		if compress {
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write(data)
+			zw.Close()
+			in = gz.Bytes()
+		} else if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+			return // its length is not its JSON's
+		}
+		max := int64(limit) + 1
+		got, err := ReadBundleLimit(bytes.NewReader(in), ReadOptions{MaxBytes: max})
+		if int64(len(data)) > max {
+			if !errors.Is(err, sizelimit.ErrTooLarge) {
+				t.Fatalf("%d bytes over a limit of %d: %v", len(data), max, err)
+			}
+			return
+		}
+		want, werr := ReadBundle(bytes.NewReader(in))
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("within the limit: %v; unlimited: %v", err, werr)
+		}
+		if err == nil {
+			x, _ := json.Marshal(got)
+			y, _ := json.Marshal(want)
+			if !bytes.Equal(x, y) {
+				t.Fatal("the limit changed what was read")
+			}
 		}
 	})
 }

@@ -77,8 +77,12 @@ type Options struct {
 	// deleted it, or retention removed it); 0: DefaultRevalidate,
 	// negative: never.
 	Revalidate time.Duration
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// BundleLimit bounds a bundle loaded from the backend once
+	// decompressed (another replica, or anyone who can write the bucket,
+	// may have put it there); zero: tracer.DefaultMaxBundleBytes.
+	BundleLimit tracer.ReadOptions
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // Info describes a stored trace without loading it.
@@ -254,7 +258,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load trace %s: %w", id, err)
 	}
-	b, err := tracer.ReadBundle(bytes.NewReader(data))
+	b, err := tracer.ReadBundleLimit(bytes.NewReader(data), s.opts.BundleLimit)
 	if err != nil {
 		return nil, fmt.Errorf("load trace %s: %w", id, err)
 	}

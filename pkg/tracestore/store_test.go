@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testbomb"
+	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
@@ -276,5 +278,33 @@ func TestEstimateBytesCoversTheDecodedTrace(t *testing.T) {
 	small, big := EstimateBytes(bundle("x", 10)), EstimateBytes(bundle("x", 10_000))
 	if big <= small || big < 10_000*int64(40) {
 		t.Fatalf("estimates %d and %d do not grow with the events", small, big)
+	}
+}
+
+// TestGetGzipBomb: a bundle in the backend that expands past the limit
+// (planted by anyone who can write the bucket) is refused with an error
+// naming the limit and its setting, at a memory cost bounded by the limit.
+func TestGetGzipBomb(t *testing.T) {
+	const limit, expand = 8 << 20, 1 << 30
+	dir := t.TempDir()
+	s := dirStore(t, dir, Options{BundleLimit: tracer.ReadOptions{MaxBytes: limit, Knob: "traceStore.maxBundleMB"}})
+	for name, bomb := range map[string][]byte{
+		"whitespace": testbomb.Gzip("{", ' ', expand),
+		"string":     testbomb.Gzip(testbomb.BundlePrefix, 'A', expand),
+	} {
+		id, err := NewID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+bundleSuffix), bomb, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		alloc := testbomb.Alloc(func() { _, err = s.Get(ctx, id) })
+		if !errors.Is(err, sizelimit.ErrTooLarge) || !strings.Contains(err.Error(), "8 MB") || !strings.Contains(err.Error(), "traceStore.maxBundleMB") {
+			t.Fatalf("%s bomb: %v", name, err)
+		}
+		if alloc > 5*limit {
+			t.Errorf("%s bomb (%s): loading it allocated %d bytes", name, testbomb.Describe(bomb, expand), alloc)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package viewer
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -85,9 +84,9 @@ func (s *Server) toQueryData(body []byte) (*backend.QueryDataRequest, error) {
 // query answers POST /api/ds/query: 200 with every result, or — as Grafana
 // does by default — 400 with the same body when any query failed.
 func (s *Server) query(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, err.Error())
+		writeError(w, bodyStatus(err), err.Error())
 		return
 	}
 	req, err := s.toQueryData(body)

@@ -43,7 +43,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -87,6 +86,11 @@ type Config struct {
 	Query map[string]any
 	// AllowRemote permits a listen address beyond loopback.
 	AllowRemote bool
+	// MaxRequestBytes bounds a request body and a bundle file uploaded at
+	// Start (0: MaxRequestBytes); MaxRequestKnob names the flag that sets
+	// it, for the error (limits.go).
+	MaxRequestBytes int64
+	MaxRequestKnob  string
 	// Logger receives one line per failed request; nil discards.
 	Logger *slog.Logger
 }
@@ -250,7 +254,7 @@ func (s *Server) pluginContext() backend.PluginContext {
 }
 
 func (s *Server) upload(ctx context.Context, path string) (string, error) {
-	body, err := os.ReadFile(path)
+	body, err := s.readFile(path)
 	if err != nil {
 		return "", fmt.Errorf("viewer: read bundle: %w", err)
 	}
@@ -297,9 +301,9 @@ func (s *Server) resource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("datasource %q not found", r.PathValue("uid")))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, err.Error())
+		writeError(w, bodyStatus(err), err.Error())
 		return
 	}
 	path := r.PathValue("path")

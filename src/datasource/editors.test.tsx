@@ -59,6 +59,7 @@ describe('ConfigEditor', () => {
       'qr-queue-timeout',
       'qr-trace-timeout',
       'qr-max-events',
+      'qr-max-query',
       'qr-allow-clear',
       'qr-allow-mod',
       'qr-symbol-servers',
@@ -69,6 +70,7 @@ describe('ConfigEditor', () => {
       'qr-store-maxMemoryMB',
       'qr-store-maxAgeHours',
       'qr-store-maxDiskMB',
+      'qr-store-maxBundleMB',
     ]) {
       expect(document.getElementById(id)).not.toBeNull();
     }
@@ -94,6 +96,8 @@ describe('ConfigEditor', () => {
     expect(onChange.mock.lastCall[0].jsonData.symbolServers).toEqual(['https://a', 'https://b']);
     fireEvent.change(document.getElementById('qr-store-maxTraces')!, { target: { value: '50' } });
     expect(onChange.mock.lastCall[0].jsonData.traceStore).toEqual({ maxTraces: 50 });
+    fireEvent.change(document.getElementById('qr-max-query')!, { target: { value: '8' } });
+    expect(onChange.mock.lastCall[0].jsonData.maxQueryMB).toBe(8);
   });
 
   it('asks for S3 keys only with an s3:// bucket, as secrets', () => {

@@ -85,6 +85,8 @@ export interface TraceStoreSettings {
   maxMemoryMB?: number;
   maxAgeHours?: number;
   maxDiskMB?: number;
+  /** Bound of a bundle uploaded or loaded, once decompressed; default 256, at most 4096. */
+  maxBundleMB?: number;
 }
 
 /** Non-secret settings; the Go side decodes the same names (pkg/plugin/settings.go). */
@@ -111,6 +113,8 @@ export interface ReplayDataSourceOptions extends DataSourceJsonData {
   /** Seconds, or a duration string such as "5m". */
   traceTimeout?: number | string;
   maxEvents?: number;
+  /** Bound of one query's JSON (the batch text is the big part); default 4, at most 256. */
+  maxQueryMB?: number;
   allowBufferPoolClear?: boolean;
   allowModifications?: boolean;
   symbolServers?: string[];

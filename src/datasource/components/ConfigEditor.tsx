@@ -27,7 +27,7 @@ type Props = DataSourcePluginOptionsEditorProps<ReplayDataSourceOptions, ReplayS
 
 const LABEL_W = 26;
 
-type NumberSetting = 'port' | 'connectTimeoutSeconds' | 'maxConcurrentTraces' | 'maxEvents';
+type NumberSetting = 'port' | 'connectTimeoutSeconds' | 'maxConcurrentTraces' | 'maxEvents' | 'maxQueryMB';
 const INPUT_W = 48;
 
 const AUTH_OPTIONS = [
@@ -323,6 +323,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'Events read back per trace (default 1,000,000); a capped trace says it is truncated',
           '1000000'
         )}
+        {numberField(
+          'maxQueryMB',
+          'qr-max-query',
+          'Query size (MB)',
+          "Largest query JSON accepted, the batch text included (default 4, at most 256); a larger one is refused before it is read",
+          '4'
+        )}
       </FieldSet>
 
       <FieldSet label="Safety">
@@ -430,6 +437,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             ['maxMemoryMB', 'Memory (MB)', '512', 'Memory for decoded traces'],
             ['maxAgeHours', 'Keep for (hours)', '168', 'Stored bundles older than this are deleted'],
             ['maxDiskMB', 'Disk (MB)', '2048', 'Stored bundles beyond this are deleted, oldest first'],
+            ['maxBundleMB', 'Bundle size (MB)', '256', 'Largest bundle uploaded or loaded, once decompressed (at most 4096)'],
           ] as const
         ).map(([key, label, ph, help]) => (
           <InlineField key={key} label={label} labelWidth={LABEL_W} tooltip={help}>
