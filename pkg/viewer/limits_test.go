@@ -16,7 +16,7 @@ func TestRequestBodyLimit(t *testing.T) {
 	ds := &fakeDS{}
 	v := start(t, Config{Datasource: ds, MaxRequestBytes: 1 << 20, MaxRequestKnob: "--max-bundle-mb"})
 	for _, path := range []string{"api/datasources/uid/queryreplay/resources/traces", "api/ds/query"} {
-		code, b := post(t, v.URL()+path, strings.Repeat(" ", 1<<20+1))
+		code, b := post(t, v, v.URL()+path, strings.Repeat(" ", 1<<20+1))
 		if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "exceeds the limit of 1 MB") ||
 			!strings.Contains(string(b), "--max-bundle-mb") {
 			t.Errorf("%s, 1 MB + 1 byte: %d %s", path, code, b)
@@ -25,7 +25,7 @@ func TestRequestBodyLimit(t *testing.T) {
 	if len(ds.resources) != 0 || len(ds.queries) != 0 {
 		t.Fatalf("an oversized body reached the datasource: %d resources, %d queries", len(ds.resources), len(ds.queries))
 	}
-	code, _ := post(t, v.URL()+"api/datasources/uid/queryreplay/resources/traces/x", strings.Repeat(" ", 1<<20))
+	code, _ := post(t, v, v.URL()+"api/datasources/uid/queryreplay/resources/traces/x", strings.Repeat(" ", 1<<20))
 	if code != 201 || len(ds.resources) != 1 || len(ds.resources[0].Body) != 1<<20 {
 		t.Errorf("a body at the limit: %d, %d forwarded", code, len(ds.resources))
 	}
