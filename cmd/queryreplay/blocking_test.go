@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // holderText is how the findings name the lock_blocking scenario's blocker.
@@ -27,7 +27,7 @@ func TestTraceNamesBlocker(t *testing.T) {
 	if !strings.Contains(out, "Blocked for ") || !strings.Contains(flat(out), holderText) {
 		t.Errorf("trace output does not name the holder:\n%s", out)
 	}
-	b, err := tracer.LoadBundle(path)
+	b, err := bundle.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/compare"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 type compareArgs struct {
@@ -51,8 +51,8 @@ func runCompare(e *env, a *compareArgs) error {
 }
 
 // compareSide loads one bundle as a side of the comparison.
-func compareSide(path string, o tracer.ReadOptions) (compare.Side, error) {
-	b, err := tracer.LoadBundleLimit(path, o)
+func compareSide(path string, o bundle.ReadOptions) (compare.Side, error) {
+	b, err := bundle.LoadLimit(path, o)
 	if err != nil {
 		return compare.Side{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/exporter"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/xe"
@@ -54,7 +55,7 @@ func init() {
 // demoTrace is one traced scenario.
 type demoTrace struct {
 	scenario standin.Scenario
-	bundle   *tracer.Bundle
+	bundle   *bundle.Bundle
 	path     string
 }
 
@@ -245,7 +246,7 @@ func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, ou
 		own := sc.ClearBufferPool || sc.DisableReadAhead || sc.CallStacks
 		o := tracer.Options{
 			SQL: sc.SQL, ClearBufferPool: !own || sc.ClearBufferPool, DisableReadAhead: !own || sc.DisableReadAhead, CallStacks: sc.CallStacks,
-			Events:    tracer.EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true},
+			Events:    bundle.EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true},
 			MaxEvents: tracer.DefaultMaxEvents, MaxFileSizeMB: tracer.DefaultMaxFileSizeMB, MaxLockRows: tracer.DefaultMaxLockRows,
 			GracePeriod: tracer.DefaultGracePeriod,
 			// A long trace reports once it has taken two seconds, then at
@@ -266,7 +267,7 @@ func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, ou
 			return nil, fmt.Errorf("trace scenario %s: %w", sc.Name, err)
 		}
 		path := filepath.Join(out, sc.Name+".json.gz")
-		if err := tracer.SaveBundle(path, b); err != nil {
+		if err := bundle.Save(path, b); err != nil {
 			return nil, fmt.Errorf("save scenario %s: %w", sc.Name, err)
 		}
 		d.step("  %s in %.1f s → %s", plural(b.Result.Events, "event"), time.Since(started).Seconds(), path)

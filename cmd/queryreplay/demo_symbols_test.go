@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/queryreplay/queryreplay/internal/symfixture"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // The demo's call_stacks scenario resolves its stacks through the
@@ -21,7 +21,7 @@ func TestDemoCallStacksResolve(t *testing.T) {
 	if !strings.Contains(stderr, "symbol server for the stand-in's modules") {
 		t.Errorf("no symbol server started:\n%s", stderr)
 	}
-	b, err := tracer.LoadBundle(filepath.Join(out, "call_stacks.json.gz"))
+	b, err := bundle.Load(filepath.Join(out, "call_stacks.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/internal/viewertest"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/viewer"
 )
 
@@ -77,7 +77,7 @@ func TestDemoOnce(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"hash_join", "sort_spill"} {
-		b, err := tracer.LoadBundle(filepath.Join(out, name+".json.gz"))
+		b, err := bundle.Load(filepath.Join(out, name+".json.gz"))
 		if err != nil {
 			t.Fatalf("bundle %s: %v", name, err)
 		}
@@ -270,10 +270,10 @@ func TestViewServesBundles(t *testing.T) {
 	if code, _, stderr := runCLI(t, "demo", "--once", "--scenarios", "hash_join", "--out", out); code != 0 {
 		t.Fatalf("demo --once: exit %d: %s", code, stderr)
 	}
-	bundle := filepath.Join(out, "hash_join.json.gz")
+	bundlePath := filepath.Join(out, "hash_join.json.gz")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done, stdout, stderr := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundle)
+	done, stdout, stderr := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundlePath)
 	pageURL := waitForViewURL(t, done, stdout, stderr)
 	u, _ := url.Parse(pageURL)
 	traceID := u.Query().Get("traceId")
@@ -382,14 +382,14 @@ func TestViewUsageErrors(t *testing.T) {
 // naming the variable, a good one lets the page reach the server, and the
 // password is printed nowhere.
 func TestViewReadsDSNFromTheEnvironment(t *testing.T) {
-	bundle := filepath.Join(t.TempDir(), "generated.json.gz")
-	if _, err := viewertest.GenerateBundle(bundle, 4, 3); err != nil {
+	bundlePath := filepath.Join(t.TempDir(), "generated.json.gz")
+	if _, err := viewertest.GenerateBundle(bundlePath, 4, 3); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("QUERYREPLAY_DSN", "server=127.0.0.1;user id=sa;password=Env-Only-9")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	bad, out, errs := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundle)
+	bad, out, errs := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundlePath)
 	select {
 	case code := <-bad:
 		if code != 2 || !strings.Contains(errs.String(), "$QUERYREPLAY_DSN") || strings.Contains(out.String()+errs.String(), "Env-Only-9") {
@@ -406,7 +406,7 @@ func TestViewReadsDSNFromTheEnvironment(t *testing.T) {
 	}
 	defer srv.Close()
 	t.Setenv("QUERYREPLAY_DSN", srv.DSN)
-	done, stdout, stderr := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundle)
+	done, stdout, stderr := runCLIContext(ctx, "view", "--assets", fakeViewerAssets(t), bundlePath)
 	pageURL := waitForViewURL(t, done, stdout, stderr)
 	u, _ := url.Parse(pageURL)
 	code, health := viewerAPI(t, u, httpGet(t, pageURL), http.MethodGet, "/api/datasources/uid/queryreplay/health", "")

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/findings"
-	"github.com/queryreplay/queryreplay/pkg/frames"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 type findingsArgs struct {
@@ -58,7 +57,7 @@ func runFindings(e *env, a *findingsArgs) error {
 	if err != nil {
 		return err
 	}
-	b, err := tracer.LoadBundleLimit(a.bundle, o)
+	b, err := bundle.LoadLimit(a.bundle, o)
 	if err != nil {
 		return err
 	}
@@ -136,10 +135,10 @@ func writeThresholds(w io.Writer, cfg findings.Config) {
 	tw.Flush()
 }
 
-// findingsInput turns a bundle into the rules' input (frames.FindingsInput
+// findingsInput turns a bundle into the rules' input (findings.FromBundle
 // over its parsed plan). warn says what is missing; Trace is nil when the
 // bundle has no usable timeline.
-func findingsInput(b *tracer.Bundle) (findings.Input, string) {
+func findingsInput(b *bundle.Bundle) (findings.Input, string) {
 	if b.Trace == nil {
 		return findings.Input{}, "the bundle's trace part does not decode as a timeline"
 	}
@@ -152,13 +151,13 @@ func findingsInput(b *tracer.Bundle) (findings.Input, string) {
 		}
 		plan = p
 	}
-	return frames.FindingsInput(b, plan), warn
+	return findings.FromBundle(b, plan), warn
 }
 
 // writeTraceFindings prints a fresh trace's findings under its summary
 // (queryreplay trace calls it after writeTraceSummary; the demo after each
 // scenario's summary). A bundle without a timeline has none to print.
-func writeTraceFindings(w io.Writer, b *tracer.Bundle) {
+func writeTraceFindings(w io.Writer, b *bundle.Bundle) {
 	in, warn := findingsInput(b)
 	if in.Trace == nil {
 		return

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/compare"
 	"github.com/queryreplay/queryreplay/pkg/findings"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // traceBundle traces sql on the stand-in with the trace command and
@@ -57,7 +57,7 @@ func TestFindingsCommand(t *testing.T) {
 	}
 	// The sort's 512 KB grant is too small: SortSpillDetails WritesToTempDb
 	// on the Sort (node 0), a sort_warning event tied to it.
-	b, err := tracer.LoadBundle(spill)
+	b, err := bundle.Load(spill)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestTraceFindingsUnderSummary(t *testing.T) {
 	}
 	var out strings.Builder
 	out.Reset()
-	writeTraceFindings(&out, &tracer.Bundle{})
+	writeTraceFindings(&out, &bundle.Bundle{})
 	if out.Len() != 0 {
 		t.Errorf("a bundle without a timeline printed %q", out.String())
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/sizelimit"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // Size bounds of the files the commands read (docs/security.md "Input size
@@ -18,7 +18,7 @@ const maxLimitMB = 4096
 // bundleLimitFlag adds --max-bundle-mb to a command that reads bundles.
 func bundleLimitFlag(cmd *kingpin.CmdClause, mb *int) {
 	cmd.Flag("max-bundle-mb", "Refuse a bundle whose JSON, once decompressed, is larger than this many MB.").
-		Default(fmt.Sprint(tracer.DefaultMaxBundleBytes >> 20)).IntVar(mb)
+		Default(fmt.Sprint(bundle.DefaultMaxBytes >> 20)).IntVar(mb)
 }
 
 // planLimitFlag adds --max-plan-mb to a command that reads plan files.
@@ -35,11 +35,11 @@ func checkLimitMB(flag string, mb int) error {
 }
 
 // bundleLimit is --max-bundle-mb as the reader's options.
-func bundleLimit(mb int) (tracer.ReadOptions, error) {
+func bundleLimit(mb int) (bundle.ReadOptions, error) {
 	if err := checkLimitMB("--max-bundle-mb", mb); err != nil {
-		return tracer.ReadOptions{}, err
+		return bundle.ReadOptions{}, err
 	}
-	return tracer.ReadOptions{MaxBytes: int64(mb) << 20, Knob: "--max-bundle-mb"}, nil
+	return bundle.ReadOptions{MaxBytes: int64(mb) << 20, Knob: "--max-bundle-mb"}, nil
 }
 
 // readPlanFile parses a plan file of at most mb MB (--max-plan-mb).

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // The terminal replay: what the viewer shows, as text. One row per plan
@@ -49,7 +49,7 @@ func (o replayOptions) withDefaults() replayOptions {
 }
 
 // writeReplay prints the replay of one bundle under a heading.
-func writeReplay(w io.Writer, heading, description string, b *tracer.Bundle, o replayOptions) {
+func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o replayOptions) {
 	o = o.withDefaults()
 	fmt.Fprintf(w, "━━ %s", heading)
 	if description != "" {
@@ -77,7 +77,7 @@ func writeReplay(w io.Writer, heading, description string, b *tracer.Bundle, o r
 	}
 }
 
-func writeReplayHeadline(w io.Writer, b *tracer.Bundle) {
+func writeReplayHeadline(w io.Writer, b *bundle.Bundle) {
 	var rows int64
 	for _, n := range b.Result.Rows {
 		rows += n

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 func TestOperatorBar(t *testing.T) {
@@ -66,10 +66,10 @@ func TestThousandsAndPlural(t *testing.T) {
 // summary, waits ranked by time, every spill with its operator, notes.
 func TestWriteReplay(t *testing.T) {
 	p := func(i int) *int { return &i }
-	b := &tracer.Bundle{
+	b := &bundle.Bundle{
 		SQL:    "SELECT * FROM dbo.T ORDER BY x",
-		Run:    tracer.RunInfo{ClearBufferPool: true, CallStacks: true},
-		Result: tracer.Result{Rows: []int64{1500}, DurationUs: 12_500, Events: 40, Warnings: []string{"name resolution was partial"}},
+		Run:    bundle.RunInfo{ClearBufferPool: true, CallStacks: true},
+		Result: bundle.Result{Rows: []int64{1500}, DurationUs: 12_500, Events: 40, Warnings: []string{"name resolution was partial"}},
 		Trace: &timeline.Trace{
 			Start: 0, End: 10_000,
 			Operators: []timeline.Operator{

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/compare"
 	"github.com/queryreplay/queryreplay/pkg/findings"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // Queries of our own where the demo scenarios have no fitting one.
@@ -27,7 +27,7 @@ const (
 // scenarioRun is one traced scenario and its findings.
 type scenarioRun struct {
 	t      *testing.T
-	bundle *tracer.Bundle
+	bundle *bundle.Bundle
 	path   string
 	in     findings.Input
 	report *findings.Report
@@ -66,7 +66,7 @@ func traceNamed(t *testing.T, dsn, name string, extra ...string) *scenarioRun {
 func traceScenario(t *testing.T, dsn, name, sql string, args ...string) *scenarioRun {
 	t.Helper()
 	path := traceBundle(t, dsn, name, sql, args...)
-	b, err := tracer.LoadBundle(path)
+	b, err := bundle.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

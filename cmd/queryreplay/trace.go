@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/symstore"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
@@ -114,7 +115,7 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 	}
 	o := tracer.Options{
 		SQL: text, Database: a.database, ClearBufferPool: a.clearBufferPool, DisableReadAhead: a.disableReadAhead,
-		Events:     tracer.EventGroups{Locks: a.locks, Waits: a.waits, Memory: a.memory, Splits: a.splits, Log: a.log, FileIO: a.fileIO},
+		Events:     bundle.EventGroups{Locks: a.locks, Waits: a.waits, Memory: a.memory, Splits: a.splits, Log: a.log, FileIO: a.fileIO},
 		CallStacks: a.callStacks, Timeout: a.timeout, MaxEvents: a.maxEvents, MaxFileSizeMB: a.maxFileSizeMB, MaxLockRows: a.maxLockRows,
 		TraceDirectory: a.traceDir, GracePeriod: a.grace,
 		SymbolServers: a.symbolServers, SymbolCacheDir: a.symbolCache, SymbolTimeout: a.symbolTimeout,
@@ -177,7 +178,7 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 	}
 	if a.output != "" {
 		// also when the transaction ended: the bundle is the evidence
-		if err := tracer.SaveBundle(a.output, b); err != nil {
+		if err := bundle.Save(a.output, b); err != nil {
 			return errors.Join(traceFailure(e, terr), err)
 		}
 		fmt.Fprintf(e.stderr, "trace bundle written to %s\n", a.output)
@@ -228,7 +229,7 @@ func traceSQL(e *env, a *traceArgs) (string, error) {
 
 // writeTraceSummary prints rows, duration, reads, locks, waits, spills and the
 // per-operator table.
-func writeTraceSummary(w io.Writer, b *tracer.Bundle) {
+func writeTraceSummary(w io.Writer, b *bundle.Bundle) {
 	r := b.Result
 	var rows int64
 	for _, n := range r.Rows {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -34,9 +34,9 @@ func runTraceCmd(t *testing.T, stdin string, args ...string) (int, string, strin
 
 func TestTraceCommand(t *testing.T) {
 	srv := startTraceStandin(t)
-	bundle := filepath.Join(t.TempDir(), "trace.json.gz")
+	bundlePath := filepath.Join(t.TempDir(), "trace.json.gz")
 	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT o.OrderID, o.OrderDate, o.Amount FROM dbo.Orders AS o WHERE o.CustomerID = 42",
-		"--disable-read-ahead", "-o", bundle)
+		"--disable-read-ahead", "-o", bundlePath)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -50,7 +50,7 @@ func TestTraceCommand(t *testing.T) {
 	if strings.Contains(errs, "o.CustomerID") {
 		t.Error("the query text reached standard error")
 	}
-	b, err := tracer.LoadBundle(bundle)
+	b, err := bundle.Load(bundlePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +133,12 @@ func TestTraceCommandReadsBinaryWhenServed(t *testing.T) {
 func TestTraceCommandTransactionEnded(t *testing.T) {
 	srv := startTraceStandin(t)
 	srv.Faults().EndTransactionIn("WHERE OrderID = 7")
-	bundle := filepath.Join(t.TempDir(), "ended.json")
-	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "-q", "-o", bundle, "--sql", "UPDATE dbo.Orders SET Status = N'Shipped' WHERE OrderID = 7")
+	bundlePath := filepath.Join(t.TempDir(), "ended.json")
+	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "-q", "-o", bundlePath, "--sql", "UPDATE dbo.Orders SET Status = N'Shipped' WHERE OrderID = 7")
 	if code != exitTransactionEnded || !strings.Contains(errs, "!!! QueryReplay could not roll the batch back: the batch ended QueryReplay's transaction: its changes may be permanent") {
 		t.Fatalf("exit %d (want %d)\n%s\n%s", code, exitTransactionEnded, out, errs)
 	}
-	b, err := tracer.LoadBundle(bundle)
+	b, err := bundle.Load(bundlePath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 type viewArgs struct {
@@ -55,9 +55,9 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	if err != nil {
 		return err
 	}
-	loaded := make([]*tracer.Bundle, len(a.bundles))
+	loaded := make([]*bundle.Bundle, len(a.bundles))
 	for i, path := range a.bundles {
-		b, err := tracer.LoadBundleLimit(path, o)
+		b, err := bundle.LoadLimit(path, o)
 		if err != nil {
 			return withStatus(2, fmt.Errorf("bundle %s: %w", path, err))
 		}

@@ -41,6 +41,9 @@ var messageSources = []struct {
 	// The trace store's messages reach users through the datasource.
 	{dir: "pkg/tracestore", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "fmt.Sprintf": 0}},
 	{dir: "pkg/tracer", onlyRefusals: true, calls: map[string]int{"c.refuse": 1}},
+	// every size limit's error (bundles, plans, query JSON, request
+	// bodies): its why… constants
+	{dir: "pkg/sizelimit", calls: map[string]int{}},
 	// the symbol store's sentinel errors: symbols resolve and the
 	// datasource print them as the reason a module stayed unresolved
 	{dir: "pkg/symstore", calls: map[string]int{"store.go:errors.New": 0}},

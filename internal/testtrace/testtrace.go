@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
 // Generated returns a bundle of a synthetic query over pages data pages
 // (five events each) run by a plan of operators operators, with its plan
 // XML, as if traced with every event group.
-func Generated(pages, operators int) (*tracer.Bundle, error) {
+func Generated(pages, operators int) (*bundle.Bundle, error) {
 	g, err := standin.GenerateTrace(pages, operators)
 	if err != nil {
 		return nil, err
@@ -49,8 +49,8 @@ func Generated(pages, operators int) (*tracer.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion, SQL: "SELECT generated",
-		Server: tracer.ServerInfo{ProductVersion: "14.0.3192.2", EngineEdition: 3, Database: "QueryReplayDemo"},
-		Run:    tracer.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: tracer.AllEventGroups()},
-		Result: tracer.Result{Events: int64(len(g.Events))}, Plan: g.PlanXML, Trace: tr}, nil
+	return &bundle.Bundle{Format: bundle.Format, Version: bundle.Version, SQL: "SELECT generated",
+		Server: bundle.ServerInfo{ProductVersion: "14.0.3192.2", EngineEdition: 3, Database: "QueryReplayDemo"},
+		Run:    bundle.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: bundle.AllEventGroups()},
+		Result: bundle.Result{Events: int64(len(g.Events))}, Plan: g.PlanXML, Trace: tr}, nil
 }

@@ -21,10 +21,10 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/plugin"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -126,12 +126,12 @@ func GenerateBundle(path string, pages, operators int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	bundle := &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion,
+	generated := &bundle.Bundle{Format: bundle.Format, Version: bundle.Version,
 		SQL:    fmt.Sprintf("-- synthetic: %d pages through %d operators (standin.GenerateTrace)", pages, operators),
-		Server: tracer.ServerInfo{ProductVersion: "16.0.4135.4", EngineEdition: 3, Database: "QueryReplayDemo"},
-		Run:    tracer.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: tracer.AllEventGroups(), ReadBack: "generated"},
-		Result: tracer.Result{Events: int64(n)}, Plan: g.PlanXML, Trace: tr}
-	if err := tracer.SaveBundle(path, bundle); err != nil {
+		Server: bundle.ServerInfo{ProductVersion: "16.0.4135.4", EngineEdition: 3, Database: "QueryReplayDemo"},
+		Run:    bundle.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Groups: bundle.AllEventGroups(), ReadBack: "generated"},
+		Result: bundle.Result{Events: int64(n)}, Plan: g.PlanXML, Trace: tr}
+	if err := bundle.Save(path, generated); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
@@ -95,7 +96,7 @@ func (p *probe) once(ctx context.Context, tr *tracer.Tracer) {
 	defer cancel()
 	b, err := tr.Trace(tctx, tracer.Options{
 		SQL: p.cfg.SQL, Database: p.cfg.Database, Timeout: p.cfg.Timeout.D(),
-		Events: tracer.EventGroups{Waits: true, Memory: true, Splits: true},
+		Events: bundle.EventGroups{Waits: true, Memory: true, Splits: true},
 	})
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
@@ -132,7 +133,7 @@ type Finding struct {
 	Reference string `json:"reference"`
 	// Holders are the sampled sessions the blocking rule matched to the
 	// finding's lock waits (empty for other rules, and when none was).
-	Holders []Blocker `json:"holders,omitempty"`
+	Holders []bundle.BlockingSample `json:"holders,omitempty"`
 
 	// pending is the evidence as lane indices, made into EventRefs (at most
 	// MaxEvidence) when the finding is finished: a rule may name a million
@@ -213,7 +214,7 @@ type Run struct {
 	// Blockers are the sessions the tracer saw blocking the traced request
 	// while the batch ran (sys.dm_exec_requests, sampled); the blocking
 	// rule matches them to the lock waits (rules_blockers.go).
-	Blockers []Blocker
+	Blockers []bundle.BlockingSample
 }
 
 // Traced says which optional event groups the trace captured.

@@ -5,30 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
-
-// Blocker is a session the tracer saw blocking the traced request: one
-// interval of samples of sys.dm_exec_requests with the same blocking
-// session, wait type and resource, and the blocker's sys.dm_exec_sessions
-// row. Times are µs on the timeline (time zero is the batch's start).
-type Blocker struct {
-	SessionID    int    `json:"sessionId"`
-	WaitType     string `json:"waitType,omitempty"`
-	WaitResource string `json:"waitResource,omitempty"`
-	// WaitStartUs is when the wait began by the first sample's wait_time;
-	// FirstSeenUs and LastSeenUs are the first and last samples.
-	WaitStartUs int64  `json:"waitStartUs"`
-	FirstSeenUs int64  `json:"firstSeenUs"`
-	LastSeenUs  int64  `json:"lastSeenUs"`
-	Samples     int    `json:"samples"`
-	Login       string `json:"login,omitempty"`
-	Host        string `json:"host,omitempty"`
-	Program     string `json:"program,omitempty"`
-	Status      string `json:"status,omitempty"`
-	// Statement is the blocker's last batch, when the trace read it.
-	Statement string `json:"statement,omitempty"`
-}
 
 // blockerSlackUs is how far a sampled blocker may lie outside a lock wait
 // and still be matched to it: the tracer dates its samples by its own
@@ -39,14 +18,14 @@ const blockerSlackUs = 250_000
 
 // sampledHolders returns the blockers whose samples overlap the group's
 // lock waits, by first sighting, each session once.
-func (a *analysis) sampledHolders(g *blockGroup) []Blocker {
+func (a *analysis) sampledHolders(g *blockGroup) []bundle.BlockingSample {
 	l := &a.in.Trace.Lanes
 	var lk *timeline.LockInterval
 	if g.lock >= 0 {
 		lk = &l.Lock[g.lock]
 	}
 	seen := map[int]bool{}
-	var out []Blocker
+	var out []bundle.BlockingSample
 	for _, b := range a.in.Run.Blockers {
 		if seen[b.SessionID] || !blockerMatchesLock(b, lk) {
 			continue
@@ -64,7 +43,7 @@ func (a *analysis) sampledHolders(g *blockGroup) []Blocker {
 }
 
 // blockerMatchesWait: the samples saw the same wait type while w lasted.
-func blockerMatchesWait(b Blocker, w timeline.WaitInterval) bool {
+func blockerMatchesWait(b bundle.BlockingSample, w timeline.WaitInterval) bool {
 	if b.WaitType != "" && !strings.EqualFold(b.WaitType, w.WaitType) {
 		return false
 	}
@@ -75,7 +54,7 @@ func blockerMatchesWait(b Blocker, w timeline.WaitInterval) bool {
 // blockerMatchesLock: a key wait's resource ("KEY: 5:72057594043236352
 // (8194443284a0)") names the same key hash as the lock acquired after the
 // wait, when both have one; other resources are not compared.
-func blockerMatchesLock(b Blocker, lk *timeline.LockInterval) bool {
+func blockerMatchesLock(b bundle.BlockingSample, lk *timeline.LockInterval) bool {
 	if lk == nil || !strings.EqualFold(lk.ResourceType, "KEY") || !strings.HasPrefix(strings.ToUpper(b.WaitResource), "KEY:") {
 		return true
 	}
@@ -96,7 +75,7 @@ func keyHash(s string) (string, bool) {
 // holdersText is the sentence naming the holders: "Held by session 57
 // (login app_user, host web01, program OrdersApp; sleeping: idle in an
 // open transaction), seen in 4 samples of sys.dm_exec_requests."
-func holdersText(hs []Blocker) string {
+func holdersText(hs []bundle.BlockingSample) string {
 	if len(hs) == 0 {
 		return ""
 	}
@@ -114,7 +93,7 @@ func holdersText(hs []Blocker) string {
 	return s + fmt.Sprintf(", seen in %d sample%s of sys.dm_exec_requests.", samples, plural)
 }
 
-func holderDescription(h Blocker) string {
+func holderDescription(h bundle.BlockingSample) string {
 	s := fmt.Sprintf("session %d", h.SessionID)
 	switch h.SessionID {
 	case -2:

@@ -7,32 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/pkg/findings"
-	"github.com/queryreplay/queryreplay/pkg/showplan"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
-
-// FindingsInput is what pkg/findings reads from a stored bundle: its
-// timeline, the statement of its actual plan (parsed by the caller; nil
-// when none) the timeline was built from, and the tracer's record of the
-// run. The bundle's Trace must be set.
-func FindingsInput(b *tracer.Bundle, plan *showplan.Plan) findings.Input {
-	r, g := b.Result, b.Run.Groups
-	run := findings.Run{
-		ClearBufferPool: b.Run.ClearBufferPool, DisableReadAhead: b.Run.DisableReadAhead, Modification: b.Run.Modification,
-		RolledBack: r.RolledBack, Truncated: r.Truncated, Lost: r.Lost, DroppedEvents: r.DroppedEvents,
-		// transaction_log is traced for every modification, whatever the groups say.
-		Traced: &findings.Traced{Locks: g.Locks, Waits: g.Waits, Memory: g.Memory, Splits: g.Splits, Log: g.Log || b.Run.Modification, FileIO: g.FileIO},
-	}
-	for _, l := range r.LogRecords {
-		run.LogRecords = append(run.LogRecords, findings.LogRecord{Operation: l.Operation, Context: l.Context})
-	}
-	for _, s := range r.Blocking {
-		run.Blockers = append(run.Blockers, findings.Blocker{SessionID: s.SessionID, WaitType: s.WaitType, WaitResource: s.WaitResource,
-			WaitStartUs: s.WaitStartUs, FirstSeenUs: s.FirstSeenUs, LastSeenUs: s.LastSeenUs, Samples: s.Samples,
-			Login: s.Login, Host: s.Host, Program: s.Program, Status: s.Status, Statement: s.Statement})
-	}
-	return findings.Input{Trace: b.Trace, Plan: findings.PlanStatement(plan, b.Trace), Run: run}
-}
 
 func rawJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

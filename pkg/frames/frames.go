@@ -20,10 +20,10 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/findings"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // ReplayPanelID is set as the preferred visualisation plugin on lane frames,
@@ -66,7 +66,7 @@ type Runtime struct {
 // Source is a stored trace as the frames need it.
 type Source struct {
 	TraceID string
-	Bundle  *tracer.Bundle // Bundle.Trace must be set
+	Bundle  *bundle.Bundle // Bundle.Trace must be set
 	// Runtime holds the actual plan's counters by NodeId; may be nil.
 	Runtime map[int]Runtime
 	// Stacks is a merged call-stack tree to draw instead of the trace's

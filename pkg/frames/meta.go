@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // Persona names the kind of server from SERVERPROPERTY('EngineEdition')
@@ -30,7 +29,7 @@ func Persona(engineEdition int) string {
 
 // OptionsOf is the options a bundle was traced with, in the query model's
 // shape (docs/frames.md §1).
-func OptionsOf(run tracer.RunInfo) map[string]any {
+func OptionsOf(run bundle.RunInfo) map[string]any {
 	var groups []string
 	g := run.Groups
 	for _, e := range []struct {
@@ -125,7 +124,7 @@ func (v *view) traceFrame() *data.Frame {
 	return f
 }
 
-func traceNotices(b *tracer.Bundle, lost int64) []data.Notice {
+func traceNotices(b *bundle.Bundle, lost int64) []data.Notice {
 	var out []data.Notice
 	if b.Result.Truncated {
 		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning,
@@ -136,7 +135,7 @@ func traceNotices(b *tracer.Bundle, lost int64) []data.Notice {
 			Text: fmt.Sprintf("the server dropped %d events; the timeline has gaps", lost)})
 	}
 	for _, w := range b.Result.Warnings {
-		if strings.HasPrefix(w, tracer.MaxEventsWarningPrefix) {
+		if strings.HasPrefix(w, bundle.MaxEventsWarningPrefix) {
 			continue // said by the truncation notice above
 		}
 		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/testtrace"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 const sampleID = "0190d5c2a0e87c3b9a51e2f4c6d8b0a1"
@@ -93,15 +93,15 @@ func sampleTrace() *timeline.Trace {
 	}
 }
 
-func sampleBundle() *tracer.Bundle {
-	return &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion,
+func sampleBundle() *bundle.Bundle {
+	return &bundle.Bundle{Format: bundle.Format, Version: bundle.Version,
 		SQL:    "SELECT c.Name, o.OrderID FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID",
-		Server: tracer.ServerInfo{ProductVersion: "14.0.3192.2", EngineEdition: 3, Database: "QueryReplayDemo", SPID: 53},
-		Run: tracer.RunInfo{Session: "queryreplay_" + sampleID, StartedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
-			Groups: tracer.EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true}, ReadBack: "binary", Modification: true},
-		Result: tracer.Result{Rows: []int64{12}, DurationUs: 950, Events: 21, Lost: 2, DroppedEvents: 1, RolledBack: true,
+		Server: bundle.ServerInfo{ProductVersion: "14.0.3192.2", EngineEdition: 3, Database: "QueryReplayDemo", SPID: 53},
+		Run: bundle.RunInfo{Session: "queryreplay_" + sampleID, StartedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+			Groups: bundle.EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true}, ReadBack: "binary", Modification: true},
+		Result: bundle.Result{Rows: []int64{12}, DurationUs: 950, Events: 21, Lost: 2, DroppedEvents: 1, RolledBack: true,
 			Warnings: []string{"sample warning"},
-			LogRecords: []tracer.LogRecord{{LSN: "00000025:00000010:0002", Operation: "LOP_BEGIN_XACT", Context: "LCX_NULL", TransactionID: "0000:000003e8"},
+			LogRecords: []bundle.LogRecord{{LSN: "00000025:00000010:0002", Operation: "LOP_BEGIN_XACT", Context: "LCX_NULL", TransactionID: "0000:000003e8"},
 				{LSN: "00000025:00000010:0003", Operation: "LOP_MODIFY_ROW", Context: "LCX_CLUSTERED", TransactionID: "0000:000003e8", AllocUnitID: 72057594045136896, PageID: "0001:00000138", SlotID: 4}}},
 		Trace: sampleTrace(),
 	}

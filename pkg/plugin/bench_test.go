@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/internal/testtrace"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
@@ -35,12 +36,12 @@ func offlineDatasource(b *testing.B, store map[string]any) *Datasource {
 //
 //	go test ./pkg/plugin -run '^$' -bench View1M -benchtime 20x
 func BenchmarkView1M(b *testing.B) {
-	bundle, err := testtrace.Generated(200_000, 7)
+	generated, err := testtrace.Generated(200_000, 7)
 	if err != nil {
 		b.Fatal(err)
 	}
 	d := offlineDatasource(b, map[string]any{"maxMemoryMB": 2048})
-	e, err := d.store.Put(context.Background(), bundle)
+	e, err := d.store.Put(context.Background(), generated)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func decodeTime(reports []progressReport, n int64) (time.Duration, bool) {
 func BenchmarkStore20x100k(b *testing.B) {
 	for b.Loop() {
 		before := heap()
-		bundles := make([]*tracer.Bundle, 20)
+		bundles := make([]*bundle.Bundle, 20)
 		for i := range bundles {
 			bb, err := testtrace.Generated(20_000, 7)
 			if err != nil {

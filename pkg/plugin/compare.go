@@ -6,20 +6,20 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/compare"
 	"github.com/queryreplay/queryreplay/pkg/findings"
 	"github.com/queryreplay/queryreplay/pkg/frames"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // traceFindings analyses a stored trace with the default thresholds; nil
 // when it has no timeline (the frames refuse that trace anyway).
-func traceFindings(b *tracer.Bundle, plan *showplan.Plan) *findings.Report {
+func traceFindings(b *bundle.Bundle, plan *showplan.Plan) *findings.Report {
 	if b.Trace == nil {
 		return nil
 	}
-	rep, err := findings.Analyze(frames.FindingsInput(b, plan), findings.DefaultConfig())
+	rep, err := findings.Analyze(findings.FromBundle(b, plan), findings.DefaultConfig())
 	if err != nil { // only an invalid Config errs, and the defaults are valid
 		return nil
 	}

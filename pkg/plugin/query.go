@@ -8,6 +8,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/frames"
 	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
@@ -73,13 +74,13 @@ func parseQuery(q backend.DataQuery, limit sizelimit.Error) (Query, error) {
 	return m, nil
 }
 
-var groupNames = map[string]func(*tracer.EventGroups){
-	"locks":  func(g *tracer.EventGroups) { g.Locks = true },
-	"waits":  func(g *tracer.EventGroups) { g.Waits = true },
-	"memory": func(g *tracer.EventGroups) { g.Memory = true },
-	"splits": func(g *tracer.EventGroups) { g.Splits = true },
-	"log":    func(g *tracer.EventGroups) { g.Log = true },
-	"fileIO": func(g *tracer.EventGroups) { g.FileIO = true },
+var groupNames = map[string]func(*bundle.EventGroups){
+	"locks":  func(g *bundle.EventGroups) { g.Locks = true },
+	"waits":  func(g *bundle.EventGroups) { g.Waits = true },
+	"memory": func(g *bundle.EventGroups) { g.Memory = true },
+	"splits": func(g *bundle.EventGroups) { g.Splits = true },
+	"log":    func(g *bundle.EventGroups) { g.Log = true },
+	"fileIO": func(g *bundle.EventGroups) { g.FileIO = true },
 }
 
 // traceOptions turns the query into tracer options within the settings'
@@ -99,7 +100,7 @@ func (m Query) traceOptions(s Settings) (tracer.Options, error) {
 		o.Database = s.Database
 	}
 	if m.Options.Events == nil {
-		o.Events = tracer.AllEventGroups()
+		o.Events = bundle.AllEventGroups()
 	}
 	for _, g := range m.Options.Events {
 		set, ok := groupNames[g]

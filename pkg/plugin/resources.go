@@ -12,8 +12,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/sizelimit"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
 
@@ -150,7 +150,7 @@ func (d *Datasource) uploadTrace(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, bodyStatus(err), "read upload: %v", err)
 		return
 	}
-	b, err := tracer.ReadBundleLimit(bytes.NewReader(body), o)
+	b, err := bundle.ReadLimit(bytes.NewReader(body), o)
 	if err != nil {
 		writeErr(w, bodyStatus(err), "%v", err)
 		return

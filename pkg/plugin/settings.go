@@ -16,9 +16,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/azuread"
+
 	// Registers the "krb5" integrated authenticator used by authType windows.
 	_ "github.com/microsoft/go-mssqldb/integratedauth/krb5"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
@@ -50,7 +52,7 @@ const (
 	DefaultMaxQueryMB = 4
 	MaxQueryMBLimit   = 256
 	// MaxBundleMBLimit caps traceStore.maxBundleMB; the default is
-	// tracer.DefaultMaxBundleBytes (256 MB).
+	// bundle.DefaultMaxBytes (256 MB).
 	MaxBundleMBLimit = 4096
 )
 
@@ -360,8 +362,8 @@ func (s Settings) queryLimit() sizelimit.Error {
 }
 
 // bundleLimit bounds a bundle, decompressed (traceStore.maxBundleMB).
-func (ts TraceStoreSettings) bundleLimit() tracer.ReadOptions {
-	o := tracer.ReadOptions{MaxBytes: tracer.DefaultMaxBundleBytes, Knob: "the datasource setting traceStore.maxBundleMB"}
+func (ts TraceStoreSettings) bundleLimit() bundle.ReadOptions {
+	o := bundle.ReadOptions{MaxBytes: bundle.DefaultMaxBytes, Knob: "the datasource setting traceStore.maxBundleMB"}
 	if ts.MaxBundleMB > 0 {
 		o.MaxBytes = int64(ts.MaxBundleMB) << 20
 	}

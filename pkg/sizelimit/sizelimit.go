@@ -21,12 +21,17 @@ type Error struct {
 	Knob string
 }
 
+// The messages: with the knob that raises the limit, and without one.
+const (
+	whyTooLargeKnob = "%s exceeds the limit of %s; raise it with %s"
+	whyTooLarge     = "%s exceeds the limit of %s"
+)
+
 func (e *Error) Error() string {
-	s := fmt.Sprintf("%s exceeds the limit of %s", e.What, Format(e.Limit))
 	if e.Knob != "" {
-		s += "; raise it with " + e.Knob
+		return fmt.Sprintf(whyTooLargeKnob, e.What, Format(e.Limit), e.Knob)
 	}
-	return s
+	return fmt.Sprintf(whyTooLarge, e.What, Format(e.Limit))
 }
 
 // Is makes errors.Is(err, ErrTooLarge) true for every *Error.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // Who blocked the traced batch. The event session sees only the traced
@@ -49,43 +50,6 @@ const (
 // blockerQueryTimeout bounds one sampling query (a variable for tests).
 var blockerQueryTimeout = 5 * time.Second
 
-// BlockingSample is one interval during which sys.dm_exec_requests showed
-// the traced request waiting for the same session, with the same wait
-// type and resource.
-type BlockingSample struct {
-	// SessionID is blocking_session_id: the session holding what the
-	// traced request waited for (negative values as documented: -2 an
-	// orphaned distributed transaction, -3 a deferred recovery
-	// transaction, -4 a latch owner that could not be determined).
-	SessionID    int    `json:"sessionId"`
-	WaitType     string `json:"waitType"`
-	WaitResource string `json:"waitResource,omitempty"`
-	// FirstSeenUs and LastSeenUs are the first and last samples that saw
-	// the wait, in µs since the batch was sent (the timeline's time zero is
-	// the batch's start, so they compare with its lanes); FirstSeen and
-	// LastSeen are the same instants by the tracer's clock.
-	FirstSeenUs int64     `json:"firstSeenUs"`
-	LastSeenUs  int64     `json:"lastSeenUs"`
-	FirstSeen   time.Time `json:"firstSeen"`
-	LastSeen    time.Time `json:"lastSeen"`
-	// WaitStartUs is when the wait began by the first sample's wait_time
-	// (µs since the batch was sent); WaitTimeMs is wait_time at the last.
-	WaitStartUs int64 `json:"waitStartUs"`
-	WaitTimeMs  int64 `json:"waitTimeMs"`
-	Samples     int   `json:"samples"`
-	// Login, Host, Program and Status are the blocker's
-	// sys.dm_exec_sessions row when it was first seen.
-	Login   string `json:"login,omitempty"`
-	Host    string `json:"host,omitempty"`
-	Program string `json:"program,omitempty"`
-	Status  string `json:"status,omitempty"`
-	// Statement is the blocker's last batch (sys.dm_exec_input_buffer),
-	// read only with Options.BlockerStatements; never logged.
-	Statement string `json:"statement,omitempty"`
-	// Note says why the session's details are missing.
-	Note string `json:"note,omitempty"`
-}
-
 // blockerRow is one sample of the traced request.
 type blockerRow struct {
 	session  int
@@ -111,8 +75,8 @@ type blockerSampler struct {
 	stop     chan struct{}
 	done     chan struct{}
 
-	samples     []BlockingSample
-	current     *BlockingSample // the last element of samples while its wait goes on; nil once a sample saw no blocking (or it was not kept)
+	samples     []bundle.BlockingSample
+	current     *bundle.BlockingSample // the last element of samples while its wait goes on; nil once a sample saw no blocking (or it was not kept)
 	sessions    map[int]*blockerSession
 	dropped     int         // intervals not kept: the cap was reached
 	droppedLast *blockerRow // the last sample not kept, so one interval counts once
@@ -223,7 +187,7 @@ func (s *blockerSampler) record(row blockerRow, at time.Time) {
 		s.droppedLast = &row
 		return
 	}
-	b := BlockingSample{SessionID: row.session, WaitType: row.waitType, WaitResource: row.resource, FirstSeenUs: us, LastSeenUs: us,
+	b := bundle.BlockingSample{SessionID: row.session, WaitType: row.waitType, WaitResource: row.resource, FirstSeenUs: us, LastSeenUs: us,
 		FirstSeen: at.UTC(), LastSeen: at.UTC(), WaitStartUs: max(0, us-row.waitMs*1000), WaitTimeMs: row.waitMs, Samples: 1}
 	if row.session > 0 {
 		info := s.session(row.session)
@@ -321,7 +285,7 @@ func isPermissionDenied(err error) bool {
 }
 
 // finish moves what was sampled into the bundle.
-func (s *blockerSampler) finish(b *Bundle) {
+func (s *blockerSampler) finish(b *bundle.Bundle) {
 	if s == nil {
 		return
 	}

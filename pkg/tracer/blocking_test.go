@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // lockBlockingSQL is the stand-in's lock_blocking scenario: another
@@ -52,7 +53,7 @@ func TestTraceSamplesBlocker(t *testing.T) {
 	for _, withText := range []bool{false, true} {
 		tr, log, db := newTracer(t, srv.dsn, Policy{})
 		before := checksum(t, db)
-		b, err := tr.Trace(context.Background(), Options{SQL: sql, Events: AllEventGroups(), BlockerStatements: withText})
+		b, err := tr.Trace(context.Background(), Options{SQL: sql, Events: bundle.AllEventGroups(), BlockerStatements: withText})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func TestTraceSamplesBlocker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := ReadBundle(strings.NewReader(string(data)))
+		back, err := bundle.Read(strings.NewReader(string(data)))
 		if err != nil || len(back.Result.Blocking) != 1 || back.Result.Blocking[0] != s {
 			t.Errorf("round trip: %v %+v", err, back.Result.Blocking)
 		}
@@ -168,7 +169,7 @@ func TestBlockerSamplesCapped(t *testing.T) {
 	}
 	// a new wait by the same session (wait_time went down) is a new interval
 	s.current = nil
-	b := &Bundle{}
+	b := &bundle.Bundle{}
 	s.finish(b)
 	if len(b.Result.Blocking) != 2 || b.Result.Blocking[0].Samples != 2 || b.Result.Blocking[1].SessionID != 61 {
 		t.Fatalf("kept %+v", b.Result.Blocking)
@@ -205,7 +206,7 @@ func testBlockerSamplingFails(t *testing.T, number int32, message, note string) 
 	srv.running.Faults().Error("FROM sys.dm_exec_requests WHERE session_id", number, 16, message)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
-	b, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t), Events: AllEventGroups()})
+	b, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t), Events: bundle.AllEventGroups()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func testBlockerSamplingFails(t *testing.T, number int32, message, note string) 
 // Older bundles, without the blocking fields, still load.
 func TestBundleWithoutBlockingLoads(t *testing.T) {
 	old := `{"format":"queryreplay-trace","version":1,"sql":"SELECT 1","server":{},"run":{"session":"s","startedAt":"2026-01-01T00:00:00Z","events":null,"clearBufferPool":false,"disableReadAhead":false,"modification":false,"callStacks":false,"target":"","groups":{"Locks":false,"Waits":false,"Memory":false,"Splits":false,"Log":false,"FileIO":false}},"result":{"rows":[1],"durationUs":5,"events":0,"batches":1,"resolution":{"pages":0,"pagesNamed":0,"hobts":0,"hobtsNamed":0,"keyLocks":0,"keyLocksResolved":0}},"trace":{"schema":1}}`
-	b, err := ReadBundle(strings.NewReader(old))
+	b, err := bundle.Read(strings.NewReader(old))
 	if err != nil || b.Result.Blocking != nil || b.Result.BlockingNote != "" {
 		t.Fatalf("%v %+v", err, b)
 	}
@@ -278,7 +279,7 @@ func TestBlockerSamplerStopsOnTimeout(t *testing.T) {
 // assertListedInSecurityDoc checks that each sampling statement the
 // control connection sent appears in docs/security.md, with the session
 // ids written as <traced session> and <blocker>.
-func assertListedInSecurityDoc(t *testing.T, log *stmtLog, b *Bundle) {
+func assertListedInSecurityDoc(t *testing.T, log *stmtLog, b *bundle.Bundle) {
 	t.Helper()
 	doc, err := os.ReadFile("../../docs/security.md")
 	if err != nil {

@@ -3,11 +3,12 @@ package tracer
 import (
 	"context"
 	"database/sql"
-	"github.com/queryreplay/queryreplay/internal/testsql"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testsql"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/xe"

@@ -6,26 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 )
-
-// EventGroups switches groups of events on and off; every toggle changes the
-// session DDL (docs/design/tracing.md §17 item 14). Page I/O (physical_page_read and
-// physical_page_write), the batch events, query_thread_profile and the
-// actual plan are always traced: the timeline cannot be built without them.
-type EventGroups struct {
-	Locks  bool // lock_acquired, lock_released, lock_escalation
-	Waits  bool // sqlos.wait_info
-	Memory bool // query_memory_grant_usage and the spill events
-	Splits bool // page_split
-	Log    bool // log_flush_complete (transaction_log is added for modifications regardless)
-	FileIO bool // file_read, file_read_completed, file_write_completed
-}
-
-// AllEventGroups turns every group on.
-func AllEventGroups() EventGroups {
-	return EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true}
-}
 
 // ModificationPolicy says whether data modifications may be traced at all.
 type ModificationPolicy int
@@ -74,7 +57,7 @@ type Options struct {
 	// turned off again afterwards.
 	DisableReadAhead bool
 	// Events chooses the optional event groups.
-	Events EventGroups
+	Events bundle.EventGroups
 	// CallStacks adds package0.callstack (package0.callstack_rva where the
 	// server has it, SQL Server 2022+) to the storage events.
 	CallStacks bool
@@ -162,7 +145,7 @@ type Options struct {
 
 type readBackAgain struct {
 	mode ReadBackMode
-	got  func(*Bundle, error)
+	got  func(*bundle.Bundle, error)
 }
 
 // ReadBackMode says how a trace's event files are read back.

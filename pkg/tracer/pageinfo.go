@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -51,7 +52,7 @@ func (r *run) pageInfoAvailable() bool {
 // readPageHeaders reads the headers of the pages the trace touched in the
 // traced database (reads and writes first touched first, at most
 // MaxPageHeaders) into tr.Pages. Failures are recorded, never fatal.
-func (r *run) readPageHeaders(ctx context.Context, tr *timeline.Trace, res *Resolution) {
+func (r *run) readPageHeaders(ctx context.Context, tr *timeline.Trace, res *bundle.Resolution) {
 	if tr == nil || r.o.MaxPageHeaders < 0 {
 		return
 	}

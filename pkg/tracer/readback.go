@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/xe"
@@ -168,7 +169,7 @@ func decodeAll(r io.Reader, fn func(*xe.Event)) (bad int64, err error) {
 // readBack reads the events (from the event file, or from ring, the
 // ring_buffer document read before STOP), resolves names and builds the
 // timeline into b. Partial results stay in b when a later step fails.
-func (r *run) readBack(ctx context.Context, b *Bundle, ring string) error {
+func (r *run) readBack(ctx context.Context, b *bundle.Bundle, ring string) error {
 	// the second pass reads the files and spool the first pass left, so
 	// they go only when readBack returns
 	var cleanups []func()
@@ -199,7 +200,7 @@ type eventsRead struct {
 // when allowed (falling back to XML when the server refuses them, unless
 // binary was asked for), the file target as XML rows, or the ring buffer.
 // What the second pass needs to be removed afterwards goes on cleanups.
-func (r *run) readEvents(ctx context.Context, b *Bundle, ring string, maps *xe.MapTable, cleanups *[]func()) (eventsRead, error) {
+func (r *run) readEvents(ctx context.Context, b *bundle.Bundle, ring string, maps *xe.MapTable, cleanups *[]func()) (eventsRead, error) {
 	if r.spec.UsesRingBuffer() {
 		col := &collector{ids: newIdentities(), maps: maps}
 		second, err := readRingBuffer(b, col, ring)
@@ -218,7 +219,7 @@ func (r *run) readEvents(ctx context.Context, b *Bundle, ring string, maps *xe.M
 
 // readBinary reads the event files as .xel; ok is false (and err nil) when
 // the XML path should be tried instead.
-func (r *run) readBinary(ctx context.Context, b *Bundle, maps *xe.MapTable, cleanups *[]func()) (read eventsRead, ok bool, err error) {
+func (r *run) readBinary(ctx context.Context, b *bundle.Bundle, maps *xe.MapTable, cleanups *[]func()) (read eventsRead, ok bool, err error) {
 	bcol := &collector{ids: newIdentities(), maps: maps}
 	files, cleanup, err := r.fetchXEL(ctx)
 	truncated := false
@@ -252,7 +253,7 @@ func (r *run) readBinary(ctx context.Context, b *Bundle, maps *xe.MapTable, clea
 }
 
 // readXMLRows reads the file target's events as XML rows into col.
-func (r *run) readXMLRows(ctx context.Context, b *Bundle, col *collector, cleanups *[]func()) (second func(fn func(*xe.Event)) error, truncated bool, err error) {
+func (r *run) readXMLRows(ctx context.Context, b *bundle.Bundle, col *collector, cleanups *[]func()) (second func(fn func(*xe.Event)) error, truncated bool, err error) {
 	b.Run.ReadBack = "xml"
 	// sys.fn_xe_file_target_read_file:
 	// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
@@ -293,7 +294,7 @@ func (r *run) readXMLRows(ctx context.Context, b *Bundle, col *collector, cleanu
 
 // readRingBuffer decodes the ring_buffer document into col and notes what
 // the server dropped or truncated.
-func readRingBuffer(b *Bundle, col *collector, ring string) (second func(fn func(*xe.Event)) error, err error) {
+func readRingBuffer(b *bundle.Bundle, col *collector, ring string) (second func(fn func(*xe.Event)) error, err error) {
 	b.Run.ReadBack = "ring_buffer"
 	d := xe.NewDecoder(strings.NewReader(ring))
 	n := int64(0)
@@ -328,7 +329,7 @@ func readRingBuffer(b *Bundle, col *collector, ring string) (second func(fn func
 
 // noteEventsRead records the first pass's counts and sessions in b, with
 // warnings for a truncated read and rows that could not be decoded.
-func noteEventsRead(b *Bundle, col *collector, truncated bool, maxEvents int) {
+func noteEventsRead(b *bundle.Bundle, col *collector, truncated bool, maxEvents int) {
 	b.Result.Events, b.Result.BadRows, b.Result.Batches = col.events, col.badRows, col.batches
 	for id := range col.sessions {
 		b.Result.SessionIDs = append(b.Result.SessionIDs, id)
@@ -336,7 +337,7 @@ func noteEventsRead(b *Bundle, col *collector, truncated bool, maxEvents int) {
 	slices.Sort(b.Result.SessionIDs)
 	if truncated {
 		b.Result.Truncated = true
-		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf(MaxEventsWarningPrefix+"%d events were read (maximum events); the timeline is incomplete", maxEvents))
+		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf(bundle.MaxEventsWarningPrefix+"%d events were read (maximum events); the timeline is incomplete", maxEvents))
 	}
 	if col.badRows > 0 {
 		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("%d event rows could not be decoded and were left out", col.badRows))
@@ -345,7 +346,7 @@ func noteEventsRead(b *Bundle, col *collector, truncated bool, maxEvents int) {
 
 // buildTimeline resolves names, parses the captured plan and builds the
 // timeline from the second pass, then its call stacks and page headers.
-func (r *run) buildTimeline(ctx context.Context, b *Bundle, read eventsRead, maps *xe.MapTable) error {
+func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRead, maps *xe.MapTable) error {
 	col := read.col
 	r.progress("resolving names", col.events)
 	cat, lockRows, res := r.resolve(ctx, &col.ids)
@@ -380,7 +381,7 @@ func (r *run) buildTimeline(ctx context.Context, b *Bundle, read eventsRead, map
 
 // capturedPlan keeps the captured plan XML in b and parses it; a plan that
 // does not parse (or a second plan) is a warning, not an error.
-func capturedPlan(b *Bundle, col *collector) *showplan.Plan {
+func capturedPlan(b *bundle.Bundle, col *collector) *showplan.Plan {
 	var plan *showplan.Plan
 	b.Plan = col.planXML
 	if col.planXML != "" {
@@ -399,7 +400,7 @@ func capturedPlan(b *Bundle, col *collector) *showplan.Plan {
 
 // noteLostEvents records events lost to sequence gaps (lost, from the
 // timeline), to the file size cap and to the server's drops.
-func noteLostEvents(b *Bundle, col *collector, lost uint64) {
+func noteLostEvents(b *bundle.Bundle, col *collector, lost uint64) {
 	b.Result.Lost = lost
 	if col.haveSeq && col.minSeq > 1 && !b.Result.Truncated {
 		// event_sequence starts at 1 in a new session; a higher first number

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // droppedEvents reads the session's dropped-event count before STOP (a
@@ -52,7 +54,7 @@ var (
 // after startLSN (LSNs compare as fixed-width hex strings). It runs on the
 // control connection, before the rollback, so the batch's SET ROWCOUNT or
 // TEXTSIZE cannot cut it.
-func (r *run) readLog(ctx context.Context, startLSN string) ([]LogRecord, error) {
+func (r *run) readLog(ctx context.Context, startLSN string) ([]bundle.LogRecord, error) {
 	after := ""
 	if startLSN != "" {
 		if !lsnPattern.MatchString(startLSN) {
@@ -81,14 +83,14 @@ func (r *run) readLog(ctx context.Context, startLSN string) ([]LogRecord, error)
 		return nil, fmt.Errorf("read log: %w", err)
 	}
 	defer rows.Close()
-	var out []LogRecord
+	var out []bundle.LogRecord
 	for rows.Next() {
 		var lsn, op, cx, tid, page sql.NullString
 		var au, slot sql.NullInt64
 		if err := rows.Scan(&lsn, &op, &cx, &tid, &au, &page, &slot); err != nil {
 			return nil, fmt.Errorf("read log: %w", err)
 		}
-		out = append(out, LogRecord{LSN: lsn.String, Operation: op.String, Context: cx.String, TransactionID: tid.String,
+		out = append(out, bundle.LogRecord{LSN: lsn.String, Operation: op.String, Context: cx.String, TransactionID: tid.String,
 			AllocUnitID: au.Int64, PageID: page.String, SlotID: slot.Int64})
 	}
 	if err := rows.Err(); err != nil {

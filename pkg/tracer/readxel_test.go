@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -43,12 +44,12 @@ func typedJSON(t *testing.T, ev *xe.Event) string {
 func TestReadBackBinaryEqualsXML(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, db := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-	var xmlBundle *Bundle
+	var xmlBundle *bundle.Bundle
 	var xmlErr error
 	// the update_orders demo scenario: reads, locks, waits, log records
 	const update = "UPDATE dbo.Orders SET Status = N'Shipped' WHERE OrderID BETWEEN 100 AND 120"
-	o := Options{SQL: update, ClearBufferPool: true, Events: AllEventGroups(), ReadBack: ReadBackBinary,
-		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *Bundle, err error) { xmlBundle, xmlErr = b, err }}}
+	o := Options{SQL: update, ClearBufferPool: true, Events: bundle.AllEventGroups(), ReadBack: ReadBackBinary,
+		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) { xmlBundle, xmlErr = b, err }}}
 	bin, err := tr.Trace(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestReadBackFallback(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startStandinWith(t, tc.opts)
 			tr, log, db := newTracer(t, srv.dsn, Policy{})
-			b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}})
+			b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,20 +244,20 @@ func BenchmarkReadBack(b *testing.B) {
 			var events int64
 			for i := 0; i < b.N; i++ {
 				var began time.Time
-				o := Options{SQL: query, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups(), ReadBack: mode,
+				o := Options{SQL: query, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups(), ReadBack: mode,
 					Progress: func(p Progress) {
 						if p.Step == "reading events" && began.IsZero() {
 							began = time.Now()
 						}
 					}}
-				bundle, err := tr.Trace(context.Background(), o)
+				traced, err := tr.Trace(context.Background(), o)
 				if err != nil {
 					b.Fatal(err)
 				}
 				total += time.Since(began)
-				events = bundle.Result.Events
-				if bundle.Run.ReadBack != mode.String() {
-					b.Fatalf("read back as %s", bundle.Run.ReadBack)
+				events = traced.Result.Events
+				if traced.Run.ReadBack != mode.String() {
+					b.Fatalf("read back as %s", traced.Run.ReadBack)
 				}
 			}
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "readback-ms/op")

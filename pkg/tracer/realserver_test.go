@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // TestRealServer runs the tracer's guarantees against a real SQL Server when
@@ -50,7 +52,7 @@ func TestRealServer(t *testing.T) {
 	before := sum()
 
 	t.Run("select", func(t *testing.T) {
-		b, err := tr.Trace(ctx, Options{SQL: "SELECT id, v FROM " + table + " WHERE id BETWEEN 10 AND 20", Events: AllEventGroups(), DisableReadAhead: true})
+		b, err := tr.Trace(ctx, Options{SQL: "SELECT id, v FROM " + table + " WHERE id BETWEEN 10 AND 20", Events: bundle.AllEventGroups(), DisableReadAhead: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +66,7 @@ func TestRealServer(t *testing.T) {
 		noSessions(t)
 	})
 	t.Run("modification rolled back", func(t *testing.T) {
-		b, err := tr.Trace(ctx, Options{SQL: "UPDATE " + table + " SET v = v + 1 WHERE id <= 100", Events: AllEventGroups()})
+		b, err := tr.Trace(ctx, Options{SQL: "UPDATE " + table + " SET v = v + 1 WHERE id <= 100", Events: bundle.AllEventGroups()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,12 +124,12 @@ func TestRealServer(t *testing.T) {
 	t.Run("concurrent", func(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, 20)
-		bs := make([]*Bundle, 20)
+		bs := make([]*bundle.Bundle, 20)
 		for i := range errs {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
-				bs[i], errs[i] = tr.Trace(ctx, Options{SQL: fmt.Sprintf("UPDATE %s SET v = v + 1 WHERE id = %d", table, 200+i), Events: EventGroups{Locks: true}})
+				bs[i], errs[i] = tr.Trace(ctx, Options{SQL: fmt.Sprintf("UPDATE %s SET v = v + 1 WHERE id = %d", table, 200+i), Events: bundle.EventGroups{Locks: true}})
 			}(i)
 		}
 		wg.Wait()
@@ -184,7 +186,7 @@ func TestRealServer(t *testing.T) {
 			_, err := holder.ExecContext(context.Background(), "ROLLBACK TRANSACTION")
 			released <- err
 		})
-		b, err := tr.Trace(ctx, Options{SQL: "SELECT v FROM " + table + " WHERE id = 500", Events: AllEventGroups()})
+		b, err := tr.Trace(ctx, Options{SQL: "SELECT v FROM " + table + " WHERE id = 500", Events: bundle.AllEventGroups()})
 		if rerr := <-released; rerr != nil {
 			t.Fatalf("holder's rollback: %v", rerr)
 		}

@@ -12,6 +12,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -69,7 +70,7 @@ func cacheKey(kind byte, db, id uint64) string { return fmt.Sprintf("%c:%d:%d", 
 // allocation units (one query), then allocation units, HoBTs and objects →
 // schema/table/index (one batched catalog query), then key-lock hashes →
 // rows (one query per index). Failures are recorded and the rest kept.
-func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, map[timeline.LockKey]string, Resolution) {
+func (r *run) resolve(ctx context.Context, ids *identities) (*timeline.Catalog, map[timeline.LockKey]string, bundle.Resolution) {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
 	s := &nameResolver{r: r, ids: ids, db: uint64(r.info.databaseID)}
@@ -86,7 +87,7 @@ type nameResolver struct {
 	r   *run
 	ids *identities
 	db  uint64
-	res Resolution
+	res bundle.Resolution
 }
 
 // local reports whether database id d is the traced database (0: events

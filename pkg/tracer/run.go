@@ -13,6 +13,7 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // run is one trace in progress: its three connections and what must be
@@ -163,7 +164,7 @@ func queryRow(ctx context.Context, c Conn, step, query string, dest ...any) erro
 }
 
 // do runs the trace sequence; cleanup runs after it whatever it returns.
-func (r *run) do(ctx context.Context) (*Bundle, error) {
+func (r *run) do(ctx context.Context) (*bundle.Bundle, error) {
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -225,7 +226,7 @@ func (r *run) do(ctx context.Context) (*Bundle, error) {
 	}
 	if r.o.readBackAgain != nil {
 		// tests: read the same events again the other way
-		again := &Bundle{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run}
+		again := &bundle.Bundle{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run}
 		again.Run.ReadBack, again.Run.ReadBackFallback = "", ""
 		r.o.ReadBack = r.o.readBackAgain.mode
 		err := r.readBack(ctx, again, ring)
@@ -276,10 +277,13 @@ func (r *run) connect(ctx context.Context) error {
 // control connection cannot stop the session or KILL the batch while that
 // connection is busy or hung, and then a KILL-less batch keeps its locks
 // for as long as a middlebox keeps its socket open.
+// whyNoWatchdog is why a trace refuses to start without its watchdog.
+const whyNoWatchdog = "a trace does not run without a connection of its own that can stop the session and KILL the batch"
+
 func (r *run) connectWatchdog(ctx context.Context) error {
 	c, err := r.t.open.Open(ctx)
 	if err != nil {
-		return fmt.Errorf("connect the watchdog connection: %w (a trace does not run without a connection of its own that can stop the session and KILL the batch)", err)
+		return fmt.Errorf("connect the watchdog connection: %w ("+whyNoWatchdog+")", err)
 	}
 	r.watch = c
 	// Nothing is sent until it must act: STOP, the session lookups and KILL
@@ -420,11 +424,11 @@ func (r *run) transactionState(ctx context.Context, q string) (int, int64, error
 	return int(count.Int64), id.Int64, nil
 }
 
-func (r *run) newBundle() *Bundle {
+func (r *run) newBundle() *bundle.Bundle {
 	o := r.o
-	b := &Bundle{Format: BundleFormat, Version: BundleVersion, SQL: o.SQL,
-		Server: ServerInfo{ProductVersion: r.info.version, EngineEdition: r.info.engineEdition, Database: r.info.database, SPID: r.info.spid},
-		Run: RunInfo{Session: r.spec.Name, StartedAt: r.began.UTC(), Events: r.spec.EventNames(), ClearBufferPool: o.ClearBufferPool,
+	b := &bundle.Bundle{Format: bundle.Format, Version: bundle.Version, SQL: o.SQL,
+		Server: bundle.ServerInfo{ProductVersion: r.info.version, EngineEdition: r.info.engineEdition, Database: r.info.database, SPID: r.info.spid},
+		Run: bundle.RunInfo{Session: r.spec.Name, StartedAt: r.began.UTC(), Events: r.spec.EventNames(), ClearBufferPool: o.ClearBufferPool,
 			DisableReadAhead: o.DisableReadAhead, Modification: r.class.Modification, CallStacks: o.CallStacks, Groups: o.Events,
 			TimeoutSeconds: o.Timeout.Seconds(), MaxEvents: o.MaxEvents},
 	}
@@ -439,7 +443,7 @@ func (r *run) newBundle() *Bundle {
 
 // stop reads what must be read while the session runs (the dropped-event
 // count; a ring_buffer, whose events vanish at STOP), then stops it.
-func (r *run) stop(ctx context.Context, b *Bundle) (string, error) {
+func (r *run) stop(ctx context.Context, b *bundle.Bundle) (string, error) {
 	r.progress("stopping", 0)
 	ring := ""
 	if r.spec.UsesRingBuffer() {

@@ -19,6 +19,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // tableContents fingerprints every row of the demo tables: equal
@@ -85,8 +86,8 @@ func TestCorpusAgainstStandin(t *testing.T) {
 	t.Logf("%d inputs: %d traced, %d answered with the stand-in's error, the rest refused; no row changed, no session left", len(safetyCorpus), traced, answered)
 }
 
-func logHas(recs []LogRecord, op string) bool {
-	return slices.ContainsFunc(recs, func(r LogRecord) bool { return r.Operation == op })
+func logHas(recs []bundle.LogRecord, op string) bool {
+	return slices.ContainsFunc(recs, func(r bundle.LogRecord) bool { return r.Operation == op })
 }
 
 // TestTransactionEndedIsCaught: a batch that ended or replaced QueryReplay's
@@ -612,7 +613,7 @@ func TestNoSecretInLogsErrorsBundlesOrProgress(t *testing.T) {
 		}
 	}
 	var progress bytes.Buffer
-	trace := func(dsn string) (*Bundle, error) {
+	trace := func(dsn string) (*bundle.Bundle, error) {
 		o, err := NewDSNOpener(dsn)
 		if err != nil {
 			return nil, err
@@ -626,7 +627,7 @@ func TestNoSecretInLogsErrorsBundlesOrProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var js bytes.Buffer
-	if err := WriteBundle(&js, b); err != nil {
+	if err := bundle.Write(&js, b); err != nil {
 		t.Fatal(err)
 	}
 	check("the bundle", js.String())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // SessionPrefix starts the name of every session this package creates. It is
@@ -160,7 +161,7 @@ type SessionSpec struct {
 	Scope Scope
 	// Events and Modification choose the events; Modification adds
 	// sqlserver.transaction_log.
-	Events       EventGroups
+	Events       bundle.EventGroups
 	Modification bool
 	// CallStacks adds package0.callstack, or package0.callstack_rva when
 	// CallstackRVA is set (SQL Server 2022+).

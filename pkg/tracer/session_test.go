@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/testenv"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -18,7 +19,7 @@ func TestSessionDDLGolden(t *testing.T) {
 	base := SessionSpec{Name: goldenName, SPID: 53, Directory: `/var/opt/mssql/log`, MaxFileSizeMB: 256, MaxEvents: 1000}
 	cases := map[string]func(s *SessionSpec){
 		"minimal":        func(s *SessionSpec) {},
-		"all_groups":     func(s *SessionSpec) { s.Events = AllEventGroups() },
+		"all_groups":     func(s *SessionSpec) { s.Events = bundle.AllEventGroups() },
 		"locks":          func(s *SessionSpec) { s.Events.Locks = true },
 		"waits":          func(s *SessionSpec) { s.Events.Waits = true },
 		"memory":         func(s *SessionSpec) { s.Events.Memory = true },
@@ -215,7 +216,7 @@ func TestMissingPermissions(t *testing.T) {
 // undocumented NOT LIKE (independent of the golden files).
 func TestPredicateUsesDocumentedComparator(t *testing.T) {
 	for _, s := range []SessionSpec{
-		{Name: goldenName, SPID: 53, Directory: "/x", Events: AllEventGroups(), Modification: true},
+		{Name: goldenName, SPID: 53, Directory: "/x", Events: bundle.AllEventGroups(), Modification: true},
 		{Name: goldenName, SPID: 53, Scope: ScopeDatabase},
 		{Name: goldenName, SPID: 53, RingBuffer: true},
 	} {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/symstore"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
@@ -33,7 +34,7 @@ const sqlLoadedModules = "SELECT name, base_address FROM sys.dm_os_loaded_module
 // stacks: module bases for raw addresses (only package0.callstack has
 // them; callstack_rva frames carry module, RVA and PDB identity) and the
 // PDB identities Options.ModuleIdentities gives.
-func (r *run) stackParseOptions(ctx context.Context, rva bool, res *Resolution) callstack.ParseOptions {
+func (r *run) stackParseOptions(ctx context.Context, rva bool, res *bundle.Resolution) callstack.ParseOptions {
 	opts := callstack.ParseOptions{Identities: r.o.ModuleIdentities}
 	if !r.o.CallStacks || rva {
 		return opts
@@ -96,7 +97,7 @@ func (o Options) symbolStore() (*symstore.Store, error) {
 // symbol store, within Options.SymbolTimeout. Each distinct frame is
 // looked up once; what cannot be resolved keeps its module+RVA and says
 // why (per module, in Resolution.SymbolErrors). It never fails the trace.
-func (r *run) resolveStacks(ctx context.Context, tr *timeline.Trace, res *Resolution) {
+func (r *run) resolveStacks(ctx context.Context, tr *timeline.Trace, res *bundle.Resolution) {
 	if tr == nil || len(tr.Stacks) == 0 {
 		return
 	}

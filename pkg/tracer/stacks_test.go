@@ -9,6 +9,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/internal/symfixture"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/xe"
@@ -72,7 +73,7 @@ func TestCallStacksResolveEndToEnd(t *testing.T) {
 		t.Run(persona, func(t *testing.T) {
 			srv := startWithModules(t, persona, fx.Builds)
 			tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-			o := Options{SQL: selectSQL, CallStacks: true, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups(),
+			o := Options{SQL: selectSQL, CallStacks: true, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups(),
 				SymbolServers: []string{sym.URL}, SymbolCacheDir: t.TempDir(), SymbolTimeout: time.Minute}
 			if persona == "sql2017" {
 				o.ModuleIdentities = map[string]callstack.ModuleKey{}
@@ -201,7 +202,7 @@ func TestPageHeaders(t *testing.T) {
 func TestCallStacksUnresolvedAreReported(t *testing.T) {
 	srv := startWithModules(t, "sql2022", nil)
 	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, CallStacks: true, ClearBufferPool: true, Events: AllEventGroups()})
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, CallStacks: true, ClearBufferPool: true, Events: bundle.AllEventGroups()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestCallStacksUnresolvedAreReported(t *testing.T) {
 		t.Fatalf("frame %+v", f)
 	}
 	start := time.Now()
-	b, err = tr.Trace(context.Background(), Options{SQL: selectSQL, CallStacks: true, ClearBufferPool: true, Events: AllEventGroups(), SymbolServers: []string{"http://127.0.0.1:1/symbols"},
+	b, err = tr.Trace(context.Background(), Options{SQL: selectSQL, CallStacks: true, ClearBufferPool: true, Events: bundle.AllEventGroups(), SymbolServers: []string{"http://127.0.0.1:1/symbols"},
 		SymbolCacheDir: t.TempDir(), SymbolTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

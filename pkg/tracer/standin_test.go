@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -199,7 +200,7 @@ func TestStatementSequence(t *testing.T) {
 			seq(head, []string{"T: DBCC TRACEON(652) WITH NO_INFOMSGS"}, run(selectSQL), []string{rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:])},
 		{"modification", Options{SQL: updateSQL},
 			seq(head, []string{logEnd}, run(updateSQL), []string{logXact, logRecs}, tail)},
-		{"everything", Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups(), CallStacks: true},
+		{"everything", Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups(), CallStacks: true},
 			seq(head, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "T: DBCC TRACEON(652) WITH NO_INFOMSGS", logEnd}, run(updateSQL),
 				[]string{logXact, logRecs, rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:],
 				// raw call-stack addresses need the modules' base addresses
@@ -264,7 +265,7 @@ func boolInt(b bool) int {
 func TestResolution(t *testing.T) {
 	srv := startStandin(t)
 	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: AllEventGroups(), ClearBufferPool: true, DisableReadAhead: true})
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.AllEventGroups(), ClearBufferPool: true, DisableReadAhead: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestResolution(t *testing.T) {
 	}
 	tr2, log, _ := newTracer(t, srv.dsn, Policy{})
 	tr2.names = tr.names
-	b, err = tr2.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, MaxLockRows: 5})
+	b, err = tr2.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}, MaxLockRows: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +360,7 @@ func TestCleanupUnderFaults(t *testing.T) {
 			fc.inject(srv)
 			ctx, cancel := fc.ctx()
 			defer cancel()
-			o := Options{SQL: fc.sql, Events: EventGroups{Locks: true}}
+			o := Options{SQL: fc.sql, Events: bundle.EventGroups{Locks: true}}
 			if fc.opts != nil {
 				fc.opts(&o)
 			}
@@ -439,7 +440,7 @@ func TestModificationsNeverChangeData(t *testing.T) {
 					faults[i%len(faults)]()
 					// traces i, i+5, i+10 and i+15 — likely running at
 					// once — modify the same row
-					b, err := tr.Trace(context.Background(), Options{SQL: stmts[i%len(stmts)]((i / (4 * len(stmts))) % sharedRows), Events: EventGroups{Waits: true}})
+					b, err := tr.Trace(context.Background(), Options{SQL: stmts[i%len(stmts)]((i / (4 * len(stmts))) % sharedRows), Events: bundle.EventGroups{Waits: true}})
 					failed.Lock()
 					if err == nil && waitedForLock(b) {
 						nBlocked++
@@ -479,7 +480,7 @@ func TestModificationsNeverChangeData(t *testing.T) {
 }
 
 // waitedForLock reports whether a traced query waited for a lock (LCK_M_*).
-func waitedForLock(b *Bundle) bool {
+func waitedForLock(b *bundle.Bundle) bool {
 	if b == nil || b.Trace == nil {
 		return false
 	}
@@ -496,7 +497,7 @@ func TestConcurrentTracesSeeOnlyTheirOwnEvents(t *testing.T) {
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
 	const n = 50
 	var wg sync.WaitGroup
-	bundles := make([]*Bundle, n)
+	bundles := make([]*bundle.Bundle, n)
 	errs := make([]error, n)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -504,7 +505,7 @@ func TestConcurrentTracesSeeOnlyTheirOwnEvents(t *testing.T) {
 			defer wg.Done()
 			// Distinct texts, each locking a distinct order's key (rolled back).
 			q := fmt.Sprintf("UPDATE dbo.Orders SET Amount = Amount WHERE OrderID = %d", 1000+i)
-			bundles[i], errs[i] = tr.Trace(context.Background(), Options{SQL: q, Events: EventGroups{Locks: true}})
+			bundles[i], errs[i] = tr.Trace(context.Background(), Options{SQL: q, Events: bundle.EventGroups{Locks: true}})
 		}(i)
 	}
 	wg.Wait()
@@ -730,7 +731,7 @@ func TestEditions(t *testing.T) {
 					t.Errorf("%v, want a refusal naming %q", err, want)
 				}
 			}
-			b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, Events: EventGroups{Locks: true}})
+			b, err := tr.Trace(context.Background(), Options{SQL: updateSQL, Events: bundle.EventGroups{Locks: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -769,7 +770,7 @@ func TestRingBufferScope(t *testing.T) {
 	srv := startStandinWith(t, standin.Options{Persona: "azure-sql-database", XELEncoder: xe.EncodeXMLAsXEL})
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	scope := ScopeDatabase
-	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, scopeOverride: &scope})
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}, scopeOverride: &scope})
 	if err != nil {
 		for _, s := range log.texts() {
 			t.Log(s)
@@ -791,7 +792,7 @@ func TestProgressAndMaxEvents(t *testing.T) {
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
 	var steps []string
 	var mu sync.Mutex
-	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: AllEventGroups(), MaxEvents: 5,
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.AllEventGroups(), MaxEvents: 5,
 		Progress: func(p Progress) { mu.Lock(); steps = append(steps, p.Step); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -852,7 +853,7 @@ func TestLostEventsReported(t *testing.T) {
 	srv := startStandinWith(t, standin.Options{Persona: "azure-sql-database", XELEncoder: xe.EncodeXMLAsXEL})
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
 	scope := ScopeDatabase
-	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}, MaxEvents: 10, scopeOverride: &scope})
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}, MaxEvents: 10, scopeOverride: &scope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -873,7 +874,7 @@ func TestPartialResolution(t *testing.T) {
 	srv := startStandin(t)
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
 	srv.running.Faults().Error("%%lockres%%", 8645, 17, "injected resolution failure")
-	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: EventGroups{Locks: true}})
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}})
 	if err != nil {
 		t.Fatalf("a failed lookup failed the trace: %v", err)
 	}
@@ -953,7 +954,7 @@ func TestFailureAtEveryStep(t *testing.T) {
 				} else {
 					srv.running.Faults().DropConnection(step)
 				}
-				o := Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: AllEventGroups()}
+				o := Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups()}
 				if step == "fn_xe_file_target_read_file" {
 					o.ReadBack = ReadBackXML // the binary path (the default here) reads no XML
 				}

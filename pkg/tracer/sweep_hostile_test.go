@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -205,7 +206,7 @@ func FuzzSessionDDLDirectory(f *testing.F) {
 	f.Add(`C:\Program Files\MSSQL16.O'Brien\MSSQL\Log\`)
 	f.Add(`x'); DROP TABLE dbo.Orders; --`)
 	f.Add("*/ UPDATE dbo.Products SET ListPrice = 0 /*")
-	base := SessionSpec{Name: goldenName, SPID: 53, MaxFileSizeMB: 4, MaxEvents: 10, Events: AllEventGroups()}
+	base := SessionSpec{Name: goldenName, SPID: 53, MaxFileSizeMB: 4, MaxEvents: 10, Events: bundle.AllEventGroups()}
 	_, want, err := standin.IdentifierStarts(base.CreateDDL())
 	if err != nil {
 		f.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	_ "github.com/microsoft/go-mssqldb" // registers the "sqlserver" driver
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -162,7 +163,7 @@ const (
 // RolledBack is false). On other failures the bundle may be nil; the session
 // is dropped and the transaction rolled back on every path, and an error in
 // that cleanup is joined to the returned error.
-func (t *Tracer) Trace(ctx context.Context, o Options) (*Bundle, error) {
+func (t *Tracer) Trace(ctx context.Context, o Options) (*bundle.Bundle, error) {
 	o = o.withDefaults()
 	class, err := o.Validate(t.policy)
 	if o.skipClassifier {

@@ -46,7 +46,7 @@ func TestS3ReplicasShareABucket(t *testing.T) {
 	if err := one.Check(ctx); err != nil {
 		t.Fatalf("check: %v", err)
 	}
-	e, err := one.Put(ctx, bundle("SELECT 's3'", 9))
+	e, err := one.Put(ctx, testBundle("SELECT 's3'", 9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestDeletedOnAnotherReplicaLeavesMemory(t *testing.T) {
 	clock := func() time.Time { return now }
 	one := s3Store(t, srv.URL("traces"), s3fake.AccessKey, Options{Now: clock, Revalidate: time.Minute})
 	two := s3Store(t, srv.URL("traces"), s3fake.AccessKey, Options{Now: clock})
-	e, err := one.Put(ctx, bundle("SELECT 1", 3))
+	e, err := one.Put(ctx, testBundle("SELECT 1", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestS3RetentionAndRestart(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	probe := s3Store(t, srv.URL("traces"), s3fake.AccessKey, Options{MaxAge: -1, MaxDiskBytes: -1, Now: clock})
-	p, err := probe.Put(ctx, bundle("size", 10))
+	p, err := probe.Put(ctx, testBundle("size", 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestS3RetentionAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := s3Store(t, srv.URL("traces"), s3fake.AccessKey, Options{MaxAge: time.Hour, MaxDiskBytes: 2*size + size/2, Now: clock})
-	old, err := s.Put(ctx, bundle("old", 10))
+	old, err := s.Put(ctx, testBundle("old", 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestS3RetentionAndRestart(t *testing.T) {
 	var fresh []string
 	for i := 0; i < 3; i++ {
 		now = now.Add(time.Minute)
-		e, err := s.Put(ctx, bundle("fresh", 10)) // each Put enforces retention
+		e, err := s.Put(ctx, testBundle("fresh", 10)) // each Put enforces retention
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestS3ErrorsNameTheProblem(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "permission denied") || gcerrors.Code(err) != gcerrors.PermissionDenied {
 		t.Fatalf("denied check: %v", err)
 	}
-	if _, err := denied.Put(ctx, bundle("x", 1)); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := denied.Put(ctx, testBundle("x", 1)); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("denied put: %v", err)
 	}
 	missing := s3Store(t, srv.URL("nosuchbucket"), s3fake.AccessKey, Options{})
@@ -180,11 +180,11 @@ func TestS3ErrorsNameTheProblem(t *testing.T) {
 
 	// the bucket goes away mid-run: a bounded, clear error
 	s := s3Store(t, srv.URL("traces"), s3fake.AccessKey, Options{MaxTraces: 1})
-	a, err := s.Put(ctx, bundle("a", 1))
+	a, err := s.Put(ctx, testBundle("a", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Put(ctx, bundle("b", 1)); err != nil { // evicts a from memory
+	if _, err := s.Put(ctx, testBundle("b", 1)); err != nil { // evicts a from memory
 		t.Fatal(err)
 	}
 	srv.Close()

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // compact shares what a decoded trace repeats: JSON decoding gives every
@@ -75,7 +75,7 @@ func exact[E any](s []E) []E {
 // elements at their Go sizes plus the strings each entry owns (shared
 // strings and object names counted once). It is the store's byte bound, so
 // it errs high rather than low.
-func EstimateBytes(b *tracer.Bundle) int64 {
+func EstimateBytes(b *bundle.Bundle) int64 {
 	tr := b.Trace
 	if tr == nil {
 		return int64(len(b.SQL))

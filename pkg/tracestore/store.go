@@ -34,8 +34,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
-
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
 // Defaults of Options.
@@ -79,8 +78,8 @@ type Options struct {
 	Revalidate time.Duration
 	// BundleLimit bounds a bundle loaded from the backend once
 	// decompressed (another replica, or anyone who can write the bucket,
-	// may have put it there); zero: tracer.DefaultMaxBundleBytes.
-	BundleLimit tracer.ReadOptions
+	// may have put it there); zero: bundle.DefaultMaxBytes.
+	BundleLimit bundle.ReadOptions
 	Now         func() time.Time
 	Logger      *slog.Logger
 }
@@ -100,7 +99,7 @@ type Info struct {
 // Entry is a stored trace, decoded. Entries are shared: never modify one.
 type Entry struct {
 	ID     string
-	Bundle *tracer.Bundle // Bundle.Trace is set
+	Bundle *bundle.Bundle // Bundle.Trace is set
 	Info   Info
 	// MemoryBytes estimates what the decoded entry occupies.
 	MemoryBytes int64
@@ -176,7 +175,7 @@ func (s *Store) MemoryBytes() (int64, int) {
 
 // Put stores a bundle under a new id, persisted first: a trace the backend
 // refused is not served from memory alone, or a replica could not find it.
-func (s *Store) Put(ctx context.Context, b *tracer.Bundle) (*Entry, error) {
+func (s *Store) Put(ctx context.Context, b *bundle.Bundle) (*Entry, error) {
 	if b == nil || b.Trace == nil {
 		return nil, errors.New("store trace: the bundle has no timeline")
 	}
@@ -186,7 +185,7 @@ func (s *Store) Put(ctx context.Context, b *tracer.Bundle) (*Entry, error) {
 	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if err := tracer.WriteBundle(zw, b); err != nil {
+	if err := bundle.Write(zw, b); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -218,7 +217,7 @@ func (s *Store) Put(ctx context.Context, b *tracer.Bundle) (*Entry, error) {
 	return e, nil
 }
 
-func infoOf(id string, b *tracer.Bundle, size int64, now time.Time) Info {
+func infoOf(id string, b *bundle.Bundle, size int64, now time.Time) Info {
 	return Info{ID: id, Statement: b.SQL, Database: b.Server.Database, StartedAt: b.Run.StartedAt, StoredAt: now.UTC(),
 		Events: b.Result.Events, DurationUs: b.Result.DurationUs, Bytes: size}
 }
@@ -258,7 +257,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load trace %s: %w", id, err)
 	}
-	b, err := tracer.ReadBundleLimit(bytes.NewReader(data), s.opts.BundleLimit)
+	b, err := bundle.ReadLimit(bytes.NewReader(data), s.opts.BundleLimit)
 	if err != nil {
 		return nil, fmt.Errorf("load trace %s: %w", id, err)
 	}

@@ -11,23 +11,23 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/testbomb"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 var ctx = context.Background()
 
 // bundle is a small bundle with n reads on one shared object.
-func bundle(sql string, n int) *tracer.Bundle {
+func testBundle(sql string, n int) *bundle.Bundle {
 	tr := &timeline.Trace{ZeroTime: "2026-01-02T03:04:05Z", End: int64(n), Summary: timeline.Summary{Lanes: map[string]int{"read": n}}}
 	for i := 0; i < n; i++ {
 		tr.Lanes.Read = append(tr.Lanes.Read, timeline.PageEvent{T: int64(i), FileID: 1, PageID: uint64(i),
 			Object: &timeline.ObjectName{Schema: "dbo", Table: "Orders", Index: "PK_Orders"}})
 	}
-	return &tracer.Bundle{Format: tracer.BundleFormat, Version: tracer.BundleVersion, SQL: sql,
-		Server: tracer.ServerInfo{Database: "QueryReplayDemo"}, Run: tracer.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
-		Result: tracer.Result{Events: int64(n)}, Trace: tr}
+	return &bundle.Bundle{Format: bundle.Format, Version: bundle.Version, SQL: sql,
+		Server: bundle.ServerInfo{Database: "QueryReplayDemo"}, Run: bundle.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		Result: bundle.Result{Events: int64(n)}, Trace: tr}
 }
 
 func dirStore(t *testing.T, dir string, o Options) *Store {
@@ -46,7 +46,7 @@ func dirStore(t *testing.T, dir string, o Options) *Store {
 
 func TestPutGetListDelete(t *testing.T) {
 	s := dirStore(t, t.TempDir(), Options{})
-	e, err := s.Put(ctx, bundle("SELECT 1", 10))
+	e, err := s.Put(ctx, testBundle("SELECT 1", 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestPutGetListDelete(t *testing.T) {
 func TestRestartKeepsTraces(t *testing.T) {
 	dir := t.TempDir()
 	a := dirStore(t, dir, Options{})
-	e, err := a.Put(ctx, bundle("SELECT 2", 5))
+	e, err := a.Put(ctx, testBundle("SELECT 2", 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +106,11 @@ func TestRestartKeepsTraces(t *testing.T) {
 func TestHAReplicasServeEachOther(t *testing.T) {
 	dir := t.TempDir()
 	one, two := dirStore(t, dir, Options{}), dirStore(t, dir, Options{})
-	a, err := one.Put(ctx, bundle("SELECT 'a'", 3))
+	a, err := one.Put(ctx, testBundle("SELECT 'a'", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := two.Put(ctx, bundle("SELECT 'b'", 4))
+	b, err := two.Put(ctx, testBundle("SELECT 'b'", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestMemoryBoundsByCountAndBytes(t *testing.T) {
 	s := dirStore(t, t.TempDir(), Options{MaxTraces: 3})
 	var ids []string
 	for i := 0; i < 5; i++ {
-		e, err := s.Put(ctx, bundle("SELECT 1", 100))
+		e, err := s.Put(ctx, testBundle("SELECT 1", 100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,12 +146,12 @@ func TestMemoryBoundsByCountAndBytes(t *testing.T) {
 	if _, err := s.Get(ctx, ids[0]); err != nil {
 		t.Fatal(err)
 	}
-	sample := bundle("SELECT 1", 1000)
+	sample := testBundle("SELECT 1", 1000)
 	compact(sample.Trace)
 	one := EstimateBytes(sample)
 	s2 := dirStore(t, t.TempDir(), Options{MaxTraces: 100, MaxMemoryBytes: 2*one + one/2})
 	for i := 0; i < 6; i++ {
-		if _, err := s2.Put(ctx, bundle("SELECT 1", 1000)); err != nil {
+		if _, err := s2.Put(ctx, testBundle("SELECT 1", 1000)); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := s2.MemoryBytes(); b > 2*one+one/2 {
@@ -168,12 +168,12 @@ func TestRetentionByAgeAndSize(t *testing.T) {
 	clock := func() time.Time { return now }
 	dir := t.TempDir()
 	s := dirStore(t, dir, Options{MaxAge: time.Hour, MaxDiskBytes: -1, Now: clock})
-	old, err := s.Put(ctx, bundle("old", 10))
+	old, err := s.Put(ctx, testBundle("old", 10))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(2 * time.Hour)
-	fresh, err := s.Put(ctx, bundle("fresh", 10)) // Put enforces retention
+	fresh, err := s.Put(ctx, testBundle("fresh", 10)) // Put enforces retention
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestRetentionByAgeAndSize(t *testing.T) {
 	var ids []string
 	for i := 0; i < 4; i++ {
 		now = now.Add(time.Minute)
-		e, err := s2.Put(ctx, bundle("fresh", 10))
+		e, err := s2.Put(ctx, testBundle("fresh", 10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := s.Put(ctx, bundle("SELECT 1", 50))
+			e, err := s.Put(ctx, testBundle("SELECT 1", 50))
 			if err != nil {
 				errs <- err
 				return
@@ -240,7 +240,7 @@ func TestBucketBackends(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			e, err := a.Put(ctx, bundle("SELECT 'bucket'", 7))
+			e, err := a.Put(ctx, testBundle("SELECT 'bucket'", 7))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +275,7 @@ func TestBucketBackends(t *testing.T) {
 }
 
 func TestEstimateBytesCoversTheDecodedTrace(t *testing.T) {
-	small, big := EstimateBytes(bundle("x", 10)), EstimateBytes(bundle("x", 10_000))
+	small, big := EstimateBytes(testBundle("x", 10)), EstimateBytes(testBundle("x", 10_000))
 	if big <= small || big < 10_000*int64(40) {
 		t.Fatalf("estimates %d and %d do not grow with the events", small, big)
 	}
@@ -287,7 +287,7 @@ func TestEstimateBytesCoversTheDecodedTrace(t *testing.T) {
 func TestGetGzipBomb(t *testing.T) {
 	const limit, expand = 8 << 20, 1 << 30
 	dir := t.TempDir()
-	s := dirStore(t, dir, Options{BundleLimit: tracer.ReadOptions{MaxBytes: limit, Knob: "traceStore.maxBundleMB"}})
+	s := dirStore(t, dir, Options{BundleLimit: bundle.ReadOptions{MaxBytes: limit, Knob: "traceStore.maxBundleMB"}})
 	for name, bomb := range map[string][]byte{
 		"whitespace": testbomb.Gzip("{", ' ', expand),
 		"string":     testbomb.Gzip(testbomb.BundlePrefix, 'A', expand),

@@ -18,6 +18,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -176,7 +177,7 @@ func TestEverydayQueriesTrace(t *testing.T) {
 			if q.trace != "" {
 				sqlText = q.trace
 			}
-			b, err := tr.Trace(ctx, tracer.Options{SQL: sqlText, ClearBufferPool: true, Events: tracer.AllEventGroups()})
+			b, err := tr.Trace(ctx, tracer.Options{SQL: sqlText, ClearBufferPool: true, Events: bundle.AllEventGroups()})
 			if err != nil {
 				t.Fatal(err)
 			}

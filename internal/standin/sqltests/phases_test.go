@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
@@ -86,7 +87,7 @@ func phaseCases() []checkCase {
 	var out []checkCase
 	for _, sc := range standin.Scenarios() {
 		out = append(out, checkCase{"scenario/" + sc.Name, sc.SQL, tracer.Options{SQL: sc.SQL, ClearBufferPool: sc.ClearBufferPool,
-			DisableReadAhead: sc.DisableReadAhead, CallStacks: sc.CallStacks, Events: tracer.AllEventGroups()}})
+			DisableReadAhead: sc.DisableReadAhead, CallStacks: sc.CallStacks, Events: bundle.AllEventGroups()}})
 	}
 	for _, q := range everydayQueries {
 		if q.wantErr != 0 {
@@ -96,7 +97,7 @@ func phaseCases() []checkCase {
 		if q.trace != "" {
 			s = q.trace
 		}
-		out = append(out, checkCase{"everyday/" + q.name, s, tracer.Options{SQL: s, ClearBufferPool: true, Events: tracer.AllEventGroups()}})
+		out = append(out, checkCase{"everyday/" + q.name, s, tracer.Options{SQL: s, ClearBufferPool: true, Events: bundle.AllEventGroups()}})
 	}
 	return out
 }
@@ -152,7 +153,7 @@ type phaseCheck struct {
 	lastEv int64           // the latest event of the trace
 }
 
-func newPhaseCheck(b *tracer.Bundle) (*phaseCheck, error) {
+func newPhaseCheck(b *bundle.Bundle) (*phaseCheck, error) {
 	if b.Trace == nil || b.Plan == "" {
 		return nil, fmt.Errorf("no trace or no plan")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
@@ -23,7 +24,7 @@ func TestScenariosTrace(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			b, err := tr.Trace(ctx, tracer.Options{SQL: sc.SQL, ClearBufferPool: sc.ClearBufferPool, DisableReadAhead: sc.DisableReadAhead,
-				CallStacks: sc.CallStacks, Events: tracer.AllEventGroups()})
+				CallStacks: sc.CallStacks, Events: bundle.AllEventGroups()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,11 @@
-package tracer
+package bundle
 
 import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,13 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/sizelimit"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/xe"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/bundle/small.json")
+
+// goldenName is a session name as the tracer writes them.
+const goldenName = "queryreplay_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b"
 
 // syntheticTrace builds a real timeline from the stand-in's generated trace
 // (no server involved).
@@ -39,8 +46,11 @@ func syntheticTrace(t *testing.T) *timeline.Trace {
 		all.WriteString(e.XML)
 		all.WriteByte('\n')
 	}
-	if _, err := decodeAll(strings.NewReader(all.String()), b.Add); err != nil {
-		t.Fatal(err)
+	for ev, err := range xe.NewDecoder(strings.NewReader(all.String())).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Add(&ev)
 	}
 	tr, err := b.Build()
 	if err != nil {
@@ -60,7 +70,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"trace.json", "trace.json.gz"} {
 		path := filepath.Join(dir, name)
-		if err := SaveBundle(path, b); err != nil {
+		if err := Save(path, b); err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := os.ReadFile(path)
@@ -68,7 +78,7 @@ func TestBundleRoundTrip(t *testing.T) {
 		if gz != strings.HasSuffix(name, ".gz") {
 			t.Fatalf("%s: gzip=%v", name, gz)
 		}
-		got, err := LoadBundle(path)
+		got, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +91,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	// The trace part is exactly the timeline's JSON (queryreplay timeline --json).
 	var generic map[string]json.RawMessage
 	var buf bytes.Buffer
-	if err := WriteBundle(&buf, b); err != nil {
+	if err := Write(&buf, b); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(buf.Bytes(), &generic); err != nil {
@@ -106,7 +116,7 @@ func TestBundleErrors(t *testing.T) {
 		`{"format":"queryreplay-trace","version":1}`:            "no trace",
 	}
 	for in, want := range cases {
-		_, err := ReadBundle(strings.NewReader(in))
+		_, err := Read(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadBundle(%s) = %v, want %q", in, err, want)
 		}
@@ -115,14 +125,14 @@ func TestBundleErrors(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(`{"format":"queryreplay-trace","version":9}`))
 	zw.Close()
-	if _, err := ReadBundle(&gz); err == nil || !strings.Contains(err.Error(), "version 9") {
+	if _, err := Read(&gz); err == nil || !strings.Contains(err.Error(), "version 9") {
 		t.Errorf("gzip bundle with a bad version: %v", err)
 	}
-	if _, err := LoadBundle(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Error("loading a missing file succeeded")
 	}
 	// A failed save leaves nothing under the name.
-	if err := SaveBundle(filepath.Join(t.TempDir(), "no", "dir", "x.json"), &Bundle{}); err == nil {
+	if err := Save(filepath.Join(t.TempDir(), "no", "dir", "x.json"), &Bundle{}); err == nil {
 		t.Error("saving into a missing directory succeeded")
 	}
 }
@@ -139,11 +149,11 @@ func TestBundleVersion1File(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := SaveBundle(path, b); err != nil {
+		if err := Save(path, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b, err := LoadBundle(path)
+	b, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,15 +183,15 @@ func FuzzReadBundle(f *testing.F) {
 	}
 	f.Add([]byte(`{"format":"queryreplay-trace","version":1,"trace":{"operators":[]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := ReadBundle(bytes.NewReader(data))
+		b, err := Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var out bytes.Buffer
-		if err := WriteBundle(&out, b); err != nil {
+		if err := Write(&out, b); err != nil {
 			t.Fatalf("a bundle that was read cannot be written: %v", err)
 		}
-		again, err := ReadBundle(&out)
+		again, err := Read(&out)
 		if err != nil {
 			t.Fatalf("a written bundle cannot be read back: %v", err)
 		}
@@ -206,7 +216,7 @@ func TestReadBundleGzipBomb(t *testing.T) {
 		for _, o := range []ReadOptions{{MaxBytes: 8 << 20, Knob: "--max-bundle-mb"}, {}} {
 			limit := o.limit().Limit
 			var err error
-			alloc := testbomb.Alloc(func() { _, err = ReadBundleLimit(bytes.NewReader(bomb), o) })
+			alloc := testbomb.Alloc(func() { _, err = ReadLimit(bytes.NewReader(bomb), o) })
 			var se *sizelimit.Error
 			if !errors.As(err, &se) || se.Limit != limit || !strings.Contains(err.Error(), sizelimit.Format(limit)) ||
 				!strings.Contains(err.Error(), o.Knob) || !strings.Contains(err.Error(), "bundle's JSON, decompressed,") {
@@ -231,17 +241,17 @@ func TestReadBundleLimitEdge(t *testing.T) {
 	zw.Write(data)
 	zw.Close()
 	for name, in := range map[string][]byte{"plain": data, "gzip": gz.Bytes()} {
-		if _, err := ReadBundleLimit(bytes.NewReader(in), ReadOptions{MaxBytes: int64(len(data))}); err != nil {
+		if _, err := ReadLimit(bytes.NewReader(in), ReadOptions{MaxBytes: int64(len(data))}); err != nil {
 			t.Errorf("%s bundle at the limit: %v", name, err)
 		}
-		_, err := ReadBundleLimit(bytes.NewReader(in), ReadOptions{MaxBytes: int64(len(data)) - 1})
+		_, err := ReadLimit(bytes.NewReader(in), ReadOptions{MaxBytes: int64(len(data)) - 1})
 		if !errors.Is(err, sizelimit.ErrTooLarge) {
 			t.Errorf("%s bundle one byte over the limit: %v", name, err)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "b.json")
 	os.WriteFile(path, data, 0o600)
-	if _, err := LoadBundleLimit(path, ReadOptions{MaxBytes: 100, Knob: "--knob"}); !errors.Is(err, sizelimit.ErrTooLarge) ||
+	if _, err := LoadLimit(path, ReadOptions{MaxBytes: 100, Knob: "--knob"}); !errors.Is(err, sizelimit.ErrTooLarge) ||
 		!strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "--knob") {
 		t.Errorf("LoadBundleLimit over the limit: %v", err)
 	}
@@ -266,14 +276,14 @@ func FuzzReadBundleLimit(f *testing.F) {
 			return // its length is not its JSON's
 		}
 		max := int64(limit) + 1
-		got, err := ReadBundleLimit(bytes.NewReader(in), ReadOptions{MaxBytes: max})
+		got, err := ReadLimit(bytes.NewReader(in), ReadOptions{MaxBytes: max})
 		if int64(len(data)) > max {
 			if !errors.Is(err, sizelimit.ErrTooLarge) {
 				t.Fatalf("%d bytes over a limit of %d: %v", len(data), max, err)
 			}
 			return
 		}
-		want, werr := ReadBundle(bytes.NewReader(in))
+		want, werr := Read(bytes.NewReader(in))
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("within the limit: %v; unlimited: %v", err, werr)
 		}

@@ -1,4 +1,14 @@
-package tracer
+// Package bundle is the trace bundle: what ran, where, with which options,
+// what the tracer observed, and the timeline — the file `queryreplay trace
+// -o` writes, the trace store keeps and the datasource, the viewer, the
+// findings and compare read. It reads and writes bundles (gzip or plain
+// JSON) within a bound on their decompressed size.
+//
+// It is a model package: it does no I/O but the reader, writer or file it
+// is given, and must not import the tracer, a SQL driver, the symbol
+// client or Grafana's SDK, so everything that only reads bundles stays
+// free of them.
+package bundle
 
 import (
 	"bufio"
@@ -15,11 +25,11 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
-// BundleFormat identifies a trace bundle; BundleVersion is the version this
+// Format identifies a trace bundle; Version is the version this
 // package writes and the only one it reads.
 const (
-	BundleFormat  = "queryreplay-trace"
-	BundleVersion = 1
+	Format  = "queryreplay-trace"
+	Version = 1
 )
 
 // Bundle is a saved trace: what ran, where, with which options, what the
@@ -200,13 +210,13 @@ type Resolution struct {
 	PageHeaderNote   string `json:"pageHeaderNote,omitempty"`
 }
 
-// WriteBundle writes b as JSON.
-func WriteBundle(w io.Writer, b *Bundle) error {
+// Write writes b as JSON.
+func Write(w io.Writer, b *Bundle) error {
 	if b.Format == "" {
-		b.Format = BundleFormat
+		b.Format = Format
 	}
 	if b.Version == 0 {
-		b.Version = BundleVersion
+		b.Version = Version
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -216,16 +226,16 @@ func WriteBundle(w io.Writer, b *Bundle) error {
 	return nil
 }
 
-// DefaultMaxBundleBytes bounds a bundle's JSON, after decompression, when
+// DefaultMaxBytes bounds a bundle's JSON, after decompression, when
 // the reader is given no other bound (docs/security.md "Input size limits").
 // The compressed size alone says nothing: a megabyte of gzip can expand to
 // a gigabyte.
-const DefaultMaxBundleBytes = 256 << 20
+const DefaultMaxBytes = 256 << 20
 
-// ReadOptions bound what ReadBundleLimit reads.
+// ReadOptions bound what ReadLimit reads.
 type ReadOptions struct {
 	// MaxBytes bounds the bundle's JSON after decompression (and so the
-	// compressed bytes too); 0 means DefaultMaxBundleBytes.
+	// compressed bytes too); 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// Knob names the flag or setting that raises MaxBytes, for the error.
 	Knob string
@@ -234,21 +244,21 @@ type ReadOptions struct {
 func (o ReadOptions) limit() sizelimit.Error {
 	n := o.MaxBytes
 	if n <= 0 {
-		n = DefaultMaxBundleBytes
+		n = DefaultMaxBytes
 	}
 	return sizelimit.Error{What: "the bundle's JSON", Limit: n, Knob: o.Knob}
 }
 
-// ReadBundle reads a bundle, gzip-compressed or not (told by its magic
-// bytes), of at most DefaultMaxBundleBytes; see ReadBundleLimit.
-func ReadBundle(r io.Reader) (*Bundle, error) { return ReadBundleLimit(r, ReadOptions{}) }
+// Read reads a bundle, gzip-compressed or not (told by its magic
+// bytes), of at most DefaultMaxBytes; see ReadLimit.
+func Read(r io.Reader) (*Bundle, error) { return ReadLimit(r, ReadOptions{}) }
 
-// ReadBundleLimit reads a bundle, gzip-compressed or not (told by its magic
+// ReadLimit reads a bundle, gzip-compressed or not (told by its magic
 // bytes), and refuses unknown formats and versions by name. Its JSON, once
 // decompressed, may take at most o.MaxBytes: more is a *sizelimit.Error,
 // found while decompressing, so a gzip bomb costs no more memory than a
 // bundle of the limit's size. JSON is decoded only from those bytes.
-func ReadBundleLimit(r io.Reader, o ReadOptions) (*Bundle, error) {
+func ReadLimit(r io.Reader, o ReadOptions) (*Bundle, error) {
 	br := bufio.NewReader(r)
 	var src io.Reader = br
 	limit := o.limit()
@@ -277,11 +287,11 @@ func decodeBundle(data []byte) (*Bundle, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("read bundle: not JSON: %w", err)
 	}
-	if head.Format != BundleFormat {
-		return nil, fmt.Errorf("read bundle: format is %q, want %q", head.Format, BundleFormat)
+	if head.Format != Format {
+		return nil, fmt.Errorf("read bundle: format is %q, want %q", head.Format, Format)
 	}
-	if head.Version != BundleVersion {
-		return nil, fmt.Errorf("read bundle: version %d is not supported (this build reads version %d)", head.Version, BundleVersion)
+	if head.Version != Version {
+		return nil, fmt.Errorf("read bundle: version %d is not supported (this build reads version %d)", head.Version, Version)
 	}
 	var b Bundle
 	if err := json.Unmarshal(data, &b); err != nil {
@@ -293,10 +303,10 @@ func decodeBundle(data []byte) (*Bundle, error) {
 	return &b, nil
 }
 
-// SaveBundle writes b to path, gzip-compressed when the name ends in .gz.
+// Save writes b to path, gzip-compressed when the name ends in .gz.
 // It writes a temporary file and renames it, so a failed save never leaves a
 // truncated bundle under the name.
-func SaveBundle(path string, b *Bundle) (err error) {
+func Save(path string, b *Bundle) (err error) {
 	dir, base := ".", path
 	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
 		dir, base = path[:i+1], path[i+1:]
@@ -318,7 +328,7 @@ func SaveBundle(path string, b *Bundle) (err error) {
 		w = zw
 	}
 	bw := bufio.NewWriter(w)
-	if err := WriteBundle(bw, b); err != nil {
+	if err := Write(bw, b); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -338,19 +348,74 @@ func SaveBundle(path string, b *Bundle) (err error) {
 	return nil
 }
 
-// LoadBundle reads a bundle file of at most DefaultMaxBundleBytes.
-func LoadBundle(path string) (*Bundle, error) { return LoadBundleLimit(path, ReadOptions{}) }
+// Load reads a bundle file of at most DefaultMaxBytes.
+func Load(path string) (*Bundle, error) { return LoadLimit(path, ReadOptions{}) }
 
-// LoadBundleLimit reads a bundle file within o's bound (see ReadBundleLimit).
-func LoadBundleLimit(path string, o ReadOptions) (*Bundle, error) {
+// LoadLimit reads a bundle file within o's bound (see ReadLimit).
+func LoadLimit(path string, o ReadOptions) (*Bundle, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle: %w", err)
 	}
 	defer f.Close()
-	b, err := ReadBundleLimit(f, o)
+	b, err := ReadLimit(f, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
+}
+
+// BlockingSample is one interval during which sys.dm_exec_requests showed
+// the traced request waiting for the same session, with the same wait
+// type and resource.
+type BlockingSample struct {
+	// SessionID is blocking_session_id: the session holding what the
+	// traced request waited for (negative values as documented: -2 an
+	// orphaned distributed transaction, -3 a deferred recovery
+	// transaction, -4 a latch owner that could not be determined).
+	SessionID    int    `json:"sessionId"`
+	WaitType     string `json:"waitType"`
+	WaitResource string `json:"waitResource,omitempty"`
+	// FirstSeenUs and LastSeenUs are the first and last samples that saw
+	// the wait, in µs since the batch was sent (the timeline's time zero is
+	// the batch's start, so they compare with its lanes); FirstSeen and
+	// LastSeen are the same instants by the tracer's clock.
+	FirstSeenUs int64     `json:"firstSeenUs"`
+	LastSeenUs  int64     `json:"lastSeenUs"`
+	FirstSeen   time.Time `json:"firstSeen"`
+	LastSeen    time.Time `json:"lastSeen"`
+	// WaitStartUs is when the wait began by the first sample's wait_time
+	// (µs since the batch was sent); WaitTimeMs is wait_time at the last.
+	WaitStartUs int64 `json:"waitStartUs"`
+	WaitTimeMs  int64 `json:"waitTimeMs"`
+	Samples     int   `json:"samples"`
+	// Login, Host, Program and Status are the blocker's
+	// sys.dm_exec_sessions row when it was first seen.
+	Login   string `json:"login,omitempty"`
+	Host    string `json:"host,omitempty"`
+	Program string `json:"program,omitempty"`
+	Status  string `json:"status,omitempty"`
+	// Statement is the blocker's last batch (sys.dm_exec_input_buffer),
+	// read only with Options.BlockerStatements; never logged.
+	Statement string `json:"statement,omitempty"`
+	// Note says why the session's details are missing.
+	Note string `json:"note,omitempty"`
+}
+
+// EventGroups switches groups of events on and off; every toggle changes the
+// session DDL (docs/design/tracing.md §17 item 14). Page I/O (physical_page_read and
+// physical_page_write), the batch events, query_thread_profile and the
+// actual plan are always traced: the timeline cannot be built without them.
+type EventGroups struct {
+	Locks  bool // lock_acquired, lock_released, lock_escalation
+	Waits  bool // sqlos.wait_info
+	Memory bool // query_memory_grant_usage and the spill events
+	Splits bool // page_split
+	Log    bool // log_flush_complete (transaction_log is added for modifications regardless)
+	FileIO bool // file_read, file_read_completed, file_write_completed
+}
+
+// AllEventGroups turns every group on.
+func AllEventGroups() EventGroups {
+	return EventGroups{Locks: true, Waits: true, Memory: true, Splits: true, Log: true, FileIO: true}
 }
