@@ -22,6 +22,7 @@ type traceArgs struct {
 	dsn              string
 	sql              string
 	file             string
+	maxBatchBytes    int64
 	output           string
 	database         string
 	clearBufferPool  bool
@@ -69,7 +70,8 @@ func init() {
 		a := &traceArgs{}
 		cmd.Flag("dsn", "go-mssqldb connection string (sqlserver://user:pass@host?database=db). Default: $QUERYREPLAY_DSN (prefer it: a command line is visible to other users).").Envar("QUERYREPLAY_DSN").Required().StringVar(&a.dsn)
 		cmd.Flag("sql", "The batch to trace.").StringVar(&a.sql)
-		cmd.Flag("file", "Read the batch from a file (- for standard input).").StringVar(&a.file)
+		cmd.Flag("file", "Read the batch from a file (- for standard input): UTF-8, or UTF-16 with a byte-order mark.").StringVar(&a.file)
+		cmd.Flag("max-batch-bytes", "Largest --file (or standard input) read, in bytes; the classifier refuses batches over tracer.MaxBatchBytes whatever this says.").Default(fmt.Sprint(tracer.MaxBatchBytes)).Int64Var(&a.maxBatchBytes)
 		cmd.Flag("output", "Write the trace bundle here (JSON; gzip when the name ends in .gz).").Short('o').StringVar(&a.output)
 		cmd.Flag("database", "Run the query in this database.").StringVar(&a.database)
 		cmd.Flag("clear-buffer-pool", "CHECKPOINT + DBCC DROPCLEANBUFFERS first (instance-wide; needs --allow-clear-buffer-pool).").BoolVar(&a.clearBufferPool)
@@ -204,7 +206,9 @@ func traceFailure(e *env, err error) error {
 	return withStatus(1, err)
 }
 
-// traceSQL reads the batch from --sql or --file (exactly one).
+// traceSQL reads the batch from --sql or --file (exactly one). A file is
+// read up to --max-batch-bytes and decoded by tracer.DecodeBatch (a
+// byte-order mark, UTF-16).
 func traceSQL(e *env, a *traceArgs) (string, error) {
 	switch {
 	case a.sql != "" && a.file != "":
@@ -212,19 +216,35 @@ func traceSQL(e *env, a *traceArgs) (string, error) {
 	case a.sql != "":
 		return a.sql, nil
 	case a.file == "-":
-		b, err := io.ReadAll(e.stdin)
-		if err != nil {
-			return "", fmt.Errorf("read standard input: %w", err)
-		}
-		return string(b), nil
+		return readBatch(e.stdin, "standard input", a.maxBatchBytes)
 	case a.file != "":
-		b, err := os.ReadFile(a.file)
+		f, err := os.Open(a.file)
 		if err != nil {
 			return "", err
 		}
-		return string(b), nil
+		defer f.Close()
+		return readBatch(f, a.file, a.maxBatchBytes)
 	}
 	return "", errors.New("give the batch to trace with --sql or --file")
+}
+
+// readBatch reads at most limit bytes of a batch and decodes it.
+func readBatch(r io.Reader, name string, limit int64) (string, error) {
+	if limit <= 0 {
+		return "", fmt.Errorf("--max-batch-bytes must be positive (got %d)", limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(b)) > limit {
+		return "", fmt.Errorf("%s is larger than %d bytes, the limit set by --max-batch-bytes", name, limit)
+	}
+	sql, err := tracer.DecodeBatch(b)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return sql, nil
 }
 
 // writeTraceSummary prints rows, duration, reads, locks, waits, spills and the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,5 +175,35 @@ func TestTraceCommandKeepsSecrets(t *testing.T) {
 	code, _, errs = runTraceCmd(t, "", "--dsn", "sqlserver://sa:Zq7Wx9@127.0.0.1:1?database=a&database=b", "--sql", "SELECT 1")
 	if code != 2 || !strings.Contains(errs, "connection string sqlserver://sa:***@127.0.0.1:1?database=a&database=b") || strings.Contains(errs, "Zq7") {
 		t.Errorf("unusable DSN: exit %d\n%s", code, errs)
+	}
+}
+
+// Issue 23: a batch file saved by SSMS (UTF-8 with a byte-order mark, or
+// UTF-16LE with one) is traced; a file over --max-batch-bytes is refused
+// naming the limit and the flag.
+func TestTraceFileEncodingsAndLimit(t *testing.T) {
+	srv := startTraceStandin(t)
+	dir := t.TempDir()
+	const batch = "SELECT o.OrderID FROM dbo.Orders AS o WHERE o.CustomerID = 42\r\n"
+	utf16le := []byte{0xFF, 0xFE}
+	for _, r := range batch {
+		utf16le = append(utf16le, byte(r), 0)
+	}
+	for name, content := range map[string][]byte{"bom.sql": append([]byte{0xEF, 0xBB, 0xBF}, batch...), "utf16.sql": utf16le} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--file", path, "-q"); code != 0 {
+			t.Errorf("%s: exit %d\n%s\n%s", name, code, out, errs)
+		}
+	}
+	code, _, errs := runTraceCmd(t, batch, "--dsn", srv.DSN, "--file=-", "--max-batch-bytes", "10", "-q")
+	if code == 0 || !strings.Contains(errs, "--max-batch-bytes") || !strings.Contains(errs, "10 bytes") {
+		t.Errorf("oversized input: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runTraceCmd(t, "SELECT 'Gr\xf6\xdfe'", "--dsn", srv.DSN, "--file=-", "-q")
+	if code == 0 || !strings.Contains(errs, "UTF-8") {
+		t.Errorf("latin-1 input: exit %d\n%s", code, errs)
 	}
 }

@@ -30,6 +30,9 @@ func sqlErr(number int32, class uint8, format string, args ...any) *SQLError {
 func errSyntaxNear(tok string) *SQLError { // Msg 102, severity 15
 	return sqlErr(102, 15, "Incorrect syntax near '%s'.", tok)
 }
+func errNestedTooDeeply() *SQLError { // Msg 191, severity 15; see maxNesting
+	return sqlErr(191, 15, "Some part of your SQL statement is nested too deeply. Rewrite the query or break it up into smaller queries.")
+}
 func errSyntaxNearKeyword(kw string) *SQLError { // Msg 156
 	return sqlErr(156, 15, "Incorrect syntax near the keyword '%s'.", kw)
 }

@@ -30,8 +30,44 @@ type token struct {
 	pos     int // byte offset in the batch
 }
 
+// is matches a keyword. Keywords are ASCII and matched with ordinal,
+// ASCII-only case folding: an identifier with any other letter ("ſelect",
+// "commıt", a Kelvin sign for K) is a name, never a keyword.
 func (t token) is(kw string) bool {
-	return t.kind == tokIdent && strings.EqualFold(t.text, kw)
+	return t.kind == tokIdent && asciiEqualFold(t.text, kw)
+}
+
+// kw is the token's text with a-z folded to A-Z and nothing else, for
+// comparing with keywords.
+func (t token) kw() string { return asciiUpper(t.text) }
+
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
+}
+
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x >= 'a' && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if y >= 'a' && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 func (t token) isOp(op string) bool { return t.kind == tokOp && t.text == op }
@@ -49,12 +85,19 @@ func (t token) display() string {
 
 // lex splits a batch into tokens. Comments ("--" to end of line and nested
 // "/* */") are dropped. It fails with SQL Server's own messages for an
-// unclosed string (Msg 105) or comment (Msg 113).
+// unclosed string (Msg 105) or comment (Msg 113). A byte-order mark
+// (U+FEFF) opening the batch is skipped. A backslash followed by a line
+// feed (or CR LF) inside a character or binary constant continues it on
+// the next line and is removed
+// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/sql-server-utilities-statements-backslash).
 func lex(src string) ([]token, *SQLError) {
 	var out []token
 	line := 1
 	i := 0
 	n := len(src)
+	if strings.HasPrefix(src, "\uFEFF") {
+		i = len("\uFEFF")
+	}
 	for i < n {
 		c := src[i]
 		switch {
@@ -102,6 +145,7 @@ func lex(src string) ([]token, *SQLError) {
 			if !closed {
 				return nil, errUnclosedQuote(text)
 			}
+			text = removeContinuations(text)
 			i = end
 			out = append(out, token{kind: tokString, text: text, raw: src[start:i], unicode: uni, line: line, pos: start})
 		case c == '[':
@@ -122,11 +166,19 @@ func lex(src string) ([]token, *SQLError) {
 			out = append(out, token{kind: tokQuoted, text: text, raw: src[start:i], line: line, pos: start})
 		case c == '0' && i+1 < n && (src[i+1] == 'x' || src[i+1] == 'X'):
 			start := i
-			i += 2
-			for i < n && isHexDigit(src[i]) {
-				i++
+			var digits strings.Builder
+			for i += 2; i < n; {
+				if isHexDigit(src[i]) {
+					digits.WriteByte(src[i])
+					i++
+				} else if k := lineContinuation(src, i); k > 0 {
+					i += k
+					line++
+				} else {
+					break
+				}
 			}
-			out = append(out, token{kind: tokHex, text: src[start+2 : i], raw: src[start:i], line: line, pos: start})
+			out = append(out, token{kind: tokHex, text: digits.String(), raw: src[start:i], line: line, pos: start})
 		case c >= '0' && c <= '9' || (c == '.' && i+1 < n && src[i+1] >= '0' && src[i+1] <= '9'):
 			start := i
 			for i < n && (src[i] >= '0' && src[i] <= '9' || src[i] == '.') {
@@ -253,4 +305,36 @@ func scanDelimited(src string, i int, delim byte) (text string, end, newlines in
 		i++
 	}
 	return b.String(), i, newlines, false
+}
+
+// lineContinuation is the length of a backslash followed by LF or CR LF at
+// src[i], or 0.
+func lineContinuation(src string, i int) int {
+	if i < len(src) && src[i] == '\\' {
+		if strings.HasPrefix(src[i+1:], "\n") {
+			return 2
+		}
+		if strings.HasPrefix(src[i+1:], "\r\n") {
+			return 3
+		}
+	}
+	return 0
+}
+
+// removeContinuations drops every line continuation from a string
+// constant's value.
+func removeContinuations(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if k := lineContinuation(s, i); k > 0 {
+			i += k
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }

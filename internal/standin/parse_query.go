@@ -96,7 +96,7 @@ func (p *parser) queryExpr() (*selectStmt, *SQLError) {
 		return nil, err
 	}
 	for p.peek().is("UNION") || p.peek().is("EXCEPT") {
-		op := strings.ToUpper(p.next().text)
+		op := p.next().kw()
 		all := op == "UNION" && p.accept("ALL")
 		r, err := p.queryTerm()
 		if err != nil {
@@ -123,6 +123,11 @@ func (p *parser) queryTerm() (*selectStmt, *SQLError) {
 }
 
 func (p *parser) queryPrimary() (*selectStmt, *SQLError) {
+	p.depth++ // ((((SELECT …)))) nests as expressions do (maxNesting)
+	defer func() { p.depth-- }()
+	if p.depth > maxNesting {
+		return nil, errNestedTooDeeply()
+	}
 	if p.acceptOp("(") {
 		q, err := p.selectStatement()
 		if err != nil {
@@ -329,13 +334,13 @@ func (p *parser) queryOptions(o *queryOptions) *SQLError {
 		case p.accept("RECOMPILE"):
 			o.Recompile = true
 		case p.peek().is("LOOP") || p.peek().is("HASH") || p.peek().is("MERGE"):
-			o.Join = strings.ToUpper(p.next().text)
+			o.Join = p.next().kw()
 			err = p.expect("JOIN")
 		case p.accept("FORCE"):
 			o.ForceOrder = true
 			err = p.expect("ORDER")
 		case p.accept("MIN_GRANT_PERCENT"), p.accept("MAX_GRANT_PERCENT"):
-			name := strings.ToUpper(p.toks[p.i-1].text)
+			name := p.toks[p.i-1].kw()
 			if err = p.expectOp("="); err != nil {
 				return err
 			}
@@ -417,7 +422,7 @@ func (p *parser) groupBy(s *selectStmt) *SQLError {
 func (p *parser) groupElement(index func(expr) int) ([][]int, string, *SQLError) {
 	switch {
 	case p.peek().is("ROLLUP") && p.peekAt(1).isOp("("), p.peek().is("CUBE") && p.peekAt(1).isOp("("):
-		kind := strings.ToUpper(p.next().text)
+		kind := p.next().kw()
 		p.i++
 		parts, err := p.groupParts(index)
 		if err != nil {
@@ -575,7 +580,7 @@ func (p *parser) overClause(f *funcCall) (expr, *SQLError) {
 		w.OrderBy = items
 	}
 	if p.peek().is("ROWS") || p.peek().is("RANGE") {
-		fr := &windowFrame{Rows: strings.EqualFold(p.next().text, "ROWS")}
+		fr := &windowFrame{Rows: asciiEqualFold(p.next().text, "ROWS")}
 		var err *SQLError
 		if p.accept("BETWEEN") {
 			if fr.Start, err = p.frameBound(); err != nil {

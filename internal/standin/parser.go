@@ -29,6 +29,7 @@ type parser struct {
 	toks  []token
 	i     int
 	loops int // WHILE bodies being parsed (BREAK/CONTINUE are valid inside)
+	depth int // expressions being parsed, bounded by maxNesting
 }
 
 // parseBatch parses a whole batch into statements.
@@ -97,13 +98,13 @@ func (p *parser) fail() *SQLError {
 		if p.i > 0 {
 			prev = p.toks[p.i-1]
 		}
-		if prev.kind == tokIdent && reserved[strings.ToUpper(prev.text)] {
-			e = errSyntaxNearKeyword(strings.ToUpper(prev.text))
+		if prev.kind == tokIdent && reserved[prev.kw()] {
+			e = errSyntaxNearKeyword(prev.kw())
 		} else {
 			e = errSyntaxNear(prev.display())
 		}
-	case t.kind == tokIdent && reserved[strings.ToUpper(t.text)]:
-		e = errSyntaxNearKeyword(strings.ToUpper(t.text))
+	case t.kind == tokIdent && reserved[t.kw()]:
+		e = errSyntaxNearKeyword(t.kw())
 	default:
 		e = errSyntaxNear(t.display())
 	}
@@ -144,7 +145,7 @@ func (p *parser) expectOp(op string) *SQLError {
 // ident reads one identifier (plain non-reserved, or quoted).
 func (p *parser) ident() (string, *SQLError) {
 	t := p.peek()
-	if t.kind == tokQuoted || (t.kind == tokIdent && !reserved[strings.ToUpper(t.text)]) {
+	if t.kind == tokQuoted || (t.kind == tokIdent && !reserved[t.kw()]) {
 		p.i++
 		return t.text, nil
 	}
@@ -183,7 +184,7 @@ func (p *parser) statement() (stmt, *SQLError) {
 		}
 		return nil, p.fail()
 	}
-	switch strings.ToUpper(t.text) {
+	switch t.kw() {
 	case "SELECT", "WITH":
 		return p.selectStatement()
 	case "MERGE":
@@ -289,7 +290,7 @@ func (p *parser) beginStatement() (stmt, *SQLError) {
 	p.i++
 	if p.accept("TRAN") || p.accept("TRANSACTION") {
 		name := ""
-		if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
+		if nt := p.peek(); nt.kind == tokIdent && !reserved[nt.kw()] || nt.kind == tokQuoted {
 			name = nt.text
 			p.i++
 		}
@@ -323,7 +324,7 @@ func (p *parser) saveTranStatement() (stmt, *SQLError) {
 		return nil, p.fail()
 	}
 	nt := p.peek()
-	if !(nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted) {
+	if !(nt.kind == tokIdent && !reserved[nt.kw()] || nt.kind == tokQuoted) {
 		return nil, p.fail()
 	}
 	p.i++
@@ -338,11 +339,11 @@ func (p *parser) endTranStatement(t token) (stmt, *SQLError) {
 		p.accept("WORK")
 	}
 	name := ""
-	if nt := p.peek(); nt.kind == tokIdent && !reserved[strings.ToUpper(nt.text)] || nt.kind == tokQuoted {
+	if nt := p.peek(); nt.kind == tokIdent && !reserved[nt.kw()] || nt.kind == tokQuoted {
 		name = nt.text
 		p.i++
 	}
-	if strings.EqualFold(t.text, "COMMIT") {
+	if asciiEqualFold(t.text, "COMMIT") {
 		return &commitStmt{Name: name}, nil
 	}
 	return &rollbackStmt{Name: name}, nil
@@ -370,12 +371,12 @@ func (p *parser) whileStatement() (stmt, *SQLError) {
 func (p *parser) loopControlStatement(t token) (stmt, *SQLError) {
 	p.i++
 	if p.loops == 0 {
-		if strings.EqualFold(t.text, "BREAK") {
+		if asciiEqualFold(t.text, "BREAK") {
 			return nil, sqlErr(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
 		}
 		return nil, sqlErr(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
 	}
-	return &loopControlStmt{Break: strings.EqualFold(t.text, "BREAK")}, nil
+	return &loopControlStmt{Break: asciiEqualFold(t.text, "BREAK")}, nil
 }
 
 // ifStatement parses IF cond statement [ELSE statement].
@@ -448,7 +449,7 @@ func (p *parser) startsStatement() bool {
 	if t.kind != tokIdent {
 		return false
 	}
-	switch strings.ToUpper(t.text) {
+	switch t.kw() {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
 		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
 		"MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE",
@@ -477,7 +478,7 @@ func (p *parser) selectItem() (selectItem, *SQLError) {
 		return selectItem{Star: true, StarQual: q}, nil
 	}
 	// alias = expr form
-	if (p.peek().kind == tokQuoted || p.peek().kind == tokIdent && !reserved[strings.ToUpper(p.peek().text)]) && p.peekAt(1).isOp("=") {
+	if (p.peek().kind == tokQuoted || p.peek().kind == tokIdent && !reserved[p.peek().kw()]) && p.peekAt(1).isOp("=") {
 		alias := p.next().text
 		p.i++
 		e, err := p.expression()
@@ -498,7 +499,7 @@ func (p *parser) selectItem() (selectItem, *SQLError) {
 			return item, p.fail()
 		}
 		item.Alias = t.text
-	} else if t := p.peek(); t.kind == tokQuoted || t.kind == tokString || t.kind == tokIdent && !reserved[strings.ToUpper(t.text)] {
+	} else if t := p.peek(); t.kind == tokQuoted || t.kind == tokString || t.kind == tokIdent && !reserved[t.kw()] {
 		p.i++
 		item.Alias = t.text
 	}
@@ -537,7 +538,7 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			}
 			left = &joinRef{Left: left, Right: right, Kind: "INNER", On: on, Hint: hint}
 		case p.peek().is("LEFT") || p.peek().is("RIGHT") || p.peek().is("FULL"):
-			kind := strings.ToUpper(p.next().text)
+			kind := p.next().kw()
 			p.accept("OUTER")
 			hint := p.joinHint()
 			if err := p.expect("JOIN"); err != nil {
@@ -586,7 +587,7 @@ func (p *parser) alias() (string, *SQLError) {
 		return p.ident()
 	}
 	t := p.peek()
-	if t.kind == tokQuoted || t.kind == tokIdent && !reserved[strings.ToUpper(t.text)] && !isJoinWord(t.text) {
+	if t.kind == tokQuoted || t.kind == tokIdent && !reserved[t.kw()] && !isJoinWord(t.text) {
 		p.i++
 		return t.text, nil
 	}
@@ -600,7 +601,7 @@ func isJoinHint(t token) bool {
 // joinHint reads an optional LOOP/HASH/MERGE join hint.
 func (p *parser) joinHint() string {
 	if isJoinHint(p.peek()) && p.peekAt(1).is("JOIN") {
-		return strings.ToUpper(p.next().text)
+		return p.next().kw()
 	}
 	return ""
 }
@@ -610,13 +611,16 @@ func (p *parser) joinHint() string {
 func (p *parser) parenthesisedQuery() bool {
 	k := p.i
 	for p.toks[k].isOp("(") {
+		if k-p.i > maxNesting {
+			return true // parsed as a query, which raises Msg 191
+		}
 		k++
 	}
 	return p.toks[k].is("SELECT") || p.toks[k].is("WITH")
 }
 
 func isJoinWord(s string) bool {
-	switch strings.ToUpper(s) {
+	switch asciiUpper(s) {
 	case "APPLY", "OUTER", "CROSS", "LEFT", "INNER", "JOIN", "FULL", "RIGHT", "LOOP", "HASH", "MERGE", "OFFSET", "WINDOW":
 		return true
 	}
@@ -802,7 +806,7 @@ func (p *parser) tableHints(t *tableName) *SQLError {
 				return p.fail()
 			}
 		case p.peek().kind == tokIdent:
-			t.Hints = append(t.Hints, strings.ToUpper(p.next().text))
+			t.Hints = append(t.Hints, p.next().kw())
 		default:
 			return p.fail()
 		}
@@ -1000,7 +1004,7 @@ func (p *parser) setStatement() (stmt, *SQLError) {
 		}
 		var words []string
 		for p.peek().kind == tokIdent && !p.startsStatement() {
-			words = append(words, strings.ToUpper(p.next().text))
+			words = append(words, p.next().kw())
 		}
 		level := strings.Join(words, " ")
 		switch level {
@@ -1016,10 +1020,10 @@ func (p *parser) setStatement() (stmt, *SQLError) {
 			p.i--
 			return nil, p.fail()
 		}
-		opt := strings.ToUpper(t.text)
+		opt := t.kw()
 		if opt == "STATISTICS" {
 			t2 := p.next()
-			opt += " " + strings.ToUpper(t2.text)
+			opt += " " + t2.kw()
 		}
 		opts = append(opts, opt)
 		if !p.acceptOp(",") {
@@ -1141,7 +1145,7 @@ func (p *parser) dbccStatement() (stmt, *SQLError) {
 		p.i--
 		return nil, p.fail()
 	}
-	s := &dbccStmt{Command: strings.ToUpper(t.text)}
+	s := &dbccStmt{Command: t.kw()}
 	if p.acceptOp("(") {
 		if !p.peek().isOp(")") {
 			for {
@@ -1166,7 +1170,7 @@ func (p *parser) dbccStatement() (stmt, *SQLError) {
 				p.i--
 				return nil, p.fail()
 			}
-			s.With = append(s.With, strings.ToUpper(o.text))
+			s.With = append(s.With, o.kw())
 			if !p.acceptOp(",") {
 				break
 			}
@@ -1177,7 +1181,25 @@ func (p *parser) dbccStatement() (stmt, *SQLError) {
 
 // Expressions, lowest precedence first.
 
-func (p *parser) expression() (expr, *SQLError) { return p.orExpr() }
+// maxNesting bounds how deeply expressions (parentheses, function
+// arguments, subqueries) nest. SQL Server refuses a statement nested too
+// deeply with Msg 191, severity 15
+// (https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors-0-to-999);
+// the depth at which it does is not documented, only that subqueries nest
+// 32 deep at most
+// (https://learn.microsoft.com/en-us/sql/sql-server/maximum-capacity-specifications-for-sql-server).
+// The stand-in raises it past 256 nested expressions, which no everyday
+// query reaches, and so never recurses or rescans without bound.
+const maxNesting = 256
+
+func (p *parser) expression() (expr, *SQLError) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxNesting {
+		return nil, errNestedTooDeeply()
+	}
+	return p.orExpr()
+}
 
 func (p *parser) orExpr() (expr, *SQLError) {
 	l, err := p.andExpr()
@@ -1479,7 +1501,7 @@ func (p *parser) primary() (expr, *SQLError) {
 	case tokQuoted:
 		return p.nameOrCall()
 	case tokIdent:
-		switch strings.ToUpper(t.text) {
+		switch t.kw() {
 		case "NULL":
 			p.i++
 			return &literal{V: nil}, nil
@@ -1504,7 +1526,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err := p.expectOp(")"); err != nil {
 				return nil, err
 			}
-			return &castExpr{E: e, T: typ, Try: strings.EqualFold(t.text, "TRY_CAST")}, nil
+			return &castExpr{E: e, T: typ, Try: asciiEqualFold(t.text, "TRY_CAST")}, nil
 		case "CONVERT", "TRY_CONVERT":
 			p.i++
 			if err := p.expectOp("("); err != nil {
@@ -1521,7 +1543,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			c := &castExpr{E: e, T: typ, Try: strings.EqualFold(t.text, "TRY_CONVERT")}
+			c := &castExpr{E: e, T: typ, Try: asciiEqualFold(t.text, "TRY_CONVERT")}
 			if p.acceptOp(",") {
 				if c.Style, err = p.expression(); err != nil {
 					return nil, err
@@ -1554,7 +1576,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			}
 			return &caseExpr{Whens: []whenClause{{Cond: cond, Result: vals[0]}}, Else: vals[1]}, nil
 		}
-		if reserved[strings.ToUpper(t.text)] && !(strings.EqualFold(t.text, "LEFT") || strings.EqualFold(t.text, "RIGHT")) {
+		if reserved[t.kw()] && !(asciiEqualFold(t.text, "LEFT") || asciiEqualFold(t.text, "RIGHT")) {
 			return nil, p.fail()
 		}
 		return p.nameOrCall()
@@ -1582,7 +1604,7 @@ func (p *parser) nameOrCall() (expr, *SQLError) {
 	}
 	if p.peek().isOp("(") {
 		p.i++
-		f := &funcCall{Name: strings.ToUpper(strings.Join(parts, "."))}
+		f := &funcCall{Name: asciiUpper(strings.Join(parts, "."))}
 		if p.acceptOp("*") {
 			f.Star = true
 		} else if !p.peek().isOp(")") {
@@ -1606,7 +1628,7 @@ func (p *parser) nameOrCall() (expr, *SQLError) {
 		if datePartFunc(f.Name) && len(f.Args) > 0 {
 			// the first argument is a date part keyword, not a column
 			if c, ok := f.Args[0].(*colRef); ok && len(c.Parts) == 1 {
-				f.Args[0] = &literal{V: strings.ToUpper(c.Parts[0])}
+				f.Args[0] = &literal{V: asciiUpper(c.Parts[0])}
 			}
 		}
 		if p.peek().is("WITHIN") && p.peekAt(1).is("GROUP") {

@@ -86,7 +86,7 @@ func (p *parser) xeValue() (any, *SQLError) {
 		return t.text, nil
 	case tokIdent:
 		// true/false/ON/OFF are accepted by the engine for boolean attributes
-		switch strings.ToUpper(t.text) {
+		switch t.kw() {
 		case "TRUE", "ON":
 			return int64(1), nil
 		case "FALSE", "OFF":
@@ -358,7 +358,7 @@ func (p *parser) sessionOptions() ([]xeOption, *SQLError) {
 			p.i--
 			return nil, p.fail()
 		}
-		name := strings.ToUpper(t.text)
+		name := t.kw()
 		if err := p.expectOp("="); err != nil {
 			return nil, err
 		}
@@ -371,15 +371,15 @@ func (p *parser) sessionOptions() ([]xeOption, *SQLError) {
 				return nil, errXEOptionInvalid(name)
 			}
 			opt.Num = n
-			if u := p.peek(); u.kind == tokIdent && !u.isOp(",") && !strings.EqualFold(u.text, "") {
-				switch strings.ToUpper(u.text) {
+			if u := p.peek(); u.kind == tokIdent && !u.isOp(",") && !asciiEqualFold(u.text, "") {
+				switch u.kw() {
 				case "KB", "MB", "SECONDS":
 					p.i++
-					opt.Value = strings.ToUpper(u.text)
+					opt.Value = u.kw()
 				}
 			}
 		case tokIdent:
-			opt.Value = strings.ToUpper(v.text)
+			opt.Value = v.kw()
 		default:
 			p.i--
 			return nil, p.fail()

@@ -27,6 +27,9 @@ type Classification struct {
 // its line and why; otherwise the classification says whether the batch
 // modifies data.
 func Classify(src string) (Classification, error) {
+	if len(src) > MaxBatchBytes {
+		return Classification{}, &RefusedError{Reason: fmt.Sprintf("the batch is %d bytes; QueryReplay traces batches of at most %d bytes (tracer.MaxBatchBytes)", len(src), MaxBatchBytes)}
+	}
 	toks, err := Tokenize(src)
 	if err != nil {
 		line := 0
@@ -36,6 +39,7 @@ func Classify(src string) (Classification, error) {
 		return Classification{}, &RefusedError{Reason: "the batch cannot be read safely: " + err.Error(), Line: line}
 	}
 	c := &classifier{src: src, warned: map[string]bool{}}
+	c.code = toks[:0] // comments dropped in place: no second copy of the tokens
 	for _, t := range toks {
 		if t.Kind != TokComment {
 			c.code = append(c.code, t)
@@ -47,6 +51,11 @@ func Classify(src string) (Classification, error) {
 	return c.out, nil
 }
 
+// MaxBatchBytes bounds the batch Classify reads (and so every trace): 1 MiB
+// of text is far more than a query to trace needs, and the classifier's
+// time and memory grow linearly with it.
+const MaxBatchBytes = 1 << 20
+
 // classifier is one run of Classify over the batch's tokens, comments
 // dropped.
 type classifier struct {
@@ -55,6 +64,8 @@ type classifier struct {
 	out      Classification
 	warned   map[string]bool
 	lastVerb string // the statement an INTO belongs to
+	depth    int    // parentheses open at the current token
+	closeAt  []int  // for RAISERROR: index of the ) closing each (, computed once
 }
 
 func (c *classifier) run() error {
@@ -129,7 +140,7 @@ func (c *classifier) checkStart() error {
 	case t.Kind == TokWord && reservedKeywords[t.Upper].allowed:
 		return c.refuse(k, fmt.Sprintf("a batch must begin with a statement; this one begins with %s", t.Upper))
 	case t.Kind == TokWord && reservedKeywords[t.Upper] != (keywordRule{}),
-		t.Kind == TokWord && c.statementWord(k):
+		t.Kind == TokWord && (c.statementWord(k) || c.brokerStatement(k)):
 		return nil // refused with its own reason by checkToken
 	case t.Kind == TokWord || t.Kind == TokQuotedName:
 		return c.checkCall(k, k, fmt.Sprintf("the batch begins with %s, which SQL Server runs as a call of that procedure (a batch's first statement needs no EXEC)", c.callName(k)))
@@ -140,9 +151,17 @@ func (c *classifier) checkStart() error {
 // checkToken applies the rules that hold wherever a token stands.
 func (c *classifier) checkToken(k int) error {
 	t := c.code[k]
-	if t.Kind == TokSymbol && t.Text == ";" {
+	switch {
+	case t.Kind == TokSymbol && t.Text == ";":
 		c.lastVerb = ""
 		return nil
+	case t.Kind == TokSymbol && t.Text == "(":
+		c.depth++
+	case t.Kind == TokSymbol && t.Text == ")":
+		c.depth = max(c.depth-1, 0)
+	}
+	if err := c.checkLockHint(k); err != nil {
+		return err
 	}
 	if err := c.checkFourPart(k); err != nil {
 		return err
@@ -166,6 +185,9 @@ func (c *classifier) checkToken(k int) error {
 	if c.statementWord(k) {
 		return c.refuse(k, nonReservedStatements[t.Upper].why)
 	}
+	if c.brokerStatement(k) {
+		return c.refuse(k, whyBroker)
+	}
 	switch {
 	case t.Upper == "OUTPUT":
 		c.lastVerb = "OUTPUT"
@@ -182,16 +204,12 @@ var nonReservedStatements = map[string]struct {
 	next []string
 	why  string
 }{
-	"RECEIVE":      {nil, whyBroker},
-	"SEND":         {nil, whyBroker},
-	"CONVERSATION": {nil, whyBroker},
-	"DIALOG":       {nil, whyBroker},
-	"MOVE":         {[]string{"CONVERSATION"}, whyBroker},
-	"GET":          {[]string{"CONVERSATION"}, whyBroker},
-	"COPY":         {[]string{"INTO"}, "COPY INTO loads files into tables and is refused"},
-	"RENAME":       {[]string{"OBJECT", "DATABASE"}, whyDDL},
-	"ENABLE":       {[]string{"TRIGGER"}, whyDDL},
-	"DISABLE":      {[]string{"TRIGGER"}, whyDDL},
+	"MOVE":    {[]string{"CONVERSATION"}, whyBroker},
+	"GET":     {[]string{"CONVERSATION"}, whyBroker},
+	"COPY":    {[]string{"INTO"}, "COPY INTO loads files into tables and is refused"},
+	"RENAME":  {[]string{"OBJECT", "DATABASE"}, whyDDL},
+	"ENABLE":  {[]string{"TRIGGER"}, whyDDL},
+	"DISABLE": {[]string{"TRIGGER"}, whyDDL},
 }
 
 // statementWord tells whether the word code[k] starts one of the refused
@@ -214,7 +232,16 @@ func (c *classifier) allowedWord(k int) error {
 	case "SELECT", "FETCH":
 		c.lastVerb = w
 	case "INTO":
-		if c.lastVerb == "SELECT" {
+		// Every INTO writes rows: INSERT INTO and MERGE INTO are counted
+		// with their verb, OUTPUT … INTO with its DML statement (and here,
+		// in case OUTPUT was only an alias), any other is SELECT … INTO in
+		// whichever form (alias = col, col AS alias, after a UNION branch,
+		// into a #temp table: a table is created and filled, if only to be
+		// rolled back).
+		switch prev := c.word(k - 1); {
+		case prev == "INSERT" || prev == "MERGE":
+		case c.lastVerb == "OUTPUT" && c.out.Modification:
+		default:
 			c.verb("SELECT INTO")
 		}
 	case "RAISERROR":
@@ -388,7 +415,7 @@ func (c *classifier) checkCall(stmt, j int, why string) error {
 		if !c.isNamePart(j) {
 			return c.refuse(stmt, why)
 		}
-		parts = append(parts, strings.ToUpper(c.name(j)))
+		parts = append(parts, upperASCII(c.name(j)))
 		j++
 		if c.sym(j) != "." {
 			break
@@ -451,7 +478,8 @@ func (c *classifier) endsStatement(j int) bool {
 }
 
 // checkSet allows SET @variable, the SET clause of UPDATE, and the harmless
-// SET options.
+// SET options. Every item of an option list is checked
+// (SET STATISTICS IO, XACT_ABORT ON is XACT_ABORT ON too).
 func (c *classifier) checkSet(k int) error {
 	j := k + 1
 	if j >= len(c.code) {
@@ -469,35 +497,78 @@ func (c *classifier) checkSet(k int) error {
 	if c.code[j].Kind == TokQuotedName {
 		return c.refuse(k, "SET must be followed by a variable or an option")
 	}
-	var options []int
+	items, value, err := c.setItems(k)
+	if err != nil {
+		return err
+	}
+	for _, o := range items {
+		if err := c.checkSetItem(k, o, value, len(items)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setItems reads the option list of the SET at code[k]: the indexes of its
+// option words (STATISTICS and TRANSACTION take their following words with
+// them) and the index of the value after the list.
+func (c *classifier) setItems(k int) (items []int, value int, err error) {
+	j := k + 1
 	for {
-		options = append(options, j)
-		if c.sym(j+1) != "," || c.word(j+2) == "" {
+		if c.word(j) == "" {
+			return nil, 0, c.refuse(k, "SET must be followed by a variable or an option")
+		}
+		items = append(items, j)
+		switch c.word(j) {
+		case "STATISTICS":
+			j++ // its kind: IO, TIME, XML, PROFILE
+		case "TRANSACTION":
+			j += 3 // ISOLATION LEVEL <level>, checked with the item
+		}
+		j++
+		if c.sym(j) != "," {
 			break
 		}
-		j += 2
+		j++
 	}
-	value := j + 1
-	for _, o := range options {
-		name := c.code[o].Upper
-		opt, ok := harmlessSetOptions[name]
-		if !ok {
-			return c.refuse(k, fmt.Sprintf("SET %s is not among the SET options a traced batch may change (docs/security.md lists them)", name))
+	if c.sym(j+1) == "," {
+		return nil, 0, c.refuse(k, "a SET statement has one value; give each option its own SET")
+	}
+	return items, j, nil
+}
+
+// statisticsKinds are the words SET STATISTICS takes; after STATISTICS they
+// may also stand alone in the list (SET STATISTICS IO, TIME ON).
+var statisticsKinds = map[string]bool{"IO": true, "TIME": true, "XML": true, "PROFILE": true}
+
+// checkSetItem checks one option of the SET at code[k]; n is the number of
+// options in its list.
+func (c *classifier) checkSetItem(k, o, value, n int) error {
+	name := c.code[o].Upper
+	if statisticsKinds[name] && c.word(k+1) == "STATISTICS" && o > k+1 {
+		name = "STATISTICS"
+		o-- // checked as STATISTICS <kind>
+	}
+	opt, ok := harmlessSetOptions[name]
+	if !ok {
+		return c.refuse(k, fmt.Sprintf("SET %s is not among the SET options a traced batch may change (docs/security.md lists them)", name))
+	}
+	switch name {
+	case "TRANSACTION":
+		if c.word(o+1) != "ISOLATION" || c.word(o+2) != "LEVEL" || n > 1 {
+			return c.refuse(k, "transaction statements are refused: the batch runs inside QueryReplay's transaction, which only QueryReplay may end")
 		}
-		switch name {
-		case "TRANSACTION":
-			if c.word(o+1) != "ISOLATION" || c.word(o+2) != "LEVEL" {
-				return c.refuse(k, "transaction statements are refused: the batch runs inside QueryReplay's transaction, which only QueryReplay may end")
-			}
-		case "STATISTICS":
-			if w := c.word(o + 1); w != "IO" && w != "TIME" && w != "XML" && w != "PROFILE" {
-				return c.refuse(k, fmt.Sprintf("SET STATISTICS %s is not among the SET options a traced batch may change", w))
-			}
-			value = o + 2
+		return nil
+	case "STATISTICS":
+		if w := c.word(o + 1); !statisticsKinds[w] {
+			return c.refuse(k, fmt.Sprintf("SET STATISTICS %s is not among the SET options a traced batch may change", w))
 		}
-		if opt.refuseOn != "" && c.word(value) != "OFF" {
-			return c.refuse(k, opt.refuseOn)
-		}
+	}
+	if n > 1 && c.word(value) != "ON" && c.word(value) != "OFF" {
+		return c.refuse(k, "a SET list of several options takes ON or OFF")
+	}
+	if opt.refuseOn != "" && c.word(value) != "OFF" {
+		return c.refuse(k, opt.refuseOn)
 	}
 	return nil
 }
@@ -522,17 +593,7 @@ func (c *classifier) checkRaiserror(k int) error {
 	if c.sym(j) != "(" {
 		return nil
 	}
-	for depth := 0; j < len(c.code); j++ {
-		switch c.sym(j) {
-		case "(":
-			depth++
-		case ")":
-			depth--
-		}
-		if depth == 0 {
-			break
-		}
-	}
+	j = c.closing(j)
 	if c.word(j+1) != "WITH" {
 		return nil
 	}
@@ -542,6 +603,29 @@ func (c *classifier) checkRaiserror(k int) error {
 		}
 	}
 	return nil
+}
+
+// closing returns the index of the ) that closes the ( at code[j] (or the
+// end of the batch). The matches are computed in one pass the first time,
+// so that nested RAISERROR(RAISERROR(… stays linear.
+func (c *classifier) closing(j int) int {
+	if c.closeAt == nil {
+		c.closeAt = make([]int, len(c.code))
+		var open []int
+		for i := range c.code {
+			c.closeAt[i] = len(c.code)
+			switch c.sym(i) {
+			case "(":
+				open = append(open, i)
+			case ")":
+				if n := len(open); n > 0 {
+					c.closeAt[open[n-1]] = i
+					open = open[:n-1]
+				}
+			}
+		}
+	}
+	return c.closeAt[j]
 }
 
 // checkFourPart refuses a four-part name, server.database.schema.object —
@@ -655,4 +739,77 @@ func (c *classifier) startsStatement(k int) bool {
 // follows it (not a column assignment of UPDATE).
 func (c *classifier) setStartsStatement(k int) bool {
 	return k+1 < len(c.code) && (c.code[k+1].Kind == TokVariable || c.isNamePart(k+1) && !c.isAssignment(k+2))
+}
+
+// exclusiveLockHints are the table hints that take exclusive or update
+// locks (https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-table).
+// Held until QueryReplay's rollback, at the end of the trace, they block
+// every other session that touches the table for as long as the batch
+// runs (with a WAITFOR, minutes). The shared-lock hints (HOLDLOCK,
+// SERIALIZABLE, REPEATABLEREAD, TABLOCK, PAGLOCK) are allowed: they hold
+// no more than SET TRANSACTION ISOLATION LEVEL SERIALIZABLE does, and block
+// writers only, until the trace's timeout at the latest.
+var exclusiveLockHints = map[string]bool{"XLOCK": true, "UPDLOCK": true, "TABLOCKX": true}
+
+// checkLockHint refuses an exclusive or update lock hint wherever table
+// hints stand: WITH (…) and old-style (…) after a table in any FROM, JOIN,
+// subquery, CTE or DML target, and OPTION (TABLE HINT (…)). A hint is a
+// bare word inside parentheses; a column of that name is quoted
+// ([XLOCK]) or qualified (t.XLOCK), or stands outside parentheses.
+func (c *classifier) checkLockHint(k int) error {
+	t := c.code[k]
+	if t.Kind != TokWord || c.depth == 0 || !exclusiveLockHints[t.Upper] {
+		return nil
+	}
+	if c.sym(k-1) == "." || c.sym(k+1) == "." || c.sym(k+1) == "(" {
+		return nil
+	}
+	return c.refuse(k, fmt.Sprintf("the table hint %s takes exclusive or update locks, which QueryReplay's transaction would hold until the trace ends, blocking other sessions; traced batches may not take them (if this is a column, qualify or quote it)", t.Upper))
+}
+
+// brokerStatement tells whether the word code[k] begins a Service Broker
+// statement. RECEIVE, SEND and CONVERSATION are not reserved: as names
+// (a column, an alias, t.Send) they are allowed, so the statement is told
+// from what follows the word
+// (https://learn.microsoft.com/en-us/sql/t-sql/statements/receive-transact-sql,
+// send-transact-sql, end-conversation-transact-sql and siblings).
+func (c *classifier) brokerStatement(k int) bool {
+	w := c.word(k)
+	if w != "RECEIVE" && w != "SEND" && w != "CONVERSATION" && w != "DIALOG" {
+		return false
+	}
+	if c.sym(k-1) == "." || c.sym(k+1) == "." || c.word(k-1) == "AS" {
+		return false // a qualified name or an alias
+	}
+	switch w {
+	case "SEND": // SEND ON CONVERSATION …
+		return c.word(k+1) == "ON" && c.word(k+2) == "CONVERSATION"
+	case "RECEIVE": // RECEIVE [TOP (n)] <columns> FROM <queue>
+		return c.startsOperand(k+1) || c.sym(k+1) == "*" && (c.word(k+2) == "FROM" || c.sym(k+2) == ",")
+	case "DIALOG": // BEGIN DIALOG [CONVERSATION], refused with BEGIN
+		return false
+	}
+	// END / MOVE / GET CONVERSATION …, BEGIN CONVERSATION TIMER
+	switch c.word(k - 1) {
+	case "END", "MOVE", "GET", "BEGIN":
+		return c.startsOperand(k+1) || c.word(k+1) == "GROUP"
+	}
+	return false
+}
+
+// startsOperand: code[j] can begin a column list or handle (a variable, a
+// constant, a name that is not a reserved keyword, "(", or TOP), which a
+// name or alias in its place would not be followed by.
+func (c *classifier) startsOperand(j int) bool {
+	if j >= len(c.code) {
+		return false
+	}
+	switch t := c.code[j]; t.Kind {
+	case TokVariable, TokString, TokNumber, TokQuotedName:
+		return true
+	case TokWord:
+		_, reserved := reservedKeywords[t.Upper]
+		return !reserved || t.Upper == "TOP"
+	}
+	return c.sym(j) == "("
 }

@@ -155,6 +155,10 @@ var harmlessSetOptions = map[string]setOption{
 	"IMPLICIT_TRANSACTIONS": {refuseOn: "SET IMPLICIT_TRANSACTIONS ON changes how transactions start and end under QueryReplay"},
 	// https://learn.microsoft.com/en-us/sql/t-sql/statements/set-ansi-defaults-transact-sql (includes IMPLICIT_TRANSACTIONS)
 	"ANSI_DEFAULTS": {refuseOn: "SET ANSI_DEFAULTS ON turns IMPLICIT_TRANSACTIONS on, which changes how transactions start and end under QueryReplay"},
+	// https://learn.microsoft.com/en-us/sql/t-sql/statements/set-fips-flagger-transact-sql:
+	// OFF is the default and harmless; a level adds warnings to every later
+	// statement, QueryReplay's own included.
+	"FIPS_FLAGGER": {refuseOn: "SET FIPS_FLAGGER with a level adds compliance warnings to every later statement, QueryReplay's own included; only SET FIPS_FLAGGER OFF may be traced"},
 	// https://learn.microsoft.com/en-us/sql/t-sql/statements/set-remote-proc-transactions-transact-sql
 	"REMOTE_PROC_TRANSACTIONS": {refuseOn: "SET REMOTE_PROC_TRANSACTIONS ON reaches other servers"},
 }
