@@ -88,10 +88,16 @@ func (h *Hold) SessionID() int { return h.spid }
 // server latch; it never blocks).
 func (h *Hold) noteWait() { h.waitedOnce.Do(func() { close(h.waited) }) }
 
-// run waits for the hold's end and calls end once, on its own goroutine.
-func (h *Hold) run(ctx context.Context, o HoldOptions, end func()) {
-	defer close(h.done)
-	defer end()
+// run waits for the hold's end and then calls end once, on its own
+// goroutine, with the server latch held; Released is closed under the same
+// latch, so a statement the hold blocked cannot finish before it.
+func (h *Hold) run(ctx context.Context, latch *sync.Mutex, o HoldOptions, end func()) {
+	defer func() {
+		latch.Lock()
+		defer latch.Unlock()
+		end()
+		close(h.done)
+	}()
 	limit := time.NewTimer(o.max())
 	defer limit.Stop()
 	waited := h.waited
@@ -151,9 +157,7 @@ func (s *Server) HoldLocks(ctx context.Context, batch string, o HoldOptions) (*H
 			return nil, fmt.Errorf("standin: hold locks: %w", err)
 		}
 	}
-	go h.run(ctx, o, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	go h.run(ctx, &s.mu, o, func() {
 		s.useClock(c)
 		defer s.useClock(nil)
 		s.now() // it rolls back once its time has passed on the wall clock
@@ -188,9 +192,7 @@ func (s *Server) HoldWorkspaceMemory(ctx context.Context, kb int64, o HoldOption
 	h := newHold(0)
 	eng := s.engine()
 	eng.ghosts = append(eng.ghosts, ghostGrant{kb: kb, hold: h})
-	go h.run(ctx, o, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	go h.run(ctx, &s.mu, o, func() {
 		kept := eng.ghosts[:0]
 		for _, g := range eng.ghosts {
 			if g.hold != h {
