@@ -218,8 +218,11 @@ func (r *Running) HoldWorkspaceMemory(ctx context.Context, kb int64, o HoldOptio
 // PrepareScenario sets up what sc needs besides its statement — the
 // blocker's locks (Blocker), held workspace memory (GrantHoldKB) — each
 // ending Hold after the traced statement begins to wait on it. Call it
-// before tracing sc.SQL and release after; release is safe to call more
-// than once. A scenario that needs nothing returns a no-op release.
+// immediately before tracing sc.SQL and release after; release is safe to
+// call more than once. Whichever session waits first starts a hold's
+// AfterWait, so a caller that reads the blocked rows itself in between
+// (a checksum of dbo.Orders) ends the hold before the trace. A scenario
+// that needs nothing returns a no-op release.
 func PrepareScenario(ctx context.Context, s *Server, sc Scenario) (release func(), err error) {
 	var holds []*Hold
 	release = func() {
