@@ -12,7 +12,8 @@ import (
 // holderText is how the findings name the lock_blocking scenario's blocker.
 const holderText = "Held by session 999 (login demo_blocker, host QRSTANDIN, program QueryReplay demo blocker; sleeping: idle in an open transaction)"
 
-// queryreplay trace on a blocked batch prints the blocking finding with the
+// queryreplay trace on a batch blocked by another session (set up with
+// standin.PrepareScenario before each trace) prints the blocking finding with the
 // session that held the lock; the bundle keeps it, so queryreplay findings
 // (text and --json) names it too. With --blocker-interval 0 nothing is
 // sampled and the finding says the holder is not in the trace.
@@ -20,7 +21,9 @@ func TestTraceNamesBlocker(t *testing.T) {
 	srv := startTraceStandin(t)
 	sql := scenario(t, "lock_blocking").SQL
 	path := filepath.Join(t.TempDir(), "blocked.json.gz")
+	release := prepared(t, srv, "lock_blocking")
 	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", sql, "-q", "-o", path)
+	release()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -65,14 +68,20 @@ func TestTraceNamesBlocker(t *testing.T) {
 
 	// the statement only when asked for
 	path = filepath.Join(t.TempDir(), "with-sql.json.gz")
-	if code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", sql, "-q", "-o", path, "--blocker-statements"); code != 0 {
+	release = prepared(t, srv, "lock_blocking")
+	code, out, errs = runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", sql, "-q", "-o", path, "--blocker-statements")
+	release()
+	if code != 0 {
 		t.Fatalf("--blocker-statements: exit %d\n%s\n%s", code, out, errs)
 	} else if !strings.Contains(flat(out), "its last batch: UPDATE dbo.Orders SET Status = N'Hold' WHERE OrderID = 500") {
 		t.Errorf("--blocker-statements: output lacks the blocker's batch:\n%s", out)
 	}
 
 	// sampling off
-	if code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", sql, "-q", "--blocker-interval", "0"); code != 0 {
+	release = prepared(t, srv, "lock_blocking")
+	code, out, errs = runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", sql, "-q", "--blocker-interval", "0")
+	release()
+	if code != 0 {
 		t.Fatalf("--blocker-interval 0: exit %d\n%s\n%s", code, out, errs)
 	} else if strings.Contains(flat(out), "Held by session") || !strings.Contains(flat(out), "The holder is not in this trace") {
 		t.Errorf("--blocker-interval 0 still names a holder:\n%s", out)

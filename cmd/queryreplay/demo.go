@@ -262,9 +262,9 @@ func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, ou
 		if o.CallStacks {
 			d.symbols.options(&o)
 		}
-		b, err := tr.Trace(ctx, o)
+		b, err := d.traceScenario(ctx, tr, sc, o)
 		if err != nil {
-			return nil, fmt.Errorf("trace scenario %s: %w", sc.Name, err)
+			return nil, err
 		}
 		path := filepath.Join(out, sc.Name+".json.gz")
 		if err := bundle.Save(path, b); err != nil {
@@ -274,6 +274,23 @@ func (d *demoRun) traceAll(ctx context.Context, scenarios []standin.Scenario, ou
 		traces = append(traces, demoTrace{scenario: sc, bundle: b, path: path})
 	}
 	return traces, nil
+}
+
+// traceScenario traces one scenario with what it needs besides its
+// statement (another session's locks, held workspace memory) set up on the
+// stand-in first and released after: the stand-in does nothing special for
+// a scenario's text.
+func (d *demoRun) traceScenario(ctx context.Context, tr *tracer.Tracer, sc standin.Scenario, o tracer.Options) (*bundle.Bundle, error) {
+	release, err := standin.PrepareScenario(ctx, d.standin.Server, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	b, err := tr.Trace(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("trace scenario %s: %w", sc.Name, err)
+	}
+	return b, nil
 }
 
 // exporterDispatchLatency is the demo exporter session's

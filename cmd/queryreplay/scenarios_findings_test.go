@@ -1,12 +1,15 @@
 package main
 
-// Every findings rule on a stand-in scenario built to trigger it and on one
-// built not to, and compare on the stand-in's scenario pairs: traced with
-// the real tracer (the trace command, with each scenario's own trace
-// options) against internal/standin, analysed as `queryreplay findings` and
-// `queryreplay compare` do.
+// Every findings rule on a stand-in scenario that shows it and on one that
+// does not, and compare on the stand-in's scenario pairs: traced with the
+// real tracer (the trace command, with each scenario's own trace options)
+// against internal/standin, analysed as `queryreplay findings` and
+// `queryreplay compare` do. The stand-in runs a scenario's query like any
+// other statement; what a blocking or memory-wait scenario needs from other
+// sessions is set up explicitly first (standin.PrepareScenario).
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -45,11 +48,23 @@ func scenario(t *testing.T, name string) standin.Scenario {
 	return standin.Scenario{}
 }
 
+// prepared sets up what scenario name needs besides its statement on the
+// running stand-in (standin.PrepareScenario) and returns its release.
+func prepared(t *testing.T, srv *standin.Running, name string) func() {
+	t.Helper()
+	release, err := standin.PrepareScenario(context.Background(), srv.Server, scenario(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release
+}
+
 // traceNamed traces a demo scenario with the trace options it is meant
-// for, plus extra flags.
-func traceNamed(t *testing.T, dsn, name string, extra ...string) *scenarioRun {
+// for, plus extra flags, with its set-up in place.
+func traceNamed(t *testing.T, srv *standin.Running, name string, extra ...string) *scenarioRun {
 	t.Helper()
 	sc := scenario(t, name)
+	defer prepared(t, srv, name)()
 	var args []string
 	if sc.ClearBufferPool {
 		args = append(args, "--clear-buffer-pool", "--allow-clear-buffer-pool")
@@ -60,7 +75,7 @@ func traceNamed(t *testing.T, dsn, name string, extra ...string) *scenarioRun {
 	if sc.CallStacks {
 		args = append(args, "--callstacks")
 	}
-	return traceScenario(t, dsn, name, sc.SQL, append(args, extra...)...)
+	return traceScenario(t, srv.DSN, name, sc.SQL, append(args, extra...)...)
 }
 
 func traceScenario(t *testing.T, dsn, name, sql string, args ...string) *scenarioRun {
@@ -120,40 +135,41 @@ func contains(t *testing.T, what, got string, want ...string) {
 }
 
 func TestFindingsOnStandinScenarios(t *testing.T) {
-	dsn := startTraceStandin(t).DSN
+	srv := startTraceStandin(t)
+	dsn := srv.DSN
 
 	t.Run("reads-concentrated", func(t *testing.T) {
 		// Per customer an index seek and key lookups into PK_Orders.
-		f := traceNamed(t, dsn, "loop_join").fires("reads-concentrated")
+		f := traceNamed(t, srv, "loop_join").fires("reads-concentrated")
 		contains(t, "title", f.Title, " did ", "% of the reads: ")
 		if f.Operators[0].Name != "Key Lookup" || !strings.HasSuffix(f.Reference, "create-indexes-with-included-columns") {
 			t.Errorf("operator %+v ref %s", f.Operators, f.Reference)
 		}
-		traceNamed(t, dsn, "hash_join_hinted").silent("reads-concentrated")
+		traceNamed(t, srv, "hash_join_hinted").silent("reads-concentrated")
 	})
 	t.Run("residual-predicate", func(t *testing.T) {
-		f := traceNamed(t, dsn, "forced_scan").fires("residual-predicate")
+		f := traceNamed(t, srv, "forced_scan").fires("residual-predicate")
 		contains(t, "title", f.Title, "Clustered Index Scan (dbo.Orders.PK_Orders) read 10,000 rows to return ")
 		contains(t, "detail", f.Detail, "CustomerID")
-		traceNamed(t, dsn, "seek_key_lookup").silent("residual-predicate")
+		traceNamed(t, srv, "seek_key_lookup").silent("residual-predicate")
 	})
 	t.Run("spill", func(t *testing.T) {
-		s := traceNamed(t, dsn, "sort_spill")
+		s := traceNamed(t, srv, "sort_spill")
 		f := s.fires("spill")
 		contains(t, "title", f.Title, "Sort spilled to tempdb (single pass): ", " pages written; the grant was ")
 		if f.EvidenceTotal == 0 || f.Evidence[0].Lane != findings.LaneMemory || s.bundle.Trace.Lanes.Memory[f.Evidence[0].Index].Kind != "sort_warning" {
 			t.Errorf("evidence %+v", f.Evidence)
 		}
-		h := traceNamed(t, dsn, "hash_spill").fires("spill")
+		h := traceNamed(t, srv, "hash_spill").fires("spill")
 		contains(t, "title", h.Title, "Hash Match (Inner Join) spilled to tempdb")
 		if !strings.HasSuffix(h.Reference, "hash-warning-event-class") {
 			t.Errorf("hash spill reference %s", h.Reference)
 		}
-		traceNamed(t, dsn, "sort_no_spill").silent("spill", "grant-too-small")
-		traceNamed(t, dsn, "hash_join").silent("spill")
+		traceNamed(t, srv, "sort_no_spill").silent("spill", "grant-too-small")
+		traceNamed(t, srv, "hash_join").silent("spill")
 	})
 	t.Run("grant-too-small", func(t *testing.T) {
-		g := traceNamed(t, dsn, "sort_spill").fires("grant-too-small")
+		g := traceNamed(t, srv, "sort_spill").fires("grant-too-small")
 		contains(t, "title", g.Title, "Memory grant too small: 100% of its ", " used, and 1 spill to tempdb")
 		// Control: sort_no_spill above.
 	})
@@ -164,38 +180,38 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 			t.Errorf("operators %+v", f.Operators)
 		}
 		// MIN_GRANT_PERCENT = 1 grants the sort 15 MB, of which it uses 8%.
-		traceNamed(t, dsn, "sort_no_spill").fires("grant-excess")
-		traceNamed(t, dsn, "hash_aggregate").silent("grant-excess")
+		traceNamed(t, srv, "sort_no_spill").fires("grant-excess")
+		traceNamed(t, srv, "hash_aggregate").silent("grant-excess")
 		// The demo's excessive_grant wastes a 1 MB grant of a statement
 		// costing 0.16: that comes from the small-query semaphore, where SQL
 		// Server itself does not warn (regular semaphore: 5 MB, or cost > 3).
-		traceNamed(t, dsn, "excessive_grant").silent("grant-excess")
+		traceNamed(t, srv, "excessive_grant").silent("grant-excess")
 	})
 	t.Run("grant-wait", func(t *testing.T) {
-		f := traceNamed(t, dsn, "memory_grant_wait").fires("grant-wait")
+		f := traceNamed(t, srv, "memory_grant_wait").fires("grant-wait")
 		contains(t, "title", f.Title, "for a memory grant (RESOURCE_SEMAPHORE, 1 wait)")
 		if us, _ := f.Number("waitUs"); us < 200_000 {
 			t.Errorf("waited %v µs, want about 300 ms", us)
 		}
-		traceNamed(t, dsn, "hash_aggregate").silent("grant-wait")
+		traceNamed(t, srv, "hash_aggregate").silent("grant-wait")
 	})
 	t.Run("blocking", func(t *testing.T) {
-		f := traceNamed(t, dsn, "lock_blocking").fires("blocking")
+		f := traceNamed(t, srv, "lock_blocking").fires("blocking")
 		contains(t, "title", f.Title, "Blocked for ", "waiting for an S lock on KEY dbo.Orders.PK_Orders")
 		// the tracer sampled the scenario's blocker (SPID 999) while the seek waited
 		contains(t, "detail", f.Detail, "Held by session 999 (login demo_blocker, host QRSTANDIN, program QueryReplay demo blocker; sleeping: idle in an open transaction)")
 		if us, _ := f.Number("waitUs"); us < 300_000 {
 			t.Errorf("waited %v µs, want about 400 ms", us)
 		}
-		traceNamed(t, dsn, "clustered_index_seek").silent("blocking")
+		traceNamed(t, srv, "clustered_index_seek").silent("blocking")
 	})
 	t.Run("cold-cache", func(t *testing.T) {
-		off := traceNamed(t, dsn, "cold_cache_no_read_ahead").fires("cold-cache")
+		off := traceNamed(t, srv, "cold_cache_no_read_ahead").fires("cold-cache")
 		contains(t, "title", off.Title, "Cold cache with read-ahead off: ", "(100%) read from disk one at a time", "PAGEIOLATCH waits")
 		if off.Severity != findings.SeverityInfo || !strings.Contains(off.Detail, "cleared") {
 			t.Errorf("severity %s detail %q", off.Severity, off.Detail)
 		}
-		on := traceNamed(t, dsn, "cold_cache_read_ahead").fires("cold-cache")
+		on := traceNamed(t, srv, "cold_cache_read_ahead").fires("cold-cache")
 		contains(t, "title", on.Title, "came from disk, ", "of them by read-ahead")
 		if v, _ := on.Number("readAheadIOs"); v == 0 {
 			t.Errorf("no read-ahead I/O: %+v", on.Numbers)
@@ -204,34 +220,34 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 		traceScenario(t, dsn, "warm", scenario(t, "cold_cache_read_ahead").SQL).silent("cold-cache")
 	})
 	t.Run("parallel-skew", func(t *testing.T) {
-		f := traceNamed(t, dsn, "parallel_skew").fires("parallel-skew")
+		f := traceNamed(t, srv, "parallel_skew").fires("parallel-skew")
 		contains(t, "title", f.Title, "Parallel skew in ", ": thread ", " produced ")
-		traceNamed(t, dsn, "parallel_aggregate").silent("parallel-skew")
+		traceNamed(t, srv, "parallel_aggregate").silent("parallel-skew")
 	})
 	t.Run("parallelism-waits", func(t *testing.T) {
-		f := traceNamed(t, dsn, "parallel_aggregate").fires("parallelism-waits")
+		f := traceNamed(t, srv, "parallel_aggregate").fires("parallelism-waits")
 		contains(t, "title", f.Title, "CXCONSUMER/CXPACKET took ", " of the wait time")
-		traceNamed(t, dsn, "hash_aggregate").silent("parallelism-waits")
+		traceNamed(t, srv, "hash_aggregate").silent("parallelism-waits")
 	})
 	t.Run("exchange-spill", func(t *testing.T) {
-		f := traceNamed(t, dsn, "exchange_spill").fires("exchange-spill")
+		f := traceNamed(t, srv, "exchange_spill").fires("exchange-spill")
 		contains(t, "title", f.Title, "Parallelism (Gather Streams) spilled its buffers to tempdb")
 		if v, ok := f.Number("tempdbPagesWritten"); !ok || v <= 0 || f.EvidenceTotal == 0 {
 			t.Errorf("numbers %+v evidence %d", f.Numbers, f.EvidenceTotal)
 		}
-		traceNamed(t, dsn, "parallel_skew").silent("exchange-spill")
+		traceNamed(t, srv, "parallel_skew").silent("exchange-spill")
 	})
 	t.Run("page-splits", func(t *testing.T) {
-		f := traceNamed(t, dsn, "page_splits").fires("page-splits")
+		f := traceNamed(t, srv, "page_splits").fires("page-splits")
 		contains(t, "title", f.Title, "page splits on dbo.OrderLines.PK_OrderLines (SPLIT_FOR_INSERT)")
 		contains(t, "detail", f.Detail, "rolled back")
-		traceNamed(t, dsn, "insert_order").silent("page-splits")
+		traceNamed(t, srv, "insert_order").silent("page-splits")
 	})
 	t.Run("log-volume", func(t *testing.T) {
-		l := traceNamed(t, dsn, "update_orders").fires("log-volume")
+		l := traceNamed(t, srv, "update_orders").fires("log-volume")
 		contains(t, "title", l.Title, "The modification wrote ", " log records", "before its rollback")
 		contains(t, "detail", l.Detail, "LOP_MODIFY_ROW")
-		traceNamed(t, dsn, "clustered_index_seek").silent("log-volume")
+		traceNamed(t, srv, "clustered_index_seek").silent("log-volume")
 	})
 	t.Run("events-lost", func(t *testing.T) {
 		// A 1 MB event file cap: the head of the trace is lost.
@@ -241,27 +257,27 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 		if sp := s.fires("page-splits"); sp.Confidence != findings.ConfidenceLow {
 			t.Errorf("splits with lost events: confidence %s", sp.Confidence)
 		}
-		traceNamed(t, dsn, "page_splits").silent("events-lost")
+		traceNamed(t, srv, "page_splits").silent("events-lost")
 	})
 	t.Run("events-truncated", func(t *testing.T) {
-		f := traceNamed(t, dsn, "clustered_index_scan", "--max-events", "40").fires("events-truncated")
+		f := traceNamed(t, srv, "clustered_index_scan", "--max-events", "40").fires("events-truncated")
 		contains(t, "title", f.Title, "The trace stopped at the event cap after ")
-		traceNamed(t, dsn, "clustered_index_scan").silent("events-truncated")
+		traceNamed(t, srv, "clustered_index_scan").silent("events-truncated")
 	})
 	t.Run("events-ambiguous", func(t *testing.T) {
 		// The update's seek and the update itself lock the same index.
-		traceNamed(t, dsn, "update_orders").fires("events-ambiguous")
-		traceNamed(t, dsn, "clustered_index_seek").silent("events-ambiguous")
+		traceNamed(t, srv, "update_orders").fires("events-ambiguous")
+		traceNamed(t, srv, "clustered_index_seek").silent("events-ambiguous")
 	})
 }
 
 // comparePair traces a scenario and its compare partner and compares them.
-func comparePair(t *testing.T, dsn, a, b string) *compare.Result {
+func comparePair(t *testing.T, srv *standin.Running, a, b string) *compare.Result {
 	t.Helper()
 	if scenario(t, a).Compare != b {
 		t.Fatalf("%s's compare partner is %q, not %s", a, scenario(t, a).Compare, b)
 	}
-	sa, sb := traceNamed(t, dsn, a), traceNamed(t, dsn, b)
+	sa, sb := traceNamed(t, srv, a), traceNamed(t, srv, b)
 	r, err := compare.Compare(compare.Side{Label: a, Trace: sa.in.Trace, Plan: sa.in.Plan}, compare.Side{Label: b, Trace: sb.in.Trace, Plan: sb.in.Plan})
 	if err != nil {
 		t.Fatal(err)
@@ -286,9 +302,9 @@ func diffWhere(t *testing.T, r *compare.Result, match func(d *compare.OperatorDi
 }
 
 func TestCompareOnStandinScenarioPairs(t *testing.T) {
-	dsn := startTraceStandin(t).DSN
+	srv := startTraceStandin(t)
 	t.Run("scan vs seek", func(t *testing.T) {
-		r := comparePair(t, dsn, "forced_scan", "seek_key_lookup")
+		r := comparePair(t, srv, "forced_scan", "seek_key_lookup")
 		d := diffWhere(t, r, func(d *compare.OperatorDiff) bool { return d.A != nil && d.A.Name == "Clustered Index Scan" })
 		if d.Status != compare.StatusReplaced || d.B == nil || d.B.Name != "Index Seek" || !strings.HasPrefix(d.Verdict, "Index Seek replaced Clustered Index Scan: reads ") {
 			t.Fatalf("scan %+v\n%s", d, r.Text())
@@ -302,7 +318,7 @@ func TestCompareOnStandinScenarioPairs(t *testing.T) {
 		}
 	})
 	t.Run("spill vs no spill", func(t *testing.T) {
-		r := comparePair(t, dsn, "sort_spill", "sort_no_spill")
+		r := comparePair(t, srv, "sort_spill", "sort_no_spill")
 		d := diffWhere(t, r, func(d *compare.OperatorDiff) bool { return d.A != nil && d.A.Name == "Sort" })
 		if d.Status != compare.StatusChanged || !strings.HasPrefix(d.Verdict, "Sort: spills 1 → 0") {
 			t.Fatalf("sort %+v\n%s", d, r.Text())
@@ -313,7 +329,7 @@ func TestCompareOnStandinScenarioPairs(t *testing.T) {
 		contains(t, "verdict", r.Verdict, "spills 1 → 0", "grant ")
 	})
 	t.Run("hash vs nested loops", func(t *testing.T) {
-		r := comparePair(t, dsn, "hash_join_hinted", "loop_join")
+		r := comparePair(t, srv, "hash_join_hinted", "loop_join")
 		j := diffWhere(t, r, func(d *compare.OperatorDiff) bool { return d.A != nil && d.A.PhysicalOp == "Hash Match" })
 		if j.B == nil || j.B.PhysicalOp != "Nested Loops" || j.Status != compare.StatusReplaced {
 			t.Fatalf("join %+v\n%s", j, r.Text())
@@ -327,7 +343,7 @@ func TestCompareOnStandinScenarioPairs(t *testing.T) {
 		}
 	})
 	t.Run("read-ahead vs none", func(t *testing.T) {
-		r := comparePair(t, dsn, "cold_cache_read_ahead", "cold_cache_no_read_ahead")
+		r := comparePair(t, srv, "cold_cache_read_ahead", "cold_cache_no_read_ahead")
 		if r.Counts.Replaced+r.Counts.Added+r.Counts.Removed != 0 {
 			t.Errorf("the same scan: %+v\n%s", r.Counts, r.Text())
 		}

@@ -158,6 +158,9 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 			return sqlErr(0, 0, "cancelled") // the caller returns ctx.Err() or drops the connection
 		}
 		c.waitingOn = b
+		if b.hold != nil {
+			b.hold.noteWait() // a hold may end a while after its first waiter (hold.go)
+		}
 		done := make(chan struct{})
 		go func() {
 			var timeout <-chan time.Time

@@ -156,13 +156,12 @@ func TestOtherSessionsDoNotStretchTimings(t *testing.T) {
 }
 
 // The waits that take real time end on the wall clock: a traced lock wait
-// (lock_blocking: the other session holds the key 400 ms from the
-// statement's start) and a memory grant wait (memory_grant_wait: 300 ms)
-// span that time on the event clock too, from wait_info Begin to End, as
-// their duration says. (The other session's hold starts with the
-// statement, so the wait is shorter by the statement's setup, which a
-// loaded machine stretches: the test asks for a wait, and for its span
-// and duration to match.)
+// (lock_blocking: the other session, set up by PrepareScenario, holds the
+// key until 400 ms after the statement began to wait) and a memory grant
+// wait (memory_grant_wait: 300 ms) span that time on the event clock too,
+// from wait_info Begin to End, as their duration says. (The test asks for
+// a wait, and for its span and duration to match, not for 400 ms: a
+// loaded machine stretches them.)
 func TestRealWaitsSpanTheirTime(t *testing.T) {
 	for _, c := range []struct {
 		scenario, waitType string
@@ -173,7 +172,12 @@ func TestRealWaitsSpanTheirTime(t *testing.T) {
 			traced := session(t, srv, 53)
 			mustRun(t, traced, "CREATE EVENT SESSION [w] ON SERVER ADD EVENT sqlos.wait_info(WHERE ([sqlserver].[session_id] = (53))) ADD TARGET package0.event_file (SET filename = N'w.xel')")
 			mustRun(t, traced, "ALTER EVENT SESSION w ON SERVER STATE = START")
+			release, err := PrepareScenario(context.Background(), srv, *scenarioByName(c.scenario))
+			if err != nil {
+				t.Fatal(err)
+			}
 			mustRun(t, traced, scenarioSQL(t, c.scenario))
+			release()
 			mustRun(t, traced, "ALTER EVENT SESSION w ON SERVER STATE = STOP")
 			var begin, end time.Time
 			var durMs int64

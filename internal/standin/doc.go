@@ -20,6 +20,10 @@
 //	run.Faults().DropConnection("fn_dblog")          // fault injection
 //	run.Restart()                                    // service restart
 //	standin.Scenarios()                              // the demo queries
+//	release, err := standin.PrepareScenario(ctx, run.Server, sc) // what sc needs from other sessions
+//	h, err := run.HoldLocks(ctx, "UPDATE …", standin.HoldOptions{AfterWait: 400 * time.Millisecond})
+//	h, err := run.HoldWorkspaceMemory(ctx, kb, standin.HoldOptions{})
+//	h.Release()                                      // rolls the holder back / returns the memory
 //	standin.GenerateTrace(pages, operators)          // large synthetic traces for benchmarks
 //
 // # What is emulated
@@ -154,9 +158,34 @@
 //     with Options.GuessedColumns.
 //   - Scenarios (Scenarios(); `queryreplay standin --list-scenarios`):
 //     29 named demo statements, each showing a lane or finding of the
-//     product (spills, skew, blocking by a second session the stand-in
-//     plays, grant waits, page splits, read-ahead, call stacks…), in
-//     compare pairs where one hint or index changes the plan.
+//     product (spills, skew, blocking, grant waits, page splits,
+//     read-ahead, call stacks…), in compare pairs where one hint or index
+//     changes the plan. A scenario is data for its callers: nothing in the
+//     stand-in looks at a statement's text to decide what it does (no
+//     statement is special; another spelling of a scenario behaves the
+//     same).
+//   - Holds (hold.go): what a statement meets from other sessions is set
+//     up by explicit control calls on the running stand-in, never by the
+//     statement. Server.HoldLocks runs T-SQL as a real session (SPID 999,
+//     login demo_blocker, its own transaction and locks) and leaves the
+//     transaction open; Server.HoldWorkspaceMemory takes workspace memory
+//     from the resource semaphore's pool. Each returns a Hold that ends —
+//     the transaction rolls back, the memory returns — at Release, at the
+//     end of its context, AfterWait after another session first waited on
+//     it (so a demo shows a ~400 ms LCK_M_S wait without the caller timing
+//     anything), or at its hard bound (Max, at most MaxHold). Any statement
+//     that needs the lock or memory waits, whatever its spelling; none does
+//     without a hold. PrepareScenario sets up a scenario's Blocker and
+//     GrantHoldKB this way; the demo and every test that traces such a
+//     scenario call it before the trace and release after. (A real second
+//     go-mssqldb connection would do for locks, but not for held memory, and
+//     its wait-triggered end would need the caller to time it; holds keep
+//     both in the stand-in, where the waits are seen.)
+//   - Plan cache (plancache.go): every statement compiled into a plan
+//     (SELECT, INSERT, UPDATE, DELETE, MERGE), from any session, is an
+//     entry of sys.dm_exec_query_stats / sys.dm_exec_sql_text, as on SQL
+//     Server; bounded at 2,000 entries, least recently executed evicted
+//     first; a restart empties it.
 //   - Fault injection (Faults): drop the connection at a matching batch,
 //     delay it, answer it with an error, drop logins, kill a session (as
 //     KILL does: its transaction rolls back and its running request — held

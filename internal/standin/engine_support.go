@@ -14,14 +14,14 @@ import (
 type engineState struct {
 	stats      map[*table]*tableStats
 	grantedKB  int64                 // workspace memory granted to running queries
-	ghosts     []ghostGrant          // grants held by the demo's simulated other sessions
+	ghosts     []ghostGrant          // workspace memory held by HoldWorkspaceMemory (hold.go)
 	nextObject int64                 // object ids of tables created at run time
 	tables     map[*table]*tableInfo // tables created at run time
 }
 
 type ghostGrant struct {
-	kb    int64
-	until time.Time
+	kb   int64
+	hold *Hold
 }
 
 // The emulated instance's query memory: 1.5 GB may be granted to one
@@ -343,7 +343,7 @@ func sameRow(a, b []any) bool {
 
 // acquireGrant takes the statement's memory grant from the instance's
 // workspace memory, waiting (RESOURCE_SEMAPHORE) while running queries —
-// the demo's simulated other sessions included — hold too much of it.
+// and memory holds (HoldWorkspaceMemory) — hold too much of it.
 func (x *execCtx) acquireGrant(r *runCtx) *SQLError {
 	if r.grantKB == 0 {
 		return nil
@@ -352,18 +352,15 @@ func (x *execCtx) acquireGrant(r *runCtx) *SQLError {
 	start := time.Now()
 	waited := false
 	for {
-		now := time.Now()
 		var ghosts int64
-		kept := eng.ghosts[:0]
 		for _, g := range eng.ghosts {
-			if now.Before(g.until) {
-				ghosts += g.kb
-				kept = append(kept, g)
-			}
+			ghosts += g.kb
 		}
-		eng.ghosts = kept
 		if eng.grantedKB+ghosts+r.grantKB <= workspaceKB {
 			break
+		}
+		for _, g := range eng.ghosts {
+			g.hold.noteWait()
 		}
 		if !waited {
 			waited = true

@@ -202,9 +202,7 @@ func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts query
 	if x.conn.txn != nil {
 		x.ec.txnID = x.conn.txn.id
 	}
-	if x.srv.scenarioFor(x.stmtText) != nil {
-		x.recordPlanCache() // sys.dm_exec_query_stats (plancache.go)
-	}
+	x.recordPlanCache() // sys.dm_exec_query_stats (plancache.go)
 	if err := x.acquireGrant(r); err != nil {
 		return nil, err
 	}
@@ -317,10 +315,6 @@ func (x *execCtx) execSelect(s *selectStmt) error {
 	x.lastPlan = ""
 	if s.Into != nil {
 		return x.execSelectInto(s)
-	}
-	sc := x.srv.scenarioFor(x.stmtText)
-	if sc != nil {
-		x.startScenario(sc)
 	}
 	r := newRunCtx(x)
 	it, schema, visible, p, err := x.planStatement(r, s, s)

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"container/list"
 	"crypto/sha1"
 	"encoding/binary"
 	"strings"
@@ -8,13 +9,21 @@ import (
 )
 
 // The plan cache, as far as sys.dm_exec_query_stats and
-// sys.dm_exec_sql_text show it: one entry per cached statement of a
-// scenario query (the statements that carry a query hash), with the batch
-// text, the statement's offsets in it, the query and plan hashes and the
-// execution counts. A service restart empties it, as on SQL Server.
+// sys.dm_exec_sql_text show it: one entry per cached statement — every
+// statement that is compiled into a plan (SELECT, INSERT, UPDATE, DELETE,
+// MERGE; the ones that carry a query hash), from any session, as on SQL
+// Server — with the batch text, the statement's offsets in it, the query
+// and plan hashes and the execution counts. A service restart empties it,
+// as on SQL Server. It is bounded like a cache: past planCacheEntries
+// entries the least recently executed goes (LRU by entries; SQL Server
+// evicts under memory pressure by cost, which the stand-in does not model),
+// and a batch text goes with its last entry.
 //
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-stats-transact-sql
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sql-text-transact-sql
+
+// planCacheEntries bounds the plan cache.
+const planCacheEntries = 2000
 
 // planCacheEntry is one row of sys.dm_exec_query_stats.
 type planCacheEntry struct {
@@ -29,10 +38,47 @@ type planCacheEntry struct {
 	dbID       int
 }
 
-// planCache holds the entries and the batch texts by sql_handle.
+// planKey identifies an entry: the batch and the statement's offset in it.
+type planKey struct {
+	handle string
+	start  int64
+}
+
+// planCache holds the entries (most recently executed first) and the
+// batch texts by sql_handle with how many entries use each.
 type planCache struct {
-	entries []*planCacheEntry
+	lru     *list.List // of *planCacheEntry
+	byKey   map[planKey]*list.Element
 	texts   map[string]string // string(sql_handle) → batch text
+	textUse map[string]int
+	limit   int // planCacheEntries unless a test lowers it
+}
+
+func (p *planCache) init() {
+	if p.lru == nil {
+		p.lru, p.byKey, p.texts, p.textUse = list.New(), map[planKey]*list.Element{}, map[string]string{}, map[string]int{}
+	}
+	if p.limit <= 0 {
+		p.limit = planCacheEntries
+	}
+}
+
+// add stores a new entry, evicting the least recently executed ones past
+// the limit.
+func (p *planCache) add(e *planCacheEntry, text string) {
+	h := string(e.sqlHandle)
+	p.byKey[planKey{h, e.start}] = p.lru.PushFront(e)
+	p.texts[h] = text
+	p.textUse[h]++
+	for p.lru.Len() > p.limit {
+		old := p.lru.Remove(p.lru.Back()).(*planCacheEntry)
+		oh := string(old.sqlHandle)
+		delete(p.byKey, planKey{oh, old.start})
+		if p.textUse[oh]--; p.textUse[oh] <= 0 {
+			delete(p.textUse, oh)
+			delete(p.texts, oh)
+		}
+	}
 }
 
 // sqlHandleOf derives a stable sql_handle from a batch text: SQL Server's
@@ -44,39 +90,36 @@ func sqlHandleOf(text string) []byte {
 	return append([]byte{0x02, 0x00, 0x00, 0x00}, sum[:]...)
 }
 
-// recordPlanCache notes one execution of the scenario statement being run:
-// called by simStart once the query hash is known.
+// recordPlanCache notes one execution of the statement being run: called
+// by beginQuery once the query hash is known, for every statement.
 func (x *execCtx) recordPlanCache() {
-	s := x.srv
-	if s.plans.texts == nil {
-		s.plans.texts = map[string]string{}
-	}
+	p := &x.srv.plans
+	p.init()
 	handle := sqlHandleOf(x.sql)
 	start, end := int64(0), int64(-1)
 	if i := strings.Index(x.sql, x.stmtText); i >= 0 && x.stmtText != "" {
 		start = int64(2 * len([]rune(x.sql[:i])))
 		end = start + int64(2*len([]rune(x.stmtText))) - 2
 	}
-	now := s.now()
-	for _, e := range s.plans.entries {
-		if string(e.sqlHandle) == string(handle) && e.start == start {
-			e.execs++
-			e.last = now
-			return
-		}
+	now := x.srv.now()
+	if el, ok := p.byKey[planKey{string(handle), start}]; ok {
+		e := el.Value.(*planCacheEntry)
+		e.execs++
+		e.last = now
+		p.lru.MoveToFront(el)
+		return
 	}
 	plan := make([]byte, 64)
 	binary.BigEndian.PutUint64(plan[8:], x.ec.queryHash)
 	binary.BigEndian.PutUint64(plan[16:], x.ec.planHash)
 	plan[0] = 0x06
-	s.plans.texts[string(handle)] = x.sql
-	s.plans.entries = append(s.plans.entries, &planCacheEntry{sqlHandle: handle, planHandle: plan, start: start, end: end,
-		queryHash: x.ec.queryHash, planHash: x.ec.planHash, created: now, last: now, execs: 1, dbID: x.conn.db.id})
+	p.add(&planCacheEntry{sqlHandle: handle, planHandle: plan, start: start, end: end,
+		queryHash: x.ec.queryHash, planHash: x.ec.planHash, created: now, last: now, execs: 1, dbID: x.conn.db.id}, x.sql)
 }
 
 // clearPlanCache empties the cache (service restart; DBCC FREEPROCCACHE is
 // not emulated).
-func (s *Server) clearPlanCache() { s.plans = planCache{} }
+func (s *Server) clearPlanCache() { s.plans = planCache{limit: s.plans.limit} }
 
 func hash8(h uint64) []byte {
 	b := make([]byte, 8)
@@ -90,8 +133,11 @@ func dmExecQueryStats(x *execCtx, db *database) (*relation, *SQLError) {
 	r := &relation{cols: cols("sql_handle", tVarBin(64), "statement_start_offset", tInt, "statement_end_offset", tInt,
 		"plan_handle", tVarBin(64), "creation_time", tDT2, "last_execution_time", tDT2, "execution_count", tBigInt,
 		"query_hash", tVarBin(8), "query_plan_hash", tVarBin(8))}
-	for _, e := range x.srv.plans.entries {
-		r.rows = append(r.rows, []any{e.sqlHandle, e.start, e.end, e.planHandle, e.created, e.last, e.execs, hash8(e.queryHash), hash8(e.planHash)})
+	if l := x.srv.plans.lru; l != nil {
+		for el := l.Back(); el != nil; el = el.Prev() { // oldest first
+			e := el.Value.(*planCacheEntry)
+			r.rows = append(r.rows, []any{e.sqlHandle, e.start, e.end, e.planHandle, e.created, e.last, e.execs, hash8(e.queryHash), hash8(e.planHash)})
+		}
 	}
 	return r, nil
 }
@@ -112,8 +158,8 @@ func (x *execCtx) sqlTextFunction(args []any) (*relation, *SQLError) {
 		return r, nil
 	}
 	var dbid any
-	for _, e := range x.srv.plans.entries {
-		if string(e.sqlHandle) == string(h) {
+	for el := x.srv.plans.lru.Front(); el != nil; el = el.Next() {
+		if e := el.Value.(*planCacheEntry); string(e.sqlHandle) == string(h) {
 			dbid = int64(e.dbID)
 			break
 		}

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -96,21 +97,22 @@ func TestRequestsShowLockWait(t *testing.T) {
 	}
 }
 
-// The lock_blocking scenario's own blocker (SPID 999) is a session the
-// DMVs show: the traced statement waits for it while it holds its lock.
+// The lock_blocking scenario's blocker (SPID 999, set up by
+// PrepareScenario) is a session the DMVs show: the traced statement waits
+// for it while it holds its lock.
 func TestRequestsShowScenarioBlocker(t *testing.T) {
 	srv := New(Options{})
-	var sc *Scenario
-	for _, s := range scenarios {
-		if s.Name == "lock_blocking" {
-			sc = s
-		}
+	sc := scenarioByName("lock_blocking")
+	release, err := PrepareScenario(context.Background(), srv, *sc)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer release()
 	traced, watcher := session(t, srv, 51), session(t, srv, 52)
 	done := runAsync(traced, sc.SQL)
 	waitBlocked(t, srv, traced)
 	rows := mustRun(t, watcher, "SELECT blocking_session_id, wait_type FROM sys.dm_exec_requests WHERE session_id = 51").sets[0].rows
-	if len(rows) != 1 || rows[0][0] != int64(ghostSPID) || rows[0][1] != "LCK_M_S" {
+	if len(rows) != 1 || rows[0][0] != int64(holdSPID) || rows[0][1] != "LCK_M_S" {
 		t.Fatalf("traced request: %v", rows)
 	}
 	sess := mustRun(t, watcher, "SELECT login_name, program_name, status FROM sys.dm_exec_sessions WHERE session_id = 999").sets[0].rows

@@ -4,12 +4,14 @@ import "time"
 
 // Scenario is one demo query: a statement that shows, when traced on the
 // demo database, a lane or finding of the product (a spill, a lock wait, a
-// parallel skew…). Every statement runs through the same engine as any
-// query; a scenario adds only what a single batch cannot bring itself:
-// another session holding the locks it will wait for (Blocker, held for
-// Hold), or workspace memory held elsewhere (GrantHoldKB). The trace
-// options a scenario wants (cold cache, read-ahead off, call stacks) are
-// fields the demo and the tracer's callers apply.
+// parallel skew…). A scenario is data for its callers: the stand-in never
+// looks at a statement's text to decide what it does, so a scenario's
+// query runs as any other spelling of it would. What a single batch cannot
+// bring itself — another session holding the locks it will wait for
+// (Blocker), workspace memory held elsewhere (GrantHoldKB) — the caller
+// sets up with PrepareScenario before tracing and releases after (hold.go).
+// The trace options a scenario wants (cold cache, read-ahead off, call
+// stacks) are fields the demo and the tracer's callers apply.
 type Scenario struct {
 	Name        string `json:"name"`
 	SQL         string `json:"sql"`
@@ -26,13 +28,15 @@ type Scenario struct {
 	ClearBufferPool  bool `json:"clearBufferPool,omitempty"`
 	DisableReadAhead bool `json:"disableReadAhead,omitempty"`
 	CallStacks       bool `json:"callStacks,omitempty"`
-	// Blocker is T-SQL another session (SPID 999) runs, inside a
-	// transaction it rolls back after Hold, just before the statement.
+	// Blocker is T-SQL another session (SPID 999) runs inside a
+	// transaction it leaves open (PrepareScenario, Server.HoldLocks).
 	Blocker string `json:"blocker,omitempty"`
-	// GrantHoldKB is workspace memory other queries hold for Hold.
-	GrantHoldKB int64         `json:"grantHoldKB,omitempty"`
-	Hold        time.Duration `json:"holdNs,omitempty"`
-	norm        string
+	// GrantHoldKB is workspace memory held while the statement runs
+	// (PrepareScenario, Server.HoldWorkspaceMemory).
+	GrantHoldKB int64 `json:"grantHoldKB,omitempty"`
+	// Hold is how long the statement waits on what PrepareScenario holds:
+	// each hold ends Hold after the statement first waits on it.
+	Hold time.Duration `json:"holdNs,omitempty"`
 }
 
 var scenarios = []*Scenario{
@@ -126,29 +130,12 @@ var scenarios = []*Scenario{
 		Shows:       []string{"physical_page_read", "callstack"}, ClearBufferPool: true, CallStacks: true},
 }
 
-func init() {
-	for _, s := range scenarios {
-		s.norm = normalizeSQL(s.SQL)
-	}
-}
-
 // Scenarios lists the demo queries.
 func Scenarios() []Scenario {
 	out := make([]Scenario, len(scenarios))
 	for i, s := range scenarios {
 		out[i] = *s
-		out[i].norm = ""
 		out[i].Shows = append([]string{}, s.Shows...)
 	}
 	return out
-}
-
-func (s *Server) scenarioFor(sql string) *Scenario {
-	n := normalizeSQL(sql)
-	for _, sc := range scenarios {
-		if sc.norm == n {
-			return sc
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
 	"strconv"
@@ -157,7 +158,12 @@ func TestScenarios(t *testing.T) {
 			}
 			mustRun(t, c, setup)
 			mustRun(t, c, "ALTER EVENT SESSION sc ON SERVER STATE = START; BEGIN TRAN")
+			release, err := PrepareScenario(context.Background(), srv, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
 			r := mustRun(t, c, sc.SQL)
+			release()
 			if len(r.sets) > 0 {
 				if len(r.sets[0].rows) == 0 {
 					t.Fatal("no rows")

@@ -332,6 +332,7 @@ type connState struct {
 	waitingOn       *connState              // the connection this one waits for a lock from
 	lockWait        lockWaitState           // what that wait is for (requests.go)
 	lastBatch       string                  // the last batch sent, for sys.dm_exec_input_buffer (requests.go)
+	hold            *Hold                   // the lock hold this session runs (hold.go); nil for a client's session
 	lockTimeoutMs   int64                   // SET LOCK_TIMEOUT; -1 waits forever
 	readUncommitted bool                    // SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED: readers do not wait
 	prepared        map[int32]*preparedStmt // sp_prepare handles (prepared.go)

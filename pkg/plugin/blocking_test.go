@@ -1,25 +1,33 @@
 package plugin
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
 )
 
-// A trace query on a blocked batch returns a findings frame whose blocking
+// A trace query on a batch blocked by another session (the lock_blocking
+// scenario's set-up, standin.PrepareScenario) returns a findings frame whose blocking
 // row names the session that held the lock (sampled by the tracer from
 // sys.dm_exec_requests while the batch waited); the statement text of the
 // blocker is not read by default.
 func TestFindingsFrameNamesBlocker(t *testing.T) {
 	f := startStandin(t)
 	d := f.datasource(t, "ds1", nil)
-	var sql string
+	var sc standin.Scenario
 	for _, s := range standin.Scenarios() {
 		if s.Name == "lock_blocking" {
-			sql = s.SQL
+			sc = s
 		}
 	}
+	release, err := standin.PrepareScenario(context.Background(), f.run.Server, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	sql := sc.SQL
 	fr := frameNamed(t, ok(t, run(t, d, bg, query("A", map[string]any{"sql": sql}))["A"]), "findings")
 	rules, _ := fr.FieldByName("rule")
 	detail, _ := fr.FieldByName("detail")

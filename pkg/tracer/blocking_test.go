@@ -14,13 +14,19 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 )
 
-// lockBlockingSQL is the stand-in's lock_blocking scenario: another
-// session (SPID 999, login demo_blocker) holds an X lock on order 500 for
-// 400 ms, so the traced seek waits LCK_M_S.
-func lockBlockingSQL(t *testing.T) string {
+// lockBlockingSQL is the stand-in's lock_blocking scenario, with its
+// set-up in place (standin.PrepareScenario, released at the test's end):
+// another session (SPID 999, login demo_blocker) holds an X lock on order
+// 500 until 400 ms after the traced seek began to wait LCK_M_S.
+func lockBlockingSQL(t *testing.T, srv *testServer) string {
 	t.Helper()
 	for _, s := range standin.Scenarios() {
 		if s.Name == "lock_blocking" {
+			release, err := standin.PrepareScenario(context.Background(), srv.running.Server, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(release)
 			return s.SQL
 		}
 	}
@@ -49,10 +55,10 @@ func samplerQueries(log *stmtLog) (requests, sessions, inputBuffer int) {
 // host and program (and no statement text unless asked for).
 func TestTraceSamplesBlocker(t *testing.T) {
 	srv := startStandin(t)
-	sql := lockBlockingSQL(t)
 	for _, withText := range []bool{false, true} {
 		tr, log, db := newTracer(t, srv.dsn, Policy{})
 		before := checksum(t, db)
+		sql := lockBlockingSQL(t, srv)
 		b, err := tr.Trace(context.Background(), Options{SQL: sql, Events: bundle.AllEventGroups(), BlockerStatements: withText})
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +212,7 @@ func testBlockerSamplingFails(t *testing.T, number int32, message, note string) 
 	srv.running.Faults().Error("FROM sys.dm_exec_requests WHERE session_id", number, 16, message)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
-	b, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t), Events: bundle.AllEventGroups()})
+	b, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t, srv), Events: bundle.AllEventGroups()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +254,7 @@ func TestBlockerSamplerStopsOnTimeout(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
-	_, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t), Timeout: 250 * time.Millisecond, BlockerInterval: 20 * time.Millisecond})
+	_, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t, srv), Timeout: 250 * time.Millisecond, BlockerInterval: 20 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("err %v, want the timeout", err)
 	}

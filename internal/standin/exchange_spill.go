@@ -1,0 +1,41 @@
+package standin
+
+import "time"
+
+// exchangeSpill makes an order-preserving Gather Streams spill when its
+// producers are skewed: a merging exchange must take rows from every
+// producer in order, so one producer's rows back up in its buffers and
+// go to tempdb (exchange_spill, ExchangeSpillDetails), as SQL Server's
+// exchanges do under skew.
+func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
+	if len(e.order) == 0 || e.kind != "Gather Streams" {
+		return
+	}
+	in := e.in.node()
+	var most, total int64
+	for t, c := range in.threads {
+		if t == 0 {
+			continue
+		}
+		total += c.rows
+		most = max(most, c.rows)
+	}
+	const bufferRows = 2048 // rows the exchange buffers per producer
+	if total == 0 || most*4 < total*3 || most <= bufferRows {
+		return
+	}
+	pages := (most - bufferRows) / 100
+	if pages < 1 {
+		return
+	}
+	e.n.exchangeSpill = pages
+	s := x.srv
+	if !s.anySessionRunning() {
+		s.advance(time.Duration(pages) * 30 * time.Microsecond)
+		return
+	}
+	for _, opcode := range []string{"Begin", "End"} {
+		s.emit(x.ec, &xeEventData{name: "exchange_spill", pkg: "sqlserver", ts: s.advance(time.Duration(pages) * 15 * time.Microsecond), fields: []xeField{
+			fMap("opcode", "event_opcode", "sqlos", opcode), fUint("query_operation_node_id", "uint32", int64(e.n.id))}})
+	}
+}
