@@ -205,6 +205,9 @@ func (e *RefusedError) Error() string { return "trace refused: " + e.Reason }
 
 // withDefaults returns o with zero limits replaced by the defaults.
 func (o Options) withDefaults() Options {
+	// A leading byte-order mark is the file's encoding, not SQL: the
+	// classifier skips it, and the server must not see it either.
+	o.SQL = strings.TrimPrefix(o.SQL, "\uFEFF")
 	if o.MaxEvents == 0 {
 		o.MaxEvents = DefaultMaxEvents
 	}
