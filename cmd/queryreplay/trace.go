@@ -16,6 +16,7 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/symstore"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 type traceArgs struct {
@@ -71,7 +72,7 @@ func init() {
 		cmd.Flag("dsn", "go-mssqldb connection string (sqlserver://user:pass@host?database=db). Default: $QUERYREPLAY_DSN (prefer it: a command line is visible to other users).").Envar("QUERYREPLAY_DSN").Required().StringVar(&a.dsn)
 		cmd.Flag("sql", "The batch to trace.").StringVar(&a.sql)
 		cmd.Flag("file", "Read the batch from a file (- for standard input): UTF-8, or UTF-16 with a byte-order mark.").StringVar(&a.file)
-		cmd.Flag("max-batch-bytes", "Largest --file (or standard input) read, in bytes; the classifier refuses batches over tracer.MaxBatchBytes whatever this says.").Default(fmt.Sprint(tracer.MaxBatchBytes)).Int64Var(&a.maxBatchBytes)
+		cmd.Flag("max-batch-bytes", "Largest --file (or standard input) read, in bytes; the classifier refuses batches over tsql.MaxBatchBytes whatever this says.").Default(fmt.Sprint(tsql.MaxBatchBytes)).Int64Var(&a.maxBatchBytes)
 		cmd.Flag("output", "Write the trace bundle here (JSON; gzip when the name ends in .gz).").Short('o').StringVar(&a.output)
 		cmd.Flag("database", "Run the query in this database.").StringVar(&a.database)
 		cmd.Flag("clear-buffer-pool", "CHECKPOINT + DBCC DROPCLEANBUFFERS first (instance-wide; needs --allow-clear-buffer-pool).").BoolVar(&a.clearBufferPool)
@@ -194,7 +195,7 @@ func traceFailure(e *env, err error) error {
 	if err == nil {
 		return nil
 	}
-	var re *tracer.RefusedError
+	var re *tsql.RefusedError
 	var ended *tracer.TransactionEndedError
 	switch {
 	case errors.As(err, &ended):
@@ -207,7 +208,7 @@ func traceFailure(e *env, err error) error {
 }
 
 // traceSQL reads the batch from --sql or --file (exactly one). A file is
-// read up to --max-batch-bytes and decoded by tracer.DecodeBatch (a
+// read up to --max-batch-bytes and decoded by tsql.DecodeBatch (a
 // byte-order mark, UTF-16).
 func traceSQL(e *env, a *traceArgs) (string, error) {
 	switch {
@@ -240,7 +241,7 @@ func readBatch(r io.Reader, name string, limit int64) (string, error) {
 	if int64(len(b)) > limit {
 		return "", fmt.Errorf("%s is larger than %d bytes, the limit set by --max-batch-bytes", name, limit)
 	}
-	sql, err := tracer.DecodeBatch(b)
+	sql, err := tsql.DecodeBatch(b)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}

@@ -41,6 +41,8 @@ var messageSources = []struct {
 	// The trace store's messages reach users through the datasource.
 	{dir: "pkg/tracestore", calls: map[string]int{"errors.New": 0, "fmt.Errorf": 0, "fmt.Sprintf": 0}},
 	{dir: "pkg/tracer", onlyRefusals: true, calls: map[string]int{"c.refuse": 1}},
+	// the classifier's refusals (pkg/tsql)
+	{dir: "pkg/tsql", onlyRefusals: true, calls: map[string]int{"c.refuse": 1}},
 	// every size limit's error (bundles, plans, query JSON, request
 	// bodies): its why… constants
 	{dir: "pkg/sizelimit", calls: map[string]int{}},

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -73,14 +73,14 @@ type fileCursor struct {
 }
 
 // readQuery returns the read-back statement. The pattern and file name are
-// quoted with tracer.QuoteString; the offset is a number.
+// quoted with tsql.QuoteString; the offset is a number.
 func (c *fileCursor) readQuery() string {
 	file, offset := "NULL", "NULL"
 	if c.hasBook {
-		file, offset = tracer.QuoteString(c.bookFile), strconv.FormatInt(c.bookOffset, 10)
+		file, offset = tsql.QuoteString(c.bookFile), strconv.FormatInt(c.bookOffset, 10)
 	}
 	return fmt.Sprintf("SELECT object_name, event_data, file_name, file_offset FROM sys.fn_xe_file_target_read_file(%s, NULL, %s, %s)",
-		tracer.QuoteString(c.pattern), file, offset)
+		tsql.QuoteString(c.pattern), file, offset)
 }
 
 // fallBack drops the bookmark the server refused and skips up to it

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
-
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // catalog names what the events identify by number: databases (from
@@ -117,7 +116,7 @@ func (c *catalog) resolveHoBTs(ctx context.Context, q querier, want []idKey) err
 		if !ok {
 			continue
 		}
-		d := tracer.QuoteName(name)
+		d := tsql.QuoteName(name)
 		err := inBatches(ids, func(part []uint64) error {
 			query := "SELECT p.hobt_id, s.name, o.name, i.name FROM " + d + ".sys.partitions AS p " +
 				"JOIN " + d + ".sys.objects AS o ON o.object_id = p.object_id " +
@@ -257,7 +256,7 @@ func (c *catalog) resolveObjects(ctx context.Context, q querier, want []objectKe
 	}
 	for db, objIDs := range byDB {
 		name := c.databases[db]
-		d := tracer.QuoteName(name)
+		d := tsql.QuoteName(name)
 		err := inBatches(objIDs, func(part []uint64) error {
 			query := "SELECT o.object_id, i.index_id, s.name, o.name, i.name FROM " + d + ".sys.objects AS o " +
 				"JOIN " + d + ".sys.schemas AS s ON s.schema_id = o.schema_id " +

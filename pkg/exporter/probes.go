@@ -11,6 +11,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // probePolicy is every probe's tracer policy: read-only. A probe's batch
@@ -104,7 +105,7 @@ func (p *probe) once(ctx context.Context, tr *tracer.Tracer) {
 		if ctx.Err() != nil {
 			return
 		}
-		var refused *tracer.RefusedError
+		var refused *tsql.RefusedError
 		if errors.As(err, &refused) {
 			p.runs["refused"]++
 		} else {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // SessionPrefix starts the name of every exporter session:
@@ -117,7 +118,7 @@ func (s *sessionSpec) waitPredicates() []string {
 // commonPredicate keeps the exporter's own connections out and, when the
 // target lists databases, only their events.
 func (s *sessionSpec) commonPredicate() []string {
-	p := []string{"sqlserver.client_app_name <> " + tracer.QuoteString(AppName)}
+	p := []string{"sqlserver.client_app_name <> " + tsql.QuoteString(AppName)}
 	if len(s.databaseIDs) > 0 {
 		parts := make([]string, len(s.databaseIDs))
 		for i, id := range s.databaseIDs {
@@ -139,7 +140,7 @@ func (s *sessionSpec) commonPredicate() []string {
 // configured (OFF by default: the exporter starts its session itself).
 func (s *sessionSpec) createDDL() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", tracer.QuoteName(s.name), scopeKeyword(s.scope))
+	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", tsql.QuoteName(s.name), scopeKeyword(s.scope))
 	common := s.commonPredicate()
 	for i, e := range s.events() {
 		if i > 0 {
@@ -158,7 +159,7 @@ func (s *sessionSpec) createDDL() string {
 		fmt.Fprintf(&b, "ADD TARGET package0.ring_buffer (SET max_events_limit = (%d), max_memory = (%d))\n", s.ringEvents, s.ringKB)
 	} else {
 		fmt.Fprintf(&b, "ADD TARGET package0.event_file (SET filename = %s, max_file_size = (%d), max_rollover_files = (%d))\n",
-			tracer.QuoteString(s.file), s.maxFileMB, s.rollover)
+			tsql.QuoteString(s.file), s.maxFileMB, s.rollover)
 	}
 	startup := "OFF"
 	if s.startup {
@@ -179,14 +180,14 @@ func scopeKeyword(s tracer.Scope) string {
 // startDDL starts the session (ALTER EVENT SESSION … STATE = START,
 // https://learn.microsoft.com/en-us/sql/t-sql/statements/alter-event-session-transact-sql).
 func (s *sessionSpec) startDDL() string {
-	return "ALTER EVENT SESSION " + tracer.QuoteName(s.name) + " ON " + scopeKeyword(s.scope) + " STATE = START"
+	return "ALTER EVENT SESSION " + tsql.QuoteName(s.name) + " ON " + scopeKeyword(s.scope) + " STATE = START"
 }
 
 // dropDDL drops the session if it exists (DROP EVENT SESSION stops it first,
 // https://learn.microsoft.com/en-us/sql/t-sql/statements/drop-event-session-transact-sql).
 func (s *sessionSpec) dropDDL() string {
-	return "IF EXISTS (SELECT 1 FROM " + catalogView(s.scope) + " WHERE name = " + tracer.QuoteString(s.name) + ") " +
-		"DROP EVENT SESSION " + tracer.QuoteName(s.name) + " ON " + scopeKeyword(s.scope)
+	return "IF EXISTS (SELECT 1 FROM " + catalogView(s.scope) + " WHERE name = " + tsql.QuoteString(s.name) + ") " +
+		"DROP EVENT SESSION " + tsql.QuoteName(s.name) + " ON " + scopeKeyword(s.scope)
 }
 
 // catalogView is where session definitions live: sys.server_event_sessions
@@ -217,13 +218,13 @@ func runtimeViews(s tracer.Scope) (sessions, targets string) {
 func (s *sessionSpec) stateQuery() string {
 	sessions, targets := runtimeViews(s.scope)
 	return "SELECT s.create_time, s.dropped_event_count, t.target_data FROM " + sessions + " AS s JOIN " + targets +
-		" AS t ON t.event_session_address = s.address WHERE s.name = " + tracer.QuoteString(s.name) +
-		" AND t.target_name = " + tracer.QuoteString(s.target)
+		" AS t ON t.event_session_address = s.address WHERE s.name = " + tsql.QuoteString(s.name) +
+		" AND t.target_name = " + tsql.QuoteString(s.target)
 }
 
 // existsQuery tells whether the session is defined (running or not).
 func (s *sessionSpec) existsQuery() string {
-	return "SELECT COUNT(*) FROM " + catalogView(s.scope) + " WHERE name = " + tracer.QuoteString(s.name)
+	return "SELECT COUNT(*) FROM " + catalogView(s.scope) + " WHERE name = " + tsql.QuoteString(s.name)
 }
 
 // defaultFileName is the event_file filename for a configured path: the

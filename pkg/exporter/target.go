@@ -17,6 +17,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -528,7 +529,7 @@ func (t *target) skipExistingFiles(ctx context.Context) error {
 	st, _, _ := t.readState(ctx)
 	current, _ := currentFile(st.targetData)
 	rows, err := t.db.QueryContext(ctx, "SELECT file_name, MAX(file_offset) FROM sys.fn_xe_file_target_read_file("+
-		tracer.QuoteString(t.cursor.pattern)+", NULL, NULL, NULL) GROUP BY file_name")
+		tsql.QuoteString(t.cursor.pattern)+", NULL, NULL, NULL) GROUP BY file_name")
 	if err != nil {
 		if isNoEventFile(err) {
 			return nil

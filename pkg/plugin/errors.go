@@ -11,8 +11,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // queryError is an error with the status and source its DataResponse gets.
@@ -56,7 +56,7 @@ var refusedLine = regexp.MustCompile(`^line (\d+): `)
 // and unreachable servers are downstream; refusals name the statement;
 // Grafana's cancellation and the timeout say what happened to the session.
 func traceError(ctx context.Context, err error, sql string, timeout string) *queryError {
-	var refused *tracer.RefusedError
+	var refused *tsql.RefusedError
 	if errors.As(err, &refused) {
 		return pluginErr(backend.StatusBadRequest, "%s", refusal(refused, sql))
 	}
@@ -82,7 +82,7 @@ func traceError(ctx context.Context, err error, sql string, timeout string) *que
 
 // refusal names the refused statement: the classifier says "line N: why",
 // and the line's text tells the user which statement that is.
-func refusal(r *tracer.RefusedError, sql string) string {
+func refusal(r *tsql.RefusedError, sql string) string {
 	m := refusedLine.FindStringSubmatch(r.Reason)
 	if m == nil {
 		return r.Error()

@@ -14,6 +14,7 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // runTrace runs a trace or probe query within the limits: a slot among
@@ -26,7 +27,7 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 		return backend.DataResponse{}, pluginErr(backend.StatusBadRequest, "%v", err)
 	}
 	if m.QueryType == QueryProbe {
-		c, err := tracer.Classify(o.SQL)
+		c, err := tsql.Classify(o.SQL)
 		if err != nil {
 			return backend.DataResponse{}, traceError(ctx, err, o.SQL, "")
 		}

@@ -1,6 +1,10 @@
 package tracer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/queryreplay/queryreplay/pkg/tsql"
+)
 
 // edition is what SERVERPROPERTY('EngineEdition') says the server is
 // (https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql),
@@ -41,20 +45,20 @@ func (e edition) fnDblog() bool { return e.id != editionAzureSQLDatabase }
 func (e edition) check(o Options) error {
 	switch e.id {
 	case editionSynapse, editionSynapseServeless:
-		return &RefusedError{Reason: fmt.Sprintf("Azure Synapse Analytics (EngineEdition %d) is not supported: it has no Extended Events sessions QueryReplay can create", e.id)}
+		return &tsql.RefusedError{Reason: fmt.Sprintf("Azure Synapse Analytics (EngineEdition %d) is not supported: it has no Extended Events sessions QueryReplay can create", e.id)}
 	case editionAzureSQLDatabase:
 		if o.ClearBufferPool {
 			// https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-dropcleanbuffers-transact-sql
-			return &RefusedError{Reason: "Azure SQL Database does not support DBCC DROPCLEANBUFFERS; trace without clearing the buffer pool"}
+			return &tsql.RefusedError{Reason: "Azure SQL Database does not support DBCC DROPCLEANBUFFERS; trace without clearing the buffer pool"}
 		}
 		if o.DisableReadAhead {
 			// https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql
-			return &RefusedError{Reason: "Azure SQL Database does not support trace flags (DBCC TRACEON); trace without disabling read-ahead"}
+			return &tsql.RefusedError{Reason: "Azure SQL Database does not support trace flags (DBCC TRACEON); trace without disabling read-ahead"}
 		}
 	case editionManagedInstance:
 		if o.DisableReadAhead {
 			// https://learn.microsoft.com/en-us/azure/azure-sql/managed-instance/transact-sql-tsql-differences-sql-server#dbcc
-			return &RefusedError{Reason: "Azure SQL Managed Instance supports only a few global trace flags, not session trace flag 652; trace without disabling read-ahead"}
+			return &tsql.RefusedError{Reason: "Azure SQL Managed Instance supports only a few global trace flags, not session trace flag 652; trace without disabling read-ahead"}
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // ModificationPolicy says whether data modifications may be traced at all.
@@ -190,19 +191,6 @@ type Progress struct {
 	Elapsed time.Duration // since the trace began
 }
 
-// RefusedError is returned when a trace is refused before anything ran on the
-// server: its Reason says why, in words a user can act on. For a refused
-// statement it reads "line N (statement text, shortened): why".
-type RefusedError struct {
-	Reason string
-	// Line and Statement locate a refused statement (0 and "" when the
-	// refusal is not about one statement).
-	Line      int
-	Statement string
-}
-
-func (e *RefusedError) Error() string { return "trace refused: " + e.Reason }
-
 // withDefaults returns o with zero limits replaced by the defaults.
 func (o Options) withDefaults() Options {
 	// A leading byte-order mark is the file's encoding, not SQL: the
@@ -234,10 +222,10 @@ func (o Options) withDefaults() Options {
 
 // Validate checks o against p and classifies the SQL. It returns the
 // classification, or a *RefusedError (or a plain error for nonsense values).
-func (o Options) Validate(p Policy) (Classification, error) {
+func (o Options) Validate(p Policy) (tsql.Classification, error) {
 	var errs []error
 	if strings.TrimSpace(o.SQL) == "" {
-		return Classification{}, &RefusedError{Reason: "no SQL to trace"}
+		return tsql.Classification{}, &tsql.RefusedError{Reason: "no SQL to trace"}
 	}
 	if o.MaxEvents < 0 {
 		errs = append(errs, fmt.Errorf("max events must not be negative (got %d)", o.MaxEvents))
@@ -261,17 +249,17 @@ func (o Options) Validate(p Policy) (Classification, error) {
 		errs = append(errs, errors.New("database name holds a NUL character"))
 	}
 	if len(errs) > 0 {
-		return Classification{}, errors.Join(errs...)
+		return tsql.Classification{}, errors.Join(errs...)
 	}
 	if o.ClearBufferPool && !p.AllowClearBufferPool {
-		return Classification{}, &RefusedError{Reason: "clearing the buffer pool (CHECKPOINT + DBCC DROPCLEANBUFFERS) empties the cache of the whole instance; the configuration does not allow it (allow it explicitly, on a test server only)"}
+		return tsql.Classification{}, &tsql.RefusedError{Reason: "clearing the buffer pool (CHECKPOINT + DBCC DROPCLEANBUFFERS) empties the cache of the whole instance; the configuration does not allow it (allow it explicitly, on a test server only)"}
 	}
-	c, err := Classify(o.SQL)
+	c, err := tsql.Classify(o.SQL)
 	if err != nil {
 		return c, err
 	}
 	if c.Modification && p.Modifications == ModificationsRefuse {
-		return c, &RefusedError{Reason: fmt.Sprintf("the batch modifies data (%s) and the configuration refuses modifications", strings.Join(c.Verbs, ", "))}
+		return c, &tsql.RefusedError{Reason: fmt.Sprintf("the batch modifies data (%s) and the configuration refuses modifications", strings.Join(c.Verbs, ", "))}
 	}
 	return c, nil
 }

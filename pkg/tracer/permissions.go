@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // Permission pre-check, so that a trace the login cannot run is refused with
@@ -126,7 +128,7 @@ func (r *run) checkPermissions(ctx context.Context, scope Scope) error {
 		sysadmin = v.Int64 == 1
 	}
 	if missing := missingPermissions(scope, perms, sysadmin, len(why) > 0 && scope == ScopeServer, why); len(missing) > 0 {
-		return &RefusedError{Reason: "the login lacks: " + strings.Join(missing, "; ")}
+		return &tsql.RefusedError{Reason: "the login lacks: " + strings.Join(missing, "; ")}
 	}
 	if scope == ScopeServer && !sysadmin && !perms.has("CONTROL SERVER") && !perms.has("ALTER ANY CONNECTION") {
 		r.warn("the login lacks ALTER ANY CONNECTION: a batch that outlives its timeout cannot be KILLed; its connection is closed instead")

@@ -13,6 +13,7 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -257,7 +258,7 @@ func (r *run) readXMLRows(ctx context.Context, b *bundle.Bundle, col *collector,
 	b.Run.ReadBack = "xml"
 	// sys.fn_xe_file_target_read_file:
 	// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
-	q := r.spec.Marker() + "SELECT event_data FROM sys.fn_xe_file_target_read_file(" + QuoteString(r.spec.ReadPattern()) + ", NULL, NULL, NULL)"
+	q := r.spec.Marker() + "SELECT event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(r.spec.ReadPattern()) + ", NULL, NULL, NULL)"
 	rows, err := r.conn.QueryContext(ctx, q)
 	if err != nil {
 		r.noteConnErr(err)
@@ -430,7 +431,7 @@ func (t *Tracer) mapTable(ctx context.Context, c Conn) *xe.MapTable {
 	}
 	quoted := make([]string, len(mapNames))
 	for i, n := range mapNames {
-		quoted[i] = QuoteString(n)
+		quoted[i] = tsql.QuoteString(n)
 	}
 	rows, err := c.QueryContext(ctx, "SELECT name, map_key, map_value FROM sys.dm_xe_map_values WHERE name IN ("+strings.Join(quoted, ", ")+")")
 	if err != nil {

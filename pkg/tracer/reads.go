@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // droppedEvents reads the session's dropped-event count before STOP (a
@@ -16,7 +17,7 @@ import (
 // A failure is not fatal: event_sequence gaps still reveal losses.
 func (r *run) droppedEvents(ctx context.Context) int64 {
 	var n sql.NullInt64
-	q := r.spec.Marker() + "SELECT dropped_event_count FROM sys.dm_xe_sessions WHERE name = " + QuoteString(r.spec.Name)
+	q := r.spec.Marker() + "SELECT dropped_event_count FROM sys.dm_xe_sessions WHERE name = " + tsql.QuoteString(r.spec.Name)
 	if err := r.queryRow(ctx, "read dropped events", q, &n); err != nil {
 		r.t.log.Warn("could not read the dropped event count", "err", err)
 	}
@@ -34,7 +35,7 @@ func (r *run) readRingBuffer(ctx context.Context) (string, error) {
 		view, sessions = "sys.dm_xe_session_targets", "sys.dm_xe_sessions"
 	}
 	q := r.spec.Marker() + "SELECT CAST(t.target_data AS nvarchar(max)) FROM " + view + " AS t JOIN " + sessions +
-		" AS s ON s.address = t.event_session_address WHERE s.name = " + QuoteString(r.spec.Name) + " AND t.target_name = N'ring_buffer'"
+		" AS s ON s.address = t.event_session_address WHERE s.name = " + tsql.QuoteString(r.spec.Name) + " AND t.target_name = N'ring_buffer'"
 	var data sql.NullString
 	if err := r.queryRow(ctx, "read ring buffer", q, &data); err != nil {
 		return "", err
@@ -64,7 +65,7 @@ func (r *run) readLog(ctx context.Context, startLSN string) ([]bundle.LogRecord,
 	}
 	m := r.spec.Marker()
 	q := m + "SELECT [Transaction ID] FROM fn_dblog(NULL, NULL) WHERE [Operation] = N'LOP_BEGIN_XACT' AND [Transaction Name] = " +
-		QuoteString(r.spec.TransactionName()) + after
+		tsql.QuoteString(r.spec.TransactionName()) + after
 	var xact sql.NullString
 	if err := r.queryRow(ctx, "read log", q, &xact); err != nil {
 		if errors.Is(err, errNoRow) {

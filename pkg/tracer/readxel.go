@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -43,8 +44,8 @@ func (r *run) fetchXEL(ctx context.Context) (files []string, cleanup func(), err
 		return nil, nil, errors.New("the login lacks ADMINISTER BULK OPERATIONS (and ADMINISTER DATABASE BULK OPERATIONS), which OPENROWSET(BULK …) needs")
 	}
 	m := r.spec.Marker()
-	q := m + "SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(" + QuoteString(r.spec.Directory) + ", " +
-		QuoteString(r.spec.Name+"*.xel") + ") WHERE is_directory = 0 AND level = 0 ORDER BY full_filesystem_path"
+	q := m + "SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(" + tsql.QuoteString(r.spec.Directory) + ", " +
+		tsql.QuoteString(r.spec.Name+"*.xel") + ") WHERE is_directory = 0 AND level = 0 ORDER BY full_filesystem_path"
 	rows, err := r.conn.QueryContext(ctx, q)
 	if err != nil {
 		r.noteConnErr(err)
@@ -102,7 +103,7 @@ func (r *run) hasBulkPermission(ctx context.Context) bool {
 
 // fetchFile copies one server file to a local temporary file.
 func (r *run) fetchFile(ctx context.Context, remote string) (string, error) {
-	q := r.spec.Marker() + "SELECT BulkColumn FROM OPENROWSET(BULK " + QuoteString(remote) + ", SINGLE_BLOB) AS f"
+	q := r.spec.Marker() + "SELECT BulkColumn FROM OPENROWSET(BULK " + tsql.QuoteString(remote) + ", SINGLE_BLOB) AS f"
 	var blob []byte
 	if err := r.queryRow(ctx, "fetch "+remote, q, &blob); err != nil {
 		return "", err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // TestRealServer runs the tracer's guarantees against a real SQL Server when
@@ -204,7 +205,7 @@ func TestRealServer(t *testing.T) {
 	})
 	t.Run("refusal", func(t *testing.T) {
 		_, err := tr.Trace(ctx, Options{SQL: "UPDATE " + table + " SET v = 9; COMMIT"})
-		var re *RefusedError
+		var re *tsql.RefusedError
 		if !errors.As(err, &re) {
 			t.Fatalf("err %v", err)
 		}

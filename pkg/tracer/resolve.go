@@ -14,6 +14,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // maxParams keeps every lookup under SQL Server's 2,100 parameters per
@@ -346,8 +347,8 @@ func (r *run) lookupNames(ctx context.Context, db uint64, batch []lookup) error 
 // lockResSQL selects the rows of one index by %%lockres%%; the names come
 // from the server's catalog and are quoted, the hashes are n parameters.
 func lockResSQL(n timeline.ObjectName, count int) string {
-	return "SELECT %%lockres%%, %%physloc%% FROM " + QuoteName(n.Schema) + "." + QuoteName(n.Table) +
-		" WITH (INDEX(" + QuoteName(n.Index) + ")) WHERE %%lockres%% IN (" + placeholders(count) + ")"
+	return "SELECT %%lockres%%, %%physloc%% FROM " + tsql.QuoteName(n.Schema) + "." + tsql.QuoteName(n.Table) +
+		" WITH (INDEX(" + tsql.QuoteName(n.Index) + ")) WHERE %%lockres%% IN (" + placeholders(count) + ")"
 }
 
 // lookupKeys finds the rows of one index whose %%lockres%% is in hashes

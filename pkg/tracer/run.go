@@ -14,6 +14,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // run is one trace in progress: its three connections and what must be
@@ -31,7 +32,7 @@ import (
 type run struct {
 	t     *Tracer
 	o     Options
-	class Classification
+	class tsql.Classification
 	began time.Time
 	ed    edition
 
@@ -246,7 +247,7 @@ func (r *run) connect(ctx context.Context) error {
 	setNetLimits(r.traced, controlIdle, time.Time{})
 	if r.o.Database != "" {
 		// USE: https://learn.microsoft.com/en-us/sql/t-sql/language-elements/use-transact-sql
-		if err := r.execTraced(ctx, "use database", "USE "+QuoteName(r.o.Database)); err != nil {
+		if err := r.execTraced(ctx, "use database", "USE "+tsql.QuoteName(r.o.Database)); err != nil {
 			return err
 		}
 	}
@@ -259,7 +260,7 @@ func (r *run) connect(ctx context.Context) error {
 	r.conn = c
 	setNetLimits(r.conn, controlIdle, time.Time{})
 	if r.o.Database != "" {
-		if err := r.exec(ctx, "use database", "USE "+QuoteName(r.o.Database)); err != nil {
+		if err := r.exec(ctx, "use database", "USE "+tsql.QuoteName(r.o.Database)); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,9 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // tableContents fingerprints every row of the demo tables: equal
@@ -46,34 +48,34 @@ func TestCorpusAgainstStandin(t *testing.T) {
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := tableContents(t, db)
 	traced, answered := 0, 0
-	for _, c := range safetyCorpus {
+	for _, c := range tsqlcorpus.Cases {
 		sent := len(log.texts())
-		b, err := tr.Trace(context.Background(), Options{SQL: c.sql, Timeout: 20 * time.Second})
-		var re *RefusedError
+		b, err := tr.Trace(context.Background(), Options{SQL: c.SQL, Timeout: 20 * time.Second})
+		var re *tsql.RefusedError
 		var ended *TransactionEndedError
 		switch {
-		case c.refuse != "":
+		case c.Refuse != "":
 			if !errors.As(err, &re) {
-				t.Errorf("%q: %v, want a refusal", c.sql, err)
+				t.Errorf("%q: %v, want a refusal", c.SQL, err)
 			}
 			if n := len(log.texts()); n != sent {
-				t.Errorf("%q: refused, yet %d statements reached the server", c.sql, n-sent)
+				t.Errorf("%q: refused, yet %d statements reached the server", c.SQL, n-sent)
 			}
-		case strings.TrimSpace(c.sql) == "":
+		case strings.TrimSpace(c.SQL) == "":
 			if !errors.As(err, &re) {
 				t.Errorf("empty batch: %v", err)
 			}
 		case errors.As(err, &ended) || errors.As(err, &re):
-			t.Errorf("%q: %v", c.sql, err)
+			t.Errorf("%q: %v", c.SQL, err)
 		case err != nil:
 			answered++ // the stand-in's SQL Server error for what it does not support
 		case !b.Result.RolledBack:
-			t.Errorf("%q: traced, but QueryReplay's transaction was not verified rolled back", c.sql)
+			t.Errorf("%q: traced, but QueryReplay's transaction was not verified rolled back", c.SQL)
 		default:
 			traced++
 		}
 		if s := sessions(t, db); len(s) != 0 {
-			t.Fatalf("%q left sessions %v", c.sql, s)
+			t.Fatalf("%q left sessions %v", c.SQL, s)
 		}
 	}
 	waitNoOpenTransactions(t, db)
@@ -83,7 +85,7 @@ func TestCorpusAgainstStandin(t *testing.T) {
 	if traced < 40 {
 		t.Errorf("only %d corpus inputs traced end to end", traced)
 	}
-	t.Logf("%d inputs: %d traced, %d answered with the stand-in's error, the rest refused; no row changed, no session left", len(safetyCorpus), traced, answered)
+	t.Logf("%d inputs: %d traced, %d answered with the stand-in's error, the rest refused; no row changed, no session left", len(tsqlcorpus.Cases), traced, answered)
 }
 
 func logHas(recs []bundle.LogRecord, op string) bool {

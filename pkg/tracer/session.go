@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // SessionPrefix starts the name of every session this package creates. It is
@@ -275,19 +276,6 @@ func (s SessionSpec) Marker() string {
 	return "/* " + s.Name + " */ "
 }
 
-// QuoteName quotes an identifier as T-SQL's QUOTENAME does: [name], with
-// every ] doubled.
-func QuoteName(name string) string {
-	return "[" + strings.ReplaceAll(name, "]", "]]") + "]"
-}
-
-// QuoteString quotes a Unicode string literal: N'text', with every '
-// doubled (docs/design/tracing.md §17 item 4: the reference tool put the path into the
-// DDL unescaped).
-func QuoteString(s string) string {
-	return "N'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
 // pathSeparator is / for a Linux server directory, \ otherwise.
 func pathSeparator(dir string) string {
 	if strings.HasPrefix(dir, "/") {
@@ -350,14 +338,14 @@ func (s SessionSpec) UsesRingBuffer() bool { return s.Scope == ScopeDatabase || 
 // CreateDDL returns the CREATE EVENT SESSION statement.
 func (s SessionSpec) CreateDDL() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", QuoteName(s.Name), s.Scope.keyword())
+	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", tsql.QuoteName(s.Name), s.Scope.keyword())
 	// session_id first: the cheapest test rejects other sessions' events
 	// before sql_text is even looked at. The text test uses the documented
 	// comparator, NOT sqlserver.like_i_sql_unicode_string(…) — the grammar
 	// documents no NOT LIKE
 	// (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql).
 	pred := fmt.Sprintf("WHERE (sqlserver.session_id = (%d) AND NOT sqlserver.like_i_sql_unicode_string(sqlserver.sql_text, %s))",
-		s.SPID, QuoteString("%"+s.Name+"%"))
+		s.SPID, tsql.QuoteString("%"+s.Name+"%"))
 	// package0.callstack: frames as module+offset or addresses;
 	// package0.callstack_rva (SQL Server 2022+): <frame> elements with PDB
 	// identity and RVA (docs/design/tracing.md §14.1, docs/design/symbols-and-xel.md §8).
@@ -398,7 +386,7 @@ func (s SessionSpec) CreateDDL() string {
 			half = 1
 		}
 		fmt.Fprintf(&b, "ADD TARGET package0.event_file (SET filename = %s, max_file_size = (%d), max_rollover_files = (2))\n",
-			QuoteString(s.FilePath()), half)
+			tsql.QuoteString(s.FilePath()), half)
 	}
 	b.WriteString(s.withClause())
 	return b.String()
@@ -408,11 +396,11 @@ func (s SessionSpec) CreateDDL() string {
 // carrying the marker. DropDDL checks the catalog first so that a cleanup
 // retried from a fresh connection never fails on a session already gone.
 func (s SessionSpec) StartDDL() string {
-	return s.Marker() + "ALTER EVENT SESSION " + QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = START"
+	return s.Marker() + "ALTER EVENT SESSION " + tsql.QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = START"
 }
 
 func (s SessionSpec) StopDDL() string {
-	return s.Marker() + "ALTER EVENT SESSION " + QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = STOP"
+	return s.Marker() + "ALTER EVENT SESSION " + tsql.QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = STOP"
 }
 
 func (s SessionSpec) DropDDL() string {
@@ -434,8 +422,8 @@ func dropSessionSQL(name string, scope Scope) string {
 	if scope == ScopeDatabase {
 		view = "sys.database_event_sessions"
 	}
-	return "IF EXISTS (SELECT 1 FROM " + view + " WHERE name = " + QuoteString(name) + ") " +
-		"DROP EVENT SESSION " + QuoteName(name) + " ON " + scope.keyword()
+	return "IF EXISTS (SELECT 1 FROM " + view + " WHERE name = " + tsql.QuoteString(name) + ") " +
+		"DROP EVENT SESSION " + tsql.QuoteName(name) + " ON " + scope.keyword()
 }
 
 // TransactionName is the name of the modification transaction: "qr_" and

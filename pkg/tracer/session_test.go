@@ -9,6 +9,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -149,10 +150,10 @@ func TestPaths(t *testing.T) {
 	if got := s.ReadPattern(); got != "/data/x.xel.d/s*.xel" {
 		t.Errorf("ReadPattern = %q", got)
 	}
-	if got := QuoteString(`C:\O'Brien\'x`); got != `N'C:\O''Brien\''x'` {
+	if got := tsql.QuoteString(`C:\O'Brien\'x`); got != `N'C:\O''Brien\''x'` {
 		t.Errorf("QuoteString = %s", got)
 	}
-	if got := QuoteName("a]b"); got != "[a]]b]" {
+	if got := tsql.QuoteName("a]b"); got != "[a]]b]" {
 		t.Errorf("QuoteName = %s", got)
 	}
 }

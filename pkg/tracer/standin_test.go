@@ -16,6 +16,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -668,7 +669,7 @@ func TestPermissionRefusal(t *testing.T) {
 	}
 	tr, log, _ := newTracer(t, dsn, Policy{})
 	_, err := tr.Trace(context.Background(), Options{SQL: selectSQL})
-	var re *RefusedError
+	var re *tsql.RefusedError
 	if !errors.As(err, &re) || !strings.Contains(re.Reason, "ALTER ANY EVENT SESSION") || !strings.Contains(re.Reason, "VIEW SERVER STATE") {
 		t.Fatalf("err = %v; want a refusal naming the permissions", err)
 	}
@@ -684,7 +685,7 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	tr, log, _ := newTracer(t, srv.dsn, Policy{})
 	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC dbo.usp_Anything"} {
 		_, err := tr.Trace(context.Background(), Options{SQL: q})
-		var re *RefusedError
+		var re *tsql.RefusedError
 		if !errors.As(err, &re) {
 			t.Errorf("%q: %v, want a refusal", q, err)
 		}
@@ -726,7 +727,7 @@ func TestEditions(t *testing.T) {
 			before := checksum(t, db)
 			for want, o := range c.refuse {
 				_, err := tr.Trace(context.Background(), o)
-				var re *RefusedError
+				var re *tsql.RefusedError
 				if !errors.As(err, &re) || !strings.Contains(re.Reason, want) {
 					t.Errorf("%v, want a refusal naming %q", err, want)
 				}

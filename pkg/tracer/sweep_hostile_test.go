@@ -11,6 +11,7 @@ import (
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // hostileSessionNames are event-session names that anyone allowed to
@@ -78,7 +79,7 @@ func TestSweepNeverRunsHostileNames(t *testing.T) {
 	hostile := hostileSessionNames(t)
 	for _, name := range hostile {
 		s := SessionSpec{Name: name, SPID: 999, Directory: "/var/opt/mssql/log", MaxFileSizeMB: 2}
-		if _, err := db.ExecContext(ctx, "CREATE EVENT SESSION "+QuoteName(name)+" ON SERVER ADD EVENT sqlserver.sql_batch_starting ADD TARGET package0.ring_buffer"); err != nil {
+		if _, err := db.ExecContext(ctx, "CREATE EVENT SESSION "+tsql.QuoteName(name)+" ON SERVER ADD EVENT sqlserver.sql_batch_starting ADD TARGET package0.ring_buffer"); err != nil {
 			t.Fatalf("create %q: %v (spec %v)", name, err, s.Name != "")
 		}
 	}
@@ -239,7 +240,7 @@ func FuzzCatalogNamesInSQL(f *testing.F) {
 	}
 	lockWords := want(lockResSQL(timeline.ObjectName{Schema: "s", Table: "t", Index: "i"}, 3))
 	bulk := func(p string) string {
-		return "SELECT BulkColumn FROM OPENROWSET(BULK " + QuoteString(p) + ", SINGLE_BLOB) AS f"
+		return "SELECT BulkColumn FROM OPENROWSET(BULK " + tsql.QuoteString(p) + ", SINGLE_BLOB) AS f"
 	}
 	bulkWords := want(bulk("p"))
 	f.Fuzz(func(t *testing.T, schema, table, index, path string) {

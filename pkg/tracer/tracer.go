@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/microsoft/go-mssqldb" // registers the "sqlserver" driver
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
@@ -167,7 +168,7 @@ func (t *Tracer) Trace(ctx context.Context, o Options) (*bundle.Bundle, error) {
 	o = o.withDefaults()
 	class, err := o.Validate(t.policy)
 	if o.skipClassifier {
-		class, err = Classification{Modification: true}, nil
+		class, err = tsql.Classification{Modification: true}, nil
 	}
 	if err != nil {
 		return nil, err

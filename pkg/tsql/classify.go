@@ -1,4 +1,4 @@
-package tracer
+package tsql
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ type Classification struct {
 // modifies data.
 func Classify(src string) (Classification, error) {
 	if len(src) > MaxBatchBytes {
-		return Classification{}, &RefusedError{Reason: fmt.Sprintf("the batch is %d bytes; QueryReplay traces batches of at most %d bytes (tracer.MaxBatchBytes)", len(src), MaxBatchBytes)}
+		return Classification{}, &RefusedError{Reason: fmt.Sprintf("the batch is %d bytes; QueryReplay traces batches of at most %d bytes (tsql.MaxBatchBytes)", len(src), MaxBatchBytes)}
 	}
 	toks, err := Tokenize(src)
 	if err != nil {

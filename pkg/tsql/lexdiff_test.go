@@ -1,4 +1,4 @@
-package tracer
+package tsql
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
 )
 
 // FuzzTokenizerAgreesWithStandin is the differential fuzz target of issue
@@ -15,8 +16,8 @@ import (
 // is refused before anything runs; one the stand-in cannot lex is a syntax
 // error on which SQL Server runs nothing.) The seeds are the safety corpus.
 func FuzzTokenizerAgreesWithStandin(f *testing.F) {
-	for _, c := range safetyCorpus {
-		f.Add(c.sql)
+	for _, c := range tsqlcorpus.Cases {
+		f.Add(c.SQL)
 	}
 	for _, c := range append(round3Literal, round3Families()...) {
 		f.Add(c.sql)

@@ -1,81 +1,86 @@
-package tracer
+// Package tsqlcorpus is the safety classifier's hand-written attack and
+// look-alike corpus: every class of input the classifier must refuse, and
+// harmless look-alikes it must still trace. It is the table of pkg/tsql's
+// TestClassifyCorpus, the seed corpus of its fuzz targets, and the batches
+// pkg/tracer's TestCorpusAgainstStandin traces against the stand-in.
+//
+// Test-only: production code must not import it.
+package tsqlcorpus
 
-// safetyCorpus is the hand-written attack and look-alike corpus of issue
-// 12: every class of input the classifier must refuse, and harmless
-// look-alikes it must still trace. It is the table of TestClassifyCorpus,
-// the seed corpus of FuzzTokenizerAgreesWithStandin and FuzzClassify, and
-// the batches TestCorpusAgainstStandin traces against the stand-in.
-type corpusCase struct {
-	sql string
-	// refuse is a substring of the refusal's reason; "" means the batch
+// Case is one input and what the classifier must say of it.
+type Case struct {
+	SQL string
+	// Refuse is a substring of the refusal's reason; "" means the batch
 	// is traced.
-	refuse string
-	// mod: a traced batch is classified as a modification.
-	mod bool
+	Refuse string
+	// Mod: a traced batch is classified as a modification.
+	Mod bool
 }
 
+// The refusals the cases expect, as substrings of the reason.
 const (
-	rCommit   = "COMMIT would end"
-	rRollback = "ROLLBACK would end"
-	rProc     = "runs as a call of that procedure"
-	rExec     = "EXEC runs a procedure"
-	rBroker   = "Service Broker"
-	rFourPart = "four-part name"
-	rDDL      = "DDL is refused"
-	rRead     = "cannot be read safely"
-	rTran     = "transaction statements are refused"
+	WhyCommit   = "COMMIT would end"
+	WhyRollback = "ROLLBACK would end"
+	WhyProc     = "runs as a call of that procedure"
+	WhyExec     = "EXEC runs a procedure"
+	WhyBroker   = "Service Broker"
+	WhyFourPart = "four-part name"
+	WhyDDL      = "DDL is refused"
+	WhyRead     = "cannot be read safely"
+	WhyTran     = "transaction statements are refused"
 )
 
-var safetyCorpus = []corpusCase{
+// Cases is the corpus.
+var Cases = []Case{
 	// numbers, money, hex and floats end where SQL Server ends them
-	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1COMMIT", rCommit, false},
-	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = .5COMMIT", rCommit, false},
-	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1e1COMMIT", rCommit, false},
-	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1ROLLBACK", rRollback, false},
+	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1COMMIT", WhyCommit, false},
+	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = .5COMMIT", WhyCommit, false},
+	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1e1COMMIT", WhyCommit, false},
+	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1ROLLBACK", WhyRollback, false},
 	{"SELECT 1SHUTDOWN", "SHUTDOWN stops", false},
-	{"SELECT 0x1ROLLBACK", rRollback, false},
-	{"SELECT $1COMMIT", rCommit, false},
-	{`SELECT \1COMMIT`, rCommit, false},
-	{"SELECT 1.5COMMIT", rCommit, false},
-	{"SELECT 1.COMMIT", rCommit, false},
-	{"SELECT 1e+1COMMIT", rCommit, false},
-	{"SELECT 1E-2ROLLBACK", rRollback, false},
-	{"SELECT 12345678901234567890COMMIT", rCommit, false},
-	{"SELECT 1.2.3COMMIT", rRead, false},
-	{"SELECT 1.2.e5COMMIT", rRead, false},
-	{"SELECT $.5COMMIT", rCommit, false},
-	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1;COMMIT", rCommit, false},
-	{"UPDATE dbo.Orders SET Amount=0 WHERE OrderID=1/**/COMMIT", rCommit, false},
-	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1--x\nCOMMIT", rCommit, false},
-	{"SELECT 1\tCOMMIT", rCommit, false},
-	{"SELECT 1\r\nCOMMIT", rCommit, false},
-	{"SELECT 'a'COMMIT", rCommit, false},
-	{"SELECT [x]COMMIT", rCommit, false},
-	{"SELECT 1 /* ' */ COMMIT --'", rCommit, false},
-	{"SELECT '/*' COMMIT '*/'", rCommit, false},
-	{"SELECT 1 /* */ */ COMMIT", rCommit, false},
-	{"SELECT 1AS COMMIT", rCommit, false},
+	{"SELECT 0x1ROLLBACK", WhyRollback, false},
+	{"SELECT $1COMMIT", WhyCommit, false},
+	{`SELECT \1COMMIT`, WhyCommit, false},
+	{"SELECT 1.5COMMIT", WhyCommit, false},
+	{"SELECT 1.COMMIT", WhyCommit, false},
+	{"SELECT 1e+1COMMIT", WhyCommit, false},
+	{"SELECT 1E-2ROLLBACK", WhyRollback, false},
+	{"SELECT 12345678901234567890COMMIT", WhyCommit, false},
+	{"SELECT 1.2.3COMMIT", WhyRead, false},
+	{"SELECT 1.2.e5COMMIT", WhyRead, false},
+	{"SELECT $.5COMMIT", WhyCommit, false},
+	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1;COMMIT", WhyCommit, false},
+	{"UPDATE dbo.Orders SET Amount=0 WHERE OrderID=1/**/COMMIT", WhyCommit, false},
+	{"UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1--x\nCOMMIT", WhyCommit, false},
+	{"SELECT 1\tCOMMIT", WhyCommit, false},
+	{"SELECT 1\r\nCOMMIT", WhyCommit, false},
+	{"SELECT 'a'COMMIT", WhyCommit, false},
+	{"SELECT [x]COMMIT", WhyCommit, false},
+	{"SELECT 1 /* ' */ COMMIT --'", WhyCommit, false},
+	{"SELECT '/*' COMMIT '*/'", WhyCommit, false},
+	{"SELECT 1 /* */ */ COMMIT", WhyCommit, false},
+	{"SELECT 1AS COMMIT", WhyCommit, false},
 	// what SQL Server's reading of is not documented: refused, not guessed
-	{"SELECT 1eCOMMIT", rRead, false},
-	{"SELECT 1e", rRead, false},
-	{"SELECT .5e+", rRead, false},
-	{"SELECT 1 -- a\rCOMMIT", rRead, false},
-	{"SELECT 1 -- a\u2028COMMIT", rRead, false},
-	{"SELECT 1 -- a\u0085COMMIT", rRead, false},
-	{"SELECT 1\u00a0COMMIT", rRead, false},
-	{"SELECT 1\u3000COMMIT", rRead, false},
-	{"SELECT \u20ac1COMMIT", rRead, false},
-	{"SELECT 1\vCOMMIT", rRead, false},
-	{"SELECT 1\fCOMMIT", rRead, false},
-	{"SELECT 1\x00COMMIT", rRead, false},
-	{"SELECT 1\x01COMMIT", rRead, false},
-	{"{call sp_who}", rRead, false},
-	{"SELECT {fn NOW()}", rRead, false},
-	{"SELECT '\xff'", rRead, false},
-	{"SELECT %%COMMIT%% FROM dbo.Orders", rRead, false},
-	{"SELECT 'unterminated", rRead, false},
-	{"SELECT [unterminated", rRead, false},
-	{"SELECT 1 /* /* */", rRead, false},
+	{"SELECT 1eCOMMIT", WhyRead, false},
+	{"SELECT 1e", WhyRead, false},
+	{"SELECT .5e+", WhyRead, false},
+	{"SELECT 1 -- a\rCOMMIT", WhyRead, false},
+	{"SELECT 1 -- a\u2028COMMIT", WhyRead, false},
+	{"SELECT 1 -- a\u0085COMMIT", WhyRead, false},
+	{"SELECT 1\u00a0COMMIT", WhyRead, false},
+	{"SELECT 1\u3000COMMIT", WhyRead, false},
+	{"SELECT \u20ac1COMMIT", WhyRead, false},
+	{"SELECT 1\vCOMMIT", WhyRead, false},
+	{"SELECT 1\fCOMMIT", WhyRead, false},
+	{"SELECT 1\x00COMMIT", WhyRead, false},
+	{"SELECT 1\x01COMMIT", WhyRead, false},
+	{"{call sp_who}", WhyRead, false},
+	{"SELECT {fn NOW()}", WhyRead, false},
+	{"SELECT '\xff'", WhyRead, false},
+	{"SELECT %%COMMIT%% FROM dbo.Orders", WhyRead, false},
+	{"SELECT 'unterminated", WhyRead, false},
+	{"SELECT [unterminated", WhyRead, false},
+	{"SELECT 1 /* /* */", WhyRead, false},
 	// harmless look-alikes that must still trace
 	{"SELECT 0xCOMMIT", "", false},
 	{"SELECT 1 COMMITTED", "", false},
@@ -105,22 +110,22 @@ var safetyCorpus = []corpusCase{
 	{"-- comment with \u20ac\nSELECT 1", "", false},
 	{"SELECT 'COMMIT' AS x, 1 AS [rollback] FROM dbo.Orders WHERE OrderID = 1 -- ROLLBACK\n/* BEGIN TRAN */", "", false},
 	// procedure calls without EXEC, as a batch's first statement
-	{"[sp_executesql] N'UPDATE dbo.Orders SET Amount = 0'", rProc, false},
-	{"sys.[sp_executesql] N'SELECT 1'", rProc, false},
-	{"master..xp_cmdshell 'dir'", rProc, false},
-	{"[xp_cmdshell] 'whoami'", rProc, false},
-	{"sys.sp_configure 'show advanced options', 1", rProc, false},
-	{"dbo.usp_Anything", rProc, false},
-	{"usp_Anything 1", rProc, false},
-	{`"sp_executesql" N'x'`, rProc, false},
-	{"[master].[sys].[xp_cmdshell] 'dir'", rProc, false},
-	{";sp_executesql N'x'", rProc, false},
-	{" \n -- comment\n sp_configure", rProc, false},
-	{"xp_cmdshell 'dir'", rProc, false},
-	{"dbo.sp_help 'x'", rProc, false},
+	{"[sp_executesql] N'UPDATE dbo.Orders SET Amount = 0'", WhyProc, false},
+	{"sys.[sp_executesql] N'SELECT 1'", WhyProc, false},
+	{"master..xp_cmdshell 'dir'", WhyProc, false},
+	{"[xp_cmdshell] 'whoami'", WhyProc, false},
+	{"sys.sp_configure 'show advanced options', 1", WhyProc, false},
+	{"dbo.usp_Anything", WhyProc, false},
+	{"usp_Anything 1", WhyProc, false},
+	{`"sp_executesql" N'x'`, WhyProc, false},
+	{"[master].[sys].[xp_cmdshell] 'dir'", WhyProc, false},
+	{";sp_executesql N'x'", WhyProc, false},
+	{" \n -- comment\n sp_configure", WhyProc, false},
+	{"xp_cmdshell 'dir'", WhyProc, false},
+	{"dbo.sp_help 'x'", WhyProc, false},
 	{"sp_help (SELECT 1)", "only constants and variables", false},
 	{"sp_help 'x' AT srv", "is followed by AT", false},
-	{"lbl: SELECT 1", rProc, false},
+	{"lbl: SELECT 1", WhyProc, false},
 	// the read-only catalog procedures may be called
 	{"sp_who", "", false},
 	{"sp_help N'dbo.Orders'", "", false},
@@ -133,87 +138,87 @@ var safetyCorpus = []corpusCase{
 	{"EXEC sp_help 'x' WITH RECOMPILE", "", false},
 	{"INSERT INTO #who EXEC sp_who", "", true},
 	// EXEC in every other form
-	{"EXEC dbo.DoThings", rExec, false},
-	{"EXECUTE sp_executesql N'SELECT 1'", rExec, false},
+	{"EXEC dbo.DoThings", WhyExec, false},
+	{"EXECUTE sp_executesql N'SELECT 1'", WhyExec, false},
 	{"EXEC ('UPDATE dbo.Orders SET Amount = 0')", "dynamic SQL", false},
 	{"EXEC (@sql)", "dynamic SQL", false},
 	{"EXECUTE AS LOGIN = 'sa'; SELECT 1", "security statements", false},
-	{"INSERT INTO dbo.Orders EXEC dbo.usp_x", rExec, false},
-	{"EXEC master.sys.sp_who", rExec, false},
-	{"EXEC sp_who2", rExec, false},
-	{"EXEC [sp_executesql] N'x'", rExec, false},
-	{"SELECT 1 EXEC sp_configure", rExec, false},
-	{"EXEC xp_cmdshell 'dir'", rExec, false},
-	{"DECLARE @p sysname = N'sp_help'; EXEC @p", rExec, false},
-	{"sp_help 'x'; COMMIT", rCommit, false},
+	{"INSERT INTO dbo.Orders EXEC dbo.usp_x", WhyExec, false},
+	{"EXEC master.sys.sp_who", WhyExec, false},
+	{"EXEC sp_who2", WhyExec, false},
+	{"EXEC [sp_executesql] N'x'", WhyExec, false},
+	{"SELECT 1 EXEC sp_configure", WhyExec, false},
+	{"EXEC xp_cmdshell 'dir'", WhyExec, false},
+	{"DECLARE @p sysname = N'sp_help'; EXEC @p", WhyExec, false},
+	{"sp_help 'x'; COMMIT", WhyCommit, false},
 	// transactions
-	{"UPDATE t SET a = 1; COMMIT", rCommit, false},
-	{"update t set a = 1\nrollback tran", rRollback, false},
+	{"UPDATE t SET a = 1; COMMIT", WhyCommit, false},
+	{"update t set a = 1\nrollback tran", WhyRollback, false},
 	{"SAVE TRANSACTION s; DELETE FROM t", "SAVE TRANSACTION", false},
 	{"BEGIN TRAN; UPDATE t SET a = 1", "BEGIN TRANSACTION", false},
 	{"begin transaction x", "BEGIN TRANSACTION", false},
 	{"BEGIN DISTRIBUTED TRANSACTION", "DISTRIBUTED", false},
-	{"COMMIT WORK", rCommit, false},
-	{"ROLLBACK WORK", rRollback, false},
-	{"COMMIT TRAN", rCommit, false},
-	{"SELECT 1 ROLLBACK TRANSACTION", rRollback, false},
-	{"IF @@TRANCOUNT > 0 COMMIT", rCommit, false},
-	{"BEGIN TRY UPDATE t SET a = 1 END TRY BEGIN CATCH ROLLBACK END CATCH", rRollback, false},
-	{"WHILE 1 = 1 BEGIN COMMIT END", rCommit, false},
+	{"COMMIT WORK", WhyCommit, false},
+	{"ROLLBACK WORK", WhyRollback, false},
+	{"COMMIT TRAN", WhyCommit, false},
+	{"SELECT 1 ROLLBACK TRANSACTION", WhyRollback, false},
+	{"IF @@TRANCOUNT > 0 COMMIT", WhyCommit, false},
+	{"BEGIN TRY UPDATE t SET a = 1 END TRY BEGIN CATCH ROLLBACK END CATCH", WhyRollback, false},
+	{"WHILE 1 = 1 BEGIN COMMIT END", WhyCommit, false},
 	{"SET IMPLICIT_TRANSACTIONS ON; UPDATE t SET a = 1", "IMPLICIT_TRANSACTIONS", false},
 	{"SET XACT_ABORT ON; UPDATE t SET a = 1", "XACT_ABORT", false},
 	{"SET ANSI_DEFAULTS ON", "ANSI_DEFAULTS", false},
-	{"SET TRANSACTION", rTran, false},
+	{"SET TRANSACTION", WhyTran, false},
 	{"SET IMPLICIT_TRANSACTIONS OFF; SELECT 1", "", false},
 	{"SET XACT_ABORT OFF; SELECT 1", "", false},
 	{"SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT 1", "", false},
 	{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT COUNT(*) FROM dbo.Orders", "", false},
 	// Service Broker changes queues for good
-	{"RECEIVE TOP(1) * FROM dbo.TargetQueue", rBroker, false},
+	{"RECEIVE TOP(1) * FROM dbo.TargetQueue", WhyBroker, false},
 	{"WAITFOR (RECEIVE TOP(1) * FROM dbo.TargetQueue), TIMEOUT 1000", "WAITFOR", false},
-	{"SEND ON CONVERSATION @h MESSAGE TYPE [x] (N'a')", rBroker, false},
-	{"END CONVERSATION @h", rBroker, false},
-	{"END CONVERSATION @h WITH CLEANUP", rBroker, false},
-	{"BEGIN DIALOG CONVERSATION @h FROM SERVICE [a] TO SERVICE 'b'", rBroker, false},
-	{"MOVE CONVERSATION @h TO @g", rBroker, false},
-	{"GET CONVERSATION GROUP @g FROM dbo.q", rBroker, false},
+	{"SEND ON CONVERSATION @h MESSAGE TYPE [x] (N'a')", WhyBroker, false},
+	{"END CONVERSATION @h", WhyBroker, false},
+	{"END CONVERSATION @h WITH CLEANUP", WhyBroker, false},
+	{"BEGIN DIALOG CONVERSATION @h FROM SERVICE [a] TO SERVICE 'b'", WhyBroker, false},
+	{"MOVE CONVERSATION @h TO @g", WhyBroker, false},
+	{"GET CONVERSATION GROUP @g FROM dbo.q", WhyBroker, false},
 	{"WAITFOR (GET CONVERSATION GROUP @g FROM dbo.q)", "WAITFOR", false},
-	{"BEGIN CONVERSATION TIMER (@h) TIMEOUT = 60", rBroker, false},
-	{"SELECT 1; receive * from dbo.q", rBroker, false},
+	{"BEGIN CONVERSATION TIMER (@h) TIMEOUT = 60", WhyBroker, false},
+	{"SELECT 1; receive * from dbo.q", WhyBroker, false},
 	{"SELECT 1 AS [Send], 2 AS [Receive]", "", false},
 	{"WAITFOR DELAY '00:00:00.010'", "", false},
 	// four-part names, empty parts too
-	{"SELECT * FROM Srv.Db..Orders", rFourPart, false},
-	{"SELECT * FROM [Srv].[Db]..[Orders]", rFourPart, false},
-	{"SELECT * FROM srv.db.dbo.t", rFourPart, false},
-	{"SELECT * FROM [srv].[db].[dbo].[t]", rFourPart, false},
-	{"UPDATE Srv.Db.dbo.Orders SET Amount = 0", rFourPart, false},
-	{"SELECT * FROM Srv...Orders", rFourPart, false},
-	{"SELECT * FROM Srv . Db . dbo . Orders", rFourPart, false},
-	{"INSERT INTO Srv.Db.dbo.T VALUES (1)", rFourPart, false},
+	{"SELECT * FROM Srv.Db..Orders", WhyFourPart, false},
+	{"SELECT * FROM [Srv].[Db]..[Orders]", WhyFourPart, false},
+	{"SELECT * FROM srv.db.dbo.t", WhyFourPart, false},
+	{"SELECT * FROM [srv].[db].[dbo].[t]", WhyFourPart, false},
+	{"UPDATE Srv.Db.dbo.Orders SET Amount = 0", WhyFourPart, false},
+	{"SELECT * FROM Srv...Orders", WhyFourPart, false},
+	{"SELECT * FROM Srv . Db . dbo . Orders", WhyFourPart, false},
+	{"INSERT INTO Srv.Db.dbo.T VALUES (1)", WhyFourPart, false},
 	{"SELECT * FROM QueryReplayDemo..Orders", "", false},
 	{"SELECT a.b.c FROM t", "", false},
 	{"SELECT t.* FROM dbo.Orders AS t", "", false},
 	{"SELECT QueryReplayDemo.dbo.Orders.* FROM QueryReplayDemo.dbo.Orders", "", false},
 	// DDL: every name checked; only #temp tables
 	{"DROP TABLE #t, dbo.Customers", "dbo is not a #temp table", false},
-	{"DROP TABLE dbo.Customers, #t", rDDL, false},
+	{"DROP TABLE dbo.Customers, #t", WhyDDL, false},
 	{"DROP TABLE IF EXISTS #t, #u", "", true},
-	{"CREATE TABLE t (a int)", rDDL, false},
+	{"CREATE TABLE t (a int)", WhyDDL, false},
 	{"CREATE TABLE #t (a int); INSERT INTO #t VALUES (1); SELECT a FROM #t; DROP TABLE IF EXISTS #t", "", true},
 	{"CREATE TABLE [#t] (a int)", "", true},
-	{"CREATE TABLE dbo.[#t2]x (a int)", rDDL, false},
-	{"CREATE TABLE tempdb..#t (a int)", rDDL, false},
+	{"CREATE TABLE dbo.[#t2]x (a int)", WhyDDL, false},
+	{"CREATE TABLE tempdb..#t (a int)", WhyDDL, false},
 	{"CREATE TABLE #t (a int); CREATE UNIQUE CLUSTERED INDEX ix ON #t (a)", "", true},
-	{"CREATE INDEX ix ON dbo.Orders (Amount)", rDDL, false},
-	{"ALTER TABLE #t ADD b int", rDDL, false},
-	{"ALTER DATABASE x SET RECOVERY FULL", rDDL, false},
-	{"DROP TABLE t", rDDL, false},
-	{"CREATE PROCEDURE p AS SELECT 1", rDDL, false},
-	{"CREATE EVENT SESSION x ON SERVER ADD EVENT sqlserver.sql_batch_starting", rDDL, false},
-	{"DROP EVENT SESSION x ON SERVER", rDDL, false},
-	{"DISABLE TRIGGER ALL ON dbo.Orders", rDDL, false},
-	{"ENABLE TRIGGER t ON dbo.Orders", rDDL, false},
+	{"CREATE INDEX ix ON dbo.Orders (Amount)", WhyDDL, false},
+	{"ALTER TABLE #t ADD b int", WhyDDL, false},
+	{"ALTER DATABASE x SET RECOVERY FULL", WhyDDL, false},
+	{"DROP TABLE t", WhyDDL, false},
+	{"CREATE PROCEDURE p AS SELECT 1", WhyDDL, false},
+	{"CREATE EVENT SESSION x ON SERVER ADD EVENT sqlserver.sql_batch_starting", WhyDDL, false},
+	{"DROP EVENT SESSION x ON SERVER", WhyDDL, false},
+	{"DISABLE TRIGGER ALL ON dbo.Orders", WhyDDL, false},
+	{"ENABLE TRIGGER t ON dbo.Orders", WhyDDL, false},
 	{"TRUNCATE TABLE dbo.Orders", "", true},
 	{"SELECT * INTO #x FROM dbo.Orders", "", true},
 	{"SELECT * INTO dbo.NewOrders FROM dbo.Orders", "", true},

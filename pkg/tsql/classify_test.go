@@ -1,4 +1,4 @@
-package tracer
+package tsql
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
 )
 
 func TestTokenize(t *testing.T) {
@@ -53,36 +55,36 @@ func TestTokenize(t *testing.T) {
 // TestClassifyCorpus: every class of issue 12's inputs is refused, naming
 // the statement and why, and every look-alike is traced.
 func TestClassifyCorpus(t *testing.T) {
-	if len(safetyCorpus) < 150 {
-		t.Fatalf("the corpus has %d inputs; issue 12 asks for at least 150", len(safetyCorpus))
+	if len(tsqlcorpus.Cases) < 150 {
+		t.Fatalf("the corpus has %d inputs; issue 12 asks for at least 150", len(tsqlcorpus.Cases))
 	}
 	seen := map[string]bool{}
-	for _, c := range safetyCorpus {
-		if seen[c.sql] {
-			t.Errorf("corpus input %q appears twice", c.sql)
+	for _, c := range tsqlcorpus.Cases {
+		if seen[c.SQL] {
+			t.Errorf("corpus input %q appears twice", c.SQL)
 		}
-		seen[c.sql] = true
-		got, err := Classify(c.sql)
-		if c.refuse != "" {
+		seen[c.SQL] = true
+		got, err := Classify(c.SQL)
+		if c.Refuse != "" {
 			var re *RefusedError
-			if !errors.As(err, &re) || !strings.Contains(refusalWhy(re), c.refuse) {
-				t.Errorf("Classify(%q) = %+v, %v; want a refusal naming %q", c.sql, got, err, c.refuse)
+			if !errors.As(err, &re) || !strings.Contains(refusalWhy(re), c.Refuse) {
+				t.Errorf("Classify(%q) = %+v, %v; want a refusal naming %q", c.SQL, got, err, c.Refuse)
 				continue
 			}
 			if re.Line < 1 || !strings.Contains(re.Reason, fmt.Sprintf("line %d", re.Line)) {
-				t.Errorf("Classify(%q): the refusal %q does not name its line", c.sql, re.Reason)
+				t.Errorf("Classify(%q): the refusal %q does not name its line", c.SQL, re.Reason)
 			}
 			if !strings.Contains(err.Error(), "trace refused: ") {
-				t.Errorf("Classify(%q): error %q", c.sql, err)
+				t.Errorf("Classify(%q): error %q", c.SQL, err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("Classify(%q): %v", c.sql, err)
+			t.Errorf("Classify(%q): %v", c.SQL, err)
 			continue
 		}
-		if got.Modification != c.mod {
-			t.Errorf("Classify(%q) = %+v, want modification=%v", c.sql, got, c.mod)
+		if got.Modification != c.Mod {
+			t.Errorf("Classify(%q) = %+v, want modification=%v", c.SQL, got, c.Mod)
 		}
 	}
 }
@@ -99,7 +101,7 @@ func refusalWhy(re *RefusedError) string {
 // A refusal names the statement (shortened) and its line.
 func TestRefusalNamesTheStatement(t *testing.T) {
 	cases := []struct {
-		sql, stmt string
+		SQL, stmt string
 		line      int
 		extra     string
 	}{
@@ -114,14 +116,14 @@ func TestRefusalNamesTheStatement(t *testing.T) {
 			"SELECT * FROM dbo.Orders o JOIN Srv.Db..Lines l ON l.id = o.id WHERE o.Note = '…", 1, ""},
 	}
 	for _, c := range cases {
-		_, err := Classify(c.sql)
+		_, err := Classify(c.SQL)
 		var re *RefusedError
 		if !errors.As(err, &re) {
-			t.Errorf("Classify(%q) = %v, want a refusal", c.sql, err)
+			t.Errorf("Classify(%q) = %v, want a refusal", c.SQL, err)
 			continue
 		}
 		if re.Statement != c.stmt || re.Line != c.line || !strings.Contains(re.Reason, c.extra) || !strings.HasPrefix(re.Reason, fmt.Sprintf("line %d (%s): ", c.line, c.stmt)) {
-			t.Errorf("Classify(%q):\n reason %q\n statement %q line %d\nwant statement %q line %d, mentioning %q", c.sql, re.Reason, re.Statement, re.Line, c.stmt, c.line, c.extra)
+			t.Errorf("Classify(%q):\n reason %q\n statement %q line %d\nwant statement %q line %d, mentioning %q", c.SQL, re.Reason, re.Statement, re.Line, c.stmt, c.line, c.extra)
 		}
 	}
 }
@@ -167,29 +169,6 @@ func TestTokenizeEndsConstantsAsSQLServer(t *testing.T) {
 	}
 }
 
-func TestValidatePolicy(t *testing.T) {
-	var re *RefusedError
-	if _, err := (Options{SQL: "SELECT 1", ClearBufferPool: true}).Validate(Policy{}); !errors.As(err, &re) || !strings.Contains(re.Reason, "buffer pool") {
-		t.Errorf("clearing without the policy: %v", err)
-	}
-	if _, err := (Options{SQL: "SELECT 1", ClearBufferPool: true}).Validate(Policy{AllowClearBufferPool: true}); err != nil {
-		t.Errorf("clearing with the policy: %v", err)
-	}
-	if _, err := (Options{SQL: "DELETE FROM t"}).Validate(Policy{Modifications: ModificationsRefuse}); !errors.As(err, &re) || !strings.Contains(re.Reason, "DELETE") {
-		t.Errorf("modification refused by policy: %v", err)
-	}
-	if c, err := (Options{SQL: "DELETE FROM t"}).Validate(Policy{}); err != nil || !c.Modification {
-		t.Errorf("modification in rollback mode: %+v %v", c, err)
-	}
-	if _, err := (Options{SQL: ""}).Validate(Policy{}); !errors.As(err, &re) {
-		t.Errorf("empty SQL: %v", err)
-	}
-	_, err := (Options{SQL: "SELECT 1", MaxEvents: -1, Timeout: -1, TraceDirectory: "a\nb"}).Validate(Policy{})
-	if err == nil || !strings.Contains(err.Error(), "max events") || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), "trace directory") {
-		t.Errorf("bad values: %v", err)
-	}
-}
-
 func FuzzClassify(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "sql", "*.sql"))
 	for _, s := range seeds {
@@ -199,8 +178,8 @@ func FuzzClassify(f *testing.F) {
 		}
 	}
 	f.Add("SELECT N'a''b' /* /* */ */ [x]]y] \"z\" -- c\nGO 2")
-	for _, c := range safetyCorpus {
-		f.Add(c.sql)
+	for _, c := range tsqlcorpus.Cases {
+		f.Add(c.SQL)
 	}
 	for _, c := range append(round3Literal, round3Families()...) {
 		f.Add(c.sql)

@@ -1,4 +1,4 @@
-package tracer
+package tsql
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
 )
 
 // Issue 23, "Safety round 3": each family below is a class of input
@@ -50,7 +52,7 @@ func continuationFamily() []corpusCase {
 		}
 		// a backslash before a line break outside a constant is not documented
 		for _, form := range []string{"SELECT 1\\\n", "SELECT 0x1\\ \n", "SELECT x\\\n", "SELECT 0x1\\\r"} {
-			out = append(out, corpusCase{form + kw, rRead, false})
+			out = append(out, corpusCase{form + kw, tsqlcorpus.WhyRead, false})
 		}
 	}
 	return out
@@ -93,7 +95,7 @@ func confusableFamily() []corpusCase {
 		}
 	}
 	for _, v := range variants("SELECT") {
-		out = append(out, corpusCase{v + " 1", rProc, false})
+		out = append(out, corpusCase{v + " 1", tsqlcorpus.WhyProc, false})
 	}
 	return out
 }
@@ -187,7 +189,7 @@ func brokerNameFamily() []corpusCase {
 		"GET CONVERSATION GROUP @g FROM dbo.q", "BEGIN CONVERSATION TIMER (@h) TIMEOUT = 1", "BEGIN DIALOG @h FROM SERVICE a TO SERVICE 'b'",
 		"SELECT CASE WHEN 1 = 1 THEN 1 END END CONVERSATION @h",
 	} {
-		out = append(out, corpusCase{s, rBroker, false})
+		out = append(out, corpusCase{s, tsqlcorpus.WhyBroker, false})
 	}
 	return out
 }
@@ -203,10 +205,10 @@ func round3Families() []corpusCase {
 
 // round3Literal are the inputs seen in issue 23.
 var round3Literal = []corpusCase{
-	{"SELECT 0x1\\\nAROLLBACK", rRollback, false},
-	{"SELECT 0x1\\\r\nAROLLBACK", rRollback, false},
-	{"SELECT 'abc\\\ndef' ROLLBACK", rRollback, false},
-	{"ſelect 1", rProc, false},
+	{"SELECT 0x1\\\nAROLLBACK", tsqlcorpus.WhyRollback, false},
+	{"SELECT 0x1\\\r\nAROLLBACK", tsqlcorpus.WhyRollback, false},
+	{"SELECT 'abc\\\ndef' ROLLBACK", tsqlcorpus.WhyRollback, false},
+	{"ſelect 1", tsqlcorpus.WhyProc, false},
 	{"SELECT 1 AS ROLLBAC\u212A", "", false},
 	{"SELECT 1 AS commıt", "", false},
 	{"SELECT 1 AS ＣＯＭＭＩＴ", "", false},
@@ -306,4 +308,12 @@ func BenchmarkClassifyNested(b *testing.B) {
 			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/float64(len(src)), "B/byte")
 		})
 	}
+}
+
+// corpusCase is a generated case: the batch, a substring of the refusal's
+// reason ("" when it is traced), and whether it modifies data.
+type corpusCase struct {
+	sql    string
+	refuse string
+	mod    bool
 }
