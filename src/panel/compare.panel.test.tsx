@@ -67,6 +67,20 @@ describe('the compare mode', () => {
     expect(side('a').store.get().window).toBe(after);
   });
 
+  it('steps both sides with the shared toolbar, to the next event of either trace and back', () => {
+    render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
+    const start = side('a').store.get().playheadUs;
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    const next = side('a').store.get().playheadUs;
+    expect(next).toBeGreaterThan(start);
+    expect(side('b').store.get().playheadUs).toBe(next);
+    expect(screen.getByTestId('qr-playhead')).not.toHaveTextContent(/^0 µs/);
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    expect(side('a').store.get().playheadUs).toBeGreaterThan(next);
+    fireEvent.click(screen.getByTestId('qr-step-back'));
+    expect(side('a').store.get().playheadUs).toBe(next);
+  });
+
   it('shows the timelines or the operators one at a time in a 6×8 panel', () => {
     render(<ReplayPanel {...props(compareFrames(), 454, 206)} />);
     expect(screen.getByTestId('qr-compare-side-a')).toBeInTheDocument();
