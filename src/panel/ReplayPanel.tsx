@@ -2,7 +2,7 @@ import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { css } from '@emotion/css';
 import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
-import { EventLaneName, LaneName, isEventLane } from './model/lanes';
+import { LaneName, isEventLane } from './model/lanes';
 import { LaneData, ReplayTrace, WindowUs, traceFromFrames } from './model/trace';
 import { DebugPanel, debugRoot, newStats } from './replay/debug';
 import { reveal } from './replay/scale';
@@ -11,7 +11,8 @@ import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
 import { queryTypeOf } from './detailSource';
-import { useLanes, usePlayback, useViewDatasource } from './components/useLanes';
+import { LaneSource, useLanes, usePlayback, useViewDatasource } from './components/useLanes';
+import { useReplay } from './components/useStore';
 import { handleKey, transportKeys, useTransport } from './components/useTransport';
 import { activityWindow } from './replay/window';
 import { LinkedView, ReplayOptions, withDefaults } from './types';
@@ -187,12 +188,6 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     };
   }, [store, stats, trace]);
 
-  const effective = lanesFor(store.get().window);
-  const laneOf = useCallback(
-    (name: EventLaneName, isDetail: boolean) => (isDetail ? lanesFor(store.get().window)[name] : trace.lanes[name]),
-    [lanesFor, store, trace]
-  );
-
   const timeline = (
     <div className={styles.column} style={{ width: mainW }}>
       <TimelineView
@@ -230,7 +225,11 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     switch (which) {
       case 'plan':
         return (
-          <PlanTree trace={trace} store={store} palette={palette} reads={effective.read} unit={options.timeUnit} />
+          <WindowLanes store={store} lanesFor={lanesFor}>
+            {(lanes) => (
+              <PlanTree trace={trace} store={store} palette={palette} reads={lanes.read} unit={options.timeUnit} />
+            )}
+          </WindowLanes>
         );
       case 'pages':
         return (
@@ -246,9 +245,13 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
           />
         );
       case 'locks':
-        return <LockList trace={trace} lane={effective.lock} store={store} unit={options.timeUnit} />;
+        return (
+          <WindowLanes store={store} lanesFor={lanesFor}>
+            {(lanes) => <LockList trace={trace} lane={lanes.lock} store={store} unit={options.timeUnit} />}
+          </WindowLanes>
+        );
       case 'stack':
-        return <CallStackView trace={trace} store={store} unit={options.timeUnit} laneOf={laneOf} />;
+        return <CallStackView trace={trace} store={store} unit={options.timeUnit} lanesFor={lanesFor} />;
       case 'findings':
         return <FindingsList report={findings.report} store={store} onFocus={findings.focus} onStep={findings.step} />;
     }
@@ -333,6 +336,24 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         ))}
     </div>
   );
+}
+
+/**
+ * The lanes of the store's current window (zoomed-in detail where it has
+ * arrived) for the views beside the timeline: subscribed, so they follow a
+ * zoom or a pan, and only this subtree re-renders when the window moves.
+ */
+function WindowLanes({
+  store,
+  lanesFor,
+  children,
+}: {
+  store: ReplayStore;
+  lanesFor: LaneSource['lanesFor'];
+  children: (lanes: ReturnType<LaneSource['lanesFor']>) => React.ReactNode;
+}) {
+  const window = useReplay(store, (s) => s.window);
+  return <>{children(lanesFor(window))}</>;
 }
 
 const TAB_LABEL: Record<LinkedView, string> = {

@@ -1,11 +1,12 @@
 import React from 'react';
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { fireEvent, render, screen, within } from '@testing-library/react';
 import { LoadingState } from '@grafana/data';
 import { ReplayPanel } from './ReplayPanel';
 import { compareFrames } from './compare/fixture';
 import { DebugPanel } from './replay/debug';
 import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
+import { nextFrame } from './testing/frames';
 
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
@@ -14,7 +15,6 @@ jest.mock('@grafana/runtime', () => ({
 
 installFakeCanvas();
 
-const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
 const debug = () =>
   (globalThis as unknown as { __QUERYREPLAY_DEBUG__: { panels: DebugPanel[] } }).__QUERYREPLAY_DEBUG__;
 const side = (s: 'a' | 'b') => debug().panels.find((p) => p.side === s)!;
@@ -26,7 +26,7 @@ beforeEach(() => {
 describe('the compare mode', () => {
   it('draws both timelines on one axis under the verdict, with the comparison table', async () => {
     render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
-    await frame();
+    await nextFrame();
     expect(screen.getByTestId('qr-compare-verdict')).toHaveTextContent('reads 164 → 25; operators: 1 replaced');
     for (const s of ['a', 'b']) {
       const base = contextOf(within(screen.getByTestId(`qr-compare-side-${s}`)).getByTestId('qr-timeline-base'));
@@ -65,6 +65,20 @@ describe('the compare mode', () => {
     const after = side('b').store.get().window;
     expect(after.toUs - after.fromUs).toBeLessThan(before.toUs - before.fromUs);
     expect(side('a').store.get().window).toBe(after);
+  });
+
+  it('steps both sides with the shared toolbar, to the next event of either trace and back', () => {
+    render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
+    const start = side('a').store.get().playheadUs;
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    const next = side('a').store.get().playheadUs;
+    expect(next).toBeGreaterThan(start);
+    expect(side('b').store.get().playheadUs).toBe(next);
+    expect(screen.getByTestId('qr-playhead')).not.toHaveTextContent(/^0 µs/);
+    fireEvent.click(screen.getByTestId('qr-step-next'));
+    expect(side('a').store.get().playheadUs).toBeGreaterThan(next);
+    fireEvent.click(screen.getByTestId('qr-step-back'));
+    expect(side('a').store.get().playheadUs).toBe(next);
   });
 
   it('shows the timelines or the operators one at a time in a 6×8 panel', () => {

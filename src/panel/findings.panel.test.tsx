@@ -1,10 +1,11 @@
 import React from 'react';
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { fireEvent, render, screen, within } from '@testing-library/react';
 import { ReplayPanel } from './ReplayPanel';
 import { DebugPanel } from './replay/debug';
 import { goldenFrames } from './testing/fixtures';
 import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
+import { nextFrame } from './testing/frames';
 
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
@@ -16,7 +17,6 @@ installFakeCanvas();
 // the golden trace with the golden findings frame after its trace frame, as a trace response has it
 const [trace, ...rest] = goldenFrames('trace_response');
 const frames = [trace, ...goldenFrames('findings'), ...rest];
-const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
 const debug = () =>
   (globalThis as unknown as { __QUERYREPLAY_DEBUG__: { panels: DebugPanel[] } }).__QUERYREPLAY_DEBUG__;
 
@@ -62,7 +62,7 @@ describe('findings in the replay panel', () => {
     expect(s.playheadUs).toBe(321);
     expect(screen.getByTestId('qr-strip-evidence-pos')).toHaveTextContent('3/20');
     // the evidence is drawn on the overlay in the theme's selection colour
-    await frame();
+    await nextFrame();
     const overlay = contextOf(screen.getByTestId('qr-timeline-overlay'));
     const stats = debug().panels[0].stats.layout as { lanes: Array<{ name: string; y: number }> };
     const readY = stats.lanes.find((l) => l.name === 'read')!.y;

@@ -8,6 +8,7 @@ import { TimelineLayout } from './render/layout';
 import { goldenFrames } from './testing/fixtures';
 import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
+import { nextFrame } from './testing/frames';
 
 // Panning, the zoom keys, the colour option and the lock list, through the
 // whole panel (ReplayPanel → TimelineView → the canvas), on the golden frames.
@@ -20,7 +21,6 @@ jest.mock('@grafana/runtime', () => ({
 installFakeCanvas();
 
 const frames = goldenFrames('trace_response');
-const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
 const debug = () =>
   (globalThis as unknown as { __QUERYREPLAY_DEBUG__: { panels: DebugPanel[] } }).__QUERYREPLAY_DEBUG__.panels[0];
 const windowOf = () => debug().store.get().window;
@@ -75,7 +75,7 @@ describe('panning the timeline', () => {
 
   it('shift-wheel moves the window later by the wheel distance, keeping its span', async () => {
     const { overlay, w0 } = zoomedIn();
-    await frame();
+    await nextFrame();
     // zoomed in at the start: there is room to pan later
     expect(w0.fromUs).toBe(debug().trace.startUs);
     expect(w0.toUs).toBeLessThan(debug().trace.endUs);
@@ -90,7 +90,7 @@ describe('panning the timeline', () => {
 
   it('a horizontal wheel (trackpad) pans without shift; a vertical one zooms at the pointer', async () => {
     const { overlay, w0 } = zoomedIn();
-    await frame();
+    await nextFrame();
     fireEvent.wheel(overlay, { deltaX: 80, deltaY: 5, clientX: 400, clientY: 100 });
     const w1 = windowOf();
     expect(spanOf(w1)).toBeCloseTo(spanOf(w0), 6);
@@ -101,7 +101,7 @@ describe('panning the timeline', () => {
 
   it('never pans past the end of the trace', async () => {
     const { overlay, w0 } = zoomedIn();
-    await frame();
+    await nextFrame();
     const full = debug().trace;
     for (let i = 0; i < 50; i++) {
       fireEvent.wheel(overlay, { deltaY: 500, shiftKey: true, clientX: 400, clientY: 100 });
@@ -116,7 +116,7 @@ describe('colour by operator or by lane', () => {
   /** Fills drawn inside the read lane's plot area, lane background left out. */
   async function readFills(colorBy: 'operator' | 'lane'): Promise<string[]> {
     render(<ReplayPanel {...props(frames, 1000, 420, { colorBy })} />);
-    await frame();
+    await nextFrame();
     const L = debug().stats.layout as TimelineLayout;
     const box = L.lanes.find((l) => l.name === 'read')!;
     const bg = [palette.laneBackground, palette.laneBackgroundAlt];

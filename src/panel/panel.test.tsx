@@ -1,9 +1,10 @@
 import React from 'react';
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { fireEvent, render, screen, within } from '@testing-library/react';
 import { ReplayPanel } from './ReplayPanel';
 import { goldenFrames } from './testing/fixtures';
 import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
+import { animationFrames, nextFrame } from './testing/frames';
 
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
@@ -13,7 +14,6 @@ jest.mock('@grafana/runtime', () => ({
 installFakeCanvas();
 
 const frames = goldenFrames('trace_response');
-const frame = () => act(() => new Promise((r) => setTimeout(r, 40)));
 
 describe('ReplayPanel', () => {
   it('says what is missing when the frames are not a trace', () => {
@@ -24,7 +24,7 @@ describe('ReplayPanel', () => {
 
   it('draws the lanes and the plan on canvases, with the plan tree beside them', async () => {
     render(<ReplayPanel {...props(frames)} />);
-    await frame();
+    await nextFrame();
     expect(screen.getByTestId('qr-replay')).toHaveAttribute('data-trace-id', '0190d5c2a0e87c3b9a51e2f4c6d8b0a1');
     const base = contextOf(screen.getByTestId('qr-timeline-base'));
     // lane labels and operator labels are drawn text, not DOM elements
@@ -85,12 +85,12 @@ describe('ReplayPanel', () => {
 
   it('filters every lane to a clicked operator and clears with Escape', async () => {
     render(<ReplayPanel {...props(frames)} />);
-    await frame();
+    await nextFrame();
     const base = contextOf(screen.getByTestId('qr-timeline-base'));
     const before = base.rects.length;
     fireEvent.click(screen.getByTestId('qr-plan-node-2'));
     expect(screen.getByTestId('qr-filter')).toHaveTextContent('2 Clustered Index Scan');
-    await frame();
+    await nextFrame();
     expect(base.rects.length).toBeLessThan(before);
     fireEvent.keyDown(screen.getByTestId('qr-replay'), { key: 'Escape' });
     expect(screen.queryByTestId('qr-filter')).toBeNull();
@@ -100,8 +100,8 @@ describe('ReplayPanel', () => {
     render(<ReplayPanel {...props(frames)} />);
     const root = screen.getByTestId('qr-replay');
     fireEvent.keyDown(root, { key: ' ' });
-    await frame();
-    await frame();
+    // one frame starts playback, the next moves the playhead
+    await animationFrames(2);
     fireEvent.keyDown(root, { key: ' ' });
     const text = screen.getByTestId('qr-playhead').textContent ?? '';
     expect(parseFloat(text)).toBeGreaterThan(0);
@@ -116,7 +116,7 @@ describe('ReplayPanel', () => {
 
   it('hides lanes the options leave out', async () => {
     render(<ReplayPanel {...props(frames, 1000, 420, { lanes: ['plan', 'read'] })} />);
-    await frame();
+    await nextFrame();
     const base = contextOf(screen.getByTestId('qr-timeline-base'));
     expect(base.texts).toContain('Read 4');
     expect(base.texts).not.toContain('Lock 2');

@@ -7,7 +7,7 @@ import { TimeUnit } from '../replay/scale';
 import { eventStackLines, isInfrastructure, splitFrame, stackLines, stackTree } from '../replay/stacks';
 import { ReplayStore } from '../replay/store';
 import { EventLaneName } from '../model/lanes';
-import { EventStackFrame, LaneData, ReplayTrace, stackIdOf } from '../model/trace';
+import { EventStackFrame, LaneData, ReplayTrace, WindowUs, stackIdOf } from '../model/trace';
 import { FieldList } from './FieldList';
 import { useReplay } from './useStore';
 
@@ -15,8 +15,8 @@ interface Props {
   trace: ReplayTrace;
   store: ReplayStore;
   unit: TimeUnit;
-  /** Finds the lane data a selection indexes (base or detail). */
-  laneOf: (lane: EventLaneName, detail: boolean) => LaneData | undefined;
+  /** The lanes of a window: a detail selection indexes those of the current window. */
+  lanesFor: (w: WindowUs) => Partial<Record<EventLaneName, LaneData>>;
 }
 
 /**
@@ -24,14 +24,20 @@ interface Props {
  * the call stacks: module and category badges on each frame, infrastructure
  * frames collapsed until asked for.
  */
-export function CallStackView({ trace, store, unit, laneOf }: Props) {
+export function CallStackView({ trace, store, unit, lanesFor }: Props) {
   const styles = useStyles2(getStyles);
   const selected = useReplay(store, (s) => s.selected);
   const [showInfra, setShowInfra] = useState(false);
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
   const roots = useMemo(() => (trace.callstacks ? stackTree(trace.callstacks) : []), [trace.callstacks]);
   const lines = useMemo(() => stackLines(roots, showInfra, expanded), [roots, showInfra, expanded]);
-  const lane = selected ? laneOf(selected.lane, selected.detail) : undefined;
+  // subscribed to the window only while a detail entry is selected: the lane it indexes depends on it
+  const detailWindow = useReplay(store, (s) => (selected?.detail ? s.window : null));
+  const lane = !selected
+    ? undefined
+    : detailWindow
+      ? lanesFor(detailWindow)[selected.lane]
+      : trace.lanes[selected.lane];
   const desc = selected && lane && selected.index < lane.n ? describeEntry(trace, lane, selected.index, unit) : null;
   const stackId = selected && lane ? stackIdOf(lane, selected.index) : null;
   const own = stackId !== null ? trace.stacks?.get(stackId) : undefined;

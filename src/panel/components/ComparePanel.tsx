@@ -1,15 +1,13 @@
 import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
-import { Icon, IconButton, useStyles2, useTheme2 } from '@grafana/ui';
+import { Icon, useStyles2, useTheme2 } from '@grafana/ui';
 import { naturalHeight, sideHeights } from '../compare/layout';
 import { CompareLink } from '../compare/link';
 import { Comparison, Side, colourIdsOfB, compareFromFrames, sideFacts } from '../compare/model';
 import { EventLaneName, LaneName, isEventLane } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
-import { SPEEDS } from '../replay/clock';
 import { DebugPanel, debugRoot, newStats } from '../replay/debug';
-import { span } from '../replay/scale';
 import { stepTime } from '../replay/step';
 import { ReplayStore } from '../replay/store';
 import { useLanes, usePlayback, useViewDatasource } from './useLanes';
@@ -18,11 +16,9 @@ import { activityWindow } from '../replay/window';
 import { labelWidth } from '../render/layout';
 import { Palette, paletteFromTheme } from '../render/palette';
 import { ReplayOptions, withDefaults } from '../types';
-import { CompactSelect } from './CompactSelect';
 import { CompareTable } from './CompareTable';
 import { TimelineView } from './TimelineView';
-import { PlayheadReadout } from './Toolbar';
-import { useReplay } from './useStore';
+import { TransportBar, TransportTips } from './Toolbar';
 
 /**
  * The replay panel's compare mode (a `compare` query, docs/frames.md §3.11):
@@ -241,11 +237,14 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
       data-trace-ids={`${c.a.traceId} ${c.b.traceId}`}
       aria-label="Comparison of two traces. Space plays or pauses, arrows step between events, plus and minus zoom, Escape clears the selection."
     >
-      <CompareToolbar
+      <TransportBar
         store={storeA}
         unit={options.timeUnit}
         width={width}
+        wholeUs={bounds.toUs}
         endUs={bounds.toUs}
+        tips={COMPARE_TIPS}
+        viewOptions={VIEW_OPTIONS}
         onPlayPause={transport.playPause}
         onStep={step}
         onZoom={transport.zoom}
@@ -290,63 +289,13 @@ const VIEW_OPTIONS: Array<{ label: string; value: ViewChoice }> = [
   { label: 'Timelines', value: 'timelines' },
   { label: 'Operators', value: 'operators' },
 ];
-const SPEED_OPTIONS = SPEEDS.map((s) => ({ label: `${s}×`, value: s }));
-
-interface ToolbarProps {
-  store: ReplayStore;
-  unit: ReplayOptions['timeUnit'];
-  width: number;
-  endUs: number;
-  onPlayPause: () => void;
-  onStep: (dir: 1 | -1) => void;
-  onZoom: (factor: number) => void;
-  onReset: () => void;
-  view: ViewChoice | null;
-  onView: (v: ViewChoice) => void;
-}
-
-function CompareToolbar(p: ToolbarProps) {
-  const styles = useStyles2(getStyles);
-  const playing = useReplay(p.store, (s) => s.playing);
-  const speed = useReplay(p.store, (s) => s.speed);
-  const win = useReplay(p.store, (s) => s.window);
-  const compact = p.width < 640;
-  return (
-    <div className={styles.bar} data-testid="qr-toolbar">
-      <IconButton
-        name={playing ? 'pause' : 'play'}
-        size="lg"
-        tooltip={playing ? 'Pause both (space)' : 'Play both (space)'}
-        onClick={p.onPlayPause}
-        data-testid="qr-play"
-      />
-      <IconButton name="angle-left" tooltip="Previous event of either trace (←)" onClick={() => p.onStep(-1)} />
-      <IconButton name="angle-right" tooltip="Next event of either trace (→)" onClick={() => p.onStep(1)} />
-      <CompactSelect
-        label="Playback speed"
-        testId="qr-speed"
-        options={SPEED_OPTIONS}
-        value={speed}
-        onChange={(v) => p.store.set({ speed: v })}
-      />
-      <PlayheadReadout
-        store={p.store}
-        unit={p.unit}
-        precisionUs={Math.max(1, span(win) / 1000)}
-        wholeUs={p.endUs}
-        endUs={p.endUs}
-        compact={compact}
-      />
-      <span className={styles.spacer} />
-      {!compact && <IconButton name="search-plus" tooltip="Zoom in (+)" onClick={() => p.onZoom(1 / 1.5)} />}
-      {!compact && <IconButton name="search-minus" tooltip="Zoom out (−)" onClick={() => p.onZoom(1.5)} />}
-      <IconButton name="arrows-h" tooltip="Both traces whole" onClick={p.onReset} data-testid="qr-reset" />
-      {p.view !== null && (
-        <CompactSelect label="View" testId="qr-view" options={VIEW_OPTIONS} value={p.view} onChange={p.onView} />
-      )}
-    </div>
-  );
-}
+const COMPARE_TIPS: TransportTips = {
+  play: 'Play both (space)',
+  pause: 'Pause both (space)',
+  back: 'Previous event of either trace (←)',
+  next: 'Next event of either trace (→)',
+  reset: 'Both traces whole',
+};
 
 const getStyles = (theme: GrafanaTheme2) => {
   const tag = (color: string) =>
@@ -370,16 +319,6 @@ const getStyles = (theme: GrafanaTheme2) => {
       outline: 'none',
       '&:focus-visible': { boxShadow: `inset 0 0 0 1px ${theme.colors.primary.border}` },
     }),
-    bar: css({
-      display: 'flex',
-      alignItems: 'center',
-      gap: theme.spacing(0.75),
-      height: TOOLBAR_H,
-      flex: 'none',
-      overflow: 'hidden',
-      paddingRight: theme.spacing(0.5),
-    }),
-    spacer: css({ flex: 1 }),
     verdict: css({
       display: 'flex',
       alignItems: 'center',

@@ -8,6 +8,16 @@ import { TimeUnit, clampWindow, formatUs, usOf, xOf } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { Palette, withAlpha } from '../render/palette';
 import { CanvasPainter } from './canvas';
+import { useThrottledReplay } from './useStore';
+
+/**
+ * How often the slider's aria-valuenow and aria-valuetext follow a moving
+ * playhead: during playback it moves every animation frame, and a screen
+ * reader gains nothing from sixty announcements a second, so the slider
+ * re-renders at most four times a second (a step or a seek shows at once;
+ * the last position always shows). The canvas itself is painted every frame.
+ */
+export const ARIA_INTERVAL_MS = 250;
 
 interface Props {
   trace: ReplayTrace;
@@ -22,7 +32,6 @@ interface Props {
 }
 
 interface Paint {
-  canvas: HTMLCanvasElement | null;
   width: number;
   height: number;
   store: ReplayStore;
@@ -51,8 +60,6 @@ function paint(ctx: CanvasRenderingContext2D, p: Paint): void {
   ctx.fillRect(x0, 0, Math.max(2, x1 - x0), height);
   ctx.strokeStyle = palette.selection;
   ctx.strokeRect(x0 + 0.5, 0.5, Math.max(2, x1 - x0 - 1), height - 1);
-  // the slider's value follows the playhead without a React render per frame
-  p.canvas?.setAttribute('aria-valuenow', String(Math.round(st.playheadUs)));
   const px = xOf(bounds, width, st.playheadUs);
   ctx.fillStyle = palette.playhead;
   ctx.fillRect(Math.round(px) - 1, 0, 2, height);
@@ -67,6 +74,7 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
   const ref = useRef<HTMLCanvasElement>(null);
   const styles = useStyles2(getStyles);
   const [painter] = useState(() => new CanvasPainter<Paint>(paint));
+  const playheadUs = useThrottledReplay(store, (s) => s.playheadUs, ARIA_INTERVAL_MS);
   const [drag, setDrag] = useState<{ mode: 'seek' | 'move'; x0: number; w0: WindowUs } | null>(null);
 
   // density of every shown lane over the whole trace, once per size
@@ -89,7 +97,7 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
   }, [trace, lanes, pyramid, width, bounds]);
 
   useLayoutEffect(() => {
-    painter.update(ref.current, { canvas: ref.current, width, height, store, palette, bounds, density });
+    painter.update(ref.current, { width, height, store, palette, bounds, density });
   }, [painter, width, height, store, palette, bounds, density]);
   useEffect(() => store.subscribe(painter.request), [store, painter]);
   useEffect(() => () => painter.dispose(), [painter]);
@@ -114,8 +122,8 @@ export function Scrubber({ trace, store, width, height, lanes, pyramid, palette,
       aria-label="Playhead over the whole trace"
       aria-valuemin={bounds.fromUs}
       aria-valuemax={bounds.toUs}
-      aria-valuenow={store.get().playheadUs}
-      aria-valuetext={formatUs(store.get().playheadUs, unit)}
+      aria-valuenow={Math.round(playheadUs)}
+      aria-valuetext={formatUs(playheadUs, unit)}
       onPointerDown={(e) => {
         const x = pos(e);
         const w = store.get().window;

@@ -40,117 +40,186 @@ const VIEW_OPTIONS: Array<{ label: string; value: ViewChoice }> = [
   { label: 'Stack', value: 'stack' },
 ];
 
+/** A toolbar narrower than this leaves out the zoom buttons, the step-lane choice and the trace's end. */
+const COMPACT_W = 640;
+
+/**
+ * The replay panel's toolbar: the transport (TransportBar) with what one
+ * trace adds: the lane to step through, the operator filter, detail and
+ * trace warnings.
+ */
 export function Toolbar(props: Props) {
-  const { trace, store, unit, width, stepLanes } = props;
+  const { trace, store, width, stepLanes } = props;
   const styles = useStyles2(getStyles);
-  const playing = useReplay(store, (s) => s.playing);
-  const speed = useReplay(store, (s) => s.speed);
-  const win = useReplay(store, (s) => s.window);
   const filter = useReplay(store, (s) => s.filterNode);
   const stepLane = useReplay(store, (s) => s.stepLane);
-  const compact = width < 640;
   const laneOptions: Array<{ label: string; value: EventLaneName | 'all' }> = [
     { label: 'all lanes', value: 'all' },
     ...stepLanes.map((l) => ({ label: LANE_DEFS[l].label, value: l })),
   ];
-  const problems = [
+  const problems = traceProblems(trace);
+  return (
+    <TransportBar
+      store={store}
+      unit={props.unit}
+      width={width}
+      wholeUs={span({ fromUs: trace.startUs, toUs: trace.endUs })}
+      endUs={trace.endUs}
+      tips={SINGLE_TIPS}
+      speedTitle="Playback speed: the visible window plays in 10 s at 1×"
+      onPlayPause={props.onPlayPause}
+      onStep={props.onStep}
+      onZoom={props.onZoom}
+      onReset={props.onReset}
+      view={props.view}
+      viewOptions={VIEW_OPTIONS}
+      onView={props.onView}
+      beforeReadout={
+        width >= COMPACT_W && (
+          <CompactSelect
+            label="Step through"
+            title="Step through every shown lane, or one"
+            testId="qr-step-lane"
+            options={laneOptions}
+            value={stepLane ?? 'all'}
+            onChange={(v) => store.set({ stepLane: v === 'all' ? null : v })}
+          />
+        )
+      }
+      afterReadout={
+        filter !== null && (
+          <button
+            type="button"
+            className={styles.chip}
+            onClick={() => store.set({ filterNode: null, selectedNode: null })}
+            title="Lanes show only this operator's events; click (or Esc) to show all"
+            data-testid="qr-filter"
+          >
+            <Icon name="filter" size="sm" /> {operatorName(trace, filter)} <Icon name="times" size="sm" />
+          </button>
+        )
+      }
+      status={
+        <>
+          {props.detailStatus.loading && (
+            <Tooltip content="Fetching finer rows for this window; the coarse view is shown meanwhile">
+              <span className={styles.loading} data-testid="qr-detail-loading">
+                detail…
+              </span>
+            </Tooltip>
+          )}
+          {props.detailStatus.error && (
+            <Tooltip content={props.detailStatus.error}>
+              <Icon name="exclamation-circle" className={styles.error} data-testid="qr-detail-error" />
+            </Tooltip>
+          )}
+          {problems.length > 0 && (
+            <Tooltip content={problems.join(' ')}>
+              <Icon name="exclamation-triangle" className={styles.warn} data-testid="qr-trace-warnings" />
+            </Tooltip>
+          )}
+        </>
+      }
+    />
+  );
+}
+
+/** What the user should know about a trace's completeness: truncated, events lost, the server's warnings. */
+function traceProblems(trace: ReplayTrace): string[] {
+  return [
     trace.truncated ? 'The event cap stopped the read-back: the trace is truncated.' : '',
     trace.lost > 0 ? `The server dropped ${trace.lost.toLocaleString('en-US')} events; the timeline has gaps.` : '',
     ...trace.warnings,
   ].filter(Boolean);
-  const whole = span({ fromUs: trace.startUs, toUs: trace.endUs });
+}
+
+/** The transport buttons' tooltips: one trace, or both of a comparison. */
+export interface TransportTips {
+  play: string;
+  pause: string;
+  back: string;
+  next: string;
+  reset: string;
+}
+
+const SINGLE_TIPS: TransportTips = {
+  play: 'Play (space)',
+  pause: 'Pause (space)',
+  back: 'Previous event (←)',
+  next: 'Next event (→)',
+  reset: 'Whole trace (double-click the timeline)',
+};
+
+interface TransportProps<V extends string> {
+  store: ReplayStore;
+  unit: TimeUnit;
+  width: number;
+  /** The span the readout's precision is chosen for. */
+  wholeUs: number;
+  endUs: number;
+  tips: TransportTips;
+  speedTitle?: string;
+  onPlayPause: () => void;
+  onStep: (dir: 1 | -1) => void;
+  onZoom: (factor: number) => void;
+  onReset: () => void;
+  /** In a small panel one view is shown at a time; this chooses it (null: no choice shown). */
+  view: V | null;
+  viewOptions: Array<{ label: string; value: V }>;
+  onView: (v: V) => void;
+  beforeReadout?: React.ReactNode;
+  afterReadout?: React.ReactNode;
+  /** Status icons, right-aligned before the zoom buttons. */
+  status?: React.ReactNode;
+}
+
+/**
+ * The one toolbar of the replay and the compare mode: play, step, speed,
+ * the playhead readout, zoom, the whole trace and the view choice, with
+ * slots for what each mode adds.
+ */
+export function TransportBar<V extends string>(p: TransportProps<V>) {
+  const styles = useStyles2(getStyles);
+  const playing = useReplay(p.store, (s) => s.playing);
+  const speed = useReplay(p.store, (s) => s.speed);
+  const win = useReplay(p.store, (s) => s.window);
+  const compact = p.width < COMPACT_W;
   return (
     <div className={styles.bar} data-testid="qr-toolbar">
       <IconButton
         name={playing ? 'pause' : 'play'}
         size="lg"
-        tooltip={playing ? 'Pause (space)' : 'Play (space)'}
-        onClick={props.onPlayPause}
+        tooltip={playing ? p.tips.pause : p.tips.play}
+        onClick={p.onPlayPause}
         data-testid="qr-play"
       />
-      <IconButton
-        name="angle-left"
-        tooltip="Previous event (←)"
-        onClick={() => props.onStep(-1)}
-        data-testid="qr-step-back"
-      />
-      <IconButton
-        name="angle-right"
-        tooltip="Next event (→)"
-        onClick={() => props.onStep(1)}
-        data-testid="qr-step-next"
-      />
+      <IconButton name="angle-left" tooltip={p.tips.back} onClick={() => p.onStep(-1)} data-testid="qr-step-back" />
+      <IconButton name="angle-right" tooltip={p.tips.next} onClick={() => p.onStep(1)} data-testid="qr-step-next" />
       <CompactSelect
         label="Playback speed"
-        title="Playback speed: the visible window plays in 10 s at 1×"
+        title={p.speedTitle}
         testId="qr-speed"
         options={SPEED_OPTIONS}
         value={speed}
-        onChange={(v) => store.set({ speed: v })}
+        onChange={(v) => p.store.set({ speed: v })}
       />
-      {!compact && (
-        <CompactSelect
-          label="Step through"
-          title="Step through every shown lane, or one"
-          testId="qr-step-lane"
-          options={laneOptions}
-          value={stepLane ?? 'all'}
-          onChange={(v) => store.set({ stepLane: v === 'all' ? null : v })}
-        />
-      )}
+      {p.beforeReadout}
       <PlayheadReadout
-        store={store}
-        unit={unit}
+        store={p.store}
+        unit={p.unit}
         precisionUs={Math.max(1, span(win) / 1000)}
-        wholeUs={whole}
-        endUs={trace.endUs}
+        wholeUs={p.wholeUs}
+        endUs={p.endUs}
         compact={compact}
       />
-      {filter !== null && (
-        <button
-          type="button"
-          className={styles.chip}
-          onClick={() => store.set({ filterNode: null, selectedNode: null })}
-          title="Lanes show only this operator's events; click (or Esc) to show all"
-          data-testid="qr-filter"
-        >
-          <Icon name="filter" size="sm" /> {operatorName(trace, filter)} <Icon name="times" size="sm" />
-        </button>
-      )}
+      {p.afterReadout}
       <span className={styles.spacer} />
-      {props.detailStatus.loading && (
-        <Tooltip content="Fetching finer rows for this window; the coarse view is shown meanwhile">
-          <span className={styles.loading} data-testid="qr-detail-loading">
-            detail…
-          </span>
-        </Tooltip>
-      )}
-      {props.detailStatus.error && (
-        <Tooltip content={props.detailStatus.error}>
-          <Icon name="exclamation-circle" className={styles.error} data-testid="qr-detail-error" />
-        </Tooltip>
-      )}
-      {problems.length > 0 && (
-        <Tooltip content={problems.join(' ')}>
-          <Icon name="exclamation-triangle" className={styles.warn} data-testid="qr-trace-warnings" />
-        </Tooltip>
-      )}
-      {!compact && <IconButton name="search-plus" tooltip="Zoom in (+)" onClick={() => props.onZoom(1 / 1.5)} />}
-      {!compact && <IconButton name="search-minus" tooltip="Zoom out (−)" onClick={() => props.onZoom(1.5)} />}
-      <IconButton
-        name="arrows-h"
-        tooltip="Whole trace (double-click the timeline)"
-        onClick={props.onReset}
-        data-testid="qr-reset"
-      />
-      {props.view !== null && (
-        <CompactSelect
-          label="View"
-          testId="qr-view"
-          options={VIEW_OPTIONS}
-          value={props.view}
-          onChange={props.onView}
-        />
+      {p.status}
+      {!compact && <IconButton name="search-plus" tooltip="Zoom in (+)" onClick={() => p.onZoom(1 / 1.5)} />}
+      {!compact && <IconButton name="search-minus" tooltip="Zoom out (−)" onClick={() => p.onZoom(1.5)} />}
+      <IconButton name="arrows-h" tooltip={p.tips.reset} onClick={p.onReset} data-testid="qr-reset" />
+      {p.view !== null && (
+        <CompactSelect label="View" testId="qr-view" options={p.viewOptions} value={p.view} onChange={p.onView} />
       )}
     </div>
   );
