@@ -130,7 +130,7 @@ func (e *Exporter) serveTargets(w http.ResponseWriter, _ *http.Request) {
 	out := []TargetStatusJSON{}
 	for _, t := range e.targets {
 		t.mu.Lock()
-		out = append(out, TargetStatusJSON{Target: t.cfg.Name, Session: SessionName(t.cfg.Name), Up: t.st.up,
+		out = append(out, TargetStatusJSON{Target: t.cfg.Name, Session: t.st.session, Up: t.st.up,
 			LastSuccess: t.st.lastSuccess.UTC(), LastError: t.st.lastError})
 		t.mu.Unlock()
 	}

@@ -50,7 +50,7 @@ func TestProbeTracesOnSchedule(t *testing.T) {
 	if r := sum(gather(t, e), "queryreplay_exporter_session_restarts_total", nil); r != 0 {
 		t.Errorf("the exporter's session was lost %v times while the probe ran", r)
 	}
-	if n := run.Server.RecordedEvents(SessionName("standin"))["sort_warning"]; n != 0 {
+	if n := run.Server.RecordedEvents(sessionOf(t, e, "standin"))["sort_warning"]; n != 0 {
 		t.Errorf("the target's session recorded %d of the probe's sort warnings", n)
 	}
 }

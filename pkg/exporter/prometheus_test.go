@@ -251,7 +251,7 @@ func TestPrometheusScrapesSpillsAndAlerts(t *testing.T) {
 		runSQL(t, db, scenarioSQL(t, "sort_spill"))
 	}
 	run.Server.FlushEventSessions()
-	want := float64(run.Server.RecordedEvents(SessionName("standin"))["sort_warning"])
+	want := float64(run.Server.RecordedEvents(sessionOf(t, e, "standin"))["sort_warning"])
 	if want != 3 {
 		t.Fatalf("the stand-in recorded %v sort warnings for 3 sorts that spill", want)
 	}
