@@ -78,50 +78,47 @@ func ownerOf(program string) (string, bool) {
 // owner holds the idle connection that keeps a target's session alive in
 // the eyes of other exporters' sweeps.
 type owner struct {
-	id   string
-	db   *sql.DB
-	conn *sql.Conn
+	id, dsn string
+	db      *sql.DB
+	conn    *sql.Conn
 }
 
 // openOwner connects the owner connection of id. It runs no statement, so
 // no session ever counts it.
 func openOwner(ctx context.Context, dsn, id string) (*owner, error) {
-	db, err := sql.Open("sqlserver", withApp(dsn, ownerApp(id)))
-	if err != nil {
-		return nil, fmt.Errorf("owner connection: %w", err)
-	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	o := &owner{id: id, db: db}
+	o := &owner{id: id, dsn: withApp(dsn, ownerApp(id))}
 	if err := o.reconnect(ctx); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return o, nil
 }
 
-// reconnect replaces the owner connection (the server killed it).
+// reconnect replaces the owner connection (the server killed it). The pool
+// goes too: an idle connection the server killed looks good to database/sql
+// until used, and the owner never uses it.
 func (o *owner) reconnect(ctx context.Context) error {
-	if o.conn != nil {
-		_ = o.conn.Close()
-		o.conn = nil
-	}
-	c, err := o.db.Conn(ctx)
+	o.close()
+	db, err := sql.Open("sqlserver", o.dsn)
 	if err != nil {
 		return fmt.Errorf("owner connection: %w", err)
 	}
-	o.conn = c
+	db.SetMaxOpenConns(1)
+	c, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("owner connection: %w", err)
+	}
+	o.db, o.conn = db, c
 	return nil
 }
 
 func (o *owner) close() {
-	if o == nil {
+	if o == nil || o.db == nil {
 		return
 	}
-	if o.conn != nil {
-		_ = o.conn.Close()
-	}
+	_ = o.conn.Close()
 	_ = o.db.Close()
+	o.db, o.conn = nil, nil
 }
 
 // liveOwners lists the owner ids whose connection is open now. A login that
