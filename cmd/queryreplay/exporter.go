@@ -26,6 +26,7 @@ type exporterArgs struct {
 	configFile  string
 	dsn         string
 	dsnFlag     bool // --dsn given on the command line (not only $QUERYREPLAY_DSN)
+	targetName  string
 	check       bool
 	logLevel    *promslog.Level
 	logFormat   *promslog.Format
@@ -40,6 +41,7 @@ func init() {
 		a := &exporterArgs{logLevel: promslog.NewLevel(), logFormat: promslog.NewFormat()}
 		cmd.Flag("config.file", "Exporter configuration file (YAML; see docs/operations.md).").StringVar(&a.configFile)
 		cmd.Flag("dsn", "One target's go-mssqldb connection string, instead of --config.file. Default: $QUERYREPLAY_DSN.").Envar("QUERYREPLAY_DSN").IsSetByUser(&a.dsnFlag).StringVar(&a.dsn)
+		cmd.Flag("target.name", "The target label of --dsn's server (letters, digits, _). Default: its host and port, such as db1_example_com_1433.").StringVar(&a.targetName)
 		cmd.Flag("config.check", "Validate the configuration and exit.").BoolVar(&a.check)
 		cmd.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").SetValue(a.logLevel)
 		cmd.Flag("log.format", "Output format of log messages: logfmt or json.").Default("logfmt").SetValue(a.logFormat)
@@ -56,7 +58,7 @@ func (a *exporterArgs) config() (*exporter.Config, error) {
 	case a.configFile != "":
 		return exporter.LoadConfig(a.configFile)
 	case a.dsn != "":
-		return exporter.ConfigFromDSN(a.dsn)
+		return exporter.ConfigFromDSN(a.dsn, a.targetName)
 	}
 	return nil, errors.New("give --config.file or --dsn (or set QUERYREPLAY_DSN)")
 }

@@ -85,7 +85,8 @@ type Target struct {
 	// object of pages read or written (default 1000; 0 turns them off).
 	PageLookupsPerPoll *int `yaml:"page_lookups_per_poll"`
 
-	dsn string // resolved, never printed
+	dsn      string // resolved, never printed
+	dsnField string // where dsn came from when not the file (--dsn)
 }
 
 // Waits configures the wait group's predicates.
@@ -247,10 +248,11 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 	return &c, nil
 }
 
-// ConfigFromDSN is the configuration of --dsn: one target named "default"
-// with every default.
-func ConfigFromDSN(dsn string) (*Config, error) {
-	c := &Config{Targets: []Target{{Name: "default", dsn: dsn}}}
+// ConfigFromDSN is the configuration of --dsn: one target with every
+// default, named name or, when name is empty, after the DSN's host and
+// port (DefaultTargetName).
+func ConfigFromDSN(dsn, name string) (*Config, error) {
+	c := &Config{Targets: []Target{{Name: name, dsn: dsn, dsnField: "--dsn"}}}
 	if err := c.finish(func(string) (string, bool) { return "", false }); err != nil {
 		return nil, err
 	}
@@ -312,11 +314,11 @@ func (c *Config) finish(lookupEnv func(string) (string, bool)) error {
 	for i := range c.Targets {
 		field := fmt.Sprintf("targets[%d]", i)
 		tg := &c.Targets[i]
+		tg.finish(field, g, lookupEnv, bad)
 		if j, dup := names[tg.Name]; dup && tg.Name != "" {
-			bad(field+".name", "%q is also the name of targets[%d]", tg.Name, j)
+			bad(field+".name", "%q is also the name of targets[%d] (two targets on one server need names of their own)", tg.Name, j)
 		}
 		names[tg.Name] = i
-		tg.finish(field, g, lookupEnv, bad)
 	}
 	probeNames := map[string]bool{}
 	for i := range c.Probes {
@@ -366,10 +368,19 @@ func checkLimits(field string, limits map[string]int, bad func(string, string, .
 }
 
 func (t *Target) finish(field string, g *Global, lookupEnv func(string) (string, bool), bad func(string, string, ...any)) {
-	if !namePattern.MatchString(t.Name) {
-		bad(field+".name", "%q must be letters, digits and _ (1 to %d): it names the session queryreplay_exporter_<name>", t.Name, maxTargetName)
-	}
 	t.resolveDSN(field, lookupEnv, bad)
+	if t.dsn != "" {
+		name, err := DefaultTargetName(t.dsn)
+		if err != nil {
+			bad(t.dsnSource(field), "%v", err)
+			t.dsn = ""
+		} else if t.Name == "" {
+			t.Name = name
+		}
+	}
+	if !namePattern.MatchString(t.Name) && (t.Name != "" || t.dsn != "") {
+		bad(field+".name", "%q must be letters, digits and _ (1 to %d): it names the session queryreplay_exporter_<name>_<owner id>", t.Name, maxTargetName)
+	}
 	if len(t.Events) == 0 {
 		t.Events = append([]string(nil), EventGroupNames...)
 	}
@@ -593,3 +604,16 @@ var adoPassword = regexp.MustCompile(`(?i)(^|;)\s*(password|pwd)\s*=`)
 
 // ResolvedDSN returns the target's connection string. Never log it.
 func (t *Target) ResolvedDSN() string { return t.dsn }
+
+// dsnSource is the field the target's DSN came from, for errors about it.
+func (t *Target) dsnSource(field string) string {
+	switch {
+	case t.dsnField != "":
+		return t.dsnField
+	case t.DSNEnv != "":
+		return field + ".dsn_env"
+	case t.DSNFile != "":
+		return field + ".dsn_file"
+	}
+	return field + ".dsn"
+}
