@@ -43,7 +43,15 @@ type Global struct {
 	// GrafanaURL, when set, makes the replay links absolute
 	// (https://grafana.example.com); otherwise they are paths.
 	GrafanaURL string `yaml:"grafana_url"`
+	// RunbookURL is the page the alert rules' runbook links open, with the
+	// alert's anchor (default: docs/operations.md on GitHub). Published in
+	// queryreplay_exporter_links_info with GrafanaURL, so that the alerts'
+	// links are absolute.
+	RunbookURL string `yaml:"runbook_url"`
 }
+
+// DefaultRunbookURL is the runbook the alerts link to by default.
+const DefaultRunbookURL = "https://github.com/queryreplay/queryreplay/blob/main/docs/operations.md"
 
 // TopQueries configures the bounded table of the queries that spill and read
 // the most, per target.
@@ -306,6 +314,12 @@ func (c *Config) finish(lookupEnv func(string) (string, bool)) error {
 		if u, err := url.Parse(g.GrafanaURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("global.grafana_url", "must be an http(s) URL such as https://grafana.example.com")
 		}
+	}
+	if g.RunbookURL == "" {
+		g.RunbookURL = DefaultRunbookURL
+	}
+	if u, err := url.Parse(g.RunbookURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+		bad("global.runbook_url", "must be an http(s) URL without #anchor (the alerts add theirs)")
 	}
 	if len(c.Targets) == 0 {
 		bad("targets", "at least one target is needed")

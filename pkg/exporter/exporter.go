@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -23,6 +24,9 @@ type Exporter struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	sweeps chan sweepResult // the start-up sweeps' results (sweep.go)
+
+	buildOnce sync.Once
+	buildErr  error
 }
 
 // New builds an exporter for a validated configuration. Nothing connects
@@ -137,4 +141,17 @@ func (e *Exporter) PollNow(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// registerBuildInfo publishes queryreplay_build_info once (the handler may
+// be built more than once, e.g. by tests).
+func (e *Exporter) registerBuildInfo(version string) error {
+	e.buildOnce.Do(func() {
+		e.buildErr = e.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "build_info",
+			Help:        "Always 1: the version of the exporter and the Go version that built it.",
+			ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+		}, func() float64 { return 1 }))
+	})
+	return e.buildErr
 }

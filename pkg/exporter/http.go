@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,19 +21,61 @@ const (
 	ReadyPath      = "/-/ready"
 )
 
-// Handler returns the exporter's HTTP handler: /metrics (Prometheus text
-// or OpenMetrics with exemplars, by content negotiation), the landing page,
-// /-/healthy, /-/ready, and the JSON tables. TLS and basic auth wrap it in
-// exporter-toolkit's web.Serve.
+// HandlerOptions configures HandlerWith.
+type HandlerOptions struct {
+	// Version is shown on the landing page and in queryreplay_build_info.
+	Version string
+	// MetricsPath serves the metrics (default MetricsPath).
+	MetricsPath string
+	// Reload, when set, serves POST /-/reload (ReloadPath) with it.
+	Reload func() error
+}
+
+// ReloadPath re-reads the configuration (POST), as Prometheus's own does.
+const ReloadPath = "/-/reload"
+
+// Handler is HandlerWith the default metrics path and no reload.
 func (e *Exporter) Handler(version string) (http.Handler, error) {
+	return e.HandlerWith(HandlerOptions{Version: version})
+}
+
+// HandlerWith returns the exporter's HTTP handler: the metrics (Prometheus
+// text or OpenMetrics with exemplars, by content negotiation) with the
+// handler's own promhttp_* metrics, the landing page, /-/healthy,
+// /-/ready, /-/reload and the JSON tables. TLS and basic auth wrap it in
+// exporter-toolkit's web.ListenAndServe.
+func (e *Exporter) HandlerWith(o HandlerOptions) (http.Handler, error) {
+	if o.MetricsPath == "" {
+		o.MetricsPath = MetricsPath
+	}
+	if !strings.HasPrefix(o.MetricsPath, "/") || o.MetricsPath == "/" {
+		return nil, fmt.Errorf("metrics path %q must start with / and name a page", o.MetricsPath)
+	}
+	if err := e.registerBuildInfo(o.Version); err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(MetricsPath, promhttp.HandlerFor(e.gatherer(), promhttp.HandlerOpts{
+	mux.Handle(o.MetricsPath, promhttp.InstrumentMetricHandler(e.reg, promhttp.HandlerFor(e.gatherer(), promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
 		ErrorLog:            slog.NewLogLogger(e.log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: 4,
 		Timeout:             30 * time.Second,
-	}))
+	})))
+	if o.Reload != nil {
+		mux.HandleFunc(ReloadPath, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost && r.Method != http.MethodPut {
+				w.Header().Set("Allow", "POST, PUT")
+				http.Error(w, "use POST to reload the configuration", http.StatusMethodNotAllowed)
+				return
+			}
+			if err := o.Reload(); err != nil {
+				http.Error(w, "reload failed: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprintln(w, "Reloaded")
+		})
+	}
 	mux.HandleFunc(HealthyPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "Healthy")
@@ -51,9 +94,11 @@ func (e *Exporter) Handler(version string) (http.Handler, error) {
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "QueryReplay exporter",
 		Description: "Reads, waits, spills and page splits from a light Extended Events session per SQL Server, as Prometheus metrics.",
-		Version:     version,
+		Version:     o.Version,
+		// no pprof links: the exporter does not serve /debug/pprof
+		Profiling: "false",
 		Links: []web.LandingLinks{
-			{Address: MetricsPath, Text: "Metrics"},
+			{Address: o.MetricsPath, Text: "Metrics"},
 			{Address: TopQueriesPath, Text: "Top queries", Description: "per target: the queries that spill and read the most, with replay links"},
 			{Address: TargetsPath, Text: "Targets", Description: "poll status of each target"},
 			{Address: HealthyPath, Text: "Health"},
