@@ -58,12 +58,13 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends every target's metrics.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	g := c.e.cfg.Global
+	targets, probes, cfg := c.e.current()
+	g := cfg.Global
 	ch <- prometheus.MustNewConstMetric(descLinks, prometheus.GaugeValue, 1, strings.TrimRight(g.GrafanaURL, "/"), g.RunbookURL)
-	for _, t := range c.e.targets {
+	for _, t := range targets {
 		t.collect(ch)
 	}
-	for _, p := range c.e.probes {
+	for _, p := range probes {
 		p.collect(ch)
 	}
 }

@@ -350,6 +350,10 @@ func (c *Config) finish(lookupEnv func(string) (string, bool)) error {
 		}
 		if strings.TrimSpace(pr.SQL) == "" {
 			bad(field+".sql", "is empty")
+		} else if err := checkProbe(*pr); err != nil {
+			// the tracer's safety classifier, the same check New runs: a
+			// configuration that --config.check passes starts
+			bad(field+".sql", "%v", err)
 		}
 		if pr.Interval == 0 {
 			pr.Interval = Duration(defaultProbeInterval)
@@ -423,6 +427,10 @@ func (t *Target) finish(field string, g *Global, lookupEnv func(string) (string,
 	}
 	if w.MinDuration < 0 {
 		bad(field+".waits.min_duration", "must not be negative")
+	} else if w.MinDuration.D()%time.Millisecond != 0 {
+		// XE's wait duration is in milliseconds: 500us would truncate
+		// to 0, no filter at all
+		bad(field+".waits.min_duration", "%s must be a whole number of milliseconds (XE measures waits in ms)", w.MinDuration.D())
 	}
 	if w.ExcludeBenign == nil {
 		w.ExcludeBenign = ptr(true)

@@ -67,6 +67,11 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 		{"probe unknown target", ok + "probes:\n  - name: p\n    target: b\n    sql: SELECT 1\n", []string{"probes[0].target", `"b" is not a target name`}},
 		{"probe empty sql", ok + "probes:\n  - name: p\n    target: a\n    sql: \"  \"\n", []string{"probes[0].sql: is empty"}},
 		{"probe duplicate", ok + "probes:\n  - {name: p, target: a, sql: SELECT 1}\n  - {name: p, target: a, sql: SELECT 2}\n", []string{"probes[1].name", "used twice"}},
+		{"probe that writes", ok + "probes:\n  - {name: p, target: a, sql: \"DELETE FROM dbo.Orders WHERE 1 = 0\"}\n", []string{"probes[0].sql"}},
+		{"probe that writes in a CTE", ok + "probes:\n  - {name: p, target: a, sql: \"WITH x AS (SELECT 1 AS a) UPDATE dbo.t SET a = 1\"}\n", []string{"probes[0].sql"}},
+		{"sub-millisecond wait filter", ok + "    waits:\n      min_duration: 500us\n", []string{"targets[0].waits.min_duration", "whole number of milliseconds"}},
+		{"fractional millisecond wait filter", ok + "    waits:\n      min_duration: 1500us\n", []string{"targets[0].waits.min_duration", "whole number of milliseconds"}},
+		{"negative duration", "global:\n  poll_timeout: -5s\n" + ok, []string{"global.poll_timeout", "must not be negative"}},
 		{"several problems at once", "targets:\n  - name: a-b\n    dsn_env: DSN\n    events: [nope]\n", []string{"2 problems", "targets[0].name", "targets[0].events[0]"}},
 	}
 	for _, c := range cases {

@@ -44,7 +44,8 @@ func (e *Exporter) gatherGroups() []*dto.MetricFamily {
 			m := &def.metrics[i]
 			fams[i] = &dto.MetricFamily{Name: &m.fqName, Help: &m.help, Type: dto.MetricType_COUNTER.Enum()}
 		}
-		for _, t := range e.targets {
+		targets, _, _ := e.current()
+		for _, t := range targets {
 			t.mu.Lock()
 			t.groups[def.name].appendTo(fams, t.cfg.Name)
 			t.mu.Unlock()

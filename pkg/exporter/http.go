@@ -84,7 +84,8 @@ func (e *Exporter) HandlerWith(o HandlerOptions) (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if ok, waiting := e.Ready(); !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "Not ready: %d of %d targets have not finished their first poll\n", waiting, len(e.targets))
+			targets, _, _ := e.current()
+			fmt.Fprintf(w, "Not ready: %d of %d targets have not finished their first poll\n", waiting, len(targets))
 			return
 		}
 		fmt.Fprintln(w, "Ready")
@@ -137,7 +138,8 @@ type TargetTopJSON struct {
 // TopQueries returns every target's top-query table (or one target's).
 func (e *Exporter) TopQueries(only string) []TargetTopJSON {
 	out := []TargetTopJSON{}
-	for _, t := range e.targets {
+	targets, _, cfg := e.current()
+	for _, t := range targets {
 		if only != "" && t.cfg.Name != only {
 			continue
 		}
@@ -148,7 +150,7 @@ func (e *Exporter) TopQueries(only string) []TargetTopJSON {
 				StatementTruncated: q.Truncated, Spills: q.Spills, SpillPages: q.SpillPages, LogicalReads: q.LogicalReads,
 				Executions: q.Executions, LastSeen: q.LastSeen.UTC()}
 			if q.Statement != "" {
-				row.ReplayURL = replayPath(e.cfg.Global.GrafanaURL, q.Statement, q.Database)
+				row.ReplayURL = replayPath(cfg.Global.GrafanaURL, q.Statement, q.Database)
 			}
 			tt.Queries = append(tt.Queries, row)
 		}
@@ -173,7 +175,8 @@ type TargetStatusJSON struct {
 
 func (e *Exporter) serveTargets(w http.ResponseWriter, _ *http.Request) {
 	out := []TargetStatusJSON{}
-	for _, t := range e.targets {
+	targets, _, _ := e.current()
+	for _, t := range targets {
 		t.mu.Lock()
 		out = append(out, TargetStatusJSON{Target: t.cfg.Name, Session: t.st.session, Up: t.st.up,
 			LastSuccess: t.st.lastSuccess.UTC(), LastError: t.st.lastError})

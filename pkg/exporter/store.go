@@ -51,6 +51,10 @@ func newGroupStore(def *groupDef, limit int) *groupStore {
 	return g
 }
 
+// resize changes the label limit (a reload); label sets past the new
+// limit fold into other, so no count is lost.
+func (g *groupStore) resize(limit int) { g.lru.Resize(max(limit, 1)) }
+
 // add adds values (one per metric of the group, in order) to the series of
 // labels; ex, when set, becomes the exemplar of the metrics that carry one.
 // labels is copied only when a new series is made.

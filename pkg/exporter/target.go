@@ -36,6 +36,10 @@ type target struct {
 	// owner keeps the session's owner connection (owner.go); nil until the
 	// first initialisation.
 	owner *owner
+	run   runCtl // its poll loop (reload.go)
+	// respec: the configuration changed under a running session (a
+	// reload); the next poll redefines it under the same name.
+	respec bool
 
 	// pollMu serialises polls (the schedule and PollNow); the poll state
 	// below belongs to whoever holds it.
@@ -150,8 +154,8 @@ func (t *target) open() error {
 	return nil
 }
 
-// run polls until ctx ends: one poll right away, then one per interval.
-func (t *target) run(ctx context.Context) { every(ctx, t.cfg.PollInterval.D(), t.poll) }
+// loop polls until ctx ends: one poll right away, then one per interval.
+func (t *target) loop(ctx context.Context) { every(ctx, t.cfg.PollInterval.D(), t.poll) }
 
 // every calls fn at once and then interval after each call ended, until ctx
 // ends (a slow call delays the next rather than piling calls up).
@@ -228,6 +232,11 @@ func (t *target) pollOnce(ctx context.Context) error {
 	t.mu.Unlock()
 	if readErr != nil {
 		return failAt(stepRead, readErr)
+	}
+	if t.respec {
+		if err := t.redefineSession(ctx); err != nil {
+			return failAt(stepSession, err)
+		}
 	}
 	if err := t.lookupTop(ctx); err != nil && nameErr == nil {
 		nameErr = err
