@@ -329,3 +329,73 @@ func TestAlertingProvisioning(t *testing.T) {
 		}
 	}
 }
+
+// exprsOf returns every "expr" string of a dashboard's JSON.
+func exprsOf(t *testing.T, b []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if s, ok := c.(string); ok && k == "expr" {
+					out = append(out, s)
+				}
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+var (
+	aggregation = regexp.MustCompile(`\b(sum|avg|min|max|count|stddev|group)\s*(by\s*\(([^)]*)\))?\s*\(`)
+	joinOn      = regexp.MustCompile(`\bon\s*\(([^)]*)\)`)
+)
+
+// No panel mixes servers: every aggregation keeps target (sum by (target,
+// …)), every join matches on it, so a fleet behind one Prometheus shows one
+// series per server.
+func TestEveryAggregationKeepsTarget(t *testing.T) {
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range exprsOf(t, b) {
+			for _, m := range aggregation.FindAllStringSubmatch(e, -1) {
+				checked++
+				if !slices.Contains(strings.Fields(strings.ReplaceAll(m[3], ",", " ")), "target") {
+					t.Errorf("%s: %q aggregates away target in %s", f.Name, m[0], e)
+				}
+			}
+			for _, m := range joinOn.FindAllStringSubmatch(e, -1) {
+				if !strings.Contains(m[1], "target") || !strings.Contains(m[1], "instance") {
+					t.Errorf("%s: join %q does not match on target and instance in %s", f.Name, m[0], e)
+				}
+			}
+			// (time() - x > 0) parses as (time() - x) > 0
+			if regexp.MustCompile(`time\(\)\s*-\s*[a-z_]+\{[^}]*\}\s*>`).MatchString(e) {
+				t.Errorf("%s: %s compares time() - x, not x", f.Name, e)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d aggregations checked", checked)
+	}
+}
