@@ -70,7 +70,9 @@ type TopQueries struct {
 // Target is one SQL Server (or Azure SQL database) with its session.
 type Target struct {
 	// Name labels every series (target="…") and names the session
-	// queryreplay_exporter_<name>: letters, digits and _, at most 64.
+	// queryreplay_exporter_<name>_<owner id>: letters, digits and _, at
+	// most 64. Empty: named after the DSN's host and port
+	// (DefaultTargetName).
 	Name string `yaml:"name"`
 	// Exactly one of DSN, DSNEnv, DSNFile. DSN must not hold a password;
 	// PasswordEnv or PasswordFile add one to a sqlserver:// DSN.
@@ -135,7 +137,7 @@ type Session struct {
 
 // EventFile configures the event_file target.
 type EventFile struct {
-	// Path is the file name; default queryreplay_exporter_<name>.xel, which
+	// Path is the file name; default <session name>.xel, which
 	// SQL Server puts in its log directory. On Azure it must be a blob URL.
 	Path             string `yaml:"path"`
 	MaxFileSizeMB    int    `yaml:"max_file_size_mb"`   // default 64
