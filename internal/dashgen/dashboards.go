@@ -13,11 +13,11 @@ func overview() *dashboard.DashboardBuilder {
 		"Is every SQL Server target polled, are events lost, and how much the exporter holds.", false).
 		WithRow(dashboard.NewRowBuilder("Targets")).
 		WithPanel(statPanel("Targets up", "none", "Targets whose last poll succeeded.", `sum by (target) (queryreplay_up{`+sel+`})`, 6)).
-		WithPanel(statPanel("Targets down", "none", "Targets whose last poll failed (the exporter's /api/v1/targets shows why).", `sum by (target) (queryreplay_up{`+sel+`} == bool 0)`, 6)).
+		WithPanel(redAtOne(statPanel("Targets down", "none", "Targets whose last poll failed (the exporter's /api/v1/targets shows why).", `sum by (target) (queryreplay_up{`+sel+`} == bool 0)`, 6))).
 		WithPanel(statPanel("Last successful poll", "s", "Seconds since each target's last successful poll (a target that never polled has no value here; Targets down shows it).",
 			`max by (target) (time() - (queryreplay_last_successful_poll_timestamp_seconds{`+sel+`} > 0))`, 6)).
-		WithPanel(statPanel("Events lost (1h)", "none", "Events the sessions recorded but the exporter could not read (rolled-over files, overwritten ring buffers) or XE dropped.",
-			`sum by (target) (increase(queryreplay_exporter_events_lost_total{`+sel+`}[1h])) + sum by (target) (increase(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[1h]))`, 6)).
+		WithPanel(redAtOne(statPanel("Events lost (1h)", "none", "Events the sessions recorded but the exporter could not read (rolled-over files, overwritten ring buffers) or XE dropped.",
+			`sum by (target) (increase(queryreplay_exporter_events_lost_total{`+sel+`}[1h])) + sum by (target) (increase(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[1h]))`, 6))).
 		WithPanel(series("Up by target", "none", "1 when the target's last poll succeeded.", 8, 12,
 			query(`queryreplay_up{`+sel+`}`, "{{target}}"))).
 		WithPanel(series("Poll duration (p95)", "s", "95th percentile of the polls' duration.", 8, 12,
@@ -66,6 +66,12 @@ func spills() *dashboard.DashboardBuilder {
 		WithPanel(series("Tempdb pages written and read by spills", "short", "Worktable and workfile pages per second.", 9, 12,
 			query(`sum by (target, database, kind) (rate(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} {{kind}} written"),
 			query(`sum by (target, database, kind) (rate(queryreplay_spill_tempdb_pages_read_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} {{kind}} read"))).
+		// "is it new?": the range's spills beside the same range a day
+		// and a week before
+		WithPanel(series("Spills now, a day ago, a week ago", "short", "Spills in each interval, and in the same interval 1 day and 7 days earlier: a spill that has no past is new.", 8, 24,
+			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} now"),
+			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval] offset 1d))`, "{{target}} {{database}} 1 day ago"),
+			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval] offset 7d))`, "{{target}} {{database}} 7 days ago"))).
 		WithPanel(topQueries).
 		// The counter itself, not its rate: a query's series appears at its
 		// first spill, and rate() cannot see a series' first increment.

@@ -399,3 +399,61 @@ func TestEveryAggregationKeepsTarget(t *testing.T) {
 		t.Fatalf("only %d aggregations checked", checked)
 	}
 }
+
+// The health stats that mean trouble above zero turn red there (a target
+// down used to render green), and the spills dashboard answers "is it new?"
+// with the same range a day and a week before.
+func TestThresholdsAndOffsets(t *testing.T) {
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overview, spills string
+	for _, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *f.Dashboard.Uid == OverviewUID {
+			overview = string(b)
+		}
+		if *f.Dashboard.Uid == SpillsUID {
+			spills = string(b)
+		}
+	}
+	var d struct {
+		Panels []struct {
+			Title       string `json:"title"`
+			FieldConfig struct {
+				Defaults struct {
+					Thresholds struct {
+						Steps []struct {
+							Value *float64 `json:"value"`
+							Color string   `json:"color"`
+						} `json:"steps"`
+					} `json:"thresholds"`
+				} `json:"defaults"`
+			} `json:"fieldConfig"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(overview), &d); err != nil {
+		t.Fatal(err)
+	}
+	red := map[string]bool{}
+	for _, p := range d.Panels {
+		steps := p.FieldConfig.Defaults.Thresholds.Steps
+		if len(steps) >= 2 && steps[0].Color == "green" && steps[len(steps)-1].Color == "red" && steps[len(steps)-1].Value != nil && *steps[len(steps)-1].Value <= 1 {
+			red[p.Title] = true
+		}
+	}
+	for _, title := range []string{"Targets down", "Events lost (1h)"} {
+		if !red[title] {
+			t.Errorf("overview: %q does not turn red at 1", title)
+		}
+	}
+	for _, off := range []string{"offset 1d", "offset 7d"} {
+		if !strings.Contains(spills, off) {
+			t.Errorf("spills: no query with %s", off)
+		}
+	}
+}
