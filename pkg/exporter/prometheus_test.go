@@ -366,7 +366,9 @@ func checkDashboardQueries(t *testing.T, prom *prometheusServer) {
 			}
 			if len(r) > 0 {
 				nonEmpty++
-			} else if strings.Contains(file, "spills") && strings.Contains(e, "spills_total") {
+			} else if strings.Contains(file, "spills") && strings.Contains(e, "spills_total") && !strings.Contains(e, " offset ") {
+				// (an offset query looks a day or a week back: nothing yet
+				// in a Prometheus started by the test, but it must run)
 				t.Errorf("%s: %s returns nothing after spills", file, e)
 			}
 		}
