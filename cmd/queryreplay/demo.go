@@ -202,7 +202,7 @@ func (d *demoRun) startStandin(ctx context.Context) error {
 // creates its session, so that the traces that follow are counted.
 func (d *demoRun) startExporter(ctx context.Context) error {
 	d.step("starting the exporter on the stand-in (its own Extended Events session)")
-	cfg, err := exporter.ConfigFromDSN(d.standin.DSN)
+	cfg, err := exporter.ConfigFromDSN(d.standin.DSN, "default")
 	if err != nil {
 		return fmt.Errorf("exporter configuration: %w", err)
 	}

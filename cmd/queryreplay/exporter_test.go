@@ -155,13 +155,18 @@ func TestExporterCommandServesAndCleansUp(t *testing.T) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + r.addr
 	waitReady(t, c, base)
+	// without --target.name the target is named after the DSN's host and port
+	name, err := exporter.DefaultTargetName(srv.DSN)
+	if err != nil || !strings.HasPrefix(name, "127_0_0_1_") {
+		t.Fatalf("default name %q: %v", name, err)
+	}
 	for path, want := range map[string]string{
 		"/":                     "QueryReplay exporter",
 		exporter.HealthyPath:    "Healthy",
 		exporter.ReadyPath:      "Ready",
-		exporter.MetricsPath:    `queryreplay_up{target="default"} 1`,
-		exporter.TopQueriesPath: `"target": "default"`,
-		exporter.TargetsPath:    `"session": "queryreplay_exporter_default"`,
+		exporter.MetricsPath:    `queryreplay_up{target="` + name + `"} 1`,
+		exporter.TopQueriesPath: `"target": "` + name + `"`,
+		exporter.TargetsPath:    `"session": "queryreplay_exporter_` + name + `_`,
 	} {
 		code, body := get(t, c, base+path, "", "")
 		if code != http.StatusOK || !strings.Contains(body, want) {

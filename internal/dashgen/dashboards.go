@@ -12,12 +12,12 @@ func overview() *dashboard.DashboardBuilder {
 	return base(OverviewUID, "QueryReplay exporter: health",
 		"Is every SQL Server target polled, are events lost, and how much the exporter holds.", false).
 		WithRow(dashboard.NewRowBuilder("Targets")).
-		WithPanel(statPanel("Targets up", "none", "Targets whose last poll succeeded.", `sum(queryreplay_up{`+sel+`})`, 6)).
-		WithPanel(statPanel("Targets down", "none", "Targets whose last poll failed (the exporter's /api/v1/targets shows why).", `count(queryreplay_up{`+sel+`} == 0) or vector(0)`, 6)).
-		WithPanel(statPanel("Oldest successful poll", "s", "Seconds since the least recent successful poll of any target.",
-			`max(time() - queryreplay_last_successful_poll_timestamp_seconds{`+sel+`} > 0)`, 6)).
-		WithPanel(statPanel("Events lost (1h)", "none", "Events the sessions recorded but the exporter could not read (rolled-over files, overwritten ring buffers) or XE dropped.",
-			`sum(increase(queryreplay_exporter_events_lost_total{`+sel+`}[1h])) + sum(increase(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[1h]))`, 6)).
+		WithPanel(statPanel("Targets up", "none", "Targets whose last poll succeeded.", `sum by (target) (queryreplay_up{`+sel+`})`, 6)).
+		WithPanel(redAtOne(statPanel("Targets down", "none", "Targets whose last poll failed (the exporter's /api/v1/targets shows why).", `sum by (target) (queryreplay_up{`+sel+`} == bool 0)`, 6))).
+		WithPanel(statPanel("Last successful poll", "s", "Seconds since each target's last successful poll (a target that never polled has no value here; Targets down shows it).",
+			`max by (target) (time() - (queryreplay_last_successful_poll_timestamp_seconds{`+sel+`} > 0))`, 6)).
+		WithPanel(redAtOne(statPanel("Events lost (1h)", "none", "Events the sessions recorded but the exporter could not read (rolled-over files, overwritten ring buffers) or XE dropped.",
+			`sum by (target) (increase(queryreplay_exporter_events_lost_total{`+sel+`}[1h])) + sum by (target) (increase(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[1h]))`, 6))).
 		WithPanel(series("Up by target", "none", "1 when the target's last poll succeeded.", 8, 12,
 			query(`queryreplay_up{`+sel+`}`, "{{target}}"))).
 		WithPanel(series("Poll duration (p95)", "s", "95th percentile of the polls' duration.", 8, 12,
@@ -35,7 +35,7 @@ func overview() *dashboard.DashboardBuilder {
 			query(`sum by (target, reason) (increase(queryreplay_exporter_session_restarts_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{reason}}"))).
 		WithRow(dashboard.NewRowBuilder("Cardinality")).
 		WithPanel(series("Series held", "short", "Label sets each metric group holds (at most its label limit, plus the other series).", 8, 12,
-			query(`sum by (group) (queryreplay_exporter_series{`+sel+`})`, "{{group}}"))).
+			query(`sum by (target, group) (queryreplay_exporter_series{`+sel+`})`, "{{target}} {{group}}"))).
 		WithPanel(series("Label folds", "short", "Label sets evicted past a group's limit into its other series.", 8, 12,
 			query(`sum by (target, group) (increase(queryreplay_exporter_label_folds_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{group}}")))
 }
@@ -45,7 +45,7 @@ func spills() *dashboard.DashboardBuilder {
 		Description("The queries that spilled most since they entered the exporter's table (statement from the plan cache). Click a statement to replay it.").
 		Datasource(promDS()).Height(10).Span(24).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
-			Expr(`sort_desc(queryreplay_top_query_spills{`+sel+`} * on (target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`})`)).
+			Expr(`sort_desc(queryreplay_top_query_spills{`+sel+`} * on (job, instance, target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`})`)).
 		WithTransformation(organize("spills")).
 		OverrideByName("statement", []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
 			"title": "Replay this query", "url": replayLinkTemplate, "targetBlank": false,
@@ -57,38 +57,44 @@ func spills() *dashboard.DashboardBuilder {
 		WithVariable(dashboard.NewTextBoxVariableBuilder("query_hash").Label("Query hash").
 			Description("A query hash (0x…) to show in the top-query table; .* for all. Exemplar links set it.").
 			DefaultValue(dashboard.StringOrMap{String: ref(".*")})).
-		WithPanel(statPanel("Spills (range)", "none", "Spills to tempdb in the selected range.", `sum(increase(queryreplay_spills_total{`+selDB+`}[$__range]))`, 8)).
-		WithPanel(statPanel("Tempdb pages written (range)", "none", "Pages spills wrote to tempdb in the selected range.", `sum(increase(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__range]))`, 8)).
+		WithPanel(statPanel("Spills (range)", "none", "Spills to tempdb in the selected range.", `sum by (target) (increase(queryreplay_spills_total{`+selDB+`}[$__range]))`, 8)).
+		WithPanel(statPanel("Tempdb pages written (range)", "none", "Pages spills wrote to tempdb in the selected range.", `sum by (target) (increase(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__range]))`, 8)).
 		WithPanel(statPanel("Memory grant use", "percentunit", "Memory the queries used of what they were granted.",
-			`sum(rate(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__range])) / sum(rate(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__range]))`, 8)).
+			`sum by (target) (rate(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__range])) / sum by (target) (rate(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__range]))`, 8)).
 		WithPanel(series("Spills by database and kind", "cps", "Spills per second; the exemplars (dots) carry the query hash of a spill.", 9, 12,
-			query(`sum by (target, database, kind) (rate(queryreplay_spills_total{`+selDB+`}[$__rate_interval]))`, "{{database}} {{kind}}").Exemplar(true))).
+			query(`sum by (target, database, kind) (rate(queryreplay_spills_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} {{kind}}").Exemplar(true))).
 		WithPanel(series("Tempdb pages written and read by spills", "short", "Worktable and workfile pages per second.", 9, 12,
-			query(`sum by (database, kind) (rate(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__rate_interval]))`, "{{database}} {{kind}} written"),
-			query(`sum by (database, kind) (rate(queryreplay_spill_tempdb_pages_read_total{`+selDB+`}[$__rate_interval]))`, "{{database}} {{kind}} read"))).
+			query(`sum by (target, database, kind) (rate(queryreplay_spill_tempdb_pages_written_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} {{kind}} written"),
+			query(`sum by (target, database, kind) (rate(queryreplay_spill_tempdb_pages_read_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} {{kind}} read"))).
+		// "is it new?": the range's spills beside the same range a day
+		// and a week before
+		WithPanel(series("Spills now, a day ago, a week ago", "short", "Spills in each interval, and in the same interval 1 day and 7 days earlier: a spill that has no past is new.", 8, 24,
+			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} now"),
+			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval] offset 1d))`, "{{target}} {{database}} 1 day ago"),
+			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval] offset 7d))`, "{{target}} {{database}} 7 days ago"))).
 		WithPanel(topQueries).
 		// The counter itself, not its rate: a query's series appears at its
 		// first spill, and rate() cannot see a series' first increment.
 		WithPanel(series("Spills by query hash, since the exporter started", "short", "The bounded per-query spill counter (label limit query_spills; the rest folds into other).", 8, 24,
-			query(`topk(10, sum by (query_hash, kind) (queryreplay_query_spills_total{`+selDB+`}))`, "{{query_hash}} {{kind}}")))
+			query(`topk(10, sum by (target, query_hash, kind) (queryreplay_query_spills_total{`+selDB+`}))`, "{{target}} {{query_hash}} {{kind}}")))
 }
 
 func waits() *dashboard.DashboardBuilder {
 	waitTable := table.NewPanelBuilder().Title("Wait types in the range").Description("Wait time and count per wait type over the selected range.").
 		Datasource(promDS()).Height(10).Span(24).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
-			Expr(`sort_desc(sum by (wait_type, wait_category) (increase(queryreplay_wait_seconds_total{` + selDB + `}[$__range])))`)).
+			Expr(`sort_desc(sum by (target, wait_type, wait_category) (increase(queryreplay_wait_seconds_total{` + selDB + `}[$__range])))`)).
 		WithTransformation(organize("wait seconds"))
 	return base(WaitsUID, "QueryReplay exporter: waits",
 		"Waits from the XE session by category and type (benign idle waits are filtered at the source).", true).
-		WithPanel(series("Wait time by category", "s", "Seconds waited per second, by wait category.", 9, 12,
-			query(`sum by (wait_category) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{wait_category}}"))).
-		WithPanel(series("Top wait types by time", "s", "The ten wait types with the most wait time.", 9, 12,
-			query(`topk(10, sum by (wait_type) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval])))`, "{{wait_type}}"))).
+		WithPanel(series("Wait time by category", "short", "Seconds waited per second, by wait category: the average number of tasks waiting (not a duration).", 9, 12,
+			query(`sum by (target, wait_category) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{wait_category}}"))).
+		WithPanel(series("Top wait types by time", "short", "The ten wait types with the most wait time, in seconds waited per second (average tasks waiting).", 9, 12,
+			query(`topk(10, sum by (target, wait_type) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval])))`, "{{target}} {{wait_type}}"))).
 		WithPanel(series("Waits by category", "cps", "Completed waits per second.", 8, 12,
-			query(`sum by (wait_category) (rate(queryreplay_waits_total{`+selDB+`}[$__rate_interval]))`, "{{wait_category}}"))).
+			query(`sum by (target, wait_category) (rate(queryreplay_waits_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{wait_category}}"))).
 		WithPanel(series("Signal wait share", "percentunit", "Share of wait time spent runnable, waiting for a scheduler (CPU pressure).", 8, 12,
-			query(`sum(rate(queryreplay_wait_signal_seconds_total{`+selDB+`}[$__rate_interval])) / sum(rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "signal share"))).
+			query(`sum by (target) (rate(queryreplay_wait_signal_seconds_total{`+selDB+`}[$__rate_interval])) / sum by (target) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{target}} signal share"))).
 		WithPanel(waitTable)
 }
 
@@ -96,23 +102,23 @@ func storage() *dashboard.DashboardBuilder {
 	splitTable := table.NewPanelBuilder().Title("Page splits by object and index").Description("Page splits in the selected range.").
 		Datasource(promDS()).Height(9).Span(24).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
-			Expr(`sort_desc(sum by (database, object, index, operation) (increase(queryreplay_page_splits_total{` + selDB + `}[$__range])))`)).
+			Expr(`sort_desc(sum by (target, database, object, index, operation) (increase(queryreplay_page_splits_total{` + selDB + `}[$__range])))`)).
 		WithTransformation(organize("splits"))
 	return base(StorageUID, "QueryReplay exporter: reads, writes and splits",
 		"Physical page I/O by object and index, page splits, statements' logical reads, log flushes.", true).
 		WithPanel(series("Pages read from disk by object", "short", "physical_page_read per second, top ten objects and indexes; exemplars carry query hashes.", 9, 12,
-			query(`topk(10, sum by (database, object, index) (rate(queryreplay_page_reads_total{`+selDB+`}[$__rate_interval])))`, "{{database}} {{object}} {{index}}").Exemplar(true))).
+			query(`topk(10, sum by (target, database, object, index) (rate(queryreplay_page_reads_total{`+selDB+`}[$__rate_interval])))`, "{{target}} {{database}} {{object}} {{index}}").Exemplar(true))).
 		WithPanel(series("Pages written by object", "short", "physical_page_write per second, top ten objects and indexes.", 9, 12,
-			query(`topk(10, sum by (database, object, index) (rate(queryreplay_page_writes_total{`+selDB+`}[$__rate_interval])))`, "{{database}} {{object}} {{index}}"))).
+			query(`topk(10, sum by (target, database, object, index) (rate(queryreplay_page_writes_total{`+selDB+`}[$__rate_interval])))`, "{{target}} {{database}} {{object}} {{index}}"))).
 		WithPanel(series("Page splits", "short", "Page splits per second by object, index and operation.", 8, 12,
-			query(`topk(10, sum by (database, object, index, operation) (rate(queryreplay_page_splits_total{`+selDB+`}[$__rate_interval])))`, "{{object}} {{index}} {{operation}}"))).
+			query(`topk(10, sum by (target, database, object, index, operation) (rate(queryreplay_page_splits_total{`+selDB+`}[$__rate_interval])))`, "{{target}} {{object}} {{index}} {{operation}}"))).
 		WithPanel(series("Statements' logical reads", "short", "Logical reads per second of completed statements, by database.", 8, 12,
-			query(`sum by (database) (rate(queryreplay_statement_logical_reads_total{`+selDB+`}[$__rate_interval]))`, "{{database}}").Exemplar(true))).
+			query(`sum by (target, database) (rate(queryreplay_statement_logical_reads_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}}").Exemplar(true))).
 		WithPanel(series("Log flushes", "Bps", "Bytes written by log flushes per second.", 8, 12,
-			query(`sum by (database) (rate(queryreplay_log_flush_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{database}}"))).
-		WithPanel(series("Memory grants", "Bps", "Memory granted to and used by queries (bytes per second of grants).", 8, 12,
-			query(`sum by (database) (rate(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{database}} granted"),
-			query(`sum by (database) (rate(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{database}} used"))).
+			query(`sum by (target, database) (rate(queryreplay_log_flush_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}}"))).
+		WithPanel(series("Memory grants", "bytes", "Memory granted to and used by the queries that completed in each interval (bytes per interval, not a throughput).", 8, 12,
+			query(`sum by (target, database) (increase(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} granted"),
+			query(`sum by (target, database) (increase(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} used"))).
 		WithPanel(splitTable)
 }
 

@@ -144,6 +144,14 @@ func statPanel(title, unit, description, expr string, w uint32) *stat.PanelBuild
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Expr(expr).Instant())
 }
 
+// redAtOne colours a stat green at 0 and red from 1: a count of trouble
+// (targets down, events lost).
+func redAtOne(p *stat.PanelBuilder) *stat.PanelBuilder {
+	return p.Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps([]dashboard.Threshold{
+		{Value: nil, Color: "green"}, {Value: ref(1.0), Color: "red"},
+	}))
+}
+
 // organize hides the technical columns of an instant table and renames the
 // value column.
 func organize(value string, hide ...string) dashboard.DataTransformerConfig {

@@ -329,3 +329,131 @@ func TestAlertingProvisioning(t *testing.T) {
 		}
 	}
 }
+
+// exprsOf returns every "expr" string of a dashboard's JSON.
+func exprsOf(t *testing.T, b []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if s, ok := c.(string); ok && k == "expr" {
+					out = append(out, s)
+				}
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+var (
+	aggregation = regexp.MustCompile(`\b(sum|avg|min|max|count|stddev|group)\s*(by\s*\(([^)]*)\))?\s*\(`)
+	joinOn      = regexp.MustCompile(`\bon\s*\(([^)]*)\)`)
+)
+
+// No panel mixes servers: every aggregation keeps target (sum by (target,
+// …)), every join matches on it, so a fleet behind one Prometheus shows one
+// series per server.
+func TestEveryAggregationKeepsTarget(t *testing.T) {
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range exprsOf(t, b) {
+			for _, m := range aggregation.FindAllStringSubmatch(e, -1) {
+				checked++
+				if !slices.Contains(strings.Fields(strings.ReplaceAll(m[3], ",", " ")), "target") {
+					t.Errorf("%s: %q aggregates away target in %s", f.Name, m[0], e)
+				}
+			}
+			for _, m := range joinOn.FindAllStringSubmatch(e, -1) {
+				if !strings.Contains(m[1], "target") || !strings.Contains(m[1], "instance") {
+					t.Errorf("%s: join %q does not match on target and instance in %s", f.Name, m[0], e)
+				}
+			}
+			// (time() - x > 0) parses as (time() - x) > 0
+			if regexp.MustCompile(`time\(\)\s*-\s*[a-z_]+\{[^}]*\}\s*>`).MatchString(e) {
+				t.Errorf("%s: %s compares time() - x, not x", f.Name, e)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d aggregations checked", checked)
+	}
+}
+
+// The health stats that mean trouble above zero turn red there (a target
+// down used to render green), and the spills dashboard answers "is it new?"
+// with the same range a day and a week before.
+func TestThresholdsAndOffsets(t *testing.T) {
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overview, spills string
+	for _, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *f.Dashboard.Uid == OverviewUID {
+			overview = string(b)
+		}
+		if *f.Dashboard.Uid == SpillsUID {
+			spills = string(b)
+		}
+	}
+	var d struct {
+		Panels []struct {
+			Title       string `json:"title"`
+			FieldConfig struct {
+				Defaults struct {
+					Thresholds struct {
+						Steps []struct {
+							Value *float64 `json:"value"`
+							Color string   `json:"color"`
+						} `json:"steps"`
+					} `json:"thresholds"`
+				} `json:"defaults"`
+			} `json:"fieldConfig"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(overview), &d); err != nil {
+		t.Fatal(err)
+	}
+	red := map[string]bool{}
+	for _, p := range d.Panels {
+		steps := p.FieldConfig.Defaults.Thresholds.Steps
+		if len(steps) >= 2 && steps[0].Color == "green" && steps[len(steps)-1].Color == "red" && steps[len(steps)-1].Value != nil && *steps[len(steps)-1].Value <= 1 {
+			red[p.Title] = true
+		}
+	}
+	for _, title := range []string{"Targets down", "Events lost (1h)"} {
+		if !red[title] {
+			t.Errorf("overview: %q does not turn red at 1", title)
+		}
+	}
+	for _, off := range []string{"offset 1d", "offset 7d"} {
+		if !strings.Contains(spills, off) {
+			t.Errorf("spills: no query with %s", off)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func BenchmarkIngest(b *testing.B) {
 	for _, r := range rows {
 		bytes += len(r.data)
 	}
-	cfg, err := ConfigFromDSN("sqlserver://bench@127.0.0.1")
+	cfg, err := ConfigFromDSN("sqlserver://bench@127.0.0.1", "default")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func BenchmarkIngest(b *testing.B) {
 // filledExporter is an exporter with one target whose page group holds
 // labelSets label sets: 2 counters each, so 2 x labelSets series.
 func filledExporter(b *testing.B, labelSets int) *Exporter {
-	cfg, err := ConfigFromDSN("sqlserver://bench@127.0.0.1")
+	cfg, err := ConfigFromDSN("sqlserver://bench@127.0.0.1", "default")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func BenchmarkSoakChurn(b *testing.B) {
 		soak = d
 	}
 	const limit = 1000
-	cfg, err := ConfigFromDSN("sqlserver://bench@127.0.0.1")
+	cfg, err := ConfigFromDSN("sqlserver://bench@127.0.0.1", "default")
 	if err != nil {
 		b.Fatal(err)
 	}

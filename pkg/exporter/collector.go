@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -49,7 +50,7 @@ type collector struct{ e *Exporter }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descLastSuccess, descDecoded, descMalformed, descLost, descDuplicate,
 		descXEDropped, descSessionStarts, descPollErrors, descPollDuration, descFolds, descSeries,
-		descTopInfo, descTopSpills, descTopReads, descTopLastSeen} {
+		descTopInfo, descTopSpills, descTopReads, descTopLastSeen, descLinks} {
 		ch <- d
 	}
 	probeDescribe(ch)
@@ -57,10 +58,13 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends every target's metrics.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	for _, t := range c.e.targets {
+	targets, probes, cfg := c.e.current()
+	g := cfg.Global
+	ch <- prometheus.MustNewConstMetric(descLinks, prometheus.GaugeValue, 1, strings.TrimRight(g.GrafanaURL, "/"), g.RunbookURL)
+	for _, t := range targets {
 		t.collect(ch)
 	}
-	for _, p := range c.e.probes {
+	for _, p := range probes {
 		p.collect(ch)
 	}
 }

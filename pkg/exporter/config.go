@@ -43,7 +43,15 @@ type Global struct {
 	// GrafanaURL, when set, makes the replay links absolute
 	// (https://grafana.example.com); otherwise they are paths.
 	GrafanaURL string `yaml:"grafana_url"`
+	// RunbookURL is the page the alert rules' runbook links open, with the
+	// alert's anchor (default: docs/operations.md on GitHub). Published in
+	// queryreplay_exporter_links_info with GrafanaURL, so that the alerts'
+	// links are absolute.
+	RunbookURL string `yaml:"runbook_url"`
 }
+
+// DefaultRunbookURL is the runbook the alerts link to by default.
+const DefaultRunbookURL = "https://github.com/queryreplay/queryreplay/blob/main/docs/operations.md"
 
 // TopQueries configures the bounded table of the queries that spill and read
 // the most, per target.
@@ -62,7 +70,9 @@ type TopQueries struct {
 // Target is one SQL Server (or Azure SQL database) with its session.
 type Target struct {
 	// Name labels every series (target="…") and names the session
-	// queryreplay_exporter_<name>: letters, digits and _, at most 64.
+	// queryreplay_exporter_<name>_<owner id>: letters, digits and _, at
+	// most 64. Empty: named after the DSN's host and port
+	// (DefaultTargetName).
 	Name string `yaml:"name"`
 	// Exactly one of DSN, DSNEnv, DSNFile. DSN must not hold a password;
 	// PasswordEnv or PasswordFile add one to a sqlserver:// DSN.
@@ -85,7 +95,8 @@ type Target struct {
 	// object of pages read or written (default 1000; 0 turns them off).
 	PageLookupsPerPoll *int `yaml:"page_lookups_per_poll"`
 
-	dsn string // resolved, never printed
+	dsn      string // resolved, never printed
+	dsnField string // where dsn came from when not the file (--dsn)
 }
 
 // Waits configures the wait group's predicates.
@@ -126,7 +137,7 @@ type Session struct {
 
 // EventFile configures the event_file target.
 type EventFile struct {
-	// Path is the file name; default queryreplay_exporter_<name>.xel, which
+	// Path is the file name; default <session name>.xel, which
 	// SQL Server puts in its log directory. On Azure it must be a blob URL.
 	Path             string `yaml:"path"`
 	MaxFileSizeMB    int    `yaml:"max_file_size_mb"`   // default 64
@@ -247,10 +258,11 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 	return &c, nil
 }
 
-// ConfigFromDSN is the configuration of --dsn: one target named "default"
-// with every default.
-func ConfigFromDSN(dsn string) (*Config, error) {
-	c := &Config{Targets: []Target{{Name: "default", dsn: dsn}}}
+// ConfigFromDSN is the configuration of --dsn: one target with every
+// default, named name or, when name is empty, after the DSN's host and
+// port (DefaultTargetName).
+func ConfigFromDSN(dsn, name string) (*Config, error) {
+	c := &Config{Targets: []Target{{Name: name, dsn: dsn, dsnField: "--dsn"}}}
 	if err := c.finish(func(string) (string, bool) { return "", false }); err != nil {
 		return nil, err
 	}
@@ -305,6 +317,12 @@ func (c *Config) finish(lookupEnv func(string) (string, bool)) error {
 			bad("global.grafana_url", "must be an http(s) URL such as https://grafana.example.com")
 		}
 	}
+	if g.RunbookURL == "" {
+		g.RunbookURL = DefaultRunbookURL
+	}
+	if u, err := url.Parse(g.RunbookURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+		bad("global.runbook_url", "must be an http(s) URL without #anchor (the alerts add theirs)")
+	}
 	if len(c.Targets) == 0 {
 		bad("targets", "at least one target is needed")
 	}
@@ -312,11 +330,11 @@ func (c *Config) finish(lookupEnv func(string) (string, bool)) error {
 	for i := range c.Targets {
 		field := fmt.Sprintf("targets[%d]", i)
 		tg := &c.Targets[i]
+		tg.finish(field, g, lookupEnv, bad)
 		if j, dup := names[tg.Name]; dup && tg.Name != "" {
-			bad(field+".name", "%q is also the name of targets[%d]", tg.Name, j)
+			bad(field+".name", "%q is also the name of targets[%d] (two targets on one server need names of their own)", tg.Name, j)
 		}
 		names[tg.Name] = i
-		tg.finish(field, g, lookupEnv, bad)
 	}
 	probeNames := map[string]bool{}
 	for i := range c.Probes {
@@ -334,6 +352,10 @@ func (c *Config) finish(lookupEnv func(string) (string, bool)) error {
 		}
 		if strings.TrimSpace(pr.SQL) == "" {
 			bad(field+".sql", "is empty")
+		} else if err := checkProbe(*pr); err != nil {
+			// the tracer's safety classifier, the same check New runs: a
+			// configuration that --config.check passes starts
+			bad(field+".sql", "%v", err)
 		}
 		if pr.Interval == 0 {
 			pr.Interval = Duration(defaultProbeInterval)
@@ -366,10 +388,19 @@ func checkLimits(field string, limits map[string]int, bad func(string, string, .
 }
 
 func (t *Target) finish(field string, g *Global, lookupEnv func(string) (string, bool), bad func(string, string, ...any)) {
-	if !namePattern.MatchString(t.Name) {
-		bad(field+".name", "%q must be letters, digits and _ (1 to %d): it names the session queryreplay_exporter_<name>", t.Name, maxTargetName)
-	}
 	t.resolveDSN(field, lookupEnv, bad)
+	if t.dsn != "" {
+		name, err := DefaultTargetName(t.dsn)
+		if err != nil {
+			bad(t.dsnSource(field), "%v", err)
+			t.dsn = ""
+		} else if t.Name == "" {
+			t.Name = name
+		}
+	}
+	if !namePattern.MatchString(t.Name) && (t.Name != "" || t.dsn != "") {
+		bad(field+".name", "%q must be letters, digits and _ (1 to %d): it names the session queryreplay_exporter_<name>_<owner id>", t.Name, maxTargetName)
+	}
 	if len(t.Events) == 0 {
 		t.Events = append([]string(nil), EventGroupNames...)
 	}
@@ -398,6 +429,10 @@ func (t *Target) finish(field string, g *Global, lookupEnv func(string) (string,
 	}
 	if w.MinDuration < 0 {
 		bad(field+".waits.min_duration", "must not be negative")
+	} else if w.MinDuration.D()%time.Millisecond != 0 {
+		// XE's wait duration is in milliseconds: 500us would truncate
+		// to 0, no filter at all
+		bad(field+".waits.min_duration", "%s must be a whole number of milliseconds (XE measures waits in ms)", w.MinDuration.D())
 	}
 	if w.ExcludeBenign == nil {
 		w.ExcludeBenign = ptr(true)
@@ -593,3 +628,16 @@ var adoPassword = regexp.MustCompile(`(?i)(^|;)\s*(password|pwd)\s*=`)
 
 // ResolvedDSN returns the target's connection string. Never log it.
 func (t *Target) ResolvedDSN() string { return t.dsn }
+
+// dsnSource is the field the target's DSN came from, for errors about it.
+func (t *Target) dsnSource(field string) string {
+	switch {
+	case t.dsnField != "":
+		return t.dsnField
+	case t.DSNEnv != "":
+		return field + ".dsn_env"
+	case t.DSNFile != "":
+		return field + ".dsn_file"
+	}
+	return field + ".dsn"
+}

@@ -67,6 +67,11 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 		{"probe unknown target", ok + "probes:\n  - name: p\n    target: b\n    sql: SELECT 1\n", []string{"probes[0].target", `"b" is not a target name`}},
 		{"probe empty sql", ok + "probes:\n  - name: p\n    target: a\n    sql: \"  \"\n", []string{"probes[0].sql: is empty"}},
 		{"probe duplicate", ok + "probes:\n  - {name: p, target: a, sql: SELECT 1}\n  - {name: p, target: a, sql: SELECT 2}\n", []string{"probes[1].name", "used twice"}},
+		{"probe that writes", ok + "probes:\n  - {name: p, target: a, sql: \"DELETE FROM dbo.Orders WHERE 1 = 0\"}\n", []string{"probes[0].sql"}},
+		{"probe that writes in a CTE", ok + "probes:\n  - {name: p, target: a, sql: \"WITH x AS (SELECT 1 AS a) UPDATE dbo.t SET a = 1\"}\n", []string{"probes[0].sql"}},
+		{"sub-millisecond wait filter", ok + "    waits:\n      min_duration: 500us\n", []string{"targets[0].waits.min_duration", "whole number of milliseconds"}},
+		{"fractional millisecond wait filter", ok + "    waits:\n      min_duration: 1500us\n", []string{"targets[0].waits.min_duration", "whole number of milliseconds"}},
+		{"negative duration", "global:\n  poll_timeout: -5s\n" + ok, []string{"global.poll_timeout", "must not be negative"}},
 		{"several problems at once", "targets:\n  - name: a-b\n    dsn_env: DSN\n    events: [nope]\n", []string{"2 problems", "targets[0].name", "targets[0].events[0]"}},
 	}
 	for _, c := range cases {
@@ -181,12 +186,89 @@ targets:
 }
 
 func TestConfigFromDSN(t *testing.T) {
-	cfg, err := ConfigFromDSN("sqlserver://sa:pw@127.0.0.1:1433")
+	cfg, err := ConfigFromDSN("sqlserver://sa:pw@127.0.0.1:1433", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Targets) != 1 || cfg.Targets[0].Name != "default" || cfg.Targets[0].ResolvedDSN() != "sqlserver://sa:pw@127.0.0.1:1433" {
+	if len(cfg.Targets) != 1 || cfg.Targets[0].Name != "127_0_0_1_1433" || cfg.Targets[0].ResolvedDSN() != "sqlserver://sa:pw@127.0.0.1:1433" {
 		t.Fatalf("%+v", cfg.Targets)
+	}
+	if cfg, err := ConfigFromDSN("sqlserver://sa:pw@127.0.0.1:1433", "prod_eu"); err != nil || cfg.Targets[0].Name != "prod_eu" {
+		t.Fatalf("given name: %v", err)
+	}
+	if _, err := ConfigFromDSN("sqlserver://sa:pw@127.0.0.1:1433", "bad-name"); err == nil {
+		t.Fatal("a name outside the charset was accepted")
+	}
+}
+
+// Every target without a name is named after its server's host and port
+// (or instance), in the allowed charset: distinct servers, distinct names,
+// the same server the same name at every start.
+func TestDefaultTargetNames(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"sqlserver://u@db1.example.com:1433?database=a":   "db1_example_com_1433",
+		"sqlserver://u@db1.example.com:14330":             "db1_example_com_14330",
+		"sqlserver://u@db1.example.com":                   "db1_example_com_1433",
+		"sqlserver://u@db1/SQLEXPRESS":                    "db1_SQLEXPRESS",
+		"server=db-2.corp,1444;user id=u;database=x":      "db_2_corp_1444",
+		`server=db3\PROD;user id=u`:                       "db3_PROD",
+		"sqlserver://u@[2001:db8::1]:1433":                "2001_db8__1_1433",
+		"sqlserver://u@" + strings.Repeat("h", 80) + ":1": "",
+	} {
+		cfg, err := ConfigFromDSN(dsn, "")
+		if err != nil {
+			t.Errorf("%s: %v", dsn, err)
+			continue
+		}
+		got := cfg.Targets[0].Name
+		if !namePattern.MatchString(got) {
+			t.Errorf("%s: name %q is outside the charset", dsn, got)
+		}
+		if want != "" && got != want {
+			t.Errorf("%s: name %q, want %q", dsn, got, want)
+		}
+		again, _ := ConfigFromDSN(dsn, "")
+		if again.Targets[0].Name != got {
+			t.Errorf("%s: name %q then %q", dsn, got, again.Targets[0].Name)
+		}
+	}
+	long1, _ := ConfigFromDSN("sqlserver://u@"+strings.Repeat("h", 80)+"a:1", "")
+	long2, _ := ConfigFromDSN("sqlserver://u@"+strings.Repeat("h", 80)+"b:1", "")
+	if long1.Targets[0].Name == long2.Targets[0].Name {
+		t.Errorf("two long host names share the name %q", long1.Targets[0].Name)
+	}
+	two := "targets:\n  - dsn_env: A\n  - dsn_env: B\n"
+	cfg, err := ParseConfig([]byte(two), func(k string) (string, bool) {
+		return map[string]string{"A": "sqlserver://u@db1:1433", "B": "sqlserver://u@db1:1434"}[k], true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Targets[0].Name != "db1_1433" || cfg.Targets[1].Name != "db1_1434" {
+		t.Errorf("names %q %q", cfg.Targets[0].Name, cfg.Targets[1].Name)
+	}
+	_, err = ParseConfig([]byte(two), func(k string) (string, bool) { return "sqlserver://u@db1:1433", true })
+	if err == nil || !strings.Contains(err.Error(), "targets[1].name") {
+		t.Errorf("two targets on one server without names: %v", err)
+	}
+}
+
+// A DSN that does not parse is a start error that names the field (and
+// never the password), not a running exporter with up 0.
+func TestUnparsableDSNIsAStartError(t *testing.T) {
+	for _, dsn := range []string{"sqlserver://u:Secr3t@h:1433?packet+size=huge", "server=h;port=notaport;password=Secr3t", "sqlserver://u:Secr3t@h:99999"} {
+		_, err := ConfigFromDSN(dsn, "x")
+		if err == nil || !strings.Contains(err.Error(), "--dsn") {
+			t.Errorf("%q: %v", dsn, err)
+		} else if strings.Contains(err.Error(), "Secr3t") {
+			t.Errorf("%q: the error shows the password: %v", dsn, err)
+		}
+		_, err = ParseConfig([]byte("targets:\n  - name: a\n    dsn_env: A\n"), func(string) (string, bool) { return dsn, true })
+		if err == nil || !strings.Contains(err.Error(), "targets[0].dsn_env") {
+			t.Errorf("%q in dsn_env: %v", dsn, err)
+		} else if strings.Contains(err.Error(), "Secr3t") {
+			t.Errorf("%q: the error shows the password: %v", dsn, err)
+		}
 	}
 }
 

@@ -51,8 +51,10 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
 			bad("must be a duration such as 5s or 1m30s")
 			return
 		}
-		if _, err := time.ParseDuration(n.Value); err != nil {
+		if d, err := time.ParseDuration(n.Value); err != nil {
 			bad("%q is not a duration (such as 5s or 1m30s)", n.Value)
+		} else if d < 0 {
+			bad("%q must not be negative", n.Value)
 		}
 		return
 	}

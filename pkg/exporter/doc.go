@@ -9,8 +9,10 @@
 //
 // # How a target is polled
 //
-// Each target has one session, queryreplay_exporter_<name>, made anew at
-// startup from the configuration (event groups, database and wait
+// Each target has one session per exporter process,
+// queryreplay_exporter_<name>_<owner id>, owned by an idle connection of
+// the process (owner.go) so that two exporters on one server never touch
+// each other's, and made anew at startup from the configuration (event groups, database and wait
 // predicates resolved through the server's sys.dm_xe_map_values into key
 // ranges). Every poll checks the session in sys.dm_xe_sessions — a session
 // dropped by someone is created again, a stopped one (a server restart) is
@@ -41,7 +43,10 @@
 // one burst); on a clean shutdown the session is dropped unless
 // drop_session_on_shutdown is false. The package never touches a session
 // it did not name, in particular not the tracer's queryreplay_<id>
-// sessions; probes run through pkg/tracer with its safety rules
+// sessions, and drops another exporter's session only when its name has
+// the exact exporter form and its owner connection is gone (a crashed
+// exporter's leftovers); SIGHUP or /-/reload apply a new configuration
+// without losing counts (reload.go); probes run through pkg/tracer with its safety rules
 // (modifications refused).
 //
 // # Decisions

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -21,8 +22,16 @@ type Exporter struct {
 	reg     *prometheus.Registry
 
 	cancel context.CancelFunc
+	runCtx context.Context // Start's, for targets a reload adds
 	wg     sync.WaitGroup
-	sweeps chan sweepResult // the start-up sweeps' results (sweep.go)
+	// state guards targets, probes and cfg, which a reload swaps;
+	// reloadMu serialises reloads.
+	state    sync.RWMutex
+	reloadMu sync.Mutex
+	sweeps   chan sweepResult // the start-up sweeps' results (sweep.go)
+
+	buildOnce sync.Once
+	buildErr  error
 }
 
 // New builds an exporter for a validated configuration. Nothing connects
@@ -32,25 +41,17 @@ func New(cfg *Config, log *slog.Logger) (*Exporter, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Exporter{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
-	dsns := map[string]string{}
 	for _, tc := range cfg.Targets {
 		if tc.dsn == "" {
 			return nil, fmt.Errorf("target %s has no DSN: load the configuration with LoadConfig, ParseConfig or ConfigFromDSN", tc.Name)
 		}
 		e.targets = append(e.targets, newTarget(tc, &cfg.Global, log))
-		dsns[tc.Name] = tc.dsn
 	}
-	var problems []string
-	for i, pc := range cfg.Probes {
-		if err := checkProbe(pc); err != nil {
-			problems = append(problems, fmt.Sprintf("probes[%d].sql: %v", i, err))
-			continue
-		}
-		e.probes = append(e.probes, newProbe(pc, dsns[pc.Target], log))
+	probes, err := e.buildProbes(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if len(problems) > 0 {
-		return nil, &ConfigError{Problems: problems}
-	}
+	e.probes = probes
 	if err := e.reg.Register(collector{e}); err != nil {
 		return nil, fmt.Errorf("register the collector: %w", err)
 	}
@@ -64,21 +65,16 @@ func (e *Exporter) Gatherer() prometheus.Gatherer { return e.gatherer() }
 // Start begins polling every target and running every probe until
 // Shutdown or until ctx ends.
 func (e *Exporter) Start(ctx context.Context) {
-	ctx, e.cancel = context.WithCancel(ctx)
-	e.startSweeps(ctx)
-	for _, t := range e.targets {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			t.run(ctx)
-		}()
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	e.runCtx, e.cancel = context.WithCancel(ctx)
+	e.startSweeps(e.runCtx)
+	targets, probes, _ := e.current()
+	for _, t := range targets {
+		e.runTarget(t)
 	}
-	for _, p := range e.probes {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			p.run(ctx)
-		}()
+	for _, p := range probes {
+		e.runProbe(p)
 	}
 }
 
@@ -86,7 +82,8 @@ func (e *Exporter) Start(ctx context.Context) {
 // its outcome), so the first scrape sees every target's up.
 func (e *Exporter) Ready() (bool, int) {
 	waiting := 0
-	for _, t := range e.targets {
+	targets, _, _ := e.current()
+	for _, t := range targets {
 		t.mu.Lock()
 		if !t.st.polled {
 			waiting++
@@ -100,15 +97,18 @@ func (e *Exporter) Ready() (bool, int) {
 // target's session when drop_session_on_shutdown is set (the default). ctx
 // bounds the drops.
 func (e *Exporter) Shutdown(ctx context.Context) error {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
 	if e.cancel != nil {
 		e.cancel()
 	}
 	e.wg.Wait()
-	drop := *e.cfg.Global.DropSessionOnShutdown
+	targets, _, cfg := e.current()
+	drop := *cfg.Global.DropSessionOnShutdown
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, t := range e.targets {
+	for _, t := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -129,7 +129,8 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 // benchmarks; the pollers do this on their schedule).
 func (e *Exporter) PollNow(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, t := range e.targets {
+	targets, _, _ := e.current()
+	for _, t := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,4 +138,17 @@ func (e *Exporter) PollNow(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// registerBuildInfo publishes queryreplay_build_info once (the handler may
+// be built more than once, e.g. by tests).
+func (e *Exporter) registerBuildInfo(version string) error {
+	e.buildOnce.Do(func() {
+		e.buildErr = e.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "build_info",
+			Help:        "Always 1: the version of the exporter and the Go version that built it.",
+			ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+		}, func() float64 { return 1 }))
+	})
+	return e.buildErr
 }

@@ -22,7 +22,14 @@ import (
 func (e *Exporter) gatherer() prometheus.Gatherer {
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		fams, err := e.reg.Gather()
-		fams = append(fams, e.gatherGroups()...)
+		// a group with no series yet has no family: an empty family is
+		// invalid in the exposition format (promhttp would log it as an
+		// error on every scrape)
+		for _, f := range e.gatherGroups() {
+			if len(f.GetMetric()) > 0 {
+				fams = append(fams, f)
+			}
+		}
 		slices.SortFunc(fams, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
 		return fams, err
 	})
@@ -37,7 +44,8 @@ func (e *Exporter) gatherGroups() []*dto.MetricFamily {
 			m := &def.metrics[i]
 			fams[i] = &dto.MetricFamily{Name: &m.fqName, Help: &m.help, Type: dto.MetricType_COUNTER.Enum()}
 		}
-		for _, t := range e.targets {
+		targets, _, _ := e.current()
+		for _, t := range targets {
 			t.mu.Lock()
 			t.groups[def.name].appendTo(fams, t.cfg.Name)
 			t.mu.Unlock()

@@ -292,10 +292,28 @@ func (f *fixture) flushAndPoll(t testing.TB) {
 }
 
 // recordedTotal is how many events the target's session recorded in all.
-func (f *fixture) recordedTotal() float64 {
+func (f *fixture) recordedTotal(t testing.TB) float64 {
 	var n float64
-	for _, c := range f.run.Server.RecordedEvents(SessionName("standin")) {
+	for _, c := range f.run.Server.RecordedEvents(sessionOf(t, f.e, "standin")) {
 		n += float64(c)
 	}
 	return n
+}
+
+// sessionOf returns the name of a target's session once it is initialised
+// (queryreplay_exporter_<target>_<owner id>).
+func sessionOf(t testing.TB, e *Exporter, target string) string {
+	t.Helper()
+	for _, tg := range e.targets {
+		if tg.cfg.Name == target {
+			tg.mu.Lock()
+			defer tg.mu.Unlock()
+			if tg.st.session == "" {
+				t.Fatalf("target %s has no session yet", target)
+			}
+			return tg.st.session
+		}
+	}
+	t.Fatalf("no target %s", target)
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,19 +21,61 @@ const (
 	ReadyPath      = "/-/ready"
 )
 
-// Handler returns the exporter's HTTP handler: /metrics (Prometheus text
-// or OpenMetrics with exemplars, by content negotiation), the landing page,
-// /-/healthy, /-/ready, and the JSON tables. TLS and basic auth wrap it in
-// exporter-toolkit's web.Serve.
+// HandlerOptions configures HandlerWith.
+type HandlerOptions struct {
+	// Version is shown on the landing page and in queryreplay_build_info.
+	Version string
+	// MetricsPath serves the metrics (default MetricsPath).
+	MetricsPath string
+	// Reload, when set, serves POST /-/reload (ReloadPath) with it.
+	Reload func() error
+}
+
+// ReloadPath re-reads the configuration (POST), as Prometheus's own does.
+const ReloadPath = "/-/reload"
+
+// Handler is HandlerWith the default metrics path and no reload.
 func (e *Exporter) Handler(version string) (http.Handler, error) {
+	return e.HandlerWith(HandlerOptions{Version: version})
+}
+
+// HandlerWith returns the exporter's HTTP handler: the metrics (Prometheus
+// text or OpenMetrics with exemplars, by content negotiation) with the
+// handler's own promhttp_* metrics, the landing page, /-/healthy,
+// /-/ready, /-/reload and the JSON tables. TLS and basic auth wrap it in
+// exporter-toolkit's web.ListenAndServe.
+func (e *Exporter) HandlerWith(o HandlerOptions) (http.Handler, error) {
+	if o.MetricsPath == "" {
+		o.MetricsPath = MetricsPath
+	}
+	if !strings.HasPrefix(o.MetricsPath, "/") || o.MetricsPath == "/" {
+		return nil, fmt.Errorf("metrics path %q must start with / and name a page", o.MetricsPath)
+	}
+	if err := e.registerBuildInfo(o.Version); err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(MetricsPath, promhttp.HandlerFor(e.gatherer(), promhttp.HandlerOpts{
+	mux.Handle(o.MetricsPath, promhttp.InstrumentMetricHandler(e.reg, promhttp.HandlerFor(e.gatherer(), promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
 		ErrorLog:            slog.NewLogLogger(e.log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: 4,
 		Timeout:             30 * time.Second,
-	}))
+	})))
+	if o.Reload != nil {
+		mux.HandleFunc(ReloadPath, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost && r.Method != http.MethodPut {
+				w.Header().Set("Allow", "POST, PUT")
+				http.Error(w, "use POST to reload the configuration", http.StatusMethodNotAllowed)
+				return
+			}
+			if err := o.Reload(); err != nil {
+				http.Error(w, "reload failed: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprintln(w, "Reloaded")
+		})
+	}
 	mux.HandleFunc(HealthyPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "Healthy")
@@ -41,7 +84,8 @@ func (e *Exporter) Handler(version string) (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if ok, waiting := e.Ready(); !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "Not ready: %d of %d targets have not finished their first poll\n", waiting, len(e.targets))
+			targets, _, _ := e.current()
+			fmt.Fprintf(w, "Not ready: %d of %d targets have not finished their first poll\n", waiting, len(targets))
 			return
 		}
 		fmt.Fprintln(w, "Ready")
@@ -51,9 +95,11 @@ func (e *Exporter) Handler(version string) (http.Handler, error) {
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "QueryReplay exporter",
 		Description: "Reads, waits, spills and page splits from a light Extended Events session per SQL Server, as Prometheus metrics.",
-		Version:     version,
+		Version:     o.Version,
+		// no pprof links: the exporter does not serve /debug/pprof
+		Profiling: "false",
 		Links: []web.LandingLinks{
-			{Address: MetricsPath, Text: "Metrics"},
+			{Address: o.MetricsPath, Text: "Metrics"},
 			{Address: TopQueriesPath, Text: "Top queries", Description: "per target: the queries that spill and read the most, with replay links"},
 			{Address: TargetsPath, Text: "Targets", Description: "poll status of each target"},
 			{Address: HealthyPath, Text: "Health"},
@@ -92,7 +138,8 @@ type TargetTopJSON struct {
 // TopQueries returns every target's top-query table (or one target's).
 func (e *Exporter) TopQueries(only string) []TargetTopJSON {
 	out := []TargetTopJSON{}
-	for _, t := range e.targets {
+	targets, _, cfg := e.current()
+	for _, t := range targets {
 		if only != "" && t.cfg.Name != only {
 			continue
 		}
@@ -103,7 +150,7 @@ func (e *Exporter) TopQueries(only string) []TargetTopJSON {
 				StatementTruncated: q.Truncated, Spills: q.Spills, SpillPages: q.SpillPages, LogicalReads: q.LogicalReads,
 				Executions: q.Executions, LastSeen: q.LastSeen.UTC()}
 			if q.Statement != "" {
-				row.ReplayURL = replayPath(e.cfg.Global.GrafanaURL, q.Statement, q.Database)
+				row.ReplayURL = replayPath(cfg.Global.GrafanaURL, q.Statement, q.Database)
 			}
 			tt.Queries = append(tt.Queries, row)
 		}
@@ -128,9 +175,10 @@ type TargetStatusJSON struct {
 
 func (e *Exporter) serveTargets(w http.ResponseWriter, _ *http.Request) {
 	out := []TargetStatusJSON{}
-	for _, t := range e.targets {
+	targets, _, _ := e.current()
+	for _, t := range targets {
 		t.mu.Lock()
-		out = append(out, TargetStatusJSON{Target: t.cfg.Name, Session: SessionName(t.cfg.Name), Up: t.st.up,
+		out = append(out, TargetStatusJSON{Target: t.cfg.Name, Session: t.st.session, Up: t.st.up,
 			LastSuccess: t.st.lastSuccess.UTC(), LastError: t.st.lastError})
 		t.mu.Unlock()
 	}

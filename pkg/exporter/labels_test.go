@@ -44,7 +44,7 @@ func TestLabelValuesMatchRecordedEvents(t *testing.T) {
 			runSQL(t, f.db, "USE master; SELECT name FROM sys.databases")
 			f.flushAndPoll(t)
 
-			want := recordedOracle(t, f.run.Server, "standin", tc.pageNames)
+			want := recordedOracle(t, f.run.Server, sessionOf(t, f.e, "standin"), tc.pageNames)
 			got := publishedSeries(gather(t, f.e))
 			compareSeries(t, got, want)
 			assertOracleCovers(t, want)
@@ -251,7 +251,7 @@ func (o *oracle) database(id string) string {
 }
 
 // owner is the object and index labels of a page or HoBT owner.
-func owner(so standin.StorageOwner, ok bool) (string, string) {
+func storageOwner(so standin.StorageOwner, ok bool) (string, string) {
 	if !ok {
 		return "unknown", "unknown"
 	}
@@ -263,7 +263,7 @@ func owner(so standin.StorageOwner, ok bool) (string, string) {
 
 // recordedOracle builds the expected series of every labelled metric from
 // the events in the target's event files.
-func recordedOracle(t *testing.T, srv *standin.Server, target string, pageNames bool) map[string]map[string]float64 {
+func recordedOracle(t *testing.T, srv *standin.Server, session string, pageNames bool) map[string]map[string]float64 {
 	t.Helper()
 	o := &oracle{t: t, srv: srv, dbs: srv.DatabaseNames(), pageNames: pageNames, series: map[string]map[string]float64{}}
 	// every database has its spill series from the start, at zero
@@ -274,7 +274,7 @@ func recordedOracle(t *testing.T, srv *standin.Server, target string, pageNames 
 			}
 		}
 	}
-	events := srv.EventFileXML("/var/opt/mssql/log/" + SessionName(target))
+	events := srv.EventFileXML("/var/opt/mssql/log/" + session)
 	if len(events) == 0 {
 		t.Fatal("the session's event files hold no events")
 	}
@@ -298,7 +298,7 @@ func (o *oracle) event(ev *xmlEvent) {
 		obj, idx := "unknown", "unknown"
 		if o.pageNames {
 			n, _ := strconv.Atoi(dbID)
-			obj, idx = owner(o.srv.PageOwner(n, int64(ev.num(o.t, "page_id"))))
+			obj, idx = storageOwner(o.srv.PageOwner(n, int64(ev.num(o.t, "page_id"))))
 		}
 		metric := "queryreplay_page_reads_total"
 		if ev.Name == "physical_page_write" {
@@ -307,7 +307,7 @@ func (o *oracle) event(ev *xmlEvent) {
 		o.add(metric, 1, db, lbl("object", obj), lbl("index", idx))
 	case "page_split":
 		id := int(ev.num(o.t, "database_id"))
-		obj, idx := owner(o.srv.HoBTOwner(id, int64(ev.num(o.t, "rowset_id"))))
+		obj, idx := storageOwner(o.srv.HoBTOwner(id, int64(ev.num(o.t, "rowset_id"))))
 		o.add("queryreplay_page_splits_total", 1, lbl("database", o.database(strconv.Itoa(id))),
 			lbl("object", obj), lbl("index", idx), lbl("operation", ev.text("splitOperation")))
 	case "sort_warning", "hash_warning", "exchange_spill":

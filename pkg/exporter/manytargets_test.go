@@ -81,7 +81,7 @@ func TestFiftyTargetsMemoryBoundedByLabelLimits(t *testing.T) {
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
 	for _, tg := range e.targets {
-		assertTargetDecoded(t, e, run.Server.RecordedEvents(SessionName(tg.cfg.Name)), tg.cfg.Name)
+		assertTargetDecoded(t, e, run.Server.RecordedEvents(sessionOf(t, e, tg.cfg.Name)), tg.cfg.Name)
 	}
 	before := heapMB()
 	var heaps []float64

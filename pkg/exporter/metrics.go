@@ -168,6 +168,8 @@ var (
 		"Label sets evicted past a metric group's label limit and folded into its \"other\" series.", []string{"target", "group"}, nil)
 	descSeries = newDesc("exporter", "series",
 		"Label sets a metric group currently holds for the target (at most its limit, plus the other series).", []string{"target", "group"}, nil)
+	descLinks = newDesc("exporter", "links_info",
+		"Always 1: the absolute URLs the alert rules link to (global.grafana_url, global.runbook_url).", []string{"grafana_url", "runbook_url"}, nil)
 	descTopInfo = newDesc("", "top_query_info",
 		"The target's top queries by spills, then logical reads (the JSON table at /api/v1/top-queries): one series per query with its statement text from the plan cache, for the dashboard's replay links. Bounded by top_queries.size.", []string{"target", "query_hash", "database", "statement"}, nil)
 	descTopSpills = newDesc("", "top_query_spills",

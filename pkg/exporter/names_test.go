@@ -90,7 +90,7 @@ func (f *catalogFixture) hobtIDs(t *testing.T, database string) []uint64 {
 }
 
 func wantName(so standin.StorageOwner, ok bool) objectName {
-	o, i := owner(so, ok)
+	o, i := storageOwner(so, ok)
 	return objectName{o, i}
 }
 

@@ -29,6 +29,7 @@ type probe struct {
 	dsn string
 	log *slog.Logger
 
+	ctl     runCtl // its run loop (reload.go)
 	mu      sync.Mutex
 	runs    map[string]uint64 // by result: success, error, refused
 	last    probeResult

@@ -50,17 +50,25 @@ func TestProbeTracesOnSchedule(t *testing.T) {
 	if r := sum(gather(t, e), "queryreplay_exporter_session_restarts_total", nil); r != 0 {
 		t.Errorf("the exporter's session was lost %v times while the probe ran", r)
 	}
-	if n := run.Server.RecordedEvents(SessionName("standin"))["sort_warning"]; n != 0 {
+	if n := run.Server.RecordedEvents(sessionOf(t, e, "standin"))["sort_warning"]; n != 0 {
 		t.Errorf("the target's session recorded %d of the probe's sort warnings", n)
 	}
 }
 
-// A probe that would modify data is refused when the exporter is built.
+// A probe that would modify data is refused when the configuration is
+// parsed (so --config.check refuses it as a start would), and again when
+// the exporter is built from a configuration changed by hand.
 func TestProbeRefusesModifications(t *testing.T) {
-	cfg := testConfig(t, oneTarget("")+"probes:\n  - {name: bad, target: standin, sql: \"UPDATE dbo.Orders SET Status = N'x'\"}\n",
-		map[string]string{"standin": "sqlserver://sa@127.0.0.1:1"})
-	_, err := New(cfg, discardLog())
+	const bad = "probes:\n  - {name: bad, target: standin, sql: \"UPDATE dbo.Orders SET Status = N'x'\"}\n"
+	_, err := ParseConfig([]byte(oneTarget("")+bad), func(string) (string, bool) { return "sqlserver://sa@127.0.0.1:1", true })
 	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "probes[0].sql") || !strings.Contains(err.Error(), "modifies data") {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	cfg := testConfig(t, oneTarget("")+"probes:\n  - {name: bad, target: standin, sql: SELECT 1}\n",
+		map[string]string{"standin": "sqlserver://sa@127.0.0.1:1"})
+	cfg.Probes[0].SQL = "UPDATE dbo.Orders SET Status = N'x'"
+	_, err = New(cfg, discardLog())
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "probes[0].sql") || !strings.Contains(err.Error(), "modifies data") {
 		t.Fatalf("New: %v", err)
 	}

@@ -10,18 +10,17 @@ import (
 )
 
 // SessionPrefix starts the name of every exporter session:
-// queryreplay_exporter_<target name> (the TEAM contract). The tracer's
-// sweep only drops sessions it made (queryreplay_<32 hex>), and this
-// package only ever touches the exact name of its own targets' sessions.
+// queryreplay_exporter_<target name>_<owner id> (owner.go; the TEAM
+// contract keeps the prefix). The tracer's sweep only drops sessions it made
+// (queryreplay_<32 hex>), and this package drops only its own targets'
+// exact names and, in its sweep, names that parse exactly as an exporter's
+// whose owner connection is gone.
 const SessionPrefix = "queryreplay_exporter_"
 
 // AppName is the client application name of every exporter connection. The
 // session's predicate drops events whose sqlserver.client_app_name is this,
 // so the exporter never counts its own reads and waits.
 const AppName = "queryreplay-exporter"
-
-// SessionName returns the session name of a target.
-func SessionName(target string) string { return SessionPrefix + target }
 
 // sessionSpec is everything the session DDL depends on, resolved against
 // one server (scope, database ids, map keys).

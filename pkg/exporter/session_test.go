@@ -145,7 +145,7 @@ func TestCreateDDL(t *testing.T) {
 // recognises names it made, and no exporter name parses as one.
 func TestSessionNamesNeverCollideWithTraces(t *testing.T) {
 	for _, n := range []string{"a", "prod", "0123456789abcdef0123456789abcdef", strings.Repeat("f", 32)} {
-		name := SessionName(n)
+		name := OwnedSessionName(n, "0123456789abcdef")
 		if _, ok := tracer.SessionCreated(name); ok {
 			t.Errorf("%s looks like a trace session", name)
 		}

@@ -47,7 +47,7 @@ func shutdownNow(t *testing.T, e *Exporter) {
 // or running on the server.
 func TestShutdownDropsTheSessionByDefault(t *testing.T) {
 	f := newFixture(t, "", "")
-	name := SessionName("standin")
+	name := sessionOf(t, f.e, "standin")
 	if defined, running := sessionCatalog(t, f.db, name); !defined || !running {
 		t.Fatalf("before shutdown: defined %v, running %v", defined, running)
 	}
@@ -68,7 +68,7 @@ func TestShutdownKeepsTheSessionWhenAsked(t *testing.T) {
 	e := newTestExporter(t, testConfig(t, cfg, dsns))
 	pollOK(t, e)
 	db := workloadDB(t, run.DSN)
-	name := SessionName("standin")
+	name := sessionOf(t, e, "standin")
 	shutdownNow(t, e)
 	if defined, running := sessionCatalog(t, db, name); !defined || !running {
 		t.Fatalf("after shutdown: defined %v, running %v; want the session kept running", defined, running)
@@ -81,6 +81,9 @@ func TestShutdownKeepsTheSessionWhenAsked(t *testing.T) {
 
 	next := newTestExporter(t, testConfig(t, cfg, dsns))
 	pollOK(t, next)
+	if got := sessionOf(t, next, "standin"); got != name {
+		t.Fatalf("the next exporter made session %s instead of adopting the orphaned %s", got, name)
+	}
 	fams := gather(t, next)
 	for _, reason := range []string{"created", "started"} {
 		if got := sum(fams, "queryreplay_exporter_session_restarts_total", labels("reason", reason)); got != 0 {

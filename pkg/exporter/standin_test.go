@@ -19,10 +19,10 @@ func TestCountsEqualRecordedEvents(t *testing.T) {
 	insertOrders(t, db, 9, 150) // at least one page split
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
-	rec := assertCountsMatch(t, e, run, SessionName("standin"))
+	rec := assertCountsMatch(t, e, run, sessionOf(t, e, "standin"))
 	// a bare file name is created in the error log's directory, where SQL
 	// Server would put it, so the read pattern is known from the start
-	if got := e.targets[0].spec.file; got != "/var/opt/mssql/log/queryreplay_exporter_standin.xel" {
+	if got := e.targets[0].spec.file; got != "/var/opt/mssql/log/"+sessionOf(t, e, "standin")+".xel" {
 		t.Errorf("event file %s", got)
 	}
 	for _, ev := range []string{"sort_warning", "wait_info", "physical_page_read", "page_split", "sql_statement_completed", "query_memory_grant_usage"} {
@@ -45,7 +45,7 @@ func TestSurvivesSessionLoss(t *testing.T) {
 	run, e, db := f.run, f.e, f.db
 	f.round(t, 0)
 	mixedWorkload(t, db, 1) // still pending in the session's buffers
-	runSQL(t, db, "DROP EVENT SESSION "+SessionName("standin")+" ON SERVER")
+	runSQL(t, db, "DROP EVENT SESSION "+sessionOf(t, e, "standin")+" ON SERVER")
 	mixedWorkload(t, db, 2) // no session: nothing recorded
 	pollOK(t, e)
 	if got := restarts(t, e, "created"); got != 1 {
@@ -54,7 +54,7 @@ func TestSurvivesSessionLoss(t *testing.T) {
 	mixedWorkload(t, db, 3)
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
-	assertCountsMatch(t, e, run, SessionName("standin"))
+	assertCountsMatch(t, e, run, sessionOf(t, e, "standin"))
 }
 
 // A service restart stops the session (STARTUP_STATE = OFF) and drops the
@@ -83,7 +83,7 @@ func TestSurvivesServerRestart(t *testing.T) {
 	mixedWorkload(t, db2, 2)
 	run.Server.FlushEventSessions()
 	pollOK(t, e)
-	assertCountsMatch(t, e, run, SessionName("standin"))
+	assertCountsMatch(t, e, run, sessionOf(t, e, "standin"))
 	if errs := sum(gather(t, e), "queryreplay_exporter_poll_errors_total", labels("step", "connect")); errs != 1 {
 		t.Errorf("poll_errors_total{step=connect} = %v, want 1", errs)
 	}
@@ -101,7 +101,7 @@ func TestSurvivesConnectionDrops(t *testing.T) {
 		e.PollNow(context.Background())
 		pollOK(t, e)
 	}
-	assertCountsMatch(t, e, run, SessionName("standin"))
+	assertCountsMatch(t, e, run, sessionOf(t, e, "standin"))
 	if errs := sum(gather(t, e), "queryreplay_exporter_poll_errors_total", nil); errs == 0 {
 		t.Error("no poll failed: the faults did not fire")
 	}
@@ -118,14 +118,14 @@ func TestSurvivesFileRollover(t *testing.T) {
 		statementVolume(t, db, 1500)
 		run.Server.FlushEventSessions()
 		pollOK(t, e)
-		for f := range run.Server.EventFiles("/var/opt/mssql/log/" + SessionName("standin") + "_0_") {
+		for f := range run.Server.EventFiles("/var/opt/mssql/log/" + sessionOf(t, e, "standin") + "_0_") {
 			files[f] = true
 		}
 	}
 	if len(files) < 3 {
 		t.Fatalf("only %d event files were written: the workload did not roll over", len(files))
 	}
-	assertCountsMatch(t, e, run, SessionName("standin"))
+	assertCountsMatch(t, e, run, sessionOf(t, e, "standin"))
 }
 
 // When the bookmarked file rolled over before the exporter read it, the
@@ -141,7 +141,7 @@ func TestCountsEventsLostToRollover(t *testing.T) {
 		statementVolume(t, db, 3000)
 	}
 	f.flushAndPoll(t)
-	recorded := f.recordedTotal()
+	recorded := f.recordedTotal(t)
 	fams := gather(t, e)
 	decoded := sum(fams, "queryreplay_exporter_events_decoded_total", nil)
 	lost := sum(fams, "queryreplay_exporter_events_lost_total", nil)
@@ -177,7 +177,7 @@ func TestAzurePersonasUseTheRingBuffer(t *testing.T) {
 				f.round(t, round)
 				pollOK(t, e) // the same ring again: nothing new
 			}
-			assertCountsMatch(t, e, run, SessionName("standin"))
+			assertCountsMatch(t, e, run, sessionOf(t, e, "standin"))
 		})
 	}
 }
@@ -189,7 +189,7 @@ func TestRingBufferOverwritesAreCountedAsLost(t *testing.T) {
 	mixedWorkload(t, f.db, 0)
 	statementVolume(t, f.db, 500)
 	f.flushAndPoll(t)
-	recorded := f.recordedTotal()
+	recorded := f.recordedTotal(t)
 	fams := gather(t, f.e)
 	decoded := sum(fams, "queryreplay_exporter_events_decoded_total", nil)
 	lost := sum(fams, "queryreplay_exporter_events_lost_total", nil)

@@ -38,7 +38,22 @@ type groupStore struct {
 	lru   *simplelru.LRU[string, *series]
 	other map[string]*series
 	folds uint64
+	// folded remembers the label sets folded into other, so that they
+	// stay there: a folded set that came back as a series of its own would
+	// start lower than it ended (3, then 1), which rate() and increase()
+	// read as a counter reset. Bounded (foldMemorySize); a set
+	// forgotten past it can come back, long after its series went stale.
+	folded *simplelru.LRU[string, struct{}]
 }
+
+// foldMemory is how many folded label sets a group remembers, per label of
+// its limit, and at least minFoldMemory.
+const (
+	foldMemory    = 4
+	minFoldMemory = 256
+)
+
+func foldMemorySize(limit int) int { return max(foldMemory*max(limit, 1), minFoldMemory) }
 
 func newGroupStore(def *groupDef, limit int) *groupStore {
 	g := &groupStore{def: def, other: map[string]*series{}}
@@ -48,7 +63,15 @@ func newGroupStore(def *groupDef, limit int) *groupStore {
 	}
 	// NewLRU fails only for a size below 1, which config validation rules out.
 	g.lru, _ = simplelru.NewLRU[string, *series](max(limit, 1), g.fold)
+	g.folded, _ = simplelru.NewLRU[string, struct{}](foldMemorySize(limit), nil)
 	return g
+}
+
+// resize changes the label limit (a reload); label sets past the new
+// limit fold into other, so no count is lost.
+func (g *groupStore) resize(limit int) {
+	g.lru.Resize(max(limit, 1))
+	g.folded.Resize(foldMemorySize(limit))
 }
 
 // add adds values (one per metric of the group, in order) to the series of
@@ -64,6 +87,10 @@ func (g *groupStore) add(labels []string, values []float64, ex exemplar) {
 		}
 	}
 	k := g.keyOf(labels)
+	if g.folded.Contains(k) {
+		g.addOther(labels, values, ex)
+		return
+	}
 	s, ok := g.lru.Get(k)
 	if !ok {
 		s = g.newSeries(labels)
@@ -78,7 +105,7 @@ func (g *groupStore) add(labels []string, values []float64, ex exemplar) {
 // known in advance start at zero, so that their first increment shows in
 // rate() and increase() (a series first seen at 1 has no increase).
 func (g *groupStore) ensure(labels []string) {
-	if g.lru.Contains(g.keyOf(labels)) {
+	if k := g.keyOf(labels); g.lru.Contains(k) || g.folded.Contains(k) {
 		return
 	}
 	g.add(labels, make([]float64, len(g.def.metrics)), exemplar{})
@@ -108,8 +135,9 @@ func (s *series) accumulate(values []float64, ex exemplar) {
 }
 
 // fold is the LRU's eviction callback.
-func (g *groupStore) fold(_ string, s *series) {
+func (g *groupStore) fold(k string, s *series) {
 	g.folds++
+	g.folded.Add(k, struct{}{})
 	var latest exemplar
 	for _, e := range s.ex {
 		if e.set && (!latest.set || e.at.After(latest.at)) {

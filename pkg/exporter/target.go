@@ -34,6 +34,13 @@ type target struct {
 	global *Global
 	log    *slog.Logger
 	db     *sql.DB
+	// owner keeps the session's owner connection (owner.go); nil until the
+	// first initialisation.
+	owner *owner
+	run   runCtl // its poll loop (reload.go)
+	// respec: the configuration changed under a running session (a
+	// reload); the next poll redefines it under the same name.
+	respec bool
 
 	// pollMu serialises polls (the schedule and PollNow); the poll state
 	// below belongs to whoever holds it.
@@ -55,6 +62,7 @@ type target struct {
 
 type targetStats struct {
 	up, polled  bool
+	session     string // the session's name, once initialised
 	lastSuccess time.Time
 	decoded     map[string]uint64
 	malformed   uint64
@@ -114,15 +122,18 @@ func (t *target) labelLimit(group string) int {
 
 // withAppName sets the client application name the session's predicate
 // excludes; it overrides any app name the DSN gives.
-func withAppName(dsn string) string {
+func withAppName(dsn string) string { return withApp(dsn, AppName) }
+
+// withApp sets the client application name app on a DSN.
+func withApp(dsn, app string) string {
 	if u, err := url.Parse(dsn); err == nil && u.Scheme == "sqlserver" {
 		q := u.Query()
 		q.Del("app name")
-		q.Set("app name", AppName)
+		q.Set("app name", app)
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
-	return strings.TrimRight(dsn, "; ") + ";app name=" + AppName
+	return strings.TrimRight(dsn, "; ") + ";app name=" + app
 }
 
 // open creates the connection pool. Parse errors from go-mssqldb name the
@@ -144,8 +155,8 @@ func (t *target) open() error {
 	return nil
 }
 
-// run polls until ctx ends: one poll right away, then one per interval.
-func (t *target) run(ctx context.Context) { every(ctx, t.cfg.PollInterval.D(), t.poll) }
+// loop polls until ctx ends: one poll right away, then one per interval.
+func (t *target) loop(ctx context.Context) { every(ctx, t.cfg.PollInterval.D(), t.poll) }
 
 // every calls fn at once and then interval after each call ended, until ctx
 // ends (a slow call delays the next rather than piling calls up).
@@ -206,6 +217,9 @@ func (t *target) pollOnce(ctx context.Context) error {
 			return failAt(stepSession, err)
 		}
 	}
+	if err := t.keepOwner(ctx); err != nil {
+		return failAt(stepSession, err)
+	}
 	state, err := t.ensureSession(ctx)
 	if err != nil {
 		return failAt(stepSession, err)
@@ -219,6 +233,11 @@ func (t *target) pollOnce(ctx context.Context) error {
 	t.mu.Unlock()
 	if readErr != nil {
 		return failAt(stepRead, readErr)
+	}
+	if t.respec {
+		if err := t.redefineSession(ctx); err != nil {
+			return failAt(stepSession, err)
+		}
 	}
 	if err := t.lookupTop(ctx); err != nil && nameErr == nil {
 		nameErr = err
@@ -240,6 +259,12 @@ func (t *target) initialize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := t.takeOwnership(ctx, spec); err != nil {
+		return err
+	}
+	if err := t.setFile(ctx, spec); err != nil {
+		return err
+	}
 	if _, err := t.db.ExecContext(ctx, spec.dropDDL()); err != nil {
 		return fmt.Errorf("drop the previous session: %w", err)
 	}
@@ -250,6 +275,9 @@ func (t *target) initialize(ctx context.Context) error {
 		return fmt.Errorf("start session %s: %w", spec.name, err)
 	}
 	t.spec = spec
+	t.mu.Lock()
+	t.st.session = spec.name
+	t.mu.Unlock()
 	t.cursor = fileCursor{}
 	if p, ok := readPattern(strings.TrimSuffix(spec.file, ".xel") + "_0_0.xel"); ok {
 		t.cursor.pattern = p // until the target reports its file
@@ -270,7 +298,7 @@ func (t *target) initialize(ctx context.Context) error {
 func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	c := t.cfg
 	s := &sessionSpec{
-		name: SessionName(c.Name), groups: c.Events, maxFileMB: c.Session.EventFile.MaxFileSizeMB,
+		groups: c.Events, maxFileMB: c.Session.EventFile.MaxFileSizeMB,
 		rollover: c.Session.EventFile.MaxRolloverFiles, ringEvents: c.Session.RingBuffer.MaxEvents,
 		ringKB: c.Session.RingBuffer.MaxMemoryKB, maxMemoryMB: c.Session.MaxMemoryMB,
 		latencySec: int(c.Session.MaxDispatchLatency.D() / time.Second), startup: c.Session.StartupState,
@@ -303,14 +331,6 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	if s.target == "event_file" && azure && !isBlobURL(c.Session.EventFile.Path) {
 		return nil, fmt.Errorf("azure SQL (engine edition %d) writes event files only to Azure Blob Storage: set session.event_file.path to a blob container URL (with its database-scoped credential), or use session.target: ring_buffer", edition.Int64)
 	}
-	s.file = defaultFileName(c.Session.EventFile.Path, s.name)
-	if s.target == "event_file" && !isAbsolutePath(s.file) {
-		dir, err := t.logDirectory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		s.file = dir + s.file
-	}
 	if err := t.cat.refreshDatabases(ctx, t.db, nil, true); err != nil {
 		return nil, err
 	}
@@ -325,6 +345,20 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// setFile names the event file after the session (known once the owner
+// is).
+func (t *target) setFile(ctx context.Context, s *sessionSpec) error {
+	s.file = defaultFileName(t.cfg.Session.EventFile.Path, s.name)
+	if s.target == "event_file" && !isAbsolutePath(s.file) {
+		dir, err := t.logDirectory(ctx)
+		if err != nil {
+			return err
+		}
+		s.file = dir + s.file
+	}
+	return nil
 }
 
 // logDirectory is where SQL Server puts an event file given a bare name:
@@ -741,6 +775,9 @@ func (t *target) shutdown(ctx context.Context, drop bool) error {
 		return nil
 	}
 	defer t.db.Close()
+	// the owner goes last: until the drop, no other exporter's sweep may
+	// judge the session orphaned
+	defer t.owner.close()
 	if !drop || t.spec == nil {
 		return nil
 	}
