@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
 // Two exporters on one server, same target name (the --dsn default of
@@ -184,7 +185,7 @@ func FuzzDropSessionDDL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		for _, scope := range []tracer.Scope{tracer.ScopeServer, tracer.ScopeDatabase} {
 			ddl := dropSessionDDL(name, scope)
-			quoted, literal := tracer.QuoteName(name), tracer.QuoteString(name)
+			quoted, literal := tsql.QuoteName(name), tsql.QuoteString(name)
 			rest := strings.Replace(strings.Replace(ddl, quoted, "", 1), literal, "", 1)
 			if strings.Contains(rest, name) && name != "" && !strings.Contains(ddl[:0], name) {
 				// the name may also be a substring of the fixed text
