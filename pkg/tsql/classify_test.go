@@ -178,12 +178,7 @@ func FuzzClassify(f *testing.F) {
 		}
 	}
 	f.Add("SELECT N'a''b' /* /* */ */ [x]]y] \"z\" -- c\nGO 2")
-	for _, c := range tsqlcorpus.Cases {
-		f.Add(c.SQL)
-	}
-	for _, c := range append(round3Literal, round3Families()...) {
-		f.Add(c.sql)
-	}
+	addCorpusSeeds(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		toks, err := Tokenize(src)
 		if err != nil {

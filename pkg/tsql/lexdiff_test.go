@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
-	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
 )
 
 // FuzzTokenizerAgreesWithStandin is the differential fuzz target of issue
@@ -16,12 +15,7 @@ import (
 // is refused before anything runs; one the stand-in cannot lex is a syntax
 // error on which SQL Server runs nothing.) The seeds are the safety corpus.
 func FuzzTokenizerAgreesWithStandin(f *testing.F) {
-	for _, c := range tsqlcorpus.Cases {
-		f.Add(c.SQL)
-	}
-	for _, c := range append(round3Literal, round3Families()...) {
-		f.Add(c.sql)
-	}
+	addCorpusSeeds(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		toks, err := Tokenize(src)
 		if err != nil {

@@ -317,3 +317,14 @@ type corpusCase struct {
 	refuse string
 	mod    bool
 }
+
+// addCorpusSeeds seeds a fuzz target with the safety corpus and every
+// generated family.
+func addCorpusSeeds(f *testing.F) {
+	for _, c := range tsqlcorpus.Cases {
+		f.Add(c.SQL)
+	}
+	for _, c := range append(round3Literal, round3Families()...) {
+		f.Add(c.sql)
+	}
+}

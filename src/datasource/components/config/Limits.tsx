@@ -1,7 +1,7 @@
-import React, { ChangeEvent } from 'react';
-import { FieldSet, InlineField, InlineSwitch, Input } from '@grafana/ui';
+import React from 'react';
+import { FieldSet, InlineField, InlineSwitch } from '@grafana/ui';
 import { ReplayDataSourceOptions } from '../../types';
-import { INPUT_W, LABEL_W, NumberField, SettingsEdit } from './edit';
+import { LABEL_W, NumberField, SettingInput, SettingsEdit } from './edit';
 import { durationSetting } from './fields';
 
 /** Concurrency, the queue and trace timeouts and the event cap. */
@@ -62,17 +62,11 @@ function DurationField(p: {
   placeholder: string;
 }) {
   return (
-    <InlineField label={p.label} labelWidth={LABEL_W} tooltip={p.tooltip}>
-      <Input
-        id={p.id}
-        value={p.edit.jsonData[p.setting] ?? ''}
-        onChange={(e: ChangeEvent<HTMLInputElement>) =>
-          p.edit.setJson({ [p.setting]: durationSetting(e.target.value) })
-        }
-        width={INPUT_W}
-        placeholder={p.placeholder}
-      />
-    </InlineField>
+    <SettingInput
+      {...p}
+      value={p.edit.jsonData[p.setting]}
+      onValue={(text) => p.edit.setJson({ [p.setting]: durationSetting(text) })}
+    />
   );
 }
 

@@ -52,25 +52,40 @@ export function settingsEdit({ options, onOptionsChange }: ConfigProps): Setting
 
 type NumberSetting = 'port' | 'connectTimeoutSeconds' | 'maxConcurrentTraces' | 'maxEvents' | 'maxQueryMB';
 
-/** A whole-number setting: empty clears it (the backend's default applies). */
-export function NumberField(p: {
-  edit: SettingsEdit;
-  setting: NumberSetting;
+/** What every single-value setting field shows: its label, tooltip and placeholder. */
+interface FieldText {
   id: string;
   label: string;
   tooltip: string;
   placeholder: string;
-}) {
+}
+
+/** One jsonData value in an input; parse turns the text into the saved value. */
+export function SettingInput(
+  p: FieldText & { value: string | number | undefined; type?: 'number'; onValue: (text: string) => void }
+) {
   return (
     <InlineField label={p.label} labelWidth={LABEL_W} tooltip={p.tooltip}>
       <Input
         id={p.id}
-        type="number"
-        value={p.edit.jsonData[p.setting] ?? ''}
-        onChange={(e: ChangeEvent<HTMLInputElement>) => p.edit.setJson({ [p.setting]: numberSetting(e.target.value) })}
+        type={p.type}
+        value={p.value ?? ''}
+        onChange={(e: ChangeEvent<HTMLInputElement>) => p.onValue(e.target.value)}
         width={INPUT_W}
         placeholder={p.placeholder}
       />
     </InlineField>
+  );
+}
+
+/** A whole-number setting: empty clears it (the backend's default applies). */
+export function NumberField(p: FieldText & { edit: SettingsEdit; setting: NumberSetting }) {
+  return (
+    <SettingInput
+      {...p}
+      type="number"
+      value={p.edit.jsonData[p.setting]}
+      onValue={(text) => p.edit.setJson({ [p.setting]: numberSetting(text) })}
+    />
   );
 }
