@@ -35,9 +35,7 @@ func waitUntil(t *testing.T, srv *Server, what string, cond func() bool) {
 // being held by it).
 func faultConsumed(srv *Server) func() bool {
 	return func() bool {
-		srv.Faults.mu.Lock()
-		defer srv.Faults.mu.Unlock()
-		return len(srv.Faults.rules) == 0
+		return srv.Faults.Pending() == 0
 	}
 }
 
@@ -116,7 +114,8 @@ func TestKillAbortsInFlightRequest(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() {
-				done <- victim.Batch(context.Background(), &tds.Batch{SQL: tc.batch}, &recorder{})
+				// through the fault wrapper, as Running serves it
+				done <- srv.Faults.WrapSession(victim).Batch(context.Background(), &tds.Batch{SQL: tc.batch}, &recorder{})
 			}()
 			waitUntil(t, srv, "request held", tc.held(srv, victim))
 			if !srv.Faults.Kill(52) {
