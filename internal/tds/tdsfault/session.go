@@ -83,6 +83,9 @@ func (s *session) apply(ctx context.Context, text string, hasText bool) error {
 func (s *session) hold(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	if s.in.onHold != nil {
+		s.in.onHold()
+	}
 	var killed <-chan struct{}
 	if k, ok := s.inner.(Session); ok {
 		killed = k.Killed()

@@ -49,6 +49,7 @@ type Injector struct {
 	mu         sync.Mutex
 	rules      []*rule
 	dropLogins int
+	onHold     func() // tests: called when a Delay begins holding a request
 }
 
 type kind int
