@@ -234,7 +234,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 
-	s.Faults.afterBatch(x) // a trigger that commits (safety.go): inside the engine
+	x.fireCommitTrigger() // safety.go: a trigger that commits, set up by Faults.EndTransactionIn
 	if runErr != nil {
 		x.emitError(runErr)
 		if c.xactAbort && c.txn != nil {

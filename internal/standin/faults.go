@@ -1,7 +1,6 @@
 package standin
 
 import (
-	"sync"
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/tds/tdsfault"
@@ -23,9 +22,7 @@ import (
 type Faults struct {
 	*tdsfault.Injector
 
-	srv       *Server
-	mu        sync.Mutex
-	txnFaults []*txnFault // safety.go
+	srv *Server
 }
 
 // Kill ends a session as KILL <spid> does

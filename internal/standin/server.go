@@ -121,6 +121,8 @@ type Server struct {
 	recorded map[string]map[string]int64 // events recorded per session name (recorded.go)
 	plans    planCache                   // sys.dm_exec_query_stats (plancache.go)
 
+	commitTriggers []*commitTrigger // Faults.EndTransactionIn (safety.go)
+
 	// Faults lets tests inject failures; see Faults. Its request faults
 	// act only through the handler Running installs (Faults.Wrap(Server)).
 	Faults *Faults
