@@ -197,3 +197,44 @@ func TestKillThroughDriver(t *testing.T) {
 		t.Fatalf("data changed: %s, want %s", after, before)
 	}
 }
+
+// A request held by a Delay fault (in front of the stand-in, tdsfault) and
+// cancelled by the client still fires the attention event, as SQL Server
+// reports every cancelled request.
+func TestDelayedRequestCancelledFiresAttention(t *testing.T) {
+	r, db := startStandin(t, Options{})
+	ctx := context.Background()
+	mustExec(t, db, "CREATE EVENT SESSION held ON SERVER ADD EVENT sqlserver.attention ADD TARGET package0.event_file(SET filename = N'held.xel')")
+	mustExec(t, db, "ALTER EVENT SESSION held ON SERVER STATE = START")
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r.Faults().Delay("SELECT 7", time.Minute)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.ExecContext(cctx, "SELECT 7")
+		done <- err
+	}()
+	waitUntil(t, r.Server, "request held", faultConsumed(r.Server))
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the held request was not cancelled")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held request did not end on ATTENTION")
+	}
+	mustExec(t, db, "ALTER EVENT SESSION held ON SERVER STATE = STOP")
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sys.fn_xe_file_target_read_file('held*.xel', NULL, NULL, NULL) WHERE object_name = 'attention'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d attention events, want 1", n)
+	}
+}
