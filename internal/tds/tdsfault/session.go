@@ -60,10 +60,7 @@ func (s *session) apply(ctx context.Context, text string, hasText bool) error {
 	if s.in.Pending() == 0 || s.killed() {
 		return nil // a killed session's request goes straight to the handler, which refuses it
 	}
-	if !hasText {
-		text = "\x00" // contains no pattern but ""
-	}
-	r := s.in.take(text)
+	r := s.in.take(text, hasText)
 	if r == nil {
 		return nil
 	}

@@ -106,8 +106,9 @@ func (in *Injector) add(r *rule) {
 	in.mu.Unlock()
 }
 
-// take removes and returns the first rule matching text, or nil.
-func (in *Injector) take(text string) *rule {
+// take removes and returns the first rule matching text, or nil. Without
+// text only the empty pattern matches.
+func (in *Injector) take(text string, hasText bool) *rule {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if len(in.rules) == 0 {
@@ -115,7 +116,7 @@ func (in *Injector) take(text string) *rule {
 	}
 	lower := strings.ToLower(text)
 	for i, r := range in.rules {
-		if strings.Contains(lower, r.match) {
+		if r.match == "" || hasText && strings.Contains(lower, r.match) {
 			in.rules = append(in.rules[:i], in.rules[i+1:]...)
 			return r
 		}

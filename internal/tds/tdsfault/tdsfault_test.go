@@ -264,3 +264,36 @@ func TestDelayPassesOn(t *testing.T) {
 		t.Fatalf("handler saw %v, want the same batch", f.args)
 	}
 }
+
+// The text a rule sees: a batch's SQL, the statement of sp_executesql and
+// sp_prepexec; a call by procedure name or a TM request has none, and only
+// the empty pattern matches it.
+func TestRequestText(t *testing.T) {
+	ctx := context.Background()
+	prepexec := &tds.RPCCall{ProcID: tds.ProcIDPrepExec, Params: []tds.Param{{Name: "@handle", Output: true}, {Value: "@p int"}, {Value: "SELECT * FROM t WHERE v = @p"}, {Value: int64(1)}}}
+	byName := &tds.RPCCall{ProcName: "dbo.WHERE_v"}
+	for _, tc := range []struct {
+		pattern string
+		call    *tds.RPCCall
+		want    bool
+	}{
+		{"where V =", prepexec, true},
+		{"@p int", prepexec, false}, // the declaration is not the statement
+		{"where_v", byName, false},
+		{"", byName, true},
+	} {
+		in := &Injector{}
+		in.Error(tc.pattern, 50000, 16, "injected")
+		s := login(t, in.Wrap(&fakeHandler{}))
+		err := s.RPC(ctx, tc.call, nil)
+		if got := err != nil; got != tc.want {
+			t.Errorf("pattern %q on %s: fired %v, want %v", tc.pattern, tc.call.ProcName, got, tc.want)
+		}
+	}
+	in := &Injector{}
+	in.Error("", 50000, 16, "injected")
+	s := login(t, in.Wrap(&fakeHandler{}))
+	if err := s.Transaction(ctx, &tds.TransactionRequest{Kind: tds.TxBegin}, nil); err != nil || in.Pending() != 1 {
+		t.Fatalf("a TM request: %v, pending %d; want no rule applied", err, in.Pending())
+	}
+}
