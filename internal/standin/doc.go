@@ -17,7 +17,7 @@
 //	srv := standin.New(standin.Options{})           // a tds.Handler
 //	run, err := standin.Start(ctx, "127.0.0.1:0", standin.Options{})
 //	db, _ := sql.Open("sqlserver", run.DSN)          // sa / QueryReplay-Standin1, database QueryReplayDemo
-//	run.Faults().DropConnection("fn_dblog")          // fault injection
+//	run.Faults().DropConnection("fn_dblog")          // fault injection (a tdsfault wrapper)
 //	run.Restart()                                    // service restart
 //	standin.Scenarios()                              // the demo queries
 //	release, err := standin.PrepareScenario(ctx, run.Server, sc) // what sc needs from other sessions
@@ -187,10 +187,15 @@
 //     Server; bounded at 2,000 entries, least recently executed evicted
 //     first; a restart empties it.
 //   - Fault injection (Faults): drop the connection at a matching batch,
-//     delay it, answer it with an error, drop logins, kill a session (as
-//     KILL does: its transaction rolls back and its running request — held
-//     by a Delay, in WAITFOR or waiting for a lock — is aborted and never
-//     runs; the client finds the connection closed);
+//     delay it, answer it with an error, drop logins — all from
+//     internal/tds/tdsfault, a wrapper around this package's tds.Handler
+//     that Running installs, so the executor never consults them; kill a
+//     session (as KILL does: its transaction rolls back and its running
+//     request — held by a Delay, in WAITFOR or waiting for a lock — is
+//     aborted and never runs; the client finds the connection closed); and
+//     a trigger that commits (EndTransactionIn, ReplaceTransactionIn), the
+//     one fault inside the engine because it changes the session's
+//     transaction after the batch ran (docs/standin.md §1.4);
 //     Running.Restart drops every connection and keeps only event sessions
 //     with STARTUP_STATE = ON running.
 //

@@ -150,21 +150,11 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	if c.isKilled() {
 		return tds.ErrDropConnection
 	}
-	if err := s.Faults.before(ctx, c, sql); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, tds.ErrDropConnection) {
-			s.mu.Lock()
-			s.useClock(c)
-			c.attention(time.Now())
-			s.mu.Unlock()
-		}
-		return err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.useClock(c)
 	if c.killed {
-		// KILLed while a Delay fault held the request (or between the
-		// check above and here): it must never run
+		// KILLed between the check above and here: it must never run
 		return tds.ErrDropConnection
 	}
 
@@ -244,7 +234,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 
-	s.Faults.afterBatch(x)
+	x.fireCommitTrigger() // safety.go: a trigger that commits, set up by Faults.EndTransactionIn
 	if runErr != nil {
 		x.emitError(runErr)
 		if c.xactAbort && c.txn != nil {

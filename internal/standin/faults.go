@@ -1,63 +1,28 @@
 package standin
 
 import (
-	"context"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/queryreplay/queryreplay/internal/tds"
+	"github.com/queryreplay/queryreplay/internal/tds/tdsfault"
 )
 
-// Faults injects failures for tests. Each rule matches statements by a
-// case-insensitive substring of the batch text ("" matches every batch) and
-// fires once unless Times says otherwise.
+// Faults is the stand-in's test control for failures and sessions.
+//
+//   - Request faults — DropConnection, Delay, Error, DropLogins (and Pending)
+//     — come from the embedded tdsfault.Injector. They act in front of the
+//     stand-in: Running serves Injector.Wrap(Server), so the executor never
+//     sees them, and a Server used without Running has none.
+//   - Kill and SPIDs act on the server's sessions, as KILL and
+//     sys.dm_exec_sessions would.
+//   - EndTransactionIn and ReplaceTransactionIn (safety.go) stay in the
+//     engine: they model a trigger that commits, which changes the session's
+//     transaction after the batch's statements ran; no wrapper around the
+//     handler can reach that state without sending T-SQL of its own (an extra
+//     batch, visible in events and the input buffer).
 type Faults struct {
-	srv        *Server
-	mu         sync.Mutex
-	rules      []*faultRule
-	dropLogins int
-	txnFaults  []*txnFault // safety.go
-}
+	*tdsfault.Injector
 
-type faultRule struct {
-	match string
-	kind  string // drop, delay, error
-	delay time.Duration
-	err   *SQLError
-	times int
-}
-
-func (f *Faults) add(r *faultRule) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r.times == 0 {
-		r.times = 1
-	}
-	f.rules = append(f.rules, r)
-}
-
-// DropConnection closes the socket, without a reply, at the next batch whose
-// text contains match.
-func (f *Faults) DropConnection(match string) { f.add(&faultRule{match: match, kind: "drop"}) }
-
-// Delay holds the next matching batch for d before executing it (ATTENTION
-// still cancels it).
-func (f *Faults) Delay(match string, d time.Duration) {
-	f.add(&faultRule{match: match, kind: "delay", delay: d})
-}
-
-// Error answers the next matching batch with the given SQL Server error
-// instead of executing it.
-func (f *Faults) Error(match string, number int32, severity uint8, message string) {
-	f.add(&faultRule{match: match, kind: "error", err: &SQLError{Number: number, Class: severity, State: 1, Message: message, Line: 1}})
-}
-
-// DropLogins makes the next n logins fail by dropping the connection.
-func (f *Faults) DropLogins(n int) {
-	f.mu.Lock()
-	f.dropLogins += n
-	f.mu.Unlock()
+	srv *Server
 }
 
 // Kill ends a session as KILL <spid> does
@@ -90,49 +55,16 @@ func (f *Faults) SPIDs() []int {
 	return out
 }
 
-func (f *Faults) loginFault() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.dropLogins > 0 {
-		f.dropLogins--
-		return tds.ErrDropConnection
-	}
-	return nil
-}
+// Killed implements tdsfault.Session: closed once the session is KILLed,
+// so a request a Delay holds stops waiting.
+func (c *connState) Killed() <-chan struct{} { return c.killCh }
 
-// before applies the first matching rule to a batch.
-func (f *Faults) before(ctx context.Context, c *connState, sql string) error {
-	f.mu.Lock()
-	var hit *faultRule
-	for i, r := range f.rules {
-		if r.match == "" || strings.Contains(strings.ToLower(sql), strings.ToLower(r.match)) {
-			hit = r
-			r.times--
-			if r.times <= 0 {
-				f.rules = append(f.rules[:i], f.rules[i+1:]...)
-			}
-			break
-		}
-	}
-	f.mu.Unlock()
-	if hit == nil {
-		return nil
-	}
-	switch hit.kind {
-	case "drop":
-		return tds.ErrDropConnection
-	case "error":
-		return toTDS(hit.err)
-	case "delay":
-		t := time.NewTimer(hit.delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.killCh:
-			return tds.ErrDropConnection
-		}
-	}
-	return nil
+// HoldCancelled implements tdsfault.Session: the client cancelled a request
+// a Delay held before it ran; SQL Server still fires the attention event.
+func (c *connState) HoldCancelled() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.useClock(c)
+	c.attention(time.Now())
 }

@@ -35,9 +35,7 @@ func waitUntil(t *testing.T, srv *Server, what string, cond func() bool) {
 // being held by it).
 func faultConsumed(srv *Server) func() bool {
 	return func() bool {
-		srv.Faults.mu.Lock()
-		defer srv.Faults.mu.Unlock()
-		return len(srv.Faults.rules) == 0
+		return srv.Faults.Pending() == 0
 	}
 }
 
@@ -116,7 +114,8 @@ func TestKillAbortsInFlightRequest(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() {
-				done <- victim.Batch(context.Background(), &tds.Batch{SQL: tc.batch}, &recorder{})
+				// through the fault wrapper, as Running serves it
+				done <- srv.Faults.WrapSession(victim).Batch(context.Background(), &tds.Batch{SQL: tc.batch}, &recorder{})
 			}()
 			waitUntil(t, srv, "request held", tc.held(srv, victim))
 			if !srv.Faults.Kill(52) {
@@ -196,5 +195,46 @@ func TestKillThroughDriver(t *testing.T) {
 	}
 	if after := fingerprint(); after != before {
 		t.Fatalf("data changed: %s, want %s", after, before)
+	}
+}
+
+// A request held by a Delay fault (in front of the stand-in, tdsfault) and
+// cancelled by the client still fires the attention event, as SQL Server
+// reports every cancelled request.
+func TestDelayedRequestCancelledFiresAttention(t *testing.T) {
+	r, db := startStandin(t, Options{})
+	ctx := context.Background()
+	mustExec(t, db, "CREATE EVENT SESSION held ON SERVER ADD EVENT sqlserver.attention ADD TARGET package0.event_file(SET filename = N'held.xel')")
+	mustExec(t, db, "ALTER EVENT SESSION held ON SERVER STATE = START")
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r.Faults().Delay("SELECT 7", time.Minute)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.ExecContext(cctx, "SELECT 7")
+		done <- err
+	}()
+	waitUntil(t, r.Server, "request held", faultConsumed(r.Server))
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the held request was not cancelled")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held request did not end on ATTENTION")
+	}
+	mustExec(t, db, "ALTER EVENT SESSION held ON SERVER STATE = STOP")
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sys.fn_xe_file_target_read_file('held*.xel', NULL, NULL, NULL) WHERE object_name = 'attention'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d attention events, want 1", n)
 	}
 }

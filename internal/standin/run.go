@@ -94,7 +94,7 @@ func TLSDSN(user, password, addr, database, caFile string) string {
 }
 
 func (r *Running) serve(ln net.Listener) {
-	t := &tds.Server{Handler: r.Server, Logger: r.Server.opts.Logger, Name: serverName, Version: r.Server.persona.Version,
+	t := &tds.Server{Handler: r.Server.Faults.Wrap(r.Server), Logger: r.Server.opts.Logger, Name: serverName, Version: r.Server.persona.Version,
 		TLSConfig: r.tlsConfig, Encryption: r.Server.opts.Encryption}
 	r.mu.Lock()
 	r.tds, r.ln = t, ln

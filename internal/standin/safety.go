@@ -359,45 +359,47 @@ func (x *execCtx) execBroker(s *brokerStmt) error {
 	return sqlErr(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(valueString(v)))
 }
 
-// txnFault ends, or ends and replaces, the transaction of the connection
-// whose batch matches, after the batch's statements ran — as a trigger that
-// commits (and begins a new transaction) would, invisibly to anything that
-// reads only the batch text.
-type txnFault struct {
+// commitTrigger ends, or ends and replaces, the transaction of the
+// connection whose batch matches, after the batch's statements ran — as a
+// trigger that commits (and begins a new transaction) would, invisibly to
+// anything that reads only the batch text. It is engine state (Server's
+// commitTriggers, under the server lock), not a tdsfault rule: it changes
+// the session's transaction, which no wrapper around the handler can reach.
+type commitTrigger struct {
 	match   string
 	replace bool
 }
 
 // EndTransactionIn commits the open transaction of the next batch whose
 // text contains match, once its statements ran (a trigger that commits).
-func (f *Faults) EndTransactionIn(match string) { f.addTxnFault(&txnFault{match: match}) }
+func (f *Faults) EndTransactionIn(match string) { f.addCommitTrigger(&commitTrigger{match: match}) }
 
 // ReplaceTransactionIn commits the open transaction of the next batch
 // whose text contains match and begins a new one in its place (a trigger
 // that commits and begins again, leaving @@TRANCOUNT at 1).
 func (f *Faults) ReplaceTransactionIn(match string) {
-	f.addTxnFault(&txnFault{match: match, replace: true})
+	f.addCommitTrigger(&commitTrigger{match: match, replace: true})
 }
 
-func (f *Faults) addTxnFault(r *txnFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.txnFaults = append(f.txnFaults, r)
+func (f *Faults) addCommitTrigger(r *commitTrigger) {
+	s := f.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commitTriggers = append(s.commitTriggers, r)
 }
 
-// afterBatch applies a matching transaction fault (caller holds the server
-// lock).
-func (f *Faults) afterBatch(x *execCtx) {
-	f.mu.Lock()
-	var hit *txnFault
-	for i, r := range f.txnFaults {
+// fireCommitTrigger applies the first commit trigger matching the batch
+// (caller holds the server lock).
+func (x *execCtx) fireCommitTrigger() {
+	s := x.srv
+	var hit *commitTrigger
+	for i, r := range s.commitTriggers {
 		if strings.Contains(strings.ToLower(x.sql), strings.ToLower(r.match)) {
 			hit = r
-			f.txnFaults = append(f.txnFaults[:i], f.txnFaults[i+1:]...)
+			s.commitTriggers = append(s.commitTriggers[:i], s.commitTriggers[i+1:]...)
 			break
 		}
 	}
-	f.mu.Unlock()
 	if hit == nil || x.conn.txn == nil {
 		return
 	}

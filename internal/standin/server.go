@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/tds"
+	"github.com/queryreplay/queryreplay/internal/tds/tdsfault"
 )
 
 // Identity of the emulated server. The wait_types map keys come from a real
@@ -120,7 +121,10 @@ type Server struct {
 	recorded map[string]map[string]int64 // events recorded per session name (recorded.go)
 	plans    planCache                   // sys.dm_exec_query_stats (plancache.go)
 
-	// Faults lets tests inject failures; see Faults.
+	commitTriggers []*commitTrigger // Faults.EndTransactionIn (safety.go)
+
+	// Faults lets tests inject failures; see Faults. Its request faults
+	// act only through the handler Running installs (Faults.Wrap(Server)).
 	Faults *Faults
 }
 
@@ -139,7 +143,7 @@ func New(opts Options) *Server {
 	now := opts.Now().UTC()
 	s := &Server{opts: opts, start: now, clock: now, files: map[string]*xeFile{}, cached: map[int32]bool{},
 		conns: map[int]*connState{}, globalFlags: map[int]bool{}, nextSessionID: 65536, nextTxn: 700000}
-	s.Faults = &Faults{srv: s}
+	s.Faults = &Faults{Injector: &tdsfault.Injector{}, srv: s}
 	p, err := LookupPersona(opts.Persona)
 	if err != nil {
 		// Start validates the name first; New keeps working with the default
@@ -230,9 +234,6 @@ func (s *Server) advance(d time.Duration) time.Time {
 func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginRequest) (*tds.LoginResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.Faults.loginFault() != nil {
-		return nil, tds.ErrDropConnection
-	}
 	pw, ok := s.opts.ExtraLogins[req.User]
 	sysadmin := false
 	if req.User == s.opts.User {
