@@ -110,21 +110,20 @@ func startExporterCommand(t *testing.T, args ...string) *runningExporter {
 		case <-time.After(20 * time.Second):
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for r.addr == "" {
+	listened := testenv.Poll(20*time.Second, func() bool {
 		if m := listening.FindStringSubmatch(r.stderr.String()); m != nil {
 			r.addr = m[1]
-			break
+			return true
 		}
 		select {
 		case <-r.done:
 			t.Fatalf("exporter exited %d: %s", r.code, r.stderr.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the exporter did not listen: %s", r.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	})
+	if !listened {
+		t.Fatalf("the exporter did not listen: %s", r.stderr.String())
 	}
 	return r
 }
@@ -214,16 +213,12 @@ func startExporterStandin(t *testing.T) *standin.Running {
 
 func waitReady(t *testing.T, c *http.Client, base string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, _ := get(t, c, base+exporter.ReadyPath, "", "")
-		if code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready after 20 s (last status %d)", code)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var code int
+	if !testenv.Poll(20*time.Second, func() bool {
+		code, _ = get(t, c, base+exporter.ReadyPath, "", "")
+		return code == http.StatusOK
+	}) {
+		t.Fatalf("not ready after 20 s (last status %d)", code)
 	}
 }
 

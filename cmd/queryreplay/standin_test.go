@@ -54,12 +54,12 @@ func startStandinCommand(t *testing.T, want int, args ...string) ([]string, cont
 		done <- run(ctx, append([]string{"standin", "--listen", "127.0.0.1:0"}, args...), &env{stdout: out, stderr: io.Discard, stdin: strings.NewReader("")})
 	}()
 	var lines []string
-	for i := 0; i < 300 && len(lines) < want; i++ {
+	testenv.Poll(10*time.Second, func() bool {
 		if s := out.String(); strings.Count(s, "\n") >= want {
 			lines = strings.Split(strings.TrimSpace(s), "\n")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(lines) >= want
+	})
 	if len(lines) < want {
 		cancel()
 		t.Fatalf("standin printed %q, want %d lines", out.String(), want)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"github.com/queryreplay/queryreplay/internal/testsql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
+	"github.com/queryreplay/queryreplay/internal/testsql"
 
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
@@ -99,15 +101,22 @@ func TestKillNineThenSweep(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for len(traceSessions(t, db)) == 0 && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			time.Sleep(200 * time.Millisecond) // the batch is held by the fault now
+			// kill it mid-trace: its session exists and it has begun the
+			// transaction it sends the (held) batch in
+			midTrace := testenv.Poll(20*time.Second, func() bool {
+				if len(traceSessions(t, db)) == 0 {
+					return false
+				}
+				var open int
+				return db.QueryRow("SELECT COUNT(*) FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&open) == nil && open > 0
+			})
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			cmd.Wait()
+			if !midTrace {
+				t.Fatalf("the trace never reached its held batch: sessions %v\n%s", traceSessions(t, db), childErr.String())
+			}
 			killed := time.Now()
 			left := traceSessions(t, db)
 			if len(left) != 1 {

@@ -2,25 +2,22 @@ package standin
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/tds"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
-// waitBlocked polls until c waits for a lock.
+// waitBlocked waits until c waits for a lock.
 func waitBlocked(t *testing.T, srv *Server, c *connState) {
 	t.Helper()
-	for i := 0; i < 2000; i++ {
+	testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("session %d to wait for a lock", c.spid), func() bool {
 		srv.mu.Lock()
-		w := c.waitingOn
-		srv.mu.Unlock()
-		if w != nil {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("session never blocked")
+		defer srv.mu.Unlock()
+		return c.waitingOn != nil
+	})
 }
 
 type batchResult struct {

@@ -28,6 +28,8 @@ type slowClient struct {
 
 func (w *slowClient) Row(values ...any) error {
 	if w.n++; w.n%500 == 0 {
+		// the pause is what the tests exercise (a client that is slow
+		// to drain rows), not a wait for something to happen
 		time.Sleep(time.Millisecond)
 	}
 	return w.recorder.Row(values...)

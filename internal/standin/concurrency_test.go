@@ -10,6 +10,7 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 // longScan is the query of the report: a CROSS JOIN of Orders
@@ -80,7 +81,17 @@ func TestLongScansDoNotBlockLoginsOrCancel(t *testing.T) {
 	}
 	<-started
 	<-started
-	time.Sleep(300 * time.Millisecond) // both scans are running
+	// both scans are running: the server has begun each batch
+	testenv.WaitFor(t, 10*time.Second, "both long scans to begin", func() bool {
+		run.Server.mu.Lock()
+		defer run.Server.mu.Unlock()
+		for _, id := range spids {
+			if c := run.Server.conns[int(id)]; c == nil || c.lastBatch != longScan {
+				return false
+			}
+		}
+		return true
+	})
 
 	// a new login, and a query on the new session
 	begin := time.Now()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/tds"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 // ordersFingerprint summarises the rows the kill tests modify.
@@ -16,19 +17,14 @@ func ordersFingerprint(t *testing.T, c *connState) string {
 	return fmt.Sprint(r.sets[0].rows[0]...)
 }
 
-// waitUntil polls cond (under the server lock) until it holds.
+// waitUntil waits until cond (checked under the server lock) holds.
 func waitUntil(t *testing.T, srv *Server, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 5000; i++ {
+	testenv.WaitFor(t, 10*time.Second, what, func() bool {
 		srv.mu.Lock()
-		ok := cond()
-		srv.mu.Unlock()
-		if ok {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("never reached: %s", what)
+		defer srv.mu.Unlock()
+		return cond()
+	})
 }
 
 // faultConsumed reports whether the Delay rule has fired (the request is

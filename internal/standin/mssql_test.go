@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 func startStandin(t *testing.T, opts Options) (*Running, *sql.DB) {
@@ -246,7 +248,12 @@ func TestDriverFaults(t *testing.T) {
 	conn, _ = db.Conn(ctx)
 	defer conn.Close()
 	cctx, cancel := context.WithCancel(ctx)
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	go func() {
+		// cancel once the Delay fault holds the statement (or after 10 s,
+		// which fails the test below only if the statement was never held)
+		testenv.Poll(10*time.Second, faultConsumed(r.Server))
+		cancel()
+	}()
 	if _, err := conn.ExecContext(cctx, "SELECT 7"); err == nil {
 		t.Fatal("delayed statement not cancelled")
 	}
@@ -354,25 +361,26 @@ func TestDriverLoginLogoutAttentionEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	if _, err := conn.ExecContext(cctx, "WAITFOR DELAY '00:01:00'"); err == nil {
+	const waitfor = "WAITFOR DELAY '00:01:00'"
+	go func() {
+		// cancel once the server runs the WAITFOR (its batch has begun)
+		testenv.Poll(10*time.Second, func() bool {
+			r.Server.mu.Lock()
+			defer r.Server.mu.Unlock()
+			c := r.Server.conns[spid]
+			return c != nil && c.lastBatch == waitfor
+		})
+		cancel()
+	}()
+	if _, err := conn.ExecContext(cctx, waitfor); err == nil {
 		t.Fatal("WAITFOR not cancelled")
 	}
 	conn.Close()
 	other.Close()
 	// the server notices the closed socket asynchronously
-	for i := 0; i < 500; i++ {
-		gone := true
-		for _, s := range r.Faults().SPIDs() {
-			if s == spid {
-				gone = false
-			}
-		}
-		if gone {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 10*time.Second, "the server to notice the closed connection", func() bool {
+		return !slices.Contains(r.Faults().SPIDs(), spid)
+	})
 	mustExec(t, db, "ALTER EVENT SESSION conn ON SERVER STATE = STOP")
 	rows, err := db.QueryContext(ctx, "SELECT object_name FROM sys.fn_xe_file_target_read_file('conn*.xel', NULL, NULL, NULL)")
 	if err != nil {

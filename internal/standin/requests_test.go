@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 const requestsQuery = "SELECT session_id, status, command, blocking_session_id, wait_type, wait_time, wait_resource, last_wait_type, database_id " +
@@ -28,19 +30,25 @@ func TestRequestsShowLockWait(t *testing.T) {
 		t.Fatalf("before the wait: %v", rows)
 	}
 
+	began := time.Now()
 	done := runAsync(waiter, "SELECT o.OrderID, o.Status FROM dbo.Orders AS o WHERE o.OrderID = 500")
 	waitBlocked(t, srv, waiter)
-	time.Sleep(30 * time.Millisecond)
-	rows = mustRun(t, watcher, requestsQuery).sets[0].rows
-	if len(rows) != 2 {
-		t.Fatalf("while blocked: %v, want the waiter's and the watcher's requests", rows)
-	}
-	w := rows[0]
-	if w[0] != int64(52) || w[1] != "suspended" || w[2] != "SELECT" || w[3] != int64(51) || w[4] != "LCK_M_S" || w[7] != "LCK_M_S" || w[8] != int64(srv.demo.id) {
-		t.Fatalf("waiter's request: %v", w)
-	}
-	if ms := w[5].(int64); ms < 25 || ms > 5000 {
-		t.Errorf("wait_time %d ms after a 30 ms wait", ms)
+	// wait_time grows while the wait lasts: watch it pass 25 ms (bounded),
+	// and never exceed the time since the request began
+	var w []any
+	testenv.WaitFor(t, 10*time.Second, "the waiter's wait_time to pass 25 ms", func() bool {
+		rows = mustRun(t, watcher, requestsQuery).sets[0].rows
+		if len(rows) != 2 {
+			t.Fatalf("while blocked: %v, want the waiter's and the watcher's requests", rows)
+		}
+		w = rows[0]
+		if w[0] != int64(52) || w[1] != "suspended" || w[2] != "SELECT" || w[3] != int64(51) || w[4] != "LCK_M_S" || w[7] != "LCK_M_S" || w[8] != int64(srv.demo.id) {
+			t.Fatalf("waiter's request: %v", w)
+		}
+		return w[5].(int64) >= 25
+	})
+	if ms, most := w[5].(int64), time.Since(began).Milliseconds(); ms > most {
+		t.Errorf("wait_time %d ms, but the request began only %d ms ago", ms, most)
 	}
 	if res := w[6].(string); !strings.HasPrefix(res, "KEY: ") || !strings.Contains(res, " (") || !strings.HasSuffix(res, ")") {
 		t.Errorf("wait_resource %q, want KEY: db:hobt (hash)", res)

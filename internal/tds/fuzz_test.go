@@ -266,7 +266,7 @@ func TestCaptureSeeds(t *testing.T) {
 			t.Fatalf("tsql: %v\n%s", err, out)
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // let the last connection's reads land
+	waitForConnections(t, srv, 0) // every connection's reads have landed
 	if err := os.RemoveAll(seedDir); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/golang-sql/civil"
 	"github.com/golang-sql/sqlexp"
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
 // End-to-end tests with the real go-mssqldb v1.11.2 driver over loopback TCP.
@@ -857,18 +858,11 @@ func TestShutdown(t *testing.T) {
 // waitForConnections waits until the server holds n connections.
 func waitForConnections(t *testing.T, srv *Server, n int) {
 	t.Helper()
-	for i := 0; ; i++ {
+	testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("the server to hold %d connections", n), func() bool {
 		srv.mu.Lock()
-		got := len(srv.conns)
-		srv.mu.Unlock()
-		if got == n {
-			return
-		}
-		if i > 2000 {
-			t.Fatalf("server holds %d connections, want %d", got, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer srv.mu.Unlock()
+		return len(srv.conns) == n
+	})
 }
 
 func TestCloseSessionDropsOneConnection(t *testing.T) {

@@ -417,11 +417,7 @@ func TestRawMalformedInputClosesConnection(t *testing.T) {
 			}
 			c.expectClosed()
 			// the reason is logged when the connection goroutine ends
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(logs.String(), tc.wantLog) && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if !strings.Contains(logs.String(), tc.wantLog) {
+			if !testenv.Poll(10*time.Second, func() bool { return strings.Contains(logs.String(), tc.wantLog) }) {
 				t.Errorf("log lacks %q:\n%s", tc.wantLog, logs.String())
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // AllowSkip reports whether QUERYREPLAY_ALLOW_SKIP=1 asks tests to skip,
@@ -90,4 +91,33 @@ func Golden(tb testing.TB, path string, got []byte, update bool) {
 		}
 	}
 	tb.Fatalf("%s differs in length: got %d lines, want %d (run go test -update after checking the change)", path, len(gl), len(wl))
+}
+
+// pollInterval is how often Poll checks its condition: short, so a test
+// goes on soon after what it waits for happened, and long enough not to
+// keep a core busy on a loaded machine.
+const pollInterval = 5 * time.Millisecond
+
+// Poll checks cond every few milliseconds until it holds (true) or limit
+// has passed (false, after one last check). It is how a test waits for
+// something another goroutine, process or server does — a session to
+// block, a socket close to be noticed — instead of sleeping and hoping.
+func Poll(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return cond()
+		}
+		time.Sleep(pollInterval)
+	}
+	return true
+}
+
+// WaitFor polls cond as Poll does and fails the test, naming what it
+// waited for, when cond does not hold within limit.
+func WaitFor(tb testing.TB, limit time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	if !Poll(limit, cond) {
+		tb.Fatalf("timed out after %s waiting for %s", limit, what)
+	}
 }

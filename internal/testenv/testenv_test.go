@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // recorder is a testing.TB that records how a helper ended the test.
@@ -96,4 +98,43 @@ func (r *fatalRecorder) Fatalf(format string, args ...any) {
 		r.msg = fmt.Sprintf(format, args...)
 	}
 	runtime.Goexit()
+}
+
+// fatalfRecorder records a Fatalf, which WaitFor ends the test with.
+type fatalfRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *fatalfRecorder) Helper()                      {}
+func (r *fatalfRecorder) Fatalf(f string, args ...any) { r.msg = fmt.Sprintf(f, args...) }
+
+func TestPollWaitsForTheCondition(t *testing.T) {
+	var n atomic.Int32
+	go func() {
+		for range 3 {
+			n.Add(1)
+			runtime.Gosched()
+		}
+	}()
+	if !Poll(10*time.Second, func() bool { return n.Load() == 3 }) {
+		t.Fatalf("Poll gave up with n = %d", n.Load())
+	}
+	checks := 0
+	if Poll(20*time.Millisecond, func() bool { checks++; return false }) {
+		t.Fatal("Poll reported a condition that never held")
+	}
+	if checks < 2 {
+		t.Errorf("Poll checked %d times in 20 ms; want it to retry", checks)
+	}
+	r := &fatalfRecorder{TB: t}
+	WaitFor(r, 10*time.Millisecond, "the moon", func() bool { return false })
+	if !strings.Contains(r.msg, "waiting for the moon") {
+		t.Errorf("WaitFor's failure %q does not name what it waited for", r.msg)
+	}
+	r = &fatalfRecorder{TB: t}
+	WaitFor(r, time.Second, "something true", func() bool { return true })
+	if r.msg != "" {
+		t.Errorf("WaitFor failed on a condition that held: %q", r.msg)
+	}
 }

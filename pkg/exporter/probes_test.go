@@ -24,13 +24,9 @@ func TestProbeTracesOnSchedule(t *testing.T) {
 	for _, p := range e.probes {
 		go p.run(ctx)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for sum(gather(t, e), "queryreplay_probe_runs_total", labels("result", "success")) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the probe did not run twice: %v", gather(t, e)["queryreplay_probe_runs_total"])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, 60*time.Second, "the probe to run twice", func() bool {
+		return sum(gather(t, e), "queryreplay_probe_runs_total", labels("result", "success")) >= 2
+	})
 	cancel()
 	fams := gather(t, e)
 	l := labels("probe", "sort_orderlines", "target", "standin")

@@ -179,7 +179,10 @@ scrape_configs:
 	return p
 }
 
-// waitFor polls cond every 200 ms until it holds or limit passes.
+// waitFor polls cond every 200 ms until it holds or limit passes. What
+// these tests wait for happens on scrape, evaluation and probe intervals of
+// a second or more, so a longer interval than testenv.WaitFor's spares
+// Prometheus and the loaded machine hundreds of pointless queries.
 func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)

@@ -136,9 +136,10 @@ type Store struct {
 }
 
 type fetchCall struct {
-	done chan struct{}
-	path string
-	err  error
+	done   chan struct{}
+	path   string
+	err    error
+	joined int // Fetch calls waiting for this download (under Store.mu); tests wait on it
 }
 
 // New checks cfg and returns a Store.
@@ -224,6 +225,7 @@ func (s *Store) Fetch(ctx context.Context, name string, guid pdb.GUID, age uint3
 		return "", err
 	}
 	if c, ok := s.inflight[id]; ok {
+		c.joined++
 		s.mu.Unlock()
 		select {
 		case <-c.done:

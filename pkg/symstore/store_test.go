@@ -381,17 +381,14 @@ func TestConcurrentFetchesShareOneDownload(t *testing.T) {
 			errs <- err
 		}()
 	}
-	// Let every goroutine reach Fetch before the server answers.
-	for {
+	// Let every goroutine reach Fetch before the server answers: one
+	// downloads, the seven others wait for its download.
+	testenv.WaitFor(t, 10*time.Second, "one download and seven Fetch calls waiting for it", func() bool {
 		s.mu.Lock()
-		n := len(s.inflight)
-		s.mu.Unlock()
-		if n == 1 && srv.count("/sqldk.pdb/"+key(a)+"/sqldk.pdb") == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
+		defer s.mu.Unlock()
+		c := s.inflight["sqldk.pdb/"+key(a)]
+		return len(s.inflight) == 1 && c != nil && c.joined == 7 && srv.count("/sqldk.pdb/"+key(a)+"/sqldk.pdb") == 1
+	})
 	close(release)
 	wg.Wait()
 	close(errs)
@@ -498,6 +495,8 @@ func TestResolverConcurrentLookupsOpenThePDBOnce(t *testing.T) {
 	var gets atomic.Int32
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		gets.Add(1)
+		// a slow download, so that the lookups overlap: the delay is what
+		// the test exercises, nothing waits on it
 		time.Sleep(10 * time.Millisecond)
 		w.Write(a.data)
 	})

@@ -15,10 +15,11 @@ import (
 )
 
 // lockBlockingSQL is the stand-in's lock_blocking scenario, with its
-// set-up in place (standin.PrepareScenario, released at the test's end):
+// set-up in place (standin.PrepareScenario; release ends it, at the latest
+// at the test's end, and returns once its transaction rolled back):
 // another session (SPID 999, login demo_blocker) holds an X lock on order
 // 500 until 400 ms after the traced seek began to wait LCK_M_S.
-func lockBlockingSQL(t *testing.T, srv *testServer) string {
+func lockBlockingSQL(t *testing.T, srv *testServer) (sql string, release func()) {
 	t.Helper()
 	for _, s := range standin.Scenarios() {
 		if s.Name == "lock_blocking" {
@@ -27,11 +28,11 @@ func lockBlockingSQL(t *testing.T, srv *testServer) string {
 				t.Fatal(err)
 			}
 			t.Cleanup(release)
-			return s.SQL
+			return s.SQL, release
 		}
 	}
 	t.Fatal("the stand-in has no lock_blocking scenario")
-	return ""
+	return "", nil
 }
 
 // samplerQueries counts the sampling statements the control connection
@@ -58,7 +59,7 @@ func TestTraceSamplesBlocker(t *testing.T) {
 	for _, withText := range []bool{false, true} {
 		tr, log, db := newTracer(t, srv.dsn, Policy{})
 		before := checksum(t, db)
-		sql := lockBlockingSQL(t, srv)
+		sql, release := lockBlockingSQL(t, srv)
 		b, err := tr.Trace(context.Background(), Options{SQL: sql, Events: bundle.AllEventGroups(), BlockerStatements: withText})
 		if err != nil {
 			t.Fatal(err)
@@ -106,8 +107,10 @@ func TestTraceSamplesBlocker(t *testing.T) {
 		if err != nil || len(back.Result.Blocking) != 1 || back.Result.Blocking[0] != s {
 			t.Errorf("round trip: %v %+v", err, back.Result.Blocking)
 		}
+		// the scenario's blocker has rolled back before the next run sets
+		// up its own (Release returns once the hold has ended)
+		release()
 		assertNothingLeft(t, db, before)
-		time.Sleep(500 * time.Millisecond) // the scenario's blocker rolls back before the next run
 	}
 }
 
@@ -212,7 +215,8 @@ func testBlockerSamplingFails(t *testing.T, number int32, message, note string) 
 	srv.running.Faults().Error("FROM sys.dm_exec_requests WHERE session_id", number, 16, message)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
-	b, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t, srv), Events: bundle.AllEventGroups()})
+	sql, _ := lockBlockingSQL(t, srv)
+	b, err := tr.Trace(context.Background(), Options{SQL: sql, Events: bundle.AllEventGroups()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +258,8 @@ func TestBlockerSamplerStopsOnTimeout(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
-	_, err := tr.Trace(context.Background(), Options{SQL: lockBlockingSQL(t, srv), Timeout: 250 * time.Millisecond, BlockerInterval: 20 * time.Millisecond})
+	sql, release := lockBlockingSQL(t, srv)
+	_, err := tr.Trace(context.Background(), Options{SQL: sql, Timeout: 250 * time.Millisecond, BlockerInterval: 20 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("err %v, want the timeout", err)
 	}
@@ -278,7 +283,7 @@ func TestBlockerSamplerStopsOnTimeout(t *testing.T) {
 	if stopConn, killConn := watchdogStatements(log); stopConn != 3 || killConn != 3 {
 		t.Errorf("STOP came from connection %d and KILL from %d; want the watchdog's (3)", stopConn, killConn)
 	}
-	time.Sleep(500 * time.Millisecond) // the scenario's blocker rolls back
+	release() // the scenario's blocker rolls back (the trace gave up before it ended)
 	assertNothingLeft(t, db, before)
 }
 

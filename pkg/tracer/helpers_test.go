@@ -3,11 +3,13 @@ package tracer
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/internal/testsql"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
@@ -136,4 +138,44 @@ func normalize(q, name string) string {
 		q = strings.ReplaceAll(q, "qr_"+h[:28], "qr_<txn>")
 	}
 	return q
+}
+
+// waitOwnerGone waits until the server no longer lists the session that
+// owns event session name (its id with its login time, as the name
+// encodes them): a client's closed socket is noticed by the server a
+// moment later, and only then may a sweep judge the owner gone.
+func waitOwnerGone(t testing.TB, db *sql.DB, name string) {
+	t.Helper()
+	spid, login, ok := SessionOwnerOf(name)
+	if !ok {
+		t.Fatalf("%s names no owner", name)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the server to end the owner of "+name, func() bool {
+		var at sql.NullTime
+		err := db.QueryRow("SELECT login_time FROM sys.dm_exec_sessions WHERE session_id = @p1", spid).Scan(&at)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatalf("look the owner up: %v", err)
+		}
+		return err != nil || !at.Valid || loginKey(at.Time) != login
+	})
+}
+
+// waitInTransaction waits until a session has an open transaction: the
+// tracer has begun the one it runs the traced batch in, and sends that
+// batch next.
+func waitInTransaction(t testing.TB, db *sql.DB) {
+	t.Helper()
+	testenv.WaitFor(t, 20*time.Second, "a session with an open transaction", func() bool {
+		return openTransactions(t, db) > 0
+	})
+}
+
+// openTransactions counts the sessions with an open transaction.
+func openTransactions(t testing.TB, db *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&n); err != nil {
+		t.Fatalf("count open transactions: %v", err)
+	}
+	return n
 }

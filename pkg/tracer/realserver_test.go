@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
@@ -107,9 +108,11 @@ func TestRealServer(t *testing.T) {
 	})
 	t.Run("killed session", func(t *testing.T) {
 		go func() {
-			time.Sleep(500 * time.Millisecond)
+			// KILL the traced session once its batch waits in the WAITFOR
 			var spid int
-			if db.QueryRowContext(ctx, "SELECT TOP (1) session_id FROM sys.dm_exec_requests WHERE wait_type = N'WAITFOR' AND session_id <> @@SPID").Scan(&spid) == nil {
+			if testenv.Poll(20*time.Second, func() bool {
+				return db.QueryRowContext(ctx, "SELECT TOP (1) session_id FROM sys.dm_exec_requests WHERE wait_type = N'WAITFOR' AND session_id <> @@SPID").Scan(&spid) == nil
+			}) {
 				db.ExecContext(ctx, fmt.Sprintf("KILL %d", spid))
 			}
 		}()

@@ -19,6 +19,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
@@ -332,7 +333,7 @@ func TestSweepByOwner(t *testing.T) {
 	}
 	// the owner goes: its session goes with the next sweep, grace or not
 	ownerConn.Close()
-	time.Sleep(50 * time.Millisecond)
+	waitOwnerGone(t, db, alive)
 	if n, err := tr.SweepOrphans(ctx, 24*time.Hour); err != nil || n != 1 {
 		t.Fatalf("after the owner left: SweepOrphans = %d, %v; want 1", n, err)
 	}
@@ -578,14 +579,15 @@ func TestSilentNetworkEverywhereIsBounded(t *testing.T) {
 		t.Fatalf("error %v: want the timeout, and how the session left behind will go", err)
 	}
 	p.close() // the path is gone: the server ends both sessions
-	deadline := time.Now().Add(5 * time.Second)
 	direct, _, _ := newTracer(t, srv.dsn, Policy{})
-	for len(sessions(t, db)) > 0 && time.Now().Before(deadline) {
+	// each sweep drops what the server already counts as ownerless; the
+	// server ends the proxied sessions a moment after the close
+	testenv.Poll(5*time.Second, func() bool {
 		if _, err := direct.SweepOrphans(context.Background(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(sessions(t, db)) == 0
+	})
 	assertNothingLeft(t, db, before)
 }
 
@@ -711,10 +713,17 @@ func TestLogRecordsAreTheTracesOwn(t *testing.T) {
 	srv := startStandin(t)
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
 	before := checksum(t, db)
+	// the injected delay is what makes the other session's write land
+	// inside the trace's transaction, not a wait
 	srv.running.Faults().Delay("VALUES (100001", 300*time.Millisecond)
 	done := make(chan error, 1)
 	go func() {
-		time.Sleep(100 * time.Millisecond) // while the traced batch is held
+		// while the traced batch is held: once the trace's transaction is
+		// open, the batch it runs in is next and the Delay holds it
+		testenv.Poll(20*time.Second, func() bool {
+			var n int
+			return db.QueryRow("SELECT COUNT(*) FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&n) == nil && n > 0
+		})
 		_, err := db.Exec("UPDATE dbo.Customers SET Name = Name WHERE CustomerID = 77")
 		done <- err
 	}()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
@@ -95,20 +96,9 @@ func assertNothingLeft(t testing.TB, db *sql.DB, before string) {
 // transaction rolled back, by the server a moment later.
 func waitNoOpenTransactions(t testing.TB, db *sql.DB) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		if err := db.QueryRow("SELECT COUNT(*) FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&n); err != nil {
-			t.Fatalf("count open transactions: %v", err)
-		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions still hold a transaction 10 s after every trace ended", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 10*time.Second, "every session's transaction to end after the traces ended", func() bool {
+		return openTransactions(t, db) == 0
+	})
 }
 
 // label names each statement the tracer sent, so sequences compare exactly
@@ -622,20 +612,17 @@ func TestKilledProcessThenSweep(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the child's session exists and its query is running.
-	deadline := time.Now().Add(20 * time.Second)
+	// Wait until the child's session exists and it is in the transaction
+	// it sends the traced (held) modification in.
 	var left []string
-	for time.Now().Before(deadline) {
-		if left = sessions(t, db); len(left) == 1 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(left) != 1 {
+	if !testenv.Poll(20*time.Second, func() bool { left = sessions(t, db); return len(left) == 1 }) {
 		cmd.Process.Kill()
 		t.Fatalf("the child never created its session: %v", left)
 	}
-	time.Sleep(100 * time.Millisecond)
+	if !testenv.Poll(20*time.Second, func() bool { return openTransactions(t, db) > 0 }) {
+		cmd.Process.Kill()
+		t.Fatal("the child never began its transaction")
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +636,7 @@ func TestKilledProcessThenSweep(t *testing.T) {
 	}
 	tr, _, _ := newTracer(t, srv.dsn, Policy{})
 	// The owner is gone: dropped at once, however long the grace period.
-	time.Sleep(50 * time.Millisecond) // the server notices the closed sockets
+	waitOwnerGone(t, db, left[0])
 	if n, err := tr.SweepOrphans(context.Background(), 24*time.Hour); err != nil || n != 1 {
 		t.Fatalf("SweepOrphans = %d, %v", n, err)
 	}
@@ -829,13 +816,14 @@ func TestKillDuringModification(t *testing.T) {
 	srv.running.Faults().Delay("VALUES (100001", time.Minute)
 	go func() {
 		// the traced session is the one with the open (named) transaction
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		testenv.Poll(30*time.Second, func() bool {
 			var spid int
-			if db.QueryRow("SELECT session_id FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&spid) == nil {
-				srv.running.Faults().Kill(spid)
-				return
+			if db.QueryRow("SELECT session_id FROM sys.dm_exec_sessions WHERE open_transaction_count > 0").Scan(&spid) != nil {
+				return false
 			}
-		}
+			srv.running.Faults().Kill(spid)
+			return true
+		})
 	}()
 	if _, err := tr.Trace(context.Background(), Options{SQL: updateSQL}); err == nil {
 		t.Fatal("the trace succeeded although its session was killed")

@@ -65,7 +65,7 @@ func peakHeap(fn func()) uint64 {
 			if v := s[0].Value.Uint64(); v > base && v-base > peak.Load() {
 				peak.Store(v - base)
 			}
-			time.Sleep(100 * time.Microsecond)
+			time.Sleep(100 * time.Microsecond) // the sampling period, not a wait for anything
 		}
 	}()
 	fn()
