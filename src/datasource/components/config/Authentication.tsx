@@ -1,7 +1,7 @@
 import React from 'react';
 import { FieldSet, InlineField, Input, RadioButtonGroup, SecretInput } from '@grafana/ui';
 import { AuthType } from '../../types';
-import { INPUT_W, LABEL_W, SettingsEdit } from './edit';
+import { INPUT_W, LABEL_W, SettingsEdit, TextField } from './edit';
 import { userField } from './fields';
 
 const AUTH_OPTIONS = [
@@ -60,54 +60,38 @@ export function AuthenticationSection({ edit }: { edit: SettingsEdit }) {
 }
 
 /** krb5 realm, config file, keytab and credential cache (go-mssqldb's krb5-* settings). */
-function KerberosFields({ edit: { jsonData, text } }: { edit: SettingsEdit }) {
+function KerberosFields({ edit }: { edit: SettingsEdit }) {
   return (
     <>
-      <InlineField label="Realm" labelWidth={LABEL_W} tooltip="krb5-realm; required with a password or a keytab">
-        <Input
-          id="qr-krb-realm"
-          value={jsonData.kerberosRealm ?? ''}
-          onChange={text('kerberosRealm')}
-          width={INPUT_W}
-        />
-      </InlineField>
-      <InlineField
+      <TextField
+        edit={edit}
+        setting="kerberosRealm"
+        id="qr-krb-realm"
+        label="Realm"
+        tooltip="krb5-realm; required with a password or a keytab"
+      />
+      <TextField
+        edit={edit}
+        setting="kerberosConfigFile"
+        id="qr-krb-config"
         label="krb5.conf path"
-        labelWidth={LABEL_W}
         tooltip="krb5-configfile on the Grafana host; required with a password"
-      >
-        <Input
-          id="qr-krb-config"
-          value={jsonData.kerberosConfigFile ?? ''}
-          onChange={text('kerberosConfigFile')}
-          width={INPUT_W}
-          placeholder="/etc/krb5.conf"
-        />
-      </InlineField>
-      <InlineField
+        placeholder="/etc/krb5.conf"
+      />
+      <TextField
+        edit={edit}
+        setting="kerberosKeytabFile"
+        id="qr-krb-keytab"
         label="Keytab path"
-        labelWidth={LABEL_W}
         tooltip="krb5-keytabfile: log in with a keytab instead of a password"
-      >
-        <Input
-          id="qr-krb-keytab"
-          value={jsonData.kerberosKeytabFile ?? ''}
-          onChange={text('kerberosKeytabFile')}
-          width={INPUT_W}
-        />
-      </InlineField>
-      <InlineField
+      />
+      <TextField
+        edit={edit}
+        setting="kerberosCredentialCache"
+        id="qr-krb-ccache"
         label="Credential cache"
-        labelWidth={LABEL_W}
         tooltip="krb5-credcachefile: use an existing ticket cache"
-      >
-        <Input
-          id="qr-krb-ccache"
-          value={jsonData.kerberosCredentialCache ?? ''}
-          onChange={text('kerberosCredentialCache')}
-          width={INPUT_W}
-        />
-      </InlineField>
+      />
     </>
   );
 }

@@ -57,7 +57,7 @@ interface FieldText {
   id: string;
   label: string;
   tooltip: string;
-  placeholder: string;
+  placeholder?: string;
 }
 
 /** One jsonData value in an input; parse turns the text into the saved value. */
@@ -86,6 +86,19 @@ export function NumberField(p: FieldText & { edit: SettingsEdit; setting: Number
       type="number"
       value={p.edit.jsonData[p.setting]}
       onValue={(text) => p.edit.setJson({ [p.setting]: numberSetting(text) })}
+    />
+  );
+}
+
+type TextSetting = 'kerberosRealm' | 'kerberosConfigFile' | 'kerberosKeytabFile' | 'kerberosCredentialCache';
+
+/** A text setting: empty clears it. */
+export function TextField(p: FieldText & { edit: SettingsEdit; setting: TextSetting }) {
+  return (
+    <SettingInput
+      {...p}
+      value={p.edit.jsonData[p.setting]}
+      onValue={(text) => p.edit.setJson({ [p.setting]: textSetting(text) })}
     />
   );
 }
