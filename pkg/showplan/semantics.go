@@ -73,7 +73,7 @@ const anyLogical = "*"
 const (
 	operatorReference = "https://learn.microsoft.com/sql/relational-databases/showplan-logical-and-physical-operators-reference"
 	joinsArticle      = "https://learn.microsoft.com/sql/relational-databases/performance/joins"
-	xeTracing8        = "xe-tracing.md §8 (the reference tool's classifier)"
+	xeTracing8        = "docs/design/tracing.md §8 (the reference tool's classifier)"
 	generalKnowledge  = "general knowledge of SQL Server iterators; no Microsoft page says so"
 )
 
@@ -292,8 +292,8 @@ func shortSource(src string) string {
 	if strings.Contains(src, joinsArticle) {
 		parts = append(parts, "joins article")
 	}
-	if strings.Contains(src, "xe-tracing.md") {
-		parts = append(parts, "xe-tracing.md §8")
+	if strings.Contains(src, "docs/design/tracing.md") {
+		parts = append(parts, "docs/design/tracing.md §8")
 	}
 	if strings.HasPrefix(src, "general knowledge") {
 		parts = append([]string{"general knowledge"}, parts...)

@@ -184,9 +184,9 @@ func TestEveryRuleHasReasonAndSource(t *testing.T) {
 			t.Errorf("(%s, %s): reason %q is too thin", k.physical, k.logical, e.why)
 		}
 		src := e.source
-		if !strings.Contains(src, "https://learn.microsoft.com/") && !strings.Contains(src, "xe-tracing.md") &&
+		if !strings.Contains(src, "https://learn.microsoft.com/") && !strings.Contains(src, "docs/design/tracing.md") &&
 			!strings.HasPrefix(src, "general knowledge") {
-			t.Errorf("(%s, %s): source %q is neither a Microsoft page, xe-tracing.md nor marked general knowledge", k.physical, k.logical, src)
+			t.Errorf("(%s, %s): source %q is neither a Microsoft page, docs/design/tracing.md nor marked general knowledge", k.physical, k.logical, src)
 		}
 	}
 	op := testOperator("Hash Match", "Partial Aggregate", 1)
