@@ -172,14 +172,19 @@ func TestStoppedTracesLeaveNoSession(t *testing.T) {
 		ctx      func() (context.Context, context.CancelFunc)
 		status   backend.Status
 		words    []string
+		// timeout is the query's options.timeoutSeconds (60 when 0)
+		timeout float64
 	}{
 		{"cancelled", nil, func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(bg)
 			time.AfterFunc(300*time.Millisecond, cancel)
 			return ctx, cancel
-		}, backend.StatusBadRequest, []string{"cancelled", "dropped"}},
+		}, backend.StatusBadRequest, []string{"cancelled", "dropped"}, 0},
 		{"traceTimeout", map[string]any{"traceTimeout": "500ms"}, func() (context.Context, context.CancelFunc) { return context.WithCancel(bg) },
-			backend.StatusTimeout, []string{"traceTimeout", "dropped"}},
+			backend.StatusTimeout, []string{"traceTimeout (500ms)", "dropped"}, 0},
+		// the query's own, shorter timeout is the one the message names
+		{"timeoutSeconds", nil, func() (context.Context, context.CancelFunc) { return context.WithCancel(bg) },
+			backend.StatusTimeout, []string{"options.timeoutSeconds (500ms)", "dropped"}, 0.5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,8 +194,15 @@ func TestStoppedTracesLeaveNoSession(t *testing.T) {
 			ctx, cancel := c.ctx()
 			defer cancel()
 			began := time.Now()
-			r := run(t, d, ctx, query("A", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"timeoutSeconds": 60}}))["A"]
+			timeout := c.timeout
+			if timeout == 0 {
+				timeout = 60
+			}
+			r := run(t, d, ctx, query("A", map[string]any{"sql": hashJoinSQL, "options": map[string]any{"timeoutSeconds": timeout}}))["A"]
 			fails(t, r, c.status, backend.ErrorSourceDownstream, c.words...)
+			if c.name == "timeoutSeconds" && strings.Contains(r.Error.Error(), "traceTimeout") {
+				t.Errorf("the query's own timeout is reported as traceTimeout: %v", r.Error)
+			}
 			if el := time.Since(began); el > 5*time.Second {
 				t.Errorf("the stopped trace took %s", el)
 			}

@@ -73,7 +73,7 @@ func traceError(ctx context.Context, err error, sql string, timeout string) *que
 	case errors.Is(ctx.Err(), context.Canceled):
 		return downstreamErr(backend.StatusBadRequest, "the request was cancelled; the trace was stopped and its event session dropped")
 	case errors.Is(err, context.DeadlineExceeded):
-		return downstreamErr(backend.StatusTimeout, "the trace did not finish within traceTimeout (%s); it was stopped and its event session dropped", timeout)
+		return downstreamErr(backend.StatusTimeout, "the trace did not finish within %s; it was stopped and its event session dropped", timeout)
 	case strings.HasPrefix(err.Error(), "connect:"):
 		return downstreamErr(backend.StatusBadGateway, "cannot reach SQL Server: %v", err)
 	}

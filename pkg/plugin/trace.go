@@ -17,6 +17,16 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
+// timeoutName names the limit a timed-out trace had: the query's own
+// options.timeoutSeconds when it was shorter than traceTimeout, else
+// traceTimeout — with the duration, so the message says what ran out.
+func timeoutName(query, setting time.Duration) string {
+	if query > 0 && query < setting {
+		return fmt.Sprintf("options.timeoutSeconds (%s)", query)
+	}
+	return fmt.Sprintf("traceTimeout (%s)", setting)
+}
+
 // runTrace runs a trace or probe query within the limits: a slot among
 // maxConcurrentTraces (waiting at most traceQueueTimeout), the whole trace
 // bounded by traceTimeout, and Grafana's cancellation passed to the tracer,
@@ -47,7 +57,7 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 	began := time.Now()
 	b, err := d.tracer.Trace(tctx, o)
 	if err != nil {
-		return backend.DataResponse{}, traceError(ctx, err, o.SQL, d.settings.traceTimeout().String())
+		return backend.DataResponse{}, traceError(ctx, err, o.SQL, timeoutName(o.Timeout, d.settings.traceTimeout()))
 	}
 	d.step("storing")
 	e, err := d.store.Put(ctx, b)
