@@ -41,13 +41,23 @@ func response(refID string, err error) backend.DataResponse {
 	return backend.ErrDataResponseWithSource(qe.status, qe.source, fmt.Sprintf("query %s: %s", refID, qe.msg))
 }
 
-// SQLServerErrorText formats a SQL Server error as SSMS prints it.
+// SQLServerErrorText formats a SQL Server error as SSMS prints it: every
+// message the server sent, first to last, because the first is often the
+// cause (a login to a missing database is Msg 4060, then Msg 18456).
 func SQLServerErrorText(e mssql.Error) string {
-	s := fmt.Sprintf("Msg %d, Level %d, State %d", e.Number, e.Class, e.State)
-	if e.ProcName != "" {
-		s += ", Procedure " + e.ProcName
+	all := e.All
+	if len(all) == 0 {
+		all = []mssql.Error{e}
 	}
-	return fmt.Sprintf("%s, Line %d: %s", s, e.LineNo, e.Message)
+	texts := make([]string, len(all))
+	for i, m := range all {
+		s := fmt.Sprintf("Msg %d, Level %d, State %d", m.Number, m.Class, m.State)
+		if m.ProcName != "" {
+			s += ", Procedure " + m.ProcName
+		}
+		texts[i] = fmt.Sprintf("%s, Line %d: %s", s, m.LineNo, m.Message)
+	}
+	return strings.Join(texts, "; ")
 }
 
 var refusedLine = regexp.MustCompile(`^line (\d+): `)

@@ -166,3 +166,21 @@ func TestResources(t *testing.T) {
 		t.Error("health detail leaks the password")
 	}
 }
+
+// TestHealthNamesTheRealLoginCause: a login to a database that does not
+// exist fails with Msg 4060 ("Cannot open database …") followed by Msg
+// 18456 ("Login failed …"); the health message must say both, the cause
+// first, not only the last (issue 25 item 7).
+// https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/mssqlserver-4060-database-engine-error
+func TestHealthNamesTheRealLoginCause(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", map[string]any{"database": "NoSuchDatabase"})
+	h, err := d.CheckHealth(bg, &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i4060, i18456 := strings.Index(h.Message, "Msg 4060"), strings.Index(h.Message, "Msg 18456")
+	if h.Status != backend.HealthStatusError || i4060 < 0 || i18456 < 0 || i4060 > i18456 || !strings.Contains(h.Message, "NoSuchDatabase") {
+		t.Fatalf("health of a login to a missing database: %s", h.Message)
+	}
+}
