@@ -188,6 +188,20 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 
 var validEncrypt = map[string]bool{"": true, "true": true, "strict": true, "disable": true}
 
+// withoutCredentials is a mistyped host as a message may show it: whatever
+// stands before its last @ (user:password in a pasted URL) is replaced by
+// "…", so a password typed into the host field is never echoed.
+func withoutCredentials(host string) string {
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		scheme := ""
+		if j := strings.Index(host[:i], "://"); j >= 0 {
+			scheme = host[:j+3]
+		}
+		return scheme + "…@" + host[i+1:]
+	}
+	return host
+}
+
 // Validate reports every missing or invalid field, by its JSON name.
 func (s Settings) Validate() error {
 	var p []string
@@ -195,7 +209,7 @@ func (s Settings) Validate() error {
 	if strings.TrimSpace(s.Host) == "" {
 		add("host is missing")
 	} else if strings.ContainsAny(s.Host, "/?#@ ;") {
-		add("host %q must be a host name or address, without scheme, path or credentials", s.Host)
+		add("host %q must be a host name or address, without scheme, path or credentials", withoutCredentials(s.Host))
 	}
 	if s.Port < 0 || s.Port > 65535 {
 		add("port %d is outside 1-65535", s.Port)

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,5 +225,16 @@ func TestStoreDirectoryFallbacks(t *testing.T) {
 	}
 	if got := StoreDirectory(TraceStoreSettings{Directory: "/data/qr"}, ""); got != "/data/qr/default" {
 		t.Errorf("traceStore.directory: %s", got)
+	}
+}
+
+// TestHostWithCredentialsIsNotEchoed: a URL pasted into the host field
+// is refused without repeating its user or password (issue 25 item 7).
+func TestHostWithCredentialsIsNotEchoed(t *testing.T) {
+	for _, host := range []string{"sqlserver://sa:Pa55-word@db1:1433", "sa:Pa55-word@db1", "Pa55-word@@db1", "a@b:Pa55-word@db1/x"} {
+		_, err := load(t, fmt.Sprintf(`{"host":%q,"user":"u"}`, host), map[string]string{"password": "p"})
+		if err == nil || !strings.Contains(err.Error(), "host ") || strings.Contains(err.Error(), "Pa55-word") || strings.Contains(err.Error(), "sa:") {
+			t.Errorf("host %q: %v", host, err)
+		}
 	}
 }
