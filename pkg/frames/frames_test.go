@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -475,6 +476,41 @@ func TestSourceStacksOverrideTheFlameGraph(t *testing.T) {
 	for _, f := range build(t, src, Request{}) {
 		if f.Name == "callstacks" || f.Name == "stack_frames" {
 			t.Errorf("a trace without stacks returns %s", f.Name)
+		}
+	}
+}
+
+// TestPagesFrameKeepsToTheBudget: the pages frame holds at most
+// maxDataPoints rows, the most touched pages, and says how many there were
+// (issue 25 item 7: 200,000 rows on a 1M-event trace whatever the budget).
+func TestPagesFrameKeepsToTheBudget(t *testing.T) {
+	src := generatedSource(t, 3000, 3)
+	all := byName(t, build(t, src, Request{MaxDataPoints: 1_000_000, Groups: []string{GroupPages}}), "pages")
+	total := all.Rows()
+	if total < 1000 {
+		t.Fatalf("the generated trace touches %d pages; the test needs more than the budget", total)
+	}
+	f := byName(t, build(t, src, Request{MaxDataPoints: 200, Groups: []string{GroupPages}}), "pages")
+	if f.Rows() != 200 {
+		t.Fatalf("pages frame has %d rows with a budget of 200", f.Rows())
+	}
+	c := customOf(t, f)
+	if fmt.Sprint(c["pagesTotal"]) != fmt.Sprint(total) || fmt.Sprint(c["pagesShown"]) != "200" {
+		t.Errorf("meta says %v of %v pages; want 200 of %d", c["pagesShown"], c["pagesTotal"], total)
+	}
+	// the kept pages are the most touched: none left out was touched more
+	minKept := int64(1 << 62)
+	reads, writes := field(t, f, "reads"), field(t, f, "writes")
+	for i := range f.Rows() {
+		minKept = min(minKept, reads.At(i).(int64)+writes.At(i).(int64))
+	}
+	kept := map[string]bool{}
+	for i := range f.Rows() {
+		kept[field(t, f, "pageId").At(i).(string)] = true
+	}
+	for i := range all.Rows() {
+		if id := field(t, all, "pageId").At(i).(string); !kept[id] && field(t, all, "reads").At(i).(int64)+field(t, all, "writes").At(i).(int64) > minKept {
+			t.Fatalf("page %s was left out but touched more than a kept page", id)
 		}
 	}
 }

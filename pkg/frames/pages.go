@@ -53,6 +53,8 @@ func (v *view) pagesFrame() *data.Frame {
 	for _, a := range byKey {
 		pages = append(pages, a)
 	}
+	total := len(pages)
+	pages = mostTouched(pages, v.budget)
 	slices.SortFunc(pages, func(x, y *pageAgg) int {
 		return cmp.Or(cmp.Compare(x.key.db, y.key.db), cmp.Compare(x.key.file, y.key.file), cmp.Compare(x.key.page, y.key.page))
 	})
@@ -112,9 +114,24 @@ func (v *view) pagesFrame() *data.Frame {
 		data.NewField("prevPage", nil, prevs),
 		data.NewField("nextPage", nil, nexts),
 	)
-	f.Meta = v.meta(custom{"window": v.win, "pageInfo": len(v.tr.Pages) > 0, "headers": headers})
+	f.Meta = v.meta(custom{"window": v.win, "pageInfo": len(v.tr.Pages) > 0, "headers": headers,
+		"pagesTotal": total, "pagesShown": n})
 	f.Meta.PreferredVisualization = data.VisTypeTable
 	return f
+}
+
+// mostTouched keeps, when there are more pages than the row budget, the
+// budget pages read or written most often (the earliest first among
+// equals): a million-event trace touches hundreds of thousands of pages,
+// and the frame must stay within maxDataPoints like every other.
+func mostTouched(pages []*pageAgg, budget int) []*pageAgg {
+	if len(pages) <= budget {
+		return pages
+	}
+	slices.SortFunc(pages, func(x, y *pageAgg) int {
+		return cmp.Or(cmp.Compare(y.reads+y.writes, x.reads+x.writes), cmp.Compare(x.first, y.first))
+	})
+	return pages[:budget]
 }
 
 // logRecordsFrame holds the fn_dblog records a modification wrote.
