@@ -1,4 +1,5 @@
 import React from 'react';
+import { config } from '@grafana/runtime';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { DataSourceSettings } from '@grafana/data';
 import { ConfigEditor } from './components/ConfigEditor';
@@ -245,6 +246,20 @@ describe('QueryEditor', () => {
       traceId: '0190d5c2a0e87c3b9a51e2f4c6d8b0a1',
     });
     expect(onRunQuery).toHaveBeenCalled();
+  });
+
+  it("links the bundle download under Grafana's sub-path", async () => {
+    const before = config.appSubUrl;
+    config.appSubUrl = '/grafana';
+    try {
+      editor({}, datasource({}, saved));
+      const link = await waitFor(() => screen.getByText('Download'));
+      expect(link.getAttribute('href')).toBe(
+        '/grafana/api/datasources/uid/qr/resources/traces/0190d5c2a0e87c3b9a51e2f4c6d8b0a1/bundle'
+      );
+    } finally {
+      config.appSubUrl = before;
+    }
   });
 
   it('deletes a saved trace through the resource', async () => {

@@ -1,6 +1,7 @@
 import React from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
+import { config } from '@grafana/runtime';
 import { Alert, Button, useStyles2 } from '@grafana/ui';
 import { SavedTrace } from '../CompareForm';
 import { durationText } from './options';
@@ -77,11 +78,7 @@ export function SavedTraces(p: {
                   >
                     Open
                   </Button>
-                  <a
-                    className={styles.link}
-                    href={`/api/datasources/uid/${p.uid}/resources/traces/${t.traceId}/bundle`}
-                    download
-                  >
+                  <a className={styles.link} href={bundleURL(p.uid, t.traceId)} download>
                     Download
                   </a>
                   <Button
@@ -128,3 +125,13 @@ const getStyles = (theme: GrafanaTheme2) => ({
   actions: css({ display: 'flex', gap: theme.spacing(1), alignItems: 'center' }),
   link: css({ color: theme.colors.text.link }),
 });
+
+/**
+ * The download link of a saved trace's bundle. A plain link is not sent
+ * through Grafana's backendSrv, so it carries Grafana's sub-path itself
+ * (config.appSubUrl: "" at the root, "/grafana" behind root_url
+ * https://host/grafana/).
+ */
+export function bundleURL(uid: string, traceId: string): string {
+  return `${config.appSubUrl ?? ''}/api/datasources/uid/${encodeURIComponent(uid)}/resources/traces/${encodeURIComponent(traceId)}/bundle`;
+}
