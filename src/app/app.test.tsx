@@ -8,6 +8,13 @@ import dsJson from '../datasource/plugin.json';
 import panelJson from '../panel/plugin.json';
 import { plugin } from '../module';
 
+// Grafana installs its page chrome as @grafana/runtime's PluginPage at
+// start-up; here a marked stand-in shows that the app page renders inside it.
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  PluginPage: ({ children }: { children: React.ReactNode }) => <div data-testid="grafana-plugin-page">{children}</div>,
+}));
+
 describe('app plugin', () => {
   it('includes exactly the nested plugins it describes', () => {
     const included = appJson.includes.filter((i) => i.type !== 'page').map((i) => ({ type: i.type, path: i.path }));
@@ -29,5 +36,6 @@ describe('app plugin', () => {
     expect(screen.getByTestId('queryreplay-app-root')).toHaveTextContent('QueryReplay SQL Server');
     expect(screen.getByText('queryreplay-replay-panel')).toBeInTheDocument();
     expect(plugin.root).toBe(AppRoot);
+    expect(screen.getByTestId('grafana-plugin-page')).toContainElement(screen.getByTestId('queryreplay-app-root'));
   });
 });
