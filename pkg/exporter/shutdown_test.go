@@ -120,8 +120,14 @@ func recordedTotal(run map[string]int64) int64 {
 // them in events_lost_total. The expected count is what the stand-in
 // recorded between the two processes, of whatever statements ran.
 func TestKeptSessionBacklogIsCountedAsLost(t *testing.T) {
-	const cfg = "global:\n  poll_interval: 1h\n  poll_timeout: 30s\n  drop_session_on_shutdown: false\n" +
-		"targets:\n  - name: standin\n    dsn_env: TEST_DSN_standin\n"
+	for _, xeTarget := range []string{"event_file", "ring_buffer"} {
+		t.Run(xeTarget, func(t *testing.T) { keptSessionBacklog(t, xeTarget) })
+	}
+}
+
+func keptSessionBacklog(t *testing.T, xeTarget string) {
+	cfg := "global:\n  poll_interval: 1h\n  poll_timeout: 30s\n  drop_session_on_shutdown: false\n" +
+		"targets:\n  - name: standin\n    dsn_env: TEST_DSN_standin\n    session: {target: " + xeTarget + "}\n"
 	run := startStandin(t)
 	dsns := map[string]string{"standin": run.DSN}
 	e := newTestExporter(t, testConfig(t, cfg, dsns))
