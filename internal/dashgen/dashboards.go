@@ -40,12 +40,22 @@ func overview() *dashboard.DashboardBuilder {
 			query(`sum by (target, group) (increase(queryreplay_exporter_label_folds_total{`+sel+`}[$__rate_interval]))`, "{{target}} {{group}}")))
 }
 
+// spillsInRange is each top query's spills in the dashboard's range, > 0
+// only. The gauge counts from the query's entry into the exporter's table:
+// its value now less its value at the range's start, or, when it had no
+// value then (a query new in the range) or its value fell (the exporter
+// restarted, the query left the table and came back), its whole value now,
+// all of it counted since. increase() would miss a new query's first
+// spills: a series' first sample has no predecessor to increase from.
+const spillsInRange = `(((queryreplay_top_query_spills{` + sel + `} - queryreplay_top_query_spills{` + sel + `} offset $__range) >= 0` +
+	` or queryreplay_top_query_spills{` + sel + `}) > 0)`
+
 func spills() *dashboard.DashboardBuilder {
-	topQueries := table.NewPanelBuilder().Title("Top queries: spills, then logical reads").
-		Description("The queries that spilled most since they entered the exporter's table (statement from the plan cache). Click a statement to replay it.").
+	topQueries := table.NewPanelBuilder().Title("Top queries: spills in the range").
+		Description("The queries that spilled in the selected time range, most first (statement from the plan cache). Click a statement to replay it.").
 		Datasource(promDS()).Height(10).Span(24).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
-			Expr(`sort_desc(queryreplay_top_query_spills{`+sel+`} * on (job, instance, target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`})`)).
+			Expr(`sort_desc(`+spillsInRange+` * on (job, instance, target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`})`)).
 		WithTransformation(organize("spills")).
 		OverrideByName("statement", []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
 			"title": "Replay this query", "url": replayLinkTemplate, "targetBlank": false,

@@ -32,6 +32,7 @@ import (
 // Datasource and dashboard identities (docs/design/contracts.md §2, §3).
 const (
 	PrometheusUID      = "prometheus"
+	DatasourceVar      = "datasource" // the exporter dashboards' Prometheus datasource variable
 	QueryReplayUID     = "queryreplay"
 	QueryReplayType    = "queryreplay-sqlserver-datasource"
 	ReplayPanelType    = "queryreplay-replay-panel"
@@ -102,8 +103,19 @@ func JSON(d dashboard.Dashboard) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// promDS refers to the Prometheus the datasource variable chooses: an
+// installation's own Prometheus has its own uid, so a hard-coded one would
+// read "datasource not found" wherever the dashboard is imported.
 func promDS() common.DataSourceRef {
-	return common.DataSourceRef{Type: ref("prometheus"), Uid: ref(PrometheusUID)}
+	return common.DataSourceRef{Type: ref("prometheus"), Uid: ref("${" + DatasourceVar + "}")}
+}
+
+// datasourceVariable lists the Prometheus datasources; it starts on the
+// provisioned one (uid "prometheus") when that exists.
+func datasourceVariable() *dashboard.DatasourceVariableBuilder {
+	return dashboard.NewDatasourceVariableBuilder(DatasourceVar).Label("Prometheus").Type("prometheus").
+		Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: ref("Prometheus")},
+			Value: dashboard.StringOrArrayOfString{String: ref(PrometheusUID)}})
 }
 
 func ref[T any](v T) *T { return &v }
@@ -115,6 +127,7 @@ func base(uid, title, description string, database bool) *dashboard.DashboardBui
 		Refresh("30s").Time("now-1h", "now").Timezone("browser").Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		Link(dashboard.NewDashboardLinkBuilder("QueryReplay").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{dashboardTag}).
 			AsDropdown(true).IncludeVars(true).KeepTime(true)).
+		WithVariable(datasourceVariable()).
 		WithVariable(dashboard.NewQueryVariableBuilder("target").Label("Target").Datasource(promDS()).
 			Query(dashboard.StringOrMap{String: ref("label_values(queryreplay_up, target)")}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Multi(true).IncludeAll(true).AllValue(".*").Sort(dashboard.VariableSortAlphabeticalAsc))

@@ -69,6 +69,17 @@ type panelJSON struct {
 	} `json:"fieldConfig"`
 }
 
+// hasPrometheusVariable says whether d has a variable "datasource" of type
+// datasource listing Prometheus datasources.
+func hasPrometheusVariable(d dashboardJSON) bool {
+	for _, v := range d.Templating.List {
+		if v.Name == "datasource" && v.Type == "datasource" && v.Query == "prometheus" {
+			return true
+		}
+	}
+	return false
+}
+
 type dashboardJSON struct {
 	UID        string      `json:"uid"`
 	Title      string      `json:"title"`
@@ -76,6 +87,7 @@ type dashboardJSON struct {
 	Templating struct {
 		List []struct {
 			Name, Type string
+			Query      any `json:"query"`
 		} `json:"list"`
 	} `json:"templating"`
 }
@@ -169,7 +181,14 @@ func TestDashboardContracts(t *testing.T) {
 			if p.Type == "row" {
 				return
 			}
-			if p.Datasource == nil || ds[p.Datasource.UID] != p.Datasource.Type {
+			switch {
+			case p.Datasource == nil:
+				t.Errorf("%s/%s: no datasource", uid, p.Title)
+			case p.Datasource.Type == "prometheus":
+				if p.Datasource.UID != "${datasource}" || !hasPrometheusVariable(d) {
+					t.Errorf("%s/%s: Prometheus datasource %+v is not the datasource variable", uid, p.Title, p.Datasource)
+				}
+			case ds[p.Datasource.UID] != p.Datasource.Type:
 				t.Errorf("%s/%s: datasource %+v is not provisioned", uid, p.Title, p.Datasource)
 			}
 			for _, tg := range p.Targets {

@@ -124,6 +124,9 @@ func checkDashboard(raw []byte, w dashboardWorld) []string {
 			if m, ok := v.(map[string]any); ok {
 				name, _ := m["name"].(string)
 				typ, _ := m["type"].(string)
+				if q, _ := m["query"].(string); typ == "datasource" {
+					typ += ":" + q // a datasource variable, with the plugin type it lists
+				}
 				variables[name] = typ
 			}
 		}
@@ -172,8 +175,12 @@ func checkDatasourceRef(where string, value any, w dashboardWorld, variables map
 		typ, _ := v["type"].(string)
 		if name, ok := strings.CutPrefix(uid, "$"); ok {
 			name = strings.Trim(name, "{}")
-			if variables[name] != "datasource" {
+			lists, ok := strings.CutPrefix(variables[name], "datasource:")
+			if !ok {
 				return []string{fmt.Sprintf("%s: datasource uid %q names no datasource variable", where, uid)}
+			}
+			if typ != "" && typ != lists {
+				return []string{fmt.Sprintf("%s: datasource uid %q lists %q datasources, the reference says %q", where, uid, lists, typ)}
 			}
 			return nil
 		}
@@ -183,6 +190,12 @@ func checkDatasourceRef(where string, value any, w dashboardWorld, variables map
 		have, ok := w.datasources[uid]
 		if !ok {
 			return []string{fmt.Sprintf("%s: datasource uid %q is not provisioned", where, uid)}
+		}
+		// An installation's Prometheus has its own uid: a hard-coded one
+		// shows "datasource not found" wherever the dashboard is imported
+		// (Grafana docs, "Data source variables").
+		if have == "prometheus" {
+			return []string{fmt.Sprintf("%s: Prometheus datasource uid %q is hard-coded; use a datasource variable (${datasource})", where, uid)}
 		}
 		if typ != "" && typ != have {
 			return []string{fmt.Sprintf("%s: datasource uid %q has type %q here, %q in provisioning", where, uid, typ, have)}
@@ -275,13 +288,22 @@ func TestCheckDashboardFindsMistakes(t *testing.T) {
 		want   string
 	}{
 		{"unknown datasource uid", func(d map[string]any) {
-			panel(d, 0)["datasource"] = map[string]any{"type": "prometheus", "uid": "prom2"}
+			panel(d, 1)["datasource"] = map[string]any{"type": "queryreplay-sqlserver-datasource", "uid": "prom2"}
 		}, `uid "prom2" is not provisioned`},
 		{"datasource by name", func(d map[string]any) { panel(d, 0)["datasource"] = "Prometheus" }, "is a name"},
 		{"type mismatch", func(d map[string]any) {
-			panel(d, 0)["datasource"] = map[string]any{"type": "loki", "uid": "prometheus"}
+			panel(d, 1)["datasource"] = map[string]any{"type": "loki", "uid": "queryreplay"}
 		}, `has type "loki" here`},
 		{"undefined variable", func(d map[string]any) { panel(d, 0)["datasource"] = map[string]any{"uid": "${nope}"} }, "names no datasource variable"},
+		{"hard-coded Prometheus uid", func(d map[string]any) {
+			panel(d, 0)["datasource"] = map[string]any{"type": "prometheus", "uid": "prometheus"}
+		}, `Prometheus datasource uid "prometheus" is hard-coded`},
+		{"hard-coded Prometheus uid in a target", func(d map[string]any) {
+			panel(d, 0)["targets"] = []any{map[string]any{"refId": "A", "datasource": map[string]any{"uid": "prometheus"}, "expr": "up"}}
+		}, `Prometheus datasource uid "prometheus" is hard-coded`},
+		{"variable of another type", func(d map[string]any) {
+			panel(d, 0)["datasource"] = map[string]any{"type": "loki", "uid": "${datasource}"}
+		}, `lists "prometheus" datasources`},
 		{"unknown panel type", func(d map[string]any) { panel(d, 1)["type"] = "queryreplay-panel" }, `panel type "queryreplay-panel"`},
 		{"broken link", func(d map[string]any) {
 			panel(d, 0)["links"] = []any{map[string]any{"title": "x", "url": "/d/nowhere?var-sql=1"}}

@@ -41,7 +41,9 @@
 // queryreplay-exporter, which its session's predicate excludes. At startup
 // events left in files by earlier sessions are skipped (never counted in
 // one burst); on a clean shutdown the session is dropped unless
-// drop_session_on_shutdown is false. The package never touches a session
+// drop_session_on_shutdown is false, when it is stopped and started again to
+// mark where this process stopped reading, and the next process counts
+// what the session recorded since as lost (backlog.go). The package never touches a session
 // it did not name, in particular not the tracer's queryreplay_<id>
 // sessions, and drops another exporter's session only when its name has
 // the exact exporter form and its owner connection is gone (a crashed

@@ -153,7 +153,7 @@ var (
 	descMalformed = newDesc("exporter", "events_malformed_total",
 		"Event rows that could not be decoded and were skipped.", []string{"target"}, nil)
 	descLost = newDesc("exporter", "events_lost_total",
-		"Events the session recorded but the exporter never saw: package0.event_sequence gaps (a rolled-over file, an overwritten ring buffer).", []string{"target"}, nil)
+		"Events the session recorded but the exporter never saw: package0.event_sequence gaps (a rolled-over file, an overwritten ring buffer) and a kept session's backlog (recorded while no exporter ran).", []string{"target"}, nil)
 	descDuplicate = newDesc("exporter", "events_duplicate_total",
 		"Events read twice (a poll resumed after a failure) and dropped by event_sequence, so never counted twice.", []string{"target"}, nil)
 	descXEDropped = newDesc("exporter", "xe_dropped_events_total",

@@ -293,6 +293,7 @@ func (t *target) chooseOwnerID(ctx context.Context, scope tracer.Scope) (string,
 	}
 	if canSee {
 		for _, id := range decideSweep(names, live, nil).orphans[t.cfg.Name] {
+			t.adopted = true
 			return id, nil
 		}
 	}

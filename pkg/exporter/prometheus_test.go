@@ -296,6 +296,7 @@ func TestPrometheusScrapesSpillsAndAlerts(t *testing.T) {
 		t.Fatalf("the dashboard's top-query join returned %v", joined)
 	}
 	checkDashboardQueries(t, prom)
+	checkTopQueriesWindow(t, prom, top[0].QueryHash, 10)
 	// the Grafana-managed spill rule's query sees the spills too
 	alerting, err := os.ReadFile("../../provisioning/alerting/queryreplay-spills.yaml")
 	if err != nil {
@@ -350,6 +351,49 @@ func dashboardExprs(t testing.TB) map[string][]string {
 		walk(filepath.Base(p), v)
 	}
 	return out
+}
+
+// topQueriesExpr is the spills dashboard's top-query table expression
+// (the one that joins the statement).
+func topQueriesExpr(t *testing.T) string {
+	t.Helper()
+	for _, e := range dashboardExprs(t)["exporter-spills.json"] {
+		if strings.Contains(e, "queryreplay_top_query_info") {
+			return e
+		}
+	}
+	t.Fatal("no top-query table in the spills dashboard")
+	return ""
+}
+
+// checkTopQueriesWindow evaluates the top-query table for two windows
+// ($__range): one reaching back before the query's first spill shows all of
+// its spills (a query new in the window is counted whole, not from its
+// second sample), and one that starts after its last spill, once
+// Prometheus has the final value that long, does not list it.
+func checkTopQueriesWindow(t *testing.T, prom *prometheusServer, hash string, spills float64) {
+	t.Helper()
+	expr := topQueriesExpr(t)
+	fill := func(window string) string {
+		return strings.NewReplacer(`$target`, `standin`, `$database`, `.*`, `$query_hash`, `.*`, `$__range`, window).Replace(expr)
+	}
+	row := func(r []promSample) (float64, bool) {
+		for _, s := range r {
+			if s.Metric["query_hash"] == hash {
+				return sampleValue(s), true
+			}
+		}
+		return 0, false
+	}
+	if v, ok := row(prom.query(t, fill("1h"))); !ok || v != spills {
+		t.Errorf("top queries over 1h: %s shows %v (listed %v), want its %v spills", hash, v, ok, spills)
+	}
+	waitFor(t, 30*time.Second, "the final spill count to be 3s old in Prometheus", func() bool {
+		return len(prom.query(t, fmt.Sprintf(`queryreplay_top_query_spills{target="standin",query_hash=%q} offset 3s == %v`, hash, spills))) == 1
+	})
+	if v, ok := row(prom.query(t, fill("3s"))); ok {
+		t.Errorf("top queries over the last 3s list %s with %v, although it last spilled before", hash, v)
+	}
 }
 
 // checkDashboardQueries runs every dashboard expression, its variables

@@ -182,6 +182,12 @@ func (s *sessionSpec) startDDL() string {
 	return "ALTER EVENT SESSION " + tsql.QuoteName(s.name) + " ON " + scopeKeyword(s.scope) + " STATE = START"
 }
 
+// stopDDL stops the session, which writes its buffered events to its
+// targets (ALTER EVENT SESSION … STATE = STOP, same page as startDDL).
+func (s *sessionSpec) stopDDL() string {
+	return "ALTER EVENT SESSION " + tsql.QuoteName(s.name) + " ON " + scopeKeyword(s.scope) + " STATE = STOP"
+}
+
 // dropDDL drops the session if it exists (DROP EVENT SESSION stops it first,
 // https://learn.microsoft.com/en-us/sql/t-sql/statements/drop-event-session-transact-sql).
 func (s *sessionSpec) dropDDL() string {

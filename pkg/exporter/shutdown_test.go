@@ -103,3 +103,62 @@ func TestShutdownKeepsTheSessionWhenAsked(t *testing.T) {
 		t.Error("the second shutdown dropped the session although drop_session_on_shutdown is false")
 	}
 }
+
+// recordedTotal is how many events of every kind the stand-in recorded in
+// the named session.
+func recordedTotal(run map[string]int64) int64 {
+	var n int64
+	for _, v := range run {
+		n += v
+	}
+	return n
+}
+
+// With drop_session_on_shutdown: false the events the kept session records
+// while no exporter runs (the backlog) are not counted as data by the next
+// exporter, but they are not silently skipped either: the next one counts
+// them in events_lost_total. The expected count is what the stand-in
+// recorded between the two processes, of whatever statements ran.
+func TestKeptSessionBacklogIsCountedAsLost(t *testing.T) {
+	for _, xeTarget := range []string{"event_file", "ring_buffer"} {
+		t.Run(xeTarget, func(t *testing.T) { keptSessionBacklog(t, xeTarget) })
+	}
+}
+
+func keptSessionBacklog(t *testing.T, xeTarget string) {
+	cfg := "global:\n  poll_interval: 1h\n  poll_timeout: 30s\n  drop_session_on_shutdown: false\n" +
+		"targets:\n  - name: standin\n    dsn_env: TEST_DSN_standin\n    session: {target: " + xeTarget + "}\n"
+	run := startStandin(t)
+	dsns := map[string]string{"standin": run.DSN}
+	e := newTestExporter(t, testConfig(t, cfg, dsns))
+	pollOK(t, e)
+	db := workloadDB(t, run.DSN)
+	name := sessionOf(t, e, "standin")
+	statementVolume(t, db, 2) // read by the first exporter's last poll
+	run.Server.FlushEventSessions()
+	pollOK(t, e)
+	shutdownNow(t, e)
+	before := recordedTotal(run.Server.RecordedEvents(name))
+	for _, n := range []int{3, 4} { // two batches: the backlog spans dispatches
+		statementVolume(t, db, n)
+		run.Server.FlushEventSessions()
+	}
+	backlog := recordedTotal(run.Server.RecordedEvents(name)) - before
+	if backlog < 7 {
+		t.Fatalf("the kept session recorded %d events while no exporter ran, want at least 7", backlog)
+	}
+
+	next := newTestExporter(t, testConfig(t, cfg, dsns))
+	pollOK(t, next)
+	if got := sessionOf(t, next, "standin"); got != name {
+		t.Fatalf("the next exporter made session %s instead of adopting %s", got, name)
+	}
+	fams := gather(t, next)
+	if got := sum(fams, "queryreplay_exporter_events_lost_total", nil); got != float64(backlog) {
+		t.Errorf("events_lost_total = %v after adopting a session with a backlog of %d events", got, backlog)
+	}
+	if got := sum(fams, "queryreplay_statements_total", nil); got != 0 {
+		t.Errorf("the backlog was counted as %v statements; it is lost, not data", got)
+	}
+	shutdownNow(t, next)
+}

@@ -37,7 +37,10 @@ type target struct {
 	// owner keeps the session's owner connection (owner.go); nil until the
 	// first initialisation.
 	owner *owner
-	run   runCtl // its poll loop (reload.go)
+	// adopted: the owner id was taken over from a predecessor's kept
+	// session, whose backlog initialize counts as lost (backlog.go).
+	adopted bool
+	run     runCtl // its poll loop (reload.go)
 	// respec: the configuration changed under a running session (a
 	// reload); the next poll redefines it under the same name.
 	respec bool
@@ -264,6 +267,13 @@ func (t *target) initialize(ctx context.Context) error {
 	}
 	if err := t.setFile(ctx, spec); err != nil {
 		return err
+	}
+	if t.adopted {
+		t.adopted = false // once: later initialisations follow session loss
+		if err := t.countBacklog(ctx, spec); err != nil {
+			// the count is best effort; the session setup goes on
+			t.log.Warn("could not count the kept session's backlog", "session", spec.name, "err", err)
+		}
 	}
 	if _, err := t.db.ExecContext(ctx, spec.dropDDL()); err != nil {
 		return fmt.Errorf("drop the previous session: %w", err)
@@ -778,8 +788,11 @@ func (t *target) shutdown(ctx context.Context, drop bool) error {
 	// the owner goes last: until the drop, no other exporter's sweep may
 	// judge the session orphaned
 	defer t.owner.close()
-	if !drop || t.spec == nil {
+	if t.spec == nil {
 		return nil
+	}
+	if !drop {
+		return t.markKept(ctx)
 	}
 	if _, err := t.db.ExecContext(ctx, t.spec.dropDDL()); err != nil {
 		return fmt.Errorf("target %s: drop session %s: %w", t.cfg.Name, t.spec.name, err)
