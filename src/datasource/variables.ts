@@ -1,0 +1,65 @@
+import { ScopedVars } from '@grafana/data';
+import { ReplayQuery } from './types';
+
+// Dashboard variables in the query model (docs/frames.md §1, "Variables").
+//
+// Grafana leaves `${var}` alone unless the data source replaces it:
+// DataSourceWithBackend.applyTemplateVariables returns the query unchanged
+// by default (@grafana/runtime, src/utils/DataSourceWithBackend.ts), and the
+// replacement itself is TemplateSrv.replace(text, scopedVars, format)
+// (grafana.com/docs/grafana/latest/dashboards/variables/variable-syntax/).
+
+/** TemplateSrv.replace as this module uses it, so the logic runs without Grafana's singleton. */
+export type Replace = (text: string, scopedVars: ScopedVars | undefined, format: string) => string;
+
+/**
+ * The format every string of the query is interpolated with: `raw`, the value
+ * exactly as the variable holds it. The values land in JSON fields, never
+ * spliced into SQL by us: `sql` is the batch itself (a `singlequote` or
+ * `sqlstring` format would turn `SELECT 1` into `'SELECT 1'`), `database` is
+ * quoted by the backend, and trace ids are matched against 32 hex digits.
+ * Grafana's default (no format) would give `{a,b}` for a multi-value variable.
+ * A format written in the text, `${sql:singlequote}`, still wins over this one.
+ */
+export const VARIABLE_FORMAT = 'raw';
+
+/** A copy of q with every user-written string interpolated: sql, database, traceId, traceIds. */
+export function interpolateQuery(q: ReplayQuery, scopedVars: ScopedVars | undefined, replace: Replace): ReplayQuery {
+  const r = (s: string) => replace(s, scopedVars, VARIABLE_FORMAT);
+  const out: ReplayQuery = { ...q };
+  if (q.sql !== undefined) {
+    out.sql = r(q.sql);
+  }
+  if (q.database !== undefined) {
+    out.database = r(q.database);
+  }
+  if (q.traceId !== undefined) {
+    out.traceId = r(q.traceId);
+  }
+  if (q.traceIds !== undefined) {
+    out.traceIds = q.traceIds.map(r);
+  }
+  return out;
+}
+
+/** Longest statement text shown in query history and the inspector before it is cut. */
+export const DISPLAY_SQL_CHARS = 120;
+
+/** One line that names what a query does, for Explore's query history. */
+export function queryDisplayText(q: ReplayQuery): string {
+  const type = q.queryType ?? 'trace';
+  switch (type) {
+    case 'trace':
+    case 'probe': {
+      const sql = (q.sql ?? '').replace(/\s+/g, ' ').trim();
+      const cut = sql.length > DISPLAY_SQL_CHARS ? sql.slice(0, DISPLAY_SQL_CHARS - 1) + '…' : sql;
+      return `${type}${q.database ? ` in ${q.database}` : ''}: ${cut}`;
+    }
+    case 'bundle':
+    case 'view':
+      return `${type} ${q.traceId ?? ''}`.trim();
+    case 'compare':
+      return `compare ${(q.traceIds ?? []).join(' vs ')}`.trim();
+  }
+  return String(type);
+}
