@@ -1,8 +1,17 @@
-import { DataSourceInstanceSettings, CoreApp, ScopedVars } from '@grafana/data';
+import { DataSourceInstanceSettings, CoreApp, MetricFindValue, ScopedVars } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable } from './types';
 import { HealthReport } from './health';
-import { interpolateQuery, queryDisplayText, Replace } from './variables';
+import {
+  databaseOptions,
+  DatabaseEntry,
+  interpolateQuery,
+  parseVariableQuery,
+  queryDisplayText,
+  Replace,
+  traceOptions,
+  TraceEntry,
+} from './variables';
 
 /** Grafana's TemplateSrv.replace, looked up per call: Grafana sets the singleton after plugins load. */
 const replace: Replace = (text, scopedVars, format) => getTemplateSrv().replace(text, scopedVars, format);
@@ -66,6 +75,21 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
   /** Explore ("split", "open in Explore") interpolates through this before copying queries. */
   interpolateVariablesInQueries(queries: ReplayQuery[], scopedVars: ScopedVars): ReplayQuery[] {
     return queries.map((q) => interpolateQuery(q, scopedVars, replace));
+  }
+
+  /**
+   * A query variable's values: `databases` (the server's online databases) or
+   * `traces` (the stored traces, valued by trace id). Grafana calls this for
+   * a data source without a `variables` support object, with the variable's
+   * text query.
+   */
+  async metricFindQuery(query: unknown): Promise<MetricFindValue[]> {
+    switch (parseVariableQuery(query)) {
+      case 'databases':
+        return databaseOptions(await this.getResource<DatabaseEntry[]>('databases'));
+      case 'traces':
+        return traceOptions(await this.getResource<TraceEntry[]>('traces'));
+    }
   }
 
   getQueryDisplayText(query: ReplayQuery): string {

@@ -97,3 +97,32 @@ describe('ReplayDataSource with dashboard variables', () => {
     expect(ds.getQueryDisplayText(q)).toBe('trace in tempdb: SELECT 1');
   });
 });
+
+describe('ReplayDataSource query variables', () => {
+  function serve(body: Record<string, unknown>): string[] {
+    const urls: string[] = [];
+    const fetch = (req: BackendSrvRequest): Observable<FetchResponse> => {
+      urls.push(req.url);
+      const path = req.url.replace('/api/datasources/uid/queryreplay/resources/', '');
+      return of({ data: body[path], status: 200, ok: true } as unknown as FetchResponse);
+    };
+    setBackendSrv({ fetch } as unknown as BackendSrv);
+    return urls;
+  }
+
+  it('lists the databases and the stored traces from the resources the editor uses', async () => {
+    const id = 'ef'.repeat(16);
+    const urls = serve({
+      databases: [{ name: 'AdventureWorks', databaseId: 5, state: 'ONLINE' }],
+      traces: [{ traceId: id, statement: 'SELECT 1', database: 'db', startedAt: 'T', events: 1, durationUs: 1, bytes: 1 }],
+    });
+    const ds = new ReplayDataSource(settings);
+    expect(await ds.metricFindQuery('databases')).toEqual([{ text: 'AdventureWorks', value: 'AdventureWorks' }]);
+    expect(await ds.metricFindQuery('traces')).toEqual([{ text: 'SELECT 1 (T)', value: id }]);
+    expect(urls).toEqual([
+      '/api/datasources/uid/queryreplay/resources/databases',
+      '/api/datasources/uid/queryreplay/resources/traces',
+    ]);
+    await expect(ds.metricFindQuery('users')).rejects.toThrow(/databases, traces/);
+  });
+});

@@ -1,7 +1,17 @@
 import { ScopedVars } from '@grafana/data';
 import { TestTemplateSrv } from '../test/templateSrv';
 import { ReplayQuery } from './types';
-import { interpolateQuery, queryDisplayText, DISPLAY_SQL_CHARS, Replace, VARIABLE_FORMAT } from './variables';
+import {
+  databaseOptions,
+  DISPLAY_SQL_CHARS,
+  interpolateQuery,
+  parseVariableQuery,
+  queryDisplayText,
+  Replace,
+  traceOptions,
+  VARIABLE_FORMAT,
+  VARIABLE_LABEL_CHARS,
+} from './variables';
 
 const srvReplace =
   (vars: Record<string, string | string[]>): Replace =>
@@ -101,5 +111,29 @@ describe('queryDisplayText', () => {
     const id = 'ab'.repeat(16);
     expect(queryDisplayText({ refId: 'A', queryType: 'view', traceId: id })).toBe(`view ${id}`);
     expect(queryDisplayText({ refId: 'A', queryType: 'compare', traceIds: [id, id] })).toBe(`compare ${id} vs ${id}`);
+  });
+});
+
+describe('variable queries', () => {
+  it('accepts databases and traces, whatever the case and spacing', () => {
+    expect(parseVariableQuery(' Databases ')).toBe('databases');
+    expect(parseVariableQuery('traces')).toBe('traces');
+  });
+
+  it('refuses anything else, naming what is accepted', () => {
+    for (const bad of ['', 'SELECT name FROM sys.databases', 'trace', undefined, 42, { query: 'databases' }]) {
+      expect(() => parseVariableQuery(bad)).toThrow(/databases, traces/);
+    }
+  });
+
+  it('values databases by name and traces by id, labels bounded', () => {
+    expect(databaseOptions([{ name: 'a b' }, { name: "O'x" }])).toEqual([
+      { text: 'a b', value: 'a b' },
+      { text: "O'x", value: "O'x" },
+    ]);
+    const id = 'cd'.repeat(16);
+    const [o] = traceOptions([{ traceId: id, statement: 'SELECT\n' + 'y'.repeat(200), startedAt: '2026-01-02T03:04:05Z' }]);
+    expect(o.value).toBe(id);
+    expect(o.text).toBe('SELECT ' + 'y'.repeat(VARIABLE_LABEL_CHARS - 8) + '… (2026-01-02T03:04:05Z)');
   });
 });

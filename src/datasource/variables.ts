@@ -63,3 +63,47 @@ export function queryDisplayText(q: ReplayQuery): string {
   }
   return String(type);
 }
+
+/** What a query variable on this data source may list (Grafana's query variable, legacy text query). */
+export type VariableQuery = 'databases' | 'traces';
+
+export const VARIABLE_QUERIES: VariableQuery[] = ['databases', 'traces'];
+
+/** The query variable's text, or why it is not one this data source answers. */
+export function parseVariableQuery(text: unknown): VariableQuery {
+  const t = typeof text === 'string' ? text.trim().toLowerCase() : '';
+  const q = VARIABLE_QUERIES.find((v) => v === t);
+  if (!q) {
+    throw new Error(`variable query must be one of ${VARIABLE_QUERIES.join(', ')} (got ${JSON.stringify(String(text ?? '')).slice(0, 40)})`);
+  }
+  return q;
+}
+
+/** An entry of GET resources/databases. */
+export interface DatabaseEntry {
+  name: string;
+}
+
+/** An entry of GET resources/traces. */
+export interface TraceEntry {
+  traceId: string;
+  statement: string;
+  startedAt: string;
+}
+
+/** Longest statement text in a trace variable's option label. */
+export const VARIABLE_LABEL_CHARS = 60;
+
+/** Options of a databases variable: the name is both label and value. */
+export function databaseOptions(list: DatabaseEntry[]): Array<{ text: string; value: string }> {
+  return list.map((d) => ({ text: d.name, value: d.name }));
+}
+
+/** Options of a traces variable: labelled by statement and start, valued by trace id. */
+export function traceOptions(list: TraceEntry[]): Array<{ text: string; value: string }> {
+  return list.map((t) => {
+    const sql = t.statement.replace(/\s+/g, ' ').trim();
+    const cut = sql.length > VARIABLE_LABEL_CHARS ? sql.slice(0, VARIABLE_LABEL_CHARS - 1) + '…' : sql;
+    return { text: `${cut} (${t.startedAt})`, value: t.traceId };
+  });
+}
