@@ -114,7 +114,9 @@ describe('ReplayDataSource query variables', () => {
     const id = 'ef'.repeat(16);
     const urls = serve({
       databases: [{ name: 'AdventureWorks', databaseId: 5, state: 'ONLINE' }],
-      traces: [{ traceId: id, statement: 'SELECT 1', database: 'db', startedAt: 'T', events: 1, durationUs: 1, bytes: 1 }],
+      traces: [
+        { traceId: id, statement: 'SELECT 1', database: 'db', startedAt: 'T', events: 1, durationUs: 1, bytes: 1 },
+      ],
     });
     const ds = new ReplayDataSource(settings);
     expect(await ds.metricFindQuery('databases')).toEqual([{ text: 'AdventureWorks', value: 'AdventureWorks' }]);

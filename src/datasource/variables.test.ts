@@ -52,10 +52,9 @@ describe('interpolateQuery', () => {
     const b = 'fedcba9876543210fedcba9876543210';
     const r = srvReplace({ a, b });
     expect(interpolateQuery({ refId: 'A', queryType: 'view', traceId: '${a}' }, undefined, r).traceId).toBe(a);
-    expect(interpolateQuery({ refId: 'A', queryType: 'compare', traceIds: ['$a', '${b}'] }, undefined, r).traceIds).toEqual([
-      a,
-      b,
-    ]);
+    expect(
+      interpolateQuery({ refId: 'A', queryType: 'compare', traceIds: ['$a', '${b}'] }, undefined, r).traceIds
+    ).toEqual([a, b]);
   });
 
   it('prefers scoped variables (repeated panels, links) over dashboard ones', () => {
@@ -70,7 +69,11 @@ describe('interpolateQuery', () => {
       seen.push(fmt);
       return new TestTemplateSrv({ db: ['a', 'b'] }).replace(text, sv, fmt);
     };
-    const out = interpolateQuery({ refId: 'A', sql: "SELECT 'x'", database: '${db}', traceId: '', traceIds: ['x'] }, undefined, r);
+    const out = interpolateQuery(
+      { refId: 'A', sql: "SELECT 'x'", database: '${db}', traceId: '', traceIds: ['x'] },
+      undefined,
+      r
+    );
     expect(seen).toEqual([VARIABLE_FORMAT, VARIABLE_FORMAT, VARIABLE_FORMAT, VARIABLE_FORMAT]);
     expect(out.sql).toBe("SELECT 'x'");
     expect(out.database).toBe('a,b');
@@ -100,7 +103,9 @@ describe('interpolateQuery', () => {
 
 describe('queryDisplayText', () => {
   it('names the type, database and the statement on one line, cut to a bound', () => {
-    expect(queryDisplayText({ refId: 'A', sql: 'SELECT 1\n  FROM t', database: 'db' })).toBe('trace in db: SELECT 1 FROM t');
+    expect(queryDisplayText({ refId: 'A', sql: 'SELECT 1\n  FROM t', database: 'db' })).toBe(
+      'trace in db: SELECT 1 FROM t'
+    );
     const long = 'SELECT ' + 'x,'.repeat(500);
     const text = queryDisplayText({ refId: 'A', queryType: 'probe', sql: long });
     expect(text.startsWith('probe: SELECT x,')).toBe(true);
@@ -132,7 +137,9 @@ describe('variable queries', () => {
       { text: "O'x", value: "O'x" },
     ]);
     const id = 'cd'.repeat(16);
-    const [o] = traceOptions([{ traceId: id, statement: 'SELECT\n' + 'y'.repeat(200), startedAt: '2026-01-02T03:04:05Z' }]);
+    const [o] = traceOptions([
+      { traceId: id, statement: 'SELECT\n' + 'y'.repeat(200), startedAt: '2026-01-02T03:04:05Z' },
+    ]);
     expect(o.value).toBe(id);
     expect(o.text).toBe('SELECT ' + 'y'.repeat(VARIABLE_LABEL_CHARS - 8) + '… (2026-01-02T03:04:05Z)');
   });

@@ -74,7 +74,9 @@ export function parseVariableQuery(text: unknown): VariableQuery {
   const t = typeof text === 'string' ? text.trim().toLowerCase() : '';
   const q = VARIABLE_QUERIES.find((v) => v === t);
   if (!q) {
-    throw new Error(`variable query must be one of ${VARIABLE_QUERIES.join(', ')} (got ${JSON.stringify(String(text ?? '')).slice(0, 40)})`);
+    throw new Error(
+      `variable query must be one of ${VARIABLE_QUERIES.join(', ')} (got ${JSON.stringify(String(text ?? '')).slice(0, 40)})`
+    );
   }
   return q;
 }
