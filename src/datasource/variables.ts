@@ -18,7 +18,7 @@ export type Replace = (text: string, scopedVars: ScopedVars | undefined, format:
  * spliced into SQL by us: `sql` is the batch itself (a `singlequote` or
  * `sqlstring` format would turn `SELECT 1` into `'SELECT 1'`), `database` is
  * quoted by the backend, and trace ids are matched against 32 hex digits.
- * Grafana's default (no format) would give `{a,b}` for a multi-value variable.
+ * Grafana's default (no format, i.e. glob) would give `{a,b}` for a multi-value variable.
  * A format written in the text, `${sql:singlequote}`, still wins over this one.
  */
 export const VARIABLE_FORMAT = 'raw';
