@@ -1,12 +1,25 @@
-import { DataSourceInstanceSettings, CoreApp } from '@grafana/data';
-import { DataSourceWithBackend } from '@grafana/runtime';
+import { DataSourceInstanceSettings, CoreApp, MetricFindValue, ScopedVars } from '@grafana/data';
+import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable } from './types';
 import { HealthReport } from './health';
+import {
+  databaseOptions,
+  DatabaseEntry,
+  interpolateQuery,
+  parseVariableQuery,
+  queryDisplayText,
+  Replace,
+  traceOptions,
+  TraceEntry,
+} from './variables';
+
+/** Grafana's TemplateSrv.replace, looked up per call: Grafana sets the singleton after plugins load. */
+const replace: Replace = (text, scopedVars, format) => getTemplateSrv().replace(text, scopedVars, format);
 
 /** How long the query editors reuse one health report (persona and sysadmin change rarely). */
 const HEALTH_TTL_MS = 5 * 60_000;
 
-/** The browser side of the datasource: queries go to the Go backend unchanged. */
+/** The browser side of the datasource: queries go to the Go backend with dashboard variables replaced. */
 export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayDataSourceOptions> {
   /** The non-secret settings, for editors that show only what the settings allow. */
   readonly settings: ReplayDataSourceOptions;
@@ -42,8 +55,44 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
     return DEFAULT_QUERY;
   }
 
-  /** A query missing what its type needs (a batch, a trace id) is not sent. */
+  /**
+   * A query missing what its type needs (a batch, a trace id) is not sent.
+   * Judged on the interpolated query: `${trace}` is not 32 hex digits but its
+   * value may be, and an empty `${sql}` leaves nothing to trace.
+   */
   filterQuery(query: ReplayQuery): boolean {
-    return isRunnable(query);
+    return isRunnable(interpolateQuery(query, undefined, replace));
+  }
+
+  /**
+   * Called by DataSourceWithBackend.query for each target before it posts
+   * /api/ds/query; the backend never sees `${var}`.
+   */
+  applyTemplateVariables(query: ReplayQuery, scopedVars: ScopedVars): ReplayQuery {
+    return interpolateQuery(query, scopedVars, replace);
+  }
+
+  /** Explore ("split", "open in Explore") interpolates through this before copying queries. */
+  interpolateVariablesInQueries(queries: ReplayQuery[], scopedVars: ScopedVars): ReplayQuery[] {
+    return queries.map((q) => interpolateQuery(q, scopedVars, replace));
+  }
+
+  /**
+   * A query variable's values: `databases` (the server's online databases) or
+   * `traces` (the stored traces, valued by trace id). Grafana calls this for
+   * a data source without a `variables` support object, with the variable's
+   * text query.
+   */
+  async metricFindQuery(query: unknown): Promise<MetricFindValue[]> {
+    switch (parseVariableQuery(query)) {
+      case 'databases':
+        return databaseOptions(await this.getResource<DatabaseEntry[]>('databases'));
+      case 'traces':
+        return traceOptions(await this.getResource<TraceEntry[]>('traces'));
+    }
+  }
+
+  getQueryDisplayText(query: ReplayQuery): string {
+    return queryDisplayText(query);
   }
 }
