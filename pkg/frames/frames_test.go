@@ -6,6 +6,7 @@ import (
 	"flag"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -446,6 +447,15 @@ func TestProbeFrame(t *testing.T) {
 		t.Errorf("first wait field = %s %v %v", io.Name, io.Labels, io.At(0))
 	}
 	checkProbeForAlerting(t, data.Frames{f})
+	var names []string
+	for _, fd := range f.Fields {
+		if len(names) == 0 || names[len(names)-1] != fd.Name {
+			names = append(names, fd.Name)
+		}
+	}
+	if !slices.Equal(names, ProbeMetrics) {
+		t.Errorf("probe metrics %v, ProbeMetrics says %v", names, ProbeMetrics)
+	}
 }
 
 // checkProbeForAlerting holds a probe response to the data plane numeric

@@ -2,6 +2,7 @@ package frames
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
@@ -58,6 +59,29 @@ func Probe(src *Source) (*data.Frame, error) {
 // the frame's few metrics, so anything longer is not a real selection).
 const maxProbeMetrics = 32
 
+// ProbeMetrics are the metric names of the probe frame, in its order.
+var ProbeMetrics = []string{"duration", "reads", "writes", "spills", "locks", "events", "lost", "waits"}
+
+// CheckProbeMetrics refuses a probe query's metrics list that names an
+// unknown metric, one twice, or too many; the plugin checks it before the
+// probe runs.
+func CheckProbeMetrics(metrics []string) error {
+	if len(metrics) > maxProbeMetrics {
+		return fmt.Errorf("probe metrics: %d names, at most %d", len(metrics), maxProbeMetrics)
+	}
+	seen := map[string]bool{}
+	for _, m := range metrics {
+		if !slices.Contains(ProbeMetrics, m) {
+			return fmt.Errorf("probe metrics: %q is not a probe metric (docs/frames.md §3.9)", m)
+		}
+		if seen[m] {
+			return fmt.Errorf("probe metrics: %q named twice", m)
+		}
+		seen[m] = true
+	}
+	return nil
+}
+
 // SelectProbeMetrics keeps the numbers of a probe frame whose metric is
 // named in metrics (all of them when metrics is empty), so an alert rule
 // can evaluate one measure: Grafana's expressions have no way to pick a
@@ -66,27 +90,13 @@ func SelectProbeMetrics(f *data.Frame, metrics []string) (*data.Frame, error) {
 	if len(metrics) == 0 {
 		return f, nil
 	}
-	if len(metrics) > maxProbeMetrics {
-		return nil, fmt.Errorf("probe metrics: %d names, at most %d", len(metrics), maxProbeMetrics)
-	}
-	known := map[string]bool{}
-	for _, fd := range f.Fields {
-		known[fd.Name] = true
-	}
-	want := map[string]bool{}
-	for _, m := range metrics {
-		if !known[m] {
-			return nil, fmt.Errorf("probe metrics: %q is not a probe metric (docs/frames.md §3.9)", m)
-		}
-		if want[m] {
-			return nil, fmt.Errorf("probe metrics: %q named twice", m)
-		}
-		want[m] = true
+	if err := CheckProbeMetrics(metrics); err != nil {
+		return nil, err
 	}
 	out := data.NewFrame(f.Name)
 	out.Meta = f.Meta
 	for _, fd := range f.Fields {
-		if want[fd.Name] {
+		if slices.Contains(metrics, fd.Name) {
 			out.Fields = append(out.Fields, fd)
 		}
 	}
