@@ -537,3 +537,28 @@ func TestSourceStacksOverrideTheFlameGraph(t *testing.T) {
 		}
 	}
 }
+
+// Whatever metrics list a query sends, the probe either refuses it or
+// returns numbers that still satisfy the data plane contract and alerting's
+// uniqueness rule.
+func FuzzSelectProbeMetrics(f *testing.F) {
+	f.Add("duration")
+	f.Add("spills,waits")
+	f.Add("reads,reads")
+	f.Add("nosuch,,")
+	f.Fuzz(func(t *testing.T, list string) {
+		p, err := Probe(sampleSource())
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics := strings.Split(list, ",")
+		sel, err := SelectProbeMetrics(p, metrics)
+		if err != nil {
+			return
+		}
+		if len(sel.Fields) == 0 {
+			t.Fatalf("metrics %q accepted with no number", metrics)
+		}
+		checkProbeForAlerting(t, data.Frames{sel})
+	})
+}
