@@ -81,7 +81,7 @@ func moduleImports(t *testing.T) map[string][]string {
 
 // testSupport are packages for tests only: no command or product package
 // may link them.
-var testSupport = regexp.MustCompile(`^internal/(symfixture|testenv|testsql|testtrace|viewertest|s3fake|pluginhost|testbomb)$|^pkg/(pdb/pdbtest|xe/xetest)$|^internal/standin/clienttest$`)
+var testSupport = regexp.MustCompile(`^internal/(symfixture|testenv|testsql|testtrace|viewertest|s3fake|pluginhost|testbomb|grafanarule|tsqlcorpus)$|^pkg/(pdb/pdbtest|xe/xetest)$|^internal/standin/clienttest$`)
 
 // TestLayers: every arrow of docs/ARCHITECTURE.md's layer table is true in
 // the imports — a package imports only its own layer or the ones above it;

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental"
 
+	"github.com/queryreplay/queryreplay/internal/grafanarule"
 	"github.com/queryreplay/queryreplay/internal/testenv"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
@@ -444,6 +447,62 @@ func TestProbeFrame(t *testing.T) {
 	if io.Name != "waits" || io.Labels["category"] != "Io" || io.At(0).(float64) != 0.1 {
 		t.Errorf("first wait field = %s %v %v", io.Name, io.Labels, io.At(0))
 	}
+	checkProbeForAlerting(t, data.Frames{f})
+	var names []string
+	for _, fd := range f.Fields {
+		if len(names) == 0 || names[len(names)-1] != fd.Name {
+			names = append(names, fd.Name)
+		}
+	}
+	if !slices.Equal(names, ProbeMetrics) {
+		t.Errorf("probe metrics %v, ProbeMetrics says %v", names, ProbeMetrics)
+	}
+}
+
+// checkProbeForAlerting holds a probe response to the data plane numeric
+// contract and to alert evaluation's rule that every number has its own
+// label set, and checks each number names its metric in a label.
+func checkProbeForAlerting(t *testing.T, fs data.Frames) {
+	t.Helper()
+	ns, err := grafanarule.NumericContract(fs)
+	if err != nil {
+		t.Fatalf("data plane numeric contract: %v", err)
+	}
+	if _, err := grafanarule.AlertInstances(ns); err != nil {
+		t.Fatalf("alert evaluation: %v", err)
+	}
+	for _, n := range ns {
+		if n.Labels["metric"] != n.Name {
+			t.Errorf("number %s has labels %v: want metric=%q", n.Name, n.Labels, n.Name)
+		}
+	}
+}
+
+func TestProbeMetricsSelects(t *testing.T) {
+	f, err := Probe(sampleSource())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := SelectProbeMetrics(f, []string{"spills", "waits"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, fd := range sel.Fields {
+		names = append(names, fd.Name)
+	}
+	if strings.Join(names, ",") != "spills,waits,waits,waits,waits" || sel.Meta.Type != data.FrameTypeNumericWide {
+		t.Errorf("selected %v (%s)", names, sel.Meta.Type)
+	}
+	checkProbeForAlerting(t, data.Frames{sel})
+	if all, err := SelectProbeMetrics(f, nil); err != nil || len(all.Fields) != len(f.Fields) {
+		t.Errorf("no selection keeps every number: %v", err)
+	}
+	for _, bad := range [][]string{{"nosuch"}, {"reads", "reads"}, {""}} {
+		if _, err := SelectProbeMetrics(f, bad); err == nil {
+			t.Errorf("metrics %q accepted", bad)
+		}
+	}
 }
 
 func TestFrameJSONHasNoSecretsOrSurprises(t *testing.T) {
@@ -513,4 +572,29 @@ func TestPagesFrameKeepsToTheBudget(t *testing.T) {
 			t.Fatalf("page %s was left out but touched more than a kept page", id)
 		}
 	}
+}
+
+// Whatever metrics list a query sends, the probe either refuses it or
+// returns numbers that still satisfy the data plane contract and alerting's
+// uniqueness rule.
+func FuzzSelectProbeMetrics(f *testing.F) {
+	f.Add("duration")
+	f.Add("spills,waits")
+	f.Add("reads,reads")
+	f.Add("nosuch,,")
+	f.Fuzz(func(t *testing.T, list string) {
+		p, err := Probe(sampleSource())
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics := strings.Split(list, ",")
+		sel, err := SelectProbeMetrics(p, metrics)
+		if err != nil {
+			return
+		}
+		if len(sel.Fields) == 0 {
+			t.Fatalf("metrics %q accepted with no number", metrics)
+		}
+		checkProbeForAlerting(t, data.Frames{sel})
+	})
 }

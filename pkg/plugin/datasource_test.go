@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/queryreplay/queryreplay/internal/grafanarule"
 	"github.com/queryreplay/queryreplay/pkg/frames"
 )
 
@@ -95,6 +96,7 @@ func TestProbeIsNumericAndReadOnly(t *testing.T) {
 		t.Errorf("probe values missing: %v", fs[0].RowCopy(0))
 	}
 	fails(t, rs["U"], backend.StatusBadRequest, backend.ErrorSourcePlugin, "read-only", "UPDATE")
+	checkProbeForAlerting(t, fs, 11)
 	if s := f.sessions(t); len(s) != 0 {
 		t.Fatalf("sessions left: %v", s)
 	}
@@ -316,5 +318,42 @@ func TestUnreachableServerIsDownstream(t *testing.T) {
 	fails(t, r, backend.StatusBadGateway, backend.ErrorSourceDownstream, "cannot reach SQL Server")
 	if strings.Contains(r.Error.Error(), standinPass) {
 		t.Fatal("the error leaks the password")
+	}
+}
+
+// checkProbeForAlerting holds a probe response of the real datasource to the
+// data plane numeric contract and to alert evaluation's rule that no two
+// numbers share a label set (internal/grafanarule cites Grafana's source).
+func checkProbeForAlerting(t *testing.T, fs data.Frames, want int) {
+	t.Helper()
+	ns, err := grafanarule.NumericContract(fs)
+	if err != nil {
+		t.Fatalf("data plane numeric contract: %v", err)
+	}
+	keys, err := grafanarule.AlertInstances(ns)
+	if err != nil {
+		t.Fatalf("alert evaluation: %v", err)
+	}
+	if len(keys) != want {
+		t.Errorf("alert instances %v, want %d", keys, want)
+	}
+}
+
+// A probe asked for some metrics returns those numbers only, so an alert
+// rule's threshold applies to the measure it is about.
+func TestProbeMetricsForAnAlertRule(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	rs := run(t, d, bg,
+		query("D", map[string]any{"queryType": "probe", "sql": hashJoinSQL, "metrics": []string{"duration"}}),
+		query("X", map[string]any{"queryType": "probe", "sql": hashJoinSQL, "metrics": []string{"nosuch"}}))
+	fs := ok(t, rs["D"])
+	checkProbeForAlerting(t, fs, 1)
+	if len(fs[0].Fields) != 1 || fs[0].Fields[0].Labels["metric"] != "duration" {
+		t.Errorf("probe with metrics [duration]: fields %v", fs[0].Fields)
+	}
+	fails(t, rs["X"], backend.StatusBadRequest, backend.ErrorSourcePlugin, "nosuch", "not a probe metric")
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
 	}
 }

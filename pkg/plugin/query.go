@@ -44,6 +44,9 @@ type Query struct {
 	TraceIDs  []string       `json:"traceIds"`
 	Window    *frames.Window `json:"window"`
 	Frames    []string       `json:"frames"`
+	// Metrics selects the numbers of a probe (docs/frames.md §3.9); empty
+	// means all of them.
+	Metrics []string `json:"metrics"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`

@@ -41,6 +41,9 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 		if err != nil {
 			return backend.DataResponse{}, traceError(ctx, err, o.SQL, "")
 		}
+		if err := frames.CheckProbeMetrics(m.Metrics); err != nil {
+			return backend.DataResponse{}, pluginErr(backend.StatusBadRequest, "%v", err)
+		}
 		if c.Modification {
 			return backend.DataResponse{}, pluginErr(backend.StatusBadRequest,
 				"probe refused: a probe must be read-only, and the batch modifies data (%s)", strings.Join(c.Verbs, ", "))
@@ -72,6 +75,9 @@ func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataRespons
 		f, err := frames.Probe(d.source(e))
 		if err != nil {
 			return backend.DataResponse{}, pluginErr(backend.StatusInternal, "%v", err)
+		}
+		if f, err = frames.SelectProbeMetrics(f, m.Metrics); err != nil {
+			return backend.DataResponse{}, pluginErr(backend.StatusBadRequest, "%v", err)
 		}
 		return backend.DataResponse{Frames: data.Frames{f}}, nil
 	}

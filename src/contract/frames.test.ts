@@ -297,9 +297,15 @@ describe('Go → TypeScript frame contract', () => {
     const [p] = load('probe');
     expect(p.meta?.type).toBe('numeric-wide');
     expect(p.length).toBe(1);
+    // Alert evaluation keys each number by its labels alone: every number
+    // names its metric in a label, and no two share a label set.
+    const keys = new Set<string>();
     for (const f of p.fields) {
       expect(f.type).toBe(number);
+      expect(f.labels?.metric).toBe(f.name);
+      keys.add(JSON.stringify(Object.entries(f.labels ?? {}).sort()));
     }
+    expect(keys.size).toBe(p.fields.length);
     expect(p.fields.filter((f) => f.name === 'waits').map((f) => f.labels?.category)).toEqual([
       'Io',
       'Cpu',
