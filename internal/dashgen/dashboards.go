@@ -55,7 +55,7 @@ func spills() *dashboard.DashboardBuilder {
 		Description("The queries that spilled in the selected time range, most first (statement from the plan cache). Click a statement to replay it.").
 		Datasource(promDS()).Height(10).Span(24).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
-			Expr(`sort_desc(`+spillsInRange+` * on (job, instance, target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`})`)).
+			Expr(`sort_desc(`+spillsInRange+` * on (job, instance, target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`,query_hash=~"$query_hash"})`)).
 		WithTransformation(organize("spills")).
 		OverrideByName("statement", []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
 			"title": "Replay this query", "url": replayLinkTemplate, "targetBlank": false,
@@ -86,7 +86,7 @@ func spills() *dashboard.DashboardBuilder {
 		// The counter itself, not its rate: a query's series appears at its
 		// first spill, and rate() cannot see a series' first increment.
 		WithPanel(series("Spills by query hash, since the exporter started", "short", "The bounded per-query spill counter (label limit query_spills; the rest folds into other).", 8, 24,
-			query(`topk(10, sum by (target, query_hash, kind) (queryreplay_query_spills_total{`+selDB+`}))`, "{{target}} {{query_hash}} {{kind}}")))
+			query(`topk(10, sum by (target, query_hash, kind) (queryreplay_query_spills_total{`+selDB+`,query_hash=~"$query_hash"}))`, "{{target}} {{query_hash}} {{kind}}")))
 }
 
 func waits() *dashboard.DashboardBuilder {

@@ -476,3 +476,37 @@ func TestThresholdsAndOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryVariableIsUsed: a dashboard variable that no panel, query or
+// link reads is a control that does nothing (issue 31: exemplar links set
+// var-query_hash, which no panel used).
+func TestEveryVariableIsUsed(t *testing.T) {
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d map[string]any
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		templating, _ := d["templating"].(map[string]any)
+		list, _ := templating["list"].([]any)
+		delete(d, "templating")
+		rest, _ := json.Marshal(d)
+		for _, v := range list {
+			name, _ := v.(map[string]any)["name"].(string)
+			if name == "" {
+				continue
+			}
+			used := regexp.MustCompile(`\$\{` + regexp.QuoteMeta(name) + `\b|\$` + regexp.QuoteMeta(name) + `\b|\[\[` + regexp.QuoteMeta(name) + `\b`)
+			if !used.Match(rest) {
+				t.Errorf("%s: variable %q is used by no panel, query or link", f.Name, name)
+			}
+		}
+	}
+}

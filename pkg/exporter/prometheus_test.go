@@ -274,12 +274,17 @@ func TestPrometheusScrapesSpillsAndAlerts(t *testing.T) {
 	if r := prom.query(t, `ALERTS{alertname="QueryReplayTempdbSpills"}`); len(r) != 1 {
 		t.Errorf("the spill alert fired %d times for one spilling server: %v", len(r), r)
 	}
-	// the alert's annotations, as Prometheus rendered them
-	_, alertsBody := httpGet(t, prom.base+"/api/v1/alerts")
-	for _, want := range []string{`"query_hashes":"0x`, `"dashboard":"https://grafana.example.com/d/queryreplay-exporter-spills?var-target=standin\u0026var-database=QueryReplayDemo\u0026var-query_hash=0x`} {
-		if !bytes.Contains(alertsBody, []byte(want)) {
-			t.Errorf("the firing alert lacks %s: %s", want, alertsBody)
-		}
+	// the alert's annotations, as Prometheus rendered them. They are
+	// rendered anew at every rule evaluation, and the per-query series
+	// behind query_hashes need a second sample before increase() sees
+	// them, so the first evaluation that fires may still show none.
+	annotations := []string{`"query_hashes":"0x`, `"dashboard":"https://grafana.example.com/d/queryreplay-exporter-spills?var-target=standin\u0026var-database=QueryReplayDemo\u0026var-query_hash=0x`}
+	var alertsBody []byte
+	if !testenv.Poll(30*time.Second, func() bool {
+		_, alertsBody = httpGet(t, prom.base+"/api/v1/alerts")
+		return bytes.Contains(alertsBody, []byte(annotations[0])) && bytes.Contains(alertsBody, []byte(annotations[1]))
+	}) {
+		t.Errorf("the firing alert's annotations lack %q within 30 s: %s", annotations, alertsBody)
 	}
 	top := e.TopQueries("standin")[0].Queries
 	if len(top) == 0 || top[0].Spills != 10 || !strings.HasPrefix(top[0].Statement, "SELECT l.OrderID") {
