@@ -25,15 +25,8 @@ const repo = "../.."
 // The shipped JSON is exactly what the builders make (go test
 // ./internal/dashgen -update rewrites it).
 func TestDashboardsAreCurrent(t *testing.T) {
-	files, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := JSON(f.Dashboard)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range built(t) {
+		b := f.json
 		testenv.Golden(t, filepath.Join(repo, "dashboards", f.Name), b, *update)
 		// the SDK's own schema reads the file back strictly and validates it
 		// (UnmarshalJSONStrict returns a typed-nil error list on success)
@@ -386,16 +379,9 @@ var (
 // …)), every join matches on it, so a fleet behind one Prometheus shows one
 // series per server.
 func TestEveryAggregationKeepsTarget(t *testing.T) {
-	files, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, f := range files {
-		b, err := JSON(f.Dashboard)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range built(t) {
+		b := f.json
 		for _, e := range exprsOf(t, b) {
 			for _, m := range aggregation.FindAllStringSubmatch(e, -1) {
 				checked++
@@ -423,16 +409,9 @@ func TestEveryAggregationKeepsTarget(t *testing.T) {
 // down used to render green), and the spills dashboard answers "is it new?"
 // with the same range a day and a week before.
 func TestThresholdsAndOffsets(t *testing.T) {
-	files, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var overview, spills string
-	for _, f := range files {
-		b, err := JSON(f.Dashboard)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range built(t) {
+		b := f.json
 		if *f.Dashboard.Uid == OverviewUID {
 			overview = string(b)
 		}
@@ -481,15 +460,8 @@ func TestThresholdsAndOffsets(t *testing.T) {
 // link reads is a control that does nothing (issue 31: exemplar links set
 // var-query_hash, which no panel used).
 func TestEveryVariableIsUsed(t *testing.T) {
-	files, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := JSON(f.Dashboard)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range built(t) {
+		b := f.json
 		var d map[string]any
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatal(err)
@@ -509,4 +481,28 @@ func TestEveryVariableIsUsed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// builtFile is a dashboard as the builders make it, with its JSON.
+type builtFile struct {
+	File
+	json []byte
+}
+
+// built returns every dashboard the builders make, each with its JSON.
+func built(t *testing.T) []builtFile {
+	t.Helper()
+	files, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]builtFile, len(files))
+	for i, f := range files {
+		b, err := JSON(f.Dashboard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = builtFile{File: f, json: b}
+	}
+	return out
 }
