@@ -275,9 +275,11 @@ func TestPrometheusScrapesSpillsAndAlerts(t *testing.T) {
 		t.Errorf("the spill alert fired %d times for one spilling server: %v", len(r), r)
 	}
 	// the alert's annotations, as Prometheus rendered them. They are
-	// rendered anew at every rule evaluation, and the per-query series
-	// behind query_hashes need a second sample before increase() sees
-	// them, so the first evaluation that fires may still show none.
+	// rendered anew at every rule evaluation; the per-query recording rule
+	// behind query_hashes counts a series that first appeared already at
+	// 10 (all spills between two scrapes) in full, so the query is named
+	// however the scrapes fell (with increase() it was not: the test
+	// failed whenever all ten sorts ran between two scrapes).
 	annotations := []string{`"query_hashes":"0x`, `"dashboard":"https://grafana.example.com/d/queryreplay-exporter-spills?var-target=standin\u0026var-database=QueryReplayDemo\u0026var-query_hash=0x`}
 	var alertsBody []byte
 	if !testenv.Poll(30*time.Second, func() bool {
