@@ -92,7 +92,7 @@ func init() {
 		cmd.Flag("symbol-timeout", "Bound symbol downloads and resolution after the run; what is not resolved by then stays module+RVA.").Default(tracer.DefaultSymbolTimeout.String()).DurationVar(&a.symbolTimeout)
 		cmd.Flag("modinfo", "CSV module lines (\"sqlmin.dll\",…,\"sqlmin.pdb\",\"{GUID}\",0,age) giving the PDB identity of modules whose frames carry none (package0.callstack before SQL Server 2022).").StringVar(&a.modinfo)
 		cmd.Flag("max-page-headers", "Read the headers (type, B-tree level, previous/next) of at most this many touched pages (-1: none).").Default(fmt.Sprint(tracer.DefaultMaxPageHeaders)).IntVar(&a.maxPageHeaders)
-		cmd.Flag("page-allocations-dmv", "Before SQL Server 2019 (no sys.dm_db_page_info), read page headers from the undocumented sys.dm_db_database_page_allocations.").BoolVar(&a.pageAllocations)
+		cmd.Flag("page-allocations-dmv", "Before SQL Server 2019 (no sys.dm_db_page_info), name pages and read their headers from the undocumented sys.dm_db_database_page_allocations, which walks every allocation of the database (slow on a large one).").BoolVar(&a.pageAllocations)
 		cmd.Flag("timeout", "Stop the batch after this long: the session is stopped at once and the traced session killed; cleanup always runs.").Default(tracer.DefaultTimeout.String()).DurationVar(&a.timeout)
 		cmd.Flag("max-events", "Read at most this many events; the rest is reported as truncated.").Default(fmt.Sprint(tracer.DefaultMaxEvents)).IntVar(&a.maxEvents)
 		cmd.Flag("max-file-size", "Maximum trace file size on the server, MB; losses are reported.").Default(fmt.Sprint(tracer.DefaultMaxFileSizeMB)).IntVar(&a.maxFileSizeMB)

@@ -208,6 +208,10 @@ type Resolution struct {
 	PageHeaders      int    `json:"pageHeaders,omitempty"`
 	PageHeaderSource string `json:"pageHeaderSource,omitempty"`
 	PageHeaderNote   string `json:"pageHeaderNote,omitempty"`
+	// PageNameNote says why some or all pages stay unnamed: the server has
+	// no sys.dm_db_page_info and the undocumented allocation DMV was not
+	// allowed, or the trace touched more pages than the lookup bound.
+	PageNameNote string `json:"pageNameNote,omitempty"`
 }
 
 // Write writes b as JSON.

@@ -81,9 +81,16 @@ type Options struct {
 	// level, previous/next page) are read after the run (0:
 	// DefaultMaxPageHeaders; negative: none).
 	MaxPageHeaders int
-	// UndocumentedPageAllocations lets the tracer read page headers from
-	// the undocumented sys.dm_db_database_page_allocations on servers
-	// without sys.dm_db_page_info (before SQL Server 2019).
+	// MaxPageNames bounds how many touched pages are named (page →
+	// allocation unit → object and index) after the run: one
+	// sys.dm_db_page_info lookup each (0: DefaultMaxPageNames; negative:
+	// none).
+	MaxPageNames int
+	// UndocumentedPageAllocations lets the tracer name pages and read
+	// their headers from the undocumented
+	// sys.dm_db_database_page_allocations on servers without
+	// sys.dm_db_page_info (before SQL Server 2019). That function walks
+	// every allocation of the database, so it never runs unless asked.
 	UndocumentedPageAllocations bool
 	// Timeout bounds the traced batch (0: DefaultTimeout). When it passes,
 	// the session is stopped at once and the traced session KILLed from

@@ -105,51 +105,124 @@ func (s *nameResolver) name(kind byte, id uint64) (timeline.ObjectName, bool) {
 	return s.r.t.names.c.Get(cacheKey(kind, s.db, id))
 }
 
-// pageAllocUnits maps the traced database's pages to their allocation units.
+// DefaultMaxPageNames bounds the pages named after a trace when
+// Options.MaxPageNames is 0: each is one sys.dm_db_page_info lookup of a
+// page the query has just read (so in the buffer pool), a bounded cost.
+const DefaultMaxPageNames = 20000
+
+// Naming a page: its allocation unit, from the page's own header.
+// sys.dm_db_page_info (SQL Server 2019+, Azure SQL Database, Managed
+// Instance) reads one page per call; LIMITED is enough for alloc_unit_id:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-db-page-info-transact-sql
+// Before 2019 only the undocumented sys.dm_db_database_page_allocations
+// has it, and that walks every allocation of the database (minutes on a
+// large one), so it runs only when Options.UndocumentedPageAllocations
+// asks for it (docs/security.md, "What a trace does to the server").
+const (
+	sqlPageAllocUnitsPageInfo = "SELECT p.file_id, p.page_id, i.alloc_unit_id FROM (VALUES %s) AS p(file_id, page_id) " +
+		"CROSS APPLY sys.dm_db_page_info(DB_ID(), p.file_id, p.page_id, 'LIMITED') AS i"
+	sqlPageAllocUnitsAllocations = "SELECT allocated_page_file_id, allocated_page_page_id, allocation_unit_id " +
+		"FROM sys.dm_db_database_page_allocations(DB_ID(), NULL, NULL, NULL, 'LIMITED') " +
+		"WHERE allocated_page_page_id IN (%s)"
+)
+
+// pageAllocUnits maps the traced database's pages to their allocation
+// units, at most MaxPageNames of them, without ever enumerating the
+// database unasked.
 func (s *nameResolver) pageAllocUnits(ctx context.Context) map[pageRef]uint64 {
-	r, ids, db := s.r, s.ids, s.db
-	// Pages → allocation units, from the allocation snapshot taken after the
-	// query so pages the query allocated are included (docs/design/tracing.md §11).
-	// sys.dm_db_database_page_allocations is undocumented (SQL Server 2012+).
-	pageAU := map[pageRef]uint64{}
-	var pageIDs []any
-	seen := map[uint64]bool{}
-	for p := range ids.pages {
-		s.res.Pages++
-		if s.local(p.db) && !seen[p.page] {
-			seen[p.page] = true
-			pageIDs = append(pageIDs, int64(p.page))
-		}
+	pages := s.localPages()
+	limit := s.r.o.MaxPageNames
+	if limit == 0 {
+		limit = DefaultMaxPageNames
 	}
-	slices.SortFunc(pageIDs, func(a, b any) int { return int(a.(int64) - b.(int64)) })
-	for _, batch := range batches(pageIDs, maxParams) {
-		q := r.spec.Marker() + "SELECT allocated_page_file_id, allocated_page_page_id, allocation_unit_id " +
-			"FROM sys.dm_db_database_page_allocations(DB_ID(), NULL, NULL, NULL, 'LIMITED') " +
-			"WHERE allocated_page_page_id IN (" + placeholders(len(batch)) + ")"
-		rows, err := r.conn.QueryContext(ctx, q, batch...)
-		if err != nil {
+	if limit < 0 || len(pages) == 0 {
+		return nil
+	}
+	if len(pages) > limit {
+		s.res.PageNameNote = fmt.Sprintf("pages named: %d of %d looked up (the limit)", limit, len(pages))
+		pages = pages[:limit]
+	}
+	query, perPage := sqlPageAllocUnitsPageInfo, 2
+	switch {
+	case s.r.pageInfoAvailable():
+	case s.r.o.UndocumentedPageAllocations:
+		query, perPage = sqlPageAllocUnitsAllocations, 1
+	default:
+		s.res.PageNameNote = "pages are named through sys.dm_db_page_info (SQL Server 2019 and later); on this server only the " +
+			"undocumented sys.dm_db_database_page_allocations can, which reads the whole database and runs only when asked for (--page-allocations-dmv)"
+		return nil
+	}
+	pageAU := map[pageRef]uint64{}
+	for start := 0; start < len(pages); start += maxParams / perPage {
+		batch := pages[start:min(start+maxParams/perPage, len(pages))]
+		list, args := pageList(batch, perPage == 2)
+		if err := s.queryAllocUnits(ctx, fmt.Sprintf(query, list), args, pageAU); err != nil {
 			s.fail("pages", err)
 			break
 		}
-		for rows.Next() {
-			var file, page, au sql.NullInt64
-			if err := rows.Scan(&file, &page, &au); err != nil {
-				s.fail("pages", err)
-				break
-			}
-			for _, d := range []uint64{db, 0} {
-				k := pageRef{d, uint64(file.Int64), uint64(page.Int64)}
-				if ids.pages[k] {
-					pageAU[k] = uint64(au.Int64)
-				}
-			}
-		}
-		if err := rows.Err(); err != nil {
-			s.fail("pages", err)
-		}
-		rows.Close()
 	}
 	return pageAU
+}
+
+// localPages counts the pages the events touched and returns those of the
+// traced database, each once, in file and page order.
+func (s *nameResolver) localPages() []fp {
+	seen := map[fp]bool{}
+	var pages []fp
+	for p := range s.ids.pages {
+		s.res.Pages++
+		if k := (fp{p.file, p.page}); s.local(p.db) && !seen[k] {
+			seen[k] = true
+			pages = append(pages, k)
+		}
+	}
+	slices.SortFunc(pages, func(a, b fp) int { return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.page, b.page)) })
+	return pages
+}
+
+// pageList is the parameter list of a page lookup: (file, page) pairs for
+// a VALUES table, or page ids alone.
+func pageList(pages []fp, pairs bool) (string, []any) {
+	var list strings.Builder
+	var args []any
+	for i, p := range pages {
+		if i > 0 {
+			list.WriteString(", ")
+		}
+		if pairs {
+			fmt.Fprintf(&list, "(@p%d, @p%d)", len(args)+1, len(args)+2)
+			args = append(args, int64(p.file), int64(p.page))
+			continue
+		}
+		fmt.Fprintf(&list, "@p%d", len(args)+1)
+		args = append(args, int64(p.page))
+	}
+	return list.String(), args
+}
+
+// queryAllocUnits runs one page lookup and records the allocation unit of
+// each traced page it returns.
+func (s *nameResolver) queryAllocUnits(ctx context.Context, q string, args []any, pageAU map[pageRef]uint64) error {
+	rows, err := s.r.conn.QueryContext(ctx, s.r.spec.Marker()+q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var file, page, au sql.NullInt64
+		if err := rows.Scan(&file, &page, &au); err != nil {
+			return err
+		}
+		if !au.Valid {
+			continue
+		}
+		for _, d := range []uint64{s.db, 0} {
+			if k := (pageRef{d, uint64(file.Int64), uint64(page.Int64)}); s.ids.pages[k] {
+				pageAU[k] = uint64(au.Int64)
+			}
+		}
+	}
+	return rows.Err()
 }
 
 // nameObjects looks up the names not cached yet and adds the pages, HoBTs,
