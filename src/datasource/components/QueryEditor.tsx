@@ -7,12 +7,10 @@ import { ReplayDataSource } from '../datasource';
 import { CompareForm, SavedTrace } from './CompareForm';
 import { HealthReport, coldCacheGate, readAheadGate } from '../health';
 import { QueryType, ReplayDataSourceOptions, ReplayQuery } from '../types';
-import { readBundleFile } from './query/bundleFile';
+import { uploadBundleFile } from './query/bundleFile';
 import { errorText, modeOf } from './query/options';
 import { SqlSection, TraceOptionsSection } from './query/TraceQuery';
 import { SavedTraces } from './query/SavedTraces';
-
-export { readBundleFile };
 
 type Props = QueryEditorProps<ReplayDataSource, ReplayQuery, ReplayDataSourceOptions>;
 
@@ -21,11 +19,6 @@ interface Database {
   name: string;
   databaseId: number;
   state: string;
-}
-
-/** Trace id of an uploaded bundle (POST resources/traces). */
-interface Uploaded {
-  traceId: string;
 }
 
 const MODES: Array<{ label: string; value: QueryType; description: string }> = [
@@ -67,8 +60,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
     }
     setUpload(`uploading ${file.name}…`);
     try {
-      const bundle = await readBundleFile(file);
-      const r = await datasource.postResource<Uploaded>('traces', bundle);
+      const r = await uploadBundleFile(datasource.uid, file);
       setUpload(`uploaded ${file.name} as trace ${r.traceId}`);
       saved.reload();
       open(r.traceId);
