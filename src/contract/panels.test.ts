@@ -1,6 +1,13 @@
 import fs from 'fs';
 import path from 'path';
-import { DataFrame, DataFrameJSON, FieldType, dataFrameFromJSON, outerJoinDataFrames, sortDataFrame } from '@grafana/data';
+import {
+  DataFrame,
+  DataFrameJSON,
+  FieldType,
+  dataFrameFromJSON,
+  outerJoinDataFrames,
+  sortDataFrame,
+} from '@grafana/data';
 import { checkFields } from '@grafana/flamegraph';
 
 // Frames the real backend returned for one traced query of the SQL Server
@@ -119,7 +126,7 @@ describe('State Timeline panel: frames joined on time through @grafana/data oute
   });
 
   it('merges a lane’s sub-millisecond reads on the real clock (what issue 25 saw)', () => {
-    const series = panels.default.filter((f) => f.name.startsWith('lane_'));
+    const series = panels.default.filter((f) => f.name?.startsWith('lane_'));
     const read = frame(series, 'lane_read');
     const joined = stateTimeline(series);
     expect(starts(joined, series, 'lane_read')).toBeLessThan(distinct(values(read, 'startUs')));

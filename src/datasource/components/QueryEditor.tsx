@@ -11,6 +11,7 @@ import { uploadBundleFile } from './query/bundleFile';
 import { errorText, modeOf } from './query/options';
 import { SqlSection, TraceOptionsSection } from './query/TraceQuery';
 import { SavedTraces } from './query/SavedTraces';
+import { OutputPicker } from './query/OutputPicker';
 
 type Props = QueryEditorProps<ReplayDataSource, ReplayQuery, ReplayDataSourceOptions>;
 
@@ -41,7 +42,7 @@ const MODES: Array<{ label: string; value: QueryType; description: string }> = [
  * server's list, the trace options the data source's settings allow, an
  * Execute button, the saved traces, and uploading a bundle file.
  */
-export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) {
+export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: Props) {
   const styles = useStyles2(getStyles);
   const settings = datasource.settings ?? {};
   const mode = modeOf(query.queryType);
@@ -121,6 +122,8 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
           />
         </InlineField>
       )}
+
+      {(mode === 'trace' || mode === 'bundle') && <OutputPicker query={query} data={data} onChange={onChange} />}
 
       <SavedTraces
         uid={datasource.uid}
