@@ -103,3 +103,31 @@ func TestStateTimelineOutputScalesMicroseconds(t *testing.T) {
 		t.Fatalf("the generated trace has no sub-millisecond reads (%d ms for %d µs): the test proves nothing", got, us)
 	}
 }
+
+// FuzzOutput: any output name is refused before anything is built, or is
+// one of Outputs and answers with that panel's frame first.
+func FuzzOutput(f *testing.F) {
+	for _, o := range append(slices.Clone(Outputs), "", "flamegraph", "nodeGraph ", "table\x00", "stateTimeline,table") {
+		f.Add(o)
+	}
+	first := map[string]string{OutputNodeGraph: "nodes", OutputFlameGraph: "callstacks", OutputStateTimeline: "phases", OutputTable: "operators"}
+	f.Fuzz(func(t *testing.T, o string) {
+		fs, err := Build(sampleSource(), Request{Output: o})
+		if o != "" && !slices.Contains(Outputs, o) {
+			if err == nil || !strings.Contains(err.Error(), "output") {
+				t.Fatalf("output %q: err %v, want refused", o, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("output %q: %v", o, err)
+		}
+		want := first[o]
+		if o == "" {
+			want = "trace"
+		}
+		if len(fs) == 0 || fs[0].Name != want {
+			t.Fatalf("output %q: frames %v, want %s first", o, names(fs), want)
+		}
+	})
+}
