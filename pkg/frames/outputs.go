@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
 // Outputs a query may ask for instead of the whole response: each is what
@@ -20,7 +21,8 @@ const (
 	// OutputFlameGraph: `callstacks` alone (the Flame Graph panel draws
 	// series[0]).
 	OutputFlameGraph = "flameGraph"
-	// OutputStateTimeline: `phases` and the lanes on the scaled time base.
+	// OutputStateTimeline: each operator's phases (`phases_<nodeId>`) and
+	// the lanes, on the scaled time base.
 	OutputStateTimeline = "stateTimeline"
 	// OutputTable: `operators` alone (the Table panel).
 	OutputTable = "table"
@@ -78,11 +80,11 @@ func (v *view) flameGraphFrame() *data.Frame {
 	return f
 }
 
-// stateTimelineFrames is the phases and the lanes with their start and end
-// fields moved to the scaled time base (ScaledEpoch + 1 ms per µs from the
-// trace's start). The µs fields stay as they are.
+// stateTimelineFrames is each operator's phases and the lanes with their
+// start and end fields moved to the scaled time base (ScaledEpoch + 1 ms
+// per µs from the trace's start). The µs fields stay as they are.
 func (v *view) stateTimelineFrames() data.Frames {
-	out := append(data.Frames{v.phasesFrame()}, v.laneFrames()...)
+	out := append(v.operatorPhaseFrames(), v.laneFrames()...)
 	origin := v.tr.Start
 	base := custom{"scale": "1 µs = 1 ms", "epoch": ScaledEpoch, "originUs": origin,
 		"fromMs": 0, "toMs": v.tr.End - origin}
@@ -112,4 +114,44 @@ func (v *view) rescale(f *data.Frame, origin int64) {
 		start.Set(i, at(a))
 		end.Set(i, at(max(b, a+v.resolutionUs)))
 	}
+}
+
+// operatorPhaseFrames is one frame per operator with phases: its phases
+// are the states of one State Timeline row named "<id> <operator>". The
+// phases frame holds every operator's phases in one field, which the panel
+// would draw as one row of overlapping states.
+func (v *view) operatorPhaseFrames() data.Frames {
+	label := v.operatorLabels()
+	var out data.Frames
+	for _, o := range v.tr.Operators {
+		n := len(o.Phases)
+		if n == 0 {
+			continue
+		}
+		starts, ends := make([]time.Time, n), make([]time.Time, n)
+		startUs, endUs, kinds := make([]int64, n), make([]int64, n), make([]string, n)
+		for i, p := range o.Phases {
+			startUs[i], endUs[i], kinds[i] = p.Start, p.End, string(p.Kind)
+		}
+		id := int64(o.ID)
+		f := data.NewFrame(fmt.Sprintf("phases_%d", o.ID),
+			data.NewField("start", nil, starts),
+			data.NewField("end", nil, ends),
+			stateField(label(timeline.NodeID(o.ID)), kinds),
+			hidden(data.NewField("nodeId", nil, repeat(id, n))),
+			hidden(unit(data.NewField("startUs", nil, startUs), "µs")),
+			hidden(unit(data.NewField("endUs", nil, endUs), "µs")),
+		)
+		f.Meta = v.meta(custom{"nodeId": o.ID})
+		out = append(out, f)
+	}
+	return out
+}
+
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }

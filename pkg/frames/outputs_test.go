@@ -2,6 +2,7 @@ package frames
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,16 +23,33 @@ func TestOutputsPutThePanelsFrameFirst(t *testing.T) {
 		{OutputNodeGraph, []string{"nodes", "edges"}},
 		{OutputFlameGraph, []string{"callstacks"}},
 		{OutputTable, []string{"operators"}},
-		{OutputStateTimeline, append([]string{"phases"}, laneFrameNames()...)},
+		{OutputStateTimeline, append(phaseFrameNames(sampleSource()), laneFrameNames()...)},
 	} {
 		fs := build(t, sampleSource(), Request{Output: c.output, Groups: []string{GroupTrace}})
 		if got := names(fs); !slices.Equal(got, c.want) {
 			t.Errorf("output %s: frames %v, want %v", c.output, got, c.want)
 		}
 	}
+	// each operator's phases are one row, named after the operator
+	ph := build(t, sampleSource(), Request{Output: OutputStateTimeline})[0]
+	state := field(t, ph, "state")
+	if state.Config.DisplayNameFromDS != "0 Hash Match" || state.Len() != 2 || state.At(0) != "build" || state.At(1) != "probe" {
+		t.Errorf("phases_0: %q %v", state.Config.DisplayNameFromDS, []any{state.At(0), state.At(1)})
+	}
 	if err := (Request{Output: "flamegraph"}).Validate(); err == nil || !strings.Contains(err.Error(), "flameGraph") {
 		t.Errorf("unknown output: %v", err)
 	}
+}
+
+// phaseFrameNames: one frame per operator with phases, in plan order.
+func phaseFrameNames(src *Source) []string {
+	var out []string
+	for _, o := range src.Bundle.Trace.Operators {
+		if len(o.Phases) > 0 {
+			out = append(out, "phases_"+strconv.Itoa(o.ID))
+		}
+	}
+	return out
 }
 
 func laneFrameNames() []string {
@@ -110,7 +128,7 @@ func FuzzOutput(f *testing.F) {
 	for _, o := range append(slices.Clone(Outputs), "", "flamegraph", "nodeGraph ", "table\x00", "stateTimeline,table") {
 		f.Add(o)
 	}
-	first := map[string]string{OutputNodeGraph: "nodes", OutputFlameGraph: "callstacks", OutputStateTimeline: "phases", OutputTable: "operators"}
+	first := map[string]string{OutputNodeGraph: "nodes", OutputFlameGraph: "callstacks", OutputStateTimeline: "phases_0", OutputTable: "operators"}
 	f.Fuzz(func(t *testing.T, o string) {
 		fs, err := Build(sampleSource(), Request{Output: o})
 		if o != "" && !slices.Contains(Outputs, o) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,11 +170,14 @@ func checkPanels(t *testing.T, p map[string]data.Frames) {
 // share milliseconds.
 func checkScaled(t *testing.T, st, real data.Frames) {
 	t.Helper()
-	if n := frameNames(st); len(n) != 9 || n[0] != "phases" || n[1] != "lane_read" {
-		t.Fatalf("stateTimeline frames %v", n)
+	n := frameNames(st)
+	k := slices.Index(n, "lane_read")
+	if k < 1 || len(n) != k+8 || !strings.HasPrefix(n[0], "phases_") || !strings.HasPrefix(n[k-1], "phases_") {
+		t.Fatalf("stateTimeline frames %v: want each operator's phases, then the eight lanes", n)
 	}
+	read := st[k]
 	var origin int64
-	c := custom(t, st[1])["timeBase"].(map[string]any)
+	c := custom(t, read)["timeBase"].(map[string]any)
 	origin = int64(c["originUs"].(float64))
 	for _, f := range st {
 		us, ms := int64s(t, f, "startUs"), int64s(t, f, "start")
@@ -189,8 +193,8 @@ func checkScaled(t *testing.T, st, real data.Frames) {
 			readReal = f
 		}
 	}
-	us := distinct(int64s(t, st[1], "startUs"))
-	if got := distinct(int64s(t, st[1], "start")); got != us || us < 2 {
+	us := distinct(int64s(t, read, "startUs"))
+	if got := distinct(int64s(t, read, "start")); got != us || us < 2 {
 		t.Fatalf("scaled read lane: %d x values for %d distinct µs", got, us)
 	}
 	if readReal == nil || distinct(int64s(t, readReal, "start")) >= distinct(int64s(t, readReal, "startUs")) {

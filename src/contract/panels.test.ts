@@ -103,12 +103,10 @@ function stateTimeline(series: DataFrame[]): DataFrame {
   return outerJoinDataFrames({ frames: prepared.filter((f) => f.length > 0) })!;
 }
 
-/** The x values where the joined frame's `state` of a lane starts a state. */
-function starts(joined: DataFrame, series: DataFrame[], lane: string): number {
-  const i = series.filter((f) => f.length > 0).findIndex((f) => f.name === lane);
-  expect(i).toBeGreaterThanOrEqual(0);
-  // outerJoinDataFrames keeps each frame's fields in order after the one x field
-  const states = joined.fields.filter((f) => f.name === 'state' && f.config.displayNameFromDS === lane.slice(5));
+/** How many x values of the joined frame start a state of the row named `row` (a lane, or an operator). */
+function starts(joined: DataFrame, row: string): number {
+  // outerJoinDataFrames keeps each frame's fields after the one x field
+  const states = joined.fields.filter((f) => f.name === 'state' && f.config.displayNameFromDS === row);
   expect(states).toHaveLength(1);
   return (states[0].values as Array<string | null>).filter((v) => v != null).length;
 }
@@ -122,23 +120,35 @@ describe('State Timeline panel: frames joined on time through @grafana/data oute
     const us = distinct(values(read, 'startUs'));
     expect(us).toBeGreaterThan(1);
     const joined = stateTimeline(series);
-    expect(starts(joined, series, 'lane_read')).toBe(us);
+    expect(starts(joined, 'read')).toBe(us);
+  });
+
+  it('draws each operator’s phases as a row of its own, one state per phase', () => {
+    const series = panels.stateTimeline;
+    const phases = series.filter((f) => f.name?.startsWith('phases_'));
+    expect(phases.length).toBeGreaterThan(0);
+    const joined = stateTimeline(series);
+    for (const p of phases) {
+      const state = p.fields.find((f) => f.name === 'state')!;
+      expect(starts(joined, state.config.displayNameFromDS!)).toBe(distinct(values(p, 'startUs')));
+    }
   });
 
   it('merges a lane’s sub-millisecond reads on the real clock (what issue 25 saw)', () => {
     const series = panels.default.filter((f) => f.name?.startsWith('lane_'));
     const read = frame(series, 'lane_read');
     const joined = stateTimeline(series);
-    expect(starts(joined, series, 'lane_read')).toBeLessThan(distinct(values(read, 'startUs')));
+    expect(starts(joined, 'read')).toBeLessThan(distinct(values(read, 'startUs')));
   });
 
   it('fits every x value into the time range the output names (meta.custom.timeBase)', () => {
     const series = panels.stateTimeline;
-    const base = series[1].meta?.custom?.timeBase as { fromMs: number; toMs: number; originUs: number };
+    const read = frame(series, 'lane_read');
+    const base = read.meta?.custom?.timeBase as { fromMs: number; toMs: number; originUs: number };
     const x = stateTimeline(series).fields[0].values as number[];
     expect(Math.min(...x)).toBeGreaterThanOrEqual(base.fromMs);
     // ends are at least one drawing quantum after their start
-    expect(Math.max(...x)).toBeLessThanOrEqual(base.toMs + (series[1].meta?.custom?.resolutionUs as number));
+    expect(Math.max(...x)).toBeLessThanOrEqual(base.toMs + (read.meta?.custom?.resolutionUs as number));
   });
 });
 
