@@ -40,6 +40,24 @@ var Outputs = []string{OutputNodeGraph, OutputFlameGraph, OutputStateTimeline, O
 // into the trace.
 var ScaledEpoch = time.Unix(0, 0).UTC()
 
+// ScaledWindow is the window a time range on the scaled clock stands for,
+// for a trace spanning startUs–endUs: the range in ms from ScaledEpoch is
+// the window in µs from the trace start. Like a view's window on the real
+// clock (docs/frames.md §4.2) it is clipped to the trace, and nil — the
+// whole trace — when the range misses the trace, covers it, or is not on
+// the scaled clock at all (a dashboard's default "last 6 hours").
+func ScaledWindow(from, to time.Time, startUs, endUs int64) *Window {
+	if from.IsZero() || to.IsZero() {
+		return nil
+	}
+	a := startUs + from.Sub(ScaledEpoch).Milliseconds()
+	b := startUs + to.Sub(ScaledEpoch).Milliseconds()
+	if b < startUs || a > endUs || (a <= startUs && b >= endUs) {
+		return nil
+	}
+	return &Window{FromUs: max(a, startUs), ToUs: min(b, endUs)}
+}
+
 func validOutput(o string) error {
 	if o == "" || slices.Contains(Outputs, o) {
 		return nil

@@ -149,3 +149,26 @@ func FuzzOutput(f *testing.F) {
 		}
 	})
 }
+
+// A time range on the scaled clock is the window of the same µs from the
+// trace start; one off that clock, or covering the trace, is the whole trace.
+func TestScaledWindow(t *testing.T) {
+	ms := func(n int64) time.Time { return ScaledEpoch.Add(time.Duration(n) * time.Millisecond) }
+	now := time.Now()
+	for _, c := range []struct {
+		from, to time.Time
+		want     *Window
+	}{
+		{ms(100), ms(200), &Window{FromUs: -50 + 100, ToUs: -50 + 200}},
+		{ms(-10), ms(300), &Window{FromUs: -50, ToUs: 250}},
+		{ms(0), ms(1000), nil},              // covers the trace (−50…900)
+		{now.Add(-6 * time.Hour), now, nil}, // Grafana's default range: not the scaled clock
+		{ms(2000), ms(3000), nil},           // after the trace
+		{time.Time{}, ms(10), nil},
+	} {
+		got := ScaledWindow(c.from, c.to, -50, 900)
+		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			t.Errorf("ScaledWindow(%v, %v) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}

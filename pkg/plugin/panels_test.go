@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/internal/symfixture"
@@ -199,5 +200,27 @@ func checkScaled(t *testing.T, st, real data.Frames) {
 	}
 	if readReal == nil || distinct(int64s(t, readReal, "start")) >= distinct(int64s(t, readReal, "startUs")) {
 		t.Fatal("the traced reads do not share milliseconds on the real clock: the scaled time base shows nothing here")
+	}
+}
+
+// The State Timeline output's time range is on the scaled clock: a zoom
+// there is the window of the same µs; an explicit window still wins, and
+// other outputs keep the real clock.
+func TestStateTimelineRangeIsOnTheScaledClock(t *testing.T) {
+	at := func(ms int64) time.Time { return frames.ScaledEpoch.Add(time.Duration(ms) * time.Millisecond) }
+	span := traceSpan{zero: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), start: -20, end: 1000}
+	tr := backend.TimeRange{From: at(100), To: at(200)}
+	for _, qt := range []string{QueryBundle, QueryView, QueryTrace} {
+		r := Query{QueryType: qt, Output: frames.OutputStateTimeline, TimeRange: tr}.frameRequest(span)
+		if r.Window == nil || *r.Window != (frames.Window{FromUs: 80, ToUs: 180}) {
+			t.Errorf("%s: window %v, want 80–180 µs", qt, r.Window)
+		}
+	}
+	own := &frames.Window{FromUs: 5, ToUs: 6}
+	if r := (Query{QueryType: QueryView, Output: frames.OutputStateTimeline, TimeRange: tr, Window: own}).frameRequest(span); r.Window != own {
+		t.Errorf("explicit window replaced by %v", r.Window)
+	}
+	if r := (Query{QueryType: QueryBundle, Output: frames.OutputTable, TimeRange: tr}).frameRequest(span); r.Window != nil {
+		t.Errorf("table output got window %v", r.Window)
 	}
 }

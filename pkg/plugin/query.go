@@ -147,6 +147,10 @@ func (m Query) frameRequest(e traceSpan) frames.Request {
 		}
 		r.Window = m.viewWindow(e)
 	}
+	if m.Output == frames.OutputStateTimeline && m.Window == nil {
+		// the State Timeline's time range is on the scaled clock: zooming it narrows the window
+		r.Window = frames.ScaledWindow(m.TimeRange.From, m.TimeRange.To, e.start, e.end)
+	}
 	return r
 }
 
