@@ -2,10 +2,16 @@
 process.env.TZ = 'UTC';
 
 const base = require('./.config/jest.config');
+const { grafanaESModules, nodeModulesToTransform } = require('./.config/jest/utils');
 const swc = base.transform['^.+\\.(t|j)sx?$'];
 
 module.exports = {
   ...base,
   // d3-color >= 3.1.1 ships only dist/*.mjs; the scaffolded transform regex misses .mjs
   transform: { '^.+\\.(t|j)sx?$': swc, '^.+\\.mjs$': swc },
+  // @grafana/flamegraph (src/contract/panels.test.ts) requires d3, whose
+  // packages ship ES modules only
+  transformIgnorePatterns: [
+    nodeModulesToTransform([...grafanaESModules, 'd3', 'd3-[a-z-]+', 'internmap', 'delaunator', 'robust-predicates']),
+  ],
 };

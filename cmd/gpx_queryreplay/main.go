@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	if err := datasource.Manage(plugin.PluginID, plugin.NewDatasource, datasource.ManageOpts{}); err != nil {
+	if err := datasource.Manage(plugin.PluginID, plugin.NewDatasource, datasource.ManageOpts{GRPCSettings: plugin.GRPCSettings()}); err != nil {
 		log.DefaultLogger.Error("datasource stopped", "error", err)
 		os.Exit(1)
 	}

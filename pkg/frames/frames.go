@@ -91,6 +91,9 @@ type Request struct {
 	MaxDataPoints int
 	// Groups lists the frame groups; nil is all of them.
 	Groups []string
+	// Output asks for what one built-in panel reads (Outputs) instead of
+	// the groups; empty is the groups.
+	Output string
 }
 
 // Validate reports a request the frames cannot honour.
@@ -106,7 +109,7 @@ func (r Request) Validate() error {
 			return fmt.Errorf("frame group %q is not one of %v", g, AllGroups)
 		}
 	}
-	return nil
+	return validOutput(r.Output)
 }
 
 func (r Request) budget() int {
@@ -145,6 +148,9 @@ func Build(src *Source, req Request) (data.Frames, error) {
 	v, err := newView(src, req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Output != "" {
+		return v.output(req.Output), nil
 	}
 	var out data.Frames
 	if req.wants(GroupFindings) && src.Findings != nil {

@@ -47,6 +47,9 @@ type Query struct {
 	// Metrics selects the numbers of a probe (docs/frames.md §3.9); empty
 	// means all of them.
 	Metrics []string `json:"metrics"`
+	// Output asks for what one built-in panel reads (docs/frames.md
+	// §3.12); empty: the frame groups.
+	Output string `json:"output"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`
@@ -92,6 +95,10 @@ func (m Query) traceOptions(s Settings) (tracer.Options, error) {
 	if strings.TrimSpace(m.SQL) == "" {
 		return tracer.Options{}, fmt.Errorf("sql is empty: a %s query needs the T-SQL batch to trace", m.QueryType)
 	}
+	// what to return is checked before anything runs on the server
+	if err := (frames.Request{Groups: m.Frames, Output: m.Output}).Validate(); err != nil {
+		return tracer.Options{}, err
+	}
 	o := tracer.Options{SQL: m.SQL, Database: m.Database, CallStacks: m.Options.CallStacks,
 		ClearBufferPool: m.Options.ClearBufferPool, DisableReadAhead: m.Options.DisableReadAhead}
 	if o.CallStacks {
@@ -130,7 +137,7 @@ func (m Query) traceOptions(s Settings) (tracer.Options, error) {
 
 // frameRequest is what to return for a trace, bundle or view query.
 func (m Query) frameRequest(e traceSpan) frames.Request {
-	r := frames.Request{MaxDataPoints: int(min(m.MaxDataPoints, frames.MaxDataPointsLimit)), Groups: m.Frames}
+	r := frames.Request{MaxDataPoints: int(min(m.MaxDataPoints, frames.MaxDataPointsLimit)), Groups: m.Frames, Output: m.Output}
 	if m.MaxDataPoints < 0 {
 		r.MaxDataPoints = int(m.MaxDataPoints) // Validate names it
 	}
@@ -139,6 +146,10 @@ func (m Query) frameRequest(e traceSpan) frames.Request {
 			r.Groups = []string{frames.GroupTrace, frames.GroupLanes}
 		}
 		r.Window = m.viewWindow(e)
+	}
+	if m.Output == frames.OutputStateTimeline && m.Window == nil {
+		// the State Timeline's time range is on the scaled clock: zooming it narrows the window
+		r.Window = frames.ScaledWindow(m.TimeRange.From, m.TimeRange.To, e.start, e.end)
 	}
 	return r
 }

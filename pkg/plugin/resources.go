@@ -140,12 +140,45 @@ func (d *Datasource) downloadTrace(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// uploadTrace stores a bundle (JSON or gzip JSON) under a new id. The
-// bundle's limit (traceStore.maxBundleMB) bounds the body as sent and the
-// JSON once decompressed.
+// MaxUploadBytes bounds one upload's body as sent, whatever
+// traceStore.maxBundleMB says: the body arrives in one gRPC message, and the
+// plugin's receive limit (GRPCSettings) is fixed when the process starts. It
+// is the largest a setting lets any request be (maxQueryMB and the default
+// maxBundleMB: 256); a bundle bigger than that uploads as the gzip file
+// `queryreplay trace -o x.json.gz` writes, and is bounded decompressed by
+// traceStore.maxBundleMB alone (docs/frames.md §5).
+const MaxUploadBytes = 256 << 20
+
+// grpcEnvelope is room for the rest of a message (plugin context, headers,
+// the query model around its batch) besides the body or query it carries.
+const grpcEnvelope = 1 << 20
+
+// GRPCSettings raises the plugin's gRPC receive limit from the SDK's 16 MiB
+// to MaxUploadBytes plus its envelope: without it Grafana's upload of a
+// bundle over 16 MiB fails in the transport ("grpc: received message larger
+// than max") before the plugin sees it. gRPC allocates for the message
+// received, not for the limit.
+func GRPCSettings() backend.GRPCSettings {
+	return backend.GRPCSettings{MaxReceiveMsgSize: MaxUploadBytes + grpcEnvelope}
+}
+
+// uploadLimit bounds an upload's body as sent: traceStore.maxBundleMB, and
+// never more than MaxUploadBytes.
+func uploadLimit(o bundle.ReadOptions) sizelimit.Error {
+	if o.MaxBytes > MaxUploadBytes {
+		// no setting raises it: the gzip file is the way past it
+		return sizelimit.Error{Limit: MaxUploadBytes,
+			What: "the uploaded bundle as sent (upload it gzip-compressed, as `queryreplay trace -o x.json.gz` writes it)"}
+	}
+	return sizelimit.Error{What: "the uploaded bundle", Limit: o.MaxBytes, Knob: o.Knob}
+}
+
+// uploadTrace stores a bundle (JSON, or gzip JSON as the CLI writes it)
+// under a new id. The body as sent is bounded by uploadLimit and the JSON
+// once decompressed by traceStore.maxBundleMB.
 func (d *Datasource) uploadTrace(w http.ResponseWriter, r *http.Request) {
 	o := d.settings.TraceStore.bundleLimit()
-	body, err := readBody(w, r, sizelimit.Error{What: "the uploaded bundle", Limit: o.MaxBytes, Knob: o.Knob})
+	body, err := readBody(w, r, uploadLimit(o))
 	if err != nil {
 		writeErr(w, bodyStatus(err), "read upload: %v", err)
 		return

@@ -44,6 +44,8 @@ describe('Go → TypeScript frame contract', () => {
     expect(fs.readdirSync(dir).sort()).toEqual([
       'compare_response.json',
       'findings.json',
+      // real stand-in frames per output, read by panels.test.ts
+      'panels.json',
       'probe.json',
       'trace_response.json',
       'view_binned.json',

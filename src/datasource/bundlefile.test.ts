@@ -1,24 +1,73 @@
 import { Blob } from 'buffer';
-import { DecompressionStream, ReadableStream } from 'stream/web';
-import { TextDecoder } from 'util';
 import { gzipSync } from 'zlib';
-import { readBundleFile } from './components/QueryEditor';
+import { config } from '@grafana/runtime';
+import { uploadBundleFile, uploadURL } from './components/query/bundleFile';
 
-// jsdom lacks the web streams and TextDecoder the browser has; Node's are the same APIs
-Object.assign(globalThis, { DecompressionStream, ReadableStream, TextDecoder });
+interface Sent {
+  url: string;
+  init: { method: string; body: Blob; headers: Record<string, string>; credentials: string };
+}
 
-describe('reading a bundle file for upload', () => {
-  const bundle = { format: 'queryreplay-trace', version: 1, sql: 'SELECT 1' };
+/** A fetch that records what it was sent and answers like the backend's POST traces. */
+function fakeFetch(status: number, body: string): Sent[] {
+  const sent: Sent[] = [];
+  (globalThis as unknown as { fetch: unknown }).fetch = async (url: string, init: Sent['init']) => {
+    sent.push({ url, init });
+    return { ok: status >= 200 && status < 300, status, statusText: 'x', text: async () => body };
+  };
+  return sent;
+}
 
-  it('reads JSON', async () => {
-    expect(await readBundleFile(new Blob([JSON.stringify(bundle)]))).toEqual(bundle);
+async function bytesOf(b: Blob): Promise<Buffer> {
+  return Buffer.from(await b.arrayBuffer());
+}
+
+describe('uploading a bundle file', () => {
+  const json = JSON.stringify({ format: 'queryreplay-trace', version: 1, sql: 'SELECT 1' });
+  const id = '0190d5c2a0e87c3b9a51e2f4c6d8b0a1';
+
+  afterEach(() => {
+    config.appSubUrl = '';
   });
 
-  it('reads gzip JSON', async () => {
-    expect(await readBundleFile(new Blob([gzipSync(JSON.stringify(bundle))]))).toEqual(bundle);
+  it('sends a gzip file as it is, not decompressed', async () => {
+    const sent = fakeFetch(201, JSON.stringify({ traceId: id }));
+    const gz = gzipSync(json);
+    const r = await uploadBundleFile('ds1', new Blob([gz]) as unknown as globalThis.Blob);
+    expect(r.traceId).toBe(id);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].init.method).toBe('POST');
+    expect(sent[0].init.headers['Content-Type']).toBe('application/gzip');
+    expect((await bytesOf(sent[0].init.body)).equals(gz)).toBe(true);
   });
 
-  it('names a file that is neither', async () => {
-    await expect(readBundleFile(new Blob(['not json']))).rejects.toThrow(/not a QueryReplay bundle/);
+  it('sends plain JSON as it is, not parsed', async () => {
+    const sent = fakeFetch(201, JSON.stringify({ traceId: id }));
+    const spaced = `  ${json}\n`;
+    await uploadBundleFile('ds1', new Blob([spaced]) as unknown as globalThis.Blob);
+    expect(sent[0].init.headers['Content-Type']).toBe('application/json');
+    expect((await bytesOf(sent[0].init.body)).toString()).toBe(spaced);
+  });
+
+  it('posts to the resource under Grafana’s sub-path', async () => {
+    config.appSubUrl = '/grafana';
+    const sent = fakeFetch(201, JSON.stringify({ traceId: id }));
+    await uploadBundleFile('a/b', new Blob([json]) as unknown as globalThis.Blob);
+    expect(sent[0].url).toBe('/grafana/api/datasources/uid/a%2Fb/resources/traces');
+    expect(uploadURL('x')).toBe('/grafana/api/datasources/uid/x/resources/traces');
+  });
+
+  it('says why the backend refused it', async () => {
+    fakeFetch(413, JSON.stringify({ error: 'the uploaded bundle exceeds the limit of 256 MB' }));
+    await expect(uploadBundleFile('ds1', new Blob([json]) as unknown as globalThis.Blob)).rejects.toThrow(
+      /upload refused \(413\): the uploaded bundle exceeds the limit of 256 MB/
+    );
+  });
+
+  it('names an answer that is not JSON', async () => {
+    fakeFetch(502, 'Bad Gateway');
+    await expect(uploadBundleFile('ds1', new Blob([json]) as unknown as globalThis.Blob)).rejects.toThrow(
+      /upload refused \(502\): Bad Gateway/
+    );
   });
 });

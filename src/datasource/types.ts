@@ -52,7 +52,12 @@ export interface ReplayQuery extends DataQuery {
   window?: TraceWindow;
   /** Which frame groups to return; default all (trace, bundle) or trace + lanes (view). */
   frames?: FrameGroup[];
+  /** What one of Grafana's built-in panels reads, instead of the frame groups (docs/frames.md §3.12). */
+  output?: QueryOutput;
 }
+
+/** The outputs for Grafana's built-in panels (pkg/frames Outputs). */
+export type QueryOutput = 'nodeGraph' | 'flameGraph' | 'stateTimeline' | 'table';
 
 export const DEFAULT_QUERY: Partial<ReplayQuery> = {
   queryType: 'trace',

@@ -7,12 +7,11 @@ import { ReplayDataSource } from '../datasource';
 import { CompareForm, SavedTrace } from './CompareForm';
 import { HealthReport, coldCacheGate, readAheadGate } from '../health';
 import { QueryType, ReplayDataSourceOptions, ReplayQuery } from '../types';
-import { readBundleFile } from './query/bundleFile';
+import { uploadBundleFile } from './query/bundleFile';
 import { errorText, modeOf } from './query/options';
 import { SqlSection, TraceOptionsSection } from './query/TraceQuery';
 import { SavedTraces } from './query/SavedTraces';
-
-export { readBundleFile };
+import { OutputPicker } from './query/OutputPicker';
 
 type Props = QueryEditorProps<ReplayDataSource, ReplayQuery, ReplayDataSourceOptions>;
 
@@ -21,11 +20,6 @@ interface Database {
   name: string;
   databaseId: number;
   state: string;
-}
-
-/** Trace id of an uploaded bundle (POST resources/traces). */
-interface Uploaded {
-  traceId: string;
 }
 
 const MODES: Array<{ label: string; value: QueryType; description: string }> = [
@@ -48,7 +42,7 @@ const MODES: Array<{ label: string; value: QueryType; description: string }> = [
  * server's list, the trace options the data source's settings allow, an
  * Execute button, the saved traces, and uploading a bundle file.
  */
-export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) {
+export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: Props) {
   const styles = useStyles2(getStyles);
   const settings = datasource.settings ?? {};
   const mode = modeOf(query.queryType);
@@ -67,8 +61,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
     }
     setUpload(`uploading ${file.name}…`);
     try {
-      const bundle = await readBundleFile(file);
-      const r = await datasource.postResource<Uploaded>('traces', bundle);
+      const r = await uploadBundleFile(datasource.uid, file);
       setUpload(`uploaded ${file.name} as trace ${r.traceId}`);
       saved.reload();
       open(r.traceId);
@@ -129,6 +122,8 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
           />
         </InlineField>
       )}
+
+      {(mode === 'trace' || mode === 'bundle') && <OutputPicker query={query} data={data} onChange={onChange} />}
 
       <SavedTraces
         uid={datasource.uid}
