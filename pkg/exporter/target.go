@@ -8,7 +8,6 @@ import (
 	"html"
 	"io"
 	"log/slog"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,7 +15,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -128,16 +127,7 @@ func (t *target) labelLimit(group string) int {
 func withAppName(dsn string) string { return withApp(dsn, AppName) }
 
 // withApp sets the client application name app on a DSN.
-func withApp(dsn, app string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme == "sqlserver" {
-		q := u.Query()
-		q.Del("app name")
-		q.Set("app name", app)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return strings.TrimRight(dsn, "; ") + ";app name=" + app
-}
+func withApp(dsn, app string) string { return sqlconn.WithApp(dsn, app) }
 
 // open creates the connection pool. Parse errors from go-mssqldb name the
 // parameter that is wrong, never the password.
@@ -325,10 +315,10 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	azure := edition.Int64 == 5 || edition.Int64 == 8
 	switch c.Session.Scope {
 	case "database":
-		s.scope = tracer.ScopeDatabase
+		s.scope = sqlconn.ScopeDatabase
 	case "auto":
 		if edition.Int64 == 5 {
-			s.scope = tracer.ScopeDatabase
+			s.scope = sqlconn.ScopeDatabase
 		}
 	}
 	s.target = c.Session.Target
