@@ -114,10 +114,16 @@ func (s *sessionSpec) waitPredicates() []string {
 	return p
 }
 
-// commonPredicate keeps the exporter's own connections out and, when the
-// target lists databases, only their events.
+// commonPredicate keeps QueryReplay's own connections out — the
+// exporter's (polls, probes) and every trace's (sqlconn.TraceApp: the
+// datasource, the CLI), so replaying a query that spilled never counts as
+// a production spill nor re-arms the alert — and, when the target lists
+// databases, only their events.
 func (s *sessionSpec) commonPredicate() []string {
-	p := []string{"sqlserver.client_app_name <> " + tsql.QuoteString(AppName)}
+	var p []string
+	for _, app := range sqlconn.OwnApps() {
+		p = append(p, "sqlserver.client_app_name <> "+tsql.QuoteString(app))
+	}
 	if len(s.databaseIDs) > 0 {
 		parts := make([]string, len(s.databaseIDs))
 		for i, id := range s.databaseIDs {

@@ -107,7 +107,7 @@ func TestCreateDDL(t *testing.T) {
 	ddl := testSpec().createDDL()
 	for _, want := range []string{
 		"CREATE EVENT SESSION [queryreplay_exporter_prod] ON SERVER\n",
-		"ADD EVENT sqlos.wait_info (ACTION (package0.event_sequence, sqlserver.database_id) WHERE (sqlserver.client_app_name <> N'queryreplay-exporter' AND (sqlserver.database_id = (5) OR sqlserver.database_id = (7)) AND opcode = (1) AND duration >= (2) AND ((wait_type >= (1) AND wait_type <= (21)) OR wait_type = (66))))",
+		"ADD EVENT sqlos.wait_info (ACTION (package0.event_sequence, sqlserver.database_id) WHERE (sqlserver.client_app_name <> N'queryreplay-exporter' AND sqlserver.client_app_name <> N'QueryReplay' AND (sqlserver.database_id = (5) OR sqlserver.database_id = (7)) AND opcode = (1) AND duration >= (2) AND ((wait_type >= (1) AND wait_type <= (21)) OR wait_type = (66))))",
 		"ADD EVENT sqlserver.sort_warning (ACTION (package0.event_sequence, sqlserver.database_id, sqlserver.query_hash)",
 		"ADD EVENT sqlserver.sql_statement_completed (SET collect_statement = (0) ACTION",
 		"ADD EVENT sqlserver.page_split (ACTION (package0.event_sequence, sqlserver.database_id) WHERE",
@@ -125,7 +125,7 @@ func TestCreateDDL(t *testing.T) {
 	s.scope, s.target, s.groups, s.databaseIDs, s.startup = tracer.ScopeDatabase, "ring_buffer", []string{GroupSpills}, nil, true
 	ddl = s.createDDL()
 	for _, want := range []string{"ON DATABASE", "ADD TARGET package0.ring_buffer (SET max_events_limit = (1000), max_memory = (4096))", "STARTUP_STATE = ON",
-		"WHERE (sqlserver.client_app_name <> N'queryreplay-exporter'))"} {
+		"WHERE (sqlserver.client_app_name <> N'queryreplay-exporter' AND sqlserver.client_app_name <> N'QueryReplay'))"} {
 		if !strings.Contains(ddl, want) {
 			t.Errorf("ring DDL lacks %q:\n%s", want, ddl)
 		}
