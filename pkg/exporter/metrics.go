@@ -59,8 +59,9 @@ var groupDefs = []*groupDef{
 	}},
 	{name: mgWaits, labels: []string{"database", "wait_type", "wait_category"}, keep: []string{"wait_category"}, metrics: []metricDef{
 		{name: "waits_total", help: "Completed waits (sqlos.wait_info End or wait_completed events) by database, wait type and wait category."},
-		{name: "wait_seconds_total", help: "Time spent waiting, in seconds (XE reports milliseconds), by database, wait type and wait category."},
+		{name: "wait_seconds_total", help: "Time spent waiting, in seconds (XE reports whole milliseconds: a wait shorter than 1 ms adds 0, see waits_below_1ms_total), by database, wait type and wait category."},
 		{name: "wait_signal_seconds_total", help: "Signal wait time (runnable, waiting for a scheduler), in seconds, by database, wait type and wait category."},
+		{name: "waits_below_1ms_total", help: "Completed waits that XE reported as 0 ms (its wait durations are whole milliseconds), by database, wait type and wait category: counted in waits_total, they add nothing to wait_seconds_total, which is a lower bound."},
 	}},
 	{name: mgSpills, labels: []string{"database", "kind"}, keep: []string{"kind"}, metrics: []metricDef{
 		{name: "spills_total", exemplar: true, help: "Spills to tempdb (sort_warning, hash_warning, exchange_spill events) by database and kind (sort, hash, exchange); the exemplar carries the query hash of the latest spill."},
