@@ -41,6 +41,7 @@ type batch struct {
 }
 
 type waitKey struct{ db, waitType uint64 }
+
 // waitAcc: zeroMs counts the waits XE reported as 0 ms (its resolution is
 // 1 ms), which add nothing to durUs.
 type waitAcc struct{ count, durUs, signalUs, zeroMs float64 }

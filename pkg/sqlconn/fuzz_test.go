@@ -53,7 +53,7 @@ func FuzzSplitDeclarations(f *testing.F) {
 }
 
 // A literal's value is what the literal means: a quoted string comes back
-// unquoted ('' as '), and quoting it again gives the literal back.
+// unquoted (” as '), and quoting it again gives the literal back.
 func FuzzLiteralValue(f *testing.F) {
 	for _, s := range []string{"(42)", "N'O''Brien'", "'x'", "NULL", "0x0A0b", "(1.5e+000)", "((-3))", "'", "N'", "0xZZ", "(", "'a'b'"} {
 		f.Add(s)

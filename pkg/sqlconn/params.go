@@ -216,7 +216,7 @@ func CompiledValues(plan io.Reader) (map[string]string, error) {
 }
 
 // LiteralValue turns a literal as a plan writes it into a driver value:
-// NULL → nil; 'text' or N'text' ('' is one ') → string; 0x… → []byte;
+// NULL → nil; 'text' or N'text' (” is one ') → string; 0x… → []byte;
 // a number, in the parentheses the plan puts around it → its text.
 func LiteralValue(lit string) (any, error) {
 	s := strings.TrimSpace(lit)
@@ -248,7 +248,7 @@ func LiteralValue(lit string) (any, error) {
 
 var numeric = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
 
-// quoted reads '…' with '' for '.
+// quoted reads '…' with ” for '.
 func quoted(s string) (string, error) {
 	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
 		return "", fmt.Errorf("string literal %q is not closed", s)
