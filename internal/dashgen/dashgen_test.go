@@ -275,6 +275,9 @@ type alertFile struct {
 // The Grafana-managed spill rules query the provisioned Prometheus for
 // exporter metrics, reduce and threshold them with server-side
 // expressions, and link to a panel that exists.
+// mathRef is a query reference in a Grafana math expression.
+var mathRef = regexp.MustCompile(`\$\{?([A-Za-z0-9_]+)\}?`)
+
 func TestAlertingProvisioning(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repo, "provisioning", "alerting", "queryreplay-spills.yaml"))
 	if err != nil {
@@ -308,8 +311,21 @@ func TestAlertingProvisioning(t *testing.T) {
 				t.Errorf("%s/%s: model refId %v", r.UID, d.RefID, d.Model["refId"])
 			}
 			if d.DatasourceUID == "__expr__" {
-				if e, _ := d.Model["expression"].(string); refs[e] == "" {
-					t.Errorf("%s/%s: expression %q names no earlier query", r.UID, d.RefID, e)
+				e, _ := d.Model["expression"].(string)
+				inputs := []string{e}
+				if d.Model["type"] == "math" { // $A or ${A} references
+					inputs = nil
+					for _, m := range mathRef.FindAllStringSubmatch(e, -1) {
+						inputs = append(inputs, m[1])
+					}
+				}
+				for _, in := range inputs {
+					if refs[in] == "" {
+						t.Errorf("%s/%s: expression %q names no earlier query", r.UID, d.RefID, e)
+					}
+				}
+				if len(inputs) == 0 {
+					t.Errorf("%s/%s: math expression %q reads no query", r.UID, d.RefID, e)
 				}
 				continue
 			}
