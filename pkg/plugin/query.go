@@ -47,6 +47,9 @@ type Query struct {
 	// Metrics selects the numbers of a probe (docs/frames.md §3.9); empty
 	// means all of them.
 	Metrics []string `json:"metrics"`
+	// QueryHash traces the statement of a query hash instead of sql
+	// (queryhash.go).
+	QueryHash string `json:"queryHash"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`
