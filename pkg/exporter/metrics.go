@@ -172,7 +172,7 @@ var (
 	descLinks = newDesc("exporter", "links_info",
 		"Always 1: the absolute URLs the alert rules link to (global.grafana_url, global.runbook_url).", []string{"grafana_url", "runbook_url"}, nil)
 	descTopInfo = newDesc("", "top_query_info",
-		"The target's top queries by spills, then logical reads (the JSON table at /api/v1/top-queries): one series per query with its statement text from the plan cache, for the dashboard's replay links. Bounded by top_queries.size.", []string{"target", "query_hash", "database", "statement"}, nil)
+		"The target's top queries by spills, then logical reads (the JSON table at /api/v1/top-queries): one series per query with its statement text from the plan cache (empty when the plan cache no longer holds it) and the Grafana datasource of the target (grafana_datasource), for the dashboard's replay links, which carry the query hash. Bounded by top_queries.size.", []string{"target", "query_hash", "database", "statement", "grafana_datasource"}, nil)
 	descTopSpills = newDesc("", "top_query_spills",
 		"Spills of each top query since it entered the table.", []string{"target", "query_hash"}, nil)
 	descTopReads = newDesc("", "top_query_logical_reads",

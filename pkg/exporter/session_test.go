@@ -191,8 +191,8 @@ func TestStatementTextAndReplayPath(t *testing.T) {
 	if got, cut := statementText(batch, start, -1, 11); got != "SELECT N'h" || !cut {
 		t.Errorf("capped: %q %v (must cut on a rune boundary)", got, cut)
 	}
-	got := replayPath("https://g.example.com/", "SELECT a + b FROM t WHERE x = N'&'", "Sales DB")
-	want := "https://g.example.com/d/queryreplay-replay?var-sql=SELECT%20a%20%2B%20b%20FROM%20t%20WHERE%20x%20%3D%20N%27%26%27&var-database=Sales%20DB"
+	got := replayPath("https://g.example.com/", "0x1A2B3C4D5E6F7788", "Sales & DB", "qr-east.1")
+	want := "https://g.example.com/d/queryreplay-replay?var-query_hash=0x1A2B3C4D5E6F7788&var-database=Sales%20%26%20DB&var-replay_ds=qr-east.1"
 	if got != want {
 		t.Errorf("replay path\n%s\nwant\n%s", got, want)
 	}

@@ -221,12 +221,15 @@ func statementText(batch string, start, end int64, maxBytes int) (string, bool) 
 	return text[:cut], true
 }
 
-// replayPath is the link to the replay dashboard with the statement and
-// database filled in (the TEAM contract: uid queryreplay-replay, text
-// variables sql and database).
+// replayPath is the link to the replay dashboard (uid queryreplay-replay)
+// for one query of one target: its query hash (the datasource looks the
+// statement up whole, with its parameters: a link never carries a cut
+// text), its database, and replay_ds, the QueryReplay datasource of the
+// target's server, so the replay runs where the query ran.
 // Spaces are written %20, not +: Grafana decodes the query with
 // decodeURIComponent, which leaves + alone.
-func replayPath(grafanaURL, statement, database string) string {
+func replayPath(grafanaURL, queryHash, database, datasource string) string {
 	esc := func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
-	return strings.TrimRight(grafanaURL, "/") + "/d/queryreplay-replay?var-sql=" + esc(statement) + "&var-database=" + esc(database)
+	return strings.TrimRight(grafanaURL, "/") + "/d/queryreplay-replay?var-query_hash=" + esc(queryHash) +
+		"&var-database=" + esc(database) + "&var-replay_ds=" + esc(datasource)
 }
