@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 )
@@ -81,5 +82,24 @@ func TestTraceByQueryHashRefusals(t *testing.T) {
 	}
 	if s := f.sessions(t); len(s) != 0 {
 		t.Fatalf("sessions left: %v", s)
+	}
+}
+
+// The datasource's connections carry sqlconn.TraceApp, the name the
+// exporter's session leaves out: a replay of a spilling query is not a
+// production spill (pkg/exporter's TestOwnTracesAreNotProductionSpills).
+func TestDatasourceConnectsAsTraceApp(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "app", nil)
+	dsn, err := d.settings.DSN()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := msdsn.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AppName != sqlconn.TraceApp {
+		t.Fatalf("the datasource connects as %q, not %q", c.AppName, sqlconn.TraceApp)
 	}
 }
