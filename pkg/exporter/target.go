@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"log/slog"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -751,7 +752,8 @@ func (t *target) resolveNames(ctx context.Context, b *batch) error {
 	return errors.Join(errs...)
 }
 
-// lookupTop fills in the top queries' statements from the plan cache.
+// lookupTop fills in the top queries' statements from the plan cache,
+// else from the Query Store of the database each was seen in.
 func (t *target) lookupTop(ctx context.Context) error {
 	if !*t.global.TopQueries.StatementText {
 		return nil
@@ -759,7 +761,19 @@ func (t *target) lookupTop(ctx context.Context) error {
 	t.mu.Lock()
 	want := t.top.pendingLookups(time.Now())
 	t.mu.Unlock()
-	found, err := fetchStatements(ctx, t.db, want, t.global.TopQueries.MaxStatementBytes)
+	maxBytes := t.global.TopQueries.MaxStatementBytes
+	found, err := fetchStatements(ctx, t.db, want, maxBytes)
+	if err == nil {
+		missing := map[uint64]string{}
+		t.mu.Lock()
+		for _, h := range want {
+			if _, ok := found[h]; !ok {
+				missing[h] = t.top.databaseOf(h)
+			}
+		}
+		t.mu.Unlock()
+		maps.Copy(found, fetchFromQueryStore(ctx, t.db, missing, maxBytes, t.log))
+	}
 	t.mu.Lock()
 	t.top.setStatements(found)
 	t.mu.Unlock()

@@ -152,20 +152,42 @@ func queryStoreQuery(database string) string {
 		"WHERE q.query_hash = @hash ORDER BY q.last_execution_time DESC"
 }
 
-func lookupQueryStore(ctx context.Context, q Querier, hash uint64, database string) (Statement, error) {
+// LookupQueryStoreText returns the statement text of a query hash from one
+// database's Query Store only, without its parameters' values (what a
+// label needs; ErrNotFound when it holds no such query, or Query Store is
+// off).
+func LookupQueryStoreText(ctx context.Context, q Querier, hash uint64, database string) (string, error) {
+	st, _, err := queryStoreRow(ctx, q, hash, database)
+	if err != nil {
+		return "", err
+	}
+	st, err = checkSize(st)
+	return st.Text, err
+}
+
+// queryStoreRow reads the statement (without its declarations) and the
+// declarations and plan it needs for its parameters.
+func queryStoreRow(ctx context.Context, q Querier, hash uint64, database string) (Statement, [2]string, error) {
 	var text, plan sql.NullString
 	found, err := queryRow(ctx, q, queryStoreQuery(database), []any{sql.Named("hash", hashArg(hash))}, &text, &plan)
 	if err != nil {
-		return Statement{}, fmt.Errorf("look up the query hash in the Query Store of %s: %w", tsql.QuoteName(database), err)
+		return Statement{}, [2]string{}, fmt.Errorf("look up the query hash in the Query Store of %s: %w", tsql.QuoteName(database), err)
 	}
 	if !found || !text.Valid {
-		return Statement{}, ErrNotFound
+		return Statement{}, [2]string{}, ErrNotFound
 	}
-	st := Statement{QueryHash: hash, Database: database, Source: SourceQueryStore}
 	decl, body := SplitDeclarations(text.String)
-	st.Text = strings.TrimSpace(body)
-	if decl != "" {
-		if st.Params, err = paramsOf(decl, plan.String); err != nil {
+	st := Statement{QueryHash: hash, Database: database, Source: SourceQueryStore, Text: strings.TrimSpace(body)}
+	return st, [2]string{decl, plan.String}, nil
+}
+
+func lookupQueryStore(ctx context.Context, q Querier, hash uint64, database string) (Statement, error) {
+	st, dp, err := queryStoreRow(ctx, q, hash, database)
+	if err != nil {
+		return Statement{}, err
+	}
+	if dp[0] != "" {
+		if st.Params, err = paramsOf(dp[0], dp[1]); err != nil {
 			return Statement{}, err
 		}
 	}
