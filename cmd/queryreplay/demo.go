@@ -210,7 +210,7 @@ func (d *demoRun) startExporter(ctx context.Context) error {
 	// summary after the traces does not wait the default 5 s for the
 	// session to hand its events to the file.
 	cfg.Targets[0].Session.MaxDispatchLatency = exporter.Duration(exporterDispatchLatency)
-	ex, err := exporter.New(cfg, d.log)
+	ex, err := exporter.New(cfg, d.log, exporter.WithTracing(tracer.ExporterTracing{}))
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/queryreplay/queryreplay/pkg/exporter"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // defaultExporterAddress: 9617, the port first planned, is the Pi-hole
@@ -75,7 +76,7 @@ func runExporter(ctx context.Context, e *env, a *exporterArgs) error {
 	if a.check {
 		// the same checks as a start: the configuration (LoadConfig runs the
 		// probes' safety classifier) and the exporter built from it
-		if _, err := exporter.New(cfg, nil); err != nil {
+		if _, err := exporter.New(cfg, nil, exporter.WithTracing(tracer.ExporterTracing{})); err != nil {
 			return withStatus(2, err)
 		}
 		if *a.web.WebConfigFile != "" {
@@ -87,7 +88,7 @@ func runExporter(ctx context.Context, e *env, a *exporterArgs) error {
 		return nil
 	}
 	log := promslog.New(&promslog.Config{Level: a.logLevel, Format: a.logFormat, Writer: e.stderr})
-	ex, err := exporter.New(cfg, log)
+	ex, err := exporter.New(cfg, log, exporter.WithTracing(tracer.ExporterTracing{}))
 	if err != nil {
 		return withStatus(2, err)
 	}

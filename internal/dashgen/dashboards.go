@@ -52,14 +52,13 @@ const spillsInRange = `(((queryreplay_top_query_spills{` + sel + `} - queryrepla
 
 func spills() *dashboard.DashboardBuilder {
 	topQueries := table.NewPanelBuilder().Title("Top queries: spills in the range").
-		Description("The queries that spilled in the selected time range, most first (statement from the plan cache). Click a statement to replay it.").
+		Description("The queries that spilled in the selected time range, most first (statement from the plan cache, empty when it no longer holds it). Click a query hash or statement to replay it on the server it ran on (grafana_datasource).").
 		Datasource(promDS()).Height(10).Span(24).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(promDS()).Format(prometheus.PromQueryFormatTable).Instant().
-			Expr(`sort_desc(`+spillsInRange+` * on (job, instance, target, query_hash) group_left (database, statement) queryreplay_top_query_info{`+selDB+`,query_hash=~"$query_hash"})`)).
+			Expr(`sort_desc(`+spillsInRange+` * on (job, instance, target, query_hash) group_left (database, statement, grafana_datasource) queryreplay_top_query_info{`+selDB+`,query_hash=~"$query_hash"})`)).
 		WithTransformation(organize("spills")).
-		OverrideByName("statement", []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
-			"title": "Replay this query", "url": replayLinkTemplate, "targetBlank": false,
-		}}}})
+		OverrideByName("statement", replayLink()).
+		OverrideByName("query_hash", replayLink())
 	return base(SpillsUID, "QueryReplay exporter: spills",
 		"Spills to tempdb by database and kind, their pages, and the queries behind them: from the spill alert to a replay in two clicks.", true).
 		// an exemplar's link (provisioning/datasources/prometheus.yaml)
@@ -138,7 +137,15 @@ type replayQuery struct {
 	RefID      string               `json:"refId"`
 	Datasource *dashboardDataSource `json:"datasource,omitempty"`
 	SQL        string               `json:"sql"`
+	QueryHash  string               `json:"queryHash"`
 	Database   string               `json:"database"`
+}
+
+// replayLink is the data link from a top query to its replay.
+func replayLink() []dashboard.DynamicConfigValue {
+	return []dashboard.DynamicConfigValue{{Id: "links", Value: []map[string]any{{
+		"title": "Replay this query on its server", "url": replayLinkTemplate, "targetBlank": false,
+	}}}}
 }
 
 type dashboardDataSource struct {
@@ -153,17 +160,24 @@ func (replayQuery) Validate() error                      { return nil }
 func (q replayQuery) Build() (variants.Dataquery, error) { return q, nil }
 
 func replay() *dashboard.DashboardBuilder {
-	ds := common.DataSourceRef{Type: ref(QueryReplayType), Uid: ref(QueryReplayUID)}
-	q := replayQuery{RefID: "A", Datasource: &dashboardDataSource{Type: QueryReplayType, UID: QueryReplayUID}, SQL: "${sql}", Database: "${database}"}
+	dsVar := "${" + ReplayDatasourceVar + "}"
+	ds := common.DataSourceRef{Type: ref(QueryReplayType), Uid: ref(dsVar)}
+	q := replayQuery{RefID: "A", Datasource: &dashboardDataSource{Type: QueryReplayType, UID: dsVar}, SQL: "${sql}", QueryHash: "${query_hash}", Database: "${database}"}
 	panel := dashboard.NewPanelBuilder().Type(ReplayPanelType).Title("Replay").
 		Description("The statement traced in a private Extended Events session: every page read, lock, wait, spill and split at its own microsecond, tied to the plan operator that caused it.").
 		Datasource(ds).Height(24).Span(24).WithTarget(q)
 	return dashboard.NewDashboardBuilder("QueryReplay: replay").Uid(ReplayUID).
-		Description("Trace one statement and watch it execute. The exporter's dashboards link here with sql and database filled in.").
+		Description("Trace one statement and watch it execute. The exporter's dashboards link here with the query hash, database and server filled in.").
 		Tags([]string{dashboardTag, "sqlserver"}).Time("now-5m", "now").Timezone("browser").
 		Link(dashboard.NewDashboardLinkBuilder("QueryReplay").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{dashboardTag}).AsDropdown(true)).
+		WithVariable(dashboard.NewDatasourceVariableBuilder(ReplayDatasourceVar).Label("Server").Type(QueryReplayType).
+			Description("The QueryReplay datasource (one per SQL Server) to trace on; the exporter's links choose the server the query ran on.").
+			Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: ref("QueryReplay")},
+				Value: dashboard.StringOrArrayOfString{String: ref(QueryReplayUID)}})).
+		WithVariable(dashboard.NewTextBoxVariableBuilder("query_hash").Label("Query hash").
+			Description("A query hash (0x and 16 hex digits): the datasource looks its statement up (plan cache, else Query Store) with its parameters' sniffed values. Leave sql empty.")).
 		WithVariable(dashboard.NewTextBoxVariableBuilder("sql").Label("Statement").
-			Description("The T-SQL batch to trace (modifications run in a transaction that is always rolled back).")).
+			Description("The T-SQL batch to trace (modifications run in a transaction that is always rolled back); or leave it empty and give a query hash.")).
 		WithVariable(dashboard.NewTextBoxVariableBuilder("database").Label("Database").
 			Description("The database to run it in; empty: the datasource's default.")).
 		WithPanel(panel)

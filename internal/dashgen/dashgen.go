@@ -7,9 +7,10 @@
 //
 // Contracts it follows (docs/design/contracts.md §2, §3): the Prometheus datasource uid is
 // "prometheus", the QueryReplay datasource uid "queryreplay"; the replay
-// dashboard has uid "queryreplay-replay" and text variables sql and
-// database, and every link to it is
-// /d/queryreplay-replay?var-sql=…&var-database=….
+// dashboard has uid "queryreplay-replay", text variables sql, query_hash
+// and database and the datasource variable replay_ds, and every link to it
+// is /d/queryreplay-replay?var-query_hash=…&var-database=…&var-replay_ds=…
+// (the query's hash, never its text, and the datasource of its server).
 //
 // What it must not do: invent metric names (every expression names series
 // pkg/exporter publishes, which the tests check against a live exposition
@@ -31,18 +32,23 @@ import (
 
 // Datasource and dashboard identities (docs/design/contracts.md §2, §3).
 const (
-	PrometheusUID      = "prometheus"
-	DatasourceVar      = "datasource" // the exporter dashboards' Prometheus datasource variable
-	QueryReplayUID     = "queryreplay"
-	QueryReplayType    = "queryreplay-sqlserver-datasource"
-	ReplayPanelType    = "queryreplay-replay-panel"
-	ReplayUID          = "queryreplay-replay"
-	OverviewUID        = "queryreplay-exporter-overview"
-	SpillsUID          = "queryreplay-exporter-spills"
-	WaitsUID           = "queryreplay-exporter-waits"
-	StorageUID         = "queryreplay-exporter-storage"
-	dashboardTag       = "queryreplay"
-	replayLinkTemplate = "/d/" + ReplayUID + "?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}"
+	PrometheusUID   = "prometheus"
+	DatasourceVar   = "datasource" // the exporter dashboards' Prometheus datasource variable
+	QueryReplayUID  = "queryreplay"
+	QueryReplayType = "queryreplay-sqlserver-datasource"
+	ReplayPanelType = "queryreplay-replay-panel"
+	ReplayUID       = "queryreplay-replay"
+	OverviewUID     = "queryreplay-exporter-overview"
+	SpillsUID       = "queryreplay-exporter-spills"
+	WaitsUID        = "queryreplay-exporter-waits"
+	StorageUID      = "queryreplay-exporter-storage"
+	dashboardTag    = "queryreplay"
+	// ReplayDatasourceVar is the replay dashboard's QueryReplay datasource
+	// variable: links set it to the datasource of the target the query ran
+	// on (the exporter's targets[].grafana_datasource).
+	ReplayDatasourceVar = "replay_ds"
+	replayLinkTemplate  = "/d/" + ReplayUID + "?var-query_hash=${__data.fields.query_hash}&var-database=${__data.fields.database:percentencode}" +
+		"&var-" + ReplayDatasourceVar + "=${__data.fields.grafana_datasource:percentencode}"
 )
 
 // File is one dashboard and the name of its JSON file in dashboards/.

@@ -64,6 +64,16 @@ type panelJSON struct {
 
 // hasPrometheusVariable says whether d has a variable "datasource" of type
 // datasource listing Prometheus datasources.
+// hasVariable: d has a datasource variable name listing datasources of typ.
+func hasVariable(d dashboardJSON, name, typ string) bool {
+	for _, v := range d.Templating.List {
+		if v.Name == name && v.Type == "datasource" && v.Query == typ {
+			return true
+		}
+	}
+	return false
+}
+
 func hasPrometheusVariable(d dashboardJSON) bool {
 	for _, v := range d.Templating.List {
 		if v.Name == "datasource" && v.Type == "datasource" && v.Query == "prometheus" {
@@ -181,6 +191,10 @@ func TestDashboardContracts(t *testing.T) {
 				if p.Datasource.UID != "${datasource}" || !hasPrometheusVariable(d) {
 					t.Errorf("%s/%s: Prometheus datasource %+v is not the datasource variable", uid, p.Title, p.Datasource)
 				}
+			case p.Datasource.Type == QueryReplayType && p.Datasource.UID == "${"+ReplayDatasourceVar+"}":
+				if !hasVariable(d, ReplayDatasourceVar, QueryReplayType) {
+					t.Errorf("%s/%s: QueryReplay datasource %+v has no datasource variable of that type", uid, p.Title, p.Datasource)
+				}
 			case ds[p.Datasource.UID] != p.Datasource.Type:
 				t.Errorf("%s/%s: datasource %+v is not provisioned", uid, p.Title, p.Datasource)
 			}
@@ -208,23 +222,24 @@ func TestDashboardContracts(t *testing.T) {
 			vars = append(vars, v.Name)
 		}
 	}
-	if !slices.Equal(vars, []string{"sql", "database"}) {
-		t.Errorf("replay variables %v, want textboxes sql and database", vars)
+	if !slices.Equal(vars, []string{"query_hash", "sql", "database"}) {
+		t.Errorf("replay variables %v, want textboxes query_hash, sql and database", vars)
 	}
 	found := false
 	walk(replay.Panels, func(p panelJSON) {
-		if p.Type == ReplayPanelType && len(p.Targets) == 1 && p.Targets[0]["sql"] == "${sql}" && p.Targets[0]["database"] == "${database}" {
+		if p.Type == ReplayPanelType && len(p.Targets) == 1 && p.Targets[0]["sql"] == "${sql}" && p.Targets[0]["database"] == "${database}" &&
+			p.Targets[0]["queryHash"] == "${query_hash}" {
 			found = true
 		}
 	})
 	if !found {
-		t.Error("the replay panel's query does not take sql and database from the variables")
+		t.Error("the replay panel's query does not take sql, queryHash and database from the variables")
 	}
 	link := ""
 	walk(dash[SpillsUID].Panels, func(p panelJSON) {
 		for _, o := range p.Field.Overrides {
 			for _, prop := range o.Properties {
-				if prop.ID == "links" && o.Matcher.Options == "statement" {
+				if prop.ID == "links" && o.Matcher.Options == "query_hash" {
 					var links []struct{ URL string }
 					_ = json.Unmarshal(prop.Value, &links)
 					if len(links) == 1 {
@@ -234,7 +249,7 @@ func TestDashboardContracts(t *testing.T) {
 			}
 		}
 	})
-	if link != "/d/queryreplay-replay?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}" {
+	if link != "/d/queryreplay-replay?var-query_hash=${__data.fields.query_hash}&var-database=${__data.fields.database:percentencode}&var-replay_ds=${__data.fields.grafana_datasource:percentencode}" {
 		t.Errorf("the top-query table links to %q", link)
 	}
 	rules, err := os.ReadFile(filepath.Join(repo, "provisioning", "prometheus", "queryreplay-rules.yml"))
@@ -275,6 +290,9 @@ type alertFile struct {
 // The Grafana-managed spill rules query the provisioned Prometheus for
 // exporter metrics, reduce and threshold them with server-side
 // expressions, and link to a panel that exists.
+// mathRef is a query reference in a Grafana math expression.
+var mathRef = regexp.MustCompile(`\$\{?([A-Za-z0-9_]+)\}?`)
+
 func TestAlertingProvisioning(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repo, "provisioning", "alerting", "queryreplay-spills.yaml"))
 	if err != nil {
@@ -308,8 +326,21 @@ func TestAlertingProvisioning(t *testing.T) {
 				t.Errorf("%s/%s: model refId %v", r.UID, d.RefID, d.Model["refId"])
 			}
 			if d.DatasourceUID == "__expr__" {
-				if e, _ := d.Model["expression"].(string); refs[e] == "" {
-					t.Errorf("%s/%s: expression %q names no earlier query", r.UID, d.RefID, e)
+				e, _ := d.Model["expression"].(string)
+				inputs := []string{e}
+				if d.Model["type"] == "math" { // $A or ${A} references
+					inputs = nil
+					for _, m := range mathRef.FindAllStringSubmatch(e, -1) {
+						inputs = append(inputs, m[1])
+					}
+				}
+				for _, in := range inputs {
+					if refs[in] == "" {
+						t.Errorf("%s/%s: expression %q names no earlier query", r.UID, d.RefID, e)
+					}
+				}
+				if len(inputs) == 0 {
+					t.Errorf("%s/%s: math expression %q reads no query", r.UID, d.RefID, e)
 				}
 				continue
 			}

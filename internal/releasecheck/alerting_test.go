@@ -3,6 +3,7 @@ package releasecheck
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -97,8 +98,10 @@ func checkRuleRefs(t *testing.T, where string, r alertRule, ds map[string]provis
 	}
 	for _, q := range r.Data {
 		if q.DatasourceUID == exprDatasource {
-			if in, _ := q.Model["expression"].(string); !slices.Contains(refs, in) {
-				t.Errorf("%s: expression %s reads %q, not a refId of the rule", where, q.RefID, in)
+			for _, in := range expressionInputs(q.Model) {
+				if !slices.Contains(refs, in) {
+					t.Errorf("%s: expression %s reads %q, not a refId of the rule", where, q.RefID, in)
+				}
 			}
 			continue
 		}
@@ -137,4 +140,25 @@ func checkProbeQuery(t *testing.T, where string, q alertQuery) {
 	if err := frames.CheckProbeMetrics(m.Metrics); err != nil {
 		t.Errorf("%s: %v", where, err)
 	}
+}
+
+// mathInput is a $A or ${A} reference in a math expression (Grafana's
+// server-side expressions: https://grafana.com/docs/grafana/latest/panels-visualizations/query-transform-data/expression-queries/).
+var mathInput = regexp.MustCompile(`\$\{?([A-Za-z0-9_]+)\}?`)
+
+// expressionInputs are the refIds an expression reads: every reference of
+// a math expression, the one input of the others.
+func expressionInputs(model map[string]any) []string {
+	in, _ := model["expression"].(string)
+	if model["type"] != "math" {
+		return []string{in}
+	}
+	var out []string
+	for _, m := range mathInput.FindAllStringSubmatch(in, -1) {
+		out = append(out, m[1])
+	}
+	if len(out) == 0 {
+		return []string{in} // reported as not a refId
+	}
+	return out
 }

@@ -42,6 +42,9 @@ func addTyped(b *batch, ev *xe.Event, c eventContext) {
 		a.count++
 		a.durUs += float64(w.DurationUs)
 		a.signalUs += float64(w.SignalDurationUs)
+		if w.DurationUs == 0 {
+			a.zeroMs++
+		}
 	case "physical_page_read", "physical_page_write":
 		p, _ := xe.AsPageIO(ev)
 		k := pageKey{c.db, p.FileID, p.PageID}

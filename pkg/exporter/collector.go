@@ -110,9 +110,9 @@ func (t *target) collect(ch chan<- prometheus.Metric) {
 	}
 	for _, q := range t.top.top() {
 		h := formatQueryHash(q.QueryHash)
-		if q.Statement != "" {
-			gauge(descTopInfo, 1, h, q.Database, q.Statement)
-		}
+		// every top query, with or without its text: the replay link
+		// carries the hash, which the datasource looks up itself
+		gauge(descTopInfo, 1, h, q.Database, q.Statement, t.cfg.GrafanaDatasource)
 		gauge(descTopSpills, float64(q.Spills), h)
 		gauge(descTopReads, float64(q.LogicalReads), h)
 		gauge(descTopLastSeen, float64(q.LastSeen.UnixNano())/1e9, h)

@@ -86,8 +86,13 @@ type Target struct {
 	// Databases restricts every event to these databases (names); empty:
 	// all databases.
 	Databases []string `yaml:"databases"`
-	Waits     Waits    `yaml:"waits"`
-	Session   Session  `yaml:"session"`
+	// GrafanaDatasource is the uid of the QueryReplay datasource in Grafana
+	// that connects to this target's server: replay links of the target's
+	// queries open the replay dashboard on it, so a query that spilled on
+	// one server replays on that server (default DefaultGrafanaDatasource).
+	GrafanaDatasource string  `yaml:"grafana_datasource"`
+	Waits             Waits   `yaml:"waits"`
+	Session           Session `yaml:"session"`
 	// PollInterval and LabelLimits override the global ones.
 	PollInterval Duration       `yaml:"poll_interval"`
 	LabelLimits  map[string]int `yaml:"label_limits"`
@@ -149,6 +154,13 @@ type RingBuffer struct {
 	MaxEvents   int `yaml:"max_events"`    // default 10000
 	MaxMemoryKB int `yaml:"max_memory_kb"` // default 4096
 }
+
+// DefaultGrafanaDatasource is the uid of the provisioned QueryReplay
+// datasource (provisioning/datasources), the replay links' default.
+const DefaultGrafanaDatasource = "queryreplay"
+
+// datasourceUID is what Grafana accepts as a datasource uid.
+var datasourceUID = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,40}$`)
 
 // Probe is a named read-only query traced on a schedule with pkg/tracer.
 type Probe struct {
@@ -400,6 +412,11 @@ func (t *Target) finish(field string, g *Global, lookupEnv func(string) (string,
 	}
 	if !namePattern.MatchString(t.Name) && (t.Name != "" || t.dsn != "") {
 		bad(field+".name", "%q must be letters, digits and _ (1 to %d): it names the session queryreplay_exporter_<name>_<owner id>", t.Name, maxTargetName)
+	}
+	if t.GrafanaDatasource == "" {
+		t.GrafanaDatasource = DefaultGrafanaDatasource
+	} else if !datasourceUID.MatchString(t.GrafanaDatasource) {
+		bad(field+".grafana_datasource", "%q must be a Grafana datasource uid (letters, digits, -, _ and ., 1 to 40)", t.GrafanaDatasource)
 	}
 	if len(t.Events) == 0 {
 		t.Events = append([]string(nil), EventGroupNames...)

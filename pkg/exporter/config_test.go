@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"errors"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"os"
 	"path/filepath"
 	"strings"
@@ -302,7 +303,7 @@ func TestExampleConfigIsValid(t *testing.T) {
 	if len(cfg.Targets) != 3 || len(cfg.Probes) != 1 {
 		t.Fatalf("%d targets, %d probes", len(cfg.Targets), len(cfg.Probes))
 	}
-	if _, err := New(cfg, discardLog()); err != nil {
+	if _, err := New(cfg, discardLog(), WithTracing(tracer.ExporterTracing{})); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -48,7 +48,8 @@
 // sessions, and drops another exporter's session only when its name has
 // the exact exporter form and its owner connection is gone (a crashed
 // exporter's leftovers); SIGHUP or /-/reload apply a new configuration
-// without losing counts (reload.go); probes run through pkg/tracer with its safety rules
+// without losing counts (reload.go); probes run through the tracer (a Tracing passed
+// to New with WithTracing, so this package does not import pkg/tracer) with its safety rules
 // (modifications refused).
 //
 // # Decisions

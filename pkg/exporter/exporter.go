@@ -20,6 +20,7 @@ type Exporter struct {
 	targets []*target
 	probes  []*probe
 	reg     *prometheus.Registry
+	tracing Tracing // probes and the start-up sweep (WithTracing)
 
 	cancel context.CancelFunc
 	runCtx context.Context // Start's, for targets a reload adds
@@ -36,11 +37,14 @@ type Exporter struct {
 
 // New builds an exporter for a validated configuration. Nothing connects
 // until Start.
-func New(cfg *Config, log *slog.Logger) (*Exporter, error) {
+func New(cfg *Config, log *slog.Logger, opts ...Option) (*Exporter, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Exporter{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	for _, o := range opts {
+		o(e)
+	}
 	for _, tc := range cfg.Targets {
 		if tc.dsn == "" {
 			return nil, fmt.Errorf("target %s has no DSN: load the configuration with LoadConfig, ParseConfig or ConfigFromDSN", tc.Name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"log/slog"
 	"strings"
 	"testing"
@@ -54,10 +55,11 @@ func oneTarget(extra string) string {
 	return "global:\n  poll_interval: 1h\n  poll_timeout: 30s\ntargets:\n  - name: standin\n    dsn_env: TEST_DSN_standin\n" + extra
 }
 
-// newTestExporter builds an exporter that the test polls by hand.
+// newTestExporter builds an exporter that the test polls by hand, with the
+// real tracer for its probes and sweep (as the command wires it).
 func newTestExporter(t testing.TB, cfg *Config) *Exporter {
 	t.Helper()
-	e, err := New(cfg, slog.New(slog.DiscardHandler))
+	e, err := New(cfg, slog.New(slog.DiscardHandler), WithTracing(tracer.ExporterTracing{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,8 @@ type TopQueryJSON struct {
 	LogicalReads       uint64    `json:"logical_reads"`
 	Executions         uint64    `json:"executions"`
 	LastSeen           time.Time `json:"last_seen"`
-	// ReplayURL opens the replay dashboard with the statement and database
+	// ReplayURL opens the replay dashboard on the target's datasource with
+	// the query hash and database
 	// filled in; empty until the statement is known.
 	ReplayURL string `json:"replay_url,omitempty"`
 }
@@ -149,9 +150,7 @@ func (e *Exporter) TopQueries(only string) []TargetTopJSON {
 			row := TopQueryJSON{QueryHash: formatQueryHash(q.QueryHash), Database: q.Database, Statement: q.Statement,
 				StatementTruncated: q.Truncated, Spills: q.Spills, SpillPages: q.SpillPages, LogicalReads: q.LogicalReads,
 				Executions: q.Executions, LastSeen: q.LastSeen.UTC()}
-			if q.Statement != "" {
-				row.ReplayURL = replayPath(cfg.Global.GrafanaURL, q.Statement, q.Database)
-			}
+			row.ReplayURL = replayPath(cfg.Global.GrafanaURL, row.QueryHash, q.Database, t.cfg.GrafanaDatasource)
 			tt.Queries = append(tt.Queries, row)
 		}
 		t.mu.Unlock()

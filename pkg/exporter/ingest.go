@@ -41,7 +41,10 @@ type batch struct {
 }
 
 type waitKey struct{ db, waitType uint64 }
-type waitAcc struct{ count, durUs, signalUs float64 }
+
+// waitAcc: zeroMs counts the waits XE reported as 0 ms (its resolution is
+// 1 ms), which add nothing to durUs.
+type waitAcc struct{ count, durUs, signalUs, zeroMs float64 }
 type pageKey struct{ db, file, page uint64 }
 type pageOverflowKey struct{ db uint64 }
 type pageAcc struct {
@@ -326,6 +329,9 @@ func (b *batch) addWait(ev *xe.Event, c eventContext, completed bool) {
 	a.count++
 	a.durUs += float64(durUs)
 	a.signalUs += float64(signalUs)
+	if durUs == 0 {
+		a.zeroMs++
+	}
 }
 
 func (b *batch) keepText(m uint8, v xe.MapValue) {

@@ -349,6 +349,11 @@ func (o *oracle) wait(ev *xmlEvent, db string) {
 	o.add("queryreplay_waits_total", 1, pairs...)
 	o.add("queryreplay_wait_seconds_total", ev.num(o.t, "duration")/1e3, pairs...)
 	o.add("queryreplay_wait_signal_seconds_total", ev.num(o.t, "signal_duration")/1e3, pairs...)
+	below := 0.0
+	if ev.num(o.t, "duration") == 0 {
+		below = 1
+	}
+	o.add("queryreplay_waits_below_1ms_total", below, pairs...)
 }
 
 // spill counts a spill (exchange_spill once, at its End) with its tempdb

@@ -70,7 +70,7 @@ func (t *target) mergeWaits(b *batch) {
 			name = "[" + strconv.FormatUint(k.waitType, 10) + "]"
 		}
 		t.groups[mgWaits].add([]string{t.cat.databaseName(k.db), name, defaultWaitCategories.category(name)},
-			[]float64{a.count, a.durUs / 1e6, a.signalUs / 1e6}, exemplar{})
+			[]float64{a.count, a.durUs / 1e6, a.signalUs / 1e6, a.zeroMs}, exemplar{})
 	}
 }
 

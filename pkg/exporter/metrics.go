@@ -59,8 +59,9 @@ var groupDefs = []*groupDef{
 	}},
 	{name: mgWaits, labels: []string{"database", "wait_type", "wait_category"}, keep: []string{"wait_category"}, metrics: []metricDef{
 		{name: "waits_total", help: "Completed waits (sqlos.wait_info End or wait_completed events) by database, wait type and wait category."},
-		{name: "wait_seconds_total", help: "Time spent waiting, in seconds (XE reports milliseconds), by database, wait type and wait category."},
+		{name: "wait_seconds_total", help: "Time spent waiting, in seconds (XE reports whole milliseconds: a wait shorter than 1 ms adds 0, see waits_below_1ms_total), by database, wait type and wait category."},
 		{name: "wait_signal_seconds_total", help: "Signal wait time (runnable, waiting for a scheduler), in seconds, by database, wait type and wait category."},
+		{name: "waits_below_1ms_total", help: "Completed waits that XE reported as 0 ms (its wait durations are whole milliseconds), by database, wait type and wait category: counted in waits_total, they add nothing to wait_seconds_total, which is a lower bound."},
 	}},
 	{name: mgSpills, labels: []string{"database", "kind"}, keep: []string{"kind"}, metrics: []metricDef{
 		{name: "spills_total", exemplar: true, help: "Spills to tempdb (sort_warning, hash_warning, exchange_spill events) by database and kind (sort, hash, exchange); the exemplar carries the query hash of the latest spill."},
@@ -171,7 +172,7 @@ var (
 	descLinks = newDesc("exporter", "links_info",
 		"Always 1: the absolute URLs the alert rules link to (global.grafana_url, global.runbook_url).", []string{"grafana_url", "runbook_url"}, nil)
 	descTopInfo = newDesc("", "top_query_info",
-		"The target's top queries by spills, then logical reads (the JSON table at /api/v1/top-queries): one series per query with its statement text from the plan cache, for the dashboard's replay links. Bounded by top_queries.size.", []string{"target", "query_hash", "database", "statement"}, nil)
+		"The target's top queries by spills, then logical reads (the JSON table at /api/v1/top-queries): one series per query with its statement text from the plan cache (empty when the plan cache no longer holds it) and the Grafana datasource of the target (grafana_datasource), for the dashboard's replay links, which carry the query hash. Bounded by top_queries.size.", []string{"target", "query_hash", "database", "statement", "grafana_datasource"}, nil)
 	descTopSpills = newDesc("", "top_query_spills",
 		"Spills of each top query since it entered the table.", []string{"target", "query_hash"}, nil)
 	descTopReads = newDesc("", "top_query_logical_reads",

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 )
 
 // Session ownership. Every exporter process names each target's session
@@ -126,9 +126,9 @@ func (o *owner) close() {
 // only its own session in sys.dm_exec_sessions, so canSee is false and no
 // owner may be judged gone.
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql#permissions
-func liveOwners(ctx context.Context, q querier, scope tracer.Scope) (map[string]bool, bool, error) {
+func liveOwners(ctx context.Context, q querier, scope sqlconn.Scope) (map[string]bool, bool, error) {
 	perms := "SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE'), HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER PERFORMANCE STATE')"
-	if scope == tracer.ScopeDatabase {
+	if scope == sqlconn.ScopeDatabase {
 		perms = "SELECT HAS_PERMS_BY_NAME(DB_NAME(), N'DATABASE', N'VIEW DATABASE STATE'), HAS_PERMS_BY_NAME(DB_NAME(), N'DATABASE', N'VIEW DATABASE PERFORMANCE STATE')"
 	}
 	var state, perf sql.NullInt64
@@ -165,7 +165,7 @@ func liveOwners(ctx context.Context, q querier, scope tracer.Scope) (map[string]
 }
 
 // exporterSessions lists the sessions whose names parse as an exporter's.
-func exporterSessions(ctx context.Context, q querier, scope tracer.Scope) ([]string, error) {
+func exporterSessions(ctx context.Context, q querier, scope sqlconn.Scope) ([]string, error) {
 	var names []string
 	err := eachRow(ctx, q, "SELECT name FROM "+catalogView(scope)+" WHERE name LIKE N'queryreplay[_]exporter[_]%'",
 		func(rows *sql.Rows) error {
@@ -208,14 +208,14 @@ func decideSweep(names []string, live map[string]bool, keep map[string]bool) swe
 
 // dropSessionDDL drops a named session; the name goes through QUOTENAME
 // and string quoting, never into a comment.
-func dropSessionDDL(name string, scope tracer.Scope) string {
+func dropSessionDDL(name string, scope sqlconn.Scope) string {
 	return (&sessionSpec{name: name, scope: scope}).dropDDL()
 }
 
 // sweepExporterSessions drops the exporter sessions whose owner connection
 // is gone, except keep. It never judges an owner gone when the login cannot
 // see other sessions.
-func sweepExporterSessions(ctx context.Context, q querier, scope tracer.Scope, keep map[string]bool) ([]string, error) {
+func sweepExporterSessions(ctx context.Context, q querier, scope sqlconn.Scope, keep map[string]bool) ([]string, error) {
 	names, err := exporterSessions(ctx, q, scope)
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -238,7 +238,7 @@ func sweepExporterSessions(ctx context.Context, q querier, scope tracer.Scope, k
 
 // ownerAlive tells whether the owner connection of id is open now, as other
 // exporters would see it; true when it cannot be seen (nothing to act on).
-func ownerAlive(ctx context.Context, q querier, scope tracer.Scope, id string) (bool, error) {
+func ownerAlive(ctx context.Context, q querier, scope sqlconn.Scope, id string) (bool, error) {
 	live, canSee, err := liveOwners(ctx, q, scope)
 	if err != nil || !canSee {
 		return true, err
@@ -279,7 +279,7 @@ func (t *target) takeOwnership(ctx context.Context, s *sessionSpec) error {
 
 // chooseOwnerID adopts an orphan of this target's name when sessions are
 // kept across restarts, else draws a new id.
-func (t *target) chooseOwnerID(ctx context.Context, scope tracer.Scope) (string, error) {
+func (t *target) chooseOwnerID(ctx context.Context, scope sqlconn.Scope) (string, error) {
 	if t.global.DropSessionOnShutdown == nil || *t.global.DropSessionOnShutdown {
 		return newOwnerID()
 	}

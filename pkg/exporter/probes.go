@@ -3,31 +3,49 @@ package exporter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
-// probePolicy is every probe's tracer policy: read-only. A probe's batch
-// that modifies data is refused when the configuration is checked, and the
-// tracer refuses it again before anything runs; the buffer pool is never
-// cleared.
-var probePolicy = tracer.Policy{Modifications: tracer.ModificationsRefuse}
+// Tracing is what probes and the start-up sweep need from the tracer. The
+// exporter does not import pkg/tracer (docs/ARCHITECTURE.md): a probe is a
+// trace, with the tracer's whole run sequence (private session, rollback,
+// watchdog, cleanup), so the command that builds the exporter passes the
+// tracer in (tracer.ExporterTracing implements this) with WithTracing.
+type Tracing interface {
+	// TraceReadOnly traces sql once on dsn, refusing a batch that modifies
+	// data and never clearing the buffer pool.
+	TraceReadOnly(ctx context.Context, log *slog.Logger, dsn, sql, database string, timeout time.Duration, events bundle.EventGroups) (*bundle.Bundle, error)
+	// SweepOrphans drops the trace sessions on dsn whose owner is gone and
+	// returns how many.
+	SweepOrphans(ctx context.Context, log *slog.Logger, dsn string) (int, error)
+}
 
-// probe traces a named read-only query on a schedule with pkg/tracer (its
-// own private session, queryreplay_<id>, filtered to its connection, always
-// dropped) and publishes what the last successful run read, waited, spilled
-// and took.
+// Option configures New.
+type Option func(*Exporter)
+
+// WithTracing gives the exporter the tracer its probes and start-up sweep
+// run through. Without it a configuration with probes is refused and the
+// sweep is skipped.
+func WithTracing(t Tracing) Option { return func(e *Exporter) { e.tracing = t } }
+
+// probe traces a named read-only query on a schedule with the Tracing it
+// is given (its own private session, queryreplay_<id>, filtered to its
+// connection, always dropped) and publishes what the last successful run
+// read, waited, spilled and took.
 type probe struct {
-	cfg Probe
-	dsn string
-	log *slog.Logger
+	cfg     Probe
+	dsn     string
+	log     *slog.Logger
+	tracing Tracing
 
 	ctl     runCtl // its run loop (reload.go)
 	mu      sync.Mutex
@@ -70,36 +88,43 @@ func probeDescribe(ch chan<- *prometheus.Desc) {
 }
 
 // checkProbe refuses, at configuration time, a probe batch that would
-// modify data (the tracer's own classifier).
+// modify data: the checks tracer.Options.Validate makes under the tracer's
+// read-only policy for a batch and a database (probes_test.go holds the two
+// to the same answers over the classifier's corpus); the tracer refuses it
+// again before anything runs.
 func checkProbe(p Probe) error {
-	_, err := tracer.Options{SQL: p.SQL, Database: p.Database}.Validate(probePolicy)
-	return err
-}
-
-func newProbe(cfg Probe, dsn string, log *slog.Logger) *probe {
-	return &probe{cfg: cfg, dsn: dsn, log: log.With("probe", cfg.Name), runs: map[string]uint64{}}
-}
-
-// run traces the probe every interval until ctx ends.
-func (p *probe) run(ctx context.Context) {
-	// Each trace dials its own connections with network deadlines, so a
-	// silent network cannot hang a probe past its timeout.
-	opener, err := tracer.NewDSNOpener(withAppName(p.dsn))
-	if err != nil {
-		p.log.Error("probe cannot open its connection", "err", err)
-		return
+	if strings.TrimSpace(p.SQL) == "" {
+		return &tsql.RefusedError{Reason: "no SQL to trace"}
 	}
-	tr := tracer.New(opener, probePolicy, p.log)
-	every(ctx, p.cfg.Interval.D(), func(ctx context.Context) { p.once(ctx, tr) })
+	if strings.ContainsRune(p.Database, 0) {
+		return errors.New("database name holds a NUL character")
+	}
+	c, err := tsql.Classify(p.SQL)
+	if err != nil {
+		return err
+	}
+	if c.Modification {
+		return &tsql.RefusedError{Reason: fmt.Sprintf("the batch modifies data (%s) and the configuration refuses modifications", strings.Join(c.Verbs, ", "))}
+	}
+	return nil
 }
 
-func (p *probe) once(ctx context.Context, tr *tracer.Tracer) {
+func newProbe(cfg Probe, dsn string, log *slog.Logger, tracing Tracing) *probe {
+	return &probe{cfg: cfg, dsn: dsn, log: log.With("probe", cfg.Name), tracing: tracing, runs: map[string]uint64{}}
+}
+
+// run traces the probe every interval until ctx ends. Each trace dials its
+// own connections with network deadlines, so a silent network cannot hang
+// a probe past its timeout.
+func (p *probe) run(ctx context.Context) {
+	every(ctx, p.cfg.Interval.D(), p.once)
+}
+
+func (p *probe) once(ctx context.Context) {
 	tctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout.D()+time.Minute)
 	defer cancel()
-	b, err := tr.Trace(tctx, tracer.Options{
-		SQL: p.cfg.SQL, Database: p.cfg.Database, Timeout: p.cfg.Timeout.D(),
-		Events: bundle.EventGroups{Waits: true, Memory: true, Splits: true},
-	})
+	b, err := p.tracing.TraceReadOnly(tctx, p.log, withAppName(p.dsn), p.cfg.SQL, p.cfg.Database, p.cfg.Timeout.D(),
+		bundle.EventGroups{Waits: true, Memory: true, Splits: true})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {

@@ -3,6 +3,8 @@ package exporter
 import (
 	"context"
 	"errors"
+	"github.com/queryreplay/queryreplay/internal/tsqlcorpus"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"strings"
 	"testing"
 	"time"
@@ -64,8 +66,40 @@ func TestProbeRefusesModifications(t *testing.T) {
 	cfg := testConfig(t, oneTarget("")+"probes:\n  - {name: bad, target: standin, sql: SELECT 1}\n",
 		map[string]string{"standin": "sqlserver://sa@127.0.0.1:1"})
 	cfg.Probes[0].SQL = "UPDATE dbo.Orders SET Status = N'x'"
-	_, err = New(cfg, discardLog())
+	_, err = New(cfg, discardLog(), WithTracing(tracer.ExporterTracing{}))
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "probes[0].sql") || !strings.Contains(err.Error(), "modifies data") {
 		t.Fatalf("New: %v", err)
+	}
+}
+
+// The exporter does not import the tracer: probes need one passed in, and
+// a configuration with probes but no tracer is refused, not silently idle.
+func TestProbesNeedTracing(t *testing.T) {
+	cfg := testConfig(t, oneTarget("")+"probes:\n  - {name: p, target: standin, sql: SELECT 1}\n",
+		map[string]string{"standin": "sqlserver://sa@127.0.0.1:1"})
+	_, err := New(cfg, discardLog())
+	if err == nil || !strings.Contains(err.Error(), "WithTracing") {
+		t.Fatalf("New without a tracer: %v", err)
+	}
+}
+
+// checkProbe gives the answer the tracer's own validation gives under the
+// read-only policy for every batch of the classifier's corpus (refused or
+// not), so --config.check refuses exactly what a probe run would.
+func TestCheckProbeAgreesWithTracer(t *testing.T) {
+	batches := []string{"", "  ", "SELECT 1", "UPDATE dbo.Orders SET Status = N'x'"}
+	for _, c := range tsqlcorpus.Cases {
+		batches = append(batches, c.SQL)
+	}
+	for _, sql := range batches {
+		_, want := tracer.Options{SQL: sql, Database: "db"}.Validate(tracer.ReadOnlyPolicy)
+		got := checkProbe(Probe{SQL: sql, Database: "db"})
+		if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+			t.Errorf("%q: checkProbe %v, tracer %v", sql, got, want)
+		}
+	}
+	_, want := tracer.Options{SQL: "SELECT 1", Database: "a\x00"}.Validate(tracer.ReadOnlyPolicy)
+	if got := checkProbe(Probe{SQL: "SELECT 1", Database: "a\x00"}); got == nil || want == nil || got.Error() != want.Error() {
+		t.Errorf("NUL database: checkProbe %v, tracer %v", got, want)
 	}
 }

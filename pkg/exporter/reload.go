@@ -175,7 +175,11 @@ func (e *Exporter) buildProbes(cfg *Config) ([]*probe, error) {
 			problems = append(problems, fmt.Sprintf("probes[%d].sql: %v", i, err))
 			continue
 		}
-		out = append(out, newProbe(pc, dsns[pc.Target], e.log))
+		if e.tracing == nil {
+			problems = append(problems, fmt.Sprintf("probes[%d]: probes need the tracer (exporter.WithTracing)", i))
+			continue
+		}
+		out = append(out, newProbe(pc, dsns[pc.Target], e.log, e.tracing))
 	}
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}

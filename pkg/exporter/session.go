@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
@@ -20,13 +20,13 @@ const SessionPrefix = "queryreplay_exporter_"
 // AppName is the client application name of every exporter connection. The
 // session's predicate drops events whose sqlserver.client_app_name is this,
 // so the exporter never counts its own reads and waits.
-const AppName = "queryreplay-exporter"
+const AppName = sqlconn.ExporterApp
 
 // sessionSpec is everything the session DDL depends on, resolved against
 // one server (scope, database ids, map keys).
 type sessionSpec struct {
 	name   string
-	scope  tracer.Scope
+	scope  sqlconn.Scope
 	target string // event_file or ring_buffer
 	// file is the event_file filename as given to the DDL.
 	file                string
@@ -114,10 +114,16 @@ func (s *sessionSpec) waitPredicates() []string {
 	return p
 }
 
-// commonPredicate keeps the exporter's own connections out and, when the
-// target lists databases, only their events.
+// commonPredicate keeps QueryReplay's own connections out — the
+// exporter's (polls, probes) and every trace's (sqlconn.TraceApp: the
+// datasource, the CLI), so replaying a query that spilled never counts as
+// a production spill nor re-arms the alert — and, when the target lists
+// databases, only their events.
 func (s *sessionSpec) commonPredicate() []string {
-	p := []string{"sqlserver.client_app_name <> " + tsql.QuoteString(AppName)}
+	var p []string
+	for _, app := range sqlconn.OwnApps() {
+		p = append(p, "sqlserver.client_app_name <> "+tsql.QuoteString(app))
+	}
 	if len(s.databaseIDs) > 0 {
 		parts := make([]string, len(s.databaseIDs))
 		for i, id := range s.databaseIDs {
@@ -169,8 +175,8 @@ func (s *sessionSpec) createDDL() string {
 	return b.String()
 }
 
-func scopeKeyword(s tracer.Scope) string {
-	if s == tracer.ScopeDatabase {
+func scopeKeyword(s sqlconn.Scope) string {
+	if s == sqlconn.ScopeDatabase {
 		return "DATABASE"
 	}
 	return "SERVER"
@@ -198,8 +204,8 @@ func (s *sessionSpec) dropDDL() string {
 // catalogView is where session definitions live: sys.server_event_sessions
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-server-event-sessions-transact-sql)
 // or, on Azure SQL Database, sys.database_event_sessions.
-func catalogView(s tracer.Scope) string {
-	if s == tracer.ScopeDatabase {
+func catalogView(s sqlconn.Scope) string {
+	if s == sqlconn.ScopeDatabase {
 		return "sys.database_event_sessions"
 	}
 	return "sys.server_event_sessions"
@@ -210,8 +216,8 @@ func catalogView(s tracer.Scope) string {
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql,
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql),
 // or their database-scoped equivalents on Azure SQL Database.
-func runtimeViews(s tracer.Scope) (sessions, targets string) {
-	if s == tracer.ScopeDatabase {
+func runtimeViews(s sqlconn.Scope) (sessions, targets string) {
+	if s == sqlconn.ScopeDatabase {
 		return "sys.dm_xe_database_sessions", "sys.dm_xe_database_session_targets"
 	}
 	return "sys.dm_xe_sessions", "sys.dm_xe_session_targets"

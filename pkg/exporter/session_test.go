@@ -107,7 +107,7 @@ func TestCreateDDL(t *testing.T) {
 	ddl := testSpec().createDDL()
 	for _, want := range []string{
 		"CREATE EVENT SESSION [queryreplay_exporter_prod] ON SERVER\n",
-		"ADD EVENT sqlos.wait_info (ACTION (package0.event_sequence, sqlserver.database_id) WHERE (sqlserver.client_app_name <> N'queryreplay-exporter' AND (sqlserver.database_id = (5) OR sqlserver.database_id = (7)) AND opcode = (1) AND duration >= (2) AND ((wait_type >= (1) AND wait_type <= (21)) OR wait_type = (66))))",
+		"ADD EVENT sqlos.wait_info (ACTION (package0.event_sequence, sqlserver.database_id) WHERE (sqlserver.client_app_name <> N'queryreplay-exporter' AND sqlserver.client_app_name <> N'QueryReplay' AND (sqlserver.database_id = (5) OR sqlserver.database_id = (7)) AND opcode = (1) AND duration >= (2) AND ((wait_type >= (1) AND wait_type <= (21)) OR wait_type = (66))))",
 		"ADD EVENT sqlserver.sort_warning (ACTION (package0.event_sequence, sqlserver.database_id, sqlserver.query_hash)",
 		"ADD EVENT sqlserver.sql_statement_completed (SET collect_statement = (0) ACTION",
 		"ADD EVENT sqlserver.page_split (ACTION (package0.event_sequence, sqlserver.database_id) WHERE",
@@ -125,7 +125,7 @@ func TestCreateDDL(t *testing.T) {
 	s.scope, s.target, s.groups, s.databaseIDs, s.startup = tracer.ScopeDatabase, "ring_buffer", []string{GroupSpills}, nil, true
 	ddl = s.createDDL()
 	for _, want := range []string{"ON DATABASE", "ADD TARGET package0.ring_buffer (SET max_events_limit = (1000), max_memory = (4096))", "STARTUP_STATE = ON",
-		"WHERE (sqlserver.client_app_name <> N'queryreplay-exporter'))"} {
+		"WHERE (sqlserver.client_app_name <> N'queryreplay-exporter' AND sqlserver.client_app_name <> N'QueryReplay'))"} {
 		if !strings.Contains(ddl, want) {
 			t.Errorf("ring DDL lacks %q:\n%s", want, ddl)
 		}
@@ -191,8 +191,8 @@ func TestStatementTextAndReplayPath(t *testing.T) {
 	if got, cut := statementText(batch, start, -1, 11); got != "SELECT N'h" || !cut {
 		t.Errorf("capped: %q %v (must cut on a rune boundary)", got, cut)
 	}
-	got := replayPath("https://g.example.com/", "SELECT a + b FROM t WHERE x = N'&'", "Sales DB")
-	want := "https://g.example.com/d/queryreplay-replay?var-sql=SELECT%20a%20%2B%20b%20FROM%20t%20WHERE%20x%20%3D%20N%27%26%27&var-database=Sales%20DB"
+	got := replayPath("https://g.example.com/", "0x1A2B3C4D5E6F7788", "Sales & DB", "qr-east.1")
+	want := "https://g.example.com/d/queryreplay-replay?var-query_hash=0x1A2B3C4D5E6F7788&var-database=Sales%20%26%20DB&var-replay_ds=qr-east.1"
 	if got != want {
 		t.Errorf("replay path\n%s\nwant\n%s", got, want)
 	}

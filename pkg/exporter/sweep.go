@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // sweepTimeout bounds the start-up sweep of one target.
@@ -24,16 +22,18 @@ type sweepResult struct {
 // session whose owner is alive is never touched, nor the exporter's own
 // queryreplay_exporter_* sessions (the sweep never touches a name it did
 // not make). Its connection has network deadlines (tracer.NewDSNOpener).
-func (t *target) sweepOrphans(ctx context.Context) sweepResult {
+// Without a Tracing (WithTracing) there is no sweep.
+func (t *target) sweepOrphans(ctx context.Context, tracing Tracing) sweepResult {
 	res := sweepResult{target: t.cfg.Name}
-	opener, err := tracer.NewDSNOpener(withAppName(t.cfg.dsn))
-	if err != nil {
-		res.err = fmt.Errorf("orphan sweep: %w", err)
+	if tracing == nil {
 		return res
 	}
 	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
 	defer cancel()
-	res.dropped, res.err = tracer.New(opener, probePolicy, t.log).SweepOrphans(ctx, tracer.DefaultGracePeriod)
+	res.dropped, res.err = tracing.SweepOrphans(ctx, t.log, withAppName(t.cfg.dsn))
+	if res.err != nil {
+		res.err = fmt.Errorf("orphan sweep: %w", res.err)
+	}
 	return res
 }
 
@@ -45,7 +45,7 @@ func (e *Exporter) startSweeps(ctx context.Context) {
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			r := t.sweepOrphans(ctx)
+			r := t.sweepOrphans(ctx, e.tracing)
 			switch {
 			case r.err != nil && ctx.Err() == nil:
 				e.log.Warn("orphan sweep at start failed", "target", t.cfg.Name, "err", r.err)

@@ -8,7 +8,7 @@ import (
 	"html"
 	"io"
 	"log/slog"
-	"net/url"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,7 +16,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -128,16 +128,7 @@ func (t *target) labelLimit(group string) int {
 func withAppName(dsn string) string { return withApp(dsn, AppName) }
 
 // withApp sets the client application name app on a DSN.
-func withApp(dsn, app string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme == "sqlserver" {
-		q := u.Query()
-		q.Del("app name")
-		q.Set("app name", app)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return strings.TrimRight(dsn, "; ") + ";app name=" + app
-}
+func withApp(dsn, app string) string { return sqlconn.WithApp(dsn, app) }
 
 // open creates the connection pool. Parse errors from go-mssqldb name the
 // parameter that is wrong, never the password.
@@ -325,10 +316,10 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	azure := edition.Int64 == 5 || edition.Int64 == 8
 	switch c.Session.Scope {
 	case "database":
-		s.scope = tracer.ScopeDatabase
+		s.scope = sqlconn.ScopeDatabase
 	case "auto":
 		if edition.Int64 == 5 {
-			s.scope = tracer.ScopeDatabase
+			s.scope = sqlconn.ScopeDatabase
 		}
 	}
 	s.target = c.Session.Target
@@ -761,7 +752,8 @@ func (t *target) resolveNames(ctx context.Context, b *batch) error {
 	return errors.Join(errs...)
 }
 
-// lookupTop fills in the top queries' statements from the plan cache.
+// lookupTop fills in the top queries' statements from the plan cache,
+// else from the Query Store of the database each was seen in.
 func (t *target) lookupTop(ctx context.Context) error {
 	if !*t.global.TopQueries.StatementText {
 		return nil
@@ -769,7 +761,19 @@ func (t *target) lookupTop(ctx context.Context) error {
 	t.mu.Lock()
 	want := t.top.pendingLookups(time.Now())
 	t.mu.Unlock()
-	found, err := fetchStatements(ctx, t.db, want, t.global.TopQueries.MaxStatementBytes)
+	maxBytes := t.global.TopQueries.MaxStatementBytes
+	found, err := fetchStatements(ctx, t.db, want, maxBytes)
+	if err == nil {
+		missing := map[uint64]string{}
+		t.mu.Lock()
+		for _, h := range want {
+			if _, ok := found[h]; !ok {
+				missing[h] = t.top.databaseOf(h)
+			}
+		}
+		t.mu.Unlock()
+		maps.Copy(found, fetchFromQueryStore(ctx, t.db, missing, maxBytes, t.log))
+	}
 	t.mu.Lock()
 	t.top.setStatements(found)
 	t.mu.Unlock()

@@ -5,7 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -139,6 +142,14 @@ type statement struct {
 	truncated bool
 }
 
+// databaseOf returns the database a top query was seen in ("" if none).
+func (t *topTable) databaseOf(hash uint64) string {
+	if e := t.entries[hash]; e != nil {
+		return e.Database
+	}
+	return ""
+}
+
 // setStatements records looked-up statements.
 func (t *topTable) setStatements(found map[uint64]statement) {
 	for h, s := range found {
@@ -221,12 +232,41 @@ func statementText(batch string, start, end int64, maxBytes int) (string, bool) 
 	return text[:cut], true
 }
 
-// replayPath is the link to the replay dashboard with the statement and
-// database filled in (the TEAM contract: uid queryreplay-replay, text
-// variables sql and database).
+// replayPath is the link to the replay dashboard (uid queryreplay-replay)
+// for one query of one target: its query hash (the datasource looks the
+// statement up whole, with its parameters: a link never carries a cut
+// text), its database, and replay_ds, the QueryReplay datasource of the
+// target's server, so the replay runs where the query ran.
 // Spaces are written %20, not +: Grafana decodes the query with
 // decodeURIComponent, which leaves + alone.
-func replayPath(grafanaURL, statement, database string) string {
+func replayPath(grafanaURL, queryHash, database, datasource string) string {
 	esc := func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
-	return strings.TrimRight(grafanaURL, "/") + "/d/queryreplay-replay?var-sql=" + esc(statement) + "&var-database=" + esc(database)
+	return strings.TrimRight(grafanaURL, "/") + "/d/queryreplay-replay?var-query_hash=" + esc(queryHash) +
+		"&var-database=" + esc(database) + "&var-replay_ds=" + esc(datasource)
+}
+
+// fetchFromQueryStore looks up, in the Query Store of the database each
+// query was seen in, the hashes the plan cache no longer holds
+// (sqlconn.LookupQueryStoreText: Query Store is per database). The text kept
+// is capped at maxBytes like the plan cache's; the replay link carries the
+// hash, so the datasource reads the whole text itself. A Query Store that
+// is off or unreadable is normal (off by default before SQL Server 2022)
+// and is logged at debug level, not counted as a poll error.
+func fetchFromQueryStore(ctx context.Context, q sqlconn.Querier, want map[uint64]string, maxBytes int, log *slog.Logger) map[uint64]statement {
+	found := map[uint64]statement{}
+	for h, db := range want {
+		if db == "" || ctx.Err() != nil {
+			continue
+		}
+		text, err := sqlconn.LookupQueryStoreText(ctx, q, h, db)
+		if err != nil {
+			if !errors.Is(err, sqlconn.ErrNotFound) {
+				log.Debug("query store lookup failed", "query_hash", formatQueryHash(h), "err", err)
+			}
+			continue
+		}
+		txt, cut := statementText(text, 0, -1, maxBytes)
+		found[h] = statement{txt, cut}
+	}
+	return found
 }

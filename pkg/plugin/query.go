@@ -50,6 +50,9 @@ type Query struct {
 	// Output asks for what one built-in panel reads (docs/frames.md
 	// §3.12); empty: the frame groups.
 	Output string `json:"output"`
+	// QueryHash traces the statement of a query hash instead of sql
+	// (queryhash.go).
+	QueryHash string `json:"queryHash"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`

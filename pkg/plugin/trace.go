@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"strings"
 	"time"
 
@@ -32,10 +33,18 @@ func timeoutName(query, setting time.Duration) string {
 // bounded by traceTimeout, and Grafana's cancellation passed to the tracer,
 // which stops the query and drops the session on every path.
 func (d *Datasource) runTrace(ctx context.Context, m Query) (backend.DataResponse, error) {
+	var params *sqlconn.Params
+	if m.QueryHash != "" { // the statement of a query hash (queryhash.go)
+		var err error
+		if m, params, err = d.resolveQueryHash(ctx, m); err != nil {
+			return backend.DataResponse{}, err
+		}
+	}
 	o, err := m.traceOptions(d.settings)
 	if err != nil {
 		return backend.DataResponse{}, pluginErr(backend.StatusBadRequest, "%v", err)
 	}
+	o.Params = params
 	if m.QueryType == QueryProbe {
 		c, err := tsql.Classify(o.SQL)
 		if err != nil {

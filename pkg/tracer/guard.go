@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -109,7 +110,8 @@ func (r *run) tickProgress() func() {
 // discarding values.
 func (r *run) drain(ctx context.Context) ([]int64, time.Duration, error) {
 	start := time.Now()
-	rows, err := r.traced.QueryContext(ctx, r.o.SQL)
+	query, args := tracedRequest(r.o)
+	rows, err := r.traced.QueryContext(ctx, query, args...)
 	if err != nil {
 		r.noteTracedErr(err)
 		return nil, time.Since(start), fmt.Errorf("run query: %w", err)
@@ -285,4 +287,26 @@ func (r *run) abortError(qerr error) error {
 		return errors.Join(qerr, &TransactionEndedError{Detail: note})
 	}
 	return fmt.Errorf("%w (%s)", qerr, note)
+}
+
+// tracedRequest is what the traced connection sends: the batch alone, or,
+// for a statement with parameters, sys.sp_executesql with the statement,
+// its declarations and its values as arguments. The text is built from the
+// number of values only (@v1, @v2, …: positional parameters of
+// sp_executesql,
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-stored-procedures/sp-executesql-transact-sql),
+// so the statement runs as the application ran it: the same text with the
+// same declarations, whose cached plan it can reuse.
+func tracedRequest(o Options) (string, []any) {
+	if o.Params == nil {
+		return o.SQL, nil
+	}
+	var b strings.Builder
+	b.WriteString("EXEC sys.sp_executesql @stmt, @params")
+	args := []any{sql.Named("stmt", o.SQL), sql.Named("params", o.Params.Decl)}
+	for i, v := range o.Params.Values() {
+		fmt.Fprintf(&b, ", @v%d", i+1)
+		args = append(args, sql.Named(fmt.Sprintf("v%d", i+1), v))
+	}
+	return b.String(), args
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 )
 
 // DSNOpener opens go-mssqldb connections whose network reads and writes
@@ -22,8 +24,11 @@ import (
 type DSNOpener struct{ dsn string }
 
 // NewDSNOpener checks dsn (its error never holds a secret) and returns an
-// opener for it.
+// opener for it. A DSN that names no application gets sqlconn.TraceApp, so
+// the exporter's session leaves the trace's own events out of production
+// counts (docs/operations.md).
 func NewDSNOpener(dsn string) (*DSNOpener, error) {
+	dsn = sqlconn.DefaultApp(dsn, sqlconn.TraceApp)
 	if _, err := mssql.NewConnector(dsn); err != nil {
 		return nil, fmt.Errorf("connection string %s: %w", RedactDSN(dsn), redactErr(err, dsn))
 	}

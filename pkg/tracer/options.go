@@ -8,6 +8,7 @@ import (
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/callstack"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
@@ -49,6 +50,13 @@ const (
 type Options struct {
 	// SQL is the batch to trace: one batch, no GO separators.
 	SQL string
+	// Params, when set, make SQL a parameterized statement (as the plan
+	// cache holds one, pkg/sqlconn): it runs through sys.sp_executesql with
+	// Params.Decl as its @params and the values passed positionally, every
+	// one of them a typed argument of the request — nothing is spliced into
+	// SQL. The request is an RPC, so the trace has no sql_batch_starting
+	// event (its timeline starts at its earliest event).
+	Params *sqlconn.Params
 	// Database, when set, is the database the query runs in (USE before it).
 	Database string
 	// ClearBufferPool runs CHECKPOINT + DBCC DROPCLEANBUFFERS before START so
@@ -254,6 +262,13 @@ func (o Options) Validate(p Policy) (tsql.Classification, error) {
 	}
 	if strings.ContainsRune(o.Database, 0) {
 		errs = append(errs, errors.New("database name holds a NUL character"))
+	}
+	if o.Params != nil {
+		if list, err := sqlconn.ParseDeclarations(o.Params.Decl); err != nil {
+			errs = append(errs, fmt.Errorf("parameters: %w", err))
+		} else if len(list) != len(o.Params.List) {
+			errs = append(errs, fmt.Errorf("parameters: %d declared, %d values", len(list), len(o.Params.List)))
+		}
 	}
 	if len(errs) > 0 {
 		return tsql.Classification{}, errors.Join(errs...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
 
@@ -134,26 +135,15 @@ func IsGeneratedSessionName(name string) bool {
 // sweep may touch (docs/design/contracts.md §1).
 const exporterSessionPrefix = "queryreplay_exporter_"
 
-// Scope is where a session lives.
-type Scope int
+// Scope is where a session lives (pkg/sqlconn, shared with the exporter).
+type Scope = sqlconn.Scope
 
 const (
-	// ScopeServer: CREATE EVENT SESSION … ON SERVER with an event_file target
-	// (SQL Server, Managed Instance).
-	ScopeServer Scope = iota
-	// ScopeDatabase: … ON DATABASE with a ring_buffer target, for Azure SQL
-	// Database (EngineEdition 5), where sessions are database-scoped and
-	// event_file accepts only Azure Blob URLs (docs/design/exporter.md §9.1;
-	// https://learn.microsoft.com/en-us/azure/azure-sql/database/xevent-db-diff-from-svr).
-	ScopeDatabase
+	// ScopeServer: ON SERVER with an event_file target.
+	ScopeServer = sqlconn.ScopeServer
+	// ScopeDatabase: ON DATABASE with a ring_buffer target (Azure SQL Database).
+	ScopeDatabase = sqlconn.ScopeDatabase
 )
-
-func (s Scope) keyword() string {
-	if s == ScopeDatabase {
-		return "DATABASE"
-	}
-	return "SERVER"
-}
 
 // SessionSpec is everything the session DDL depends on.
 type SessionSpec struct {
@@ -338,7 +328,7 @@ func (s SessionSpec) UsesRingBuffer() bool { return s.Scope == ScopeDatabase || 
 // CreateDDL returns the CREATE EVENT SESSION statement.
 func (s SessionSpec) CreateDDL() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", tsql.QuoteName(s.Name), s.Scope.keyword())
+	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", tsql.QuoteName(s.Name), s.Scope.Keyword())
 	// session_id first: the cheapest test rejects other sessions' events
 	// before sql_text is even looked at. The text test uses the documented
 	// comparator, NOT sqlserver.like_i_sql_unicode_string(…) — the grammar
@@ -396,11 +386,11 @@ func (s SessionSpec) CreateDDL() string {
 // carrying the marker. DropDDL checks the catalog first so that a cleanup
 // retried from a fresh connection never fails on a session already gone.
 func (s SessionSpec) StartDDL() string {
-	return s.Marker() + "ALTER EVENT SESSION " + tsql.QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = START"
+	return s.Marker() + "ALTER EVENT SESSION " + tsql.QuoteName(s.Name) + " ON " + s.Scope.Keyword() + " STATE = START"
 }
 
 func (s SessionSpec) StopDDL() string {
-	return s.Marker() + "ALTER EVENT SESSION " + tsql.QuoteName(s.Name) + " ON " + s.Scope.keyword() + " STATE = STOP"
+	return s.Marker() + "ALTER EVENT SESSION " + tsql.QuoteName(s.Name) + " ON " + s.Scope.Keyword() + " STATE = STOP"
 }
 
 func (s SessionSpec) DropDDL() string {
@@ -423,7 +413,7 @@ func dropSessionSQL(name string, scope Scope) string {
 		view = "sys.database_event_sessions"
 	}
 	return "IF EXISTS (SELECT 1 FROM " + view + " WHERE name = " + tsql.QuoteString(name) + ") " +
-		"DROP EVENT SESSION " + tsql.QuoteName(name) + " ON " + scope.keyword()
+		"DROP EVENT SESSION " + tsql.QuoteName(name) + " ON " + scope.Keyword()
 }
 
 // TransactionName is the name of the modification transaction: "qr_" and

@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/microsoft/go-mssqldb" // registers the "sqlserver" driver
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -47,6 +48,7 @@ func (o DBOpener) Open(ctx context.Context) (Conn, error) {
 // deadlines (a silent network cannot hang a trace); a DBOpener over this
 // handle relies on contexts alone.
 func OpenDSN(dsn string) (*sql.DB, error) {
+	dsn = sqlconn.DefaultApp(dsn, sqlconn.TraceApp) // as NewDSNOpener
 	db, err := sql.Open("sqlserver", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", RedactDSN(dsn), redactErr(err, dsn))
