@@ -47,6 +47,9 @@ type Query struct {
 	// Metrics selects the numbers of a probe (docs/frames.md §3.9); empty
 	// means all of them.
 	Metrics []string `json:"metrics"`
+	// Run is a trace query's one-shot run request (runonce.go); without a
+	// fresh one a trace query serves its stored trace and runs nothing.
+	Run string `json:"run"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`
