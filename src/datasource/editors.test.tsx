@@ -206,6 +206,44 @@ describe('QueryEditor', () => {
     await act(async () => undefined);
   });
 
+  it('gives a trace a fresh run request on every Execute and Ctrl/Cmd+S, and nothing else one', async () => {
+    const { onChange, onRunQuery } = editor(
+      { sql: 'SELECT 1', run: '1700000000000-00000000000000000000000000000001' },
+      datasource({})
+    );
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    const runs = onChange.mock.calls.map((c) => c[0].run);
+    expect(runs).toHaveLength(2);
+    for (const r of runs) {
+      expect(r).toMatch(/^\d{13}-[0-9a-f]{32}$/);
+      expect(r).not.toBe('1700000000000-00000000000000000000000000000001');
+    }
+    expect(runs[0]).not.toBe(runs[1]);
+    expect(onRunQuery).toHaveBeenCalledTimes(2);
+    await act(async () => undefined);
+  });
+
+  it('keeps the trace id a run returned, so the saved dashboard opens the stored trace', async () => {
+    const id = 'cd'.repeat(16);
+    const onChange = jest.fn();
+    const query: ReplayQuery = { refId: 'A', sql: 'SELECT 1', run: '1700000000000-00000000000000000000000000000001' };
+    const data = { series: [{ refId: 'A', fields: [], length: 0, meta: { custom: { traceId: id } } }] } as never;
+    render(
+      <QueryEditor query={query} datasource={datasource({})} onChange={onChange} onRunQuery={jest.fn()} data={data} />
+    );
+    await act(async () => undefined);
+    expect(onChange).toHaveBeenCalledWith({ ...query, traceId: id });
+  });
+
+  it('runs a saved-trace query without a run request', async () => {
+    const { onChange, onRunQuery } = editor({ queryType: 'bundle', traceId: 'ab'.repeat(16) }, datasource({}));
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    expect(onChange.mock.lastCall[0].run).toBeUndefined();
+    expect(onRunQuery).toHaveBeenCalled();
+    await act(async () => undefined);
+  });
+
   it('offers a cold cache only when the data source allows it', async () => {
     editor({}, datasource({}));
     expect(document.getElementById('qr-clear')).toBeNull();
