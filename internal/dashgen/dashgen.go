@@ -9,7 +9,8 @@
 // "prometheus", the QueryReplay datasource uid "queryreplay"; the replay
 // dashboard has uid "queryreplay-replay" and text variables sql and
 // database, and every link to it is
-// /d/queryreplay-replay?var-sql=…&var-database=….
+// /d/queryreplay-replay?var-sql=…&var-database=…&queryreplayRun=1 (a trace
+// runs only when asked; the parameter is the link's ask, docs/frames.md §1).
 //
 // What it must not do: invent metric names (every expression names series
 // pkg/exporter publishes, which the tests check against a live exposition
@@ -42,7 +43,7 @@ const (
 	WaitsUID           = "queryreplay-exporter-waits"
 	StorageUID         = "queryreplay-exporter-storage"
 	dashboardTag       = "queryreplay"
-	replayLinkTemplate = "/d/" + ReplayUID + "?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}"
+	replayLinkTemplate = "/d/" + ReplayUID + "?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}&queryreplayRun=1"
 )
 
 // File is one dashboard and the name of its JSON file in dashboards/.

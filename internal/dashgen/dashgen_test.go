@@ -234,7 +234,7 @@ func TestDashboardContracts(t *testing.T) {
 			}
 		}
 	})
-	if link != "/d/queryreplay-replay?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}" {
+	if link != "/d/queryreplay-replay?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}&queryreplayRun=1" {
 		t.Errorf("the top-query table links to %q", link)
 	}
 	rules, err := os.ReadFile(filepath.Join(repo, "provisioning", "prometheus", "queryreplay-rules.yml"))
