@@ -46,6 +46,14 @@ function settings(
 }
 
 describe('ConfigEditor', () => {
+  it('sets the lowest role that may trace, Editor by default', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={settings({ host: 'db1' })} onOptionsChange={onOptionsChange} />);
+    expect(screen.getByLabelText('Editor')).toBeChecked();
+    fireEvent.click(screen.getByLabelText('Admin'));
+    expect(onOptionsChange.mock.lastCall[0].jsonData.minTraceRole).toBe('Admin');
+  });
+
   it('shows the fields of the chosen authentication method', () => {
     const { rerender } = render(<ConfigEditor options={settings({ host: 'db1' })} onOptionsChange={jest.fn()} />);
     for (const id of [
