@@ -79,7 +79,6 @@ describe('traceFromFrames edge cases', () => {
     expect(traceFromFrames([notice])).toEqual({ error: text });
   });
 
-
   it('reads binned view frames', () => {
     const r = traceFromFrames(goldenFrames('view_binned'));
     const read = r.trace!.lanes.read!;
