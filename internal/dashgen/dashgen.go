@@ -32,18 +32,21 @@ import (
 
 // Datasource and dashboard identities (docs/design/contracts.md §2, §3).
 const (
-	PrometheusUID      = "prometheus"
-	DatasourceVar      = "datasource" // the exporter dashboards' Prometheus datasource variable
-	QueryReplayUID     = "queryreplay"
-	QueryReplayType    = "queryreplay-sqlserver-datasource"
-	ReplayPanelType    = "queryreplay-replay-panel"
-	ReplayUID          = "queryreplay-replay"
-	OverviewUID        = "queryreplay-exporter-overview"
-	SpillsUID          = "queryreplay-exporter-spills"
-	WaitsUID           = "queryreplay-exporter-waits"
-	StorageUID         = "queryreplay-exporter-storage"
-	dashboardTag       = "queryreplay"
-	replayLinkTemplate = "/d/" + ReplayUID + "?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}&queryreplayRun=1"
+	PrometheusUID   = "prometheus"
+	DatasourceVar   = "datasource" // the exporter dashboards' Prometheus datasource variable
+	QueryReplayUID  = "queryreplay"
+	QueryReplayType = "queryreplay-sqlserver-datasource"
+	ReplayPanelType = "queryreplay-replay-panel"
+	ReplayUID       = "queryreplay-replay"
+	OverviewUID     = "queryreplay-exporter-overview"
+	SpillsUID       = "queryreplay-exporter-spills"
+	WaitsUID        = "queryreplay-exporter-waits"
+	StorageUID      = "queryreplay-exporter-storage"
+	dashboardTag    = "queryreplay"
+	// RunLinkParam is the URL parameter by which a link asks the replay
+	// dashboard's trace to run (src/datasource/datasource.ts RUN_LINK_PARAM).
+	RunLinkParam       = "queryreplayRun"
+	replayLinkTemplate = "/d/" + ReplayUID + "?var-sql=${__data.fields.statement:percentencode}&var-database=${__data.fields.database:percentencode}&" + RunLinkParam + "=1"
 )
 
 // File is one dashboard and the name of its JSON file in dashboards/.

@@ -130,6 +130,17 @@ describe('when a trace runs', () => {
     expect(first[1].run).toBeUndefined(); // probes run on schedule anyway
     expect(first[2].run).toBeUndefined();
 
+    // a new statement typed into the dashboard's variable is a new ask; going back reuses the first
+    setTemplateSrv(new TestTemplateSrv({ sql: 'SELECT 2' }));
+    const typed = { ...saved, sql: '${sql}' };
+    await lastValueFrom(ds.query(request([typed])));
+    await lastValueFrom(ds.query(request([typed])));
+    expect(bodies[3].queries[0].sql).toBe('SELECT 2');
+    expect(bodies[3].queries[0].run).toMatch(backendRunPattern());
+    expect(bodies[3].queries[0].run).not.toBe(first[0].run);
+    expect(bodies[4].queries[0].run).toBe(bodies[3].queries[0].run);
+    bodies.splice(3, 2);
+
     // the same dashboard without the ask: nothing runs
     locationService.push('/d/replay/replay?var-sql=x');
     await lastValueFrom(ds.query(request([saved])));

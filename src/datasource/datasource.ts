@@ -78,8 +78,8 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
    * editor's Execute makes one); Grafana re-sends the saved query on every
    * load, refresh and time-range change, and the backend answers a used or
    * stale request from the stored trace, never by running the batch again.
-   * The run request a link asked for is made once per page and reused by
-   * every refresh and zoom.
+   * The run request a link asked for is made once per page and statement and
+   * reused by every refresh and zoom.
    */
   query(request: DataQueryRequest<ReplayQuery>): Observable<DataQueryResponse> {
     return super.query(this.withLinkRuns(request));
@@ -94,7 +94,10 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
       if ((t.queryType ?? 'trace') !== 'trace' || t.hide) {
         return t;
       }
-      const key = `${String(asked)}|${request.panelId ?? ''}|${t.refId}`;
+      // the statement as it will be sent: a new one typed into the
+      // dashboard's variables is a new ask, a refresh of the same is not
+      const sent = interpolateQuery(t, request.scopedVars, replace);
+      const key = JSON.stringify([String(asked), request.panelId ?? '', t.refId, sent.sql ?? '', sent.database ?? '']);
       let run = this.linkRuns.get(key);
       if (!run) {
         if (this.linkRuns.size >= LINK_RUNS_KEPT) {
