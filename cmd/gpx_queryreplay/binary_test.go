@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,11 +70,14 @@ func startHost(t *testing.T) *pluginhost.Host {
 // Grafana caches instances per datasource and its Updated time.
 var instanceSeq int64
 
+// pluginContext is a request of an org Editor (the default minTraceRole)
+// on a new instance with these settings.
 func pluginContext(jsonData string, secure map[string]string) backend.PluginContext {
 	instanceSeq++
 	return backend.PluginContext{
 		OrgID:    1,
 		PluginID: "queryreplay-sqlserver-datasource",
+		User:     &backend.User{Login: "editor", Name: "Editor", Role: "Editor"},
 		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
 			ID: instanceSeq, UID: fmt.Sprintf("qr%d", instanceSeq), Name: "QueryReplay",
 			JSONData:                []byte(jsonData),
@@ -126,8 +130,8 @@ func TestBinaryQueryDataOverGRPC(t *testing.T) {
 	pctx := pluginContext(`{"host":"127.0.0.1","user":"sa"}`, map[string]string{"password": "x"})
 	now := time.Now()
 	req := &backend.QueryDataRequest{PluginContext: pctx, Queries: []backend.DataQuery{
-		{RefID: "A", JSON: []byte(`{"sql":"SELECT 1"}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}},
-		{RefID: "B", JSON: []byte(`{}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}},
+		{RefID: "A", JSON: []byte(`{"sql":"SELECT 1","run":"` + runRequest() + `"}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}},
+		{RefID: "B", JSON: []byte(`{"run":"` + runRequest() + `"}`), TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}},
 	}}
 	resp, err := h.QueryData(ctx, req)
 	if err != nil {
@@ -154,7 +158,7 @@ func TestBinaryTraceAndViewOverGRPC(t *testing.T) {
 	defer cancel()
 	const sql = "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'"
 	resp, err := h.QueryData(ctx, &backend.QueryDataRequest{PluginContext: pctx, Queries: []backend.DataQuery{
-		{RefID: "T", QueryType: "trace", MaxDataPoints: 1000, JSON: []byte(`{"queryType":"trace","sql":"` + sql + `"}`)},
+		{RefID: "T", QueryType: "trace", MaxDataPoints: 1000, JSON: []byte(`{"queryType":"trace","run":"` + runRequest() + `","sql":"` + sql + `"}`)},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +212,14 @@ func TestBinaryTraceAndViewOverGRPC(t *testing.T) {
 	if err != nil || health.Status != backend.HealthStatusOk {
 		t.Fatalf("health: %v %+v", err, health)
 	}
+}
+
+var runSeq atomic.Int64
+
+// runRequest is a fresh run request as the query editor's Execute makes
+// one (unix milliseconds, a dash, hex digits; docs/frames.md §1).
+func runRequest() string {
+	return fmt.Sprintf("%d-%032x", time.Now().UnixMilli(), 0xc0ffee0000+runSeq.Add(1))
 }
 
 func findFrame(fs data.Frames, name string) *data.Frame {

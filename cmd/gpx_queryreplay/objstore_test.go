@@ -41,7 +41,7 @@ func TestBinaryReplicasShareAnS3Bucket(t *testing.T) {
 	}
 	const sql = "SELECT c.Name, o.OrderID FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'"
 	resp, err := one.QueryData(ctx, &backend.QueryDataRequest{PluginContext: pOne, Queries: []backend.DataQuery{
-		{RefID: "T", QueryType: "trace", JSON: []byte(`{"queryType":"trace","sql":"` + sql + `"}`)},
+		{RefID: "T", QueryType: "trace", JSON: []byte(`{"queryType":"trace","run":"` + runRequest() + `","sql":"` + sql + `"}`)},
 	}})
 	if err != nil || resp.Responses["T"].Error != nil {
 		t.Fatalf("trace through replica one: %v %v", err, resp.Responses["T"].Error)

@@ -26,7 +26,7 @@ func TestBinaryTraceTruncationOverGRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const limit = 30
-	q := `{"queryType":"trace","sql":"SELECT c.Name, o.OrderID FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID",` +
+	q := `{"queryType":"trace","run":"` + runRequest() + `","sql":"SELECT c.Name, o.OrderID FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID",` +
 		fmt.Sprintf(`"options":{"maxEvents":%d}}`, limit)
 	resp, err := h.QueryData(ctx, &backend.QueryDataRequest{PluginContext: pctx, Queries: []backend.DataQuery{
 		{RefID: "T", QueryType: "trace", MaxDataPoints: 1000, JSON: []byte(q)},

@@ -170,6 +170,11 @@ func replay() *dashboard.DashboardBuilder {
 		Description("Trace one statement and watch it execute. The exporter's dashboards link here with the query hash, database and server filled in.").
 		Tags([]string{dashboardTag, "sqlserver"}).Time("now-5m", "now").Timezone("browser").
 		Link(dashboard.NewDashboardLinkBuilder("QueryReplay").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{dashboardTag}).AsDropdown(true)).
+		// A trace runs only when asked (docs/frames.md §1): this link asks, for
+		// the statement in the variables now and each one typed after.
+		Link(dashboard.NewDashboardLinkBuilder("Trace the statement").Type(dashboard.DashboardLinkTypeLink).
+			Url("/d/" + ReplayUID + "?" + RunLinkParam + "=1").IncludeVars(true).KeepTime(true).Icon("bolt").
+			Tooltip("Run the statement in a trace now; refreshing the page serves the stored trace")).
 		WithVariable(dashboard.NewDatasourceVariableBuilder(ReplayDatasourceVar).Label("Server").Type(QueryReplayType).
 			Description("The QueryReplay datasource (one per SQL Server) to trace on; the exporter's links choose the server the query ran on.").
 			Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: ref("QueryReplay")},

@@ -9,8 +9,10 @@
 // "prometheus", the QueryReplay datasource uid "queryreplay"; the replay
 // dashboard has uid "queryreplay-replay", text variables sql, query_hash
 // and database and the datasource variable replay_ds, and every link to it
-// is /d/queryreplay-replay?var-query_hash=…&var-database=…&var-replay_ds=…
-// (the query's hash, never its text, and the datasource of its server).
+// is /d/queryreplay-replay?var-query_hash=…&var-database=…&var-replay_ds=…&queryreplayRun=1
+// (the query's hash, never its text; the datasource of its server; and
+// the link's ask to run, since a trace runs only when asked,
+// docs/frames.md §1).
 //
 // What it must not do: invent metric names (every expression names series
 // pkg/exporter publishes, which the tests check against a live exposition
@@ -47,8 +49,11 @@ const (
 	// variable: links set it to the datasource of the target the query ran
 	// on (the exporter's targets[].grafana_datasource).
 	ReplayDatasourceVar = "replay_ds"
-	replayLinkTemplate  = "/d/" + ReplayUID + "?var-query_hash=${__data.fields.query_hash}&var-database=${__data.fields.database:percentencode}" +
-		"&var-" + ReplayDatasourceVar + "=${__data.fields.grafana_datasource:percentencode}"
+	// RunLinkParam is the URL parameter by which a link asks the replay
+	// dashboard's trace to run (src/datasource/datasource.ts RUN_LINK_PARAM).
+	RunLinkParam       = "queryreplayRun"
+	replayLinkTemplate = "/d/" + ReplayUID + "?var-query_hash=${__data.fields.query_hash}&var-database=${__data.fields.database:percentencode}" +
+		"&var-" + ReplayDatasourceVar + "=${__data.fields.grafana_datasource:percentencode}&" + RunLinkParam + "=1"
 )
 
 // File is one dashboard and the name of its JSON file in dashboards/.

@@ -249,7 +249,7 @@ func TestDashboardContracts(t *testing.T) {
 			}
 		}
 	})
-	if link != "/d/queryreplay-replay?var-query_hash=${__data.fields.query_hash}&var-database=${__data.fields.database:percentencode}&var-replay_ds=${__data.fields.grafana_datasource:percentencode}" {
+	if link != "/d/queryreplay-replay?var-query_hash=${__data.fields.query_hash}&var-database=${__data.fields.database:percentencode}&var-replay_ds=${__data.fields.grafana_datasource:percentencode}&queryreplayRun=1" {
 		t.Errorf("the top-query table links to %q", link)
 	}
 	rules, err := os.ReadFile(filepath.Join(repo, "provisioning", "prometheus", "queryreplay-rules.yml"))
@@ -536,4 +536,34 @@ func built(t *testing.T) []builtFile {
 		out[i] = builtFile{File: f, json: b}
 	}
 	return out
+}
+
+// TestReplayDashboardAsksForItsRun: a trace runs only when asked
+// (docs/frames.md §1), so the replay dashboard carries a link that asks,
+// with its variables, and the datasource reads the same parameter.
+func TestReplayDashboardAsksForItsRun(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repo, "dashboards", "replay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Links []struct {
+			URL         string `json:"url"`
+			IncludeVars bool   `json:"includeVars"`
+		} `json:"links"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	asks := false
+	for _, l := range d.Links {
+		asks = asks || (strings.Contains(l.URL, "?"+RunLinkParam+"=1") && l.IncludeVars)
+	}
+	if !asks {
+		t.Errorf("the replay dashboard has no link asking for a run with its variables: %+v", d.Links)
+	}
+	ts, err := os.ReadFile(filepath.Join(repo, "src", "datasource", "datasource.ts"))
+	if err != nil || !strings.Contains(string(ts), "RUN_LINK_PARAM = '"+RunLinkParam+"'") {
+		t.Errorf("src/datasource/datasource.ts does not read %s: %v", RunLinkParam, err)
+	}
 }

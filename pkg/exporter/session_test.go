@@ -192,7 +192,7 @@ func TestStatementTextAndReplayPath(t *testing.T) {
 		t.Errorf("capped: %q %v (must cut on a rune boundary)", got, cut)
 	}
 	got := replayPath("https://g.example.com/", "0x1A2B3C4D5E6F7788", "Sales & DB", "qr-east.1")
-	want := "https://g.example.com/d/queryreplay-replay?var-query_hash=0x1A2B3C4D5E6F7788&var-database=Sales%20%26%20DB&var-replay_ds=qr-east.1"
+	want := "https://g.example.com/d/queryreplay-replay?var-query_hash=0x1A2B3C4D5E6F7788&var-database=Sales%20%26%20DB&var-replay_ds=qr-east.1&queryreplayRun=1"
 	if got != want {
 		t.Errorf("replay path\n%s\nwant\n%s", got, want)
 	}

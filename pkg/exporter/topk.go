@@ -236,13 +236,15 @@ func statementText(batch string, start, end int64, maxBytes int) (string, bool) 
 // for one query of one target: its query hash (the datasource looks the
 // statement up whole, with its parameters: a link never carries a cut
 // text), its database, and replay_ds, the QueryReplay datasource of the
-// target's server, so the replay runs where the query ran.
+// target's server, so the replay runs where the query ran; and
+// queryreplayRun=1, the link's ask that the trace run once (a trace runs
+// only when asked, docs/frames.md §1).
 // Spaces are written %20, not +: Grafana decodes the query with
 // decodeURIComponent, which leaves + alone.
 func replayPath(grafanaURL, queryHash, database, datasource string) string {
 	esc := func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
 	return strings.TrimRight(grafanaURL, "/") + "/d/queryreplay-replay?var-query_hash=" + esc(queryHash) +
-		"&var-database=" + esc(database) + "&var-replay_ds=" + esc(datasource)
+		"&var-database=" + esc(database) + "&var-replay_ds=" + esc(datasource) + "&queryreplayRun=1"
 }
 
 // fetchFromQueryStore looks up, in the Query Store of the database each

@@ -66,6 +66,9 @@ type Datasource struct {
 	// benchmarks time the steps with it).
 	progress func(tracer.Progress)
 
+	// runs remembers the run requests of trace queries (runonce.go).
+	runs *runLedger
+
 	runtimeMu sync.Mutex
 	runtime   map[string]runtimeEntry // plan counters by trace id
 
@@ -78,7 +81,8 @@ type Datasource struct {
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	logger := log.DefaultLogger.With("dsUid", s.UID)
 	cfg, err := LoadSettings(s)
-	d := &Datasource{settings: cfg, settingsErr: err, log: logger, sweepDone: make(chan struct{}), runtime: map[string]runtimeEntry{}}
+	d := &Datasource{settings: cfg, settingsErr: err, log: logger, sweepDone: make(chan struct{}), runtime: map[string]runtimeEntry{},
+		runs: newRunLedger()}
 	d.res = httpadapter.New(d.routes())
 	if err != nil {
 		close(d.sweepDone)
@@ -214,13 +218,14 @@ func openStore(ctx context.Context, ts TraceStoreSettings, uid string, l *slog.L
 // slot (maxConcurrentTraces).
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
+	who := callerOf(req.PluginContext.User)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, q := range req.Queries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := d.query(ctx, q)
+			r := d.query(ctx, who, q)
 			mu.Lock()
 			resp.Responses[q.RefID] = r
 			mu.Unlock()
@@ -230,7 +235,7 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	return resp, nil
 }
 
-func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.DataResponse {
+func (d *Datasource) query(ctx context.Context, who caller, q backend.DataQuery) backend.DataResponse {
 	if d.settingsErr != nil {
 		if !isSettingsError(d.settingsErr) { // the connector or the trace store could not be set up
 			return response(q.RefID, pluginErr(backend.StatusInternal, "the datasource could not start: %v", d.settingsErr))
@@ -243,8 +248,10 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) backend.Dat
 	}
 	var frames backend.DataResponse
 	switch m.QueryType {
-	case QueryTrace, QueryProbe:
-		frames, err = d.runTrace(ctx, m)
+	case QueryTrace:
+		frames, err = d.traceQuery(ctx, who, m)
+	case QueryProbe:
+		frames, err = d.probe(ctx, who, m)
 	case QueryBundle, QueryView:
 		frames, err = d.stored(ctx, m)
 	case QueryCompare:

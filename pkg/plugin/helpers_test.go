@@ -4,12 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"github.com/queryreplay/queryreplay/internal/testsql"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -111,9 +115,16 @@ func (f *fixture) sessions(t testing.TB) []string {
 	return testsql.EventSessions(t, f.db, tracer.SessionPrefix)
 }
 
+// query builds a DataQuery from its JSON model. A trace query gets a fresh
+// run request, as the editor's Execute gives it, unless m says "run"
+// itself (nil: none).
 func query(refID string, m map[string]any) backend.DataQuery {
-	b, _ := json.Marshal(m)
 	qt, _ := m["queryType"].(string)
+	if _, set := m["run"]; !set && (qt == "" || qt == QueryTrace) {
+		m = maps.Clone(m)
+		m["run"] = freshRun()
+	}
+	b, _ := json.Marshal(m)
 	mdp := int64(0)
 	if v, ok := m["maxDataPoints"].(int); ok {
 		mdp = int64(v)
@@ -121,13 +132,31 @@ func query(refID string, m map[string]any) backend.DataQuery {
 	return backend.DataQuery{RefID: refID, QueryType: qt, JSON: b, MaxDataPoints: mdp}
 }
 
+// run sends the queries as an Editor (the default minTraceRole) would.
 func run(t testing.TB, d *Datasource, ctx context.Context, qs ...backend.DataQuery) map[string]backend.DataResponse {
 	t.Helper()
-	resp, err := d.QueryData(ctx, &backend.QueryDataRequest{Queries: qs})
+	return runAs(t, d, ctx, &backend.User{Login: "editor", Role: RoleEditor}, qs...)
+}
+
+// runAs sends the queries as user u (nil: a request without a user).
+func runAs(t testing.TB, d *Datasource, ctx context.Context, u *backend.User, qs ...backend.DataQuery) map[string]backend.DataResponse {
+	t.Helper()
+	resp, err := d.QueryData(ctx, &backend.QueryDataRequest{PluginContext: backend.PluginContext{User: u}, Queries: qs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp.Responses
+}
+
+// editor is the caller the benchmarks query as.
+var editor = caller{login: "editor", role: RoleEditor}
+
+var runSeq atomic.Int64
+
+// freshRun is a run request as the editor makes one: now in unix
+// milliseconds and random-looking hex, unique within the test binary.
+func freshRun() string {
+	return fmt.Sprintf("%d-%016x", time.Now().UnixMilli(), 0x5eed0000+runSeq.Add(1))
 }
 
 func ok(t testing.TB, r backend.DataResponse) data.Frames {

@@ -53,6 +53,9 @@ type Query struct {
 	// QueryHash traces the statement of a query hash instead of sql
 	// (queryhash.go).
 	QueryHash string `json:"queryHash"`
+	// Run is a trace query's one-shot run request (runonce.go); without a
+	// fresh one a trace query serves its stored trace and runs nothing.
+	Run string `json:"run"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`

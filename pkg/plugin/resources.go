@@ -26,9 +26,9 @@ func (d *Datasource) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /databases", d.ready(d.databases))
 	mux.HandleFunc("GET /traces", d.ready(d.listTraces))
-	mux.HandleFunc("POST /traces", d.ready(d.uploadTrace))
-	mux.HandleFunc("DELETE /traces/{id}", d.ready(d.deleteTrace))
-	mux.HandleFunc("GET /traces/{id}/bundle", d.ready(d.downloadTrace))
+	mux.HandleFunc("POST /traces", d.ready(d.tracersOnly(d.uploadTrace)))
+	mux.HandleFunc("DELETE /traces/{id}", d.ready(d.owner(d.deleteTrace)))
+	mux.HandleFunc("GET /traces/{id}/bundle", d.ready(d.owner(d.downloadTrace)))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, d.health(r.Context())) })
 	return mux
 }
@@ -107,16 +107,53 @@ func (d *Datasource) databases(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// listTraces lists the stored traces: all of them for a role that may
+// trace, else only the caller's own (a statement is the caller's data).
 func (d *Datasource) listTraces(w http.ResponseWriter, r *http.Request) {
 	list, err := d.store.List(r.Context())
 	if err != nil {
 		writeErr(w, http.StatusInternalServerError, "list traces: %v", err)
 		return
 	}
-	if list == nil {
-		list = []tracestore.Info{}
+	who := callerFromContext(r.Context())
+	out := []tracestore.Info{}
+	for _, i := range list {
+		if d.settings.mayTrace(who) || who.login != "" && i.Owner == who.login {
+			out = append(out, i)
+		}
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// tracersOnly admits callers whose role may trace (minTraceRole); an upload
+// adds to the shared store, whose retention may then remove others' traces.
+// The caller's login travels in the context as the owner of what is stored.
+func (d *Datasource) tracersOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		who := callerFromContext(r.Context())
+		if !d.settings.mayTrace(who) {
+			writeErr(w, http.StatusForbidden, "%v", d.settings.roleRefusal(who, "upload"))
+			return
+		}
+		h(w, r.WithContext(tracestore.WithOwner(r.Context(), who.login)))
+	}
+}
+
+// owner admits the owner of trace {id} or an Admin.
+func (d *Datasource) owner(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		info, err := d.store.Stat(r.Context(), r.PathValue("id"))
+		if err != nil {
+			writeErr(w, storeStatus(err), "trace: %v", err)
+			return
+		}
+		if who := callerFromContext(r.Context()); !who.mayTouch(info.Owner) {
+			writeErr(w, http.StatusForbidden,
+				"trace %s belongs to another user: only its owner or an org Admin may download or delete it", info.ID)
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (d *Datasource) deleteTrace(w http.ResponseWriter, r *http.Request) {

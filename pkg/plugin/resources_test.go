@@ -84,11 +84,18 @@ func TestHealthNamesEachPersona(t *testing.T) {
 	}
 }
 
-// call runs one resource request in-process.
+// call runs one resource request in-process, as the Editor run uses.
 func call(t *testing.T, d *Datasource, method, path string, body []byte) (int, []byte, map[string][]string) {
 	t.Helper()
+	return callAs(t, d, &backend.User{Login: "editor", Role: RoleEditor}, method, path, body)
+}
+
+// callAs runs one resource request in-process as user u.
+func callAs(t *testing.T, d *Datasource, u *backend.User, method, path string, body []byte) (int, []byte, map[string][]string) {
+	t.Helper()
 	var got *backend.CallResourceResponse
-	err := d.CallResource(bg, &backend.CallResourceRequest{Method: method, Path: path, URL: path, Body: body},
+	err := d.CallResource(bg, &backend.CallResourceRequest{PluginContext: backend.PluginContext{User: u},
+		Method: method, Path: path, URL: path, Body: body},
 		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
 	if err != nil {
 		t.Fatal(err)

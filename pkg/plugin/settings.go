@@ -152,6 +152,10 @@ type Settings struct {
 	AllowModifications   bool     `json:"allowModifications"`
 	SymbolServers        []string `json:"symbolServers"`
 	SymbolCacheDir       string   `json:"symbolCacheDir"`
+	// MinTraceRole is the lowest Grafana org role that may run traces and
+	// probes, upload and list every trace: Viewer, Editor or Admin; empty
+	// means Editor (roles.go, docs/security.md).
+	MinTraceRole string `json:"minTraceRole"`
 
 	TraceStore TraceStoreSettings `json:"traceStore"`
 
@@ -256,6 +260,9 @@ func (s Settings) Validate() error {
 	}
 	if s.SymbolCacheDir != "" && !filepath.IsAbs(s.SymbolCacheDir) {
 		add("symbolCacheDir %q must be an absolute path", s.SymbolCacheDir)
+	}
+	if _, ok := roleRanks[s.MinTraceRole]; !ok && s.MinTraceRole != "" {
+		add("minTraceRole %q must be one of Viewer, Editor, Admin", s.MinTraceRole)
 	}
 	ts := s.TraceStore
 	if ts.MaxTraces < 0 || ts.MaxMemoryMB < 0 || ts.MaxAgeHours < 0 || ts.MaxDiskMB < 0 {

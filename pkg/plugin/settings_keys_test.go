@@ -87,3 +87,36 @@ func TestSettingsKeysMatchTheEditor(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceRolesMatchTheEditor: the roles the config editor offers for
+// minTraceRole (types.ts TraceRole) are exactly the ones Validate accepts
+// and ranks, in the same order, lowest first.
+func TestTraceRolesMatchTheEditor(t *testing.T) {
+	raw, err := os.ReadFile("../../src/datasource/types.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^export type TraceRole = ([^;]+);`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("src/datasource/types.ts has no TraceRole union")
+	}
+	var ts []string
+	for _, v := range regexp.MustCompile(`'(\w+)'`).FindAllStringSubmatch(m[1], -1) {
+		ts = append(ts, v[1])
+	}
+	for i, r := range ts {
+		if roleRanks[r] != i+1 {
+			t.Errorf("editor role %q is #%d, the backend ranks it %d", r, i+1, roleRanks[r])
+		}
+		s := Settings{Host: "h", User: "u", Password: "p", MinTraceRole: r}
+		if err := s.Validate(); err != nil {
+			t.Errorf("minTraceRole %q from the editor is refused: %v", r, err)
+		}
+	}
+	if len(ts) != len(roleRanks) {
+		t.Errorf("editor roles %q, backend ranks %v", ts, roleRanks)
+	}
+	if (Settings{Host: "h", User: "u", Password: "p", MinTraceRole: "Owner"}).Validate() == nil {
+		t.Error("minTraceRole Owner was accepted")
+	}
+}

@@ -94,6 +94,27 @@ type Info struct {
 	Events     int64     `json:"events"`
 	DurationUs int64     `json:"durationUs"`
 	Bytes      int64     `json:"bytes"` // of the persisted bundle
+	// Owner is the Grafana login that ran or uploaded the trace (from the
+	// context given to Put, see WithOwner); "" for traces stored before
+	// owners were recorded, or without a user.
+	Owner string `json:"owner,omitempty"`
+}
+
+type ownerKey struct{}
+
+// WithOwner returns ctx carrying the login that Put records as a trace's
+// owner. The owner travels in the context rather than as an argument
+// because it belongs to the request (the Grafana user behind it), like
+// its deadline, and every path that stores a trace for a request passes
+// that request's context.
+func WithOwner(ctx context.Context, login string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, login)
+}
+
+// OwnerFrom is the login WithOwner put in ctx, or "".
+func OwnerFrom(ctx context.Context) string {
+	s, _ := ctx.Value(ownerKey{}).(string)
+	return s
 }
 
 // Entry is a stored trace, decoded. Entries are shared: never modify one.
@@ -175,6 +196,7 @@ func (s *Store) MemoryBytes() (int64, int) {
 
 // Put stores a bundle under a new id, persisted first: a trace the backend
 // refused is not served from memory alone, or a replica could not find it.
+// The owner recorded is OwnerFrom(ctx).
 func (s *Store) Put(ctx context.Context, b *bundle.Bundle) (*Entry, error) {
 	if b == nil || b.Trace == nil {
 		return nil, errors.New("store trace: the bundle has no timeline")
@@ -192,6 +214,7 @@ func (s *Store) Put(ctx context.Context, b *bundle.Bundle) (*Entry, error) {
 		return nil, fmt.Errorf("store trace: %w", err)
 	}
 	info := infoOf(id, b, int64(buf.Len()), s.opts.Now())
+	info.Owner = OwnerFrom(ctx)
 	ij, err := json.Marshal(info)
 	if err != nil {
 		return nil, fmt.Errorf("store trace: %w", err)
@@ -307,6 +330,22 @@ func (s *Store) Bundle(ctx context.Context, id string) ([]byte, error) {
 		return nil, fmt.Errorf("trace %s: %w", id, ErrNotFound)
 	}
 	return data, err
+}
+
+// Stat returns a stored trace's info (its owner among them) without
+// loading the bundle.
+func (s *Store) Stat(ctx context.Context, id string) (Info, error) {
+	if !ValidID(id) {
+		return Info{}, fmt.Errorf("trace id %q: %w", id, ErrNotFound)
+	}
+	ok, err := s.backend.Exists(ctx, id+bundleSuffix)
+	if err != nil {
+		return Info{}, fmt.Errorf("trace %s: %w", id, err)
+	}
+	if !ok {
+		return Info{}, fmt.Errorf("trace %s: %w", id, ErrNotFound)
+	}
+	return s.info(ctx, id, Info{ID: id}), nil
 }
 
 // Delete removes a trace from memory and the backend.

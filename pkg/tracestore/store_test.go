@@ -308,3 +308,44 @@ func TestGetGzipBomb(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerIsRecordedAndSurvivesRestart: the login in the context of Put
+// is the trace's owner, in its info, in the listing and through a new
+// store on the same directory (another replica, or after a restart).
+func TestOwnerIsRecordedAndSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := dirStore(t, dir, Options{})
+	mine, err := s.Put(WithOwner(ctx, "alice"), testBundle("SELECT 1", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon, err := s.Put(ctx, testBundle("SELECT 2", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Info.Owner != "alice" || anon.Info.Owner != "" {
+		t.Fatalf("owners %q %q, want alice and none", mine.Info.Owner, anon.Info.Owner)
+	}
+	other := dirStore(t, dir, Options{})
+	list, err := other.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]string{}
+	for _, i := range list {
+		owners[i.ID] = i.Owner
+	}
+	if owners[mine.ID] != "alice" || owners[anon.ID] != "" {
+		t.Fatalf("listed owners %v", owners)
+	}
+	info, err := other.Stat(ctx, mine.ID)
+	if err != nil || info.Owner != "alice" {
+		t.Fatalf("stat = %+v, %v", info, err)
+	}
+	if _, err := other.Stat(ctx, strings.Repeat("0", 32)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("stat of an absent trace: %v", err)
+	}
+	if _, err := other.Stat(ctx, "../x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("stat of a malformed id: %v", err)
+	}
+}

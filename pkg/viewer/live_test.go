@@ -3,12 +3,14 @@ package viewer_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/queryreplay/queryreplay/internal/viewertest"
 	"github.com/queryreplay/queryreplay/pkg/viewer"
@@ -86,7 +88,9 @@ func TestRealDatasourceThroughTheViewer(t *testing.T) {
 	}
 	defer v.Close()
 
-	r := dsQuery(t, v, map[string]any{"queryType": "trace", "sql": hashJoin})
+	// a run request, as the page makes for the query it opens with (a trace runs only when asked)
+	run := fmt.Sprintf("%d-%s", time.Now().UnixMilli(), strings.Repeat("ab", 16))
+	r := dsQuery(t, v, map[string]any{"queryType": "trace", "sql": hashJoin, "run": run})
 	var names []string
 	for _, f := range r.Results["A"].Frames {
 		names = append(names, f.Schema.Name)

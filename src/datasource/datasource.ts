@@ -1,6 +1,14 @@
-import { DataSourceInstanceSettings, CoreApp, MetricFindValue, ScopedVars } from '@grafana/data';
-import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
-import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable } from './types';
+import {
+  CoreApp,
+  DataQueryRequest,
+  DataQueryResponse,
+  DataSourceInstanceSettings,
+  MetricFindValue,
+  ScopedVars,
+} from '@grafana/data';
+import { DataSourceWithBackend, getTemplateSrv, locationService } from '@grafana/runtime';
+import { Observable } from 'rxjs';
+import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable, runRequest } from './types';
 import { HealthReport } from './health';
 import {
   databaseOptions,
@@ -15,6 +23,16 @@ import {
 
 /** Grafana's TemplateSrv.replace, looked up per call: Grafana sets the singleton after plugins load. */
 const replace: Replace = (text, scopedVars, format) => getTemplateSrv().replace(text, scopedVars, format);
+
+/**
+ * The URL parameter by which a dashboard link asks the trace queries of the
+ * page it opens to run once: `/d/<uid>/<slug>?var-sql=…&queryreplayRun=<any text>`
+ * (docs/frames.md §1, "When a trace runs").
+ */
+export const RUN_LINK_PARAM = 'queryreplayRun';
+
+/** How many link-made run requests a page keeps (one per link value, panel and query). */
+const LINK_RUNS_KEPT = 256;
 
 /** How long the query editors reuse one health report (persona and sysadmin change rarely). */
 const HEALTH_TTL_MS = 5 * 60_000;
@@ -49,6 +67,48 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
       });
     }
     return this.healthReport;
+  }
+
+  /** Run requests this page made for a dashboard link's ask, by link value, panel and query. */
+  private linkRuns = new Map<string, string>();
+
+  /**
+   * Grafana's query, after a dashboard link's ask (RUN_LINK_PARAM) is turned
+   * into run requests. A trace runs only for a fresh run request (the
+   * editor's Execute makes one); Grafana re-sends the saved query on every
+   * load, refresh and time-range change, and the backend answers a used or
+   * stale request from the stored trace, never by running the batch again.
+   * The run request a link asked for is made once per page and statement and
+   * reused by every refresh and zoom.
+   */
+  query(request: DataQueryRequest<ReplayQuery>): Observable<DataQueryResponse> {
+    return super.query(this.withLinkRuns(request));
+  }
+
+  private withLinkRuns(request: DataQueryRequest<ReplayQuery>): DataQueryRequest<ReplayQuery> {
+    const asked = locationService.getSearchObject()[RUN_LINK_PARAM];
+    if (asked === undefined || asked === null || asked === false || asked === '') {
+      return request;
+    }
+    const targets = request.targets.map((t) => {
+      if ((t.queryType ?? 'trace') !== 'trace' || t.hide) {
+        return t;
+      }
+      // the statement as it will be sent: a new one typed into the
+      // dashboard's variables is a new ask, a refresh of the same is not
+      const sent = interpolateQuery(t, request.scopedVars, replace);
+      const key = JSON.stringify([String(asked), request.panelId ?? '', t.refId, sent.sql ?? '', sent.database ?? '']);
+      let run = this.linkRuns.get(key);
+      if (!run) {
+        if (this.linkRuns.size >= LINK_RUNS_KEPT) {
+          this.linkRuns.clear();
+        }
+        run = runRequest();
+        this.linkRuns.set(key, run);
+      }
+      return { ...t, run };
+    });
+    return { ...request, targets };
   }
 
   getDefaultQuery(_: CoreApp): Partial<ReplayQuery> {

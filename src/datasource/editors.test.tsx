@@ -46,6 +46,14 @@ function settings(
 }
 
 describe('ConfigEditor', () => {
+  it('sets the lowest role that may trace, Editor by default', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={settings({ host: 'db1' })} onOptionsChange={onOptionsChange} />);
+    expect(screen.getByLabelText('Editor')).toBeChecked();
+    fireEvent.click(screen.getByLabelText('Admin'));
+    expect(onOptionsChange.mock.lastCall[0].jsonData.minTraceRole).toBe('Admin');
+  });
+
   it('shows the fields of the chosen authentication method', () => {
     const { rerender } = render(<ConfigEditor options={settings({ host: 'db1' })} onOptionsChange={jest.fn()} />);
     for (const id of [
@@ -202,6 +210,44 @@ describe('QueryEditor', () => {
     fireEvent.blur(code, { target: { value: 'SELECT 2' } });
     expect(onChange.mock.lastCall[0].sql).toBe('SELECT 2');
     fireEvent.click(screen.getByTestId('qr-execute'));
+    expect(onRunQuery).toHaveBeenCalled();
+    await act(async () => undefined);
+  });
+
+  it('gives a trace a fresh run request on every Execute and Ctrl/Cmd+S, and nothing else one', async () => {
+    const { onChange, onRunQuery } = editor(
+      { sql: 'SELECT 1', run: '1700000000000-00000000000000000000000000000001' },
+      datasource({})
+    );
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    const runs = onChange.mock.calls.map((c) => c[0].run);
+    expect(runs).toHaveLength(2);
+    for (const r of runs) {
+      expect(r).toMatch(/^\d{13}-[0-9a-f]{32}$/);
+      expect(r).not.toBe('1700000000000-00000000000000000000000000000001');
+    }
+    expect(runs[0]).not.toBe(runs[1]);
+    expect(onRunQuery).toHaveBeenCalledTimes(2);
+    await act(async () => undefined);
+  });
+
+  it('keeps the trace id a run returned, so the saved dashboard opens the stored trace', async () => {
+    const id = 'cd'.repeat(16);
+    const onChange = jest.fn();
+    const query: ReplayQuery = { refId: 'A', sql: 'SELECT 1', run: '1700000000000-00000000000000000000000000000001' };
+    const data = { series: [{ refId: 'A', fields: [], length: 0, meta: { custom: { traceId: id } } }] } as never;
+    render(
+      <QueryEditor query={query} datasource={datasource({})} onChange={onChange} onRunQuery={jest.fn()} data={data} />
+    );
+    await act(async () => undefined);
+    expect(onChange).toHaveBeenCalledWith({ ...query, traceId: id });
+  });
+
+  it('runs a saved-trace query without a run request', async () => {
+    const { onChange, onRunQuery } = editor({ queryType: 'bundle', traceId: 'ab'.repeat(16) }, datasource({}));
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    expect(onChange.mock.lastCall[0].run).toBeUndefined();
     expect(onRunQuery).toHaveBeenCalled();
     await act(async () => undefined);
   });

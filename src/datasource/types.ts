@@ -54,6 +54,13 @@ export interface ReplayQuery extends DataQuery {
   frames?: FrameGroup[];
   /** What one of Grafana's built-in panels reads, instead of the frame groups (docs/frames.md §3.12). */
   output?: QueryOutput;
+  /**
+   * trace: a one-shot run request (runRequest()), set by Execute. Without a
+   * fresh one the backend runs nothing and serves the stored trace (runonce.go).
+   */
+  run?: string;
+  /** A query fingerprint (query_hash, 0x + 16 hex digits) to look up; may hold `${var}`. */
+  queryHash?: string;
 }
 
 /** The outputs for Grafana's built-in panels (pkg/frames Outputs). */
@@ -81,7 +88,19 @@ export function isRunnable(q: ReplayQuery): boolean {
   return false;
 }
 
+/** A new run request: now in unix milliseconds, a dash, 32 random hex digits. */
+export function runRequest(now: number = Date.now()): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return `${now}-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
 export type AuthType = 'sql' | 'windows' | 'azuread';
+
+/** Grafana org roles, lowest first: minTraceRole is the lowest that may run traces (docs/security.md). */
+export type TraceRole = 'Viewer' | 'Editor' | 'Admin';
+
+export const TRACE_ROLES: TraceRole[] = ['Viewer', 'Editor', 'Admin'];
 
 export interface TraceStoreSettings {
   directory?: string;
@@ -124,6 +143,8 @@ export interface ReplayDataSourceOptions extends DataSourceJsonData {
   allowModifications?: boolean;
   symbolServers?: string[];
   symbolCacheDir?: string;
+  /** Lowest org role that may run traces and probes and see every user's traces; default Editor. */
+  minTraceRole?: TraceRole;
   traceStore?: TraceStoreSettings;
 }
 

@@ -23,7 +23,7 @@ export type Replace = (text: string, scopedVars: ScopedVars | undefined, format:
  */
 export const VARIABLE_FORMAT = 'raw';
 
-/** A copy of q with every user-written string interpolated: sql, database, traceId, traceIds. */
+/** A copy of q with every user-written string interpolated: sql, database, traceId, traceIds, queryHash. */
 export function interpolateQuery(q: ReplayQuery, scopedVars: ScopedVars | undefined, replace: Replace): ReplayQuery {
   const r = (s: string) => replace(s, scopedVars, VARIABLE_FORMAT);
   const out: ReplayQuery = { ...q };
@@ -38,6 +38,9 @@ export function interpolateQuery(q: ReplayQuery, scopedVars: ScopedVars | undefi
   }
   if (q.traceIds !== undefined) {
     out.traceIds = q.traceIds.map(r);
+  }
+  if (q.queryHash !== undefined) {
+    out.queryHash = r(q.queryHash);
   }
   return out;
 }

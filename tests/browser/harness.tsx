@@ -20,6 +20,7 @@ import { BackendSrv, BackendSrvRequest, FetchResponse, setBackendSrv, toDataQuer
 import { Observable, lastValueFrom } from 'rxjs';
 import { ReplayPanel } from '../../src/panel/ReplayPanel';
 import { DEFAULT_OPTIONS, ReplayOptions } from '../../src/panel/types';
+import { runRequest } from '../../src/datasource/types';
 
 interface ViewerConfig {
   datasource: { uid: string; type: string };
@@ -171,10 +172,17 @@ function render() {
   );
 }
 
+function withRun(q: Record<string, unknown>): Record<string, unknown> {
+  const type = q.queryType ?? 'trace';
+  return type === 'trace' && !q.run ? { ...q, run: runRequest() } : q;
+}
+
 async function main() {
   const state: HarnessState = { state: 'loading', render: (patch) => (Object.assign(view, patch), render()) };
   window.__harness = state;
-  const query = cfg.query ?? {};
+  // Opening the page with a trace query is the explicit ask to run it: the
+  // backend runs a trace only for a fresh run request (docs/frames.md §1).
+  const query = withRun(cfg.query ?? {});
   const now = Date.now();
   const request = {
     targets: [{ refId: 'A', datasource: cfg.datasource, ...query }],

@@ -6,7 +6,7 @@ import { Button, ComboboxOption, InlineField, InlineFieldRow, Input, RadioButton
 import { ReplayDataSource } from '../datasource';
 import { CompareForm, SavedTrace } from './CompareForm';
 import { HealthReport, coldCacheGate, readAheadGate } from '../health';
-import { QueryType, ReplayDataSourceOptions, ReplayQuery } from '../types';
+import { QueryType, ReplayDataSourceOptions, ReplayQuery, runRequest } from '../types';
 import { uploadBundleFile } from './query/bundleFile';
 import { errorText, modeOf } from './query/options';
 import { SqlSection, TraceOptionsSection } from './query/TraceQuery';
@@ -50,6 +50,12 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
   const saved = useSavedTraces(datasource);
   const health = useHealth(datasource);
   const [upload, setUpload] = useState<string | null>(null);
+  const execute = (q: ReplayQuery = query) => {
+    // a trace runs only for a fresh run request: Execute is the ask (runonce.go)
+    onChange(modeOf(q.queryType) === 'trace' ? { ...q, run: runRequest() } : q);
+    onRunQuery();
+  };
+  useRememberTrace(query, data, onChange);
 
   const open = (traceId: string) => {
     onChange({ ...query, queryType: 'bundle', traceId });
@@ -80,7 +86,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             onChange={(v) => onChange({ ...query, queryType: v })}
           />
         </InlineField>
-        <Button icon="play" onClick={onRunQuery} data-testid="qr-execute" className={styles.execute}>
+        <Button icon="play" onClick={() => execute()} data-testid="qr-execute" className={styles.execute}>
           Execute
         </Button>
       </InlineFieldRow>
@@ -94,7 +100,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             probe={mode === 'probe'}
             settings={settings}
             onChange={onChange}
-            onRunQuery={onRunQuery}
+            onExecute={execute}
           />
           <TraceOptionsSection
             query={query}
@@ -138,6 +144,20 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       />
     </div>
   );
+}
+
+/**
+ * Once a run's frames arrive, the query keeps their trace id, so that the
+ * saved dashboard opens the stored trace after its run request has aged.
+ */
+function useRememberTrace(query: ReplayQuery, data: Props['data'], onChange: (q: ReplayQuery) => void) {
+  const custom = data?.series.find((f) => (f.refId ?? query.refId) === query.refId)?.meta?.custom;
+  const traceId = typeof custom?.traceId === 'string' ? custom.traceId : undefined;
+  useEffect(() => {
+    if (traceId && query.run && modeOf(query.queryType) === 'trace' && traceId !== query.traceId) {
+      onChange({ ...query, traceId });
+    }
+  }, [traceId, query, onChange]);
 }
 
 /** The server's databases for the database picker (GET resources/databases), or why there are none. */

@@ -72,6 +72,13 @@ describe('traceFromFrames on the Go golden response', () => {
 });
 
 describe('traceFromFrames edge cases', () => {
+  it('passes on the notice of a trace query that ran nothing', () => {
+    const text = 'This trace has not run: … Press Execute to run it.';
+    const notice = toDataFrame({ name: 'notice', fields: [] });
+    notice.meta = { notices: [{ severity: 'info', text }] };
+    expect(traceFromFrames([notice])).toEqual({ error: text });
+  });
+
   it('reads binned view frames', () => {
     const r = traceFromFrames(goldenFrames('view_binned'));
     const read = r.trace!.lanes.read!;

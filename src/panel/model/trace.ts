@@ -659,6 +659,11 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
   const meta = byName.get('trace');
   const lanesPresent = EVENT_LANES.filter((l) => byName.has(`lane_${l}`));
   if (!meta && lanesPresent.length === 0 && !byName.has('operators')) {
+    // a trace query that ran nothing says why in a notice (press Execute)
+    const notices = frames.flatMap((f) => f.meta?.notices ?? []).map((n) => n.text);
+    if (notices.length > 0) {
+      return { error: notices.join(' ') };
+    }
     const names = frames.map(frameName).filter(Boolean);
     return {
       error:

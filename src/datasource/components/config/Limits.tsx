@@ -1,6 +1,6 @@
 import React from 'react';
-import { FieldSet, InlineField, InlineSwitch } from '@grafana/ui';
-import { ReplayDataSourceOptions } from '../../types';
+import { FieldSet, InlineField, InlineSwitch, RadioButtonGroup } from '@grafana/ui';
+import { ReplayDataSourceOptions, TRACE_ROLES, TraceRole } from '../../types';
 import { LABEL_W, NumberField, SettingInput, SettingsEdit } from './edit';
 import { durationSetting } from './fields';
 
@@ -74,6 +74,18 @@ function DurationField(p: {
 export function SafetySection({ edit: { jsonData, setJson } }: { edit: SettingsEdit }) {
   return (
     <FieldSet label="Safety">
+      <InlineField
+        label="Lowest role that may trace"
+        labelWidth={LABEL_W}
+        tooltip="Grafana lets every Viewer query a data source; this decides who may run SQL through its login (traces, probes) and see every user's traces. Alerting's scheduler may always run probes. See docs/security.md."
+      >
+        <RadioButtonGroup<TraceRole>
+          id="qr-min-trace-role"
+          options={TRACE_ROLES.map((r) => ({ label: r, value: r }))}
+          value={jsonData.minTraceRole ?? 'Editor'}
+          onChange={(v) => setJson({ minTraceRole: v })}
+        />
+      </InlineField>
       <InlineField
         label="Allow buffer-pool clear"
         labelWidth={LABEL_W}

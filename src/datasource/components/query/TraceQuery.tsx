@@ -32,7 +32,8 @@ export function SqlSection(p: {
   probe: boolean;
   settings: ReplayDataSourceOptions;
   onChange: (q: ReplayQuery) => void;
-  onRunQuery: () => void;
+  /** Runs the query given (a trace gets a fresh run request). */
+  onExecute: (q: ReplayQuery) => void;
 }) {
   const styles = useStyles2(getStyles);
   return (
@@ -45,10 +46,7 @@ export function SqlSection(p: {
           showLineNumbers
           showMiniMap={false}
           onBlur={(sql) => p.onChange({ ...p.query, sql })}
-          onSave={(sql) => {
-            p.onChange({ ...p.query, sql });
-            p.onRunQuery();
-          }}
+          onSave={(sql) => p.onExecute({ ...p.query, sql })}
         />
       </div>
       <p className={styles.help}>
