@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Blocking. Statements still execute one at a time under the server lock,
@@ -80,7 +82,7 @@ func (x *execCtx) readBlocker(t *table) *connState {
 // dmlBlocker returns a connection with an uncommitted change to a row of t
 // that an UPDATE/DELETE with this WHERE would touch (its before or after
 // image qualifies): the statement's U lock on that row would wait.
-func (x *execCtx) dmlBlocker(t *table, where expr) *connState {
+func (x *execCtx) dmlBlocker(t *table, where sqlfront.Expr) *connState {
 	rel := &relation{}
 	for _, c := range t.columns {
 		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
@@ -114,7 +116,7 @@ func (x *execCtx) dmlBlocker(t *table, where expr) *connState {
 
 // waitWhile blocks while blocker() names a connection, emitting the
 // wait_info Begin/End pair of waitType. The caller holds the server lock.
-func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLError {
+func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *sqlfront.SQLError {
 	s := x.srv
 	c := x.conn
 	b := blocker()
@@ -148,14 +150,14 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		// a cycle through the waiters makes this session the deadlock victim
 		for w, hops := b, 0; w != nil && hops < 64; w, hops = w.waitingOn, hops+1 {
 			if w == c {
-				return sqlErr(1205, 13, "Transaction (Process ID %d) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction.", c.spid)
+				return sqlfront.NewError(1205, 13, "Transaction (Process ID %d) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction.", c.spid)
 			}
 		}
 		if c.lockTimeoutMs >= 0 && time.Since(wall) >= time.Duration(c.lockTimeoutMs)*time.Millisecond {
-			return sqlErr(1222, 16, "Lock request time out period exceeded.")
+			return sqlfront.NewError(1222, 16, "Lock request time out period exceeded.")
 		}
 		if err := ctx.Err(); err != nil || c.killed {
-			return sqlErr(0, 0, "cancelled") // the caller returns ctx.Err() or drops the connection
+			return sqlfront.NewError(0, 0, "cancelled") // the caller returns ctx.Err() or drops the connection
 		}
 		c.waitingOn = b
 		if b.hold != nil {
@@ -189,7 +191,7 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		if c.killed {
 			// KILL rolled this session's transaction back while it waited:
 			// even if the lock is free now, the request must not go on
-			return sqlErr(0, 0, "killed")
+			return sqlfront.NewError(0, 0, "killed")
 		}
 		b = blocker()
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Call stacks of the stand-in's events.
@@ -471,7 +473,7 @@ func (m *stackModel) render(ev *xeEventData, ops []*planNode) *renderedStack {
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // which only the sysadmin has here.
-func loadedModulesView(x *execCtx, _ *database) (*relation, *SQLError) {
+func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("base_address", tVarBin(8), "file_version", tNVar(23), "product_version", tNVar(23), "debug", tBit,
 		"patched", tBit, "prerelease", tBit, "private_build", tBit, "special_build", tBit, "language", tInt,
 		"company", tNVar(256), "description", tNVar(256), "name", tNVar(255))}
@@ -480,7 +482,7 @@ func loadedModulesView(x *execCtx, _ *database) (*relation, *SQLError) {
 		if x.srv.persona.GranularXEPermissions {
 			perm = "VIEW SERVER PERFORMANCE STATE"
 		}
-		return nil, sqlErr(300, 14, "%s permission was denied on object 'server', database 'master'.", perm)
+		return nil, sqlfront.NewError(300, 14, "%s permission was denied on object 'server', database 'master'.", perm)
 	}
 	p := x.srv.persona
 	for _, m := range loadedModules {
@@ -498,7 +500,7 @@ func loadedModulesView(x *execCtx, _ *database) (*relation, *SQLError) {
 }
 
 // wantsStack tells whether a session event's actions include a call stack.
-func wantsStack(actions []xeName) bool {
+func wantsStack(actions []sqlfront.XEName) bool {
 	for _, a := range actions {
 		if a.Name == "callstack" || a.Name == "callstack_rva" {
 			return true

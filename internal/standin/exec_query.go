@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -16,10 +17,10 @@ import (
 // of a statement: it decides on parallelism (OPTION (MAXDOP n) with n > 1
 // over a table large enough to be worth it; the emulated instance's own
 // MAXDOP is 1) and adds the Gather Streams.
-func (x *execCtx) planStatement(r *runCtx, s *selectStmt, root stmt) (iter, *relation, int, *planner, *SQLError) {
+func (x *execCtx) planStatement(r *runCtx, s *sqlfront.SelectStmt, root sqlfront.Stmt) (iter, *relation, int, *planner, *sqlfront.SQLError) {
 	p := newPlanner(x, r)
 	p.stmtRoot = root
-	p.opts = queryOptions{MaxRecursion: -1}
+	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
 	p.opts = mergeOptions(p.opts, s.Opts)
 	if p.opts.MaxDOP > 1 && x.largestTablePages(s) >= 32 {
 		p.parallel = true
@@ -36,16 +37,16 @@ func (x *execCtx) planStatement(r *runCtx, s *selectStmt, root stmt) (iter, *rel
 }
 
 // largestTablePages is the leaf page count of the largest table s reads.
-func (x *execCtx) largestTablePages(s *selectStmt) int {
+func (x *execCtx) largestTablePages(s *sqlfront.SelectStmt) int {
 	best := 0
-	walkSelectWith(s, func(expr) {}, func(q *selectStmt) {
-		var ref func(tableRef)
-		ref = func(t tableRef) {
+	walkSelectWith(s, func(sqlfront.Expr) {}, func(q *sqlfront.SelectStmt) {
+		var ref func(sqlfront.TableRef)
+		ref = func(t sqlfront.TableRef) {
 			switch v := t.(type) {
-			case *joinRef:
+			case *sqlfront.JoinRef:
 				ref(v.Left)
 				ref(v.Right)
-			case *tableName:
+			case *sqlfront.TableName:
 				if tbl, _, err := x.resolveTable(v.Parts); err == nil && tbl != nil {
 					best = max(best, len(tbl.indexes[0].leafPages))
 				}
@@ -139,7 +140,7 @@ func (p *planner) scansOf(it iter) []*scanIter {
 
 // finalizePlan numbers the operators (pre-order, as SQL Server does) and
 // divides the memory grant among the memory-consuming ones.
-func (x *execCtx) finalizePlan(r *runCtx, root *planNode, opts queryOptions) {
+func (x *execCtx) finalizePlan(r *runCtx, root *planNode, opts sqlfront.QueryOptions) {
 	id := 0
 	var number func(n *planNode)
 	number = func(n *planNode) {
@@ -184,16 +185,16 @@ type queryRun struct {
 	text  string
 	stype string
 	start time.Time
-	opts  queryOptions
+	opts  sqlfront.QueryOptions
 }
 
 // beginQuery finalizes the plan, takes the memory grant and sets the
 // event context's query and plan hashes.
-func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts queryOptions) (*queryRun, *SQLError) {
+func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
 	x.finalizePlan(r, root, opts)
 	q := &queryRun{r: r, root: root, text: x.stmtText, stype: stype, start: x.srv.now(), opts: opts}
 	qh := fnv.New64a()
-	qh.Write([]byte(normalizeSQL(x.stmtText)))
+	qh.Write([]byte(sqlfront.NormalizeSQL(x.stmtText)))
 	x.ec.queryHash = qh.Sum64()
 	ph := fnv.New64a()
 	root.walk(func(n *planNode) { ph.Write([]byte(n.physical + "|" + n.logical + ";")) })
@@ -311,7 +312,7 @@ func (x *execCtx) sendStatsXML() error {
 }
 
 // execSelect runs a SELECT and streams its result.
-func (x *execCtx) execSelect(s *selectStmt) error {
+func (x *execCtx) execSelect(s *sqlfront.SelectStmt) error {
 	x.lastPlan = ""
 	if s.Into != nil {
 		return x.execSelectInto(s)
@@ -355,9 +356,9 @@ func (x *execCtx) execSelect(s *selectStmt) error {
 // subqueryRows evaluates a subquery outside a plan (in an IF condition, a
 // SET or DECLARE value, a DML assignment): planned once per statement,
 // run with env's rows in scope.
-func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]any, *SQLError) {
+func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *evalEnv, limit int) ([][]any, *sqlfront.SQLError) {
 	if x.subplans == nil {
-		x.subplans = map[*selectStmt]iter{}
+		x.subplans = map[*sqlfront.SelectStmt]iter{}
 	}
 	it, ok := x.subplans[sel]
 	r := x.subRun
@@ -367,7 +368,7 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 	}
 	if !ok {
 		p := newPlanner(x, r)
-		p.opts = queryOptions{MaxRecursion: -1}
+		p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
 		var chain []*relation
 		for e := env; e != nil; e = e.outer {
 			if e.rel != nil {
@@ -377,7 +378,7 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 		for i := len(chain) - 1; i >= 0; i-- {
 			p.scope = &pscope{rel: chain[i], parent: p.scope}
 		}
-		var err *SQLError
+		var err *sqlfront.SQLError
 		if it, _, _, err = p.planQuery(sel); err != nil {
 			return nil, err
 		}
@@ -396,7 +397,7 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 }
 
 // varType is a declared variable's type.
-func (x *execCtx) varType(name string) (SQLType, bool) {
+func (x *execCtx) varType(name string) (sqlfront.SQLType, bool) {
 	t, ok := x.conn.sqlState().varTypes[strings.ToLower(name)]
 	return t, ok
 }

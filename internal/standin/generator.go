@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // TraceEvent is one row as sys.fn_xe_file_target_read_file returns it.
@@ -144,7 +146,7 @@ func finishJoins(op *genOp) {
 type traceWriter struct {
 	t       *Trace
 	ec      *eventCtx
-	actions []xeName
+	actions []sqlfront.XEName
 	clock   time.Time
 	seq     int64
 	stamps  stampCache
@@ -163,7 +165,7 @@ const traceChunk = 16 << 20
 func newTraceWriter(pages, operators int) *traceWriter {
 	w := &traceWriter{
 		ec:      &eventCtx{spid: 57, dbID: demoDBID, dbName: demoDBName, sqlText: "/* generated */ SELECT ...", planHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", queryHash: 0x1234ABCD5678EF01, planHash: 0x0FEDCBA987654321},
-		actions: []xeName{{"sqlserver", "session_id"}, {"package0", "event_sequence"}, {"sqlserver", "plan_handle"}},
+		actions: []sqlfront.XEName{{Package: "sqlserver", Name: "session_id"}, {Package: "package0", Name: "event_sequence"}, {Package: "sqlserver", Name: "plan_handle"}},
 		clock:   time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		t:       &Trace{Events: make([]TraceEvent, 0, pages*5+operators+4)},
 		offset:  fileHeaderBytes,

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Data access operators: clustered and nonclustered index scans and seeks,
@@ -24,7 +26,7 @@ type scanIter struct {
 	schema *relation
 	colMap []int // output column i is table column colMap[i]
 	seek   *seekSpec
-	pred   expr
+	pred   sqlfront.Expr
 	nolock bool
 	dop    int
 
@@ -50,13 +52,13 @@ type scanIter struct {
 func (s *scanIter) node() *planNode { return s.n }
 
 // buildScan makes a scan or seek of ix with the given local predicates.
-func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []expr, est float64, forced bool) iter {
+func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []sqlfront.Expr, est float64, forced bool) iter {
 	t := ix.tbl
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, seek: spec}
 	if leaf.tn != nil {
 		s.nolock = hasString(leaf.tn.Hints, "NOLOCK") || hasString(leaf.tn.Hints, "READUNCOMMITTED")
 	}
-	var residual []expr
+	var residual []sqlfront.Expr
 	for _, c := range local {
 		used := false
 		if spec != nil {
@@ -133,7 +135,7 @@ func physicalScanName(ix *index, seek bool) string {
 
 // buildLookup makes the key lookup into the clustered index for rows an
 // outer nonclustered seek found.
-func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []expr, est float64) iter {
+func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) iter {
 	t := leaf.tbl
 	ix := t.indexes[0]
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: andAll(local), nolock: outer.nolock}
@@ -215,7 +217,7 @@ func (s *scanIter) searchLead(v any, after bool) int {
 	})
 }
 
-func (s *scanIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (s *scanIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	x := r.x
 	s.outer = outer
 	s.env = evalEnv{x: x, rel: s.schema, outer: outer}
@@ -243,7 +245,7 @@ func (s *scanIter) open(r *runCtx, outer *evalEnv) *SQLError {
 // computeRanges evaluates the seek ranges (with the outer row in scope),
 // first waiting for other transactions' uncommitted deletes of keys in
 // them (the ghost records a real seek would meet).
-func (s *scanIter) computeRanges(r *runCtx) *SQLError {
+func (s *scanIter) computeRanges(r *runCtx) *sqlfront.SQLError {
 	s.ranges = s.ranges[:0]
 	s.seenLen = s.entries()
 	if s.seek == nil {
@@ -313,7 +315,7 @@ func (s *scanIter) reposition() {
 	}
 }
 
-func (s *scanIter) next(r *runCtx) (*tuple, *SQLError) {
+func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.lookup {
 		return s.nextLookup(r)
 	}
@@ -386,7 +388,7 @@ func (s *scanIter) next(r *runCtx) (*tuple, *SQLError) {
 }
 
 // emit projects a table row and applies the residual predicate.
-func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *SQLError) {
+func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *sqlfront.SQLError) {
 	vals := make([]any, len(s.colMap))
 	for i, c := range s.colMap {
 		vals[i] = row[c]
@@ -410,7 +412,7 @@ func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *SQLError) {
 
 // nextLookup returns the clustered row for the outer row's key (once per
 // execution).
-func (s *scanIter) nextLookup(r *runCtx) (*tuple, *SQLError) {
+func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.done {
 		return nil, nil
 	}
@@ -568,7 +570,7 @@ func (x *execCtx) transientLock(l heldLock) {
 
 // readLock waits until l is compatible with every other transaction's
 // locks, then takes and releases it.
-func (x *execCtx) readLock(l heldLock) *SQLError {
+func (x *execCtx) readLock(l heldLock) *sqlfront.SQLError {
 	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
 		return err
 	}
@@ -586,28 +588,28 @@ func rowSizeOf(r *relation) int {
 	return n
 }
 
-func typeSize(t SQLType) int {
+func typeSize(t sqlfront.SQLType) int {
 	switch t.Kind {
-	case TypeInt:
+	case sqlfront.TypeInt:
 		return 4
-	case TypeBigInt, TypeFloat, TypeDateTime2:
+	case sqlfront.TypeBigInt, sqlfront.TypeFloat, sqlfront.TypeDateTime2:
 		return 8
-	case TypeSmallInt:
+	case sqlfront.TypeSmallInt:
 		return 2
-	case TypeTinyInt, TypeBit:
+	case sqlfront.TypeTinyInt, sqlfront.TypeBit:
 		return 1
-	case TypeDecimal:
+	case sqlfront.TypeDecimal:
 		return 9
-	case TypeDate:
+	case sqlfront.TypeDate:
 		return 3
-	case TypeUniqueIdentifier:
+	case sqlfront.TypeUniqueIdentifier:
 		return 16
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		if t.Size == 0 {
 			return 4000
 		}
 		return t.Size
-	case TypeVarBinary:
+	case sqlfront.TypeVarBinary:
 		if t.Size == 0 {
 			return 4000
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -207,12 +208,12 @@ func (s *Server) logDir() string { return s.persona.logDirOrDefault() }
 // a semantic refusal; SQL Server's exact message for it is not documented,
 // and the stand-in answers with the syntax error Msg 102 naming the keyword
 // [unverified number].
-func (s *Server) checkSessionScope(database bool) *SQLError {
+func (s *Server) checkSessionScope(database bool) *sqlfront.SQLError {
 	switch {
 	case database && !s.persona.DatabaseSessions:
-		return errSyntaxNear("DATABASE")
+		return sqlfront.ErrSyntaxNear("DATABASE")
 	case !database && !s.persona.ServerSessions:
-		return errSyntaxNear("SERVER")
+		return sqlfront.ErrSyntaxNear("SERVER")
 	}
 	return nil
 }

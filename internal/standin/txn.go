@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -354,15 +355,15 @@ func encodeRow(t *table, row []any) []byte {
 	for i, c := range t.columns {
 		v := row[i]
 		switch c.Type.Kind {
-		case TypeNVarChar:
+		case sqlfront.TypeNVarChar:
 			s, _ := v.(string)
 			vars = append(vars, utf16le(s))
-		case TypeFloat:
+		case sqlfront.TypeFloat:
 			f, _ := v.(float64)
 			bb := make([]byte, 8)
 			binary.LittleEndian.PutUint64(bb, mathFloat64bits(f))
 			fixed = append(fixed, bb)
-		case TypeDateTime2:
+		case sqlfront.TypeDateTime2:
 			tm, _ := v.(time.Time)
 			bb := make([]byte, 8)
 			binary.LittleEndian.PutUint64(bb, uint64(tm.Unix()))
@@ -495,7 +496,7 @@ func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, a
 
 // acquire takes a lock for the transaction (emitting lock_acquired) and
 // keeps it until the transaction ends.
-func (x *execCtx) acquire(t *transaction, l heldLock) *SQLError {
+func (x *execCtx) acquire(t *transaction, l heldLock) *sqlfront.SQLError {
 	if t.holds(l) {
 		return nil
 	}
@@ -521,7 +522,7 @@ func (x *execCtx) ensureTxn() *transaction {
 // lockRow takes the locks a modification of row needs: IX on the table and
 // its pages, X on its key in every index. It may wait for other
 // transactions.
-func (x *execCtx) lockRow(tbl *table, row []any) *SQLError {
+func (x *execCtx) lockRow(tbl *table, row []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
 	if err := x.acquire(t, objectLock(tbl, "IX")); err != nil {
 		return err
@@ -568,7 +569,7 @@ func (x *execCtx) undoSince(mark int) {
 
 // modify runs one DML row change inside the connection's transaction
 // (an autocommit one when none is open), with locks and log records.
-func (x *execCtx) modify(tbl *table, op string, before, after []any) *SQLError {
+func (x *execCtx) modify(tbl *table, op string, before, after []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
 	row := after
 	if op == "delete" {

@@ -3,6 +3,7 @@ package standin
 import (
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -19,9 +20,9 @@ func (x *execCtx) findSession(name string, db bool) *xeSession {
 	return nil
 }
 
-func (x *execCtx) createSession(st *createEventSessionStmt) error {
+func (x *execCtx) createSession(st *sqlfront.CreateEventSessionStmt) error {
 	if !x.conn.sysadmin {
-		return sqlErr(15151, 16, "Cannot create the event session '%s', because it does not exist or you do not have permission.", st.Name)
+		return sqlfront.NewError(15151, 16, "Cannot create the event session '%s', because it does not exist or you do not have permission.", st.Name)
 	}
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
@@ -39,7 +40,7 @@ func (x *execCtx) createSession(st *createEventSessionStmt) error {
 	return x.done(tds.CmdNone, tds.NoCount)
 }
 
-func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
+func (x *execCtx) alterSession(st *sqlfront.AlterEventSessionStmt) error {
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 			dir := base[:strings.LastIndexAny(base, `/\`)+1]
 			if !x.srv.directoryExists(dir) {
 				// what SQL Server reports when the event file cannot be created
-				return sqlErr(25602, 17, "The target, \"5B2DA06D-898A-43C8-9309-39BBBE93EBBD.package0.event_file\", encountered a configuration error during initialization.  Object cannot be added to the event session. (null)")
+				return sqlfront.NewError(25602, 17, "The target, \"5B2DA06D-898A-43C8-9309-39BBBE93EBBD.package0.event_file\", encountered a configuration error during initialization.  Object cannot be added to the event session. (null)")
 			}
 		}
 		sess.start(x.srv.now(), x.srv.files)
@@ -105,7 +106,7 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 	}
 	if len(st.AddTargets) > 0 && sess.running {
 		for _, t := range st.AddTargets {
-			if err := trial.addTargets([]xeTargetSpec{t}); err != nil {
+			if err := trial.addTargets([]sqlfront.XETargetSpec{t}); err != nil {
 				return err
 			}
 		}
@@ -124,7 +125,7 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 	return x.done(tds.CmdNone, tds.NoCount)
 }
 
-func (x *execCtx) dropSession(st *dropEventSessionStmt) error {
+func (x *execCtx) dropSession(st *sqlfront.DropEventSessionStmt) error {
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
 	}

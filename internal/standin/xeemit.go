@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // xeField is one <data> element of an event.
@@ -139,7 +141,7 @@ func (c *eventCtx) actionValue(name string, ev *xeEventData, seq int64) (string,
 
 // predicate evaluation
 
-func (c *eventCtx) sourceValue(src xeName, ev *xeEventData) (any, bool) {
+func (c *eventCtx) sourceValue(src sqlfront.XEName, ev *xeEventData) (any, bool) {
 	if src.Package == "" {
 		for _, f := range ev.fields {
 			if f.name == src.Name {
@@ -162,17 +164,17 @@ func (c *eventCtx) sourceValue(src xeName, ev *xeEventData) (any, bool) {
 	return v, true
 }
 
-func evalXEPred(p xePred, c *eventCtx, ev *xeEventData) bool {
+func evalXEPred(p sqlfront.XEPred, c *eventCtx, ev *xeEventData) bool {
 	switch x := p.(type) {
 	case nil:
 		return true
-	case *xePredAnd:
+	case *sqlfront.XEPredAnd:
 		return evalXEPred(x.L, c, ev) && evalXEPred(x.R, c, ev)
-	case *xePredOr:
+	case *sqlfront.XEPredOr:
 		return evalXEPred(x.L, c, ev) || evalXEPred(x.R, c, ev)
-	case *xePredNot:
+	case *sqlfront.XEPredNot:
 		return !evalXEPred(x.P, c, ev)
-	case *xePredLeaf:
+	case *sqlfront.XEPredLeaf:
 		v, ok := c.sourceValue(x.Source, ev)
 		if !ok {
 			return false
@@ -223,7 +225,7 @@ func cmpOp(op string, c int) bool {
 
 // renderEvent writes one event as fn_xe_file_target_read_file returns it
 // (withTypes false) or as ring_buffer target_data holds it (withTypes true).
-func renderEvent(b *strings.Builder, ev *xeEventData, actions []xeName, c *eventCtx, seq int64, withTypes bool, stamps *stampCache) {
+func renderEvent(b *strings.Builder, ev *xeEventData, actions []sqlfront.XEName, c *eventCtx, seq int64, withTypes bool, stamps *stampCache) {
 	b.WriteString(`<event name="`)
 	b.WriteString(ev.name)
 	b.WriteString(`" package="`)

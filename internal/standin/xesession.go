@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 //go:embed wait_types_sql2017.tsv
@@ -56,10 +58,10 @@ type xeSession struct {
 type xeSessionEvent struct {
 	id        int
 	pkg, name string
-	actions   []xeName
-	pred      xePred
+	actions   []sqlfront.XEName
+	pred      sqlfront.XEPred
 	predText  string
-	settings  []xeSetting
+	settings  []sqlfront.XESetting
 	def       xeEventDef
 }
 
@@ -90,7 +92,7 @@ type xeTarget struct {
 	logDir    string // the persona's instance log directory, for relative file names
 	id        int
 	pkg, name string
-	settings  []xeSetting
+	settings  []sqlfront.XESetting
 	// event_file
 	filename    string
 	maxFileMB   int64
@@ -127,7 +129,7 @@ const fileHeaderBytes = 4608
 
 // sessionFromDDL validates a CREATE EVENT SESSION statement as SQL Server
 // does and builds the session definition.
-func sessionFromDDL(s *createEventSessionStmt, p *Persona) (*xeSession, *SQLError) {
+func sessionFromDDL(s *sqlfront.CreateEventSessionStmt, p *Persona) (*xeSession, *sqlfront.SQLError) {
 	sess := &xeSession{name: s.Name, database: s.Database, persona: p, opts: defaultSessionOptions()}
 	if err := sess.addEvents(s.Events); err != nil {
 		return nil, err
@@ -141,11 +143,11 @@ func sessionFromDDL(s *createEventSessionStmt, p *Persona) (*xeSession, *SQLErro
 	return sess, nil
 }
 
-func (sess *xeSession) addEvents(specs []xeEventSpec) *SQLError {
+func (sess *xeSession) addEvents(specs []sqlfront.XEEventSpec) *sqlfront.SQLError {
 	for _, spec := range specs {
 		def, name, ok := lookupEvent(spec.Package, spec.Name)
 		if !ok {
-			return errXEObjectInvalid("event", qualify(spec.Package, spec.Name))
+			return sqlfront.ErrXEObjectInvalid("event", qualify(spec.Package, spec.Name))
 		}
 		for _, e := range sess.events {
 			if e.name == name {
@@ -162,14 +164,14 @@ func (sess *xeSession) addEvents(specs []xeEventSpec) *SQLError {
 		for _, a := range spec.Actions {
 			pkg, ok := xeActions[strings.ToLower(a.Name)]
 			if !ok || !sess.persona.hasAction(a.Name) || a.Package != "" && !strings.EqualFold(a.Package, pkg) {
-				return errXEObjectInvalid("action", qualify(a.Package, a.Name))
+				return sqlfront.ErrXEObjectInvalid("action", qualify(a.Package, a.Name))
 			}
 			n := strings.ToLower(a.Name)
 			if seen[n] {
 				return errXEDuplicate("action", pkg+"."+n)
 			}
 			seen[n] = true
-			ev.actions = append(ev.actions, xeName{Package: pkg, Name: n})
+			ev.actions = append(ev.actions, sqlfront.XEName{Package: pkg, Name: n})
 		}
 		if err := validatePred(spec.Predicate, def, name); err != nil {
 			return err
@@ -186,35 +188,35 @@ func qualify(pkg, name string) string {
 	return pkg + "." + name
 }
 
-func validatePred(p xePred, def xeEventDef, event string) *SQLError {
+func validatePred(p sqlfront.XEPred, def xeEventDef, event string) *sqlfront.SQLError {
 	switch x := p.(type) {
 	case nil:
 		return nil
-	case *xePredAnd:
+	case *sqlfront.XEPredAnd:
 		if err := validatePred(x.L, def, event); err != nil {
 			return err
 		}
 		return validatePred(x.R, def, event)
-	case *xePredOr:
+	case *sqlfront.XEPredOr:
 		if err := validatePred(x.L, def, event); err != nil {
 			return err
 		}
 		return validatePred(x.R, def, event)
-	case *xePredNot:
+	case *sqlfront.XEPredNot:
 		return validatePred(x.P, def, event)
-	case *xePredLeaf:
+	case *sqlfront.XEPredLeaf:
 		if x.Source.Package == "" {
 			if !hasString(def.fields, x.Source.Name) {
-				return errXEObjectInvalid("predicate source", x.Source.Name)
+				return sqlfront.ErrXEObjectInvalid("predicate source", x.Source.Name)
 			}
 			return nil
 		}
 		pkg, ok := xeActions[x.Source.Name]
 		if !ok || pkg != x.Source.Package {
-			return errXEObjectInvalid("predicate source", x.Source.Package+"."+x.Source.Name)
+			return sqlfront.ErrXEObjectInvalid("predicate source", x.Source.Package+"."+x.Source.Name)
 		}
 		if (x.Op == "LIKE" || x.Op == "NOT LIKE") && !isStringSource(x.Source.Name) {
-			return sqlErr(25715, 16, "The predicate on event \"%s\" is invalid. Operator '%s' is not defined for type \"%s\", predicate source: \"%s\".", event, strings.ToLower(x.Op), "uint16", x.Source.Package+"."+x.Source.Name)
+			return sqlfront.NewError(25715, 16, "The predicate on event \"%s\" is invalid. Operator '%s' is not defined for type \"%s\", predicate source: \"%s\".", event, strings.ToLower(x.Op), "uint16", x.Source.Package+"."+x.Source.Name)
 		}
 	}
 	return nil
@@ -229,11 +231,11 @@ func isStringSource(name string) bool {
 	return false
 }
 
-func (sess *xeSession) addTargets(specs []xeTargetSpec) *SQLError {
+func (sess *xeSession) addTargets(specs []sqlfront.XETargetSpec) *sqlfront.SQLError {
 	for _, spec := range specs {
 		name := strings.ToLower(spec.Name)
 		if spec.Package != "" && !strings.EqualFold(spec.Package, "package0") {
-			return errXEObjectInvalid("target", qualify(spec.Package, spec.Name))
+			return sqlfront.ErrXEObjectInvalid("target", qualify(spec.Package, spec.Name))
 		}
 		for _, t := range sess.targets {
 			if t.name == name {
@@ -250,7 +252,7 @@ func (sess *xeSession) addTargets(specs []xeTargetSpec) *SQLError {
 				case "filename":
 					s, ok := st.Value.(string)
 					if !ok || s == "" {
-						return sqlErr(25641, 16, "For target, \"package0.event_file\", the parameter \"filename\" passed is invalid. The file name is empty or not a string.")
+						return sqlfront.NewError(25641, 16, "For target, \"package0.event_file\", the parameter \"filename\" passed is invalid. The file name is empty or not a string.")
 					}
 					if !sess.persona.eventFileAllowed(s) {
 						// SQL Server has no blob URLs; Azure has no local disk
@@ -260,13 +262,13 @@ func (sess *xeSession) addTargets(specs []xeTargetSpec) *SQLError {
 				case "max_file_size":
 					n, ok := st.Value.(int64)
 					if !ok || n < 1 {
-						return sqlErr(25641, 16, "For target, \"package0.event_file\", the parameter \"max_file_size\" passed is invalid. The value must be at least 1 MB.")
+						return sqlfront.NewError(25641, 16, "For target, \"package0.event_file\", the parameter \"max_file_size\" passed is invalid. The value must be at least 1 MB.")
 					}
 					t.maxFileMB = n
 				case "max_rollover_files":
 					n, ok := st.Value.(int64)
 					if !ok || n < 0 {
-						return sqlErr(25641, 16, "For target, \"package0.event_file\", the parameter \"max_rollover_files\" passed is invalid.")
+						return sqlfront.NewError(25641, 16, "For target, \"package0.event_file\", the parameter \"max_rollover_files\" passed is invalid.")
 					}
 					t.maxRollover = n
 				case "increment", "metadatafile", "lazy_create_blob", "add_app_name":
@@ -294,14 +296,14 @@ func (sess *xeSession) addTargets(specs []xeTargetSpec) *SQLError {
 		case "histogram", "pair_matching", "event_counter", "etw_classic_sync_target", "synchronous_event_counter", "asynchronous_bucketizer", "synchronous_bucketizer":
 			return errXEConfig("target", "package0."+name, "The SQL Server stand-in emulates only the event_file and ring_buffer targets.")
 		default:
-			return errXEObjectInvalid("target", qualify(spec.Package, spec.Name))
+			return sqlfront.ErrXEObjectInvalid("target", qualify(spec.Package, spec.Name))
 		}
 		sess.targets = append(sess.targets, t)
 	}
 	return nil
 }
 
-func (sess *xeSession) applyOptions(opts []xeOption) *SQLError {
+func (sess *xeSession) applyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError {
 	seen := map[string]bool{}
 	for _, o := range opts {
 		if seen[o.Name] {
@@ -319,7 +321,7 @@ func (sess *xeSession) applyOptions(opts []xeOption) *SQLError {
 				kb *= 1024
 			case "KB", "":
 			default:
-				return errXEOptionInvalid(o.Name)
+				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 			if o.Name == "MAX_MEMORY" {
 				if kb < 200 {
@@ -334,7 +336,7 @@ func (sess *xeSession) applyOptions(opts []xeOption) *SQLError {
 			case "ALLOW_SINGLE_EVENT_LOSS", "ALLOW_MULTIPLE_EVENT_LOSS", "NO_EVENT_LOSS":
 				sess.opts.retention = o.Value
 			default:
-				return errXEOptionInvalid(o.Name)
+				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 		case "MAX_DISPATCH_LATENCY":
 			switch {
@@ -346,18 +348,18 @@ func (sess *xeSession) applyOptions(opts []xeOption) *SQLError {
 				}
 				sess.opts.dispatchLatencySec = o.Num
 			default:
-				return errXEOptionInvalid(o.Name)
+				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 		case "MEMORY_PARTITION_MODE":
 			switch o.Value {
 			case "NONE", "PER_NODE", "PER_CPU":
 				sess.opts.partitionMode = o.Value
 			default:
-				return errXEOptionInvalid(o.Name)
+				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 		case "TRACK_CAUSALITY", "STARTUP_STATE":
 			if o.Value != "ON" && o.Value != "OFF" {
-				return errXEOptionInvalid(o.Name)
+				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 			if o.Name == "TRACK_CAUSALITY" {
 				sess.opts.trackCausality = o.Value == "ON"
@@ -365,7 +367,7 @@ func (sess *xeSession) applyOptions(opts []xeOption) *SQLError {
 				sess.opts.startupState = o.Value == "ON"
 			}
 		default:
-			return errSyntaxNear(o.Name)
+			return sqlfront.ErrSyntaxNear(o.Name)
 		}
 	}
 	return nil
