@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Blocking. Statements still execute one at a time under the server lock,
@@ -51,27 +52,6 @@ func (x *execCtx) lockBlocker(l heldLock) *connState {
 		for _, h := range c.txn.locks {
 			if sameResource(h, l) && !compatible(h.mode, l.mode) {
 				x.noteWaitResource(l)
-				return c
-			}
-		}
-	}
-	return nil
-}
-
-// readBlocker returns a connection whose transaction holds an exclusive
-// lock on a row, page or the whole of t: a READ COMMITTED reader of t waits.
-func (x *execCtx) readBlocker(t *table) *connState {
-	hobts := map[int64]bool{}
-	for _, ix := range t.indexes {
-		hobts[ix.partitionID] = true
-	}
-	for _, c := range x.srv.conns {
-		if c == x.conn || c.txn == nil {
-			continue
-		}
-		for _, h := range c.txn.locks {
-			if h.mode == "X" && (hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.objectID) {
-				x.noteWaitResource(h)
 				return c
 			}
 		}
@@ -129,21 +109,21 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *sqlfron
 	}
 	start := s.now()
 	wall := time.Now()
-	res := fPtr("wait_resource", 0)
+	res := xevents.FPtr("wait_resource", 0)
 	c.lockWait.waitType, c.lockWait.since = waitType, wall // sys.dm_exec_requests (requests.go)
 	if s.anySessionRunning() {
-		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", waitType), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
+			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	defer func() {
 		c.waitingOn = nil
 		c.lockWait = lockWaitState{lastWaitType: waitType}
 		if s.anySessionRunning() {
 			now := s.now()
-			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "End"),
-				fUint("duration", "uint64", now.Sub(start).Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+				xevents.FMap("wait_type", "wait_types", "sqlos", waitType), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
+				xevents.FUint("duration", "uint64", now.Sub(start).Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 		}
 	}()
 	for b != nil {

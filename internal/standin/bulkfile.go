@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Reading event files as files: OPENROWSET(BULK N'<path>', SINGLE_BLOB)
@@ -31,7 +32,7 @@ func errBulkNoFile(p string) *sqlfront.SQLError {
 
 // eventFile finds an event file by its full path (case-insensitive, either
 // slash, as SQL Server on Linux maps C:\x to /x).
-func (s *Server) eventFile(p string) *xeFile {
+func (s *Server) eventFile(p string) *xevents.File {
 	norm := func(s string) string {
 		s = strings.ReplaceAll(s, `\`, "/")
 		if len(s) >= 2 && s[1] == ':' {
@@ -65,9 +66,9 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 		return nil, errBulkNoFile(p)
 	}
 	var events []string
-	for _, b := range file.buffers {
-		for _, e := range b.events {
-			events = append(events, e.file)
+	for _, b := range file.Buffers {
+		for _, e := range b.Events {
+			events = append(events, e.File)
 		}
 	}
 	var buf bytes.Buffer
@@ -110,7 +111,7 @@ func (x *execCtx) enumerateFilesystem(args []any) (*relation, *sqlfront.SQLError
 		if ok, err := path.Match(strings.ToLower(pattern), strings.ToLower(base)); err != nil || !ok {
 			continue
 		}
-		r.rows = append(r.rows, []any{name, strings.TrimRight(parent, "/"), base, int64(0), false, f.size})
+		r.rows = append(r.rows, []any{name, strings.TrimRight(parent, "/"), base, int64(0), false, f.Size})
 	}
 	return r, nil
 }

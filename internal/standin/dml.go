@@ -496,7 +496,7 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 }
 
 // applyUpdates changes the target rows: lock, re-read, compute the SET
-// values, check them, then write all changes.
+// Values, check them, then write all changes.
 func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []target) (int64, *sqlfront.SQLError) {
 	type change struct{ before, after []any }
 	var changes []change

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Support for the planner and operators: statement walkers, name
@@ -251,24 +252,24 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 	waits := min(pages, 256)
 	for i := int64(0); i < waits; i++ {
 		for _, opcode := range []string{"Begin", "End"} {
-			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(40 * time.Microsecond), fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), fMap("opcode", "event_opcode", "sqlos", opcode),
-				fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0)}})
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(40 * time.Microsecond), Fields: []xevents.Field{
+				xevents.FMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
+				xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0)}})
 		}
 	}
 	switch n.physical {
 	case "Sort":
 		n.spillKind = "sort"
-		s.emit(x.ec, &xeEventData{name: "sort_warning", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-			fMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), fUint("query_operation_node_id", "uint32", int64(n.id)),
-			fUint("granted_memory_kb", "uint64", n.grantKB), fUint("used_memory_kb", "uint64", n.grantKB),
-			fUint("worktable_physical_reads", "uint64", pages)}})
+		s.emit(x.ec, &xevents.EventData{Name: "sort_warning", Pkg: "sqlserver", Ts: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
+			xevents.FUint("granted_memory_kb", "uint64", n.grantKB), xevents.FUint("used_memory_kb", "uint64", n.grantKB),
+			xevents.FUint("worktable_physical_reads", "uint64", pages)}})
 	default:
 		n.spillKind = "hash"
-		s.emit(x.ec, &xeEventData{name: "hash_warning", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-			fMap("hash_warning_type", "hash_warning_type", "sqlserver", "Recursion"), fUint("query_operation_node_id", "uint32", int64(n.id)),
-			fUint("recursion_level", "uint32", 0), fUint("granted_memory_kb", "uint64", n.grantKB),
-			fUint("worktable_physical_writes", "uint64", pages), fUint("workfile_physical_writes", "uint64", 0)}})
+		s.emit(x.ec, &xevents.EventData{Name: "hash_warning", Pkg: "sqlserver", Ts: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("hash_warning_type", "hash_warning_type", "sqlserver", "Recursion"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
+			xevents.FUint("recursion_level", "uint32", 0), xevents.FUint("granted_memory_kb", "uint64", n.grantKB),
+			xevents.FUint("worktable_physical_writes", "uint64", pages), xevents.FUint("workfile_physical_writes", "uint64", 0)}})
 	}
 }
 
@@ -394,9 +395,9 @@ func (x *execCtx) grantWait(opcode string, ms int64) {
 	if !s.anySessionRunning() {
 		return
 	}
-	s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-		fMap("wait_type", "wait_types", "sqlos", "RESOURCE_SEMAPHORE"), fMap("opcode", "event_opcode", "sqlos", opcode),
-		fUint("duration", "uint64", ms), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4C0F6A0C0)}})
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FMap("wait_type", "wait_types", "sqlos", "RESOURCE_SEMAPHORE"), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
+		xevents.FUint("duration", "uint64", ms), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4C0F6A0C0)}})
 }
 
 // sleepUnlocked waits d without the server latch, or returns the

@@ -58,29 +58,8 @@ func errSubqueryMultipleRows() *sqlfront.SQLError { // Msg 512
 
 // Extended Events DDL errors (learn.microsoft.com … errors 25000 to 25999).
 
-func errXEAttrMissing(kind, name, attr string) *sqlfront.SQLError { // Msg 25629
-	return sqlfront.NewError(25629, 16, "For %s, \"%s\", the customizable attribute, \"%s\", does not exist.", kind, name, attr)
-}
 func errXESessionExists(name string) *sqlfront.SQLError { // Msg 25631
 	return sqlfront.NewError(25631, 16, "The event session, \"%s\", already exists. Choose a unique name for the event session.", name)
-}
-func errXEDuplicate(kind, name string) *sqlfront.SQLError { // Msg 25625
-	return sqlfront.NewError(25625, 16, "The %s, \"%s\", already exists in the event session. Object cannot be added to the event session.", kind, name)
-}
-func errXEMandatoryMissing(kind, name string) *sqlfront.SQLError { // Msg 25642
-	return sqlfront.NewError(25642, 16, "Mandatory customizable attributes are missing for %s, \"%s\".", kind, name)
-}
-func errXEConfig(kind, name, detail string) *sqlfront.SQLError { // Msg 25602, severity 17
-	return sqlfront.NewError(25602, 17, "The %s, \"%s\", encountered a configuration error during initialization. Object cannot be added to the event session. %s", kind, name, detail)
-}
-func errXEBufferTooSmall() *sqlfront.SQLError { // Msg 25632
-	return sqlfront.NewError(25632, 16, "The specified buffer size is less than the minimum size. The minimum allowed size is %d bytes.", 204800)
-}
-func errXELatencyTooSmall() *sqlfront.SQLError { // Msg 25634
-	return sqlfront.NewError(25634, 16, "The dispatch latency specified is below the minimum size.")
-}
-func errXEOptionTwice(opt string) *sqlfront.SQLError { // Msg 25702
-	return sqlfront.NewError(25702, 16, "The event session option, \"%s\", is set more than once. Remove the duplicate session option and re-issue the statement.", opt)
 }
 func errXEAlreadyStopped() *sqlfront.SQLError { // Msg 25704
 	return sqlfront.NewError(25704, 16, "The event session has already been stopped.")
@@ -90,9 +69,6 @@ func errXEAlreadyStarted() *sqlfront.SQLError { // Msg 25705
 }
 func errXENotInSession(kind, name string) *sqlfront.SQLError { // Msg 25653
 	return sqlfront.NewError(25653, 16, "The %s, \"%s\", does not exist in the event session. Object cannot be dropped from the event session.", kind, name)
-}
-func errXEOptionWhileRunning(opt string) *sqlfront.SQLError { // Msg 25707
-	return sqlfront.NewError(25707, 16, "Event session option \"%s\" cannot be changed while the session is running. Stop the event session before changing this session option.", opt)
 }
 func errXESessionMissing(verb, name string) *sqlfront.SQLError { // Msg 15151
 	e := sqlfront.NewError(15151, 16, "Cannot %s the event session '%s', because it does not exist or you do not have permission.", verb, name)
@@ -107,9 +83,4 @@ func errXEReadPair() *sqlfront.SQLError { // Msg 25719
 }
 func errXEReadOffset(offset int64, file string) *sqlfront.SQLError { // Msg 25722
 	return sqlfront.NewError(25722, 16, "The offset %d is invalid for log file \"%s\". Specify an offset that exists in the log file and retry your query.", offset, file)
-}
-
-// errLoginFailed is Msg 18456, severity 14, the answer to a wrong password.
-func errLoginFailed(user string) *sqlfront.SQLError {
-	return sqlfront.NewError(18456, 14, "Login failed for user '%s'.", user)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // relation is an intermediate or final row set of a SELECT.
@@ -528,7 +529,7 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return cmpOp(x.Op, c), nil
+		return xevents.CmpOp(x.Op, c), nil
 	}
 	// arithmetic and string concatenation
 	if ls, ok := l.(string); ok && x.Op == "+" {
@@ -710,4 +711,71 @@ func staticType(e sqlfront.Expr, rel *relation) (sqlfront.SQLType, bool) {
 		}
 	}
 	return sqlfront.SQLType{}, false
+}
+
+// likeMatch implements LIKE with %, _ and [set] wildcards, case-insensitive.
+func likeMatch(s, pattern string) bool {
+	return likeRunes([]rune(strings.ToUpper(s)), []rune(strings.ToUpper(pattern)))
+}
+
+func likeRunes(s, p []rune) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '%':
+			for len(p) > 0 && p[0] == '%' {
+				p = p[1:]
+			}
+			if len(p) == 0 {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if likeRunes(s[i:], p) {
+					return true
+				}
+			}
+			return false
+		case '_':
+			if len(s) == 0 {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		case '[':
+			end := -1
+			for j := 1; j < len(p); j++ {
+				if p[j] == ']' {
+					end = j
+					break
+				}
+			}
+			if end < 0 || len(s) == 0 {
+				return false
+			}
+			set := p[1:end]
+			neg := len(set) > 0 && set[0] == '^'
+			if neg {
+				set = set[1:]
+			}
+			match := false
+			for j := 0; j < len(set); j++ {
+				if j+2 < len(set) && set[j+1] == '-' {
+					if s[0] >= set[j] && s[0] <= set[j+2] {
+						match = true
+					}
+					j += 2
+				} else if set[j] == s[0] {
+					match = true
+				}
+			}
+			if match == neg {
+				return false
+			}
+			s, p = s[1:], p[end+1:]
+		default:
+			if len(s) == 0 || s[0] != p[0] {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		}
+	}
+	return len(s) == 0
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -20,7 +21,7 @@ type execCtx struct {
 	w         tds.ResultWriter
 	sql       string
 	params    map[string]any
-	ec        *eventCtx
+	ec        *xevents.EventCtx
 	stats     batchStats
 	stmtStart time.Time
 	stmtText  string // the statement being executed (scenarios match on it)
@@ -167,7 +168,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		c.writes += x.stats.writes
 	}()
 	x.ec = c.eventCtx()
-	x.ec.sqlText = sql
+	x.ec.SQLText = sql
 	start := s.now()
 	s.dispatchDue()
 	startEvent := "sql_batch_starting"
@@ -176,9 +177,9 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 	if s.anySessionRunning() {
 		if rpc {
-			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("object_name", "sp_executesql"), fStr("statement", sql), xeField{name: "data_stream", typ: "binary_data", pkg: "package0"}}})
+			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Ts: start, Fields: []xevents.Field{xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql), xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}}})
 		} else {
-			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("batch_text", sql)}})
+			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Ts: start, Fields: []xevents.Field{xevents.FStr("batch_text", sql)}})
 		}
 	}
 	stmts, spans, perr := sqlfront.ParseBatchSpans(sql)
@@ -250,21 +251,21 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 			result = "Error"
 		}
 		dur := end.Sub(start).Microseconds()
-		x.ec.txnID = 0
+		x.ec.TxnID = 0
 		if c.txn != nil {
-			x.ec.txnID = c.txn.id
+			x.ec.TxnID = c.txn.id
 		}
-		fields := []xeField{fUint("cpu_time", "uint64", dur*7/10), fUint("duration", "uint64", dur),
-			fUint("physical_reads", "uint64", x.stats.physicalReads), fUint("logical_reads", "uint64", x.stats.logicalReads),
-			fUint("writes", "uint64", x.stats.writes), fUint("row_count", "uint64", x.stats.rows),
-			fMap("result", "statement_result", "sqlserver", result)}
+		fields := []xevents.Field{xevents.FUint("cpu_time", "uint64", dur*7/10), xevents.FUint("duration", "uint64", dur),
+			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads),
+			xevents.FUint("writes", "uint64", x.stats.writes), xevents.FUint("row_count", "uint64", x.stats.rows),
+			xevents.FMap("result", "statement_result", "sqlserver", result)}
 		if rpc {
-			fields = append(fields, fUint("connection_reset_option", "uint16", 0), fStr("object_name", "sp_executesql"), fStr("statement", sql),
-				xeField{name: "data_stream", typ: "binary_data", pkg: "package0"}, xeField{name: "output_parameters", typ: "binary_data", pkg: "package0"})
-			s.emit(x.ec, &xeEventData{name: "rpc_completed", pkg: "sqlserver", ts: end, fields: fields})
+			fields = append(fields, xevents.FUint("connection_reset_option", "uint16", 0), xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql),
+				xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}, xevents.Field{Name: "output_parameters", Typ: "binary_data", Pkg: "package0"})
+			s.emit(x.ec, &xevents.EventData{Name: "rpc_completed", Pkg: "sqlserver", Ts: end, Fields: fields})
 		} else {
-			fields = append(fields, fStr("batch_text", sql))
-			s.emit(x.ec, &xeEventData{name: "sql_batch_completed", pkg: "sqlserver", ts: end, fields: fields})
+			fields = append(fields, xevents.FStr("batch_text", sql))
+			s.emit(x.ec, &xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Ts: end, Fields: fields})
 		}
 	}
 	if runErr != nil {
@@ -285,21 +286,21 @@ func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batc
 	off := int64(2 * len([]rune(x.sql[:sp.Start])))
 	offEnd := off + int64(2*len([]rune(text))) - 2
 	ts := s.advance(3 * time.Microsecond)
-	var fields []xeField
+	var fields []xevents.Field
 	if before != nil {
 		dur := ts.Sub(x.stmtStart).Microseconds()
 		rows := x.stats.rows - before.rows + x.stats.writes - before.writes
-		fields = []xeField{fUint("duration", "int64", dur), fUint("cpu_time", "uint64", dur*7/10),
-			fUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), fUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),
-			fUint("writes", "uint64", x.stats.writes-before.writes), fUint("row_count", "uint64", rows), fUint("last_row_count", "uint64", rows)}
+		fields = []xevents.Field{xevents.FUint("duration", "int64", dur), xevents.FUint("cpu_time", "uint64", dur*7/10),
+			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),
+			xevents.FUint("writes", "uint64", x.stats.writes-before.writes), xevents.FUint("row_count", "uint64", rows), xevents.FUint("last_row_count", "uint64", rows)}
 	} else {
 		x.stmtStart = ts
 	}
-	fields = append(fields, fUint("line_number", "int32", int64(sp.Line)), fUint("offset", "int32", off), fUint("offset_end", "int32", offEnd), fStr("statement", text))
+	fields = append(fields, xevents.FUint("line_number", "int32", int64(sp.Line)), xevents.FUint("offset", "int32", off), xevents.FUint("offset_end", "int32", offEnd), xevents.FStr("statement", text))
 	if before != nil {
-		fields = append(fields, xeField{name: "parameterized_plan_handle", typ: "binary_data", pkg: "package0"})
+		fields = append(fields, xevents.Field{Name: "parameterized_plan_handle", Typ: "binary_data", Pkg: "package0"})
 	}
-	s.emit(x.ec, &xeEventData{name: name, pkg: "sqlserver", ts: ts, fields: fields})
+	s.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Ts: ts, Fields: fields})
 }
 
 // attention fires the attention event for a request the client cancelled
@@ -310,19 +311,19 @@ func (c *connState) attention(since time.Time) {
 		return
 	}
 	now := s.now()
-	s.emit(c.eventCtx(), &xeEventData{name: "attention", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-		fUint("duration", "uint64", now.Sub(since).Microseconds()), fUint("request_id", "uint32", 0)}})
+	s.emit(c.eventCtx(), &xevents.EventData{Name: "attention", Pkg: "sqlserver", Ts: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("duration", "uint64", now.Sub(since).Microseconds()), xevents.FUint("request_id", "uint32", 0)}})
 }
 
 func (x *execCtx) emitError(e *sqlfront.SQLError) {
 	if !x.srv.anySessionRunning() {
 		return
 	}
-	x.srv.emit(x.ec, &xeEventData{name: "error_reported", pkg: "sqlserver", ts: x.srv.advance(5 * time.Microsecond), fields: []xeField{
-		fUint("error_number", "int32", int64(e.Number)), fUint("severity", "int32", int64(e.Class)), fUint("state", "int32", int64(e.State)),
-		fBool("user_defined", false), fMap("category", "error_category", "sqlserver", "SERVER"),
-		{name: "destination", typ: "error_destination", pkg: "sqlserver", value: "0x00000002", text: "USER"},
-		fBool("is_intercepted", false), fStr("message", e.Message)}})
+	x.srv.emit(x.ec, &xevents.EventData{Name: "error_reported", Pkg: "sqlserver", Ts: x.srv.advance(5 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("error_number", "int32", int64(e.Number)), xevents.FUint("severity", "int32", int64(e.Class)), xevents.FUint("state", "int32", int64(e.State)),
+		xevents.FBool("user_defined", false), xevents.FMap("category", "error_category", "sqlserver", "SERVER"),
+		{Name: "destination", Typ: "error_destination", Pkg: "sqlserver", Value: "0x00000002", Text: "USER"},
+		xevents.FBool("is_intercepted", false), xevents.FStr("message", e.Message)}})
 }
 
 // done ends a statement with its row count (respecting SET NOCOUNT).
@@ -630,7 +631,7 @@ func (x *execCtx) execSetOptions(s *sqlfront.SetOptionStmt) error {
 }
 
 // execDeclare declares variables and table variables, with their initial
-// values converted to the declared type.
+// Values converted to the declared type.
 func (x *execCtx) execDeclare(s *sqlfront.DeclareStmt) error {
 	c := x.conn
 	for _, d := range s.Vars {
@@ -695,7 +696,7 @@ func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 		return errDatabaseMissing(s.DB)
 	}
 	c.db = db
-	x.ec.dbID, x.ec.dbName = db.id, db.name
+	x.ec.DBID, x.ec.DbName = db.id, db.name
 	return x.w.SetDatabase(db.name)
 }
 

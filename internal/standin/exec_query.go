@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -195,13 +196,13 @@ func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts sqlfr
 	q := &queryRun{r: r, root: root, text: x.stmtText, stype: stype, start: x.srv.now(), opts: opts}
 	qh := fnv.New64a()
 	qh.Write([]byte(sqlfront.NormalizeSQL(x.stmtText)))
-	x.ec.queryHash = qh.Sum64()
+	x.ec.QueryHash = qh.Sum64()
 	ph := fnv.New64a()
 	root.walk(func(n *planNode) { ph.Write([]byte(n.physical + "|" + n.logical + ";")) })
-	x.ec.planHash = ph.Sum64()
-	x.ec.planHandle = fmt.Sprintf("06000500%016X%016X0000000000000000000000000000000000000000", x.ec.queryHash, x.ec.planHash)
+	x.ec.PlanHash = ph.Sum64()
+	x.ec.PlanHandle = fmt.Sprintf("06000500%016X%016X0000000000000000000000000000000000000000", x.ec.QueryHash, x.ec.PlanHash)
 	if x.conn.txn != nil {
-		x.ec.txnID = x.conn.txn.id
+		x.ec.TxnID = x.conn.txn.id
 	}
 	x.recordPlanCache() // sys.dm_exec_query_stats (plancache.go)
 	if err := x.acquireGrant(r); err != nil {
@@ -227,9 +228,9 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	x.threadProfiles(q.root)
 	dop := int64(max(q.r.dop, 1))
 	if q.r.grantKB > 0 {
-		s.emit(x.ec, &xeEventData{name: "query_memory_grant_usage", pkg: "sqlserver", ts: s.advance(4 * time.Microsecond), fields: []xeField{
-			fUint("granted_memory_kb", "uint64", q.r.grantKB), fUint("used_memory_kb", "uint64", used), fUint("ideal_memory_kb", "uint64", max(used, q.r.grantKB)),
-			fUint("granted_percent", "int32", 100), fUint("usage_percent", "int32", used*100/q.r.grantKB), fUint("dop", "uint16", dop)}})
+		s.emit(x.ec, &xevents.EventData{Name: "query_memory_grant_usage", Pkg: "sqlserver", Ts: s.advance(4 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", max(used, q.r.grantKB)),
+			xevents.FUint("granted_percent", "int32", 100), xevents.FUint("usage_percent", "int32", used*100/q.r.grantKB), xevents.FUint("dop", "uint16", dop)}})
 	}
 	plan := x.showplanDocument(q, rows)
 	x.lastPlan = plan
@@ -237,13 +238,13 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 		return
 	}
 	dur := end.Sub(q.start).Microseconds()
-	s.emit(x.ec, &xeEventData{name: "query_post_execution_showplan", pkg: "sqlserver", ts: s.advance(10 * time.Microsecond), fields: []xeField{
-		fUint("source_database_id", "uint32", int64(x.conn.db.id)), fMap("object_type", "object_type", "sqlserver", "ADHOC"),
-		fUint("object_id", "int32", 0), fUint("nest_level", "uint16", 0), fUint("cpu_time", "uint64", dur*6/10), fUint("duration", "uint64", dur),
-		fUint("estimated_rows", "int32", int64(q.root.estRows)), fUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), fUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),
-		fUint("requested_memory_kb", "uint64", q.r.grantKB), fUint("used_memory_kb", "uint64", used), fUint("ideal_memory_kb", "uint64", q.r.grantKB),
-		fUint("granted_memory_kb", "uint64", q.r.grantKB), fUint("dop", "uint32", dop), fStr("object_name", ""), fStr("database_name", x.conn.db.name),
-		{name: "showplan_xml", typ: "xml", pkg: "package0", value: plan, xmlBody: true}}})
+	s.emit(x.ec, &xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Ts: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.id)), xevents.FMap("object_type", "object_type", "sqlserver", "ADHOC"),
+		xevents.FUint("object_id", "int32", 0), xevents.FUint("nest_level", "uint16", 0), xevents.FUint("cpu_time", "uint64", dur*6/10), xevents.FUint("duration", "uint64", dur),
+		xevents.FUint("estimated_rows", "int32", int64(q.root.estRows)), xevents.FUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), xevents.FUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),
+		xevents.FUint("requested_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", q.r.grantKB),
+		xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("dop", "uint32", dop), xevents.FStr("object_name", ""), xevents.FStr("database_name", x.conn.db.name),
+		{Name: "showplan_xml", Typ: "xml", Pkg: "package0", Value: plan, XMLBody: true}}})
 }
 
 func sortInts(a []int) {
@@ -263,7 +264,7 @@ func (x *execCtx) showplanDocument(q *queryRun, rows int64) string {
 	b.open("Statements")
 	b.open("StmtSimple", "StatementText", q.text, "StatementId", "1", "StatementCompId", "1", "StatementType", q.stype,
 		"RetrievedFromCache", "false", "StatementSubTreeCost", ftoa(q.root.subtreeCost), "StatementEstRows", ftoa(q.root.estRows),
-		"StatementOptmLevel", "FULL", "QueryHash", fmt.Sprintf("0x%016X", x.ec.queryHash), "QueryPlanHash", fmt.Sprintf("0x%016X", x.ec.planHash),
+		"StatementOptmLevel", "FULL", "QueryHash", fmt.Sprintf("0x%016X", x.ec.QueryHash), "QueryPlanHash", fmt.Sprintf("0x%016X", x.ec.PlanHash),
 		"CardinalityEstimationModelVersion", "140")
 	b.empty("StatementSetOptions", "QUOTED_IDENTIFIER", "true", "ARITHABORT", "true", "CONCAT_NULL_YIELDS_NULL", "true", "ANSI_NULLS", "true",
 		"ANSI_PADDING", "true", "ANSI_WARNINGS", "true", "NUMERIC_ROUNDABORT", "false")

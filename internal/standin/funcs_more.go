@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Date and time, string, math and conversion functions of everyday
@@ -80,7 +81,7 @@ func (env *evalEnv) quantified(q *sqlfront.QuantifiedExpr) (any, *sqlfront.SQLEr
 		if err != nil {
 			return nil, err
 		}
-		hit := cmpOp(q.Op, c)
+		hit := xevents.CmpOp(q.Op, c)
 		if q.All && !hit {
 			return false, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Join operators: Nested Loops (also APPLY and the subquery forms: semi,
@@ -251,7 +252,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 		if j.mode == nlIn {
 			op = "="
 		}
-		hit := cmpOp(op, c)
+		hit := xevents.CmpOp(op, c)
 		if j.qall && !hit {
 			return false, nil
 		}

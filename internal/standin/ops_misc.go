@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Row-at-a-time operators: Filter, Compute Scalar, Constant Scan,
@@ -646,9 +647,9 @@ func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
 			if opcode == "End" {
 				dur = 1
 			}
-			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(150 * time.Microsecond), thread: th, fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", wt), fMap("opcode", "event_opcode", "sqlos", opcode),
-				fUint("duration", "uint64", dur), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(150 * time.Microsecond), Thread: th, Fields: []xevents.Field{
+				xevents.FMap("wait_type", "wait_types", "sqlos", wt), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
+				xevents.FUint("duration", "uint64", dur), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
 		}
 	}
 	for th := 1; th <= max(e.dop, 1); th++ {

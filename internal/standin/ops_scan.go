@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Data access operators: clustered and nonclustered index scans and seeks,
@@ -56,7 +57,7 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 	t := ix.tbl
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, seek: spec}
 	if leaf.tn != nil {
-		s.nolock = hasString(leaf.tn.Hints, "NOLOCK") || hasString(leaf.tn.Hints, "READUNCOMMITTED")
+		s.nolock = xevents.HasString(leaf.tn.Hints, "NOLOCK") || xevents.HasString(leaf.tn.Hints, "READUNCOMMITTED")
 	}
 	var residual []sqlfront.Expr
 	for _, c := range local {
@@ -488,19 +489,19 @@ func (x *execCtx) readPage(r *runCtx, n *planNode, page int32, readAhead bool) {
 	c.physical++
 	x.stats.physicalReads++
 	wait := time.Duration(180+int(page%7)*95) * time.Microsecond
-	res := fPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
+	res := xevents.FPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
 	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(3 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
+			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	x.fileRead(page, 1, wait)
-	s.emit(x.ec, &xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: s.advance(1 * time.Microsecond), fields: []xeField{
-		fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(page))}})
+	s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Ts: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page))}})
 	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "End"),
-			fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
+			xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	s.cached[page] = false
 }
@@ -514,18 +515,18 @@ func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
 		return
 	}
 	size := int64(n) * 8192
-	fields := func(done bool) []xeField {
-		f := []xeField{fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(page)),
-			fUint("file_group_id", "uint16", 1), fUint("offset", "uint64", int64(page)*8192), fUint("size", "uint32", size),
-			fMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
+	fields := func(done bool) []xevents.Field {
+		f := []xevents.Field{xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page)),
+			xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(page)*8192), xevents.FUint("size", "uint32", size),
+			xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
 		if done {
-			f = append(f, fUint("duration", "uint64", d.Milliseconds()))
+			f = append(f, xevents.FUint("duration", "uint64", d.Milliseconds()))
 		}
 		return f
 	}
-	s.emit(x.ec, &xeEventData{name: "file_read", pkg: "sqlserver", ts: s.advance(2 * time.Microsecond), fields: fields(false)})
+	s.emit(x.ec, &xevents.EventData{Name: "file_read", Pkg: "sqlserver", Ts: s.advance(2 * time.Microsecond), Fields: fields(false)})
 	s.advance(d)
-	s.emit(x.ec, &xeEventData{name: "file_read_completed", pkg: "sqlserver", ts: s.clock, fields: fields(true)})
+	s.emit(x.ec, &xevents.EventData{Name: "file_read_completed", Pkg: "sqlserver", Ts: s.clock, Fields: fields(true)})
 }
 
 // readAheadPages issues one read-ahead I/O for the uncached pages among
@@ -550,8 +551,8 @@ func (x *execCtx) readAheadPages(r *runCtx, n *planNode, pages []int32) {
 	x.fileRead(run[0], len(run), time.Duration(400+30*len(run))*time.Microsecond)
 	c := n.counters(r.thread)
 	for _, p := range run {
-		s.emit(x.ec, &xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: s.advance(1 * time.Microsecond), fields: []xeField{
-			fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p))}})
+		s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Ts: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
 		s.cached[p] = false
 		c.readAheads++
 		x.stats.physicalReads++

@@ -351,16 +351,6 @@ func orderItemIndex(e sqlfront.Expr, items []outItem) (int, bool) {
 	return 0, false
 }
 
-func countVisible(items []outItem) int {
-	n := 0
-	for _, it := range items {
-		if !it.hidden {
-			n++
-		}
-	}
-	return n
-}
-
 // project computes the output items: a Compute Scalar when any item is an
 // expression, a column selection otherwise (which SQL Server does not show
 // as an operator).

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Access paths and cardinality estimates. Statistics are what SQL Server
@@ -152,7 +153,7 @@ func fractionCompare(sample []any, op string, v any) float64 {
 		if err != nil {
 			return 0.3
 		}
-		if cmpOp(op, c) {
+		if xevents.CmpOp(op, c) {
 			n++
 		}
 	}
@@ -327,8 +328,8 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 	forceSeek, forceScan := false, false
 	if leaf.tn != nil {
 		hint = leaf.tn.IndexHint
-		forceSeek = hasString(leaf.tn.Hints, "FORCESEEK")
-		forceScan = hasString(leaf.tn.Hints, "FORCESCAN")
+		forceSeek = xevents.HasString(leaf.tn.Hints, "FORCESEEK")
+		forceScan = xevents.HasString(leaf.tn.Hints, "FORCESCAN")
 	}
 	clustered := t.indexes[0]
 	if hint != "" {

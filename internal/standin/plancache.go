@@ -112,11 +112,11 @@ func (x *execCtx) recordPlanCache() {
 		return
 	}
 	plan := make([]byte, 64)
-	binary.BigEndian.PutUint64(plan[8:], x.ec.queryHash)
-	binary.BigEndian.PutUint64(plan[16:], x.ec.planHash)
+	binary.BigEndian.PutUint64(plan[8:], x.ec.QueryHash)
+	binary.BigEndian.PutUint64(plan[16:], x.ec.PlanHash)
 	plan[0] = 0x06
 	p.add(&planCacheEntry{sqlHandle: handle, planHandle: plan, start: start, end: end,
-		queryHash: x.ec.queryHash, planHash: x.ec.planHash, created: now, last: now, execs: 1, dbID: x.conn.db.id}, x.sql)
+		queryHash: x.ec.QueryHash, planHash: x.ec.PlanHash, created: now, last: now, execs: 1, dbID: x.conn.db.id}, x.sql)
 }
 
 // clearPlanCache empties the cache (service restart; DBCC FREEPROCCACHE is

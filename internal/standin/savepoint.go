@@ -33,17 +33,6 @@ func (x *execCtx) saveTxn(name string) *sqlfront.SQLError {
 	return nil
 }
 
-// hasSavepoint reports whether the open transaction has a savepoint name.
-// Names are case sensitive, as transaction names always are.
-func (t *transaction) hasSavepoint(name string) bool {
-	for _, sp := range t.savepoints {
-		if sp.name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // rollbackToSavepoint undoes the work after the latest savepoint called
 // name; Msg 6401 when there is none.
 func (x *execCtx) rollbackToSavepoint(name string) *sqlfront.SQLError {

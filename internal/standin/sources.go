@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // resolveTableName resolves "schema.table" text (OBJECT_ID's argument).
@@ -31,7 +32,7 @@ func (x *execCtx) resolveTableName(s string) *table {
 }
 
 // joinKey normalises a value for hashing the way compareValues equates
-// values: numbers by value, strings case-insensitively without trailing
+// Values: numbers by value, strings case-insensitively without trailing
 // spaces.
 func joinKey(v any) string {
 	switch x := v.(type) {
@@ -160,9 +161,9 @@ func partitionsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
 func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
-	for _, m := range xeMaps {
-		for _, e := range m.entries {
-			r.rows = append(r.rows, []any{m.name, packageGUID(m.pkg), int64(e.key), e.text})
+	for _, m := range xevents.Maps {
+		for _, e := range m.Entries {
+			r.rows = append(r.rows, []any{m.Name, packageGUID(m.Pkg), int64(e.Key), e.Text})
 		}
 	}
 	return r, nil
@@ -173,12 +174,12 @@ func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 func dmXEObjects(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
 	var names []string
-	for n := range xeEvents {
+	for n := range xevents.Events {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		r.rows = append(r.rows, []any{n, "event", packageGUID(xeEvents[n].pkg)})
+		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg)})
 	}
 	return r, nil
 }
@@ -298,10 +299,10 @@ func allocUnitsView(internals bool) viewFunc {
 	}
 }
 
-func (x *execCtx) sessionsOf(database bool) []*xeSession {
-	var out []*xeSession
+func (x *execCtx) sessionsOf(database bool) []*xevents.Session {
+	var out []*xevents.Session
 	for _, s := range x.srv.sessions {
-		if s.database == database {
+		if s.Database == database {
 			out = append(out, s)
 		}
 	}
@@ -315,14 +316,14 @@ func eventSessionsView(dbScoped bool) viewFunc {
 			"max_dispatch_latency", tInt, "max_memory", tInt, "max_event_size", tInt, "memory_partition_mode", tNVar(1), "memory_partition_mode_desc", tNVar(60),
 			"track_causality", tBit, "startup_state", tBit)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			o := s.opts
-			mode := map[string]string{"ALLOW_SINGLE_EVENT_LOSS": "S", "ALLOW_MULTIPLE_EVENT_LOSS": "M", "NO_EVENT_LOSS": "N"}[o.retention]
-			pm := map[string]string{"NONE": "G", "PER_NODE": "N", "PER_CPU": "C"}[o.partitionMode]
-			lat := o.dispatchLatencySec * 1000
-			if o.dispatchLatencySec == 0 {
+			o := s.Opts
+			mode := map[string]string{"ALLOW_SINGLE_EVENT_LOSS": "S", "ALLOW_MULTIPLE_EVENT_LOSS": "M", "NO_EVENT_LOSS": "N"}[o.Retention]
+			pm := map[string]string{"NONE": "G", "PER_NODE": "N", "PER_CPU": "C"}[o.PartitionMode]
+			lat := o.DispatchLatencySec * 1000
+			if o.DispatchLatencySec == 0 {
 				lat = 0
 			}
-			r.rows = append(r.rows, []any{int64(s.id), s.name, mode, o.retention, lat, o.maxMemoryKB, o.maxEventSizeKB, pm, o.partitionMode, o.trackCausality, o.startupState})
+			r.rows = append(r.rows, []any{int64(s.ID), s.Name, mode, o.Retention, lat, o.MaxMemoryKB, o.MaxEventSizeKB, pm, o.PartitionMode, o.TrackCausality, o.StartupState})
 		}
 		return r, nil
 	}
@@ -332,12 +333,12 @@ func sessionEventsView(dbScoped bool) viewFunc {
 	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128), "predicate", tNMax, "predicate_xml", tNMax)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, e := range s.events {
+			for _, e := range s.Events {
 				var pred any
-				if e.predText != "" {
-					pred = e.predText
+				if e.PredText != "" {
+					pred = e.PredText
 				}
-				r.rows = append(r.rows, []any{int64(s.id), int64(e.id), e.name, e.pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
+				r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), e.Name, e.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
 			}
 		}
 		return r, nil
@@ -348,9 +349,9 @@ func sessionActionsView(dbScoped bool) viewFunc {
 	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, e := range s.events {
-				for _, a := range e.actions {
-					r.rows = append(r.rows, []any{int64(s.id), int64(e.id), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
+			for _, e := range s.Events {
+				for _, a := range e.Actions {
+					r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
 				}
 			}
 		}
@@ -362,8 +363,8 @@ func sessionTargetsView(dbScoped bool) viewFunc {
 	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "target_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, t := range s.targets {
-				r.rows = append(r.rows, []any{int64(s.id), int64(t.id), t.name, t.pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
+			for _, t := range s.Targets {
+				r.rows = append(r.rows, []any{int64(s.ID), int64(t.ID), t.Name, t.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
 			}
 		}
 		return r, nil
@@ -374,14 +375,14 @@ func sessionFieldsView(dbScoped bool) viewFunc {
 	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "object_id", tInt, "name", tNVar(128), "value", tNVar(4000))}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, t := range s.targets {
-				for _, st := range t.settings {
-					r.rows = append(r.rows, []any{int64(s.id), int64(t.id), st.Name, valueString(st.Value)})
+			for _, t := range s.Targets {
+				for _, st := range t.Settings {
+					r.rows = append(r.rows, []any{int64(s.ID), int64(t.ID), st.Name, valueString(st.Value)})
 				}
 			}
-			for _, e := range s.events {
-				for _, st := range e.settings {
-					r.rows = append(r.rows, []any{int64(s.id), int64(e.id), st.Name, valueString(st.Value)})
+			for _, e := range s.Events {
+				for _, st := range e.Settings {
+					r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), st.Name, valueString(st.Value)})
 				}
 			}
 		}
@@ -403,24 +404,24 @@ func dmXESessions(dbScoped bool) viewFunc {
 			"create_time", tDT2, "largest_event_dropped_size", tInt, "session_source", tNVar(256), "buffer_processed_count", tBigInt,
 			"buffer_full_count", tBigInt, "total_bytes_generated", tBigInt)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			if !s.running {
+			if !s.Running {
 				continue
 			}
 			src := "server"
 			if dbScoped {
 				src = db.name
 			}
-			bufSize := s.opts.maxMemoryKB * 1024 / 3
+			bufSize := s.Opts.MaxMemoryKB * 1024 / 3
 			pending := int64(0)
-			if len(s.pending) > 0 {
+			if len(s.Pending) > 0 {
 				pending = 1
 			}
 			var logged int64
-			for _, t := range s.targets {
-				logged += t.buffersLogged
+			for _, t := range s.Targets {
+				logged += t.BuffersLogged
 			}
-			r.rows = append(r.rows, []any{sessionAddress(s.id), s.name, pending, int64(3), bufSize, int64(0), int64(0), bufSize * 3, int64(0), "",
-				int64(0), "flush_on_close", s.dropped, int64(0), int64(0), s.started, int64(0), src, logged, int64(0), s.totalBytes})
+			r.rows = append(r.rows, []any{sessionAddress(s.ID), s.Name, pending, int64(3), bufSize, int64(0), int64(0), bufSize * 3, int64(0), "",
+				int64(0), "flush_on_close", s.Dropped, int64(0), int64(0), s.Started, int64(0), src, logged, int64(0), s.TotalBytes})
 		}
 		return r, nil
 	}
@@ -433,35 +434,35 @@ func dmXETargets(dbScoped bool) viewFunc {
 		r := &relation{cols: cols("event_session_address", tVarBin(8), "target_name", tNVar(60), "target_package_guid", tGUID, "execution_count", tBigInt,
 			"execution_duration_ms", tBigInt, "target_data", tNMax, "bytes_written", tBigInt)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			if !s.running {
+			if !s.Running {
 				continue
 			}
-			for _, t := range s.targets {
+			for _, t := range s.Targets {
 				var data string
 				var written int64
-				switch t.name {
+				switch t.Name {
 				case "ring_buffer":
 					var b strings.Builder
 					mem := 0
-					for _, e := range t.ring {
-						mem += len(e.ring) / 2
+					for _, e := range t.Ring {
+						mem += len(e.Ring) / 2
 					}
 					fmt.Fprintf(&b, `<RingBufferTarget truncated="%d" processingTime="0" totalEventsProcessed="%d" eventCount="%d" droppedCount="%d" memoryUsed="%d">`,
-						boolInt(t.ringDropped > 0), t.ringTotal, len(t.ring), t.ringDropped, mem)
-					for _, e := range t.ring {
-						b.WriteString(e.ring)
+						boolInt(t.RingDropped > 0), t.RingTotal, len(t.Ring), t.RingDropped, mem)
+					for _, e := range t.Ring {
+						b.WriteString(e.Ring)
 					}
 					b.WriteString("</RingBufferTarget>")
 					data = b.String()
 				case "event_file":
 					name := ""
-					if t.current != nil {
-						name = t.current.path
-						written = t.current.size
+					if t.Current != nil {
+						name = t.Current.Path
+						written = t.Current.Size
 					}
-					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.buffersLogged, xmlEscape(name))
+					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, xmlEscape(name))
 				}
-				r.rows = append(r.rows, []any{sessionAddress(s.id), t.name, packageGUID("package0"), t.execCount, int64(0), data, written})
+				r.rows = append(r.rows, []any{sessionAddress(s.ID), t.Name, packageGUID("package0"), t.ExecCount, int64(0), data, written})
 			}
 		}
 		return r, nil
@@ -625,7 +626,7 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 	}
 	var paths []string
 	for p := range x.srv.files {
-		if matchXELPattern(pattern, p) {
+		if xevents.MatchXELPattern(pattern, p) {
 			paths = append(paths, p)
 		}
 	}
@@ -641,8 +642,8 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 				found = true
 				f := x.srv.files[p]
 				okOffset := false
-				for _, b := range f.buffers {
-					if b.offset == initOffset {
+				for _, b := range f.Buffers {
+					if b.Offset == initOffset {
 						okOffset = true
 					}
 				}
@@ -657,16 +658,16 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 	}
 	for _, p := range paths {
 		f := x.srv.files[p]
-		for _, b := range f.buffers {
+		for _, b := range f.Buffers {
 			if skipping {
 				// resume after the given buffer: skip through it
-				if strings.EqualFold(p, initFile) && b.offset == initOffset {
+				if strings.EqualFold(p, initFile) && b.Offset == initOffset {
 					skipping = false
 				}
 				continue
 			}
-			for _, e := range b.events {
-				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.name)), e.name, e.file, p, b.offset, e.ts.Truncate(time.Millisecond)})
+			for _, e := range b.Events {
+				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.Name)), e.Name, e.File, p, b.Offset, e.Ts.Truncate(time.Millisecond)})
 			}
 		}
 	}
@@ -674,8 +675,8 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 }
 
 func pkgOfEvent(name string) string {
-	if d, ok := xeEvents[name]; ok {
-		return d.pkg
+	if d, ok := xevents.Events[name]; ok {
+		return d.Pkg
 	}
 	return "sqlserver"
 }

@@ -329,16 +329,6 @@ func (x *execCtx) declareTable(name string, def *sqlfront.CreateTableStmt) *sqlf
 	return nil
 }
 
-// endBatch drops the batch's table variables.
-func (c *connState) endBatch() {
-	if c.sqls != nil {
-		for k, t := range c.sqls.tableVars {
-			delete(c.srv.engine().tables, t)
-			delete(c.sqls.tableVars, k)
-		}
-	}
-}
-
 // execSelectInto runs SELECT … INTO: the new table takes the query's
 // columns, then its rows (Table Insert in the plan).
 func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {

@@ -1,7 +1,5 @@
 package sqlfront
 
-import "strings"
-
 // Table DDL the stand-in executes: CREATE TABLE (temporary #tables and
 // permanent tables), DECLARE @t TABLE, DROP TABLE [IF EXISTS] and MERGE
 // (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-table-transact-sql,
@@ -273,9 +271,4 @@ func (p *parser) mergeClause() (MergeClause, *SQLError) {
 		return c, NewError(10711, 15, "An action of type '%s' is not allowed in the 'WHEN %s' clause of a MERGE statement.", c.Action, map[bool]string{true: "MATCHED", false: "NOT MATCHED"}[c.Matched])
 	}
 	return c, nil
-}
-
-// isTempName tells a #temp table name.
-func isTempName(parts []string) bool {
-	return len(parts) == 1 && strings.HasPrefix(parts[0], "#")
 }

@@ -1,4 +1,4 @@
-package standin
+package xevents
 
 import (
 	_ "embed"
@@ -15,8 +15,8 @@ import (
 var waitTypesTSV string
 
 func init() {
-	for i := range xeMaps {
-		if xeMaps[i].name != "wait_types" {
+	for i := range Maps {
+		if Maps[i].Name != "wait_types" {
 			continue
 		}
 		for _, line := range strings.Split(waitTypesTSV, "\n") {
@@ -28,167 +28,177 @@ func init() {
 			if !ok || err != nil {
 				continue
 			}
-			xeMaps[i].entries = append(xeMaps[i].entries, xeMapEntry{n, v})
+			Maps[i].Entries = append(Maps[i].Entries, MapEntry{n, v})
 		}
 	}
 	indexMaps()
 }
 
-// xeSession is one event session: its definition (catalog) and, while
+// Instance is what a session needs from the server instance it runs on:
+// the actions it knows, its log directory (where relative event_file names
+// go), which event_file paths it accepts and its product name.
+type Instance interface {
+	HasAction(name string) bool
+	LogDirOrDefault() string
+	EventFileAllowed(filename string) bool
+	ProductName() string
+}
+
+// Session is one event session: its definition (catalog) and, while
 // started, its runtime state (buffers, targets).
-type xeSession struct {
-	id       int
-	name     string
-	database bool // ON DATABASE
-	persona  *Persona
-	events   []*xeSessionEvent
-	targets  []*xeTarget
-	opts     sessionOptions
-	running  bool
-	started  time.Time
-	sequence int64
+type Session struct {
+	ID       int
+	Name     string
+	Database bool // ON DATABASE
+	persona  Instance
+	Events   []*SessionEvent
+	Targets  []*Target
+	Opts     SessionOptions
+	Running  bool
+	Started  time.Time
+	Sequence int64
 
-	pending       []renderedEvent
-	pendingBytes  int
-	oldestPending time.Time
-	dropped       int64
-	totalBytes    int64
+	Pending       []RenderedEvent
+	PendingBytes  int
+	OldestPending time.Time
+	Dropped       int64
+	TotalBytes    int64
 }
 
-type xeSessionEvent struct {
-	id        int
-	pkg, name string
-	actions   []sqlfront.XEName
-	pred      sqlfront.XEPred
-	predText  string
-	settings  []sqlfront.XESetting
-	def       xeEventDef
+type SessionEvent struct {
+	ID        int
+	Pkg, Name string
+	Actions   []sqlfront.XEName
+	Pred      sqlfront.XEPred
+	PredText  string
+	Settings  []sqlfront.XESetting
+	Def       EventDef
 }
 
-type sessionOptions struct {
-	maxMemoryKB        int64
-	retention          string
-	dispatchLatencySec int64 // 0 = INFINITE
-	maxEventSizeKB     int64
-	partitionMode      string
-	trackCausality     bool
-	startupState       bool
+type SessionOptions struct {
+	MaxMemoryKB        int64
+	Retention          string
+	DispatchLatencySec int64 // 0 = INFINITE
+	MaxEventSizeKB     int64
+	PartitionMode      string
+	TrackCausality     bool
+	StartupState       bool
 }
 
-func defaultSessionOptions() sessionOptions {
+func defaultSessionOptions() SessionOptions {
 	// Defaults from the CREATE EVENT SESSION reference: 4 MB, single event
 	// loss, 30 s latency, no partitioning, causality and startup off.
-	return sessionOptions{maxMemoryKB: 4096, retention: "ALLOW_SINGLE_EVENT_LOSS", dispatchLatencySec: 30, partitionMode: "NONE"}
+	return SessionOptions{MaxMemoryKB: 4096, Retention: "ALLOW_SINGLE_EVENT_LOSS", DispatchLatencySec: 30, PartitionMode: "NONE"}
 }
 
-type renderedEvent struct {
-	name string
-	file string // event_file form (no <type>)
-	ring string // ring_buffer form (with <type>)
-	ts   time.Time
+type RenderedEvent struct {
+	Name string
+	File string // event_file form (no <type>)
+	Ring string // ring_buffer form (with <type>)
+	Ts   time.Time
 }
 
-type xeTarget struct {
-	logDir    string // the persona's instance log directory, for relative file names
-	id        int
-	pkg, name string
-	settings  []sqlfront.XESetting
+type Target struct {
+	LogDir    string // the persona's instance log directory, for relative file names
+	ID        int
+	Pkg, Name string
+	Settings  []sqlfront.XESetting
 	// event_file
-	filename    string
+	Filename    string
 	maxFileMB   int64
 	maxRollover int64
-	current     *xeFile
+	Current     *File
 	// ring_buffer
-	ring          []renderedEvent
+	Ring          []RenderedEvent
 	ringMax       int
 	ringMaxKB     int64
-	ringTotal     int64
-	ringDropped   int64
-	execCount     int64
-	buffersLogged int64
+	RingTotal     int64
+	RingDropped   int64
+	ExecCount     int64
+	BuffersLogged int64
 }
 
-// xeFile is an event file "on disk" (kept in memory): buffers of events,
+// File is an event file "on disk" (kept in memory): buffers of events,
 // each buffer at a file offset shared by all its events, as
 // fn_xe_file_target_read_file reports it.
-type xeFile struct {
-	path    string
-	buffers []xeBuffer
-	size    int64
+type File struct {
+	Path    string
+	Buffers []Buffer
+	Size    int64
 }
 
-type xeBuffer struct {
-	offset int64
-	events []renderedEvent
+type Buffer struct {
+	Offset int64
+	Events []RenderedEvent
 }
 
-// fileHeaderBytes is where the first event buffer starts. A real .xel file
+// FileHeaderBytes is where the first event buffer starts. A real .xel file
 // starts with a header and metadata buffers; the exact size varies, this is
 // a plausible fixed value (documented as emulated).
-const fileHeaderBytes = 4608
+const FileHeaderBytes = 4608
 
-// sessionFromDDL validates a CREATE EVENT SESSION statement as SQL Server
+// SessionFromDDL validates a CREATE EVENT SESSION statement as SQL Server
 // does and builds the session definition.
-func sessionFromDDL(s *sqlfront.CreateEventSessionStmt, p *Persona) (*xeSession, *sqlfront.SQLError) {
-	sess := &xeSession{name: s.Name, database: s.Database, persona: p, opts: defaultSessionOptions()}
-	if err := sess.addEvents(s.Events); err != nil {
+func SessionFromDDL(s *sqlfront.CreateEventSessionStmt, p Instance) (*Session, *sqlfront.SQLError) {
+	sess := &Session{Name: s.Name, Database: s.Database, persona: p, Opts: defaultSessionOptions()}
+	if err := sess.AddEvents(s.Events); err != nil {
 		return nil, err
 	}
-	if err := sess.addTargets(s.Targets); err != nil {
+	if err := sess.AddTargets(s.Targets); err != nil {
 		return nil, err
 	}
-	if err := sess.applyOptions(s.Options); err != nil {
+	if err := sess.ApplyOptions(s.Options); err != nil {
 		return nil, err
 	}
 	return sess, nil
 }
 
-func (sess *xeSession) addEvents(specs []sqlfront.XEEventSpec) *sqlfront.SQLError {
+func (sess *Session) AddEvents(specs []sqlfront.XEEventSpec) *sqlfront.SQLError {
 	for _, spec := range specs {
 		def, name, ok := lookupEvent(spec.Package, spec.Name)
 		if !ok {
-			return sqlfront.ErrXEObjectInvalid("event", qualify(spec.Package, spec.Name))
+			return sqlfront.ErrXEObjectInvalid("event", Qualify(spec.Package, spec.Name))
 		}
-		for _, e := range sess.events {
-			if e.name == name {
-				return errXEDuplicate("event", def.pkg+"."+name)
+		for _, e := range sess.Events {
+			if e.Name == name {
+				return errXEDuplicate("event", def.Pkg+"."+name)
 			}
 		}
-		ev := &xeSessionEvent{id: len(sess.events) + 1, pkg: def.pkg, name: name, def: def, pred: spec.Predicate, predText: spec.PredicateText, settings: spec.Settings}
+		ev := &SessionEvent{ID: len(sess.Events) + 1, Pkg: def.Pkg, Name: name, Def: def, Pred: spec.Predicate, PredText: spec.PredicateText, Settings: spec.Settings}
 		for _, st := range spec.Settings {
-			if !hasString(def.custom, st.Name) {
-				return errXEAttrMissing("event", def.pkg+"."+name, st.Name)
+			if !HasString(def.custom, st.Name) {
+				return errXEAttrMissing("event", def.Pkg+"."+name, st.Name)
 			}
 		}
 		seen := map[string]bool{}
 		for _, a := range spec.Actions {
-			pkg, ok := xeActions[strings.ToLower(a.Name)]
-			if !ok || !sess.persona.hasAction(a.Name) || a.Package != "" && !strings.EqualFold(a.Package, pkg) {
-				return sqlfront.ErrXEObjectInvalid("action", qualify(a.Package, a.Name))
+			pkg, ok := Actions[strings.ToLower(a.Name)]
+			if !ok || !sess.persona.HasAction(a.Name) || a.Package != "" && !strings.EqualFold(a.Package, pkg) {
+				return sqlfront.ErrXEObjectInvalid("action", Qualify(a.Package, a.Name))
 			}
 			n := strings.ToLower(a.Name)
 			if seen[n] {
 				return errXEDuplicate("action", pkg+"."+n)
 			}
 			seen[n] = true
-			ev.actions = append(ev.actions, sqlfront.XEName{Package: pkg, Name: n})
+			ev.Actions = append(ev.Actions, sqlfront.XEName{Package: pkg, Name: n})
 		}
 		if err := validatePred(spec.Predicate, def, name); err != nil {
 			return err
 		}
-		sess.events = append(sess.events, ev)
+		sess.Events = append(sess.Events, ev)
 	}
 	return nil
 }
 
-func qualify(pkg, name string) string {
+func Qualify(pkg, name string) string {
 	if pkg == "" {
 		return name
 	}
 	return pkg + "." + name
 }
 
-func validatePred(p sqlfront.XEPred, def xeEventDef, event string) *sqlfront.SQLError {
+func validatePred(p sqlfront.XEPred, def EventDef, event string) *sqlfront.SQLError {
 	switch x := p.(type) {
 	case nil:
 		return nil
@@ -206,12 +216,12 @@ func validatePred(p sqlfront.XEPred, def xeEventDef, event string) *sqlfront.SQL
 		return validatePred(x.P, def, event)
 	case *sqlfront.XEPredLeaf:
 		if x.Source.Package == "" {
-			if !hasString(def.fields, x.Source.Name) {
+			if !HasString(def.Fields, x.Source.Name) {
 				return sqlfront.ErrXEObjectInvalid("predicate source", x.Source.Name)
 			}
 			return nil
 		}
-		pkg, ok := xeActions[x.Source.Name]
+		pkg, ok := Actions[x.Source.Name]
 		if !ok || pkg != x.Source.Package {
 			return sqlfront.ErrXEObjectInvalid("predicate source", x.Source.Package+"."+x.Source.Name)
 		}
@@ -231,21 +241,21 @@ func isStringSource(name string) bool {
 	return false
 }
 
-func (sess *xeSession) addTargets(specs []sqlfront.XETargetSpec) *sqlfront.SQLError {
+func (sess *Session) AddTargets(specs []sqlfront.XETargetSpec) *sqlfront.SQLError {
 	for _, spec := range specs {
 		name := strings.ToLower(spec.Name)
 		if spec.Package != "" && !strings.EqualFold(spec.Package, "package0") {
-			return sqlfront.ErrXEObjectInvalid("target", qualify(spec.Package, spec.Name))
+			return sqlfront.ErrXEObjectInvalid("target", Qualify(spec.Package, spec.Name))
 		}
-		for _, t := range sess.targets {
-			if t.name == name {
+		for _, t := range sess.Targets {
+			if t.Name == name {
 				return errXEDuplicate("target", "package0."+name)
 			}
 		}
-		t := &xeTarget{id: len(sess.targets) + 1, pkg: "package0", name: name, settings: spec.Settings, logDir: sess.persona.logDirOrDefault()}
+		t := &Target{ID: len(sess.Targets) + 1, Pkg: "package0", Name: name, Settings: spec.Settings, LogDir: sess.persona.LogDirOrDefault()}
 		switch name {
 		case "event_file", "asynchronous_file_target":
-			t.name = "event_file"
+			t.Name = "event_file"
 			t.maxFileMB, t.maxRollover = 1024, 5
 			for _, st := range spec.Settings {
 				switch st.Name {
@@ -254,11 +264,11 @@ func (sess *xeSession) addTargets(specs []sqlfront.XETargetSpec) *sqlfront.SQLEr
 					if !ok || s == "" {
 						return sqlfront.NewError(25641, 16, "For target, \"package0.event_file\", the parameter \"filename\" passed is invalid. The file name is empty or not a string.")
 					}
-					if !sess.persona.eventFileAllowed(s) {
+					if !sess.persona.EventFileAllowed(s) {
 						// SQL Server has no blob URLs; Azure has no local disk
-						return errXEConfig("target", "package0.event_file", "The file name \""+s+"\" is not valid on "+sess.persona.Product+".")
+						return errXEConfig("target", "package0.event_file", "The file name \""+s+"\" is not valid on "+sess.persona.ProductName()+".")
 					}
-					t.filename = s
+					t.Filename = s
 				case "max_file_size":
 					n, ok := st.Value.(int64)
 					if !ok || n < 1 {
@@ -276,7 +286,7 @@ func (sess *xeSession) addTargets(specs []sqlfront.XETargetSpec) *sqlfront.SQLEr
 					return errXEAttrMissing("target", "package0.event_file", st.Name)
 				}
 			}
-			if t.filename == "" {
+			if t.Filename == "" {
 				return errXEMandatoryMissing("target", "package0.event_file")
 			}
 		case "ring_buffer":
@@ -296,21 +306,21 @@ func (sess *xeSession) addTargets(specs []sqlfront.XETargetSpec) *sqlfront.SQLEr
 		case "histogram", "pair_matching", "event_counter", "etw_classic_sync_target", "synchronous_event_counter", "asynchronous_bucketizer", "synchronous_bucketizer":
 			return errXEConfig("target", "package0."+name, "The SQL Server stand-in emulates only the event_file and ring_buffer targets.")
 		default:
-			return sqlfront.ErrXEObjectInvalid("target", qualify(spec.Package, spec.Name))
+			return sqlfront.ErrXEObjectInvalid("target", Qualify(spec.Package, spec.Name))
 		}
-		sess.targets = append(sess.targets, t)
+		sess.Targets = append(sess.Targets, t)
 	}
 	return nil
 }
 
-func (sess *xeSession) applyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError {
+func (sess *Session) ApplyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError {
 	seen := map[string]bool{}
 	for _, o := range opts {
 		if seen[o.Name] {
 			return errXEOptionTwice(o.Name)
 		}
 		seen[o.Name] = true
-		if sess.running && (o.Name == "MAX_MEMORY" || o.Name == "MEMORY_PARTITION_MODE" || o.Name == "MAX_EVENT_SIZE" || o.Name == "EVENT_RETENTION_MODE" || o.Name == "TRACK_CAUSALITY" || o.Name == "MAX_DISPATCH_LATENCY") {
+		if sess.Running && (o.Name == "MAX_MEMORY" || o.Name == "MEMORY_PARTITION_MODE" || o.Name == "MAX_EVENT_SIZE" || o.Name == "EVENT_RETENTION_MODE" || o.Name == "TRACK_CAUSALITY" || o.Name == "MAX_DISPATCH_LATENCY") {
 			return errXEOptionWhileRunning(o.Name)
 		}
 		switch o.Name {
@@ -327,33 +337,33 @@ func (sess *xeSession) applyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError
 				if kb < 200 {
 					return errXEBufferTooSmall()
 				}
-				sess.opts.maxMemoryKB = kb
+				sess.Opts.MaxMemoryKB = kb
 			} else {
-				sess.opts.maxEventSizeKB = kb
+				sess.Opts.MaxEventSizeKB = kb
 			}
 		case "EVENT_RETENTION_MODE":
 			switch o.Value {
 			case "ALLOW_SINGLE_EVENT_LOSS", "ALLOW_MULTIPLE_EVENT_LOSS", "NO_EVENT_LOSS":
-				sess.opts.retention = o.Value
+				sess.Opts.Retention = o.Value
 			default:
 				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 		case "MAX_DISPATCH_LATENCY":
 			switch {
 			case o.Value == "INFINITE":
-				sess.opts.dispatchLatencySec = 0
+				sess.Opts.DispatchLatencySec = 0
 			case o.Value == "SECONDS":
 				if o.Num < 1 {
 					return errXELatencyTooSmall()
 				}
-				sess.opts.dispatchLatencySec = o.Num
+				sess.Opts.DispatchLatencySec = o.Num
 			default:
 				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 		case "MEMORY_PARTITION_MODE":
 			switch o.Value {
 			case "NONE", "PER_NODE", "PER_CPU":
-				sess.opts.partitionMode = o.Value
+				sess.Opts.PartitionMode = o.Value
 			default:
 				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
@@ -362,9 +372,9 @@ func (sess *xeSession) applyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError
 				return sqlfront.ErrXEOptionInvalid(o.Name)
 			}
 			if o.Name == "TRACK_CAUSALITY" {
-				sess.opts.trackCausality = o.Value == "ON"
+				sess.Opts.TrackCausality = o.Value == "ON"
 			} else {
-				sess.opts.startupState = o.Value == "ON"
+				sess.Opts.StartupState = o.Value == "ON"
 			}
 		default:
 			return sqlfront.ErrSyntaxNear(o.Name)
@@ -375,23 +385,23 @@ func (sess *xeSession) applyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError
 
 // start begins collecting: every event_file target opens a new file named
 // <base>_0_<FILETIME>.xel, as SQL Server names rollover files.
-func (sess *xeSession) start(now time.Time, files map[string]*xeFile) {
-	sess.running = true
-	sess.started = now
-	for _, t := range sess.targets {
-		t.ring = nil
-		if t.name == "event_file" {
-			t.current = nil
-			t.rollover(now, files)
+func (sess *Session) Start(now time.Time, files map[string]*File) {
+	sess.Running = true
+	sess.Started = now
+	for _, t := range sess.Targets {
+		t.Ring = nil
+		if t.Name == "event_file" {
+			t.Current = nil
+			t.Rollover(now, files)
 		}
 	}
 }
 
-func (sess *xeSession) stop(files map[string]*xeFile) {
-	sess.flush(files)
-	sess.running = false
-	for _, t := range sess.targets {
-		t.current = nil
+func (sess *Session) Stop(files map[string]*File) {
+	sess.Flush(files)
+	sess.Running = false
+	for _, t := range sess.Targets {
+		t.Current = nil
 	}
 }
 
@@ -401,9 +411,9 @@ func fileTime(t time.Time) int64 {
 	return t.UnixNano()/100 + 116444736000000000
 }
 
-// resolveXELPath applies SQL Server's naming: a relative file name goes to
+// ResolveXELPath applies SQL Server's naming: a relative file name goes to
 // the instance log directory; the .xel extension is added when missing.
-func resolveXELPath(name, logDir string) (base, ext string) {
+func ResolveXELPath(name, logDir string) (base, ext string) {
 	if !strings.ContainsAny(name, `/\`) {
 		name = logDir + name
 	}
@@ -414,15 +424,15 @@ func resolveXELPath(name, logDir string) (base, ext string) {
 	return name, ext
 }
 
-func (t *xeTarget) rollover(now time.Time, files map[string]*xeFile) {
-	base, ext := resolveXELPath(t.filename, t.logDir)
+func (t *Target) Rollover(now time.Time, files map[string]*File) {
+	base, ext := ResolveXELPath(t.Filename, t.LogDir)
 	stamp := fileTime(now)
 	for {
 		p := fmt.Sprintf("%s_0_%d%s", base, stamp, ext)
 		if _, exists := files[p]; !exists {
-			f := &xeFile{path: p, size: fileHeaderBytes}
+			f := &File{Path: p, Size: FileHeaderBytes}
 			files[p] = f
-			t.current = f
+			t.Current = f
 			break
 		}
 		stamp++
@@ -446,52 +456,52 @@ func (t *xeTarget) rollover(now time.Time, files map[string]*xeFile) {
 
 // flush dispatches the session's pending events to its targets: for
 // event_file, one buffer per flush at the file's current end.
-func (sess *xeSession) flush(files map[string]*xeFile) {
-	if len(sess.pending) == 0 {
+func (sess *Session) Flush(files map[string]*File) {
+	if len(sess.Pending) == 0 {
 		return
 	}
-	evs := sess.pending
-	sess.pending = nil
-	sess.pendingBytes = 0
-	for _, t := range sess.targets {
-		t.execCount++
-		switch t.name {
+	evs := sess.Pending
+	sess.Pending = nil
+	sess.PendingBytes = 0
+	for _, t := range sess.Targets {
+		t.ExecCount++
+		switch t.Name {
 		case "event_file":
-			if t.current == nil {
+			if t.Current == nil {
 				continue
 			}
 			// split into buffers no larger than a third of MAX_MEMORY, the
 			// size SQL Server's three buffers per session have
-			limit := int(sess.opts.maxMemoryKB * 1024 / 3)
+			limit := int(sess.Opts.MaxMemoryKB * 1024 / 3)
 			start := 0
 			size := 0
 			for i, e := range evs {
-				size += len(e.file) / 2
+				size += len(e.File) / 2
 				if size >= limit || i == len(evs)-1 {
 					t.writeBuffer(evs[start:i+1], size, files)
 					start, size = i+1, 0
 				}
 			}
 		case "ring_buffer":
-			t.ring = append(t.ring, evs...)
-			t.ringTotal += int64(len(evs))
-			if t.ringMax > 0 && len(t.ring) > t.ringMax {
-				t.ringDropped += int64(len(t.ring) - t.ringMax)
-				t.ring = append([]renderedEvent(nil), t.ring[len(t.ring)-t.ringMax:]...)
+			t.Ring = append(t.Ring, evs...)
+			t.RingTotal += int64(len(evs))
+			if t.ringMax > 0 && len(t.Ring) > t.ringMax {
+				t.RingDropped += int64(len(t.Ring) - t.ringMax)
+				t.Ring = append([]RenderedEvent(nil), t.Ring[len(t.Ring)-t.ringMax:]...)
 			}
 		}
 	}
 }
 
-func (t *xeTarget) writeBuffer(evs []renderedEvent, size int, files map[string]*xeFile) {
+func (t *Target) writeBuffer(evs []RenderedEvent, size int, files map[string]*File) {
 	bytes := int64((size + 64 + 511) / 512 * 512)
-	if t.current.size+bytes > t.maxFileMB*1024*1024 && len(t.current.buffers) > 0 {
-		t.rollover(evs[0].ts, files)
+	if t.Current.Size+bytes > t.maxFileMB*1024*1024 && len(t.Current.Buffers) > 0 {
+		t.Rollover(evs[0].Ts, files)
 	}
-	f := t.current
-	f.buffers = append(f.buffers, xeBuffer{offset: f.size, events: append([]renderedEvent(nil), evs...)})
-	f.size += bytes
-	t.buffersLogged++
+	f := t.Current
+	f.Buffers = append(f.Buffers, Buffer{Offset: f.Size, Events: append([]RenderedEvent(nil), evs...)})
+	f.Size += bytes
+	t.BuffersLogged++
 }
 
 func sortStrings(s []string) {
@@ -502,9 +512,9 @@ func sortStrings(s []string) {
 	}
 }
 
-// matchXELPattern implements fn_xe_file_target_read_file's path argument: a
+// MatchXELPattern implements fn_xe_file_target_read_file's path argument: a
 // path whose file part may contain * wildcards.
-func matchXELPattern(pattern, p string) bool {
+func MatchXELPattern(pattern, p string) bool {
 	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, `\`, "/")) }
 	ok, err := path.Match(norm(pattern), norm(p))
 	return err == nil && ok
