@@ -112,7 +112,7 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *sqlfron
 	res := xevents.FPtr("wait_resource", 0)
 	c.lockWait.waitType, c.lockWait.since = waitType, wall // sys.dm_exec_requests (requests.go)
 	if s.anySessionRunning() {
-		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", waitType), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
 			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
@@ -121,7 +121,7 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *sqlfron
 		c.lockWait = lockWaitState{lastWaitType: waitType}
 		if s.anySessionRunning() {
 			now := s.now()
-			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 				xevents.FMap("wait_type", "wait_types", "sqlos", waitType), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
 				xevents.FUint("duration", "uint64", now.Sub(start).Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 		}

@@ -252,7 +252,7 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 	waits := min(pages, 256)
 	for i := int64(0); i < waits; i++ {
 		for _, opcode := range []string{"Begin", "End"} {
-			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(40 * time.Microsecond), Fields: []xevents.Field{
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(40 * time.Microsecond), Fields: []xevents.Field{
 				xevents.FMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
 				xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0)}})
 		}
@@ -260,13 +260,13 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 	switch n.physical {
 	case "Sort":
 		n.spillKind = "sort"
-		s.emit(x.ec, &xevents.EventData{Name: "sort_warning", Pkg: "sqlserver", Ts: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "sort_warning", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
 			xevents.FUint("granted_memory_kb", "uint64", n.grantKB), xevents.FUint("used_memory_kb", "uint64", n.grantKB),
 			xevents.FUint("worktable_physical_reads", "uint64", pages)}})
 	default:
 		n.spillKind = "hash"
-		s.emit(x.ec, &xevents.EventData{Name: "hash_warning", Pkg: "sqlserver", Ts: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "hash_warning", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("hash_warning_type", "hash_warning_type", "sqlserver", "Recursion"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
 			xevents.FUint("recursion_level", "uint32", 0), xevents.FUint("granted_memory_kb", "uint64", n.grantKB),
 			xevents.FUint("worktable_physical_writes", "uint64", pages), xevents.FUint("workfile_physical_writes", "uint64", 0)}})
@@ -395,7 +395,7 @@ func (x *execCtx) grantWait(opcode string, ms int64) {
 	if !s.anySessionRunning() {
 		return
 	}
-	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FMap("wait_type", "wait_types", "sqlos", "RESOURCE_SEMAPHORE"), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
 		xevents.FUint("duration", "uint64", ms), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4C0F6A0C0)}})
 }

@@ -39,7 +39,7 @@ func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
 		return
 	}
 	for _, opcode := range []string{"Begin", "End"} {
-		s.emit(x.ec, &xevents.EventData{Name: "exchange_spill", Pkg: "sqlserver", Ts: s.advance(time.Duration(pages) * 15 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "exchange_spill", Pkg: "sqlserver", Time: s.advance(time.Duration(pages) * 15 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("opcode", "event_opcode", "sqlos", opcode), xevents.FUint("query_operation_node_id", "uint32", int64(e.n.id))}})
 	}
 }

@@ -177,9 +177,9 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 	if s.anySessionRunning() {
 		if rpc {
-			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Ts: start, Fields: []xevents.Field{xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql), xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}}})
+			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Time: start, Fields: []xevents.Field{xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql), xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}}})
 		} else {
-			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Ts: start, Fields: []xevents.Field{xevents.FStr("batch_text", sql)}})
+			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Time: start, Fields: []xevents.Field{xevents.FStr("batch_text", sql)}})
 		}
 	}
 	stmts, spans, perr := sqlfront.ParseBatchSpans(sql)
@@ -262,10 +262,10 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		if rpc {
 			fields = append(fields, xevents.FUint("connection_reset_option", "uint16", 0), xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql),
 				xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}, xevents.Field{Name: "output_parameters", Typ: "binary_data", Pkg: "package0"})
-			s.emit(x.ec, &xevents.EventData{Name: "rpc_completed", Pkg: "sqlserver", Ts: end, Fields: fields})
+			s.emit(x.ec, &xevents.EventData{Name: "rpc_completed", Pkg: "sqlserver", Time: end, Fields: fields})
 		} else {
 			fields = append(fields, xevents.FStr("batch_text", sql))
-			s.emit(x.ec, &xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Ts: end, Fields: fields})
+			s.emit(x.ec, &xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Time: end, Fields: fields})
 		}
 	}
 	if runErr != nil {
@@ -300,7 +300,7 @@ func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batc
 	if before != nil {
 		fields = append(fields, xevents.Field{Name: "parameterized_plan_handle", Typ: "binary_data", Pkg: "package0"})
 	}
-	s.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Ts: ts, Fields: fields})
+	s.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Time: ts, Fields: fields})
 }
 
 // attention fires the attention event for a request the client cancelled
@@ -311,7 +311,7 @@ func (c *connState) attention(since time.Time) {
 		return
 	}
 	now := s.now()
-	s.emit(c.eventCtx(), &xevents.EventData{Name: "attention", Pkg: "sqlserver", Ts: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+	s.emit(c.eventCtx(), &xevents.EventData{Name: "attention", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("duration", "uint64", now.Sub(since).Microseconds()), xevents.FUint("request_id", "uint32", 0)}})
 }
 
@@ -319,7 +319,7 @@ func (x *execCtx) emitError(e *sqlfront.SQLError) {
 	if !x.srv.anySessionRunning() {
 		return
 	}
-	x.srv.emit(x.ec, &xevents.EventData{Name: "error_reported", Pkg: "sqlserver", Ts: x.srv.advance(5 * time.Microsecond), Fields: []xevents.Field{
+	x.srv.emit(x.ec, &xevents.EventData{Name: "error_reported", Pkg: "sqlserver", Time: x.srv.advance(5 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("error_number", "int32", int64(e.Number)), xevents.FUint("severity", "int32", int64(e.Class)), xevents.FUint("state", "int32", int64(e.State)),
 		xevents.FBool("user_defined", false), xevents.FMap("category", "error_category", "sqlserver", "SERVER"),
 		{Name: "destination", Typ: "error_destination", Pkg: "sqlserver", Value: "0x00000002", Text: "USER"},
@@ -696,7 +696,7 @@ func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 		return errDatabaseMissing(s.DB)
 	}
 	c.db = db
-	x.ec.DBID, x.ec.DbName = db.id, db.name
+	x.ec.DBID, x.ec.DBName = db.id, db.name
 	return x.w.SetDatabase(db.name)
 }
 

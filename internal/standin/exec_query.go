@@ -228,7 +228,7 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	x.threadProfiles(q.root)
 	dop := int64(max(q.r.dop, 1))
 	if q.r.grantKB > 0 {
-		s.emit(x.ec, &xevents.EventData{Name: "query_memory_grant_usage", Pkg: "sqlserver", Ts: s.advance(4 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "query_memory_grant_usage", Pkg: "sqlserver", Time: s.advance(4 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", max(used, q.r.grantKB)),
 			xevents.FUint("granted_percent", "int32", 100), xevents.FUint("usage_percent", "int32", used*100/q.r.grantKB), xevents.FUint("dop", "uint16", dop)}})
 	}
@@ -238,7 +238,7 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 		return
 	}
 	dur := end.Sub(q.start).Microseconds()
-	s.emit(x.ec, &xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Ts: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
+	s.emit(x.ec, &xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Time: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.id)), xevents.FMap("object_type", "object_type", "sqlserver", "ADHOC"),
 		xevents.FUint("object_id", "int32", 0), xevents.FUint("nest_level", "uint16", 0), xevents.FUint("cpu_time", "uint64", dur*6/10), xevents.FUint("duration", "uint64", dur),
 		xevents.FUint("estimated_rows", "int32", int64(q.root.estRows)), xevents.FUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), xevents.FUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),

@@ -45,24 +45,24 @@ func GenerateTrace(pages, operators int) (*Trace, error) {
 	extra := operators - len(ops)
 	w := newTraceWriter(pages, operators)
 	start := w.clock
-	w.add(&xevents.EventData{Name: "sql_batch_starting", Pkg: "sqlserver", Ts: w.clock, Fields: []xevents.Field{xevents.FStr("batch_text", w.ec.SQLText)}})
+	w.add(&xevents.EventData{Name: "sql_batch_starting", Pkg: "sqlserver", Time: w.clock, Fields: []xevents.Field{xevents.FStr("batch_text", w.ec.SQLText)}})
 	for _, sc := range scans {
 		w.scanPages(sc)
 	}
 	finishJoins(root)
 	for _, op := range ops {
-		w.add(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Ts: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
+		w.add(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FUint("node_id", "uint32", int64(op.id)), xevents.FUint("thread_id", "uint32", 0), xevents.FUint("total_time_us", "uint64", op.end.Sub(op.start).Microseconds())}})
 	}
 	w.t.PlanXML = genPlanXML(root, len(ops), extra)
 	for i := 0; i < extra; i++ {
-		w.add(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Ts: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
+		w.add(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FUint("node_id", "uint32", int64(len(ops)+i)), xevents.FUint("thread_id", "uint32", 0), xevents.FUint("total_time_us", "uint64", root.end.Sub(root.start).Microseconds())}})
 	}
 	dur := w.clock.Sub(start).Microseconds()
-	w.add(&xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Ts: w.tick(10 * time.Microsecond), Fields: []xevents.Field{
+	w.add(&xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Time: w.tick(10 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("duration", "uint64", dur), xevents.FUint("dop", "uint32", 1), {Name: "showplan_xml", Typ: "xml", Pkg: "package0", Value: w.t.PlanXML, XMLBody: true}}})
-	w.add(&xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Ts: w.tick(20 * time.Microsecond), Fields: []xevents.Field{
+	w.add(&xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Time: w.tick(20 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("cpu_time", "uint64", dur/2), xevents.FUint("duration", "uint64", dur), xevents.FUint("physical_reads", "uint64", int64(pages)),
 		xevents.FUint("logical_reads", "uint64", int64(pages)), xevents.FUint("writes", "uint64", 0), xevents.FUint("row_count", "uint64", root.rows),
 		xevents.FMap("result", "statement_result", "sqlserver", "OK"), xevents.FStr("batch_text", w.ec.SQLText)}})
@@ -165,7 +165,7 @@ const traceChunk = 16 << 20
 
 func newTraceWriter(pages, operators int) *traceWriter {
 	w := &traceWriter{
-		ec:      &xevents.EventCtx{Spid: 57, DBID: demoDBID, DbName: demoDBName, SQLText: "/* generated */ SELECT ...", PlanHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", QueryHash: 0x1234ABCD5678EF01, PlanHash: 0x0FEDCBA987654321},
+		ec:      &xevents.EventCtx{SPID: 57, DBID: demoDBID, DBName: demoDBName, SQLText: "/* generated */ SELECT ...", PlanHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", QueryHash: 0x1234ABCD5678EF01, PlanHash: 0x0FEDCBA987654321},
 		actions: []sqlfront.XEName{{Package: "sqlserver", Name: "session_id"}, {Package: "package0", Name: "event_sequence"}, {Package: "sqlserver", Name: "plan_handle"}},
 		clock:   time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		t:       &Trace{Events: make([]TraceEvent, 0, pages*5+operators+4)},
@@ -196,7 +196,7 @@ func (w *traceWriter) add(ev *xevents.EventData) {
 	before := w.b.Len()
 	xevents.RenderEvent(&w.b, ev, w.actions, w.ec, w.seq, false, &w.stamps)
 	w.ends = append(w.ends, w.b.Len())
-	w.t.Events = append(w.t.Events, TraceEvent{Name: ev.Name, FileOffset: w.offset, Timestamp: ev.Ts})
+	w.t.Events = append(w.t.Events, TraceEvent{Name: ev.Name, FileOffset: w.offset, Timestamp: ev.Time})
 	w.bufBytes += (w.b.Len() - before) / 2
 	if w.b.Len() > traceChunk-64<<10 {
 		w.seal()
@@ -223,18 +223,18 @@ func (w *traceWriter) scanPages(sc *genOp) {
 				xevents.FUint("resource_2", "uint32", 0), xevents.FUint("object_id", "int32", 0), xevents.FUint("associated_object_id", "uint64", sc.hobt),
 				xevents.FUint("duration", "uint64", 0), xevents.FStr("resource_description", lock.desc)}
 		}
-		w.add(&xevents.EventData{Name: "lock_acquired", Pkg: "sqlserver", Ts: w.tick(2 * time.Microsecond), Fields: lockFields()})
+		w.add(&xevents.EventData{Name: "lock_acquired", Pkg: "sqlserver", Time: w.tick(2 * time.Microsecond), Fields: lockFields()})
 		res := xevents.FPtr("wait_resource", 0x000001E4A1000000+uint64(pid)*0x40)
-		w.add(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
+		w.add(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
 			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 		wait := time.Duration(60+int(pid%5)*20) * time.Microsecond
-		w.add(&xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Ts: w.tick(wait), Fields: []xevents.Field{
+		w.add(&xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: w.tick(wait), Fields: []xevents.Field{
 			xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(pid))}})
-		w.add(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: w.tick(time.Microsecond), Fields: []xevents.Field{
+		w.add(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: w.tick(time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
 			xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
-		w.add(&xevents.EventData{Name: "lock_released", Pkg: "sqlserver", Ts: w.tick(2 * time.Microsecond), Fields: lockFields()})
+		w.add(&xevents.EventData{Name: "lock_released", Pkg: "sqlserver", Time: w.tick(2 * time.Microsecond), Fields: lockFields()})
 	}
 	sc.end = w.clock
 }

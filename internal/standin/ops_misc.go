@@ -647,7 +647,7 @@ func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
 			if opcode == "End" {
 				dur = 1
 			}
-			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(150 * time.Microsecond), Thread: th, Fields: []xevents.Field{
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(150 * time.Microsecond), Thread: th, Fields: []xevents.Field{
 				xevents.FMap("wait_type", "wait_types", "sqlos", wt), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
 				xevents.FUint("duration", "uint64", dur), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
 		}

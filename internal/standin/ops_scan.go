@@ -491,15 +491,15 @@ func (x *execCtx) readPage(r *runCtx, n *planNode, page int32, readAhead bool) {
 	wait := time.Duration(180+int(page%7)*95) * time.Microsecond
 	res := xevents.FPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
 	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
 			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	x.fileRead(page, 1, wait)
-	s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Ts: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+	s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page))}})
 	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
 			xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
@@ -524,9 +524,9 @@ func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
 		}
 		return f
 	}
-	s.emit(x.ec, &xevents.EventData{Name: "file_read", Pkg: "sqlserver", Ts: s.advance(2 * time.Microsecond), Fields: fields(false)})
+	s.emit(x.ec, &xevents.EventData{Name: "file_read", Pkg: "sqlserver", Time: s.advance(2 * time.Microsecond), Fields: fields(false)})
 	s.advance(d)
-	s.emit(x.ec, &xevents.EventData{Name: "file_read_completed", Pkg: "sqlserver", Ts: s.clock, Fields: fields(true)})
+	s.emit(x.ec, &xevents.EventData{Name: "file_read_completed", Pkg: "sqlserver", Time: s.clock, Fields: fields(true)})
 }
 
 // readAheadPages issues one read-ahead I/O for the uncached pages among
@@ -551,7 +551,7 @@ func (x *execCtx) readAheadPages(r *runCtx, n *planNode, pages []int32) {
 	x.fileRead(run[0], len(run), time.Duration(400+30*len(run))*time.Microsecond)
 	c := n.counters(r.thread)
 	for _, p := range run {
-		s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Ts: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
 		s.cached[p] = false
 		c.readAheads++

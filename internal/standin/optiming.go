@@ -129,7 +129,7 @@ func (x *execCtx) profileNode(n *planNode) {
 			fields = append(fields, xevents.FUint("actual_rows", "uint64", c.rows), xevents.FUint("logical_reads", "uint64", c.logical),
 				xevents.FUint("physical_reads", "uint64", c.physical))
 		}
-		s.emit(x.ec, &xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Ts: s.advance(3 * time.Microsecond), Fields: fields, Thread: t})
+		s.emit(x.ec, &xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: s.advance(3 * time.Microsecond), Fields: fields, Thread: t})
 	}
 }
 

@@ -267,7 +267,7 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 	if s.anySessionRunning() {
 		// login (fields as in real .xel metadata, docs/design/tracing.md §5.2)
 		ec := c.eventCtx()
-		s.emit(ec, &xevents.EventData{Name: "login", Pkg: "sqlserver", Ts: s.advance(20 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(ec, &xevents.EventData{Name: "login", Pkg: "sqlserver", Time: s.advance(20 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FBool("is_cached", false), xevents.FBool("is_recovered", false), xevents.FBool("is_dac", false), xevents.FUint("database_id", "uint32", int64(db.id)),
 			xevents.FUint("packet_size", "uint32", int64(sess.PacketSize)), {Name: "options", Typ: "binary_data", Pkg: "package0", Value: "2000002838f8ff3c00000000"},
 			xevents.FStr("options_text", ""), xevents.FStr("database_name", db.name)}})
@@ -359,7 +359,7 @@ func (c *connState) Close() {
 	}
 	if s.anySessionRunning() && !c.killed {
 		dur := s.now().Sub(c.loginAt).Microseconds()
-		s.emit(c.eventCtx(), &xevents.EventData{Name: "logout", Pkg: "sqlserver", Ts: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
+		s.emit(c.eventCtx(), &xevents.EventData{Name: "logout", Pkg: "sqlserver", Time: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FUint("duration", "uint64", dur), xevents.FUint("cpu_time", "uint64", dur/100), xevents.FUint("reads", "uint64", c.reads), xevents.FUint("writes", "uint64", c.writes)}})
 	}
 	if s.conns[c.spid] == c { // a KILLed session's SPID may already serve a new connection
@@ -392,7 +392,7 @@ func (c *connState) traceFlag(n int) bool {
 }
 
 func (c *connState) eventCtx() *xevents.EventCtx {
-	e := &xevents.EventCtx{Spid: c.spid, DBID: c.db.id, DbName: c.db.name, AppName: c.app, HostName: c.host, ClientPID: c.pid,
+	e := &xevents.EventCtx{SPID: c.spid, DBID: c.db.id, DBName: c.db.name, AppName: c.app, HostName: c.host, ClientPID: c.pid,
 		User: c.user, ServerName: serverName}
 	if c.txn != nil {
 		e.TxnID = c.txn.id
@@ -424,7 +424,7 @@ func (s *Server) emit(ec *xevents.EventCtx, ev *xevents.EventData) {
 			}
 			var b strings.Builder
 			xevents.RenderEvent(&b, ev, e.Actions, ec, sess.Sequence, false, &s.stamps)
-			r := xevents.RenderedEvent{Name: ev.Name, File: b.String(), Ts: ev.Ts}
+			r := xevents.RenderedEvent{Name: ev.Name, File: b.String(), Time: ev.Time}
 			for _, t := range sess.Targets {
 				if t.Name == "ring_buffer" {
 					var rb strings.Builder
@@ -434,7 +434,7 @@ func (s *Server) emit(ec *xevents.EventCtx, ev *xevents.EventData) {
 				}
 			}
 			if len(sess.Pending) == 0 {
-				sess.OldestPending = ev.Ts
+				sess.OldestPending = ev.Time
 			}
 			sess.Pending = append(sess.Pending, r)
 			sess.PendingBytes += len(r.File) / 2

@@ -667,7 +667,7 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 				continue
 			}
 			for _, e := range b.Events {
-				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.Name)), e.Name, e.File, p, b.Offset, e.Ts.Truncate(time.Millisecond)})
+				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.Name)), e.Name, e.File, p, b.Offset, e.Time.Truncate(time.Millisecond)})
 			}
 		}
 	}

@@ -107,7 +107,7 @@ func (x *execCtx) emitTxnState(state string) {
 	if c.txn == nil || !x.srv.anySessionRunning() {
 		return
 	}
-	x.srv.emit(x.ec, &xevents.EventData{Name: "sql_transaction", Pkg: "sqlserver", Ts: x.srv.advance(3 * time.Microsecond), Fields: []xevents.Field{
+	x.srv.emit(x.ec, &xevents.EventData{Name: "sql_transaction", Pkg: "sqlserver", Time: x.srv.advance(3 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("transaction_id", "int64", c.txn.id), xevents.FMap("transaction_state", "transaction_state", "sqlserver", state),
 		xevents.FMap("transaction_type", "transaction_type", "sqlserver", "User"),
 		xevents.FUint("duration", "uint64", x.srv.clock.Sub(c.txn.begin).Microseconds())}})
@@ -143,13 +143,13 @@ func (x *execCtx) flushLog() {
 	s.log.block += 8
 	wait := 300 * time.Microsecond
 	res := xevents.FPtr("wait_resource", 0)
-	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FMap("wait_type", "wait_types", "sqlos", "WRITELOG"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
 		xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
-	s.emit(x.ec, &xevents.EventData{Name: "log_flush_complete", Pkg: "sqlserver", Ts: s.advance(wait), Fields: []xevents.Field{
+	s.emit(x.ec, &xevents.EventData{Name: "log_flush_complete", Pkg: "sqlserver", Time: s.advance(wait), Fields: []xevents.Field{
 		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
 		xevents.FUint("duration", "uint64", 0), xevents.FUint("write_size", "uint32", 4096)}})
-	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Ts: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FMap("wait_type", "wait_types", "sqlos", "WRITELOG"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
 		xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 }
@@ -227,7 +227,7 @@ func (x *execCtx) lockEvent(name string, l heldLock, txnID int64) {
 		xevents.FStr("resource_description", l.desc),
 		xevents.FStr("database_name", ""),
 	}
-	x.srv.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Ts: ts, Fields: fields})
+	x.srv.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Time: ts, Fields: fields})
 }
 
 func objectLock(t *table, mode string) heldLock {
@@ -273,7 +273,7 @@ func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *index, page int3
 		if x.srv.opts.GuessedColumns {
 			fields = append(fields, xevents.FUint("log_record_size", "uint32", int64(len(rec.raw))))
 		}
-		x.srv.emit(x.ec, &xevents.EventData{Name: "transaction_log", Pkg: "sqlserver", Ts: x.srv.advance(4 * time.Microsecond), Fields: fields})
+		x.srv.emit(x.ec, &xevents.EventData{Name: "transaction_log", Pkg: "sqlserver", Time: x.srv.advance(4 * time.Microsecond), Fields: fields})
 	}
 	return rec
 }
@@ -458,7 +458,7 @@ func (x *execCtx) relayout(t *table) {
 		for _, p := range ix.leafPages[before:] {
 			x.srv.cached[p] = true
 			if before > 0 && x.srv.anySessionRunning() {
-				x.srv.emit(x.ec, &xevents.EventData{Name: "page_split", Pkg: "sqlserver", Ts: x.srv.advance(20 * time.Microsecond), Fields: []xevents.Field{
+				x.srv.emit(x.ec, &xevents.EventData{Name: "page_split", Pkg: "sqlserver", Time: x.srv.advance(20 * time.Microsecond), Fields: []xevents.Field{
 					xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(ix.leafPages[before-1])),
 					xevents.FUint("database_id", "uint16", int64(t.db.id)), xevents.FUint("rowset_id", "uint64", ix.partitionID),
 					xevents.FMap("splitOperation", "page_split_operation", "sqlserver", "SPLIT_FOR_INSERT"),
@@ -620,9 +620,9 @@ func (x *execCtx) checkpoint() {
 		x.stats.writes++
 		if s.anySessionRunning() && x.ec != nil {
 			// CHECKPOINT issued by a session writes on that session's thread
-			s.emit(x.ec, &xevents.EventData{Name: "physical_page_write", Pkg: "sqlserver", Ts: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
+			s.emit(x.ec, &xevents.EventData{Name: "physical_page_write", Pkg: "sqlserver", Time: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
 				xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
-			s.emit(x.ec, &xevents.EventData{Name: "file_write_completed", Pkg: "sqlserver", Ts: s.advance(120 * time.Microsecond), Fields: []xevents.Field{
+			s.emit(x.ec, &xevents.EventData{Name: "file_write_completed", Pkg: "sqlserver", Time: s.advance(120 * time.Microsecond), Fields: []xevents.Field{
 				xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p)),
 				xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(p)*8192), xevents.FUint("size", "uint32", 8192),
 				xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous"), xevents.FUint("duration", "uint64", 0)}})

@@ -199,7 +199,7 @@ func (p *parser) statement() (Stmt, *SQLError) {
 		return p.deleteStatement()
 	case "BEGIN":
 		return p.beginStatement()
-	case "SAVE": // SAVE TRAN[SACTION] savepoint (savepoint.go)
+	case "SAVE": // SAVE TRAN[SACTION] savepoint
 		return p.saveTranStatement()
 	case "COMMIT", "ROLLBACK":
 		return p.endTranStatement(t)
@@ -233,9 +233,9 @@ func (p *parser) statement() (Stmt, *SQLError) {
 	case "EXEC", "EXECUTE":
 		return p.execStatement()
 	case "KILL":
-		return p.killStatement() // safety.go
+		return p.killStatement() // parse_admin.go
 	case "RECEIVE", "SEND":
-		return p.brokerStatement() // safety.go
+		return p.brokerStatement() // parse_admin.go
 	case "END":
 		if p.peekAt(1).is("CONVERSATION") {
 			return p.brokerStatement()
@@ -317,7 +317,7 @@ func (p *parser) beginStatement() (Stmt, *SQLError) {
 	return &block, nil
 }
 
-// saveTranStatement parses SAVE TRAN[SACTION] savepoint (savepoint.go).
+// saveTranStatement parses SAVE TRAN[SACTION] savepoint (run by internal/standin/savepoint.go).
 func (p *parser) saveTranStatement() (Stmt, *SQLError) {
 	p.i++
 	if !p.accept("TRAN") && !p.accept("TRANSACTION") {
@@ -401,10 +401,10 @@ func (p *parser) ifStatement() (Stmt, *SQLError) {
 }
 
 // waitforStatement parses WAITFOR DELAY 'time'; WAITFOR (RECEIVE …) is
-// Service Broker's (safety.go).
+// Service Broker's (parse_admin.go).
 func (p *parser) waitforStatement() (Stmt, *SQLError) {
 	if p.peekAt(1).isOp("(") {
-		return p.brokerStatement() // WAITFOR (RECEIVE …), safety.go
+		return p.brokerStatement() // WAITFOR (RECEIVE …), parse_admin.go
 	}
 	p.i++
 	if err := p.expect("DELAY"); err != nil {

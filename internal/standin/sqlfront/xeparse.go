@@ -285,7 +285,7 @@ func (p *parser) xePredFactor() (XEPred, *SQLError) {
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
 		}
-		op, ok := comparatorOp(cmp) // safety.go
+		op, ok := comparatorOp(cmp)
 		if !ok {
 			return nil, ErrXEObjectInvalid("predicate comparator", cmp)
 		}

@@ -51,17 +51,17 @@ func FBool(name string, v bool) Field {
 type EventData struct {
 	Name   string
 	Pkg    string
-	Ts     time.Time
+	Time   time.Time
 	Fields []Field
 	Thread int    // worker thread, for sqlos actions
-	Stack  *Stack // call stack, rendered when a session asks for it (callstacks.go)
+	Stack  *Stack // call stack, rendered when a session asks for it (internal/standin/callstacks.go)
 }
 
 // EventCtx is the context actions and predicate sources are read from.
 type EventCtx struct {
-	Spid       int
+	SPID       int
 	DBID       int
-	DbName     string
+	DBName     string
 	SQLText    string
 	PlanHandle string
 	TxnID      int64
@@ -77,13 +77,13 @@ type EventCtx struct {
 func (c *EventCtx) actionValue(name string, ev *EventData, seq int64) (string, bool) {
 	switch name {
 	case "session_id":
-		return strconv.Itoa(c.Spid), false
+		return strconv.Itoa(c.SPID), false
 	case "request_id":
 		return "0", false
 	case "database_id":
 		return strconv.Itoa(c.DBID), false
 	case "database_name":
-		return c.DbName, true
+		return c.DBName, true
 	case "sql_text":
 		return c.SQLText, true
 	case "plan_handle":
@@ -120,7 +120,7 @@ func (c *EventCtx) actionValue(name string, ev *EventData, seq int64) (string, b
 	case "event_sequence":
 		return strconv.FormatInt(seq, 10), false
 	case "collect_system_time":
-		return ev.Ts.UTC().Format("2006-01-02T15:04:05.000Z"), false
+		return ev.Time.UTC().Format("2006-01-02T15:04:05.000Z"), false
 	case "task_address":
 		return fmt.Sprintf("0x%016x", 0x000001E4A8C0C4E8+uint64(ev.Thread)*0x1c8), false
 	case "worker_address":
@@ -240,7 +240,7 @@ func RenderEvent(b *strings.Builder, ev *EventData, actions []sqlfront.XEName, c
 	b.WriteString(`" package="`)
 	b.WriteString(ev.Pkg)
 	b.WriteString(`" timestamp="`)
-	b.WriteString(stamps.xeTimestamp(ev.Ts))
+	b.WriteString(stamps.xeTimestamp(ev.Time))
 	b.WriteString(`">`)
 	for i := range ev.Fields {
 		f := &ev.Fields[i]

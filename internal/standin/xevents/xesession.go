@@ -95,7 +95,7 @@ type RenderedEvent struct {
 	Name string
 	File string // event_file form (no <type>)
 	Ring string // ring_buffer form (with <type>)
-	Ts   time.Time
+	Time time.Time
 }
 
 type Target struct {
@@ -496,7 +496,7 @@ func (sess *Session) Flush(files map[string]*File) {
 func (t *Target) writeBuffer(evs []RenderedEvent, size int, files map[string]*File) {
 	bytes := int64((size + 64 + 511) / 512 * 512)
 	if t.Current.Size+bytes > t.maxFileMB*1024*1024 && len(t.Current.Buffers) > 0 {
-		t.Rollover(evs[0].Ts, files)
+		t.Rollover(evs[0].Time, files)
 	}
 	f := t.Current
 	f.Buffers = append(f.Buffers, Buffer{Offset: f.Size, Events: append([]RenderedEvent(nil), evs...)})
