@@ -83,10 +83,18 @@ func moduleImports(t *testing.T) map[string][]string {
 // may link them.
 var testSupport = regexp.MustCompile(`^internal/(symfixture|testenv|testsql|testtrace|viewertest|s3fake|pluginhost|testbomb|grafanarule|tsqlcorpus)$|^pkg/(pdb/pdbtest|xe/xetest)$|^internal/standin/clienttest$`)
 
+// standinFront is the stand-in's T-SQL front end (lexer, parser, trees).
+const standinFront = "internal/standin/sqlfront"
+
+// standinEvents is the stand-in's Extended Events emulation.
+const standinEvents = "internal/standin/xevents"
+
 // TestLayers: every arrow of docs/ARCHITECTURE.md's layer table is true in
 // the imports — a package imports only its own layer or the ones above it;
 // every package under pkg/ is in the table (or named as test support);
-// product code never imports the stand-in; no command links test support.
+// product code never imports the stand-in; the stand-in's front end imports
+// nothing of the module and its event emulation only the front end; no
+// command links test support.
 func TestLayers(t *testing.T) {
 	rank, names := architectureLayers(t)
 	imports := moduleImports(t)
@@ -104,6 +112,15 @@ func TestLayers(t *testing.T) {
 				t.Errorf("%s imports the stand-in (%s): production code never does", p, d)
 			}
 		}
+	}
+	// The stand-in's T-SQL front end says what a batch means, never what it
+	// does: it must not reach the engine, the catalog or the event emulation.
+	if deps, ok := imports[standinFront]; !ok || len(deps) > 0 {
+		t.Errorf("%s imports module packages %q (or is missing): the front end imports only the standard library", standinFront, deps)
+	}
+	// The event emulation needs no executor: it reaches only the front end.
+	if deps, ok := imports[standinEvents]; !ok || !slices.Equal(deps, []string{standinFront}) {
+		t.Errorf("%s imports %q (or is missing): it may import only %s", standinEvents, deps, standinFront)
 	}
 	for p := range rank {
 		if _, ok := imports[p]; !ok {

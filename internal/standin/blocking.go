@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Blocking. Statements still execute one at a time under the server lock,
@@ -56,31 +59,10 @@ func (x *execCtx) lockBlocker(l heldLock) *connState {
 	return nil
 }
 
-// readBlocker returns a connection whose transaction holds an exclusive
-// lock on a row, page or the whole of t: a READ COMMITTED reader of t waits.
-func (x *execCtx) readBlocker(t *table) *connState {
-	hobts := map[int64]bool{}
-	for _, ix := range t.indexes {
-		hobts[ix.partitionID] = true
-	}
-	for _, c := range x.srv.conns {
-		if c == x.conn || c.txn == nil {
-			continue
-		}
-		for _, h := range c.txn.locks {
-			if h.mode == "X" && (hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.objectID) {
-				x.noteWaitResource(h)
-				return c
-			}
-		}
-	}
-	return nil
-}
-
 // dmlBlocker returns a connection with an uncommitted change to a row of t
 // that an UPDATE/DELETE with this WHERE would touch (its before or after
 // image qualifies): the statement's U lock on that row would wait.
-func (x *execCtx) dmlBlocker(t *table, where expr) *connState {
+func (x *execCtx) dmlBlocker(t *table, where sqlfront.Expr) *connState {
 	rel := &relation{}
 	for _, c := range t.columns {
 		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
@@ -114,7 +96,7 @@ func (x *execCtx) dmlBlocker(t *table, where expr) *connState {
 
 // waitWhile blocks while blocker() names a connection, emitting the
 // wait_info Begin/End pair of waitType. The caller holds the server lock.
-func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLError {
+func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *sqlfront.SQLError {
 	s := x.srv
 	c := x.conn
 	b := blocker()
@@ -127,35 +109,35 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 	}
 	start := s.now()
 	wall := time.Now()
-	res := fPtr("wait_resource", 0)
+	res := xevents.FPtr("wait_resource", 0)
 	c.lockWait.waitType, c.lockWait.since = waitType, wall // sys.dm_exec_requests (requests.go)
 	if s.anySessionRunning() {
-		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", waitType), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
+			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	defer func() {
 		c.waitingOn = nil
 		c.lockWait = lockWaitState{lastWaitType: waitType}
 		if s.anySessionRunning() {
 			now := s.now()
-			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", waitType), fMap("opcode", "event_opcode", "sqlos", "End"),
-				fUint("duration", "uint64", now.Sub(start).Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+				xevents.FMap("wait_type", "wait_types", "sqlos", waitType), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
+				xevents.FUint("duration", "uint64", now.Sub(start).Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 		}
 	}()
 	for b != nil {
 		// a cycle through the waiters makes this session the deadlock victim
 		for w, hops := b, 0; w != nil && hops < 64; w, hops = w.waitingOn, hops+1 {
 			if w == c {
-				return sqlErr(1205, 13, "Transaction (Process ID %d) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction.", c.spid)
+				return sqlfront.NewError(1205, 13, "Transaction (Process ID %d) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction.", c.spid)
 			}
 		}
 		if c.lockTimeoutMs >= 0 && time.Since(wall) >= time.Duration(c.lockTimeoutMs)*time.Millisecond {
-			return sqlErr(1222, 16, "Lock request time out period exceeded.")
+			return sqlfront.NewError(1222, 16, "Lock request time out period exceeded.")
 		}
 		if err := ctx.Err(); err != nil || c.killed {
-			return sqlErr(0, 0, "cancelled") // the caller returns ctx.Err() or drops the connection
+			return sqlfront.NewError(0, 0, "cancelled") // the caller returns ctx.Err() or drops the connection
 		}
 		c.waitingOn = b
 		if b.hold != nil {
@@ -189,7 +171,7 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *SQLErro
 		if c.killed {
 			// KILL rolled this session's transaction back while it waited:
 			// even if the lock is free now, the request must not go on
-			return sqlErr(0, 0, "killed")
+			return sqlfront.NewError(0, 0, "killed")
 		}
 		b = blocker()
 	}

@@ -5,6 +5,9 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Reading event files as files: OPENROWSET(BULK N'<path>', SINGLE_BLOB)
@@ -19,17 +22,17 @@ import (
 // (kept in memory as event XML), rendered as .xel through
 // Options.XELEncoder. sys.dm_os_enumerate_filesystem lists them.
 
-func errBulkPermission() *SQLError {
-	return sqlErr(4834, 16, "You do not have permission to use the bulk load statement.")
+func errBulkPermission() *sqlfront.SQLError {
+	return sqlfront.NewError(4834, 16, "You do not have permission to use the bulk load statement.")
 }
 
-func errBulkNoFile(p string) *SQLError {
-	return sqlErr(4860, 16, "Cannot bulk load. The file \"%s\" does not exist or you don't have file access rights.", p)
+func errBulkNoFile(p string) *sqlfront.SQLError {
+	return sqlfront.NewError(4860, 16, "Cannot bulk load. The file \"%s\" does not exist or you don't have file access rights.", p)
 }
 
 // eventFile finds an event file by its full path (case-insensitive, either
 // slash, as SQL Server on Linux maps C:\x to /x).
-func (s *Server) eventFile(p string) *xeFile {
+func (s *Server) eventFile(p string) *xevents.File {
 	norm := func(s string) string {
 		s = strings.ReplaceAll(s, `\`, "/")
 		if len(s) >= 2 && s[1] == ':' {
@@ -46,9 +49,9 @@ func (s *Server) eventFile(p string) *xeFile {
 	return nil
 }
 
-func (x *execCtx) openRowsetBulk(f *tableFunc, args []any) (*relation, *SQLError) {
+func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, *sqlfront.SQLError) {
 	if f.Bulk != "SINGLE_BLOB" || len(args) != 1 {
-		return nil, errSyntaxNear("OPENROWSET")
+		return nil, sqlfront.ErrSyntaxNear("OPENROWSET")
 	}
 	if !x.conn.bulk {
 		return nil, errBulkPermission()
@@ -63,15 +66,15 @@ func (x *execCtx) openRowsetBulk(f *tableFunc, args []any) (*relation, *SQLError
 		return nil, errBulkNoFile(p)
 	}
 	var events []string
-	for _, b := range file.buffers {
-		for _, e := range b.events {
-			events = append(events, e.file)
+	for _, b := range file.Buffers {
+		for _, e := range b.Events {
+			events = append(events, e.File)
 		}
 	}
 	var buf bytes.Buffer
 	if err := x.srv.opts.XELEncoder(events, &buf); err != nil {
 		x.srv.opts.Logger.Error("standin: XELEncoder failed", "file", p, "err", err)
-		return nil, sqlErr(4861, 16, "Cannot bulk load because the file \"%s\" could not be read.", p)
+		return nil, sqlfront.NewError(4861, 16, "Cannot bulk load because the file \"%s\" could not be read.", p)
 	}
 	return &relation{cols: cols("BulkColumn", tVarBin(0)), rows: [][]any{{buf.Bytes()}}}, nil
 }
@@ -81,11 +84,11 @@ func (x *execCtx) openRowsetBulk(f *tableFunc, args []any) (*relation, *SQLError
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-enumerate-filesystem-transact-sql;
 // it needs VIEW SERVER STATE, which only the sysadmin has here). Only files
 // directly in path are listed; other files of the server are not emulated.
-func (x *execCtx) enumerateFilesystem(args []any) (*relation, *SQLError) {
+func (x *execCtx) enumerateFilesystem(args []any) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("full_filesystem_path", tNVar(512), "parent_directory", tNVar(512), "file_or_directory_name", tNVar(512),
 		"level", tInt, "is_directory", tBit, "size_in_bytes", tBigInt)}
 	if !x.conn.sysadmin {
-		return nil, sqlErr(300, 14, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
+		return nil, sqlfront.NewError(300, 14, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
 	}
 	dir, _ := args[0].(string)
 	pattern, _ := args[1].(string)
@@ -108,7 +111,7 @@ func (x *execCtx) enumerateFilesystem(args []any) (*relation, *SQLError) {
 		if ok, err := path.Match(strings.ToLower(pattern), strings.ToLower(base)); err != nil || !ok {
 			continue
 		}
-		r.rows = append(r.rows, []any{name, strings.TrimRight(parent, "/"), base, int64(0), false, f.size})
+		r.rows = append(r.rows, []any{name, strings.TrimRight(parent, "/"), base, int64(0), false, f.Size})
 	}
 	return r, nil
 }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Call stacks of the stand-in's events.
@@ -171,9 +174,9 @@ var bufferFix = []frameRef{fr("sqlmin", "BPool::Get"), fr("sqlmin", "FixPageNotT
 
 // eventFrames are the frames of the code that fires ev (innermost first),
 // above the operator's.
-func eventFrames(ev *xeEventData, leaf *planNode) []frameRef {
-	out := []frameRef{publish(ev.pkg, ev.name)}
-	switch ev.name {
+func eventFrames(ev *xevents.EventData, leaf *planNode) []frameRef {
+	out := []frameRef{publish(ev.Pkg, ev.Name)}
+	switch ev.Name {
 	case "physical_page_read":
 		out = append(out, fr("sqlmin", "BPool::ReadPage"))
 		out = append(out, bufferFix...)
@@ -238,10 +241,10 @@ func waitFrames(wt string, leaf *planNode) []frameRef {
 	return nil
 }
 
-func waitType(ev *xeEventData) string {
-	for _, f := range ev.fields {
-		if f.name == "wait_type" {
-			return f.text
+func waitType(ev *xevents.EventData) string {
+	for _, f := range ev.Fields {
+		if f.Name == "wait_type" {
+			return f.Text
 		}
 	}
 	return ""
@@ -249,7 +252,7 @@ func waitType(ev *xeEventData) string {
 
 // stackOf builds the frames of ev: the event's own code, the operators
 // being executed (ops, root first), the statement and the thread.
-func stackOf(ev *xeEventData, ops []*planNode, profiled string) []frameRef {
+func stackOf(ev *xevents.EventData, ops []*planNode, profiled string) []frameRef {
 	var leaf *planNode
 	if len(ops) > 0 {
 		leaf = ops[len(ops)-1]
@@ -327,13 +330,7 @@ type stackModel struct {
 	bases    map[string]uint64
 	rva      bool   // the persona has package0.callstack_rva
 	profiled string // the profiling iterator of actual plans
-	cache    map[string]*renderedStack
-}
-
-// renderedStack is one distinct stack, in both action forms.
-type renderedStack struct {
-	frames        []frameRef
-	addrs, rvaXML string
+	cache    map[string]*xevents.Stack
 }
 
 // StackModules lists the modules whose functions the stand-in's call
@@ -382,15 +379,15 @@ func allFrames() []frameRef {
 			out = append(out, accessFrames(op)...)
 		}
 	}
-	for _, ev := range []xeEventData{{name: "physical_page_read", pkg: "sqlserver"}, {name: "physical_page_write", pkg: "sqlserver"},
-		{name: "lock_acquired", pkg: "sqlserver"}, {name: "lock_released", pkg: "sqlserver"}, {name: "lock_escalation", pkg: "sqlserver"},
-		{name: "sort_warning", pkg: "sqlserver"}, {name: "hash_warning", pkg: "sqlserver"}, {name: "hash_spill_details", pkg: "sqlserver"},
-		{name: "page_split", pkg: "sqlserver"}, {name: "transaction_log", pkg: "sqlserver"}, {name: "log_flush_complete", pkg: "sqlserver"},
-		{name: "wait_info", pkg: "sqlos"}, {name: "wait_completed", pkg: "sqlos"}} {
+	for _, ev := range []xevents.EventData{{Name: "physical_page_read", Pkg: "sqlserver"}, {Name: "physical_page_write", Pkg: "sqlserver"},
+		{Name: "lock_acquired", Pkg: "sqlserver"}, {Name: "lock_released", Pkg: "sqlserver"}, {Name: "lock_escalation", Pkg: "sqlserver"},
+		{Name: "sort_warning", Pkg: "sqlserver"}, {Name: "hash_warning", Pkg: "sqlserver"}, {Name: "hash_spill_details", Pkg: "sqlserver"},
+		{Name: "page_split", Pkg: "sqlserver"}, {Name: "transaction_log", Pkg: "sqlserver"}, {Name: "log_flush_complete", Pkg: "sqlserver"},
+		{Name: "wait_info", Pkg: "sqlos"}, {Name: "wait_completed", Pkg: "sqlos"}} {
 		out = append(out, eventFrames(&ev, nil)...)
 	}
-	for name, def := range xeEvents {
-		ev := xeEventData{name: name, pkg: def.pkg}
+	for name, def := range xevents.Events {
+		ev := xevents.EventData{Name: name, Pkg: def.Pkg}
 		out = append(out, eventFrames(&ev, nil)...)
 	}
 	for _, wt := range []string{"PAGEIOLATCH_SH", "LCK_M_S", "IO_COMPLETION", "CXPACKET", "WRITELOG", "RESOURCE_SEMAPHORE"} {
@@ -401,7 +398,7 @@ func allFrames() []frameRef {
 
 func newStackModel(p *Persona, builds map[string]ModuleBuild) *stackModel {
 	m := &stackModel{modules: map[string]*StackModule{}, rvas: map[frameRef]uint32{}, builds: map[string]ModuleBuild{},
-		bases: map[string]uint64{}, rva: p.CallstackRVA, profiled: "CQScanProfileNew", cache: map[string]*renderedStack{}}
+		bases: map[string]uint64{}, rva: p.CallstackRVA, profiled: "CQScanProfileNew", cache: map[string]*xevents.Stack{}}
 	if p.Version.Major >= 15 {
 		// lightweight profiling v3 is on by default from SQL Server 2019
 		// (docs/design/event-fields.md §5)
@@ -440,7 +437,7 @@ func offsetIn(f frameRef) uint32 {
 }
 
 // render returns the stack of ev under ops, rendering each distinct stack once.
-func (m *stackModel) render(ev *xeEventData, ops []*planNode) *renderedStack {
+func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Stack {
 	frames := stackOf(ev, ops, m.profiled)
 	var key strings.Builder
 	for _, f := range frames {
@@ -452,7 +449,7 @@ func (m *stackModel) render(ev *xeEventData, ops []*planNode) *renderedStack {
 	if r, ok := m.cache[key.String()]; ok {
 		return r
 	}
-	r := &renderedStack{frames: frames}
+	r := &xevents.Stack{}
 	var addrs, rva strings.Builder
 	for i, f := range frames {
 		off := m.rvas[f] + offsetIn(f)
@@ -460,7 +457,7 @@ func (m *stackModel) render(ev *xeEventData, ops []*planNode) *renderedStack {
 		sm, b := m.modules[f.module], m.builds[f.module]
 		fmt.Fprintf(&rva, `<frame id="%02X" pdb="%s" age="%d" guid="%s" module="%s" rva="0x%X" />`+"\n", i, sm.PDB, b.Age, strings.ToLower(b.GUID), sm.File, off)
 	}
-	r.addrs, r.rvaXML = strings.TrimRight(addrs.String(), "\n"), strings.TrimRight(rva.String(), "\n")
+	r.Addrs, r.RVAXML = strings.TrimRight(addrs.String(), "\n"), strings.TrimRight(rva.String(), "\n")
 	if len(m.cache) < 4096 {
 		m.cache[key.String()] = r
 	}
@@ -471,7 +468,7 @@ func (m *stackModel) render(ev *xeEventData, ops []*planNode) *renderedStack {
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // which only the sysadmin has here.
-func loadedModulesView(x *execCtx, _ *database) (*relation, *SQLError) {
+func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("base_address", tVarBin(8), "file_version", tNVar(23), "product_version", tNVar(23), "debug", tBit,
 		"patched", tBit, "prerelease", tBit, "private_build", tBit, "special_build", tBit, "language", tInt,
 		"company", tNVar(256), "description", tNVar(256), "name", tNVar(255))}
@@ -480,7 +477,7 @@ func loadedModulesView(x *execCtx, _ *database) (*relation, *SQLError) {
 		if x.srv.persona.GranularXEPermissions {
 			perm = "VIEW SERVER PERFORMANCE STATE"
 		}
-		return nil, sqlErr(300, 14, "%s permission was denied on object 'server', database 'master'.", perm)
+		return nil, sqlfront.NewError(300, 14, "%s permission was denied on object 'server', database 'master'.", perm)
 	}
 	p := x.srv.persona
 	for _, m := range loadedModules {
@@ -498,26 +495,13 @@ func loadedModulesView(x *execCtx, _ *database) (*relation, *SQLError) {
 }
 
 // wantsStack tells whether a session event's actions include a call stack.
-func wantsStack(actions []xeName) bool {
+func wantsStack(actions []sqlfront.XEName) bool {
 	for _, a := range actions {
 		if a.Name == "callstack" || a.Name == "callstack_rva" {
 			return true
 		}
 	}
 	return false
-}
-
-// callstackValue is the action's value for ev: raw addresses for
-// package0.callstack (what an event_file reader without module information
-// prints), <frame> elements for package0.callstack_rva.
-func callstackValue(ev *xeEventData, rva bool) string {
-	if ev.stack == nil {
-		return ""
-	}
-	if rva {
-		return ev.stack.rvaXML
-	}
-	return ev.stack.addrs
 }
 
 // enterOp and leaveOp track the operators being executed (runCtx's open,

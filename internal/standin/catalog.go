@@ -315,7 +315,7 @@ func (ix *index) entryPos(row []any) int {
 // keyHash is the stand-in's %%lockres%% value for an index key: 48 bits
 // printed as "(" + 12 hex digits + ")", the format SQL Server uses. SQL
 // Server's own hash function is undocumented; this one (FNV-1a over the key
-// values) is deterministic, so lock events and %%lockres%% lookups agree.
+// Values) is deterministic, so lock events and %%lockres%% lookups agree.
 func (ix *index) keyHash(row []any) string {
 	var buf [64]byte
 	b := strconv.AppendInt(buf[:0], ix.partitionID, 10)
@@ -379,13 +379,4 @@ func (t *table) indexByName(name string) *index {
 		}
 	}
 	return nil
-}
-
-// pagesInOrder lists the index's pages as a scan touches them: root first.
-func (ix *index) scanPages() []int32 {
-	var out []int32
-	if ix.rootPage != 0 {
-		out = append(out, ix.rootPage)
-	}
-	return append(out, ix.leafPages...)
 }

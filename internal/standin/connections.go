@@ -3,6 +3,7 @@ package standin
 import (
 	"sort"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -12,7 +13,7 @@ import (
 // for TLS over the whole connection, FALSE for none or a login-only
 // handshake), the protocol version and packet size. VIEW SERVER STATE is
 // needed to see other sessions' rows; without it a login sees its own.
-func dmExecConnections(x *execCtx, db *database) (*relation, *SQLError) {
+func dmExecConnections(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("session_id", tInt, "net_transport", tNVar(40), "protocol_type", tNVar(40), "protocol_version", tInt,
 		"encrypt_option", tNVar(40), "auth_scheme", tNVar(40), "net_packet_size", tInt, "client_net_address", tNVar(48))}
 	var ids []int

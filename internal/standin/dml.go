@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -15,16 +16,16 @@ import (
 // Insert/Update/Delete/Merge SQL Server would show.
 
 // dmlTable resolves the target of a modification.
-func (x *execCtx) dmlTable(parts []string) (*table, *SQLError) {
+func (x *execCtx) dmlTable(parts []string) (*table, *sqlfront.SQLError) {
 	if len(parts) >= 2 && strings.EqualFold(parts[len(parts)-2], "sys") {
-		return nil, sqlErr(259, 16, "Ad hoc updates to system catalogs are not allowed.")
+		return nil, sqlfront.NewError(259, 16, "Ad hoc updates to system catalogs are not allowed.")
 	}
 	t, view, err := x.resolveTable(parts)
 	if err != nil {
 		return nil, err
 	}
 	if view != nil || t == nil {
-		return nil, sqlErr(259, 16, "Ad hoc updates to system catalogs are not allowed.")
+		return nil, sqlfront.NewError(259, 16, "Ad hoc updates to system catalogs are not allowed.")
 	}
 	return t, nil
 }
@@ -61,7 +62,7 @@ func dmlNode(t *table, logical string, child *planNode) *planNode {
 // dmlRun wraps a modification's plan execution with its query-level events.
 // The modification operator is driven here, not through runCtx: it opens
 // (and runs once) when the statement starts and ends with the last change.
-func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts queryOptions) (*queryRun, *SQLError) {
+func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
 	q, err := x.beginQuery(r, root, stype, opts)
 	if err == nil && !root.opened {
 		root.opened, root.start = true, x.srv.clock
@@ -85,7 +86,7 @@ func (x *execCtx) finishDML(q *queryRun, cmd tds.Command, n int64, isTableVar bo
 	return x.sendStatsXML()
 }
 
-func (x *execCtx) execInsert(s *insertStmt) error {
+func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 	t, err := x.dmlTable(s.Table)
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 	}
 	r := newRunCtx(x)
 	var src iter
-	var opts queryOptions
+	var opts sqlfront.QueryOptions
 	if s.Sel != nil {
 		var visible int
 		var p *planner
@@ -108,7 +109,7 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 			if visible > len(colIdx) {
 				return errColumnCount()
 			}
-			return sqlErr(120, 15, "The select list for the INSERT statement contains fewer items than the insert list. The number of SELECT values must match the number of INSERT columns.")
+			return sqlfront.NewError(120, 15, "The select list for the INSERT statement contains fewer items than the insert list. The number of SELECT values must match the number of INSERT columns.")
 		}
 	} else {
 		for _, row := range s.Rows {
@@ -116,7 +117,7 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 				if len(row) > len(colIdx) {
 					return errColumnCount()
 				}
-				return sqlErr(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
+				return sqlfront.NewError(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
 			}
 		}
 		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
@@ -152,17 +153,17 @@ func (x *execCtx) execInsert(s *insertStmt) error {
 // insertValuesIter evaluates INSERT … VALUES rows (nil: DEFAULT VALUES).
 type insertValuesIter struct {
 	n    *planNode
-	rows [][]expr
+	rows [][]sqlfront.Expr
 	i    int
 	env  evalEnv
 }
 
 func (v *insertValuesIter) node() *planNode { return v.n }
-func (v *insertValuesIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (v *insertValuesIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	v.i, v.env = 0, evalEnv{x: r.x, outer: outer}
 	return nil
 }
-func (v *insertValuesIter) next(r *runCtx) (*tuple, *SQLError) {
+func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if v.i >= len(v.rows) {
 		return nil, nil
 	}
@@ -173,7 +174,7 @@ func (v *insertValuesIter) next(r *runCtx) (*tuple, *SQLError) {
 	}
 	vals := make([]any, len(row))
 	for i, e := range row {
-		if lit, ok := e.(*colRef); ok && len(lit.Parts) == 1 && strings.EqualFold(lit.Parts[0], "DEFAULT") {
+		if lit, ok := e.(*sqlfront.ColRef); ok && len(lit.Parts) == 1 && strings.EqualFold(lit.Parts[0], "DEFAULT") {
 			vals[i] = defaultMarker{}
 			continue
 		}
@@ -191,7 +192,7 @@ func (v *insertValuesIter) close(r *runCtx) {}
 type defaultMarker struct{}
 
 // insertColumns maps an INSERT column list to table column positions.
-func (x *execCtx) insertColumns(t *table, names []string) ([]int, *SQLError) {
+func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLError) {
 	var colIdx []int
 	if len(names) == 0 {
 		for i, c := range t.columns {
@@ -208,7 +209,7 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *SQLError) {
 			return nil, errInvalidColumn(c)
 		}
 		if x.isIdentity(t, i) {
-			return nil, sqlErr(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
+			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
 		}
 		colIdx = append(colIdx, i)
 	}
@@ -216,7 +217,7 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *SQLError) {
 }
 
 // collect runs a plan to the end and returns its rows.
-func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *SQLError) {
+func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *sqlfront.SQLError) {
 	ts, err := r.drain(it, nil, 0, true)
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *SQLError) {
 
 // buildInsertRow converts a row of values to the table's columns, with
 // defaults, identity values and NOT NULL checks.
-func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *SQLError) {
+func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sqlfront.SQLError) {
 	row := make([]any, len(t.columns))
 	given := map[int]bool{}
 	for i, v := range vals {
@@ -258,7 +259,7 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *SQ
 
 // insertRows inserts rows into t: locked and logged in the transaction,
 // or directly for a table variable (which no rollback undoes).
-func (x *execCtx) insertRows(t *table, rows [][]any) *SQLError {
+func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 	if isTableVar(t) {
 		for _, row := range rows {
 			if _, dup := t.findRow(t.keyOf(row)); dup {
@@ -308,7 +309,7 @@ func (x *execCtx) undoMark() int {
 }
 
 // reread fetches the current version of a row by its key.
-func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
+func (x *execCtx) reread(t *table, stale []any, where sqlfront.Expr) ([]any, bool) {
 	i, ok := t.findRow(t.keyOf(stale))
 	if !ok {
 		return nil, false
@@ -327,7 +328,7 @@ func (x *execCtx) reread(t *table, stale []any, where expr) ([]any, bool) {
 
 // dmlTick lets other sessions run, and stops on cancel or KILL, every 256
 // rows a modification changes.
-func (x *execCtx) dmlTick(i int) *SQLError {
+func (x *execCtx) dmlTick(i int) *sqlfront.SQLError {
 	if i%yieldEvery != yieldEvery-1 {
 		return nil
 	}
@@ -337,7 +338,7 @@ func (x *execCtx) dmlTick(i int) *SQLError {
 // lockAndReread locks a row a modification will change (a table
 // variable takes no locks), then reads its current version: another
 // transaction may have changed or removed it while this one waited.
-func (x *execCtx) lockAndReread(t *table, stale []any, where expr) ([]any, bool, *SQLError) {
+func (x *execCtx) lockAndReread(t *table, stale []any, where sqlfront.Expr) ([]any, bool, *sqlfront.SQLError) {
 	if !isTableVar(t) {
 		if err := x.lockRow(t, stale); err != nil {
 			return nil, false, err
@@ -357,15 +358,15 @@ type target struct {
 // findTargets plans and runs the search for the rows an UPDATE or DELETE
 // changes: FROM (or the table alone) and WHERE, at most TOP rows, each
 // target row once.
-func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from tableRef, where expr, top expr, opts queryOptions, st stmt) (iter, func() ([]target, *SQLError), *SQLError) {
+func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.TableRef, where sqlfront.Expr, top sqlfront.Expr, opts sqlfront.QueryOptions, st sqlfront.Stmt) (iter, func() ([]target, *sqlfront.SQLError), *sqlfront.SQLError) {
 	qual := strings.ToLower(name[len(name)-1])
 	if from == nil {
-		from = &tableName{Parts: name}
+		from = &sqlfront.TableName{Parts: name}
 	}
-	sel := &selectStmt{From: from, Where: where, Opts: opts}
+	sel := &sqlfront.SelectStmt{From: from, Where: where, Opts: opts}
 	p := newPlanner(x, r)
 	p.stmtRoot = st
-	p.opts = mergeOptions(queryOptions{MaxRecursion: -1}, opts)
+	p.opts = mergeOptions(sqlfront.QueryOptions{MaxRecursion: -1}, opts)
 	it, err := p.planFromWhere(sel)
 	if err != nil {
 		return nil, nil, err
@@ -381,14 +382,14 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from tableRef,
 		}
 		n, ok := v.(int64)
 		if !ok || n < 0 {
-			return nil, nil, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
+			return nil, nil, sqlfront.NewError(1014, 15, "A TOP or FETCH clause contains an invalid value.")
 		}
 		if limit < 0 || n < limit {
 			limit = n
 		}
 	}
 	schema := it.node().schema
-	run := func() ([]target, *SQLError) {
+	run := func() ([]target, *sqlfront.SQLError) {
 		if err := r.open(it, nil); err != nil {
 			return nil, err
 		}
@@ -430,16 +431,16 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from tableRef,
 
 // resolveTarget finds the table an UPDATE/DELETE … FROM changes: the name
 // may be an alias of the FROM clause.
-func (x *execCtx) resolveTarget(name []string, from tableRef) (*table, *SQLError) {
+func (x *execCtx) resolveTarget(name []string, from sqlfront.TableRef) (*table, *sqlfront.SQLError) {
 	if from != nil && len(name) == 1 {
-		var found *tableName
-		var walk func(r tableRef)
-		walk = func(r tableRef) {
+		var found *sqlfront.TableName
+		var walk func(r sqlfront.TableRef)
+		walk = func(r sqlfront.TableRef) {
 			switch v := r.(type) {
-			case *joinRef:
+			case *sqlfront.JoinRef:
 				walk(v.Left)
 				walk(v.Right)
-			case *tableName:
+			case *sqlfront.TableName:
 				if strings.EqualFold(v.Alias, name[0]) {
 					found = v
 				}
@@ -453,7 +454,7 @@ func (x *execCtx) resolveTarget(name []string, from tableRef) (*table, *SQLError
 	return x.dmlTable(name)
 }
 
-func (x *execCtx) execUpdate(s *updateStmt) error {
+func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 	t, err := x.resolveTarget(s.Table, s.From)
 	if err != nil {
 		return err
@@ -463,7 +464,7 @@ func (x *execCtx) execUpdate(s *updateStmt) error {
 			return errInvalidColumn(set.Column)
 		}
 		if x.isIdentity(t, t.column(set.Column)) {
-			return sqlErr(8102, 16, "Cannot update identity column '%s'.", set.Column)
+			return sqlfront.NewError(8102, 16, "Cannot update identity column '%s'.", set.Column)
 		}
 	}
 	if !isTableVar(t) && s.From == nil {
@@ -495,8 +496,8 @@ func (x *execCtx) execUpdate(s *updateStmt) error {
 }
 
 // applyUpdates changes the target rows: lock, re-read, compute the SET
-// values, check them, then write all changes.
-func (x *execCtx) applyUpdates(t *table, s *updateStmt, targets []target) (int64, *SQLError) {
+// Values, check them, then write all changes.
+func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []target) (int64, *sqlfront.SQLError) {
 	type change struct{ before, after []any }
 	var changes []change
 	mark := x.undoMark()
@@ -536,7 +537,7 @@ func (x *execCtx) applyUpdates(t *table, s *updateStmt, targets []target) (int64
 			}
 			if cv == nil && t.columns[i].NotNull {
 				x.undoSince(mark)
-				return 0, sqlErr(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.columns[i].Name, t.db.name+"."+t.fullName())
+				return 0, sqlfront.NewError(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.columns[i].Name, t.db.name+"."+t.fullName())
 			}
 			after[i] = cv
 		}
@@ -555,7 +556,7 @@ func (x *execCtx) applyUpdates(t *table, s *updateStmt, targets []target) (int64
 	return int64(len(changes)), nil
 }
 
-func (x *execCtx) execDelete(s *deleteStmt) error {
+func (x *execCtx) execDelete(s *sqlfront.DeleteStmt) error {
 	t, err := x.resolveTarget(s.Table, s.From)
 	if err != nil {
 		return err

@@ -223,6 +223,22 @@
 //   - Non-sysadmin logins (Options.ExtraLogins): fn_dblog Msg 229, DBCC
 //     Msg 2571, event session DDL Msg 15151.
 //
+// # Packages
+//
+// The stand-in is split along its seams, each package saying in its doc
+// comment what it must not do:
+//
+//   - sqlfront: the T-SQL front end (lexer, parser, statement and
+//     expression trees, SQLError, SQLType). Syntax only, standard library
+//     only.
+//   - xevents: the Extended Events emulation that needs no executor
+//     (catalog, sessions, predicates, event XML, in-memory .xel files). It
+//     reaches the server only through the Instance and Values interfaces it
+//     declares.
+//   - this package: the server and the engine — connections, transactions,
+//     system views, personas, the tds.Handler, the planner, operators and
+//     evaluation, and when each event fires.
+//
 // # What it must not do
 //
 // It must not import pkg/xe or pkg/showplan (the parsers it is a test

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -35,8 +36,8 @@ type tuple struct {
 // iter is a physical operator at run time.
 type iter interface {
 	node() *planNode
-	open(r *runCtx, outer *evalEnv) *SQLError
-	next(r *runCtx) (*tuple, *SQLError)
+	open(r *runCtx, outer *evalEnv) *sqlfront.SQLError
+	next(r *runCtx) (*tuple, *sqlfront.SQLError)
 	close(r *runCtx)
 }
 
@@ -78,7 +79,7 @@ type planNode struct {
 	spillKind       string // sort, hash, exchange
 	spillThreads    int
 	estMemKB        int64
-	outerRefs       []*colRef
+	outerRefs       []*sqlfront.ColRef
 	details         func(b *xmlBuilder) // the operator element (with children)
 	forced          bool                // an index hint chose this access path
 	lookup          bool                // a key lookup
@@ -136,8 +137,8 @@ const (
 	yieldEvery                = 256
 )
 
-func errInsufficientMemory() *SQLError { // Msg 701, severity 17
-	return sqlErr(701, 17, "There is insufficient system memory in resource pool 'default' to run this query.")
+func errInsufficientMemory() *sqlfront.SQLError { // Msg 701, severity 17
+	return sqlfront.NewError(701, 17, "There is insufficient system memory in resource pool 'default' to run this query.")
 }
 
 // runCtx is one statement's execution.
@@ -171,7 +172,7 @@ func newRunCtx(x *execCtx) *runCtx {
 
 // hold accounts rows kept by a blocking operator; past the statement's
 // limits it fails with Msg 701.
-func (r *runCtx) hold(t *tuple) *SQLError {
+func (r *runCtx) hold(t *tuple) *sqlfront.SQLError {
 	r.memRows++
 	r.memBytes += tupleBytes(t)
 	if r.memRows > r.maxRows || r.memBytes > r.maxBytes {
@@ -202,7 +203,7 @@ func tupleBytes(t *tuple) int64 {
 // tick is called for every row an operator handles: every yieldEvery rows
 // it gives the server latch to other sessions and stops the statement when
 // the client cancelled or the session was killed.
-func (r *runCtx) tick() *SQLError {
+func (r *runCtx) tick() *sqlfront.SQLError {
 	r.ticks++
 	if r.ticks%yieldEvery != 0 {
 		return nil
@@ -212,10 +213,10 @@ func (r *runCtx) tick() *SQLError {
 
 // errCancelled is what a statement returns when its request was cancelled
 // (ATTENTION) or its session KILLed; run() turns it into the right answer.
-func errCancelled() *SQLError { return sqlErr(0, 0, "cancelled") }
+func errCancelled() *sqlfront.SQLError { return sqlfront.NewError(0, 0, "cancelled") }
 
 // yield checks for cancellation and lets other sessions run.
-func (x *execCtx) yield() *SQLError {
+func (x *execCtx) yield() *sqlfront.SQLError {
 	if x.cancelled() {
 		return errCancelled()
 	}
@@ -262,7 +263,7 @@ func (x *execCtx) unlocked(fn func() error) error {
 // counters and times are kept the same way for all of them (optiming.go
 // says what each time means).
 
-func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
+func (r *runCtx) open(it iter, outer *evalEnv) *sqlfront.SQLError {
 	n := it.node()
 	now := r.x.srv.clock
 	th := r.thread
@@ -291,7 +292,7 @@ func (r *runCtx) open(it iter, outer *evalEnv) *SQLError {
 	return err
 }
 
-func (r *runCtx) next(it iter) (*tuple, *SQLError) {
+func (r *runCtx) next(it iter) (*tuple, *sqlfront.SQLError) {
 	began, th := r.x.srv.clock, r.thread
 	r.x.srv.advance(callCost)
 	n := it.node()
@@ -350,7 +351,7 @@ func (r *runCtx) work(rows int, d time.Duration) {
 // sendResult streams a result set to the client: rows are produced under
 // the server latch in small batches and written without it, so a slow
 // client holds up only its own session.
-func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) (int64, *SQLError, error) {
+func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) (int64, *sqlfront.SQLError, error) {
 	cols := make([]tds.Column, visible)
 	for i := 0; i < visible; i++ {
 		c := schema.cols[i]
@@ -392,7 +393,7 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 		vals := make([]any, visible)
 		for i := 0; i < visible; i++ {
 			v := t.vals[i]
-			if typ := schema.cols[i].typ; modes.textsize > 0 && typ.Size == 0 && (typ.Kind == TypeNVarChar || typ.Kind == TypeVarBinary) {
+			if typ := schema.cols[i].typ; modes.textsize > 0 && typ.Size == 0 && (typ.Kind == sqlfront.TypeNVarChar || typ.Kind == sqlfront.TypeVarBinary) {
 				if cut, ok := truncateText(v, modes.textsize); ok {
 					v = cut // SET TEXTSIZE
 				}
@@ -419,7 +420,7 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 
 // drain opens it with outer in scope and returns its rows (at most limit
 // when limit > 0), holding them against the statement's limits when hold.
-func (r *runCtx) drain(it iter, outer *evalEnv, limit int, hold bool) ([]*tuple, *SQLError) {
+func (r *runCtx) drain(it iter, outer *evalEnv, limit int, hold bool) ([]*tuple, *sqlfront.SQLError) {
 	if err := r.open(it, outer); err != nil {
 		return nil, err
 	}

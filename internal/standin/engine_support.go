@@ -3,6 +3,9 @@ package standin
 import (
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Support for the planner and operators: statement walkers, name
@@ -41,11 +44,11 @@ func (s *Server) engine() *engineState {
 
 // walkSelect calls fn for every expression of s and of every query nested
 // in it (subqueries, derived tables, CTEs, set operation branches).
-func walkSelect(s *selectStmt, fn func(expr)) {
+func walkSelect(s *sqlfront.SelectStmt, fn func(sqlfront.Expr)) {
 	walkSelectWith(s, fn, nil)
 }
 
-func walkSelectWith(s *selectStmt, fn func(expr), selFn func(*selectStmt)) {
+func walkSelectWith(s *sqlfront.SelectStmt, fn func(sqlfront.Expr), selFn func(*sqlfront.SelectStmt)) {
 	if s == nil {
 		return
 	}
@@ -57,18 +60,18 @@ func walkSelectWith(s *selectStmt, fn func(expr), selFn func(*selectStmt)) {
 	}
 	walkSelectWith(s.Left, fn, selFn)
 	walkSelectWith(s.Right, fn, selFn)
-	var ex func(e expr)
-	ex = func(e expr) {
-		visit(e, func(n expr) bool {
+	var ex func(e sqlfront.Expr)
+	ex = func(e sqlfront.Expr) {
+		visit(e, func(n sqlfront.Expr) bool {
 			fn(n)
 			switch x := n.(type) {
-			case *subqueryExpr:
+			case *sqlfront.SubqueryExpr:
 				walkSelectWith(x.Sel, fn, selFn)
-			case *existsExpr:
+			case *sqlfront.ExistsExpr:
 				walkSelectWith(x.Sel, fn, selFn)
-			case *inExpr:
+			case *sqlfront.InExpr:
 				walkSelectWith(x.Sub, fn, selFn)
-			case *quantifiedExpr:
+			case *sqlfront.QuantifiedExpr:
 				walkSelectWith(x.Sel, fn, selFn)
 			}
 			return true
@@ -77,21 +80,21 @@ func walkSelectWith(s *selectStmt, fn func(expr), selFn func(*selectStmt)) {
 	for _, it := range s.Items {
 		ex(it.Expr)
 	}
-	var ref func(r tableRef)
-	ref = func(r tableRef) {
+	var ref func(r sqlfront.TableRef)
+	ref = func(r sqlfront.TableRef) {
 		switch t := r.(type) {
-		case *joinRef:
+		case *sqlfront.JoinRef:
 			ref(t.Left)
 			ref(t.Right)
 			ex(t.On)
-		case *derivedTable:
+		case *sqlfront.DerivedTable:
 			walkSelectWith(t.Sel, fn, selFn)
 			for _, row := range t.Values {
 				for _, e := range row {
 					ex(e)
 				}
 			}
-		case *tableFunc:
+		case *sqlfront.TableFunc:
 			for _, a := range t.Args {
 				ex(a)
 			}
@@ -114,28 +117,28 @@ func walkSelectWith(s *selectStmt, fn func(expr), selFn func(*selectStmt)) {
 }
 
 // walkStatement walks every expression of a statement.
-func walkStatement(st stmt, fn func(expr), selFn func(*selectStmt)) {
+func walkStatement(st sqlfront.Stmt, fn func(sqlfront.Expr), selFn func(*sqlfront.SelectStmt)) {
 	switch s := st.(type) {
-	case *selectStmt:
+	case *sqlfront.SelectStmt:
 		walkSelectWith(s, fn, selFn)
-	case *updateStmt:
+	case *sqlfront.UpdateStmt:
 		for _, set := range s.Sets {
 			visitAll(set.Expr, fn, selFn)
 		}
 		visitAll(s.Where, fn, selFn)
 		if s.From != nil {
-			walkSelectWith(&selectStmt{From: s.From}, fn, selFn)
+			walkSelectWith(&sqlfront.SelectStmt{From: s.From}, fn, selFn)
 		}
-		fn(&colRef{Parts: []string{"*"}})
-	case *deleteStmt:
+		fn(&sqlfront.ColRef{Parts: []string{"*"}})
+	case *sqlfront.DeleteStmt:
 		visitAll(s.Where, fn, selFn)
 		if s.From != nil {
-			walkSelectWith(&selectStmt{From: s.From}, fn, selFn)
+			walkSelectWith(&sqlfront.SelectStmt{From: s.From}, fn, selFn)
 		}
-	case *insertStmt:
+	case *sqlfront.InsertStmt:
 		walkSelectWith(s.Sel, fn, selFn)
-	case *mergeStmt:
-		walkSelectWith(&selectStmt{From: s.Source, Where: s.On}, fn, selFn)
+	case *sqlfront.MergeStmt:
+		walkSelectWith(&sqlfront.SelectStmt{From: s.Source, Where: s.On}, fn, selFn)
 		for _, c := range s.Clauses {
 			visitAll(c.Cond, fn, selFn)
 			for _, set := range c.Sets {
@@ -148,14 +151,14 @@ func walkStatement(st stmt, fn func(expr), selFn func(*selectStmt)) {
 	}
 }
 
-func visitAll(e expr, fn func(expr), selFn func(*selectStmt)) {
-	walkSelectWith(&selectStmt{Where: e}, fn, selFn)
+func visitAll(e sqlfront.Expr, fn func(sqlfront.Expr), selFn func(*sqlfront.SelectStmt)) {
+	walkSelectWith(&sqlfront.SelectStmt{Where: e}, fn, selFn)
 }
 
 // resolveTable finds a table name: a #temp table, a @table variable, a
 // system view (returned as a source that reads it when opened), or a
 // database table.
-func (x *execCtx) resolveTable(parts []string) (*table, iter, *SQLError) {
+func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError) {
 	display := strings.Join(parts, ".")
 	if len(parts) == 1 && strings.HasPrefix(parts[0], "#") {
 		if t := x.conn.sqlState().temps[strings.ToLower(parts[0])]; t != nil {
@@ -167,7 +170,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *SQLError) {
 		if t := x.conn.sqlState().tableVars[strings.ToLower(parts[0])]; t != nil {
 			return t, nil, nil
 		}
-		return nil, nil, sqlErr(1087, 15, "Must declare the table variable \"%s\".", parts[0])
+		return nil, nil, sqlfront.NewError(1087, 15, "Must declare the table variable \"%s\".", parts[0])
 	}
 	db := x.conn.db
 	if len(parts) == 3 {
@@ -197,7 +200,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *SQLError) {
 		}
 		schemaRel := &relation{cols: rel.cols}
 		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: schemaRel, estRows: float64(max(len(rel.rows), 1)), estExecs: 1}
-		it := &tvfIter{n: n, schema: schemaRel, view: func(x *execCtx) (*relation, *SQLError) { return view(x, db) }}
+		it := &tvfIter{n: n, schema: schemaRel, view: func(x *execCtx) (*relation, *sqlfront.SQLError) { return view(x, db) }}
 		n.details = it.showplan
 		return nil, it, nil
 	}
@@ -210,7 +213,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *SQLError) {
 
 // tableFunctionSchema returns a table-valued function's columns without
 // running it.
-func (x *execCtx) tableFunctionSchema(f *tableFunc) (*relation, *SQLError) {
+func (x *execCtx) tableFunctionSchema(f *sqlfront.TableFunc) (*relation, *sqlfront.SQLError) {
 	x.schemaOnly = true
 	defer func() { x.schemaOnly = false }()
 	rel, err := x.tableFunction(f, &evalEnv{x: x})
@@ -249,31 +252,31 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 	waits := min(pages, 256)
 	for i := int64(0); i < waits; i++ {
 		for _, opcode := range []string{"Begin", "End"} {
-			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(40 * time.Microsecond), fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), fMap("opcode", "event_opcode", "sqlos", opcode),
-				fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0)}})
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(40 * time.Microsecond), Fields: []xevents.Field{
+				xevents.FMap("wait_type", "wait_types", "sqlos", "IO_COMPLETION"), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
+				xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0)}})
 		}
 	}
 	switch n.physical {
 	case "Sort":
 		n.spillKind = "sort"
-		s.emit(x.ec, &xeEventData{name: "sort_warning", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-			fMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), fUint("query_operation_node_id", "uint32", int64(n.id)),
-			fUint("granted_memory_kb", "uint64", n.grantKB), fUint("used_memory_kb", "uint64", n.grantKB),
-			fUint("worktable_physical_reads", "uint64", pages)}})
+		s.emit(x.ec, &xevents.EventData{Name: "sort_warning", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
+			xevents.FUint("granted_memory_kb", "uint64", n.grantKB), xevents.FUint("used_memory_kb", "uint64", n.grantKB),
+			xevents.FUint("worktable_physical_reads", "uint64", pages)}})
 	default:
 		n.spillKind = "hash"
-		s.emit(x.ec, &xeEventData{name: "hash_warning", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-			fMap("hash_warning_type", "hash_warning_type", "sqlserver", "Recursion"), fUint("query_operation_node_id", "uint32", int64(n.id)),
-			fUint("recursion_level", "uint32", 0), fUint("granted_memory_kb", "uint64", n.grantKB),
-			fUint("worktable_physical_writes", "uint64", pages), fUint("workfile_physical_writes", "uint64", 0)}})
+		s.emit(x.ec, &xevents.EventData{Name: "hash_warning", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("hash_warning_type", "hash_warning_type", "sqlserver", "Recursion"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
+			xevents.FUint("recursion_level", "uint32", 0), xevents.FUint("granted_memory_kb", "uint64", n.grantKB),
+			xevents.FUint("worktable_physical_writes", "uint64", pages), xevents.FUint("workfile_physical_writes", "uint64", 0)}})
 	}
 }
 
 // waitForGhosts waits for other transactions' uncommitted deletes of keys
 // of t in [lo, hi] (nil: unbounded): a real seek meets their ghost records
 // and waits for the X key lock on them.
-func (x *execCtx) waitForGhosts(t *table, ix *index, lo, hi any) *SQLError {
+func (x *execCtx) waitForGhosts(t *table, ix *index, lo, hi any) *sqlfront.SQLError {
 	lead := t.pk[0]
 	if ix.id != 1 {
 		lead = ix.keyCols[0]
@@ -344,7 +347,7 @@ func sameRow(a, b []any) bool {
 // acquireGrant takes the statement's memory grant from the instance's
 // workspace memory, waiting (RESOURCE_SEMAPHORE) while running queries —
 // and memory holds (HoldWorkspaceMemory) — hold too much of it.
-func (x *execCtx) acquireGrant(r *runCtx) *SQLError {
+func (x *execCtx) acquireGrant(r *runCtx) *sqlfront.SQLError {
 	if r.grantKB == 0 {
 		return nil
 	}
@@ -392,14 +395,14 @@ func (x *execCtx) grantWait(opcode string, ms int64) {
 	if !s.anySessionRunning() {
 		return
 	}
-	s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-		fMap("wait_type", "wait_types", "sqlos", "RESOURCE_SEMAPHORE"), fMap("opcode", "event_opcode", "sqlos", opcode),
-		fUint("duration", "uint64", ms), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4C0F6A0C0)}})
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FMap("wait_type", "wait_types", "sqlos", "RESOURCE_SEMAPHORE"), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
+		xevents.FUint("duration", "uint64", ms), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4C0F6A0C0)}})
 }
 
 // sleepUnlocked waits d without the server latch, or returns the
 // cancellation.
-func (x *execCtx) sleepUnlocked(d time.Duration) *SQLError {
+func (x *execCtx) sleepUnlocked(d time.Duration) *sqlfront.SQLError {
 	s := x.srv
 	s.mu.Unlock()
 	t := time.NewTimer(d)

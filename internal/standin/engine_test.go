@@ -322,11 +322,11 @@ ADD EVENT sqlserver.log_flush_complete, ADD EVENT sqlserver.error_reported, ADD 
 	s := srv.sessions[0]
 	counts := map[string]int{}
 	var stmtTexts []string
-	for _, e := range s.targets[0].ring {
-		counts[e.name]++
-		if e.name == "sql_statement_completed" {
-			i := strings.Index(e.ring, `<data name="statement">`)
-			stmtTexts = append(stmtTexts, e.ring[i:i+160])
+	for _, e := range s.Targets[0].Ring {
+		counts[e.Name]++
+		if e.Name == "sql_statement_completed" {
+			i := strings.Index(e.Ring, `<data name="statement">`)
+			stmtTexts = append(stmtTexts, e.Ring[i:i+160])
 		}
 	}
 	if counts["sql_statement_completed"] < 5 || counts["physical_page_write"] == 0 || counts["log_flush_complete"] != 1 || counts["error_reported"] != 1 || counts["sql_transaction"] < 2 {
@@ -410,8 +410,8 @@ func TestGuessedColumnsOnlyOnRequest(t *testing.T) {
 		mustRun(t, c, "BEGIN TRAN; "+scenarioSQL(t, "update_orders")+"; ROLLBACK")
 		mustRun(t, c, "ALTER EVENT SESSION g ON SERVER STATE = STOP")
 		var all strings.Builder
-		for _, e := range srv.sessions[0].targets[0].ring {
-			all.WriteString(e.ring)
+		for _, e := range srv.sessions[0].Targets[0].Ring {
+			all.WriteString(e.Ring)
 		}
 		for _, col := range []string{`name="log_record_size"`, `name="actual_rows"`} {
 			if strings.Contains(all.String(), col) != guessed {

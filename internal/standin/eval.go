@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // relation is an intermediate or final row set of a SELECT.
@@ -17,13 +20,13 @@ type relation struct {
 	// references, and the expressions (aggregates, window functions,
 	// subqueries, grouping expressions) an operator below computed into a
 	// column of this relation.
-	cache map[*colRef]int // -1: not a column of this relation
-	subst map[expr]int
+	cache map[*sqlfront.ColRef]int // -1: not a column of this relation
+	subst map[sqlfront.Expr]int
 }
 
 // lookupRef resolves a column reference in this relation only: its
 // position, -1 when absent, or Msg 209 when ambiguous. Results are cached.
-func (r *relation) lookupRef(c *colRef) (int, *SQLError) {
+func (r *relation) lookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
 	if i, ok := r.cache[c]; ok {
 		return i, nil
 	}
@@ -42,7 +45,7 @@ func (r *relation) lookupRef(c *colRef) (int, *SQLError) {
 		}
 	}
 	if r.cache == nil {
-		r.cache = map[*colRef]int{}
+		r.cache = map[*sqlfront.ColRef]int{}
 	}
 	r.cache[c] = found
 	return found, nil
@@ -51,11 +54,11 @@ func (r *relation) lookupRef(c *colRef) (int, *SQLError) {
 type relCol struct {
 	qual string // lower-case table alias or name
 	name string
-	typ  SQLType
+	typ  sqlfront.SQLType
 
-	hidden    bool     // carried for a sort, not sent to the client
-	orderExpr expr     // the ORDER BY expression a hidden column holds
-	base      *colBase // the base-table column it reads, for showplan column references
+	hidden    bool          // carried for a sort, not sent to the client
+	orderExpr sqlfront.Expr // the ORDER BY expression a hidden column holds
+	base      *colBase      // the base-table column it reads, for showplan column references
 }
 
 // colBase names a column's table for showplan ColumnReference elements.
@@ -81,7 +84,7 @@ type evalEnv struct {
 	aggOK bool
 }
 
-func (env *evalEnv) lookupColumn(parts []string) (any, SQLType, *SQLError) {
+func (env *evalEnv) lookupColumn(parts []string) (any, sqlfront.SQLType, *sqlfront.SQLError) {
 	name := parts[len(parts)-1]
 	qual := ""
 	if len(parts) > 1 {
@@ -95,7 +98,7 @@ func (env *evalEnv) lookupColumn(parts []string) (any, SQLType, *SQLError) {
 		for i, c := range e.rel.cols {
 			if strings.EqualFold(c.name, name) && (qual == "" || c.qual == qual) {
 				if found >= 0 {
-					return nil, SQLType{}, errAmbiguousColumn(name)
+					return nil, sqlfront.SQLType{}, errAmbiguousColumn(name)
 				}
 				found = i
 			}
@@ -107,11 +110,11 @@ func (env *evalEnv) lookupColumn(parts []string) (any, SQLType, *SQLError) {
 			return e.row[found], e.rel.cols[found].typ, nil
 		}
 	}
-	return nil, SQLType{}, errInvalidColumn(strings.Join(parts, "."))
+	return nil, sqlfront.SQLType{}, errInvalidColumn(strings.Join(parts, "."))
 }
 
 // column evaluates a column reference through the scope chain.
-func (env *evalEnv) column(c *colRef) (any, *SQLError) {
+func (env *evalEnv) column(c *sqlfront.ColRef) (any, *sqlfront.SQLError) {
 	for e := env; e != nil; e = e.outer {
 		if e.rel == nil {
 			continue
@@ -145,61 +148,61 @@ func truth(v any) (bool, bool) {
 
 // eval evaluates an expression against the row in scope; each expression
 // kind with more than a line of logic has its own method below.
-func (env *evalEnv) eval(e expr) (any, *SQLError) {
+func (env *evalEnv) eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
 	if env.rel != nil && env.rel.subst != nil && env.row != nil {
 		if i, ok := env.rel.subst[e]; ok {
 			return env.row[i], nil
 		}
 	}
 	switch x := e.(type) {
-	case *literal:
+	case *sqlfront.Literal:
 		return x.V, nil
-	case *varRef:
+	case *sqlfront.VarRef:
 		return env.x.variable(x.Name)
-	case *colRef:
+	case *sqlfront.ColRef:
 		return env.column(x)
-	case *pseudoCol:
+	case *sqlfront.PseudoCol:
 		return env.pseudo(x)
-	case *castExpr:
+	case *sqlfront.CastExpr:
 		return env.cast(x)
-	case *unaryExpr:
+	case *sqlfront.UnaryExpr:
 		return env.unary(x)
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		return env.binary(x)
-	case *isNullExpr:
+	case *sqlfront.IsNullExpr:
 		v, err := env.eval(x.E)
 		if err != nil {
 			return nil, err
 		}
 		return (v == nil) != x.Not, nil
-	case *likeExpr:
+	case *sqlfront.LikeExpr:
 		return env.like(x)
-	case *betweenExpr:
+	case *sqlfront.BetweenExpr:
 		return env.between(x)
-	case *inExpr:
+	case *sqlfront.InExpr:
 		return env.in(x)
-	case *caseExpr:
+	case *sqlfront.CaseExpr:
 		return env.caseWhen(x)
-	case *subqueryExpr:
+	case *sqlfront.SubqueryExpr:
 		return env.scalarSubquery(x)
-	case *existsExpr:
+	case *sqlfront.ExistsExpr:
 		rows, err := env.x.subqueryRows(x.Sel, env, 1)
 		if err != nil {
 			return nil, err
 		}
 		return len(rows) > 0, nil
-	case *quantifiedExpr:
+	case *sqlfront.QuantifiedExpr:
 		return env.quantified(x)
-	case *windowExpr:
-		return nil, sqlErr(4108, 15, "Windowed functions can only appear in the SELECT or ORDER BY clauses.")
-	case *funcCall:
+	case *sqlfront.WindowExpr:
+		return nil, sqlfront.NewError(4108, 15, "Windowed functions can only appear in the SELECT or ORDER BY clauses.")
+	case *sqlfront.FuncCall:
 		return env.call(x)
 	}
-	return nil, errUnsupported(fmt.Sprintf("%T", e))
+	return nil, sqlfront.ErrUnsupported(fmt.Sprintf("%T", e))
 }
 
 // cast evaluates CAST, CONVERT and their TRY_ forms.
-func (env *evalEnv) cast(x *castExpr) (any, *SQLError) {
+func (env *evalEnv) cast(x *sqlfront.CastExpr) (any, *sqlfront.SQLError) {
 	v, err := env.eval(x.E)
 	if err != nil {
 		return nil, err
@@ -222,7 +225,7 @@ func (env *evalEnv) cast(x *castExpr) (any, *SQLError) {
 }
 
 // unary evaluates NOT, unary minus and bitwise NOT.
-func (env *evalEnv) unary(x *unaryExpr) (any, *SQLError) {
+func (env *evalEnv) unary(x *sqlfront.UnaryExpr) (any, *sqlfront.SQLError) {
 	v, err := env.eval(x.E)
 	if err != nil {
 		return nil, err
@@ -250,11 +253,11 @@ func (env *evalEnv) unary(x *unaryExpr) (any, *SQLError) {
 		}
 		return nil, nil
 	}
-	return nil, errUnsupported(fmt.Sprintf("%T", x))
+	return nil, sqlfront.ErrUnsupported(fmt.Sprintf("%T", x))
 }
 
 // like evaluates LIKE with its optional ESCAPE.
-func (env *evalEnv) like(x *likeExpr) (any, *SQLError) {
+func (env *evalEnv) like(x *sqlfront.LikeExpr) (any, *sqlfront.SQLError) {
 	v, err := env.eval(x.E)
 	if err != nil {
 		return nil, err
@@ -278,7 +281,7 @@ func (env *evalEnv) like(x *likeExpr) (any, *SQLError) {
 }
 
 // between evaluates [NOT] BETWEEN.
-func (env *evalEnv) between(x *betweenExpr) (any, *SQLError) {
+func (env *evalEnv) between(x *sqlfront.BetweenExpr) (any, *sqlfront.SQLError) {
 	v, err := env.eval(x.E)
 	if err != nil {
 		return nil, err
@@ -306,7 +309,7 @@ func (env *evalEnv) between(x *betweenExpr) (any, *SQLError) {
 }
 
 // in evaluates [NOT] IN over a list or a subquery, NULL as SQL's three-valued logic says.
-func (env *evalEnv) in(x *inExpr) (any, *SQLError) {
+func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
 	v, err := env.eval(x.E)
 	if err != nil {
 		return nil, err
@@ -363,7 +366,7 @@ func (env *evalEnv) in(x *inExpr) (any, *SQLError) {
 }
 
 // caseWhen evaluates simple and searched CASE.
-func (env *evalEnv) caseWhen(x *caseExpr) (any, *SQLError) {
+func (env *evalEnv) caseWhen(x *sqlfront.CaseExpr) (any, *sqlfront.SQLError) {
 	var operand any
 	if x.Operand != nil {
 		v, err := env.eval(x.Operand)
@@ -400,7 +403,7 @@ func (env *evalEnv) caseWhen(x *caseExpr) (any, *SQLError) {
 }
 
 // scalarSubquery evaluates a subquery used as a value: at most one row.
-func (env *evalEnv) scalarSubquery(x *subqueryExpr) (any, *SQLError) {
+func (env *evalEnv) scalarSubquery(x *sqlfront.SubqueryExpr) (any, *sqlfront.SQLError) {
 	rows, err := env.x.subqueryRows(x.Sel, env, 2)
 	if err != nil {
 		return nil, err
@@ -416,7 +419,7 @@ func (env *evalEnv) scalarSubquery(x *subqueryExpr) (any, *SQLError) {
 
 // call evaluates a function call: aggregates are not allowed here, lazy
 // functions evaluate their own arguments, the rest get theirs evaluated first.
-func (env *evalEnv) call(x *funcCall) (any, *SQLError) {
+func (env *evalEnv) call(x *sqlfront.FuncCall) (any, *sqlfront.SQLError) {
 	if isAggregateName(x.Name) {
 		return nil, errAggregateInWhere()
 	}
@@ -443,7 +446,7 @@ type inSet struct {
 
 // constantInSet returns the set for a long IN list of constants, built once
 // per request; nil when the list is short or not constant.
-func (x *execCtx) constantInSet(in *inExpr, env *evalEnv) *inSet {
+func (x *execCtx) constantInSet(in *sqlfront.InExpr, env *evalEnv) *inSet {
 	if in.Sub != nil || len(in.List) < 8 {
 		return nil
 	}
@@ -453,7 +456,7 @@ func (x *execCtx) constantInSet(in *inExpr, env *evalEnv) *inSet {
 	set := &inSet{members: map[string]bool{}}
 	for _, e := range in.List {
 		switch e.(type) {
-		case *literal, *varRef:
+		case *sqlfront.Literal, *sqlfront.VarRef:
 		default:
 			return nil
 		}
@@ -468,13 +471,13 @@ func (x *execCtx) constantInSet(in *inExpr, env *evalEnv) *inSet {
 		set.members[joinKey(v)] = true
 	}
 	if x.inSets == nil {
-		x.inSets = map[*inExpr]*inSet{}
+		x.inSets = map[*sqlfront.InExpr]*inSet{}
 	}
 	x.inSets[in] = set
 	return set
 }
 
-func (env *evalEnv) binary(x *binaryExpr) (any, *SQLError) {
+func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 	if x.Op == "AND" || x.Op == "OR" {
 		l, err := env.eval(x.L)
 		if err != nil {
@@ -526,7 +529,7 @@ func (env *evalEnv) binary(x *binaryExpr) (any, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return cmpOp(x.Op, c), nil
+		return xevents.CmpOp(x.Op, c), nil
 	}
 	// arithmetic and string concatenation
 	if ls, ok := l.(string); ok && x.Op == "+" {
@@ -600,10 +603,10 @@ func (env *evalEnv) binary(x *binaryExpr) (any, *SQLError) {
 	case "^":
 		return ln ^ rn, nil
 	}
-	return nil, errSyntaxNear(x.Op)
+	return nil, sqlfront.ErrSyntaxNear(x.Op)
 }
 
-func numeric(v any) (int64, bool, *SQLError) {
+func numeric(v any) (int64, bool, *sqlfront.SQLError) {
 	switch x := v.(type) {
 	case int64:
 		return x, false, nil
@@ -639,7 +642,7 @@ func toFloat(v any) float64 {
 	return 0
 }
 
-func (env *evalEnv) pseudo(p *pseudoCol) (any, *SQLError) {
+func (env *evalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
 	var src *rowSource
 	for i := range env.srcs {
 		if p.Qual == "" || strings.EqualFold(env.srcs[i].qual, p.Qual) {
@@ -665,47 +668,24 @@ func (env *evalEnv) pseudo(p *pseudoCol) (any, *SQLError) {
 	return nil, errInvalidColumn(p.Name)
 }
 
-// exprKey renders an expression structurally, for GROUP BY matching.
-func exprKey(e expr) string {
-	switch x := e.(type) {
-	case *colRef:
-		return "col:" + strings.ToLower(x.Parts[len(x.Parts)-1])
-	case *literal:
-		return fmt.Sprintf("lit:%v", x.V)
-	case *funcCall:
-		var parts []string
-		for _, a := range x.Args {
-			parts = append(parts, exprKey(a))
-		}
-		return x.Name + "(" + strings.Join(parts, ",") + ")"
-	case *castExpr:
-		return "cast(" + exprKey(x.E) + "," + x.T.String() + ")"
-	case *binaryExpr:
-		return "(" + exprKey(x.L) + x.Op + exprKey(x.R) + ")"
-	case *varRef:
-		return "var:" + strings.ToLower(x.Name)
-	}
-	return fmt.Sprintf("%T:%p", e, e)
-}
-
 // staticType gives the declared type of simple expressions (columns, CASTs,
 // known functions) so result metadata does not depend on the data.
-func staticType(e expr, rel *relation) (SQLType, bool) {
+func staticType(e sqlfront.Expr, rel *relation) (sqlfront.SQLType, bool) {
 	switch x := e.(type) {
-	case *colRef:
+	case *sqlfront.ColRef:
 		env := &evalEnv{rel: rel}
 		_, t, err := env.lookupColumn(x.Parts)
 		if err == nil && t.Kind != 0 {
 			return t, true
 		}
-	case *castExpr:
+	case *sqlfront.CastExpr:
 		return x.T, true
-	case *pseudoCol:
+	case *sqlfront.PseudoCol:
 		if x.Name == "%%physloc%%" {
 			return tVarBin(8), true
 		}
 		return tNVar(14), true
-	case *funcCall:
+	case *sqlfront.FuncCall:
 		switch x.Name {
 		case "COUNT":
 			return tInt, true
@@ -718,7 +698,7 @@ func staticType(e expr, rel *relation) (SQLType, bool) {
 		case "@@SPID":
 			return tSmallInt, true
 		}
-	case *varRef:
+	case *sqlfront.VarRef:
 		switch strings.ToUpper(x.Name) {
 		case "@@SPID":
 			return tSmallInt, true
@@ -730,5 +710,72 @@ func staticType(e expr, rel *relation) (SQLType, bool) {
 			return tNVar(128), true
 		}
 	}
-	return SQLType{}, false
+	return sqlfront.SQLType{}, false
+}
+
+// likeMatch implements LIKE with %, _ and [set] wildcards, case-insensitive.
+func likeMatch(s, pattern string) bool {
+	return likeRunes([]rune(strings.ToUpper(s)), []rune(strings.ToUpper(pattern)))
+}
+
+func likeRunes(s, p []rune) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '%':
+			for len(p) > 0 && p[0] == '%' {
+				p = p[1:]
+			}
+			if len(p) == 0 {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if likeRunes(s[i:], p) {
+					return true
+				}
+			}
+			return false
+		case '_':
+			if len(s) == 0 {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		case '[':
+			end := -1
+			for j := 1; j < len(p); j++ {
+				if p[j] == ']' {
+					end = j
+					break
+				}
+			}
+			if end < 0 || len(s) == 0 {
+				return false
+			}
+			set := p[1:end]
+			neg := len(set) > 0 && set[0] == '^'
+			if neg {
+				set = set[1:]
+			}
+			match := false
+			for j := 0; j < len(set); j++ {
+				if j+2 < len(set) && set[j+1] == '-' {
+					if s[0] >= set[j] && s[0] <= set[j+2] {
+						match = true
+					}
+					j += 2
+				} else if set[j] == s[0] {
+					match = true
+				}
+			}
+			if match == neg {
+				return false
+			}
+			s, p = s[1:], p[end+1:]
+		default:
+			if len(s) == 0 || s[0] != p[0] {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		}
+	}
+	return len(s) == 0
 }

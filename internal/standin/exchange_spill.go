@@ -1,6 +1,10 @@
 package standin
 
-import "time"
+import (
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
+)
 
 // exchangeSpill makes an order-preserving Gather Streams spill when its
 // producers are skewed: a merging exchange must take rows from every
@@ -35,7 +39,7 @@ func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
 		return
 	}
 	for _, opcode := range []string{"Begin", "End"} {
-		s.emit(x.ec, &xeEventData{name: "exchange_spill", pkg: "sqlserver", ts: s.advance(time.Duration(pages) * 15 * time.Microsecond), fields: []xeField{
-			fMap("opcode", "event_opcode", "sqlos", opcode), fUint("query_operation_node_id", "uint32", int64(e.n.id))}})
+		s.emit(x.ec, &xevents.EventData{Name: "exchange_spill", Pkg: "sqlserver", Time: s.advance(time.Duration(pages) * 15 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("opcode", "event_opcode", "sqlos", opcode), xevents.FUint("query_operation_node_id", "uint32", int64(e.n.id))}})
 	}
 }

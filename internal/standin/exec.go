@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -19,15 +21,15 @@ type execCtx struct {
 	w         tds.ResultWriter
 	sql       string
 	params    map[string]any
-	ec        *eventCtx
+	ec        *xevents.EventCtx
 	stats     batchStats
 	stmtStart time.Time
 	stmtText  string // the statement being executed (scenarios match on it)
-	inSets    map[*inExpr]*inSet
+	inSets    map[*sqlfront.InExpr]*inSet
 	lastPlan  string
 	// schemaOnly makes table-valued functions return their columns only
 	schemaOnly bool
-	subplans   map[*selectStmt]iter // subqueries evaluated outside a plan
+	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
 	subRun     *runCtx
 }
 
@@ -106,7 +108,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 			return toTDS(err)
 		}
 	default:
-		return toTDS(errUnsupported(req.Kind.String()))
+		return toTDS(sqlfront.ErrUnsupported(req.Kind.String()))
 	}
 	return nil
 }
@@ -130,7 +132,7 @@ func (c *connState) reset() {
 // end the whole batch, from run-time statement errors (constraint
 // violations, conversions, divide by zero, DDL refusals), after which SQL
 // Server goes on with the next statement.
-func abortsBatch(e *SQLError) bool {
+func abortsBatch(e *sqlfront.SQLError) bool {
 	switch e.Number {
 	case 1205, 102, 103, 105, 113, 137, 147, 156, 174, 195, 207, 208, 209, 216, 263, 911, 1014, 8120, 8158, 10709, 2715,
 		701, 4104, 4108, 4112, 4113, 8121, 8155, 1011, 205, 252, 240, 246, 239, 116, 130, 144, 145, 1033, 1087, 1062, 10741, 8110, 2705, 1038, 155, 4194, 10756, 10752, 10759, 310, 10713, 10711:
@@ -139,7 +141,7 @@ func abortsBatch(e *SQLError) bool {
 	return e.Class >= 20
 }
 
-func toTDS(e *SQLError) *tds.Error {
+func toTDS(e *sqlfront.SQLError) *tds.Error {
 	return &tds.Error{Number: e.Number, Severity: e.Class, State: e.State, Line: e.Line, Message: e.Message, Server: serverName}
 }
 
@@ -166,7 +168,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		c.writes += x.stats.writes
 	}()
 	x.ec = c.eventCtx()
-	x.ec.sqlText = sql
+	x.ec.SQLText = sql
 	start := s.now()
 	s.dispatchDue()
 	startEvent := "sql_batch_starting"
@@ -175,13 +177,13 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 	if s.anySessionRunning() {
 		if rpc {
-			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("object_name", "sp_executesql"), fStr("statement", sql), xeField{name: "data_stream", typ: "binary_data", pkg: "package0"}}})
+			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Time: start, Fields: []xevents.Field{xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql), xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}}})
 		} else {
-			s.emit(x.ec, &xeEventData{name: startEvent, pkg: "sqlserver", ts: start, fields: []xeField{fStr("batch_text", sql)}})
+			s.emit(x.ec, &xevents.EventData{Name: startEvent, Pkg: "sqlserver", Time: start, Fields: []xevents.Field{xevents.FStr("batch_text", sql)}})
 		}
 	}
-	stmts, spans, perr := parseBatchSpans(sql)
-	var runErr, stmtErr *SQLError
+	stmts, spans, perr := sqlfront.ParseBatchSpans(sql)
+	var runErr, stmtErr *sqlfront.SQLError
 	if perr != nil {
 		runErr = perr
 	} else {
@@ -190,11 +192,11 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 				c.attention(start)
 				return err
 			}
-			x.stmtText = sql[spans[i].start:spans[i].end]
+			x.stmtText = sql[spans[i].Start:spans[i].End]
 			x.statementEvent("sql_statement_starting", spans[i], nil)
 			before := x.stats
 			err := x.exec(st)
-			var se *SQLError
+			var se *sqlfront.SQLError
 			if c.killed {
 				return tds.ErrDropConnection // KILLed while it ran or waited
 			}
@@ -215,7 +217,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 			}
 			x.statementEvent("sql_statement_completed", spans[i], &before)
 			if se != nil {
-				se.Line = int32(spans[i].line)
+				se.Line = int32(spans[i].Line)
 				if abortsBatch(se) || c.xactAbort {
 					runErr = se
 					break
@@ -249,21 +251,21 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 			result = "Error"
 		}
 		dur := end.Sub(start).Microseconds()
-		x.ec.txnID = 0
+		x.ec.TxnID = 0
 		if c.txn != nil {
-			x.ec.txnID = c.txn.id
+			x.ec.TxnID = c.txn.id
 		}
-		fields := []xeField{fUint("cpu_time", "uint64", dur*7/10), fUint("duration", "uint64", dur),
-			fUint("physical_reads", "uint64", x.stats.physicalReads), fUint("logical_reads", "uint64", x.stats.logicalReads),
-			fUint("writes", "uint64", x.stats.writes), fUint("row_count", "uint64", x.stats.rows),
-			fMap("result", "statement_result", "sqlserver", result)}
+		fields := []xevents.Field{xevents.FUint("cpu_time", "uint64", dur*7/10), xevents.FUint("duration", "uint64", dur),
+			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads),
+			xevents.FUint("writes", "uint64", x.stats.writes), xevents.FUint("row_count", "uint64", x.stats.rows),
+			xevents.FMap("result", "statement_result", "sqlserver", result)}
 		if rpc {
-			fields = append(fields, fUint("connection_reset_option", "uint16", 0), fStr("object_name", "sp_executesql"), fStr("statement", sql),
-				xeField{name: "data_stream", typ: "binary_data", pkg: "package0"}, xeField{name: "output_parameters", typ: "binary_data", pkg: "package0"})
-			s.emit(x.ec, &xeEventData{name: "rpc_completed", pkg: "sqlserver", ts: end, fields: fields})
+			fields = append(fields, xevents.FUint("connection_reset_option", "uint16", 0), xevents.FStr("object_name", "sp_executesql"), xevents.FStr("statement", sql),
+				xevents.Field{Name: "data_stream", Typ: "binary_data", Pkg: "package0"}, xevents.Field{Name: "output_parameters", Typ: "binary_data", Pkg: "package0"})
+			s.emit(x.ec, &xevents.EventData{Name: "rpc_completed", Pkg: "sqlserver", Time: end, Fields: fields})
 		} else {
-			fields = append(fields, fStr("batch_text", sql))
-			s.emit(x.ec, &xeEventData{name: "sql_batch_completed", pkg: "sqlserver", ts: end, fields: fields})
+			fields = append(fields, xevents.FStr("batch_text", sql))
+			s.emit(x.ec, &xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Time: end, Fields: fields})
 		}
 	}
 	if runErr != nil {
@@ -275,30 +277,30 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 // statementEvent emits sql_statement_starting/completed (fields as in the
 // real 2018 event XML, docs/design/event-fields.md; offsets in bytes of the UTF-16
 // batch text).
-func (x *execCtx) statementEvent(name string, sp stmtSpan, before *batchStats) {
+func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batchStats) {
 	s := x.srv
 	if !s.anySessionRunning() {
 		return
 	}
-	text := x.sql[sp.start:sp.end]
-	off := int64(2 * len([]rune(x.sql[:sp.start])))
+	text := x.sql[sp.Start:sp.End]
+	off := int64(2 * len([]rune(x.sql[:sp.Start])))
 	offEnd := off + int64(2*len([]rune(text))) - 2
 	ts := s.advance(3 * time.Microsecond)
-	var fields []xeField
+	var fields []xevents.Field
 	if before != nil {
 		dur := ts.Sub(x.stmtStart).Microseconds()
 		rows := x.stats.rows - before.rows + x.stats.writes - before.writes
-		fields = []xeField{fUint("duration", "int64", dur), fUint("cpu_time", "uint64", dur*7/10),
-			fUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), fUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),
-			fUint("writes", "uint64", x.stats.writes-before.writes), fUint("row_count", "uint64", rows), fUint("last_row_count", "uint64", rows)}
+		fields = []xevents.Field{xevents.FUint("duration", "int64", dur), xevents.FUint("cpu_time", "uint64", dur*7/10),
+			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),
+			xevents.FUint("writes", "uint64", x.stats.writes-before.writes), xevents.FUint("row_count", "uint64", rows), xevents.FUint("last_row_count", "uint64", rows)}
 	} else {
 		x.stmtStart = ts
 	}
-	fields = append(fields, fUint("line_number", "int32", int64(sp.line)), fUint("offset", "int32", off), fUint("offset_end", "int32", offEnd), fStr("statement", text))
+	fields = append(fields, xevents.FUint("line_number", "int32", int64(sp.Line)), xevents.FUint("offset", "int32", off), xevents.FUint("offset_end", "int32", offEnd), xevents.FStr("statement", text))
 	if before != nil {
-		fields = append(fields, xeField{name: "parameterized_plan_handle", typ: "binary_data", pkg: "package0"})
+		fields = append(fields, xevents.Field{Name: "parameterized_plan_handle", Typ: "binary_data", Pkg: "package0"})
 	}
-	s.emit(x.ec, &xeEventData{name: name, pkg: "sqlserver", ts: ts, fields: fields})
+	s.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Time: ts, Fields: fields})
 }
 
 // attention fires the attention event for a request the client cancelled
@@ -309,19 +311,19 @@ func (c *connState) attention(since time.Time) {
 		return
 	}
 	now := s.now()
-	s.emit(c.eventCtx(), &xeEventData{name: "attention", pkg: "sqlserver", ts: s.advance(5 * time.Microsecond), fields: []xeField{
-		fUint("duration", "uint64", now.Sub(since).Microseconds()), fUint("request_id", "uint32", 0)}})
+	s.emit(c.eventCtx(), &xevents.EventData{Name: "attention", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("duration", "uint64", now.Sub(since).Microseconds()), xevents.FUint("request_id", "uint32", 0)}})
 }
 
-func (x *execCtx) emitError(e *SQLError) {
+func (x *execCtx) emitError(e *sqlfront.SQLError) {
 	if !x.srv.anySessionRunning() {
 		return
 	}
-	x.srv.emit(x.ec, &xeEventData{name: "error_reported", pkg: "sqlserver", ts: x.srv.advance(5 * time.Microsecond), fields: []xeField{
-		fUint("error_number", "int32", int64(e.Number)), fUint("severity", "int32", int64(e.Class)), fUint("state", "int32", int64(e.State)),
-		fBool("user_defined", false), fMap("category", "error_category", "sqlserver", "SERVER"),
-		{name: "destination", typ: "error_destination", pkg: "sqlserver", value: "0x00000002", text: "USER"},
-		fBool("is_intercepted", false), fStr("message", e.Message)}})
+	x.srv.emit(x.ec, &xevents.EventData{Name: "error_reported", Pkg: "sqlserver", Time: x.srv.advance(5 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("error_number", "int32", int64(e.Number)), xevents.FUint("severity", "int32", int64(e.Class)), xevents.FUint("state", "int32", int64(e.State)),
+		xevents.FBool("user_defined", false), xevents.FMap("category", "error_category", "sqlserver", "SERVER"),
+		{Name: "destination", Typ: "error_destination", Pkg: "sqlserver", Value: "0x00000002", Text: "USER"},
+		xevents.FBool("is_intercepted", false), xevents.FStr("message", e.Message)}})
 }
 
 // done ends a statement with its row count (respecting SET NOCOUNT).
@@ -360,46 +362,46 @@ func (x *execCtx) sendRelation(rel *relation) error {
 	return x.done(tds.CmdSelect, int64(len(rel.rows)))
 }
 
-func tdsType(t SQLType) tds.TypeInfo {
+func tdsType(t sqlfront.SQLType) tds.TypeInfo {
 	switch t.Kind {
-	case TypeInt:
+	case sqlfront.TypeInt:
 		return tds.TypeInfo{Type: tds.TypeInt}
-	case TypeBigInt:
+	case sqlfront.TypeBigInt:
 		return tds.TypeInfo{Type: tds.TypeBigInt}
-	case TypeSmallInt:
+	case sqlfront.TypeSmallInt:
 		return tds.TypeInfo{Type: tds.TypeSmallInt}
-	case TypeTinyInt:
+	case sqlfront.TypeTinyInt:
 		return tds.TypeInfo{Type: tds.TypeTinyInt}
-	case TypeBit:
+	case sqlfront.TypeBit:
 		return tds.TypeInfo{Type: tds.TypeBit}
-	case TypeFloat:
+	case sqlfront.TypeFloat:
 		return tds.TypeInfo{Type: tds.TypeFloat}
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		if t.Size == 0 || t.Size > 4000 {
 			return tds.TypeInfo{Type: tds.TypeNVarChar, Length: tds.Max}
 		}
 		return tds.TypeInfo{Type: tds.TypeNVarChar, Length: t.Size}
-	case TypeVarBinary:
+	case sqlfront.TypeVarBinary:
 		if t.Size == 0 || t.Size > 8000 {
 			return tds.TypeInfo{Type: tds.TypeVarBinary, Length: tds.Max}
 		}
 		return tds.TypeInfo{Type: tds.TypeVarBinary, Length: t.Size}
-	case TypeDateTime2:
+	case sqlfront.TypeDateTime2:
 		return tds.TypeInfo{Type: tds.TypeDateTime2, Scale: 7}
-	case TypeUniqueIdentifier:
+	case sqlfront.TypeUniqueIdentifier:
 		return tds.TypeInfo{Type: tds.TypeUniqueIdentifier}
-	case TypeXML:
+	case sqlfront.TypeXML:
 		return tds.TypeInfo{Type: tds.TypeXML}
-	case TypeDate:
+	case sqlfront.TypeDate:
 		return tds.TypeInfo{Type: tds.TypeDate}
-	case TypeDecimal:
+	case sqlfront.TypeDecimal:
 		return tds.TypeInfo{Type: tds.TypeDecimal, Precision: uint8(max(1, min(t.Size, 38))), Scale: uint8(min(t.Scale, 38))}
 	}
 	return tds.TypeInfo{Type: tds.TypeNVarChar, Length: tds.Max}
 }
 
 // wireValue coerces a value to its column's declared type.
-func wireValue(v any, t SQLType) any {
+func wireValue(v any, t sqlfront.SQLType) any {
 	if v == nil {
 		return nil
 	}
@@ -407,18 +409,18 @@ func wireValue(v any, t SQLType) any {
 	if err != nil {
 		return valueString(v)
 	}
-	if t.Kind == TypeNVarChar || t.Kind == TypeXML {
+	if t.Kind == sqlfront.TypeNVarChar || t.Kind == sqlfront.TypeXML {
 		if b, ok := v.([]byte); ok {
 			return string(b)
 		}
 	}
-	if t.Kind == TypeUniqueIdentifier {
+	if t.Kind == sqlfront.TypeUniqueIdentifier {
 		return valueString(v)
 	}
 	return cv
 }
 
-func (x *execCtx) variable(name string) (any, *SQLError) {
+func (x *execCtx) variable(name string) (any, *sqlfront.SQLError) {
 	c := x.conn
 	switch strings.ToUpper(name) {
 	case "@@SPID":
@@ -457,91 +459,91 @@ func (x *execCtx) variable(name string) (any, *SQLError) {
 }
 
 // exec executes one statement; the longer kinds have their own exec methods.
-func (x *execCtx) exec(st stmt) error {
+func (x *execCtx) exec(st sqlfront.Stmt) error {
 	if done, err := x.execUnderModes(st); done {
 		return err
 	}
 	c := x.conn
 	switch s := st.(type) {
-	case *selectStmt:
+	case *sqlfront.SelectStmt:
 		return x.execSelect(s)
-	case *insertStmt:
+	case *sqlfront.InsertStmt:
 		return x.execInsert(s)
-	case *updateStmt:
+	case *sqlfront.UpdateStmt:
 		return x.execUpdate(s)
-	case *deleteStmt:
+	case *sqlfront.DeleteStmt:
 		return x.execDelete(s)
-	case *blockStmt:
+	case *sqlfront.BlockStmt:
 		return x.execBlock(s)
-	case *ifStmt:
+	case *sqlfront.IfStmt:
 		return x.execIf(s)
-	case *beginTranStmt:
+	case *sqlfront.BeginTranStmt:
 		if len(s.Name) > 32 {
-			return sqlErr(103, 15, "The identifier that starts with '%s' is too long. Maximum length is 32.", s.Name[:32])
+			return sqlfront.NewError(103, 15, "The identifier that starts with '%s' is too long. Maximum length is 32.", s.Name[:32])
 		}
 		x.beginTxn(s.Name, true)
 		return x.done(tds.CmdNone, tds.NoCount)
-	case *saveTranStmt:
+	case *sqlfront.SaveTranStmt:
 		if err := x.saveTxn(s.Name); err != nil {
 			return err
 		}
 		return x.done(tds.CmdNone, tds.NoCount)
-	case *commitStmt:
+	case *sqlfront.CommitStmt:
 		if c.txn == nil {
 			return errNoBeginForCommit()
 		}
 		x.commitTxn(true)
 		return x.done(tds.CmdNone, tds.NoCount)
-	case *rollbackStmt:
+	case *sqlfront.RollbackStmt:
 		return x.execRollback(s)
-	case *setOptionStmt:
+	case *sqlfront.SetOptionStmt:
 		return x.execSetOptions(s)
-	case *declareStmt:
+	case *sqlfront.DeclareStmt:
 		return x.execDeclare(s)
-	case *setVarStmt:
+	case *sqlfront.SetVarStmt:
 		return x.execSetVar(s)
-	case *checkpointStmt:
+	case *sqlfront.CheckpointStmt:
 		x.checkpoint()
 		return x.done(tds.CmdNone, tds.NoCount)
-	case *dbccStmt:
+	case *sqlfront.DBCCStmt:
 		return x.execDBCC(s)
-	case *useStmt:
+	case *sqlfront.UseStmt:
 		return x.execUse(s)
-	case *waitforStmt:
+	case *sqlfront.WaitforStmt:
 		return x.execWaitfor(s)
-	case *execStmt:
+	case *sqlfront.ExecStmt:
 		return errProcNotFound(strings.Join(s.Proc, "."))
-	case *whileStmt:
+	case *sqlfront.WhileStmt:
 		return x.execWhile(s)
-	case *loopControlStmt:
+	case *sqlfront.LoopControlStmt:
 		return loopControl{s.Break}
-	case *mergeStmt:
+	case *sqlfront.MergeStmt:
 		return x.execMerge(s)
-	case *createTableStmt:
+	case *sqlfront.CreateTableStmt:
 		return x.execCreateTable(s)
-	case *dropTableStmt:
+	case *sqlfront.DropTableStmt:
 		return x.execDropTable(s)
-	case *truncateStmt:
+	case *sqlfront.TruncateStmt:
 		return x.execTruncate(s)
-	case *killStmt:
+	case *sqlfront.KillStmt:
 		return x.execKill(s)
-	case *brokerStmt:
+	case *sqlfront.BrokerStmt:
 		return x.execBroker(s)
-	case *printStmt:
+	case *sqlfront.PrintStmt:
 		return x.execPrint(s)
-	case *createEventSessionStmt:
+	case *sqlfront.CreateEventSessionStmt:
 		return x.createSession(s)
-	case *alterEventSessionStmt:
+	case *sqlfront.AlterEventSessionStmt:
 		return x.alterSession(s)
-	case *dropEventSessionStmt:
+	case *sqlfront.DropEventSessionStmt:
 		return x.dropSession(s)
 	}
-	return errUnsupported(fmt.Sprintf("%T", st))
+	return sqlfront.ErrUnsupported(fmt.Sprintf("%T", st))
 }
 
 // execBlock runs a BEGIN … END block's statements in order, stopping at
 // the first error.
-func (x *execCtx) execBlock(s *blockStmt) error {
+func (x *execCtx) execBlock(s *sqlfront.BlockStmt) error {
 	for _, inner := range s.Stmts {
 		if err := x.exec(inner); err != nil {
 			return err
@@ -551,7 +553,7 @@ func (x *execCtx) execBlock(s *blockStmt) error {
 }
 
 // execIf runs IF … ELSE: UNKNOWN takes the ELSE branch, as FALSE does.
-func (x *execCtx) execIf(s *ifStmt) error {
+func (x *execCtx) execIf(s *sqlfront.IfStmt) error {
 	env := &evalEnv{x: x}
 	v, err := env.eval(s.Cond)
 	if err != nil {
@@ -566,7 +568,7 @@ func (x *execCtx) execIf(s *ifStmt) error {
 }
 
 // execRollback rolls back to a named savepoint, or the whole transaction.
-func (x *execCtx) execRollback(s *rollbackStmt) error {
+func (x *execCtx) execRollback(s *sqlfront.RollbackStmt) error {
 	c := x.conn
 	if c.txn == nil {
 		return errNoBeginForRollback()
@@ -586,7 +588,7 @@ func (x *execCtx) execRollback(s *rollbackStmt) error {
 
 // execSetOptions applies SET session options; options the stand-in cannot
 // honour when ON are an error rather than silently ignored.
-func (x *execCtx) execSetOptions(s *setOptionStmt) error {
+func (x *execCtx) execSetOptions(s *sqlfront.SetOptionStmt) error {
 	c := x.conn
 	for _, o := range s.Options {
 		if handled, err := x.setSessionMode(o, s.Value); handled {
@@ -599,7 +601,7 @@ func (x *execCtx) execSetOptions(s *setOptionStmt) error {
 		case "LOCK_TIMEOUT":
 			n, err := strconv.ParseInt(s.Value, 10, 64)
 			if err != nil || n < -1 {
-				return errSyntaxNear(s.Value)
+				return sqlfront.ErrSyntaxNear(s.Value)
 			}
 			c.lockTimeoutMs = n
 			continue
@@ -618,19 +620,19 @@ func (x *execCtx) execSetOptions(s *setOptionStmt) error {
 			"LANGUAGE", "STATISTICS IO", "STATISTICS TIME", "STATISTICS PROFILE", "SHOWPLAN_XML":
 			if o == "SHOWPLAN_XML" || o == "STATISTICS PROFILE" || o == "IMPLICIT_TRANSACTIONS" || o == "ANSI_DEFAULTS" {
 				if s.Value == "ON" {
-					return errUnsupported("SET " + o)
+					return sqlfront.ErrUnsupported("SET " + o)
 				}
 			}
 		default:
-			return errSyntaxNear(o)
+			return sqlfront.ErrSyntaxNear(o)
 		}
 	}
 	return nil
 }
 
 // execDeclare declares variables and table variables, with their initial
-// values converted to the declared type.
-func (x *execCtx) execDeclare(s *declareStmt) error {
+// Values converted to the declared type.
+func (x *execCtx) execDeclare(s *sqlfront.DeclareStmt) error {
 	c := x.conn
 	for _, d := range s.Vars {
 		if d.Table != nil {
@@ -657,7 +659,7 @@ func (x *execCtx) execDeclare(s *declareStmt) error {
 }
 
 // execSetVar assigns a variable or an RPC parameter.
-func (x *execCtx) execSetVar(s *setVarStmt) error {
+func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 	c := x.conn
 	if _, ok := x.params[strings.ToLower(s.Var)]; ok {
 		// an RPC parameter (sp_executesql OUTPUT parameters are set so)
@@ -687,20 +689,20 @@ func (x *execCtx) execSetVar(s *setVarStmt) error {
 }
 
 // execUse switches the connection's database.
-func (x *execCtx) execUse(s *useStmt) error {
+func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 	c := x.conn
 	db := x.srv.dbByName(s.DB)
 	if db == nil {
 		return errDatabaseMissing(s.DB)
 	}
 	c.db = db
-	x.ec.dbID, x.ec.dbName = db.id, db.name
+	x.ec.DBID, x.ec.DBName = db.id, db.name
 	return x.w.SetDatabase(db.name)
 }
 
 // execWaitfor sleeps for WAITFOR DELAY without holding the server lock,
 // ending early when the batch is cancelled or the session is killed.
-func (x *execCtx) execWaitfor(s *waitforStmt) error {
+func (x *execCtx) execWaitfor(s *sqlfront.WaitforStmt) error {
 	d, err := parseDelay(s.Delay)
 	if err != nil {
 		return err
@@ -727,7 +729,7 @@ func (x *execCtx) execWaitfor(s *waitforStmt) error {
 }
 
 // execPrint sends PRINT's text as an informational message.
-func (x *execCtx) execPrint(s *printStmt) error {
+func (x *execCtx) execPrint(s *sqlfront.PrintStmt) error {
 	env := &evalEnv{x: x}
 	v, err := env.eval(s.Expr)
 	if err != nil {
@@ -736,24 +738,24 @@ func (x *execCtx) execPrint(s *printStmt) error {
 	return x.info(0, 0, valueString(v))
 }
 
-func parseDelay(s string) (time.Duration, *SQLError) {
+func parseDelay(s string) (time.Duration, *sqlfront.SQLError) {
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
-		return 0, sqlErr(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
+		return 0, sqlfront.NewError(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
 	}
 	var total time.Duration
 	units := []time.Duration{time.Hour, time.Minute}
 	for i := 0; i < 2; i++ {
 		n, err := strconv.Atoi(parts[i])
 		if err != nil {
-			return 0, sqlErr(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
+			return 0, sqlfront.NewError(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
 		}
 		total += time.Duration(n) * units[i]
 	}
 	if len(parts) == 3 {
 		f, err := strconv.ParseFloat(parts[2], 64)
 		if err != nil {
-			return 0, sqlErr(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
+			return 0, sqlfront.NewError(148, 15, "Incorrect time syntax in time string '%s' used with WAITFOR.", s)
 		}
 		total += time.Duration(f * float64(time.Second))
 	}
@@ -763,17 +765,17 @@ func parseDelay(s string) (time.Duration, *SQLError) {
 // execDBCC supports DROPCLEANBUFFERS, TRACEON, TRACEOFF and TRACESTATUS, as
 // documented at https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-dropcleanbuffers-transact-sql
 // and https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql
-func (x *execCtx) execDBCC(s *dbccStmt) error {
+func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 	c := x.conn
 	quiet := false
 	for _, w := range s.With {
 		if w != "NO_INFOMSGS" {
-			return errSyntaxNear(w)
+			return sqlfront.ErrSyntaxNear(w)
 		}
 		quiet = true
 	}
 	if !c.sysadmin {
-		return sqlErr(2571, 14, "User '%s' does not have permission to run DBCC %s.", c.user, strings.ToLower(s.Command))
+		return sqlfront.NewError(2571, 14, "User '%s' does not have permission to run DBCC %s.", c.user, strings.ToLower(s.Command))
 	}
 	switch s.Command {
 	case "DROPCLEANBUFFERS":
@@ -793,7 +795,7 @@ func (x *execCtx) execDBCC(s *dbccStmt) error {
 			}
 			n, ok := v.(int64)
 			if !ok {
-				return sqlErr(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", valueString(v))
+				return sqlfront.NewError(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", valueString(v))
 			}
 			if n == -1 {
 				global = true
@@ -802,7 +804,7 @@ func (x *execCtx) execDBCC(s *dbccStmt) error {
 			flagsSet = append(flagsSet, int(n))
 		}
 		if len(flagsSet) == 0 {
-			return errSyntaxNear(")")
+			return sqlfront.ErrSyntaxNear(")")
 		}
 		for _, f := range flagsSet {
 			on := s.Command == "TRACEON"
@@ -840,7 +842,7 @@ func (x *execCtx) execDBCC(s *dbccStmt) error {
 			return err
 		}
 	default:
-		return sqlErr(2526, 16, "Incorrect DBCC statement. Check the documentation for the correct DBCC syntax and options.")
+		return sqlfront.NewError(2526, 16, "Incorrect DBCC statement. Check the documentation for the correct DBCC syntax and options.")
 	}
 	if !quiet {
 		if err := x.info(2528, 10, "DBCC execution completed. If DBCC printed error messages, contact your system administrator."); err != nil {

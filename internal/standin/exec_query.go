@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -16,10 +18,10 @@ import (
 // of a statement: it decides on parallelism (OPTION (MAXDOP n) with n > 1
 // over a table large enough to be worth it; the emulated instance's own
 // MAXDOP is 1) and adds the Gather Streams.
-func (x *execCtx) planStatement(r *runCtx, s *selectStmt, root stmt) (iter, *relation, int, *planner, *SQLError) {
+func (x *execCtx) planStatement(r *runCtx, s *sqlfront.SelectStmt, root sqlfront.Stmt) (iter, *relation, int, *planner, *sqlfront.SQLError) {
 	p := newPlanner(x, r)
 	p.stmtRoot = root
-	p.opts = queryOptions{MaxRecursion: -1}
+	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
 	p.opts = mergeOptions(p.opts, s.Opts)
 	if p.opts.MaxDOP > 1 && x.largestTablePages(s) >= 32 {
 		p.parallel = true
@@ -36,16 +38,16 @@ func (x *execCtx) planStatement(r *runCtx, s *selectStmt, root stmt) (iter, *rel
 }
 
 // largestTablePages is the leaf page count of the largest table s reads.
-func (x *execCtx) largestTablePages(s *selectStmt) int {
+func (x *execCtx) largestTablePages(s *sqlfront.SelectStmt) int {
 	best := 0
-	walkSelectWith(s, func(expr) {}, func(q *selectStmt) {
-		var ref func(tableRef)
-		ref = func(t tableRef) {
+	walkSelectWith(s, func(sqlfront.Expr) {}, func(q *sqlfront.SelectStmt) {
+		var ref func(sqlfront.TableRef)
+		ref = func(t sqlfront.TableRef) {
 			switch v := t.(type) {
-			case *joinRef:
+			case *sqlfront.JoinRef:
 				ref(v.Left)
 				ref(v.Right)
-			case *tableName:
+			case *sqlfront.TableName:
 				if tbl, _, err := x.resolveTable(v.Parts); err == nil && tbl != nil {
 					best = max(best, len(tbl.indexes[0].leafPages))
 				}
@@ -139,7 +141,7 @@ func (p *planner) scansOf(it iter) []*scanIter {
 
 // finalizePlan numbers the operators (pre-order, as SQL Server does) and
 // divides the memory grant among the memory-consuming ones.
-func (x *execCtx) finalizePlan(r *runCtx, root *planNode, opts queryOptions) {
+func (x *execCtx) finalizePlan(r *runCtx, root *planNode, opts sqlfront.QueryOptions) {
 	id := 0
 	var number func(n *planNode)
 	number = func(n *planNode) {
@@ -184,23 +186,23 @@ type queryRun struct {
 	text  string
 	stype string
 	start time.Time
-	opts  queryOptions
+	opts  sqlfront.QueryOptions
 }
 
 // beginQuery finalizes the plan, takes the memory grant and sets the
 // event context's query and plan hashes.
-func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts queryOptions) (*queryRun, *SQLError) {
+func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
 	x.finalizePlan(r, root, opts)
 	q := &queryRun{r: r, root: root, text: x.stmtText, stype: stype, start: x.srv.now(), opts: opts}
 	qh := fnv.New64a()
-	qh.Write([]byte(normalizeSQL(x.stmtText)))
-	x.ec.queryHash = qh.Sum64()
+	qh.Write([]byte(sqlfront.NormalizeSQL(x.stmtText)))
+	x.ec.QueryHash = qh.Sum64()
 	ph := fnv.New64a()
 	root.walk(func(n *planNode) { ph.Write([]byte(n.physical + "|" + n.logical + ";")) })
-	x.ec.planHash = ph.Sum64()
-	x.ec.planHandle = fmt.Sprintf("06000500%016X%016X0000000000000000000000000000000000000000", x.ec.queryHash, x.ec.planHash)
+	x.ec.PlanHash = ph.Sum64()
+	x.ec.PlanHandle = fmt.Sprintf("06000500%016X%016X0000000000000000000000000000000000000000", x.ec.QueryHash, x.ec.PlanHash)
 	if x.conn.txn != nil {
-		x.ec.txnID = x.conn.txn.id
+		x.ec.TxnID = x.conn.txn.id
 	}
 	x.recordPlanCache() // sys.dm_exec_query_stats (plancache.go)
 	if err := x.acquireGrant(r); err != nil {
@@ -226,9 +228,9 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	x.threadProfiles(q.root)
 	dop := int64(max(q.r.dop, 1))
 	if q.r.grantKB > 0 {
-		s.emit(x.ec, &xeEventData{name: "query_memory_grant_usage", pkg: "sqlserver", ts: s.advance(4 * time.Microsecond), fields: []xeField{
-			fUint("granted_memory_kb", "uint64", q.r.grantKB), fUint("used_memory_kb", "uint64", used), fUint("ideal_memory_kb", "uint64", max(used, q.r.grantKB)),
-			fUint("granted_percent", "int32", 100), fUint("usage_percent", "int32", used*100/q.r.grantKB), fUint("dop", "uint16", dop)}})
+		s.emit(x.ec, &xevents.EventData{Name: "query_memory_grant_usage", Pkg: "sqlserver", Time: s.advance(4 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", max(used, q.r.grantKB)),
+			xevents.FUint("granted_percent", "int32", 100), xevents.FUint("usage_percent", "int32", used*100/q.r.grantKB), xevents.FUint("dop", "uint16", dop)}})
 	}
 	plan := x.showplanDocument(q, rows)
 	x.lastPlan = plan
@@ -236,13 +238,13 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 		return
 	}
 	dur := end.Sub(q.start).Microseconds()
-	s.emit(x.ec, &xeEventData{name: "query_post_execution_showplan", pkg: "sqlserver", ts: s.advance(10 * time.Microsecond), fields: []xeField{
-		fUint("source_database_id", "uint32", int64(x.conn.db.id)), fMap("object_type", "object_type", "sqlserver", "ADHOC"),
-		fUint("object_id", "int32", 0), fUint("nest_level", "uint16", 0), fUint("cpu_time", "uint64", dur*6/10), fUint("duration", "uint64", dur),
-		fUint("estimated_rows", "int32", int64(q.root.estRows)), fUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), fUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),
-		fUint("requested_memory_kb", "uint64", q.r.grantKB), fUint("used_memory_kb", "uint64", used), fUint("ideal_memory_kb", "uint64", q.r.grantKB),
-		fUint("granted_memory_kb", "uint64", q.r.grantKB), fUint("dop", "uint32", dop), fStr("object_name", ""), fStr("database_name", x.conn.db.name),
-		{name: "showplan_xml", typ: "xml", pkg: "package0", value: plan, xmlBody: true}}})
+	s.emit(x.ec, &xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Time: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.id)), xevents.FMap("object_type", "object_type", "sqlserver", "ADHOC"),
+		xevents.FUint("object_id", "int32", 0), xevents.FUint("nest_level", "uint16", 0), xevents.FUint("cpu_time", "uint64", dur*6/10), xevents.FUint("duration", "uint64", dur),
+		xevents.FUint("estimated_rows", "int32", int64(q.root.estRows)), xevents.FUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), xevents.FUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),
+		xevents.FUint("requested_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", q.r.grantKB),
+		xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("dop", "uint32", dop), xevents.FStr("object_name", ""), xevents.FStr("database_name", x.conn.db.name),
+		{Name: "showplan_xml", Typ: "xml", Pkg: "package0", Value: plan, XMLBody: true}}})
 }
 
 func sortInts(a []int) {
@@ -262,7 +264,7 @@ func (x *execCtx) showplanDocument(q *queryRun, rows int64) string {
 	b.open("Statements")
 	b.open("StmtSimple", "StatementText", q.text, "StatementId", "1", "StatementCompId", "1", "StatementType", q.stype,
 		"RetrievedFromCache", "false", "StatementSubTreeCost", ftoa(q.root.subtreeCost), "StatementEstRows", ftoa(q.root.estRows),
-		"StatementOptmLevel", "FULL", "QueryHash", fmt.Sprintf("0x%016X", x.ec.queryHash), "QueryPlanHash", fmt.Sprintf("0x%016X", x.ec.planHash),
+		"StatementOptmLevel", "FULL", "QueryHash", fmt.Sprintf("0x%016X", x.ec.QueryHash), "QueryPlanHash", fmt.Sprintf("0x%016X", x.ec.PlanHash),
 		"CardinalityEstimationModelVersion", "140")
 	b.empty("StatementSetOptions", "QUOTED_IDENTIFIER", "true", "ARITHABORT", "true", "CONCAT_NULL_YIELDS_NULL", "true", "ANSI_NULLS", "true",
 		"ANSI_PADDING", "true", "ANSI_WARNINGS", "true", "NUMERIC_ROUNDABORT", "false")
@@ -311,7 +313,7 @@ func (x *execCtx) sendStatsXML() error {
 }
 
 // execSelect runs a SELECT and streams its result.
-func (x *execCtx) execSelect(s *selectStmt) error {
+func (x *execCtx) execSelect(s *sqlfront.SelectStmt) error {
 	x.lastPlan = ""
 	if s.Into != nil {
 		return x.execSelectInto(s)
@@ -355,9 +357,9 @@ func (x *execCtx) execSelect(s *selectStmt) error {
 // subqueryRows evaluates a subquery outside a plan (in an IF condition, a
 // SET or DECLARE value, a DML assignment): planned once per statement,
 // run with env's rows in scope.
-func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]any, *SQLError) {
+func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *evalEnv, limit int) ([][]any, *sqlfront.SQLError) {
 	if x.subplans == nil {
-		x.subplans = map[*selectStmt]iter{}
+		x.subplans = map[*sqlfront.SelectStmt]iter{}
 	}
 	it, ok := x.subplans[sel]
 	r := x.subRun
@@ -367,7 +369,7 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 	}
 	if !ok {
 		p := newPlanner(x, r)
-		p.opts = queryOptions{MaxRecursion: -1}
+		p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
 		var chain []*relation
 		for e := env; e != nil; e = e.outer {
 			if e.rel != nil {
@@ -377,7 +379,7 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 		for i := len(chain) - 1; i >= 0; i-- {
 			p.scope = &pscope{rel: chain[i], parent: p.scope}
 		}
-		var err *SQLError
+		var err *sqlfront.SQLError
 		if it, _, _, err = p.planQuery(sel); err != nil {
 			return nil, err
 		}
@@ -396,7 +398,7 @@ func (x *execCtx) subqueryRows(sel *selectStmt, env *evalEnv, limit int) ([][]an
 }
 
 // varType is a declared variable's type.
-func (x *execCtx) varType(name string) (SQLType, bool) {
+func (x *execCtx) varType(name string) (sqlfront.SQLType, bool) {
 	t, ok := x.conn.sqlState().varTypes[strings.ToLower(name)]
 	return t, ok
 }

@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // scalarFunc evaluates a built-in scalar function. Unknown names are
 // Msg 195, as in SQL Server.
-func (x *execCtx) scalarFunc(name string, a []any) (any, *SQLError) {
+func (x *execCtx) scalarFunc(name string, a []any) (any, *sqlfront.SQLError) {
 	if v, ok, err := x.moreFunc(name, a); ok {
 		return v, err
 	}
 	f := funcArgs{name, a}
-	families := []func(funcArgs) (any, bool, *SQLError){
+	families := []func(funcArgs) (any, bool, *sqlfront.SQLError){
 		x.metadataFunc, x.securityFunc, stringSliceFunc, stringSearchFunc, stringEditFunc, nullFunc, roundingFunc, x.systemFunc,
 	}
 	for _, family := range families {
@@ -35,7 +37,7 @@ func (f funcArgs) str(i int) string { return valueString(f.a[i]) }
 
 // metadataFunc evaluates the server, database, object and schema
 // metadata functions.
-func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *SQLError) {
+func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	name, a, argc, str, c := f.name, f.a, f.argc, f.str, x.conn
 	switch f.builtin() {
 	case "SERVERPROPERTY":
@@ -119,7 +121,7 @@ func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *SQLError) {
 }
 
 // securityFunc evaluates the login, user, role and permission functions.
-func (x *execCtx) securityFunc(f funcArgs) (any, bool, *SQLError) {
+func (x *execCtx) securityFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	a, argc, str, c := f.a, f.argc, f.str, x.conn
 	switch f.builtin() {
 	case "SUSER_NAME", "SUSER_SNAME", "ORIGINAL_LOGIN", "SYSTEM_USER", "CURRENT_USER":
@@ -176,7 +178,7 @@ func (x *execCtx) securityFunc(f funcArgs) (any, bool, *SQLError) {
 
 // stringSliceFunc evaluates the string functions that measure a string
 // or cut out part of it.
-func stringSliceFunc(f funcArgs) (any, bool, *SQLError) {
+func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	name, a, argc, str, anyNull := f.name, f.a, f.argc, f.str, f.null
 	switch f.builtin() {
 	case "LEFT", "RIGHT":
@@ -190,7 +192,7 @@ func stringSliceFunc(f funcArgs) (any, bool, *SQLError) {
 		n, _ := convertValue(a[1], tBigInt)
 		k := int(n.(int64))
 		if k < 0 {
-			return nil, true, sqlErr(536, 16, "Invalid length parameter passed to the %s function.", strings.ToLower(name))
+			return nil, true, sqlfront.NewError(536, 16, "Invalid length parameter passed to the %s function.", strings.ToLower(name))
 		}
 		if k > len(s) {
 			k = len(s)
@@ -244,7 +246,7 @@ func stringSliceFunc(f funcArgs) (any, bool, *SQLError) {
 
 // stringSearchFunc evaluates the string functions that find a substring
 // or pattern.
-func stringSearchFunc(f funcArgs) (any, bool, *SQLError) {
+func stringSearchFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	a, argc, str, anyNull := f.a, f.argc, f.str, f.null
 	switch f.builtin() {
 	case "CHARINDEX":
@@ -296,7 +298,7 @@ func stringSearchFunc(f funcArgs) (any, bool, *SQLError) {
 
 // stringEditFunc evaluates the string functions that rewrite, trim,
 // quote or join strings.
-func stringEditFunc(f funcArgs) (any, bool, *SQLError) {
+func stringEditFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	a, argc, str, anyNull := f.a, f.argc, f.str, f.null
 	switch f.builtin() {
 	case "REVERSE":
@@ -369,7 +371,7 @@ func stringEditFunc(f funcArgs) (any, bool, *SQLError) {
 }
 
 // nullFunc evaluates the NULL-handling functions.
-func nullFunc(f funcArgs) (any, bool, *SQLError) {
+func nullFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	a, argc := f.a, f.argc
 	switch f.builtin() {
 	case "ISNULL":
@@ -402,7 +404,7 @@ func nullFunc(f funcArgs) (any, bool, *SQLError) {
 }
 
 // roundingFunc evaluates ABS and the rounding functions.
-func roundingFunc(f funcArgs) (any, bool, *SQLError) {
+func roundingFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	name, a := f.name, f.a
 	switch f.builtin() {
 	case "ABS":
@@ -418,7 +420,7 @@ func roundingFunc(f funcArgs) (any, bool, *SQLError) {
 		return nil, true, nil
 	case "FLOOR", "CEILING", "ROUND":
 		if name == "ROUND" && len(a) < 2 {
-			return nil, true, sqlErr(174, 15, "The round function requires 2 to 3 arguments.")
+			return nil, true, sqlfront.NewError(174, 15, "The round function requires 2 to 3 arguments.")
 		}
 		if a[0] == nil {
 			return nil, true, nil
@@ -460,7 +462,7 @@ func roundingFunc(f funcArgs) (any, bool, *SQLError) {
 
 // systemFunc evaluates the clock, NEWID and the undocumented page-locator
 // and hex helpers.
-func (x *execCtx) systemFunc(f funcArgs) (any, bool, *SQLError) {
+func (x *execCtx) systemFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	a := f.a
 	switch f.builtin() {
 	case "GETDATE", "SYSDATETIME", "CURRENT_TIMESTAMP", "GETUTCDATE", "SYSUTCDATETIME":

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Date and time, string, math and conversion functions of everyday
@@ -17,12 +20,12 @@ import (
 
 // lazyFunc evaluates the functions whose later arguments must not be
 // evaluated when an earlier one decides (COALESCE, ISNULL, CHOOSE).
-func (env *evalEnv) lazyFunc(f *funcCall) (func() (any, *SQLError), bool) {
+func (env *evalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLError), bool) {
 	switch f.Name {
 	case "COALESCE":
-		return func() (any, *SQLError) {
+		return func() (any, *sqlfront.SQLError) {
 			if len(f.Args) < 2 {
-				return nil, sqlErr(189, 15, "The coalesce function requires 2 to 254 arguments.")
+				return nil, sqlfront.NewError(189, 15, "The coalesce function requires 2 to 254 arguments.")
 			}
 			for _, a := range f.Args {
 				v, err := env.eval(a)
@@ -36,9 +39,9 @@ func (env *evalEnv) lazyFunc(f *funcCall) (func() (any, *SQLError), bool) {
 			return nil, nil
 		}, true
 	case "CHOOSE":
-		return func() (any, *SQLError) {
+		return func() (any, *sqlfront.SQLError) {
 			if len(f.Args) < 2 {
-				return nil, sqlErr(174, 15, "The choose function requires 2 argument(s).")
+				return nil, sqlfront.NewError(174, 15, "The choose function requires 2 argument(s).")
 			}
 			iv, err := env.eval(f.Args[0])
 			if err != nil || iv == nil {
@@ -59,7 +62,7 @@ func (env *evalEnv) lazyFunc(f *funcCall) (func() (any, *SQLError), bool) {
 }
 
 // quantified evaluates x op ANY|ALL (subquery) outside a plan.
-func (env *evalEnv) quantified(q *quantifiedExpr) (any, *SQLError) {
+func (env *evalEnv) quantified(q *sqlfront.QuantifiedExpr) (any, *sqlfront.SQLError) {
 	v, err := env.eval(q.E)
 	if err != nil {
 		return nil, err
@@ -78,7 +81,7 @@ func (env *evalEnv) quantified(q *quantifiedExpr) (any, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		hit := cmpOp(q.Op, c)
+		hit := xevents.CmpOp(q.Op, c)
 		if q.All && !hit {
 			return false, nil
 		}
@@ -114,8 +117,8 @@ func escapeLike(pat, esc string) string {
 
 // convertStyled is CAST/CONVERT with CONVERT's date style
 // (https://learn.microsoft.com/en-us/sql/t-sql/functions/cast-and-convert-transact-sql).
-func convertStyled(v any, to SQLType, style int64) (any, *SQLError) {
-	if t, ok := v.(time.Time); ok && to.Kind == TypeNVarChar && style >= 0 {
+func convertStyled(v any, to sqlfront.SQLType, style int64) (any, *sqlfront.SQLError) {
+	if t, ok := v.(time.Time); ok && to.Kind == sqlfront.TypeNVarChar && style >= 0 {
 		var s string
 		switch style {
 		case 1:
@@ -145,13 +148,13 @@ func convertStyled(v any, to SQLType, style int64) (any, *SQLError) {
 		}
 		return convertValue(s, to)
 	}
-	if style >= 0 && (to.Kind == TypeDateTime2 || to.Kind == TypeDate) {
+	if style >= 0 && (to.Kind == sqlfront.TypeDateTime2 || to.Kind == sqlfront.TypeDate) {
 		if str, ok := v.(string); ok {
 			layouts := map[int64]string{101: "01/02/2006", 103: "02/01/2006", 112: "20060102", 23: "2006-01-02", 120: "2006-01-02 15:04:05", 104: "02.01.2006"}
 			if l, ok := layouts[style]; ok {
 				t, err := time.Parse(l, strings.TrimSpace(str))
 				if err != nil {
-					return nil, sqlErr(241, 16, "Conversion failed when converting date and/or time from character string.")
+					return nil, sqlfront.NewError(241, 16, "Conversion failed when converting date and/or time from character string.")
 				}
 				return convertValue(t, to)
 			}
@@ -193,7 +196,7 @@ func datePart(s string) (string, bool) {
 	return "", false
 }
 
-func toTime(v any) (time.Time, bool, *SQLError) {
+func toTime(v any) (time.Time, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return time.Time{}, false, nil
 	}
@@ -204,7 +207,7 @@ func toTime(v any) (time.Time, bool, *SQLError) {
 	return t.(time.Time), true, nil
 }
 
-func toInt(v any) (int64, bool, *SQLError) {
+func toInt(v any) (int64, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return 0, false, nil
 	}
@@ -215,12 +218,12 @@ func toInt(v any) (int64, bool, *SQLError) {
 	return n.(int64), true, nil
 }
 
-func errDatePart(fn, part string) *SQLError { // Msg 155
-	return sqlErr(155, 15, "'%s' is not a recognized %s option.", strings.ToLower(part), fn)
+func errDatePart(fn, part string) *sqlfront.SQLError { // Msg 155
+	return sqlfront.NewError(155, 15, "'%s' is not a recognized %s option.", strings.ToLower(part), fn)
 }
 
 // dateAdd is DATEADD(part, n, date).
-func dateAdd(part string, n int64, t time.Time) (time.Time, *SQLError) {
+func dateAdd(part string, n int64, t time.Time) (time.Time, *sqlfront.SQLError) {
 	var out time.Time
 	switch part {
 	case "year":
@@ -247,7 +250,7 @@ func dateAdd(part string, n int64, t time.Time) (time.Time, *SQLError) {
 		out = t.Add(time.Duration(n))
 	}
 	if out.Year() < 1 || out.Year() > 9999 {
-		return out, sqlErr(517, 16, "Adding a value to a 'datetime2' column caused an overflow.")
+		return out, sqlfront.NewError(517, 16, "Adding a value to a 'datetime2' column caused an overflow.")
 	}
 	return out, nil
 }
@@ -349,9 +352,9 @@ type funcArgs struct {
 	a    []any
 }
 
-func (f funcArgs) argc(lo, hi int) *SQLError {
+func (f funcArgs) argc(lo, hi int) *sqlfront.SQLError {
 	if len(f.a) < lo || len(f.a) > hi {
-		return sqlErr(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.name), lo)
+		return sqlfront.NewError(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.name), lo)
 	}
 	return nil
 }
@@ -367,7 +370,7 @@ func (f funcArgs) null() bool {
 
 // moreFunc evaluates the functions of this file; ok is false for a name
 // it does not know.
-func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
+func (x *execCtx) moreFunc(name string, a []any) (any, bool, *sqlfront.SQLError) {
 	f := funcArgs{name, a}
 	if v, ok, err := x.dateFunc(f); ok {
 		return v, true, err
@@ -379,7 +382,7 @@ func (x *execCtx) moreFunc(name string, a []any) (any, bool, *SQLError) {
 }
 
 // dateFunc evaluates the date and time functions.
-func (x *execCtx) dateFunc(f funcArgs) (any, bool, *SQLError) {
+func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	name, a, argc, null := f.name, f.a, f.argc, f.null
 	switch name {
 	case "DATEADD":
@@ -421,7 +424,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *SQLError) {
 		}
 		d := dateDiff(part, t1, t2)
 		if name == "DATEDIFF" && (d > math.MaxInt32 || d < math.MinInt32) {
-			return nil, true, sqlErr(535, 16, "The datediff function resulted in an overflow. The number of dateparts separating two date/time instances is too large. Try to use datediff with a less precise datepart.")
+			return nil, true, sqlfront.NewError(535, 16, "The datediff function resulted in an overflow. The number of dateparts separating two date/time instances is too large. Try to use datediff with a less precise datepart.")
 		}
 		return d, true, nil
 	case "DATEPART", "DATENAME":
@@ -484,12 +487,12 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *SQLError) {
 		d, _, _ := toInt(a[2])
 		t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, dateLocation)
 		if t.Year() != int(y) || int64(t.Month()) != m || int64(t.Day()) != d || y < 1 || y > 9999 {
-			return nil, true, sqlErr(289, 16, "Cannot construct data type date, some of the arguments have values which are not valid.")
+			return nil, true, sqlfront.NewError(289, 16, "Cannot construct data type date, some of the arguments have values which are not valid.")
 		}
 		return t, true, nil
 	case "DATETIMEFROMPARTS", "DATETIME2FROMPARTS":
 		if len(a) < 7 {
-			return nil, true, sqlErr(174, 15, "The %s function requires 7 argument(s).", strings.ToLower(name))
+			return nil, true, sqlfront.NewError(174, 15, "The %s function requires 7 argument(s).", strings.ToLower(name))
 		}
 		if null() {
 			return nil, true, nil
@@ -528,7 +531,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *SQLError) {
 }
 
 // stringFunc evaluates the string functions.
-func stringFunc(f funcArgs) (any, bool, *SQLError) {
+func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	name, a, argc, null := f.name, f.a, f.argc, f.null
 	switch name {
 	case "ISNUMERIC":
@@ -542,7 +545,7 @@ func stringFunc(f funcArgs) (any, bool, *SQLError) {
 		return boolInt(err == nil), true, nil
 	case "CONCAT_WS":
 		if len(a) < 3 {
-			return nil, true, sqlErr(189, 15, "The concat_ws function requires 3 to 254 arguments.")
+			return nil, true, sqlfront.NewError(189, 15, "The concat_ws function requires 3 to 254 arguments.")
 		}
 		var parts []string
 		for _, v := range a[1:] {
@@ -593,7 +596,7 @@ func stringFunc(f funcArgs) (any, bool, *SQLError) {
 		}
 		from, to := []rune(valueString(a[1])), []rune(valueString(a[2]))
 		if len(from) != len(to) {
-			return nil, true, sqlErr(9828, 16, "The second and third arguments of the TRANSLATE built-in function must contain an equal number of characters.")
+			return nil, true, sqlfront.NewError(9828, 16, "The second and third arguments of the TRANSLATE built-in function must contain an equal number of characters.")
 		}
 		out := []rune(valueString(a[0]))
 		for i, c := range out {
@@ -646,7 +649,7 @@ func stringFunc(f funcArgs) (any, bool, *SQLError) {
 }
 
 // mathFunc evaluates the math functions and the ones later versions added.
-func (x *execCtx) mathFunc(f funcArgs) (any, bool, *SQLError) {
+func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	name, a, argc, null := f.name, f.a, f.argc, f.null
 	switch name {
 	case "POWER":
@@ -670,7 +673,7 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *SQLError) {
 			"SQUARE": func(v float64) float64 { return v * v }, "SIN": math.Sin, "COS": math.Cos, "TAN": math.Tan, "ATAN": math.Atan,
 			"DEGREES": func(v float64) float64 { return v * 180 / math.Pi }, "RADIANS": func(v float64) float64 { return v * math.Pi / 180 }}[name]
 		if (name == "SQRT" && f < 0) || (name == "LOG" || name == "LOG10") && f <= 0 {
-			return nil, true, sqlErr(3623, 16, "An invalid floating point operation occurred.")
+			return nil, true, sqlfront.NewError(3623, 16, "An invalid floating point operation occurred.")
 		}
 		return fn(f), true, nil
 	case "PI":

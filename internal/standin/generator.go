@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // TraceEvent is one row as sys.fn_xe_file_target_read_file returns it.
@@ -42,27 +45,27 @@ func GenerateTrace(pages, operators int) (*Trace, error) {
 	extra := operators - len(ops)
 	w := newTraceWriter(pages, operators)
 	start := w.clock
-	w.add(&xeEventData{name: "sql_batch_starting", pkg: "sqlserver", ts: w.clock, fields: []xeField{fStr("batch_text", w.ec.sqlText)}})
+	w.add(&xevents.EventData{Name: "sql_batch_starting", Pkg: "sqlserver", Time: w.clock, Fields: []xevents.Field{xevents.FStr("batch_text", w.ec.SQLText)}})
 	for _, sc := range scans {
 		w.scanPages(sc)
 	}
 	finishJoins(root)
 	for _, op := range ops {
-		w.add(&xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: w.tick(3 * time.Microsecond), fields: []xeField{
-			fUint("node_id", "uint32", int64(op.id)), fUint("thread_id", "uint32", 0), fUint("total_time_us", "uint64", op.end.Sub(op.start).Microseconds())}})
+		w.add(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("node_id", "uint32", int64(op.id)), xevents.FUint("thread_id", "uint32", 0), xevents.FUint("total_time_us", "uint64", op.end.Sub(op.start).Microseconds())}})
 	}
 	w.t.PlanXML = genPlanXML(root, len(ops), extra)
 	for i := 0; i < extra; i++ {
-		w.add(&xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: w.tick(3 * time.Microsecond), fields: []xeField{
-			fUint("node_id", "uint32", int64(len(ops)+i)), fUint("thread_id", "uint32", 0), fUint("total_time_us", "uint64", root.end.Sub(root.start).Microseconds())}})
+		w.add(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("node_id", "uint32", int64(len(ops)+i)), xevents.FUint("thread_id", "uint32", 0), xevents.FUint("total_time_us", "uint64", root.end.Sub(root.start).Microseconds())}})
 	}
 	dur := w.clock.Sub(start).Microseconds()
-	w.add(&xeEventData{name: "query_post_execution_showplan", pkg: "sqlserver", ts: w.tick(10 * time.Microsecond), fields: []xeField{
-		fUint("duration", "uint64", dur), fUint("dop", "uint32", 1), {name: "showplan_xml", typ: "xml", pkg: "package0", value: w.t.PlanXML, xmlBody: true}}})
-	w.add(&xeEventData{name: "sql_batch_completed", pkg: "sqlserver", ts: w.tick(20 * time.Microsecond), fields: []xeField{
-		fUint("cpu_time", "uint64", dur/2), fUint("duration", "uint64", dur), fUint("physical_reads", "uint64", int64(pages)),
-		fUint("logical_reads", "uint64", int64(pages)), fUint("writes", "uint64", 0), fUint("row_count", "uint64", root.rows),
-		fMap("result", "statement_result", "sqlserver", "OK"), fStr("batch_text", w.ec.sqlText)}})
+	w.add(&xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Time: w.tick(10 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("duration", "uint64", dur), xevents.FUint("dop", "uint32", 1), {Name: "showplan_xml", Typ: "xml", Pkg: "package0", Value: w.t.PlanXML, XMLBody: true}}})
+	w.add(&xevents.EventData{Name: "sql_batch_completed", Pkg: "sqlserver", Time: w.tick(20 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("cpu_time", "uint64", dur/2), xevents.FUint("duration", "uint64", dur), xevents.FUint("physical_reads", "uint64", int64(pages)),
+		xevents.FUint("logical_reads", "uint64", int64(pages)), xevents.FUint("writes", "uint64", 0), xevents.FUint("row_count", "uint64", root.rows),
+		xevents.FMap("result", "statement_result", "sqlserver", "OK"), xevents.FStr("batch_text", w.ec.SQLText)}})
 	w.seal()
 	return w.t, nil
 }
@@ -143,11 +146,11 @@ func finishJoins(op *genOp) {
 // offsets as an event file of 4 MiB buffers would have them.
 type traceWriter struct {
 	t       *Trace
-	ec      *eventCtx
-	actions []xeName
+	ec      *xevents.EventCtx
+	actions []sqlfront.XEName
 	clock   time.Time
 	seq     int64
-	stamps  stampCache
+	stamps  xevents.StampCache
 	offset  int64
 	// bufBytes is what the current event-file buffer holds so far.
 	bufBytes int
@@ -162,11 +165,11 @@ const traceChunk = 16 << 20
 
 func newTraceWriter(pages, operators int) *traceWriter {
 	w := &traceWriter{
-		ec:      &eventCtx{spid: 57, dbID: demoDBID, dbName: demoDBName, sqlText: "/* generated */ SELECT ...", planHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", queryHash: 0x1234ABCD5678EF01, planHash: 0x0FEDCBA987654321},
-		actions: []xeName{{"sqlserver", "session_id"}, {"package0", "event_sequence"}, {"sqlserver", "plan_handle"}},
+		ec:      &xevents.EventCtx{SPID: 57, DBID: demoDBID, DBName: demoDBName, SQLText: "/* generated */ SELECT ...", PlanHandle: "0600050051A8D2117018D9C70400000001000000000000000000000000000000000000000000000000000000", QueryHash: 0x1234ABCD5678EF01, PlanHash: 0x0FEDCBA987654321},
+		actions: []sqlfront.XEName{{Package: "sqlserver", Name: "session_id"}, {Package: "package0", Name: "event_sequence"}, {Package: "sqlserver", Name: "plan_handle"}},
 		clock:   time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		t:       &Trace{Events: make([]TraceEvent, 0, pages*5+operators+4)},
-		offset:  fileHeaderBytes,
+		offset:  xevents.FileHeaderBytes,
 	}
 	w.b.Grow(traceChunk)
 	w.pendingFrom = len(w.t.Events)
@@ -188,12 +191,12 @@ func (w *traceWriter) seal() {
 	w.b.Grow(traceChunk)
 }
 
-func (w *traceWriter) add(ev *xeEventData) {
+func (w *traceWriter) add(ev *xevents.EventData) {
 	w.seq++
 	before := w.b.Len()
-	renderEvent(&w.b, ev, w.actions, w.ec, w.seq, false, &w.stamps)
+	xevents.RenderEvent(&w.b, ev, w.actions, w.ec, w.seq, false, &w.stamps)
 	w.ends = append(w.ends, w.b.Len())
-	w.t.Events = append(w.t.Events, TraceEvent{Name: ev.name, FileOffset: w.offset, Timestamp: ev.ts})
+	w.t.Events = append(w.t.Events, TraceEvent{Name: ev.Name, FileOffset: w.offset, Timestamp: ev.Time})
 	w.bufBytes += (w.b.Len() - before) / 2
 	if w.b.Len() > traceChunk-64<<10 {
 		w.seal()
@@ -213,25 +216,25 @@ func (w *traceWriter) scanPages(sc *genOp) {
 	for p := 0; p < sc.pages; p++ {
 		pid := sc.first + int32(p)
 		lock := heldLock{resType: "PAGE", mode: "S", r0: uint32(pid), r1: 1, hobt: sc.hobt, desc: fmt.Sprintf("1:%d", pid)}
-		lockFields := func() []xeField {
-			return []xeField{fMap("resource_type", "lock_resource_type", "sqlserver", "PAGE"), fMap("mode", "lock_mode", "sqlserver", "S"),
-				fMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"), fUint("transaction_id", "int64", 0),
-				fUint("database_id", "uint32", demoDBID), fUint("resource_0", "uint32", int64(lock.r0)), fUint("resource_1", "uint32", 1),
-				fUint("resource_2", "uint32", 0), fUint("object_id", "int32", 0), fUint("associated_object_id", "uint64", sc.hobt),
-				fUint("duration", "uint64", 0), fStr("resource_description", lock.desc)}
+		lockFields := func() []xevents.Field {
+			return []xevents.Field{xevents.FMap("resource_type", "lock_resource_type", "sqlserver", "PAGE"), xevents.FMap("mode", "lock_mode", "sqlserver", "S"),
+				xevents.FMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"), xevents.FUint("transaction_id", "int64", 0),
+				xevents.FUint("database_id", "uint32", demoDBID), xevents.FUint("resource_0", "uint32", int64(lock.r0)), xevents.FUint("resource_1", "uint32", 1),
+				xevents.FUint("resource_2", "uint32", 0), xevents.FUint("object_id", "int32", 0), xevents.FUint("associated_object_id", "uint64", sc.hobt),
+				xevents.FUint("duration", "uint64", 0), xevents.FStr("resource_description", lock.desc)}
 		}
-		w.add(&xeEventData{name: "lock_acquired", pkg: "sqlserver", ts: w.tick(2 * time.Microsecond), fields: lockFields()})
-		res := fPtr("wait_resource", 0x000001E4A1000000+uint64(pid)*0x40)
-		w.add(&xeEventData{name: "wait_info", pkg: "sqlos", ts: w.tick(3 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+		w.add(&xevents.EventData{Name: "lock_acquired", Pkg: "sqlserver", Time: w.tick(2 * time.Microsecond), Fields: lockFields()})
+		res := xevents.FPtr("wait_resource", 0x000001E4A1000000+uint64(pid)*0x40)
+		w.add(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: w.tick(3 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
+			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 		wait := time.Duration(60+int(pid%5)*20) * time.Microsecond
-		w.add(&xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: w.tick(wait), fields: []xeField{
-			fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(pid))}})
-		w.add(&xeEventData{name: "wait_info", pkg: "sqlos", ts: w.tick(time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "End"),
-			fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
-		w.add(&xeEventData{name: "lock_released", pkg: "sqlserver", ts: w.tick(2 * time.Microsecond), fields: lockFields()})
+		w.add(&xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: w.tick(wait), Fields: []xevents.Field{
+			xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(pid))}})
+		w.add(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: w.tick(time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
+			xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
+		w.add(&xevents.EventData{Name: "lock_released", Pkg: "sqlserver", Time: w.tick(2 * time.Microsecond), Fields: lockFields()})
 	}
 	sc.end = w.clock
 }

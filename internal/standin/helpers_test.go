@@ -2,7 +2,6 @@ package standin
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"testing"
 
@@ -85,14 +84,6 @@ func mustRun(t testing.TB, c *connState, sql string) *recorder {
 
 // allowSkip reports whether tests may skip when an external tool is missing.
 func allowSkip() bool { return os.Getenv("QUERYREPLAY_ALLOW_SKIP") == "1" }
-
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 func tdsSession(spid uint16) *tds.Session { return &tds.Session{SPID: spid} }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -130,7 +131,7 @@ func (s *Server) HoldLocks(ctx context.Context, batch string, o HoldOptions) (*H
 	if len(batch) > maxHoldBatch {
 		return nil, fmt.Errorf("standin: hold locks: batch of %d bytes is over %d", len(batch), maxHoldBatch)
 	}
-	stmts, perr := parseBatch(batch)
+	stmts, perr := sqlfront.ParseBatch(batch)
 	if perr != nil {
 		return nil, fmt.Errorf("standin: hold locks: %w", perr)
 	}

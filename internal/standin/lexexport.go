@@ -1,23 +1,11 @@
 package standin
 
+import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+
 // IdentifierStarts lexes a batch with the stand-in's own lexer and returns
-// the byte offset and text of every identifier or keyword token (quoted
-// names, strings, numbers and variables are not included). It exists for
-// differential tests: pkg/tracer's tokenizer is written independently, and
-// its fuzz target fails when the two disagree on where a keyword can start.
-// A batch the stand-in cannot lex returns its SQL Server error.
+// the byte offset and text of every identifier or keyword token; see
+// sqlfront.IdentifierStarts. It stays here because the differential tests
+// in pkg/tracer and pkg/tsql name the stand-in, not its front end.
 func IdentifierStarts(sql string) ([]int, []string, error) {
-	toks, err := lex(sql)
-	if err != nil {
-		return nil, nil, err
-	}
-	var pos []int
-	var words []string
-	for _, t := range toks {
-		if t.kind == tokIdent {
-			pos = append(pos, t.pos)
-			words = append(words, t.raw)
-		}
-	}
-	return pos, words, nil
+	return sqlfront.IdentifierStarts(sql)
 }

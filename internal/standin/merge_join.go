@@ -1,5 +1,7 @@
 package standin
 
+import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+
 // mergeJoinKind is the logical join of a MERGE plan whose Hash Match builds
 // on the target and probes with the source: it keeps the unmatched source
 // rows (probe side: Right Outer Join) only for WHEN NOT MATCHED [BY TARGET],
@@ -7,7 +9,7 @@ package standin
 // MATCHED BY SOURCE, both for both, neither with WHEN MATCHED alone, as
 // SQL Server's MERGE plans do (a Full Outer Join only with both kinds of
 // NOT MATCHED clause).
-func mergeJoinKind(s *mergeStmt) string {
+func mergeJoinKind(s *sqlfront.MergeStmt) string {
 	var bySource, byTarget bool
 	for _, c := range s.Clauses {
 		if !c.Matched {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Aggregation: Stream Aggregate (scalar aggregates, input ordered on the
@@ -15,10 +17,10 @@ import (
 // aggSpec is one aggregate (or GROUPING()/GROUPING_ID()) an aggregation
 // computes.
 type aggSpec struct {
-	f        *funcCall
+	f        *sqlfront.FuncCall
 	grouping []int // GROUPING/GROUPING_ID: the group expressions they test
 	isGroup  bool
-	typ      SQLType
+	typ      sqlfront.SQLType
 }
 
 type aggAcc struct {
@@ -40,7 +42,7 @@ type strAggItem struct {
 type aggIter struct {
 	n      *planNode
 	in     iter
-	groups []expr
+	groups []sqlfront.Expr
 	aggs   []*aggSpec
 	sets   [][]int // nil: one set of all groups
 	schema *relation
@@ -56,17 +58,17 @@ func (a *aggIter) node() *planNode { return a.n }
 // planAggregation plans GROUP BY, the aggregates and HAVING; the result's
 // schema maps every grouping expression and aggregate of the select list,
 // HAVING and ORDER BY to its column.
-func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter, *SQLError) {
+func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outItem) (iter, *sqlfront.SQLError) {
 	src := in.node().schema
 	for _, g := range s.GroupBy {
 		if err := p.resolves(g, src); err != nil {
 			return nil, err
 		}
 		if len(aggregatesOf(g)) > 0 {
-			return nil, sqlErr(144, 15, "Cannot use an aggregate or a subquery in an expression used for the group by list of a GROUP BY clause.")
+			return nil, sqlfront.NewError(144, 15, "Cannot use an aggregate or a subquery in an expression used for the group by list of a GROUP BY clause.")
 		}
 	}
-	var exprs []expr
+	var exprs []sqlfront.Expr
 	for _, it := range items {
 		exprs = append(exprs, it.e)
 	}
@@ -76,11 +78,11 @@ func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter
 	for _, o := range s.OrderBy {
 		exprs = append(exprs, o.Expr)
 	}
-	out := &relation{subst: map[expr]int{}}
+	out := &relation{subst: map[sqlfront.Expr]int{}}
 	groupKeys := map[string]int{}
 	for i, g := range s.GroupBy {
 		col := relCol{typ: p.typeOf(g, src)}
-		if c, ok := g.(*colRef); ok {
+		if c, ok := g.(*sqlfront.ColRef); ok {
 			if j, _ := src.lookupRef(c); j >= 0 {
 				col = src.cols[j]
 			}
@@ -90,19 +92,19 @@ func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter
 	}
 	aggKeys := map[string]int{}
 	var aggs []*aggSpec
-	var bindErr *SQLError
+	var bindErr *sqlfront.SQLError
 	for _, e := range exprs {
-		visit(e, func(n expr) bool {
+		visit(e, func(n sqlfront.Expr) bool {
 			if bindErr != nil {
 				return false
 			}
-			if _, isLit := n.(*literal); !isLit {
+			if _, isLit := n.(*sqlfront.Literal); !isLit {
 				if gi, ok := groupKeys[shape(n, src)]; ok {
 					out.subst[n] = gi
 					return false
 				}
 			}
-			f, ok := n.(*funcCall)
+			f, ok := n.(*sqlfront.FuncCall)
 			if !ok {
 				return true
 			}
@@ -110,7 +112,7 @@ func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter
 			case isAggregateName(f.Name):
 				for _, a := range f.Args {
 					if len(aggregatesOf(a)) > 0 || hasSubquery(a) {
-						bindErr = sqlErr(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
+						bindErr = sqlfront.NewError(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
 						return false
 					}
 					if err := p.resolves(a, src); err != nil {
@@ -137,7 +139,7 @@ func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter
 				for _, a := range f.Args {
 					gi, ok := groupKeys[shape(a, src)]
 					if !ok {
-						bindErr = sqlErr(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", exprText(a))
+						bindErr = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", exprText(a))
 						return false
 					}
 					spec.grouping = append(spec.grouping, gi)
@@ -164,8 +166,8 @@ func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter
 	}
 	it := p.aggregateOp(in, s.GroupBy, aggs, s.GroupingSets, s.GroupKind, out)
 	if s.Having != nil {
-		var err *SQLError
-		if it, err = p.planSubqueries(it, []expr{s.Having}); err != nil {
+		var err *sqlfront.SQLError
+		if it, err = p.planSubqueries(it, []sqlfront.Expr{s.Having}); err != nil {
 			return nil, err
 		}
 		return p.filterOp(it, s.Having)
@@ -174,40 +176,40 @@ func (p *planner) planAggregation(s *selectStmt, in iter, items []outItem) (iter
 }
 
 // checkAggArgs checks an aggregate's argument count.
-func checkAggArgs(f *funcCall) *SQLError {
+func checkAggArgs(f *sqlfront.FuncCall) *sqlfront.SQLError {
 	want := 1
 	if f.Name == "STRING_AGG" {
 		want = 2
 	}
 	if f.Star {
 		if f.Name != "COUNT" && f.Name != "COUNT_BIG" {
-			return errSyntaxNear("*")
+			return sqlfront.ErrSyntaxNear("*")
 		}
 		return nil
 	}
 	if len(f.Args) != want {
-		return sqlErr(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.Name), want)
+		return sqlfront.NewError(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.Name), want)
 	}
 	return nil
 }
 
 // checkGroupedRefs rejects columns used outside aggregates that are not
 // grouped (Msg 8120, or 8121 in HAVING).
-func (p *planner) checkGroupedRefs(items []outItem, s *selectStmt, out, src *relation) *SQLError {
-	check := func(e expr, having bool) *SQLError {
-		var bad *colRef
-		visit(e, func(n expr) bool {
+func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *relation) *sqlfront.SQLError {
+	check := func(e sqlfront.Expr, having bool) *sqlfront.SQLError {
+		var bad *sqlfront.ColRef
+		visit(e, func(n sqlfront.Expr) bool {
 			if _, ok := out.subst[n]; ok {
 				return false
 			}
-			if _, ok := n.(*windowExpr); ok {
+			if _, ok := n.(*sqlfront.WindowExpr); ok {
 				// a window function's own columns are checked as select items
-				for _, pe := range n.(*windowExpr).PartitionBy {
-					visit(pe, func(m expr) bool {
+				for _, pe := range n.(*sqlfront.WindowExpr).PartitionBy {
+					visit(pe, func(m sqlfront.Expr) bool {
 						if _, ok := out.subst[m]; ok {
 							return false
 						}
-						if c, ok := m.(*colRef); ok && bad == nil {
+						if c, ok := m.(*sqlfront.ColRef); ok && bad == nil {
 							if i, _ := src.lookupRef(c); i >= 0 {
 								bad = c
 							}
@@ -217,7 +219,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *selectStmt, out, src *rel
 				}
 				return false
 			}
-			if c, ok := n.(*colRef); ok && bad == nil {
+			if c, ok := n.(*sqlfront.ColRef); ok && bad == nil {
 				if i, _ := src.lookupRef(c); i >= 0 {
 					bad = c
 				}
@@ -229,7 +231,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *selectStmt, out, src *rel
 		}
 		name := strings.Join(bad.Parts, ".")
 		if having {
-			return sqlErr(8121, 16, "Column '%s' is invalid in the HAVING clause because it is not contained in either an aggregate function or the GROUP BY clause.", name)
+			return sqlfront.NewError(8121, 16, "Column '%s' is invalid in the HAVING clause because it is not contained in either an aggregate function or the GROUP BY clause.", name)
 		}
 		return errNotInGroupBy(name)
 	}
@@ -247,7 +249,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *selectStmt, out, src *rel
 }
 
 // aggregateOp chooses the aggregate operator.
-func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]int, kind string, out *relation) iter {
+func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *relation) iter {
 	a := &aggIter{in: in, groups: groups, aggs: aggs, sets: sets, schema: out, scalar: len(groups) == 0 && sets == nil}
 	src := in.node().schema
 	stream := a.scalar
@@ -255,7 +257,7 @@ func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]
 		var keys []sortKey
 		ok := true
 		for _, g := range groups {
-			c, isCol := g.(*colRef)
+			c, isCol := g.(*sqlfront.ColRef)
 			if !isCol {
 				ok = false
 				break
@@ -279,7 +281,7 @@ func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]
 	if kind == "ROLLUP" {
 		var keys []sortKey
 		for _, g := range groups {
-			if c, ok := g.(*colRef); ok {
+			if c, ok := g.(*sqlfront.ColRef); ok {
 				if j, _ := src.lookupRef(c); j >= 0 {
 					keys = append(keys, sortKey{col: j})
 				}
@@ -294,7 +296,7 @@ func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]
 	if p.parallel && !stream {
 		var keys []int
 		for _, g := range groups {
-			if c, ok := g.(*colRef); ok {
+			if c, ok := g.(*sqlfront.ColRef); ok {
 				if j, _ := src.lookupRef(c); j >= 0 {
 					keys = append(keys, j)
 				}
@@ -333,12 +335,12 @@ func (p *planner) aggregateOp(in iter, groups []expr, aggs []*aggSpec, sets [][]
 
 // groupEstimate guesses the number of groups: the product of the grouping
 // columns' distinct counts, capped by the input rows.
-func (p *planner) groupEstimate(in iter, groups []expr) float64 {
+func (p *planner) groupEstimate(in iter, groups []sqlfront.Expr) float64 {
 	est := 1.0
 	inRows := math.Max(in.node().estRows, 1)
 	for _, g := range groups {
 		d := math.Sqrt(inRows)
-		if c, ok := g.(*colRef); ok {
+		if c, ok := g.(*sqlfront.ColRef); ok {
 			if base := p.baseDistinct(in, c); base > 0 {
 				d = base
 			}
@@ -350,7 +352,7 @@ func (p *planner) groupEstimate(in iter, groups []expr) float64 {
 
 // baseDistinct finds a column's distinct count when it comes straight
 // from a base table scan below.
-func (p *planner) baseDistinct(in iter, c *colRef) float64 {
+func (p *planner) baseDistinct(in iter, c *sqlfront.ColRef) float64 {
 	var found float64
 	var walk func(it *planNode)
 	walk = func(n *planNode) {
@@ -377,7 +379,7 @@ type aggGroup struct {
 	thread int
 }
 
-func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (a *aggIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	a.out, a.i, a.bytes = nil, 0, 0
 	sets := a.sets
 	if sets == nil {
@@ -396,7 +398,7 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *SQLError {
 }
 
 // consume reads the input into groups of every grouping set.
-func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup, *SQLError) {
+func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
 	if err := r.open(a.in, outer); err != nil {
 		return nil, err
 	}
@@ -471,7 +473,7 @@ func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup,
 
 // emit turns the groups into output rows: grouping columns not in a
 // row's set are NULL, GROUPING()/GROUPING_ID() give the bits.
-func (a *aggIter) emit(order []*aggGroup, sets [][]int) *SQLError {
+func (a *aggIter) emit(order []*aggGroup, sets [][]int) *sqlfront.SQLError {
 	for _, g := range order {
 		set := sets[g.set]
 		inSet := map[int]bool{}
@@ -508,7 +510,7 @@ func (a *aggIter) emit(order []*aggGroup, sets [][]int) *SQLError {
 	return nil
 }
 
-func (a *aggIter) next(r *runCtx) (*tuple, *SQLError) {
+func (a *aggIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if a.i >= len(a.out) {
 		return nil, nil
 	}
@@ -522,7 +524,7 @@ func (a *aggIter) close(r *runCtx) {
 }
 
 // add folds one input row into the accumulator.
-func (acc *aggAcc) add(env *evalEnv, f *funcCall) *SQLError {
+func (acc *aggAcc) add(env *evalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
 	if f.Star {
 		acc.count++
 		return nil
@@ -545,7 +547,7 @@ func (acc *aggAcc) add(env *evalEnv, f *funcCall) *SQLError {
 }
 
 // addValue folds one argument value (with STRING_AGG's order keys).
-func (acc *aggAcc) addValue(v any, f *funcCall, keys []any) *SQLError {
+func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.SQLError {
 	if f.Star {
 		acc.count++
 		return nil
@@ -575,9 +577,9 @@ func (acc *aggAcc) addValue(v any, f *funcCall, keys []any) *SQLError {
 			acc.isF = true
 			x = n
 		case bool:
-			return sqlErr(8117, 16, "Operand data type bit is invalid for %s operator.", strings.ToLower(f.Name))
+			return sqlfront.NewError(8117, 16, "Operand data type bit is invalid for %s operator.", strings.ToLower(f.Name))
 		default:
-			return sqlErr(8117, 16, "Operand data type %s is invalid for %s operator.", typeOfValue(v), strings.ToLower(f.Name))
+			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", typeOfValue(v), strings.ToLower(f.Name))
 		}
 		acc.sumF += x
 		d := x - acc.mean
@@ -602,36 +604,36 @@ func (acc *aggAcc) addValue(v any, f *funcCall, keys []any) *SQLError {
 }
 
 // result is the aggregate's value for its group.
-func (acc *aggAcc) result(spec *aggSpec) (any, *SQLError) {
+func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 	f := spec.f
 	switch f.Name {
 	case "COUNT", "COUNT_BIG":
 		if f.Name == "COUNT" && acc.count > math.MaxInt32 {
-			return nil, sqlErr(8115, 16, "Arithmetic overflow error converting expression to data type int.")
+			return nil, sqlfront.NewError(8115, 16, "Arithmetic overflow error converting expression to data type int.")
 		}
 		return acc.count, nil
 	case "SUM":
 		if acc.count == 0 {
 			return nil, nil
 		}
-		if acc.isF || spec.typ.Kind == TypeFloat || spec.typ.Kind == TypeDecimal {
-			if spec.typ.Kind == TypeDecimal {
+		if acc.isF || spec.typ.Kind == sqlfront.TypeFloat || spec.typ.Kind == sqlfront.TypeDecimal {
+			if spec.typ.Kind == sqlfront.TypeDecimal {
 				return roundHalfAway(acc.sumF, spec.typ.Scale), nil
 			}
 			return acc.sumF, nil
 		}
-		if spec.typ.Kind == TypeInt && (acc.sumI > math.MaxInt32 || acc.sumI < math.MinInt32) {
-			return nil, sqlErr(8115, 16, "Arithmetic overflow error converting expression to data type int.")
+		if spec.typ.Kind == sqlfront.TypeInt && (acc.sumI > math.MaxInt32 || acc.sumI < math.MinInt32) {
+			return nil, sqlfront.NewError(8115, 16, "Arithmetic overflow error converting expression to data type int.")
 		}
 		return acc.sumI, nil
 	case "AVG":
 		if acc.count == 0 {
 			return nil, nil
 		}
-		if acc.isF || spec.typ.Kind == TypeFloat {
+		if acc.isF || spec.typ.Kind == sqlfront.TypeFloat {
 			return acc.sumF / float64(acc.count), nil
 		}
-		if spec.typ.Kind == TypeDecimal {
+		if spec.typ.Kind == sqlfront.TypeDecimal {
 			return roundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
 		}
 		return acc.sumI / acc.count, nil
@@ -673,7 +675,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *SQLError) {
 			})
 		}
 		sep := ""
-		if lit, ok := f.Args[1].(*literal); ok {
+		if lit, ok := f.Args[1].(*sqlfront.Literal); ok {
 			sep = valueString(lit.V)
 		}
 		parts := make([]string, len(acc.strs))
@@ -710,10 +712,10 @@ type distinctIter struct {
 
 func (d *distinctIter) node() *planNode { return d.n }
 
-func (p *planner) planDistinct(in iter, visible int) (iter, *SQLError) {
+func (p *planner) planDistinct(in iter, visible int) (iter, *sqlfront.SQLError) {
 	for _, c := range in.node().schema.cols[visible:] {
 		if c.hidden {
-			return nil, sqlErr(145, 15, "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.")
+			return nil, sqlfront.NewError(145, 15, "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.")
 		}
 	}
 	return p.distinctOp(in, visible), nil
@@ -731,12 +733,12 @@ func (p *planner) distinctOp(in iter, width int) iter {
 	return d
 }
 
-func (d *distinctIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (d *distinctIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	d.seen, d.bytes = map[string]bool{}, 0
 	return r.open(d.in, outer)
 }
 
-func (d *distinctIter) next(r *runCtx) (*tuple, *SQLError) {
+func (d *distinctIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for {
 		t, err := r.next(d.in)
 		if err != nil || t == nil {

@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Join operators: Nested Loops (also APPLY and the subquery forms: semi,
@@ -23,10 +26,10 @@ type nlIter struct {
 	n            *planNode
 	outer, inner iter
 	kind         string // Inner Join, Left Outer Join, Left Semi Join, Left Anti Semi Join
-	pred         expr
+	pred         sqlfront.Expr
 	schema       *relation
 	mode         nlMode
-	probe        expr // nlIn/nlQuantify: the outer expression
+	probe        sqlfront.Expr // nlIn/nlQuantify: the outer expression
 	qop          string
 	qall         bool
 	notIn        bool // nlIn used as NOT IN (semi filtering)
@@ -45,7 +48,7 @@ func (j *nlIter) node() *planNode { return j.n }
 
 // nestedLoops joins outer to inner, re-opening inner for every outer row
 // with that row in scope.
-func (p *planner) nestedLoops(outer, inner iter, kind string, pred expr, correlated bool) (iter, *SQLError) {
+func (p *planner) nestedLoops(outer, inner iter, kind string, pred sqlfront.Expr, correlated bool) (iter, *sqlfront.SQLError) {
 	schema := &relation{}
 	schema.cols = append(schema.cols, outer.node().schema.cols...)
 	if kind != "Left Semi Join" && kind != "Left Anti Semi Join" {
@@ -70,14 +73,14 @@ func (p *planner) nestedLoops(outer, inner iter, kind string, pred expr, correla
 	return j, nil
 }
 
-func (j *nlIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (j *nlIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	j.openEnv = outer
 	j.cur, j.active = nil, false
 	j.env = evalEnv{x: r.x, rel: j.schema, outer: outer}
 	return r.open(j.outer, outer)
 }
 
-func (j *nlIter) next(r *runCtx) (*tuple, *SQLError) {
+func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for {
 		if !j.active {
 			t, err := r.next(j.outer)
@@ -170,14 +173,14 @@ func (j *nlIter) combine(o, i *tuple) *tuple {
 
 // probeValue runs the inner side for a subquery column: the scalar
 // value, or EXISTS / IN / ANY / ALL as bit (or NULL for unknown).
-func (j *nlIter) probeValue(r *runCtx, t *tuple) (*tuple, *SQLError) {
+func (j *nlIter) probeValue(r *runCtx, t *tuple) (*tuple, *sqlfront.SQLError) {
 	var v any
 	if j.cacheable && j.cached {
 		v = j.cacheVal
 		j.n.counters(r.thread).executions++
 		j.inner.node().counters(r.thread).rewinds++
 	} else {
-		var err *SQLError
+		var err *sqlfront.SQLError
 		if v, err = j.runInner(r, t); err != nil {
 			return nil, err
 		}
@@ -190,11 +193,11 @@ func (j *nlIter) probeValue(r *runCtx, t *tuple) (*tuple, *SQLError) {
 	return &tuple{vals: vals, srcs: t.srcs, thread: t.thread}, nil
 }
 
-func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *SQLError) {
+func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 	env := j.outerEnv(r, t)
 	var pv any
 	if j.probe != nil {
-		var err *SQLError
+		var err *sqlfront.SQLError
 		if pv, err = env.eval(j.probe); err != nil {
 			return nil, err
 		}
@@ -249,7 +252,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *SQLError) {
 		if j.mode == nlIn {
 			op = "="
 		}
-		hit := cmpOp(op, c)
+		hit := xevents.CmpOp(op, c)
 		if j.qall && !hit {
 			return false, nil
 		}
@@ -279,8 +282,8 @@ func (j *nlIter) close(r *runCtx) {
 type hashJoinIter struct {
 	n                    *planNode
 	build, probe         iter
-	buildKeys, probeKeys []expr
-	residual             expr
+	buildKeys, probeKeys []sqlfront.Expr
+	residual             sqlfront.Expr
 	kind                 string // Inner Join, Left/Right/Full Outer Join, Right Semi Join, Right Anti Semi Join
 	swapped              bool   // output probe columns first (the SQL order)
 	schema               *relation
@@ -308,7 +311,7 @@ type buildRow struct {
 
 func (h *hashJoinIter) node() *planNode { return h.n }
 
-func (p *planner) hashJoin(build, probe iter, bk, pk []expr, residual expr, kind string, swapped bool) (*hashJoinIter, *SQLError) {
+func (p *planner) hashJoin(build, probe iter, bk, pk []sqlfront.Expr, residual sqlfront.Expr, kind string, swapped bool) (*hashJoinIter, *sqlfront.SQLError) {
 	schema := &relation{}
 	bs, ps := build.node().schema.cols, probe.node().schema.cols
 	switch {
@@ -336,7 +339,7 @@ func (p *planner) hashJoin(build, probe iter, bk, pk []expr, residual expr, kind
 	return h, nil
 }
 
-func hashKey(env *evalEnv, keys []expr, nullsEqual bool) (string, bool, *SQLError) {
+func hashKey(env *evalEnv, keys []sqlfront.Expr, nullsEqual bool) (string, bool, *sqlfront.SQLError) {
 	var b strings.Builder
 	for _, k := range keys {
 		v, err := env.eval(k)
@@ -355,7 +358,7 @@ func hashKey(env *evalEnv, keys []expr, nullsEqual bool) (string, bool, *SQLErro
 	return b.String(), true, nil
 }
 
-func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	h.table = map[string][]*buildRow{}
 	h.order = nil
 	h.buildNull = false
@@ -398,7 +401,7 @@ func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	return r.open(h.probe, outer)
 }
 
-func (h *hashJoinIter) next(r *runCtx) (*tuple, *SQLError) {
+func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	penv := &evalEnv{x: r.x, rel: h.probe.node().schema, outer: h.env.outer}
 	for {
 		if h.probeDone {
@@ -525,8 +528,8 @@ func (h *hashJoinIter) close(r *runCtx) {
 type mergeJoinIter struct {
 	n           *planNode
 	left, right iter
-	lk, rk      []expr
-	residual    expr
+	lk, rk      []sqlfront.Expr
+	residual    sqlfront.Expr
 	schema      *relation
 
 	lenv, renv evalEnv
@@ -542,7 +545,7 @@ type mergeJoinIter struct {
 
 func (m *mergeJoinIter) node() *planNode { return m.n }
 
-func (p *planner) mergeJoin(left, right iter, lk, rk []expr, residual expr) *mergeJoinIter {
+func (p *planner) mergeJoin(left, right iter, lk, rk []sqlfront.Expr, residual sqlfront.Expr) *mergeJoinIter {
 	schema := &relation{cols: append(append([]relCol{}, left.node().schema.cols...), right.node().schema.cols...)}
 	n := p.newNode("Merge Join", "Inner Join", schema, left, right)
 	n.estRows = math.Max(1, math.Max(left.node().estRows, right.node().estRows))
@@ -553,7 +556,7 @@ func (p *planner) mergeJoin(left, right iter, lk, rk []expr, residual expr) *mer
 	return m
 }
 
-func evalKeys(env *evalEnv, keys []expr) ([]any, *SQLError) {
+func evalKeys(env *evalEnv, keys []sqlfront.Expr) ([]any, *sqlfront.SQLError) {
 	out := make([]any, len(keys))
 	for i, k := range keys {
 		v, err := env.eval(k)
@@ -592,7 +595,7 @@ func hasNil(vals []any) bool {
 	return false
 }
 
-func (m *mergeJoinIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (m *mergeJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	m.lenv = evalEnv{x: r.x, rel: m.left.node().schema, outer: outer}
 	m.renv = evalEnv{x: r.x, rel: m.right.node().schema, outer: outer}
 	m.env = evalEnv{x: r.x, rel: m.schema, outer: outer}
@@ -606,7 +609,7 @@ func (m *mergeJoinIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	return m.advanceRight(r)
 }
 
-func (m *mergeJoinIter) advanceRight(r *runCtx) *SQLError {
+func (m *mergeJoinIter) advanceRight(r *runCtx) *sqlfront.SQLError {
 	t, err := r.next(m.right)
 	if err != nil {
 		return err
@@ -624,7 +627,7 @@ func (m *mergeJoinIter) advanceRight(r *runCtx) *SQLError {
 	return nil
 }
 
-func (m *mergeJoinIter) next(r *runCtx) (*tuple, *SQLError) {
+func (m *mergeJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for {
 		if m.lcur != nil && m.gi < len(m.group) {
 			rt := m.group[m.gi]

@@ -4,6 +4,9 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Row-at-a-time operators: Filter, Compute Scalar, Constant Scan,
@@ -12,13 +15,13 @@ import (
 type filterIter struct {
 	n    *planNode
 	in   iter
-	pred expr
+	pred sqlfront.Expr
 	env  evalEnv
 }
 
 func (f *filterIter) node() *planNode { return f.n }
 
-func (p *planner) filterOp(in iter, pred expr) (iter, *SQLError) {
+func (p *planner) filterOp(in iter, pred sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	schema := in.node().schema
 	if err := p.resolves(pred, schema); err != nil {
 		return nil, err
@@ -32,12 +35,12 @@ func (p *planner) filterOp(in iter, pred expr) (iter, *SQLError) {
 	return f, nil
 }
 
-func (f *filterIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (f *filterIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	f.env = evalEnv{x: r.x, rel: f.in.node().schema, outer: outer}
 	return r.open(f.in, outer)
 }
 
-func (f *filterIter) next(r *runCtx) (*tuple, *SQLError) {
+func (f *filterIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for {
 		t, err := r.next(f.in)
 		if err != nil || t == nil {
@@ -60,13 +63,13 @@ func (f *filterIter) close(r *runCtx) { r.close(f.in) }
 type projectIter struct {
 	n     *planNode
 	in    iter
-	exprs []expr
+	exprs []sqlfront.Expr
 	env   evalEnv
 }
 
 func (c *projectIter) node() *planNode { return c.n }
 
-func (c *projectIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (c *projectIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	c.env = evalEnv{x: r.x, rel: c.in.node().schema, outer: outer}
 	if c.n.details == nil {
 		c.n.details = c.showplan
@@ -74,7 +77,7 @@ func (c *projectIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	return r.open(c.in, outer)
 }
 
-func (c *projectIter) next(r *runCtx) (*tuple, *SQLError) {
+func (c *projectIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	t, err := r.next(c.in)
 	if err != nil || t == nil {
 		return nil, err
@@ -112,9 +115,9 @@ func (x *renameIter) node() *planNode {
 	}
 	return x.shown
 }
-func (x *renameIter) open(r *runCtx, outer *evalEnv) *SQLError { return r.open(x.in, outer) }
-func (x *renameIter) next(r *runCtx) (*tuple, *SQLError)       { return r.next(x.in) }
-func (x *renameIter) close(r *runCtx)                          { r.close(x.in) }
+func (x *renameIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { return r.open(x.in, outer) }
+func (x *renameIter) next(r *runCtx) (*tuple, *sqlfront.SQLError)       { return r.next(x.in) }
+func (x *renameIter) close(r *runCtx)                                   { r.close(x.in) }
 
 // constIter returns fixed rows (SELECT without FROM: one empty row).
 type constIter struct {
@@ -123,9 +126,9 @@ type constIter struct {
 	i    int
 }
 
-func (c *constIter) node() *planNode                          { return c.n }
-func (c *constIter) open(r *runCtx, outer *evalEnv) *SQLError { c.i = 0; return nil }
-func (c *constIter) next(r *runCtx) (*tuple, *SQLError) {
+func (c *constIter) node() *planNode                                   { return c.n }
+func (c *constIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { c.i = 0; return nil }
+func (c *constIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if c.i >= len(c.rows) {
 		return nil, nil
 	}
@@ -137,19 +140,19 @@ func (c *constIter) close(r *runCtx) {}
 // valuesIter is a Constant Scan of a VALUES constructor.
 type valuesIter struct {
 	n      *planNode
-	rows   [][]expr
+	rows   [][]sqlfront.Expr
 	schema *relation
 	i      int
 	env    evalEnv
 }
 
 func (v *valuesIter) node() *planNode { return v.n }
-func (v *valuesIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (v *valuesIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	v.i = 0
 	v.env = evalEnv{x: r.x, outer: outer}
 	return nil
 }
-func (v *valuesIter) next(r *runCtx) (*tuple, *SQLError) {
+func (v *valuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if v.i >= len(v.rows) {
 		return nil, nil
 	}
@@ -174,16 +177,16 @@ func (v *valuesIter) close(r *runCtx) {}
 // nil and view is set) when opened, with the outer row in scope.
 type tvfIter struct {
 	n      *planNode
-	f      *tableFunc
-	view   func(x *execCtx) (*relation, *SQLError)
+	f      *sqlfront.TableFunc
+	view   func(x *execCtx) (*relation, *sqlfront.SQLError)
 	schema *relation
 	rel    *relation
 	i      int
 }
 
 func (t *tvfIter) node() *planNode { return t.n }
-func (t *tvfIter) open(r *runCtx, outer *evalEnv) *SQLError {
-	var err *SQLError
+func (t *tvfIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+	var err *sqlfront.SQLError
 	if t.view != nil {
 		t.rel, err = t.view(r.x)
 	} else {
@@ -192,7 +195,7 @@ func (t *tvfIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	t.i = 0
 	return err
 }
-func (t *tvfIter) next(r *runCtx) (*tuple, *SQLError) {
+func (t *tvfIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if t.rel == nil || t.i >= len(t.rel.rows) {
 		return nil, nil
 	}
@@ -221,7 +224,7 @@ type sortIter struct {
 	keys     []sortKey
 	distinct bool
 	topN     int64 // > 0: keep only the first n rows (Top N Sort)
-	topExpr  expr
+	topExpr  sqlfront.Expr
 	rows     []*tuple
 	i        int
 	bytes    int64
@@ -229,7 +232,7 @@ type sortIter struct {
 
 func (s *sortIter) node() *planNode { return s.n }
 
-func (p *planner) sortOp(in iter, keys []sortKey, top expr, noTopN bool) iter {
+func (p *planner) sortOp(in iter, keys []sortKey, top sqlfront.Expr, noTopN bool) iter {
 	schema := in.node().schema
 	logical := "Sort"
 	s := &sortIter{in: in, keys: keys}
@@ -250,7 +253,7 @@ func (p *planner) sortOp(in iter, keys []sortKey, top expr, noTopN bool) iter {
 	return s
 }
 
-func (s *sortIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (s *sortIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	s.rows, s.i, s.bytes = nil, 0, 0
 	if s.topExpr != nil {
 		v, err := (&evalEnv{x: r.x, outer: outer}).eval(s.topExpr)
@@ -330,7 +333,7 @@ func sameVisible(a, b *tuple, n int) bool {
 	return true
 }
 
-func (s *sortIter) next(r *runCtx) (*tuple, *SQLError) {
+func (s *sortIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.i >= len(s.rows) {
 		return nil, nil
 	}
@@ -364,7 +367,7 @@ func orderedBy(in iter, keys []sortKey) bool {
 		inner := x.in
 		mapped := make([]sortKey, len(keys))
 		for i, k := range keys {
-			c, ok := x.exprs[k.col].(*colRef)
+			c, ok := x.exprs[k.col].(*sqlfront.ColRef)
 			if !ok {
 				return false
 			}
@@ -400,8 +403,8 @@ func orderedBy(in iter, keys []sortKey) bool {
 type topIter struct {
 	n                  *planNode
 	in                 iter
-	count, offset      expr
-	fetch              expr
+	count, offset      sqlfront.Expr
+	fetch              sqlfront.Expr
 	percent, ties      bool
 	keys               []sortKey
 	limit, skip, taken int64
@@ -413,10 +416,10 @@ type topIter struct {
 
 func (t *topIter) node() *planNode { return t.n }
 
-func (p *planner) topOp(in iter, count expr, percent, ties bool, keys []sortKey, offset, fetch expr) iter {
+func (p *planner) topOp(in iter, count sqlfront.Expr, percent, ties bool, keys []sortKey, offset, fetch sqlfront.Expr) iter {
 	n := p.newNode("Top", "Top", in.node().schema, in)
 	n.estRows = in.node().estRows
-	if lit, ok := count.(*literal); ok {
+	if lit, ok := count.(*sqlfront.Literal); ok {
 		if v, ok := lit.V.(int64); ok && !percent {
 			n.estRows = math.Min(n.estRows, float64(v))
 		}
@@ -428,11 +431,11 @@ func (p *planner) topOp(in iter, count expr, percent, ties bool, keys []sortKey,
 	return t
 }
 
-func (t *topIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (t *topIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	env := &evalEnv{x: r.x, outer: outer}
 	t.limit, t.skip, t.taken, t.last, t.done = -1, 0, 0, nil, false
 	t.buffered, t.bi = nil, 0
-	num := func(e expr) (float64, *SQLError) {
+	num := func(e sqlfront.Expr) (float64, *sqlfront.SQLError) {
 		v, err := env.eval(e)
 		if err != nil {
 			return 0, err
@@ -440,16 +443,16 @@ func (t *topIter) open(r *runCtx, outer *evalEnv) *SQLError {
 		switch n := v.(type) {
 		case int64:
 			if n < 0 {
-				return 0, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
+				return 0, sqlfront.NewError(1014, 15, "A TOP or FETCH clause contains an invalid value.")
 			}
 			return float64(n), nil
 		case float64:
 			if n < 0 || !t.percent {
-				return 0, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
+				return 0, sqlfront.NewError(1014, 15, "A TOP or FETCH clause contains an invalid value.")
 			}
 			return n, nil
 		}
-		return 0, sqlErr(1014, 15, "A TOP or FETCH clause contains an invalid value.")
+		return 0, sqlfront.NewError(1014, 15, "A TOP or FETCH clause contains an invalid value.")
 	}
 	var pct float64
 	if t.count != nil {
@@ -459,7 +462,7 @@ func (t *topIter) open(r *runCtx, outer *evalEnv) *SQLError {
 		}
 		if t.percent {
 			if v > 100 {
-				return sqlErr(1006, 15, "Percent values must be between 0 and 100.")
+				return sqlfront.NewError(1006, 15, "Percent values must be between 0 and 100.")
 			}
 			pct = v
 		} else {
@@ -469,13 +472,13 @@ func (t *topIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	if t.offset != nil {
 		v, err := num(t.offset)
 		if err != nil {
-			return sqlErr(10742, 15, "The offset specified in a OFFSET clause may not be negative.")
+			return sqlfront.NewError(10742, 15, "The offset specified in a OFFSET clause may not be negative.")
 		}
 		t.skip = int64(v)
 		if t.fetch != nil {
 			f, err := num(t.fetch)
 			if err != nil || f == 0 {
-				return sqlErr(10744, 15, "The number of rows provided for a FETCH clause must be greater then zero.")
+				return sqlfront.NewError(10744, 15, "The number of rows provided for a FETCH clause must be greater then zero.")
 			}
 			t.limit = int64(f)
 		}
@@ -503,7 +506,7 @@ func (t *topIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	return nil
 }
 
-func (t *topIter) pull(r *runCtx) (*tuple, *SQLError) {
+func (t *topIter) pull(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if t.buffered != nil {
 		if t.bi >= len(t.buffered) {
 			return nil, nil
@@ -514,7 +517,7 @@ func (t *topIter) pull(r *runCtx) (*tuple, *SQLError) {
 	return r.next(t.in)
 }
 
-func (t *topIter) next(r *runCtx) (*tuple, *SQLError) {
+func (t *topIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if t.done {
 		return nil, nil
 	}
@@ -582,12 +585,12 @@ func (p *planner) exchange(in iter, kind string, keys []int, order []sortKey) it
 	return e
 }
 
-func (e *exchangeIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (e *exchangeIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	e.first = true
 	return r.open(e.in, outer)
 }
 
-func (e *exchangeIter) next(r *runCtx) (*tuple, *SQLError) {
+func (e *exchangeIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	t, err := r.next(e.in)
 	if err != nil || t == nil {
 		if t == nil && err == nil {
@@ -644,9 +647,9 @@ func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
 			if opcode == "End" {
 				dur = 1
 			}
-			s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(150 * time.Microsecond), thread: th, fields: []xeField{
-				fMap("wait_type", "wait_types", "sqlos", wt), fMap("opcode", "event_opcode", "sqlos", opcode),
-				fUint("duration", "uint64", dur), fUint("signal_duration", "uint64", 0), fPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
+			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(150 * time.Microsecond), Thread: th, Fields: []xevents.Field{
+				xevents.FMap("wait_type", "wait_types", "sqlos", wt), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
+				xevents.FUint("duration", "uint64", dur), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
 		}
 	}
 	for th := 1; th <= max(e.dop, 1); th++ {

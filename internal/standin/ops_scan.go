@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Data access operators: clustered and nonclustered index scans and seeks,
@@ -24,7 +27,7 @@ type scanIter struct {
 	schema *relation
 	colMap []int // output column i is table column colMap[i]
 	seek   *seekSpec
-	pred   expr
+	pred   sqlfront.Expr
 	nolock bool
 	dop    int
 
@@ -50,13 +53,13 @@ type scanIter struct {
 func (s *scanIter) node() *planNode { return s.n }
 
 // buildScan makes a scan or seek of ix with the given local predicates.
-func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []expr, est float64, forced bool) iter {
+func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []sqlfront.Expr, est float64, forced bool) iter {
 	t := ix.tbl
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, seek: spec}
 	if leaf.tn != nil {
-		s.nolock = hasString(leaf.tn.Hints, "NOLOCK") || hasString(leaf.tn.Hints, "READUNCOMMITTED")
+		s.nolock = xevents.HasString(leaf.tn.Hints, "NOLOCK") || xevents.HasString(leaf.tn.Hints, "READUNCOMMITTED")
 	}
-	var residual []expr
+	var residual []sqlfront.Expr
 	for _, c := range local {
 		used := false
 		if spec != nil {
@@ -133,7 +136,7 @@ func physicalScanName(ix *index, seek bool) string {
 
 // buildLookup makes the key lookup into the clustered index for rows an
 // outer nonclustered seek found.
-func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []expr, est float64) iter {
+func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) iter {
 	t := leaf.tbl
 	ix := t.indexes[0]
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: andAll(local), nolock: outer.nolock}
@@ -215,7 +218,7 @@ func (s *scanIter) searchLead(v any, after bool) int {
 	})
 }
 
-func (s *scanIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (s *scanIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	x := r.x
 	s.outer = outer
 	s.env = evalEnv{x: x, rel: s.schema, outer: outer}
@@ -243,7 +246,7 @@ func (s *scanIter) open(r *runCtx, outer *evalEnv) *SQLError {
 // computeRanges evaluates the seek ranges (with the outer row in scope),
 // first waiting for other transactions' uncommitted deletes of keys in
 // them (the ghost records a real seek would meet).
-func (s *scanIter) computeRanges(r *runCtx) *SQLError {
+func (s *scanIter) computeRanges(r *runCtx) *sqlfront.SQLError {
 	s.ranges = s.ranges[:0]
 	s.seenLen = s.entries()
 	if s.seek == nil {
@@ -313,7 +316,7 @@ func (s *scanIter) reposition() {
 	}
 }
 
-func (s *scanIter) next(r *runCtx) (*tuple, *SQLError) {
+func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.lookup {
 		return s.nextLookup(r)
 	}
@@ -386,7 +389,7 @@ func (s *scanIter) next(r *runCtx) (*tuple, *SQLError) {
 }
 
 // emit projects a table row and applies the residual predicate.
-func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *SQLError) {
+func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *sqlfront.SQLError) {
 	vals := make([]any, len(s.colMap))
 	for i, c := range s.colMap {
 		vals[i] = row[c]
@@ -410,7 +413,7 @@ func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *SQLError) {
 
 // nextLookup returns the clustered row for the outer row's key (once per
 // execution).
-func (s *scanIter) nextLookup(r *runCtx) (*tuple, *SQLError) {
+func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.done {
 		return nil, nil
 	}
@@ -486,19 +489,19 @@ func (x *execCtx) readPage(r *runCtx, n *planNode, page int32, readAhead bool) {
 	c.physical++
 	x.stats.physicalReads++
 	wait := time.Duration(180+int(page%7)*95) * time.Microsecond
-	res := fPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
+	res := xevents.FPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
 	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(3 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-			fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
+			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	x.fileRead(page, 1, wait)
-	s.emit(x.ec, &xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: s.advance(1 * time.Microsecond), fields: []xeField{
-		fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(page))}})
+	s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page))}})
 	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-			fMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), fMap("opcode", "event_opcode", "sqlos", "End"),
-			fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
+			xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
 	s.cached[page] = false
 }
@@ -512,18 +515,18 @@ func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
 		return
 	}
 	size := int64(n) * 8192
-	fields := func(done bool) []xeField {
-		f := []xeField{fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(page)),
-			fUint("file_group_id", "uint16", 1), fUint("offset", "uint64", int64(page)*8192), fUint("size", "uint32", size),
-			fMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
+	fields := func(done bool) []xevents.Field {
+		f := []xevents.Field{xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page)),
+			xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(page)*8192), xevents.FUint("size", "uint32", size),
+			xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
 		if done {
-			f = append(f, fUint("duration", "uint64", d.Milliseconds()))
+			f = append(f, xevents.FUint("duration", "uint64", d.Milliseconds()))
 		}
 		return f
 	}
-	s.emit(x.ec, &xeEventData{name: "file_read", pkg: "sqlserver", ts: s.advance(2 * time.Microsecond), fields: fields(false)})
+	s.emit(x.ec, &xevents.EventData{Name: "file_read", Pkg: "sqlserver", Time: s.advance(2 * time.Microsecond), Fields: fields(false)})
 	s.advance(d)
-	s.emit(x.ec, &xeEventData{name: "file_read_completed", pkg: "sqlserver", ts: s.clock, fields: fields(true)})
+	s.emit(x.ec, &xevents.EventData{Name: "file_read_completed", Pkg: "sqlserver", Time: s.clock, Fields: fields(true)})
 }
 
 // readAheadPages issues one read-ahead I/O for the uncached pages among
@@ -548,8 +551,8 @@ func (x *execCtx) readAheadPages(r *runCtx, n *planNode, pages []int32) {
 	x.fileRead(run[0], len(run), time.Duration(400+30*len(run))*time.Microsecond)
 	c := n.counters(r.thread)
 	for _, p := range run {
-		s.emit(x.ec, &xeEventData{name: "physical_page_read", pkg: "sqlserver", ts: s.advance(1 * time.Microsecond), fields: []xeField{
-			fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p))}})
+		s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
 		s.cached[p] = false
 		c.readAheads++
 		x.stats.physicalReads++
@@ -568,7 +571,7 @@ func (x *execCtx) transientLock(l heldLock) {
 
 // readLock waits until l is compatible with every other transaction's
 // locks, then takes and releases it.
-func (x *execCtx) readLock(l heldLock) *SQLError {
+func (x *execCtx) readLock(l heldLock) *sqlfront.SQLError {
 	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
 		return err
 	}
@@ -586,28 +589,28 @@ func rowSizeOf(r *relation) int {
 	return n
 }
 
-func typeSize(t SQLType) int {
+func typeSize(t sqlfront.SQLType) int {
 	switch t.Kind {
-	case TypeInt:
+	case sqlfront.TypeInt:
 		return 4
-	case TypeBigInt, TypeFloat, TypeDateTime2:
+	case sqlfront.TypeBigInt, sqlfront.TypeFloat, sqlfront.TypeDateTime2:
 		return 8
-	case TypeSmallInt:
+	case sqlfront.TypeSmallInt:
 		return 2
-	case TypeTinyInt, TypeBit:
+	case sqlfront.TypeTinyInt, sqlfront.TypeBit:
 		return 1
-	case TypeDecimal:
+	case sqlfront.TypeDecimal:
 		return 9
-	case TypeDate:
+	case sqlfront.TypeDate:
 		return 3
-	case TypeUniqueIdentifier:
+	case sqlfront.TypeUniqueIdentifier:
 		return 16
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		if t.Size == 0 {
 			return 4000
 		}
 		return t.Size
-	case TypeVarBinary:
+	case sqlfront.TypeVarBinary:
 		if t.Size == 0 {
 			return 4000
 		}

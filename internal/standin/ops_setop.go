@@ -2,6 +2,8 @@ package standin
 
 import (
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Set operations (UNION [ALL], INTERSECT, EXCEPT) and common table
@@ -21,7 +23,7 @@ type concatIter struct {
 
 func (c *concatIter) node() *planNode { return c.n }
 
-func (c *concatIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (c *concatIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	c.cur, c.outer = 0, outer
 	if len(c.ins) == 0 {
 		return nil
@@ -29,7 +31,7 @@ func (c *concatIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	return r.open(c.ins[0], outer)
 }
 
-func (c *concatIter) next(r *runCtx) (*tuple, *SQLError) {
+func (c *concatIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for c.cur < len(c.ins) {
 		t, err := r.next(c.ins[c.cur])
 		if err != nil {
@@ -71,9 +73,9 @@ type branch struct {
 	visible int
 }
 
-func (p *planner) planBranch(s *selectStmt) (branch, *SQLError) {
+func (p *planner) planBranch(s *sqlfront.SelectStmt) (branch, *sqlfront.SQLError) {
 	if s.Op == "" && len(s.OrderBy) > 0 && s.Top == nil && s.Offset == nil {
-		return branch{}, sqlErr(1033, 15, "The ORDER BY clause is invalid in views, inline functions, derived tables, subqueries, and common table expressions, unless TOP, OFFSET or FOR XML is also specified.")
+		return branch{}, sqlfront.NewError(1033, 15, "The ORDER BY clause is invalid in views, inline functions, derived tables, subqueries, and common table expressions, unless TOP, OFFSET or FOR XML is also specified.")
 	}
 	it, schema, visible, err := p.planQuery(s)
 	if err != nil {
@@ -82,9 +84,9 @@ func (p *planner) planBranch(s *selectStmt) (branch, *SQLError) {
 	if visible < len(schema.cols) {
 		// drop the sort keys a TOP … ORDER BY branch carried
 		cols := &relation{cols: schema.cols[:visible]}
-		exprs := make([]expr, visible)
+		exprs := make([]sqlfront.Expr, visible)
 		for i := range exprs {
-			exprs[i] = &colRef{Parts: []string{"%%" + string(rune('a'+i))}}
+			exprs[i] = &sqlfront.ColRef{Parts: []string{"%%" + string(rune('a'+i))}}
 		}
 		n := p.projectNode(it, cols, false)
 		it = &positionIter{n: n, in: it, width: visible}
@@ -100,9 +102,9 @@ type positionIter struct {
 	width int
 }
 
-func (x *positionIter) node() *planNode                          { return x.n }
-func (x *positionIter) open(r *runCtx, outer *evalEnv) *SQLError { return r.open(x.in, outer) }
-func (x *positionIter) next(r *runCtx) (*tuple, *SQLError) {
+func (x *positionIter) node() *planNode                                   { return x.n }
+func (x *positionIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { return r.open(x.in, outer) }
+func (x *positionIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	t, err := r.next(x.in)
 	if err != nil || t == nil {
 		return nil, err
@@ -112,21 +114,21 @@ func (x *positionIter) next(r *runCtx) (*tuple, *SQLError) {
 func (x *positionIter) close(r *runCtx) { r.close(x.in) }
 
 // flattenSet lists the inputs of a chain of the same set operation.
-func flattenSet(s *selectStmt, op string, all bool) []*selectStmt {
+func flattenSet(s *sqlfront.SelectStmt, op string, all bool) []*sqlfront.SelectStmt {
 	if s.Op == op && s.All == all && len(s.OrderBy) == 0 && s.Top == nil && len(s.With) == 0 {
 		return append(flattenSet(s.Left, op, all), flattenSet(s.Right, op, all)...)
 	}
-	return []*selectStmt{s}
+	return []*sqlfront.SelectStmt{s}
 }
 
 // planSetOp plans UNION [ALL], INTERSECT and EXCEPT, then the ORDER BY,
 // OFFSET and TOP that apply to the whole.
-func (p *planner) planSetOp(s *selectStmt) (iter, *relation, int, *SQLError) {
-	var parts []*selectStmt
+func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfront.SQLError) {
+	var parts []*sqlfront.SelectStmt
 	if s.Op == "UNION" {
 		parts = append(flattenSet(s.Left, "UNION", s.All), flattenSet(s.Right, "UNION", s.All)...)
 	} else {
-		parts = []*selectStmt{s.Left, s.Right}
+		parts = []*sqlfront.SelectStmt{s.Left, s.Right}
 	}
 	var bs []branch
 	for _, part := range parts {
@@ -135,7 +137,7 @@ func (p *planner) planSetOp(s *selectStmt) (iter, *relation, int, *SQLError) {
 			return nil, nil, 0, err
 		}
 		if len(bs) > 0 && b.visible != bs[0].visible {
-			return nil, nil, 0, sqlErr(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
+			return nil, nil, 0, sqlfront.NewError(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
 		}
 		bs = append(bs, b)
 	}
@@ -174,10 +176,10 @@ func (p *planner) planSetOp(s *selectStmt) (iter, *relation, int, *SQLError) {
 			left = p.distinctOp(left, len(schema.cols))
 			left.node().logical = "Aggregate"
 		}
-		var lk, rk []expr
+		var lk, rk []sqlfront.Expr
 		for i := range schema.cols {
-			lk = append(lk, &colRef{Parts: []string{bs[0].schema.cols[i].qual, bs[0].schema.cols[i].name}})
-			rk = append(rk, &colRef{Parts: []string{bs[1].schema.cols[i].qual, bs[1].schema.cols[i].name}})
+			lk = append(lk, &sqlfront.ColRef{Parts: []string{bs[0].schema.cols[i].qual, bs[0].schema.cols[i].name}})
+			rk = append(rk, &sqlfront.ColRef{Parts: []string{bs[1].schema.cols[i].qual, bs[1].schema.cols[i].name}})
 		}
 		right := bs[1].it
 		if unnamed(bs[0].schema) {
@@ -231,10 +233,10 @@ func positional(r *relation) *relation {
 	return out
 }
 
-func positionalRefs(n int) []expr {
-	out := make([]expr, n)
+func positionalRefs(n int) []sqlfront.Expr {
+	out := make([]sqlfront.Expr, n)
 	for i := range out {
-		out[i] = &colRef{Parts: []string{"%%" + itoaInt(i)}}
+		out[i] = &sqlfront.ColRef{Parts: []string{"%%" + itoaInt(i)}}
 	}
 	return out
 }
@@ -246,7 +248,7 @@ func itoaInt(i int) string { return valueString(int64(i)) }
 // bindCTE binds a FROM reference to a CTE: its columns come from a plan
 // of its query made now (every reference is planned on its own, as SQL
 // Server inlines a CTE at each reference).
-func (p *planner) bindCTE(leaf *fromLeaf, b *cteBinding) *SQLError {
+func (p *planner) bindCTE(leaf *fromLeaf, b *cteBinding) *sqlfront.SQLError {
 	src, err := p.planCTERef(leaf, b)
 	if err != nil {
 		return err
@@ -256,7 +258,7 @@ func (p *planner) bindCTE(leaf *fromLeaf, b *cteBinding) *SQLError {
 	return nil
 }
 
-func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *SQLError) {
+func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *sqlfront.SQLError) {
 	if b.working != nil {
 		// the recursive member's reference to its own CTE: the rows of the
 		// previous recursion level
@@ -271,7 +273,7 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *SQLError) {
 	var it iter
 	var schema *relation
 	var visible int
-	var err *SQLError
+	var err *sqlfront.SQLError
 	if b.recursive {
 		it, schema, visible, err = q.planRecursive(b)
 	} else {
@@ -285,7 +287,7 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *SQLError) {
 	}
 	out := &relation{}
 	if len(b.def.Columns) > 0 && len(b.def.Columns) != visible {
-		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", b.def.Name)
+		return nil, sqlfront.NewError(8158, 16, "'%s' has more columns than were specified in the column list.", b.def.Name)
 	}
 	for i := 0; i < visible; i++ {
 		c := schema.cols[i]
@@ -294,7 +296,7 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *SQLError) {
 			c.name = b.def.Columns[i]
 		}
 		if c.name == "" {
-			return nil, sqlErr(8155, 16, "No column name was specified for column %d of '%s'.", i+1, b.def.Name)
+			return nil, sqlfront.NewError(8155, 16, "No column name was specified for column %d of '%s'.", i+1, b.def.Name)
 		}
 		c.hidden = false
 		out.cols = append(out.cols, c)
@@ -339,9 +341,9 @@ type spoolReadIter struct {
 	i    int
 }
 
-func (s *spoolReadIter) node() *planNode                          { return s.n }
-func (s *spoolReadIter) open(r *runCtx, outer *evalEnv) *SQLError { s.i = 0; return nil }
-func (s *spoolReadIter) next(r *runCtx) (*tuple, *SQLError) {
+func (s *spoolReadIter) node() *planNode                                   { return s.n }
+func (s *spoolReadIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { s.i = 0; return nil }
+func (s *spoolReadIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.i >= len(s.work.rows) {
 		return nil, nil
 	}
@@ -375,25 +377,25 @@ type recursiveIter struct {
 
 func (c *recursiveIter) node() *planNode { return c.n }
 
-func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *SQLError) {
+func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *sqlfront.SQLError) {
 	body := b.def.Sel
 	if body.Op != "UNION" || !body.All {
-		return nil, nil, 0, sqlErr(252, 16, "Recursive common table expression '%s' does not contain a top-level UNION ALL operator.", b.def.Name)
+		return nil, nil, 0, sqlfront.NewError(252, 16, "Recursive common table expression '%s' does not contain a top-level UNION ALL operator.", b.def.Name)
 	}
 	parts := append(flattenSet(body.Left, "UNION", true), flattenSet(body.Right, "UNION", true)...)
-	var anchorParts, recParts []*selectStmt
+	var anchorParts, recParts []*sqlfront.SelectStmt
 	for _, part := range parts {
 		if referencesTable(part, b.def.Name) {
 			recParts = append(recParts, part)
 		} else {
 			if len(recParts) > 0 {
-				return nil, nil, 0, sqlErr(246, 16, "No anchor member was specified for recursive query \"%s\".", b.def.Name)
+				return nil, nil, 0, sqlfront.NewError(246, 16, "No anchor member was specified for recursive query \"%s\".", b.def.Name)
 			}
 			anchorParts = append(anchorParts, part)
 		}
 	}
 	if len(anchorParts) == 0 {
-		return nil, nil, 0, sqlErr(246, 16, "No anchor member was specified for recursive query \"%s\".", b.def.Name)
+		return nil, nil, 0, sqlfront.NewError(246, 16, "No anchor member was specified for recursive query \"%s\".", b.def.Name)
 	}
 	var anchors []branch
 	for _, part := range anchorParts {
@@ -421,12 +423,12 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *SQLError)
 			return nil, nil, 0, err
 		}
 		if br.visible != len(schema.cols) {
-			return nil, nil, 0, sqlErr(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
+			return nil, nil, 0, sqlfront.NewError(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
 		}
 		for i, c := range br.schema.cols[:br.visible] {
 			want := schema.cols[i].typ
-			if c.typ.Kind != want.Kind || c.typ.Kind == TypeNVarChar && c.typ.Size != want.Size {
-				return nil, nil, 0, sqlErr(240, 16, "Types don't match between the anchor and the recursive part in column \"%s\" of recursive query \"%s\".", schema.cols[i].name, b.def.Name)
+			if c.typ.Kind != want.Kind || c.typ.Kind == sqlfront.TypeNVarChar && c.typ.Size != want.Size {
+				return nil, nil, 0, sqlfront.NewError(240, 16, "Types don't match between the anchor and the recursive part in column \"%s\" of recursive query \"%s\".", schema.cols[i].name, b.def.Name)
 			}
 		}
 		recs = append(recs, br.it)
@@ -456,7 +458,7 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *SQLError)
 	return c, schema, len(schema.cols), nil
 }
 
-func (c *recursiveIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (c *recursiveIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	c.level, c.cur, c.pending, c.phase, c.ai, c.outer, c.active = 0, nil, nil, 0, 0, outer, nil
 	c.concat.opened = true
 	c.concat.start = r.x.srv.clock
@@ -464,7 +466,7 @@ func (c *recursiveIter) open(r *runCtx, outer *evalEnv) *SQLError {
 	return nil
 }
 
-func (c *recursiveIter) next(r *runCtx) (*tuple, *SQLError) {
+func (c *recursiveIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for {
 		if c.active != nil {
 			t, err := r.next(c.active)
@@ -517,7 +519,7 @@ func (c *recursiveIter) next(r *runCtx) (*tuple, *SQLError) {
 			return nil, nil
 		}
 		if c.maxLevels > 0 && c.level >= c.maxLevels {
-			return nil, sqlErr(530, 16, "The statement terminated. The maximum recursion %d has been exhausted before statement completion.", c.maxLevels)
+			return nil, sqlfront.NewError(530, 16, "The statement terminated. The maximum recursion %d has been exhausted before statement completion.", c.maxLevels)
 		}
 		c.level++
 		var freed int64

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Window functions (OVER): ranking functions (ROW_NUMBER, RANK,
@@ -20,8 +22,8 @@ import (
 type windowIter struct {
 	n      *planNode
 	in     iter
-	spec   *windowExpr // partition and order of every function here
-	funcs  []*windowExpr
+	spec   *sqlfront.WindowExpr // partition and order of every function here
+	funcs  []*sqlfront.WindowExpr
 	schema *relation
 	parts  []*planNode // the nodes shown for the computation, top first
 	sortN  *planNode
@@ -34,8 +36,8 @@ type windowIter struct {
 func (w *windowIter) node() *planNode { return w.n }
 
 // planWindows adds the window operators the select list and ORDER BY need.
-func (p *planner) planWindows(in iter, items []outItem, order []orderItem) (iter, *SQLError) {
-	var all []*windowExpr
+func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderItem) (iter, *sqlfront.SQLError) {
+	var all []*sqlfront.WindowExpr
 	for _, it := range items {
 		all = append(all, windowsOf(it.e)...)
 	}
@@ -47,8 +49,8 @@ func (p *planner) planWindows(in iter, items []outItem, order []orderItem) (iter
 	}
 	type group struct {
 		key   string
-		spec  *windowExpr
-		funcs []*windowExpr
+		spec  *sqlfront.WindowExpr
+		funcs []*sqlfront.WindowExpr
 	}
 	var groups []*group
 	src := in.node().schema
@@ -87,25 +89,25 @@ func (p *planner) planWindows(in iter, items []outItem, order []orderItem) (iter
 	return in, nil
 }
 
-func (p *planner) checkWindow(w *windowExpr, src *relation) *SQLError {
+func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *relation) *sqlfront.SQLError {
 	name := w.F.Name
 	switch name {
 	case "ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE", "LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "PERCENT_RANK", "CUME_DIST":
 		if len(w.OrderBy) == 0 {
-			return sqlErr(4112, 15, "The function '%s' must have an OVER clause with ORDER BY.", strings.ToLower(name))
+			return sqlfront.NewError(4112, 15, "The function '%s' must have an OVER clause with ORDER BY.", strings.ToLower(name))
 		}
 		if w.Frame != nil && (name == "ROW_NUMBER" || name == "RANK" || name == "DENSE_RANK" || name == "NTILE" || name == "LAG" || name == "LEAD") {
-			return sqlErr(10752, 15, "The function '%s' may not have a window frame.", strings.ToLower(name))
+			return sqlfront.NewError(10752, 15, "The function '%s' may not have a window frame.", strings.ToLower(name))
 		}
 	default:
 		if !isAggregateName(name) {
-			return sqlErr(4113, 15, "The function '%s' is not a valid windowing function, and cannot be used with the OVER clause.", strings.ToLower(name))
+			return sqlfront.NewError(4113, 15, "The function '%s' is not a valid windowing function, and cannot be used with the OVER clause.", strings.ToLower(name))
 		}
 		if w.F.Distinct {
-			return sqlErr(10759, 15, "Use of DISTINCT is not allowed with the OVER clause.")
+			return sqlfront.NewError(10759, 15, "Use of DISTINCT is not allowed with the OVER clause.")
 		}
 	}
-	for _, e := range append(append([]expr{}, w.F.Args...), w.PartitionBy...) {
+	for _, e := range append(append([]sqlfront.Expr{}, w.F.Args...), w.PartitionBy...) {
 		if err := p.resolves(e, src); err != nil {
 			return err
 		}
@@ -127,9 +129,9 @@ func isRanking(name string) bool {
 }
 
 // windowOp builds one window operator with its showplan nodes.
-func (p *planner) windowOp(in iter, spec *windowExpr, funcs []*windowExpr) iter {
+func (p *planner) windowOp(in iter, spec *sqlfront.WindowExpr, funcs []*sqlfront.WindowExpr) iter {
 	src := in.node().schema
-	out := &relation{cols: append([]relCol{}, src.cols...), subst: map[expr]int{}}
+	out := &relation{cols: append([]relCol{}, src.cols...), subst: map[sqlfront.Expr]int{}}
 	for k, v := range src.subst {
 		out.subst[k] = v
 	}
@@ -180,11 +182,11 @@ func (p *planner) windowOp(in iter, spec *windowExpr, funcs []*windowExpr) iter 
 }
 
 // needsSort: the input is not already ordered by partition and order keys.
-func needsSort(in iter, spec *windowExpr) bool {
+func needsSort(in iter, spec *sqlfront.WindowExpr) bool {
 	var keys []sortKey
 	schema := in.node().schema
 	for _, e := range spec.PartitionBy {
-		c, ok := e.(*colRef)
+		c, ok := e.(*sqlfront.ColRef)
 		if !ok {
 			return true
 		}
@@ -195,7 +197,7 @@ func needsSort(in iter, spec *windowExpr) bool {
 		keys = append(keys, sortKey{col: i})
 	}
 	for _, o := range spec.OrderBy {
-		c, ok := o.Expr.(*colRef)
+		c, ok := o.Expr.(*sqlfront.ColRef)
 		if !ok {
 			return true
 		}
@@ -215,7 +217,7 @@ type winRow struct {
 	order []any
 }
 
-func (w *windowIter) open(r *runCtx, outer *evalEnv) *SQLError {
+func (w *windowIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	w.out, w.i, w.bytes = nil, 0, 0
 	now := r.x.srv.clock
 	for _, n := range w.parts[1:] {
@@ -307,7 +309,7 @@ func (w *windowIter) compareRows(a, b *winRow) int {
 }
 
 // partition computes every window function over one partition.
-func (w *windowIter) partition(r *runCtx, env *evalEnv, rows []*winRow) *SQLError {
+func (w *windowIter) partition(r *runCtx, env *evalEnv, rows []*winRow) *sqlfront.SQLError {
 	n := len(rows)
 	// peer groups: rows with equal ORDER BY values
 	peerStart := make([]int, n)
@@ -343,10 +345,10 @@ func (w *windowIter) partition(r *runCtx, env *evalEnv, rows []*winRow) *SQLErro
 }
 
 // compute returns one function's value for every row of a partition.
-func (w *windowIter) compute(r *runCtx, env *evalEnv, f *windowExpr, rows []*winRow, peerStart, peerEnd []int) ([]any, *SQLError) {
+func (w *windowIter) compute(r *runCtx, env *evalEnv, f *sqlfront.WindowExpr, rows []*winRow, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
 	n := len(rows)
 	out := make([]any, n)
-	arg := func(k int) ([]any, *SQLError) {
+	arg := func(k int) ([]any, *sqlfront.SQLError) {
 		vals := make([]any, n)
 		if k >= len(f.F.Args) {
 			return vals, nil
@@ -361,7 +363,7 @@ func (w *windowIter) compute(r *runCtx, env *evalEnv, f *windowExpr, rows []*win
 		}
 		return vals, nil
 	}
-	constArg := func(k int, def int64) (int64, *SQLError) {
+	constArg := func(k int, def int64) (int64, *sqlfront.SQLError) {
 		if k >= len(f.F.Args) {
 			return def, nil
 		}
@@ -371,7 +373,7 @@ func (w *windowIter) compute(r *runCtx, env *evalEnv, f *windowExpr, rows []*win
 		}
 		n, ok := v.(int64)
 		if !ok || n < 0 {
-			return 0, sqlErr(8730, 16, "Offset parameter for Lag and Lead functions cannot be a negative value.")
+			return 0, sqlfront.NewError(8730, 16, "Offset parameter for Lag and Lead functions cannot be a negative value.")
 		}
 		return n, nil
 	}
@@ -398,7 +400,7 @@ func (w *windowIter) compute(r *runCtx, env *evalEnv, f *windowExpr, rows []*win
 			return nil, err
 		}
 		if buckets <= 0 {
-			return nil, sqlErr(4111, 16, "The argument for NTILE must be a positive integer.")
+			return nil, sqlfront.NewError(4111, 16, "The argument for NTILE must be a positive integer.")
 		}
 		size, extra := int64(n)/buckets, int64(n)%buckets
 		i := 0
@@ -459,7 +461,7 @@ func (w *windowIter) compute(r *runCtx, env *evalEnv, f *windowExpr, rows []*win
 }
 
 // frameOf gives the frame [a, b] of row i (b < a: empty).
-func frameOf(f *windowExpr, i, n int, peerStart, peerEnd []int) (int, int) {
+func frameOf(f *sqlfront.WindowExpr, i, n int, peerStart, peerEnd []int) (int, int) {
 	if len(f.OrderBy) == 0 {
 		return 0, n - 1
 	}
@@ -467,7 +469,7 @@ func frameOf(f *windowExpr, i, n int, peerStart, peerEnd []int) (int, int) {
 	if fr == nil {
 		return 0, peerEnd[i] // RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
 	}
-	bound := func(b frameBound, start bool) int {
+	bound := func(b sqlfront.FrameBound, start bool) int {
 		switch b.Kind {
 		case -2:
 			return 0
@@ -499,7 +501,7 @@ func frameOf(f *windowExpr, i, n int, peerStart, peerEnd []int) (int, int) {
 // framed computes an aggregate or FIRST_VALUE/LAST_VALUE over each row's
 // frame; frames that start at the partition start are accumulated as they
 // grow.
-func (w *windowIter) framed(f *windowExpr, vals []any, peerStart, peerEnd []int) ([]any, *SQLError) {
+func (w *windowIter) framed(f *sqlfront.WindowExpr, vals []any, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
 	n := len(vals)
 	out := make([]any, n)
 	spec := &aggSpec{f: f.F, typ: w.schema.cols[w.schema.subst[f]].typ}
@@ -560,7 +562,7 @@ func (w *windowIter) framed(f *windowExpr, vals []any, peerStart, peerEnd []int)
 	return out, nil
 }
 
-func (w *windowIter) next(r *runCtx) (*tuple, *SQLError) {
+func (w *windowIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if w.i >= len(w.out) {
 		return nil, nil
 	}

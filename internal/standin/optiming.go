@@ -1,6 +1,10 @@
 package standin
 
-import "time"
+import (
+	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
+)
 
 // Operator timing: when each operator, per thread, did what, and the
 // query_thread_profile events that report it.
@@ -119,13 +123,13 @@ func (x *execCtx) profileNode(n *planNode) {
 		}
 		n.profiled[t] = active
 		c := n.counters(t)
-		fields := []xeField{fUint("node_id", "uint32", int64(n.id)), fUint("thread_id", "uint32", int64(t)),
-			fUint("total_time_us", "uint64", (active - done).Microseconds())}
+		fields := []xevents.Field{xevents.FUint("node_id", "uint32", int64(n.id)), xevents.FUint("thread_id", "uint32", int64(t)),
+			xevents.FUint("total_time_us", "uint64", (active - done).Microseconds())}
 		if s.opts.GuessedColumns {
-			fields = append(fields, fUint("actual_rows", "uint64", c.rows), fUint("logical_reads", "uint64", c.logical),
-				fUint("physical_reads", "uint64", c.physical))
+			fields = append(fields, xevents.FUint("actual_rows", "uint64", c.rows), xevents.FUint("logical_reads", "uint64", c.logical),
+				xevents.FUint("physical_reads", "uint64", c.physical))
 		}
-		s.emit(x.ec, &xeEventData{name: "query_thread_profile", pkg: "sqlserver", ts: s.advance(3 * time.Microsecond), fields: fields, thread: t})
+		s.emit(x.ec, &xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: s.advance(3 * time.Microsecond), Fields: fields, Thread: t})
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -191,7 +193,7 @@ func (s *Server) serverProperty(name string) any {
 	return serverProperty(name)
 }
 
-func (p *Persona) logDirOrDefault() string {
+func (p *Persona) LogDirOrDefault() string {
 	if p == nil || p.LogDir == "" {
 		return linuxLogDir
 	}
@@ -200,36 +202,36 @@ func (p *Persona) logDirOrDefault() string {
 
 // logDir is the instance log directory of the persona ("" on Azure SQL
 // Database, which has none).
-func (s *Server) logDir() string { return s.persona.logDirOrDefault() }
+func (s *Server) logDir() string { return s.persona.LogDirOrDefault() }
 
 // checkSessionScope refuses the event session scope the persona lacks. The
 // grammar (ON { SERVER | DATABASE }) is shared by every product, so this is
 // a semantic refusal; SQL Server's exact message for it is not documented,
 // and the stand-in answers with the syntax error Msg 102 naming the keyword
 // [unverified number].
-func (s *Server) checkSessionScope(database bool) *SQLError {
+func (s *Server) checkSessionScope(database bool) *sqlfront.SQLError {
 	switch {
 	case database && !s.persona.DatabaseSessions:
-		return errSyntaxNear("DATABASE")
+		return sqlfront.ErrSyntaxNear("DATABASE")
 	case !database && !s.persona.ServerSessions:
-		return errSyntaxNear("SERVER")
+		return sqlfront.ErrSyntaxNear("SERVER")
 	}
 	return nil
 }
 
-// hasAction reports whether the persona knows the action (package0.
+// HasAction reports whether the persona knows the action (package0.
 // callstack_rva only from SQL Server 2022).
-func (p *Persona) hasAction(name string) bool {
+func (p *Persona) HasAction(name string) bool {
 	if strings.EqualFold(name, "callstack_rva") {
 		return p.CallstackRVA
 	}
-	_, ok := xeActions[strings.ToLower(name)]
+	_, ok := xevents.Actions[strings.ToLower(name)]
 	return ok
 }
 
-// eventFileAllowed reports whether an event_file target may write to
+// EventFileAllowed reports whether an event_file target may write to
 // filename: local paths on SQL Server, https:// blob URLs on Azure.
-func (p *Persona) eventFileAllowed(filename string) bool {
+func (p *Persona) EventFileAllowed(filename string) bool {
 	isURL := strings.HasPrefix(strings.ToLower(filename), "https://")
 	if p.LocalEventFiles {
 		return !isURL
@@ -275,3 +277,7 @@ func (p *Persona) adjustPermissions(class string, perms []string, sysadmin bool)
 	sort.Strings(perms)
 	return perms
 }
+
+// ProductName is the product the persona reports (its Product), for the
+// event-session messages that name it.
+func (p *Persona) ProductName() string { return p.Product }

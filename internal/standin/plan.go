@@ -2,6 +2,8 @@ package standin
 
 import (
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // The planner turns a parsed query into operators. Its choices follow what
@@ -18,12 +20,12 @@ type planner struct {
 	r          *runCtx
 	scope      *pscope // the enclosing queries' scopes (correlation)
 	ctes       []map[string]*cteBinding
-	opts       queryOptions
+	opts       sqlfront.QueryOptions
 	correlated bool // a column resolved in an enclosing query's scope
-	subTypes   map[*selectStmt]*relation
+	subTypes   map[*sqlfront.SelectStmt]*relation
 	parallel   bool
-	itemPos    []int // output position of each select item of the spec being planned
-	stmtRoot   stmt  // the statement being planned (for the columns a query uses)
+	itemPos    []int         // output position of each select item of the spec being planned
+	stmtRoot   sqlfront.Stmt // the statement being planned (for the columns a query uses)
 }
 
 // pscope is one level of name resolution at plan time.
@@ -34,14 +36,14 @@ type pscope struct {
 
 // cteBinding is a WITH name visible to the query.
 type cteBinding struct {
-	def       *cteDef
+	def       *sqlfront.CTEDef
 	recursive bool
 	working   *recursiveWork // set while the recursive member is planned
 	schema    *relation
 }
 
 func newPlanner(x *execCtx, r *runCtx) *planner {
-	return &planner{x: x, r: r, subTypes: map[*selectStmt]*relation{}}
+	return &planner{x: x, r: r, subTypes: map[*sqlfront.SelectStmt]*relation{}}
 }
 
 // child returns a planner for a subquery: it sees the enclosing scope.
@@ -65,15 +67,15 @@ func (p *planner) newNode(physical, logical string, schema *relation, children .
 
 // resolves checks, at plan time, that every column e references exists in
 // rel or an enclosing scope (Msg 207/209), noting outer references.
-func (p *planner) resolves(e expr, rel *relation) *SQLError {
-	var refs []*colRef
-	visit(e, func(n expr) bool {
+func (p *planner) resolves(e sqlfront.Expr, rel *relation) *sqlfront.SQLError {
+	var refs []*sqlfront.ColRef
+	visit(e, func(n sqlfront.Expr) bool {
 		if rel != nil && rel.subst != nil {
 			if _, ok := rel.subst[n]; ok {
 				return false
 			}
 		}
-		if c, ok := n.(*colRef); ok {
+		if c, ok := n.(*sqlfront.ColRef); ok {
 			refs = append(refs, c)
 		}
 		return true
@@ -106,14 +108,14 @@ func (p *planner) resolves(e expr, rel *relation) *SQLError {
 // planQuery plans a query expression. It returns the root operator, its
 // output schema and how many leading columns are visible (the rest are
 // ORDER BY keys carried for the sort).
-func (p *planner) planQuery(s *selectStmt) (iter, *relation, int, *SQLError) {
+func (p *planner) planQuery(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfront.SQLError) {
 	if len(s.With) > 0 {
 		scope := map[string]*cteBinding{}
 		p.ctes = append(append([]map[string]*cteBinding{}, p.ctes...), scope)
 		for _, c := range s.With {
 			key := strings.ToLower(c.Name)
 			if _, dup := scope[key]; dup {
-				return nil, nil, 0, sqlErr(239, 16, "Duplicate common table expression name '%s' was specified.", c.Name)
+				return nil, nil, 0, sqlfront.NewError(239, 16, "Duplicate common table expression name '%s' was specified.", c.Name)
 			}
 			scope[key] = &cteBinding{def: c, recursive: referencesTable(c.Sel, c.Name)}
 		}
@@ -127,7 +129,7 @@ func (p *planner) planQuery(s *selectStmt) (iter, *relation, int, *SQLError) {
 	return p.planSpec(s)
 }
 
-func mergeOptions(a, b queryOptions) queryOptions {
+func mergeOptions(a, b sqlfront.QueryOptions) sqlfront.QueryOptions {
 	if b.MaxDOP != 0 {
 		a.MaxDOP = b.MaxDOP
 	}
@@ -150,21 +152,21 @@ func mergeOptions(a, b queryOptions) queryOptions {
 
 // referencesTable tells whether a query names the table name anywhere in
 // a FROM (a recursive CTE's self-reference).
-func referencesTable(s *selectStmt, name string) bool {
+func referencesTable(s *sqlfront.SelectStmt, name string) bool {
 	if s == nil {
 		return false
 	}
 	if s.Op != "" {
 		return referencesTable(s.Left, name) || referencesTable(s.Right, name)
 	}
-	var inRef func(r tableRef) bool
-	inRef = func(r tableRef) bool {
+	var inRef func(r sqlfront.TableRef) bool
+	inRef = func(r sqlfront.TableRef) bool {
 		switch t := r.(type) {
-		case *tableName:
+		case *sqlfront.TableName:
 			return len(t.Parts) == 1 && strings.EqualFold(t.Parts[0], name)
-		case *joinRef:
+		case *sqlfront.JoinRef:
 			return inRef(t.Left) || inRef(t.Right)
-		case *derivedTable:
+		case *sqlfront.DerivedTable:
 			return t.Sel != nil && referencesTable(t.Sel, name)
 		}
 		return false
@@ -183,13 +185,13 @@ func (p *planner) lookupCTE(name string) *cteBinding {
 
 // outItem is one output column of a query specification.
 type outItem struct {
-	e      expr
+	e      sqlfront.Expr
 	name   string
 	hidden bool
 }
 
 // planSpec plans SELECT … FROM … WHERE … GROUP BY … HAVING … ORDER BY.
-func (p *planner) planSpec(s *selectStmt) (iter, *relation, int, *SQLError) {
+func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfront.SQLError) {
 	in, err := p.planFromWhere(s)
 	if err != nil {
 		return nil, nil, 0, err
@@ -209,7 +211,7 @@ func (p *planner) planSpec(s *selectStmt) (iter, *relation, int, *SQLError) {
 		return nil, nil, 0, err
 	}
 	items = p.addOrderKeys(s, items, in.node().schema)
-	var exprs []expr
+	var exprs []sqlfront.Expr
 	for _, it := range items {
 		exprs = append(exprs, it.e)
 	}
@@ -238,14 +240,14 @@ func (p *planner) planSpec(s *selectStmt) (iter, *relation, int, *SQLError) {
 }
 
 // expandItems turns the select list into output items (* expanded).
-func (p *planner) expandItems(s *selectStmt, src *relation) ([]outItem, *SQLError) {
+func (p *planner) expandItems(s *sqlfront.SelectStmt, src *relation) ([]outItem, *sqlfront.SQLError) {
 	var items []outItem
 	p.itemPos = p.itemPos[:0]
 	for _, it := range s.Items {
 		p.itemPos = append(p.itemPos, len(items))
 		if it.Star {
 			if s.From == nil {
-				return nil, sqlErr(263, 16, "Must specify table to select from.")
+				return nil, sqlfront.NewError(263, 16, "Must specify table to select from.")
 			}
 			n := 0
 			for _, c := range src.cols {
@@ -253,7 +255,7 @@ func (p *planner) expandItems(s *selectStmt, src *relation) ([]outItem, *SQLErro
 					continue
 				}
 				if it.StarQual == "" || strings.EqualFold(c.qual, it.StarQual) {
-					items = append(items, outItem{e: &colRef{Parts: []string{c.qual, c.name}}, name: c.name})
+					items = append(items, outItem{e: &sqlfront.ColRef{Parts: []string{c.qual, c.name}}, name: c.name})
 					n++
 				}
 			}
@@ -265,7 +267,7 @@ func (p *planner) expandItems(s *selectStmt, src *relation) ([]outItem, *SQLErro
 		oi := outItem{e: it.Expr, name: it.Alias}
 		if oi.name == "" {
 			switch c := it.Expr.(type) {
-			case *colRef:
+			case *sqlfront.ColRef:
 				oi.name = c.Parts[len(c.Parts)-1]
 			}
 		}
@@ -274,7 +276,7 @@ func (p *planner) expandItems(s *selectStmt, src *relation) ([]outItem, *SQLErro
 	return items, nil
 }
 
-func (p *planner) aggregating(s *selectStmt, items []outItem) bool {
+func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 	if len(s.GroupBy) > 0 || s.Having != nil {
 		return true
 	}
@@ -292,12 +294,12 @@ func (p *planner) aggregating(s *selectStmt, items []outItem) bool {
 }
 
 // checkNoGrouping rejects GROUPING() outside an aggregate query.
-func (p *planner) checkNoGrouping(s *selectStmt, items []outItem) *SQLError {
+func (p *planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlfront.SQLError {
 	for _, it := range items {
-		var bad *SQLError
-		visit(it.e, func(n expr) bool {
-			if f, ok := n.(*funcCall); ok && (f.Name == "GROUPING" || f.Name == "GROUPING_ID") {
-				bad = sqlErr(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", f.Name)
+		var bad *sqlfront.SQLError
+		visit(it.e, func(n sqlfront.Expr) bool {
+			if f, ok := n.(*sqlfront.FuncCall); ok && (f.Name == "GROUPING" || f.Name == "GROUPING_ID") {
+				bad = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", f.Name)
 			}
 			return true
 		})
@@ -310,7 +312,7 @@ func (p *planner) checkNoGrouping(s *selectStmt, items []outItem) *SQLError {
 
 // addOrderKeys appends ORDER BY expressions that are not select items as
 // hidden items, and rewrites ordinal and alias references.
-func (p *planner) addOrderKeys(s *selectStmt, items []outItem, src *relation) []outItem {
+func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *relation) []outItem {
 	for i, o := range s.OrderBy {
 		if _, ok := orderItemIndex(o.Expr, items); ok {
 			continue
@@ -331,16 +333,16 @@ func (p *planner) addOrderKeys(s *selectStmt, items []outItem, src *relation) []
 }
 
 // orderItemIndex resolves ORDER BY n and ORDER BY alias to a select item.
-func orderItemIndex(e expr, items []outItem) (int, bool) {
-	if lit, ok := e.(*literal); ok {
+func orderItemIndex(e sqlfront.Expr, items []outItem) (int, bool) {
+	if lit, ok := e.(*sqlfront.Literal); ok {
 		if n, ok := lit.V.(int64); ok && n >= 1 && int(n) <= len(items) {
 			return int(n) - 1, true
 		}
 	}
-	if c, ok := e.(*colRef); ok && len(c.Parts) == 1 {
+	if c, ok := e.(*sqlfront.ColRef); ok && len(c.Parts) == 1 {
 		for j, it := range items {
 			if !it.hidden && it.name != "" && strings.EqualFold(it.name, c.Parts[0]) {
-				if _, isCol := it.e.(*colRef); !isCol || true {
+				if _, isCol := it.e.(*sqlfront.ColRef); !isCol || true {
 					return j, true
 				}
 			}
@@ -349,20 +351,10 @@ func orderItemIndex(e expr, items []outItem) (int, bool) {
 	return 0, false
 }
 
-func countVisible(items []outItem) int {
-	n := 0
-	for _, it := range items {
-		if !it.hidden {
-			n++
-		}
-	}
-	return n
-}
-
 // project computes the output items: a Compute Scalar when any item is an
 // expression, a column selection otherwise (which SQL Server does not show
 // as an operator).
-func (p *planner) project(in iter, items []outItem) (iter, *SQLError) {
+func (p *planner) project(in iter, items []outItem) (iter, *sqlfront.SQLError) {
 	src := in.node().schema
 	out := &relation{}
 	computed := false
@@ -374,7 +366,7 @@ func (p *planner) project(in iter, items []outItem) (iter, *SQLError) {
 		if it.hidden {
 			col.orderExpr = it.e
 		}
-		if c, ok := it.e.(*colRef); ok {
+		if c, ok := it.e.(*sqlfront.ColRef); ok {
 			if i, _ := src.lookupRef(c); i >= 0 {
 				col.qual = src.cols[i].qual
 				col.base = src.cols[i].base
@@ -384,7 +376,7 @@ func (p *planner) project(in iter, items []outItem) (iter, *SQLError) {
 		}
 		out.cols = append(out.cols, col)
 	}
-	exprs := make([]expr, len(items))
+	exprs := make([]sqlfront.Expr, len(items))
 	for i, it := range items {
 		exprs[i] = it.e
 	}
@@ -400,25 +392,25 @@ func (p *planner) projectNode(in iter, out *relation, computed bool) *planNode {
 }
 
 // planOrderTop adds the Sort, Top and OFFSET/FETCH of a query.
-func (p *planner) planOrderTop(s *selectStmt, in iter, visible int) (iter, *SQLError) {
+func (p *planner) planOrderTop(s *sqlfront.SelectStmt, in iter, visible int) (iter, *sqlfront.SQLError) {
 	schema := in.node().schema
 	items := make([]outItem, len(schema.cols))
 	for i, c := range schema.cols {
-		items[i] = outItem{e: &colRef{Parts: []string{c.name}}, name: c.name, hidden: c.hidden}
+		items[i] = outItem{e: &sqlfront.ColRef{Parts: []string{c.name}}, name: c.name, hidden: c.hidden}
 	}
 	var keys []sortKey
 	if len(s.OrderBy) > 0 {
-		var err *SQLError
+		var err *sqlfront.SQLError
 		if keys, err = p.orderKeysOut(s, schema); err != nil {
 			return nil, err
 		}
 	}
-	var top, offset, fetch expr = s.Top, s.Offset, s.Fetch
+	var top, offset, fetch sqlfront.Expr = s.Top, s.Offset, s.Fetch
 	if top != nil && offset != nil {
-		return nil, sqlErr(10741, 15, "A TOP can not be used in the same query or sub-query as a OFFSET.")
+		return nil, sqlfront.NewError(10741, 15, "A TOP can not be used in the same query or sub-query as a OFFSET.")
 	}
 	if s.WithTies && len(keys) == 0 {
-		return nil, sqlErr(1062, 16, "The TOP N WITH TIES clause is not allowed without a corresponding ORDER BY clause.")
+		return nil, sqlfront.NewError(1062, 16, "The TOP N WITH TIES clause is not allowed without a corresponding ORDER BY clause.")
 	}
 	if len(keys) > 0 && !orderedBy(in, keys) {
 		in = p.sortOp(in, keys, top, s.TopPercent || s.WithTies || offset != nil)
@@ -430,7 +422,7 @@ func (p *planner) planOrderTop(s *selectStmt, in iter, visible int) (iter, *SQLE
 }
 
 // orderKeysOut resolves the ORDER BY of s against its projected output.
-func (p *planner) orderKeysOut(s *selectStmt, schema *relation) ([]sortKey, *SQLError) {
+func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *relation) ([]sortKey, *sqlfront.SQLError) {
 	var keys []sortKey
 	hiddenAt := 0
 	for i, c := range schema.cols {
@@ -447,10 +439,10 @@ func (p *planner) orderKeysOut(s *selectStmt, schema *relation) ([]sortKey, *SQL
 		}
 	}
 	for _, o := range s.OrderBy {
-		if lit, ok := o.Expr.(*literal); ok {
+		if lit, ok := o.Expr.(*sqlfront.Literal); ok {
 			if n, ok := lit.V.(int64); ok {
 				if n < 1 || int(n) > visibleItems {
-					return nil, sqlErr(108, 16, "The ORDER BY position number %d is out of range of the number of items in the select list.", n)
+					return nil, sqlfront.NewError(108, 16, "The ORDER BY position number %d is out of range of the number of items in the select list.", n)
 				}
 				keys = append(keys, sortKey{col: int(n) - 1, desc: o.Desc})
 				continue
@@ -467,8 +459,8 @@ func (p *planner) orderKeysOut(s *selectStmt, schema *relation) ([]sortKey, *SQL
 
 // orderTarget finds the output column an ORDER BY expression sorts by:
 // a select item by alias or equal expression, else its hidden key column.
-func (p *planner) orderTarget(s *selectStmt, e expr, schema *relation, hiddenAt int) int {
-	if c, ok := e.(*colRef); ok && len(c.Parts) == 1 {
+func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *relation, hiddenAt int) int {
+	if c, ok := e.(*sqlfront.ColRef); ok && len(c.Parts) == 1 {
 		for j, col := range schema.cols {
 			if !col.hidden && strings.EqualFold(col.name, c.Parts[0]) {
 				return j
@@ -496,7 +488,7 @@ func (p *planner) orderTarget(s *selectStmt, e expr, schema *relation, hiddenAt 
 			}
 		}
 	}
-	if c, ok := e.(*colRef); ok {
+	if c, ok := e.(*sqlfront.ColRef); ok {
 		if i, _ := schema.lookupRef(c); i >= 0 {
 			return i
 		}
@@ -506,7 +498,7 @@ func (p *planner) orderTarget(s *selectStmt, e expr, schema *relation, hiddenAt 
 
 // itemColumn maps the j-th select item to its output column (stars expand
 // to several).
-func (p *planner) itemColumn(s *selectStmt, j int) int {
+func (p *planner) itemColumn(s *sqlfront.SelectStmt, j int) int {
 	if j < len(p.itemPos) {
 		return p.itemPos[j]
 	}
@@ -514,14 +506,14 @@ func (p *planner) itemColumn(s *selectStmt, j int) int {
 }
 
 // sameExpr compares two expressions structurally (columns by name).
-func sameExpr(a, b expr) bool { return shape(a, nil) == shape(b, nil) }
+func sameExpr(a, b sqlfront.Expr) bool { return shape(a, nil) == shape(b, nil) }
 
 // exprText renders an expression for an error message.
-func exprText(e expr) string {
+func exprText(e sqlfront.Expr) string {
 	switch x := e.(type) {
-	case *colRef:
+	case *sqlfront.ColRef:
 		return strings.Join(x.Parts, ".")
-	case *literal:
+	case *sqlfront.Literal:
 		return valueString(x.V)
 	}
 	return "expression"

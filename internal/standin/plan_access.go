@@ -4,6 +4,9 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // Access paths and cardinality estimates. Statistics are what SQL Server
@@ -57,9 +60,9 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 }
 
 // selectivity estimates the fraction of t's rows a conjunct keeps.
-func (p *planner) selectivity(t *table, rel *relation, e expr) float64 {
+func (p *planner) selectivity(t *table, rel *relation, e sqlfront.Expr) float64 {
 	st := p.x.tableStats(t)
-	local := func(v expr) bool {
+	local := func(v sqlfront.Expr) bool {
 		for _, c := range colRefsOf(v) {
 			if i, _ := rel.lookupRef(c); i >= 0 {
 				return false
@@ -77,7 +80,7 @@ func (p *planner) selectivity(t *table, rel *relation, e expr) float64 {
 			case !known:
 				return 0.3
 			case op == "BETWEEN":
-				hi, hk := p.constValue(e.(*betweenExpr).Hi)
+				hi, hk := p.constValue(e.(*sqlfront.BetweenExpr).Hi)
 				if !hk {
 					return 0.3 * 0.3
 				}
@@ -88,7 +91,7 @@ func (p *planner) selectivity(t *table, rel *relation, e expr) float64 {
 		}
 	}
 	switch x := e.(type) {
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		switch x.Op {
 		case "AND":
 			return p.selectivity(t, rel, x.L) * p.selectivity(t, rel, x.R)
@@ -99,8 +102,8 @@ func (p *planner) selectivity(t *table, rel *relation, e expr) float64 {
 			return 0.1
 		}
 		return 0.3
-	case *inExpr:
-		if c, ok := x.E.(*colRef); ok && x.Sub == nil {
+	case *sqlfront.InExpr:
+		if c, ok := x.E.(*sqlfront.ColRef); ok && x.Sub == nil {
 			if ci, _ := rel.lookupRef(c); ci >= 0 && ci < len(st.distinct) {
 				s := float64(len(x.List)) / st.distinct[ci]
 				if x.Not {
@@ -110,18 +113,18 @@ func (p *planner) selectivity(t *table, rel *relation, e expr) float64 {
 			}
 		}
 		return 0.3
-	case *likeExpr:
+	case *sqlfront.LikeExpr:
 		return 0.09
-	case *isNullExpr:
+	case *sqlfront.IsNullExpr:
 		if x.Not {
 			return 0.9
 		}
 		return 0.1
-	case *unaryExpr:
+	case *sqlfront.UnaryExpr:
 		if x.Op == "NOT" {
 			return 1 - p.selectivity(t, rel, x.E)
 		}
-	case *betweenExpr:
+	case *sqlfront.BetweenExpr:
 		return 0.09
 	}
 	return 0.3
@@ -129,7 +132,7 @@ func (p *planner) selectivity(t *table, rel *relation, e expr) float64 {
 
 // constValue evaluates a value expression that needs no row (literals,
 // variables, parameters) for the estimate.
-func (p *planner) constValue(e expr) (any, bool) {
+func (p *planner) constValue(e sqlfront.Expr) (any, bool) {
 	if hasColumns(e) {
 		return nil, false
 	}
@@ -150,7 +153,7 @@ func fractionCompare(sample []any, op string, v any) float64 {
 		if err != nil {
 			return 0.3
 		}
-		if cmpOp(op, c) {
+		if xevents.CmpOp(op, c) {
 			n++
 		}
 	}
@@ -177,7 +180,7 @@ func fractionBetween(sample []any, lo, hi any) float64 {
 
 // keyRange is one seek range on an index's leading key column.
 type keyRange struct {
-	lo, hi         expr // nil: unbounded
+	lo, hi         sqlfront.Expr // nil: unbounded
 	loIncl, hiIncl bool
 }
 
@@ -185,17 +188,17 @@ type keyRange struct {
 // conjuncts they replace.
 type seekSpec struct {
 	ranges []keyRange
-	used   []expr
+	used   []sqlfront.Expr
 	col    int // table column of the leading key
 }
 
 // seekFor finds the seek ranges local conjuncts give on ix's leading key.
-func (p *planner) seekFor(ix *index, rel *relation, local []expr) *seekSpec {
+func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seekSpec {
 	lead := ix.keyCols[0]
 	if ix.id == 1 {
 		lead = ix.tbl.pk[0]
 	}
-	isLocal := func(v expr) bool {
+	isLocal := func(v sqlfront.Expr) bool {
 		for _, c := range colRefsOf(v) {
 			if i, _ := rel.lookupRef(c); i >= 0 {
 				return false
@@ -204,14 +207,14 @@ func (p *planner) seekFor(ix *index, rel *relation, local []expr) *seekSpec {
 		return !hasSubquery(v)
 	}
 	spec := &seekSpec{col: lead}
-	var eq, lo, hi, between expr
-	var eqVal, loVal, hiVal expr
+	var eq, lo, hi, between sqlfront.Expr
+	var eqVal, loVal, hiVal sqlfront.Expr
 	loIncl, hiIncl := false, false
-	var inList []expr
-	var inConj expr
+	var inList []sqlfront.Expr
+	var inConj sqlfront.Expr
 	for _, c := range local {
-		if in, ok := c.(*inExpr); ok && in.Sub == nil && !in.Not && len(in.List) <= 64 {
-			if col, ok := in.E.(*colRef); ok {
+		if in, ok := c.(*sqlfront.InExpr); ok && in.Sub == nil && !in.Not && len(in.List) <= 64 {
+			if col, ok := in.E.(*sqlfront.ColRef); ok {
 				if ci, _ := rel.lookupRef(col); ci == lead && inList == nil {
 					all := true
 					for _, v := range in.List {
@@ -254,20 +257,20 @@ func (p *planner) seekFor(ix *index, rel *relation, local []expr) *seekSpec {
 	case eq != nil:
 		// the narrowest: an equality seek; range predicates stay residual
 		spec.ranges = []keyRange{{lo: eqVal, hi: eqVal, loIncl: true, hiIncl: true}}
-		spec.used = []expr{eq}
+		spec.used = []sqlfront.Expr{eq}
 	case inList != nil:
 		for _, v := range inList {
 			spec.ranges = append(spec.ranges, keyRange{lo: v, hi: v, loIncl: true, hiIncl: true})
 		}
-		spec.used = []expr{inConj}
+		spec.used = []sqlfront.Expr{inConj}
 	case between != nil:
-		b := between.(*betweenExpr)
+		b := between.(*sqlfront.BetweenExpr)
 		spec.ranges = []keyRange{{lo: b.Lo, hi: b.Hi, loIncl: true, hiIncl: true}}
-		spec.used = []expr{between}
+		spec.used = []sqlfront.Expr{between}
 	case lo != nil || hi != nil:
 		r := keyRange{lo: loVal, hi: hiVal, loIncl: loIncl, hiIncl: hiIncl}
 		spec.ranges = []keyRange{r}
-		for _, u := range []expr{lo, hi} {
+		for _, u := range []sqlfront.Expr{lo, hi} {
 			if u != nil {
 				spec.used = append(spec.used, u)
 			}
@@ -303,7 +306,7 @@ func (p *planner) covering(ix *index, need map[int]bool) bool {
 // index, a seek on a nonclustered index (with key lookups unless it
 // covers), a covering nonclustered scan, or a clustered index scan; index
 // hints (WITH (INDEX(…)), FORCESEEK, FORCESCAN) override the choice.
-func (p *planner) accessPath(leaf *fromLeaf, local []expr) (iter, *SQLError) {
+func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	t := leaf.tbl
 	rel := leaf.rel
 	for _, c := range local {
@@ -325,8 +328,8 @@ func (p *planner) accessPath(leaf *fromLeaf, local []expr) (iter, *SQLError) {
 	forceSeek, forceScan := false, false
 	if leaf.tn != nil {
 		hint = leaf.tn.IndexHint
-		forceSeek = hasString(leaf.tn.Hints, "FORCESEEK")
-		forceScan = hasString(leaf.tn.Hints, "FORCESCAN")
+		forceSeek = xevents.HasString(leaf.tn.Hints, "FORCESEEK")
+		forceScan = xevents.HasString(leaf.tn.Hints, "FORCESCAN")
 	}
 	clustered := t.indexes[0]
 	if hint != "" {
@@ -335,7 +338,7 @@ func (p *planner) accessPath(leaf *fromLeaf, local []expr) (iter, *SQLError) {
 			ix = clustered
 		}
 		if ix == nil {
-			return nil, sqlErr(308, 16, "Index '%s' on table '%s' (specified in the FROM clause) does not exist.", hint, strings.Join(leaf.tn.Parts, "."))
+			return nil, sqlfront.NewError(308, 16, "Index '%s' on table '%s' (specified in the FROM clause) does not exist.", hint, strings.Join(leaf.tn.Parts, "."))
 		}
 		return p.indexAccess(leaf, ix, local, est, need, !forceScan, true), nil
 	}
@@ -367,7 +370,7 @@ func (p *planner) accessPath(leaf *fromLeaf, local []expr) (iter, *SQLError) {
 
 // indexAccess reads through ix: a seek (or scan) of it, plus key lookups
 // into the clustered index when ix does not cover the query.
-func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []expr, est float64, need map[int]bool, seek, forced bool) iter {
+func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, est float64, need map[int]bool, seek, forced bool) iter {
 	var spec *seekSpec
 	if seek {
 		spec = p.seekFor(ix, leaf.rel, local)
@@ -384,7 +387,7 @@ func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []expr, est float
 	for _, k := range ix.tbl.pk {
 		have[k] = true
 	}
-	var onIndex, onLookup []expr
+	var onIndex, onLookup []sqlfront.Expr
 	for _, c := range local {
 		ok := true
 		for _, r := range colRefsOf(c) {
@@ -416,8 +419,8 @@ func (p *planner) neededColumns(leaf *fromLeaf) map[int]bool {
 	}
 	need := map[int]bool{}
 	all := false
-	walkStatement(p.stmtRoot, func(e expr) {
-		c, ok := e.(*colRef)
+	walkStatement(p.stmtRoot, func(e sqlfront.Expr) {
+		c, ok := e.(*sqlfront.ColRef)
 		if !ok {
 			return
 		}
@@ -428,7 +431,7 @@ func (p *planner) neededColumns(leaf *fromLeaf) map[int]bool {
 		if i := leaf.tbl.column(name); i >= 0 {
 			need[i] = true
 		}
-	}, func(s *selectStmt) {
+	}, func(s *sqlfront.SelectStmt) {
 		for _, it := range s.Items {
 			if it.Star && (it.StarQual == "" || strings.EqualFold(it.StarQual, leaf.qual)) {
 				all = true

@@ -3,30 +3,32 @@ package standin
 import (
 	"fmt"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Expression analysis for the planner: conjuncts, the columns an
 // expression uses, subqueries inside it, and its static result type.
 
 // conjuncts splits e at top-level ANDs.
-func conjuncts(e expr) []expr {
+func conjuncts(e sqlfront.Expr) []sqlfront.Expr {
 	if e == nil {
 		return nil
 	}
-	if b, ok := e.(*binaryExpr); ok && b.Op == "AND" {
+	if b, ok := e.(*sqlfront.BinaryExpr); ok && b.Op == "AND" {
 		return append(conjuncts(b.L), conjuncts(b.R)...)
 	}
-	return []expr{e}
+	return []sqlfront.Expr{e}
 }
 
 // andAll joins conjuncts back into one predicate (nil for none).
-func andAll(es []expr) expr {
-	var out expr
+func andAll(es []sqlfront.Expr) sqlfront.Expr {
+	var out sqlfront.Expr
 	for _, e := range es {
 		if out == nil {
 			out = e
 		} else {
-			out = &binaryExpr{Op: "AND", L: out, R: e}
+			out = &sqlfront.BinaryExpr{Op: "AND", L: out, R: e}
 		}
 	}
 	return out
@@ -34,19 +36,19 @@ func andAll(es []expr) expr {
 
 // visit walks e without entering subqueries, calling fn for every node;
 // fn returns false to skip a node's children.
-func visit(e expr, fn func(expr) bool) {
+func visit(e sqlfront.Expr, fn func(sqlfront.Expr) bool) {
 	if e == nil || !fn(e) {
 		return
 	}
 	switch x := e.(type) {
-	case *funcCall:
+	case *sqlfront.FuncCall:
 		for _, a := range x.Args {
 			visit(a, fn)
 		}
 		for _, o := range x.Within {
 			visit(o.Expr, fn)
 		}
-	case *windowExpr:
+	case *sqlfront.WindowExpr:
 		visit(x.F, fn)
 		for _, p := range x.PartitionBy {
 			visit(p, fn)
@@ -54,51 +56,51 @@ func visit(e expr, fn func(expr) bool) {
 		for _, o := range x.OrderBy {
 			visit(o.Expr, fn)
 		}
-	case *castExpr:
+	case *sqlfront.CastExpr:
 		visit(x.E, fn)
 		visit(x.Style, fn)
-	case *unaryExpr:
+	case *sqlfront.UnaryExpr:
 		visit(x.E, fn)
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		visit(x.L, fn)
 		visit(x.R, fn)
-	case *isNullExpr:
+	case *sqlfront.IsNullExpr:
 		visit(x.E, fn)
-	case *inExpr:
+	case *sqlfront.InExpr:
 		visit(x.E, fn)
 		for _, a := range x.List {
 			visit(a, fn)
 		}
-	case *likeExpr:
+	case *sqlfront.LikeExpr:
 		visit(x.E, fn)
 		visit(x.Pattern, fn)
 		visit(x.Escape, fn)
-	case *betweenExpr:
+	case *sqlfront.BetweenExpr:
 		visit(x.E, fn)
 		visit(x.Lo, fn)
 		visit(x.Hi, fn)
-	case *caseExpr:
+	case *sqlfront.CaseExpr:
 		visit(x.Operand, fn)
 		for _, w := range x.Whens {
 			visit(w.Cond, fn)
 			visit(w.Result, fn)
 		}
 		visit(x.Else, fn)
-	case *quantifiedExpr:
+	case *sqlfront.QuantifiedExpr:
 		visit(x.E, fn)
 	}
 }
 
 // subqueriesOf lists the subquery-bearing nodes of e (scalar subqueries,
 // EXISTS, IN (SELECT …), ANY/ALL), outermost first, not nested ones.
-func subqueriesOf(e expr) []expr {
-	var out []expr
-	visit(e, func(n expr) bool {
+func subqueriesOf(e sqlfront.Expr) []sqlfront.Expr {
+	var out []sqlfront.Expr
+	visit(e, func(n sqlfront.Expr) bool {
 		switch x := n.(type) {
-		case *subqueryExpr, *existsExpr, *quantifiedExpr:
+		case *sqlfront.SubqueryExpr, *sqlfront.ExistsExpr, *sqlfront.QuantifiedExpr:
 			out = append(out, n)
 			return false
-		case *inExpr:
+		case *sqlfront.InExpr:
 			if x.Sub != nil {
 				out = append(out, n)
 				return false
@@ -109,13 +111,13 @@ func subqueriesOf(e expr) []expr {
 	return out
 }
 
-func hasSubquery(e expr) bool { return len(subqueriesOf(e)) > 0 }
+func hasSubquery(e sqlfront.Expr) bool { return len(subqueriesOf(e)) > 0 }
 
 // colRefsOf lists the column references of e outside subqueries.
-func colRefsOf(e expr) []*colRef {
-	var out []*colRef
-	visit(e, func(n expr) bool {
-		if c, ok := n.(*colRef); ok {
+func colRefsOf(e sqlfront.Expr) []*sqlfront.ColRef {
+	var out []*sqlfront.ColRef
+	visit(e, func(n sqlfront.Expr) bool {
+		if c, ok := n.(*sqlfront.ColRef); ok {
 			out = append(out, c)
 		}
 		return true
@@ -133,11 +135,11 @@ func isAggregateName(name string) bool {
 
 // aggregatesOf lists the aggregate calls of e that are not inside a window
 // function or subquery.
-func aggregatesOf(e expr) []*funcCall {
-	var out []*funcCall
-	visit(e, func(n expr) bool {
+func aggregatesOf(e sqlfront.Expr) []*sqlfront.FuncCall {
+	var out []*sqlfront.FuncCall
+	visit(e, func(n sqlfront.Expr) bool {
 		switch x := n.(type) {
-		case *windowExpr:
+		case *sqlfront.WindowExpr:
 			// the window's own function is not a grouped aggregate, but its
 			// arguments may be (SUM(SUM(x)) OVER ())
 			for _, a := range x.F.Args {
@@ -150,7 +152,7 @@ func aggregatesOf(e expr) []*funcCall {
 				out = append(out, aggregatesOf(o.Expr)...)
 			}
 			return false
-		case *funcCall:
+		case *sqlfront.FuncCall:
 			if isAggregateName(x.Name) {
 				out = append(out, x)
 				return false
@@ -161,10 +163,10 @@ func aggregatesOf(e expr) []*funcCall {
 	return out
 }
 
-func windowsOf(e expr) []*windowExpr {
-	var out []*windowExpr
-	visit(e, func(n expr) bool {
-		if w, ok := n.(*windowExpr); ok {
+func windowsOf(e sqlfront.Expr) []*sqlfront.WindowExpr {
+	var out []*sqlfront.WindowExpr
+	visit(e, func(n sqlfront.Expr) bool {
+		if w, ok := n.(*sqlfront.WindowExpr); ok {
 			out = append(out, w)
 			return false
 		}
@@ -177,17 +179,17 @@ func windowsOf(e expr) []*windowExpr {
 // resolved against rel (so o.OrderID and OrderID match when they are the
 // same column): the key for matching GROUP BY expressions and deduplicating
 // aggregates.
-func shape(e expr, rel *relation) string {
+func shape(e sqlfront.Expr, rel *relation) string {
 	var b strings.Builder
 	shapeTo(&b, e, rel)
 	return b.String()
 }
 
-func shapeTo(b *strings.Builder, e expr, rel *relation) {
+func shapeTo(b *strings.Builder, e sqlfront.Expr, rel *relation) {
 	switch x := e.(type) {
 	case nil:
 		b.WriteString("nil")
-	case *colRef:
+	case *sqlfront.ColRef:
 		if rel != nil {
 			if i, err := rel.lookupRef(x); err == nil && i >= 0 {
 				fmt.Fprintf(b, "c%d", i)
@@ -195,32 +197,32 @@ func shapeTo(b *strings.Builder, e expr, rel *relation) {
 			}
 		}
 		b.WriteString("col:" + strings.ToLower(strings.Join(x.Parts, ".")))
-	case *literal:
+	case *sqlfront.Literal:
 		fmt.Fprintf(b, "lit:%T:%v", x.V, x.V)
-	case *varRef:
+	case *sqlfront.VarRef:
 		b.WriteString("var:" + strings.ToLower(x.Name))
-	case *funcCall:
+	case *sqlfront.FuncCall:
 		fmt.Fprintf(b, "%s(%t,%t", x.Name, x.Star, x.Distinct)
 		for _, a := range x.Args {
 			b.WriteByte(',')
 			shapeTo(b, a, rel)
 		}
 		b.WriteByte(')')
-	case *castExpr:
+	case *sqlfront.CastExpr:
 		b.WriteString("cast(")
 		shapeTo(b, x.E, rel)
 		fmt.Fprintf(b, ",%s,%t)", x.T, x.Try)
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		b.WriteByte('(')
 		shapeTo(b, x.L, rel)
 		b.WriteString(x.Op)
 		shapeTo(b, x.R, rel)
 		b.WriteByte(')')
-	case *unaryExpr:
+	case *sqlfront.UnaryExpr:
 		b.WriteString(x.Op + "(")
 		shapeTo(b, x.E, rel)
 		b.WriteByte(')')
-	case *caseExpr:
+	case *sqlfront.CaseExpr:
 		b.WriteString("case(")
 		shapeTo(b, x.Operand, rel)
 		for _, w := range x.Whens {
@@ -239,14 +241,14 @@ func shapeTo(b *strings.Builder, e expr, rel *relation) {
 
 // typeOf is the static type of e over rel (and the outer scopes): the
 // result metadata must be known before the first row exists.
-func (p *planner) typeOf(e expr, rel *relation) SQLType {
+func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 	if rel != nil && rel.subst != nil {
 		if i, ok := rel.subst[e]; ok {
 			return rel.cols[i].typ
 		}
 	}
 	switch x := e.(type) {
-	case *literal:
+	case *sqlfront.Literal:
 		switch v := x.V.(type) {
 		case nil:
 			return tInt
@@ -263,7 +265,7 @@ func (p *planner) typeOf(e expr, rel *relation) SQLType {
 			return tFloat
 		}
 		return typeOfValue(x.V)
-	case *colRef:
+	case *sqlfront.ColRef:
 		for s := p.scopeFor(rel); s != nil; s = s.parent {
 			if s.rel == nil {
 				continue
@@ -273,7 +275,7 @@ func (p *planner) typeOf(e expr, rel *relation) SQLType {
 			}
 		}
 		return tInt
-	case *varRef:
+	case *sqlfront.VarRef:
 		if t, ok := p.x.varType(x.Name); ok {
 			return t
 		}
@@ -285,29 +287,29 @@ func (p *planner) typeOf(e expr, rel *relation) SQLType {
 			return typeOfValue(v)
 		}
 		return tInt
-	case *castExpr:
-		if x.T.Kind == TypeNVarChar && x.T.Size == 30 {
+	case *sqlfront.CastExpr:
+		if x.T.Kind == sqlfront.TypeNVarChar && x.T.Size == 30 {
 			// CAST(x AS varchar) without a length: 30 characters
 			return x.T
 		}
 		return x.T
-	case *pseudoCol:
-		return map[bool]SQLType{true: tVarBin(8), false: tNVar(14)}[x.Name == "%%physloc%%"]
-	case *unaryExpr:
+	case *sqlfront.PseudoCol:
+		return map[bool]sqlfront.SQLType{true: tVarBin(8), false: tNVar(14)}[x.Name == "%%physloc%%"]
+	case *sqlfront.UnaryExpr:
 		if x.Op == "NOT" {
 			return tBit
 		}
 		return p.typeOf(x.E, rel)
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		switch x.Op {
 		case "AND", "OR", "=", "<>", "<", ">", "<=", ">=":
 			return tBit
 		}
 		return arithType(x.Op, p.typeOf(x.L, rel), p.typeOf(x.R, rel))
-	case *isNullExpr, *likeExpr, *betweenExpr, *inExpr, *existsExpr, *quantifiedExpr:
+	case *sqlfront.IsNullExpr, *sqlfront.LikeExpr, *sqlfront.BetweenExpr, *sqlfront.InExpr, *sqlfront.ExistsExpr, *sqlfront.QuantifiedExpr:
 		return tBit
-	case *caseExpr:
-		var t SQLType
+	case *sqlfront.CaseExpr:
+		var t sqlfront.SQLType
 		for _, w := range x.Whens {
 			t = widerType(t, p.typeOf(w.Result, rel), w.Result)
 		}
@@ -318,14 +320,14 @@ func (p *planner) typeOf(e expr, rel *relation) SQLType {
 			return tInt
 		}
 		return t
-	case *subqueryExpr:
+	case *sqlfront.SubqueryExpr:
 		if sub := p.subTypes[x.Sel]; sub != nil && len(sub.cols) > 0 {
 			return sub.cols[0].typ
 		}
 		return tInt
-	case *windowExpr:
+	case *sqlfront.WindowExpr:
 		return p.windowType(x, rel)
-	case *funcCall:
+	case *sqlfront.FuncCall:
 		return p.funcType(x, rel)
 	}
 	return tNVar(4000)
@@ -333,31 +335,31 @@ func (p *planner) typeOf(e expr, rel *relation) SQLType {
 
 // typePrecedence orders types as SQL Server's data type precedence does
 // (higher wins in an expression).
-func typePrecedence(k TypeKind) int {
+func typePrecedence(k sqlfront.TypeKind) int {
 	switch k {
-	case TypeDateTime2:
+	case sqlfront.TypeDateTime2:
 		return 20
-	case TypeDate:
+	case sqlfront.TypeDate:
 		return 19
-	case TypeFloat:
+	case sqlfront.TypeFloat:
 		return 18
-	case TypeDecimal:
+	case sqlfront.TypeDecimal:
 		return 16
-	case TypeBigInt:
+	case sqlfront.TypeBigInt:
 		return 14
-	case TypeInt:
+	case sqlfront.TypeInt:
 		return 13
-	case TypeSmallInt:
+	case sqlfront.TypeSmallInt:
 		return 12
-	case TypeTinyInt:
+	case sqlfront.TypeTinyInt:
 		return 11
-	case TypeBit:
+	case sqlfront.TypeBit:
 		return 10
-	case TypeUniqueIdentifier:
+	case sqlfront.TypeUniqueIdentifier:
 		return 8
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		return 6
-	case TypeVarBinary:
+	case sqlfront.TypeVarBinary:
 		return 2
 	}
 	return 1
@@ -365,24 +367,24 @@ func typePrecedence(k TypeKind) int {
 
 // widerType is the result type of combining a and b (CASE branches,
 // COALESCE arguments, UNION columns). A NULL literal does not count.
-func widerType(a, b SQLType, bExpr expr) SQLType {
-	if lit, ok := bExpr.(*literal); ok && lit.V == nil {
+func widerType(a, b sqlfront.SQLType, bExpr sqlfront.Expr) sqlfront.SQLType {
+	if lit, ok := bExpr.(*sqlfront.Literal); ok && lit.V == nil {
 		return a
 	}
 	if a.Kind == 0 {
 		return b
 	}
 	if a.Kind == b.Kind {
-		if a.Kind == TypeNVarChar || a.Kind == TypeVarBinary {
+		if a.Kind == sqlfront.TypeNVarChar || a.Kind == sqlfront.TypeVarBinary {
 			if a.Size == 0 || b.Size == 0 {
-				return SQLType{Kind: a.Kind}
+				return sqlfront.SQLType{Kind: a.Kind}
 			}
 			if b.Size > a.Size {
 				return b
 			}
 		}
-		if a.Kind == TypeDecimal && (b.Scale > a.Scale || b.Size > a.Size) {
-			return SQLType{Kind: TypeDecimal, Size: max(a.Size, b.Size), Scale: max(a.Scale, b.Scale)}
+		if a.Kind == sqlfront.TypeDecimal && (b.Scale > a.Scale || b.Size > a.Size) {
+			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: max(a.Size, b.Size), Scale: max(a.Scale, b.Scale)}
 		}
 		return a
 	}
@@ -392,41 +394,41 @@ func widerType(a, b SQLType, bExpr expr) SQLType {
 	return a
 }
 
-func arithType(op string, l, r SQLType) SQLType {
-	if op == "+" && l.Kind == TypeNVarChar && r.Kind == TypeNVarChar {
+func arithType(op string, l, r sqlfront.SQLType) sqlfront.SQLType {
+	if op == "+" && l.Kind == sqlfront.TypeNVarChar && r.Kind == sqlfront.TypeNVarChar {
 		if l.Size == 0 || r.Size == 0 || l.Size+r.Size > 4000 {
 			return tNMax
 		}
 		return tNVar(l.Size + r.Size)
 	}
-	if (l.Kind == TypeDateTime2 || l.Kind == TypeDate) && (op == "+" || op == "-") {
+	if (l.Kind == sqlfront.TypeDateTime2 || l.Kind == sqlfront.TypeDate) && (op == "+" || op == "-") {
 		return l
 	}
 	t := widerType(l, r, nil)
-	if t.Kind == TypeNVarChar {
+	if t.Kind == sqlfront.TypeNVarChar {
 		// the string converts to the other operand's type
-		if l.Kind != TypeNVarChar {
+		if l.Kind != sqlfront.TypeNVarChar {
 			return l
 		}
 		return r
 	}
-	if t.Kind == TypeDecimal {
+	if t.Kind == sqlfront.TypeDecimal {
 		ls, rs := l.Scale, r.Scale
 		switch op {
 		case "*":
-			return SQLType{Kind: TypeDecimal, Size: 38, Scale: min(ls+rs, 12)}
+			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: min(ls+rs, 12)}
 		case "/":
-			return SQLType{Kind: TypeDecimal, Size: 38, Scale: 6}
+			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: 6}
 		}
-		return SQLType{Kind: TypeDecimal, Size: 38, Scale: max(ls, rs)}
+		return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: max(ls, rs)}
 	}
-	if t.Kind == TypeBit || t.Kind == TypeTinyInt || t.Kind == TypeSmallInt {
+	if t.Kind == sqlfront.TypeBit || t.Kind == sqlfront.TypeTinyInt || t.Kind == sqlfront.TypeSmallInt {
 		return tInt
 	}
 	return t
 }
 
-func (p *planner) windowType(w *windowExpr, rel *relation) SQLType {
+func (p *planner) windowType(w *sqlfront.WindowExpr, rel *relation) sqlfront.SQLType {
 	switch w.F.Name {
 	case "ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE", "COUNT_BIG":
 		return tBigInt
@@ -443,8 +445,8 @@ func (p *planner) windowType(w *windowExpr, rel *relation) SQLType {
 }
 
 // funcType gives the result type of a built-in function.
-func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
-	arg := func(i int) SQLType {
+func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType {
+	arg := func(i int) sqlfront.SQLType {
 		if i < len(f.Args) {
 			return p.typeOf(f.Args[i], rel)
 		}
@@ -464,33 +466,33 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 	case "SUM":
 		t := arg(0)
 		switch t.Kind {
-		case TypeTinyInt, TypeSmallInt, TypeInt, TypeBit:
+		case sqlfront.TypeTinyInt, sqlfront.TypeSmallInt, sqlfront.TypeInt, sqlfront.TypeBit:
 			return tInt
-		case TypeDecimal:
-			return SQLType{Kind: TypeDecimal, Size: 38, Scale: t.Scale}
+		case sqlfront.TypeDecimal:
+			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: t.Scale}
 		}
 		return t
 	case "AVG":
 		t := arg(0)
 		switch t.Kind {
-		case TypeTinyInt, TypeSmallInt, TypeInt, TypeBit:
+		case sqlfront.TypeTinyInt, sqlfront.TypeSmallInt, sqlfront.TypeInt, sqlfront.TypeBit:
 			return tInt
-		case TypeDecimal:
-			return SQLType{Kind: TypeDecimal, Size: 38, Scale: max(t.Scale, 6)}
+		case sqlfront.TypeDecimal:
+			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: max(t.Scale, 6)}
 		}
 		return t
 	case "MIN", "MAX", "ISNULL", "ABS", "FIRST_VALUE", "LAST_VALUE", "LAG", "LEAD":
 		return arg(0)
 	case "CEILING", "FLOOR", "ROUND", "SIGN":
 		t := arg(0)
-		if t.Kind == TypeDecimal && f.Name != "ROUND" {
-			return SQLType{Kind: TypeDecimal, Size: t.Size, Scale: 0}
+		if t.Kind == sqlfront.TypeDecimal && f.Name != "ROUND" {
+			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: t.Size, Scale: 0}
 		}
 		return t
 	case "DATETRUNC":
 		return arg(1)
 	case "COALESCE", "GREATEST", "LEAST":
-		var t SQLType
+		var t sqlfront.SQLType
 		for _, a := range f.Args {
 			t = widerType(t, p.typeOf(a, rel), a)
 		}
@@ -501,7 +503,7 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 	case "NULLIF":
 		return arg(0)
 	case "CHOOSE":
-		var t SQLType
+		var t sqlfront.SQLType
 		for _, a := range f.Args[min(1, len(f.Args)):] {
 			t = widerType(t, p.typeOf(a, rel), a)
 		}
@@ -522,7 +524,7 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 		return tDT2
 	case "DATEADD":
 		t := arg(2)
-		if t.Kind == TypeNVarChar {
+		if t.Kind == sqlfront.TypeNVarChar {
 			return tDT2
 		}
 		return t
@@ -536,14 +538,14 @@ func (p *planner) funcType(f *funcCall, rel *relation) SQLType {
 		return tGUID
 	case "LEFT", "RIGHT", "SUBSTRING", "UPPER", "LOWER", "LTRIM", "RTRIM", "TRIM", "REVERSE", "REPLACE", "STUFF", "TRANSLATE":
 		t := arg(0)
-		if t.Kind != TypeNVarChar {
+		if t.Kind != sqlfront.TypeNVarChar {
 			return tNVar(4000)
 		}
 		return t
 	case "REPLICATE", "SPACE", "CONCAT", "CONCAT_WS", "STRING_AGG", "FORMAT", "STR", "CHAR", "NCHAR", "FN_PHYSLOCFORMATTER", "FN_VARBINTOHEXSTR", "STRING_ESCAPE":
 		if f.Name == "STRING_AGG" || f.Name == "REPLICATE" {
 			t := arg(0)
-			if t.Size == 0 || t.Kind != TypeNVarChar {
+			if t.Size == 0 || t.Kind != sqlfront.TypeNVarChar {
 				return tNMax
 			}
 			return tNVar(4000)

@@ -2,6 +2,8 @@ package standin
 
 import (
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // FROM and WHERE: table sources are bound first (so that every column
@@ -14,22 +16,22 @@ import (
 type fromLeaf struct {
 	idx     int
 	qual    string
-	ref     tableRef
+	ref     sqlfront.TableRef
 	rel     *relation // its columns
 	tbl     *table    // base table, else nil
-	tn      *tableName
+	tn      *sqlfront.TableName
 	src     iter // planned source for derived tables, CTEs, functions, views
 	applied bool // the right side of an APPLY: planned per join with the left in scope
 }
 
 type fromCtx struct {
 	leaves []*fromLeaf
-	byRef  map[tableRef]*fromLeaf
+	byRef  map[sqlfront.TableRef]*fromLeaf
 	all    *relation // every leaf's columns, for resolving conjuncts
 }
 
 // planFromWhere plans the FROM clause and the WHERE predicate.
-func (p *planner) planFromWhere(s *selectStmt) (iter, *SQLError) {
+func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLError) {
 	if s.From == nil {
 		var in iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &relation{}), rows: [][]any{{}}}
 		in.node().estRows = 1
@@ -38,7 +40,7 @@ func (p *planner) planFromWhere(s *selectStmt) (iter, *SQLError) {
 		}
 		return in, nil
 	}
-	fc := &fromCtx{byRef: map[tableRef]*fromLeaf{}, all: &relation{}}
+	fc := &fromCtx{byRef: map[sqlfront.TableRef]*fromLeaf{}, all: &relation{}}
 	if err := p.bindFrom(fc, s.From, false); err != nil {
 		return nil, err
 	}
@@ -57,11 +59,11 @@ func (p *planner) planFromWhere(s *selectStmt) (iter, *SQLError) {
 
 // planWhereRest applies the conjuncts no table source took: EXISTS and IN
 // subqueries become semi joins, the rest a Filter.
-func (p *planner) planWhereRest(in iter, rest []expr) (iter, *SQLError) {
-	var plain []expr
+func (p *planner) planWhereRest(in iter, rest []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+	var plain []sqlfront.Expr
 	for _, c := range rest {
 		if semi, ok := p.semiJoinFor(c); ok {
-			var err *SQLError
+			var err *sqlfront.SQLError
 			if in, err = semi(in); err != nil {
 				return nil, err
 			}
@@ -73,17 +75,17 @@ func (p *planner) planWhereRest(in iter, rest []expr) (iter, *SQLError) {
 		return in, nil
 	}
 	pred := andAll(plain)
-	var err *SQLError
-	if in, err = p.planSubqueries(in, []expr{pred}); err != nil {
+	var err *sqlfront.SQLError
+	if in, err = p.planSubqueries(in, []sqlfront.Expr{pred}); err != nil {
 		return nil, err
 	}
 	return p.filterOp(in, pred)
 }
 
 // bindFrom creates the leaves of a FROM tree and their column lists.
-func (p *planner) bindFrom(fc *fromCtx, ref tableRef, applied bool) *SQLError {
+func (p *planner) bindFrom(fc *fromCtx, ref sqlfront.TableRef, applied bool) *sqlfront.SQLError {
 	switch r := ref.(type) {
-	case *joinRef:
+	case *sqlfront.JoinRef:
 		if err := p.bindFrom(fc, r.Left, applied); err != nil {
 			return err
 		}
@@ -95,7 +97,7 @@ func (p *planner) bindFrom(fc *fromCtx, ref tableRef, applied bool) *SQLError {
 	}
 	for _, l := range fc.leaves {
 		if l.qual == leaf.qual && leaf.qual != "" {
-			return sqlErr(1011, 16, "The correlation name '%s' is specified multiple times in a FROM clause.", leaf.qual)
+			return sqlfront.NewError(1011, 16, "The correlation name '%s' is specified multiple times in a FROM clause.", leaf.qual)
 		}
 	}
 	fc.leaves = append(fc.leaves, leaf)
@@ -105,9 +107,9 @@ func (p *planner) bindFrom(fc *fromCtx, ref tableRef, applied bool) *SQLError {
 }
 
 // bindLeaf finds what a table source is and its columns.
-func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *SQLError {
+func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 	switch r := leaf.ref.(type) {
-	case *tableName:
+	case *sqlfront.TableName:
 		leaf.tn = r
 		name := r.Parts[len(r.Parts)-1]
 		leaf.qual = strings.ToLower(r.Alias)
@@ -131,7 +133,7 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *SQLError {
 		leaf.tbl = t
 		leaf.rel = tableSchema(t, leaf.qual)
 		return nil
-	case *derivedTable:
+	case *sqlfront.DerivedTable:
 		leaf.qual = strings.ToLower(r.Alias)
 		if leaf.applied {
 			// planned again at the join, with the left side's row in
@@ -151,7 +153,7 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *SQLError {
 		leaf.src = src
 		leaf.rel = src.node().schema
 		return nil
-	case *tableFunc:
+	case *sqlfront.TableFunc:
 		leaf.qual = strings.ToLower(r.Alias)
 		if leaf.qual == "" {
 			leaf.qual = strings.ToLower(r.Parts[len(r.Parts)-1])
@@ -163,7 +165,7 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *SQLError {
 		leaf.rel = requalify(cols, leaf.qual)
 		return nil
 	}
-	return errUnsupported("table source")
+	return sqlfront.ErrUnsupported("table source")
 }
 
 // tableSchema is a table's columns under a qualifier.
@@ -187,8 +189,8 @@ func requalify(r *relation, qual string) *relation {
 }
 
 // leavesOf lists the leaves under a FROM subtree.
-func (fc *fromCtx) leavesOf(ref tableRef) []*fromLeaf {
-	if j, ok := ref.(*joinRef); ok {
+func (fc *fromCtx) leavesOf(ref sqlfront.TableRef) []*fromLeaf {
+	if j, ok := ref.(*sqlfront.JoinRef); ok {
 		return append(fc.leavesOf(j.Left), fc.leavesOf(j.Right)...)
 	}
 	return []*fromLeaf{fc.byRef[ref]}
@@ -197,7 +199,7 @@ func (fc *fromCtx) leavesOf(ref tableRef) []*fromLeaf {
 // refs returns the leaves a conjunct uses (a bit per leaf; outer-scope
 // columns and constants use none), or an error for an unknown or ambiguous
 // column. A conjunct with a subquery is marked with bit 63.
-func (p *planner) refs(fc *fromCtx, e expr) (uint64, *SQLError) {
+func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError) {
 	var mask uint64
 	for _, c := range colRefsOf(e) {
 		i, err := fc.all.lookupRef(c)
@@ -238,7 +240,7 @@ func maskOf(leaves []*fromLeaf) uint64 {
 
 // split divides conjuncts into those whose columns lie within mask (and
 // have no subquery) and the rest.
-func (p *planner) split(fc *fromCtx, conj []expr, mask uint64) (in, out []expr, err *SQLError) {
+func (p *planner) split(fc *fromCtx, conj []sqlfront.Expr, mask uint64) (in, out []sqlfront.Expr, err *sqlfront.SQLError) {
 	for _, c := range conj {
 		m, err := p.refs(fc, c)
 		if err != nil {
@@ -255,8 +257,8 @@ func (p *planner) split(fc *fromCtx, conj []expr, mask uint64) (in, out []expr, 
 
 // planRef plans a FROM subtree given the conjuncts that may be applied
 // within it; it returns the conjuncts it could not use.
-func (p *planner) planRef(fc *fromCtx, ref tableRef, conj []expr) (iter, []expr, *SQLError) {
-	j, ok := ref.(*joinRef)
+func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Expr) (iter, []sqlfront.Expr, *sqlfront.SQLError) {
+	j, ok := ref.(*sqlfront.JoinRef)
 	if !ok {
 		leaf := fc.byRef[ref]
 		local, rest, err := p.split(fc, conj, maskOf([]*fromLeaf{leaf}))
@@ -274,13 +276,13 @@ func (p *planner) planRef(fc *fromCtx, ref tableRef, conj []expr) (iter, []expr,
 			return nil, nil, errAggregateInWhere()
 		}
 	}
-	var leftConj, rightConj, joinConj, rest []expr
+	var leftConj, rightConj, joinConj, rest []sqlfront.Expr
 	switch j.Kind {
 	case "INNER", "CROSS":
-		all := append(append([]expr{}, conj...), on...)
+		all := append(append([]sqlfront.Expr{}, conj...), on...)
 		all = append(all, p.impliedPredicates(fc, all)...)
-		var err *SQLError
-		var other []expr
+		var err *sqlfront.SQLError
+		var other []sqlfront.Expr
 		if leftConj, other, err = p.split(fc, all, leftMask); err != nil {
 			return nil, nil, err
 		}
@@ -291,8 +293,8 @@ func (p *planner) planRef(fc *fromCtx, ref tableRef, conj []expr) (iter, []expr,
 			return nil, nil, err
 		}
 	case "LEFT", "OUTER APPLY", "APPLY":
-		var err *SQLError
-		var other []expr
+		var err *sqlfront.SQLError
+		var other []sqlfront.Expr
 		// WHERE conjuncts may filter the preserved (left) side only
 		if leftConj, rest, err = p.split(fc, conj, leftMask); err != nil {
 			return nil, nil, err
@@ -303,15 +305,15 @@ func (p *planner) planRef(fc *fromCtx, ref tableRef, conj []expr) (iter, []expr,
 		joinConj = other
 		if j.Kind == "APPLY" {
 			// CROSS APPLY filters like an inner join
-			var more []expr
+			var more []sqlfront.Expr
 			if more, rest, err = p.split(fc, rest, rightMask); err != nil {
 				return nil, nil, err
 			}
 			rightConj = append(rightConj, more...)
 		}
 	case "RIGHT":
-		var err *SQLError
-		var other []expr
+		var err *sqlfront.SQLError
+		var other []sqlfront.Expr
 		if rightConj, rest, err = p.split(fc, conj, rightMask); err != nil {
 			return nil, nil, err
 		}
@@ -348,15 +350,15 @@ func (p *planner) planRef(fc *fromCtx, ref tableRef, conj []expr) (iter, []expr,
 
 // planApplied plans the right side of an APPLY with the left side's
 // columns in scope (a correlated table source).
-func (p *planner) planApplied(fc *fromCtx, ref tableRef, left *relation, conj []expr) (iter, *SQLError) {
+func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *relation, conj []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	leaf := fc.byRef[ref]
 	q := p.child(left)
 	var src iter
-	var err *SQLError
+	var err *sqlfront.SQLError
 	switch r := ref.(type) {
-	case *derivedTable:
+	case *sqlfront.DerivedTable:
 		src, err = q.planDerived(r, q.scope)
-	case *tableFunc:
+	case *sqlfront.TableFunc:
 		src = &tvfIter{n: q.newNode("Table-valued function", "Table-valued function", leaf.rel), f: r, schema: leaf.rel}
 		src.node().estRows = 10
 	default:
@@ -372,7 +374,7 @@ func (p *planner) planApplied(fc *fromCtx, ref tableRef, left *relation, conj []
 }
 
 // planDerived plans a derived table or VALUES constructor.
-func (p *planner) planDerived(d *derivedTable, scope *pscope) (iter, *SQLError) {
+func (p *planner) planDerived(d *sqlfront.DerivedTable, scope *pscope) (iter, *sqlfront.SQLError) {
 	q := &planner{x: p.x, r: p.r, scope: scope, ctes: p.ctes, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
 	qual := strings.ToLower(d.Alias)
 	if d.Sel == nil {
@@ -393,21 +395,21 @@ func (p *planner) planDerived(d *derivedTable, scope *pscope) (iter, *SQLError) 
 			c.name = d.Columns[i]
 		}
 		if c.name == "" {
-			return nil, sqlErr(8155, 16, "No column name was specified for column %d of '%s'.", i+1, d.Alias)
+			return nil, sqlfront.NewError(8155, 16, "No column name was specified for column %d of '%s'.", i+1, d.Alias)
 		}
 		out.cols = append(out.cols, c)
 	}
 	if len(d.Columns) > 0 && len(d.Columns) != visible {
-		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
+		return nil, sqlfront.NewError(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
 	}
 	return &renameIter{in: it, n: it.node(), schema: out}, nil
 }
 
 // valuesSource plans (VALUES …) AS v(cols) as a Constant Scan.
-func (p *planner) valuesSource(d *derivedTable, qual string) (iter, *SQLError) {
+func (p *planner) valuesSource(d *sqlfront.DerivedTable, qual string) (iter, *sqlfront.SQLError) {
 	out := &relation{}
 	for i := range d.Columns {
-		var t SQLType
+		var t sqlfront.SQLType
 		for _, row := range d.Values {
 			if i < len(row) {
 				if err := p.resolves(row[i], nil); err != nil {
@@ -427,24 +429,24 @@ func (p *planner) valuesSource(d *derivedTable, qual string) (iter, *SQLError) {
 }
 
 // planLeaf plans one table source with the conjuncts that only it uses.
-func (p *planner) planLeaf(leaf *fromLeaf, local []expr) (iter, *SQLError) {
+func (p *planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	if leaf.tbl != nil {
 		return p.accessPath(leaf, local)
 	}
 	src := leaf.src
 	if src == nil {
 		switch r := leaf.ref.(type) {
-		case *tableFunc:
+		case *sqlfront.TableFunc:
 			src = &tvfIter{n: p.newNode("Table-valued function", "Table-valued function", leaf.rel), f: r, schema: leaf.rel}
 			src.node().estRows = 10
-		case *derivedTable:
-			var err *SQLError
+		case *sqlfront.DerivedTable:
+			var err *sqlfront.SQLError
 			if src, err = p.planDerived(r, p.scope); err != nil {
 				return nil, err
 			}
-		case *tableName:
+		case *sqlfront.TableName:
 			if b := p.lookupCTE(r.Parts[0]); b != nil {
-				var err *SQLError
+				var err *sqlfront.SQLError
 				if src, err = p.planCTERef(leaf, b); err != nil {
 					return nil, err
 				}
@@ -452,7 +454,7 @@ func (p *planner) planLeaf(leaf *fromLeaf, local []expr) (iter, *SQLError) {
 		}
 	}
 	if src == nil {
-		return nil, errUnsupported("table source")
+		return nil, sqlfront.ErrUnsupported("table source")
 	}
 	if !sameSchema(src.node().schema, leaf.rel) {
 		src = &renameIter{in: src, n: src.node(), schema: leaf.rel}
@@ -481,20 +483,20 @@ func sameSchema(a, b *relation) bool {
 // impliedPredicates derives, for inner joins, a.x op c from b.y op c and
 // a.x = b.y (SQL Server's implied predicates), so that both sides of a join
 // on the key can seek the same range.
-func (p *planner) impliedPredicates(fc *fromCtx, conj []expr) []expr {
-	type pair struct{ a, b *colRef }
+func (p *planner) impliedPredicates(fc *fromCtx, conj []sqlfront.Expr) []sqlfront.Expr {
+	type pair struct{ a, b *sqlfront.ColRef }
 	var eqs []pair
 	for _, c := range conj {
-		if b, ok := c.(*binaryExpr); ok && b.Op == "=" {
-			l, lok := b.L.(*colRef)
-			r, rok := b.R.(*colRef)
+		if b, ok := c.(*sqlfront.BinaryExpr); ok && b.Op == "=" {
+			l, lok := b.L.(*sqlfront.ColRef)
+			r, rok := b.R.(*sqlfront.ColRef)
 			if lok && rok {
 				eqs = append(eqs, pair{l, r})
 			}
 		}
 	}
-	var out []expr
-	sameCol := func(x, y *colRef) bool {
+	var out []sqlfront.Expr
+	sameCol := func(x, y *sqlfront.ColRef) bool {
 		i, _ := fc.all.lookupRef(x)
 		j, _ := fc.all.lookupRef(y)
 		return i >= 0 && i == j
@@ -505,7 +507,7 @@ func (p *planner) impliedPredicates(fc *fromCtx, conj []expr) []expr {
 			continue
 		}
 		for _, e := range eqs {
-			var other *colRef
+			var other *sqlfront.ColRef
 			switch {
 			case sameCol(col, e.a):
 				other = e.b
@@ -516,10 +518,10 @@ func (p *planner) impliedPredicates(fc *fromCtx, conj []expr) []expr {
 			}
 			switch op {
 			case "BETWEEN":
-				bt := c.(*betweenExpr)
-				out = append(out, &betweenExpr{E: other, Lo: bt.Lo, Hi: bt.Hi})
+				bt := c.(*sqlfront.BetweenExpr)
+				out = append(out, &sqlfront.BetweenExpr{E: other, Lo: bt.Lo, Hi: bt.Hi})
 			default:
-				out = append(out, &binaryExpr{Op: op, L: other, R: val})
+				out = append(out, &sqlfront.BinaryExpr{Op: op, L: other, R: val})
 			}
 		}
 	}
@@ -528,27 +530,27 @@ func (p *planner) impliedPredicates(fc *fromCtx, conj []expr) []expr {
 
 // sargable recognises column op value (or value op column, or BETWEEN)
 // where value uses no column at all; op is =, <, <=, >, >= or BETWEEN.
-func sargable(e expr) (*colRef, string, expr, bool) {
-	return sargableFor(e, func(v expr) bool { return !hasColumns(v) })
+func sargable(e sqlfront.Expr) (*sqlfront.ColRef, string, sqlfront.Expr, bool) {
+	return sargableFor(e, func(v sqlfront.Expr) bool { return !hasColumns(v) })
 }
 
 // sargableFor is sargable with the test a value must pass.
-func sargableFor(e expr, valueOK func(expr) bool) (*colRef, string, expr, bool) {
+func sargableFor(e sqlfront.Expr, valueOK func(sqlfront.Expr) bool) (*sqlfront.ColRef, string, sqlfront.Expr, bool) {
 	switch x := e.(type) {
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		switch x.Op {
 		case "=", "<", "<=", ">", ">=":
 		default:
 			return nil, "", nil, false
 		}
-		if c, ok := x.L.(*colRef); ok && valueOK(x.R) {
+		if c, ok := x.L.(*sqlfront.ColRef); ok && valueOK(x.R) {
 			return c, x.Op, x.R, true
 		}
-		if c, ok := x.R.(*colRef); ok && valueOK(x.L) {
+		if c, ok := x.R.(*sqlfront.ColRef); ok && valueOK(x.L) {
 			return c, flipOp(x.Op), x.L, true
 		}
-	case *betweenExpr:
-		if c, ok := x.E.(*colRef); ok && !x.Not && valueOK(x.Lo) && valueOK(x.Hi) {
+	case *sqlfront.BetweenExpr:
+		if c, ok := x.E.(*sqlfront.ColRef); ok && !x.Not && valueOK(x.Lo) && valueOK(x.Hi) {
 			return c, "BETWEEN", x.Lo, true
 		}
 	}
@@ -569,4 +571,4 @@ func flipOp(op string) string {
 	return op
 }
 
-func hasColumns(e expr) bool { return len(colRefsOf(e)) > 0 || hasSubquery(e) }
+func hasColumns(e sqlfront.Expr) bool { return len(colRefsOf(e)) > 0 || hasSubquery(e) }

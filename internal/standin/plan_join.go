@@ -3,19 +3,21 @@ package standin
 import (
 	"math"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Join algorithm choice, and subqueries as joins.
 
-type equiKey struct{ l, r expr }
+type equiKey struct{ l, r sqlfront.Expr }
 
 // equiKeys splits join conjuncts into equality keys between the two sides
 // and the residual predicate.
-func (p *planner) equiKeys(fc *fromCtx, conj []expr, leftMask, rightMask uint64) ([]equiKey, []expr, *SQLError) {
+func (p *planner) equiKeys(fc *fromCtx, conj []sqlfront.Expr, leftMask, rightMask uint64) ([]equiKey, []sqlfront.Expr, *sqlfront.SQLError) {
 	var keys []equiKey
-	var rest []expr
+	var rest []sqlfront.Expr
 	for _, c := range conj {
-		b, ok := c.(*binaryExpr)
+		b, ok := c.(*sqlfront.BinaryExpr)
 		if ok && b.Op == "=" && !hasSubquery(b) {
 			lm, err := p.refs(fc, b.L)
 			if err != nil {
@@ -40,7 +42,7 @@ func (p *planner) equiKeys(fc *fromCtx, conj []expr, leftMask, rightMask uint64)
 }
 
 // join plans one join of two planned inputs.
-func (p *planner) join(fc *fromCtx, j *joinRef, left, right iter, rightConj, conj []expr) (iter, *SQLError) {
+func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, rightConj, conj []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	leftMask := maskOf(fc.leavesOf(j.Left))
 	rightMask := maskOf(fc.leavesOf(j.Right))
 	keys, rest, err := p.equiKeys(fc, conj, leftMask, rightMask)
@@ -64,7 +66,7 @@ func (p *planner) join(fc *fromCtx, j *joinRef, left, right iter, rightConj, con
 		}
 		return p.hashJoinFor(kind, left, right, nil, residual)
 	}
-	var lk, rk []expr
+	var lk, rk []sqlfront.Expr
 	for _, k := range keys {
 		lk = append(lk, k.l)
 		rk = append(rk, k.r)
@@ -72,7 +74,7 @@ func (p *planner) join(fc *fromCtx, j *joinRef, left, right iter, rightConj, con
 	// index nested loops: the right side is a table whose index leads with
 	// the join column, and the outer side is small
 	if kind == "INNER" || kind == "LEFT" {
-		if leaf, ok := j.Right.(*tableName); ok && (hint == "LOOP" || hint == "" && le <= 64) {
+		if leaf, ok := j.Right.(*sqlfront.TableName); ok && (hint == "LOOP" || hint == "" && le <= 64) {
 			if inner, ok := p.seekableInner(fc, fc.byRef[leaf], left, rightConj, keys); ok {
 				logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
 				it, err := p.nestedLoops(left, inner, logical, residual, true)
@@ -98,8 +100,8 @@ func (p *planner) join(fc *fromCtx, j *joinRef, left, right iter, rightConj, con
 	return p.hashJoinFor(kind, left, right, keys, residual)
 }
 
-func colRefsOfKeys(es []expr) []*colRef {
-	var out []*colRef
+func colRefsOfKeys(es []sqlfront.Expr) []*sqlfront.ColRef {
+	var out []*sqlfront.ColRef
 	for _, e := range es {
 		out = append(out, colRefsOf(e)...)
 	}
@@ -107,10 +109,10 @@ func colRefsOfKeys(es []expr) []*colRef {
 }
 
 // keyCols maps key expressions that are columns of in to sort keys.
-func keyCols(in iter, keys []expr) []sortKey {
+func keyCols(in iter, keys []sqlfront.Expr) []sortKey {
 	var out []sortKey
 	for _, k := range keys {
-		if c, ok := k.(*colRef); ok {
+		if c, ok := k.(*sqlfront.ColRef); ok {
 			if i, _ := in.node().schema.lookupRef(c); i >= 0 {
 				out = append(out, sortKey{col: i})
 			}
@@ -120,7 +122,7 @@ func keyCols(in iter, keys []expr) []sortKey {
 }
 
 // mergeable: both inputs already come ordered on the join keys.
-func mergeable(left, right iter, lk, rk []expr) bool {
+func mergeable(left, right iter, lk, rk []sqlfront.Expr) bool {
 	l, r := keyCols(left, lk), keyCols(right, rk)
 	if len(l) != len(lk) || len(r) != len(rk) || len(l) == 0 {
 		return false
@@ -131,13 +133,13 @@ func mergeable(left, right iter, lk, rk []expr) bool {
 // seekableInner re-plans the right table of a join as the inner side of
 // index nested loops: the join columns become seek predicates with outer
 // references.
-func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightConj []expr, keys []equiKey) (iter, bool) {
+func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightConj []sqlfront.Expr, keys []equiKey) (iter, bool) {
 	if leaf == nil || leaf.tbl == nil {
 		return nil, false
 	}
 	seekable := false
 	for _, k := range keys {
-		c, ok := k.r.(*colRef)
+		c, ok := k.r.(*sqlfront.ColRef)
 		if !ok {
 			continue
 		}
@@ -156,9 +158,9 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 		return nil, false
 	}
 	q := p.child(left.node().schema)
-	conj := append([]expr{}, rightConj...)
+	conj := append([]sqlfront.Expr{}, rightConj...)
 	for _, k := range keys {
-		conj = append(conj, &binaryExpr{Op: "=", L: k.r, R: k.l})
+		conj = append(conj, &sqlfront.BinaryExpr{Op: "=", L: k.r, R: k.l})
 	}
 	it, err := q.accessPath(leaf, conj)
 	if err != nil {
@@ -169,8 +171,8 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 
 // hashJoinFor plans a Hash Match join, building on the smaller input where
 // the join type allows.
-func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, residual expr) (iter, *SQLError) {
-	var lk, rk []expr
+func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, residual sqlfront.Expr) (iter, *sqlfront.SQLError) {
+	var lk, rk []sqlfront.Expr
 	for _, k := range keys {
 		lk = append(lk, k.l)
 		rk = append(rk, k.r)
@@ -201,7 +203,7 @@ func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, res
 		buildLeft = true
 	}
 	var h *hashJoinIter
-	var err *SQLError
+	var err *sqlfront.SQLError
 	if buildLeft {
 		h, err = p.hashJoin(left, right, lk, rk, residual, logical, false)
 	} else {
@@ -219,7 +221,7 @@ func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, res
 	return h, nil
 }
 
-func colPositions(in iter, keys []expr) []int {
+func colPositions(in iter, keys []sqlfront.Expr) []int {
 	var out []int
 	for _, k := range keyCols(in, keys) {
 		out = append(out, k.col)
@@ -229,15 +231,15 @@ func colPositions(in iter, keys []expr) []int {
 
 // semiJoinFor turns a WHERE conjunct that is [NOT] EXISTS or [NOT] IN
 // (subquery) into a semi or anti semi join over the input.
-func (p *planner) semiJoinFor(c expr) (func(iter) (iter, *SQLError), bool) {
+func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLError), bool) {
 	not := false
-	if u, ok := c.(*unaryExpr); ok && u.Op == "NOT" {
+	if u, ok := c.(*sqlfront.UnaryExpr); ok && u.Op == "NOT" {
 		not = true
 		c = u.E
 	}
 	switch x := c.(type) {
-	case *existsExpr:
-		return func(in iter) (iter, *SQLError) {
+	case *sqlfront.ExistsExpr:
+		return func(in iter) (iter, *sqlfront.SQLError) {
 			if it, ok, err := p.hashSemiJoin(in, x.Sel, not); ok || err != nil {
 				return it, err
 			}
@@ -256,12 +258,12 @@ func (p *planner) semiJoinFor(c expr) (func(iter) (iter, *SQLError), bool) {
 			}
 			return it, err
 		}, true
-	case *inExpr:
+	case *sqlfront.InExpr:
 		if x.Sub == nil || x.Not != not && not {
 			return nil, false
 		}
 		neg := x.Not != not
-		return func(in iter) (iter, *SQLError) {
+		return func(in iter) (iter, *sqlfront.SQLError) {
 			q := p.child(in.node().schema)
 			inner, schema, visible, err := q.planQuery(x.Sub)
 			if err != nil {
@@ -281,12 +283,12 @@ func (p *planner) semiJoinFor(c expr) (func(iter) (iter, *SQLError), bool) {
 			if neg {
 				kind = "Right Anti Semi Join"
 			}
-			bk := []expr{&colRef{Parts: []string{schema.cols[0].qual, schema.cols[0].name}}}
+			bk := []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{schema.cols[0].qual, schema.cols[0].name}}}
 			if schema.cols[0].name == "" {
 				inner = &renameIter{in: inner, n: inner.node(), schema: &relation{cols: []relCol{{name: "%%in", typ: schema.cols[0].typ}}}}
-				bk = []expr{&colRef{Parts: []string{"%%in"}}}
+				bk = []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{"%%in"}}}
 			}
-			h, err := p.hashJoin(inner, in, bk, []expr{x.E}, nil, kind, false)
+			h, err := p.hashJoin(inner, in, bk, []sqlfront.Expr{x.E}, nil, kind, false)
 			if err != nil {
 				return nil, err
 			}
@@ -299,28 +301,28 @@ func (p *planner) semiJoinFor(c expr) (func(iter) (iter, *SQLError), bool) {
 
 // planWhereRestValue applies a subquery predicate as probe columns and a
 // Filter.
-func (p *planner) planWhereRestValue(in iter, c expr, not bool) (iter, *SQLError) {
+func (p *planner) planWhereRestValue(in iter, c sqlfront.Expr, not bool) (iter, *sqlfront.SQLError) {
 	pred := c
 	if not {
-		pred = &unaryExpr{Op: "NOT", E: c}
+		pred = &sqlfront.UnaryExpr{Op: "NOT", E: c}
 	}
-	in, err := p.planSubqueries(in, []expr{pred})
+	in, err := p.planSubqueries(in, []sqlfront.Expr{pred})
 	if err != nil {
 		return nil, err
 	}
 	return p.filterOp(in, pred)
 }
 
-func errSubqueryColumns() *SQLError { // Msg 116
-	return sqlErr(116, 16, "Only one expression can be specified in the select list when the subquery is not introduced with EXISTS.")
+func errSubqueryColumns() *sqlfront.SQLError { // Msg 116
+	return sqlfront.NewError(116, 16, "Only one expression can be specified in the select list when the subquery is not introduced with EXISTS.")
 }
 
 // outerRefsOf lists the columns of outer a subquery uses (showplan
 // OuterReferences).
-func outerRefsOf(s *selectStmt, outer *relation) []*colRef {
-	var out []*colRef
-	walkSelect(s, func(e expr) {
-		if c, ok := e.(*colRef); ok {
+func outerRefsOf(s *sqlfront.SelectStmt, outer *relation) []*sqlfront.ColRef {
+	var out []*sqlfront.ColRef
+	walkSelect(s, func(e sqlfront.Expr) {
+		if c, ok := e.(*sqlfront.ColRef); ok {
 			if i, _ := outer.lookupRef(c); i >= 0 {
 				out = append(out, c)
 			}
@@ -332,13 +334,13 @@ func outerRefsOf(s *selectStmt, outer *relation) []*colRef {
 // planSubqueries adds, below the operator that evaluates exprs, a Nested
 // Loops probe for every subquery in them; the subquery's value becomes a
 // column the expression reads.
-func (p *planner) planSubqueries(in iter, exprs []expr) (iter, *SQLError) {
+func (p *planner) planSubqueries(in iter, exprs []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	for _, e := range exprs {
 		for _, sq := range subqueriesOf(e) {
 			if _, done := in.node().schema.subst[sq]; done {
 				continue
 			}
-			var err *SQLError
+			var err *sqlfront.SQLError
 			if in, err = p.probeFor(in, sq); err != nil {
 				return nil, err
 			}
@@ -347,21 +349,21 @@ func (p *planner) planSubqueries(in iter, exprs []expr) (iter, *SQLError) {
 	return in, nil
 }
 
-func (p *planner) probeFor(in iter, sq expr) (iter, *SQLError) {
+func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	src := in.node().schema
 	q := p.child(src)
-	var sel *selectStmt
+	var sel *sqlfront.SelectStmt
 	mode := nlScalar
-	var probe expr
+	var probe sqlfront.Expr
 	var j *nlIter
 	switch x := sq.(type) {
-	case *subqueryExpr:
+	case *sqlfront.SubqueryExpr:
 		sel = x.Sel
-	case *existsExpr:
+	case *sqlfront.ExistsExpr:
 		sel, mode = x.Sel, nlExists
-	case *inExpr:
+	case *sqlfront.InExpr:
 		sel, mode, probe = x.Sub, nlIn, x.E
-	case *quantifiedExpr:
+	case *sqlfront.QuantifiedExpr:
 		sel, mode, probe = x.Sel, nlQuantify, x.E
 	}
 	inner, schema, visible, err := q.planQuery(sel)
@@ -377,7 +379,7 @@ func (p *planner) probeFor(in iter, sq expr) (iter, *SQLError) {
 			return nil, err
 		}
 	}
-	out := &relation{cols: append(append([]relCol{}, src.cols...), relCol{name: "", typ: tBit}), subst: map[expr]int{}}
+	out := &relation{cols: append(append([]relCol{}, src.cols...), relCol{name: "", typ: tBit}), subst: map[sqlfront.Expr]int{}}
 	for k, v := range src.subst {
 		out.subst[k] = v
 	}
@@ -394,7 +396,7 @@ func (p *planner) probeFor(in iter, sq expr) (iter, *SQLError) {
 	inner.node().estExecs = math.Max(1, in.node().estRows)
 	n.subtreeCost = in.node().subtreeCost + inner.node().subtreeCost
 	j = &nlIter{n: n, outer: in, inner: inner, kind: logical, schema: out, mode: mode, probe: probe, cacheable: !q.correlated}
-	if x, ok := sq.(*quantifiedExpr); ok {
+	if x, ok := sq.(*sqlfront.QuantifiedExpr); ok {
 		j.qop, j.qall = x.Op, x.All
 	}
 	if q.correlated {
@@ -409,22 +411,22 @@ func (p *planner) probeFor(in iter, sq expr) (iter, *SQLError) {
 // outer.col AND …) into a hash semi (anti semi) join when the inner side
 // has no index to seek on the correlated column, as the optimizer does
 // when re-running the subquery per outer row would scan it every time.
-func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, *SQLError) {
+func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (iter, bool, *sqlfront.SQLError) {
 	if sel.Op != "" || sel.From == nil || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Top != nil || len(sel.With) > 0 {
 		return nil, false, nil
 	}
-	inner := map[string]*tableName{}
-	var collect func(r tableRef) bool
-	collect = func(r tableRef) bool {
+	inner := map[string]*sqlfront.TableName{}
+	var collect func(r sqlfront.TableRef) bool
+	collect = func(r sqlfront.TableRef) bool {
 		switch t := r.(type) {
-		case *tableName:
+		case *sqlfront.TableName:
 			q := strings.ToLower(t.Alias)
 			if q == "" {
 				q = strings.ToLower(t.Parts[len(t.Parts)-1])
 			}
 			inner[q] = t
 			return true
-		case *joinRef:
+		case *sqlfront.JoinRef:
 			return t.Kind != "APPLY" && t.Kind != "OUTER APPLY" && collect(t.Left) && collect(t.Right)
 		}
 		return false
@@ -433,12 +435,12 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 		return nil, false, nil
 	}
 	outer := in.node().schema
-	var innerKeys, outerKeys, rest []expr
+	var innerKeys, outerKeys, rest []sqlfront.Expr
 	for _, c := range conjuncts(sel.Where) {
-		b, ok := c.(*binaryExpr)
+		b, ok := c.(*sqlfront.BinaryExpr)
 		if ok && b.Op == "=" {
-			l, lok := b.L.(*colRef)
-			r, rok := b.R.(*colRef)
+			l, lok := b.L.(*sqlfront.ColRef)
+			r, rok := b.R.(*sqlfront.ColRef)
 			if lok && rok && len(l.Parts) > 1 && len(r.Parts) > 1 {
 				lq, rq := strings.ToLower(l.Parts[len(l.Parts)-2]), strings.ToLower(r.Parts[len(r.Parts)-2])
 				li, _ := outer.lookupRef(l)
@@ -458,7 +460,7 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 	if len(innerKeys) == 0 {
 		return nil, false, nil
 	}
-	if key := innerKeys[0].(*colRef); p.seekableKey(inner, key) &&
+	if key := innerKeys[0].(*sqlfront.ColRef); p.seekableKey(inner, key) &&
 		(in.node().estRows <= lookupOuterRows || !p.seekNeedsLookups(inner, key, rest)) {
 		return nil, false, nil
 	}
@@ -466,7 +468,7 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 	rewritten.Where = andAll(rest)
 	rewritten.Items = nil
 	for _, k := range innerKeys {
-		rewritten.Items = append(rewritten.Items, selectItem{Expr: k})
+		rewritten.Items = append(rewritten.Items, sqlfront.SelectItem{Expr: k})
 	}
 	q := p.child(outer)
 	it, schema, _, err := q.planQuery(&rewritten)
@@ -477,11 +479,11 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 		return nil, false, nil // other outer references: nested loops
 	}
 	named := &relation{}
-	var bk []expr
+	var bk []sqlfront.Expr
 	for i, c := range schema.cols[:len(innerKeys)] {
 		c.qual, c.name = "", "%%semi"+itoaInt(i)
 		named.cols = append(named.cols, c)
-		bk = append(bk, &colRef{Parts: []string{c.name}})
+		bk = append(bk, &sqlfront.ColRef{Parts: []string{c.name}})
 	}
 	build := &renameIter{in: it, n: it.node(), schema: named}
 	kind := "Right Semi Join"
@@ -497,7 +499,7 @@ func (p *planner) hashSemiJoin(in iter, sel *selectStmt, not bool) (iter, bool, 
 
 // seekableKey tells whether an inner table has an index leading with the
 // column c.
-func (p *planner) seekableKey(inner map[string]*tableName, c *colRef) bool {
+func (p *planner) seekableKey(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) bool {
 	t, ci := p.innerColumn(inner, c)
 	if t == nil {
 		return false

@@ -1,6 +1,10 @@
 package standin
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+)
 
 // lookupOuterRows is the outer row estimate above which a correlated
 // EXISTS is decorrelated into a hash semi join even though the inner table
@@ -14,7 +18,7 @@ const lookupOuterRows = 50
 // correlated column key is nonclustered and lacks a column the subquery's
 // other predicates (rest) read from the same table: each seek would be
 // followed by key lookups into the clustered index.
-func (p *planner) seekNeedsLookups(inner map[string]*tableName, key *colRef, rest []expr) bool {
+func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sqlfront.ColRef, rest []sqlfront.Expr) bool {
 	alias := strings.ToLower(key.Parts[len(key.Parts)-2])
 	t, ci := p.innerColumn(inner, key)
 	if t == nil {
@@ -52,7 +56,7 @@ func (p *planner) seekNeedsLookups(inner map[string]*tableName, key *colRef, res
 // innerColumn resolves the qualified column c of a subquery's FROM tables
 // (inner, by alias) to its table and column position; nil when c names
 // no table there.
-func (p *planner) innerColumn(inner map[string]*tableName, c *colRef) (*table, int) {
+func (p *planner) innerColumn(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) (*table, int) {
 	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
 	if tn == nil {
 		return nil, -1

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // The plan cache, as far as sys.dm_exec_query_stats and
@@ -110,11 +112,11 @@ func (x *execCtx) recordPlanCache() {
 		return
 	}
 	plan := make([]byte, 64)
-	binary.BigEndian.PutUint64(plan[8:], x.ec.queryHash)
-	binary.BigEndian.PutUint64(plan[16:], x.ec.planHash)
+	binary.BigEndian.PutUint64(plan[8:], x.ec.QueryHash)
+	binary.BigEndian.PutUint64(plan[16:], x.ec.PlanHash)
 	plan[0] = 0x06
 	p.add(&planCacheEntry{sqlHandle: handle, planHandle: plan, start: start, end: end,
-		queryHash: x.ec.queryHash, planHash: x.ec.planHash, created: now, last: now, execs: 1, dbID: x.conn.db.id}, x.sql)
+		queryHash: x.ec.QueryHash, planHash: x.ec.PlanHash, created: now, last: now, execs: 1, dbID: x.conn.db.id}, x.sql)
 }
 
 // clearPlanCache empties the cache (service restart; DBCC FREEPROCCACHE is
@@ -129,7 +131,7 @@ func hash8(h uint64) []byte {
 
 // dmExecQueryStats is sys.dm_exec_query_stats with the columns QueryReplay
 // reads and the main counters.
-func dmExecQueryStats(x *execCtx, db *database) (*relation, *SQLError) {
+func dmExecQueryStats(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("sql_handle", tVarBin(64), "statement_start_offset", tInt, "statement_end_offset", tInt,
 		"plan_handle", tVarBin(64), "creation_time", tDT2, "last_execution_time", tDT2, "execution_count", tBigInt,
 		"query_hash", tVarBin(8), "query_plan_hash", tVarBin(8))}
@@ -144,10 +146,10 @@ func dmExecQueryStats(x *execCtx, db *database) (*relation, *SQLError) {
 
 // sqlTextFunction is sys.dm_exec_sql_text(sql_handle): dbid, objectid,
 // number, encrypted, text; an unknown handle gives no row.
-func (x *execCtx) sqlTextFunction(args []any) (*relation, *SQLError) {
+func (x *execCtx) sqlTextFunction(args []any) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("dbid", tSmallInt, "objectid", tInt, "number", tSmallInt, "encrypted", tBit, "text", tNMax)}
 	if len(args) != 1 {
-		return nil, sqlErr(216, 16, "Parameters supplied for object '%s' which is not a function. If the parameters are intended as a table hint, a WITH keyword is required.", "dm_exec_sql_text")
+		return nil, sqlfront.NewError(216, 16, "Parameters supplied for object '%s' which is not a function. If the parameters are intended as a table hint, a WITH keyword is required.", "dm_exec_sql_text")
 	}
 	h, ok := args[0].([]byte)
 	if !ok {
@@ -174,6 +176,6 @@ var extraSysViews = map[string]viewFunc{
 	"dm_exec_query_stats": dmExecQueryStats,
 }
 
-var extraTableFunctions = map[string]func(x *execCtx, args []any) (*relation, *SQLError){
+var extraTableFunctions = map[string]func(x *execCtx, args []any) (*relation, *sqlfront.SQLError){
 	"dm_exec_sql_text": (*execCtx).sqlTextFunction,
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // A statement executed twice is one plan cache entry with two
@@ -34,7 +36,7 @@ func TestPlanCacheShowsScenarioStatements(t *testing.T) {
 	}
 	row := rows[0]
 	h := fnv.New64a()
-	h.Write([]byte(normalizeSQL(sortSpill.SQL)))
+	h.Write([]byte(sqlfront.NormalizeSQL(sortSpill.SQL)))
 	if got := binary.BigEndian.Uint64(row[0].([]byte)); got != h.Sum64() {
 		t.Errorf("query_hash %x, want %x", got, h.Sum64())
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -40,17 +41,17 @@ type paramDecl struct {
 
 // parseParamDecls splits a declaration list at top-level commas (types such
 // as decimal(10, 2) contain commas).
-func parseParamDecls(list string) ([]paramDecl, *SQLError) {
+func parseParamDecls(list string) ([]paramDecl, *sqlfront.SQLError) {
 	var out []paramDecl
 	depth, start := 0, 0
-	flush := func(item string) *SQLError {
+	flush := func(item string) *sqlfront.SQLError {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			return nil
 		}
 		fields := strings.Fields(item)
 		if !strings.HasPrefix(fields[0], "@") || len(fields) < 2 {
-			return errSyntaxNear(fields[0])
+			return sqlfront.ErrSyntaxNear(fields[0])
 		}
 		d := paramDecl{name: strings.ToLower(fields[0]), typ: strings.Join(fields[1:], " ")}
 		last := strings.ToUpper(fields[len(fields)-1])
@@ -84,7 +85,7 @@ func parseParamDecls(list string) ([]paramDecl, *SQLError) {
 
 // bindArgs binds RPC arguments to declared parameters: named ones by name,
 // unnamed ones by position (go-mssqldb names positional arguments @p1...).
-func bindArgs(decls []paramDecl, args []tds.Param) (map[string]any, map[string]tds.Param, *SQLError) {
+func bindArgs(decls []paramDecl, args []tds.Param) (map[string]any, map[string]tds.Param, *sqlfront.SQLError) {
 	values := map[string]any{}
 	outputs := map[string]tds.Param{}
 	for i, p := range args {
@@ -98,7 +99,7 @@ func bindArgs(decls []paramDecl, args []tds.Param) (map[string]any, map[string]t
 		}
 		if len(decls) > 0 && !declared(decls, name) {
 			// Msg 8145: "%.*ls is not a parameter for procedure %.*ls."
-			return nil, nil, sqlErr(8145, 16, "%s is not a parameter for procedure sp_executesql.", p.Name)
+			return nil, nil, sqlfront.NewError(8145, 16, "%s is not a parameter for procedure sp_executesql.", p.Name)
 		}
 		values[name] = normalizeParam(p.Value)
 		if p.Output {
@@ -108,7 +109,7 @@ func bindArgs(decls []paramDecl, args []tds.Param) (map[string]any, map[string]t
 	for _, d := range decls {
 		if _, ok := values[d.name]; !ok {
 			// Msg 8178: the parameterized query expects a parameter that was not supplied
-			return nil, nil, sqlErr(8178, 16, "The parameterized query '(%s)' expects the parameter '%s', which was not supplied.", declList(decls), d.name)
+			return nil, nil, sqlfront.NewError(8178, 16, "The parameterized query '(%s)' expects the parameter '%s', which was not supplied.", declList(decls), d.name)
 		}
 	}
 	return values, outputs, nil
@@ -192,12 +193,12 @@ func (c *connState) runWithOutputs(ctx context.Context, statement string, decls 
 
 // outputValue converts a stand-in value to the Go type the parameter's
 // declared TDS type takes.
-func outputValue(v any, ti tds.TypeInfo) (any, *SQLError) {
+func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 	if v == nil {
 		return nil, nil
 	}
-	fail := func() (any, *SQLError) {
-		return nil, sqlErr(8114, 16, "Error converting data type %s to %s.", valueTypeName(v), strings.ToLower(ti.Type.String()))
+	fail := func() (any, *sqlfront.SQLError) {
+		return nil, sqlfront.NewError(8114, 16, "Error converting data type %s to %s.", valueTypeName(v), strings.ToLower(ti.Type.String()))
 	}
 	switch ti.Type {
 	case tds.TypeInt, tds.TypeBigInt, tds.TypeSmallInt, tds.TypeTinyInt:
@@ -290,28 +291,28 @@ func param(call *tds.RPCCall, name string, pos int) (tds.Param, bool) {
 	return tds.Param{}, false
 }
 
-func errPreparedHandle(h int64) *SQLError { // Msg 8179
-	return sqlErr(8179, 16, "Could not find prepared statement with handle %d.", h)
+func errPreparedHandle(h int64) *sqlfront.SQLError { // Msg 8179
+	return sqlfront.NewError(8179, 16, "Could not find prepared statement with handle %d.", h)
 }
 
 // spPrepare implements sp_prepare and, with exec, sp_prepexec.
 func (c *connState) spPrepare(ctx context.Context, call *tds.RPCCall, w tds.ResultWriter, exec bool) error {
 	hp, ok := param(call, "@handle", 0)
 	if !ok || !hp.Output {
-		return toTDS(sqlErr(201, 16, "Procedure or function '%s' expects parameter '@handle', which was not supplied.", procName(call)))
+		return toTDS(sqlfront.NewError(201, 16, "Procedure or function '%s' expects parameter '@handle', which was not supplied.", procName(call)))
 	}
 	declP, _ := param(call, "@params", 1)
 	stmtP, ok := param(call, "@stmt", 2)
 	stmt, isString := stmtP.Value.(string)
 	if !ok || !isString || stmt == "" {
-		return toTDS(sqlErr(201, 16, "Procedure or function '%s' expects parameter '@stmt', which was not supplied.", procName(call)))
+		return toTDS(sqlfront.NewError(201, 16, "Procedure or function '%s' expects parameter '@stmt', which was not supplied.", procName(call)))
 	}
 	declText, _ := declP.Value.(string)
 	decls, err := parseParamDecls(declText)
 	if err != nil {
 		return toTDS(err)
 	}
-	if _, _, perr := parseBatchSpans(stmt); perr != nil {
+	if _, _, perr := sqlfront.ParseBatchSpans(stmt); perr != nil {
 		return toTDS(perr) // SQL Server compiles at prepare: a syntax error fails it
 	}
 	c.srv.mu.Lock()
@@ -339,11 +340,11 @@ func rest(ps []tds.Param, n int) []tds.Param {
 	return ps[n:]
 }
 
-func (c *connState) lookupPrepared(call *tds.RPCCall) (int32, *preparedStmt, *SQLError) {
+func (c *connState) lookupPrepared(call *tds.RPCCall) (int32, *preparedStmt, *sqlfront.SQLError) {
 	hp, ok := param(call, "@handle", 0)
 	h, isInt := hp.Value.(int64)
 	if !ok || !isInt {
-		return 0, nil, sqlErr(201, 16, "Procedure or function '%s' expects parameter '@handle', which was not supplied.", procName(call))
+		return 0, nil, sqlfront.NewError(201, 16, "Procedure or function '%s' expects parameter '@handle', which was not supplied.", procName(call))
 	}
 	c.srv.mu.Lock()
 	defer c.srv.mu.Unlock()

@@ -41,8 +41,8 @@ func (s *Server) FlushEventSessions() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sess := range s.sessions {
-		if sess.running {
-			sess.flush(s.files)
+		if sess.Running {
+			sess.Flush(s.files)
 		}
 	}
 }
@@ -55,7 +55,7 @@ func (s *Server) EventFiles(prefix string) map[string]int64 {
 	out := map[string]int64{}
 	for p, f := range s.files {
 		if len(p) >= len(prefix) && p[:len(prefix)] == prefix {
-			out[p] = f.size
+			out[p] = f.Size
 		}
 	}
 	return out

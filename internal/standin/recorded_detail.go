@@ -27,9 +27,9 @@ func (s *Server) EventFileXML(prefix string) []string {
 	sort.Strings(paths)
 	var out []string
 	for _, p := range paths {
-		for _, b := range s.files[p].buffers {
-			for _, e := range b.events {
-				out = append(out, e.file)
+		for _, b := range s.files[p].Buffers {
+			for _, e := range b.Events {
+				out = append(out, e.File)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package standin
 import (
 	"fmt"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Requests and sessions as the server's DMVs show them while statements
@@ -98,7 +100,7 @@ func (x *execCtx) hasRequest(c *connState) bool {
 }
 
 // dmExecRequests is sys.dm_exec_requests.
-func dmExecRequests(x *execCtx, _ *database) (*relation, *SQLError) {
+func dmExecRequests(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("session_id", tSmallInt, "request_id", tInt, "start_time", tDT2, "status", tNVar(30), "command", tNVar(32),
 		"database_id", tSmallInt, "blocking_session_id", tSmallInt, "wait_type", tNVar(60), "wait_time", tInt, "last_wait_type", tNVar(60),
 		"wait_resource", tNVar(256), "open_transaction_count", tInt, "transaction_id", tBigInt, "cpu_time", tInt, "total_elapsed_time", tInt)}
@@ -148,7 +150,7 @@ func commandOf(c *connState) string {
 }
 
 // dmExecSessions is sys.dm_exec_sessions.
-func dmExecSessions(x *execCtx, _ *database) (*relation, *SQLError) {
+func dmExecSessions(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname,
 		"database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
 	for _, id := range x.visibleSessions() {
@@ -169,13 +171,13 @@ func dmExecSessions(x *execCtx, _ *database) (*relation, *SQLError) {
 // inputBufferFunction is sys.dm_exec_input_buffer(session_id, request_id):
 // the last batch the session sent, as a Language Event; no row for a
 // session the caller may not see or that sent none.
-func (x *execCtx) inputBufferFunction(args []any) (*relation, *SQLError) {
+func (x *execCtx) inputBufferFunction(args []any) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("event_type", tNVar(256), "parameters", tSmallInt, "event_info", tNMax)}
 	switch {
 	case len(args) < 2:
-		return nil, sqlErr(313, 16, "An insufficient number of arguments were supplied for the procedure or function sys.dm_exec_input_buffer.")
+		return nil, sqlfront.NewError(313, 16, "An insufficient number of arguments were supplied for the procedure or function sys.dm_exec_input_buffer.")
 	case len(args) > 2:
-		return nil, sqlErr(8144, 16, "Procedure or function dm_exec_input_buffer has too many arguments specified.")
+		return nil, sqlfront.NewError(8144, 16, "Procedure or function dm_exec_input_buffer has too many arguments specified.")
 	}
 	id, ok := args[0].(int64)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -42,7 +43,7 @@ type sessionModes struct {
 
 // setSessionMode executes the SET options modelled here; handled is false
 // for any other option.
-func (x *execCtx) setSessionMode(option, value string) (handled bool, err *SQLError) {
+func (x *execCtx) setSessionMode(option, value string) (handled bool, err *sqlfront.SQLError) {
 	m := &x.conn.modes
 	switch option {
 	case "NOEXEC":
@@ -54,7 +55,7 @@ func (x *execCtx) setSessionMode(option, value string) (handled bool, err *SQLEr
 	case "ROWCOUNT", "TEXTSIZE":
 		n, perr := strconv.ParseInt(value, 10, 64)
 		if perr != nil {
-			return true, errSyntaxNear(value)
+			return true, sqlfront.ErrSyntaxNear(value)
 		}
 		if option == "ROWCOUNT" {
 			m.rowcount = max(n, 0)
@@ -76,12 +77,12 @@ func (x *execCtx) setSessionMode(option, value string) (handled bool, err *SQLEr
 
 // execUnderModes runs st as SET NOEXEC, PARSEONLY and FMTONLY have it run;
 // done is false when st runs normally.
-func (x *execCtx) execUnderModes(st stmt) (done bool, err error) {
+func (x *execCtx) execUnderModes(st sqlfront.Stmt) (done bool, err error) {
 	m := x.conn.modes
 	if !m.noexec && !m.parseonly && !m.fmtonly {
 		return false, nil
 	}
-	if s, ok := st.(*setOptionStmt); ok {
+	if s, ok := st.(*sqlfront.SetOptionStmt); ok {
 		if m.fmtonly {
 			return false, nil // SET statements run under FMTONLY
 		}
@@ -96,17 +97,17 @@ func (x *execCtx) execUnderModes(st stmt) (done bool, err error) {
 		return true, nil // compiled or parsed, not executed
 	}
 	switch s := st.(type) {
-	case *selectStmt:
+	case *sqlfront.SelectStmt:
 		// metadata only: the result's columns, no rows (limitRows)
 		return true, x.execSelect(s)
-	case *blockStmt:
+	case *sqlfront.BlockStmt:
 		for _, inner := range s.Stmts {
 			if err := x.exec(inner); err != nil {
 				return true, err
 			}
 		}
 		return true, nil
-	case *ifStmt:
+	case *sqlfront.IfStmt:
 		// no condition is evaluated: both branches describe their results
 		if err := x.exec(s.Then); err != nil || s.Else == nil {
 			return true, err
@@ -134,7 +135,7 @@ func (x *execCtx) limitRows(rel *relation) *relation {
 			copied := false
 			for j, v := range r {
 				t := rel.cols[j].typ
-				if t.Size != 0 || t.Kind != TypeNVarChar && t.Kind != TypeVarBinary {
+				if t.Size != 0 || t.Kind != sqlfront.TypeNVarChar && t.Kind != sqlfront.TypeVarBinary {
 					continue
 				}
 				if w, ok := truncateText(v, m.textsize); ok {
@@ -198,7 +199,7 @@ func (x *execCtx) currentTransactionID() int64 {
 // dmTranSessionTransactions is sys.dm_tran_session_transactions
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-session-transactions-transact-sql):
 // one row per session with an open transaction.
-func dmTranSessionTransactions(x *execCtx, db *database) (*relation, *SQLError) {
+func dmTranSessionTransactions(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("session_id", tInt, "transaction_id", tBigInt, "is_user_transaction", tBit, "open_transaction_count", tInt)}
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
@@ -215,43 +216,21 @@ func (s *Server) sessionIDs() []int {
 	return slices.Sorted(maps.Keys(s.conns))
 }
 
-// killStmt is KILL session_id
-// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/kill-transact-sql).
-// Only the session_id form is modelled; KILL 'unit of work', KILL STATS
-// JOB and KILL QUERY NOTIFICATION SUBSCRIPTION are answered as unsupported.
-type killStmt struct{ SPID int64 }
-
-func (*killStmt) stmtNode() {}
-
-func (p *parser) killStatement() (stmt, *SQLError) {
-	p.i++
-	t := p.peek()
-	if t.kind != tokNumber {
-		return nil, errUnsupported("KILL " + t.display())
-	}
-	p.i++
-	n, err := strconv.ParseInt(t.text, 10, 64)
-	if err != nil {
-		return nil, errSyntaxNear(t.raw)
-	}
-	return &killStmt{SPID: n}, nil
-}
-
 // execKill ends another session as KILL does: it needs ALTER ANY
 // CONNECTION (sysadmin here), refuses the caller's own session and unknown
 // ones with SQL Server's messages, rolls back the victim's transaction and
 // aborts its running request.
-func (x *execCtx) execKill(s *killStmt) error {
+func (x *execCtx) execKill(s *sqlfront.KillStmt) error {
 	n := s.SPID
 	if !x.conn.sysadmin {
-		return sqlErr(6102, 14, "User does not have permission to use the KILL statement.")
+		return sqlfront.NewError(6102, 14, "User does not have permission to use the KILL statement.")
 	}
 	if int(n) == x.conn.spid {
-		return sqlErr(6104, 16, "Cannot use KILL to kill your own process.")
+		return sqlfront.NewError(6104, 16, "Cannot use KILL to kill your own process.")
 	}
 	victim, ok := x.srv.conns[int(n)]
 	if !ok {
-		return sqlErr(6106, 16, "Process ID %d is not an active process ID.", n)
+		return sqlfront.NewError(6106, 16, "Process ID %d is not an active process ID.", n)
 	}
 	x.srv.killLocked(victim)
 	return x.done(tds.CmdNone, tds.NoCount)
@@ -268,86 +247,9 @@ func (s *Server) killLocked(c *connState) {
 	delete(s.conns, c.spid)
 }
 
-// brokerStmt is a Service Broker statement (RECEIVE, WAITFOR (RECEIVE …),
-// SEND, END CONVERSATION,
-// https://learn.microsoft.com/en-us/sql/t-sql/statements/statements#service-broker).
-// The stand-in has no queues and no conversations, so each is answered
-// with SQL Server's error for the queue or conversation it names.
-type brokerStmt struct {
-	Queue  string // RECEIVE … FROM queue
-	Handle expr   // SEND ON CONVERSATION / END CONVERSATION handle
-}
-
-func (*brokerStmt) stmtNode() {}
-
-// brokerStatement parses RECEIVE, WAITFOR (RECEIVE …), SEND ON
-// CONVERSATION and END CONVERSATION far enough to name what they use.
-func (p *parser) brokerStatement() (stmt, *SQLError) {
-	s := &brokerStmt{}
-	waitfor := p.accept("WAITFOR")
-	if waitfor {
-		if err := p.expectOp("("); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case p.accept("RECEIVE"):
-		for !p.peek().is("FROM") {
-			if p.peek().kind == tokEOF {
-				return nil, p.fail()
-			}
-			p.i++
-		}
-		p.i++
-		name, err := p.multiName()
-		if err != nil {
-			return nil, err
-		}
-		s.Queue = strings.Join(name, ".")
-	case p.accept("SEND"):
-		if err := p.expect("ON"); err != nil {
-			return nil, err
-		}
-		if err := p.expect("CONVERSATION"); err != nil {
-			return nil, err
-		}
-		h, err := p.primary()
-		if err != nil {
-			return nil, err
-		}
-		s.Handle = h
-	case p.accept("END"):
-		if err := p.expect("CONVERSATION"); err != nil {
-			return nil, err
-		}
-		h, err := p.primary()
-		if err != nil {
-			return nil, err
-		}
-		s.Handle = h
-	default:
-		return nil, p.fail()
-	}
-	// the rest of the statement (message, INTO, WHERE, WITH, TIMEOUT)
-	depth := 0
-	if waitfor {
-		depth = 1
-	}
-	for t := p.peek(); t.kind != tokEOF && !t.isOp(";") && (depth > 0 || !p.startsStatement()); t = p.peek() {
-		switch {
-		case t.isOp("("):
-			depth++
-		case t.isOp(")"):
-			depth--
-		}
-		p.i++
-	}
-	return s, nil
-}
-
 // execBroker answers as SQL Server does without the queue or conversation:
 // Msg 208 for a queue, Msg 8426 for a conversation handle.
-func (x *execCtx) execBroker(s *brokerStmt) error {
+func (x *execCtx) execBroker(s *sqlfront.BrokerStmt) error {
 	if s.Queue != "" {
 		return errInvalidObject(s.Queue)
 	}
@@ -356,7 +258,7 @@ func (x *execCtx) execBroker(s *brokerStmt) error {
 	if err != nil {
 		return err
 	}
-	return sqlErr(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(valueString(v)))
+	return sqlfront.NewError(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(valueString(v)))
 }
 
 // commitTrigger ends, or ends and replaces, the transaction of the
@@ -409,26 +311,4 @@ func (x *execCtx) fireCommitTrigger() {
 	if hit.replace {
 		x.beginTxn("user_transaction", true)
 	}
-}
-
-// comparatorOp resolves a predicate comparator named with its package
-// (pred_compare objects of sys.dm_xe_objects): the *_i_sql_* comparators are
-// in package sqlserver, e.g. sqlserver.like_i_sql_unicode_string, the form
-// CREATE EVENT SESSION documents
-// (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql);
-// the others in package0. An unqualified name resolves too.
-func comparatorOp(name string) (string, bool) {
-	pkg, short, qualified := strings.Cut(name, ".")
-	if !qualified {
-		short, pkg = pkg, ""
-	}
-	op, ok := comparatorOps[short]
-	if !ok {
-		return "", false
-	}
-	want := "package0"
-	if strings.Contains(short, "_i_sql_") {
-		want = "sqlserver"
-	}
-	return op, pkg == "" || pkg == want
 }

@@ -1,5 +1,7 @@
 package standin
 
+import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+
 // Savepoints: SAVE TRANSACTION and ROLLBACK TRANSACTION <savepoint>
 // (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/save-transaction-transact-sql),
 // from T-SQL and from TM requests (tedious' saveTransaction and its nested
@@ -7,27 +9,22 @@ package standin
 // after it, keeps the locks, the savepoint itself and @@TRANCOUNT, and
 // forgets the savepoints taken after it.
 
-// saveTranStmt is SAVE TRAN[SACTION] name.
-type saveTranStmt struct{ Name string }
-
-func (*saveTranStmt) stmtNode() {}
-
 type savepoint struct {
 	name string
 	mark int // len(transaction.undo) when it was taken
 }
 
 // saveTxn takes a savepoint in the open transaction.
-func (x *execCtx) saveTxn(name string) *SQLError {
+func (x *execCtx) saveTxn(name string) *sqlfront.SQLError {
 	c := x.conn
 	if c.txn == nil {
-		return sqlErr(628, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction.")
+		return sqlfront.NewError(628, 16, "Cannot issue SAVE TRANSACTION when there is no active transaction.")
 	}
 	if name == "" {
-		return errSyntaxNear("SAVE")
+		return sqlfront.ErrSyntaxNear("SAVE")
 	}
 	if len(name) > 32 {
-		return sqlErr(103, 15, "The identifier that starts with '%s' is too long. Maximum length is 32.", name[:32])
+		return sqlfront.NewError(103, 15, "The identifier that starts with '%s' is too long. Maximum length is 32.", name[:32])
 	}
 	t := c.txn
 	x.logRecord(t, "LOP_MARK_SAVEPOINT", "LCX_NULL", nil, 0, 0, nil, nil)
@@ -36,20 +33,9 @@ func (x *execCtx) saveTxn(name string) *SQLError {
 	return nil
 }
 
-// hasSavepoint reports whether the open transaction has a savepoint name.
-// Names are case sensitive, as transaction names always are.
-func (t *transaction) hasSavepoint(name string) bool {
-	for _, sp := range t.savepoints {
-		if sp.name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // rollbackToSavepoint undoes the work after the latest savepoint called
 // name; Msg 6401 when there is none.
-func (x *execCtx) rollbackToSavepoint(name string) *SQLError {
+func (x *execCtx) rollbackToSavepoint(name string) *sqlfront.SQLError {
 	t := x.conn.txn
 	for i := len(t.savepoints) - 1; i >= 0; i-- {
 		sp := t.savepoints[i]
@@ -60,5 +46,5 @@ func (x *execCtx) rollbackToSavepoint(name string) *SQLError {
 		t.savepoints = t.savepoints[:i+1]
 		return nil
 	}
-	return sqlErr(6401, 16, "Cannot roll back %s. No transaction or savepoint of that name was found.", name)
+	return sqlfront.NewError(6401, 16, "Cannot roll back %s. No transaction or savepoint of that name was found.", name)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 	"github.com/queryreplay/queryreplay/internal/tds/tdsfault"
 )
@@ -101,15 +102,15 @@ type Server struct {
 	clockOwner    clockOwner
 	dbs           []*database
 	demo          *database
-	sessions      []*xeSession
+	sessions      []*xevents.Session
 	nextSessionID int
-	files         map[string]*xeFile
+	files         map[string]*xevents.File
 	cached        map[int32]bool // demo database pages in the buffer pool; value = dirty
 	log           *txLog
 	nextTxn       int64
 	conns         map[int]*connState
 	globalFlags   map[int]bool
-	stamps        stampCache
+	stamps        xevents.StampCache
 	lockCond      *sync.Cond   // signalled whenever a transaction releases its locks
 	curThread     int          // worker thread of the operator being simulated (parallel plans)
 	eng           *engineState // the query engine's server-wide state (standin-sql)
@@ -141,7 +142,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	now := opts.Now().UTC()
-	s := &Server{opts: opts, start: now, clock: now, files: map[string]*xeFile{}, cached: map[int32]bool{},
+	s := &Server{opts: opts, start: now, clock: now, files: map[string]*xevents.File{}, cached: map[int32]bool{},
 		conns: map[int]*connState{}, globalFlags: map[int]bool{}, nextSessionID: 65536, nextTxn: 700000}
 	s.Faults = &Faults{Injector: &tdsfault.Injector{}, srv: s}
 	p, err := LookupPersona(opts.Persona)
@@ -266,10 +267,10 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 	if s.anySessionRunning() {
 		// login (fields as in real .xel metadata, docs/design/tracing.md §5.2)
 		ec := c.eventCtx()
-		s.emit(ec, &xeEventData{name: "login", pkg: "sqlserver", ts: s.advance(20 * time.Microsecond), fields: []xeField{
-			fBool("is_cached", false), fBool("is_recovered", false), fBool("is_dac", false), fUint("database_id", "uint32", int64(db.id)),
-			fUint("packet_size", "uint32", int64(sess.PacketSize)), {name: "options", typ: "binary_data", pkg: "package0", value: "2000002838f8ff3c00000000"},
-			fStr("options_text", ""), fStr("database_name", db.name)}})
+		s.emit(ec, &xevents.EventData{Name: "login", Pkg: "sqlserver", Time: s.advance(20 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FBool("is_cached", false), xevents.FBool("is_recovered", false), xevents.FBool("is_dac", false), xevents.FUint("database_id", "uint32", int64(db.id)),
+			xevents.FUint("packet_size", "uint32", int64(sess.PacketSize)), {Name: "options", Typ: "binary_data", Pkg: "package0", Value: "2000002838f8ff3c00000000"},
+			xevents.FStr("options_text", ""), xevents.FStr("database_name", db.name)}})
 	}
 	return &tds.LoginResult{Session: c, Database: db.name}, nil
 }
@@ -297,11 +298,11 @@ func (s *Server) Restart() {
 	s.lockCond.Broadcast()
 	now := s.now()
 	for _, sess := range s.sessions {
-		if sess.running {
-			sess.stop(s.files)
+		if sess.Running {
+			sess.Stop(s.files)
 		}
-		if sess.opts.startupState {
-			sess.start(now, s.files)
+		if sess.Opts.StartupState {
+			sess.Start(now, s.files)
 		}
 	}
 }
@@ -358,8 +359,8 @@ func (c *connState) Close() {
 	}
 	if s.anySessionRunning() && !c.killed {
 		dur := s.now().Sub(c.loginAt).Microseconds()
-		s.emit(c.eventCtx(), &xeEventData{name: "logout", pkg: "sqlserver", ts: s.advance(10 * time.Microsecond), fields: []xeField{
-			fUint("duration", "uint64", dur), fUint("cpu_time", "uint64", dur/100), fUint("reads", "uint64", c.reads), fUint("writes", "uint64", c.writes)}})
+		s.emit(c.eventCtx(), &xevents.EventData{Name: "logout", Pkg: "sqlserver", Time: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FUint("duration", "uint64", dur), xevents.FUint("cpu_time", "uint64", dur/100), xevents.FUint("reads", "uint64", c.reads), xevents.FUint("writes", "uint64", c.writes)}})
 	}
 	if s.conns[c.spid] == c { // a KILLed session's SPID may already serve a new connection
 		delete(s.conns, c.spid)
@@ -390,56 +391,56 @@ func (c *connState) traceFlag(n int) bool {
 	return c.flags[n] || c.srv.globalFlags[n]
 }
 
-func (c *connState) eventCtx() *eventCtx {
-	e := &eventCtx{spid: c.spid, dbID: c.db.id, dbName: c.db.name, appName: c.app, hostName: c.host, clientPID: c.pid,
-		user: c.user, serverName: serverName}
+func (c *connState) eventCtx() *xevents.EventCtx {
+	e := &xevents.EventCtx{SPID: c.spid, DBID: c.db.id, DBName: c.db.name, AppName: c.app, HostName: c.host, ClientPID: c.pid,
+		User: c.user, ServerName: serverName}
 	if c.txn != nil {
-		e.txnID = c.txn.id
+		e.TxnID = c.txn.id
 	}
 	return e
 }
 
 // emit offers an event to every started session; each session whose event
 // list contains it and whose predicate matches records it with its actions.
-func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
-	if ev.thread == 0 {
-		ev.thread = s.curThread
+func (s *Server) emit(ec *xevents.EventCtx, ev *xevents.EventData) {
+	if ev.Thread == 0 {
+		ev.Thread = s.curThread
 	}
 	for _, sess := range s.sessions {
-		if !sess.running {
+		if !sess.Running {
 			continue
 		}
-		for _, e := range sess.events {
-			if e.name != ev.name || !e.def.fires {
+		for _, e := range sess.Events {
+			if e.Name != ev.Name || !e.Def.Fires {
 				continue
 			}
-			if !evalXEPred(e.pred, ec, ev) {
+			if !xevents.EvalPred(e.Pred, ec, ev, sqlValues{}) {
 				continue
 			}
-			sess.sequence++
-			s.noteRecorded(sess.name, ev.name)
-			if ev.stack == nil && wantsStack(e.actions) {
-				ev.stack = s.stacks.render(ev, s.curOps)
+			sess.Sequence++
+			s.noteRecorded(sess.Name, ev.Name)
+			if ev.Stack == nil && wantsStack(e.Actions) {
+				ev.Stack = s.stacks.render(ev, s.curOps)
 			}
 			var b strings.Builder
-			renderEvent(&b, ev, e.actions, ec, sess.sequence, false, &s.stamps)
-			r := renderedEvent{name: ev.name, file: b.String(), ts: ev.ts}
-			for _, t := range sess.targets {
-				if t.name == "ring_buffer" {
+			xevents.RenderEvent(&b, ev, e.Actions, ec, sess.Sequence, false, &s.stamps)
+			r := xevents.RenderedEvent{Name: ev.Name, File: b.String(), Time: ev.Time}
+			for _, t := range sess.Targets {
+				if t.Name == "ring_buffer" {
 					var rb strings.Builder
-					renderEvent(&rb, ev, e.actions, ec, sess.sequence, true, &s.stamps)
-					r.ring = rb.String()
+					xevents.RenderEvent(&rb, ev, e.Actions, ec, sess.Sequence, true, &s.stamps)
+					r.Ring = rb.String()
 					break
 				}
 			}
-			if len(sess.pending) == 0 {
-				sess.oldestPending = ev.ts
+			if len(sess.Pending) == 0 {
+				sess.OldestPending = ev.Time
 			}
-			sess.pending = append(sess.pending, r)
-			sess.pendingBytes += len(r.file) / 2
-			sess.totalBytes += int64(len(r.file) / 2)
-			if int64(sess.pendingBytes) >= sess.opts.maxMemoryKB*1024/3 {
-				sess.flush(s.files)
+			sess.Pending = append(sess.Pending, r)
+			sess.PendingBytes += len(r.File) / 2
+			sess.TotalBytes += int64(len(r.File) / 2)
+			if int64(sess.PendingBytes) >= sess.Opts.MaxMemoryKB*1024/3 {
+				sess.Flush(s.files)
 			}
 		}
 	}
@@ -449,16 +450,16 @@ func (s *Server) emit(ec *eventCtx, ev *xeEventData) {
 func (s *Server) dispatchDue() {
 	now := s.now()
 	for _, sess := range s.sessions {
-		if sess.running && len(sess.pending) > 0 && sess.opts.dispatchLatencySec > 0 &&
-			now.Sub(sess.oldestPending) >= time.Duration(sess.opts.dispatchLatencySec)*time.Second {
-			sess.flush(s.files)
+		if sess.Running && len(sess.Pending) > 0 && sess.Opts.DispatchLatencySec > 0 &&
+			now.Sub(sess.OldestPending) >= time.Duration(sess.Opts.DispatchLatencySec)*time.Second {
+			sess.Flush(s.files)
 		}
 	}
 }
 
 func (s *Server) anySessionRunning() bool {
 	for _, sess := range s.sessions {
-		if sess.running {
+		if sess.Running {
 			return true
 		}
 	}

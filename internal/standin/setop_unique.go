@@ -1,5 +1,7 @@
 package standin
 
+import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+
 // uniqueRows reports whether every row in reaches the output at most once
 // because it is read straight from one table (a scan or seek, possibly
 // under a projection of plain columns) whose output columns include the
@@ -20,7 +22,7 @@ func uniqueRows(in iter) bool {
 		}
 		s = inner
 		for _, e := range x.exprs {
-			c, ok := e.(*colRef)
+			c, ok := e.(*sqlfront.ColRef)
 			if !ok {
 				continue
 			}

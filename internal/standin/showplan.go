@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // Actual execution plans in SQL Server's showplan XML (namespace
@@ -80,7 +82,7 @@ func (b *xmlBuilder) colName(r *relation, i int) string {
 	return name
 }
 
-// colRef writes a ColumnReference for column i of r.
+// ColRef writes a ColumnReference for column i of r.
 func (b *xmlBuilder) colRef(r *relation, i int) {
 	c := r.cols[i]
 	name := b.colName(r, i)
@@ -97,20 +99,20 @@ func (b *xmlBuilder) colRef(r *relation, i int) {
 
 // exprRef writes a ColumnReference for an expression that is a column of r,
 // or a computed one.
-func (b *xmlBuilder) exprRef(e expr, r *relation) {
+func (b *xmlBuilder) exprRef(e sqlfront.Expr, r *relation) {
 	if r != nil {
 		if i, ok := r.subst[e]; ok {
 			b.colRef(r, i)
 			return
 		}
-		if c, ok := e.(*colRef); ok {
+		if c, ok := e.(*sqlfront.ColRef); ok {
 			if i, _ := r.lookupRef(c); i >= 0 {
 				b.colRef(r, i)
 				return
 			}
 		}
 	}
-	if c, ok := e.(*colRef); ok {
+	if c, ok := e.(*sqlfront.ColRef); ok {
 		b.empty("ColumnReference", "Column", c.Parts[len(c.Parts)-1])
 		return
 	}
@@ -152,7 +154,7 @@ func (b *xmlBuilder) object(ix *index, alias string) {
 	b.empty("Object", append(kv, "IndexKind", kind, "Storage", "RowStore")...)
 }
 
-func (b *xmlBuilder) predicate(elem string, e expr, r *relation) {
+func (b *xmlBuilder) predicate(elem string, e sqlfront.Expr, r *relation) {
 	b.open(elem)
 	b.scalar(e, r)
 	b.close()
@@ -161,7 +163,7 @@ func (b *xmlBuilder) predicate(elem string, e expr, r *relation) {
 // scalar writes a ScalarOperator for e evaluated over r.
 // definedScalars writes DefinedValues for n computed columns: output column
 // first+i of out, defined by value(i) over the input relation in.
-func (b *xmlBuilder) definedScalars(out *relation, first, n int, value func(i int) expr, in *relation) {
+func (b *xmlBuilder) definedScalars(out *relation, first, n int, value func(i int) sqlfront.Expr, in *relation) {
 	b.open("DefinedValues")
 	for i := range n {
 		b.open("DefinedValue")
@@ -172,7 +174,7 @@ func (b *xmlBuilder) definedScalars(out *relation, first, n int, value func(i in
 	b.close()
 }
 
-func (b *xmlBuilder) scalar(e expr, r *relation) {
+func (b *xmlBuilder) scalar(e sqlfront.Expr, r *relation) {
 	b.open("ScalarOperator", "ScalarString", scalarString(e))
 	b.scalarBody(e, r)
 	b.close()
@@ -182,7 +184,7 @@ func compareOp(op string) string {
 	return map[string]string{"=": "EQ", "<>": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}[op]
 }
 
-func (b *xmlBuilder) scalarBody(e expr, r *relation) {
+func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *relation) {
 	if r != nil {
 		if i, ok := r.subst[e]; ok {
 			b.open("Identifier")
@@ -192,17 +194,17 @@ func (b *xmlBuilder) scalarBody(e expr, r *relation) {
 		}
 	}
 	switch x := e.(type) {
-	case *colRef:
+	case *sqlfront.ColRef:
 		b.open("Identifier")
 		b.exprRef(x, r)
 		b.close()
-	case *varRef:
+	case *sqlfront.VarRef:
 		b.open("Identifier")
 		b.empty("ColumnReference", "Column", x.Name)
 		b.close()
-	case *literal:
+	case *sqlfront.Literal:
 		b.empty("Const", "ConstValue", constString(x.V))
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		switch x.Op {
 		case "AND", "OR":
 			b.open("Logical", "Operation", x.Op)
@@ -224,7 +226,7 @@ func (b *xmlBuilder) scalarBody(e expr, r *relation) {
 			b.scalar(x.R, r)
 			b.close()
 		}
-	case *unaryExpr:
+	case *sqlfront.UnaryExpr:
 		switch x.Op {
 		case "NOT":
 			b.open("Logical", "Operation", "NOT")
@@ -235,7 +237,7 @@ func (b *xmlBuilder) scalarBody(e expr, r *relation) {
 		}
 		b.scalar(x.E, r)
 		b.close()
-	case *isNullExpr:
+	case *sqlfront.IsNullExpr:
 		op := "IS NULL"
 		if x.Not {
 			op = "IS NOT NULL"
@@ -243,33 +245,33 @@ func (b *xmlBuilder) scalarBody(e expr, r *relation) {
 		b.open("Compare", "CompareOp", op)
 		b.scalar(x.E, r)
 		b.close()
-	case *castExpr:
+	case *sqlfront.CastExpr:
 		b.open("Convert", "DataType", x.T.String(), "Style", "0", "Implicit", "false")
 		b.scalar(x.E, r)
 		b.close()
-	case *caseExpr:
+	case *sqlfront.CaseExpr:
 		b.caseBody(x, 0, r)
-	case *betweenExpr:
+	case *sqlfront.BetweenExpr:
 		b.open("Logical", "Operation", "AND")
-		b.scalar(&binaryExpr{Op: ">=", L: x.E, R: x.Lo}, r)
-		b.scalar(&binaryExpr{Op: "<=", L: x.E, R: x.Hi}, r)
+		b.scalar(&sqlfront.BinaryExpr{Op: ">=", L: x.E, R: x.Lo}, r)
+		b.scalar(&sqlfront.BinaryExpr{Op: "<=", L: x.E, R: x.Hi}, r)
 		b.close()
-	case *inExpr:
+	case *sqlfront.InExpr:
 		if x.Sub == nil && len(x.List) > 0 {
 			b.open("Logical", "Operation", "OR")
 			for _, v := range x.List {
-				b.scalar(&binaryExpr{Op: "=", L: x.E, R: v}, r)
+				b.scalar(&sqlfront.BinaryExpr{Op: "=", L: x.E, R: v}, r)
 			}
 			if len(x.List) == 1 {
-				b.scalar(&literal{V: false}, r)
+				b.scalar(&sqlfront.Literal{V: false}, r)
 			}
 			b.close()
 			return
 		}
 		b.intrinsic("in", nil, r)
-	case *likeExpr:
-		b.intrinsic("like", []expr{x.E, x.Pattern}, r)
-	case *funcCall:
+	case *sqlfront.LikeExpr:
+		b.intrinsic("like", []sqlfront.Expr{x.E, x.Pattern}, r)
+	case *sqlfront.FuncCall:
 		if isAggregateName(x.Name) {
 			agg := x.Name
 			if x.Star {
@@ -283,14 +285,14 @@ func (b *xmlBuilder) scalarBody(e expr, r *relation) {
 			return
 		}
 		b.intrinsic(strings.ToLower(x.Name), x.Args, r)
-	case *windowExpr:
+	case *sqlfront.WindowExpr:
 		b.intrinsic(strings.ToLower(x.F.Name), x.F.Args, r)
 	default:
 		b.intrinsic(strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%T", e), "*standin.")), nil, r)
 	}
 }
 
-func (b *xmlBuilder) intrinsic(name string, args []expr, r *relation) {
+func (b *xmlBuilder) intrinsic(name string, args []sqlfront.Expr, r *relation) {
 	b.open("Intrinsic", "FunctionName", name)
 	for _, a := range args {
 		b.scalar(a, r)
@@ -298,7 +300,7 @@ func (b *xmlBuilder) intrinsic(name string, args []expr, r *relation) {
 	b.close()
 }
 
-func (b *xmlBuilder) caseBody(c *caseExpr, i int, r *relation) {
+func (b *xmlBuilder) caseBody(c *sqlfront.CaseExpr, i int, r *relation) {
 	if i >= len(c.Whens) {
 		if c.Else != nil {
 			b.scalarBody(c.Else, r)
@@ -310,7 +312,7 @@ func (b *xmlBuilder) caseBody(c *caseExpr, i int, r *relation) {
 	w := c.Whens[i]
 	cond := w.Cond
 	if c.Operand != nil {
-		cond = &binaryExpr{Op: "=", L: c.Operand, R: w.Cond}
+		cond = &sqlfront.BinaryExpr{Op: "=", L: c.Operand, R: w.Cond}
 	}
 	b.open("IF")
 	b.predicate("Condition", cond, r)
@@ -338,35 +340,35 @@ func constString(v any) string {
 }
 
 // scalarString renders an expression as T-SQL text (ScalarString).
-func scalarString(e expr) string {
+func scalarString(e sqlfront.Expr) string {
 	switch x := e.(type) {
 	case nil:
 		return ""
-	case *colRef:
+	case *sqlfront.ColRef:
 		parts := make([]string, len(x.Parts))
 		for i, p := range x.Parts {
 			parts[i] = "[" + p + "]"
 		}
 		return strings.Join(parts, ".")
-	case *varRef:
+	case *sqlfront.VarRef:
 		return x.Name
-	case *literal:
+	case *sqlfront.Literal:
 		return constString(x.V)
-	case *binaryExpr:
+	case *sqlfront.BinaryExpr:
 		return scalarString(x.L) + " " + x.Op + " " + scalarString(x.R)
-	case *unaryExpr:
+	case *sqlfront.UnaryExpr:
 		if x.Op == "NOT" {
 			return "NOT " + scalarString(x.E)
 		}
 		return x.Op + scalarString(x.E)
-	case *isNullExpr:
+	case *sqlfront.IsNullExpr:
 		if x.Not {
 			return scalarString(x.E) + " IS NOT NULL"
 		}
 		return scalarString(x.E) + " IS NULL"
-	case *castExpr:
+	case *sqlfront.CastExpr:
 		return "CONVERT(" + x.T.String() + "," + scalarString(x.E) + ",0)"
-	case *funcCall:
+	case *sqlfront.FuncCall:
 		var args []string
 		for _, a := range x.Args {
 			args = append(args, scalarString(a))
@@ -375,25 +377,25 @@ func scalarString(e expr) string {
 			args = []string{"*"}
 		}
 		return strings.ToLower(x.Name) + "(" + strings.Join(args, ",") + ")"
-	case *betweenExpr:
+	case *sqlfront.BetweenExpr:
 		return scalarString(x.E) + ">=" + scalarString(x.Lo) + " AND " + scalarString(x.E) + "<=" + scalarString(x.Hi)
-	case *likeExpr:
+	case *sqlfront.LikeExpr:
 		return scalarString(x.E) + " like " + scalarString(x.Pattern)
-	case *inExpr:
+	case *sqlfront.InExpr:
 		var vals []string
 		for _, v := range x.List {
 			vals = append(vals, scalarString(v))
 		}
 		return scalarString(x.E) + " IN (" + strings.Join(vals, ",") + ")"
-	case *caseExpr:
+	case *sqlfront.CaseExpr:
 		return "CASE … END"
-	case *windowExpr:
+	case *sqlfront.WindowExpr:
 		return scalarString(x.F) + " OVER (…)"
-	case *subqueryExpr:
+	case *sqlfront.SubqueryExpr:
 		return "(subquery)"
-	case *existsExpr:
+	case *sqlfront.ExistsExpr:
 		return "EXISTS (subquery)"
-	case *pseudoCol:
+	case *sqlfront.PseudoCol:
 		return x.Name
 	}
 	return ""
@@ -549,7 +551,7 @@ func (c *projectIter) showplan(b *xmlBuilder) {
 	b.open("ComputeScalar")
 	b.open("DefinedValues")
 	for i, e := range c.exprs {
-		if _, plain := e.(*colRef); plain {
+		if _, plain := e.(*sqlfront.ColRef); plain {
 			continue
 		}
 		if _, ok := src.subst[e]; ok {
@@ -610,7 +612,7 @@ func (m *mergeJoinIter) showplan(b *xmlBuilder) {
 }
 
 // columnList writes an element of column references for exprs over r.
-func (b *xmlBuilder) columnList(elem string, exprs []expr, r *relation) {
+func (b *xmlBuilder) columnList(elem string, exprs []sqlfront.Expr, r *relation) {
 	b.open(elem)
 	for _, e := range exprs {
 		b.exprRef(e, r)
@@ -681,7 +683,7 @@ func (a *aggIter) showplan(b *xmlBuilder) {
 	} else {
 		b.open("Hash")
 	}
-	b.definedScalars(a.schema, len(a.groups), len(a.aggs), func(i int) expr { return a.aggs[i].f }, src)
+	b.definedScalars(a.schema, len(a.groups), len(a.aggs), func(i int) sqlfront.Expr { return a.aggs[i].f }, src)
 	if len(a.groups) > 0 {
 		if stream {
 			b.open("GroupBy")
@@ -739,7 +741,7 @@ func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
 		switch n.physical {
 		case "Sequence Project":
 			b.open("SequenceProject")
-			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) expr { return w.funcs[i] }, src)
+			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i] }, src)
 		case "Segment":
 			b.open("Segment")
 			b.open("GroupBy")
@@ -754,7 +756,7 @@ func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
 			b.open("WindowSpool")
 		case "Stream Aggregate":
 			b.open("StreamAggregate")
-			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) expr { return w.funcs[i].F }, src)
+			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i].F }, src)
 		}
 		b.children(n)
 		b.close()
@@ -819,7 +821,7 @@ func (b *xmlBuilder) seekPredicates(s *scanIter) {
 			}
 			b.close()
 		}
-		rangeElem := func(elem, scanType string, value expr) {
+		rangeElem := func(elem, scanType string, value sqlfront.Expr) {
 			b.open(elem, "ScanType", scanType)
 			keyCol()
 			b.open("RangeExpressions")

@@ -6,21 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
 // resolveTableName resolves "schema.table" text (OBJECT_ID's argument).
 func (x *execCtx) resolveTableName(s string) *table {
-	toks, err := lex(s)
-	if err != nil {
-		return nil
-	}
-	var parts []string
-	for _, t := range toks {
-		if t.kind == tokIdent || t.kind == tokQuoted {
-			parts = append(parts, t.text)
-		}
-	}
-	if len(parts) == 0 {
+	parts, err := sqlfront.NameParts(s)
+	if err != nil || len(parts) == 0 {
 		return nil
 	}
 	db := x.conn.db
@@ -38,7 +32,7 @@ func (x *execCtx) resolveTableName(s string) *table {
 }
 
 // joinKey normalises a value for hashing the way compareValues equates
-// values: numbers by value, strings case-insensitively without trailing
+// Values: numbers by value, strings case-insensitively without trailing
 // spaces.
 func joinKey(v any) string {
 	switch x := v.(type) {
@@ -57,12 +51,12 @@ func joinKey(v any) string {
 	return "x" + valueString(v)
 }
 
-type viewFunc func(x *execCtx, db *database) (*relation, *SQLError)
+type viewFunc func(x *execCtx, db *database) (*relation, *sqlfront.SQLError)
 
 func cols(spec ...any) []relCol {
 	var out []relCol
 	for i := 0; i < len(spec); i += 2 {
-		out = append(out, relCol{name: spec[i].(string), typ: spec[i+1].(SQLType)})
+		out = append(out, relCol{name: spec[i].(string), typ: spec[i+1].(sqlfront.SQLType)})
 	}
 	return out
 }
@@ -107,7 +101,7 @@ func init() {
 
 // databasesView is sys.databases:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
-func databasesView(x *execCtx, db *database) (*relation, *SQLError) {
+func databasesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
 	for _, d := range x.srv.dbs {
 		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", int64(140), "SIMPLE", x.srv.start})
@@ -117,7 +111,7 @@ func databasesView(x *execCtx, db *database) (*relation, *SQLError) {
 
 // schemasView is sys.schemas:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/schemas-catalog-views-sys-schemas
-func schemasView(x *execCtx, db *database) (*relation, *SQLError) {
+func schemasView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tSysname, "schema_id", tInt, "principal_id", tInt)}
 	r.rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
 	return r, nil
@@ -125,7 +119,7 @@ func schemasView(x *execCtx, db *database) (*relation, *SQLError) {
 
 // columnsView is sys.columns:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-columns-transact-sql
-func columnsView(x *execCtx, db *database) (*relation, *SQLError) {
+func columnsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("object_id", tInt, "name", tSysname, "column_id", tInt, "system_type_id", tTinyInt, "max_length", tSmallInt, "is_nullable", tBit)}
 	for _, t := range db.tables {
 		for i, c := range t.columns {
@@ -137,7 +131,7 @@ func columnsView(x *execCtx, db *database) (*relation, *SQLError) {
 
 // indexesView is sys.indexes:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
-func indexesView(x *execCtx, db *database) (*relation, *SQLError) {
+func indexesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("object_id", tInt, "name", tSysname, "index_id", tInt, "type", tTinyInt, "type_desc", tNVar(60), "is_unique", tBit, "data_space_id", tInt, "is_primary_key", tBit)}
 	for _, t := range db.tables {
 		for _, ix := range t.indexes {
@@ -153,7 +147,7 @@ func indexesView(x *execCtx, db *database) (*relation, *SQLError) {
 
 // partitionsView is sys.partitions:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
-func partitionsView(x *execCtx, db *database) (*relation, *SQLError) {
+func partitionsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("partition_id", tBigInt, "object_id", tInt, "index_id", tInt, "partition_number", tInt, "hobt_id", tBigInt, "rows", tBigInt, "data_compression", tTinyInt, "data_compression_desc", tNVar(60))}
 	for _, t := range db.tables {
 		for _, ix := range t.indexes {
@@ -165,11 +159,11 @@ func partitionsView(x *execCtx, db *database) (*relation, *SQLError) {
 
 // dmXEMapValues is sys.dm_xe_map_values:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
-func dmXEMapValues(x *execCtx, db *database) (*relation, *SQLError) {
+func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
-	for _, m := range xeMaps {
-		for _, e := range m.entries {
-			r.rows = append(r.rows, []any{m.name, packageGUID(m.pkg), int64(e.key), e.text})
+	for _, m := range xevents.Maps {
+		for _, e := range m.Entries {
+			r.rows = append(r.rows, []any{m.Name, packageGUID(m.Pkg), int64(e.Key), e.Text})
 		}
 	}
 	return r, nil
@@ -177,22 +171,22 @@ func dmXEMapValues(x *execCtx, db *database) (*relation, *SQLError) {
 
 // dmXEObjects is sys.dm_xe_objects (its events):
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
-func dmXEObjects(x *execCtx, db *database) (*relation, *SQLError) {
+func dmXEObjects(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
 	var names []string
-	for n := range xeEvents {
+	for n := range xevents.Events {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		r.rows = append(r.rows, []any{n, "event", packageGUID(xeEvents[n].pkg)})
+		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg)})
 	}
 	return r, nil
 }
 
 // dmTranCurrentTransaction is sys.dm_tran_current_transaction:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-current-transaction-transact-sql
-func dmTranCurrentTransaction(x *execCtx, db *database) (*relation, *SQLError) {
+func dmTranCurrentTransaction(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("transaction_id", tBigInt, "transaction_sequence_num", tBigInt, "transaction_is_snapshot", tBit)}
 	id := x.srv.nextTxn + 1 // the statement's own autocommit transaction
 	if x.conn.txn != nil {
@@ -204,7 +198,7 @@ func dmTranCurrentTransaction(x *execCtx, db *database) (*relation, *SQLError) {
 
 // dmTranLocks is sys.dm_tran_locks (granted locks of every session, in session id order):
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-locks-transact-sql
-func dmTranLocks(x *execCtx, db *database) (*relation, *SQLError) {
+func dmTranLocks(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("resource_type", tNVar(60), "resource_database_id", tInt, "resource_description", tNVar(256),
 		"resource_associated_entity_id", tBigInt, "request_mode", tNVar(60), "request_type", tNVar(60), "request_status", tNVar(60),
 		"request_owner_type", tNVar(60), "request_session_id", tInt, "request_owner_id", tBigInt)}
@@ -237,33 +231,33 @@ func packageGUID(pkg string) string {
 	return "60AA9FBF-673B-4553-B7ED-75DCE9A6D3F0"
 }
 
-func systemTypeID(t SQLType) int {
+func systemTypeID(t sqlfront.SQLType) int {
 	switch t.Kind {
-	case TypeInt:
+	case sqlfront.TypeInt:
 		return 56
-	case TypeBigInt:
+	case sqlfront.TypeBigInt:
 		return 127
-	case TypeFloat:
+	case sqlfront.TypeFloat:
 		return 62
-	case TypeDateTime2:
+	case sqlfront.TypeDateTime2:
 		return 42
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		return 231
 	}
 	return 0
 }
 
-func maxLength(t SQLType) int {
+func maxLength(t sqlfront.SQLType) int {
 	switch t.Kind {
-	case TypeInt:
+	case sqlfront.TypeInt:
 		return 4
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		return 2 * t.Size
 	}
 	return 8
 }
 
-func objectsView(x *execCtx, db *database) (*relation, *SQLError) {
+func objectsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tSysname, "object_id", tInt, "principal_id", tInt, "schema_id", tInt, "parent_object_id", tInt,
 		"type", tNVar(2), "type_desc", tNVar(60), "create_date", tDT2, "modify_date", tDT2, "is_ms_shipped", tBit)}
 	for _, t := range db.tables {
@@ -278,7 +272,7 @@ func pageAddress(p int32) []byte {
 }
 
 func allocUnitsView(internals bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		spec := []any{"allocation_unit_id", tBigInt, "type", tTinyInt, "type_desc", tNVar(60), "container_id", tBigInt, "data_space_id", tInt, "total_pages", tBigInt, "used_pages", tBigInt, "data_pages", tBigInt}
 		if internals {
 			spec = append(spec, "first_page", tVarBin(6), "root_page", tVarBin(6), "first_iam_page", tVarBin(6))
@@ -305,10 +299,10 @@ func allocUnitsView(internals bool) viewFunc {
 	}
 }
 
-func (x *execCtx) sessionsOf(database bool) []*xeSession {
-	var out []*xeSession
+func (x *execCtx) sessionsOf(database bool) []*xevents.Session {
+	var out []*xevents.Session
 	for _, s := range x.srv.sessions {
-		if s.database == database {
+		if s.Database == database {
 			out = append(out, s)
 		}
 	}
@@ -317,34 +311,34 @@ func (x *execCtx) sessionsOf(database bool) []*xeSession {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-server-event-sessions-transact-sql
 func eventSessionsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "name", tSysname, "event_retention_mode", tNVar(1), "event_retention_mode_desc", tNVar(60),
 			"max_dispatch_latency", tInt, "max_memory", tInt, "max_event_size", tInt, "memory_partition_mode", tNVar(1), "memory_partition_mode_desc", tNVar(60),
 			"track_causality", tBit, "startup_state", tBit)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			o := s.opts
-			mode := map[string]string{"ALLOW_SINGLE_EVENT_LOSS": "S", "ALLOW_MULTIPLE_EVENT_LOSS": "M", "NO_EVENT_LOSS": "N"}[o.retention]
-			pm := map[string]string{"NONE": "G", "PER_NODE": "N", "PER_CPU": "C"}[o.partitionMode]
-			lat := o.dispatchLatencySec * 1000
-			if o.dispatchLatencySec == 0 {
+			o := s.Opts
+			mode := map[string]string{"ALLOW_SINGLE_EVENT_LOSS": "S", "ALLOW_MULTIPLE_EVENT_LOSS": "M", "NO_EVENT_LOSS": "N"}[o.Retention]
+			pm := map[string]string{"NONE": "G", "PER_NODE": "N", "PER_CPU": "C"}[o.PartitionMode]
+			lat := o.DispatchLatencySec * 1000
+			if o.DispatchLatencySec == 0 {
 				lat = 0
 			}
-			r.rows = append(r.rows, []any{int64(s.id), s.name, mode, o.retention, lat, o.maxMemoryKB, o.maxEventSizeKB, pm, o.partitionMode, o.trackCausality, o.startupState})
+			r.rows = append(r.rows, []any{int64(s.ID), s.Name, mode, o.Retention, lat, o.MaxMemoryKB, o.MaxEventSizeKB, pm, o.PartitionMode, o.TrackCausality, o.StartupState})
 		}
 		return r, nil
 	}
 }
 
 func sessionEventsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128), "predicate", tNMax, "predicate_xml", tNMax)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, e := range s.events {
+			for _, e := range s.Events {
 				var pred any
-				if e.predText != "" {
-					pred = e.predText
+				if e.PredText != "" {
+					pred = e.PredText
 				}
-				r.rows = append(r.rows, []any{int64(s.id), int64(e.id), e.name, e.pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
+				r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), e.Name, e.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
 			}
 		}
 		return r, nil
@@ -352,12 +346,12 @@ func sessionEventsView(dbScoped bool) viewFunc {
 }
 
 func sessionActionsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, e := range s.events {
-				for _, a := range e.actions {
-					r.rows = append(r.rows, []any{int64(s.id), int64(e.id), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
+			for _, e := range s.Events {
+				for _, a := range e.Actions {
+					r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
 				}
 			}
 		}
@@ -366,11 +360,11 @@ func sessionActionsView(dbScoped bool) viewFunc {
 }
 
 func sessionTargetsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "target_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, t := range s.targets {
-				r.rows = append(r.rows, []any{int64(s.id), int64(t.id), t.name, t.pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
+			for _, t := range s.Targets {
+				r.rows = append(r.rows, []any{int64(s.ID), int64(t.ID), t.Name, t.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
 			}
 		}
 		return r, nil
@@ -378,17 +372,17 @@ func sessionTargetsView(dbScoped bool) viewFunc {
 }
 
 func sessionFieldsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		r := &relation{cols: cols("event_session_id", tInt, "object_id", tInt, "name", tNVar(128), "value", tNVar(4000))}
 		for _, s := range x.sessionsOf(dbScoped) {
-			for _, t := range s.targets {
-				for _, st := range t.settings {
-					r.rows = append(r.rows, []any{int64(s.id), int64(t.id), st.Name, valueString(st.Value)})
+			for _, t := range s.Targets {
+				for _, st := range t.Settings {
+					r.rows = append(r.rows, []any{int64(s.ID), int64(t.ID), st.Name, valueString(st.Value)})
 				}
 			}
-			for _, e := range s.events {
-				for _, st := range e.settings {
-					r.rows = append(r.rows, []any{int64(s.id), int64(e.id), st.Name, valueString(st.Value)})
+			for _, e := range s.Events {
+				for _, st := range e.Settings {
+					r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), st.Name, valueString(st.Value)})
 				}
 			}
 		}
@@ -402,7 +396,7 @@ func sessionAddress(id int) []byte {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql
 func dmXESessions(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		x.srv.dispatchDue()
 		r := &relation{cols: cols("address", tVarBin(8), "name", tNVar(256), "pending_buffers", tInt, "total_regular_buffers", tInt, "regular_buffer_size", tBigInt,
 			"total_large_buffers", tInt, "large_buffer_size", tBigInt, "total_buffer_size", tBigInt, "buffer_policy_flags", tInt, "buffer_policy_desc", tNVar(256),
@@ -410,24 +404,24 @@ func dmXESessions(dbScoped bool) viewFunc {
 			"create_time", tDT2, "largest_event_dropped_size", tInt, "session_source", tNVar(256), "buffer_processed_count", tBigInt,
 			"buffer_full_count", tBigInt, "total_bytes_generated", tBigInt)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			if !s.running {
+			if !s.Running {
 				continue
 			}
 			src := "server"
 			if dbScoped {
 				src = db.name
 			}
-			bufSize := s.opts.maxMemoryKB * 1024 / 3
+			bufSize := s.Opts.MaxMemoryKB * 1024 / 3
 			pending := int64(0)
-			if len(s.pending) > 0 {
+			if len(s.Pending) > 0 {
 				pending = 1
 			}
 			var logged int64
-			for _, t := range s.targets {
-				logged += t.buffersLogged
+			for _, t := range s.Targets {
+				logged += t.BuffersLogged
 			}
-			r.rows = append(r.rows, []any{sessionAddress(s.id), s.name, pending, int64(3), bufSize, int64(0), int64(0), bufSize * 3, int64(0), "",
-				int64(0), "flush_on_close", s.dropped, int64(0), int64(0), s.started, int64(0), src, logged, int64(0), s.totalBytes})
+			r.rows = append(r.rows, []any{sessionAddress(s.ID), s.Name, pending, int64(3), bufSize, int64(0), int64(0), bufSize * 3, int64(0), "",
+				int64(0), "flush_on_close", s.Dropped, int64(0), int64(0), s.Started, int64(0), src, logged, int64(0), s.TotalBytes})
 		}
 		return r, nil
 	}
@@ -435,40 +429,40 @@ func dmXESessions(dbScoped bool) viewFunc {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql
 func dmXETargets(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *SQLError) {
+	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 		x.srv.dispatchDue()
 		r := &relation{cols: cols("event_session_address", tVarBin(8), "target_name", tNVar(60), "target_package_guid", tGUID, "execution_count", tBigInt,
 			"execution_duration_ms", tBigInt, "target_data", tNMax, "bytes_written", tBigInt)}
 		for _, s := range x.sessionsOf(dbScoped) {
-			if !s.running {
+			if !s.Running {
 				continue
 			}
-			for _, t := range s.targets {
+			for _, t := range s.Targets {
 				var data string
 				var written int64
-				switch t.name {
+				switch t.Name {
 				case "ring_buffer":
 					var b strings.Builder
 					mem := 0
-					for _, e := range t.ring {
-						mem += len(e.ring) / 2
+					for _, e := range t.Ring {
+						mem += len(e.Ring) / 2
 					}
 					fmt.Fprintf(&b, `<RingBufferTarget truncated="%d" processingTime="0" totalEventsProcessed="%d" eventCount="%d" droppedCount="%d" memoryUsed="%d">`,
-						boolInt(t.ringDropped > 0), t.ringTotal, len(t.ring), t.ringDropped, mem)
-					for _, e := range t.ring {
-						b.WriteString(e.ring)
+						boolInt(t.RingDropped > 0), t.RingTotal, len(t.Ring), t.RingDropped, mem)
+					for _, e := range t.Ring {
+						b.WriteString(e.Ring)
 					}
 					b.WriteString("</RingBufferTarget>")
 					data = b.String()
 				case "event_file":
 					name := ""
-					if t.current != nil {
-						name = t.current.path
-						written = t.current.size
+					if t.Current != nil {
+						name = t.Current.Path
+						written = t.Current.Size
 					}
-					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.buffersLogged, xmlEscape(name))
+					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, xmlEscape(name))
 				}
-				r.rows = append(r.rows, []any{sessionAddress(s.id), t.name, packageGUID("package0"), t.execCount, int64(0), data, written})
+				r.rows = append(r.rows, []any{sessionAddress(s.ID), t.Name, packageGUID("package0"), t.ExecCount, int64(0), data, written})
 			}
 		}
 		return r, nil
@@ -482,7 +476,7 @@ func xmlEscape(s string) string {
 
 // Table-valued functions.
 
-func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLError) {
+func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relation, *sqlfront.SQLError) {
 	name := strings.ToLower(f.Parts[len(f.Parts)-1])
 	env := &evalEnv{x: x, outer: outer}
 	args := make([]any, len(f.Args))
@@ -496,9 +490,9 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		}
 		args[i] = v
 	}
-	need := func(n int) *SQLError {
+	need := func(n int) *sqlfront.SQLError {
 		if len(args) != n {
-			return sqlErr(216, 16, "Parameters supplied for object '%s' which is not a function. If the parameters are intended as a table hint, a WITH keyword is required.", name)
+			return sqlfront.NewError(216, 16, "Parameters supplied for object '%s' which is not a function. If the parameters are intended as a table hint, a WITH keyword is required.", name)
 		}
 		return nil
 	}
@@ -507,7 +501,7 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		// https://learn.microsoft.com/en-us/sql/t-sql/functions/string-split-transact-sql
 		// (SQL Server 2016+; the enable_ordinal argument came in 2022)
 		if len(args) != 2 {
-			return nil, sqlErr(174, 15, "The string_split function requires 2 argument(s).")
+			return nil, sqlfront.NewError(174, 15, "The string_split function requires 2 argument(s).")
 		}
 		r := &relation{cols: cols("value", tNVar(4000))}
 		if x.schemaOnly || args[0] == nil {
@@ -515,7 +509,7 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		}
 		sep := valueString(args[1])
 		if len([]rune(sep)) != 1 {
-			return nil, sqlErr(214, 16, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.")
+			return nil, sqlfront.NewError(214, 16, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.")
 		}
 		for _, part := range strings.Split(valueString(args[0]), sep) {
 			r.rows = append(r.rows, []any{part})
@@ -526,7 +520,7 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 			return nil, err
 		}
 		if !x.conn.sysadmin {
-			return nil, sqlErr(229, 14, "The SELECT permission was denied on the object 'fn_dblog', database 'mssqlsystemresource', schema 'sys'.")
+			return nil, sqlfront.NewError(229, 14, "The SELECT permission was denied on the object 'fn_dblog', database 'mssqlsystemresource', schema 'sys'.")
 		}
 		return x.fnDblog(), nil
 	case "fn_xe_file_target_read_file":
@@ -536,7 +530,7 @@ func (x *execCtx) tableFunction(f *tableFunc, outer *evalEnv) (*relation, *SQLEr
 		return x.readEventFiles(args)
 	case "dm_db_page_info":
 		if !x.srv.persona.hasPageInfo() {
-			return nil, sqlErr(208, 16, "Invalid object name 'sys.dm_db_page_info'.")
+			return nil, sqlfront.NewError(208, 16, "Invalid object name 'sys.dm_db_page_info'.")
 		}
 		if err := need(4); err != nil {
 			return nil, err
@@ -603,7 +597,7 @@ func (x *execCtx) fnDblog() *relation {
 
 // readEventFiles implements sys.fn_xe_file_target_read_file
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql).
-func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
+func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 	x.srv.dispatchDue()
 	r := &relation{cols: cols("module_guid", tGUID, "package_guid", tGUID, "object_name", tNVar(256), "event_data", tNMax,
 		"file_name", tNVar(260), "file_offset", tBigInt, "timestamp_utc", tDT2)}
@@ -632,7 +626,7 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 	}
 	var paths []string
 	for p := range x.srv.files {
-		if matchXELPattern(pattern, p) {
+		if xevents.MatchXELPattern(pattern, p) {
 			paths = append(paths, p)
 		}
 	}
@@ -648,8 +642,8 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 				found = true
 				f := x.srv.files[p]
 				okOffset := false
-				for _, b := range f.buffers {
-					if b.offset == initOffset {
+				for _, b := range f.Buffers {
+					if b.Offset == initOffset {
 						okOffset = true
 					}
 				}
@@ -664,16 +658,16 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 	}
 	for _, p := range paths {
 		f := x.srv.files[p]
-		for _, b := range f.buffers {
+		for _, b := range f.Buffers {
 			if skipping {
 				// resume after the given buffer: skip through it
-				if strings.EqualFold(p, initFile) && b.offset == initOffset {
+				if strings.EqualFold(p, initFile) && b.Offset == initOffset {
 					skipping = false
 				}
 				continue
 			}
-			for _, e := range b.events {
-				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.name)), e.name, e.file, p, b.offset, e.ts.Truncate(time.Millisecond)})
+			for _, e := range b.Events {
+				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.Name)), e.Name, e.File, p, b.Offset, e.Time.Truncate(time.Millisecond)})
 			}
 		}
 	}
@@ -681,15 +675,15 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *SQLError) {
 }
 
 func pkgOfEvent(name string) string {
-	if d, ok := xeEvents[name]; ok {
-		return d.pkg
+	if d, ok := xevents.Events[name]; ok {
+		return d.Pkg
 	}
 	return "sqlserver"
 }
 
 // pageInfo implements sys.dm_db_page_info(db, file, page, mode)
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-db-page-info-transact-sql).
-func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
+func (x *execCtx) pageInfo(args []any) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("database_id", tInt, "file_id", tInt, "page_id", tInt, "page_type", tInt, "page_type_desc", tNVar(64),
 		"page_level", tInt, "object_id", tInt, "index_id", tInt, "partition_id", tBigInt, "alloc_unit_id", tBigInt, "slot_count", tInt,
 		"is_iam_page", tBit, "next_page_file_id", tInt, "next_page_page_id", tInt, "prev_page_file_id", tInt, "prev_page_page_id", tInt)}
@@ -700,20 +694,20 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 	for i := 0; i < 3; i++ {
 		v, err := convertValue(args[i], tBigInt)
 		if err != nil || v == nil {
-			return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", i+1)
+			return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", i+1)
 		}
 		ids[i] = v.(int64)
 	}
 	mode := strings.ToUpper(valueString(args[3]))
 	if mode != "LIMITED" && mode != "DETAILED" {
-		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 4)
+		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 4)
 	}
 	db := x.srv.dbByID(ids[0])
 	if db == nil {
-		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
+		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
 	}
 	if ids[1] != 1 || ids[2] < 0 || ids[2] >= int64(db.nextPage)+64 {
-		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 3)
+		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 3)
 	}
 	pi := db.pageOwner[int32(ids[2])]
 	if pi == nil {
@@ -762,7 +756,7 @@ func (x *execCtx) pageInfo(args []any) (*relation, *SQLError) {
 
 // pageAllocations implements the undocumented
 // sys.dm_db_database_page_allocations(db, object, index, partition, mode).
-func (x *execCtx) pageAllocations(args []any) (*relation, *SQLError) {
+func (x *execCtx) pageAllocations(args []any) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("database_id", tSmallInt, "object_id", tInt, "index_id", tSmallInt, "partition_id", tBigInt, "rowset_id", tBigInt,
 		"allocation_unit_id", tBigInt, "allocation_unit_type", tTinyInt, "allocation_unit_type_desc", tNVar(60), "extent_file_id", tSmallInt,
 		"extent_page_id", tInt, "allocated_page_iam_file_id", tSmallInt, "allocated_page_iam_page_id", tInt, "allocated_page_file_id", tSmallInt,
@@ -775,7 +769,7 @@ func (x *execCtx) pageAllocations(args []any) (*relation, *SQLError) {
 	dbID, _ := dbv.(int64)
 	db := x.srv.dbByID(dbID)
 	if db == nil {
-		return nil, sqlErr(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
+		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
 	}
 	objv, _ := convertValue(args[1], tBigInt)
 	ixv, _ := convertValue(args[2], tBigInt)
@@ -809,7 +803,7 @@ func (x *execCtx) pageAllocations(args []any) (*relation, *SQLError) {
 
 // myPermissions implements sys.fn_my_permissions(securable, class)
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-my-permissions-transact-sql).
-func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
+func (x *execCtx) myPermissions(args []any) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("entity_name", tSysname, "subentity_name", tSysname, "permission_name", tNVar(60))}
 	if x.schemaOnly {
 		return r, nil
@@ -831,7 +825,7 @@ func (x *execCtx) myPermissions(args []any) (*relation, *SQLError) {
 				"VIEW DATABASE STATE", "ALTER ANY DATABASE EVENT SESSION", "CONTROL"}
 		}
 	default:
-		return nil, sqlErr(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
+		return nil, sqlfront.NewError(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
 	}
 	perms = x.srv.persona.adjustPermissions(class, perms, x.conn.sysadmin)
 	if x.conn.bulk {

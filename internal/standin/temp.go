@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -20,7 +21,7 @@ import (
 type sessionSQL struct {
 	temps     map[string]*table
 	tableVars map[string]*table
-	varTypes  map[string]SQLType
+	varTypes  map[string]sqlfront.SQLType
 	ddl       []ddlUndo
 }
 
@@ -33,7 +34,7 @@ type ddlUndo struct {
 type tableInfo struct {
 	identity     int // column position, -1 when none
 	nextIdentity int64
-	defaults     map[int]expr
+	defaults     map[int]sqlfront.Expr
 	tableVar     bool
 	heap         bool
 	nextRid      int64
@@ -41,7 +42,7 @@ type tableInfo struct {
 
 func (c *connState) sqlState() *sessionSQL {
 	if c.sqls == nil {
-		c.sqls = &sessionSQL{temps: map[string]*table{}, tableVars: map[string]*table{}, varTypes: map[string]SQLType{}}
+		c.sqls = &sessionSQL{temps: map[string]*table{}, tableVars: map[string]*table{}, varTypes: map[string]sqlfront.SQLType{}}
 	}
 	return c.sqls
 }
@@ -65,7 +66,7 @@ func (x *execCtx) isIdentity(t *table, col int) bool {
 
 // fillDefaults sets the identity value, hidden row id and DEFAULTs of a
 // new row.
-func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *SQLError {
+func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfront.SQLError {
 	ti := x.tableInfo(t)
 	if ti == nil {
 		return nil
@@ -95,7 +96,7 @@ func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *SQLErro
 }
 
 // newTable builds a table from column definitions in db.
-func (x *execCtx) newTable(db *database, name string, cols []columnDef, pk []string) (*table, *SQLError) {
+func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef, pk []string) (*table, *sqlfront.SQLError) {
 	eng := x.srv.engine()
 	if db.id == 2 && db.nextPage < tempdbPageBase {
 		db.nextPage = tempdbPageBase
@@ -107,12 +108,12 @@ func (x *execCtx) newTable(db *database, name string, cols []columnDef, pk []str
 		objectID = -objectID
 	}
 	t := &table{db: db, objectID: objectID, schema: "dbo", name: name, created: x.srv.now()}
-	ti := &tableInfo{identity: -1, defaults: map[int]expr{}}
+	ti := &tableInfo{identity: -1, defaults: map[int]sqlfront.Expr{}}
 	seen := map[string]bool{}
 	size := 11
 	for i, c := range cols {
 		if seen[strings.ToLower(c.Name)] {
-			return nil, sqlErr(2705, 16, "Column names in each table must be unique. Column name '%s' in table '%s' is specified more than once.", c.Name, name)
+			return nil, sqlfront.NewError(2705, 16, "Column names in each table must be unique. Column name '%s' in table '%s' is specified more than once.", c.Name, name)
 		}
 		seen[strings.ToLower(c.Name)] = true
 		t.columns = append(t.columns, tableColumn{Column: Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, avgSize: typeSize(c.Type)})
@@ -130,14 +131,14 @@ func (x *execCtx) newTable(db *database, name string, cols []columnDef, pk []str
 	if len(pk) > 1 {
 		for _, c := range cols {
 			if c.PrimaryKey {
-				return nil, sqlErr(8110, 16, "Cannot add multiple PRIMARY KEY constraints to table '%s'.", name)
+				return nil, sqlfront.NewError(8110, 16, "Cannot add multiple PRIMARY KEY constraints to table '%s'.", name)
 			}
 		}
 	}
 	for _, k := range pk {
 		i := t.column(k)
 		if i < 0 {
-			return nil, sqlErr(1911, 16, "Column name '%s' does not exist in the target table or view.", k)
+			return nil, sqlfront.NewError(1911, 16, "Column name '%s' does not exist in the target table or view.", k)
 		}
 		t.columns[i].NotNull = true
 		t.pk = append(t.pk, i)
@@ -163,7 +164,7 @@ func (x *execCtx) newTable(db *database, name string, cols []columnDef, pk []str
 func (x *execCtx) tempdb() *database { return x.srv.dbByID(2) }
 
 // execCreateTable runs CREATE TABLE.
-func (x *execCtx) execCreateTable(s *createTableStmt) error {
+func (x *execCtx) execCreateTable(s *sqlfront.CreateTableStmt) error {
 	t, err := x.createTable(s.Name, s.Columns, s.PK)
 	if err != nil {
 		return err
@@ -172,16 +173,16 @@ func (x *execCtx) execCreateTable(s *createTableStmt) error {
 	return nil
 }
 
-func (x *execCtx) createTable(parts []string, cols []columnDef, pk []string) (*table, *SQLError) {
+func (x *execCtx) createTable(parts []string, cols []sqlfront.ColumnDef, pk []string) (*table, *sqlfront.SQLError) {
 	name := parts[len(parts)-1]
 	st := x.conn.sqlState()
 	if strings.HasPrefix(name, "#") {
 		if len(name) > 116 {
-			return nil, sqlErr(193, 15, "The object or column name starting with '%s' is too long. The maximum length is 116 characters.", name[:116])
+			return nil, sqlfront.NewError(193, 15, "The object or column name starting with '%s' is too long. The maximum length is 116 characters.", name[:116])
 		}
 		key := strings.ToLower(name)
 		if st.temps[key] != nil {
-			return nil, sqlErr(2714, 16, "There is already an object named '%s' in the database.", name)
+			return nil, sqlfront.NewError(2714, 16, "There is already an object named '%s' in the database.", name)
 		}
 		t, err := x.newTable(x.tempdb(), name, cols, pk)
 		if err != nil {
@@ -202,7 +203,7 @@ func (x *execCtx) createTable(parts []string, cols []columnDef, pk []string) (*t
 		schema = parts[len(parts)-2]
 	}
 	if db.table(schema, name) != nil {
-		return nil, sqlErr(2714, 16, "There is already an object named '%s' in the database.", name)
+		return nil, sqlfront.NewError(2714, 16, "There is already an object named '%s' in the database.", name)
 	}
 	t, err := x.newTable(db, name, cols, pk)
 	if err != nil {
@@ -254,7 +255,7 @@ func (c *connState) undoDDL(id int64, rollback bool) {
 	st.ddl = kept
 }
 
-func (x *execCtx) execDropTable(s *dropTableStmt) error {
+func (x *execCtx) execDropTable(s *sqlfront.DropTableStmt) error {
 	st := x.conn.sqlState()
 	for _, parts := range s.Names {
 		name := parts[len(parts)-1]
@@ -265,7 +266,7 @@ func (x *execCtx) execDropTable(s *dropTableStmt) error {
 				if s.IfExists {
 					continue
 				}
-				return sqlErr(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", name)
+				return sqlfront.NewError(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", name)
 			}
 			delete(st.temps, key)
 			x.onRollback(func() { st.temps[key] = t })
@@ -276,11 +277,11 @@ func (x *execCtx) execDropTable(s *dropTableStmt) error {
 			if s.IfExists {
 				continue
 			}
-			return sqlErr(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", strings.Join(parts, "."))
+			return sqlfront.NewError(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", strings.Join(parts, "."))
 		}
 		if x.tableInfo(t) == nil {
 			// the demo tables are the stand-in's fixture
-			return sqlErr(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", strings.Join(parts, "."))
+			return sqlfront.NewError(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", strings.Join(parts, "."))
 		}
 		db := t.db
 		dropFromDB(db, t)
@@ -289,7 +290,7 @@ func (x *execCtx) execDropTable(s *dropTableStmt) error {
 	return nil
 }
 
-func (x *execCtx) execTruncate(s *truncateStmt) error {
+func (x *execCtx) execTruncate(s *sqlfront.TruncateStmt) error {
 	t, err := x.dmlTable(s.Table)
 	if err != nil {
 		return err
@@ -314,11 +315,11 @@ func (x *execCtx) execTruncate(s *truncateStmt) error {
 }
 
 // declareTable runs DECLARE @t TABLE (…).
-func (x *execCtx) declareTable(name string, def *createTableStmt) *SQLError {
+func (x *execCtx) declareTable(name string, def *sqlfront.CreateTableStmt) *sqlfront.SQLError {
 	st := x.conn.sqlState()
 	key := strings.ToLower(name)
 	if st.tableVars[key] != nil {
-		return sqlErr(134, 15, "The variable name '%s' has already been declared. Variable names must be unique within a query batch or stored procedure.", name)
+		return sqlfront.NewError(134, 15, "The variable name '%s' has already been declared. Variable names must be unique within a query batch or stored procedure.", name)
 	}
 	t, err := x.newTable(x.tempdb(), name, def.Columns, def.PK)
 	if err != nil {
@@ -328,19 +329,9 @@ func (x *execCtx) declareTable(name string, def *createTableStmt) *SQLError {
 	return nil
 }
 
-// endBatch drops the batch's table variables.
-func (c *connState) endBatch() {
-	if c.sqls != nil {
-		for k, t := range c.sqls.tableVars {
-			delete(c.srv.engine().tables, t)
-			delete(c.sqls.tableVars, k)
-		}
-	}
-}
-
 // execSelectInto runs SELECT … INTO: the new table takes the query's
 // columns, then its rows (Table Insert in the plan).
-func (x *execCtx) execSelectInto(s *selectStmt) error {
+func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	into := s.Into
 	inner := *s
 	inner.Into = nil
@@ -349,13 +340,13 @@ func (x *execCtx) execSelectInto(s *selectStmt) error {
 	if err != nil {
 		return err
 	}
-	var cols []columnDef
+	var cols []sqlfront.ColumnDef
 	for i := 0; i < visible; i++ {
 		c := schema.cols[i]
 		if c.name == "" {
-			return sqlErr(1038, 15, "An object or column name is missing or empty. For SELECT INTO statements, verify each column has a name. For other statements, look for empty alias names. Aliases defined as \"\" or [] are not allowed. Change the alias to a valid name.")
+			return sqlfront.NewError(1038, 15, "An object or column name is missing or empty. For SELECT INTO statements, verify each column has a name. For other statements, look for empty alias names. Aliases defined as \"\" or [] are not allowed. Change the alias to a valid name.")
 		}
-		cols = append(cols, columnDef{Name: c.name, Type: c.typ})
+		cols = append(cols, sqlfront.ColumnDef{Name: c.name, Type: c.typ})
 	}
 	t, err := x.createTable(into, cols, nil)
 	if err != nil {
@@ -395,7 +386,7 @@ func (x *execCtx) execSelectInto(s *selectStmt) error {
 // with the ON condition; matched rows take the first WHEN MATCHED clause
 // whose condition holds, unmatched source rows WHEN NOT MATCHED [BY
 // TARGET], unmatched target rows WHEN NOT MATCHED BY SOURCE.
-func (x *execCtx) execMerge(s *mergeStmt) error {
+func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	t, err := x.dmlTable(s.Target)
 	if err != nil {
 		return err
@@ -407,12 +398,12 @@ func (x *execCtx) execMerge(s *mergeStmt) error {
 	r := newRunCtx(x)
 	p := newPlanner(x, r)
 	p.stmtRoot = s
-	p.opts = queryOptions{MaxRecursion: -1}
-	src, err := p.planFromWhere(&selectStmt{From: s.Source})
+	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
+	src, err := p.planFromWhere(&sqlfront.SelectStmt{From: s.Source})
 	if err != nil {
 		return err
 	}
-	tgt, err := p.planFromWhere(&selectStmt{From: &tableName{Parts: s.Target, Alias: s.Alias}})
+	tgt, err := p.planFromWhere(&sqlfront.SelectStmt{From: &sqlfront.TableName{Parts: s.Target, Alias: s.Alias}})
 	if err != nil {
 		return err
 	}
@@ -447,7 +438,7 @@ func (x *execCtx) execMerge(s *mergeStmt) error {
 	return x.finishDML(q, tds.CmdNone, n, isTableVar(t))
 }
 
-func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) (int64, *SQLError) {
+func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) (int64, *sqlfront.SQLError) {
 	actions, err := x.mergeActions(r, s, t, qual, tgt, src, joined, join)
 	if err != nil {
 		return 0, err
@@ -459,14 +450,14 @@ func (x *execCtx) runMerge(r *runCtx, s *mergeStmt, t *table, qual string, tgt, 
 
 // mergeAction is what MERGE does for one source/target pairing.
 type mergeAction struct {
-	clause *mergeClause
+	clause *sqlfront.MergeClause
 	target []any
 	row    []any
 }
 
 // mergeActions matches the source rows with the target rows and picks
 // the clause each pairing (or unmatched row) takes.
-func (x *execCtx) mergeActions(r *runCtx, s *mergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) ([]mergeAction, *SQLError) {
+func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
 	join.opened, join.start = true, x.srv.clock
 	join.counters(0).executions++
 	targets, err := x.collectTuples(r, tgt)
@@ -486,7 +477,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *mergeStmt, t *table, qual string, t
 		return row
 	}
 	var actions []mergeAction
-	pick := func(matched, bySource bool, row []any) (*mergeClause, *SQLError) {
+	pick := func(matched, bySource bool, row []any) (*sqlfront.MergeClause, *sqlfront.SQLError) {
 		for i := range s.Clauses {
 			c := &s.Clauses[i]
 			if c.Matched != matched || !matched && c.BySource != bySource {
@@ -521,7 +512,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *mergeStmt, t *table, qual string, t
 			found = true
 			matchedBy[ti]++
 			if matchedBy[ti] > 1 {
-				return nil, sqlErr(8672, 16, "The MERGE statement attempted to UPDATE or DELETE the same row more than once. This happens when a target row matches more than one source row. A MERGE statement cannot UPDATE/DELETE the same row of the target table multiple times. Refine the ON clause to ensure a target row matches at most one source row, or use the GROUP BY clause to group the source rows.")
+				return nil, sqlfront.NewError(8672, 16, "The MERGE statement attempted to UPDATE or DELETE the same row more than once. This happens when a target row matches more than one source row. A MERGE statement cannot UPDATE/DELETE the same row of the target table multiple times. Refine the ON clause to ensure a target row matches at most one source row, or use the GROUP BY clause to group the source rows.")
 			}
 			c, err := pick(true, false, row)
 			if err != nil {
@@ -559,7 +550,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *mergeStmt, t *table, qual string, t
 }
 
 // applyMerge carries out the chosen actions.
-func (x *execCtx) applyMerge(s *mergeStmt, t *table, qual string, joined *relation, actions []mergeAction) (int64, *SQLError) {
+func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joined *relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
 	env := &evalEnv{x: x, rel: joined}
 	var n int64
 	for _, a := range actions {
@@ -589,7 +580,7 @@ func (x *execCtx) applyMerge(s *mergeStmt, t *table, qual string, joined *relati
 				return 0, err
 			}
 		case "UPDATE":
-			u := &updateStmt{Table: []string{qual}, Sets: a.clause.Sets, From: s.Source}
+			u := &sqlfront.UpdateStmt{Table: []string{qual}, Sets: a.clause.Sets, From: s.Source}
 			if _, err := x.applyUpdates(t, u, []target{{row: a.target, env: &evalEnv{x: x, rel: joined, row: a.row}}}); err != nil {
 				return 0, err
 			}
@@ -614,7 +605,7 @@ func mergeTargetRow(tv *tuple, t *table, qual string) []any {
 	return nil
 }
 
-func (x *execCtx) collectTuples(r *runCtx, it iter) ([]*tuple, *SQLError) {
+func (x *execCtx) collectTuples(r *runCtx, it iter) ([]*tuple, *sqlfront.SQLError) {
 	return r.drain(it, nil, 0, true)
 }
 
@@ -626,7 +617,7 @@ func (l loopControl) Error() string { return map[bool]string{true: "BREAK", fals
 // execWhile runs WHILE cond body: the condition is evaluated before every
 // iteration; each iteration lets other sessions run and stops on cancel.
 // https://learn.microsoft.com/en-us/sql/t-sql/language-elements/while-transact-sql
-func (x *execCtx) execWhile(s *whileStmt) error {
+func (x *execCtx) execWhile(s *sqlfront.WhileStmt) error {
 	for {
 		v, err := (&evalEnv{x: x}).eval(s.Cond)
 		if err != nil {

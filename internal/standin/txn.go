@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -92,7 +94,7 @@ func (x *execCtx) beginTxn(name string, fromTSQL bool) {
 	if name == "" {
 		c.txn.name = "user_transaction"
 	}
-	x.ec.txnID = c.txn.id
+	x.ec.TxnID = c.txn.id
 	x.logRecord(c.txn, "LOP_BEGIN_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
 	x.emitTxnState("Begin")
 	if fromTSQL && x.w != nil {
@@ -105,10 +107,10 @@ func (x *execCtx) emitTxnState(state string) {
 	if c.txn == nil || !x.srv.anySessionRunning() {
 		return
 	}
-	x.srv.emit(x.ec, &xeEventData{name: "sql_transaction", pkg: "sqlserver", ts: x.srv.advance(3 * time.Microsecond), fields: []xeField{
-		fUint("transaction_id", "int64", c.txn.id), fMap("transaction_state", "transaction_state", "sqlserver", state),
-		fMap("transaction_type", "transaction_type", "sqlserver", "User"),
-		fUint("duration", "uint64", x.srv.clock.Sub(c.txn.begin).Microseconds())}})
+	x.srv.emit(x.ec, &xevents.EventData{Name: "sql_transaction", Pkg: "sqlserver", Time: x.srv.advance(3 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FUint("transaction_id", "int64", c.txn.id), xevents.FMap("transaction_state", "transaction_state", "sqlserver", state),
+		xevents.FMap("transaction_type", "transaction_type", "sqlserver", "User"),
+		xevents.FUint("duration", "uint64", x.srv.clock.Sub(c.txn.begin).Microseconds())}})
 }
 
 func (x *execCtx) commitTxn(fromTSQL bool) {
@@ -140,16 +142,16 @@ func (x *execCtx) flushLog() {
 	}
 	s.log.block += 8
 	wait := 300 * time.Microsecond
-	res := fPtr("wait_resource", 0)
-	s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-		fMap("wait_type", "wait_types", "sqlos", "WRITELOG"), fMap("opcode", "event_opcode", "sqlos", "Begin"),
-		fUint("duration", "uint64", 0), fUint("signal_duration", "uint64", 0), res}})
-	s.emit(x.ec, &xeEventData{name: "log_flush_complete", pkg: "sqlserver", ts: s.advance(wait), fields: []xeField{
-		fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
-		fUint("duration", "uint64", 0), fUint("write_size", "uint32", 4096)}})
-	s.emit(x.ec, &xeEventData{name: "wait_info", pkg: "sqlos", ts: s.advance(2 * time.Microsecond), fields: []xeField{
-		fMap("wait_type", "wait_types", "sqlos", "WRITELOG"), fMap("opcode", "event_opcode", "sqlos", "End"),
-		fUint("duration", "uint64", wait.Milliseconds()), fUint("signal_duration", "uint64", 0), res}})
+	res := xevents.FPtr("wait_resource", 0)
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FMap("wait_type", "wait_types", "sqlos", "WRITELOG"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
+		xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
+	s.emit(x.ec, &xevents.EventData{Name: "log_flush_complete", Pkg: "sqlserver", Time: s.advance(wait), Fields: []xevents.Field{
+		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
+		xevents.FUint("duration", "uint64", 0), xevents.FUint("write_size", "uint32", 4096)}})
+	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+		xevents.FMap("wait_type", "wait_types", "sqlos", "WRITELOG"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
+		xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 }
 
 func sortPages(p []int32) {
@@ -207,25 +209,25 @@ func (x *execCtx) lockEvent(name string, l heldLock, txnID int64) {
 		return
 	}
 	ts := x.srv.advance(2 * time.Microsecond)
-	fields := []xeField{
-		fMap("resource_type", "lock_resource_type", "sqlserver", l.resType),
-		fMap("mode", "lock_mode", "sqlserver", l.mode),
-		fMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"),
-		fUint("transaction_id", "int64", txnID),
-		fUint("database_id", "uint32", int64(x.conn.db.id)),
-		fPtr("lockspace_workspace_id", 0x000001E4C1A62A20+uint64(x.conn.spid)*0x10),
-		fUint("lockspace_sub_id", "uint32", 1),
-		fUint("lockspace_nest_id", "uint32", 1),
-		fUint("resource_0", "uint32", int64(l.r0)),
-		fUint("resource_1", "uint32", int64(l.r1)),
-		fUint("resource_2", "uint32", int64(l.r2)),
-		fUint("object_id", "int32", l.objectID),
-		fUint("associated_object_id", "uint64", l.hobt),
-		fUint("duration", "uint64", 0),
-		fStr("resource_description", l.desc),
-		fStr("database_name", ""),
+	fields := []xevents.Field{
+		xevents.FMap("resource_type", "lock_resource_type", "sqlserver", l.resType),
+		xevents.FMap("mode", "lock_mode", "sqlserver", l.mode),
+		xevents.FMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"),
+		xevents.FUint("transaction_id", "int64", txnID),
+		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)),
+		xevents.FPtr("lockspace_workspace_id", 0x000001E4C1A62A20+uint64(x.conn.spid)*0x10),
+		xevents.FUint("lockspace_sub_id", "uint32", 1),
+		xevents.FUint("lockspace_nest_id", "uint32", 1),
+		xevents.FUint("resource_0", "uint32", int64(l.r0)),
+		xevents.FUint("resource_1", "uint32", int64(l.r1)),
+		xevents.FUint("resource_2", "uint32", int64(l.r2)),
+		xevents.FUint("object_id", "int32", l.objectID),
+		xevents.FUint("associated_object_id", "uint64", l.hobt),
+		xevents.FUint("duration", "uint64", 0),
+		xevents.FStr("resource_description", l.desc),
+		xevents.FStr("database_name", ""),
 	}
-	x.srv.emit(x.ec, &xeEventData{name: name, pkg: "sqlserver", ts: ts, fields: fields})
+	x.srv.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Time: ts, Fields: fields})
 }
 
 func objectLock(t *table, mode string) heldLock {
@@ -263,15 +265,15 @@ func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *index, page int3
 		if ix != nil {
 			au = ix.allocUnitID
 		}
-		fields := []xeField{
-			fMap("operation", "log_op", "sqlserver", op), fMap("context", "log_context", "sqlserver", ctx),
-			fUint("alloc_unit_id", "uint64", au), fUint("database_id", "uint32", int64(x.conn.db.id)),
-			fUint("transaction_id", "int64", t.id),
+		fields := []xevents.Field{
+			xevents.FMap("operation", "log_op", "sqlserver", op), xevents.FMap("context", "log_context", "sqlserver", ctx),
+			xevents.FUint("alloc_unit_id", "uint64", au), xevents.FUint("database_id", "uint32", int64(x.conn.db.id)),
+			xevents.FUint("transaction_id", "int64", t.id),
 		}
 		if x.srv.opts.GuessedColumns {
-			fields = append(fields, fUint("log_record_size", "uint32", int64(len(rec.raw))))
+			fields = append(fields, xevents.FUint("log_record_size", "uint32", int64(len(rec.raw))))
 		}
-		x.srv.emit(x.ec, &xeEventData{name: "transaction_log", pkg: "sqlserver", ts: x.srv.advance(4 * time.Microsecond), fields: fields})
+		x.srv.emit(x.ec, &xevents.EventData{Name: "transaction_log", Pkg: "sqlserver", Time: x.srv.advance(4 * time.Microsecond), Fields: fields})
 	}
 	return rec
 }
@@ -295,8 +297,8 @@ func encodeLogRecord(r *logRecord) []byte {
 	binary.LittleEndian.PutUint16(b[12:], slot)
 	binary.LittleEndian.PutUint32(b[16:], uint32(r.txnID))
 	binary.LittleEndian.PutUint16(b[20:], uint16(r.txnID>>32))
-	b[22] = byte(mapKey("log_op", r.op))
-	b[23] = byte(mapKey("log_context", r.context))
+	b[22] = byte(xevents.MapKey("log_op", r.op))
+	b[23] = byte(xevents.MapKey("log_context", r.context))
 	var elems [][]byte
 	switch {
 	case r.op == "LOP_BEGIN_XACT":
@@ -354,15 +356,15 @@ func encodeRow(t *table, row []any) []byte {
 	for i, c := range t.columns {
 		v := row[i]
 		switch c.Type.Kind {
-		case TypeNVarChar:
+		case sqlfront.TypeNVarChar:
 			s, _ := v.(string)
 			vars = append(vars, utf16le(s))
-		case TypeFloat:
+		case sqlfront.TypeFloat:
 			f, _ := v.(float64)
 			bb := make([]byte, 8)
 			binary.LittleEndian.PutUint64(bb, mathFloat64bits(f))
 			fixed = append(fixed, bb)
-		case TypeDateTime2:
+		case sqlfront.TypeDateTime2:
 			tm, _ := v.(time.Time)
 			bb := make([]byte, 8)
 			binary.LittleEndian.PutUint64(bb, uint64(tm.Unix()))
@@ -432,7 +434,7 @@ func (x *execCtx) replaceRow(t *table, old, repl []any) {
 }
 
 // sameIndexKeys reports whether two versions of a row have the same key
-// values in every index of t.
+// Values in every index of t.
 func sameIndexKeys(t *table, a, b []any) bool {
 	for _, ix := range t.indexes {
 		for _, c := range ix.keyCols {
@@ -456,11 +458,11 @@ func (x *execCtx) relayout(t *table) {
 		for _, p := range ix.leafPages[before:] {
 			x.srv.cached[p] = true
 			if before > 0 && x.srv.anySessionRunning() {
-				x.srv.emit(x.ec, &xeEventData{name: "page_split", pkg: "sqlserver", ts: x.srv.advance(20 * time.Microsecond), fields: []xeField{
-					fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(ix.leafPages[before-1])),
-					fUint("database_id", "uint16", int64(t.db.id)), fUint("rowset_id", "uint64", ix.partitionID),
-					fMap("splitOperation", "page_split_operation", "sqlserver", "SPLIT_FOR_INSERT"),
-					fUint("new_page_file_id", "uint16", 1), fUint("new_page_page_id", "uint32", int64(p))}})
+				x.srv.emit(x.ec, &xevents.EventData{Name: "page_split", Pkg: "sqlserver", Time: x.srv.advance(20 * time.Microsecond), Fields: []xevents.Field{
+					xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(ix.leafPages[before-1])),
+					xevents.FUint("database_id", "uint16", int64(t.db.id)), xevents.FUint("rowset_id", "uint64", ix.partitionID),
+					xevents.FMap("splitOperation", "page_split_operation", "sqlserver", "SPLIT_FOR_INSERT"),
+					xevents.FUint("new_page_file_id", "uint16", 1), xevents.FUint("new_page_page_id", "uint32", int64(p))}})
 			}
 		}
 		if ix.rootPage != 0 {
@@ -495,7 +497,7 @@ func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, a
 
 // acquire takes a lock for the transaction (emitting lock_acquired) and
 // keeps it until the transaction ends.
-func (x *execCtx) acquire(t *transaction, l heldLock) *SQLError {
+func (x *execCtx) acquire(t *transaction, l heldLock) *sqlfront.SQLError {
 	if t.holds(l) {
 		return nil
 	}
@@ -521,7 +523,7 @@ func (x *execCtx) ensureTxn() *transaction {
 // lockRow takes the locks a modification of row needs: IX on the table and
 // its pages, X on its key in every index. It may wait for other
 // transactions.
-func (x *execCtx) lockRow(tbl *table, row []any) *SQLError {
+func (x *execCtx) lockRow(tbl *table, row []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
 	if err := x.acquire(t, objectLock(tbl, "IX")); err != nil {
 		return err
@@ -568,7 +570,7 @@ func (x *execCtx) undoSince(mark int) {
 
 // modify runs one DML row change inside the connection's transaction
 // (an autocommit one when none is open), with locks and log records.
-func (x *execCtx) modify(tbl *table, op string, before, after []any) *SQLError {
+func (x *execCtx) modify(tbl *table, op string, before, after []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
 	row := after
 	if op == "delete" {
@@ -618,12 +620,12 @@ func (x *execCtx) checkpoint() {
 		x.stats.writes++
 		if s.anySessionRunning() && x.ec != nil {
 			// CHECKPOINT issued by a session writes on that session's thread
-			s.emit(x.ec, &xeEventData{name: "physical_page_write", pkg: "sqlserver", ts: s.advance(3 * time.Microsecond), fields: []xeField{
-				fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p))}})
-			s.emit(x.ec, &xeEventData{name: "file_write_completed", pkg: "sqlserver", ts: s.advance(120 * time.Microsecond), fields: []xeField{
-				fUint("database_id", "uint32", int64(x.conn.db.id)), fUint("file_id", "uint16", 1), fUint("page_id", "uint32", int64(p)),
-				fUint("file_group_id", "uint16", 1), fUint("offset", "uint64", int64(p)*8192), fUint("size", "uint32", 8192),
-				fMap("mode", "file_io_mode", "sqlserver", "Contiguous"), fUint("duration", "uint64", 0)}})
+			s.emit(x.ec, &xevents.EventData{Name: "physical_page_write", Pkg: "sqlserver", Time: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
+				xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
+			s.emit(x.ec, &xevents.EventData{Name: "file_write_completed", Pkg: "sqlserver", Time: s.advance(120 * time.Microsecond), Fields: []xevents.Field{
+				xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p)),
+				xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(p)*8192), xevents.FUint("size", "uint32", 8192),
+				xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous"), xevents.FUint("duration", "uint64", 0)}})
 		}
 	}
 	active := map[int64]bool{}

@@ -9,122 +9,40 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// TypeKind is a SQL Server data type as the stand-in returns it. The TDS
-// layer maps each kind to its TYPE_INFO; values travel as Go values:
-// nil (NULL), int64, float64, string, []byte, bool, time.Time.
-type TypeKind int
-
-const (
-	TypeInt TypeKind = iota + 1
-	TypeBigInt
-	TypeSmallInt
-	TypeTinyInt
-	TypeBit
-	TypeFloat
-	TypeNVarChar // Size = max characters; 0 means nvarchar(max)
-	TypeVarBinary
-	TypeDateTime2
-	TypeUniqueIdentifier
-	TypeXML
-	TypeDecimal // Size = precision, Scale = scale; values travel as float64
-	TypeDate    // values are time.Time at midnight in dateLocation
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
 // dateLocation marks a time.Time that is a date value (CAST(x AS date)), so
 // that it renders as yyyy-mm-dd; it is UTC in every other respect.
 var dateLocation = time.FixedZone("date", 0)
 
-// SQLType is a column's declared type.
-type SQLType struct {
-	Kind  TypeKind
-	Size  int // characters for nvarchar, bytes for varbinary (0 = max); precision for decimal
-	Scale int // decimal scale
-}
-
-// decimalType is decimal(p, s) with SQL Server's defaults: decimal = (18, 0),
-// money = (19, 4), smallmoney = (10, 4).
-func decimalType(name string, p, s int) SQLType {
-	switch strings.ToLower(name) {
-	case "money":
-		return SQLType{Kind: TypeDecimal, Size: 19, Scale: 4}
-	case "smallmoney":
-		return SQLType{Kind: TypeDecimal, Size: 10, Scale: 4}
-	}
-	if p <= 0 {
-		p = 18
-	}
-	if s < 0 {
-		s = 0
-	}
-	return SQLType{Kind: TypeDecimal, Size: p, Scale: s}
-}
-
-func (t SQLType) String() string {
-	switch t.Kind {
-	case TypeInt:
-		return "int"
-	case TypeBigInt:
-		return "bigint"
-	case TypeSmallInt:
-		return "smallint"
-	case TypeTinyInt:
-		return "tinyint"
-	case TypeBit:
-		return "bit"
-	case TypeFloat:
-		return "float"
-	case TypeNVarChar:
-		if t.Size == 0 {
-			return "nvarchar(max)"
-		}
-		return fmt.Sprintf("nvarchar(%d)", t.Size)
-	case TypeVarBinary:
-		if t.Size == 0 {
-			return "varbinary(max)"
-		}
-		return fmt.Sprintf("varbinary(%d)", t.Size)
-	case TypeDateTime2:
-		return "datetime2"
-	case TypeUniqueIdentifier:
-		return "uniqueidentifier"
-	case TypeXML:
-		return "xml"
-	case TypeDecimal:
-		return fmt.Sprintf("decimal(%d,%d)", t.Size, t.Scale)
-	case TypeDate:
-		return "date"
-	}
-	return "sql_variant"
-}
-
 var (
-	tInt      = SQLType{Kind: TypeInt}
-	tBigInt   = SQLType{Kind: TypeBigInt}
-	tSmallInt = SQLType{Kind: TypeSmallInt}
-	tTinyInt  = SQLType{Kind: TypeTinyInt}
-	tBit      = SQLType{Kind: TypeBit}
-	tFloat    = SQLType{Kind: TypeFloat}
-	tDT2      = SQLType{Kind: TypeDateTime2}
-	tGUID     = SQLType{Kind: TypeUniqueIdentifier}
-	tXML      = SQLType{Kind: TypeXML}
-	tNMax     = SQLType{Kind: TypeNVarChar}
-	tDate     = SQLType{Kind: TypeDate}
-	tSysname  = SQLType{Kind: TypeNVarChar, Size: 128}
+	tInt      = sqlfront.SQLType{Kind: sqlfront.TypeInt}
+	tBigInt   = sqlfront.SQLType{Kind: sqlfront.TypeBigInt}
+	tSmallInt = sqlfront.SQLType{Kind: sqlfront.TypeSmallInt}
+	tTinyInt  = sqlfront.SQLType{Kind: sqlfront.TypeTinyInt}
+	tBit      = sqlfront.SQLType{Kind: sqlfront.TypeBit}
+	tFloat    = sqlfront.SQLType{Kind: sqlfront.TypeFloat}
+	tDT2      = sqlfront.SQLType{Kind: sqlfront.TypeDateTime2}
+	tGUID     = sqlfront.SQLType{Kind: sqlfront.TypeUniqueIdentifier}
+	tXML      = sqlfront.SQLType{Kind: sqlfront.TypeXML}
+	tNMax     = sqlfront.SQLType{Kind: sqlfront.TypeNVarChar}
+	tDate     = sqlfront.SQLType{Kind: sqlfront.TypeDate}
+	tSysname  = sqlfront.SQLType{Kind: sqlfront.TypeNVarChar, Size: 128}
 )
 
-func tNVar(n int) SQLType   { return SQLType{Kind: TypeNVarChar, Size: n} }
-func tVarBin(n int) SQLType { return SQLType{Kind: TypeVarBinary, Size: n} }
+func tNVar(n int) sqlfront.SQLType   { return sqlfront.SQLType{Kind: sqlfront.TypeNVarChar, Size: n} }
+func tVarBin(n int) sqlfront.SQLType { return sqlfront.SQLType{Kind: sqlfront.TypeVarBinary, Size: n} }
 
 // Column describes one result column.
 type Column struct {
 	Name string
-	Type SQLType
+	Type sqlfront.SQLType
 }
 
 // typeOfValue infers a result type for an expression value.
-func typeOfValue(v any) SQLType {
+func typeOfValue(v any) sqlfront.SQLType {
 	switch x := v.(type) {
 	case int64:
 		if x >= math.MinInt32 && x <= math.MaxInt32 {
@@ -182,7 +100,7 @@ func valueString(v any) string {
 // conversion rules reduced to what the stand-in needs: numbers compare as
 // numbers (a string operand is converted, failing with Msg 245), strings
 // compare case-insensitively (the default collation is CI_AS).
-func compareValues(a, b any) (int, *SQLError) {
+func compareValues(a, b any) (int, *sqlfront.SQLError) {
 	switch x := a.(type) {
 	case int64:
 		switch y := b.(type) {
@@ -244,7 +162,7 @@ func compareValues(a, b any) (int, *SQLError) {
 			return bytes.Compare(x, y), nil
 		}
 	}
-	return 0, sqlErr(402, 16, "The data types %s and %s are incompatible in the equal to operator.", typeOfValue(a), typeOfValue(b))
+	return 0, sqlfront.NewError(402, 16, "The data types %s and %s are incompatible in the equal to operator.", typeOfValue(a), typeOfValue(b))
 }
 
 func boolInt(b bool) int64 {
@@ -274,7 +192,7 @@ func cmpTime(a, b time.Time) int {
 	return 0
 }
 
-func toNumber(s, typ string) (float64, *SQLError) {
+func toNumber(s, typ string) (float64, *sqlfront.SQLError) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
 		return 0, errConversion("nvarchar", s, typ)
@@ -282,7 +200,7 @@ func toNumber(s, typ string) (float64, *SQLError) {
 	return f, nil
 }
 
-func parseDateTime(s string) (time.Time, *SQLError) {
+func parseDateTime(s string) (time.Time, *sqlfront.SQLError) {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "2006-01-02", "20060102", "2006-01-02T15:04:05Z07:00",
 		"2006-01-02 15:04", "2006-01-02T15:04", "20060102 15:04:05", "2006/01/02", "01/02/2006", "2006-01-02 15:04:05.9999999 -07:00"} {
@@ -290,16 +208,16 @@ func parseDateTime(s string) (time.Time, *SQLError) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, sqlErr(241, 16, "Conversion failed when converting date and/or time from character string.")
+	return time.Time{}, sqlfront.NewError(241, 16, "Conversion failed when converting date and/or time from character string.")
 }
 
 // convertValue implements CAST/CONVERT and implicit conversion on assignment.
-func convertValue(v any, to SQLType) (any, *SQLError) {
+func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 	if v == nil {
 		return nil, nil
 	}
 	switch to.Kind {
-	case TypeInt, TypeBigInt, TypeSmallInt, TypeTinyInt:
+	case sqlfront.TypeInt, sqlfront.TypeBigInt, sqlfront.TypeSmallInt, sqlfront.TypeTinyInt:
 		switch x := v.(type) {
 		case int64:
 			return x, nil
@@ -320,7 +238,7 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 			}
 			return n, nil
 		}
-	case TypeBit:
+	case sqlfront.TypeBit:
 		switch x := v.(type) {
 		case int64:
 			return x != 0, nil
@@ -335,7 +253,7 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 			}
 			return nil, errConversion("nvarchar", x, "bit")
 		}
-	case TypeFloat:
+	case sqlfront.TypeFloat:
 		switch x := v.(type) {
 		case int64:
 			return float64(x), nil
@@ -346,7 +264,7 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 		case string:
 			return toNumber(x, "float")
 		}
-	case TypeDecimal:
+	case sqlfront.TypeDecimal:
 		var f float64
 		switch x := v.(type) {
 		case int64:
@@ -358,18 +276,18 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 		case string:
 			n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 			if err != nil {
-				return nil, sqlErr(8114, 16, "Error converting data type nvarchar to numeric.")
+				return nil, sqlfront.NewError(8114, 16, "Error converting data type nvarchar to numeric.")
 			}
 			f = n
 		default:
-			return nil, sqlErr(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+			return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
 		}
 		r := roundHalfAway(f, to.Scale)
 		if math.Abs(r) >= math.Pow(10, float64(to.Size-to.Scale)) {
-			return nil, sqlErr(8115, 16, "Arithmetic overflow error converting %s to data type numeric.", typeOfValue(v))
+			return nil, sqlfront.NewError(8115, 16, "Arithmetic overflow error converting %s to data type numeric.", typeOfValue(v))
 		}
 		return r, nil
-	case TypeDate:
+	case sqlfront.TypeDate:
 		var t time.Time
 		switch x := v.(type) {
 		case time.Time:
@@ -381,10 +299,10 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 			}
 			t = p
 		default:
-			return nil, sqlErr(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+			return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
 		}
 		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, dateLocation), nil
-	case TypeNVarChar:
+	case sqlfront.TypeNVarChar:
 		s := valueString(v)
 		if b, ok := v.([]byte); ok {
 			s = string(b) // CAST(varbinary AS varchar) reinterprets the bytes
@@ -393,7 +311,7 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 			s = string([]rune(s)[:to.Size])
 		}
 		return s, nil
-	case TypeVarBinary:
+	case sqlfront.TypeVarBinary:
 		switch x := v.(type) {
 		case []byte:
 			return x, nil
@@ -402,7 +320,7 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 		case int64:
 			return []byte{byte(x >> 24), byte(x >> 16), byte(x >> 8), byte(x)}, nil
 		}
-	case TypeDateTime2:
+	case sqlfront.TypeDateTime2:
 		switch x := v.(type) {
 		case time.Time:
 			return x.In(time.UTC), nil
@@ -413,58 +331,10 @@ func convertValue(v any, to SQLType) (any, *SQLError) {
 			}
 			return t, nil
 		}
-	case TypeXML, TypeUniqueIdentifier:
+	case sqlfront.TypeXML, sqlfront.TypeUniqueIdentifier:
 		return valueString(v), nil
 	}
-	return nil, sqlErr(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
-}
-
-// parseTypeName maps a T-SQL type name (and its size argument) to SQLType.
-func parseTypeName(name string, size int, max bool) (SQLType, bool) {
-	switch strings.ToLower(name) {
-	case "int":
-		return tInt, true
-	case "bigint":
-		return tBigInt, true
-	case "smallint":
-		return tSmallInt, true
-	case "tinyint":
-		return tTinyInt, true
-	case "bit":
-		return tBit, true
-	case "float", "real":
-		return tFloat, true
-	case "decimal", "numeric", "money", "smallmoney":
-		return decimalType(name, size, -1), true
-	case "date":
-		return tDate, true
-	case "nvarchar", "varchar", "nchar", "char", "sysname", "text", "ntext":
-		if max {
-			return tNMax, true
-		}
-		if name == "sysname" {
-			return tSysname, true
-		}
-		if size == 0 {
-			size = 30 // CAST(x AS varchar) without a length means 30
-		}
-		return tNVar(size), true
-	case "varbinary", "binary":
-		if max {
-			return tVarBin(0), true
-		}
-		if size == 0 {
-			size = 30
-		}
-		return tVarBin(size), true
-	case "datetime2", "datetime", "smalldatetime", "datetimeoffset":
-		return tDT2, true
-	case "uniqueidentifier":
-		return tGUID, true
-	case "xml":
-		return tXML, true
-	}
-	return SQLType{}, false
+	return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
 }
 
 func mathFloat64bits(f float64) uint64 { return math.Float64bits(f) }

@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
@@ -10,18 +12,18 @@ import (
 // (learn.microsoft.com/en-us/sql/t-sql/statements/{create,alter,drop}-event-session-transact-sql).
 // Permission: ALTER ANY EVENT SESSION (sysadmin here).
 
-func (x *execCtx) findSession(name string, db bool) *xeSession {
+func (x *execCtx) findSession(name string, db bool) *xevents.Session {
 	for _, s := range x.srv.sessions {
-		if strings.EqualFold(s.name, name) && s.database == db {
+		if strings.EqualFold(s.Name, name) && s.Database == db {
 			return s
 		}
 	}
 	return nil
 }
 
-func (x *execCtx) createSession(st *createEventSessionStmt) error {
+func (x *execCtx) createSession(st *sqlfront.CreateEventSessionStmt) error {
 	if !x.conn.sysadmin {
-		return sqlErr(15151, 16, "Cannot create the event session '%s', because it does not exist or you do not have permission.", st.Name)
+		return sqlfront.NewError(15151, 16, "Cannot create the event session '%s', because it does not exist or you do not have permission.", st.Name)
 	}
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
@@ -29,17 +31,17 @@ func (x *execCtx) createSession(st *createEventSessionStmt) error {
 	if x.findSession(st.Name, st.Database) != nil {
 		return errXESessionExists(st.Name)
 	}
-	sess, err := sessionFromDDL(st, x.srv.persona)
+	sess, err := xevents.SessionFromDDL(st, x.srv.persona)
 	if err != nil {
 		return err
 	}
 	x.srv.nextSessionID++
-	sess.id = x.srv.nextSessionID
+	sess.ID = x.srv.nextSessionID
 	x.srv.sessions = append(x.srv.sessions, sess)
 	return x.done(tds.CmdNone, tds.NoCount)
 }
 
-func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
+func (x *execCtx) alterSession(st *sqlfront.AlterEventSessionStmt) error {
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
 	}
@@ -49,82 +51,82 @@ func (x *execCtx) alterSession(st *alterEventSessionStmt) error {
 	}
 	switch st.State {
 	case "START":
-		if sess.running {
+		if sess.Running {
 			return errXEAlreadyStarted()
 		}
-		for _, t := range sess.targets {
-			if t.name != "event_file" || strings.HasPrefix(strings.ToLower(t.filename), "https://") {
+		for _, t := range sess.Targets {
+			if t.Name != "event_file" || strings.HasPrefix(strings.ToLower(t.Filename), "https://") {
 				continue // blob storage (Azure) always "exists"
 			}
-			base, _ := resolveXELPath(t.filename, t.logDir)
+			base, _ := xevents.ResolveXELPath(t.Filename, t.LogDir)
 			dir := base[:strings.LastIndexAny(base, `/\`)+1]
 			if !x.srv.directoryExists(dir) {
 				// what SQL Server reports when the event file cannot be created
-				return sqlErr(25602, 17, "The target, \"5B2DA06D-898A-43C8-9309-39BBBE93EBBD.package0.event_file\", encountered a configuration error during initialization.  Object cannot be added to the event session. (null)")
+				return sqlfront.NewError(25602, 17, "The target, \"5B2DA06D-898A-43C8-9309-39BBBE93EBBD.package0.event_file\", encountered a configuration error during initialization.  Object cannot be added to the event session. (null)")
 			}
 		}
-		sess.start(x.srv.now(), x.srv.files)
+		sess.Start(x.srv.now(), x.srv.files)
 		return x.done(tds.CmdNone, tds.NoCount)
 	case "STOP":
-		if !sess.running {
+		if !sess.Running {
 			return errXEAlreadyStopped()
 		}
-		sess.stop(x.srv.files)
+		sess.Stop(x.srv.files)
 		return x.done(tds.CmdNone, tds.NoCount)
 	}
 	// validate everything on a copy first: a failing ALTER changes nothing
 	trial := *sess
-	trial.events = append([]*xeSessionEvent(nil), sess.events...)
-	trial.targets = append([]*xeTarget(nil), sess.targets...)
+	trial.Events = append([]*xevents.SessionEvent(nil), sess.Events...)
+	trial.Targets = append([]*xevents.Target(nil), sess.Targets...)
 	for _, d := range st.DropEvents {
 		found := -1
-		for i, e := range trial.events {
-			if e.name == strings.ToLower(d.Name) {
+		for i, e := range trial.Events {
+			if e.Name == strings.ToLower(d.Name) {
 				found = i
 			}
 		}
 		if found < 0 {
-			return errXENotInSession("event", qualify(d.Package, d.Name))
+			return errXENotInSession("event", xevents.Qualify(d.Package, d.Name))
 		}
-		trial.events = append(trial.events[:found], trial.events[found+1:]...)
+		trial.Events = append(trial.Events[:found], trial.Events[found+1:]...)
 	}
 	for _, d := range st.DropTargets {
 		found := -1
-		for i, t := range trial.targets {
-			if t.name == strings.ToLower(d.Name) {
+		for i, t := range trial.Targets {
+			if t.Name == strings.ToLower(d.Name) {
 				found = i
 			}
 		}
 		if found < 0 {
-			return errXENotInSession("target", qualify(d.Package, d.Name))
+			return errXENotInSession("target", xevents.Qualify(d.Package, d.Name))
 		}
-		trial.targets = append(trial.targets[:found], trial.targets[found+1:]...)
+		trial.Targets = append(trial.Targets[:found], trial.Targets[found+1:]...)
 	}
-	if err := trial.addEvents(st.AddEvents); err != nil {
+	if err := trial.AddEvents(st.AddEvents); err != nil {
 		return err
 	}
-	if len(st.AddTargets) > 0 && sess.running {
+	if len(st.AddTargets) > 0 && sess.Running {
 		for _, t := range st.AddTargets {
-			if err := trial.addTargets([]xeTargetSpec{t}); err != nil {
+			if err := trial.AddTargets([]sqlfront.XETargetSpec{t}); err != nil {
 				return err
 			}
 		}
-		for _, t := range trial.targets[len(trial.targets)-len(st.AddTargets):] {
-			if t.name == "event_file" {
-				t.rollover(x.srv.now(), x.srv.files)
+		for _, t := range trial.Targets[len(trial.Targets)-len(st.AddTargets):] {
+			if t.Name == "event_file" {
+				t.Rollover(x.srv.now(), x.srv.files)
 			}
 		}
-	} else if err := trial.addTargets(st.AddTargets); err != nil {
+	} else if err := trial.AddTargets(st.AddTargets); err != nil {
 		return err
 	}
-	if err := trial.applyOptions(st.Options); err != nil {
+	if err := trial.ApplyOptions(st.Options); err != nil {
 		return err
 	}
 	*sess = trial
 	return x.done(tds.CmdNone, tds.NoCount)
 }
 
-func (x *execCtx) dropSession(st *dropEventSessionStmt) error {
+func (x *execCtx) dropSession(st *sqlfront.DropEventSessionStmt) error {
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
 	}
@@ -132,8 +134,8 @@ func (x *execCtx) dropSession(st *dropEventSessionStmt) error {
 	if sess == nil || !x.conn.sysadmin {
 		return errXESessionMissing("drop", st.Name)
 	}
-	if sess.running {
-		sess.stop(x.srv.files)
+	if sess.Running {
+		sess.Stop(x.srv.files)
 	}
 	for i, s := range x.srv.sessions {
 		if s == sess {

@@ -204,9 +204,6 @@ func (m *messageWriter) end() error {
 	return nil
 }
 
-// discard drops queued bytes that were not sent yet.
-func (m *messageWriter) discard() { m.pending = m.pending[:0] }
-
 func (m *messageWriter) sendPacket(data []byte, last bool) error {
 	n := packetHeaderSize + len(data)
 	m.scratch = append(m.scratch[:0], make([]byte, n)...)

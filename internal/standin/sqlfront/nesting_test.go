@@ -1,4 +1,4 @@
-package standin
+package sqlfront
 
 import (
 	"strings"
@@ -18,14 +18,14 @@ func TestDeepNestingIsMsg191(t *testing.T) {
 		"derived":     "SELECT * FROM " + strings.Repeat("(SELECT * FROM ", n) + "t" + strings.Repeat(") d", n),
 		"queries":     strings.Repeat("(", n) + "SELECT 1" + strings.Repeat(")", n),
 	} {
-		_, err := parseBatch(src)
+		_, err := ParseBatch(src)
 		if err == nil || err.Number != 191 {
 			t.Errorf("%s: %v, want Msg 191", name, err)
 		}
 	}
 	for _, depth := range []int{10, 100} {
 		src := "SELECT " + strings.Repeat("(", depth) + "1" + strings.Repeat(")", depth)
-		if _, err := parseBatch(src); err != nil {
+		if _, err := ParseBatch(src); err != nil {
 			t.Errorf("%d nested parentheses: %v", depth, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package standin
+package sqlfront
 
 import (
 	"strconv"
@@ -12,8 +12,8 @@ import (
 
 // selectStatement parses a whole query expression: [WITH …] body [ORDER BY]
 // [OFFSET … FETCH] [OPTION (…)].
-func (p *parser) selectStatement() (*selectStmt, *SQLError) {
-	var with []*cteDef
+func (p *parser) selectStatement() (*SelectStmt, *SQLError) {
+	var with []*CTEDef
 	if p.peek().is("WITH") {
 		var err *SQLError
 		if with, err = p.cteList(); err != nil {
@@ -40,15 +40,15 @@ func (p *parser) selectStatement() (*selectStmt, *SQLError) {
 }
 
 // cteList parses WITH name [(cols)] AS (query) [, …].
-func (p *parser) cteList() ([]*cteDef, *SQLError) {
+func (p *parser) cteList() ([]*CTEDef, *SQLError) {
 	p.i++ // WITH
-	var out []*cteDef
+	var out []*CTEDef
 	for {
 		name, err := p.ident()
 		if err != nil {
 			return nil, err
 		}
-		c := &cteDef{Name: name}
+		c := &CTEDef{Name: name}
 		if p.acceptOp("(") {
 			if c.Columns, err = p.identList(); err != nil {
 				return nil, err
@@ -90,7 +90,7 @@ func (p *parser) identList() ([]string, *SQLError) {
 }
 
 // queryExpr: term { UNION [ALL] | EXCEPT term } (INTERSECT binds tighter).
-func (p *parser) queryExpr() (*selectStmt, *SQLError) {
+func (p *parser) queryExpr() (*SelectStmt, *SQLError) {
 	l, err := p.queryTerm()
 	if err != nil {
 		return nil, err
@@ -102,12 +102,12 @@ func (p *parser) queryExpr() (*selectStmt, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		l = &selectStmt{Op: op, All: all, Left: l, Right: r, Opts: queryOptions{MaxRecursion: -1}}
+		l = &SelectStmt{Op: op, All: all, Left: l, Right: r, Opts: QueryOptions{MaxRecursion: -1}}
 	}
 	return l, nil
 }
 
-func (p *parser) queryTerm() (*selectStmt, *SQLError) {
+func (p *parser) queryTerm() (*SelectStmt, *SQLError) {
 	l, err := p.queryPrimary()
 	if err != nil {
 		return nil, err
@@ -117,12 +117,12 @@ func (p *parser) queryTerm() (*selectStmt, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		l = &selectStmt{Op: "INTERSECT", Left: l, Right: r, Opts: queryOptions{MaxRecursion: -1}}
+		l = &SelectStmt{Op: "INTERSECT", Left: l, Right: r, Opts: QueryOptions{MaxRecursion: -1}}
 	}
 	return l, nil
 }
 
-func (p *parser) queryPrimary() (*selectStmt, *SQLError) {
+func (p *parser) queryPrimary() (*SelectStmt, *SQLError) {
 	p.depth++ // ((((SELECT …)))) nests as expressions do (maxNesting)
 	defer func() { p.depth-- }()
 	if p.depth > maxNesting {
@@ -139,11 +139,11 @@ func (p *parser) queryPrimary() (*selectStmt, *SQLError) {
 }
 
 // querySpec parses SELECT … [INTO] [FROM] [WHERE] [GROUP BY] [HAVING].
-func (p *parser) querySpec() (*selectStmt, *SQLError) {
+func (p *parser) querySpec() (*SelectStmt, *SQLError) {
 	if err := p.expect("SELECT"); err != nil {
 		return nil, err
 	}
-	s := &selectStmt{Opts: queryOptions{MaxRecursion: -1}}
+	s := &SelectStmt{Opts: QueryOptions{MaxRecursion: -1}}
 	if p.accept("DISTINCT") {
 		s.Distinct = true
 	} else {
@@ -198,7 +198,7 @@ func (p *parser) querySpec() (*selectStmt, *SQLError) {
 }
 
 // topClause parses TOP n | TOP (expr) [PERCENT] [WITH TIES].
-func (p *parser) topClause(top *expr, percent, ties *bool) *SQLError {
+func (p *parser) topClause(top *Expr, percent, ties *bool) *SQLError {
 	var err *SQLError
 	if p.acceptOp("(") {
 		if *top, err = p.expression(); err != nil {
@@ -215,10 +215,10 @@ func (p *parser) topClause(top *expr, percent, ties *bool) *SQLError {
 		}
 		if strings.ContainsAny(t.text, ".eE") {
 			f, _ := strconv.ParseFloat(t.text, 64)
-			*top = &literal{V: f}
+			*top = &Literal{V: f}
 		} else {
 			n, _ := strconv.ParseInt(t.text, 10, 64)
-			*top = &literal{V: n}
+			*top = &Literal{V: n}
 		}
 	}
 	if p.accept("PERCENT") {
@@ -241,7 +241,7 @@ func (p *parser) tableObjectName() ([]string, *SQLError) {
 }
 
 // orderAndOffset parses ORDER BY …, OFFSET n ROWS [FETCH NEXT n ROWS ONLY].
-func (p *parser) orderAndOffset(q *selectStmt) *SQLError {
+func (p *parser) orderAndOffset(q *SelectStmt) *SQLError {
 	if p.peek().is("ORDER") {
 		p.i++
 		if err := p.expect("BY"); err != nil {
@@ -284,14 +284,14 @@ func (p *parser) orderAndOffset(q *selectStmt) *SQLError {
 	return nil
 }
 
-func (p *parser) orderList() ([]orderItem, *SQLError) {
-	var out []orderItem
+func (p *parser) orderList() ([]OrderItem, *SQLError) {
+	var out []OrderItem
 	for {
 		e, err := p.expression()
 		if err != nil {
 			return nil, err
 		}
-		item := orderItem{Expr: e}
+		item := OrderItem{Expr: e}
 		if p.accept("DESC") {
 			item.Desc = true
 		} else {
@@ -304,8 +304,8 @@ func (p *parser) orderList() ([]orderItem, *SQLError) {
 	}
 }
 
-// queryOptions parses the list of OPTION (…) hints (the "(" is next).
-func (p *parser) queryOptions(o *queryOptions) *SQLError {
+// QueryOptions parses the list of OPTION (…) hints (the "(" is next).
+func (p *parser) queryOptions(o *QueryOptions) *SQLError {
 	if err := p.expectOp("("); err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func (p *parser) queryOptions(o *queryOptions) *SQLError {
 			n, err = number()
 			o.MaxRecursion = int(n)
 			if n < 0 || n > 32767 {
-				return sqlErr(310, 15, "The value %d specified for the MAXRECURSION option exceeds the allowed maximum of 32767.", int(n))
+				return NewError(310, 15, "The value %d specified for the MAXRECURSION option exceeds the allowed maximum of 32767.", int(n))
 			}
 		case p.accept("RECOMPILE"):
 			o.Recompile = true
@@ -346,7 +346,7 @@ func (p *parser) queryOptions(o *queryOptions) *SQLError {
 			}
 			if n, err = number(); err == nil {
 				if n < 0 || n > 100 {
-					return sqlErr(102, 15, "Incorrect syntax near '%s'.", name)
+					return NewError(102, 15, "Incorrect syntax near '%s'.", name)
 				}
 				if name == "MIN_GRANT_PERCENT" {
 					o.MinGrant = n
@@ -375,9 +375,9 @@ func (p *parser) queryOptions(o *queryOptions) *SQLError {
 // (https://learn.microsoft.com/en-us/sql/t-sql/queries/select-group-by-transact-sql):
 // every element yields a list of grouping sets, and the elements combine
 // as a cross product.
-func (p *parser) groupBy(s *selectStmt) *SQLError {
+func (p *parser) groupBy(s *SelectStmt) *SQLError {
 	keys := map[string]int{}
-	index := func(e expr) int {
+	index := func(e Expr) int {
 		k := exprKey(e)
 		if i, ok := keys[k]; ok {
 			return i
@@ -419,7 +419,7 @@ func (p *parser) groupBy(s *selectStmt) *SQLError {
 }
 
 // groupElement parses one GROUP BY element into its grouping sets.
-func (p *parser) groupElement(index func(expr) int) ([][]int, string, *SQLError) {
+func (p *parser) groupElement(index func(Expr) int) ([][]int, string, *SQLError) {
 	switch {
 	case p.peek().is("ROLLUP") && p.peekAt(1).isOp("("), p.peek().is("CUBE") && p.peekAt(1).isOp("("):
 		kind := p.next().kw()
@@ -512,7 +512,7 @@ func (p *parser) isCompositeGroup() bool {
 }
 
 // groupParts reads "a, (b, c), d)" as a list of column groups.
-func (p *parser) groupParts(index func(expr) int) ([][]int, *SQLError) {
+func (p *parser) groupParts(index func(Expr) int) ([][]int, *SQLError) {
 	var parts [][]int
 	for {
 		if p.peek().isOp("(") && p.isCompositeGroup() {
@@ -547,12 +547,12 @@ func (p *parser) groupParts(index func(expr) int) ([][]int, *SQLError) {
 }
 
 // overClause parses OVER ([PARTITION BY …] [ORDER BY …] [ROWS|RANGE …]).
-func (p *parser) overClause(f *funcCall) (expr, *SQLError) {
+func (p *parser) overClause(f *FuncCall) (Expr, *SQLError) {
 	p.i++ // OVER
 	if err := p.expectOp("("); err != nil {
 		return nil, err
 	}
-	w := &windowExpr{F: f}
+	w := &WindowExpr{F: f}
 	if p.accept("PARTITION") {
 		if err := p.expect("BY"); err != nil {
 			return nil, err
@@ -596,13 +596,13 @@ func (p *parser) overClause(f *funcCall) (expr, *SQLError) {
 			if fr.Start, err = p.frameBound(); err != nil {
 				return nil, err
 			}
-			fr.End = frameBound{Kind: 0}
+			fr.End = FrameBound{Kind: 0}
 		}
 		if !fr.Rows && (fr.Start.Kind == -1 || fr.Start.Kind == 1 || fr.End.Kind == -1 || fr.End.Kind == 1) {
-			return nil, sqlErr(4194, 16, "RANGE is only supported with UNBOUNDED and CURRENT ROW window frame delimiters.")
+			return nil, NewError(4194, 16, "RANGE is only supported with UNBOUNDED and CURRENT ROW window frame delimiters.")
 		}
 		if len(w.OrderBy) == 0 {
-			return nil, sqlErr(10756, 15, "Window frame with ROWS or RANGE must have an ORDER BY clause.")
+			return nil, NewError(10756, 15, "Window frame with ROWS or RANGE must have an ORDER BY clause.")
 		}
 		w.Frame = fr
 	}
@@ -612,27 +612,27 @@ func (p *parser) overClause(f *funcCall) (expr, *SQLError) {
 	return w, nil
 }
 
-func (p *parser) frameBound() (frameBound, *SQLError) {
+func (p *parser) frameBound() (FrameBound, *SQLError) {
 	switch {
 	case p.accept("UNBOUNDED"):
 		if p.accept("PRECEDING") {
-			return frameBound{Kind: -2}, nil
+			return FrameBound{Kind: -2}, nil
 		}
 		if p.accept("FOLLOWING") {
-			return frameBound{Kind: 2}, nil
+			return FrameBound{Kind: 2}, nil
 		}
 	case p.accept("CURRENT"):
 		if p.accept("ROW") {
-			return frameBound{Kind: 0}, nil
+			return FrameBound{Kind: 0}, nil
 		}
 	case p.peek().kind == tokNumber:
 		n, _ := strconv.ParseInt(p.next().text, 10, 64)
 		if p.accept("PRECEDING") {
-			return frameBound{Kind: -1, N: n}, nil
+			return FrameBound{Kind: -1, N: n}, nil
 		}
 		if p.accept("FOLLOWING") {
-			return frameBound{Kind: 1, N: n}, nil
+			return FrameBound{Kind: 1, N: n}, nil
 		}
 	}
-	return frameBound{}, p.fail()
+	return FrameBound{}, p.fail()
 }

@@ -1,6 +1,4 @@
-package standin
-
-import "strings"
+package sqlfront
 
 // Table DDL the stand-in executes: CREATE TABLE (temporary #tables and
 // permanent tables), DECLARE @t TABLE, DROP TABLE [IF EXISTS] and MERGE
@@ -8,7 +6,7 @@ import "strings"
 // https://learn.microsoft.com/en-us/sql/t-sql/statements/merge-transact-sql).
 
 // createTable parses the rest of CREATE TABLE name (…).
-func (p *parser) createTable() (stmt, *SQLError) {
+func (p *parser) createTable() (Stmt, *SQLError) {
 	name, err := p.multiName()
 	if err != nil {
 		return nil, err
@@ -18,8 +16,8 @@ func (p *parser) createTable() (stmt, *SQLError) {
 
 // columnDefs parses "(col type [NULL|NOT NULL] [PRIMARY KEY] …, [CONSTRAINT
 // n] PRIMARY KEY [CLUSTERED] (cols))".
-func (p *parser) columnDefs(name []string) (*createTableStmt, *SQLError) {
-	s := &createTableStmt{Name: name}
+func (p *parser) columnDefs(name []string) (*CreateTableStmt, *SQLError) {
+	s := &CreateTableStmt{Name: name}
 	if err := p.expectOp("("); err != nil {
 		return nil, err
 	}
@@ -76,16 +74,16 @@ func (p *parser) columnDefs(name []string) (*createTableStmt, *SQLError) {
 	return s, nil
 }
 
-func (p *parser) columnDef() (columnDef, *SQLError) {
+func (p *parser) columnDef() (ColumnDef, *SQLError) {
 	name, err := p.ident()
 	if err != nil {
-		return columnDef{}, err
+		return ColumnDef{}, err
 	}
 	typ, err := p.typeName()
 	if err != nil {
-		return columnDef{}, err
+		return ColumnDef{}, err
 	}
-	c := columnDef{Name: name, Type: typ}
+	c := ColumnDef{Name: name, Type: typ}
 	for {
 		switch {
 		case p.peek().is("NOT") && p.peekAt(1).is("NULL"):
@@ -125,8 +123,8 @@ func (p *parser) columnDef() (columnDef, *SQLError) {
 }
 
 // dropTable parses the rest of DROP TABLE [IF EXISTS] name [, name].
-func (p *parser) dropTable() (stmt, *SQLError) {
-	s := &dropTableStmt{}
+func (p *parser) dropTable() (Stmt, *SQLError) {
+	s := &DropTableStmt{}
 	if p.peek().is("IF") && p.peekAt(1).is("EXISTS") {
 		p.i += 2
 		s.IfExists = true
@@ -145,14 +143,14 @@ func (p *parser) dropTable() (stmt, *SQLError) {
 
 // mergeStatement parses MERGE [INTO] target [AS a] USING source ON cond
 // WHEN [NOT] MATCHED [BY TARGET|SOURCE] [AND cond] THEN action … ;
-func (p *parser) mergeStatement() (stmt, *SQLError) {
+func (p *parser) mergeStatement() (Stmt, *SQLError) {
 	p.i++
 	p.accept("INTO")
 	name, err := p.tableObjectName()
 	if err != nil {
 		return nil, err
 	}
-	s := &mergeStmt{Target: name}
+	s := &MergeStmt{Target: name}
 	if s.Alias, err = p.alias(); err != nil {
 		return nil, err
 	}
@@ -180,13 +178,13 @@ func (p *parser) mergeStatement() (stmt, *SQLError) {
 	}
 	if !p.peek().isOp(";") {
 		// MERGE must be terminated by a semicolon (Msg 10713)
-		return nil, sqlErr(10713, 15, "A MERGE statement must be terminated by a semi-colon (;).")
+		return nil, NewError(10713, 15, "A MERGE statement must be terminated by a semi-colon (;).")
 	}
 	return s, nil
 }
 
-func (p *parser) mergeClause() (mergeClause, *SQLError) {
-	var c mergeClause
+func (p *parser) mergeClause() (MergeClause, *SQLError) {
+	var c MergeClause
 	var err *SQLError
 	if p.accept("MATCHED") {
 		c.Matched = true
@@ -270,12 +268,7 @@ func (p *parser) mergeClause() (mergeClause, *SQLError) {
 		return c, p.fail()
 	}
 	if c.Matched && c.Action == "INSERT" || !c.Matched && !c.BySource && c.Action != "INSERT" {
-		return c, sqlErr(10711, 15, "An action of type '%s' is not allowed in the 'WHEN %s' clause of a MERGE statement.", c.Action, map[bool]string{true: "MATCHED", false: "NOT MATCHED"}[c.Matched])
+		return c, NewError(10711, 15, "An action of type '%s' is not allowed in the 'WHEN %s' clause of a MERGE statement.", c.Action, map[bool]string{true: "MATCHED", false: "NOT MATCHED"}[c.Matched])
 	}
 	return c, nil
-}
-
-// isTempName tells a #temp table name.
-func isTempName(parts []string) bool {
-	return len(parts) == 1 && strings.HasPrefix(parts[0], "#")
 }

@@ -1,4 +1,4 @@
-package standin
+package sqlfront
 
 import (
 	"os"
@@ -76,7 +76,7 @@ func TestParseAccepts(t *testing.T) {
 		"set textsize 2147483647 set quoted_identifier on set arithabort off set numeric_roundabort off set ansi_warnings on set ansi_padding on set ansi_nulls on set concat_null_yields_null on set cursor_close_on_commit off set implicit_transactions off set language us_english set dateformat mdy set datefirst 7 set transaction isolation level read committed",
 		"IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = 'x') DROP EVENT SESSION x ON SERVER",
 	} {
-		if _, err := parseBatch(src); err != nil {
+		if _, err := ParseBatch(src); err != nil {
 			t.Errorf("%s: %v", src, err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestParseErrors(t *testing.T) {
 		{"CREATE EVENT SESSION s ON SERVER ADD EVENT sqlserver.lock_acquired(WHERE session_id !< 1)", 25712, "An invalid comparison operator was specified for an event predicate."},
 		{"ALTER EVENT SESSION s ON SERVER STATE = PAUSE", 102, "Incorrect syntax near 'PAUSE'."},
 	} {
-		_, err := parseBatch(tc.src)
+		_, err := ParseBatch(tc.src)
 		if err == nil {
 			t.Errorf("%s: accepted", tc.src)
 			continue
@@ -112,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseSeeds(t *testing.T) {
-	files, _ := filepath.Glob("testdata/seeds/*.sql")
+	files, _ := filepath.Glob("../testdata/seeds/*.sql")
 	if len(files) == 0 {
 		t.Fatal("no seed files")
 	}
@@ -121,7 +121,7 @@ func TestParseSeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmts, perr := parseBatch(string(b))
+		stmts, perr := ParseBatch(string(b))
 		if perr != nil {
 			t.Fatalf("%s: %v", f, perr)
 		}
@@ -132,18 +132,18 @@ func TestParseSeeds(t *testing.T) {
 }
 
 func TestNormalizeSQL(t *testing.T) {
-	a := normalizeSQL("select  OrderID , CustomerID -- c\n FROM dbo.Orders WHERE Amount > 2500;")
-	b := normalizeSQL("SELECT orderid, customerid FROM [dbo].[Orders] /* x */ WHERE Amount>2500")
+	a := NormalizeSQL("select  OrderID , CustomerID -- c\n FROM dbo.Orders WHERE Amount > 2500;")
+	b := NormalizeSQL("SELECT orderid, customerid FROM [dbo].[Orders] /* x */ WHERE Amount>2500")
 	if a != b {
 		t.Fatalf("%q != %q", a, b)
 	}
-	if normalizeSQL("SELECT 'a'") == normalizeSQL("SELECT 'A'") {
+	if NormalizeSQL("SELECT 'a'") == NormalizeSQL("SELECT 'A'") {
 		t.Fatal("literals must keep their case")
 	}
 }
 
 func FuzzParseBatch(f *testing.F) {
-	files, _ := filepath.Glob("testdata/seeds/*.sql")
+	files, _ := filepath.Glob("../testdata/seeds/*.sql")
 	for _, file := range files {
 		b, _ := os.ReadFile(file)
 		for _, stmt := range strings.Split(string(b), ";") {
@@ -152,7 +152,7 @@ func FuzzParseBatch(f *testing.F) {
 	}
 	f.Add("SELECT N'x''y' /* /* */ */")
 	f.Fuzz(func(t *testing.T, src string) {
-		stmts, err := parseBatch(src)
+		stmts, err := ParseBatch(src)
 		if err != nil {
 			if err.Number == 0 || err.Message == "" {
 				t.Fatalf("error without number/message: %+v", err)
@@ -160,25 +160,5 @@ func FuzzParseBatch(f *testing.F) {
 			return
 		}
 		_ = stmts
-	})
-}
-
-// FuzzExecute runs arbitrary batches through the engine: it must answer
-// with rows or a SQL Server error, never panic.
-func FuzzExecute(f *testing.F) {
-	files, _ := filepath.Glob("testdata/seeds/*.sql")
-	for _, file := range files {
-		b, _ := os.ReadFile(file)
-		for _, stmt := range strings.Split(string(b), ";") {
-			f.Add(stmt)
-		}
-	}
-	srv := New(Options{})
-	c := session(f, srv, 51)
-	f.Fuzz(func(t *testing.T, src string) {
-		if strings.Contains(strings.ToUpper(src), "WAITFOR") {
-			return
-		}
-		_, _ = run(c, src)
 	})
 }

@@ -1,4 +1,4 @@
-package standin
+package xevents
 
 import "strings"
 
@@ -9,14 +9,14 @@ import "strings"
 // docs/design/event-fields.md; columns that document marks [U] (unverified) are only
 // emitted when Options.GuessedColumns is set.
 
-type xeEventDef struct {
-	pkg    string
-	fields []string // data columns usable in predicates
+type EventDef struct {
+	Pkg    string
+	Fields []string // data columns usable in predicates
 	custom []string // customizable attributes (SET …)
-	fires  bool     // false: accepted in DDL but the stand-in never emits it
+	Fires  bool     // false: accepted in DDL but the stand-in never emits it
 }
 
-var xeEvents = map[string]xeEventDef{
+var Events = map[string]EventDef{
 	"sql_batch_starting":               {"sqlserver", []string{"batch_text"}, []string{"collect_batch_text"}, true},
 	"sql_batch_completed":              {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "row_count", "result", "batch_text"}, []string{"collect_batch_text"}, true},
 	"sql_statement_starting":           {"sqlserver", []string{"line_number", "offset", "offset_end", "statement"}, []string{"collect_statement"}, true},
@@ -83,9 +83,9 @@ var xeEvents = map[string]xeEventDef{
 var lockFields = []string{"resource_type", "mode", "owner_type", "transaction_id", "database_id", "lockspace_workspace_id", "lockspace_sub_id", "lockspace_nest_id", "resource_0", "resource_1", "resource_2", "object_id", "associated_object_id", "duration", "resource_description", "database_name"}
 var latchFields = []string{"address", "mode", "class", "database_id", "file_id", "page_id", "page_type_id", "has_waiters", "duration"}
 
-// xeActions are the global fields (actions) and their packages; the same
+// Actions are the global fields (actions) and their packages; the same
 // names serve as predicate sources.
-var xeActions = map[string]string{
+var Actions = map[string]string{
 	"session_id": "sqlserver", "request_id": "sqlserver", "database_id": "sqlserver", "database_name": "sqlserver",
 	"sql_text": "sqlserver", "plan_handle": "sqlserver", "transaction_id": "sqlserver", "query_hash": "sqlserver",
 	"query_plan_hash": "sqlserver", "query_hash_signed": "sqlserver", "query_plan_hash_signed": "sqlserver",
@@ -98,18 +98,18 @@ var xeActions = map[string]string{
 }
 
 // lookupEvent resolves an event name; pkg may be empty (bare name).
-func lookupEvent(pkg, name string) (xeEventDef, string, bool) {
-	d, ok := xeEvents[strings.ToLower(name)]
+func lookupEvent(pkg, name string) (EventDef, string, bool) {
+	d, ok := Events[strings.ToLower(name)]
 	if !ok {
 		return d, "", false
 	}
-	if pkg != "" && !strings.EqualFold(pkg, d.pkg) {
+	if pkg != "" && !strings.EqualFold(pkg, d.Pkg) {
 		return d, "", false
 	}
 	return d, strings.ToLower(name), true
 }
 
-func hasString(list []string, s string) bool {
+func HasString(list []string, s string) bool {
 	for _, x := range list {
 		if strings.EqualFold(x, s) {
 			return true
@@ -121,60 +121,60 @@ func hasString(list []string, s string) bool {
 // Map values (sys.dm_xe_map_values). Keys are those of SQL Server 2017
 // 14.0.3192.2 where a real source gave them (docs/design/event-fields.md §2); texts are
 // what clients must resolve by, because keys move between builds.
-type xeMapEntry struct {
-	key  int
-	text string
+type MapEntry struct {
+	Key  int
+	Text string
 }
 
-type xeMap struct {
-	name, pkg string
-	entries   []xeMapEntry
+type Map struct {
+	Name, Pkg string
+	Entries   []MapEntry
 }
 
-var xeMaps = []xeMap{
+var Maps = []Map{
 	{"lock_mode", "sqlserver", seq("NL", "SCH_S", "SCH_M", "S", "U", "X", "IS", "IU", "IX", "SIU", "SIX", "UIX", "BU", "RS_S", "RS_U", "RI_NL", "RI_S", "RI_U", "RI_X", "RX_S", "RX_U", "LAST_MODE")},
-	{"lock_resource_type", "sqlserver", []xeMapEntry{{0, "UNKNOWN_LOCK_RESOURCE"}, {1, "NULL_RESOURCE"}, {2, "DATABASE"}, {3, "FILE"}, {5, "OBJECT"}, {6, "PAGE"}, {7, "KEY"}, {8, "EXTENT"}, {9, "RID"}, {10, "APPLICATION"}, {11, "METADATA"}, {12, "HOBT"}, {13, "ALLOCATION_UNIT"}, {14, "OIB"}, {15, "ROWGROUP"}, {16, "XACT"}, {17, "LAST_RESOURCE"}}},
-	{"lock_owner_type", "sqlserver", []xeMapEntry{{1, "Transaction"}, {2, "Cursor"}, {3, "Session"}, {4, "SharedXactWorkspace"}, {5, "ExclusiveXactWorkspace"}, {6, "LockConflictNotificationObject"}, {7, "LockTableIterator"}, {8, "Node"}}},
-	{"event_opcode", "sqlos", []xeMapEntry{{0, "Begin"}, {1, "End"}}},
+	{"lock_resource_type", "sqlserver", []MapEntry{{0, "UNKNOWN_LOCK_RESOURCE"}, {1, "NULL_RESOURCE"}, {2, "DATABASE"}, {3, "FILE"}, {5, "OBJECT"}, {6, "PAGE"}, {7, "KEY"}, {8, "EXTENT"}, {9, "RID"}, {10, "APPLICATION"}, {11, "METADATA"}, {12, "HOBT"}, {13, "ALLOCATION_UNIT"}, {14, "OIB"}, {15, "ROWGROUP"}, {16, "XACT"}, {17, "LAST_RESOURCE"}}},
+	{"lock_owner_type", "sqlserver", []MapEntry{{1, "Transaction"}, {2, "Cursor"}, {3, "Session"}, {4, "SharedXactWorkspace"}, {5, "ExclusiveXactWorkspace"}, {6, "LockConflictNotificationObject"}, {7, "LockTableIterator"}, {8, "Node"}}},
+	{"event_opcode", "sqlos", []MapEntry{{0, "Begin"}, {1, "End"}}},
 	{"latch_mode", "sqlserver", seq("NL", "KP", "SH", "UP", "EX", "DT")},
 	{"page_split_operation", "sqlserver", seq("SPLIT_FOR_INSERT", "SPLIT_FOR_GHOST", "SPLIT_FOR_DELETE", "SPLIT_FOR_UPDATE", "SPLIT_FOR_INTERNAL_NODE", "SPLIT_FOR_ROOT_NODE", "SPLIT_EMPTY_BTREE", "SPLIT_FOR_REVERT", "SPLIT_FOR_NEW_PAGE")},
-	{"log_op", "sqlserver", []xeMapEntry{{1, "LOP_FORMAT_PAGE"}, {2, "LOP_INSERT_ROWS"}, {3, "LOP_DELETE_ROWS"}, {4, "LOP_MODIFY_ROW"}, {5, "LOP_MODIFY_HEADER"}, {6, "LOP_MODIFY_COLUMNS"}, {7, "LOP_SET_BITS"}, {10, "LOP_SET_FREE_SPACE"}, {11, "LOP_DELETE_SPLIT"}, {13, "LOP_EXPUNGE_ROWS"}, {18, "LOP_COUNT_DELTA"}, {19, "LOP_ROOT_CHANGE"}, {128, "LOP_BEGIN_XACT"}, {129, "LOP_COMMIT_XACT"}, {130, "LOP_ABORT_XACT"}, {132, "LOP_MARK_SAVEPOINT"}, {137, "LOP_HOBT_DDL"}, {140, "LOP_HOBT_DELTA"}, {141, "LOP_LOCK_XACT"}, {150, "LOP_BEGIN_CKPT"}, {152, "LOP_XACT_CKPT"}, {153, "LOP_END_CKPT"}}},
-	{"log_context", "sqlserver", []xeMapEntry{{0, "LCX_NULL"}, {1, "LCX_HEAP"}, {2, "LCX_CLUSTERED"}, {3, "LCX_INDEX_LEAF"}, {4, "LCX_INDEX_INTERIOR"}, {8, "LCX_GAM"}, {9, "LCX_SGAM"}, {10, "LCX_IAM"}, {11, "LCX_PFS"}, {19, "LCX_MARK_AS_GHOST"}, {20, "LCX_BOOT_PAGE"}}},
-	{"hash_warning_type", "sqlserver", []xeMapEntry{{0, "Recursion"}, {1, "Bailout"}}},
-	{"sort_warning_type", "sqlserver", []xeMapEntry{{1, "Single pass"}, {2, "Multiple pass"}}},
-	{"transaction_state", "sqlserver", []xeMapEntry{{0, "Begin"}, {1, "Commit"}, {2, "Rollback"}, {3, "Savepoint"}}},
-	{"transaction_type", "sqlserver", []xeMapEntry{{0, "User"}, {1, "System"}}},
-	{"statement_result", "sqlserver", []xeMapEntry{{0, "OK"}, {1, "Error"}, {2, "Abort"}}},
-	{"object_type", "sqlserver", []xeMapEntry{{8272, "PROC"}, {20801, "ADHOC"}, {20816, "PREPARED"}}},
-	{"file_io_mode", "sqlserver", []xeMapEntry{{0, "Contiguous"}, {1, "Scatter/Gather"}}},
-	{"error_category", "sqlserver", []xeMapEntry{{2, "SERVER"}}}, // 2 = SERVER seen in real XML (X6); other keys unverified
+	{"log_op", "sqlserver", []MapEntry{{1, "LOP_FORMAT_PAGE"}, {2, "LOP_INSERT_ROWS"}, {3, "LOP_DELETE_ROWS"}, {4, "LOP_MODIFY_ROW"}, {5, "LOP_MODIFY_HEADER"}, {6, "LOP_MODIFY_COLUMNS"}, {7, "LOP_SET_BITS"}, {10, "LOP_SET_FREE_SPACE"}, {11, "LOP_DELETE_SPLIT"}, {13, "LOP_EXPUNGE_ROWS"}, {18, "LOP_COUNT_DELTA"}, {19, "LOP_ROOT_CHANGE"}, {128, "LOP_BEGIN_XACT"}, {129, "LOP_COMMIT_XACT"}, {130, "LOP_ABORT_XACT"}, {132, "LOP_MARK_SAVEPOINT"}, {137, "LOP_HOBT_DDL"}, {140, "LOP_HOBT_DELTA"}, {141, "LOP_LOCK_XACT"}, {150, "LOP_BEGIN_CKPT"}, {152, "LOP_XACT_CKPT"}, {153, "LOP_END_CKPT"}}},
+	{"log_context", "sqlserver", []MapEntry{{0, "LCX_NULL"}, {1, "LCX_HEAP"}, {2, "LCX_CLUSTERED"}, {3, "LCX_INDEX_LEAF"}, {4, "LCX_INDEX_INTERIOR"}, {8, "LCX_GAM"}, {9, "LCX_SGAM"}, {10, "LCX_IAM"}, {11, "LCX_PFS"}, {19, "LCX_MARK_AS_GHOST"}, {20, "LCX_BOOT_PAGE"}}},
+	{"hash_warning_type", "sqlserver", []MapEntry{{0, "Recursion"}, {1, "Bailout"}}},
+	{"sort_warning_type", "sqlserver", []MapEntry{{1, "Single pass"}, {2, "Multiple pass"}}},
+	{"transaction_state", "sqlserver", []MapEntry{{0, "Begin"}, {1, "Commit"}, {2, "Rollback"}, {3, "Savepoint"}}},
+	{"transaction_type", "sqlserver", []MapEntry{{0, "User"}, {1, "System"}}},
+	{"statement_result", "sqlserver", []MapEntry{{0, "OK"}, {1, "Error"}, {2, "Abort"}}},
+	{"object_type", "sqlserver", []MapEntry{{8272, "PROC"}, {20801, "ADHOC"}, {20816, "PREPARED"}}},
+	{"file_io_mode", "sqlserver", []MapEntry{{0, "Contiguous"}, {1, "Scatter/Gather"}}},
+	{"error_category", "sqlserver", []MapEntry{{2, "SERVER"}}}, // 2 = SERVER seen in real XML (X6); other keys unverified
 	{"wait_types", "sqlos", nil}, // filled from wait_types_sql2017.tsv in init
 }
 
-func seq(texts ...string) []xeMapEntry {
-	out := make([]xeMapEntry, len(texts))
+func seq(texts ...string) []MapEntry {
+	out := make([]MapEntry, len(texts))
 	for i, t := range texts {
-		out[i] = xeMapEntry{i, t}
+		out[i] = MapEntry{i, t}
 	}
 	return out
 }
 
 var mapIndex map[string]map[string]int
 
-// mapKey returns the key of text in the named map.
-func mapKey(mapName, text string) int {
+// MapKey returns the key of text in the named map.
+func MapKey(mapName, text string) int {
 	return mapIndex[mapName][text]
 }
 
 func indexMaps() {
 	mapIndex = map[string]map[string]int{}
-	for _, m := range xeMaps {
+	for _, m := range Maps {
 		idx := map[string]int{}
-		for _, e := range m.entries {
-			if _, dup := idx[e.text]; !dup {
-				idx[e.text] = e.key
+		for _, e := range m.Entries {
+			if _, dup := idx[e.Text]; !dup {
+				idx[e.Text] = e.Key
 			}
 		}
-		mapIndex[m.name] = idx
+		mapIndex[m.Name] = idx
 	}
 }

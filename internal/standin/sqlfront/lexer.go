@@ -1,4 +1,4 @@
-package standin
+package sqlfront
 
 import (
 	"strings"
@@ -211,7 +211,7 @@ func lex(src string) ([]token, *SQLError) {
 			start := i
 			end := strings.Index(src[i+2:], "%%")
 			if end < 0 {
-				return nil, errSyntaxNear("%")
+				return nil, ErrSyntaxNear("%")
 			}
 			i += 2 + end + 2
 			out = append(out, token{kind: tokPseudo, text: strings.ToLower(src[start:i]), raw: src[start:i], line: line, pos: start})
@@ -232,7 +232,7 @@ func lex(src string) ([]token, *SQLError) {
 				}
 			}
 			if !strings.ContainsAny(op[:1], "=<>!+-*/%(),.;:&|^~") {
-				return nil, errSyntaxNear(op)
+				return nil, ErrSyntaxNear(op)
 			}
 			i += len(op)
 			out = append(out, token{kind: tokOp, text: op, raw: op, line: line, pos: start})
@@ -254,10 +254,10 @@ func isIdentChar(r rune) bool {
 	return r == '_' || r == '#' || r == '$' || r == '@' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// normalizeSQL reduces a statement to its token sequence with keywords and
+// NormalizeSQL reduces a statement to its token sequence with keywords and
 // identifiers folded to upper case, so that scenario texts match however the
 // client spaces, comments or cases them. Literals keep their exact value.
-func normalizeSQL(src string) string {
+func NormalizeSQL(src string) string {
 	toks, err := lex(src)
 	if err != nil {
 		return ""

@@ -1,4 +1,4 @@
-package standin
+package sqlfront
 
 import (
 	"strconv"
@@ -36,23 +36,23 @@ func (p *parser) sessionHeader() (string, bool, *SQLError) {
 }
 
 // xeObjectName reads [module_guid.]package.object.
-func (p *parser) xeObjectName() (xeName, *SQLError) {
+func (p *parser) xeObjectName() (XEName, *SQLError) {
 	parts, err := p.multiName()
 	if err != nil {
-		return xeName{}, err
+		return XEName{}, err
 	}
 	switch len(parts) {
 	case 2:
-		return xeName{Package: parts[0], Name: parts[1]}, nil
+		return XEName{Package: parts[0], Name: parts[1]}, nil
 	case 3:
-		return xeName{Package: parts[1], Name: parts[2]}, nil
+		return XEName{Package: parts[1], Name: parts[2]}, nil
 	}
 	// A bare event name is legal T-SQL (the engine searches every package);
 	// keep the package empty and let the catalogue resolve it.
 	if len(parts) == 1 {
-		return xeName{Name: parts[0]}, nil
+		return XEName{Name: parts[0]}, nil
 	}
-	return xeName{}, p.fail()
+	return XEName{}, p.fail()
 }
 
 // xeValue reads number | 'string' | (number) | (N'string').
@@ -73,7 +73,7 @@ func (p *parser) xeValue() (any, *SQLError) {
 	case tokNumber:
 		n, err := strconv.ParseInt(t.text, 10, 64)
 		if err != nil {
-			return nil, errSyntaxNear(t.text)
+			return nil, ErrSyntaxNear(t.text)
 		}
 		if neg {
 			n = -n
@@ -97,8 +97,8 @@ func (p *parser) xeValue() (any, *SQLError) {
 	return nil, p.fail()
 }
 
-func (p *parser) xeSettings() ([]xeSetting, *SQLError) {
-	var out []xeSetting
+func (p *parser) xeSettings() ([]XESetting, *SQLError) {
+	var out []XESetting
 	for {
 		name, err := p.ident()
 		if err != nil {
@@ -111,7 +111,7 @@ func (p *parser) xeSettings() ([]xeSetting, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, xeSetting{Name: strings.ToLower(name), Value: v})
+		out = append(out, XESetting{Name: strings.ToLower(name), Value: v})
 		// settings may be separated by commas; a following SET is also legal
 		if p.acceptOp(",") {
 			if p.accept("SET") {
@@ -130,12 +130,12 @@ func (p *parser) xeSettings() ([]xeSetting, *SQLError) {
 	}
 }
 
-func (p *parser) addEvent() (xeEventSpec, *SQLError) {
+func (p *parser) addEvent() (XEEventSpec, *SQLError) {
 	name, err := p.xeObjectName()
 	if err != nil {
-		return xeEventSpec{}, err
+		return XEEventSpec{}, err
 	}
-	ev := xeEventSpec{Package: name.Package, Name: name.Name}
+	ev := XEEventSpec{Package: name.Package, Name: name.Name}
 	if !p.acceptOp("(") {
 		return ev, nil
 	}
@@ -193,12 +193,12 @@ func (p *parser) sourceBetween(start, end int) string {
 	return strings.Join(parts, " ")
 }
 
-func (p *parser) addTarget() (xeTargetSpec, *SQLError) {
+func (p *parser) addTarget() (XETargetSpec, *SQLError) {
 	name, err := p.xeObjectName()
 	if err != nil {
-		return xeTargetSpec{}, err
+		return XETargetSpec{}, err
 	}
-	t := xeTargetSpec{Package: name.Package, Name: name.Name}
+	t := XETargetSpec{Package: name.Package, Name: name.Name}
 	if p.acceptOp("(") {
 		if err := p.expect("SET"); err != nil {
 			return t, err
@@ -216,7 +216,7 @@ func (p *parser) addTarget() (xeTargetSpec, *SQLError) {
 }
 
 // xePredicate parses the WHERE of an ADD EVENT: AND/OR/NOT over leaves.
-func (p *parser) xePredicate() (xePred, *SQLError) {
+func (p *parser) xePredicate() (XEPred, *SQLError) {
 	l, err := p.xePredAnd()
 	if err != nil {
 		return nil, err
@@ -226,12 +226,12 @@ func (p *parser) xePredicate() (xePred, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		l = &xePredOr{L: l, R: r}
+		l = &XEPredOr{L: l, R: r}
 	}
 	return l, nil
 }
 
-func (p *parser) xePredAnd() (xePred, *SQLError) {
+func (p *parser) xePredAnd() (XEPred, *SQLError) {
 	l, err := p.xePredFactor()
 	if err != nil {
 		return nil, err
@@ -241,18 +241,18 @@ func (p *parser) xePredAnd() (xePred, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		l = &xePredAnd{L: l, R: r}
+		l = &XEPredAnd{L: l, R: r}
 	}
 	return l, nil
 }
 
-func (p *parser) xePredFactor() (xePred, *SQLError) {
+func (p *parser) xePredFactor() (XEPred, *SQLError) {
 	if p.accept("NOT") {
 		f, err := p.xePredFactor()
 		if err != nil {
 			return nil, err
 		}
-		return &xePredNot{P: f}, nil
+		return &XEPredNot{P: f}, nil
 	}
 	if p.acceptOp("(") {
 		e, err := p.xePredicate()
@@ -285,13 +285,13 @@ func (p *parser) xePredFactor() (xePred, *SQLError) {
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
 		}
-		op, ok := comparatorOp(cmp) // safety.go
+		op, ok := comparatorOp(cmp)
 		if !ok {
-			return nil, errXEObjectInvalid("predicate comparator", cmp)
+			return nil, ErrXEObjectInvalid("predicate comparator", cmp)
 		}
-		return &xePredLeaf{Source: predSource(src), Op: op, Value: v, Comparator: cmp}, nil
+		return &XEPredLeaf{Source: predSource(src), Op: op, Value: v, Comparator: cmp}, nil
 	}
-	leaf := &xePredLeaf{Source: predSource(name)}
+	leaf := &XEPredLeaf{Source: predSource(name)}
 	t := p.peek()
 	switch {
 	case t.kind == tokOp && (t.text == "=" || t.text == "<>" || t.text == "!=" || t.text == "<" || t.text == ">" || t.text == "<=" || t.text == ">="):
@@ -336,22 +336,22 @@ var comparatorOps = map[string]string{
 	"not_equal_i_sql_unicode_string": "<>",
 }
 
-func predSource(parts []string) xeName {
+func predSource(parts []string) XEName {
 	switch len(parts) {
 	case 1:
-		return xeName{Name: strings.ToLower(parts[0])}
+		return XEName{Name: strings.ToLower(parts[0])}
 	case 2:
-		return xeName{Package: strings.ToLower(parts[0]), Name: strings.ToLower(parts[1])}
+		return XEName{Package: strings.ToLower(parts[0]), Name: strings.ToLower(parts[1])}
 	}
-	return xeName{Package: strings.ToLower(parts[len(parts)-2]), Name: strings.ToLower(parts[len(parts)-1])}
+	return XEName{Package: strings.ToLower(parts[len(parts)-2]), Name: strings.ToLower(parts[len(parts)-1])}
 }
 
 // sessionOptions parses WITH ( option = value [, …] ).
-func (p *parser) sessionOptions() ([]xeOption, *SQLError) {
+func (p *parser) sessionOptions() ([]XEOption, *SQLError) {
 	if err := p.expectOp("("); err != nil {
 		return nil, err
 	}
-	var out []xeOption
+	var out []XEOption
 	for {
 		t := p.next()
 		if t.kind != tokIdent {
@@ -362,13 +362,13 @@ func (p *parser) sessionOptions() ([]xeOption, *SQLError) {
 		if err := p.expectOp("="); err != nil {
 			return nil, err
 		}
-		opt := xeOption{Name: name}
+		opt := XEOption{Name: name}
 		v := p.next()
 		switch v.kind {
 		case tokNumber:
 			n, err := strconv.ParseInt(v.text, 10, 64)
 			if err != nil {
-				return nil, errXEOptionInvalid(name)
+				return nil, ErrXEOptionInvalid(name)
 			}
 			opt.Num = n
 			if u := p.peek(); u.kind == tokIdent && !u.isOp(",") && !asciiEqualFold(u.text, "") {
@@ -395,12 +395,12 @@ func (p *parser) sessionOptions() ([]xeOption, *SQLError) {
 	return out, nil
 }
 
-func (p *parser) createEventSession() (stmt, *SQLError) {
+func (p *parser) createEventSession() (Stmt, *SQLError) {
 	name, db, err := p.sessionHeader()
 	if err != nil {
 		return nil, err
 	}
-	s := &createEventSessionStmt{Name: name, Database: db}
+	s := &CreateEventSessionStmt{Name: name, Database: db}
 	for {
 		if p.accept("ADD") {
 			switch {
@@ -444,12 +444,12 @@ func (p *parser) createEventSession() (stmt, *SQLError) {
 	return s, nil
 }
 
-func (p *parser) alterEventSession() (stmt, *SQLError) {
+func (p *parser) alterEventSession() (Stmt, *SQLError) {
 	name, db, err := p.sessionHeader()
 	if err != nil {
 		return nil, err
 	}
-	s := &alterEventSessionStmt{Name: name, Database: db}
+	s := &AlterEventSessionStmt{Name: name, Database: db}
 	if p.accept("STATE") {
 		if err := p.expectOp("="); err != nil {
 			return nil, err
@@ -520,10 +520,32 @@ func (p *parser) alterEventSession() (stmt, *SQLError) {
 	}
 }
 
-func (p *parser) dropEventSession() (stmt, *SQLError) {
+func (p *parser) dropEventSession() (Stmt, *SQLError) {
 	name, db, err := p.sessionHeader()
 	if err != nil {
 		return nil, err
 	}
-	return &dropEventSessionStmt{Name: name, Database: db}, nil
+	return &DropEventSessionStmt{Name: name, Database: db}, nil
+}
+
+// comparatorOp resolves a predicate comparator named with its package
+// (pred_compare objects of sys.dm_xe_objects): the *_i_sql_* comparators are
+// in package sqlserver, e.g. sqlserver.like_i_sql_unicode_string, the form
+// CREATE EVENT SESSION documents
+// (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql);
+// the others in package0. An unqualified name resolves too.
+func comparatorOp(name string) (string, bool) {
+	pkg, short, qualified := strings.Cut(name, ".")
+	if !qualified {
+		short, pkg = pkg, ""
+	}
+	op, ok := comparatorOps[short]
+	if !ok {
+		return "", false
+	}
+	want := "package0"
+	if strings.Contains(short, "_i_sql_") {
+		want = "sqlserver"
+	}
+	return op, pkg == "" || pkg == want
 }

@@ -1,4 +1,4 @@
-package standin
+package sqlfront
 
 import (
 	"encoding/hex"
@@ -32,26 +32,26 @@ type parser struct {
 	depth int // expressions being parsed, bounded by maxNesting
 }
 
-// parseBatch parses a whole batch into statements.
-func parseBatch(src string) ([]stmt, *SQLError) {
-	stmts, _, err := parseBatchSpans(src)
+// ParseBatch parses a whole batch into statements.
+func ParseBatch(src string) ([]Stmt, *SQLError) {
+	stmts, _, err := ParseBatchSpans(src)
 	return stmts, err
 }
 
-// stmtSpan locates a statement in its batch (byte offsets, 1-based line),
+// StmtSpan locates a statement in its batch (byte offsets, 1-based line),
 // for the statement-level XE events.
-type stmtSpan struct {
-	start, end, line int
+type StmtSpan struct {
+	Start, End, Line int
 }
 
-func parseBatchSpans(src string) ([]stmt, []stmtSpan, *SQLError) {
+func ParseBatchSpans(src string) ([]Stmt, []StmtSpan, *SQLError) {
 	toks, err := lex(src)
 	if err != nil {
 		return nil, nil, err
 	}
 	p := &parser{toks: toks}
-	var out []stmt
-	var spans []stmtSpan
+	var out []Stmt
+	var spans []StmtSpan
 	for {
 		for p.peek().isOp(";") {
 			p.i++
@@ -69,7 +69,7 @@ func parseBatchSpans(src string) ([]stmt, []stmtSpan, *SQLError) {
 		}
 		last := p.toks[p.i-1]
 		out = append(out, s)
-		spans = append(spans, stmtSpan{start: first.pos, end: last.pos + len(last.raw), line: first.line})
+		spans = append(spans, StmtSpan{Start: first.pos, End: last.pos + len(last.raw), Line: first.line})
 	}
 }
 
@@ -101,12 +101,12 @@ func (p *parser) fail() *SQLError {
 		if prev.kind == tokIdent && reserved[prev.kw()] {
 			e = errSyntaxNearKeyword(prev.kw())
 		} else {
-			e = errSyntaxNear(prev.display())
+			e = ErrSyntaxNear(prev.display())
 		}
 	case t.kind == tokIdent && reserved[t.kw()]:
 		e = errSyntaxNearKeyword(t.kw())
 	default:
-		e = errSyntaxNear(t.display())
+		e = ErrSyntaxNear(t.display())
 	}
 	e.Line = int32(t.line)
 	return e
@@ -176,7 +176,7 @@ func (p *parser) multiName() ([]string, *SQLError) {
 }
 
 // statement parses one statement, dispatching on its first keyword.
-func (p *parser) statement() (stmt, *SQLError) {
+func (p *parser) statement() (Stmt, *SQLError) {
 	t := p.peek()
 	if t.kind != tokIdent {
 		if t.isOp("(") && p.parenthesisedQuery() {
@@ -199,7 +199,7 @@ func (p *parser) statement() (stmt, *SQLError) {
 		return p.deleteStatement()
 	case "BEGIN":
 		return p.beginStatement()
-	case "SAVE": // SAVE TRAN[SACTION] savepoint (savepoint.go)
+	case "SAVE": // SAVE TRAN[SACTION] savepoint
 		return p.saveTranStatement()
 	case "COMMIT", "ROLLBACK":
 		return p.endTranStatement(t)
@@ -218,7 +218,7 @@ func (p *parser) statement() (stmt, *SQLError) {
 		if p.peek().kind == tokNumber {
 			p.i++ // CHECKPOINT duration
 		}
-		return &checkpointStmt{}, nil
+		return &CheckpointStmt{}, nil
 	case "DBCC":
 		return p.dbccStatement()
 	case "USE":
@@ -227,15 +227,15 @@ func (p *parser) statement() (stmt, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return &useStmt{DB: db}, nil
+		return &UseStmt{DB: db}, nil
 	case "WAITFOR":
 		return p.waitforStatement()
 	case "EXEC", "EXECUTE":
 		return p.execStatement()
 	case "KILL":
-		return p.killStatement() // safety.go
+		return p.killStatement() // parse_admin.go
 	case "RECEIVE", "SEND":
-		return p.brokerStatement() // safety.go
+		return p.brokerStatement() // parse_admin.go
 	case "END":
 		if p.peekAt(1).is("CONVERSATION") {
 			return p.brokerStatement()
@@ -246,7 +246,7 @@ func (p *parser) statement() (stmt, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return &printStmt{Expr: e}, nil
+		return &PrintStmt{Expr: e}, nil
 	case "CREATE":
 		if p.peekAt(1).is("EVENT") {
 			return p.createEventSession()
@@ -272,7 +272,7 @@ func (p *parser) statement() (stmt, *SQLError) {
 }
 
 // truncateStatement parses TRUNCATE TABLE name.
-func (p *parser) truncateStatement() (stmt, *SQLError) {
+func (p *parser) truncateStatement() (Stmt, *SQLError) {
 	p.i++
 	if err := p.expect("TABLE"); err != nil {
 		return nil, err
@@ -281,12 +281,12 @@ func (p *parser) truncateStatement() (stmt, *SQLError) {
 	if err != nil {
 		return nil, err
 	}
-	return &truncateStmt{Table: name}, nil
+	return &TruncateStmt{Table: name}, nil
 }
 
 // beginStatement parses BEGIN TRAN[SACTION] [name] and BEGIN … END blocks;
 // BEGIN TRY and BEGIN DISTRIBUTED are syntax errors here.
-func (p *parser) beginStatement() (stmt, *SQLError) {
+func (p *parser) beginStatement() (Stmt, *SQLError) {
 	p.i++
 	if p.accept("TRAN") || p.accept("TRANSACTION") {
 		name := ""
@@ -294,12 +294,12 @@ func (p *parser) beginStatement() (stmt, *SQLError) {
 			name = nt.text
 			p.i++
 		}
-		return &beginTranStmt{Name: name}, nil
+		return &BeginTranStmt{Name: name}, nil
 	}
 	if p.peek().is("TRY") || p.peek().is("DISTRIBUTED") {
 		return nil, p.fail()
 	}
-	var block blockStmt
+	var block BlockStmt
 	for !p.peek().is("END") {
 		if p.peek().kind == tokEOF {
 			return nil, p.fail()
@@ -317,8 +317,8 @@ func (p *parser) beginStatement() (stmt, *SQLError) {
 	return &block, nil
 }
 
-// saveTranStatement parses SAVE TRAN[SACTION] savepoint (savepoint.go).
-func (p *parser) saveTranStatement() (stmt, *SQLError) {
+// saveTranStatement parses SAVE TRAN[SACTION] savepoint (run by internal/standin/savepoint.go).
+func (p *parser) saveTranStatement() (Stmt, *SQLError) {
 	p.i++
 	if !p.accept("TRAN") && !p.accept("TRANSACTION") {
 		return nil, p.fail()
@@ -328,12 +328,12 @@ func (p *parser) saveTranStatement() (stmt, *SQLError) {
 		return nil, p.fail()
 	}
 	p.i++
-	return &saveTranStmt{Name: nt.text}, nil
+	return &SaveTranStmt{Name: nt.text}, nil
 }
 
 // endTranStatement parses COMMIT and ROLLBACK [TRAN[SACTION] | WORK] [name];
 // t is the COMMIT or ROLLBACK keyword.
-func (p *parser) endTranStatement(t token) (stmt, *SQLError) {
+func (p *parser) endTranStatement(t token) (Stmt, *SQLError) {
 	p.i++
 	if !(p.accept("TRAN") || p.accept("TRANSACTION")) {
 		p.accept("WORK")
@@ -344,14 +344,14 @@ func (p *parser) endTranStatement(t token) (stmt, *SQLError) {
 		p.i++
 	}
 	if asciiEqualFold(t.text, "COMMIT") {
-		return &commitStmt{Name: name}, nil
+		return &CommitStmt{Name: name}, nil
 	}
-	return &rollbackStmt{Name: name}, nil
+	return &RollbackStmt{Name: name}, nil
 }
 
 // whileStatement parses WHILE cond statement, counting loop depth so that
 // BREAK and CONTINUE know whether they are inside one.
-func (p *parser) whileStatement() (stmt, *SQLError) {
+func (p *parser) whileStatement() (Stmt, *SQLError) {
 	p.i++
 	cond, err := p.expression()
 	if err != nil {
@@ -363,24 +363,24 @@ func (p *parser) whileStatement() (stmt, *SQLError) {
 	if err != nil {
 		return nil, err
 	}
-	return &whileStmt{Cond: cond, Body: body}, nil
+	return &WhileStmt{Cond: cond, Body: body}, nil
 }
 
 // loopControlStatement parses BREAK and CONTINUE (t), Msg 135/136 outside
 // a WHILE.
-func (p *parser) loopControlStatement(t token) (stmt, *SQLError) {
+func (p *parser) loopControlStatement(t token) (Stmt, *SQLError) {
 	p.i++
 	if p.loops == 0 {
 		if asciiEqualFold(t.text, "BREAK") {
-			return nil, sqlErr(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
+			return nil, NewError(135, 15, "Cannot use a BREAK statement outside the scope of a WHILE statement.")
 		}
-		return nil, sqlErr(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
+		return nil, NewError(136, 15, "Cannot use a CONTINUE statement outside the scope of a WHILE statement.")
 	}
-	return &loopControlStmt{Break: asciiEqualFold(t.text, "BREAK")}, nil
+	return &LoopControlStmt{Break: asciiEqualFold(t.text, "BREAK")}, nil
 }
 
 // ifStatement parses IF cond statement [ELSE statement].
-func (p *parser) ifStatement() (stmt, *SQLError) {
+func (p *parser) ifStatement() (Stmt, *SQLError) {
 	p.i++
 	cond, err := p.expression()
 	if err != nil {
@@ -390,7 +390,7 @@ func (p *parser) ifStatement() (stmt, *SQLError) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ifStmt{Cond: cond, Then: then}
+	s := &IfStmt{Cond: cond, Then: then}
 	p.acceptOp(";")
 	if p.accept("ELSE") {
 		if s.Else, err = p.statement(); err != nil {
@@ -401,10 +401,10 @@ func (p *parser) ifStatement() (stmt, *SQLError) {
 }
 
 // waitforStatement parses WAITFOR DELAY 'time'; WAITFOR (RECEIVE …) is
-// Service Broker's (safety.go).
-func (p *parser) waitforStatement() (stmt, *SQLError) {
+// Service Broker's (parse_admin.go).
+func (p *parser) waitforStatement() (Stmt, *SQLError) {
 	if p.peekAt(1).isOp("(") {
-		return p.brokerStatement() // WAITFOR (RECEIVE …), safety.go
+		return p.brokerStatement() // WAITFOR (RECEIVE …), parse_admin.go
 	}
 	p.i++
 	if err := p.expect("DELAY"); err != nil {
@@ -415,17 +415,17 @@ func (p *parser) waitforStatement() (stmt, *SQLError) {
 		p.i--
 		return nil, p.fail()
 	}
-	return &waitforStmt{Delay: d.text}, nil
+	return &WaitforStmt{Delay: d.text}, nil
 }
 
 // execStatement parses EXEC[UTE] proc [@name =] arg, ….
-func (p *parser) execStatement() (stmt, *SQLError) {
+func (p *parser) execStatement() (Stmt, *SQLError) {
 	p.i++
 	name, err := p.multiName()
 	if err != nil {
 		return nil, err
 	}
-	s := &execStmt{Proc: name}
+	s := &ExecStmt{Proc: name}
 	for p.peek().kind != tokEOF && !p.peek().isOp(";") && !p.startsStatement() {
 		if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
 			p.i += 2
@@ -467,15 +467,15 @@ func (p *parser) failAt(i int) *SQLError {
 	return e
 }
 
-func (p *parser) selectItem() (selectItem, *SQLError) {
+func (p *parser) selectItem() (SelectItem, *SQLError) {
 	if p.acceptOp("*") {
-		return selectItem{Star: true}, nil
+		return SelectItem{Star: true}, nil
 	}
 	// alias.* form
 	if (p.peek().kind == tokIdent || p.peek().kind == tokQuoted) && p.peekAt(1).isOp(".") && p.peekAt(2).isOp("*") {
 		q := p.next().text
 		p.i += 2
-		return selectItem{Star: true, StarQual: q}, nil
+		return SelectItem{Star: true, StarQual: q}, nil
 	}
 	// alias = expr form
 	if (p.peek().kind == tokQuoted || p.peek().kind == tokIdent && !reserved[p.peek().kw()]) && p.peekAt(1).isOp("=") {
@@ -483,15 +483,15 @@ func (p *parser) selectItem() (selectItem, *SQLError) {
 		p.i++
 		e, err := p.expression()
 		if err != nil {
-			return selectItem{}, err
+			return SelectItem{}, err
 		}
-		return selectItem{Expr: e, Alias: alias}, nil
+		return SelectItem{Expr: e, Alias: alias}, nil
 	}
 	e, err := p.expression()
 	if err != nil {
-		return selectItem{}, err
+		return SelectItem{}, err
 	}
-	item := selectItem{Expr: e}
+	item := SelectItem{Expr: e}
 	if p.accept("AS") {
 		t := p.next()
 		if t.kind != tokIdent && t.kind != tokQuoted && t.kind != tokString {
@@ -506,7 +506,7 @@ func (p *parser) selectItem() (selectItem, *SQLError) {
 	return item, nil
 }
 
-func (p *parser) tableSources() (tableRef, *SQLError) {
+func (p *parser) tableSources() (TableRef, *SQLError) {
 	left, err := p.tableSource()
 	if err != nil {
 		return nil, err
@@ -518,7 +518,7 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: "CROSS"}
+			left = &JoinRef{Left: left, Right: right, Kind: "CROSS"}
 		case p.peek().is("JOIN") || p.peek().is("INNER") || isJoinHint(p.peek()) && p.peekAt(1).is("JOIN"):
 			p.accept("INNER")
 			hint := p.joinHint()
@@ -536,7 +536,7 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: "INNER", On: on, Hint: hint}
+			left = &JoinRef{Left: left, Right: right, Kind: "INNER", On: on, Hint: hint}
 		case p.peek().is("LEFT") || p.peek().is("RIGHT") || p.peek().is("FULL"):
 			kind := p.next().kw()
 			p.accept("OUTER")
@@ -555,7 +555,7 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: kind, On: on, Hint: hint}
+			left = &JoinRef{Left: left, Right: right, Kind: kind, On: on, Hint: hint}
 		case p.peek().is("CROSS"):
 			p.i++
 			kind := "CROSS"
@@ -568,14 +568,14 @@ func (p *parser) tableSources() (tableRef, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: kind}
+			left = &JoinRef{Left: left, Right: right, Kind: kind}
 		case p.peek().is("OUTER") && p.peekAt(1).is("APPLY"):
 			p.i += 2
 			right, err := p.tableSource()
 			if err != nil {
 				return nil, err
 			}
-			left = &joinRef{Left: left, Right: right, Kind: "OUTER APPLY"}
+			left = &JoinRef{Left: left, Right: right, Kind: "OUTER APPLY"}
 		default:
 			return left, nil
 		}
@@ -629,7 +629,7 @@ func isJoinWord(s string) bool {
 
 // tableSource parses one FROM item: a derived table or VALUES constructor,
 // a table-valued function, or a table name with its alias and hints.
-func (p *parser) tableSource() (tableRef, *SQLError) {
+func (p *parser) tableSource() (TableRef, *SQLError) {
 	if p.acceptOp("(") {
 		return p.derivedTable()
 	}
@@ -640,7 +640,7 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 	if p.acceptOp("(") {
 		return p.tableFunction(name)
 	}
-	t := &tableName{Parts: name}
+	t := &TableName{Parts: name}
 	if t.Alias, err = p.alias(); err != nil {
 		return nil, err
 	}
@@ -652,10 +652,10 @@ func (p *parser) tableSource() (tableRef, *SQLError) {
 	return t, nil
 }
 
-// derivedTable parses a parenthesised query or VALUES constructor after its
+// DerivedTable parses a parenthesised query or VALUES constructor after its
 // "(", then its required alias and optional column list.
-func (p *parser) derivedTable() (tableRef, *SQLError) {
-	d := &derivedTable{}
+func (p *parser) derivedTable() (TableRef, *SQLError) {
+	d := &DerivedTable{}
 	switch {
 	case p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery():
 		sel, err := p.selectStatement()
@@ -697,19 +697,19 @@ func (p *parser) derivedTable() (tableRef, *SQLError) {
 		}
 	}
 	if d.Values != nil && len(d.Columns) != len(d.Values[0]) {
-		return nil, sqlErr(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
+		return nil, NewError(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
 	}
 	return d, nil
 }
 
 // valuesRows parses a table value constructor's rows, which must all have
 // the same number of columns.
-func (p *parser) valuesRows(d *derivedTable) *SQLError {
+func (p *parser) valuesRows(d *DerivedTable) *SQLError {
 	for {
 		if err := p.expectOp("("); err != nil {
 			return err
 		}
-		var row []expr
+		var row []Expr
 		for {
 			e, err := p.expression()
 			if err != nil {
@@ -724,7 +724,7 @@ func (p *parser) valuesRows(d *derivedTable) *SQLError {
 			return err
 		}
 		if len(d.Values) > 0 && len(row) != len(d.Values[0]) {
-			return sqlErr(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
+			return NewError(10709, 16, "The number of columns for each row in a table value constructor must be the same.")
 		}
 		d.Values = append(d.Values, row)
 		if !p.acceptOp(",") {
@@ -736,8 +736,8 @@ func (p *parser) valuesRows(d *derivedTable) *SQLError {
 
 // tableFunction parses a table-valued function's arguments after its "("
 // and its alias.
-func (p *parser) tableFunction(name []string) (tableRef, *SQLError) {
-	f := &tableFunc{Parts: name}
+func (p *parser) tableFunction(name []string) (TableRef, *SQLError) {
+	f := &TableFunc{Parts: name}
 	var err *SQLError
 	if len(name) == 1 && strings.EqualFold(name[0], "OPENROWSET") && p.accept("BULK") {
 		// OPENROWSET(BULK N'path', SINGLE_BLOB): only the single-value
@@ -746,7 +746,7 @@ func (p *parser) tableFunction(name []string) (tableRef, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		f.Args = []expr{e}
+		f.Args = []Expr{e}
 		if err := p.expectOp(","); err != nil {
 			return nil, err
 		}
@@ -784,7 +784,7 @@ func (p *parser) tableFunction(name []string) (tableRef, *SQLError) {
 }
 
 // tableHints parses WITH (INDEX(...) | INDEX = ... | hint, ...) after a table name.
-func (p *parser) tableHints(t *tableName) *SQLError {
+func (p *parser) tableHints(t *TableName) *SQLError {
 	p.i += 2
 	for {
 		switch {
@@ -820,14 +820,14 @@ func (p *parser) tableHints(t *tableName) *SQLError {
 	return nil
 }
 
-func (p *parser) insertStatement() (stmt, *SQLError) {
+func (p *parser) insertStatement() (Stmt, *SQLError) {
 	p.i++
 	p.accept("INTO")
 	name, err := p.tableObjectName()
 	if err != nil {
 		return nil, err
 	}
-	s := &insertStmt{Table: name}
+	s := &InsertStmt{Table: name}
 	if p.peek().isOp("(") && !p.parenthesisedQuery() {
 		p.i++
 		if s.Columns, err = p.identList(); err != nil {
@@ -842,7 +842,7 @@ func (p *parser) insertStatement() (stmt, *SQLError) {
 	}
 	if p.peek().is("DEFAULT") && p.peekAt(1).is("VALUES") {
 		p.i += 2
-		s.Rows = [][]expr{nil}
+		s.Rows = [][]Expr{nil}
 		return s, nil
 	}
 	if err := p.expect("VALUES"); err != nil {
@@ -852,7 +852,7 @@ func (p *parser) insertStatement() (stmt, *SQLError) {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
-		var row []expr
+		var row []Expr
 		for {
 			e, err := p.expression()
 			if err != nil {
@@ -875,11 +875,11 @@ func (p *parser) insertStatement() (stmt, *SQLError) {
 }
 
 // dmlTop reads an optional TOP (n) of UPDATE/DELETE.
-func (p *parser) dmlTop() (expr, *SQLError) {
+func (p *parser) dmlTop() (Expr, *SQLError) {
 	if !p.accept("TOP") {
 		return nil, nil
 	}
-	var top expr
+	var top Expr
 	var percent, ties bool
 	if err := p.topClause(&top, &percent, &ties); err != nil {
 		return nil, err
@@ -891,7 +891,7 @@ func (p *parser) dmlTop() (expr, *SQLError) {
 }
 
 // dmlTail parses the optional FROM, WHERE and OPTION of UPDATE/DELETE.
-func (p *parser) dmlTail(from *tableRef, where *expr, opts *queryOptions) *SQLError {
+func (p *parser) dmlTail(from *TableRef, where *Expr, opts *QueryOptions) *SQLError {
 	var err *SQLError
 	if p.accept("FROM") {
 		if *from, err = p.tableSources(); err != nil {
@@ -912,7 +912,7 @@ func (p *parser) dmlTail(from *tableRef, where *expr, opts *queryOptions) *SQLEr
 	return nil
 }
 
-func (p *parser) updateStatement() (stmt, *SQLError) {
+func (p *parser) updateStatement() (Stmt, *SQLError) {
 	p.i++
 	top, err := p.dmlTop()
 	if err != nil {
@@ -922,7 +922,7 @@ func (p *parser) updateStatement() (stmt, *SQLError) {
 	if err != nil {
 		return nil, err
 	}
-	s := &updateStmt{Top: top, Table: name, Opts: queryOptions{MaxRecursion: -1}}
+	s := &UpdateStmt{Top: top, Table: name, Opts: QueryOptions{MaxRecursion: -1}}
 	if p.peek().is("WITH") && p.peekAt(1).isOp("(") {
 		// table hints on the target (ROWLOCK, …) change nothing here
 		for !p.acceptOp(")") {
@@ -949,7 +949,7 @@ func (p *parser) updateStatement() (stmt, *SQLError) {
 			return nil, err
 		}
 		if op.text != "=" {
-			e = &binaryExpr{Op: op.text[:1], L: &colRef{Parts: col}, R: e}
+			e = &BinaryExpr{Op: op.text[:1], L: &ColRef{Parts: col}, R: e}
 		}
 		s.Sets = append(s.Sets, setClause{Column: col[len(col)-1], Expr: e})
 		if !p.acceptOp(",") {
@@ -962,7 +962,7 @@ func (p *parser) updateStatement() (stmt, *SQLError) {
 	return s, nil
 }
 
-func (p *parser) deleteStatement() (stmt, *SQLError) {
+func (p *parser) deleteStatement() (Stmt, *SQLError) {
 	p.i++
 	top, err := p.dmlTop()
 	if err != nil {
@@ -973,7 +973,7 @@ func (p *parser) deleteStatement() (stmt, *SQLError) {
 	if err != nil {
 		return nil, err
 	}
-	s := &deleteStmt{Top: top, Table: name, Opts: queryOptions{MaxRecursion: -1}}
+	s := &DeleteStmt{Top: top, Table: name, Opts: QueryOptions{MaxRecursion: -1}}
 	if err := p.dmlTail(&s.From, &s.Where, &s.Opts); err != nil {
 		return nil, err
 	}
@@ -982,7 +982,7 @@ func (p *parser) deleteStatement() (stmt, *SQLError) {
 
 // setStatement handles SET <option>[, <option>] ON|OFF, SET TRANSACTION
 // ISOLATION LEVEL …, SET LOCK_TIMEOUT n and SET @var = expr.
-func (p *parser) setStatement() (stmt, *SQLError) {
+func (p *parser) setStatement() (Stmt, *SQLError) {
 	p.i++
 	if p.peek().kind == tokVariable {
 		v := p.next().text
@@ -993,7 +993,7 @@ func (p *parser) setStatement() (stmt, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return &setVarStmt{Var: v, Expr: e}, nil
+		return &SetVarStmt{Var: v, Expr: e}, nil
 	}
 	if p.accept("TRANSACTION") {
 		if err := p.expect("ISOLATION"); err != nil {
@@ -1009,7 +1009,7 @@ func (p *parser) setStatement() (stmt, *SQLError) {
 		level := strings.Join(words, " ")
 		switch level {
 		case "READ UNCOMMITTED", "READ COMMITTED", "REPEATABLE READ", "SNAPSHOT", "SERIALIZABLE":
-			return &setOptionStmt{Options: []string{"TRANSACTION ISOLATION LEVEL"}, Value: level}, nil
+			return &SetOptionStmt{Options: []string{"TRANSACTION ISOLATION LEVEL"}, Value: level}, nil
 		}
 		return nil, p.fail()
 	}
@@ -1041,21 +1041,21 @@ func (p *parser) setStatement() (stmt, *SQLError) {
 			if v.kind == tokEOF {
 				return nil, p.fail()
 			}
-			return &setOptionStmt{Options: opts, Value: v.text}, nil
+			return &SetOptionStmt{Options: opts, Value: v.text}, nil
 		}
 	}
 	switch {
 	case p.accept("ON"):
-		return &setOptionStmt{Options: opts, Value: "ON"}, nil
+		return &SetOptionStmt{Options: opts, Value: "ON"}, nil
 	case p.accept("OFF"):
-		return &setOptionStmt{Options: opts, Value: "OFF"}, nil
+		return &SetOptionStmt{Options: opts, Value: "OFF"}, nil
 	}
 	return nil, p.fail()
 }
 
-func (p *parser) declareStatement() (stmt, *SQLError) {
+func (p *parser) declareStatement() (Stmt, *SQLError) {
 	p.i++
-	s := &declareStmt{}
+	s := &DeclareStmt{}
 	for {
 		v := p.next()
 		if v.kind != tokVariable {
@@ -1130,7 +1130,7 @@ func (p *parser) typeName() (SQLType, *SQLError) {
 	}
 	typ, ok := parseTypeName(name, size, max)
 	if !ok {
-		return SQLType{}, sqlErr(2715, 16, "Column, parameter, or variable #1: Cannot find data type %s.", name)
+		return SQLType{}, NewError(2715, 16, "Column, parameter, or variable #1: Cannot find data type %s.", name)
 	}
 	if typ.Kind == TypeDecimal {
 		typ = decimalType(name, size, scale)
@@ -1138,14 +1138,14 @@ func (p *parser) typeName() (SQLType, *SQLError) {
 	return typ, nil
 }
 
-func (p *parser) dbccStatement() (stmt, *SQLError) {
+func (p *parser) dbccStatement() (Stmt, *SQLError) {
 	p.i++
 	t := p.next()
 	if t.kind != tokIdent {
 		p.i--
 		return nil, p.fail()
 	}
-	s := &dbccStmt{Command: t.kw()}
+	s := &DBCCStmt{Command: t.kw()}
 	if p.acceptOp("(") {
 		if !p.peek().isOp(")") {
 			for {
@@ -1192,7 +1192,7 @@ func (p *parser) dbccStatement() (stmt, *SQLError) {
 // query reaches, and so never recurses or rescans without bound.
 const maxNesting = 256
 
-func (p *parser) expression() (expr, *SQLError) {
+func (p *parser) expression() (Expr, *SQLError) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxNesting {
@@ -1201,7 +1201,7 @@ func (p *parser) expression() (expr, *SQLError) {
 	return p.orExpr()
 }
 
-func (p *parser) orExpr() (expr, *SQLError) {
+func (p *parser) orExpr() (Expr, *SQLError) {
 	l, err := p.andExpr()
 	if err != nil {
 		return nil, err
@@ -1211,12 +1211,12 @@ func (p *parser) orExpr() (expr, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		l = &binaryExpr{Op: "OR", L: l, R: r}
+		l = &BinaryExpr{Op: "OR", L: l, R: r}
 	}
 	return l, nil
 }
 
-func (p *parser) andExpr() (expr, *SQLError) {
+func (p *parser) andExpr() (Expr, *SQLError) {
 	l, err := p.notExpr()
 	if err != nil {
 		return nil, err
@@ -1226,23 +1226,23 @@ func (p *parser) andExpr() (expr, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		l = &binaryExpr{Op: "AND", L: l, R: r}
+		l = &BinaryExpr{Op: "AND", L: l, R: r}
 	}
 	return l, nil
 }
 
-func (p *parser) notExpr() (expr, *SQLError) {
+func (p *parser) notExpr() (Expr, *SQLError) {
 	if p.accept("NOT") {
 		e, err := p.notExpr()
 		if err != nil {
 			return nil, err
 		}
-		return &unaryExpr{Op: "NOT", E: e}, nil
+		return &UnaryExpr{Op: "NOT", E: e}, nil
 	}
 	return p.predicate()
 }
 
-func (p *parser) predicate() (expr, *SQLError) {
+func (p *parser) predicate() (Expr, *SQLError) {
 	if p.accept("EXISTS") {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
@@ -1254,7 +1254,7 @@ func (p *parser) predicate() (expr, *SQLError) {
 		if err := p.expectOp(")"); err != nil {
 			return nil, err
 		}
-		return &existsExpr{Sel: sel}, nil
+		return &ExistsExpr{Sel: sel}, nil
 	}
 	l, err := p.additive()
 	if err != nil {
@@ -1279,7 +1279,7 @@ func (p *parser) predicate() (expr, *SQLError) {
 				if op == "!=" {
 					op = "<>"
 				}
-				return &quantifiedExpr{E: l, Op: op, All: all, Sel: sel}, nil
+				return &QuantifiedExpr{E: l, Op: op, All: all, Sel: sel}, nil
 			}
 			r, err := p.additive()
 			if err != nil {
@@ -1293,7 +1293,7 @@ func (p *parser) predicate() (expr, *SQLError) {
 			case "!>":
 				op = "<="
 			}
-			return &binaryExpr{Op: op, L: l, R: r}, nil
+			return &BinaryExpr{Op: op, L: l, R: r}, nil
 		}
 	}
 	not := false
@@ -1307,13 +1307,13 @@ func (p *parser) predicate() (expr, *SQLError) {
 		if err := p.expect("NULL"); err != nil {
 			return nil, err
 		}
-		return &isNullExpr{E: l, Not: n}, nil
+		return &IsNullExpr{E: l, Not: n}, nil
 	case p.accept("LIKE"):
 		r, err := p.additive()
 		if err != nil {
 			return nil, err
 		}
-		like := &likeExpr{E: l, Pattern: r, Not: not}
+		like := &LikeExpr{E: l, Pattern: r, Not: not}
 		if p.accept("ESCAPE") {
 			if like.Escape, err = p.additive(); err != nil {
 				return nil, err
@@ -1324,7 +1324,7 @@ func (p *parser) predicate() (expr, *SQLError) {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
-		in := &inExpr{E: l, Not: not}
+		in := &InExpr{E: l, Not: not}
 		if p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(") && p.parenthesisedQuery() {
 			sel, err := p.selectStatement()
 			if err != nil {
@@ -1359,7 +1359,7 @@ func (p *parser) predicate() (expr, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return &betweenExpr{E: l, Lo: lo, Hi: hi, Not: not}, nil
+		return &BetweenExpr{E: l, Lo: lo, Hi: hi, Not: not}, nil
 	}
 	if not {
 		return nil, p.fail()
@@ -1367,7 +1367,7 @@ func (p *parser) predicate() (expr, *SQLError) {
 	return l, nil
 }
 
-func (p *parser) additive() (expr, *SQLError) {
+func (p *parser) additive() (Expr, *SQLError) {
 	l, err := p.multiplicative()
 	if err != nil {
 		return nil, err
@@ -1380,14 +1380,14 @@ func (p *parser) additive() (expr, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			l = &binaryExpr{Op: t.text, L: l, R: r}
+			l = &BinaryExpr{Op: t.text, L: l, R: r}
 			continue
 		}
 		return l, nil
 	}
 }
 
-func (p *parser) multiplicative() (expr, *SQLError) {
+func (p *parser) multiplicative() (Expr, *SQLError) {
 	l, err := p.unary()
 	if err != nil {
 		return nil, err
@@ -1400,28 +1400,28 @@ func (p *parser) multiplicative() (expr, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			l = &binaryExpr{Op: t.text, L: l, R: r}
+			l = &BinaryExpr{Op: t.text, L: l, R: r}
 			continue
 		}
 		return l, nil
 	}
 }
 
-func (p *parser) unary() (expr, *SQLError) {
+func (p *parser) unary() (Expr, *SQLError) {
 	if p.acceptOp("-") {
 		e, err := p.unary()
 		if err != nil {
 			return nil, err
 		}
-		if lit, ok := e.(*literal); ok {
+		if lit, ok := e.(*Literal); ok {
 			switch v := lit.V.(type) {
 			case int64:
-				return &literal{V: -v}, nil
+				return &Literal{V: -v}, nil
 			case float64:
-				return &literal{V: -v}, nil
+				return &Literal{V: -v}, nil
 			}
 		}
-		return &unaryExpr{Op: "-", E: e}, nil
+		return &UnaryExpr{Op: "-", E: e}, nil
 	}
 	if p.acceptOp("+") {
 		return p.unary()
@@ -1431,12 +1431,12 @@ func (p *parser) unary() (expr, *SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		return &unaryExpr{Op: "~", E: e}, nil
+		return &UnaryExpr{Op: "~", E: e}, nil
 	}
 	return p.primary()
 }
 
-func (p *parser) primary() (expr, *SQLError) {
+func (p *parser) primary() (Expr, *SQLError) {
 	t := p.peek()
 	switch t.kind {
 	case tokNumber:
@@ -1444,19 +1444,19 @@ func (p *parser) primary() (expr, *SQLError) {
 		if strings.ContainsAny(t.text, ".eE") {
 			f, err := strconv.ParseFloat(t.text, 64)
 			if err != nil {
-				return nil, errSyntaxNear(t.text)
+				return nil, ErrSyntaxNear(t.text)
 			}
-			return &literal{V: f}, nil
+			return &Literal{V: f}, nil
 		}
 		n, err := strconv.ParseInt(t.text, 10, 64)
 		if err != nil {
 			f, _ := strconv.ParseFloat(t.text, 64)
-			return &literal{V: f}, nil
+			return &Literal{V: f}, nil
 		}
-		return &literal{V: n}, nil
+		return &Literal{V: n}, nil
 	case tokString:
 		p.i++
-		return &literal{V: t.text}, nil
+		return &Literal{V: t.text}, nil
 	case tokHex:
 		p.i++
 		s := t.text
@@ -1467,13 +1467,13 @@ func (p *parser) primary() (expr, *SQLError) {
 		if b == nil {
 			b = []byte{}
 		}
-		return &literal{V: b}, nil
+		return &Literal{V: b}, nil
 	case tokVariable:
 		p.i++
-		return &varRef{Name: t.text}, nil
+		return &VarRef{Name: t.text}, nil
 	case tokPseudo:
 		p.i++
-		return &pseudoCol{Name: t.text}, nil
+		return &PseudoCol{Name: t.text}, nil
 	case tokOp:
 		if t.text == "(" {
 			if p.parenthesisedQuery() {
@@ -1485,7 +1485,7 @@ func (p *parser) primary() (expr, *SQLError) {
 				if err := p.expectOp(")"); err != nil {
 					return nil, err
 				}
-				return &subqueryExpr{Sel: sel}, nil
+				return &SubqueryExpr{Sel: sel}, nil
 			}
 			p.i++
 			e, err := p.expression()
@@ -1504,7 +1504,7 @@ func (p *parser) primary() (expr, *SQLError) {
 		switch t.kw() {
 		case "NULL":
 			p.i++
-			return &literal{V: nil}, nil
+			return &Literal{V: nil}, nil
 		case "CASE":
 			return p.caseExpression()
 		case "CAST", "TRY_CAST":
@@ -1526,7 +1526,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err := p.expectOp(")"); err != nil {
 				return nil, err
 			}
-			return &castExpr{E: e, T: typ, Try: asciiEqualFold(t.text, "TRY_CAST")}, nil
+			return &CastExpr{E: e, T: typ, Try: asciiEqualFold(t.text, "TRY_CAST")}, nil
 		case "CONVERT", "TRY_CONVERT":
 			p.i++
 			if err := p.expectOp("("); err != nil {
@@ -1543,7 +1543,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			c := &castExpr{E: e, T: typ, Try: asciiEqualFold(t.text, "TRY_CONVERT")}
+			c := &CastExpr{E: e, T: typ, Try: asciiEqualFold(t.text, "TRY_CONVERT")}
 			if p.acceptOp(",") {
 				if c.Style, err = p.expression(); err != nil {
 					return nil, err
@@ -1562,7 +1562,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			var vals [2]expr
+			var vals [2]Expr
 			for k := range vals {
 				if err := p.expectOp(","); err != nil {
 					return nil, err
@@ -1574,7 +1574,7 @@ func (p *parser) primary() (expr, *SQLError) {
 			if err := p.expectOp(")"); err != nil {
 				return nil, err
 			}
-			return &caseExpr{Whens: []whenClause{{Cond: cond, Result: vals[0]}}, Else: vals[1]}, nil
+			return &CaseExpr{Whens: []whenClause{{Cond: cond, Result: vals[0]}}, Else: vals[1]}, nil
 		}
 		if reserved[t.kw()] && !(asciiEqualFold(t.text, "LEFT") || asciiEqualFold(t.text, "RIGHT")) {
 			return nil, p.fail()
@@ -1584,7 +1584,7 @@ func (p *parser) primary() (expr, *SQLError) {
 	return nil, p.fail()
 }
 
-func (p *parser) nameOrCall() (expr, *SQLError) {
+func (p *parser) nameOrCall() (Expr, *SQLError) {
 	var parts []string
 	first := p.next()
 	parts = append(parts, first.text)
@@ -1597,14 +1597,14 @@ func (p *parser) nameOrCall() (expr, *SQLError) {
 			parts = append(parts, t.text)
 		case tokPseudo:
 			p.i++
-			return &pseudoCol{Name: t.text, Qual: strings.Join(parts, ".")}, nil
+			return &PseudoCol{Name: t.text, Qual: strings.Join(parts, ".")}, nil
 		default:
 			return nil, p.fail()
 		}
 	}
 	if p.peek().isOp("(") {
 		p.i++
-		f := &funcCall{Name: asciiUpper(strings.Join(parts, "."))}
+		f := &FuncCall{Name: asciiUpper(strings.Join(parts, "."))}
 		if p.acceptOp("*") {
 			f.Star = true
 		} else if !p.peek().isOp(")") {
@@ -1627,8 +1627,8 @@ func (p *parser) nameOrCall() (expr, *SQLError) {
 		}
 		if datePartFunc(f.Name) && len(f.Args) > 0 {
 			// the first argument is a date part keyword, not a column
-			if c, ok := f.Args[0].(*colRef); ok && len(c.Parts) == 1 {
-				f.Args[0] = &literal{V: asciiUpper(c.Parts[0])}
+			if c, ok := f.Args[0].(*ColRef); ok && len(c.Parts) == 1 {
+				f.Args[0] = &Literal{V: asciiUpper(c.Parts[0])}
 			}
 		}
 		if p.peek().is("WITHIN") && p.peekAt(1).is("GROUP") {
@@ -1656,12 +1656,12 @@ func (p *parser) nameOrCall() (expr, *SQLError) {
 		}
 		return f, nil
 	}
-	return &colRef{Parts: parts}, nil
+	return &ColRef{Parts: parts}, nil
 }
 
-func (p *parser) caseExpression() (expr, *SQLError) {
+func (p *parser) caseExpression() (Expr, *SQLError) {
 	p.i++
-	c := &caseExpr{}
+	c := &CaseExpr{}
 	var err *SQLError
 	if !p.peek().is("WHEN") {
 		if c.Operand, err = p.expression(); err != nil {

@@ -1,0 +1,31 @@
+package xevents
+
+import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
+
+// Event-session messages raised while a session definition is validated
+// (https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors-25000-to-25999).
+
+func errXEAttrMissing(kind, name, attr string) *sqlfront.SQLError { // Msg 25629
+	return sqlfront.NewError(25629, 16, "For %s, \"%s\", the customizable attribute, \"%s\", does not exist.", kind, name, attr)
+}
+func errXEBufferTooSmall() *sqlfront.SQLError { // Msg 25632
+	return sqlfront.NewError(25632, 16, "The specified buffer size is less than the minimum size. The minimum allowed size is %d bytes.", 204800)
+}
+func errXEConfig(kind, name, detail string) *sqlfront.SQLError { // Msg 25602, severity 17
+	return sqlfront.NewError(25602, 17, "The %s, \"%s\", encountered a configuration error during initialization. Object cannot be added to the event session. %s", kind, name, detail)
+}
+func errXEDuplicate(kind, name string) *sqlfront.SQLError { // Msg 25625
+	return sqlfront.NewError(25625, 16, "The %s, \"%s\", already exists in the event session. Object cannot be added to the event session.", kind, name)
+}
+func errXELatencyTooSmall() *sqlfront.SQLError { // Msg 25634
+	return sqlfront.NewError(25634, 16, "The dispatch latency specified is below the minimum size.")
+}
+func errXEMandatoryMissing(kind, name string) *sqlfront.SQLError { // Msg 25642
+	return sqlfront.NewError(25642, 16, "Mandatory customizable attributes are missing for %s, \"%s\".", kind, name)
+}
+func errXEOptionTwice(opt string) *sqlfront.SQLError { // Msg 25702
+	return sqlfront.NewError(25702, 16, "The event session option, \"%s\", is set more than once. Remove the duplicate session option and re-issue the statement.", opt)
+}
+func errXEOptionWhileRunning(opt string) *sqlfront.SQLError { // Msg 25707
+	return sqlfront.NewError(25707, 16, "Event session option \"%s\" cannot be changed while the session is running. Stop the event session before changing this session option.", opt)
+}
