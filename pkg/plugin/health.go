@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/queryreplay/queryreplay/pkg/frames"
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 // Health is CheckHealth's report; GET resources/health returns it as JSON.
@@ -27,7 +28,10 @@ type Health struct {
 	Permissions   []Requirement `json:"permissions,omitempty"`
 	Missing       []string      `json:"missing,omitempty"`
 	Warnings      []string      `json:"warnings,omitempty"`
-	TraceStore    string        `json:"traceStore,omitempty"`
+	// Features is queryreplay doctor's report of this server: per feature
+	// ok, degraded or unavailable, and why (tracer.Diagnose; it only reads).
+	Features   []tracer.Check `json:"features,omitempty"`
+	TraceStore string         `json:"traceStore,omitempty"`
 	// TraceStoreError says why the trace store cannot be used (health fails).
 	TraceStoreError string `json:"traceStoreError,omitempty"`
 }
@@ -132,6 +136,11 @@ func (d *Datasource) serverHealth(ctx context.Context) Health {
 	}
 	if h.EngineEdition == 5 && d.settings.AllowBufferPoolClear {
 		h.Warnings = append(h.Warnings, "allowBufferPoolClear has no effect: Azure SQL Database has no DBCC DROPCLEANBUFFERS")
+	}
+	if diag, err := tracer.Diagnose(ctx, d.opener); err == nil {
+		h.Features = diag.Checks
+	} else {
+		h.Warnings = append(h.Warnings, "the feature check (queryreplay doctor) failed: "+describe(err))
 	}
 	who := fmt.Sprintf("SQL Server %s (%s, %s) at %s", h.Version, h.Edition, h.Persona, h.Target)
 	if len(h.Missing) > 0 {

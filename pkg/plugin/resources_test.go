@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
 
 func TestHealthReportsServerAndPermissions(t *testing.T) {
@@ -33,6 +35,15 @@ func TestHealthReportsServerAndPermissions(t *testing.T) {
 		if !strings.Contains(h.Message, w) {
 			t.Errorf("message %q lacks %q", h.Message, w)
 		}
+	}
+	// the doctor's per-feature report rides in the details: a 2017
+	// persona names its pages only with the undocumented DMV
+	features := map[string]string{}
+	for _, c := range rep.Features {
+		features[c.Feature] = c.Status
+	}
+	if features["trace sessions"] != tracer.CheckOK || features["page names and headers"] != tracer.CheckDegraded {
+		t.Errorf("features = %+v", rep.Features)
 	}
 
 	// a login with no server permissions: every missing permission named, with why
