@@ -82,6 +82,17 @@ func spills() *dashboard.DashboardBuilder {
 			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval] offset 1d))`, "{{target}} {{database}} 1 day ago"),
 			query(`sum by (target, database) (increase(queryreplay_spills_total{`+selDB+`}[$__rate_interval] offset 7d))`, "{{target}} {{database}} 7 days ago"))).
 		WithPanel(topQueries).
+		// the workload beside the spills: is the server busier, or did
+		// one query change?
+		WithPanel(series("Statements completed", "cps", "Completed statements per second (sql_statement_completed; QueryReplay's own traces are left out).", 8, 12,
+			query(`sum by (target, database) (rate(queryreplay_statements_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}}"))).
+		WithPanel(series("Statement CPU and elapsed time", "short", "Seconds of CPU and of elapsed time of completed statements, per second (average statements running / on CPU).", 8, 12,
+			query(`sum by (target, database) (rate(queryreplay_statement_cpu_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} CPU"),
+			query(`sum by (target, database) (rate(queryreplay_statement_duration_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} elapsed"))).
+		WithPanel(series("Top queries' logical reads, since each entered the table", "short", "Logical reads of the top queries (queryreplay_top_query_logical_reads), the ten highest.", 8, 12,
+			query(`topk(10, sum by (target, query_hash) (queryreplay_top_query_logical_reads{`+sel+`,query_hash=~"$query_hash"}))`, "{{target}} {{query_hash}}"))).
+		WithPanel(series("Top queries: seconds since last seen", "s", "Seconds since each top query last completed (queryreplay_top_query_last_seen_timestamp_seconds): a query still spilling now is near 0.", 8, 12,
+			query(`bottomk(10, time() - max by (target, query_hash) (queryreplay_top_query_last_seen_timestamp_seconds{`+sel+`,query_hash=~"$query_hash"}))`, "{{target}} {{query_hash}}"))).
 		// The counter itself, not its rate: a query's series appears at its
 		// first spill, and rate() cannot see a series' first increment.
 		WithPanel(series("Spills by query hash, since the exporter started", "short", "The bounded per-query spill counter (label limit query_spills; the rest folds into other).", 8, 24,
