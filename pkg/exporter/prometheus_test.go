@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/internal/testenv"
 )
 
@@ -126,8 +127,8 @@ func freePort(t testing.TB) string {
 }
 
 // startPrometheus runs Debian's prometheus on loopback with a generated
-// configuration scraping target every second and loading the shipped rules.
-func startPrometheus(t testing.TB, target string) *prometheusServer {
+// configuration scraping the targets every second and loading the shipped rules.
+func startPrometheus(t testing.TB, targets ...string) *prometheusServer {
 	t.Helper()
 	bin := testenv.RequireTool(t, "prometheus", "prometheus")
 	dir := t.TempDir()
@@ -145,7 +146,7 @@ scrape_configs:
   - job_name: queryreplay
     static_configs:
       - targets: ['%s']
-`, rules, target)
+`, rules, strings.Join(targets, "', '"))
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -429,5 +430,62 @@ func checkDashboardQueries(t *testing.T, prom *prometheusServer) {
 	}
 	if nonEmpty < 10 {
 		t.Errorf("only %d dashboard queries return data", nonEmpty)
+	}
+}
+
+// The fleet shape the docs recommend first: one exporter per server, each
+// naming its one target after the server's host and port, both scraped
+// by one Prometheus job. Only one server spills: the alert fires once, for
+// that exporter's instance and target, naming the query that spilled, and
+// nothing is summed across the two servers.
+func TestPrometheusOneExporterPerServer(t *testing.T) {
+	servers := []*standin.Running{startStandin(t), startStandin(t)}
+	var addrs, names []string
+	for i, srv := range servers {
+		cfg := testConfig(t, "global:\n  poll_interval: 250ms\n  grafana_url: https://grafana.example.com\ntargets:\n"+
+			"  - dsn_env: TEST_DSN_s\n    session: {max_dispatch_latency: 1s}\n", map[string]string{"s": srv.DSN})
+		e := newTestExporter(t, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		e.Start(ctx)
+		addr := serveExporter(t, e)
+		waitFor(t, 30*time.Second, fmt.Sprintf("exporter %d ready", i), func() bool {
+			code, _ := httpGet(t, "http://"+addr+ReadyPath)
+			return code == http.StatusOK
+		})
+		addrs, names = append(addrs, addr), append(names, e.targets[0].cfg.Name)
+	}
+	if names[0] == names[1] || names[0] == "default" {
+		t.Fatalf("two servers' default target names: %q", names)
+	}
+	prom := startPrometheus(t, addrs...)
+	waitFor(t, 30*time.Second, "both exporters' zero spill series", func() bool {
+		return len(prom.query(t, `queryreplay_spills_total{database="QueryReplayDemo",kind="sort"} == 0`)) == 2
+	})
+	db := workloadDB(t, servers[0].DSN)
+	for i := 0; i < 10; i++ {
+		runSQL(t, db, scenarioSQL(t, "sort_spill"))
+	}
+	servers[0].Server.FlushEventSessions()
+	waitFor(t, 60*time.Second, "the spill alert to fire with its query hash", func() bool {
+		r := prom.query(t, `ALERTS{alertname="QueryReplayTempdbSpills",alertstate="firing"}`)
+		if len(r) != 1 {
+			return false
+		}
+		_, body := httpGet(t, prom.base+"/api/v1/alerts")
+		return bytes.Contains(body, []byte(`"query_hashes":"0x`))
+	})
+	r := prom.query(t, `ALERTS{alertname="QueryReplayTempdbSpills"}`)
+	if len(r) != 1 || r[0].Metric["instance"] != addrs[0] || r[0].Metric["target"] != names[0] {
+		t.Errorf("the spill alert: %v; want one, for instance %s target %s", r, addrs[0], names[0])
+	}
+	for _, s := range prom.query(t, `sum by (instance, target) (queryreplay_spills_total{database="QueryReplayDemo"})`) {
+		want := 0.0
+		if s.Metric["instance"] == addrs[0] {
+			want = 10
+		}
+		if sampleValue(s) != want {
+			t.Errorf("spills of %v: %v, want %v", s.Metric, sampleValue(s), want)
+		}
 	}
 }
