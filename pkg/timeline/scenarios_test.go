@@ -53,6 +53,9 @@ func TestScenarioHashJoinBuildProbe(t *testing.T) {
 	// 4 ms, goes to the probe scan by timing — the only access operator
 	// working then (the build scan's last read was at 1 ms, beyond the
 	// timing limit). Before, with no windows, nothing could tell.
+	// Golden change (issue 26 item 5): that read is the probe scan's, so
+	// its span and the join's probe phase hold it — they end at 4750 (the
+	// read's spread time), not at 4500 before it.
 	for _, r := range tr.Lanes.Read {
 		if r.PageID == 999 && (r.NodeID != 2 || r.Rule != RuleTiming || r.Confidence != ConfidenceLow || r.Ambiguous) {
 			t.Errorf("unknown page at %d µs matched %+v, want the probe scan (2) by timing, low", r.T, r.Match)
