@@ -194,10 +194,11 @@ func operatorOrder(ops []timeline.Operator) []operatorRow {
 	return out
 }
 
-// operatorLabel is "Physical (Logical) object".
+// operatorLabel is "Name (Logical) object", Name as SSMS shows it (a
+// Clustered Index Seek with Lookup="1" is a Key Lookup).
 func operatorLabel(op timeline.Operator) string {
-	s := op.PhysicalOp
-	if op.LogicalOp != "" && !strings.HasSuffix(op.PhysicalOp, op.LogicalOp) {
+	s := op.DisplayName()
+	if op.LogicalOp != "" && !strings.HasSuffix(s, op.LogicalOp) && !strings.HasSuffix(op.PhysicalOp, op.LogicalOp) {
 		s += " (" + op.LogicalOp + ")"
 	}
 	if op.Object != "" {

@@ -190,6 +190,11 @@ func TestScenarioNestedLoopsKeyLookup(t *testing.T) {
 	}
 	tr := build(t, plan, cat, &Options{Statement: -1, LockRows: rows}, st.events)
 	checkGolden(t, "key_lookup", tr)
+	// Issue 26 item 4: the Clustered Index Seek with Lookup="true" is
+	// named as SSMS names it.
+	if lk := op(tr, 5); lk.Name != "Key Lookup" || lk.DisplayName() != "Key Lookup" || lk.PhysicalOp != "Clustered Index Seek" {
+		t.Errorf("lookup node 5: name %q, physical %q; want Key Lookup over Clustered Index Seek", lk.Name, lk.PhysicalOp)
+	}
 
 	if got := [3]NodeID{tr.Lanes.Read[0].NodeID, tr.Lanes.Read[1].NodeID, tr.Lanes.Read[2].NodeID}; got != [3]NodeID{3, 5, 5} {
 		t.Errorf("reads matched %v, want seek 3 then lookup 5, 5", got)

@@ -213,16 +213,22 @@ type Exchange struct {
 
 // Operator is one plan operator on the timeline. Times are µs from time zero.
 type Operator struct {
-	ID         int     `json:"id"`
-	Parent     *int    `json:"parent"`
-	PhysicalOp string  `json:"physicalOp"`
-	LogicalOp  string  `json:"logicalOp"`
-	Behavior   string  `json:"behavior"`
-	Object     string  `json:"object,omitempty"`
-	Start      int64   `json:"start"`
-	FirstEmit  int64   `json:"firstEmit"`
-	End        int64   `json:"end"`
-	Phases     []Phase `json:"phases"`
+	ID         int    `json:"id"`
+	Parent     *int   `json:"parent"`
+	PhysicalOp string `json:"physicalOp"`
+	LogicalOp  string `json:"logicalOp"`
+	// Name is what SSMS and Plan Explorer call the operator: "Key Lookup"
+	// for a Clustered Index Seek whose IndexScan has Lookup="1", "RID
+	// Lookup", "Columnstore Index Scan"; PhysicalOp otherwise
+	// (showplan.Operator.DisplayName). Absent from traces written before
+	// it existed: DisplayName falls back to PhysicalOp.
+	Name      string  `json:"name,omitempty"`
+	Behavior  string  `json:"behavior"`
+	Object    string  `json:"object,omitempty"`
+	Start     int64   `json:"start"`
+	FirstEmit int64   `json:"firstEmit"`
+	End       int64   `json:"end"`
+	Phases    []Phase `json:"phases"`
 	// TimeSource says where Start and End came from: "events" (its matched
 	// events), "derived" (its inputs' events, with its active time),
 	// "thread_profile" (only its query_thread_profile windows, taken where
@@ -256,6 +262,15 @@ type Operator struct {
 	Threads []ThreadBar `json:"threads,omitempty"`
 	// Exchange is set for Parallelism operators.
 	Exchange *Exchange `json:"exchange,omitempty"`
+}
+
+// DisplayName is the operator's name as SSMS shows it (Name), or
+// PhysicalOp for a trace written before Name existed.
+func (o *Operator) DisplayName() string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return o.PhysicalOp
 }
 
 // Window is an execution window [Start, End] in µs.

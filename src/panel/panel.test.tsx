@@ -79,7 +79,7 @@ describe('ReplayPanel', () => {
     // six steps: 15, 28, 30, 35, 40, 320 → scan 2 has started and read one page
     expect(screen.getByTestId('qr-playhead')).toHaveTextContent('320 µs');
     expect(screen.getByTestId('qr-plan-node-2')).toHaveAttribute('data-status', 'active');
-    expect(screen.getByTestId('qr-plan-reads-2')).toHaveTextContent('1/2 reads');
+    expect(screen.getByTestId('qr-plan-reads-2')).toHaveTextContent('1/2 page reads');
     expect(screen.getByTestId('qr-plan-phase-0')).toHaveTextContent('probing');
   });
 

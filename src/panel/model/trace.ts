@@ -74,6 +74,8 @@ export interface Operator {
   nodeId: number;
   parentId: number | null;
   physicalOp: string;
+  /** The name SSMS shows (Key Lookup for a Clustered Index Seek with Lookup="1"); physicalOp when the frame has none. */
+  name: string;
   logicalOp: string;
   behavior: string;
   object: string;
@@ -345,6 +347,7 @@ function readOperators(
     nodeId: f('nodeId'),
     parentId: f('parentId'),
     physicalOp: f('physicalOp'),
+    name: f('name'),
     logicalOp: f('logicalOp'),
     behavior: f('behavior'),
     object: f('object'),
@@ -387,6 +390,7 @@ function readOperators(
       nodeId: num(F.nodeId, r),
       parentId: numOrNull(F.parentId, r),
       physicalOp: str(F.physicalOp, r),
+      name: str(F.name, r) || str(F.physicalOp, r),
       logicalOp: str(F.logicalOp, r),
       behavior: str(F.behavior, r),
       object: str(F.object, r),
