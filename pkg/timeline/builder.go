@@ -97,6 +97,13 @@ type Builder struct {
 	stackID   map[string]uint32
 	other     map[string]int
 	notes     []string
+	// batch: the batch's own events (Summary.ElapsedUs): whether
+	// sql_batch_starting and sql_batch_completed were seen, the
+	// completion's time and its duration field (µs).
+	batch struct {
+		started, done bool
+		end, durUs    int64
+	}
 }
 
 // NewBuilder starts a trace for plan (nil when no plan was captured), with an
@@ -202,6 +209,7 @@ func (b *Builder) Add(ev *xe.Event) {
 		r.s1 = b.intern(w.WaitType.String())
 		r.a = w.DurationUs
 		r.b = w.WaitResource
+		r.d = w.SignalDurationUs
 		if v, ok := ev.Action("task_address"); ok {
 			r.c, _ = v.Uint()
 		}
