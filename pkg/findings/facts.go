@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
 // Facts are the statement-wide figures every surface shows — terminal
@@ -45,8 +47,10 @@ func (p *Profile) Facts() Facts {
 		HasCounters: p.HasCounters, LogicalReads: p.LogicalReads, PhysicalReads: p.PhysicalReads, ReadAheads: p.ReadAheads,
 		PageReads: p.PageReads}
 	if f.ElapsedSource == "" {
-		// a trace saved before the field existed
+		// a trace saved before the fields existed: its extent, and the
+		// operators' own span
 		f.ElapsedUs, f.ElapsedSource = p.Trace.End-p.Trace.Start, "extent"
+		f.LeadInUs, f.OperatorUs = operatorSpan(p.Trace)
 	}
 	for _, w := range p.Trace.Lanes.Wait {
 		f.Waits++
@@ -109,4 +113,27 @@ func WaitTimeText(us int64, n, unknown int) string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// operatorSpan is the lead-in from the trace's start to the first
+// executed operator and the operators' span, for traces that predate
+// Summary.LeadInUs.
+func operatorSpan(tr *timeline.Trace) (lead, ops int64) {
+	first, last, ran := int64(0), int64(0), false
+	for _, o := range tr.Operators {
+		if o.NotExecuted {
+			continue
+		}
+		if !ran || o.Start < first {
+			first = o.Start
+		}
+		if !ran || o.End > last {
+			last = o.End
+		}
+		ran = true
+	}
+	if !ran {
+		return 0, 0
+	}
+	return max(first-min(tr.Start, 0), 0), last - first
 }
