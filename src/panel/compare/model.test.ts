@@ -50,7 +50,9 @@ describe('compareFromFrames on the Go golden compare response', () => {
 
   it('sums a side up from the statement metrics', () => {
     expect(sideFacts(c, 'a')).toBe('900 µs elapsed · operators 870 µs · 164 page reads in the trace · 1 spill');
-    expect(sideFacts({ ...c, readsSource: 'logical' }, 'b')).toBe('900 µs elapsed · operators 870 µs · 25 logical reads · 1 spill');
+    expect(sideFacts({ ...c, readsSource: 'logical' }, 'b')).toBe(
+      '900 µs elapsed · operators 870 µs · 25 logical reads · 1 spill'
+    );
   });
 
   it('says which side is missing', () => {

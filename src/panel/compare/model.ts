@@ -232,7 +232,9 @@ export function sideFacts(c: Comparison, side: Side): string {
   }
   const reads = v('reads');
   if (reads !== null) {
-    facts.push(`${reads.toLocaleString('en-US')} ${c.readsSource === 'logical' ? 'logical reads' : 'page reads in the trace'}`);
+    facts.push(
+      `${reads.toLocaleString('en-US')} ${c.readsSource === 'logical' ? 'logical reads' : 'page reads in the trace'}`
+    );
   }
   const spills = c.statement.find((x) => x.name === 'spills');
   if (spills && ((spills.a ?? 0) > 0 || (spills.b ?? 0) > 0)) {

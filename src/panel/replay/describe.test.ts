@@ -72,7 +72,10 @@ describe('describeOperator (issue 26: numbers a DBA can trust)', () => {
 
   it('leaves out plan counters the frame does not have', () => {
     const rows = new Map(
-      describeOperator(lookup({ logicalReads: null, physicalReads: null, actualElapsedMs: null, actualCpuMs: null }), 'us').rows
+      describeOperator(
+        lookup({ logicalReads: null, physicalReads: null, actualElapsedMs: null, actualCpuMs: null }),
+        'us'
+      ).rows
     );
     expect(rows.has('logical reads (plan)')).toBe(false);
     expect(rows.has('elapsed (plan)')).toBe(false);
