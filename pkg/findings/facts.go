@@ -42,17 +42,24 @@ type Facts struct {
 
 // Facts gathers the statement-wide figures of the profile.
 func (p *Profile) Facts() Facts {
-	s := p.Trace.Summary
+	return FactsOf(p.Trace, p.HasCounters, p.LogicalReads, p.PhysicalReads, p.ReadAheads)
+}
+
+// FactsOf gathers the figures of a trace with its plan's read counters
+// (summed over operators and threads; hasCounters false when the plan
+// has none): for adapters that hold the counters but no Profile.
+func FactsOf(tr *timeline.Trace, hasCounters bool, logical, physical, readAheads int64) Facts {
+	s := tr.Summary
 	f := Facts{ElapsedUs: s.ElapsedUs, ElapsedSource: s.ElapsedSource, LeadInUs: s.LeadInUs, OperatorUs: s.OperatorUs,
-		HasCounters: p.HasCounters, LogicalReads: p.LogicalReads, PhysicalReads: p.PhysicalReads, ReadAheads: p.ReadAheads,
-		PageReads: p.PageReads}
+		HasCounters: hasCounters, LogicalReads: logical, PhysicalReads: physical, ReadAheads: readAheads,
+		PageReads: len(tr.Lanes.Read)}
 	if f.ElapsedSource == "" {
 		// a trace saved before the fields existed: its extent, and the
 		// operators' own span
-		f.ElapsedUs, f.ElapsedSource = p.Trace.End-p.Trace.Start, "extent"
-		f.LeadInUs, f.OperatorUs = operatorSpan(p.Trace)
+		f.ElapsedUs, f.ElapsedSource = tr.End-tr.Start, "extent"
+		f.LeadInUs, f.OperatorUs = operatorSpan(tr)
 	}
-	for _, w := range p.Trace.Lanes.Wait {
+	for _, w := range tr.Lanes.Wait {
 		f.Waits++
 		f.WaitUs += WaitUs(w)
 		if w.UnderOneMs && w.DurationSource == "duration_ms" {

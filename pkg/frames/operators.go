@@ -93,6 +93,12 @@ func (v *view) runtime(id int) Runtime {
 	return v.src.Runtime[id] // the zero Runtime (all nil) when unknown
 }
 
+// runtimeLabels name the plan's runtime counters by what they count.
+var runtimeLabels = map[string]string{
+	"logicalReads": "logical reads (plan)", "physicalReads": "physical reads (plan)",
+	"actualElapsedMs": "elapsed (plan)", "actualCpuMs": "CPU (plan)",
+}
+
 func (v *view) operatorsFrame() *data.Frame {
 	ops := v.tr.Operators
 	stats := v.operatorStats()
@@ -154,8 +160,14 @@ func (v *view) operatorsFrame() *data.Frame {
 	for k, name := range []string{"reads", "writes", "locks", "waits", "spills", "splits", "logRecords", "waitUs", "matched",
 		"matchExact", "matchStrong", "matchWeak", "matchLow"} {
 		f := data.NewField(name, nil, counts[k])
-		if name == "waitUs" {
+		switch name {
+		case "waitUs":
 			unit(f, "µs")
+			f.Config.DisplayName = "time waited"
+		case "reads":
+			// the trace's physical_page_read events, not the plan's
+			// logical reads (docs/frames.md, "Vocabulary")
+			f.SetConfig(&data.FieldConfig{DisplayName: "page reads (trace)"})
 		}
 		fields = append(fields, f)
 	}
@@ -163,6 +175,12 @@ func (v *view) operatorsFrame() *data.Frame {
 		f := data.NewField(name, nil, rt[k])
 		if name == "actualElapsedMs" || name == "actualCpuMs" {
 			unit(f, "ms")
+		}
+		if label, ok := runtimeLabels[name]; ok {
+			if f.Config == nil {
+				f.Config = &data.FieldConfig{}
+			}
+			f.Config.DisplayName = label
 		}
 		fields = append(fields, f)
 	}

@@ -170,7 +170,13 @@ export interface ReplayTrace {
   endUs: number;
   /** Epoch ms of time zero, for absolute times. */
   zeroMs: number;
+  /** The batch's one elapsed time (from its own events), as every surface shows it. */
   durationUs: number;
+  /** Time before the first operator started, and the operators' own time (first start to last end). */
+  leadInUs: number;
+  operatorUs: number;
+  /** The trace's figures in the shared vocabulary (docs/frames.md): elapsed, reads by kind, waits as time. */
+  facts: { time: string; reads: string; waits: string } | null;
   events: number;
   lost: number;
   truncated: boolean;
@@ -706,6 +712,9 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
     endUs: Math.max(endUs, startUs),
     zeroMs,
     durationUs: num(f('durationUs'), 0, endUs - startUs),
+    leadInUs: num(f('leadInUs'), 0),
+    operatorUs: num(f('operatorUs'), 0),
+    facts: readFacts(mc.facts),
     events: num(f('events'), 0),
     lost: num(f('lost'), 0),
     truncated: f('truncated')?.values[0] === true,
@@ -722,6 +731,14 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
     ignored: [...byName.keys()].filter((k) => !KNOWN.has(k)),
   };
   return { trace };
+}
+
+function readFacts(v: unknown): ReplayTrace['facts'] {
+  if (!v || typeof v !== 'object') {
+    return null;
+  }
+  const o = v as Record<string, unknown>;
+  return { time: String(o.time ?? ''), reads: String(o.reads ?? ''), waits: String(o.waits ?? '') };
 }
 
 function zeroOf(tr: { zeroTime?: string; from?: number; startUs?: number }): number {
