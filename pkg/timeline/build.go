@@ -365,15 +365,36 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 	for _, op := range tr.Operators {
 		per[NodeID(op.ID)] = &OperatorSummary{ID: op.ID}
 	}
-	count := func(lane string, mt Match, f func(*OperatorSummary)) {
-		s.Lanes[lane]++
+	// Lane totals are counted in locals and stored once per lane: a
+	// string-keyed map increment per event cost more than the rest of
+	// the summary (issue 26 performance). A lane's key is present only
+	// when it has entries, as before.
+	var lane string
+	var total, amb, unm int
+	flush := func(next string) {
+		if total > 0 {
+			s.Lanes[lane] += total
+		}
+		if amb > 0 {
+			s.Ambiguous[lane] += amb
+		}
+		if unm > 0 {
+			s.Unmatched[lane] += unm
+		}
+		lane, total, amb, unm = next, 0, 0, 0
+	}
+	count := func(name string, mt Match, f func(*OperatorSummary)) {
+		if name != lane {
+			flush(name)
+		}
+		total++
 		if mt.Ambiguous {
-			s.Ambiguous[lane]++
+			amb++
 		}
 		n, rule := mt.NodeID, mt.Rule
 		if n < 0 {
 			if rule != RuleStatement {
-				s.Unmatched[lane]++
+				unm++
 			}
 			return
 		}
@@ -381,6 +402,7 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 			f(o)
 		}
 	}
+	defer flush("")
 	l := &tr.Lanes
 	for _, e := range l.Read {
 		count("read", e.Match, func(o *OperatorSummary) { o.Reads++ })
