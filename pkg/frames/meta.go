@@ -173,10 +173,9 @@ func orEmptyStrings(s []string) []string {
 
 // facts are the trace's figures in the vocabulary every surface shares
 // (findings.Facts): reads from the plan's counters (summed over the
-// operators' Runtime; the frames do not get read-ahead reads), page reads
-// and waits from the trace.
+// operators' Runtime), page reads and waits from the trace.
 func (v *view) facts() findings.Facts {
-	var logical, physical int64
+	var logical, physical, ahead int64
 	has := false
 	for _, r := range v.src.Runtime {
 		if r.LogicalReads != nil {
@@ -186,8 +185,11 @@ func (v *view) facts() findings.Facts {
 		if r.PhysicalReads != nil {
 			physical += *r.PhysicalReads
 		}
+		if r.ReadAheads != nil {
+			ahead += *r.ReadAheads
+		}
 	}
-	return findings.FactsOf(v.tr, has, logical, physical, 0)
+	return findings.FactsOf(v.tr, has, logical, physical, ahead)
 }
 
 // counterOr is the counter, or nil when the plan has none.
