@@ -50,7 +50,9 @@ func TestDemoOnce(t *testing.T) {
 	}
 	for _, want := range []string{
 		"━━ hash_join", "━━ sort_spill", "Hash Match (Inner Join)", "Clustered Index Scan dbo.Customers",
-		"reads  locks  waits spills", "Top waits: PAGEIOLATCH_SH", "cold cache, read-ahead off",
+		"logical   phys  ahead  pages    waited  locks spills", "Top waits: PAGEIOLATCH_SH", "cold cache, read-ahead off",
+		// issue 26: the batch's elapsed time, its lead-in, reads by kind
+		"Time: elapsed ", "lead-in (before the first operator)", "Reads: ", " logical reads, ",
 		"Spills: 1", "sort_warning in operator 0 Sort", "━━ exporter", "Bundles written:",
 		// pkg/findings, under each replay
 		"Sort spilled to tempdb",

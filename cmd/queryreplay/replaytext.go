@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/findings"
+	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -48,7 +50,10 @@ func (o replayOptions) withDefaults() replayOptions {
 	return o
 }
 
-// writeReplay prints the replay of one bundle under a heading.
+// writeReplay prints the replay of one bundle under a heading. Every
+// figure is named by what it counts (docs/frames.md, "Vocabulary"): the
+// batch's elapsed time with its lead-in, logical and physical reads from
+// the plan, page reads from the trace, waits as time.
 func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o replayOptions) {
 	o = o.withDefaults()
 	fmt.Fprintf(w, "━━ %s", heading)
@@ -59,13 +64,19 @@ func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o r
 	if b.SQL != "" {
 		fmt.Fprintf(w, "%s\n", oneLine(b.SQL, 120))
 	}
-	writeReplayHeadline(w, b)
 	if b.Trace == nil {
+		writeReplayHeadline(w, b, nil)
 		fmt.Fprintln(w, "No timeline: the trace captured no plan or events.")
 		return
 	}
+	prof := replayProfile(b)
+	facts := prof.Facts()
+	writeReplayHeadline(w, b, &facts)
+	fmt.Fprintf(w, "Time: %s\n", facts.TimeText())
+	fmt.Fprintf(w, "Reads: %s\n", facts.ReadsText())
+	fmt.Fprintf(w, "Waits: %s\n", facts.WaitsText())
 	fmt.Fprintln(w)
-	writeOperatorTimeline(w, b.Trace, o)
+	writeOperatorTimeline(w, b.Trace, prof, o)
 	fmt.Fprintln(w)
 	writeTopWaits(w, b.Trace, o.TopWaits)
 	writeSpills(w, b.Trace)
@@ -77,14 +88,33 @@ func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o r
 	}
 }
 
-func writeReplayHeadline(w io.Writer, b *bundle.Bundle) {
+// replayProfile is the figures of the bundle's trace with its plan's
+// runtime counters when the plan parses.
+func replayProfile(b *bundle.Bundle) *findings.Profile {
+	var stmt *showplan.Statement
+	if b.Plan != "" {
+		if p, err := showplan.ParseBytes([]byte(b.Plan)); err == nil {
+			stmt = findings.PlanStatement(p, b.Trace)
+		}
+	}
+	return findings.NewProfile(b.Trace, stmt)
+}
+
+// writeReplayHeadline: rows, the elapsed time (the batch's own, when
+// there is a trace; else the client's round trip, said as such), events,
+// cache.
+func writeReplayHeadline(w io.Writer, b *bundle.Bundle, f *findings.Facts) {
 	var rows int64
 	for _, n := range b.Result.Rows {
 		rows += n
 	}
+	elapsed := fmt.Sprintf("%.1f ms client round trip", float64(b.Result.DurationUs)/1000)
+	if f != nil {
+		elapsed = fmt.Sprintf("%.1f ms elapsed", float64(f.ElapsedUs)/1000)
+	}
 	parts := []string{
 		plural(rows, "row"),
-		fmt.Sprintf("%.1f ms", float64(b.Result.DurationUs)/1000),
+		elapsed,
 		fmt.Sprintf("%s (%d lost)", plural(b.Result.Events, "event"), b.Result.Lost),
 	}
 	switch {
@@ -104,20 +134,22 @@ func writeReplayHeadline(w io.Writer, b *bundle.Bundle) {
 	fmt.Fprintln(w, strings.Join(parts, " · "))
 }
 
-// writeOperatorTimeline draws the operator rows and the event counts.
-// The axis covers the plan's execution (first operator start to last
-// operator end), labelled in ms from the trace's time zero.
-func writeOperatorTimeline(w io.Writer, tr *timeline.Trace, o replayOptions) {
-	counts := map[int]timeline.OperatorSummary{}
-	for _, s := range tr.Summary.Operators {
-		counts[s.ID] = s
-	}
+// writeOperatorTimeline draws the operator rows and their figures. The
+// axis covers the batch, from its start (time zero) to its elapsed end,
+// with the lead-in before the first operator drawn as its own row.
+// Columns: logical, physical and read-ahead reads (plan counters; "—"
+// without them), page reads (trace events), time waited, locks, spills.
+func writeOperatorTimeline(w io.Writer, tr *timeline.Trace, prof *findings.Profile, o replayOptions) {
 	order := operatorOrder(tr.Operators)
 	const nameWidth = 46
-	from, to := executionWindow(tr)
+	from, to := replayAxis(tr)
 	left, right := fmt.Sprintf("%.1f ms", ms(from)), fmt.Sprintf("%.1f ms", ms(to))
 	axis := left + strings.Repeat(" ", max(1, o.Width-len(left)-len(right))) + right
-	fmt.Fprintf(w, "  op  %-*s |%s|  %6s %6s %6s %6s\n", nameWidth, "operator", axis, "reads", "locks", "waits", "spills")
+	fmt.Fprintf(w, "  op  %-*s |%s|  %7s %6s %6s %6s %9s %6s %6s\n", nameWidth, "operator", axis, "logical", "phys", "ahead", "pages", "waited", "locks", "spills")
+	if lead := tr.Summary.LeadInUs; lead > 0 {
+		bar := strings.ReplaceAll(operatorBar(timeline.Operator{Start: from, End: from + lead}, from, to-from, o.Width), string(spanGlyph), "─")
+		fmt.Fprintf(w, "      %-*s |%s|  %s\n", nameWidth, "lead-in (before the first operator)", bar, fmt.Sprintf("%.1f ms", ms(lead)))
+	}
 	for _, row := range order {
 		op := row.op
 		name := clip(strings.Repeat("  ", row.depth)+operatorLabel(op), nameWidth)
@@ -125,13 +157,41 @@ func writeOperatorTimeline(w io.Writer, tr *timeline.Trace, o replayOptions) {
 		if op.NotExecuted {
 			bar = fmt.Sprintf("%-*s", o.Width, clip("not executed: "+op.NotExecutedReason, o.Width))
 		}
-		c := counts[op.ID]
-		fmt.Fprintf(w, "  %2d  %-*s |%s|  %6d %6d %6d %6d\n", op.ID, nameWidth, name, bar, c.Reads, c.Locks, sumWaits(c.Waits), c.Spills)
+		logical, phys, ahead := "—", "—", "—"
+		var pages, locks, spills int
+		var waited int64
+		if st := prof.Op(op.ID); st != nil {
+			if c := st.Counters; c != nil {
+				logical, phys, ahead = thousands(c.LogicalReads), thousands(c.PhysicalReads), thousands(c.ReadAheads)
+			}
+			pages, locks, spills, waited = st.Reads, st.Locks, st.Spills+st.ExchangeSpills, st.TotalWaitUs()
+		}
+		fmt.Fprintf(w, "  %2d  %-*s |%s|  %7s %6s %6s %6d %9s %6d %6d\n", op.ID, nameWidth, name, bar, logical, phys, ahead, pages, waitedText(waited), locks, spills)
 	}
 	if un := tr.Summary.Unmatched; un["read"]+un["lock"]+un["wait"]+un["memory"] > 0 {
-		fmt.Fprintf(w, "      %-*s  %-*s   %6d %6d %6d %6d\n", nameWidth, "statement (no single operator)", o.Width, "", un["read"], un["lock"], un["wait"], spillsUnmatched(tr))
+		fmt.Fprintf(w, "      %-*s  %-*s   %7s %6s %6s %6d %9s %6d %6d\n", nameWidth, "statement (no single operator)", o.Width, "", "", "", "", un["read"], "", un["lock"], spillsUnmatched(tr))
 	}
-	fmt.Fprintf(w, "      %s\n", phaseLegend)
+	fmt.Fprintf(w, "      %s  ·  logical/phys/ahead: plan counters; pages: page reads in the trace\n", phaseLegend)
+}
+
+// waitedText writes time waited in ms ("21.89ms"), "0" for none.
+func waitedText(us int64) string {
+	if us == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2fms", float64(us)/1000)
+}
+
+// replayAxis is [time zero or the earliest operator start, the batch's
+// elapsed end or the last operator end]: the whole batch, so the lead-in
+// and the operators share one axis.
+func replayAxis(tr *timeline.Trace) (int64, int64) {
+	from, to := executionWindow(tr)
+	zero := min(int64(0), tr.Start)
+	if tr.Summary.ElapsedSource == "" {
+		return from, to
+	}
+	return min(from, zero), max(to, zero+tr.Summary.ElapsedUs)
 }
 
 // executionWindow is [first operator start, last operator end] of the
@@ -194,10 +254,11 @@ func operatorOrder(ops []timeline.Operator) []operatorRow {
 	return out
 }
 
-// operatorLabel is "Physical (Logical) object".
+// operatorLabel is "Name (Logical) object", Name as SSMS shows it (a
+// Clustered Index Seek with Lookup="1" is a Key Lookup).
 func operatorLabel(op timeline.Operator) string {
-	s := op.PhysicalOp
-	if op.LogicalOp != "" && !strings.HasSuffix(op.PhysicalOp, op.LogicalOp) {
+	s := op.DisplayName()
+	if op.LogicalOp != "" && !strings.HasSuffix(s, op.LogicalOp) && !strings.HasSuffix(op.PhysicalOp, op.LogicalOp) {
 		s += " (" + op.LogicalOp + ")"
 	}
 	if op.Object != "" {
@@ -263,14 +324,6 @@ func operatorBar(op timeline.Operator, start, span int64, width int) string {
 	return string(cells)
 }
 
-func sumWaits(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
 func spillsUnmatched(tr *timeline.Trace) int {
 	n := 0
 	for _, m := range tr.Lanes.Memory {
@@ -284,9 +337,10 @@ func spillsUnmatched(tr *timeline.Trace) int {
 // writeTopWaits lists the wait types with the most time waited.
 func writeTopWaits(w io.Writer, tr *timeline.Trace, top int) {
 	type agg struct {
-		typ   string
-		n     int
-		total uint64
+		typ     string
+		n       int
+		total   uint64
+		unknown int
 	}
 	byType := map[string]*agg{}
 	for _, wt := range tr.Lanes.Wait {
@@ -296,12 +350,12 @@ func writeTopWaits(w io.Writer, tr *timeline.Trace, top int) {
 			byType[wt.WaitType] = a
 		}
 		a.n++
-		// The begin/end interval is measured in µs; the event's own
-		// duration is whole milliseconds, so short waits read 0 there.
-		if d := wt.End - wt.T; d > 0 && !wt.Open {
-			a.total += uint64(d)
-		} else {
-			a.total += wt.DurationUs
+		// µs as the timeline measured them (findings.WaitUs, the one rule
+		// every surface uses); a wait seen only by its end with a 0 ms
+		// duration was shorter than 1 ms and is not timed.
+		a.total += uint64(findings.WaitUs(wt))
+		if wt.UnderOneMs && wt.DurationSource == "duration_ms" {
+			a.unknown++
 		}
 	}
 	if len(byType) == 0 {
@@ -323,7 +377,11 @@ func writeTopWaits(w io.Writer, tr *timeline.Trace, top int) {
 	})
 	var parts []string
 	for _, a := range list[:min(top, len(list))] {
-		parts = append(parts, fmt.Sprintf("%s ×%d (%.2f ms)", a.typ, a.n, float64(a.total)/1000))
+		p := fmt.Sprintf("%s ×%d (%.2f ms", a.typ, a.n, float64(a.total)/1000)
+		if a.unknown > 0 {
+			p += fmt.Sprintf("; %d shorter than 1 ms, not timed", a.unknown)
+		}
+		parts = append(parts, p+")")
 	}
 	if len(list) > top {
 		parts = append(parts, fmt.Sprintf("and %d more", len(list)-top))

@@ -62,10 +62,20 @@ func TestThousandsAndPlural(t *testing.T) {
 	}
 }
 
-// The replay of a small hand-made trace: counts per operator from the
-// summary, waits ranked by time, every spill with its operator, notes.
+// The replay of a small hand-made trace: figures per operator from its
+// lanes, the batch's elapsed time with its lead-in, waits ranked by time,
+// every spill with its operator, notes.
 func TestWriteReplay(t *testing.T) {
 	p := func(i int) *int { return &i }
+	on := func(n timeline.NodeID) timeline.Match { return timeline.Match{NodeID: n} }
+	var reads []timeline.PageEvent
+	for i := range 12 {
+		reads = append(reads, timeline.PageEvent{T: int64(1000 + 500*i), Match: on(1), PageID: uint64(i)})
+	}
+	var locks []timeline.LockInterval
+	for i := range 13 {
+		locks = append(locks, timeline.LockInterval{T: int64(1000 + 400*i), End: int64(1100 + 400*i), Match: on(1)})
+	}
 	b := &bundle.Bundle{
 		SQL:    "SELECT * FROM dbo.T ORDER BY x",
 		Run:    bundle.RunInfo{ClearBufferPool: true, CallStacks: true},
@@ -78,28 +88,36 @@ func TestWriteReplay(t *testing.T) {
 				{ID: 2, Parent: p(0), PhysicalOp: "Compute Scalar", NotExecuted: true, NotExecutedReason: "ActualExecutions 0"},
 			},
 			Lanes: timeline.Lanes{
+				Read: reads,
+				Lock: locks,
 				Wait: []timeline.WaitInterval{
-					{T: 1000, End: 1100, WaitType: "PAGEIOLATCH_SH"}, {T: 2000, End: 2100, WaitType: "PAGEIOLATCH_SH"},
-					{T: 3000, End: 6000, WaitType: "IO_COMPLETION"},
+					{T: 1000, End: 1100, Match: on(1), WaitType: "PAGEIOLATCH_SH", DurationUs: 100, DurationSource: "events", UnderOneMs: true},
+					{T: 2000, End: 2100, Match: on(1), WaitType: "PAGEIOLATCH_SH", DurationUs: 100, DurationSource: "events", UnderOneMs: true},
+					{T: 3000, End: 6000, Match: on(0), WaitType: "IO_COMPLETION", DurationUs: 3000, DurationMs: 3, DurationSource: "duration_ms"},
+					{T: 6500, End: 6500, Match: on(0), WaitType: "IO_COMPLETION", DurationSource: "duration_ms", UnderOneMs: true},
 				},
 				Memory: []timeline.MemoryEvent{{T: 7500, Match: timeline.Match{NodeID: 0}, Kind: "sort_warning", Detail: "Single pass", GrantedMemoryKB: 1024, UsedMemoryKB: 1024, Spill: true}},
 			},
 			Summary: timeline.Summary{
-				Operators: []timeline.OperatorSummary{{ID: 0, Spills: 1, Waits: map[string]int{"IO_COMPLETION": 1}}, {ID: 1, Reads: 12, Locks: 13, Waits: map[string]int{"PAGEIOLATCH_SH": 2}}},
-				Notes:     []string{"timing from events"},
+				ElapsedUs: 10_000, ElapsedSource: "batch_events", LeadInUs: 1000, OperatorUs: 8000,
+				Notes: []string{"timing from events"},
 			},
 		},
 	}
 	var buf bytes.Buffer
-	writeReplay(&buf, "sorting", "a sort that spills", b, replayOptions{Width: 16})
+	writeReplay(&buf, "sorting", "a sort that spills", b, replayOptions{Width: 20})
 	out := buf.String()
 	for _, want := range []string{
 		"━━ sorting ━━ a sort that spills",
-		"1,500 rows · 12.5 ms · 40 events (0 lost) · cold cache · call stacks",
-		"|1.0 ms    9.0 ms|",
+		"1,500 rows · 10.0 ms elapsed · 40 events (0 lost) · cold cache · call stacks",
+		"Time: elapsed 10.0 ms (lead-in 1.0 ms before the first operator; operators 8.0 ms)",
+		"Reads: 12 page reads in the trace (the plan has no runtime counters: logical reads unknown)",
+		"Waits: 3.20 ms waited in 4 waits (1 shorter than 1 ms, not timed: XE reports whole ms)",
+		"|0.0 ms       10.0 ms|",
+		"lead-in (before the first operator)            |──                  |  1.0 ms",
 		"Clustered Index Scan dbo.T.PK_T",
-		"|not executed: A…|",
-		"Top waits: IO_COMPLETION ×1 (3.00 ms), PAGEIOLATCH_SH ×2 (0.20 ms)",
+		"|not executed: Actua…|",
+		"Top waits: IO_COMPLETION ×2 (3.00 ms; 1 shorter than 1 ms, not timed), PAGEIOLATCH_SH ×2 (0.20 ms)",
 		"Spills: 1",
 		"7.5 ms  sort_warning in operator 0 Sort (granted 1024 KB, used 1024 KB): Single pass",
 		"Note: timing from events",
@@ -109,13 +127,26 @@ func TestWriteReplay(t *testing.T) {
 			t.Errorf("replay lacks %q:\n%s", want, out)
 		}
 	}
-	// Sort is not written "Sort (Sort)"; the scan row carries its counts.
-	if strings.Contains(out, "Sort (Sort)") {
-		t.Error("logical op repeated")
+	// Sort is not written "Sort (Sort)"; the client's round trip (12.5 ms)
+	// is not a second elapsed time.
+	if strings.Contains(out, "Sort (Sort)") || strings.Contains(out, "12.5 ms") {
+		t.Errorf("logical op repeated or a second elapsed time:\n%s", out)
 	}
 	scan := lineWith(out, "Clustered Index Scan")
-	if f := strings.Fields(scan[strings.LastIndex(scan, "|")+1:]); strings.Join(f, " ") != "12 13 2 0" {
-		t.Errorf("scan counts = %v, want reads 12 locks 13 waits 2 spills 0", f)
+	if f := strings.Fields(scan[strings.LastIndex(scan, "|")+1:]); strings.Join(f, " ") != "— — — 12 0.20ms 13 0" {
+		t.Errorf("scan figures = %v, want no plan counters, 12 page reads, 0.20 ms waited, 13 locks, 0 spills", f)
+	}
+}
+
+// A key lookup is named as SSMS names it in the terminal.
+func TestOperatorLabelKeyLookup(t *testing.T) {
+	op := timeline.Operator{PhysicalOp: "Clustered Index Seek", LogicalOp: "Clustered Index Seek", Name: "Key Lookup", Object: "dbo.Orders.PK_Orders"}
+	if got := operatorLabel(op); got != "Key Lookup dbo.Orders.PK_Orders" {
+		t.Errorf("label %q", got)
+	}
+	op.Name = "" // a trace saved before names
+	if got := operatorLabel(op); got != "Clustered Index Seek dbo.Orders.PK_Orders" {
+		t.Errorf("label %q", got)
 	}
 }
 

@@ -141,7 +141,7 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 	t.Run("reads-concentrated", func(t *testing.T) {
 		// Per customer an index seek and key lookups into PK_Orders.
 		f := traceNamed(t, srv, "loop_join").fires("reads-concentrated")
-		contains(t, "title", f.Title, " did ", "% of the reads: ")
+		contains(t, "title", f.Title, " did ", "% of the logical reads: ")
 		if f.Operators[0].Name != "Key Lookup" || !strings.HasSuffix(f.Reference, "create-indexes-with-included-columns") {
 			t.Errorf("operator %+v ref %s", f.Operators, f.Reference)
 		}
@@ -306,11 +306,15 @@ func TestCompareOnStandinScenarioPairs(t *testing.T) {
 	t.Run("scan vs seek", func(t *testing.T) {
 		r := comparePair(t, srv, "forced_scan", "seek_key_lookup")
 		d := diffWhere(t, r, func(d *compare.OperatorDiff) bool { return d.A != nil && d.A.Name == "Clustered Index Scan" })
-		if d.Status != compare.StatusReplaced || d.B == nil || d.B.Name != "Index Seek" || !strings.HasPrefix(d.Verdict, "Index Seek replaced Clustered Index Scan: reads ") {
+		if d.Status != compare.StatusReplaced || d.B == nil || d.B.Name != "Index Seek" || !strings.HasPrefix(d.Verdict, "Index Seek replaced Clustered Index Scan: logical reads ") {
 			t.Fatalf("scan %+v\n%s", d, r.Text())
 		}
-		if m, _ := d.Metric("reads"); m.A == nil || m.B == nil || *m.B >= *m.A {
+		if m, _ := d.Metric("reads"); m.A == nil || m.B == nil || *m.B >= *m.A || m.Label != "logical reads" {
 			t.Errorf("reads %+v", m)
+		}
+		// issue 26: elapsed and operator time, each labelled
+		if !strings.HasPrefix(r.Verdict, "elapsed ") || !strings.Contains(r.Verdict, ", operator time ") {
+			t.Errorf("overall %q", r.Verdict)
 		}
 		lookup := diffWhere(t, r, func(d *compare.OperatorDiff) bool { return d.B != nil && d.B.Name == "Key Lookup" })
 		if lookup.Status != compare.StatusAdded || !strings.HasPrefix(lookup.Verdict, "added Key Lookup (dbo.Orders.PK_Orders)") {

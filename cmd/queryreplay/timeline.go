@@ -181,7 +181,7 @@ func writeGaps(w io.Writer, s timeline.Summary) {
 func writeOperatorTable(w io.Writer, tr *timeline.Trace) {
 	s := tr.Summary
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nnode\toperator\tbehavior\tstart ms\tfirst emit ms\tend ms\truns\treads\tlocks\twaits\tspills\tfrom")
+	fmt.Fprintln(tw, "\nnode\toperator\tbehavior\tstart ms\tfirst emit ms\tend ms\truns\tpage reads (trace)\tlocks\twaits\tspills\tfrom")
 	for i, op := range tr.Operators {
 		os := s.Operators[i]
 		waits := 0
@@ -197,7 +197,7 @@ func writeOperatorTable(w io.Writer, tr *timeline.Trace) {
 		case len(op.Threads) > 1:
 			runs = fmt.Sprintf("%d threads", len(op.Threads))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%d\t%d\t%d\t%d\t%s\n", op.ID, op.PhysicalOp, op.Behavior,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%d\t%d\t%d\t%d\t%s\n", op.ID, op.DisplayName(), op.Behavior,
 			ms(op.Start), ms(op.FirstEmit), ms(op.End), runs, os.Reads, os.Locks, waits, os.Spills, op.TimeSource)
 	}
 	tw.Flush()

@@ -62,7 +62,12 @@ type SideSummary struct {
 	Label       string `json:"label"`
 	Operators   int    `json:"operators"`
 	HasCounters bool   `json:"hasCounters"`
-	DurationUs  int64  `json:"durationUs"`
+	// DurationUs is the batch's elapsed time (timeline Summary.ElapsedUs);
+	// LeadInUs the part before the first operator, OperatorUs the
+	// operators' own time (first start to last end).
+	DurationUs int64 `json:"durationUs"`
+	LeadInUs   int64 `json:"leadInUs"`
+	OperatorUs int64 `json:"operatorUs"`
 	// ZeroTime is the side's time zero (RFC 3339): both timelines start at
 	// their own batch start, so they are aligned at start on one axis.
 	ZeroTime string `json:"zeroTime"`
@@ -102,7 +107,11 @@ type OperatorDiff struct {
 // Metric is one figure on both sides; A or B is nil where the side does not
 // have the operator or the figure (rows without runtime counters).
 type Metric struct {
-	Name    string   `json:"name"`
+	Name string `json:"name"`
+	// Label says what the figure counts, in the vocabulary of
+	// docs/frames.md: "logical reads" or "page reads in the trace" for
+	// reads, "elapsed" and "operator time" for the statement's times.
+	Label   string   `json:"label,omitempty"`
 	Unit    string   `json:"unit"`
 	A       *float64 `json:"a"`
 	B       *float64 `json:"b"`
@@ -185,7 +194,17 @@ func (r *Result) unmatched(p *findings.Profile, used []bool, status string, logi
 }
 
 func summary(s Side, p *findings.Profile) SideSummary {
-	return SideSummary{Label: s.Label, Operators: len(p.Operators), HasCounters: p.HasCounters, DurationUs: p.DurationUs, ZeroTime: s.Trace.ZeroTime}
+	f := p.Facts()
+	return SideSummary{Label: s.Label, Operators: len(p.Operators), HasCounters: p.HasCounters, DurationUs: f.ElapsedUs,
+		LeadInUs: f.LeadInUs, OperatorUs: f.OperatorUs, ZeroTime: s.Trace.ZeroTime}
+}
+
+// readsLabel names what "reads" counts on both sides.
+func readsLabel(logical bool) string {
+	if logical {
+		return "logical reads"
+	}
+	return "page reads in the trace"
 }
 
 func side(o *findings.OperatorStats) *OperatorSide {
@@ -208,6 +227,7 @@ func status(a, b *findings.OperatorStats, ms []Metric) string {
 // metricDef describes how one metric is read and when a change counts.
 type metricDef struct {
 	name, unit string
+	label      string
 	// floor is the least absolute change that counts; rel the least
 	// change relative to the larger side.
 	floor, rel float64
@@ -231,21 +251,21 @@ func count(f func(o *findings.OperatorStats) int) func(o *findings.OperatorStats
 // pages or 1 row and 10%; times by 1 ms and 20%; spills, locks, splits and
 // log records on any change.
 func metricDefs(logical bool) []metricDef {
-	reads := metricDef{name: "reads", unit: "pages", floor: 8, rel: 0.1, get: count(func(o *findings.OperatorStats) int { return o.Reads })}
+	reads := metricDef{name: "reads", label: readsLabel(logical), unit: "pages", floor: 8, rel: 0.1, get: count(func(o *findings.OperatorStats) int { return o.Reads })}
 	if logical {
 		reads.get = counter(func(c *findings.Counters) int64 { return c.LogicalReads })
 	}
 	return []metricDef{
 		reads,
-		{"pageReads", "pages", 8, 0.1, count(func(o *findings.OperatorStats) int { return o.Reads })},
-		{"rows", "rows", 1, 0.1, counter(func(c *findings.Counters) int64 { return c.Rows })},
-		{"executions", "count", 1, 0.1, counter(func(c *findings.Counters) int64 { return c.Executions })},
-		{"durationUs", "us", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) { return float64(o.DurationUs), !o.NotExecuted }},
-		{"spills", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.Spills + o.ExchangeSpills })},
-		{"tempdbWrites", "pages", 8, 0.1, count(func(o *findings.OperatorStats) int { return o.TempdbWrites })},
-		{"locks", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.Locks })},
-		{"splits", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.Splits })},
-		{"logRecords", "count", 1, 0, count(func(o *findings.OperatorStats) int { return o.LogRecords })},
+		{"pageReads", "pages", "page reads in the trace", 8, 0.1, count(func(o *findings.OperatorStats) int { return o.Reads })},
+		{"rows", "rows", "rows", 1, 0.1, counter(func(c *findings.Counters) int64 { return c.Rows })},
+		{"executions", "count", "executions", 1, 0.1, counter(func(c *findings.Counters) int64 { return c.Executions })},
+		{"durationUs", "us", "time", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) { return float64(o.DurationUs), !o.NotExecuted }},
+		{"spills", "count", "spills", 1, 0, count(func(o *findings.OperatorStats) int { return o.Spills + o.ExchangeSpills })},
+		{"tempdbWrites", "pages", "", 8, 0.1, count(func(o *findings.OperatorStats) int { return o.TempdbWrites })},
+		{"locks", "count", "locks", 1, 0, count(func(o *findings.OperatorStats) int { return o.Locks })},
+		{"splits", "count", "splits", 1, 0, count(func(o *findings.OperatorStats) int { return o.Splits })},
+		{"logRecords", "count", "", 1, 0, count(func(o *findings.OperatorStats) int { return o.LogRecords })},
 	}
 }
 
@@ -269,12 +289,12 @@ func metrics(a, b *findings.OperatorStats, logical bool) []Metric {
 		}
 	}
 	for _, c := range sorted(cats) {
-		out = append(out, measure(metricDef{"wait" + c + "Us", "us", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) {
+		out = append(out, measure(metricDef{"wait" + c + "Us", "us", c + " waits", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) {
 			return float64(o.WaitUs[c]), true
 		}}, a, b))
 	}
 	for _, p := range sorted(phases) {
-		out = append(out, measure(metricDef{"phase" + strings.ToUpper(p[:1]) + p[1:] + "Us", "us", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) {
+		out = append(out, measure(metricDef{"phase" + strings.ToUpper(p[:1]) + p[1:] + "Us", "us", p + " phase", 1000, 0.2, func(o *findings.OperatorStats) (float64, bool) {
 			v, ok := o.PhaseUs[p]
 			return float64(v), ok
 		}}, a, b))
@@ -283,7 +303,7 @@ func metrics(a, b *findings.OperatorStats, logical bool) []Metric {
 }
 
 func measure(def metricDef, a, b *findings.OperatorStats) Metric {
-	m := Metric{Name: def.name, Unit: def.unit}
+	m := Metric{Name: def.name, Label: def.label, Unit: def.unit}
 	if a != nil {
 		if v, ok := def.get(a); ok {
 			m.A = &v
@@ -314,7 +334,7 @@ func sorted(m map[string]bool) []string {
 // statementMetrics compares the totals.
 func statementMetrics(pa, pb *findings.Profile, logical bool) []Metric {
 	both := func(name, unit string, floor, rel float64, a, b float64) Metric {
-		m := Metric{Name: name, Unit: unit, A: &a, B: &b}
+		m := Metric{Name: name, Label: statementLabels[name], Unit: unit, A: &a, B: &b}
 		d := abs64f(b - a)
 		m.Changed = d > 0 && d >= floor && d >= rel*max(a, b)
 		return m
@@ -341,19 +361,30 @@ func statementMetrics(pa, pb *findings.Profile, logical bool) []Metric {
 		}
 		return float64(s)
 	}
+	fa, fb := pa.Facts(), pb.Facts()
 	out := []Metric{
-		both("durationUs", "us", 1000, 0.2, float64(pa.DurationUs), float64(pb.DurationUs)),
+		both("durationUs", "us", 1000, 0.2, float64(fa.ElapsedUs), float64(fb.ElapsedUs)),
+		both("operatorUs", "us", 1000, 0.2, float64(fa.OperatorUs), float64(fb.OperatorUs)),
+		both("leadInUs", "us", 1000, 0.2, float64(fa.LeadInUs), float64(fb.LeadInUs)),
 		both("reads", "pages", 8, 0.1, readsOf(pa), readsOf(pb)),
 		both("pageReads", "pages", 8, 0.1, float64(pa.PageReads), float64(pb.PageReads)),
 		both("waitUs", "us", 1000, 0.2, waits(pa), waits(pb)),
 		both("spills", "count", 1, 0, spills(pa), spills(pb)),
 		both("locks", "count", 1, 0, float64(len(pa.Trace.Lanes.Lock)), float64(len(pb.Trace.Lanes.Lock))),
 	}
+	out[3].Label = readsLabel(logical)
 	if pa.Grant != nil && pb.Grant != nil {
 		out = append(out, both("grantedKB", "KB", 64, 0.1, float64(pa.Grant.GrantedKB), float64(pb.Grant.GrantedKB)),
 			both("usedKB", "KB", 64, 0.1, float64(pa.Grant.UsedKB), float64(pb.Grant.UsedKB)))
 	}
 	return out
+}
+
+// statementLabels name the statement's figures (reads are labelled by
+// their kind where they are made).
+var statementLabels = map[string]string{
+	"durationUs": "elapsed", "operatorUs": "operator time", "leadInUs": "lead-in", "pageReads": "page reads in the trace",
+	"waitUs": "waits", "spills": "spills", "locks": "locks", "grantedKB": "grant", "usedKB": "used memory",
 }
 
 // verdictOrder is the order in which changes are worth telling.
@@ -369,14 +400,15 @@ func changes(ms []Metric, n int) []string {
 	}
 	for _, name := range verdictOrder {
 		if m, ok := metricNamed(ms, name); ok {
-			label := name
+			label := m.Label
 			switch name {
-			case "durationUs":
-				label = "time"
 			case "tempdbWrites":
 				label = "tempdb writes"
 			case "logRecords":
 				label = "log records"
+			}
+			if label == "" {
+				label = name
 			}
 			add(m, label)
 		}
@@ -439,7 +471,11 @@ func describe(ms []Metric, a bool) string {
 		if !ok || p == nil || *p == 0 {
 			continue
 		}
-		parts = append(parts, name+" "+value(m.Unit, *p))
+		label := m.Label
+		if label == "" {
+			label = name
+		}
+		parts = append(parts, label+" "+value(m.Unit, *p))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -450,13 +486,12 @@ func describe(ms []Metric, a bool) string {
 // overall is the statement's one-line verdict.
 func (r *Result) overall() string {
 	var parts []string
-	for _, name := range []string{"durationUs", "reads", "spills", "waitUs", "grantedKB"} {
+	for _, name := range []string{"durationUs", "operatorUs", "reads", "spills", "waitUs", "grantedKB"} {
 		m, ok := metricNamed(r.Statement, name)
-		if !ok || !m.Changed && name != "durationUs" && name != "reads" {
+		if !ok || !m.Changed && name != "durationUs" && name != "operatorUs" && name != "reads" {
 			continue
 		}
-		label := map[string]string{"durationUs": "time", "reads": "reads", "spills": "spills", "waitUs": "waits", "grantedKB": "grant"}[name]
-		parts = append(parts, fmt.Sprintf("%s %s → %s", label, value(m.Unit, *m.A), value(m.Unit, *m.B)))
+		parts = append(parts, fmt.Sprintf("%s %s → %s", m.Label, value(m.Unit, *m.A), value(m.Unit, *m.B)))
 	}
 	var ops []string
 	c := r.Counts

@@ -81,7 +81,7 @@ func TestScanReplacedBySeek(t *testing.T) {
 	if d.Status != StatusReplaced || d.How != HowReplaced {
 		t.Errorf("status %s how %s", d.Status, d.How)
 	}
-	if d.Verdict != "Index Seek replaced Clustered Index Scan: reads 14,600 → 31, time 120 ms → 1.8 ms" {
+	if d.Verdict != "Index Seek replaced Clustered Index Scan: page reads in the trace 14,600 → 31, time 120 ms → 1.8 ms" {
 		t.Errorf("verdict %q", d.Verdict)
 	}
 	if m, _ := d.Metric("reads"); *m.A != 14600 || *m.B != 31 || !m.Changed {
@@ -94,7 +94,7 @@ func TestScanReplacedBySeek(t *testing.T) {
 	if r.Counts != (Counts{Replaced: 1, Added: 1}) || r.ReadsSource != "physical" {
 		t.Errorf("counts %+v source %s", r.Counts, r.ReadsSource)
 	}
-	if r.Verdict != "time 120 ms → 2.0 ms, reads 14,600 → 31; operators: 1 replaced, 1 added" {
+	if r.Verdict != "elapsed 120 ms → 2.0 ms, operator time 120 ms → 2.0 ms, page reads in the trace 14,600 → 31; operators: 1 replaced, 1 added" {
 		t.Errorf("overall %q", r.Verdict)
 	}
 }
@@ -116,7 +116,7 @@ func TestHashJoinReplacedByNestedLoops(t *testing.T) {
 	if c := find(t, r, 1, 1); c.Status != StatusSame || c.How != HowIdentical || c.Verdict != "Clustered Index Scan: no significant change" {
 		t.Errorf("customers %+v", c)
 	}
-	if o := find(t, r, 2, 2); o.Status != StatusReplaced || o.How != HowReplaced || o.Verdict != "Clustered Index Seek replaced Clustered Index Scan: reads 1,200 → 900, time 40 ms → 28 ms" {
+	if o := find(t, r, 2, 2); o.Status != StatusReplaced || o.How != HowReplaced || o.Verdict != "Clustered Index Seek replaced Clustered Index Scan: page reads in the trace 1,200 → 900, time 40 ms → 28 ms" {
 		t.Errorf("orders %+v", o)
 	}
 	if r.Counts.Added+r.Counts.Removed != 0 {
@@ -196,4 +196,34 @@ func TestCompareGolden(t *testing.T) {
 		t.Fatalf("round trip: %v", err)
 	}
 	testenv.Golden(t, filepath.Join("testdata", "golden", "hash_vs_loop.json"), append(js, '\n'), *update)
+}
+
+// Issue 26 item 3: a batch that waited 67 ms before its first operator is
+// slower in elapsed time, not in its operators' time; compare says both,
+// each labelled. Item 4: the lookup keeps its SSMS name.
+func TestElapsedAndOperatorTimeLabelled(t *testing.T) {
+	mk := func(lead int64) *plan {
+		p := newPlan(lead+7500).op(0, -1, "Nested Loops", "Inner Join", "", lead, lead+7500).
+			op(1, 0, "Index Seek", "Index Seek", "dbo.Orders.IX_Orders_CustomerID", lead, lead+7500).
+			op(2, 0, "Clustered Index Seek", "Clustered Index Seek", "dbo.Orders.PK_Orders", lead+100, lead+7500)
+		p.tr.Operators[2].Name = "Key Lookup"
+		p.tr.Summary = timeline.Summary{ElapsedUs: lead + 7500, ElapsedSource: "batch_events", LeadInUs: lead, OperatorUs: 7500}
+		return p
+	}
+	r := compareOf(t, mk(37_500).side("a"), mk(67_500).side("b"))
+	if !strings.HasPrefix(r.Verdict, "elapsed 45 ms → 75 ms, operator time 7.5 ms → 7.5 ms") {
+		t.Errorf("overall %q: want elapsed and operator time, each labelled", r.Verdict)
+	}
+	if r.A.DurationUs != 45_000 || r.A.LeadInUs != 37_500 || r.B.OperatorUs != 7500 {
+		t.Errorf("sides %+v %+v", r.A, r.B)
+	}
+	for _, m := range r.Statement {
+		if m.Label == "" {
+			t.Errorf("statement metric %s has no label", m.Name)
+		}
+	}
+	lk := find(t, r, 2, 2)
+	if lk.A.Name != "Key Lookup" || !strings.Contains(r.Text(), "Key Lookup") {
+		t.Errorf("lookup named %q:\n%s", lk.A.Name, r.Text())
+	}
 }

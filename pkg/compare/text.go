@@ -13,8 +13,8 @@ func (r *Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A: %s (%d operators)\nB: %s (%d operators)\n", orDash(r.A.Label), r.A.Operators, orDash(r.B.Label), r.B.Operators)
 	fmt.Fprintf(&b, "Overall: %s\n", r.Verdict)
-	fmt.Fprintf(&b, "Reads are %s reads.\n\n", r.ReadsSource)
-	rows := [][]string{{"A", "B", "operator", "status", "reads", "rows", "time", "waits", "spills"}}
+	fmt.Fprintf(&b, "Reads are %s (docs/frames.md, \"Vocabulary\"); elapsed is the batch's, operator time its operators' own.\n\n", readsLabel(r.ReadsSource == "logical"))
+	rows := [][]string{{"A", "B", "operator", "status", readsLabel(r.ReadsSource == "logical"), "rows", "time", "waits", "spills"}}
 	for _, d := range r.Operators {
 		rows = append(rows, []string{nodeID(d.A), nodeID(d.B), clip(name(&d), 44), d.Status,
 			cell(d.Metrics, "reads"), cell(d.Metrics, "rows"), cell(d.Metrics, "durationUs"), waitCell(d.Metrics), cell(d.Metrics, "spills")})

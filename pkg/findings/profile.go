@@ -157,7 +157,7 @@ func (p *Profile) operator(op timeline.Operator) OperatorStats {
 		Threads: op.Threads,
 	}
 	s.Schema, s.Table, s.Index = splitObject(op.Object)
-	display := op.PhysicalOp
+	display := op.DisplayName()
 	if p.Plan != nil {
 		if po := p.Plan.OperatorByID(op.ID); po != nil {
 			display = po.DisplayName

@@ -47,9 +47,12 @@ func readsConcentrated(a *analysis) []Finding {
 	if n < a.cfg.MinReads || sh < a.cfg.ReadShare {
 		return nil
 	}
-	what, src := "reads", "plan"
+	// The kind is named (docs/frames.md, "Reads"): logical reads from the
+	// plan's runtime counters, else the page reads the trace caught
+	// (physical_page_read events).
+	what, src := "logical reads", "plan"
 	if !logical {
-		what, src = "physical reads", "events"
+		what, src = "page reads in the trace", "events"
 	}
 	f := Finding{
 		Title:     fmt.Sprintf("%s did %s of the %s: %s of %s pages", top.Name, Percent(sh), what, Count(n), Count(total)),

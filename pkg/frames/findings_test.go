@@ -157,7 +157,7 @@ func TestCompareFrames(t *testing.T) {
 		return n
 	}
 	ca, cb := count(a.Bundle.Trace), count(b.Bundle.Trace)
-	if row < 0 || field(t, ops, "verdict").At(row).(string) != fmt.Sprintf("Index Seek replaced Clustered Index Scan: reads %v → %v", ca, cb) {
+	if row < 0 || field(t, ops, "verdict").At(row).(string) != fmt.Sprintf("Index Seek replaced Clustered Index Scan: page reads in the trace %v → %v", ca, cb) {
 		t.Fatalf("replaced row %d: %v", row, field(t, ops, "verdict").At(max(row, 0)))
 	}
 	if a, b := field(t, ops, "readsA").At(row).(*float64), field(t, ops, "readsB").At(row).(*float64); *a != ca || *b != cb || !field(t, ops, "readsChanged").At(row).(bool) {

@@ -60,6 +60,9 @@ type Runtime struct {
 	CPUMs         *int64
 	LogicalReads  *int64
 	PhysicalReads *int64
+	// ReadAheads is ActualReadAheads: kept apart from PhysicalReads
+	// (docs/frames.md, "Vocabulary").
+	ReadAheads    *int64
 	EstimatedRows *float64
 }
 

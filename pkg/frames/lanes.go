@@ -241,7 +241,7 @@ func binnedLane[E any](v *view, s *laneSpec[E], es []E) (*data.Frame, int, int64
 func (v *view) operatorLabels() func(timeline.NodeID) string {
 	names := make(map[timeline.NodeID]string, len(v.tr.Operators))
 	for _, o := range v.tr.Operators {
-		names[timeline.NodeID(o.ID)] = strconv.Itoa(o.ID) + " " + o.PhysicalOp
+		names[timeline.NodeID(o.ID)] = strconv.Itoa(o.ID) + " " + o.DisplayName()
 	}
 	return func(n timeline.NodeID) string {
 		if n < 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/findings"
 )
 
 // Persona names the kind of server from SERVERPROPERTY('EngineEdition')
@@ -65,6 +66,7 @@ func (v *view) traceFrame() *data.Frame {
 	}
 	lost := int64(b.Result.Lost) + b.Result.DroppedEvents
 	persona := Persona(b.Server.EngineEdition)
+	facts := v.facts()
 	f := data.NewFrame("trace",
 		data.NewField("traceId", nil, []string{v.src.TraceID}),
 		data.NewField("statement", nil, []string{b.SQL}),
@@ -73,7 +75,17 @@ func (v *view) traceFrame() *data.Frame {
 		data.NewField("end", nil, []time.Time{v.at(tr.End)}),
 		unit(data.NewField("startUs", nil, []int64{tr.Start}), "µs"),
 		unit(data.NewField("endUs", nil, []int64{tr.End}), "µs"),
-		unit(data.NewField("durationUs", nil, []int64{b.Result.DurationUs}), "µs"),
+		// the batch's one elapsed time (docs/frames.md, "Vocabulary"),
+		// its lead-in and its operators' time; the client's round trip
+		// apart, under its own name
+		unit(data.NewField("durationUs", nil, []int64{facts.ElapsedUs}), "µs").SetConfig(&data.FieldConfig{Unit: "µs", DisplayName: "elapsed"}),
+		unit(data.NewField("leadInUs", nil, []int64{facts.LeadInUs}), "µs"),
+		unit(data.NewField("operatorUs", nil, []int64{facts.OperatorUs}), "µs"),
+		unit(data.NewField("clientRoundTripUs", nil, []int64{b.Result.DurationUs}), "µs"),
+		data.NewField("logicalReads", nil, []*int64{counterOr(facts.HasCounters, facts.LogicalReads)}).SetConfig(&data.FieldConfig{DisplayName: "logical reads (plan)"}),
+		data.NewField("physicalReads", nil, []*int64{counterOr(facts.HasCounters, facts.PhysicalReads)}).SetConfig(&data.FieldConfig{DisplayName: "physical reads (plan)"}),
+		data.NewField("pageReads", nil, []int64{int64(facts.PageReads)}).SetConfig(&data.FieldConfig{DisplayName: "page reads (trace)"}),
+		unit(data.NewField("waitUs", nil, []int64{facts.WaitUs}), "µs"),
 		data.NewField("events", nil, []int64{b.Result.Events}),
 		data.NewField("lost", nil, []int64{lost}),
 		data.NewField("truncated", nil, []bool{b.Result.Truncated}),
@@ -103,6 +115,8 @@ func (v *view) traceFrame() *data.Frame {
 			"events": b.Result.Events, "badRows": b.Result.BadRows, "batches": b.Result.Batches, "rows": rows,
 			"lanes": orEmptyMap(tr.Summary.Lanes),
 		},
+		"facts": map[string]any{"time": facts.TimeText(), "reads": facts.ReadsText(), "waits": facts.WaitsText(),
+			"elapsedSource": facts.ElapsedSource},
 		"unmatched":   orEmptyMap(tr.Summary.Unmatched),
 		"ambiguous":   orEmptyMap(tr.Summary.Ambiguous),
 		"gaps":        len(tr.Summary.Gaps),
@@ -155,4 +169,33 @@ func orEmptyStrings(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// facts are the trace's figures in the vocabulary every surface shares
+// (findings.Facts): reads from the plan's counters (summed over the
+// operators' Runtime), page reads and waits from the trace.
+func (v *view) facts() findings.Facts {
+	var logical, physical, ahead int64
+	has := false
+	for _, r := range v.src.Runtime {
+		if r.LogicalReads != nil {
+			logical += *r.LogicalReads
+			has = true
+		}
+		if r.PhysicalReads != nil {
+			physical += *r.PhysicalReads
+		}
+		if r.ReadAheads != nil {
+			ahead += *r.ReadAheads
+		}
+	}
+	return findings.FactsOf(v.tr, has, logical, physical, ahead)
+}
+
+// counterOr is the counter, or nil when the plan has none.
+func counterOr(has bool, n int64) *int64 {
+	if !has {
+		return nil
+	}
+	return &n
 }

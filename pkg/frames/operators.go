@@ -93,12 +93,19 @@ func (v *view) runtime(id int) Runtime {
 	return v.src.Runtime[id] // the zero Runtime (all nil) when unknown
 }
 
+// runtimeLabels name the plan's runtime counters by what they count.
+var runtimeLabels = map[string]string{
+	"logicalReads": "logical reads (plan)", "physicalReads": "physical reads (plan)",
+	"actualElapsedMs": "elapsed (plan)", "actualCpuMs": "CPU (plan)",
+}
+
 func (v *view) operatorsFrame() *data.Frame {
 	ops := v.tr.Operators
 	stats := v.operatorStats()
 	n := len(ops)
 	ids, parents := make([]int64, n), make([]*int64, n)
 	phys, logi, beh, obj, src := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	names := make([]string, n)
 	starts, ends := make([]time.Time, n), make([]time.Time, n)
 	startUs, emitUs, endUs, durUs := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	counts := make([][]int64, 13)
@@ -117,6 +124,7 @@ func (v *view) operatorsFrame() *data.Frame {
 		execs[i], rebinds[i], rewinds[i] = o.Executions, o.Rebinds, o.Rewinds
 		ids[i], parents[i] = int64(o.ID), intPtr(o.Parent)
 		phys[i], logi[i], beh[i], obj[i], src[i] = o.PhysicalOp, o.LogicalOp, o.Behavior, o.Object, o.TimeSource
+		names[i] = o.DisplayName()
 		starts[i], ends[i] = v.at(o.Start), v.at(o.End)
 		startUs[i], emitUs[i], endUs[i], durUs[i] = o.Start, o.FirstEmit, o.End, o.End-o.Start
 		s := v.statsOf(stats, o.ID)
@@ -135,6 +143,9 @@ func (v *view) operatorsFrame() *data.Frame {
 		data.NewField("nodeId", nil, ids),
 		data.NewField("parentId", nil, parents),
 		data.NewField("physicalOp", nil, phys),
+		// name: as SSMS shows it (Key Lookup for a Clustered Index Seek
+		// with Lookup="1"); what every view labels the operator with.
+		data.NewField("name", nil, names).SetConfig(&data.FieldConfig{DisplayName: "operator"}),
 		data.NewField("logicalOp", nil, logi),
 		data.NewField("behavior", nil, beh),
 		data.NewField("object", nil, obj),
@@ -149,8 +160,14 @@ func (v *view) operatorsFrame() *data.Frame {
 	for k, name := range []string{"reads", "writes", "locks", "waits", "spills", "splits", "logRecords", "waitUs", "matched",
 		"matchExact", "matchStrong", "matchWeak", "matchLow"} {
 		f := data.NewField(name, nil, counts[k])
-		if name == "waitUs" {
+		switch name {
+		case "waitUs":
 			unit(f, "µs")
+			f.Config.DisplayName = "time waited"
+		case "reads":
+			// the trace's physical_page_read events, not the plan's
+			// logical reads (docs/frames.md, "Vocabulary")
+			f.SetConfig(&data.FieldConfig{DisplayName: "page reads (trace)"})
 		}
 		fields = append(fields, f)
 	}
@@ -158,6 +175,12 @@ func (v *view) operatorsFrame() *data.Frame {
 		f := data.NewField(name, nil, rt[k])
 		if name == "actualElapsedMs" || name == "actualCpuMs" {
 			unit(f, "ms")
+		}
+		if label, ok := runtimeLabels[name]; ok {
+			if f.Config == nil {
+				f.Config = &data.FieldConfig{}
+			}
+			f.Config.DisplayName = label
 		}
 		fields = append(fields, f)
 	}
@@ -211,7 +234,7 @@ func (v *view) threadsFrame() *data.Frame {
 			ids, threads = append(ids, int64(o.ID)), append(threads, int64(t.Thread))
 			starts, ends = append(starts, v.at(t.Start)), append(ends, v.at(max(t.End, t.Start+v.resolutionUs)))
 			startUs, endUs = append(startUs, t.Start), append(endUs, t.End)
-			states = append(states, strconv.Itoa(o.ID)+" "+o.PhysicalOp+" thread "+strconv.Itoa(t.Thread))
+			states = append(states, strconv.Itoa(o.ID)+" "+o.DisplayName()+" thread "+strconv.Itoa(t.Thread))
 			rows, execs, sources = append(rows, t.Rows), append(execs, t.Executions), append(sources, t.Source)
 		}
 	}
@@ -255,7 +278,7 @@ func (v *view) planFrames() (*data.Frame, *data.Frame) {
 	var eRows []*int64
 	for i, o := range ops {
 		id := strconv.Itoa(o.ID)
-		ids[i], titles[i], subtitles[i] = id, o.PhysicalOp, o.Object
+		ids[i], titles[i], subtitles[i] = id, o.DisplayName(), o.Object
 		if o.Object == "" {
 			subtitles[i] = o.LogicalOp
 		}

@@ -324,7 +324,7 @@ func runtimeCounters(p *showplan.Plan) map[int]frames.Runtime {
 			r := frames.Runtime{EstimatedRows: &est}
 			if a := op.Actual; a != nil {
 				r.ActualRows, r.Executions = ptr(a.Rows), ptr(a.Executions)
-				r.LogicalReads, r.PhysicalReads = ptr(a.LogicalReads), ptr(a.PhysicalReads)
+				r.LogicalReads, r.PhysicalReads, r.ReadAheads = ptr(a.LogicalReads), ptr(a.PhysicalReads), ptr(a.ReadAheads)
 				if a.HasTiming {
 					r.ElapsedMs, r.CPUMs = ptr(a.ElapsedMs), ptr(a.CPUMs)
 				}

@@ -15,8 +15,13 @@ func finishStatement(st *Statement) {
 			childCost += c.SubtreeCost
 		}
 		op.OwnCost = max(op.SubtreeCost-childCost, 0)
-		if op.PhysicalOp == "Key Lookup" {
+		switch op.PhysicalOp {
+		case "Key Lookup":
 			op.IsKeyLookup = true
+		case "RID Lookup":
+			// A RID Lookup's IndexScan carries Lookup="1" too; it reads
+			// a heap by row id, and SSMS calls it RID Lookup.
+			op.IsKeyLookup = false
 		}
 		op.DisplayName = displayName(op)
 		op.Actual = totals(op.Threads)

@@ -172,11 +172,14 @@ type Operator struct {
 	// NestedLoops, Sort, ...).
 	Element string
 	// IsKeyLookup is set for a Clustered Index Seek whose IndexScan has
-	// Lookup="1" (shown by SSMS as "Key Lookup"), or a PhysicalOp "Key Lookup".
+	// Lookup="1" (shown by SSMS as "Key Lookup"), or a PhysicalOp "Key
+	// Lookup"; never for a RID Lookup (its IndexScan has Lookup="1" too).
 	IsKeyLookup bool
-	// DisplayName is what a person expects to read: "Key Lookup" for key
-	// lookups, "Columnstore Index Scan" for an index scan on ColumnStore
-	// storage, PhysicalOp otherwise.
+	// DisplayName is what a person expects to read, as SSMS names it: "Key
+	// Lookup" for key lookups, "RID Lookup" for heap lookups,
+	// "Columnstore Index Scan" for an index scan on ColumnStore storage,
+	// PhysicalOp otherwise. Every surface (terminal, plan tree, frames,
+	// findings, compare) shows it.
 	DisplayName string
 
 	EstimateRows      float64

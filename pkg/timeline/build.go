@@ -62,6 +62,7 @@ func (b *Builder) Build() (*Trace, error) {
 	m.rematch(&tr.Lanes)
 	m.collectOwn(&tr.Lanes, true)
 	tr.Operators = m.phases(tr.Start, tr.End)
+	b.elapsed(tr)
 	tr.Lanes.Plan = make([]PlanEntry, 0, len(tr.Operators))
 	for _, o := range tr.Operators {
 		if !o.NotExecuted {
@@ -77,6 +78,40 @@ func (b *Builder) Build() (*Trace, error) {
 		tr.Summary.Ambiguous = nil
 	}
 	return tr, nil
+}
+
+// elapsed sets the trace's one elapsed time and splits it into the
+// lead-in before the first operator and the operators' own time.
+func (b *Builder) elapsed(tr *Trace) {
+	s := &tr.Summary
+	switch {
+	case b.batch.started && b.batch.done:
+		s.ElapsedUs, s.ElapsedSource = b.batch.end, "batch_events"
+	case b.batch.done:
+		s.ElapsedUs, s.ElapsedSource = b.batch.durUs, "batch_duration"
+	default:
+		s.ElapsedUs, s.ElapsedSource = tr.End-tr.Start, "extent"
+	}
+	first, last, ran := int64(0), int64(0), false
+	for _, o := range tr.Operators {
+		if o.NotExecuted {
+			continue
+		}
+		if !ran || o.Start < first {
+			first = o.Start
+		}
+		if !ran || o.End > last {
+			last = o.End
+		}
+		ran = true
+	}
+	if ran {
+		zero := int64(0)
+		if !b.batch.started {
+			zero = tr.Start
+		}
+		s.LeadInUs, s.OperatorUs = max(first-zero, 0), last-first
+	}
 }
 
 type lockKey struct {
@@ -160,6 +195,9 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
 		case kBatchCompleted:
 			tr.End = max(tr.End, r.t)
+			b.batch.done, b.batch.end, b.batch.durUs = true, r.t, int64(r.a)
+		case kBatchStarting:
+			b.batch.started = true
 		}
 	}
 	closeOpen(tr)
@@ -220,12 +258,25 @@ func (f *filler) wait(r *rec) {
 	case r.kind == kWaitEnd && len(f.waits[k]) > 0:
 		q := f.waits[k]
 		w := &l.Wait[q[0]]
-		w.End, w.DurationUs, w.Open = max(r.t, w.T), r.a, false
+		w.End, w.Open = max(r.t, w.T), false
+		// Measured on the trace's µs clock; the event's own duration is
+		// whole milliseconds (a 476 µs wait reads 0 there).
+		w.DurationUs, w.DurationSource = max(uint64(w.End-w.T), r.a), "events"
+		setWaitFields(w, r)
 		f.waits[k] = q[1:]
 	default:
 		t0 := r.t - int64(r.a)
-		l.Wait = append(l.Wait, WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, Match: f.m.matchTiming(t0, poolAll), Stack: r.stack})
+		w := WaitInterval{T: t0, End: r.t, WaitType: wt, Category: cat, DurationUs: r.a, DurationSource: "duration_ms", Match: f.m.matchTiming(t0, poolAll), Stack: r.stack}
+		setWaitFields(&w, r)
+		l.Wait = append(l.Wait, w)
 	}
+}
+
+// setWaitFields keeps the end event's duration and signal_duration as it
+// gave them (whole ms) and marks a wait whose duration read 0 ms.
+func setWaitFields(w *WaitInterval, r *rec) {
+	w.DurationMs, w.SignalDurationMs = r.a/1000, r.d/1000
+	w.UnderOneMs = r.a == 0
 }
 
 func (f *filler) io(r *rec) {
@@ -314,15 +365,36 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 	for _, op := range tr.Operators {
 		per[NodeID(op.ID)] = &OperatorSummary{ID: op.ID}
 	}
-	count := func(lane string, mt Match, f func(*OperatorSummary)) {
-		s.Lanes[lane]++
+	// Lane totals are counted in locals and stored once per lane: a
+	// string-keyed map increment per event cost more than the rest of
+	// the summary (issue 26 performance). A lane's key is present only
+	// when it has entries, as before.
+	var lane string
+	var total, amb, unm int
+	flush := func(next string) {
+		if total > 0 {
+			s.Lanes[lane] += total
+		}
+		if amb > 0 {
+			s.Ambiguous[lane] += amb
+		}
+		if unm > 0 {
+			s.Unmatched[lane] += unm
+		}
+		lane, total, amb, unm = next, 0, 0, 0
+	}
+	count := func(name string, mt Match, f func(*OperatorSummary)) {
+		if name != lane {
+			flush(name)
+		}
+		total++
 		if mt.Ambiguous {
-			s.Ambiguous[lane]++
+			amb++
 		}
 		n, rule := mt.NodeID, mt.Rule
 		if n < 0 {
 			if rule != RuleStatement {
-				s.Unmatched[lane]++
+				unm++
 			}
 			return
 		}
@@ -330,6 +402,7 @@ func (b *Builder) summarize(tr *Trace, m *matcher) {
 			f(o)
 		}
 	}
+	defer flush("")
 	l := &tr.Lanes
 	for _, e := range l.Read {
 		count("read", e.Match, func(o *OperatorSummary) { o.Reads++ })

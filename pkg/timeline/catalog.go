@@ -31,7 +31,12 @@ func (o *ObjectName) String() string {
 // The tracer fills it after the run with one batched query per trace (pages
 // and HoBTs touched → allocation units → schema/table/index).
 type Catalog struct {
-	pages      map[pageKey]*ObjectName
+	// pages holds every page whose ids fit one packed uint64 (database and
+	// file below 2^16, page below 2^32: all real ones) — a single-word
+	// key hashes several times faster than pageKey, and the lookup runs
+	// once per page event; widePages holds any other.
+	pages      map[uint64]*ObjectName
+	widePages  map[pageKey]*ObjectName
 	hobts      map[idKey]*ObjectName
 	allocUnits map[idKey]*ObjectName
 	objects    map[idKey]*ObjectName
@@ -55,7 +60,8 @@ type idKey struct {
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
 	return &Catalog{
-		pages:      map[pageKey]*ObjectName{},
+		pages:      map[uint64]*ObjectName{},
+		widePages:  map[pageKey]*ObjectName{},
 		hobts:      map[idKey]*ObjectName{},
 		allocUnits: map[idKey]*ObjectName{},
 		objects:    map[idKey]*ObjectName{},
@@ -74,7 +80,11 @@ func (c *Catalog) name(o ObjectName) *ObjectName {
 
 // AddPage maps one page to its object.
 func (c *Catalog) AddPage(databaseID, fileID, pageID uint64, o ObjectName) {
-	c.pages[pageKey{databaseID, fileID, pageID}] = c.name(o)
+	if k, ok := packPage(databaseID, fileID, pageID); ok {
+		c.pages[k] = c.name(o)
+		return
+	}
+	c.widePages[pageKey{databaseID, fileID, pageID}] = c.name(o)
 }
 
 // AddHoBT maps a HoBT (sys.partitions.hobt_id; a lock's associated_object_id,
@@ -98,10 +108,25 @@ func (c *Catalog) page(db, file, page uint64) *ObjectName {
 	if c == nil {
 		return nil
 	}
-	if o := c.pages[pageKey{db, file, page}]; o != nil {
+	if o := c.pageOf(db, file, page); o != nil {
 		return o
 	}
-	return c.pages[pageKey{0, file, page}]
+	return c.pageOf(0, file, page)
+}
+
+func (c *Catalog) pageOf(db, file, page uint64) *ObjectName {
+	if k, ok := packPage(db, file, page); ok {
+		return c.pages[k]
+	}
+	return c.widePages[pageKey{db, file, page}]
+}
+
+// packPage packs a page's ids into one word when they fit.
+func packPage(db, file, page uint64) (uint64, bool) {
+	if db >= 1<<16 || file >= 1<<16 || page >= 1<<32 {
+		return 0, false
+	}
+	return db<<48 | file<<32 | page, true
 }
 
 func lookupID(m map[idKey]*ObjectName, db, id uint64) *ObjectName {

@@ -61,8 +61,17 @@
 //     table, or an object whose database the plan does not name; it is a
 //     sort's, hash's or spool's worktable otherwise). An event whose object no
 //     operator touches stays unmatched; it is never pushed to an operator on
-//     another table, nor to one that never ran. Matches by timing alone are
-//     never evidence of when an operator worked.
+//     another table, nor to one that never ran. Matches by timing alone do
+//     not place operators in the first pass (they follow from the times);
+//     once made, every event matched to an operator (not ambiguous) lies in
+//     its span, and what it feeds is fitted around that.
+//
+//   - Invariants (Check; tested on every trace the tests build, on
+//     generated plans and, by the stand-in's tests, on every scenario and
+//     everyday query): an operator's span holds its own matched events; a
+//     blocking operator first emits, and a hash join's build ends, at or
+//     after its input's last event; Start ≤ FirstEmit ≤ End and phases
+//     never overlap or run backwards.
 //
 //   - Phase boundaries rest on the strongest evidence (Phase.Source): a
 //     hash join's build ends once its build input has and no later than

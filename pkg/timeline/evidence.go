@@ -39,18 +39,21 @@ func (m *matcher) detectProfilesAtEnd(stmtEnd int64) {
 }
 
 // collectOwn records each operator's first and last matched event and its
-// last spill warning. Ambiguous matches never count, nor do matches by
-// timing alone (they follow from the times, they do not show them);
-// matches among several operators on one object told apart by time only
-// when withTiming is set — the first pass leaves them out, as windows
-// alone decided them.
+// last spill warning. Ambiguous matches never count. The first pass
+// (withTiming unset) leaves out what timing decided — matches by timing
+// alone and among several operators on one object — as windows alone
+// decided them. The second pass counts every event matched to an
+// operator, waits and spills by timing included: an event the trace
+// gives to an operator happened while it worked, so its span holds it
+// (issue 26: a scan placed by its window or its parent ended before the
+// last read it was given, and its Sort emitted before that read).
 func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 	for _, o := range m.ops {
 		o.hasOwn, o.own, o.spilled, o.spillAt = false, Window{}, false, 0
 	}
 	note := func(mt Match, t, end int64) {
 		n := mt.NodeID
-		if n < 0 || mt.Ambiguous || mt.Rule == RuleTiming || (mt.Rule == RuleObjectTiming && !withTiming) {
+		if n < 0 || mt.Ambiguous || (!withTiming && (mt.Rule == RuleTiming || mt.Rule == RuleObjectTiming)) {
 			return
 		}
 		o := m.byID[int(n)]
@@ -86,8 +89,13 @@ func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 	for _, e := range l.IO {
 		note(e.Match, e.T, e.End)
 	}
+	if withTiming {
+		for _, e := range l.Wait {
+			note(e.Match, e.T, e.T)
+		}
+	}
 	for _, e := range l.Memory {
-		if e.Rule != RuleNodeID {
+		if e.Rule != RuleNodeID && !(withTiming && e.Spill) {
 			continue
 		}
 		note(e.Match, e.T, e.T)

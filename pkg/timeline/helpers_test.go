@@ -107,6 +107,11 @@ func build(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Options, event
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every trace a test builds keeps the invariants, whatever the test
+	// itself checks.
+	for _, v := range Check(tr, b.stmt) {
+		t.Errorf("invariant: %s", v)
+	}
 	return tr
 }
 

@@ -247,3 +247,74 @@ func TestScenarioRepartitionSidesShareThreadIDs(t *testing.T) {
 		t.Errorf("rows %d / %d, want 21 each", ex.Producer.Rows, ex.Consumer.Rows)
 	}
 }
+
+// Issue 26 item 5 (held out): a Sort over a Clustered Index Scan whose 12
+// reads run until 2.750 ms. Whatever placed the scan — its reads' pages
+// the catalog knows, a catalog that does not know them (the reads go to
+// the scan by timing), a query_thread_profile window that ended before its
+// last read, or only its active time inside the Sort's consume phase —
+// the scan does not end before its own last read, and the Sort does not
+// emit before its input's last read.
+func TestSortOverScanKeepsItsReads(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		catalog bool
+		events  func(st *stream)
+		elapsed int64 // the scan's ActualElapsedms
+	}{
+		{name: "catalog", catalog: true},
+		{name: "no_catalog_scan_window", events: func(st *stream) { st.profile(2, 1, 0, 2000); st.at(2500) }},
+		{name: "no_catalog_sort_window_scan_active_time", elapsed: 2, events: func(st *stream) { st.profile(5, 0, 0, 5000) }},
+		{name: "catalog_scan_window", catalog: true, events: func(st *stream) { st.profile(2, 1, 0, 2000); st.at(2500) }},
+		{name: "no_catalog_both_windows", events: func(st *stream) {
+			st.profile(2, 1, 0, 2500)
+			st.at(2500)
+			st.profile(5, 0, 0, 5000)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := loadSynthetic(t, "sort_over_scan.sqlplan")
+			if c.elapsed > 0 {
+				scan := plan.Statements[0].OperatorByID(1)
+				scan.Threads[0].ElapsedMs, scan.Threads[0].HasTiming = c.elapsed, true
+			}
+			var cat *Catalog
+			if c.catalog {
+				cat = NewCatalog()
+				for p := uint64(100); p < 112; p++ {
+					cat.AddPage(5, 1, p, ObjectName{Schema: "dbo", Table: "Orders", Index: "PK_Orders"})
+				}
+			}
+			st := newStream()
+			st.batchStart(0)
+			for i := 0; i < 12; i++ {
+				st.read(0, 1, uint64(100+i))
+				st.at(int64(i) * 250) // 0 … 2750 µs
+			}
+			if c.events != nil {
+				c.events(st)
+			}
+			st.batchEnd(5, 5000)
+			tr := build(t, plan, cat, nil, st.events)
+			sort, scan := op(tr, 0), op(tr, 1)
+			last := int64(-1)
+			for _, r := range tr.Lanes.Read {
+				if r.NodeID == 1 && !r.Ambiguous {
+					last = max(last, r.T)
+				}
+			}
+			if last != 2750 {
+				t.Fatalf("the scan's last read at %d, want 2750 (reads %+v)", last, tr.Lanes.Read)
+			}
+			if scan.End < last {
+				t.Errorf("scan ends at %d (%s), before its own last read at %d", scan.End, scan.TimeSource, last)
+			}
+			if sort.FirstEmit < last {
+				t.Errorf("sort first emits at %d, before its input's last read at %d", sort.FirstEmit, last)
+			}
+			if c := phase(sort, PhaseConsume); c == nil || c.End < last {
+				t.Errorf("sort consume phase %+v ends before %d", c, last)
+			}
+		})
+	}
+}

@@ -755,7 +755,7 @@ func (p *planner) operator(info *opInfo) Operator {
 	op := info.op
 	t := p.times[op]
 	o := Operator{
-		ID: op.NodeID, PhysicalOp: op.PhysicalOp, LogicalOp: op.LogicalOp,
+		ID: op.NodeID, PhysicalOp: op.PhysicalOp, LogicalOp: op.LogicalOp, Name: op.DisplayName,
 		Behavior: string(op.Semantics.Behavior), Object: objectString(op.Object),
 		Start: t.start, FirstEmit: t.firstEmit, End: t.end, TimeSource: t.source,
 	}

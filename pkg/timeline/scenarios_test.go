@@ -53,6 +53,9 @@ func TestScenarioHashJoinBuildProbe(t *testing.T) {
 	// 4 ms, goes to the probe scan by timing — the only access operator
 	// working then (the build scan's last read was at 1 ms, beyond the
 	// timing limit). Before, with no windows, nothing could tell.
+	// Golden change (issue 26 item 5): that read is the probe scan's, so
+	// its span and the join's probe phase hold it — they end at 4750 (the
+	// read's spread time), not at 4500 before it.
 	for _, r := range tr.Lanes.Read {
 		if r.PageID == 999 && (r.NodeID != 2 || r.Rule != RuleTiming || r.Confidence != ConfidenceLow || r.Ambiguous) {
 			t.Errorf("unknown page at %d µs matched %+v, want the probe scan (2) by timing, low", r.T, r.Match)
@@ -187,6 +190,11 @@ func TestScenarioNestedLoopsKeyLookup(t *testing.T) {
 	}
 	tr := build(t, plan, cat, &Options{Statement: -1, LockRows: rows}, st.events)
 	checkGolden(t, "key_lookup", tr)
+	// Issue 26 item 4: the Clustered Index Seek with Lookup="true" is
+	// named as SSMS names it.
+	if lk := op(tr, 5); lk.Name != "Key Lookup" || lk.DisplayName() != "Key Lookup" || lk.PhysicalOp != "Clustered Index Seek" {
+		t.Errorf("lookup node 5: name %q, physical %q; want Key Lookup over Clustered Index Seek", lk.Name, lk.PhysicalOp)
+	}
 
 	if got := [3]NodeID{tr.Lanes.Read[0].NodeID, tr.Lanes.Read[1].NodeID, tr.Lanes.Read[2].NodeID}; got != [3]NodeID{3, 5, 5} {
 		t.Errorf("reads matched %v, want seek 3 then lookup 5, 5", got)

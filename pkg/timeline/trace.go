@@ -213,16 +213,22 @@ type Exchange struct {
 
 // Operator is one plan operator on the timeline. Times are µs from time zero.
 type Operator struct {
-	ID         int     `json:"id"`
-	Parent     *int    `json:"parent"`
-	PhysicalOp string  `json:"physicalOp"`
-	LogicalOp  string  `json:"logicalOp"`
-	Behavior   string  `json:"behavior"`
-	Object     string  `json:"object,omitempty"`
-	Start      int64   `json:"start"`
-	FirstEmit  int64   `json:"firstEmit"`
-	End        int64   `json:"end"`
-	Phases     []Phase `json:"phases"`
+	ID         int    `json:"id"`
+	Parent     *int   `json:"parent"`
+	PhysicalOp string `json:"physicalOp"`
+	LogicalOp  string `json:"logicalOp"`
+	// Name is what SSMS and Plan Explorer call the operator: "Key Lookup"
+	// for a Clustered Index Seek whose IndexScan has Lookup="1", "RID
+	// Lookup", "Columnstore Index Scan"; PhysicalOp otherwise
+	// (showplan.Operator.DisplayName). Absent from traces written before
+	// it existed: DisplayName falls back to PhysicalOp.
+	Name      string  `json:"name,omitempty"`
+	Behavior  string  `json:"behavior"`
+	Object    string  `json:"object,omitempty"`
+	Start     int64   `json:"start"`
+	FirstEmit int64   `json:"firstEmit"`
+	End       int64   `json:"end"`
+	Phases    []Phase `json:"phases"`
 	// TimeSource says where Start and End came from: "events" (its matched
 	// events), "derived" (its inputs' events, with its active time),
 	// "thread_profile" (only its query_thread_profile windows, taken where
@@ -256,6 +262,15 @@ type Operator struct {
 	Threads []ThreadBar `json:"threads,omitempty"`
 	// Exchange is set for Parallelism operators.
 	Exchange *Exchange `json:"exchange,omitempty"`
+}
+
+// DisplayName is the operator's name as SSMS shows it (Name), or
+// PhysicalOp for a trace written before Name existed.
+func (o *Operator) DisplayName() string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return o.PhysicalOp
 }
 
 // Window is an execution window [Start, End] in µs.
@@ -306,9 +321,25 @@ type WaitInterval struct {
 	T   int64 `json:"t"`
 	End int64 `json:"end"`
 	Match
-	WaitType   string `json:"waitType"`
-	Category   string `json:"category"`
-	DurationUs uint64 `json:"durationUs"`
+	WaitType string `json:"waitType"`
+	Category string `json:"category"`
+	// DurationUs is how long the wait lasted, in µs: from its begin to its
+	// end on the trace's clock when both were captured (DurationSource
+	// "events"; never less than the event's own duration), else the
+	// event's duration field (DurationSource "duration_ms": whole ms
+	// ×1000). An open wait has 0.
+	DurationUs     uint64 `json:"durationUs"`
+	DurationSource string `json:"durationSource,omitempty"`
+	// DurationMs and SignalDurationMs are wait_info's duration and
+	// signal_duration fields as the event gave them: whole milliseconds
+	// (https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-object-columns-transact-sql
+	// lists the columns; SQL Server reports them in ms).
+	DurationMs       uint64 `json:"durationMs"`
+	SignalDurationMs uint64 `json:"signalDurationMs"`
+	// UnderOneMs: the event's duration field read 0 ms, so the wait was
+	// shorter than 1 ms. With its begin and end captured DurationUs still
+	// measures it; seen only by its end, its length is unknown (0).
+	UnderOneMs bool `json:"underOneMs,omitempty"`
 	// Open: the wait began but its end was not captured; End is the
 	// statement end.
 	Open bool `json:"open,omitempty"`
@@ -551,6 +582,19 @@ type Summary struct {
 	// no object farther than this from every operator window belongs to
 	// the statement.
 	TimingLimitUs int64 `json:"timingLimitUs"`
+	// ElapsedUs is the batch's elapsed time, the one every view shows:
+	// from sql_batch_starting (time zero) to sql_batch_completed on the
+	// trace's clock (ElapsedSource "batch_events"); with one of them
+	// missing, sql_batch_completed's own duration ("batch_duration"),
+	// else the trace's extent End − Start ("extent").
+	ElapsedUs     int64  `json:"elapsedUs"`
+	ElapsedSource string `json:"elapsedSource,omitempty"`
+	// LeadInUs is the time from the batch's start (time zero) to the
+	// first operator's start: compiling, waiting for a memory grant,
+	// before the plan ran. OperatorUs is the plan's own time, from the
+	// first operator's start to the last one's end.
+	LeadInUs   int64 `json:"leadInUs"`
+	OperatorUs int64 `json:"operatorUs"`
 	// Other counts events that feed no lane, by name.
 	Other     map[string]int    `json:"other,omitempty"`
 	Operators []OperatorSummary `json:"operators"`

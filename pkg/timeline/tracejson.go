@@ -32,8 +32,29 @@ func (t *Trace) UnmarshalJSON(b []byte) error {
 		// headers, which a schema 2 trace simply lacks
 		p.Schema = Schema
 	}
+	upgradeWaits((*Trace)(&p))
 	*t = Trace(p)
 	return nil
+}
+
+// upgradeWaits gives a wait saved before durationSource existed its
+// measured length: those traces copied the event's whole-millisecond
+// duration onto a wait whose begin and end were both captured, so a
+// 476 µs wait read 0 (issue 26).
+func upgradeWaits(t *Trace) {
+	for i := range t.Lanes.Wait {
+		w := &t.Lanes.Wait[i]
+		if w.DurationSource != "" || w.Open {
+			continue
+		}
+		w.DurationMs = w.DurationUs / 1000
+		w.UnderOneMs = w.DurationUs == 0
+		if d := w.End - w.T; d > 0 && uint64(d) > w.DurationUs {
+			w.DurationUs, w.DurationSource = uint64(d), "events"
+		} else {
+			w.DurationSource = "duration_ms"
+		}
+	}
 }
 
 func upgradeSchema1(t *Trace) {

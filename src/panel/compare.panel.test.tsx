@@ -27,7 +27,9 @@ describe('the compare mode', () => {
   it('draws both timelines on one axis under the verdict, with the comparison table', async () => {
     render(<ReplayPanel {...props(compareFrames(), 1400, 560)} />);
     await nextFrame();
-    expect(screen.getByTestId('qr-compare-verdict')).toHaveTextContent('reads 164 → 25; operators: 1 replaced');
+    expect(screen.getByTestId('qr-compare-verdict')).toHaveTextContent(
+      'page reads in the trace 164 → 25; operators: 1 replaced'
+    );
     for (const s of ['a', 'b']) {
       const base = contextOf(within(screen.getByTestId(`qr-compare-side-${s}`)).getByTestId('qr-timeline-base'));
       expect(base.texts).toEqual(expect.arrayContaining(['Read 4', '0 Hash Match', '2 Clustered Ind…']));

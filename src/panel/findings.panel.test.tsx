@@ -32,7 +32,9 @@ describe('findings in the replay panel', () => {
     fireEvent.click(screen.getByTestId('qr-tab-findings'));
     const list = screen.getByTestId('qr-findings');
     expect(within(list).getAllByRole('listitem')).toHaveLength(6);
-    expect(screen.getByTestId('qr-finding-1')).toHaveTextContent('Clustered Index Scan did 93% of the physical reads');
+    expect(screen.getByTestId('qr-finding-1')).toHaveTextContent(
+      'Clustered Index Scan did 93% of the page reads in the trace'
+    );
     expect(screen.getByTestId('qr-finding-1')).toHaveTextContent('2 Clustered Index Scan (dbo.Orders.PK_Orders)');
     expect(screen.getByTestId('qr-finding-numbers-1')).toHaveTextContent('total reads 163 pages');
     expect(screen.getByTestId('qr-finding-confidence-1')).toHaveTextContent('low confidence');

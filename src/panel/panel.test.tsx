@@ -70,6 +70,15 @@ describe('ReplayPanel', () => {
     expect(screen.getAllByTestId('qr-stack-frame')[0]).toHaveTextContent('sqlmin!BPool::Get+0x10');
   });
 
+  it('shows the trace’s one elapsed time, and its reads by kind on hover', () => {
+    render(<ReplayPanel {...props(frames)} />);
+    const facts = screen.getByTestId('qr-trace-facts');
+    expect(facts).toHaveTextContent(/^elapsed 0\.9 ms$/);
+    // the details of the selected operator name each kind of read
+    const details = screen.getByTestId('qr-operator-details');
+    expect(details).toHaveTextContent('page reads (trace)');
+  });
+
   it('moves the plan tree with the playhead', async () => {
     render(<ReplayPanel {...props(frames)} />);
     const root = screen.getByTestId('qr-replay');
@@ -79,7 +88,7 @@ describe('ReplayPanel', () => {
     // six steps: 15, 28, 30, 35, 40, 320 → scan 2 has started and read one page
     expect(screen.getByTestId('qr-playhead')).toHaveTextContent('320 µs');
     expect(screen.getByTestId('qr-plan-node-2')).toHaveAttribute('data-status', 'active');
-    expect(screen.getByTestId('qr-plan-reads-2')).toHaveTextContent('1/2 reads');
+    expect(screen.getByTestId('qr-plan-reads-2')).toHaveTextContent('1/2 page reads');
     expect(screen.getByTestId('qr-plan-phase-0')).toHaveTextContent('probing');
   });
 

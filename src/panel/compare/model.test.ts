@@ -12,7 +12,9 @@ describe('compareFromFrames on the Go golden compare response', () => {
   });
 
   it('reads the statement verdict, counts and metrics', () => {
-    expect(c.verdict).toBe('time 900 µs → 900 µs, reads 164 → 25; operators: 1 replaced');
+    expect(c.verdict).toBe(
+      'elapsed 900 µs → 900 µs, operator time 870 µs → 870 µs, page reads in the trace 164 → 25; operators: 1 replaced'
+    );
     expect(c.traceIdB).toBe('0190d5c2a0e87c3b9a51e2f4c6d8b0a2');
     expect(c.readsSource).toBe('physical');
     expect(c.counts).toEqual({ replaced: 1, changed: 0, added: 0, removed: 0, same: 2 });
@@ -32,7 +34,7 @@ describe('compareFromFrames on the Go golden compare response', () => {
       ['replaced', 2, 2],
     ]);
     const seek = c.rows[2];
-    expect(seek.verdict).toBe('Index Seek replaced Clustered Index Scan: reads 152 → 13');
+    expect(seek.verdict).toBe('Index Seek replaced Clustered Index Scan: page reads in the trace 152 → 13');
     expect([seek.nameA, seek.nameB]).toEqual(['Clustered Index Scan', 'Index Seek']);
     expect(seek.metrics.reads).toEqual({ a: 152, b: 13, changed: true });
     expect(seek.metrics.rows).toEqual({ a: null, b: null, changed: false });
@@ -47,8 +49,10 @@ describe('compareFromFrames on the Go golden compare response', () => {
   });
 
   it('sums a side up from the statement metrics', () => {
-    expect(sideFacts(c, 'a')).toBe('900 µs · 164 page reads · 1 spill');
-    expect(sideFacts({ ...c, readsSource: 'logical' }, 'b')).toBe('900 µs · 25 logical reads · 1 spill');
+    expect(sideFacts(c, 'a')).toBe('900 µs elapsed · operators 870 µs · 164 page reads in the trace · 1 spill');
+    expect(sideFacts({ ...c, readsSource: 'logical' }, 'b')).toBe(
+      '900 µs elapsed · operators 870 µs · 25 logical reads · 1 spill'
+    );
   });
 
   it('says which side is missing', () => {

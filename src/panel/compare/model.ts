@@ -215,19 +215,26 @@ export function compareFromFrames(frames: DataFrame[]): CompareRead {
 }
 
 /**
- * What a side's header says about its statement: "7.7 ms · 61 logical reads ·
- * 1 spill" — the time, the reads the comparison counts, and spills when either
- * side spilled.
+ * What a side's header says about its statement: "7.7 ms elapsed · operators
+ * 1.2 ms · 61 logical reads · 1 spill" — the batch's elapsed time, its
+ * operators' own time, the reads the comparison counts (by their name), and
+ * spills when either side spilled.
  */
 export function sideFacts(c: Comparison, side: Side): string {
   const v = (name: string) => {
     const m = c.statement.find((x) => x.name === name);
     return m ? (side === 'a' ? m.a : m.b) : null;
   };
-  const facts = [formatDuration(side === 'a' ? c.durationUsA : c.durationUsB)];
+  const facts = [`${formatDuration(side === 'a' ? c.durationUsA : c.durationUsB)} elapsed`];
+  const ops = v('operatorUs');
+  if (ops !== null) {
+    facts.push(`operators ${formatDuration(ops)}`);
+  }
   const reads = v('reads');
   if (reads !== null) {
-    facts.push(`${reads.toLocaleString('en-US')} ${c.readsSource === 'logical' ? 'logical reads' : 'page reads'}`);
+    facts.push(
+      `${reads.toLocaleString('en-US')} ${c.readsSource === 'logical' ? 'logical reads' : 'page reads in the trace'}`
+    );
   }
   const spills = c.statement.find((x) => x.name === 'spills');
   if (spills && ((spills.a ?? 0) > 0 || (spills.b ?? 0) > 0)) {

@@ -78,7 +78,7 @@ export function PlanTree({ trace, store, palette, reads, unit }: Props) {
             >
               <span className={styles.swatch} style={{ background: color }} />
               <span className={styles.name}>
-                <b>{op.nodeId}</b> {op.physicalOp}
+                <b>{op.nodeId}</b> {op.name}
                 {op.object && <span className={styles.object}> {shortObject(op.object)}</span>}
               </span>
               <span className={styles.badge} data-testid={`qr-plan-phase-${op.nodeId}`}>
@@ -95,10 +95,10 @@ export function PlanTree({ trace, store, palette, reads, unit }: Props) {
               </span>
               <span
                 className={styles.stat}
-                title="page reads tied to the operator so far / in total"
+                title="page reads in the trace (physical_page_read events) tied to the operator so far / in total"
                 data-testid={`qr-plan-reads-${op.nodeId}`}
               >
-                {compact(r)}/{compact(op.reads)} reads
+                {compact(r)}/{compact(op.reads)} page reads
               </span>
             </div>
           );

@@ -113,6 +113,13 @@ export function Toolbar(props: Props) {
               <Icon name="exclamation-circle" className={styles.error} data-testid="qr-detail-error" />
             </Tooltip>
           )}
+          {trace.facts && (
+            <Tooltip content={[trace.facts.time, trace.facts.reads, trace.facts.waits].join(' · ')}>
+              <span className={styles.weak} data-testid="qr-trace-facts">
+                {trace.facts.time.replace(/ \(.*$/, '')}
+              </span>
+            </Tooltip>
+          )}
           {problems.length > 0 && (
             <Tooltip content={problems.join(' ')}>
               <Icon name="exclamation-triangle" className={styles.warn} data-testid="qr-trace-warnings" />

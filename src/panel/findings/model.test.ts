@@ -16,7 +16,7 @@ describe('findingsFromFrames on the Go golden findings frame', () => {
     ]);
     expect(report.counts).toEqual({ critical: 0, warning: 4, info: 2 });
     const reads = report.findings[1];
-    expect(reads.title).toBe('Clustered Index Scan did 93% of the physical reads: 152 of 163 pages');
+    expect(reads.title).toBe('Clustered Index Scan did 93% of the page reads in the trace: 152 of 163 pages');
     expect(reads.severity).toBe('warning');
     expect(reads.confidence).toBe('low');
     expect(reads.confidenceReasons).toEqual(["13% of the trace's events were lost"]);

@@ -74,6 +74,8 @@ export interface Operator {
   nodeId: number;
   parentId: number | null;
   physicalOp: string;
+  /** The name SSMS shows (Key Lookup for a Clustered Index Seek with Lookup="1"); physicalOp when the frame has none. */
+  name: string;
   logicalOp: string;
   behavior: string;
   object: string;
@@ -168,7 +170,13 @@ export interface ReplayTrace {
   endUs: number;
   /** Epoch ms of time zero, for absolute times. */
   zeroMs: number;
+  /** The batch's one elapsed time (from its own events), as every surface shows it. */
   durationUs: number;
+  /** Time before the first operator started, and the operators' own time (first start to last end). */
+  leadInUs: number;
+  operatorUs: number;
+  /** The trace's figures in the shared vocabulary (docs/frames.md): elapsed, reads by kind, waits as time. */
+  facts: { time: string; reads: string; waits: string } | null;
   events: number;
   lost: number;
   truncated: boolean;
@@ -345,6 +353,7 @@ function readOperators(
     nodeId: f('nodeId'),
     parentId: f('parentId'),
     physicalOp: f('physicalOp'),
+    name: f('name'),
     logicalOp: f('logicalOp'),
     behavior: f('behavior'),
     object: f('object'),
@@ -387,6 +396,7 @@ function readOperators(
       nodeId: num(F.nodeId, r),
       parentId: numOrNull(F.parentId, r),
       physicalOp: str(F.physicalOp, r),
+      name: str(F.name, r) || str(F.physicalOp, r),
       logicalOp: str(F.logicalOp, r),
       behavior: str(F.behavior, r),
       object: str(F.object, r),
@@ -707,6 +717,9 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
     endUs: Math.max(endUs, startUs),
     zeroMs,
     durationUs: num(f('durationUs'), 0, endUs - startUs),
+    leadInUs: num(f('leadInUs'), 0),
+    operatorUs: num(f('operatorUs'), 0),
+    facts: readFacts(mc.facts),
     events: num(f('events'), 0),
     lost: num(f('lost'), 0),
     truncated: f('truncated')?.values[0] === true,
@@ -723,6 +736,14 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
     ignored: [...byName.keys()].filter((k) => !KNOWN.has(k)),
   };
   return { trace };
+}
+
+function readFacts(v: unknown): ReplayTrace['facts'] {
+  if (!v || typeof v !== 'object') {
+    return null;
+  }
+  const o = v as Record<string, unknown>;
+  return { time: String(o.time ?? ''), reads: String(o.reads ?? ''), waits: String(o.waits ?? '') };
 }
 
 function zeroOf(tr: { zeroTime?: string; from?: number; startUs?: number }): number {

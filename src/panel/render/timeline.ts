@@ -163,7 +163,7 @@ function drawLaneLabel(ctx: Ctx, s: BaseScene, name: EventLaneName, y: number, h
 }
 
 function opLabel(op: Operator): string {
-  return `${op.nodeId} ${op.physicalOp}`;
+  return `${op.nodeId} ${op.name}`;
 }
 
 function drawPlan(ctx: Ctx, s: BaseScene): LaneStat {

@@ -32,7 +32,7 @@ export function operatorName(trace: ReplayTrace, nodeId: number | null): string 
     return 'unmatched';
   }
   const op = trace.byNode.get(nodeId);
-  return op ? `${op.nodeId} ${op.physicalOp}` : `node ${nodeId}`;
+  return op ? `${op.nodeId} ${op.name}` : `node ${nodeId}`;
 }
 
 function fmtValue(v: unknown, unit: string | undefined, timeUnit: TimeUnit): string {
@@ -107,7 +107,10 @@ export function describeEntry(trace: ReplayTrace, lane: LaneData, i: number, uni
 
 export function describeOperator(op: Operator, unit: TimeUnit): Description {
   const rows: Array<[string, string]> = [];
-  if (op.logicalOp && op.logicalOp !== op.physicalOp) {
+  if (op.name !== op.physicalOp) {
+    rows.push(['physical operator', op.physicalOp]);
+  }
+  if (op.logicalOp && op.logicalOp !== op.physicalOp && op.logicalOp !== op.name) {
     rows.push(['logical', op.logicalOp]);
   }
   if (op.object) {
@@ -119,7 +122,7 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
       'executed',
       op.notExecutedReason ? `no: ${op.notExecutedReason}` : 'no (0 executions in the actual plan)',
     ]);
-    return { title: `${op.nodeId} ${op.physicalOp}`, rows };
+    return { title: `${op.nodeId} ${op.name}`, rows };
   }
   rows.push([
     'span',
@@ -153,9 +156,24 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
       `${op.actualRows.toLocaleString('en-US')}${op.estimatedRows !== null ? ` (est. ${op.estimatedRows.toLocaleString('en-US')})` : ''}`,
     ]);
   }
-  rows.push(['reads', op.reads.toLocaleString('en-US')]);
+  // Each kind of read under its own name (docs/frames.md, "Reads"):
+  // logical and physical reads from the plan's runtime counters, page
+  // reads from the trace's physical_page_read events.
+  if (op.logicalReads !== null) {
+    rows.push(['logical reads (plan)', op.logicalReads.toLocaleString('en-US')]);
+  }
+  if (op.physicalReads !== null) {
+    rows.push(['physical reads (plan)', op.physicalReads.toLocaleString('en-US')]);
+  }
+  rows.push(['page reads (trace)', op.reads.toLocaleString('en-US')]);
+  if (op.actualElapsedMs !== null) {
+    rows.push(['elapsed (plan)', `${op.actualElapsedMs.toLocaleString('en-US')} ms`]);
+  }
+  if (op.actualCpuMs !== null) {
+    rows.push(['CPU (plan)', `${op.actualCpuMs.toLocaleString('en-US')} ms`]);
+  }
   if (op.waits) {
-    rows.push(['waits', `${op.waits} (${formatDuration(op.waitUs)})`]);
+    rows.push(['waits', `${formatDuration(op.waitUs)} waited (${op.waits.toLocaleString('en-US')} waits)`]);
   }
   if (op.locks) {
     rows.push(['locks', op.locks.toLocaleString('en-US')]);
@@ -165,5 +183,5 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
   }
   rows.push(['timing from', op.timeSource || '—']);
   rows.push(['matches', `${op.matchExact} exact, ${op.matchStrong} strong, ${op.matchWeak} weak, ${op.matchLow} low`]);
-  return { title: `${op.nodeId} ${op.physicalOp}`, rows };
+  return { title: `${op.nodeId} ${op.name}`, rows };
 }
