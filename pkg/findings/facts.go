@@ -126,19 +126,7 @@ func WaitTimeText(us int64, n, unknown int) string {
 // executed operator and the operators' span, for traces that predate
 // Summary.LeadInUs.
 func operatorSpan(tr *timeline.Trace) (lead, ops int64) {
-	first, last, ran := int64(0), int64(0), false
-	for _, o := range tr.Operators {
-		if o.NotExecuted {
-			continue
-		}
-		if !ran || o.Start < first {
-			first = o.Start
-		}
-		if !ran || o.End > last {
-			last = o.End
-		}
-		ran = true
-	}
+	first, last, ran := timeline.ExecutedSpan(tr)
 	if !ran {
 		return 0, 0
 	}

@@ -92,7 +92,19 @@ func (b *Builder) elapsed(tr *Trace) {
 	default:
 		s.ElapsedUs, s.ElapsedSource = tr.End-tr.Start, "extent"
 	}
-	first, last, ran := int64(0), int64(0), false
+	first, last, ran := ExecutedSpan(tr)
+	if ran {
+		zero := int64(0)
+		if !b.batch.started {
+			zero = tr.Start
+		}
+		s.LeadInUs, s.OperatorUs = max(first-zero, 0), last-first
+	}
+}
+
+// ExecutedSpan is when the first executed operator started and the last
+// one ended (ran is false when no operator ran).
+func ExecutedSpan(tr *Trace) (first, last int64, ran bool) {
 	for _, o := range tr.Operators {
 		if o.NotExecuted {
 			continue
@@ -105,13 +117,7 @@ func (b *Builder) elapsed(tr *Trace) {
 		}
 		ran = true
 	}
-	if ran {
-		zero := int64(0)
-		if !b.batch.started {
-			zero = tr.Start
-		}
-		s.LeadInUs, s.OperatorUs = max(first-zero, 0), last-first
-	}
+	return first, last, ran
 }
 
 type lockKey struct {
