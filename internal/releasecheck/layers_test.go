@@ -81,7 +81,7 @@ func moduleImports(t *testing.T) map[string][]string {
 
 // testSupport are packages for tests only: no command or product package
 // may link them.
-var testSupport = regexp.MustCompile(`^internal/(symfixture|testenv|testsql|testtrace|viewertest|s3fake|pluginhost|testbomb|grafanarule|tsqlcorpus)$|^pkg/(pdb/pdbtest|xe/xetest)$|^internal/standin/clienttest$`)
+var testSupport = regexp.MustCompile(`^internal/(symfixture|testenv|testsql|testtrace|viewertest|s3fake|pluginhost|testbomb|grafanarule|tsqlcorpus|fakesql)$|^pkg/(pdb/pdbtest|xe/xetest)$|^internal/standin/clienttest$`)
 
 // standinFront is the stand-in's T-SQL front end (lexer, parser, trees).
 const standinFront = "internal/standin/sqlfront"

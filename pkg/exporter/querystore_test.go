@@ -1,78 +1,16 @@
 package exporter
 
 import (
+	"github.com/queryreplay/queryreplay/internal/fakesql"
+
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 )
-
-// qsDriver is a driver-level fake server (the stand-in has no Query Store
-// views): its answer function gets each query and its named arguments.
-type qsDriver struct {
-	answer func(query string, args map[string]any) ([][]any, error)
-}
-
-type qsConn struct{ d *qsDriver }
-
-func (c qsConn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("not supported") }
-func (c qsConn) Close() error                        { return nil }
-func (c qsConn) Begin() (driver.Tx, error)           { return nil, errors.New("not supported") }
-func (c qsConn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	named := map[string]any{}
-	for _, a := range args {
-		named[a.Name] = a.Value
-	}
-	rows, err := c.d.answer(q, named)
-	if err != nil {
-		return nil, err
-	}
-	return &qsRows{rows: rows}, nil
-}
-
-type qsRows struct {
-	rows [][]any
-	i    int
-}
-
-func (r *qsRows) Columns() []string {
-	if len(r.rows) == 0 {
-		return []string{"c"}
-	}
-	return make([]string, len(r.rows[0]))
-}
-func (r *qsRows) Close() error { return nil }
-func (r *qsRows) Next(dest []driver.Value) error {
-	if r.i >= len(r.rows) {
-		return io.EOF
-	}
-	for i, v := range r.rows[r.i] {
-		dest[i] = v
-	}
-	r.i++
-	return nil
-}
-
-var qsServers sync.Map
-
-type qsRegistry struct{}
-
-func (qsRegistry) Open(name string) (driver.Conn, error) {
-	d, ok := qsServers.Load(name)
-	if !ok {
-		return nil, errors.New("no fake " + name)
-	}
-	return qsConn{d.(*qsDriver)}, nil
-}
-
-var qsOnce sync.Once
 
 // A top query the plan cache no longer holds gets its statement from the
 // Query Store of the database it was seen in (three-part names through
@@ -80,9 +18,8 @@ var qsOnce sync.Once
 // query, or whose Query Store cannot be read, stays without text and
 // counts no poll error.
 func TestTopQueryTextFromQueryStore(t *testing.T) {
-	qsOnce.Do(func() { sql.Register("exporter-qs-fake", qsRegistry{}) })
 	long := "SELECT o.OrderID FROM dbo.Orders AS o WHERE o.CustomerID = @c AND o.Note = N'" + strings.Repeat("q", 5000) + "'"
-	d := &qsDriver{answer: func(q string, args map[string]any) ([][]any, error) {
+	srv := &fakesql.Server{Answer: func(q string, args map[string]any) ([][]any, error) {
 		switch {
 		case strings.Contains(q, "sys.dm_exec_query_stats"):
 			return nil, nil // evicted
@@ -96,12 +33,7 @@ func TestTopQueryTextFromQueryStore(t *testing.T) {
 		}
 		return nil, errors.New("unexpected query " + q)
 	}}
-	qsServers.Store(t.Name(), d)
-	db, err := sql.Open("exporter-qs-fake", t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := fakesql.Open(t, srv)
 	e := newTestExporter(t, testConfig(t, oneTarget(""), map[string]string{"standin": "sqlserver://sa@127.0.0.1:1"}))
 	tg := e.targets[0]
 	tg.db = db

@@ -1,6 +1,8 @@
 package sqlconn
 
 import (
+	"github.com/queryreplay/queryreplay/internal/fakesql"
+
 	"bytes"
 	"context"
 	"errors"
@@ -39,7 +41,7 @@ func TestLookupPlanCacheWithParameters(t *testing.T) {
 	decl := "@P1 int,@P2 nvarchar(4000),@P3 decimal(10, 2)"
 	stmt := "SELECT o.OrderID FROM dbo.Orders AS o WHERE o.CustomerID = @P1 AND o.Status = @P2 AND o.Amount > @P3 AND o.Note <> N'" + strings.Repeat("x", 9000) + "'"
 	batch := "(" + decl + ")" + stmt
-	f := &fakeServer{answer: func(q string, args map[string]any) ([][]any, error) {
+	f := &fakesql.Server{NamedOnly: true, Answer: func(q string, args map[string]any) ([][]any, error) {
 		switch {
 		case reads(q, "sys.dm_exec_query_stats"):
 			if !bytes.Equal(args["hash"].([]byte), []byte{0x1A, 0x2B, 0x3C, 0x4D, 0x5E, 0x6F, 0x77, 0x88}) {
@@ -54,7 +56,7 @@ func TestLookupPlanCacheWithParameters(t *testing.T) {
 		}
 		return nil, fmt.Errorf("unexpected query %q", q)
 	}}
-	st, err := LookupStatement(context.Background(), openFake(t, f), testHash, nil)
+	st, err := LookupStatement(context.Background(), fakesql.Open(t, f), testHash, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +69,9 @@ func TestLookupPlanCacheWithParameters(t *testing.T) {
 	if got, want := st.Params.Values(), []any{"42", "O'Brien", "1.50"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("values %#v, want %#v", got, want)
 	}
-	for _, s := range f.seen {
-		if strings.Contains(strings.ToUpper(s.query), "1A2B3C4D5E6F7788") {
-			t.Errorf("the hash is spliced into %q", s.query)
+	for _, s := range f.Seen() {
+		if strings.Contains(strings.ToUpper(s.Text), "1A2B3C4D5E6F7788") {
+			t.Errorf("the hash is spliced into %q", s.Text)
 		}
 	}
 }
@@ -80,7 +82,7 @@ func TestLookupPlanCacheWithParameters(t *testing.T) {
 func TestLookupFallsBackToQueryStore(t *testing.T) {
 	dbs := []string{"Closed", "we]ird db", "Sales"}
 	stmt := "SELECT 1 FROM dbo.T WHERE a = @a"
-	f := &fakeServer{answer: func(q string, args map[string]any) ([][]any, error) {
+	f := &fakesql.Server{NamedOnly: true, Answer: func(q string, args map[string]any) ([][]any, error) {
 		switch {
 		case reads(q, "sys.dm_exec_query_stats"):
 			return nil, nil
@@ -91,7 +93,7 @@ func TestLookupFallsBackToQueryStore(t *testing.T) {
 		}
 		return nil, fmt.Errorf("unexpected query %q", q)
 	}}
-	st, err := LookupStatement(context.Background(), openFake(t, f), testHash, dbs)
+	st, err := LookupStatement(context.Background(), fakesql.Open(t, f), testHash, dbs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +104,13 @@ func TestLookupFallsBackToQueryStore(t *testing.T) {
 		t.Fatalf("params %+v", st.Params)
 	}
 	// a hash found nowhere is ErrNotFound, with the unreadable database's error
-	f.answer = func(q string, _ map[string]any) ([][]any, error) {
+	f.Answer = func(q string, _ map[string]any) ([][]any, error) {
 		if reads(q, "[Closed]") {
 			return nil, errors.New("closed")
 		}
 		return nil, nil
 	}
-	_, err = LookupStatement(context.Background(), openFake(t, f), testHash, dbs)
+	_, err = LookupStatement(context.Background(), fakesql.Open(t, f), testHash, dbs)
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "[Closed]") {
 		t.Fatalf("not found: %v", err)
 	}
@@ -117,7 +119,7 @@ func TestLookupFallsBackToQueryStore(t *testing.T) {
 // With no database named, the lookup searches the databases that have
 // Query Store on, as sys.databases lists them.
 func TestLookupListsQueryStoreDatabases(t *testing.T) {
-	f := &fakeServer{answer: func(q string, args map[string]any) ([][]any, error) {
+	f := &fakesql.Server{NamedOnly: true, Answer: func(q string, args map[string]any) ([][]any, error) {
 		switch {
 		case reads(q, "sys.dm_exec_query_stats"):
 			return nil, nil
@@ -133,7 +135,7 @@ func TestLookupListsQueryStoreDatabases(t *testing.T) {
 		}
 		return nil, fmt.Errorf("unexpected query %q", q)
 	}}
-	st, err := LookupStatement(context.Background(), openFake(t, f), testHash, nil)
+	st, err := LookupStatement(context.Background(), fakesql.Open(t, f), testHash, nil)
 	if err != nil || st.Text != "SELECT 2" || st.Database != "B" || st.Params != nil {
 		t.Fatalf("%+v, %v", st, err)
 	}
@@ -143,16 +145,16 @@ func TestLookupListsQueryStoreDatabases(t *testing.T) {
 // parameter the plan has no value for is an error, not a NULL.
 func TestLookupRefusesWhatItCannotReplay(t *testing.T) {
 	long := "SELECT '" + strings.Repeat("y", MaxStatementBytes) + "'"
-	f := &fakeServer{answer: func(q string, _ map[string]any) ([][]any, error) {
+	f := &fakesql.Server{NamedOnly: true, Answer: func(q string, _ map[string]any) ([][]any, error) {
 		if reads(q, "sys.dm_exec_query_stats") {
 			return [][]any{{long, int64(0), int64(-1), nil, []byte{1}}}, nil
 		}
 		return nil, nil
 	}}
-	if _, err := LookupStatement(context.Background(), openFake(t, f), testHash, nil); err == nil || !strings.Contains(err.Error(), "never cut") {
+	if _, err := LookupStatement(context.Background(), fakesql.Open(t, f), testHash, nil); err == nil || !strings.Contains(err.Error(), "never cut") {
 		t.Fatalf("long statement: %v", err)
 	}
-	f.answer = func(q string, _ map[string]any) ([][]any, error) {
+	f.Answer = func(q string, _ map[string]any) ([][]any, error) {
 		switch {
 		case reads(q, "sys.dm_exec_query_stats"):
 			return [][]any{{"(@x int)SELECT @x", int64(0), int64(-1), nil, []byte{1}}}, nil
@@ -161,7 +163,7 @@ func TestLookupRefusesWhatItCannotReplay(t *testing.T) {
 		}
 		return nil, nil
 	}
-	if _, err := LookupStatement(context.Background(), openFake(t, f), testHash, nil); err == nil || !strings.Contains(err.Error(), "@x") {
+	if _, err := LookupStatement(context.Background(), fakesql.Open(t, f), testHash, nil); err == nil || !strings.Contains(err.Error(), "@x") {
 		t.Fatalf("missing compiled value: %v", err)
 	}
 }
