@@ -72,9 +72,12 @@ func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts sqlfront.
 }
 
 // finishDML ends a modification: the autocommit transaction commits, the
-// plan and row count go out.
+// plan and row count go out. The rows affected count in the batch's and
+// the statement's row_count as SQL Server's completed events count them
+// (the same figure the DONE token carries).
 func (x *execCtx) finishDML(q *queryRun, cmd tds.Command, n int64, isTableVar bool) error {
 	q.root.counters(0).rows = n
+	x.stats.rows += n
 	q.root.end = x.srv.clock
 	x.endQuery(q, n)
 	if !isTableVar {
