@@ -31,6 +31,7 @@ type execCtx struct {
 	schemaOnly bool
 	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
 	subRun     *runCtx
+	upd        *updateScan // the UPDATE/DELETE search running (ulocks.go)
 }
 
 type batchStats struct {
