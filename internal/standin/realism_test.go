@@ -112,6 +112,10 @@ func TestUpdateTouchesOnlyIndexesWithChangedColumns(t *testing.T) {
 		{"UPDATE dbo.Orders SET Status = N'Shipped' WHERE OrderID BETWEEN 100 AND 120", "Orders", "IX_Orders_CustomerID", false},
 		{"UPDATE dbo.Orders SET Amount = Amount + 1 WHERE OrderID BETWEEN 500 AND 530", "Orders", "IX_Orders_CustomerID", false},
 		{"UPDATE dbo.Orders SET CustomerID = CustomerID + 1 WHERE OrderID BETWEEN 100 AND 120", "Orders", "IX_Orders_CustomerID", true},
+		// a changed clustered key moves every nonclustered entry (each carries it)
+		{"UPDATE dbo.Orders SET OrderID = OrderID + 1000000 WHERE OrderID BETWEEN 200 AND 204", "Orders", "IX_Orders_CustomerID", true},
+		// a SET that leaves the key as it was moves nothing
+		{"UPDATE dbo.Orders SET CustomerID = CustomerID, Status = N'Same' WHERE OrderID BETWEEN 100 AND 120", "Orders", "IX_Orders_CustomerID", false},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			srv := New(Options{})
