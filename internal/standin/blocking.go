@@ -21,17 +21,20 @@ import (
 
 // compatible reports whether a lock in mode req may be granted next to one
 // held in mode held (the subset of the compatibility matrix the stand-in
-// takes: IS, S, U, IX, SIX, X).
+// takes: IS, S, U, IU, IX, SIX, X; IU, an UPDATE's intent on the pages
+// it scans, is compatible with the intent modes and S).
 func compatible(held, req string) bool {
 	switch req {
 	case "IS":
 		return held != "X"
 	case "S":
-		return held == "IS" || held == "S" || held == "U"
+		return held == "IS" || held == "S" || held == "U" || held == "IU"
 	case "U":
 		return held == "IS" || held == "S"
+	case "IU":
+		return held == "IS" || held == "S" || held == "IU" || held == "IX"
 	case "IX":
-		return held == "IS" || held == "IX"
+		return held == "IS" || held == "IX" || held == "IU"
 	case "SIX":
 		return held == "IS"
 	}
@@ -182,15 +185,20 @@ func (x *execCtx) waitWhile(blocker func() *connState, waitType string) *sqlfron
 // over t.locks, rebuilt when the list changed under it, so a statement
 // taking thousands of key locks does not scan its own locks for each.
 func (t *transaction) holds(l heldLock) bool {
+	if t.heldSet()[l] {
+		return true
+	}
+	t.held[l] = true // acquire appends it next (or fails and ends the statement)
+	return false
+}
+
+// heldSet is the transaction's locks as a set, rebuilt when stale.
+func (t *transaction) heldSet() map[heldLock]bool {
 	if t.held == nil || len(t.held) != len(t.locks) {
 		t.held = make(map[heldLock]bool, len(t.locks))
 		for _, h := range t.locks {
 			t.held[h] = true
 		}
 	}
-	if t.held[l] {
-		return true
-	}
-	t.held[l] = true // acquire appends it next (or fails and ends the statement)
-	return false
+	return t.held
 }

@@ -72,9 +72,12 @@ func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts sqlfront.
 }
 
 // finishDML ends a modification: the autocommit transaction commits, the
-// plan and row count go out.
+// plan and row count go out. The rows affected count in the batch's and
+// the statement's row_count as SQL Server's completed events count them
+// (the same figure the DONE token carries).
 func (x *execCtx) finishDML(q *queryRun, cmd tds.Command, n int64, isTableVar bool) error {
 	q.root.counters(0).rows = n
+	x.stats.rows += n
 	q.root.end = x.srv.clock
 	x.endQuery(q, n)
 	if !isTableVar {
@@ -336,11 +339,14 @@ func (x *execCtx) dmlTick(i int) *sqlfront.SQLError {
 }
 
 // lockAndReread locks a row a modification will change (a table
-// variable takes no locks), then reads its current version: another
-// transaction may have changed or removed it while this one waited.
+// variable takes no locks): X on its clustered key (the U lock of the
+// search converted), IX on its page. Then it reads the row's current
+// version: another transaction may have changed or removed it while this
+// one waited. The nonclustered entries are locked when they change
+// (modify).
 func (x *execCtx) lockAndReread(t *table, stale []any, where sqlfront.Expr) ([]any, bool, *sqlfront.SQLError) {
 	if !isTableVar(t) {
-		if err := x.lockRow(t, stale); err != nil {
+		if err := x.lockEntry(x.ensureTxn(), t, t.indexes[0], stale); err != nil {
 			return nil, false, err
 		}
 	}
@@ -389,13 +395,23 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 		}
 	}
 	schema := it.node().schema
-	run := func() ([]target, *sqlfront.SQLError) {
+	run := func() (out []target, err *sqlfront.SQLError) {
+		if !isTableVar(t) {
+			// the rows are read under U locks (ulocks.go); those of rows
+			// that are not targets go when the search ends
+			x.upd = &updateScan{tbl: t, taken: map[heldLock]bool{}}
+			defer func() {
+				if err == nil {
+					x.updFinish(out)
+				}
+				x.upd = nil
+			}()
+		}
 		if err := r.open(it, nil); err != nil {
 			return nil, err
 		}
 		defer r.close(it)
 		seen := map[string]bool{}
-		var out []target
 		for limit < 0 || int64(len(out)) < limit {
 			tp, err := r.next(it)
 			if err != nil {

@@ -260,10 +260,14 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 	switch n.physical {
 	case "Sort":
 		n.spillKind = "sort"
+		// Since SQL Server 2016 sort_warning reports the pages of the spill
+		// (https://techcommunity.microsoft.com/t5/sql-server-blog/sql-server-2016-8211-added-information-on-tempdb-spill-events/ba-p/384552):
+		// the worktable pages written and read back, the same numbers as the
+		// plan's SortSpillDetails WritesToTempDb/ReadsFromTempDb (showplan.go).
 		s.emit(x.ec, &xevents.EventData{Name: "sort_warning", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("sort_warning_type", "sort_warning_type", "sqlserver", "Single pass"), xevents.FUint("query_operation_node_id", "uint32", int64(n.id)),
 			xevents.FUint("granted_memory_kb", "uint64", n.grantKB), xevents.FUint("used_memory_kb", "uint64", n.grantKB),
-			xevents.FUint("worktable_physical_reads", "uint64", pages)}})
+			xevents.FUint("worktable_physical_reads", "uint64", pages), xevents.FUint("worktable_physical_writes", "uint64", pages)}})
 	default:
 		n.spillKind = "hash"
 		s.emit(x.ec, &xevents.EventData{Name: "hash_warning", Pkg: "sqlserver", Time: s.advance(5 * time.Microsecond), Fields: []xevents.Field{

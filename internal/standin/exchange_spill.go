@@ -38,8 +38,19 @@ func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
 		s.advance(time.Duration(pages) * 30 * time.Microsecond)
 		return
 	}
+	// exchange_spill reports the pages the spill wrote to tempdb in
+	// worktable_physical_writes (SQL Server 2016 SP2 release notes,
+	// https://learn.microsoft.com/en-us/sql/sql-server/sql-server-2016-release-notes).
+	// The event fires at the start and at the end of the spill; the count
+	// is known at the end, so the Begin event carries 0 and the pages are
+	// counted once, as the plan's ExchangeSpillDetails WritesToTempDb.
 	for _, opcode := range []string{"Begin", "End"} {
+		written := int64(0)
+		if opcode == "End" {
+			written = pages
+		}
 		s.emit(x.ec, &xevents.EventData{Name: "exchange_spill", Pkg: "sqlserver", Time: s.advance(time.Duration(pages) * 15 * time.Microsecond), Fields: []xevents.Field{
-			xevents.FMap("opcode", "event_opcode", "sqlos", opcode), xevents.FUint("query_operation_node_id", "uint32", int64(e.n.id))}})
+			xevents.FMap("opcode", "event_opcode", "sqlos", opcode), xevents.FUint("query_operation_node_id", "uint32", int64(e.n.id)),
+			xevents.FUint("worktable_physical_writes", "uint64", written)}})
 	}
 }

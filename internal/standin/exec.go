@@ -31,6 +31,7 @@ type execCtx struct {
 	schemaOnly bool
 	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
 	subRun     *runCtx
+	upd        *updateScan // the UPDATE/DELETE search running (ulocks.go)
 }
 
 type batchStats struct {
@@ -289,7 +290,7 @@ func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batc
 	var fields []xevents.Field
 	if before != nil {
 		dur := ts.Sub(x.stmtStart).Microseconds()
-		rows := x.stats.rows - before.rows + x.stats.writes - before.writes
+		rows := x.stats.rows - before.rows // rows returned or affected (finishDML)
 		fields = []xevents.Field{xevents.FUint("duration", "int64", dur), xevents.FUint("cpu_time", "uint64", dur*7/10),
 			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),
 			xevents.FUint("writes", "uint64", x.stats.writes-before.writes), xevents.FUint("row_count", "uint64", rows), xevents.FUint("last_row_count", "uint64", rows)}

@@ -341,9 +341,17 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			r.thread = 1 + pageIdx*s.dop/max(1, len(s.ix.leafPages))
 			x.srv.curThread = r.thread
 		}
+		upd := x.updTarget(s.t) // the rows an UPDATE/DELETE may change: U, not S (ulocks.go)
 		if pageIdx < len(s.ix.leafPages) && s.ix.leafPages[pageIdx] != s.page {
 			page := s.ix.leafPages[pageIdx]
-			if s.seek == nil && !s.nolock && !x.conn.readUncommitted {
+			if s.seek == nil && upd {
+				if err := x.updPageLock(s.ix, page); err != nil {
+					return nil, err
+				}
+				if s.entries() != s.seenLen {
+					continue // the page changed while this scan waited
+				}
+			} else if s.seek == nil && !s.nolock && !x.conn.readUncommitted {
 				if err := x.readLock(pageLock(s.ix, page, "S")); err != nil {
 					return nil, err
 				}
@@ -362,7 +370,17 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if row == nil {
 			continue
 		}
-		if s.seek != nil && !s.nolock && !x.conn.readUncommitted {
+		if upd {
+			if err := x.updRowLock(s.ix, row); err != nil {
+				return nil, err
+			}
+			i, ok := s.t.findRow(s.t.keyOf(row))
+			if !ok {
+				x.updRelease(s.ix, row)
+				continue
+			}
+			row = s.t.rows[i]
+		} else if s.seek != nil && !s.nolock && !x.conn.readUncommitted {
 			if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
 				return nil, err
 			}
@@ -380,6 +398,9 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		}
 		if ok {
 			return t, nil
+		}
+		if upd {
+			x.updRelease(s.ix, row) // the row does not qualify: its U lock goes at once
 		}
 		if err := r.tick(); err != nil {
 			return nil, err
@@ -433,8 +454,15 @@ func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	}
 	page, _ := s.ix.location(i)
 	x.readPage(r, s.n, page, false)
-	if !s.nolock && !x.conn.readUncommitted {
-		if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
+	upd := x.updTarget(s.t)
+	if upd || !s.nolock && !x.conn.readUncommitted {
+		var err *sqlfront.SQLError
+		if upd {
+			err = x.updRowLock(s.ix, row)
+		} else {
+			err = x.readLock(keyLock(s.ix, row, "S"))
+		}
+		if err != nil {
 			return nil, err
 		}
 		j, ok := s.t.findRow(key)
@@ -446,6 +474,9 @@ func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	s.n.counters(r.thread).rowsRead++
 	t, ok2, err := s.emit(r, row)
 	if err != nil || !ok2 {
+		if upd && err == nil {
+			x.updRelease(s.ix, row)
+		}
 		return nil, err
 	}
 	return t, nil

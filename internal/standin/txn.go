@@ -182,8 +182,10 @@ func (x *execCtx) rollbackAll() {
 			x.insertRow(u.tbl, u.before)
 			x.logRowOp(t, u.tbl, "LOP_INSERT_ROWS", u.before, nil, nil)
 		case "update":
+			moved := movedIndexes(u.tbl, u.after, u.before)
 			x.replaceRow(u.tbl, u.after, u.before)
 			x.logRowOp(t, u.tbl, "LOP_MODIFY_ROW", u.before, u.after, u.before)
+			x.logMoves(t, u.tbl, moved, u.after, u.before)
 		}
 	}
 	x.logRecord(t, "LOP_ABORT_XACT", "LCX_NULL", nil, 0, 0, nil, nil)
@@ -505,7 +507,9 @@ func (x *execCtx) acquire(t *transaction, l heldLock) *sqlfront.SQLError {
 		return err
 	}
 	x.lockEvent("lock_acquired", l, t.id)
-	t.locks = append(t.locks, l)
+	if !t.converts(l) { // U→X, IU→IX: one lock, now in the stronger mode
+		t.locks = append(t.locks, l)
+	}
 	return nil
 }
 
@@ -520,24 +524,91 @@ func (x *execCtx) ensureTxn() *transaction {
 	return c.txn
 }
 
-// lockRow takes the locks a modification of row needs: IX on the table and
-// its pages, X on its key in every index. It may wait for other
+// lockRow takes the locks an insert or delete of row needs: IX on the
+// table and its pages, X on its key in every index. It may wait for other
 // transactions.
 func (x *execCtx) lockRow(tbl *table, row []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
-	if err := x.acquire(t, objectLock(tbl, "IX")); err != nil {
-		return err
-	}
 	for _, ix := range tbl.indexes {
-		page, _ := ix.location(ix.entryPos(row))
-		if err := x.acquire(t, pageLock(ix, page, "IX")); err != nil {
-			return err
-		}
-		if err := x.acquire(t, keyLock(ix, row, "X")); err != nil {
+		if err := x.lockEntry(t, tbl, ix, row); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lockEntry takes IX on the table and on the page of row's entry in ix,
+// and X on the entry's key.
+func (x *execCtx) lockEntry(t *transaction, tbl *table, ix *index, row []any) *sqlfront.SQLError {
+	if err := x.acquire(t, objectLock(tbl, "IX")); err != nil {
+		return err
+	}
+	page, _ := ix.location(ix.entryPos(row))
+	if err := x.acquire(t, pageLock(ix, page, "IX")); err != nil {
+		return err
+	}
+	return x.acquire(t, keyLock(ix, row, "X"))
+}
+
+// movedIndexes are the nonclustered indexes whose entry for a row an
+// update changes: those with a changed key column, or all of them when
+// the clustered key (which every entry carries) changed. SQL Server
+// writes and locks only these
+// (https://learn.microsoft.com/en-us/sql/relational-databases/sql-server-index-design-guide:
+// a nonclustered index is maintained when its columns change).
+func movedIndexes(tbl *table, before, after []any) []*index {
+	var out []*index
+	for _, ix := range tbl.indexes[1:] {
+		if !sameValues(ix.entryOf(before), ix.entryOf(after)) {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
+func sameValues(a, b []any) bool {
+	for i := range a {
+		if (a[i] == nil) != (b[i] == nil) {
+			return false
+		}
+		if c, err := compareValues(a[i], b[i]); err != nil || c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lockUpdate takes the locks an update of a row needs: X on its clustered
+// key, and on the old and the new entry of each nonclustered index the
+// update moves. Indexes that hold no changed column are not locked.
+func (x *execCtx) lockUpdate(tbl *table, before, after []any) *sqlfront.SQLError {
+	t := x.ensureTxn()
+	if err := x.lockEntry(t, tbl, tbl.indexes[0], after); err != nil {
+		return err
+	}
+	for _, ix := range movedIndexes(tbl, before, after) {
+		for _, row := range [][]any{before, after} {
+			if err := x.lockEntry(t, tbl, ix, row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// logMoves writes the nonclustered index records of an update: the old
+// entry deleted, the new one inserted, in each index it moved.
+func (x *execCtx) logMoves(t *transaction, tbl *table, moved []*index, before, after []any) {
+	for _, ix := range moved {
+		for _, rec := range []struct {
+			op  string
+			row []any
+		}{{"LOP_DELETE_ROWS", before}, {"LOP_INSERT_ROWS", after}} {
+			page, slot := ix.location(ix.entryPos(rec.row))
+			x.logRecord(t, rec.op, "LCX_INDEX_LEAF", ix, page, slot, encodeRow(tbl, rec.row), nil)
+			x.srv.cached[page] = true
+		}
+	}
 }
 
 // undoSince rolls back the changes of a failed statement (those recorded
@@ -561,8 +632,10 @@ func (x *execCtx) undoSince(mark int) {
 			x.insertRow(u.tbl, u.before)
 			x.logRowOp(t, u.tbl, "LOP_INSERT_ROWS", u.before, nil, nil)
 		case "update":
+			moved := movedIndexes(u.tbl, u.after, u.before)
 			x.replaceRow(u.tbl, u.after, u.before)
 			x.logRowOp(t, u.tbl, "LOP_MODIFY_ROW", u.before, u.after, u.before)
+			x.logMoves(t, u.tbl, moved, u.after, u.before)
 		}
 	}
 	t.undo = t.undo[:mark]
@@ -572,11 +645,16 @@ func (x *execCtx) undoSince(mark int) {
 // (an autocommit one when none is open), with locks and log records.
 func (x *execCtx) modify(tbl *table, op string, before, after []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
-	row := after
-	if op == "delete" {
-		row = before
+	var err *sqlfront.SQLError
+	switch op {
+	case "insert":
+		err = x.lockRow(tbl, after)
+	case "delete":
+		err = x.lockRow(tbl, before)
+	case "update":
+		err = x.lockUpdate(tbl, before, after)
 	}
-	if err := x.lockRow(tbl, row); err != nil {
+	if err != nil {
 		return err
 	}
 	switch op {
@@ -587,8 +665,10 @@ func (x *execCtx) modify(tbl *table, op string, before, after []any) *sqlfront.S
 		x.logRowOp(t, tbl, "LOP_DELETE_ROWS", before, nil, nil)
 		x.removeRow(tbl, before)
 	case "update":
+		moved := movedIndexes(tbl, before, after)
 		x.replaceRow(tbl, before, after)
 		x.logRowOp(t, tbl, "LOP_MODIFY_ROW", after, before, after)
+		x.logMoves(t, tbl, moved, before, after)
 	}
 	t.undo = append(t.undo, undoRec{tbl: tbl, op: op, before: before, after: after})
 	x.stats.writes++

@@ -60,7 +60,9 @@ func TestReadBackBinaryEqualsXML(t *testing.T) {
 	if bin.Run.ReadBack != "binary" || xmlBundle.Run.ReadBack != "xml" {
 		t.Fatalf("read back as %q and %q, want binary and xml", bin.Run.ReadBack, xmlBundle.Run.ReadBack)
 	}
-	if bin.Result.Events < 100 || bin.Result.Events != xmlBundle.Result.Events || bin.Result.Batches != xmlBundle.Result.Batches {
+	// ~80 events: the update locks and logs the clustered index only (no
+	// index holds Status), each row U then X
+	if bin.Result.Events < 60 || bin.Result.Events != xmlBundle.Result.Events || bin.Result.Batches != xmlBundle.Result.Batches {
 		t.Fatalf("events %d/%d, batches %d/%d", bin.Result.Events, xmlBundle.Result.Events, bin.Result.Batches, xmlBundle.Result.Batches)
 	}
 	jb, _ := json.Marshal(bin.Result.Resolution)
