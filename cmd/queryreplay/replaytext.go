@@ -112,8 +112,14 @@ func writeReplayHeadline(w io.Writer, b *bundle.Bundle, f *findings.Facts) {
 	if f != nil {
 		elapsed = fmt.Sprintf("%.1f ms elapsed", float64(f.ElapsedUs)/1000)
 	}
+	rowText := plural(rows, "row")
+	if b.Trace != nil && b.Trace.Summary.BatchRowCount > rows {
+		// an UPDATE or DELETE returns no rows: say the rows it affected
+		// (sql_batch_completed's row_count), named as such
+		rowText = fmt.Sprintf("%s returned, %s affected", plural(rows, "row"), thousands(b.Trace.Summary.BatchRowCount-rows))
+	}
 	parts := []string{
-		plural(rows, "row"),
+		rowText,
 		elapsed,
 		fmt.Sprintf("%s (%d lost)", plural(b.Result.Events, "event"), b.Result.Lost),
 	}

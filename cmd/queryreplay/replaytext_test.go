@@ -158,3 +158,24 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// An UPDATE returns no rows: the headline says the rows it affected
+// (sql_batch_completed's row_count), named as affected, never "0 rows".
+func TestHeadlineSaysRowsAffected(t *testing.T) {
+	for _, c := range []struct {
+		returned []int64
+		batch    int64
+		want     string
+	}{
+		{nil, 21, "0 rows returned, 21 affected"},
+		{[]int64{2395}, 2395, "2,395 rows ·"},
+		{[]int64{5}, 0, "5 rows ·"},
+	} {
+		b := &bundle.Bundle{Result: bundle.Result{Rows: c.returned}, Trace: &timeline.Trace{Summary: timeline.Summary{BatchRowCount: c.batch}}}
+		var out strings.Builder
+		writeReplayHeadline(&out, b, nil)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("returned %v, batch row_count %d: %q lacks %q", c.returned, c.batch, out.String(), c.want)
+		}
+	}
+}

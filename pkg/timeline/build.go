@@ -202,6 +202,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 		case kBatchCompleted:
 			tr.End = max(tr.End, r.t)
 			b.batch.done, b.batch.end, b.batch.durUs = true, r.t, int64(r.a)
+			tr.Summary.BatchRowCount = int64(r.b)
 		case kBatchStarting:
 			b.batch.started = true
 		}

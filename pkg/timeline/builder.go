@@ -292,7 +292,7 @@ func (b *Builder) Add(ev *xe.Event) {
 	case "sql_batch_completed":
 		c, _ := xe.AsBatchCompleted(ev, b.maps)
 		r.kind = kBatchCompleted
-		r.a = c.DurationUs
+		r.a, r.b = c.DurationUs, c.RowCount
 	case "sql_statement_completed":
 		c, _ := xe.AsStatementCompleted(ev)
 		r.kind = kStatementCompleted

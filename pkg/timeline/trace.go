@@ -589,6 +589,10 @@ type Summary struct {
 	// else the trace's extent End − Start ("extent").
 	ElapsedUs     int64  `json:"elapsedUs"`
 	ElapsedSource string `json:"elapsedSource,omitempty"`
+	// BatchRowCount is sql_batch_completed's row_count: the rows the
+	// batch's statements returned or affected (an UPDATE's changed rows
+	// count here, not in the result sets the client drained).
+	BatchRowCount int64 `json:"batchRowCount,omitempty"`
 	// LeadInUs is the time from the batch's start (time zero) to the
 	// first operator's start: compiling, waiting for a memory grant,
 	// before the plan ran. OperatorUs is the plan's own time, from the
