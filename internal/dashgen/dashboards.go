@@ -5,6 +5,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 )
 
@@ -96,7 +97,18 @@ func spills() *dashboard.DashboardBuilder {
 		// The counter itself, not its rate: a query's series appears at its
 		// first spill, and rate() cannot see a series' first increment.
 		WithPanel(series("Spills by query hash, since the exporter started", "short", "The bounded per-query spill counter (label limit query_spills; the rest folds into other).", 8, 24,
-			query(`topk(10, sum by (target, query_hash, kind) (queryreplay_query_spills_total{`+selDB+`,query_hash=~"$query_hash"}))`, "{{target}} {{query_hash}} {{kind}}")))
+			query(`topk(10, sum by (target, query_hash, kind) (queryreplay_query_spills_total{`+selDB+`,query_hash=~"$query_hash"}))`, "{{target}} {{query_hash}} {{kind}}"))).
+		WithPanel(lostInRange())
+}
+
+// lostInRange is a stat of the events each target's session recorded but
+// the exporter could not count in the selected range (lost, or dropped
+// by XE): shown on every data dashboard, next to the numbers it makes
+// smaller.
+func lostInRange() *stat.PanelBuilder {
+	return redAtOne(statPanel("Events lost (range)", "none",
+		"Events the session recorded but the exporter could not read (rolled-over files, overwritten ring buffers) or XE dropped, in the selected range: the counts on this dashboard are short by these.",
+		`sum by (target) (increase(queryreplay_exporter_events_lost_total{`+sel+`}[$__range])) + sum by (target) (increase(queryreplay_exporter_xe_dropped_events_total{`+sel+`}[$__range]))`, 24))
 }
 
 func waits() *dashboard.DashboardBuilder {
@@ -115,7 +127,8 @@ func waits() *dashboard.DashboardBuilder {
 			query(`sum by (target, wait_category) (rate(queryreplay_waits_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{wait_category}}"))).
 		WithPanel(series("Signal wait share", "percentunit", "Share of wait time spent runnable, waiting for a scheduler (CPU pressure).", 8, 12,
 			query(`sum by (target) (rate(queryreplay_wait_signal_seconds_total{`+selDB+`}[$__rate_interval])) / sum by (target) (rate(queryreplay_wait_seconds_total{`+selDB+`}[$__rate_interval]))`, "{{target}} signal share"))).
-		WithPanel(waitTable)
+		WithPanel(waitTable).
+		WithPanel(lostInRange())
 }
 
 func storage() *dashboard.DashboardBuilder {
@@ -139,7 +152,8 @@ func storage() *dashboard.DashboardBuilder {
 		WithPanel(series("Memory grants", "bytes", "Memory granted to and used by the queries that completed in each interval (bytes per interval, not a throughput).", 8, 12,
 			query(`sum by (target, database) (increase(queryreplay_memory_grant_granted_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} granted"),
 			query(`sum by (target, database) (increase(queryreplay_memory_grant_used_bytes_total{`+selDB+`}[$__rate_interval]))`, "{{target}} {{database}} used"))).
-		WithPanel(splitTable)
+		WithPanel(splitTable).
+		WithPanel(lostInRange())
 }
 
 // replayQuery is the QueryReplay datasource's query (src/datasource/types.ts
