@@ -68,6 +68,11 @@ type Persona struct {
 	// GranularXEPermissions: the SQL Server 2022 event-session permissions
 	// exist and fn_my_permissions lists them for a sysadmin.
 	GranularXEPermissions bool
+	// CompatLevel is the default database compatibility level of the
+	// product, what sys.databases reports for its databases (the table of
+	// products in
+	// https://learn.microsoft.com/en-us/sql/t-sql/statements/alter-database-transact-sql-compatibility-level).
+	CompatLevel int64
 }
 
 const linuxLogDir, linuxErrorLog, linuxDataDir = "/var/opt/mssql/log/", "/var/opt/mssql/log/errorlog", "/var/opt/mssql/data/"
@@ -78,7 +83,7 @@ const DefaultPersona = "sql2017"
 
 var personas = []*Persona{
 	{
-		Name: "sql2016", Product: "SQL Server 2016 SP3 on Windows", ProductVersion: "13.0.6300.2", Version: tds.Version{Major: 13, Build: 6300},
+		Name: "sql2016", CompatLevel: 130, Product: "SQL Server 2016 SP3 on Windows", ProductVersion: "13.0.6300.2", Version: tds.Version{Major: 13, Build: 6300},
 		VersionString: "Microsoft SQL Server 2016 (SP3) (KB5003279) - 13.0.6300.2 (X64) \n\tAug  7 2021 01:20:37 \n\tCopyright (c) Microsoft Corporation\n\tDeveloper Edition (64-bit) on Windows Server 2019 Datacenter 10.0 <X64> (Build 17763: ) (Hypervisor)\n",
 		ProductLevel:  "SP3", Edition: "Developer Edition (64-bit)", EngineEdition: 3,
 		LogDir:         `C:\Program Files\Microsoft SQL Server\MSSQL13.MSSQLSERVER\MSSQL\Log\`,
@@ -87,38 +92,38 @@ var personas = []*Persona{
 		ServerSessions: true, LocalEventFiles: true,
 	},
 	{
-		Name: "sql2017", Product: "SQL Server 2017 CU15 on Linux", ProductVersion: productVersion, Version: tds.Version{Major: 14, Build: 3192},
+		Name: "sql2017", CompatLevel: 140, Product: "SQL Server 2017 CU15 on Linux", ProductVersion: productVersion, Version: tds.Version{Major: 14, Build: 3192},
 		VersionString: versionString, ProductLevel: "RTM", UpdateLevel: "CU15", Edition: "Developer Edition (64-bit)", EngineEdition: 3,
 		LogDir: linuxLogDir, ErrorLog: linuxErrorLog, DataDir: linuxDataDir, ServerSessions: true, LocalEventFiles: true,
 	},
 	{
-		Name: "sql2019", Product: "SQL Server 2019 CU8 on Linux", ProductVersion: "15.0.4073.23", Version: tds.Version{Major: 15, Build: 4073},
+		Name: "sql2019", CompatLevel: 150, Product: "SQL Server 2019 CU8 on Linux", ProductVersion: "15.0.4073.23", Version: tds.Version{Major: 15, Build: 4073},
 		VersionString: "Microsoft SQL Server 2019 (RTM-CU8) (KB4577194) - 15.0.4073.23 (X64) \n\tSep 23 2020 16:03:08 \n\tCopyright (C) 2019 Microsoft Corporation\n\tDeveloper Edition (64-bit) on Linux (Ubuntu 20.04.1 LTS) <X64>",
 		ProductLevel:  "RTM", UpdateLevel: "CU8", Edition: "Developer Edition (64-bit)", EngineEdition: 3,
 		LogDir: linuxLogDir, ErrorLog: linuxErrorLog, DataDir: linuxDataDir, ServerSessions: true, LocalEventFiles: true,
 	},
 	{
-		Name: "sql2022", Product: "SQL Server 2022 RTM on Linux", ProductVersion: "16.0.1000.6", Version: tds.Version{Major: 16, Build: 1000},
+		Name: "sql2022", CompatLevel: 160, Product: "SQL Server 2022 RTM on Linux", ProductVersion: "16.0.1000.6", Version: tds.Version{Major: 16, Build: 1000},
 		VersionString: "Microsoft SQL Server 2022 (RTM) - 16.0.1000.6 (X64) \n\tOct  8 2022 05:58:25 \n\tCopyright (C) 2022 Microsoft Corporation\n\tDeveloper Edition (64-bit) on Linux (Ubuntu 22.04.1 LTS) <X64>",
 		ProductLevel:  "RTM", Edition: "Developer Edition (64-bit)", EngineEdition: 3,
 		LogDir: linuxLogDir, ErrorLog: linuxErrorLog, DataDir: linuxDataDir, ServerSessions: true, LocalEventFiles: true,
 		CallstackRVA: true, GranularXEPermissions: true,
 	},
 	{
-		Name: "sql2025", Product: "SQL Server 2025 CU1 on Linux", ProductVersion: "17.0.4006.2", Version: tds.Version{Major: 17, Build: 4006},
+		Name: "sql2025", CompatLevel: 170, Product: "SQL Server 2025 CU1 on Linux", ProductVersion: "17.0.4006.2", Version: tds.Version{Major: 17, Build: 4006},
 		VersionString: "Microsoft SQL Server 2025 (RTM-CU1) (KB5078298) - 17.0.4006.2 (X64) \n\tCopyright (C) 2025 Microsoft Corporation\n\tEnterprise Developer Edition (64-bit) on Linux (Ubuntu 24.04 LTS) <X64>",
 		ProductLevel:  "RTM", UpdateLevel: "CU1", Edition: "Enterprise Developer Edition (64-bit)", EngineEdition: 3,
 		LogDir: linuxLogDir, ErrorLog: linuxErrorLog, DataDir: linuxDataDir, ServerSessions: true, LocalEventFiles: true,
 		CallstackRVA: true, GranularXEPermissions: true,
 	},
 	{
-		Name: "azure-sql-database", Product: "Azure SQL Database", ProductVersion: "12.0.2000.8", Version: tds.Version{Major: 12, Build: 2000},
+		Name: "azure-sql-database", CompatLevel: 160, Product: "Azure SQL Database", ProductVersion: "12.0.2000.8", Version: tds.Version{Major: 12, Build: 2000},
 		VersionString: "Microsoft SQL Azure (RTM) - 12.0.2000.8 \n\tCopyright (C) 2022 Microsoft Corporation\n",
 		ProductLevel:  "RTM", Edition: "SQL Azure", EngineEdition: 5,
 		DatabaseSessions: true, CallstackRVA: true, GranularXEPermissions: true,
 	},
 	{
-		Name: "azure-sql-managed-instance", Product: "Azure SQL Managed Instance", ProductVersion: "12.0.2000.8", Version: tds.Version{Major: 12, Build: 2000},
+		Name: "azure-sql-managed-instance", CompatLevel: 150, Product: "Azure SQL Managed Instance", ProductVersion: "12.0.2000.8", Version: tds.Version{Major: 12, Build: 2000},
 		VersionString: "Microsoft SQL Azure (RTM) - 12.0.2000.8 \n\tCopyright (C) 2022 Microsoft Corporation\n",
 		ProductLevel:  "RTM", Edition: "SQL Azure", EngineEdition: 8,
 		LogDir: `C:\WFRoot\DB16C.2\Fabric\work\Applications\Worker.CL_App15\work\data\`, ErrorLog: `C:\WFRoot\DB16C.2\Fabric\work\Applications\Worker.CL_App15\work\data\ERRORLOG`,

@@ -91,6 +91,7 @@ func init() {
 		"dm_tran_session_transactions":      dmTranSessionTransactions, // safety.go
 		"dm_xe_map_values":                  dmXEMapValues,
 		"dm_xe_objects":                     dmXEObjects,
+		"dm_xe_packages":                    dmXEPackages,
 		"dm_tran_current_transaction":       dmTranCurrentTransaction,
 		"dm_tran_locks":                     dmTranLocks,
 		"dm_exec_connections":               dmExecConnections, // connections.go
@@ -104,7 +105,7 @@ func init() {
 func databasesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
 	for _, d := range x.srv.dbs {
-		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", int64(140), "SIMPLE", x.srv.start})
+		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", x.srv.persona.CompatLevel, "SIMPLE", x.srv.start})
 	}
 	return r, nil
 }
@@ -169,19 +170,47 @@ func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	return r, nil
 }
 
-// dmXEObjects is sys.dm_xe_objects (its events):
+// dmXEObjects is sys.dm_xe_objects: the events, the actions the persona
+// has (package0.callstack_rva only from SQL Server 2022) and the two
+// targets the stand-in emulates:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
 func dmXEObjects(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
-	var names []string
-	for n := range xevents.Events {
-		names = append(names, n)
+	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID, "description", tNVar(512))}
+	for _, n := range sortedKeys(xevents.Events) {
+		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg), nil})
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg)})
+	for _, n := range sortedKeys(xevents.Actions) {
+		if x.srv.persona.HasAction(n) {
+			r.rows = append(r.rows, []any{n, "action", packageGUID(xevents.Actions[n]), nil})
+		}
+	}
+	for _, n := range []string{"event_file", "ring_buffer"} {
+		r.rows = append(r.rows, []any{n, "target", packageGUID("package0"), nil})
 	}
 	return r, nil
+}
+
+// xePackages are the packages the stand-in's objects belong to.
+var xePackages = []string{"package0", "sqlos", "sqlserver"}
+
+// dmXEPackages is sys.dm_xe_packages, joined to sys.dm_xe_objects on
+// package_guid = guid:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-packages-transact-sql
+func dmXEPackages(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
+	r := &relation{cols: cols("name", tNVar(60), "guid", tGUID, "description", tNVar(3072), "capabilities", tInt, "capabilities_desc", tNVar(256), "module_guid", tGUID)}
+	for _, n := range xePackages {
+		r.rows = append(r.rows, []any{n, packageGUID(n), n + " events, actions and targets", nil, nil, "D5149520-6282-11DE-8A39-0800200C9A66"})
+	}
+	return r, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // dmTranCurrentTransaction is sys.dm_tran_current_transaction:
