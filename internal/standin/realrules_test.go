@@ -1,7 +1,12 @@
 package standin
 
 import (
+	"context"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/tds"
 )
 
 // Every persona's databases report its version's default compatibility
@@ -47,6 +52,129 @@ func TestXEObjectsActionsPerPersona(t *testing.T) {
 		pk := mustRun(t, c, "SELECT name FROM sys.dm_xe_packages WHERE name = N'package0'")
 		if len(pk.sets[0].rows) != 1 {
 			t.Errorf("%s: package0 not in sys.dm_xe_packages", p.Name)
+		}
+	}
+}
+
+func loginTo(t *testing.T, srv *Server, db string) *connState {
+	t.Helper()
+	res, err := srv.Login(context.Background(), &tds.Session{SPID: 52, User: "sa"}, &tds.LoginRequest{User: srv.opts.User, Password: srv.opts.Password, Database: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Session.(*connState)
+}
+
+// A predicate longer than the documented 3,000 characters is refused on
+// every persona; one just under it is accepted.
+func TestXEPredicateLengthLimit(t *testing.T) {
+	for _, p := range Personas() {
+		c := session(t, New(Options{Persona: p.Name}), 51)
+		scope := "SERVER"
+		if !p.ServerSessions {
+			scope = "DATABASE"
+		}
+		pred := func(n int) string { // n characters after WHERE
+			leaf := "sqlserver.session_id = (51)"
+			var b strings.Builder
+			b.WriteString("(" + leaf)
+			for b.Len() < n-len(" OR "+leaf)-1 {
+				b.WriteString(" OR " + leaf)
+			}
+			for b.Len() < n-1 {
+				b.WriteString(" ")
+			}
+			b.WriteString(")")
+			return b.String()
+		}
+		for _, n := range []int{2990, 3001, 4500} {
+			p1 := pred(n)
+			if len(p1) != n {
+				t.Fatalf("predicate of %d, want %d", len(p1), n)
+			}
+			_, err := run(c, "CREATE EVENT SESSION len_"+strconv.Itoa(n)+" ON "+scope+" ADD EVENT sqlserver.sql_batch_completed(WHERE "+p1+") ADD TARGET package0.ring_buffer")
+			switch {
+			case n <= 3000 && err != nil:
+				t.Errorf("%s: %d-character predicate refused: %v", p.Name, n, err)
+			case n > 3000 && (err == nil || err.Number != errNumPredicateTooLong):
+				t.Errorf("%s: %d-character predicate: %v, want Msg %d", p.Name, n, err, errNumPredicateTooLong)
+			}
+		}
+	}
+}
+
+// Azure SQL Database: USE of another database is Msg 40508 (the current
+// one is allowed), and no event session may be created in master.
+func TestAzureSQLDatabaseUseAndMaster(t *testing.T) {
+	srv := New(Options{Persona: "azure-sql-database"})
+	c := session(t, srv, 51)
+	if _, err := run(c, "USE [master]"); err == nil || err.Number != 40508 {
+		t.Errorf("USE master: %v, want Msg 40508", err)
+	}
+	mustRun(t, c, "USE "+demoDBName)
+	m := loginTo(t, srv, "master")
+	if _, err := run(m, "CREATE EVENT SESSION s ON DATABASE ADD EVENT sqlserver.sql_batch_completed ADD TARGET package0.ring_buffer"); err == nil || err.Number != errNumXEInMaster {
+		t.Errorf("CREATE EVENT SESSION in master: %v, want Msg %d", err, errNumXEInMaster)
+	}
+	box := session(t, New(Options{Persona: "sql2022"}), 51)
+	mustRun(t, box, "USE [master]")
+}
+
+// A database-scoped session is refused whole when one event (Msg 25743)
+// or one action (Msg 25744) is not available to database-scoped sessions.
+func TestAzureDatabaseScopedAvailability(t *testing.T) {
+	srv := New(Options{Persona: "azure-sql-database"})
+	c := session(t, srv, 51)
+	for _, ev := range []string{"sqlserver.lock_acquired", "sqlserver.lock_released", "lock_acquired", "sqlserver.logout"} {
+		_, err := run(c, "CREATE EVENT SESSION s ON DATABASE ADD EVENT sqlserver.sql_batch_completed, ADD EVENT "+ev+" ADD TARGET package0.ring_buffer")
+		if err == nil || err.Number != 25743 || !strings.Contains(err.Message, strings.TrimPrefix(ev, "sqlserver.")) {
+			t.Errorf("%s: %v, want Msg 25743 naming it", ev, err)
+		}
+	}
+	_, err := run(c, "CREATE EVENT SESSION s ON DATABASE ADD EVENT sqlserver.sql_batch_completed(ACTION(sqlserver.session_id, sqlserver.server_principal_name)) ADD TARGET package0.ring_buffer")
+	if err == nil || err.Number != 25744 || !strings.Contains(err.Message, "server_principal_name") {
+		t.Errorf("server_principal_name: %v, want Msg 25744", err)
+	}
+	r := mustRun(t, c, "SELECT COUNT(*) FROM sys.database_event_sessions")
+	if n := r.sets[0].rows[0][0]; n != int64(0) {
+		t.Errorf("%v sessions after refusals, want none", n)
+	}
+	mustRun(t, c, "CREATE EVENT SESSION ok ON DATABASE ADD EVENT sqlserver.sql_batch_completed(ACTION(sqlserver.session_id)) ADD TARGET package0.ring_buffer")
+	mustRun(t, c, "ALTER EVENT SESSION ok ON DATABASE ADD EVENT sqlserver.sql_batch_starting")
+	if _, err := run(c, "ALTER EVENT SESSION ok ON DATABASE ADD EVENT sqlserver.lock_released"); err == nil || err.Number != 25743 {
+		t.Errorf("ALTER … ADD EVENT lock_released: %v, want Msg 25743", err)
+	}
+	// a server session on a box takes them
+	box := session(t, New(Options{Persona: "sql2022"}), 51)
+	mustRun(t, box, "CREATE EVENT SESSION s ON SERVER ADD EVENT sqlserver.lock_acquired(ACTION(sqlserver.server_principal_name)) ADD TARGET package0.ring_buffer")
+}
+
+// sys.dm_os_enumerate_filesystem exists from SQL Server 2017.
+func TestEnumerateFilesystemFrom2017(t *testing.T) {
+	q := "SELECT COUNT(*) FROM sys.dm_os_enumerate_filesystem(N'/var/opt/mssql/log/', N'*.xel')"
+	if _, err := run(session(t, New(Options{Persona: "sql2016"}), 51), q); err == nil || err.Number != 208 {
+		t.Errorf("sql2016: %v, want Msg 208", err)
+	}
+	mustRun(t, session(t, New(Options{Persona: "sql2017"}), 51), q)
+}
+
+// HAS_PERMS_BY_NAME with a permission the version does not know is NULL
+// (the SQL Server 2022 permissions on 2016–2019).
+func TestHasPermsByNameUnknownPermission(t *testing.T) {
+	for _, c := range []struct {
+		persona string
+		want    any
+	}{{"sql2016", nil}, {"sql2017", nil}, {"sql2019", nil}, {"sql2022", int64(1)}, {"sql2025", int64(1)}} {
+		s := session(t, New(Options{Persona: c.persona}), 51)
+		for _, perm := range []string{"VIEW SERVER PERFORMANCE STATE", "CREATE ANY EVENT SESSION"} {
+			r := mustRun(t, s, "SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'"+perm+"')")
+			if got := r.sets[0].rows[0][0]; got != c.want {
+				t.Errorf("%s %s: %v, want %v", c.persona, perm, got, c.want)
+			}
+		}
+		r := mustRun(t, s, "SELECT HAS_PERMS_BY_NAME(NULL, NULL, N'VIEW SERVER STATE')")
+		if got := r.sets[0].rows[0][0]; got != int64(1) {
+			t.Errorf("%s VIEW SERVER STATE: %v", c.persona, got)
 		}
 	}
 }

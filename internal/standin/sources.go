@@ -471,18 +471,7 @@ func dmXETargets(dbScoped bool) viewFunc {
 				var written int64
 				switch t.Name {
 				case "ring_buffer":
-					var b strings.Builder
-					mem := 0
-					for _, e := range t.Ring {
-						mem += len(e.Ring) / 2
-					}
-					fmt.Fprintf(&b, `<RingBufferTarget truncated="%d" processingTime="0" totalEventsProcessed="%d" eventCount="%d" droppedCount="%d" memoryUsed="%d">`,
-						boolInt(t.RingDropped > 0), t.RingTotal, len(t.Ring), t.RingDropped, mem)
-					for _, e := range t.Ring {
-						b.WriteString(e.Ring)
-					}
-					b.WriteString("</RingBufferTarget>")
-					data = b.String()
+					data = t.RingXML()
 				case "event_file":
 					name := ""
 					if t.Current != nil {
@@ -578,6 +567,9 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 	case "openrowset":
 		return x.openRowsetBulk(f, args)
 	case "dm_os_enumerate_filesystem":
+		if !x.srv.persona.EnumerateFilesystem() {
+			return nil, errInvalidObject(strings.Join(f.Parts, "."))
+		}
 		if err := need(2); err != nil {
 			return nil, err
 		}
