@@ -345,6 +345,9 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	if err := t.resolveWaits(ctx, s); err != nil {
 		return nil, err
 	}
+	if err := s.checkPredicates(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -430,6 +433,7 @@ func (t *target) resolveWaits(ctx context.Context, s *sessionSpec) error {
 		exclude = append(exclude, benignWaits()...)
 	}
 	s.waitRanges, s.waitAll = waitKeyRanges(waits, t.cfg.Waits.Include, exclude)
+	s.waitLeftOut = waitKeysLeftOut(waits, s.waitRanges)
 	if len(waits) > 0 && len(s.waitRanges) == 0 {
 		return errors.New("waits.include and waits.exclude keep no wait type of this server")
 	}
