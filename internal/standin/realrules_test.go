@@ -2,6 +2,7 @@ package standin
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,5 +177,39 @@ func TestHasPermsByNameUnknownPermission(t *testing.T) {
 		if got := r.sets[0].rows[0][0]; got != int64(1) {
 			t.Errorf("%s VIEW SERVER STATE: %v", c.persona, got)
 		}
+	}
+}
+
+// fn_dblog takes a start LSN ("0x" and hex parts, or decimal parts) and
+// returns the records from it; sys.dm_db_log_stats gives the log's end.
+func TestFnDblogStartLSN(t *testing.T) {
+	c := session(t, New(Options{}), 51)
+	mustRun(t, c, "BEGIN TRANSACTION a; INSERT INTO dbo.Orders (OrderID, CustomerID, OrderDate, Amount, Status) VALUES (900001, 42, '2026-01-15', 1, N'New'); ROLLBACK")
+	end := mustRun(t, c, "SELECT log_end_lsn FROM sys.dm_db_log_stats(DB_ID())").sets[0].rows[0][0].(string)
+	all := len(mustRun(t, c, "SELECT [Current LSN] FROM fn_dblog(NULL, NULL)").sets[0].rows)
+	mustRun(t, c, "BEGIN TRANSACTION b; INSERT INTO dbo.Orders (OrderID, CustomerID, OrderDate, Amount, Status) VALUES (900002, 42, '2026-01-15', 1, N'New'); ROLLBACK")
+	var vlf, blk, slot uint64
+	if _, err := fmt.Sscanf(end, "%x:%x:%x", &vlf, &blk, &slot); err != nil {
+		t.Fatalf("log_end_lsn %q: %v", end, err)
+	}
+	for _, arg := range []string{"N'0x" + end + "'", fmt.Sprintf("N'%d:%d:%d'", vlf, blk, slot)} {
+		rows := mustRun(t, c, "SELECT [Current LSN], [Operation], [Transaction Name] FROM fn_dblog("+arg+", NULL)").sets[0].rows
+		if len(rows) == 0 || rows[0][0] != end {
+			t.Fatalf("fn_dblog(%s): first record %v, want the log end %s", arg, rows, end)
+		}
+		names := map[any]bool{}
+		for _, r := range rows {
+			names[r[2]] = true
+		}
+		if names["a"] || !names["b"] {
+			t.Errorf("fn_dblog(%s) names %v: want only records from the start LSN on", arg, names)
+		}
+	}
+	if n := len(mustRun(t, c, "SELECT [Current LSN] FROM fn_dblog(NULL, NULL)").sets[0].rows); n <= all {
+		t.Errorf("the whole log has %d records, %d before the second transaction", n, all)
+	}
+	// hexadecimal parts with a letter and no 0x are not an LSN
+	if _, err := run(c, "SELECT [Current LSN] FROM fn_dblog(N'0000002b:000001a0:000a', NULL)"); err == nil || err.Number != 9005 {
+		t.Errorf("hex LSN without 0x: %v, want Msg 9005", err)
 	}
 }

@@ -540,7 +540,15 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 		if !x.conn.sysadmin {
 			return nil, sqlfront.NewError(229, 14, "The SELECT permission was denied on the object 'fn_dblog', database 'mssqlsystemresource', schema 'sys'.")
 		}
-		return x.fnDblog(), nil
+		from, hasFrom, err := dblogBound(args[0])
+		if err != nil {
+			return nil, err
+		}
+		to, hasTo, err := dblogBound(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return x.fnDblog(func(lsn string) bool { return (!hasFrom || lsn >= from) && (!hasTo || lsn <= to) }), nil
 	case "fn_xe_file_target_read_file":
 		if err := need(4); err != nil {
 			return nil, err
@@ -583,12 +591,17 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 
 // fnDblog returns the active log (undocumented sys.fn_dblog; columns as
 // community tooling reads them, docs/design/tracing.md §13).
-func (x *execCtx) fnDblog() *relation {
+// in selects the records between the start and end LSN arguments (LSNs
+// compare as fixed-width hexadecimal text).
+func (x *execCtx) fnDblog(in func(lsn string) bool) *relation {
 	r := &relation{cols: cols("Current LSN", tNVar(23), "Operation", tNVar(31), "Context", tNVar(31), "Transaction ID", tNVar(14),
 		"Log Record Length", tSmallInt, "Previous LSN", tNVar(23), "AllocUnitId", tBigInt, "AllocUnitName", tNVar(387), "Page ID", tNVar(14),
 		"Slot ID", tInt, "PartitionId", tBigInt, "Transaction Name", tNVar(33), "Begin Time", tNVar(24), "End Time", tNVar(24),
 		"RowLog Contents 0", tVarBin(8000), "RowLog Contents 1", tVarBin(8000), "Log Record", tVarBin(8000))}
 	for _, rec := range x.srv.log.recs {
+		if !in(rec.lsn) {
+			continue
+		}
 		var au, part any
 		var auName, pageID, slot any
 		if rec.ix != nil {

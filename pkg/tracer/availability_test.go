@@ -96,3 +96,42 @@ func TestNoEnumerateFilesystemOn2016(t *testing.T) {
 		t.Errorf("read back %q (%s), want xml saying 2017", b.Run.ReadBack, b.Run.ReadBackFallback)
 	}
 }
+
+// The log is read once, from the log's end before the transaction; when
+// the start-LSN form or sys.dm_db_log_stats is refused (fn_dblog is
+// undocumented), the trace falls back to the filtered whole-log read and
+// still has exactly its own records.
+func TestLogReadFallbacks(t *testing.T) {
+	for _, c := range []struct {
+		name, fault string
+		want        []string
+	}{
+		{"start LSN refused", "FROM fn_dblog(N'0x", []string{"dm_db_log_stats", "fn_dblog(N'0x", "fn_dblog(NULL, NULL) WHERE [Operation] = N'LOP_BEGIN_XACT'"}},
+		{"no dm_db_log_stats", "dm_db_log_stats", []string{"dm_db_log_stats", "SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)", "fn_dblog(N'0x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startStandin(t)
+			tr, log, db := newTracer(t, srv.dsn, Policy{})
+			// a log that is not empty, so that its end is an LSN
+			if _, err := db.Exec("BEGIN TRANSACTION; UPDATE dbo.Customers SET Name = Name WHERE CustomerID = 7; ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+			before := checksum(t, db)
+			srv.running.Faults().Error(c.fault, 9005, 16, "injected refusal")
+			b, err := tr.Trace(context.Background(), Options{SQL: updateSQL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !logHas(b.Result.LogRecords, "LOP_BEGIN_XACT") || !logHas(b.Result.LogRecords, "LOP_INSERT_ROWS") {
+				t.Errorf("log records: %+v", b.Result.LogRecords)
+			}
+			all := strings.Join(log.texts(), "\n")
+			for _, w := range c.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("no statement contains %q in\n%s", w, all)
+				}
+			}
+			assertNothingLeft(t, db, before)
+		})
+	}
+}

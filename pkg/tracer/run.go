@@ -394,11 +394,9 @@ func (r *run) beforeStart(ctx context.Context) (startLSN string, err error) {
 		}
 	}
 	if r.class.Modification && r.ed.fnDblog() {
-		var lsn sql.NullString
-		if err := r.queryRow(ctx, "read log end", m+sqlLogEnd, &lsn); err != nil {
+		if startLSN, err = r.logEnd(ctx); err != nil {
 			return "", err
 		}
-		startLSN = lsn.String
 	}
 	r.inTxn = true
 	// BEGIN TRANSACTION:
