@@ -213,3 +213,27 @@ func TestFnDblogStartLSN(t *testing.T) {
 		t.Errorf("hex LSN without 0x: %v, want Msg 9005", err)
 	}
 }
+
+// Whatever text fn_dblog gets as a bound, it is refused (Msg 9005) or
+// read as a fixed-width LSN that the 0x form gives back unchanged.
+func FuzzDblogBound(f *testing.F) {
+	for _, s := range []string{"0x0000002b:000001a8:0002", "43:424:2", "0000002b:000001a8:0002", "0x:", "1:2", "0xffffffff:ffffffff:ffff", "99999999999:1:1", " 0X1:2:3 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lsn, ok, err := dblogBound(s)
+		if err != nil {
+			if err.Number != 9005 || ok {
+				t.Fatalf("%q: %v %v", s, ok, err)
+			}
+			return
+		}
+		if !ok || len(lsn) != 22 {
+			t.Fatalf("%q read as %q", s, lsn)
+		}
+		again, ok, err := dblogBound("0x" + lsn)
+		if err != nil || !ok || again != lsn {
+			t.Fatalf("%q → %q → %q %v", s, lsn, again, err)
+		}
+	})
+}

@@ -102,3 +102,30 @@ func TestConfigRefusesTooManyDatabases(t *testing.T) {
 		t.Fatalf("10 databases: %v", err)
 	}
 }
+
+// A session that passes the guard never carries a predicate over the
+// limit, whatever the databases and the wait exclusions.
+func FuzzPredicateGuard(f *testing.F) {
+	f.Add(uint8(3), uint16(9), uint16(900))
+	f.Add(uint8(150), uint16(1), uint16(10))
+	f.Add(uint8(0), uint16(2), uint16(1200))
+	f.Fuzz(func(t *testing.T, dbs uint8, step, keys uint16) {
+		if step == 0 || keys == 0 || keys > 2000 {
+			return
+		}
+		waits := waitMap(int(keys))
+		var exclude []string
+		for i := 0; i < int(keys); i += int(step) {
+			exclude = append(exclude, fmt.Sprintf("W%04d", i))
+		}
+		s := waitSpec(int(dbs), waits, exclude)
+		if len(s.waitRanges) == 0 {
+			return // nothing kept: refused earlier (resolveWaits)
+		}
+		if s.checkPredicates() == nil {
+			if n := longestWhere(s.createDDL()); n > maxPredicateChars {
+				t.Fatalf("%d databases, every %d-th of %d excluded: %d characters passed", dbs, step, keys, n)
+			}
+		}
+	})
+}

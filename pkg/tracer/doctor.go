@@ -254,7 +254,8 @@ func (d *Diagnosis) checkEvents(xe xeObjects, xeErr error, e edition) {
 	if e.scope() == ScopeDatabase && c.Status == CheckOK {
 		c.Status = CheckDegraded
 		c.Detail += "; Azure SQL Database refuses a database-scoped session whole when one event or action is not available " +
-			"to database-scoped sessions (Msg 25743, 25744), which sys.dm_xe_objects does not tell: the first trace shows it"
+			"to database-scoped sessions (Msg 25743, 25744; the lock events are not), which sys.dm_xe_objects does not tell: " +
+			"a trace leaves out each one the server refuses and names it in the bundle's warnings"
 	}
 	d.Checks = append(d.Checks, c)
 }
