@@ -15,7 +15,7 @@ import (
 // that the stand-in also serves.
 func realWaitTypes(t *testing.T) map[uint64]string {
 	t.Helper()
-	f, err := os.Open("../../internal/standin/wait_types_sql2017.tsv")
+	f, err := os.Open("../../internal/standin/xevents/wait_types_sql2017.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
