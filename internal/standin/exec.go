@@ -696,6 +696,9 @@ func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 	if db == nil {
 		return errDatabaseMissing(s.DB)
 	}
+	if err := x.srv.checkUse(c.db.name, db.name); err != nil {
+		return err
+	}
 	c.db = db
 	x.ec.DBID, x.ec.DBName = db.id, db.name
 	return x.w.SetDatabase(db.name)

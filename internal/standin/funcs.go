@@ -160,6 +160,9 @@ func (x *execCtx) securityFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			class = strings.ToUpper(str(1))
 		}
 		perm := strings.ToUpper(str(2))
+		if !x.srv.persona.KnowsPermission(perm) {
+			return nil, true, nil // a permission this version does not know: NULL
+		}
 		switch class {
 		case "SERVER", "DATABASE", "OBJECT", "SCHEMA":
 		default:

@@ -47,7 +47,7 @@ func TestPersonas(t *testing.T) {
 			}
 			scopes := map[string]bool{"SERVER": w.server, "DATABASE": w.database}
 			for scope, ok := range scopes {
-				sql := "CREATE EVENT SESSION s_" + scope + " ON " + scope + " ADD EVENT sqlserver.lock_acquired ADD TARGET package0.event_file(SET filename = " + file + ")"
+				sql := "CREATE EVENT SESSION s_" + scope + " ON " + scope + " ADD EVENT sqlserver.sql_batch_completed ADD TARGET package0.event_file(SET filename = " + file + ")"
 				_, err := run(c, sql)
 				switch {
 				case ok && err != nil:
@@ -64,7 +64,7 @@ func TestPersonas(t *testing.T) {
 				mustRun(t, c, "ALTER EVENT SESSION s_"+scope+" ON "+scope+" STATE = START")
 				mustRun(t, c, "ALTER EVENT SESSION s_"+scope+" ON "+scope+" STATE = STOP")
 			}
-			_, rvaErr := run(c, "CREATE EVENT SESSION rva ON "+scope+" ADD EVENT sqlserver.lock_acquired(ACTION(package0.callstack_rva))")
+			_, rvaErr := run(c, "CREATE EVENT SESSION rva ON "+scope+" ADD EVENT sqlserver.sql_batch_completed(ACTION(package0.callstack_rva))")
 			if w.rva && rvaErr != nil {
 				t.Errorf("callstack_rva refused: %v", rvaErr)
 			} else if !w.rva && (rvaErr == nil || rvaErr.Number != 25623) {
@@ -74,7 +74,7 @@ func TestPersonas(t *testing.T) {
 			if !w.localFile {
 				other = `N'/var/opt/mssql/log/x.xel'`
 			}
-			if _, err := run(c, "CREATE EVENT SESSION f ON "+scope+" ADD EVENT sqlserver.lock_acquired ADD TARGET package0.event_file(SET filename = "+other+")"); err == nil || err.Number != 25602 {
+			if _, err := run(c, "CREATE EVENT SESSION f ON "+scope+" ADD EVENT sqlserver.sql_batch_completed ADD TARGET package0.event_file(SET filename = "+other+")"); err == nil || err.Number != 25602 {
 				t.Errorf("event_file %s: %v, want Msg 25602", other, err)
 			}
 			r = mustRun(t, c, "SELECT permission_name FROM sys.fn_my_permissions(NULL, 'SERVER')")

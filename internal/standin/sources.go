@@ -91,6 +91,7 @@ func init() {
 		"dm_tran_session_transactions":      dmTranSessionTransactions, // safety.go
 		"dm_xe_map_values":                  dmXEMapValues,
 		"dm_xe_objects":                     dmXEObjects,
+		"dm_xe_packages":                    dmXEPackages,
 		"dm_tran_current_transaction":       dmTranCurrentTransaction,
 		"dm_tran_locks":                     dmTranLocks,
 		"dm_exec_connections":               dmExecConnections, // connections.go
@@ -104,7 +105,7 @@ func init() {
 func databasesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
 	for _, d := range x.srv.dbs {
-		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", int64(140), "SIMPLE", x.srv.start})
+		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", x.srv.persona.CompatLevel, "SIMPLE", x.srv.start})
 	}
 	return r, nil
 }
@@ -169,19 +170,47 @@ func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	return r, nil
 }
 
-// dmXEObjects is sys.dm_xe_objects (its events):
+// dmXEObjects is sys.dm_xe_objects: the events, the actions the persona
+// has (package0.callstack_rva only from SQL Server 2022) and the two
+// targets the stand-in emulates:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
 func dmXEObjects(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID)}
-	var names []string
-	for n := range xevents.Events {
-		names = append(names, n)
+	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID, "description", tNVar(512))}
+	for _, n := range sortedKeys(xevents.Events) {
+		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg), nil})
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg)})
+	for _, n := range sortedKeys(xevents.Actions) {
+		if x.srv.persona.HasAction(n) {
+			r.rows = append(r.rows, []any{n, "action", packageGUID(xevents.Actions[n]), nil})
+		}
+	}
+	for _, n := range []string{"event_file", "ring_buffer"} {
+		r.rows = append(r.rows, []any{n, "target", packageGUID("package0"), nil})
 	}
 	return r, nil
+}
+
+// xePackages are the packages the stand-in's objects belong to.
+var xePackages = []string{"package0", "sqlos", "sqlserver"}
+
+// dmXEPackages is sys.dm_xe_packages, joined to sys.dm_xe_objects on
+// package_guid = guid:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-packages-transact-sql
+func dmXEPackages(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
+	r := &relation{cols: cols("name", tNVar(60), "guid", tGUID, "description", tNVar(3072), "capabilities", tInt, "capabilities_desc", tNVar(256), "module_guid", tGUID)}
+	for _, n := range xePackages {
+		r.rows = append(r.rows, []any{n, packageGUID(n), n + " events, actions and targets", nil, nil, "D5149520-6282-11DE-8A39-0800200C9A66"})
+	}
+	return r, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // dmTranCurrentTransaction is sys.dm_tran_current_transaction:
@@ -442,18 +471,7 @@ func dmXETargets(dbScoped bool) viewFunc {
 				var written int64
 				switch t.Name {
 				case "ring_buffer":
-					var b strings.Builder
-					mem := 0
-					for _, e := range t.Ring {
-						mem += len(e.Ring) / 2
-					}
-					fmt.Fprintf(&b, `<RingBufferTarget truncated="%d" processingTime="0" totalEventsProcessed="%d" eventCount="%d" droppedCount="%d" memoryUsed="%d">`,
-						boolInt(t.RingDropped > 0), t.RingTotal, len(t.Ring), t.RingDropped, mem)
-					for _, e := range t.Ring {
-						b.WriteString(e.Ring)
-					}
-					b.WriteString("</RingBufferTarget>")
-					data = b.String()
+					data = t.RingXML()
 				case "event_file":
 					name := ""
 					if t.Current != nil {
@@ -522,7 +540,15 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 		if !x.conn.sysadmin {
 			return nil, sqlfront.NewError(229, 14, "The SELECT permission was denied on the object 'fn_dblog', database 'mssqlsystemresource', schema 'sys'.")
 		}
-		return x.fnDblog(), nil
+		from, hasFrom, err := dblogBound(args[0])
+		if err != nil {
+			return nil, err
+		}
+		to, hasTo, err := dblogBound(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return x.fnDblog(func(lsn string) bool { return (!hasFrom || lsn >= from) && (!hasTo || lsn <= to) }), nil
 	case "fn_xe_file_target_read_file":
 		if err := need(4); err != nil {
 			return nil, err
@@ -549,6 +575,9 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 	case "openrowset":
 		return x.openRowsetBulk(f, args)
 	case "dm_os_enumerate_filesystem":
+		if !x.srv.persona.EnumerateFilesystem() {
+			return nil, errInvalidObject(strings.Join(f.Parts, "."))
+		}
 		if err := need(2); err != nil {
 			return nil, err
 		}
@@ -562,12 +591,17 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 
 // fnDblog returns the active log (undocumented sys.fn_dblog; columns as
 // community tooling reads them, docs/design/tracing.md §13).
-func (x *execCtx) fnDblog() *relation {
+// in selects the records between the start and end LSN arguments (LSNs
+// compare as fixed-width hexadecimal text).
+func (x *execCtx) fnDblog(in func(lsn string) bool) *relation {
 	r := &relation{cols: cols("Current LSN", tNVar(23), "Operation", tNVar(31), "Context", tNVar(31), "Transaction ID", tNVar(14),
 		"Log Record Length", tSmallInt, "Previous LSN", tNVar(23), "AllocUnitId", tBigInt, "AllocUnitName", tNVar(387), "Page ID", tNVar(14),
 		"Slot ID", tInt, "PartitionId", tBigInt, "Transaction Name", tNVar(33), "Begin Time", tNVar(24), "End Time", tNVar(24),
 		"RowLog Contents 0", tVarBin(8000), "RowLog Contents 1", tVarBin(8000), "Log Record", tVarBin(8000))}
 	for _, rec := range x.srv.log.recs {
+		if !in(rec.lsn) {
+			continue
+		}
 		var au, part any
 		var auName, pageID, slot any
 		if rec.ix != nil {

@@ -28,6 +28,9 @@ func (x *execCtx) createSession(st *sqlfront.CreateEventSessionStmt) error {
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
 	}
+	if err := x.srv.checkSessionDatabase(x.conn.db.name); err != nil {
+		return err
+	}
 	if x.findSession(st.Name, st.Database) != nil {
 		return errXESessionExists(st.Name)
 	}

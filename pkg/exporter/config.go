@@ -436,6 +436,11 @@ func (t *Target) finish(field string, g *Global, lookupEnv func(string) (string,
 			bad(fmt.Sprintf("%s.databases[%d]", field, i), "must be a database name of 1 to 128 characters")
 		}
 	}
+	if n := databasesPredicateChars(len(t.Databases)); n > maxPredicateChars {
+		bad(field+".databases", "%d databases make every event's predicate up to %d characters, over the documented %d "+
+			"(CREATE EVENT SESSION); list fewer (the wait filters, measured at start against the server's map, add more)",
+			len(t.Databases), n, maxPredicateChars)
+	}
 	w := &t.Waits
 	switch w.Event {
 	case "":

@@ -50,6 +50,15 @@ func (s *seqTracker) observe(scope string, seq uint64) (dup bool, lost uint64) {
 	return false, lost
 }
 
+// skip marks the next n sequence numbers as seen: events the server left
+// out of a truncated ring_buffer document, already counted lost, are
+// duplicates should a later poll see them.
+func (s *seqTracker) skip(n uint64) {
+	if s.known {
+		s.last += n
+	}
+}
+
 // fileCursor is where the reading of an event_file target stands.
 // fn_xe_file_target_read_file(pattern, NULL, initial_file_name,
 // initial_offset) resumes after the buffer at that offset

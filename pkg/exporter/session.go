@@ -42,6 +42,7 @@ type sessionSpec struct {
 	hasEndOpcode        bool
 	waitMinMs           uint64
 	waitRanges          []keyRange
+	waitLeftOut         []keyRange // the complement of waitRanges among the server's wait types
 	waitAll             bool
 }
 
@@ -109,9 +110,67 @@ func (s *sessionSpec) waitPredicates() []string {
 		p = append(p, fmt.Sprintf("duration >= (%d)", s.waitMinMs))
 	}
 	if !s.waitAll {
-		p = append(p, rangePredicate("wait_type", s.waitRanges))
+		p = append(p, s.waitTypePredicate())
 	}
 	return p
+}
+
+// waitTypePredicate keeps the chosen wait types: as their key ranges, or,
+// when shorter, as NOT the ranges left out (the server's events carry
+// only keys of its own map, so both keep the same events).
+func (s *sessionSpec) waitTypePredicate() string {
+	kept := rangePredicate("wait_type", s.waitRanges)
+	if len(s.waitLeftOut) > 0 {
+		if not := "NOT " + rangePredicate("wait_type", s.waitLeftOut); len(not) < len(kept) {
+			return not
+		}
+	}
+	return kept
+}
+
+// maxPredicateChars is the documented limit on an event's predicate:
+// "Predicates are limited to 3,000 characters"
+// (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql).
+const maxPredicateChars = 3000
+
+// predicateText is the WHERE clause of one event, as createDDL writes it.
+func (s *sessionSpec) predicateText(e sessionEvent) string {
+	pred := append(append([]string(nil), s.commonPredicate()...), e.pred...)
+	return "(" + strings.Join(pred, " AND ") + ")"
+}
+
+// databasesPredicateChars is the longest common predicate n databases can
+// make, before the server's ids are known: each id at its widest (a
+// database_id is at most 32767, the instance's database limit).
+func databasesPredicateChars(n int) int {
+	s := sessionSpec{databaseIDs: make([]uint64, n)}
+	for i := range s.databaseIDs {
+		s.databaseIDs[i] = 32767
+	}
+	return len(s.predicateText(sessionEvent{}))
+}
+
+// checkPredicates refuses a session whose predicate would pass the
+// documented limit, naming the settings that grew it, before the server
+// refuses the DDL with a message that names neither.
+func (s *sessionSpec) checkPredicates() error {
+	for _, e := range s.events() {
+		n := len([]rune(s.predicateText(e)))
+		if n <= maxPredicateChars {
+			continue
+		}
+		dbPart := 0
+		if len(s.databaseIDs) > 0 {
+			dbPart = len(s.commonPredicate()[len(s.commonPredicate())-1])
+		}
+		why := fmt.Sprintf("databases (%d listed: %d characters)", len(s.databaseIDs), dbPart)
+		if len(e.pred) > 0 {
+			why += fmt.Sprintf(" and the wait filters waits.include, waits.exclude and waits.exclude_benign (%d characters)", len(strings.Join(e.pred, " AND ")))
+		}
+		return fmt.Errorf("the predicate of event %s would be %d characters, over the documented %d (CREATE EVENT SESSION): it is grown by %s; "+
+			"list fewer databases, or fewer or broader wait patterns (a * pattern covers a run of types)", e.name, n, maxPredicateChars, why)
+	}
+	return nil
 }
 
 // commonPredicate keeps QueryReplay's own connections out — the
@@ -146,7 +205,6 @@ func (s *sessionSpec) commonPredicate() []string {
 func (s *sessionSpec) createDDL() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE EVENT SESSION %s ON %s\n", tsql.QuoteName(s.name), scopeKeyword(s.scope))
-	common := s.commonPredicate()
 	for i, e := range s.events() {
 		if i > 0 {
 			b.WriteString(",\n")
@@ -155,8 +213,7 @@ func (s *sessionSpec) createDDL() string {
 		if e.set != "" {
 			fmt.Fprintf(&b, "SET %s ", e.set)
 		}
-		pred := append(append([]string(nil), common...), e.pred...)
-		fmt.Fprintf(&b, "ACTION (%s) WHERE (%s))", strings.Join(e.actions, ", "), strings.Join(pred, " AND "))
+		fmt.Fprintf(&b, "ACTION (%s) WHERE %s)", strings.Join(e.actions, ", "), s.predicateText(e))
 	}
 	b.WriteString("\n")
 	// Targets: https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server

@@ -345,6 +345,9 @@ func (t *target) resolveSpec(ctx context.Context) (*sessionSpec, error) {
 	if err := t.resolveWaits(ctx, s); err != nil {
 		return nil, err
 	}
+	if err := s.checkPredicates(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -430,6 +433,7 @@ func (t *target) resolveWaits(ctx context.Context, s *sessionSpec) error {
 		exclude = append(exclude, benignWaits()...)
 	}
 	s.waitRanges, s.waitAll = waitKeyRanges(waits, t.cfg.Waits.Include, exclude)
+	s.waitLeftOut = waitKeysLeftOut(waits, s.waitRanges)
 	if len(waits) > 0 && len(s.waitRanges) == 0 {
 		return errors.New("waits.include and waits.exclude keep no wait type of this server")
 	}
@@ -624,11 +628,14 @@ func (t *target) read(ctx context.Context, st sessionState, b *batch, rs *readSt
 func (t *target) readRing(st sessionState, b *batch, rs *readStats) error {
 	t.dec.Reset(strings.NewReader(st.targetData))
 	scope := st.created.UTC().Format(time.RFC3339Nano)
+	inDoc := uint64(0)
 	for {
 		ev, err := t.dec.Next()
 		if err == io.EOF {
+			t.noteRingTruncation(inDoc, rs)
 			return nil
 		}
+		inDoc++
 		var re *xe.RowError
 		if errors.As(err, &re) {
 			b.malformed++
@@ -648,6 +655,23 @@ func (t *target) readRing(st sessionState, b *batch, rs *readStats) error {
 		rs.events++
 		b.add(&ev, ctx)
 	}
+}
+
+// noteRingTruncation honours the ring_buffer's truncated attribute. The
+// server caps target_data near 4 MB and leaves out the newest events
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql,
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql):
+// the events the ring holds (eventCount) but the document lacks are
+// counted lost, and their sequence numbers skipped so that a later poll
+// that sees them does not count them twice.
+func (t *target) noteRingTruncation(inDoc uint64, rs *readStats) {
+	rb, ok := t.dec.RingBuffer()
+	if !ok || !rb.Truncated || rb.EventCount <= inDoc {
+		return
+	}
+	missing := rb.EventCount - inDoc
+	rs.lost += missing
+	t.ringSeq.skip(missing)
 }
 
 // sqlFileRows adapts *sql.Rows to fileRows. event_data and file_name are

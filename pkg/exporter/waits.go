@@ -117,14 +117,33 @@ func waitKeyRanges(waitTypes map[uint64]string, include, exclude []string) (rang
 			all = false
 		}
 	}
-	for _, k := range kept {
+	return collapseKeys(kept), all
+}
+
+// collapseKeys turns sorted keys into ranges of consecutive keys.
+func collapseKeys(keys []uint64) (ranges []keyRange) {
+	for _, k := range keys {
 		if n := len(ranges); n > 0 && ranges[n-1].hi+1 == k {
 			ranges[n-1].hi = k
 			continue
 		}
 		ranges = append(ranges, keyRange{k, k})
 	}
-	return ranges, all
+	return ranges
+}
+
+// waitKeysLeftOut is the complement of waitKeyRanges: the ranges of the
+// server's wait types the filters leave out. A predicate may name either
+// (kept ranges, or NOT the ones left out); the shorter is written.
+func waitKeysLeftOut(waitTypes map[uint64]string, kept []keyRange) []keyRange {
+	var out []uint64
+	for k := range waitTypes {
+		if !slices.ContainsFunc(kept, func(r keyRange) bool { return r.lo <= k && k <= r.hi }) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return collapseKeys(out)
 }
 
 // rangePredicate writes ranges as an XE predicate on field:

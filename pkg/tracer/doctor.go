@@ -111,6 +111,7 @@ func Diagnose(ctx context.Context, open Opener) (*Diagnosis, error) {
 	d.checkSessions(scope, perms, sysadmin, permErr)
 	xe, xeErr := doctorXEObjects(ctx, conn)
 	d.checkEvents(xe, xeErr, e)
+	d.checkCallStacks(xe, xeErr)
 	d.checkReadBack(e, errLog)
 	d.checkPredicate(scope)
 	d.checkServerFeatures(e, perms, sysadmin, permErr)
@@ -253,7 +254,25 @@ func (d *Diagnosis) checkEvents(xe xeObjects, xeErr error, e edition) {
 	if e.scope() == ScopeDatabase && c.Status == CheckOK {
 		c.Status = CheckDegraded
 		c.Detail += "; Azure SQL Database refuses a database-scoped session whole when one event or action is not available " +
-			"to database-scoped sessions (Msg 25743, 25744), which sys.dm_xe_objects does not tell: the first trace shows it"
+			"to database-scoped sessions (Msg 25743, 25744; the lock events are not), which sys.dm_xe_objects does not tell: " +
+			"a trace leaves out each one the server refuses and names it in the bundle's warnings"
+	}
+	d.Checks = append(d.Checks, c)
+}
+
+// checkCallStacks says which call-stack action --call-stacks will get:
+// package0.callstack_rva (SQL Server 2022+: frames with their module's PDB
+// identity) or only package0.callstack (addresses resolved through
+// sys.dm_os_loaded_modules).
+func (d *Diagnosis) checkCallStacks(xe xeObjects, xeErr error) {
+	if xeErr != nil {
+		return // the events check already says sys.dm_xe_objects could not be read
+	}
+	c := Check{Feature: "call stacks", Status: CheckOK, Detail: "package0.callstack_rva is on this server: call stack frames carry their module's PDB identity"}
+	if !xe["action"]["package0.callstack_rva"] {
+		c.Status = CheckDegraded
+		c.Detail = "package0.callstack_rva (SQL Server 2022 and later) is not on this server: --call-stacks takes package0.callstack " +
+			"addresses and resolves them through sys.dm_os_loaded_modules"
 	}
 	d.Checks = append(d.Checks, c)
 }

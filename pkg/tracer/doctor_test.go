@@ -30,7 +30,9 @@ func TestDiagnosePersonas(t *testing.T) {
 	}{
 		{"sql2017", map[string]string{"server": CheckOK, "trace sessions": CheckOK, "page names and headers": CheckDegraded,
 			"read-back": CheckOK, "predicate": CheckOK, "cold cache and read-ahead": CheckOK}},
-		{"sql2022", map[string]string{"page names and headers": CheckOK, "read-back": CheckOK, "kill on timeout": CheckOK}},
+		{"sql2019", map[string]string{"events": CheckOK, "call stacks": CheckDegraded}},
+		{"sql2022", map[string]string{"page names and headers": CheckOK, "read-back": CheckOK, "kill on timeout": CheckOK,
+			"events": CheckOK, "call stacks": CheckOK}},
 		{"azure-sql-database", map[string]string{"read-back": CheckDegraded, "cold cache and read-ahead": CheckUnavailable,
 			"page names and headers": CheckOK}},
 		{"azure-sql-managed-instance", map[string]string{"read-back": CheckDegraded}},
@@ -62,6 +64,24 @@ func TestDiagnosePersonas(t *testing.T) {
 				t.Errorf("sessions after the doctor: %v", s)
 			}
 		})
+	}
+}
+
+// A server that lacks an action says which: SQL Server 2019 has no
+// package0.callstack_rva (2022+), and the call stacks check names it.
+func TestDiagnoseMissingAction(t *testing.T) {
+	srv := startWithModules(t, "sql2019", nil)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{})
+	d, err := Diagnose(context.Background(), tr.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := checkOf(t, d, "call stacks")
+	if c.Status != CheckDegraded || !strings.Contains(c.Detail, "package0.callstack_rva") {
+		t.Errorf("call stacks on 2019: %+v", c)
+	}
+	if e := checkOf(t, d, "events"); e.Status != CheckOK {
+		t.Errorf("events on 2019: %+v", e)
 	}
 }
 

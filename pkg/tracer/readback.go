@@ -70,6 +70,9 @@ type collector struct {
 	maps     xe.MapResolver
 	sessions map[int64]bool
 	batches  int
+	// ringOmitted: events the ring held that its truncated target_data
+	// left out (the newest).
+	ringOmitted uint64
 }
 
 func (c *collector) add(ev *xe.Event) {
@@ -318,8 +321,19 @@ func readRingBuffer(b *bundle.Bundle, col *collector, ring string) (second func(
 	if rb, ok := d.RingBuffer(); ok {
 		b.Result.DroppedEvents = int64(rb.DroppedCount)
 		if rb.Truncated {
+			// target_data is capped near 4 MB and the NEWEST events are
+			// left out (sys.dm_xe_session_targets,
+			// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql):
+			// those that fire last, the plan and the batch's completion.
 			b.Result.Truncated = true
-			b.Result.Warnings = append(b.Result.Warnings, "the ring_buffer target_data was truncated by the server; events are missing")
+			if rb.EventCount > uint64(n) {
+				col.ringOmitted = rb.EventCount - uint64(n)
+			}
+			w := fmt.Sprintf("the server truncated the ring_buffer target_data (capped near 4 MB) and left out its newest %d events", col.ringOmitted)
+			if col.plans == 0 {
+				w += "; the plan was among them, so the timeline has no plan"
+			}
+			b.Result.Warnings = append(b.Result.Warnings, w)
 		}
 	}
 	return func(fn func(*xe.Event)) error {
@@ -402,7 +416,7 @@ func capturedPlan(b *bundle.Bundle, col *collector) *showplan.Plan {
 // noteLostEvents records events lost to sequence gaps (lost, from the
 // timeline), to the file size cap and to the server's drops.
 func noteLostEvents(b *bundle.Bundle, col *collector, lost uint64) {
-	b.Result.Lost = lost
+	b.Result.Lost = lost + col.ringOmitted
 	if col.haveSeq && col.minSeq > 1 && !b.Result.Truncated {
 		// event_sequence starts at 1 in a new session; a higher first number
 		// means the file cap rolled the oldest events away.

@@ -26,10 +26,10 @@ import (
 //     (https://learn.microsoft.com/en-us/sql/t-sql/functions/has-perms-by-name-transact-sql).
 //   - File list: SQL Server names the files <name>_0_<FILETIME>.xel, with
 //     rollover files; fn_xe_file_target_read_file cannot list them, so they
-//     are found with sys.dm_os_enumerate_filesystem(directory, pattern)
-//     (SQL Server 2017+, needs VIEW SERVER STATE, which the trace needs
-//     anyway:
-//     https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-enumerate-filesystem-transact-sql).
+//     are found with sys.dm_os_enumerate_filesystem(directory, pattern).
+//     The function has no learn.microsoft.com page; it exists from SQL
+//     Server 2017 (on 2016 it is Msg 208, an unknown object), so it is not
+//     sent to an older server, and the XML read-back is used instead.
 //     It may recurse into subdirectories (community code filters on
 //     level = 0 [U]), so only level 0 is taken. xp_dirtree is not used: it
 //     is undocumented.
@@ -42,6 +42,9 @@ import (
 func (r *run) fetchXEL(ctx context.Context) (files []string, cleanup func(), err error) {
 	if !r.hasBulkPermission(ctx) {
 		return nil, nil, errors.New("the login lacks ADMINISTER BULK OPERATIONS (and ADMINISTER DATABASE BULK OPERATIONS), which OPENROWSET(BULK …) needs")
+	}
+	if r.info.major < 14 && r.ed.id != editionAzureSQLDatabase && r.ed.id != editionManagedInstance {
+		return nil, nil, fmt.Errorf("sys.dm_os_enumerate_filesystem, which lists the event files, exists from SQL Server 2017; this server is version %d", r.info.major)
 	}
 	m := r.spec.Marker()
 	q := m + "SELECT full_filesystem_path FROM sys.dm_os_enumerate_filesystem(" + tsql.QuoteString(r.spec.Directory) + ", " +

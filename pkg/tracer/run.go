@@ -248,7 +248,7 @@ func (r *run) connect(ctx context.Context) error {
 	if r.o.Database != "" {
 		// USE: https://learn.microsoft.com/en-us/sql/t-sql/language-elements/use-transact-sql
 		if err := r.execTraced(ctx, "use database", "USE "+tsql.QuoteName(r.o.Database)); err != nil {
-			return err
+			return useError(err, r.o.Database)
 		}
 	}
 	if err := r.readInfo(ctx); err != nil {
@@ -261,7 +261,7 @@ func (r *run) connect(ctx context.Context) error {
 	setNetLimits(r.conn, controlIdle, time.Time{})
 	if r.o.Database != "" {
 		if err := r.exec(ctx, "use database", "USE "+tsql.QuoteName(r.o.Database)); err != nil {
-			return err
+			return useError(err, r.o.Database)
 		}
 	}
 	owner, err := sessionIdentity(ctx, r.conn)
@@ -371,7 +371,7 @@ func (r *run) prepare(ctx context.Context) error {
 	// CREATE EVENT SESSION:
 	// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql
 	r.created = true // from here on cleanup drops it, even if CREATE's reply is lost
-	return r.exec(ctx, "create event session", r.spec.Marker()+r.spec.CreateDDL())
+	return r.createSession(ctx)
 }
 
 // beforeStart clears the buffer pool (when asked), turns read-ahead off on
@@ -394,11 +394,9 @@ func (r *run) beforeStart(ctx context.Context) (startLSN string, err error) {
 		}
 	}
 	if r.class.Modification && r.ed.fnDblog() {
-		var lsn sql.NullString
-		if err := r.queryRow(ctx, "read log end", m+sqlLogEnd, &lsn); err != nil {
+		if startLSN, err = r.logEnd(ctx); err != nil {
 			return "", err
 		}
-		startLSN = lsn.String
 	}
 	r.inTxn = true
 	// BEGIN TRANSACTION:
@@ -429,7 +427,7 @@ func (r *run) newBundle() *bundle.Bundle {
 	o := r.o
 	b := &bundle.Bundle{Format: bundle.Format, Version: bundle.Version, SQL: o.SQL,
 		Server: bundle.ServerInfo{ProductVersion: r.info.version, EngineEdition: r.info.engineEdition, Database: r.info.database, SPID: r.info.spid},
-		Run: bundle.RunInfo{Session: r.spec.Name, StartedAt: r.began.UTC(), Events: r.spec.EventNames(), ClearBufferPool: o.ClearBufferPool,
+		Run: bundle.RunInfo{Session: r.spec.Name, StartedAt: r.began.UTC(), Events: r.spec.TracedEvents(), ClearBufferPool: o.ClearBufferPool,
 			DisableReadAhead: o.DisableReadAhead, Modification: r.class.Modification, CallStacks: o.CallStacks, Groups: o.Events,
 			TimeoutSeconds: o.Timeout.Seconds(), MaxEvents: o.MaxEvents},
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +169,9 @@ type SessionSpec struct {
 	MaxFileSizeMB int
 	// MaxEvents bounds the ring_buffer (ScopeDatabase).
 	MaxEvents int
+	// Omit lists events and actions (package.name) the server refused to
+	// this session (availability.go); they are left out of the DDL.
+	Omit []string
 }
 
 // sessionEvent is one ADD EVENT clause.
@@ -236,6 +240,48 @@ func (s SessionSpec) EventNames() []string {
 	var out []string
 	for _, e := range s.eventList() {
 		out = append(out, e.name)
+	}
+	return out
+}
+
+// TracedEvents lists the events the session carries: EventNames without
+// those the server refused (Omit).
+func (s SessionSpec) TracedEvents() []string {
+	var out []string
+	for _, e := range s.events() {
+		out = append(out, e.name)
+	}
+	return out
+}
+
+// events is eventList without the omitted events.
+func (s SessionSpec) events() []sessionEvent {
+	var out []sessionEvent
+	for _, e := range s.eventList() {
+		if !slices.Contains(s.Omit, e.name) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// stackAction is the call-stack action of the storage events, "" for none.
+func (s SessionSpec) stackAction() string {
+	switch {
+	case !s.CallStacks:
+		return ""
+	case s.CallstackRVA:
+		return "package0.callstack_rva"
+	}
+	return "package0.callstack"
+}
+
+// actionNames lists the actions the session may carry, omitted ones
+// included.
+func (s SessionSpec) actionNames() []string {
+	out := slices.Clone(baseActions)
+	if a := s.stackAction(); a != "" {
+		out = append(out, a)
 	}
 	return out
 }
@@ -322,6 +368,10 @@ func (s SessionSpec) withClause() string {
 		"MEMORY_PARTITION_MODE = NONE, TRACK_CAUSALITY = OFF, STARTUP_STATE = OFF)", mem, retention)
 }
 
+// ringMaxMemoryKB is the ring_buffer's max_memory, as recommended on
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql.
+const ringMaxMemoryKB = 2048
+
 // UsesRingBuffer tells whether the session's target is a ring_buffer.
 func (s SessionSpec) UsesRingBuffer() bool { return s.Scope == ScopeDatabase || s.RingBuffer }
 
@@ -339,19 +389,18 @@ func (s SessionSpec) CreateDDL() string {
 	// package0.callstack: frames as module+offset or addresses;
 	// package0.callstack_rva (SQL Server 2022+): <frame> elements with PDB
 	// identity and RVA (docs/design/tracing.md §14.1, docs/design/symbols-and-xel.md §8).
-	stack := ""
-	if s.CallStacks {
-		stack = "package0.callstack"
-		if s.CallstackRVA {
-			stack = "package0.callstack_rva"
-		}
-	}
-	for i, e := range s.eventList() {
+	stack := s.stackAction()
+	for i, e := range s.events() {
 		if i > 0 {
 			b.WriteString(",\n")
 		}
-		actions := append([]string(nil), baseActions...)
-		if e.stack && stack != "" {
+		var actions []string
+		for _, a := range baseActions {
+			if !slices.Contains(s.Omit, a) {
+				actions = append(actions, a)
+			}
+		}
+		if e.stack && stack != "" && !slices.Contains(s.Omit, stack) {
 			actions = append(actions, stack)
 		}
 		fmt.Fprintf(&b, "ADD EVENT %s (", e.name)
@@ -364,9 +413,14 @@ func (s SessionSpec) CreateDDL() string {
 	// Targets: https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server
 	if s.UsesRingBuffer() {
 		// ring_buffer: max_events_limit bounds the events kept; the oldest go
-		// first, which shows as an event_sequence gap.
+		// first, which shows as an event_sequence gap. max_memory 2048 KB is
+		// what the CREATE EVENT SESSION page recommends so that target_data,
+		// capped near 4 MB with the NEWEST events left out, is not
+		// truncated: the ring drops its oldest events instead (reported as
+		// dropped), and the plan and the batch's completion, which fire
+		// last, survive.
 		fmt.Fprintf(&b, "ADD TARGET package0.ring_buffer (SET max_events_limit = (%d), max_memory = (%d))\n",
-			s.MaxEvents, 16*1024)
+			s.MaxEvents, ringMaxMemoryKB)
 	} else {
 		// Two rollover files of half the cap each: a trace over the cap
 		// keeps its newest events, and the lost head shows as the first

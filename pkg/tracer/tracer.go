@@ -138,6 +138,8 @@ const (
 	sqlTraceOff = "DBCC TRACEOFF(652) WITH NO_INFOMSGS"
 	// fn_dblog is undocumented (sysadmin); docs/design/tracing.md §13.
 	sqlLogEnd = "SELECT MAX([Current LSN]) FROM fn_dblog(NULL, NULL)"
+	// sys.dm_db_log_stats (2016 SP2+, documented; reads.go logEnd).
+	sqlLogStatsEnd = "SELECT log_end_lsn FROM sys.dm_db_log_stats(DB_ID())"
 	// @@TRANCOUNT and the current transaction's id
 	// (https://learn.microsoft.com/en-us/sql/t-sql/functions/trancount-transact-sql,
 	// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-current-transaction-transact-sql):

@@ -225,6 +225,9 @@ type XEEventSpec struct {
 	Actions       []XEName
 	Predicate     XEPred // nil when there is no WHERE
 	PredicateText string
+	// PredicateChars is the predicate's length as written, WHERE
+	// excluded (the 3,000-character limit applies to it).
+	PredicateChars int
 }
 
 type XEName struct{ Package, Name string }

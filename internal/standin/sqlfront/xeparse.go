@@ -3,6 +3,7 @@ package sqlfront
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Parsing of CREATE/ALTER/DROP EVENT SESSION, following the grammar in
@@ -172,6 +173,7 @@ func (p *parser) addEvent() (XEEventSpec, *SQLError) {
 			}
 			ev.Predicate = pred
 			ev.PredicateText = p.sourceBetween(start, p.peek().pos)
+			ev.PredicateChars = p.charsBetween(start, p.peek().pos)
 		default:
 			return ev, p.fail()
 		}
@@ -191,6 +193,24 @@ func (p *parser) sourceBetween(start, end int) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// charsBetween is the length in characters of the source from the token at
+// start to the end of the last token before end, as written (whitespace
+// between tokens counted byte for byte).
+func (p *parser) charsBetween(start, end int) int {
+	n, prevEnd := 0, -1
+	for _, t := range p.toks {
+		if t.pos < start || t.pos >= end || t.kind == tokEOF {
+			continue
+		}
+		if prevEnd >= 0 {
+			n += t.pos - prevEnd
+		}
+		n += utf8.RuneCountInString(t.raw)
+		prevEnd = t.pos + len(t.raw)
+	}
+	return n
 }
 
 func (p *parser) addTarget() (XETargetSpec, *SQLError) {

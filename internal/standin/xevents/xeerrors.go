@@ -29,3 +29,31 @@ func errXEOptionTwice(opt string) *sqlfront.SQLError { // Msg 25702
 func errXEOptionWhileRunning(opt string) *sqlfront.SQLError { // Msg 25707
 	return sqlfront.NewError(25707, 16, "Event session option \"%s\" cannot be changed while the session is running. Stop the event session before changing this session option.", opt)
 }
+
+// ErrNumPredicateTooLong is the number the stand-in gives an event
+// predicate over MaxPredicateChars. The limit is documented ("Predicates
+// are limited to 3,000 characters",
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql);
+// the number SQL Server raises for it is not [unverified number: 25716 is
+// the stand-in's choice, next to 25715, the other predicate refusal].
+const ErrNumPredicateTooLong = 25716
+
+// MaxPredicateChars is the documented predicate limit.
+const MaxPredicateChars = 3000
+
+func errXEPredicateTooLong(event string, n int) *sqlfront.SQLError {
+	return sqlfront.NewError(ErrNumPredicateTooLong, 16, "The predicate on event \"%s\" is %d characters long; predicates are limited to %d characters.", event, n, MaxPredicateChars)
+}
+
+// Msg 25743 and 25744: a database-scoped session (Azure SQL Database) is
+// refused whole when one of its events or actions is not available to
+// database-scoped sessions. The texts are those public reports quote
+// (microsoft/azuredatastudio issue 6353: "The event 'sqlserver.logout' is
+// not available for Azure SQL Database."); which objects are unavailable:
+// https://learn.microsoft.com/en-us/azure/azure-sql/database/xevent-db-diff-from-svr
+func errXEEventUnavailable(name, product string) *sqlfront.SQLError {
+	return sqlfront.NewError(25743, 16, "The event '%s' is not available for %s.", name, product)
+}
+func errXEActionUnavailable(name, product string) *sqlfront.SQLError {
+	return sqlfront.NewError(25744, 16, "The action '%s' is not available for %s.", name, product)
+}

@@ -42,6 +42,10 @@ type Instance interface {
 	LogDirOrDefault() string
 	EventFileAllowed(filename string) bool
 	ProductName() string
+	// DatabaseScopedUnavailable reports whether an event or action
+	// (kind "event" or "action", name package.name) is refused in a
+	// database-scoped session.
+	DatabaseScopedUnavailable(kind, name string) bool
 }
 
 // Session is one event session: its definition (catalog) and, while
@@ -164,6 +168,15 @@ func (sess *Session) AddEvents(specs []sqlfront.XEEventSpec) *sqlfront.SQLError 
 				return errXEDuplicate("event", def.Pkg+"."+name)
 			}
 		}
+		if sess.Database && sess.persona.DatabaseScopedUnavailable("event", def.Pkg+"."+name) {
+			return errXEEventUnavailable(def.Pkg+"."+name, sess.persona.ProductName())
+		}
+		// the predicate as written, WHERE excluded: "Predicates are limited
+		// to 3,000 characters"
+		// (https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql)
+		if n := spec.PredicateChars; n > MaxPredicateChars {
+			return errXEPredicateTooLong(def.Pkg+"."+name, n)
+		}
 		ev := &SessionEvent{ID: len(sess.Events) + 1, Pkg: def.Pkg, Name: name, Def: def, Pred: spec.Predicate, PredText: spec.PredicateText, Settings: spec.Settings}
 		for _, st := range spec.Settings {
 			if !HasString(def.custom, st.Name) {
@@ -177,6 +190,9 @@ func (sess *Session) AddEvents(specs []sqlfront.XEEventSpec) *sqlfront.SQLError 
 				return sqlfront.ErrXEObjectInvalid("action", Qualify(a.Package, a.Name))
 			}
 			n := strings.ToLower(a.Name)
+			if sess.Database && sess.persona.DatabaseScopedUnavailable("action", pkg+"."+n) {
+				return errXEActionUnavailable(pkg+"."+n, sess.persona.ProductName())
+			}
 			if seen[n] {
 				return errXEDuplicate("action", pkg+"."+n)
 			}
@@ -489,8 +505,73 @@ func (sess *Session) Flush(files map[string]*File) {
 				t.RingDropped += int64(len(t.Ring) - t.ringMax)
 				t.Ring = append([]RenderedEvent(nil), t.Ring[len(t.Ring)-t.ringMax:]...)
 			}
+			t.evictByMemory()
 		}
 	}
+}
+
+// RingEventBytes is the memory the stand-in charges a ring_buffer event:
+// half its XML, an emulated stand-in for the binary size.
+func RingEventBytes(e RenderedEvent) int64 { return int64(len(e.Ring) / 2) }
+
+// evictByMemory drops the oldest events while the ring holds more than its
+// max_memory, as a ring buffer does (first in, first out:
+// https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/targets-for-extended-events-in-sql-server).
+func (t *Target) evictByMemory() {
+	if t.ringMaxKB <= 0 {
+		return
+	}
+	var mem int64
+	for _, e := range t.Ring {
+		mem += RingEventBytes(e)
+	}
+	drop := 0
+	for mem > t.ringMaxKB*1024 && drop < len(t.Ring)-1 {
+		mem -= RingEventBytes(t.Ring[drop])
+		drop++
+	}
+	if drop > 0 {
+		t.RingDropped += int64(drop)
+		t.Ring = append([]RenderedEvent(nil), t.Ring[drop:]...)
+	}
+}
+
+// RingXMLCap is where the stand-in cuts a ring_buffer's target_data: the
+// XML is capped near 4 MB and the newest events are left out, with
+// truncated="1" (sys.dm_xe_session_targets and CREATE EVENT SESSION,
+// which recommends max_memory 2048 KB on the target to stay under it:
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql,
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql).
+// The exact cap is not documented; 4 MiB of event XML is the stand-in's.
+const RingXMLCap = 4 << 20
+
+// RingXML renders the ring_buffer's target_data: the oldest events first,
+// up to RingXMLCap.
+func (t *Target) RingXML() string {
+	var b strings.Builder
+	var mem int64
+	for _, e := range t.Ring {
+		mem += RingEventBytes(e)
+	}
+	n, size := 0, 0
+	for _, e := range t.Ring {
+		if size+len(e.Ring) > RingXMLCap {
+			break
+		}
+		size += len(e.Ring)
+		n++
+	}
+	truncated := 0
+	if n < len(t.Ring) {
+		truncated = 1
+	}
+	fmt.Fprintf(&b, `<RingBufferTarget truncated="%d" processingTime="0" totalEventsProcessed="%d" eventCount="%d" droppedCount="%d" memoryUsed="%d">`,
+		truncated, t.RingTotal, len(t.Ring), t.RingDropped, mem)
+	for _, e := range t.Ring[:n] {
+		b.WriteString(e.Ring)
+	}
+	b.WriteString("</RingBufferTarget>")
+	return b.String()
 }
 
 func (t *Target) writeBuffer(evs []RenderedEvent, size int, files map[string]*File) {

@@ -20,6 +20,9 @@ func (i instance) HasAction(name string) bool            { return i.actions[stri
 func (i instance) LogDirOrDefault() string               { return i.logDir }
 func (i instance) EventFileAllowed(filename string) bool { return i.files }
 func (i instance) ProductName() string                   { return "Test Product" }
+func (i instance) DatabaseScopedUnavailable(kind, name string) bool {
+	return kind == "event" && name == "sqlserver.lock_acquired"
+}
 
 // values orders int64 and string values and records that it was asked.
 type values struct{ compared, matched *int }
