@@ -60,6 +60,9 @@ func ParseBatchSpans(src string) ([]Stmt, []StmtSpan, *SQLError) {
 			return out, spans, nil
 		}
 		first := p.peek()
+		if len(out) > 0 && p.isProcDDL() {
+			return nil, nil, errFirstInBatch(first.line) // parse_proc.go
+		}
 		s, err := p.statement()
 		if err != nil {
 			if err.Line == 1 {
@@ -247,7 +250,12 @@ func (p *parser) statement() (Stmt, *SQLError) {
 			return nil, err
 		}
 		return &PrintStmt{Expr: e}, nil
+	case "RETURN":
+		return p.returnStmt() // parse_proc.go
 	case "CREATE":
+		if p.isProcDDL() {
+			return p.createProc() // parse_proc.go
+		}
 		if p.peekAt(1).is("EVENT") {
 			return p.createEventSession()
 		}
@@ -256,10 +264,16 @@ func (p *parser) statement() (Stmt, *SQLError) {
 			return p.createTable()
 		}
 	case "ALTER":
+		if p.isProcDDL() {
+			return p.createProc()
+		}
 		if p.peekAt(1).is("EVENT") {
 			return p.alterEventSession()
 		}
 	case "DROP":
+		if p.peekAt(1).is("PROC") || p.peekAt(1).is("PROCEDURE") {
+			return p.dropProc()
+		}
 		if p.peekAt(1).is("EVENT") {
 			return p.dropEventSession()
 		}
@@ -421,23 +435,18 @@ func (p *parser) waitforStatement() (Stmt, *SQLError) {
 // execStatement parses EXEC[UTE] proc [@name =] arg, ….
 func (p *parser) execStatement() (Stmt, *SQLError) {
 	p.i++
+	status := ""
+	if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
+		status = p.next().text
+		p.i++
+	}
 	name, err := p.multiName()
 	if err != nil {
 		return nil, err
 	}
-	s := &ExecStmt{Proc: name}
-	for p.peek().kind != tokEOF && !p.peek().isOp(";") && !p.startsStatement() {
-		if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
-			p.i += 2
-		}
-		e, err := p.expression()
-		if err != nil {
-			return nil, err
-		}
-		s.Args = append(s.Args, e)
-		if !p.acceptOp(",") {
-			break
-		}
+	s := &ExecStmt{Proc: name, Status: status}
+	if err := p.execArgs(s); err != nil { // parse_proc.go
+		return nil, err
 	}
 	return s, nil
 }
@@ -452,7 +461,7 @@ func (p *parser) startsStatement() bool {
 	switch t.kw() {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
 		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
-		"MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE",
+		"MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE", "RETURN",
 		"KILL", "RECEIVE", "SEND":
 		return true
 	}
