@@ -130,3 +130,19 @@ func FuzzParseProcedure(f *testing.F) {
 		}
 	})
 }
+
+// TestBareProcedureCall: a batch's first statement may be a procedure name
+// without EXEC; a misspelt keyword there is a call of a missing procedure.
+func TestBareProcedureCall(t *testing.T) {
+	srv := New(Options{})
+	c := session(t, srv, 53)
+	if r := mustRun(t, c, "[CustomerOrders] N'East'"); len(r.sets) != 2 {
+		t.Errorf("bare call: %d result sets, want 2", len(r.sets))
+	}
+	if _, err := run(c, "SELEC 1"); err == nil || err.Number != 2812 {
+		t.Errorf("SELEC 1: %v; want Msg 2812", err)
+	}
+	if _, err := run(c, "SELECT 1; CustomerOrders"); err == nil || err.Number == 2812 {
+		t.Errorf("a bare name after the first statement: %v; want a syntax error", err)
+	}
+}

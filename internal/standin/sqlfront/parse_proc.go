@@ -264,3 +264,29 @@ func (p *parser) execArgs(s *ExecStmt) *SQLError {
 	}
 	return nil
 }
+
+// execCall parses a procedure's name and arguments (after EXEC, or bare).
+func (p *parser) execCall(status string) (Stmt, *SQLError) {
+	name, err := p.multiName()
+	if err != nil {
+		return nil, err
+	}
+	s := &ExecStmt{Proc: name, Status: status}
+	if err := p.execArgs(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// bareProcCall tells whether the batch's first statement is a procedure
+// name without EXEC, which SQL Server runs as a call
+// (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/execute-transact-sql):
+// a name that is not a reserved keyword, not followed by ( or :.
+func (p *parser) bareProcCall() bool {
+	t := p.peek()
+	if t.kind != tokQuoted && (t.kind != tokIdent || reserved[t.kw()]) {
+		return false
+	}
+	next := p.peekAt(1)
+	return !next.isOp("(") && !next.isOp(":") && !next.isOp("=")
+}

@@ -63,7 +63,13 @@ func ParseBatchSpans(src string) ([]Stmt, []StmtSpan, *SQLError) {
 		if len(out) > 0 && p.isProcDDL() {
 			return nil, nil, errFirstInBatch(first.line) // parse_proc.go
 		}
-		s, err := p.statement()
+		var s Stmt
+		var err *SQLError
+		if len(out) == 0 && p.bareProcCall() {
+			s, err = p.execCall("") // parse_proc.go
+		} else {
+			s, err = p.statement()
+		}
 		if err != nil {
 			if err.Line == 1 {
 				err.Line = int32(p.peek().line)
@@ -440,15 +446,7 @@ func (p *parser) execStatement() (Stmt, *SQLError) {
 		status = p.next().text
 		p.i++
 	}
-	name, err := p.multiName()
-	if err != nil {
-		return nil, err
-	}
-	s := &ExecStmt{Proc: name, Status: status}
-	if err := p.execArgs(s); err != nil { // parse_proc.go
-		return nil, err
-	}
-	return s, nil
+	return p.execCall(status) // parse_proc.go
 }
 
 // startsStatement reports whether the current token begins a new statement,
