@@ -317,6 +317,12 @@ var Cases = []Case{
 	{"EXEC sp_executesql N'EXEC xp_cmdshell ''dir'''", WhyExec, false},
 	{"SELECT 1; EXEC sp_executesql N'SELECT @c', N'@c int', @c = 1", "", false},
 	{"EXEC sp_executesql N'SELECT ''COMMIT'' AS [rollback]'", "", false},
+	{"EXEC sp_executesql N'SELECT 1', N'@c int', @c = 42", "", false},
+	{"EXEC sp_executesql N'SELECT @c', N'@c decimal(10, 2) OUTPUT, @d nvarchar(max), @e [dbo].[MyType] READONLY', 1", "", false},
+	{"EXEC sp_executesql N'SELECT @c', @d, @c = 1", "parameter declarations must be a string literal", false},
+	{"EXEC sp_executesql N'SELECT @c', N'@c int; COMMIT', 1", "hold more than declarations", false},
+	{"EXEC sp_executesql N'SELECT @c', N'@c int = (SELECT 1)', 1", "hold more than declarations", false},
+	{"EXEC sp_executesql N'SELECT @c', @params = N'@c int) DELETE FROM dbo.Orders --', 1", "hold more than declarations", false},
 }
 
 // Module is a procedure's or trigger's definition, as OBJECT_DEFINITION

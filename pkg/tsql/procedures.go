@@ -96,12 +96,61 @@ func (c *classifier) checkExecuteSQL(stmt, j int) error {
 	c.merge(inner)
 	j++
 	if c.sym(j) == "," {
+		if err := c.checkDeclarations(stmt, j+1); err != nil {
+			return err
+		}
 		return c.checkArguments(stmt, j+1, "SP_EXECUTESQL")
 	}
 	if !c.endsStatement(j) {
 		return c.refuse(stmt, fmt.Sprintf("the call of sp_executesql is followed by %s, which QueryReplay does not allow there", c.code[j].Text))
 	}
 	return nil
+}
+
+// checkDeclarations checks sp_executesql's second argument, from code[j]
+// ([@params =] N'…'): SQL Server compiles it as the statement's parameter
+// list, so it must be a literal made only of declarations
+// (@name [AS] type[(n[, m])] [OUTPUT | OUT | READONLY], …). A later
+// argument passed by name (@c = 1) means there is none.
+func (c *classifier) checkDeclarations(stmt, j int) error {
+	if j < len(c.code) && c.code[j].Kind == TokVariable && c.sym(j+1) == "=" {
+		if upperASCII(c.code[j].Text) != "@PARAMS" {
+			return nil
+		}
+		j += 2
+	}
+	if j >= len(c.code) || c.code[j].Kind != TokString {
+		return c.refuse(stmt, "sp_executesql's parameter declarations must be a string literal (N'@c int, …') for QueryReplay to read them")
+	}
+	if !plainDeclarations(c.code[j].Value) {
+		return c.refuse(stmt, "sp_executesql's parameter declarations hold more than declarations (@name type [OUTPUT], …)")
+	}
+	return nil
+}
+
+// plainDeclarations tells whether decl is only a list of parameter
+// declarations: variables, type names, sizes, commas, parentheses, dots.
+func plainDeclarations(decl string) bool {
+	toks, err := Tokenize(decl)
+	if err != nil {
+		return false
+	}
+	for _, t := range toks {
+		switch t.Kind {
+		case TokVariable, TokNumber, TokQuotedName:
+		case TokWord:
+			if _, reserved := reservedKeywords[t.Upper]; reserved && t.Upper != "AS" {
+				return false
+			}
+		case TokSymbol:
+			if t.Text != "," && t.Text != "(" && t.Text != ")" && t.Text != "." {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // merge adds what an inner classification found to c's.
