@@ -3,6 +3,7 @@ package tracer
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,16 @@ func TestTraceProcedureStandin(t *testing.T) {
 	}
 	if n := len(b.Result.Rows); n != 2 {
 		t.Errorf("%d result sets, want the procedure's 2", n)
+	}
+	if !slices.Contains(b.Result.Warnings, "the batch produced 2 plans; the timeline uses the first") {
+		t.Errorf("warnings %q: want the single-timeline warning for the procedure's two plans", b.Result.Warnings)
+	}
+	// the issue's own example
+	if _, err := db.ExecContext(context.Background(), "CREATE PROCEDURE dbo.TopCustomers @region nvarchar(20) AS SELECT TOP (5) CustomerID, Name FROM dbo.Customers WHERE Region = @region ORDER BY CustomerID"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := tr.Trace(context.Background(), Options{SQL: "EXEC dbo.TopCustomers @region = N'West'"}); err != nil || len(b.Result.Rows) != 1 {
+		t.Errorf("EXEC dbo.TopCustomers: %v", err)
 	}
 	if got := sessions(t, db); len(got) != 0 {
 		t.Errorf("sessions left behind: %v", got)
