@@ -278,13 +278,17 @@ func (p *parser) execCall(status string) (Stmt, *SQLError) {
 	return s, nil
 }
 
+// statementWords begin statements the parser knows but startsStatement
+// does not list.
+var statementWords = map[string]bool{"WITH": true, "SAVE": true, "KILL": true, "RECEIVE": true, "SEND": true, "END": true, "GO": true}
+
 // bareProcCall tells whether the batch's first statement is a procedure
 // name without EXEC, which SQL Server runs as a call
 // (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/execute-transact-sql):
 // a name that is not a reserved keyword, not followed by ( or :.
 func (p *parser) bareProcCall() bool {
 	t := p.peek()
-	if t.kind != tokQuoted && (t.kind != tokIdent || reserved[t.kw()]) {
+	if t.kind != tokQuoted && (t.kind != tokIdent || reserved[t.kw()] || p.startsStatement() || statementWords[t.kw()]) {
 		return false
 	}
 	next := p.peekAt(1)
