@@ -371,6 +371,7 @@ var Modules = []Module{
 	{"CREATE TRIGGER dbo.trg ON dbo.Orders AFTER UPDATE AS BEGIN IF UPDATE(Amount) SELECT 1 END", "", false, 0},
 	{"CREATE TRIGGER dbo.trg ON dbo.Orders WITH EXECUTE AS SELF FOR INSERT AS SELECT 1", WhyExecuteAs, false, 0},
 	{"CREATE TRIGGER dbo.trg ON dbo.Orders AFTER DELETE AS COMMIT", WhyCommit, false, 0},
+	{"CREATE PROCEDURE dbo.Num AS EXEC dbo.Other;2", "numbered procedure", false, 0},
 }
 
 // Program is a batch and the procedures and triggers it reaches, by name.

@@ -61,6 +61,12 @@ func (c *classifier) userCall(stmt, j int, parts []string) error {
 	case strings.HasPrefix(proc, "SP_") || len(parts) == 2 && parts[0] == "SYS":
 		return c.refuse(stmt, fmt.Sprintf("%s (%s is a system procedure that is not one of them)", whyExec, c.callName(j-2*len(parts)+1)))
 	}
+	if c.sym(j) == ";" && j+1 < len(c.code) && c.code[j+1].Kind == TokNumber {
+		// EXEC p;2 runs group number 2 of a numbered procedure, whose
+		// text OBJECT_DEFINITION does not return
+		// (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-numbered-procedures-transact-sql)
+		return c.refuse(stmt, "a numbered procedure (name;number) is refused: QueryReplay reads only a procedure's own definition")
+	}
 	var name Name
 	for i := j - 2*len(parts) + 1; i < j; i += 2 {
 		name.Parts = append(name.Parts, c.name(i))
