@@ -674,7 +674,7 @@ func TestPermissionRefusal(t *testing.T) {
 func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, _ := newTracer(t, srv.dsn, Policy{})
-	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC dbo.usp_Anything"} {
+	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC master..xp_cmdshell 'dir'"} {
 		_, err := tr.Trace(context.Background(), Options{SQL: q})
 		var re *tsql.RefusedError
 		if !errors.As(err, &re) {
@@ -686,6 +686,17 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	}
 	if s := log.texts(); len(s) != 0 {
 		t.Errorf("statements ran for refused traces: %v", s)
+	}
+	// a user procedure is refused once its definition is read (here: it
+	// does not exist): only identity and catalog reads reach the server
+	var re *tsql.RefusedError
+	if _, err := tr.Trace(context.Background(), Options{SQL: "EXEC dbo.usp_Anything"}); !errors.As(err, &re) {
+		t.Errorf("EXEC dbo.usp_Anything: %v, want a refusal", err)
+	}
+	for _, q := range log.texts() {
+		if !strings.HasPrefix(q, "SELECT ") || strings.Contains(q, "usp_Anything") {
+			t.Errorf("sent %q for a refused procedure", q)
+		}
 	}
 }
 
