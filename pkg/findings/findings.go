@@ -186,6 +186,9 @@ type Input struct {
 	// out of a parsed plan document.
 	Plan *showplan.Statement
 	Run  Run
+	// Server is the server's version and the database's compatibility
+	// level, when known (ServerOf).
+	Server Server
 }
 
 // Run is what the tracer recorded about the run besides the timeline.
@@ -199,6 +202,9 @@ type Run struct {
 	RolledBack   bool
 	// Truncated: the read-back stopped at the event cap.
 	Truncated bool
+	// BatchText is the traced batch; read (never logged) for the
+	// statement's own query hints when the plan has no statement text.
+	BatchText string
 	// Lost is the tracer's count of events the server dropped (sequence
 	// gaps including a lost head) and DroppedEvents sys.dm_xe_sessions'
 	// dropped count; either may exceed the timeline's Summary.Lost.

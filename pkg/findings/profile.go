@@ -43,6 +43,9 @@ type Grant struct {
 	// GrantWait is the plan's GrantWaitTime as written (the showplan
 	// schema documents seconds).
 	GrantWait int64 `json:"grantWait,omitempty"`
+	// MaxQueryKB is the most one query may be granted (MaxQueryMemory:
+	// the workload group's REQUEST_MAX_MEMORY_GRANT_PERCENT of the pool).
+	MaxQueryKB int64 `json:"maxQueryKB,omitempty"`
 	// Source is "plan" (MemoryGrantInfo) or "events"
 	// (query_memory_grant_usage).
 	Source string `json:"source"`
@@ -313,6 +316,7 @@ func (p *Profile) fillGrant() {
 	if p.Plan != nil && p.Plan.MemoryGrant != nil && p.Plan.MemoryGrant.GrantedKB+p.Plan.MemoryGrant.RequestedKB > 0 {
 		mg := p.Plan.MemoryGrant
 		g.GrantedKB, g.UsedKB, g.RequestedKB, g.DesiredKB, g.GrantWait = mg.GrantedKB, mg.MaxUsedKB, mg.RequestedKB, mg.DesiredKB, mg.GrantWaitTime
+		g.MaxQueryKB = mg.MaxQueryKB
 		g.Source = "plan"
 	}
 	if g.Source != "" {

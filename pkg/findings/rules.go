@@ -15,6 +15,7 @@ const (
 	refHashWarning     = "https://learn.microsoft.com/en-us/sql/relational-databases/event-classes/hash-warning-event-class"
 	refExchangeSpill   = "https://learn.microsoft.com/en-us/sql/relational-databases/event-classes/exchange-spill-event-class"
 	refGrantFeedback   = "https://learn.microsoft.com/en-us/sql/relational-databases/performance/intelligent-query-processing-memory-grant-feedback"
+	refWorkloadGroup   = "https://learn.microsoft.com/en-us/sql/t-sql/statements/create-workload-group-transact-sql"
 	refQueryHints      = "https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-query"
 	refGrantIssues     = "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/troubleshoot-memory-grant-issues"
 	refBlocking        = "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/understand-resolve-blocking"
