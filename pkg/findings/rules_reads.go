@@ -64,7 +64,7 @@ func readsConcentrated(a *analysis) []Finding {
 	}
 	var execs, rows int64
 	if c := top.Counters; c != nil {
-		execs, rows = c.Executions, c.Rows
+		execs, rows = c.Runs(), c.Rows
 		f.Numbers = append(f.Numbers, num("executions", float64(execs), "count", "plan"), num("rows", float64(rows), "rows", "plan"))
 		if execs > 1 {
 			f.Detail = fmt.Sprintf("It ran %s times for %s.", Count(execs), plural(rows, "row", "rows"))
