@@ -22,5 +22,6 @@ func FromBundle(b *bundle.Bundle, plan *showplan.Plan) Input {
 		run.LogRecords = append(run.LogRecords, LogRecord{Operation: l.Operation, Context: l.Context})
 	}
 	run.BatchText = b.SQL
-	return Input{Trace: b.Trace, Plan: PlanStatement(plan, b.Trace), Run: run, Server: ServerOf(b.Server.ProductVersion, plan)}
+	return Input{Trace: b.Trace, Plan: PlanStatement(plan, b.Trace), Run: run, Server: ServerOf(b.Server.ProductVersion, plan),
+		Statements: StatementsWithPlans(plan)}
 }

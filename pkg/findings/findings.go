@@ -139,6 +139,14 @@ type Finding struct {
 	// MaxEvidence) when the finding is finished: a rule may name a million
 	// reads.
 	pending []laneIndices
+	// lower are confidence limits the rule itself found.
+	lower []confReason
+}
+
+// confReason caps a finding's confidence, and says why.
+type confReason struct {
+	to  Confidence
+	why string
 }
 
 // laneIndices are entries of one lane, by index in time order.
@@ -189,6 +197,24 @@ type Input struct {
 	// Server is the server's version and the database's compatibility
 	// level, when known (ServerOf).
 	Server Server
+	// Statements counts the plan's statements with an operator tree
+	// (StatementsWithPlans). Above 1, the events carry no statement
+	// identity, so an event's node id may belong to another statement's
+	// plan: operator-bound findings say so and are at most medium.
+	Statements int
+}
+
+// StatementsWithPlans counts plan's statements that have operators.
+func StatementsWithPlans(plan *showplan.Plan) int {
+	n := 0
+	if plan != nil {
+		for _, s := range plan.Statements {
+			if s.Root != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Run is what the tracer recorded about the run besides the timeline.

@@ -60,7 +60,11 @@ func (a *analysis) collectSpills(exchange bool) []*spillInfo {
 		if !m.Spill || (m.Kind == "exchange_spill") != exchange {
 			continue
 		}
-		s := get(nodeOf(m.Match))
+		node := nodeOf(m.Match)
+		if !a.canSpill(node, exchange) {
+			node = -1 // a node id of another statement's plan, or of an operator that takes no memory
+		}
+		s := get(node)
 		s.events = append(s.events, i)
 		if exchange && strings.EqualFold(m.Detail, "Begin") {
 			s.begins++
@@ -135,11 +139,17 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 		f.Operators = []OperatorRef{o.Ref()}
 	}
 	title := fmt.Sprintf("%s spilled to tempdb", who)
+	if o == nil {
+		title = "A spill to tempdb"
+	}
 	if kind != "" {
 		title += " (" + kind + ")"
 	}
 	if o == nil {
-		title += ", tied to no operator"
+		title += ", tied to no operator of this plan"
+		if len(s.events) > 0 {
+			f.lower = append(f.lower, confReason{ConfidenceLow, "the spill events name no memory-consuming operator of this plan (another statement's node id, or none)"})
+		}
 	}
 	var parts []string
 	writes, wsrc := s.writes, "plan"
@@ -281,13 +291,34 @@ func exchangeSpills(a *analysis) []Finding {
 	return out
 }
 
+// canSpill: node is an operator that can write the spill kind: a
+// Parallelism operator for exchange spills, a memory consumer otherwise.
+// Without a plan or operator the events' node id is kept.
+func (a *analysis) canSpill(node int, exchange bool) bool {
+	o := a.p.Op(node)
+	if o == nil {
+		return true
+	}
+	if exchange {
+		return o.PhysicalOp == "Parallelism"
+	}
+	return takesMemory(o.PhysicalOp)
+}
+
+func takesMemory(physical string) bool {
+	switch physical {
+	case "Sort", "Hash Match", "Adaptive Join", "Batch Hash Table Build", "Window Aggregate":
+		return true
+	}
+	return false
+}
+
 // memoryConsumers are the operators that take workspace memory.
 func (a *analysis) memoryConsumers() []OperatorRef {
 	var out []OperatorRef
 	for i := range a.p.Operators {
 		o := &a.p.Operators[i]
-		switch o.PhysicalOp {
-		case "Sort", "Hash Match", "Adaptive Join", "Batch Hash Table Build", "Window Aggregate":
+		if takesMemory(o.PhysicalOp) {
 			out = append(out, o.Ref())
 		}
 	}

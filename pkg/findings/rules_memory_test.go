@@ -140,3 +140,39 @@ func TestCompileGatewayIsNotGrantWait(t *testing.T) {
 		}
 	}
 }
+
+// A sort_warning whose node id names an operator that takes no memory (in
+// a two-statement batch, node 0 of the first plan for the second
+// statement's sort) is not that operator's spill.
+func TestSpillOnOperatorWithoutGrant(t *testing.T) {
+	plan := loadPlan(t, "key_lookup_plan.sqlplan") // node 0: Nested Loops
+	ev := newEvents()
+	ev.at(0, "sqlserver", "sql_batch_starting", fs("batch_text", "x"))
+	ev.spill(3000, "sort_warning", 0, "sort_warning_type", "Single pass", 1024, 1024)
+	ev.at(10000, "sqlserver", "sql_batch_completed", fu("duration", 10000))
+	tr, st := build(t, plan, nil, ev)
+	f := one(t, analyze(t, Input{Trace: tr, Plan: st}), "spill")
+	if len(f.Operators) != 0 || strings.Contains(f.Title, "Nested Loops") || f.Confidence == ConfidenceHigh {
+		t.Errorf("spill pinned on a non-memory operator: %q ops %+v confidence %s", f.Title, f.Operators, f.Confidence)
+	}
+}
+
+// With several statements in the batch and no statement identity on the
+// events, an operator-bound finding says so and is not high confidence.
+func TestSeveralStatementsLowerConfidence(t *testing.T) {
+	plan := loadPlan(t, "spilltotempdb.sqlplan")
+	ev := newEvents()
+	ev.at(0, "sqlserver", "sql_batch_starting", fs("batch_text", "x"))
+	ev.spill(3000, "sort_warning", 2, "sort_warning_type", "Single pass", 1024, 1024)
+	ev.at(10000, "sqlserver", "sql_batch_completed", fu("duration", 10000))
+	tr, st := build(t, plan, nil, ev)
+	in := Input{Trace: tr, Plan: st}
+	if f := one(t, analyze(t, in), "spill"); f.Confidence != ConfidenceHigh {
+		t.Errorf("one statement: confidence %s %v", f.Confidence, f.ConfidenceReasons)
+	}
+	in.Statements = 2
+	f := one(t, analyze(t, in), "spill")
+	if f.Confidence == ConfidenceHigh || !strings.Contains(strings.Join(f.ConfidenceReasons, " "), "2 statements") {
+		t.Errorf("two statements: confidence %s %v", f.Confidence, f.ConfidenceReasons)
+	}
+}
