@@ -226,7 +226,8 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 	})
 	t.Run("parallelism-waits", func(t *testing.T) {
 		f := traceNamed(t, srv, "parallel_aggregate").fires("parallelism-waits")
-		contains(t, "title", f.Title, "CXCONSUMER/CXPACKET took ", " of the wait time")
+		// CXCONSUMER (a consumer waiting for rows) is left out.
+		contains(t, "title", f.Title, "CXPACKET took ", " of the wait time")
 		traceNamed(t, srv, "hash_aggregate").silent("parallelism-waits")
 	})
 	t.Run("exchange-spill", func(t *testing.T) {

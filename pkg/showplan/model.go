@@ -219,6 +219,9 @@ type Operator struct {
 	// PrimarySpoolNodeID is the NodeId of the spool that fills the worktable
 	// this spool replays (Spool PrimaryNodeId); -1 when absent.
 	PrimarySpoolNodeID int
+	// ForcedIndex is the IndexScan ForcedIndex attribute: the index was
+	// named by a table hint (WITH (INDEX(...))).
+	ForcedIndex bool
 	// HasGroupBy is set when the operator element names GROUP BY columns
 	// (StreamAggregate/GroupBy); a hash aggregate's keys are HashKeysBuild.
 	HasGroupBy bool

@@ -407,6 +407,8 @@ func (p *parser) operatorSpecificAttrs(op *Operator, element string, attrs []xml
 			op.Ordered = p.bool(v, "Ordered", element)
 		case "ScanDirection":
 			op.ScanDirection = v
+		case "ForcedIndex":
+			op.ForcedIndex = p.bool(v, "ForcedIndex", element)
 		case "PrimaryNodeId":
 			op.PrimarySpoolNodeID = p.int(v, "PrimaryNodeId", element)
 		case "PartitioningType":
