@@ -74,7 +74,7 @@ func (a *analysis) indexAdvice(o *OperatorStats) (string, string) {
 		sel = fmt.Sprintf(" It returned %s of the rows it read.", Percent(share(c.Rows, c.RowsRead)))
 	}
 	if s := a.missingIndexFor(o); s != "" {
-		return strings.TrimSpace(sel+" "+s), refMissingIndexes
+		return strings.TrimSpace(sel + " " + s), refMissingIndexes
 	}
 	return "The predicate filters rows after they are read, so the operator reads far more than it returns." + sel + " An index keyed on " +
 		"the predicate's columns (covering the columns the query uses) lets SQL Server read only the matching rows.", refIndexDesign
