@@ -453,6 +453,9 @@ func (p *parser) statementElement(f *frame, idx int, parentName string, attrs []
 		st.TimeStats = ts
 	case depth == 1 && f.name == "MemoryGrantInfo":
 		st.MemoryGrant = p.memoryGrant(attrs)
+	case depth == 2 && parentName == "ParameterList" && f.name == "ColumnReference" && len(st.Parameters) < MaxParameters:
+		st.Parameters = append(st.Parameters, Parameter{Name: attr(attrs, "Column"), DataType: attr(attrs, "ParameterDataType"),
+			Compiled: attr(attrs, "ParameterCompiledValue"), Runtime: attr(attrs, "ParameterRuntimeValue")})
 	case depth == 1 && f.name == "ThreadStat":
 		st.ThreadStat = &ThreadStat{
 			Branches:    p.int(attr(attrs, "Branches"), "Branches", f.name),
