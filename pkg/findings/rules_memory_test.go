@@ -176,3 +176,21 @@ func TestSeveralStatementsLowerConfidence(t *testing.T) {
 		t.Errorf("two statements: confidence %s %v", f.Confidence, f.ConfidenceReasons)
 	}
 }
+
+// RCSI helps readers, not writers: an LCK_M_X wait gets no
+// READ_COMMITTED_SNAPSHOT advice, an LCK_M_S wait does.
+func TestRCSIOnlyForReaders(t *testing.T) {
+	f := one(t, analyze(t, Input{Trace: blockTrace(t, 1_200_000)}), "blocking")
+	if strings.Contains(f.Hint, "READ_COMMITTED_SNAPSHOT") {
+		t.Errorf("writer wait advised RCSI: %q", f.Hint)
+	}
+	ev := newEvents()
+	ev.batch(0, 2_000_000)
+	ev.wait(1000, 1_201_000, "LCK_M_S")
+	ev.lock(1_201_000, 1_201_050, "S", 72057594043170816, "(8194443284a0)")
+	tr, _ := build(t, nil, nil, ev)
+	g := one(t, analyze(t, Input{Trace: tr}), "blocking")
+	if !strings.Contains(g.Hint, "READ_COMMITTED_SNAPSHOT") {
+		t.Errorf("reader wait without RCSI advice: %q", g.Hint)
+	}
+}

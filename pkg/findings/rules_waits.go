@@ -143,8 +143,12 @@ func (a *analysis) blockFinding(g *blockGroup) Finding {
 		f.Severity = SeverityCritical
 	}
 	f.Hint = "Another transaction held an incompatible lock on the resource until it committed or rolled back. Keep transactions " +
-		"short, index the other statement's search predicate so it locks fewer rows, or let readers use row versions " +
-		"(READ_COMMITTED_SNAPSHOT) so they do not wait for writers."
+		"short, and index the other statement's search predicate so it locks fewer rows."
+	// Row versioning (RCSI) spares readers only: a writer (X, U, IX)
+	// still waits for the other writer.
+	if m := strings.ToUpper(g.mode); m == "S" || m == "IS" {
+		f.Hint += " Readers can use row versions instead (READ_COMMITTED_SNAPSHOT), so they do not wait for writers."
+	}
 	f.Reference = refBlocking
 	return f
 }
