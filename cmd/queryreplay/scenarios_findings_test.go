@@ -156,7 +156,7 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 	t.Run("spill", func(t *testing.T) {
 		s := traceNamed(t, srv, "sort_spill")
 		f := s.fires("spill")
-		contains(t, "title", f.Title, "Sort spilled to tempdb (single pass): ", " pages written; the grant was ")
+		contains(t, "title", f.Title, "Sort spilled to tempdb (single pass): ", " pages written, ", " read; the grant was ")
 		if f.EvidenceTotal == 0 || f.Evidence[0].Lane != findings.LaneMemory || s.bundle.Trace.Lanes.Memory[f.Evidence[0].Index].Kind != "sort_warning" {
 			t.Errorf("evidence %+v", f.Evidence)
 		}
@@ -174,13 +174,13 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 		// Control: sort_no_spill above.
 	})
 	t.Run("grant-excess", func(t *testing.T) {
-		f := traceScenario(t, dsn, "sort-big-grant", scSortBig).fires("grant-excess")
-		contains(t, "title", f.Title, "Memory grant far above use: 768.0 MB granted, ")
-		if len(f.Operators) != 1 || f.Operators[0].Name != "Sort" {
-			t.Errorf("operators %+v", f.Operators)
-		}
-		// MIN_GRANT_PERCENT = 1 grants the sort 15 MB, of which it uses 8%.
-		traceNamed(t, srv, "sort_no_spill").fires("grant-excess")
+		// A grant the statement asked for with its own OPTION
+		// (MIN_GRANT_PERCENT) is what it asked for, not a bad estimate:
+		// neither the 768 MB of MIN_GRANT_PERCENT = 50 nor the 15 MB of
+		// sort_no_spill's MIN_GRANT_PERCENT = 1 is flagged. The rule's
+		// firing case is a real plan (pkg/findings TestOwnGrantHintNotFlagged).
+		traceScenario(t, dsn, "sort-big-grant", scSortBig).silent("grant-excess")
+		traceNamed(t, srv, "sort_no_spill").silent("grant-excess", "grant-too-small")
 		traceNamed(t, srv, "hash_aggregate").silent("grant-excess")
 		// The demo's excessive_grant wastes a 1 MB grant of a statement
 		// costing 0.16: that comes from the small-query semaphore, where SQL
@@ -226,7 +226,8 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 	})
 	t.Run("parallelism-waits", func(t *testing.T) {
 		f := traceNamed(t, srv, "parallel_aggregate").fires("parallelism-waits")
-		contains(t, "title", f.Title, "CXCONSUMER/CXPACKET took ", " of the wait time")
+		// CXCONSUMER (a consumer waiting for rows) is left out.
+		contains(t, "title", f.Title, "CXPACKET took ", " of the wait time")
 		traceNamed(t, srv, "hash_aggregate").silent("parallelism-waits")
 	})
 	t.Run("exchange-spill", func(t *testing.T) {

@@ -6,70 +6,26 @@ import (
 	"path"
 	"slices"
 	"strings"
-)
 
-//go:embed waitcategories.tsv
-var waitCategoriesTSV string
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
 
 //go:embed benignwaits.txt
 var benignWaitsTxt string
 
-// waitCategories maps wait type names to categories from
-// waitcategories.tsv: exact names first, then the longest matching prefix,
-// then "Other".
-type waitCategories struct {
-	exact    map[string]string
-	prefixes []prefixRule // longest first
+// waitCategories is the wait_category label's table: the timeline's
+// shared wait-class table (pkg/timeline waitclasses.tsv), so the exporter,
+// the timeline and the findings name a wait type alike.
+type waitCategories struct{}
+
+var defaultWaitCategories waitCategories
+
+func parseWaitCategories(tsv string) (*timeline.WaitClasses, error) {
+	return timeline.ParseWaitClasses(tsv)
 }
 
-type prefixRule struct{ prefix, category string }
-
-var defaultWaitCategories = mustWaitCategories(waitCategoriesTSV)
-
-func mustWaitCategories(tsv string) *waitCategories {
-	w, err := parseWaitCategories(tsv)
-	if err != nil {
-		panic(err) // the embedded table is tested
-	}
-	return w
-}
-
-func parseWaitCategories(tsv string) (*waitCategories, error) {
-	w := &waitCategories{exact: map[string]string{}}
-	for n, line := range strings.Split(tsv, "\n") {
-		line = strings.TrimRight(line, "\r")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		pat, cat, ok := strings.Cut(line, "\t")
-		if !ok || pat == "" || cat == "" || strings.Contains(cat, "\t") {
-			return nil, fmt.Errorf("wait categories line %d: want PATTERN<TAB>CATEGORY", n+1)
-		}
-		if p, isPrefix := strings.CutSuffix(pat, "*"); isPrefix {
-			w.prefixes = append(w.prefixes, prefixRule{p, cat})
-		} else {
-			if _, dup := w.exact[pat]; dup {
-				return nil, fmt.Errorf("wait categories line %d: %s listed twice", n+1, pat)
-			}
-			w.exact[pat] = cat
-		}
-	}
-	slices.SortStableFunc(w.prefixes, func(a, b prefixRule) int { return len(b.prefix) - len(a.prefix) })
-	return w, nil
-}
-
-// category returns the category of a wait type name.
-func (w *waitCategories) category(waitType string) string {
-	if c, ok := w.exact[waitType]; ok {
-		return c
-	}
-	for _, p := range w.prefixes {
-		if strings.HasPrefix(waitType, p.prefix) {
-			return p.category
-		}
-	}
-	return "Other"
-}
+// category returns the class of a wait type name ("Other" when unknown).
+func (w waitCategories) category(waitType string) string { return timeline.WaitClass(waitType) }
 
 func benignWaits() []string {
 	var out []string

@@ -21,5 +21,7 @@ func FromBundle(b *bundle.Bundle, plan *showplan.Plan) Input {
 	for _, l := range r.LogRecords {
 		run.LogRecords = append(run.LogRecords, LogRecord{Operation: l.Operation, Context: l.Context})
 	}
-	return Input{Trace: b.Trace, Plan: PlanStatement(plan, b.Trace), Run: run}
+	run.BatchText = b.SQL
+	return Input{Trace: b.Trace, Plan: PlanStatement(plan, b.Trace), Run: run, Server: ServerOf(b.Server.ProductVersion, plan),
+		Statements: StatementsWithPlans(plan)}
 }

@@ -41,7 +41,11 @@ type Config struct {
 	ColdCacheShare   float64 `json:"coldCacheShare" doc:"cold-cache: share of the logical reads that came from disk"`
 	MinPhysicalReads int64   `json:"minPhysicalReads" doc:"cold-cache: fewest pages read from disk"`
 
-	SkewRatio   float64 `json:"skewRatio" doc:"parallel-skew: busiest thread's rows over the average thread's"`
+	// SkewShare places the busiest thread's share of the rows between an
+	// even share (0) and all of them (1): (top/rows − 1/n) / (1 − 1/n).
+	// Unlike top over average it means the same at DOP 2 and DOP 16: 0.5
+	// is 75% of the rows on one of 2 threads, 53% on one of 16.
+	SkewShare   float64 `json:"skewShare" doc:"parallel-skew: busiest thread's share of the rows, from an even share (0) to all of them (1)"`
 	MinSkewRows int64   `json:"minSkewRows" doc:"parallel-skew: fewest rows the operator must have produced"`
 
 	ParallelWaitShare float64 `json:"parallelWaitShare" doc:"parallelism-waits: CX* share of all wait time"`
@@ -71,7 +75,7 @@ func DefaultConfig() Config {
 		GrantExcessShare: 0.1, MinGrantKB: 5120, SmallQueryCost: 3, GrantFullShare: 0.95, GrantShortShare: 0.5,
 		MinGrantWaitUs: 1000, MinLockWaitUs: 1000, CriticalWaitShare: 0.5,
 		ColdCacheShare: 0.5, MinPhysicalReads: 8,
-		SkewRatio: 2, MinSkewRows: 1000,
+		SkewShare: 0.5, MinSkewRows: 1000,
 		ParallelWaitShare: 0.5, MinParallelWaitUs: 1000,
 		MinSplits: 1, SplitsWarning: 100,
 		MinLogRecords: 1, LogBytesWarning: 1 << 20,

@@ -139,6 +139,14 @@ type Finding struct {
 	// MaxEvidence) when the finding is finished: a rule may name a million
 	// reads.
 	pending []laneIndices
+	// lower are confidence limits the rule itself found.
+	lower []confReason
+}
+
+// confReason caps a finding's confidence, and says why.
+type confReason struct {
+	to  Confidence
+	why string
 }
 
 // laneIndices are entries of one lane, by index in time order.
@@ -186,6 +194,27 @@ type Input struct {
 	// out of a parsed plan document.
 	Plan *showplan.Statement
 	Run  Run
+	// Server is the server's version and the database's compatibility
+	// level, when known (ServerOf).
+	Server Server
+	// Statements counts the plan's statements with an operator tree
+	// (StatementsWithPlans). Above 1, the events carry no statement
+	// identity, so an event's node id may belong to another statement's
+	// plan: operator-bound findings say so and are at most medium.
+	Statements int
+}
+
+// StatementsWithPlans counts plan's statements that have operators.
+func StatementsWithPlans(plan *showplan.Plan) int {
+	n := 0
+	if plan != nil {
+		for _, s := range plan.Statements {
+			if s.Root != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Run is what the tracer recorded about the run besides the timeline.
@@ -199,6 +228,9 @@ type Run struct {
 	RolledBack   bool
 	// Truncated: the read-back stopped at the event cap.
 	Truncated bool
+	// BatchText is the traced batch; read (never logged) for the
+	// statement's own query hints when the plan has no statement text.
+	BatchText string
 	// Lost is the tracer's count of events the server dropped (sequence
 	// gaps including a lost head) and DroppedEvents sys.dm_xe_sessions'
 	// dropped count; either may exceed the timeline's Summary.Lost.

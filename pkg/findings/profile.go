@@ -43,6 +43,9 @@ type Grant struct {
 	// GrantWait is the plan's GrantWaitTime as written (the showplan
 	// schema documents seconds).
 	GrantWait int64 `json:"grantWait,omitempty"`
+	// MaxQueryKB is the most one query may be granted (MaxQueryMemory:
+	// the workload group's REQUEST_MAX_MEMORY_GRANT_PERCENT of the pool).
+	MaxQueryKB int64 `json:"maxQueryKB,omitempty"`
 	// Source is "plan" (MemoryGrantInfo) or "events"
 	// (query_memory_grant_usage).
 	Source string `json:"source"`
@@ -95,16 +98,32 @@ type OperatorStats struct {
 // Counters are an operator's runtime counters (showplan
 // RunTimeCountersPerThread, summed; ElapsedMs is the longest thread's).
 type Counters struct {
-	Rows          int64 `json:"rows"`
-	RowsRead      int64 `json:"rowsRead"`
-	HasRowsRead   bool  `json:"hasRowsRead"`
-	Executions    int64 `json:"executions"`
-	LogicalReads  int64 `json:"logicalReads"`
-	PhysicalReads int64 `json:"physicalReads"`
-	ReadAheads    int64 `json:"readAheads"`
-	ElapsedMs     int64 `json:"elapsedMs"`
-	CPUMs         int64 `json:"cpuMs"`
-	HasTiming     bool  `json:"hasTiming"`
+	Rows        int64 `json:"rows"`
+	RowsRead    int64 `json:"rowsRead"`
+	HasRowsRead bool  `json:"hasRowsRead"`
+	Executions  int64 `json:"executions"`
+	// Threads counts the per-thread counter entries and MaxThreadExecutions
+	// is the most executions any one of them had: showplan's
+	// ActualExecutions is per thread, so a parallel scan on 6 threads
+	// sums to 6 although each thread ran it once.
+	Threads             int   `json:"threads,omitempty"`
+	MaxThreadExecutions int64 `json:"maxThreadExecutions,omitempty"`
+	LogicalReads        int64 `json:"logicalReads"`
+	PhysicalReads       int64 `json:"physicalReads"`
+	ReadAheads          int64 `json:"readAheads"`
+	ElapsedMs           int64 `json:"elapsedMs"`
+	CPUMs               int64 `json:"cpuMs"`
+	HasTiming           bool  `json:"hasTiming"`
+}
+
+// Runs is how many times the operator ran in the sense a reader means:
+// once when every thread ran it at most once (a parallel operator), else
+// the executions summed over threads (a nested-loops inner side).
+func (c *Counters) Runs() int64 {
+	if c.Threads > 1 && c.MaxThreadExecutions <= 1 {
+		return min(c.Executions, 1)
+	}
+	return c.Executions
 }
 
 // Ref names the operator for a finding.
@@ -171,6 +190,8 @@ func (p *Profile) operator(op timeline.Operator) OperatorStats {
 					PhysicalReads: t.PhysicalReads, ReadAheads: t.ReadAheads, ElapsedMs: t.ElapsedMs, CPUMs: t.CPUMs, HasTiming: t.HasTiming}
 				for _, th := range po.Threads {
 					s.Counters.HasRowsRead = s.Counters.HasRowsRead || th.HasRowsRead
+					s.Counters.Threads++
+					s.Counters.MaxThreadExecutions = max(s.Counters.MaxThreadExecutions, th.Executions)
 				}
 				p.LogicalReads += t.LogicalReads
 				p.PhysicalReads += t.PhysicalReads
@@ -313,6 +334,7 @@ func (p *Profile) fillGrant() {
 	if p.Plan != nil && p.Plan.MemoryGrant != nil && p.Plan.MemoryGrant.GrantedKB+p.Plan.MemoryGrant.RequestedKB > 0 {
 		mg := p.Plan.MemoryGrant
 		g.GrantedKB, g.UsedKB, g.RequestedKB, g.DesiredKB, g.GrantWait = mg.GrantedKB, mg.MaxUsedKB, mg.RequestedKB, mg.DesiredKB, mg.GrantWaitTime
+		g.MaxQueryKB = mg.MaxQueryKB
 		g.Source = "plan"
 	}
 	if g.Source != "" {

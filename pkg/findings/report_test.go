@@ -37,7 +37,7 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := ParseConfig([]byte(`{"readShare": 0.7, "minReads": 5}`))
-	if err != nil || c.ReadShare != 0.7 || c.MinReads != 5 || c.SkewRatio != d.SkewRatio {
+	if err != nil || c.ReadShare != 0.7 || c.MinReads != 5 || c.SkewShare != d.SkewShare {
 		t.Errorf("parse: %+v %v", c, err)
 	}
 	for _, bad := range []string{`{"readshare": 0.7}`, `{"readShare": 1.5}`, `{"minReads": -1}`, `{"maxEvidence": 0}`, `[1]`} {
@@ -45,10 +45,10 @@ func TestConfig(t *testing.T) {
 			t.Errorf("%s accepted", bad)
 		}
 	}
-	if err := c.Set("skewRatio", "3.5"); err != nil || c.SkewRatio != 3.5 {
-		t.Errorf("set: %v %v", c.SkewRatio, err)
+	if err := c.Set("skewShare", "0.35"); err != nil || c.SkewShare != 0.35 {
+		t.Errorf("set: %v %v", c.SkewShare, err)
 	}
-	for _, bad := range [][2]string{{"nope", "1"}, {"minReads", "x"}, {"skewRatio", "y"}, {"grantFullShare", "2"}} {
+	for _, bad := range [][2]string{{"nope", "1"}, {"minReads", "x"}, {"skewShare", "y"}, {"grantFullShare", "2"}} {
 		if err := c.Set(bad[0], bad[1]); err == nil {
 			t.Errorf("Set(%s, %s) accepted", bad[0], bad[1])
 		}

@@ -15,6 +15,10 @@ const (
 	refHashWarning     = "https://learn.microsoft.com/en-us/sql/relational-databases/event-classes/hash-warning-event-class"
 	refExchangeSpill   = "https://learn.microsoft.com/en-us/sql/relational-databases/event-classes/exchange-spill-event-class"
 	refGrantFeedback   = "https://learn.microsoft.com/en-us/sql/relational-databases/performance/intelligent-query-processing-memory-grant-feedback"
+	refWorkloadGroup   = "https://learn.microsoft.com/en-us/sql/t-sql/statements/create-workload-group-transact-sql"
+	refTableHints      = "https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-table"
+	refComputedColumns = "https://learn.microsoft.com/en-us/sql/relational-databases/indexes/indexes-on-computed-columns"
+	refMissingIndexes  = "https://learn.microsoft.com/en-us/sql/relational-databases/indexes/tune-nonclustered-missing-index-suggestions"
 	refQueryHints      = "https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-query"
 	refGrantIssues     = "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/troubleshoot-memory-grant-issues"
 	refBlocking        = "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/understand-resolve-blocking"
@@ -55,11 +59,17 @@ func init() {
 		{"grant-excess", "a memory grant far above what was used", []string{"grantExcessShare", "minGrantKB", "smallQueryCost"}, grantExcess},
 		{"reads-concentrated", "one operator did most of the statement's reads", []string{"readShare", "minReads"}, readsConcentrated},
 		{"residual-predicate", "an operator read many rows to return few", []string{"residualRatio", "minRowsRead"}, residualPredicate},
-		{"parallel-skew", "one thread did most of a parallel operator's rows", []string{"skewRatio", "minSkewRows"}, parallelSkew},
-		{"parallelism-waits", "CXPACKET/CXCONSUMER share of the wait time", []string{"parallelWaitShare", "minParallelWaitUs"}, parallelismWaits},
+		{"parallel-skew", "one thread did most of a parallel operator's rows", []string{"skewShare", "minSkewRows"}, parallelSkew},
+		{"parallelism-waits", "CXPACKET/CXSYNC share of the wait time (CXCONSUMER left out)", []string{"parallelWaitShare", "minParallelWaitUs"}, parallelismWaits},
 		{"cold-cache", "pages read from disk, and what read-ahead did (or, disabled, did not do)", []string{"coldCacheShare", "minPhysicalReads"}, coldCache},
 		{"page-splits", "page splits by index and split kind", []string{"minSplits", "splitsWarning"}, pageSplits},
 		{"log-volume", "log records and bytes a traced modification wrote", []string{"minLogRecords", "logBytesWarning"}, logVolume},
+		{"parameter-sensitivity", "the plan was compiled for other parameter values than it ran with (ParameterList)", nil, parameterSensitivity},
+		{"implicit-conversion", "type conversions the plan warns affect a seek or an estimate (PlanAffectingConvert)", nil, implicitConversion},
+		{"no-join-predicate", "a join with no predicate (NoJoinPredicate)", nil, noJoinPredicate},
+		{"no-statistics", "columns the optimizer had no statistics on (ColumnsWithNoStatistics)", nil, noStatistics},
+		{"compile-timeout", "the optimizer stopped at its time limit (StatementOptmEarlyAbortReason TimeOut)", nil, compileTimeout},
+		{"non-parallel", "why a costly plan is serial (NonParallelPlanReason)", []string{"smallQueryCost"}, nonParallel},
 		{"events-lost", "events the session dropped: counts elsewhere may be short", []string{"lostShareLow"}, eventsLost},
 		{"events-truncated", "the read-back stopped at the event cap", nil, eventsTruncated},
 		{"events-ambiguous", "events that could not be tied to one operator", []string{"minAmbiguous", "ambiguousShare"}, eventsAmbiguous},

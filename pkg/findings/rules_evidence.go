@@ -176,6 +176,12 @@ func (a *analysis) rate(f *Finding, ambiguous int) {
 			why(ConfidenceMedium, "%s lost at times the trace cannot place", plural(int64(total-placed), "event was", "events were"))
 		}
 	}
+	for _, r := range f.lower {
+		why(r.to, "%s", r.why)
+	}
+	if n := a.in.Statements; n > 1 && operatorBound[f.Rule] && len(f.Operators) > 0 && f.EvidenceTotal > 0 {
+		why(ConfidenceMedium, "the batch has %d statements with plans and the events carry no statement identity: an event's node id may belong to another statement's plan", n)
+	}
 	if a.in.Run.Truncated {
 		why(ConfidenceLow, "the read-back stopped at the event cap: later events are missing")
 	}

@@ -24,6 +24,18 @@ type spillInfo struct {
 	opUsed   int64
 	inPlan   bool
 	fromPlan bool // writes/grant came from the plan
+	// begins counts exchange_spill events whose opcode is Begin: the
+	// event fires at a spill's start and end, so a spill is its End (its
+	// Begin only when the End was not captured), as the exporter counts.
+	begins int
+}
+
+// count is the number of spills the events show.
+func (s *spillInfo) count() int {
+	if ends := len(s.events) - s.begins; ends > 0 {
+		return ends
+	}
+	return s.begins
 }
 
 func planAttr(w showplan.Warning, name string) int64 {
@@ -48,8 +60,15 @@ func (a *analysis) collectSpills(exchange bool) []*spillInfo {
 		if !m.Spill || (m.Kind == "exchange_spill") != exchange {
 			continue
 		}
-		s := get(nodeOf(m.Match))
+		node := nodeOf(m.Match)
+		if !a.canSpill(node, exchange) {
+			node = -1 // a node id of another statement's plan, or of an operator that takes no memory
+		}
+		s := get(node)
 		s.events = append(s.events, i)
+		if exchange && strings.EqualFold(m.Detail, "Begin") {
+			s.begins++
+		}
 		if !slices.Contains(s.kinds, m.Kind) {
 			s.kinds = append(s.kinds, m.Kind)
 		}
@@ -120,11 +139,17 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 		f.Operators = []OperatorRef{o.Ref()}
 	}
 	title := fmt.Sprintf("%s spilled to tempdb", who)
+	if o == nil {
+		title = "A spill to tempdb"
+	}
 	if kind != "" {
 		title += " (" + kind + ")"
 	}
 	if o == nil {
-		title += ", tied to no operator"
+		title += ", tied to no operator of this plan"
+		if len(s.events) > 0 {
+			f.lower = append(f.lower, confReason{ConfidenceLow, "the spill events name no memory-consuming operator of this plan (another statement's node id, or none)"})
+		}
 	}
 	var parts []string
 	writes, wsrc := s.writes, "plan"
@@ -133,7 +158,13 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 		f.pending = append(f.pending, ev(LaneWrite, tw)...)
 	}
 	if writes > 0 || s.fromPlan {
-		parts = append(parts, plural(writes, "page", "pages")+" written")
+		w := plural(writes, "page", "pages") + " written"
+		if s.reads > 0 {
+			// Reads are what the spill cost: a multiple-pass sort reads
+			// its runs back many times over what it wrote.
+			w += ", " + Count(s.reads) + " read"
+		}
+		parts = append(parts, w)
 		f.Numbers = append(f.Numbers, num("tempdbPagesWritten", float64(writes), "pages", wsrc))
 	}
 	if s.reads > 0 {
@@ -158,9 +189,10 @@ func (a *analysis) spillFinding(s *spillInfo) Finding {
 		f.Severity = SeverityCritical
 		f.Detail = "Several passes over tempdb (a multiple-pass sort, a hash bailout or recursion below the first level) multiply the I/O."
 	}
-	f.Hint = "The operator needed more memory than its share of the grant, so it wrote rows to tempdb and read them back. The usual " +
-		"cause is a row estimate far below the actual rows: update statistics on the columns it sorts or hashes on. OPTION " +
-		"(MIN_GRANT_PERCENT = n) raises the grant where the estimate cannot be fixed; memory grant feedback adjusts repeated runs."
+	cause, nums := a.spillCause(o, isHash(s, o))
+	f.Numbers = append(f.Numbers, nums...)
+	f.Detail = strings.TrimSpace(f.Detail + " " + cause)
+	f.Hint = a.spillHint(o, isHash(s, o), cause != "" && strings.Contains(cause, "estimated"))
 	f.Reference = refSortWarnings
 	if isHash(s, o) {
 		f.Reference = refHashWarning
@@ -241,7 +273,7 @@ func exchangeSpills(a *analysis) []Finding {
 			who = o.Name
 			f.Operators = []OperatorRef{o.Ref()}
 		}
-		f.Title = fmt.Sprintf("%s spilled its buffers to tempdb: %s", who, plural(max(int64(len(s.events)), 1), "exchange spill", "exchange spills"))
+		f.Title = fmt.Sprintf("%s spilled its buffers to tempdb: %s", who, plural(max(int64(s.count()), 1), "exchange spill", "exchange spills"))
 		if len(s.events) == 0 {
 			f.Title = fmt.Sprintf("%s spilled its buffers to tempdb", who)
 		}
@@ -249,7 +281,7 @@ func exchangeSpills(a *analysis) []Finding {
 			f.Title += ", " + plural(s.writes, "page", "pages") + " written"
 			f.Numbers = append(f.Numbers, num("tempdbPagesWritten", float64(s.writes), "pages", "plan"))
 		}
-		f.Numbers = append(f.Numbers, num("spillEvents", float64(len(s.events)), "count", "events"))
+		f.Numbers = append(f.Numbers, num("spillEvents", float64(s.count()), "count", "events"))
 		f.Hint = "The exchange's in-memory buffers filled while a consumer waited for rows in order (an order-preserving exchange, " +
 			"usually fed by several range scans), so it wrote them to tempdb. Drop the ORDER BY if the order is not needed, remove " +
 			"the range-scanned column from it, use an index hint for another access path, or run the query with OPTION (MAXDOP 1)."
@@ -259,13 +291,34 @@ func exchangeSpills(a *analysis) []Finding {
 	return out
 }
 
+// canSpill: node is an operator that can write the spill kind: a
+// Parallelism operator for exchange spills, a memory consumer otherwise.
+// Without a plan or operator the events' node id is kept.
+func (a *analysis) canSpill(node int, exchange bool) bool {
+	o := a.p.Op(node)
+	if o == nil {
+		return true
+	}
+	if exchange {
+		return o.PhysicalOp == "Parallelism"
+	}
+	return takesMemory(o.PhysicalOp)
+}
+
+func takesMemory(physical string) bool {
+	switch physical {
+	case "Sort", "Hash Match", "Adaptive Join", "Batch Hash Table Build", "Window Aggregate":
+		return true
+	}
+	return false
+}
+
 // memoryConsumers are the operators that take workspace memory.
 func (a *analysis) memoryConsumers() []OperatorRef {
 	var out []OperatorRef
 	for i := range a.p.Operators {
 		o := &a.p.Operators[i]
-		switch o.PhysicalOp {
-		case "Sort", "Hash Match", "Adaptive Join", "Batch Hash Table Build", "Window Aggregate":
+		if takesMemory(o.PhysicalOp) {
 			out = append(out, o.Ref())
 		}
 	}
@@ -281,12 +334,15 @@ func (a *analysis) grantNumbers(g *Grant) []Number {
 	if g.DesiredKB > 0 {
 		n = append(n, num("desiredKB", float64(g.DesiredKB), "KB", g.Source))
 	}
+	if g.MaxQueryKB > 0 {
+		n = append(n, num("maxQueryKB", float64(g.MaxQueryKB), "KB", g.Source))
+	}
 	return n
 }
 
 func (a *analysis) anySpill() (n int) {
 	for _, s := range a.collectSpills(false) {
-		n += max(len(s.events), 1)
+		n += max(s.count(), 1)
 	}
 	return n
 }
@@ -295,7 +351,7 @@ func (a *analysis) anySpill() (n int) {
 // GrantExcessShare of it, without a spill.
 func grantExcess(a *analysis) []Finding {
 	g := a.p.Grant
-	if g == nil || !a.regularGrant(g) || share(g.UsedKB, g.GrantedKB) > a.cfg.GrantExcessShare || a.anySpill() > 0 {
+	if g == nil || !a.regularGrant(g) || share(g.UsedKB, g.GrantedKB) > a.cfg.GrantExcessShare || a.anySpill() > 0 || a.ownGrantHint() != "" {
 		return nil
 	}
 	f := Finding{
@@ -346,11 +402,23 @@ func (a *analysis) planWarned(kind string) bool {
 // the grant in use.
 func grantTooSmall(a *analysis) []Finding {
 	g := a.p.Grant
-	if g == nil || g.GrantedKB <= 0 {
+	if g == nil || g.GrantedKB <= 0 || a.ownGrantHint() != "" {
 		return nil
 	}
 	f := Finding{Severity: SeverityWarning, Operators: a.memoryConsumers(), pending: ev(LaneMemory, g.Events), Numbers: a.grantNumbers(g)}
 	switch spilled := a.anySpill(); {
+	case capped(g):
+		f.Title = fmt.Sprintf("Memory grant held at the per-query maximum: desired %s, granted %s (MaxQueryMemory %s)", KB(g.DesiredKB),
+			KB(g.GrantedKB), KB(g.MaxQueryKB))
+		f.Hint = "The optimizer sized the grant for its estimate, but one query may take at most MaxQueryMemory: the workload " +
+			"group's REQUEST_MAX_MEMORY_GRANT_PERCENT (25% by default) of the resource pool's query memory, or a MAX_GRANT_PERCENT " +
+			"hint. This is a size limit, not a bad estimate, and MIN_GRANT_PERCENT cannot raise a grant past it. Make the query need " +
+			"less (fewer and narrower columns through the sort or hash, filter earlier, an index that delivers the order), or raise " +
+			"the workload group's REQUEST_MAX_MEMORY_GRANT_PERCENT if the server has memory to spare."
+		f.Reference = refWorkloadGroup
+		if spilled > 0 {
+			f.Numbers = append(f.Numbers, num("spills", float64(spilled), "count", "events"))
+		}
 	case g.RequestedKB > 0 && share(g.GrantedKB, g.RequestedKB) <= a.cfg.GrantShortShare:
 		f.Title = fmt.Sprintf("Memory grant cut short: got %s of the %s it asked for (%s)", KB(g.GrantedKB), KB(g.RequestedKB),
 			Percent(share(g.GrantedKB, g.RequestedKB)))
@@ -378,7 +446,7 @@ func grantWait(a *analysis) []Finding {
 	var us int64
 	types := map[string]bool{}
 	for i, w := range a.in.Trace.Lanes.Wait {
-		if strings.HasPrefix(strings.ToUpper(w.WaitType), "RESOURCE_SEMAPHORE") {
+		if isGrantWait(w.WaitType) {
 			idx = append(idx, i)
 			us += WaitUs(w)
 			types[w.WaitType] = true
@@ -443,4 +511,81 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// isGrantWait: a wait for a query memory grant. RESOURCE_SEMAPHORE_QUERY_COMPILE
+// is the compile gateway (optimizer memory), not a grant
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-optimizer-memory-gateways).
+func isGrantWait(t string) bool {
+	t = strings.ToUpper(t)
+	return strings.HasPrefix(t, "RESOURCE_SEMAPHORE") && t != "RESOURCE_SEMAPHORE_QUERY_COMPILE"
+}
+
+// capped: the grant stopped at the per-query maximum while the optimizer
+// desired more.
+func capped(g *Grant) bool {
+	return g.MaxQueryKB > 0 && g.DesiredKB > g.GrantedKB && max(g.GrantedKB, g.RequestedKB) >= g.MaxQueryKB
+}
+
+// spillCause states what the plan proves about the spill's size: the rows
+// into the operator (a hash's build input), estimated and actual, and
+// their estimated width, since workspace memory follows rows × width. It
+// returns "" when the plan has no such operator.
+func (a *analysis) spillCause(o *OperatorStats, hash bool) (string, []Number) {
+	if o == nil || a.in.Plan == nil {
+		return "", nil
+	}
+	in := a.in.Plan.OperatorByID(o.NodeID)
+	if in == nil {
+		return "", nil
+	}
+	if hash && len(in.Children) > 0 {
+		in = in.Children[0] // the build input
+	}
+	est, width := in.EstimateRows, in.AvgRowSize
+	nums := []Number{num("estimatedRows", est, "rows", "plan"), num("rowWidthBytes", width, "bytes", "plan")}
+	what := "into the " + o.Name
+	if hash {
+		what = "into the " + o.Name + "'s build input"
+	}
+	s := fmt.Sprintf("The plan estimated %s rows of %s bytes %s.", Count(int64(est)), Count(int64(width)), what)
+	st := a.p.Op(in.NodeID)
+	if st == nil || st.Counters == nil {
+		return s + " The plan has no runtime counters, so the actual rows are unknown.", nums
+	}
+	act := st.Counters.Rows
+	nums = append(nums, num("actualRows", float64(act), "rows", "plan"))
+	if est > 0 && float64(act) >= 2*est {
+		return fmt.Sprintf("Rows %s: %s estimated, %s actual (%.1f× the estimate), %s bytes each: the grant was sized for the estimate.",
+			what, Count(int64(est)), Count(act), float64(act)/est, Count(int64(width))), nums
+	}
+	return fmt.Sprintf("Rows %s: %s expected, %s actual, %s bytes each: the row count held, so the shortfall is the width, the "+
+		"grant's split among memory consumers, or its cap.", what, Count(int64(est)), Count(act), Count(int64(width))), nums
+}
+
+// spillHint gives the fix that follows from the cause spillCause proved,
+// and promises memory grant feedback only where the server has it.
+func (a *analysis) spillHint(o *OperatorStats, hash, underestimated bool) string {
+	h := "The operator needed more memory than its share of the grant, so it wrote rows to tempdb and read them back."
+	switch g := a.p.Grant; {
+	case g != nil && capped(g):
+		h += " The grant was held at the per-query maximum (see grant-too-small), so neither a better estimate nor MIN_GRANT_PERCENT " +
+			"can raise it: make the operator hold less (fewer or narrower columns, filter before it, an index that delivers the order)."
+	case underestimated:
+		h += " Workspace memory follows input rows × row width and the rows were underestimated: fix the estimate where it is " +
+			"made (statistics on the filtered columns, or a computed column for an expression the optimizer can only guess at)."
+	default:
+		h += " The row estimate held: look at the estimated row width (variable-length columns are assumed half full) and at " +
+			"the other memory consumers sharing the grant."
+	}
+	batch := false
+	if o != nil && a.in.Plan != nil {
+		if po := a.in.Plan.OperatorByID(o.NodeID); po != nil {
+			batch = strings.EqualFold(po.ExecutionMode, "Batch")
+		}
+	}
+	if fb := a.grantFeedback(batch); fb != "" {
+		return h + " On this server " + fb + "."
+	}
+	return h + " (" + a.noFeedbackWhy(batch) + ".)"
 }

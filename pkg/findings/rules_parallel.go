@@ -3,6 +3,7 @@ package findings
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // skew is one parallel operator's distribution of rows over its worker
@@ -11,9 +12,10 @@ type skew struct {
 	op      *OperatorStats
 	threads int
 	rows    int64
-	busiest int   // thread id
-	top     int64 // its rows
-	ratio   float64
+	busiest int     // thread id
+	top     int64   // its rows
+	ratio   float64 // top over the average thread's rows
+	excess  float64 // top share from even (0) to all (1)
 	source  string
 }
 
@@ -42,7 +44,7 @@ func (a *analysis) threadRows(o *OperatorStats) (ids []int, rows []int64, source
 
 func (a *analysis) skewOf(o *OperatorStats) *skew {
 	ids, rows, src := a.threadRows(o)
-	if len(ids) < 2 {
+	if len(ids) < 2 || a.batchSort(o) {
 		return nil
 	}
 	s := &skew{op: o, threads: len(ids), source: src, busiest: ids[0]}
@@ -56,10 +58,22 @@ func (a *analysis) skewOf(o *OperatorStats) *skew {
 		return nil
 	}
 	s.ratio = float64(s.top) / (float64(s.rows) / float64(s.threads))
-	if s.ratio < a.cfg.SkewRatio {
+	even := 1 / float64(s.threads)
+	s.excess = (share(s.top, s.rows) - even) / (1 - even)
+	if s.excess < a.cfg.SkewShare {
 		return nil
 	}
 	return s
+}
+
+// batchSort: a batch-mode Sort returns its rows on one thread by design,
+// which is no data skew.
+func (a *analysis) batchSort(o *OperatorStats) bool {
+	if o.PhysicalOp != "Sort" || a.in.Plan == nil {
+		return false
+	}
+	po := a.in.Plan.OperatorByID(o.NodeID)
+	return po != nil && strings.EqualFold(po.ExecutionMode, "Batch")
 }
 
 // parallelSkew reports the deepest skewed operator of each run of skewed
@@ -103,7 +117,7 @@ func parallelSkew(a *analysis) []Finding {
 			Operators: []OperatorRef{s.op.Ref()},
 			Numbers: []Number{num("rows", float64(s.rows), "rows", s.source), num("busiestThread", float64(s.busiest), "count", s.source),
 				num("busiestRows", float64(s.top), "rows", s.source), num("threads", float64(s.threads), "count", s.source),
-				num("ratio", s.ratio, "ratio", s.source)},
+				num("ratio", s.ratio, "ratio", s.source), num("skewShare", s.excess, "ratio", s.source)},
 			Detail: fmt.Sprintf("The busiest thread had %.1f× the average thread's rows; the others finished early and waited.", s.ratio),
 			Hint: "One thread got most of the rows, so the parallel operator ran about as long as that thread alone. Skew comes from " +
 				"the data: few distinct values in a hash-partitioned column, or a scan whose ranges hold uneven rows. Check the " +

@@ -64,13 +64,16 @@ func readsConcentrated(a *analysis) []Finding {
 	}
 	var execs, rows int64
 	if c := top.Counters; c != nil {
-		execs, rows = c.Executions, c.Rows
+		execs, rows = c.Runs(), c.Rows
 		f.Numbers = append(f.Numbers, num("executions", float64(execs), "count", "plan"), num("rows", float64(rows), "rows", "plan"))
 		if execs > 1 {
 			f.Detail = fmt.Sprintf("It ran %s times for %s.", Count(execs), plural(rows, "row", "rows"))
 		}
 	}
 	f.Hint, f.Reference = readsHint(top, execs, rows)
+	if strings.Contains(top.Name, "Scan") && !strings.Contains(top.Name, "Lookup") {
+		f.Hint, f.Reference = a.indexAdvice(top)
+	}
 	return []Finding{f}
 }
 
@@ -137,10 +140,8 @@ func residualPredicate(a *analysis) []Finding {
 				num("ratio", float64(c.RowsRead)/float64(max(c.Rows, 1)), "ratio", "plan"), num("logicalReads", float64(c.LogicalReads), "pages", "plan")},
 			Detail: fmt.Sprintf("The residual predicate %s was tested on every row read (%s).", clip(po.Predicate, 160),
 				plural(c.LogicalReads, "page", "pages")),
-			Hint: "The predicate filters rows after they are read, so the operator reads far more than it returns. An index keyed on the " +
-				"predicate's columns (with a sargable predicate: no functions or conversions on the column) lets SQL Server read only the matching rows.",
-			Reference: refIndexDesign,
 		}
+		f.Hint, f.Reference = a.indexAdvice(o)
 		out = append(out, f)
 	}
 	return out

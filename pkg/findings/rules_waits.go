@@ -143,8 +143,12 @@ func (a *analysis) blockFinding(g *blockGroup) Finding {
 		f.Severity = SeverityCritical
 	}
 	f.Hint = "Another transaction held an incompatible lock on the resource until it committed or rolled back. Keep transactions " +
-		"short, index the other statement's search predicate so it locks fewer rows, or let readers use row versions " +
-		"(READ_COMMITTED_SNAPSHOT) so they do not wait for writers."
+		"short, and index the other statement's search predicate so it locks fewer rows."
+	// Row versioning (RCSI) spares readers only: a writer (X, U, IX)
+	// still waits for the other writer.
+	if m := strings.ToUpper(g.mode); m == "S" || m == "IS" {
+		f.Hint += " Readers can use row versions instead (READ_COMMITTED_SNAPSHOT), so they do not wait for writers."
+	}
 	f.Reference = refBlocking
 	return f
 }
@@ -200,7 +204,10 @@ func parallelismWaits(a *analysis) []Finding {
 	for i, w := range a.in.Trace.Lanes.Wait {
 		us := WaitUs(w)
 		total += us
-		if waitCategory(w) == "Parallelism" {
+		// CXCONSUMER is a consumer waiting for rows, normal in every
+		// parallel plan (sys.dm_os_wait_stats); only producer-side waits
+		// say threads waited on uneven work.
+		if waitCategory(w) == "Parallelism" && !strings.EqualFold(w.WaitType, "CXCONSUMER") {
 			cx += us
 			idx = append(idx, i)
 			types[strings.ToUpper(w.WaitType)] = true
@@ -216,7 +223,7 @@ func parallelismWaits(a *analysis) []Finding {
 		pending:  ev(LaneWait, idx),
 		Numbers: []Number{num("parallelWaitUs", float64(cx), "us", "events"), num("totalWaitUs", float64(total), "us", "events"),
 			num("share", share(cx, total)*100, "percent", "events"), num("waits", float64(len(idx)), "count", "events")},
-		Hint: "Parallel threads waited for each other. CXCONSUMER (a consumer waiting for rows) is normally harmless; CXPACKET " +
+		Hint: "Parallel threads waited for each other (CXCONSUMER, a consumer waiting for rows, is normal and left out). CXPACKET " +
 			"waits that dominate mean producers waited — usually uneven work between threads (see parallel-skew) or a parallel plan " +
 			"for a query too small to need one (cost threshold for parallelism, MAXDOP).",
 		Reference: refWaitStats,

@@ -77,6 +77,10 @@ type Statement struct {
 	// WaitStats are the statement's top waits (actual plans, SQL Server 2016
 	// SP1+).
 	WaitStats []Wait
+	// Parameters is the QueryPlan's ParameterList: each parameter's
+	// compiled (sniffed) and runtime values as written, at most
+	// MaxParameters of them.
+	Parameters []Parameter
 	// MissingIndexes are the optimizer's missing-index groups.
 	MissingIndexes []MissingIndexGroup
 	// Warnings are the QueryPlan-level warnings (PlanAffectingConvert,
@@ -89,6 +93,21 @@ type Statement struct {
 	// Operators holds every RelOp of the plan in document (pre-order) order,
 	// including RelOps nested under scalar subqueries.
 	Operators []*Operator
+}
+
+// MaxParameters bounds ParameterList: SQL Server allows 2,100 parameters
+// per procedure (https://learn.microsoft.com/en-us/sql/sql-server/maximum-capacity-specifications-for-sql-server).
+const MaxParameters = 2100
+
+// Parameter is one ParameterList/ColumnReference. Compiled and Runtime
+// keep the plan's quoting ('2017-06-02 00:00:00.000', (42)); either is
+// empty when the plan does not give it (an estimated plan has no runtime
+// value).
+type Parameter struct {
+	Name     string `json:"name"`
+	DataType string `json:"dataType,omitempty"`
+	Compiled string `json:"compiled,omitempty"`
+	Runtime  string `json:"runtime,omitempty"`
 }
 
 // TimeStats is the statement's QueryTimeStats, all in milliseconds.
@@ -219,6 +238,9 @@ type Operator struct {
 	// PrimarySpoolNodeID is the NodeId of the spool that fills the worktable
 	// this spool replays (Spool PrimaryNodeId); -1 when absent.
 	PrimarySpoolNodeID int
+	// ForcedIndex is the IndexScan ForcedIndex attribute: the index was
+	// named by a table hint (WITH (INDEX(...))).
+	ForcedIndex bool
 	// HasGroupBy is set when the operator element names GROUP BY columns
 	// (StreamAggregate/GroupBy); a hash aggregate's keys are HashKeysBuild.
 	HasGroupBy bool

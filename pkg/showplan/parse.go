@@ -407,6 +407,8 @@ func (p *parser) operatorSpecificAttrs(op *Operator, element string, attrs []xml
 			op.Ordered = p.bool(v, "Ordered", element)
 		case "ScanDirection":
 			op.ScanDirection = v
+		case "ForcedIndex":
+			op.ForcedIndex = p.bool(v, "ForcedIndex", element)
 		case "PrimaryNodeId":
 			op.PrimarySpoolNodeID = p.int(v, "PrimaryNodeId", element)
 		case "PartitioningType":
@@ -451,6 +453,9 @@ func (p *parser) statementElement(f *frame, idx int, parentName string, attrs []
 		st.TimeStats = ts
 	case depth == 1 && f.name == "MemoryGrantInfo":
 		st.MemoryGrant = p.memoryGrant(attrs)
+	case depth == 2 && parentName == "ParameterList" && f.name == "ColumnReference" && len(st.Parameters) < MaxParameters:
+		st.Parameters = append(st.Parameters, Parameter{Name: attr(attrs, "Column"), DataType: attr(attrs, "ParameterDataType"),
+			Compiled: attr(attrs, "ParameterCompiledValue"), Runtime: attr(attrs, "ParameterRuntimeValue")})
 	case depth == 1 && f.name == "ThreadStat":
 		st.ThreadStat = &ThreadStat{
 			Branches:    p.int(attr(attrs, "Branches"), "Branches", f.name),

@@ -221,3 +221,21 @@ func parseFile(t testing.TB, path string) *Plan {
 	}
 	return plan
 }
+
+// ParameterList: the compiled (sniffed) and runtime values of each
+// parameter, from a real plan (stack_overflow-inequality_index).
+func TestParameterList(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "plans", "html-query-plan", "stack_overflow-inequality_index.sqlplan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Statements[0].Parameters
+	want := Parameter{Name: "@d", DataType: "datetime", Compiled: "'2017-06-02 00:00:00.000'", Runtime: "'2009-01-01 00:00:00.000'"}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("parameters %+v, want %+v", got, want)
+	}
+}

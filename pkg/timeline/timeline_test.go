@@ -320,11 +320,38 @@ func checkOperatorsAgree(t *testing.T, name string, tr *Trace) {
 
 func TestWaitCategory(t *testing.T) {
 	for w, want := range map[string]string{"PAGEIOLATCH_SH": "Io", "CXPACKET": "Parallelism", "LCK_M_S": "Concurrency",
-		"SOS_SCHEDULER_YIELD": "Cpu", "WRITELOG": "Io", "PAGELATCH_EX": "Concurrency", "SOMETHING_NEW": "Cpu"} {
+		"SOS_SCHEDULER_YIELD": "Cpu", "WRITELOG": "Io", "PAGELATCH_EX": "Concurrency",
+		// Issue 32: these were all called Cpu. A memory grant queue is a
+		// wait on other queries, the client reading results is network
+		// I/O, and an unknown type is no claim about CPU.
+		"RESOURCE_SEMAPHORE": "Concurrency", "ASYNC_NETWORK_IO": "Io", "SOMETHING_NEW": "Other",
+		"RESOURCE_SEMAPHORE_QUERY_COMPILE": "Concurrency"} {
 		if got := WaitCategory(w); got != want {
 			t.Errorf("%s: %s, want %s", w, got, want)
 		}
 	}
+	// The classes are the one table the exporter labels with.
+	for w, want := range map[string]string{"RESOURCE_SEMAPHORE": "Memory", "ASYNC_NETWORK_IO": "Network IO", "CXCONSUMER": "Parallelism",
+		"RESOURCE_SEMAPHORE_QUERY_COMPILE": "Compilation", "LCK_M_X": "Lock", "lck_m_s": "Lock", "SOMETHING_NEW": "Other"} {
+		if got := WaitClass(w); got != want {
+			t.Errorf("class %s: %s, want %s", w, got, want)
+		}
+	}
+}
+
+func FuzzWaitCategory(f *testing.F) {
+	for _, s := range []string{"", "LCK_M_X", "CXPACKET", "RESOURCE_SEMAPHORE", "PAGEIOLATCH_SH", "\x00", "*"} {
+		f.Add(s)
+	}
+	valid := map[string]bool{CategoryIo: true, CategoryCPU: true, CategoryConcurrency: true, CategoryParallelism: true, CategoryOther: true}
+	f.Fuzz(func(t *testing.T, w string) {
+		if c := WaitCategory(w); !valid[c] {
+			t.Fatalf("%q: category %q", w, c)
+		}
+		if WaitClass(w) == "" {
+			t.Fatalf("%q: empty class", w)
+		}
+	})
 }
 
 // TestTraceJSONRoundTrip: a saved trace (a tracer bundle's trace part) loads
