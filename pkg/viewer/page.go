@@ -8,13 +8,15 @@ import (
 
 // The page: the harness bundle reads its configuration from
 // window.__QUERYREPLAY_VIEWER__ (the datasource to query and the first
-// query); the URL may override size and theme (?width=&height=&theme=).
+// query). The panel fills the window and follows it when it is resized;
+// the URL may fix a size and pick the theme (?width=&height=&theme=).
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>QueryReplay</title>
 <link rel="stylesheet" href="/assets/harness.css">
+<style>html, body { margin: 0; height: 100%; overflow: hidden; }</style>
 </head>
 <body>
 <div id="root"></div>

@@ -32,7 +32,7 @@ describe('the compare mode', () => {
     );
     for (const s of ['a', 'b']) {
       const base = contextOf(within(screen.getByTestId(`qr-compare-side-${s}`)).getByTestId('qr-timeline-base'));
-      expect(base.texts).toEqual(expect.arrayContaining(['Read 4', '0 Hash Match', '2 Clustered Ind…']));
+      expect(base.texts).toEqual(expect.arrayContaining(['Read 4', '0 Hash Match', '2 CI Scan · Orders']));
     }
     expect(side('a').store.get().window).toEqual(side('b').store.get().window);
     const table = screen.getByTestId('qr-compare-table');

@@ -33,6 +33,21 @@ describe('ReplayPanel', () => {
     expect(screen.getByTestId('qr-plan-node-2')).toHaveAttribute('data-status', 'pending');
   });
 
+  it('names every operator with its table, on the canvas and in full on hover in the plan tree', async () => {
+    render(<ReplayPanel {...props(frames)} width={1600} height={600} />);
+    await nextFrame();
+    const base = contextOf(screen.getByTestId('qr-timeline-base'));
+    const ops = (await import('./model/trace')).traceFromFrames(frames).trace!.operators.filter((o) => o.object);
+    expect(ops.length).toBeGreaterThan(0);
+    for (const op of ops) {
+      const table = op.object.replace(/[[\]]/g, '').split('.')[1];
+      expect(base.texts.some((t) => t.startsWith(`${op.nodeId} `) && t.includes(table))).toBe(true);
+      expect(screen.getByTestId(`qr-plan-node-${op.nodeId}`).getAttribute('title')).toContain(op.object);
+      expect(screen.getByTestId(`qr-plan-node-${op.nodeId}`).getAttribute('title')).toContain(op.name);
+    }
+    expect(base.texts.filter((t) => /^\d+ /.test(t) && t.endsWith('…'))).toEqual([]);
+  });
+
   it('steps to the next event and shows it in the event view', async () => {
     render(<ReplayPanel {...props(frames)} />);
     fireEvent.click(screen.getByTestId('qr-step-next'));

@@ -107,10 +107,21 @@ setBackendSrv(backendSrv);
 
 const cfg = window.__QUERYREPLAY_VIEWER__;
 const params = new URLSearchParams(location.search);
+// The panel fills the window (less the chrome around it) unless the URL
+// fixes a size (?width=&height=); it follows the window when it is resized.
+const fixedW = Number(params.get('width')) || 0;
+const fixedH = Number(params.get('height')) || 0;
+const CHROME_W = 2 * 8 + 2 + 16;
+const CHROME_H = 2 * 8 + 2 + 32 + 8;
+function fill(): { width: number; height: number } {
+  return {
+    width: fixedW || Math.max(320, window.innerWidth - CHROME_W),
+    height: fixedH || Math.max(240, window.innerHeight - CHROME_H),
+  };
+}
 const view: View = {
   theme: params.get('theme') === 'light' ? 'light' : 'dark',
-  width: Number(params.get('width') ?? 1200),
-  height: Number(params.get('height') ?? 520),
+  ...fill(),
   options: { ...DEFAULT_OPTIONS, ...(params.get('options') ? JSON.parse(params.get('options')!) : {}) },
   title: params.get('title') ?? 'Query replay',
 };
@@ -148,7 +159,8 @@ function render() {
   document.body.style.color = theme.colors.text.primary;
   document.body.style.fontFamily = theme.typography.fontFamily;
   const chrome: React.CSSProperties = {
-    display: 'inline-block',
+    display: 'block',
+    width: 'fit-content',
     margin: 8,
     background: theme.colors.background.primary,
     border: `1px solid ${theme.colors.border.weak}`,
@@ -235,5 +247,12 @@ async function main() {
     state.error = e instanceof Error ? e.message : String(e);
   }
 }
+
+window.addEventListener('resize', () => {
+  if (!fixedW || !fixedH) {
+    Object.assign(view, fill());
+    render();
+  }
+});
 
 void main();

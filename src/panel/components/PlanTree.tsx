@@ -74,7 +74,7 @@ export function PlanTree({ trace, store, palette, reads, unit }: Props) {
                 const next = filter === op.nodeId ? null : op.nodeId;
                 store.set({ filterNode: next, selectedNode: next });
               }}
-              title={op.object || op.logicalOp}
+              title={[`${op.nodeId} ${op.name}`, op.object, op.logicalOp].filter(Boolean).join(' · ')}
             >
               <span className={styles.swatch} style={{ background: color }} />
               <span className={styles.name}>
@@ -163,7 +163,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
   notExecuted: css({ color: theme.colors.text.disabled, fontStyle: 'italic' }),
   selected: css({ outline: `1px solid ${theme.colors.primary.border}` }),
   swatch: css({ width: 8, height: 8, borderRadius: 2, display: 'inline-block' }),
-  name: css({ overflow: 'hidden', textOverflow: 'ellipsis' }),
+  // names wrap rather than being cut: Customers and Orders must be told apart without a click
+  name: css({ whiteSpace: 'normal', overflowWrap: 'anywhere', minWidth: 0 }),
   object: css({ color: theme.colors.text.secondary }),
   badge: css({ color: theme.colors.text.secondary, minWidth: 62 }),
   stat: css({ color: theme.colors.text.secondary, textAlign: 'right', fontVariantNumeric: 'tabular-nums' }),

@@ -82,6 +82,7 @@ interface BasePaint {
 function paintBase(ctx: CanvasRenderingContext2D, p: BasePaint): void {
   const st = p.store.get();
   const t0 = performance.now();
+  const labels = new Map<number, string>();
   p.stats.lanes = drawBase(ctx, {
     layout: p.layout,
     window: st.window,
@@ -93,7 +94,9 @@ function paintBase(ctx: CanvasRenderingContext2D, p: BasePaint): void {
     filterNode: st.filterNode,
     selectedNode: st.selectedNode,
     unit: p.unit,
+    labels,
   });
+  p.stats.labels = Object.fromEntries(labels);
   const t1 = performance.now();
   p.stats.baseDraws++;
   p.stats.layout = p.layout;

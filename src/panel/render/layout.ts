@@ -1,5 +1,6 @@
 import { EventLaneName, LaneName } from '../model/lanes';
 import { Operator } from '../model/trace';
+import { labelColumnWidth } from './labels';
 
 /** Where each lane and plan row sits on the timeline canvas (CSS pixels). */
 
@@ -28,7 +29,7 @@ export interface TimelineLayout {
 export const AXIS_H = 18;
 
 export function labelWidth(width: number): number {
-  return width < 560 ? 58 : 112;
+  return labelColumnWidth(width);
 }
 
 export function layoutTimeline(width: number, height: number, shown: LaneName[], ops: Operator[]): TimelineLayout {

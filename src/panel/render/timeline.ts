@@ -7,6 +7,7 @@ import { Highlight, Selection } from '../replay/store';
 import { drawHighlight } from './highlight';
 import { PlanRow, TimelineLayout } from './layout';
 import { Palette, withAlpha } from './palette';
+import { clip, fitLabel, labelCandidates } from './labels';
 
 /**
  * Drawing the timeline on two stacked canvases. The base layer (axis, plan
@@ -30,6 +31,8 @@ export interface BaseScene {
   filterNode: number | null;
   selectedNode: number | null;
   unit: TimeUnit;
+  /** Filled with the label drawn for each operator (the browser checks read what a person reads). */
+  labels?: Map<number, string>;
 }
 
 export interface LaneStat {
@@ -83,23 +86,6 @@ function pattern(ctx: Ctx, color: string, kind: 'hatch' | 'dots' | 'ticks'): Can
 
 function font(p: Palette, px: number, weight = 400): string {
   return `${weight} ${px}px ${p.fontFamily}`;
-}
-
-function clipText(ctx: Ctx, text: string, maxW: number): string {
-  if (ctx.measureText(text).width <= maxW) {
-    return text;
-  }
-  let lo = 0;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (ctx.measureText(text.slice(0, mid) + '…').width <= maxW) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo > 0 ? text.slice(0, lo) + '…' : '';
 }
 
 export function drawBase(ctx: Ctx, s: BaseScene): Record<string, LaneStat> {
@@ -159,11 +145,11 @@ function drawLaneLabel(ctx: Ctx, s: BaseScene, name: EventLaneName, y: number, h
   ctx.fillStyle = lane && !lane.traced ? p.textDisabled : p.text;
   const total = lane ? ` ${lane.total.toLocaleString('en-US')}` : '';
   const full = LANE_DEFS[name].label + (L.labelW > 80 ? total : '');
-  ctx.fillText(clipText(ctx, full, L.labelW - 10), 8, y + h / 2);
-}
-
-function opLabel(op: Operator): string {
-  return `${op.nodeId} ${op.name}`;
+  ctx.fillText(
+    clip(full, L.labelW - 10, (t) => ctx.measureText(t).width),
+    8,
+    y + h / 2
+  );
 }
 
 function drawPlan(ctx: Ctx, s: BaseScene): LaneStat {
@@ -187,7 +173,9 @@ function drawPlan(ctx: Ctx, s: BaseScene): LaneStat {
       ctx.textAlign = 'left';
       ctx.fillStyle = !op.executed || dim ? p.textDisabled : p.text;
       const indent = Math.min(op.depth * 6, 30);
-      ctx.fillText(clipText(ctx, opLabel(op), L.labelW - 8 - indent), 6 + indent, row.y + row.h / 2);
+      const label = fitLabel(labelCandidates(op), L.labelW - 8 - indent, (t) => ctx.measureText(t).width);
+      s.labels?.set(op.nodeId, label);
+      ctx.fillText(label, 6 + indent, row.y + row.h / 2);
     }
   });
   if (plan.rows.length > 0 && plan.rows[0].h < 8) {

@@ -21,6 +21,8 @@ export interface DrawStats {
   /** Where the lanes are on the timeline canvas (the last base draw's layout). */
   layout: unknown;
   detailWindows: Array<{ fromUs: number; toUs: number; binned: string[] }>;
+  /** The label drawn for each operator row, by NodeId (what a person reads on the canvas). */
+  labels: Record<number, string>;
 }
 
 export interface DebugPanel {
@@ -46,6 +48,7 @@ export function newStats(): DrawStats {
     detailFetches: 0,
     layout: null,
     detailWindows: [],
+    labels: {},
   };
 }
 
