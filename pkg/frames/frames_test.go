@@ -491,7 +491,7 @@ func TestProbeMetricsSelects(t *testing.T) {
 	for _, fd := range sel.Fields {
 		names = append(names, fd.Name)
 	}
-	if strings.Join(names, ",") != "spills,waits,waits,waits,waits" || sel.Meta.Type != data.FrameTypeNumericWide {
+	if strings.Join(names, ",") != "spills,waits,waits,waits,waits,waits" || sel.Meta.Type != data.FrameTypeNumericWide {
 		t.Errorf("selected %v (%s)", names, sel.Meta.Type)
 	}
 	checkProbeForAlerting(t, data.Frames{sel})

@@ -9,7 +9,7 @@ import (
 
 // WaitCategories are the wait categories of timeline.WaitCategory, in the
 // order the probe frame lists them.
-var WaitCategories = []string{"Io", "Cpu", "Concurrency", "Parallelism"}
+var WaitCategories = []string{"Io", "Cpu", "Concurrency", "Parallelism", "Other"}
 
 // Probe builds the numeric-wide frame an alert rule reads (docs/frames.md
 // §3.9): one value per measure, waits by category in ms. It follows the data

@@ -96,7 +96,7 @@ func TestProbeIsNumericAndReadOnly(t *testing.T) {
 		t.Errorf("probe values missing: %v", fs[0].RowCopy(0))
 	}
 	fails(t, rs["U"], backend.StatusBadRequest, backend.ErrorSourcePlugin, "read-only", "UPDATE")
-	checkProbeForAlerting(t, fs, 11)
+	checkProbeForAlerting(t, fs, 12)
 	if s := f.sessions(t); len(s) != 0 {
 		t.Fatalf("sessions left: %v", s)
 	}

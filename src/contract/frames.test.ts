@@ -313,6 +313,7 @@ describe('Go → TypeScript frame contract', () => {
       'Cpu',
       'Concurrency',
       'Parallelism',
+      'Other',
     ]);
     expect(p.meta?.custom?.traceId).toBe(traceId);
   });
