@@ -50,6 +50,7 @@ func (m *matcher) detectProfilesAtEnd(stmtEnd int64) {
 func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 	for _, o := range m.ops {
 		o.hasOwn, o.own, o.spilled, o.spillAt = false, Window{}, false, 0
+		o.hasStrict, o.strictEnd = false, 0
 	}
 	note := func(mt Match, t, end int64) {
 		n := mt.NodeID
@@ -59,6 +60,9 @@ func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 		o := m.byID[int(n)]
 		if o == nil {
 			return
+		}
+		if mt.Rule != RuleTiming {
+			o.strictEnd, o.hasStrict = max(o.strictEnd, end), true
 		}
 		if !o.hasOwn {
 			o.hasOwn, o.own = true, Window{t, end}
@@ -102,6 +106,106 @@ func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 		if o := m.byID[int(e.NodeID)]; o != nil && e.Spill {
 			o.spilled, o.spillAt = true, max(o.spillAt, e.T)
 		}
+	}
+	if withTiming {
+		m.buildEndsBeforeProbe(l)
+	}
+}
+
+// buildEndsBeforeProbe gives a hash join's probe input the events that
+// timing alone gave its build input after the probe input's first own
+// event: the probe input does not start before the build has consumed its
+// input, so such an event (a wait or read the timing gave to the wrong
+// child) is the probe side's. What the build input owns by object or node
+// id stays.
+func (m *matcher) buildEndsBeforeProbe(l *Lanes) {
+	for _, o := range m.ops {
+		if !o.hash || len(o.op.Children) < 2 {
+			continue
+		}
+		build, probe := m.byID[o.op.Children[0].NodeID], m.byID[o.op.Children[1].NodeID]
+		if build == nil || probe == nil || !build.hasOwn || !probe.hasOwn {
+			continue
+		}
+		m.probeStartsAfterBuild(l, o, build, probe)
+		if build.own.End <= probe.own.Start {
+			continue
+		}
+		bn, pn := NodeID(o.op.Children[0].NodeID), NodeID(o.op.Children[1].NodeID)
+		last, moved := build.own.Start, false
+		if build.hasStrict {
+			last = max(last, build.strictEnd)
+		}
+		l.eachTimed(func(t int64, mt *Match) {
+			if mt.NodeID != bn || mt.Ambiguous {
+				return
+			}
+			if mt.Rule == RuleTiming && t > probe.own.Start && (!build.hasStrict || t > build.strictEnd) {
+				mt.NodeID, moved = pn, true
+				probe.own.End = max(probe.own.End, t)
+				return
+			}
+			last = max(last, t)
+		})
+		if moved {
+			build.own.End = last
+		}
+	}
+}
+
+// probeStartsAfterBuild gives a hash join's build input the events that
+// timing alone gave its probe input before the build input's last event
+// matched by object or node id: the build was still consuming then, so
+// the probe input had not started.
+func (m *matcher) probeStartsAfterBuild(l *Lanes, o, build, probe *opInfo) {
+	if !build.hasStrict || probe.own.Start >= build.strictEnd {
+		return
+	}
+	bn, pn := NodeID(o.op.Children[0].NodeID), NodeID(o.op.Children[1].NodeID)
+	first, kept, moved := int64(0), false, false
+	l.eachTimed(func(t int64, mt *Match) {
+		if mt.NodeID != pn || mt.Ambiguous {
+			return
+		}
+		if mt.Rule == RuleTiming && t < build.strictEnd {
+			mt.NodeID, moved = bn, true
+			build.own.Start = min(build.own.Start, t)
+			return
+		}
+		if !kept || t < first {
+			first, kept = t, true
+		}
+	})
+	if moved && kept {
+		probe.own.Start = first
+	}
+}
+
+// eachTimed calls f with the time and match of every event-lane entry.
+func (l *Lanes) eachTimed(f func(t int64, m *Match)) {
+	for i := range l.Read {
+		f(l.Read[i].T, &l.Read[i].Match)
+	}
+	for i := range l.Write {
+		f(l.Write[i].T, &l.Write[i].Match)
+	}
+	for i := range l.Lock {
+		f(l.Lock[i].T, &l.Lock[i].Match)
+	}
+	for i := range l.Wait {
+		f(l.Wait[i].T, &l.Wait[i].Match)
+	}
+	for i := range l.Memory {
+		f(l.Memory[i].T, &l.Memory[i].Match)
+	}
+	for i := range l.Split {
+		f(l.Split[i].T, &l.Split[i].Match)
+	}
+	for i := range l.Log {
+		f(l.Log[i].T, &l.Log[i].Match)
+	}
+	for i := range l.IO {
+		f(l.IO[i].T, &l.IO[i].Match)
 	}
 }
 

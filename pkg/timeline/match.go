@@ -66,6 +66,10 @@ type opInfo struct {
 	windows   []threadWindow // each query_thread_profile window, in event order
 	hasOwn    bool
 	own       Window // first and last unambiguously matched event
+	// strictEnd is the last end of its own events matched by more than
+	// timing alone (object, node id, statement).
+	hasStrict bool
+	strictEnd int64
 	// spilled: a spill warning carries its node id; spillAt is the last.
 	spilled bool
 	spillAt int64
