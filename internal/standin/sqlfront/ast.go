@@ -212,10 +212,8 @@ type DBCCStmt struct {
 type UseStmt struct{ DB string }
 type WaitforStmt struct{ Delay string }
 type ExecStmt struct {
-	Proc   []string
-	Args   []Expr    // the values, in order (nil for DEFAULT)
-	Named  []ExecArg // the same arguments with their names and OUTPUT
-	Status string    // EXEC @status = proc
+	Proc []string
+	Args []Expr
 }
 type PrintStmt struct{ Expr Expr }
 
