@@ -73,9 +73,13 @@ func (registry) Open(name string) (driver.Conn, error) {
 
 type conn struct{ s *Server }
 
-func (c conn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("fakesql: Prepare is not supported") }
-func (c conn) Close() error                        { return nil }
-func (c conn) Begin() (driver.Tx, error)           { return nil, errors.New("fakesql: transactions are not supported") }
+func (c conn) Prepare(string) (driver.Stmt, error) {
+	return nil, errors.New("fakesql: Prepare is not supported")
+}
+func (c conn) Close() error { return nil }
+func (c conn) Begin() (driver.Tx, error) {
+	return nil, errors.New("fakesql: transactions are not supported")
+}
 
 func (c conn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	named := map[string]any{}
