@@ -430,30 +430,7 @@ type Lanes struct {
 // EachMatch calls f with the match of every entry of the event lanes (not
 // Plan), lane by lane in the order of the fields.
 func (l *Lanes) EachMatch(f func(*Match)) {
-	for i := range l.Read {
-		f(&l.Read[i].Match)
-	}
-	for i := range l.Write {
-		f(&l.Write[i].Match)
-	}
-	for i := range l.Lock {
-		f(&l.Lock[i].Match)
-	}
-	for i := range l.Wait {
-		f(&l.Wait[i].Match)
-	}
-	for i := range l.Memory {
-		f(&l.Memory[i].Match)
-	}
-	for i := range l.Split {
-		f(&l.Split[i].Match)
-	}
-	for i := range l.Log {
-		f(&l.Log[i].Match)
-	}
-	for i := range l.IO {
-		f(&l.IO[i].Match)
-	}
+	l.eachTimed(func(_ int64, m *Match) { f(m) })
 }
 
 // Schema is the version of the Trace JSON this package writes. Schemas 1
