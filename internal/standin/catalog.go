@@ -66,6 +66,7 @@ type database struct {
 	nextPage  int32
 	nextHobt  int64
 	pageOwner map[int32]*pageInfo
+	procs     map[string]*procedure // procs.go
 }
 
 type pageInfo struct {
@@ -178,6 +179,7 @@ func newDemoDatabase(created time.Time) *database {
 			ix.layout()
 		}
 	}
+	installDemoProcedures(db, created) // procs.go
 	return db
 }
 

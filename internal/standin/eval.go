@@ -695,6 +695,8 @@ func staticType(e sqlfront.Expr, rel *relation) (sqlfront.SQLType, bool) {
 			return tInt, true
 		case "DB_NAME", "OBJECT_NAME", "SCHEMA_NAME", "SUSER_NAME", "SUSER_SNAME", "USER_NAME", "QUOTENAME":
 			return tNVar(128), true
+		case "OBJECT_DEFINITION":
+			return tNVar(0), true
 		case "@@SPID":
 			return tSmallInt, true
 		}

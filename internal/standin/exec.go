@@ -32,6 +32,11 @@ type execCtx struct {
 	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
 	subRun     *runCtx
 	upd        *updateScan // the UPDATE/DELETE search running (ulocks.go)
+	// nest, module, modText: the procedure (or sp_executesql text) being
+	// run, and how deep (procs.go)
+	nest    int
+	module  *procedure
+	modText string
 }
 
 type batchStats struct {
@@ -197,6 +202,10 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 			x.statementEvent("sql_statement_starting", spans[i], nil)
 			before := x.stats
 			err := x.exec(st)
+			if _, ok := err.(returnSignal); ok { // RETURN ends the batch (procs.go)
+				x.statementEvent("sql_statement_completed", spans[i], &before)
+				break
+			}
 			var se *sqlfront.SQLError
 			if c.killed {
 				return tds.ErrDropConnection // KILLed while it ran or waited
@@ -513,7 +522,13 @@ func (x *execCtx) exec(st sqlfront.Stmt) error {
 	case *sqlfront.WaitforStmt:
 		return x.execWaitfor(s)
 	case *sqlfront.ExecStmt:
-		return errProcNotFound(strings.Join(s.Proc, "."))
+		return x.execProcCall(s) // procs.go
+	case *sqlfront.CreateProcStmt:
+		return x.execCreateProc(s)
+	case *sqlfront.DropProcStmt:
+		return x.execDropProc(s)
+	case *sqlfront.ReturnStmt:
+		return x.execReturn(s)
 	case *sqlfront.WhileStmt:
 		return x.execWhile(s)
 	case *sqlfront.LoopControlStmt:

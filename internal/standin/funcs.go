@@ -73,7 +73,12 @@ func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if t := x.resolveTableName(str(0)); t != nil {
 			return t.objectID, true, nil
 		}
-		return nil, true, nil
+		return x.procObjectID(str(0)), true, nil // procs.go
+	case "OBJECT_DEFINITION":
+		if err := argc(1, 1); err != nil {
+			return nil, true, err
+		}
+		return x.objectDefinition(a[0]), true, nil // procs.go
 	case "OBJECT_NAME", "OBJECT_SCHEMA_NAME":
 		if err := argc(1, 2); err != nil {
 			return nil, true, err
@@ -86,6 +91,9 @@ func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			}
 		}
 		id, _ := convertValue(a[0], tBigInt)
+		if n, ok := id.(int64); ok && db != nil && procByID(db, n) != nil {
+			return procNamePart(procByID(db, n), name), true, nil // procs.go
+		}
 		if db != nil {
 			for _, t := range db.tables {
 				if n, ok := id.(int64); ok && t.objectID == n {

@@ -154,7 +154,10 @@ func TestDriverErrorsAndLogin(t *testing.T) {
 	ctx := context.Background()
 	for q, number := range map[string]int32{
 		"SELECT * FROM dbo.NoSuchTable": 208,
-		"SELEC 1":                       102,
+		// a batch's first statement needs no EXEC: SELEC 1 calls procedure
+		// SELEC (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/execute-transact-sql)
+		"SELEC 1":        2812,
+		"SELEC * FROM t": 102,
 		"CREATE EVENT SESSION x ON SERVER ADD EVENT sqlserver.bogus":                                        25623,
 		"CREATE EVENT SESSION x ON SERVER ADD EVENT sqlserver.lock_acquired ADD TARGET package0.event_file": 25642,
 		"DROP EVENT SESSION nope ON SERVER":                                                                 15151,

@@ -530,6 +530,8 @@ func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType
 		return t
 	case "EOMONTH", "DATEFROMPARTS":
 		return tDate
+	case "OBJECT_DEFINITION":
+		return tNVar(0)
 	case "DB_NAME", "OBJECT_NAME", "OBJECT_SCHEMA_NAME", "SCHEMA_NAME", "SUSER_NAME", "SUSER_SNAME", "USER_NAME", "QUOTENAME", "ORIGINAL_LOGIN", "SYSTEM_USER", "CURRENT_USER", "HOST_NAME", "APP_NAME":
 		return tNVar(128)
 	case "DATENAME":

@@ -128,6 +128,9 @@ var scenarios = []*Scenario{
 	{Name: "call_stacks", SQL: "SELECT TOP (50) c.CustomerID, c.Name, c.Region FROM dbo.Customers AS c ORDER BY c.Name DESC",
 		Description: "Page reads, locks and waits traced with the callstack action: every storage event carries its call stack.",
 		Shows:       []string{"physical_page_read", "callstack"}, ClearBufferPool: true, CallStacks: true},
+	{Name: "procedure_two_statements", SQL: "EXEC dbo.CustomerOrders @region = N'West', @minAmount = 2500",
+		Description: "A stored procedure of two statements (procs.go's demo procedure dbo.CustomerOrders): each statement runs with its own actual plan, so the batch produces two plans.",
+		Shows:       []string{"query_post_execution_showplan", "plan:Clustered Index Scan"}},
 }
 
 // Scenarios lists the demo queries.

@@ -67,7 +67,8 @@ func init() {
 	sysViews = map[string]viewFunc{
 		"databases": databasesView,
 		"schemas":   schemasView,
-		"objects":   objectsView, "tables": objectsView,
+		"objects":   objectsView, "tables": tablesOnly(objectsView),
+		"sql_modules": sqlModulesView, "procedures": proceduresView, "triggers": triggersView, // procs.go
 		"columns":    columnsView,
 		"indexes":    indexesView,
 		"partitions": partitionsView,
@@ -292,6 +293,7 @@ func objectsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	for _, t := range db.tables {
 		r.rows = append(r.rows, []any{t.name, t.objectID, nil, int64(1), int64(0), "U ", "USER_TABLE", t.created, t.created, false})
 	}
+	r.rows = append(r.rows, procObjectRows(db)...) // procs.go
 	return r, nil
 }
 

@@ -28,6 +28,7 @@ const (
 	WhyDDL      = "DDL is refused"
 	WhyRead     = "cannot be read safely"
 	WhyTran     = "transaction statements are refused"
+	WhyDynamic  = "sp_executesql runs dynamic SQL"
 )
 
 // Cases is the corpus.
@@ -110,8 +111,9 @@ var Cases = []Case{
 	{"-- comment with \u20ac\nSELECT 1", "", false},
 	{"SELECT 'COMMIT' AS x, 1 AS [rollback] FROM dbo.Orders WHERE OrderID = 1 -- ROLLBACK\n/* BEGIN TRAN */", "", false},
 	// procedure calls without EXEC, as a batch's first statement
-	{"[sp_executesql] N'UPDATE dbo.Orders SET Amount = 0'", WhyProc, false},
-	{"sys.[sp_executesql] N'SELECT 1'", WhyProc, false},
+	// sp_executesql with a literal statement is classified like the batch it runs
+	{"[sp_executesql] N'UPDATE dbo.Orders SET Amount = 0'", "", true},
+	{"sys.[sp_executesql] N'SELECT 1'", "", false},
 	{"master..xp_cmdshell 'dir'", WhyProc, false},
 	{"[xp_cmdshell] 'whoami'", WhyProc, false},
 	{"sys.sp_configure 'show advanced options', 1", WhyProc, false},
@@ -139,14 +141,14 @@ var Cases = []Case{
 	{"INSERT INTO #who EXEC sp_who", "", true},
 	// EXEC in every other form
 	{"EXEC dbo.DoThings", WhyExec, false},
-	{"EXECUTE sp_executesql N'SELECT 1'", WhyExec, false},
+	{"EXECUTE sp_executesql N'SELECT 1'", "", false},
 	{"EXEC ('UPDATE dbo.Orders SET Amount = 0')", "dynamic SQL", false},
 	{"EXEC (@sql)", "dynamic SQL", false},
 	{"EXECUTE AS LOGIN = 'sa'; SELECT 1", "security statements", false},
 	{"INSERT INTO dbo.Orders EXEC dbo.usp_x", WhyExec, false},
 	{"EXEC master.sys.sp_who", WhyExec, false},
 	{"EXEC sp_who2", WhyExec, false},
-	{"EXEC [sp_executesql] N'x'", WhyExec, false},
+	{"EXEC [sp_executesql] N'x'", WhyProc, false},
 	{"SELECT 1 EXEC sp_configure", WhyExec, false},
 	{"EXEC xp_cmdshell 'dir'", WhyExec, false},
 	{"DECLARE @p sysname = N'sp_help'; EXEC @p", WhyExec, false},
@@ -302,4 +304,105 @@ var Cases = []Case{
 	{"SELECT COUNT(*) FROM dbo.Orders OPTION (USE HINT('ENABLE_PARALLEL_PLAN_PREFERENCE'))", "", false},
 	{"SET NOCOUNT ON\nSELECT TOP (3) c.CustomerID FROM dbo.Customers AS c\nJOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID", "", false},
 	{"   ", "", false},
+	// sp_executesql as applications send it: the literal is the batch
+	{"EXEC sp_executesql N'SELECT OrderID FROM dbo.Orders WHERE CustomerID = @c', N'@c int', @c = 42", "", false},
+	{"EXEC sys.sp_executesql N'UPDATE dbo.Orders SET Amount = @a WHERE OrderID = 1', N'@a money', 5", "", true},
+	{"EXEC sp_executesql N'SELECT 1; COMMIT'", WhyCommit, false},
+	{"EXEC sp_executesql N'EXEC sp_executesql N''DELETE FROM dbo.Orders'''", "", true},
+	{"EXEC sp_executesql N'EXEC sp_executesql N''ROLLBACK'''", WhyRollback, false},
+	{"DECLARE @s nvarchar(100) = N'SELECT 1'; EXEC sp_executesql @s", WhyDynamic, false},
+	{"EXEC sp_executesql @stmt = @s", WhyDynamic, false},
+	{"EXEC sp_executesql N'SELECT 1' + N'; COMMIT'", "is followed by +", false},
+	{"EXEC sp_executesql (N'SELECT 1')", WhyDynamic, false},
+	{"EXEC sp_executesql N'EXEC xp_cmdshell ''dir'''", WhyExec, false},
+	{"SELECT 1; EXEC sp_executesql N'SELECT @c', N'@c int', @c = 1", "", false},
+	{"EXEC sp_executesql N'SELECT ''COMMIT'' AS [rollback]'", "", false},
+	{"EXEC sp_executesql N'SELECT 1', N'@c int', @c = 42", "", false},
+	{"EXEC sp_executesql N'SELECT @c', N'@c decimal(10, 2) OUTPUT, @d nvarchar(max), @e [dbo].[MyType] READONLY', 1", "", false},
+	{"EXEC sp_executesql N'SELECT @c', @d, @c = 1", "parameter declarations must be a string literal", false},
+	{"EXEC sp_executesql N'SELECT @c', N'@c int; COMMIT', 1", "hold more than declarations", false},
+	{"EXEC sp_executesql N'SELECT @c', N'@c int = (SELECT 1)', 1", "hold more than declarations", false},
+	{"EXEC sp_executesql N'SELECT @c', @params = N'@c int) DELETE FROM dbo.Orders --', 1", "hold more than declarations", false},
+}
+
+// Module is a procedure's or trigger's definition, as OBJECT_DEFINITION
+// returns it, and what classifying its statements must say.
+type Module struct {
+	Def    string
+	Refuse string // a substring of the refusal's reason; "" means allowed
+	Mod    bool   // an allowed module modifies data
+	Calls  int    // user procedures it calls
+}
+
+// The refusals of module definitions.
+const (
+	WhyExecuteAs = "runs as another principal"
+	WhyExtended  = "extended procedure"
+)
+
+// Modules are hostile procedure and trigger bodies, and look-alikes that
+// are fine.
+var Modules = []Module{
+	{"CREATE PROCEDURE dbo.TopCustomers @region nvarchar(20) = N'West'\nAS\nSET NOCOUNT ON;\nSELECT TOP (5) CustomerID FROM dbo.Customers WHERE Region = @region;", "", false, 0},
+	{"CREATE PROC dbo.P @a AS int = 5, @b int OUTPUT AS BEGIN SELECT @b = @a; RETURN 0 END", "", false, 0},
+	{"CREATE OR ALTER PROCEDURE [dbo].[Look] AS SELECT 'COMMIT' AS [rollback], 1 AS [execute] -- COMMIT\n/* EXEC (@s) */", "", false, 0},
+	{"CREATE PROCEDURE dbo.Outer AS EXEC dbo.Inner @x = 1; EXEC dbo.Other", "", false, 2},
+	{"CREATE PROCEDURE dbo.Up @id int AS UPDATE dbo.Orders SET Amount = Amount + 1 WHERE OrderID = @id", "", true, 0},
+	{"CREATE PROCEDURE dbo.P WITH RECOMPILE AS SELECT 1", "", false, 0},
+	{"CREATE PROCEDURE dbo.P AS EXEC sp_executesql N'SELECT @c', N'@c int', @c = 42", "", false, 0},
+	{"CREATE PROCEDURE dbo.C AS UPDATE dbo.Orders SET Amount = 0; COMMIT", WhyCommit, false, 0},
+	{"CREATE PROCEDURE dbo.C AS BEGIN TRAN; UPDATE dbo.Orders SET Amount = 0; COMMIT TRAN", "BEGIN TRANSACTION", false, 0},
+	{"CREATE PROCEDURE dbo.R AS\nSELECT 1\nROLLBACK", WhyRollback, false, 0},
+	{"CREATE PROCEDURE dbo.D @s nvarchar(max) AS EXEC (@s)", "dynamic SQL", false, 0},
+	{"CREATE PROCEDURE dbo.D @s nvarchar(max) AS EXEC sp_executesql @s", WhyDynamic, false, 0},
+	{"CREATE PROCEDURE dbo.D AS EXEC sp_executesql N'COMMIT'", WhyCommit, false, 0},
+	{"CREATE PROCEDURE dbo.E WITH EXECUTE AS OWNER AS SELECT 1", WhyExecuteAs, false, 0},
+	{"CREATE PROCEDURE dbo.E @a int WITH RECOMPILE, EXECUTE AS 'sa' AS SELECT 1", WhyExecuteAs, false, 0},
+	{"CREATE PROCEDURE dbo.E AS EXECUTE AS LOGIN = 'sa'; SELECT 1; REVERT", "security statements", false, 0},
+	{"CREATE PROCEDURE dbo.X AS EXEC xp_cmdshell 'dir'", WhyExtended, false, 0},
+	{"CREATE PROCEDURE dbo.X AS EXEC master..xp_cmdshell 'dir'", WhyExtended, false, 0},
+	{"CREATE PROCEDURE dbo.X AS EXEC sp_configure 'xp_cmdshell', 1; RECONFIGURE", "system procedure", false, 0},
+	{"CREATE PROCEDURE dbo.L AS SELECT * FROM srv.db.dbo.t", "four-part name", false, 0},
+	{"CREATE PROCEDURE dbo.T AS CREATE TABLE dbo.Perm (a int)", "DDL is refused", false, 0},
+	{"CREATE PROCEDURE dbo.G AS SELECT 1\nGO\nDROP TABLE dbo.Orders", "GO separates", false, 0},
+	{"CREATE VIEW dbo.V AS SELECT 1", "cannot be read safely", false, 0},
+	{"CREATE PROCEDURE dbo.N", "cannot be read safely", false, 0},
+	{"CREATE TRIGGER dbo.trg ON dbo.Orders AFTER UPDATE AS INSERT INTO dbo.Audit (OrderID) SELECT OrderID FROM inserted", "", true, 0},
+	{"CREATE TRIGGER dbo.trg ON dbo.Orders AFTER UPDATE AS BEGIN IF UPDATE(Amount) SELECT 1 END", "", false, 0},
+	{"CREATE TRIGGER dbo.trg ON dbo.Orders WITH EXECUTE AS SELF FOR INSERT AS SELECT 1", WhyExecuteAs, false, 0},
+	{"CREATE TRIGGER dbo.trg ON dbo.Orders AFTER DELETE AS COMMIT", WhyCommit, false, 0},
+	{"CREATE PROCEDURE dbo.Num AS EXEC dbo.Other;2", "numbered procedure", false, 0},
+}
+
+// Program is a batch and the procedures and triggers it reaches, by name.
+type Program struct {
+	Batch    string
+	Procs    map[string]string // dbo.Name → definition; a missing value is an unreadable (NULL) definition
+	Triggers map[string]string // table → trigger definition
+	Refuse   string
+	Mod      bool
+}
+
+// Programs are procedure chains: refused when any module they reach is.
+var Programs = []Program{
+	{"EXEC dbo.TopCustomers @region = N'West'", map[string]string{"dbo.TopCustomers": Modules[0].Def}, nil, "", false},
+	{"EXEC dbo.Outer", map[string]string{
+		"dbo.Outer": "CREATE PROCEDURE dbo.Outer AS SELECT 1; EXEC dbo.Inner",
+		"dbo.Inner": "CREATE PROCEDURE dbo.Inner AS UPDATE dbo.Orders SET Amount = 1; COMMIT",
+	}, nil, WhyCommit, false},
+	{"EXEC dbo.Outer", map[string]string{
+		"dbo.Outer": "CREATE PROCEDURE dbo.Outer AS EXEC dbo.Inner",
+		"dbo.Inner": "CREATE PROCEDURE dbo.Inner AS EXEC sp_executesql N'EXEC dbo.Deep'",
+		"dbo.Deep":  "CREATE PROCEDURE dbo.Deep AS EXEC xp_cmdshell 'dir'",
+	}, nil, WhyExtended, false},
+	{"EXEC dbo.Enc", map[string]string{"dbo.Enc": ""}, nil, "definition is NULL", false},
+	{"EXEC dbo.Missing", nil, nil, "not a procedure QueryReplay can find", false},
+	{"EXEC dbo.Self", map[string]string{"dbo.Self": "CREATE PROCEDURE dbo.Self AS EXEC dbo.Self"}, nil, "", false},
+	{"EXEC dbo.Up @id = 1", map[string]string{"dbo.Up": Modules[4].Def},
+		map[string]string{"dbo.Orders": "CREATE TRIGGER dbo.trg ON dbo.Orders AFTER UPDATE AS EXEC (N'x')"}, "dynamic SQL", true},
+	{"UPDATE dbo.Orders SET Amount = 0", nil,
+		map[string]string{"dbo.Orders": "CREATE TRIGGER dbo.trg ON dbo.Orders AFTER UPDATE AS COMMIT"}, WhyCommit, true},
+	{"UPDATE dbo.Orders SET Amount = 0", nil,
+		map[string]string{"dbo.Orders": Modules[24].Def}, "", true},
+	{"EXEC dbo.Outer", map[string]string{"dbo.Outer": "CREATE PROCEDURE dbo.Outer WITH EXECUTE AS OWNER AS SELECT 1"}, nil, WhyExecuteAs, false},
 }

@@ -276,7 +276,9 @@ func (o Options) Validate(p Policy) (tsql.Classification, error) {
 	if o.ClearBufferPool && !p.AllowClearBufferPool {
 		return tsql.Classification{}, &tsql.RefusedError{Reason: "clearing the buffer pool (CHECKPOINT + DBCC DROPCLEANBUFFERS) empties the cache of the whole instance; the configuration does not allow it (allow it explicitly, on a test server only)"}
 	}
-	c, err := tsql.Classify(o.SQL)
+	// User procedure calls are listed, not refused: the run reads and
+	// classifies their definitions before anything starts (procedures.go).
+	c, err := tsql.ClassifyWith(o.SQL, tsql.Options{UserProcedures: true})
 	if err != nil {
 		return c, err
 	}

@@ -169,6 +169,9 @@ func (r *run) do(ctx context.Context) (*bundle.Bundle, error) {
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.checkModules(ctx); err != nil {
+		return nil, err
+	}
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}

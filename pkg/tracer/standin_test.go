@@ -167,6 +167,10 @@ func TestStatementSequence(t *testing.T) {
 		logRead = "C: SELECT TOP (100001) [Current LSN], [Operation], [Context], [Transaction ID], [AllocUnitId], [Page ID], [Slot ID], [Transaction Name] FROM fn_dblog(N'0x"
 	)
 	head := []string{info, tIdent, cIdent, perms, sysadm, sweep, create}
+	// a modification first reads the triggers on the table it writes
+	// (procedures.go), before anything is created
+	trig := "C: SELECT t.object_id, OBJECT_SCHEMA_NAME(t.object_id) + N'.' + t.name, t.type, OBJECT_DEFINITION(t.object_id) FROM sys.triggers AS t"
+	modHead := []string{info, tIdent, cIdent, trig, perms, sysadm, sweep, create}
 	seq := func(parts ...[]string) []string {
 		var out []string
 		for _, p := range parts {
@@ -189,9 +193,9 @@ func TestStatementSequence(t *testing.T) {
 		{"disable read-ahead", Options{SQL: selectSQL, DisableReadAhead: true},
 			seq(head, []string{"T: DBCC TRACEON(652) WITH NO_INFOMSGS"}, run(selectSQL), []string{rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:])},
 		{"modification", Options{SQL: updateSQL},
-			seq(head, []string{logEnd}, run(updateSQL), []string{logRead}, tail)},
+			seq(modHead, []string{logEnd}, run(updateSQL), []string{logRead}, tail)},
 		{"everything", Options{SQL: updateSQL, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups(), CallStacks: true},
-			seq(head, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "T: DBCC TRACEON(652) WITH NO_INFOMSGS", logEnd}, run(updateSQL),
+			seq(modHead, []string{"C: CHECKPOINT", "C: DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS", "T: DBCC TRACEON(652) WITH NO_INFOMSGS", logEnd}, run(updateSQL),
 				[]string{logRead, rollback, state, "T: DBCC TRACEOFF(652) WITH NO_INFOMSGS"}, tail[2:],
 				// raw call-stack addresses need the modules' base addresses
 				[]string{"C: SELECT name, base_address FROM sys.dm_os_loaded_modules WHERE name NOT LIKE N'%.rll'"})},
@@ -672,7 +676,7 @@ func TestPermissionRefusal(t *testing.T) {
 func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	srv := startStandin(t)
 	tr, log, _ := newTracer(t, srv.dsn, Policy{})
-	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC dbo.usp_Anything"} {
+	for _, q := range []string{"UPDATE dbo.Orders SET Amount = 0; COMMIT", "SELECT 1\nGO\nSELECT 2", "EXEC master..xp_cmdshell 'dir'"} {
 		_, err := tr.Trace(context.Background(), Options{SQL: q})
 		var re *tsql.RefusedError
 		if !errors.As(err, &re) {
@@ -684,6 +688,17 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 	}
 	if s := log.texts(); len(s) != 0 {
 		t.Errorf("statements ran for refused traces: %v", s)
+	}
+	// a user procedure is refused once its definition is read (here: it
+	// does not exist): only identity and catalog reads reach the server
+	var re *tsql.RefusedError
+	if _, err := tr.Trace(context.Background(), Options{SQL: "EXEC dbo.usp_Anything"}); !errors.As(err, &re) {
+		t.Errorf("EXEC dbo.usp_Anything: %v, want a refusal", err)
+	}
+	for _, q := range log.texts() {
+		if !strings.HasPrefix(q, "SELECT ") || strings.Contains(q, "usp_Anything") {
+			t.Errorf("sent %q for a refused procedure", q)
+		}
 	}
 }
 

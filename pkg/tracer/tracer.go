@@ -169,7 +169,7 @@ const (
 // is dropped and the transaction rolled back on every path, and an error in
 // that cleanup is joined to the returned error.
 func (t *Tracer) Trace(ctx context.Context, o Options) (*bundle.Bundle, error) {
-	o = o.withDefaults()
+	o = asParameterized(o.withDefaults())
 	class, err := o.Validate(t.policy)
 	if o.skipClassifier {
 		class, err = tsql.Classification{Modification: true}, nil

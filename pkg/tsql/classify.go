@@ -19,6 +19,15 @@ type Classification struct {
 	// Warnings are side effects a rollback does not undo but that change no
 	// rows (identity values, sequence numbers).
 	Warnings []string
+	// Calls are the user procedures the batch calls (ClassifyWith with
+	// Options.UserProcedures only): the batch is safe only if each of
+	// their definitions is (ClassifyModule), which the caller must check
+	// before running it.
+	Calls []Call
+	// Targets are the tables (as written) that INSERT, UPDATE, DELETE and
+	// MERGE change, whose triggers the caller must classify too; an alias
+	// or a CTE name is listed as written, which resolves to no table.
+	Targets []Name
 }
 
 // Classify decides from the statements a batch is made of whether it may be
@@ -27,6 +36,15 @@ type Classification struct {
 // its line and why; otherwise the classification says whether the batch
 // modifies data.
 func Classify(src string) (Classification, error) {
+	return ClassifyWith(src, Options{})
+}
+
+// ClassifyWith is Classify with options.
+func ClassifyWith(src string, opt Options) (Classification, error) {
+	return classify(src, opt, 0)
+}
+
+func classify(src string, opt Options, depth int) (Classification, error) {
 	if len(src) > MaxBatchBytes {
 		return Classification{}, &RefusedError{Reason: fmt.Sprintf("the batch is %d bytes; QueryReplay traces batches of at most %d bytes (tsql.MaxBatchBytes)", len(src), MaxBatchBytes)}
 	}
@@ -38,7 +56,7 @@ func Classify(src string) (Classification, error) {
 		}
 		return Classification{}, &RefusedError{Reason: "the batch cannot be read safely: " + err.Error(), Line: line}
 	}
-	c := &classifier{src: src, warned: map[string]bool{}}
+	c := &classifier{src: src, warned: map[string]bool{}, opt: opt, nest: depth}
 	c.code = toks[:0] // comments dropped in place: no second copy of the tokens
 	for _, t := range toks {
 		if t.Kind != TokComment {
@@ -66,6 +84,8 @@ type classifier struct {
 	lastVerb string // the statement an INTO belongs to
 	depth    int    // parentheses open at the current token
 	closeAt  []int  // for RAISERROR: index of the ) closing each (, computed once
+	opt      Options
+	nest     int // sp_executesql statements this batch is nested in
 }
 
 func (c *classifier) run() error {
@@ -226,9 +246,11 @@ func (c *classifier) allowedWord(k int) error {
 		c.warn("identity values consumed by an insert are not given back by ROLLBACK")
 		c.verb(w)
 		c.lastVerb = w
+		c.target(k)
 	case "DELETE":
 		c.verb(w)
 		c.lastVerb = w
+		c.target(k)
 	case "SELECT", "FETCH":
 		c.lastVerb = w
 	case "INTO":
@@ -292,6 +314,7 @@ func (c *classifier) contextual(k int) error {
 		default:
 			c.verb("UPDATE")
 			c.lastVerb = "UPDATE"
+			c.target(k)
 		}
 	case "TRUNCATE":
 		if next == "TABLE" {
@@ -410,6 +433,9 @@ func (c *classifier) callName(k int) string {
 // read-only one, unqualified or in schema sys, and its arguments constants
 // or variables.
 func (c *classifier) checkCall(stmt, j int, why string) error {
+	if full := c.callName(j); c.opt.UserProcedures && strings.HasPrefix(upperASCII(full[strings.LastIndex(full, ".")+1:]), "XP_") {
+		return c.refuse(stmt, fmt.Sprintf(whyExtended, full))
+	}
 	var parts []string
 	for {
 		if !c.isNamePart(j) {
@@ -423,9 +449,21 @@ func (c *classifier) checkCall(stmt, j int, why string) error {
 		j++
 	}
 	proc := parts[len(parts)-1]
+	if proc == "SP_EXECUTESQL" && (len(parts) == 1 || len(parts) == 2 && parts[0] == "SYS") {
+		return c.checkExecuteSQL(stmt, j)
+	}
+	if c.opt.UserProcedures && !readOnlyProcedures[proc] {
+		return c.userCall(stmt, j, parts)
+	}
 	if len(parts) > 2 || len(parts) == 2 && parts[0] != "SYS" || !readOnlyProcedures[proc] {
 		return c.refuse(stmt, why)
 	}
+	return c.checkArguments(stmt, j, proc)
+}
+
+// checkArguments checks the arguments of a call from code[j]: constants
+// or variables, each optionally named and OUTPUT.
+func (c *classifier) checkArguments(stmt, j int, proc string) error {
 	for {
 		if c.endsStatement(j) {
 			return nil

@@ -212,8 +212,10 @@ type DBCCStmt struct {
 type UseStmt struct{ DB string }
 type WaitforStmt struct{ Delay string }
 type ExecStmt struct {
-	Proc []string
-	Args []Expr
+	Proc   []string
+	Args   []Expr    // the values, in order (nil for DEFAULT)
+	Named  []ExecArg // the same arguments with their names and OUTPUT
+	Status string    // EXEC @status = proc
 }
 type PrintStmt struct{ Expr Expr }
 

@@ -88,7 +88,9 @@ func TestParseErrors(t *testing.T) {
 		number  int32
 		message string
 	}{
-		{"SELEC 1", 102, "Incorrect syntax near 'SELEC'."},
+		// "SELEC 1" alone is a call of procedure SELEC (Msg 2812 when run): a
+		// batch's first statement needs no EXEC (TestBareProcedureCall)
+		{"SELECT 1; SELEC 1", 102, ""},
 		{"SELECT FROM Orders", 156, "Incorrect syntax near the keyword 'FROM'."},
 		{"SELECT 1 +", 102, "Incorrect syntax near '+'."},
 		{"SELECT a FROM t WHERE", 156, "Incorrect syntax near the keyword 'WHERE'."},

@@ -60,7 +60,16 @@ func ParseBatchSpans(src string) ([]Stmt, []StmtSpan, *SQLError) {
 			return out, spans, nil
 		}
 		first := p.peek()
-		s, err := p.statement()
+		if len(out) > 0 && p.isProcDDL() {
+			return nil, nil, errFirstInBatch(first.line) // parse_proc.go
+		}
+		var s Stmt
+		var err *SQLError
+		if len(out) == 0 && p.bareProcCall() {
+			s, err = p.execCall("") // parse_proc.go
+		} else {
+			s, err = p.statement()
+		}
 		if err != nil {
 			if err.Line == 1 {
 				err.Line = int32(p.peek().line)
@@ -247,7 +256,12 @@ func (p *parser) statement() (Stmt, *SQLError) {
 			return nil, err
 		}
 		return &PrintStmt{Expr: e}, nil
+	case "RETURN":
+		return p.returnStmt() // parse_proc.go
 	case "CREATE":
+		if p.isProcDDL() {
+			return p.createProc() // parse_proc.go
+		}
 		if p.peekAt(1).is("EVENT") {
 			return p.createEventSession()
 		}
@@ -256,10 +270,16 @@ func (p *parser) statement() (Stmt, *SQLError) {
 			return p.createTable()
 		}
 	case "ALTER":
+		if p.isProcDDL() {
+			return p.createProc()
+		}
 		if p.peekAt(1).is("EVENT") {
 			return p.alterEventSession()
 		}
 	case "DROP":
+		if p.peekAt(1).is("PROC") || p.peekAt(1).is("PROCEDURE") {
+			return p.dropProc()
+		}
 		if p.peekAt(1).is("EVENT") {
 			return p.dropEventSession()
 		}
@@ -421,25 +441,12 @@ func (p *parser) waitforStatement() (Stmt, *SQLError) {
 // execStatement parses EXEC[UTE] proc [@name =] arg, ….
 func (p *parser) execStatement() (Stmt, *SQLError) {
 	p.i++
-	name, err := p.multiName()
-	if err != nil {
-		return nil, err
+	status := ""
+	if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
+		status = p.next().text
+		p.i++
 	}
-	s := &ExecStmt{Proc: name}
-	for p.peek().kind != tokEOF && !p.peek().isOp(";") && !p.startsStatement() {
-		if p.peek().kind == tokVariable && p.peekAt(1).isOp("=") {
-			p.i += 2
-		}
-		e, err := p.expression()
-		if err != nil {
-			return nil, err
-		}
-		s.Args = append(s.Args, e)
-		if !p.acceptOp(",") {
-			break
-		}
-	}
-	return s, nil
+	return p.execCall(status) // parse_proc.go
 }
 
 // startsStatement reports whether the current token begins a new statement,
@@ -452,7 +459,7 @@ func (p *parser) startsStatement() bool {
 	switch t.kw() {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "SAVE", "IF", "SET", "DECLARE",
 		"CHECKPOINT", "DBCC", "USE", "WAITFOR", "EXEC", "EXECUTE", "PRINT", "CREATE", "ALTER", "DROP", "END", "ELSE",
-		"MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE",
+		"MERGE", "TRUNCATE", "WHILE", "BREAK", "CONTINUE", "RETURN",
 		"KILL", "RECEIVE", "SEND":
 		return true
 	}
