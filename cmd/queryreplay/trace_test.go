@@ -76,7 +76,7 @@ func TestTraceCommandRefusalsAndFailures(t *testing.T) {
 	}{
 		{"commit inside", []string{"--sql", "UPDATE dbo.Orders SET Amount = 0; COMMIT"}, exitRefused, "COMMIT would end"},
 		{"1COMMIT", []string{"--sql", "UPDATE dbo.Orders SET Amount = 0 WHERE OrderID = 1COMMIT"}, exitRefused, `line 1 (COMMIT): COMMIT would end QueryReplay's transaction and make the batch's changes permanent (SQL Server reads "1COMMIT" as the number 1 followed by COMMIT)`},
-		{"procedure without EXEC", []string{"--sql", "master..xp_cmdshell 'dir'"}, exitRefused, "runs as a call of that procedure"},
+		{"procedure without EXEC", []string{"--sql", "master..xp_cmdshell 'dir'"}, exitRefused, "is an extended procedure"},
 		{"several batches", []string{"--sql", "SELECT 1\nGO\nSELECT 2"}, exitRefused, "GO separates"},
 		{"policy refuses modifications", []string{"--sql", "DELETE FROM dbo.Orders WHERE OrderID = 1", "--modifications", "refuse"}, exitRefused, "refuses modifications"},
 		{"buffer pool without consent", []string{"--sql", "SELECT 1", "--clear-buffer-pool"}, exitRefused, "does not allow it"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -220,7 +219,8 @@ func checkIndexes(t *testing.T, db *sql.DB, tbl scriptTable, script string) {
 // The stand-in's demo scenarios name only tables the script creates, and
 // through their aliases only columns those tables have.
 func TestSampleDatabaseCoversScenarios(t *testing.T) {
-	tables := parseSampleTables(t, string(readFile(t, repoPath(t, sampleDatabaseScript))))
+	script := string(readFile(t, repoPath(t, sampleDatabaseScript)))
+	tables := parseSampleTables(t, script)
 	columns := map[string]map[string]bool{}
 	for _, tbl := range tables {
 		cols := map[string]bool{}
@@ -237,10 +237,14 @@ func TestSampleDatabaseCoversScenarios(t *testing.T) {
 		t.Fatal("the stand-in has no scenarios")
 	}
 	checked := 0
+	procs := sampleProcedures(t, script)
 	for _, s := range scenarios {
 		aliases := map[string]string{}
 		for _, m := range table.FindAllStringSubmatch(s.SQL, -1) {
 			name := strings.ToLower(m[1])
+			if procs[name] {
+				continue
+			}
 			if columns[name] == nil {
 				t.Errorf("scenario %s uses dbo.%s, which the sample database does not have", s.Name, m[1])
 				continue
@@ -284,7 +288,8 @@ func TestSampleDatabaseGrants(t *testing.T) {
 	if want := []string{"ALTER ANY EVENT SESSION", "VIEW SERVER STATE"}; !slices.Equal(server, want) {
 		t.Errorf("server grants = %v, want %v (what pkg/tracer checks for)", server, want)
 	}
-	if want := []string{"SELECT ON SCHEMA::dbo"}; !slices.Equal(database, want) {
+	slices.Sort(database)
+	if want := []string{"EXECUTE ON SCHEMA::dbo", "SELECT ON SCHEMA::dbo", "VIEW DEFINITION ON SCHEMA::dbo"}; !slices.Equal(database, want) {
 		t.Errorf("database grants = %v, want %v", database, want)
 	}
 	if strings.Contains(strings.ToLower(script), "sp_addsrvrolemember") || regexp.MustCompile(`(?i)ALTER SERVER ROLE`).MatchString(script) {
@@ -296,17 +301,44 @@ func TestSampleDatabaseGrants(t *testing.T) {
 			t.Errorf("the script grants %s, which pkg/tracer's permission check does not ask for", p)
 		}
 	}
-	doc, err := os.ReadFile(repoPath(t, "docs/security.md"))
-	if os.IsNotExist(err) {
-		t.Log("docs/security.md is not in this tree yet (the safety branch, issue 12); checked against pkg/tracer only")
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range append(server, "SELECT") {
+	doc := readFile(t, repoPath(t, "docs/security.md"))
+	for _, p := range append(server, "SELECT", "EXECUTE", "VIEW DEFINITION") {
 		if !strings.Contains(string(doc), p) {
 			t.Errorf("the script grants %s, which docs/security.md does not list", p)
 		}
 	}
+}
+
+var createProcedure = regexp.MustCompile(`(?is)CREATE OR ALTER PROCEDURE dbo\.(\w+)(.*?)\nGO\n`)
+
+// sampleProcedures returns the procedures the script creates (lower-case
+// names), after checking that they are the stand-in's demo procedures word
+// for word, so a scenario that calls one runs the same statements on both.
+func sampleProcedures(t *testing.T, script string) map[string]bool {
+	t.Helper()
+	inScript := map[string]string{}
+	for _, m := range createProcedure.FindAllStringSubmatch(script, -1) {
+		inScript[strings.ToLower(m[1])] = strings.Join(strings.Fields("CREATE PROCEDURE dbo."+m[1]+m[2]), " ")
+	}
+	out := map[string]bool{}
+	for _, def := range standin.DemoProcedures() {
+		words := strings.Fields(def)
+		if len(words) < 3 || !strings.HasPrefix(strings.ToLower(words[2]), "dbo.") {
+			t.Fatalf("demo procedure %q does not start CREATE PROCEDURE dbo.…", def)
+		}
+		name := strings.ToLower(strings.TrimPrefix(strings.ToLower(words[2]), "dbo."))
+		got, ok := inScript[name]
+		if !ok {
+			t.Errorf("the sample database does not create the demo procedure dbo.%s", name)
+			continue
+		}
+		if want := strings.Join(words, " "); got != want {
+			t.Errorf("dbo.%s differs:\nscript:   %s\nstand-in: %s", name, got, want)
+		}
+		out[name] = true
+	}
+	if len(out) == 0 {
+		t.Fatal("the stand-in has no demo procedures; the check is broken")
+	}
+	return out
 }

@@ -638,3 +638,10 @@ func triggersView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 	return &relation{cols: cols("name", tSysname, "object_id", tInt, "parent_class", tTinyInt, "parent_class_desc", tNVar(60), "parent_id", tInt,
 		"type", tNVar(2), "type_desc", tNVar(60), "is_disabled", tBit, "is_instead_of_trigger", tBit)}, nil
 }
+
+// DemoProcedures returns the definitions of the procedures the demo
+// database holds, for the release check that the compose sample database
+// creates the same ones.
+func DemoProcedures() []string {
+	return append([]string(nil), demoProcedures...)
+}

@@ -99,7 +99,11 @@ func checkProbe(p Probe) error {
 	if strings.ContainsRune(p.Database, 0) {
 		return errors.New("database name holds a NUL character")
 	}
-	c, err := tsql.Classify(p.SQL)
+	// The same classification the tracer's Options.Validate makes: a user
+	// procedure's call is listed, not refused, because the trace reads and
+	// classifies its definition on the server before anything runs; the
+	// configuration check has no connection to read it with.
+	c, err := tsql.ClassifyWith(p.SQL, tsql.Options{UserProcedures: true})
 	if err != nil {
 		return err
 	}

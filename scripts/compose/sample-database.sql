@@ -130,6 +130,21 @@ BEGIN
 END;
 GO
 
+-- The demo procedures (the stand-in creates the same two at start).
+-- CREATE OR ALTER must begin its batch:
+-- https://learn.microsoft.com/en-us/sql/t-sql/statements/create-procedure-transact-sql
+CREATE OR ALTER PROCEDURE dbo.CustomerOrders @region nvarchar(20) = N'West', @minAmount money = 0
+AS
+SET NOCOUNT ON;
+SELECT c.CustomerID, c.Name FROM dbo.Customers AS c WHERE c.Region = @region;
+SELECT o.OrderID, o.CustomerID, o.Amount FROM dbo.Orders AS o WHERE o.Amount > @minAmount AND o.CustomerID IN (SELECT c.CustomerID FROM dbo.Customers AS c WHERE c.Region = @region);
+GO
+CREATE OR ALTER PROCEDURE dbo.RegionReport @region nvarchar(20)
+AS
+SELECT COUNT(*) AS Customers FROM dbo.Customers WHERE Region = @region;
+EXEC dbo.CustomerOrders @region = @region, @minAmount = 4000;
+GO
+
 -- The trace login. https://learn.microsoft.com/en-us/sql/t-sql/statements/create-login-transact-sql
 USE master;
 GO
@@ -155,6 +170,10 @@ IF DATABASE_PRINCIPAL_ID(N'queryreplay') IS NULL
 GO
 -- https://learn.microsoft.com/en-us/sql/t-sql/statements/grant-schema-permissions-transact-sql
 GRANT SELECT ON SCHEMA::dbo TO queryreplay;
+-- A traced EXEC needs EXECUTE, and QueryReplay reads every procedure's
+-- definition first, which OBJECT_DEFINITION returns only with VIEW DEFINITION:
+-- https://learn.microsoft.com/en-us/sql/t-sql/functions/object-definition-transact-sql
+GRANT EXECUTE, VIEW DEFINITION ON SCHEMA::dbo TO queryreplay;
 GO
 
 PRINT 'QueryReplayDemo is ready; log in as queryreplay.';
