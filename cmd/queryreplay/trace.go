@@ -44,6 +44,7 @@ type traceArgs struct {
 	maxEvents        int
 	maxFileSizeMB    int
 	maxLockRows      int
+	maxLockScanPages int
 	traceDir         string
 	grace            time.Duration
 	quiet            bool
@@ -97,6 +98,7 @@ func init() {
 		cmd.Flag("max-events", "Read at most this many events; the rest is reported as truncated.").Default(fmt.Sprint(tracer.DefaultMaxEvents)).IntVar(&a.maxEvents)
 		cmd.Flag("max-file-size", "Maximum trace file size on the server, MB; losses are reported.").Default(fmt.Sprint(tracer.DefaultMaxFileSizeMB)).IntVar(&a.maxFileSizeMB)
 		cmd.Flag("max-lock-rows", "Resolve at most this many key locks to rows (each 2,000 cost a scan of their index; -1: none).").Default(fmt.Sprint(tracer.DefaultMaxLockRows)).IntVar(&a.maxLockRows)
+		cmd.Flag("max-lock-scan-pages", "Resolve key locks to rows only in indexes of at most this many 8 KB pages (a lookup scans the whole index; -1: no bound).").Default(fmt.Sprint(tracer.DefaultMaxLockScanPages)).IntVar(&a.maxLockScanPages)
 		cmd.Flag("trace-dir", "Server directory for the event file (default: the error log's directory).").StringVar(&a.traceDir)
 		cmd.Flag("orphan-grace", "Drop leftover queryreplay_* sessions that name no owner once older than this (a session whose owner connection is gone is dropped at once).").Default(tracer.DefaultGracePeriod.String()).DurationVar(&a.grace)
 		cmd.Flag("quiet", "No progress on standard error.").Short('q').BoolVar(&a.quiet)
@@ -119,7 +121,7 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 	o := tracer.Options{
 		SQL: text, Database: a.database, ClearBufferPool: a.clearBufferPool, DisableReadAhead: a.disableReadAhead,
 		Events:     bundle.EventGroups{Locks: a.locks, Waits: a.waits, Memory: a.memory, Splits: a.splits, Log: a.log, FileIO: a.fileIO},
-		CallStacks: a.callStacks, Timeout: a.timeout, MaxEvents: a.maxEvents, MaxFileSizeMB: a.maxFileSizeMB, MaxLockRows: a.maxLockRows,
+		CallStacks: a.callStacks, Timeout: a.timeout, MaxEvents: a.maxEvents, MaxFileSizeMB: a.maxFileSizeMB, MaxLockRows: a.maxLockRows, MaxLockScanPages: a.maxLockScanPages,
 		TraceDirectory: a.traceDir, GracePeriod: a.grace,
 		SymbolServers: a.symbolServers, SymbolCacheDir: a.symbolCache, SymbolTimeout: a.symbolTimeout,
 		MaxPageHeaders: a.maxPageHeaders, UndocumentedPageAllocations: a.pageAllocations,

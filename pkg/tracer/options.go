@@ -40,6 +40,9 @@ const (
 	DefaultMaxFileSizeMB = 256
 	DefaultGracePeriod   = 15 * time.Minute
 	DefaultMaxLockRows   = 2000
+	// DefaultMaxLockScanPages bounds the index a key-lock lookup may scan:
+	// 25,600 pages of 8 KB, 200 MB.
+	DefaultMaxLockScanPages = 25600
 	// DefaultTimeout bounds a traced batch when Options.Timeout is 0. A
 	// batch that outlives its timeout is stopped: its session stopped at
 	// once, the traced session KILLed, QueryReplay's transaction rolled back.
@@ -115,6 +118,11 @@ type Options struct {
 	// so every batch of 2,000 hashes costs a full scan of its index; the
 	// rest is reported as unresolved.
 	MaxLockRows int
+	// MaxLockScanPages bounds the size of an index whose key locks are
+	// resolved to rows (0: DefaultMaxLockScanPages; negative: no bound). A
+	// lookup scans its whole index, so a larger index is skipped with a
+	// note rather than read on a production server.
+	MaxLockScanPages int
 	// TraceDirectory overrides the server directory of the event file
 	// (default: the directory of the SQL Server error log). It is a path on
 	// the server, which the service account must be able to write.
@@ -219,6 +227,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.GracePeriod == 0 {
 		o.GracePeriod = DefaultGracePeriod
+	}
+	if o.MaxLockScanPages == 0 {
+		o.MaxLockScanPages = DefaultMaxLockScanPages
 	}
 	if o.MaxLockRows == 0 {
 		o.MaxLockRows = DefaultMaxLockRows

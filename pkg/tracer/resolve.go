@@ -321,9 +321,13 @@ func (s *nameResolver) lockRows(ctx context.Context) map[timeline.LockKey]string
 		if share := max(1, budget/(len(hobtKeys)-i)); len(list) > share {
 			list = list[:share]
 		}
+		if note := r.lockScanTooCostly(ctx, h.id, n); note != "" {
+			res.Errors = append(res.Errors, note)
+			continue
+		}
 		budget -= len(list)
 		for _, batch := range batches(list, maxParams) {
-			found, err := r.lookupKeys(ctx, n, batch)
+			found, err := r.lookupKeysBounded(ctx, n, batch)
 			if err != nil {
 				s.fail("key locks on "+n.String(), err)
 				break
@@ -419,9 +423,74 @@ func (r *run) lookupNames(ctx context.Context, db uint64, batch []lookup) error 
 
 // lockResSQL selects the rows of one index by %%lockres%%; the names come
 // from the server's catalog and are quoted, the hashes are n parameters.
+// READUNCOMMITTED: the lookup scans the whole index, and under READ
+// COMMITTED its shared locks would make the server's writers wait on
+// every page it passes; it takes none this way (only a schema stability
+// lock). The rows it names are the ones the trace touched, which a dirty
+// read finds as well as a clean one. Table hints:
+// https://learn.microsoft.com/en-us/sql/t-sql/queries/hints-transact-sql-table
 func lockResSQL(n timeline.ObjectName, count int) string {
 	return "SELECT %%lockres%%, %%physloc%% FROM " + tsql.QuoteName(n.Schema) + "." + tsql.QuoteName(n.Table) +
-		" WITH (INDEX(" + tsql.QuoteName(n.Index) + ")) WHERE %%lockres%% IN (" + placeholders(count) + ")"
+		" WITH (INDEX(" + tsql.QuoteName(n.Index) + "), READUNCOMMITTED) WHERE %%lockres%% IN (" + placeholders(count) + ")"
+}
+
+// lockLookupTimeout bounds one %%lockres%% lookup; one that runs longer is
+// cancelled (the driver sends an attention) and reported.
+const lockLookupTimeout = 10 * time.Second
+
+// indexPagesSQL sums the pages used by every partition of the index the
+// hobt (one partition of it) belongs to: what a %%lockres%% scan of that
+// index reads. sys.allocation_units ties an in-row or row-overflow unit to
+// the partition's hobt_id and a LOB unit to its partition_id
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-allocation-units-transact-sql);
+// the two are the same number for rowstore partitions, and both are
+// matched. A catalog view: it needs only metadata visibility.
+const indexPagesSQL = "SELECT SUM(au.used_pages) FROM sys.partitions AS h " +
+	"JOIN sys.partitions AS p ON p.object_id = h.object_id AND p.index_id = h.index_id " +
+	"JOIN sys.allocation_units AS au ON au.container_id = p.hobt_id OR au.container_id = p.partition_id " +
+	"WHERE h.hobt_id = @p1"
+
+// lockScanTooCostly says why the key locks of one index are not looked up
+// (its size is over MaxLockScanPages, or cannot be read), or "".
+func (r *run) lockScanTooCostly(ctx context.Context, hobt uint64, n timeline.ObjectName) string {
+	if r.o.MaxLockScanPages < 0 {
+		return ""
+	}
+	pages, err := r.indexPages(ctx, hobt)
+	if err != nil {
+		return fmt.Sprintf("key locks on %s: not resolved to rows: the index's size could not be read (%v), and a lookup scans the whole index", n, err)
+	}
+	if pages.Int64 > int64(r.o.MaxLockScanPages) {
+		return fmt.Sprintf("key locks on %s: not resolved to rows: the index has %d pages, over the limit of %d that a lookup may scan (MaxLockScanPages, --max-lock-scan-pages)", n, pages.Int64, r.o.MaxLockScanPages)
+	}
+	return ""
+}
+
+// indexPages runs indexPagesSQL for one hobt.
+func (r *run) indexPages(ctx context.Context, hobt uint64) (sql.NullInt64, error) {
+	var pages sql.NullInt64
+	rows, err := r.conn.QueryContext(ctx, r.spec.Marker()+indexPagesSQL, int64(hobt))
+	if err != nil {
+		return pages, err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		if err := rows.Scan(&pages); err != nil {
+			return pages, err
+		}
+	}
+	return pages, rows.Err()
+}
+
+// lookupKeysBounded is lookupKeys within lockLookupTimeout.
+func (r *run) lookupKeysBounded(ctx context.Context, n timeline.ObjectName, hashes []any) (map[string]string, error) {
+	lctx, cancel := context.WithTimeout(ctx, lockLookupTimeout)
+	defer cancel()
+	found, err := r.lookupKeys(lctx, n, hashes)
+	if err != nil && lctx.Err() != nil && ctx.Err() == nil {
+		return found, fmt.Errorf("the lookup ran longer than %s and was cancelled: %w", lockLookupTimeout, err)
+	}
+	return found, err
 }
 
 // lookupKeys finds the rows of one index whose %%lockres%% is in hashes

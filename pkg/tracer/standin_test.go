@@ -301,7 +301,7 @@ func TestResolution(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range log.texts() {
-		if strings.Contains(s, "sys.allocation_units") {
+		if strings.Contains(s, "FROM sys.allocation_units") {
 			t.Error("names were looked up again despite the cache")
 		}
 	}
@@ -1007,5 +1007,50 @@ func TestFailureAtEveryStep(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A key-lock lookup scans its whole index, so an index over
+// MaxLockScanPages is skipped with a note naming it, its size and the
+// limit; the lookup itself reads without shared locks, so a writer holding
+// a row of that index does not hold it up.
+func TestLockLookupsBoundedInPages(t *testing.T) {
+	srv := startWithModules(t, "sql2019", nil)
+	tr, log, _ := newTracer(t, srv.dsn, Policy{})
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}, MaxLockScanPages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := b.Result.Resolution
+	if res.KeyLocks == 0 || res.KeyLocksRows != 0 {
+		t.Fatalf("MaxLockScanPages 1: %d of %d key locks resolved, want none", res.KeyLocksRows, res.KeyLocks)
+	}
+	if len(res.Errors) == 0 || !strings.Contains(res.Errors[0], "pages, over the limit of 1 that a lookup may scan") {
+		t.Fatalf("notes %q: want the index's size over the limit", res.Errors)
+	}
+	for _, s := range log.texts() {
+		if strings.Contains(s, "%%lockres%%") {
+			t.Errorf("a lookup ran although the index is over the limit: %s", s)
+		}
+	}
+	tr2, log2, _ := newTracer(t, srv.dsn, Policy{})
+	b, err = tr2.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Locks: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := b.Result.Resolution; res.KeyLocksRows != res.KeyLocks || len(res.Errors) != 0 {
+		t.Fatalf("default limit on a small index: %+v", res)
+	}
+	looked := 0
+	for _, s := range log2.texts() {
+		if strings.Contains(s, "%%lockres%%") {
+			looked++
+			if !strings.Contains(s, "READUNCOMMITTED") {
+				t.Errorf("a lookup takes shared locks: %s", s)
+			}
+		}
+	}
+	if looked == 0 {
+		t.Error("no lookup ran")
 	}
 }
