@@ -425,6 +425,9 @@ func (s *Server) emit(ec *xevents.EventCtx, ev *xevents.EventData) {
 			var b strings.Builder
 			xevents.RenderEvent(&b, ev, e.Actions, ec, sess.Sequence, false, &s.stamps)
 			r := xevents.RenderedEvent{Name: ev.Name, File: b.String(), Time: ev.Time}
+			if !sess.Admit(int64(len(r.File) / 2)) {
+				continue
+			}
 			for _, t := range sess.Targets {
 				if t.Name == "ring_buffer" {
 					var rb strings.Builder

@@ -442,7 +442,7 @@ func dmXESessions(dbScoped bool) viewFunc {
 			if dbScoped {
 				src = db.name
 			}
-			bufSize := s.Opts.MaxMemoryKB * 1024 / 3
+			bufSize := s.RegularBufferBytes()
 			pending := int64(0)
 			if len(s.Pending) > 0 {
 				pending = 1
@@ -451,8 +451,12 @@ func dmXESessions(dbScoped bool) viewFunc {
 			for _, t := range s.Targets {
 				logged += t.BuffersLogged
 			}
-			r.rows = append(r.rows, []any{sessionAddress(s.ID), s.Name, pending, int64(3), bufSize, int64(0), int64(0), bufSize * 3, int64(0), "",
-				int64(0), "flush_on_close", s.Dropped, int64(0), int64(0), s.Started, int64(0), src, logged, int64(0), s.TotalBytes})
+			large := int64(0)
+			if s.LargeBufferBytes() > 0 {
+				large = 2 // MAX_EVENT_SIZE sets two large buffers aside
+			}
+			r.rows = append(r.rows, []any{sessionAddress(s.ID), s.Name, pending, int64(3), bufSize, large, s.LargeBufferBytes(), bufSize*3 + large*s.LargeBufferBytes(), int64(0), "",
+				int64(0), "flush_on_close", s.Dropped, int64(0), int64(0), s.Started, s.LargestDrop, src, logged, int64(0), s.TotalBytes})
 		}
 		return r, nil
 	}

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -388,5 +389,39 @@ func TestRingBufferShapeMatchesReal(t *testing.T) {
 				t.Fatalf("real ring_buffer data %s without <type>: the comparison premise is wrong", d.Name)
 			}
 		}
+	}
+}
+
+// An event larger than one of the session's buffers (MAX_MEMORY / 3) is
+// dropped and counted, unless MAX_EVENT_SIZE sets large buffers aside for
+// it; MAX_EVENT_SIZE below MAX_MEMORY is refused (CREATE EVENT SESSION:
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql).
+func TestLargeEventsNeedMaxEventSize(t *testing.T) {
+	srv := New(Options{})
+	c := session(t, srv, 51)
+	var q strings.Builder
+	for i := range 120 {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&q, "SELECT c.CustomerID, c.Name FROM dbo.Customers AS c WHERE c.CustomerID = %d", i+1)
+	}
+	plans := func(name, with string) (events, dropped, largest int64) {
+		mustRun(t, c, "CREATE EVENT SESSION "+name+" ON SERVER ADD EVENT sqlserver.query_post_execution_showplan ADD TARGET package0.ring_buffer WITH ("+with+")")
+		mustRun(t, c, "ALTER EVENT SESSION "+name+" ON SERVER STATE = START")
+		mustRun(t, c, q.String())
+		row := mustRun(t, c, "SELECT dropped_event_count, largest_event_dropped_size FROM sys.dm_xe_sessions WHERE name = N'"+name+"'").sets[0].rows[0]
+		data := mustRun(t, c, "SELECT CAST(t.target_data AS nvarchar(max)) FROM sys.dm_xe_session_targets AS t JOIN sys.dm_xe_sessions AS s ON s.address = t.event_session_address WHERE s.name = N'"+name+"'").sets[0].rows[0][0].(string)
+		mustRun(t, c, "DROP EVENT SESSION "+name+" ON SERVER")
+		return int64(strings.Count(data, "<event ")), row[0].(int64), row[1].(int64)
+	}
+	if n, d, l := plans("small", "MAX_MEMORY = 200 KB"); n != 0 || d != 1 || l <= 200*1024/3 {
+		t.Fatalf("a plan larger than a 200 KB session's buffer: %d recorded, %d dropped (largest %d bytes), want it dropped", n, d, l)
+	}
+	if n, d, _ := plans("large", "MAX_MEMORY = 200 KB, MAX_EVENT_SIZE = 4 MB"); n != 1 || d != 0 {
+		t.Fatalf("with MAX_EVENT_SIZE 4 MB: %d recorded, %d dropped, want it kept", n, d)
+	}
+	if _, err := run(c, "CREATE EVENT SESSION bad ON SERVER ADD EVENT sqlserver.query_post_execution_showplan ADD TARGET package0.ring_buffer WITH (MAX_MEMORY = 4 MB, MAX_EVENT_SIZE = 1 MB)"); err == nil || err.Number != 25641 {
+		t.Fatalf("MAX_EVENT_SIZE below MAX_MEMORY: %v", err)
 	}
 }

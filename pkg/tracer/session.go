@@ -355,17 +355,23 @@ func (s SessionSpec) ReadPattern() string {
 //   - TRACK_CAUSALITY = OFF: package0.event_sequence already orders events.
 //   - STARTUP_STATE = OFF: a session left behind by a crash must never start
 //     again with the server; the orphan sweep drops it.
+//   - MAX_EVENT_SIZE = 16 MB with MAX_MEMORY 16 MB: an event must fit in one
+//     of the session's three buffers (MAX_MEMORY / 3, about 5.3 MB) or it is
+//     dropped, and the actual plan of a big query can be larger; the page
+//     requires MAX_EVENT_SIZE ≥ MAX_MEMORY, and it costs two buffers of that
+//     size while the trace runs. With call stacks the 64 MB session's
+//     buffers (21 MB) already hold any plan.
 func (s SessionSpec) withClause() string {
-	mem := 16
+	mem, eventSize := 16, ", MAX_EVENT_SIZE = 16 MB"
 	if s.CallStacks {
-		mem = 64
+		mem, eventSize = 64, ""
 	}
 	retention := "NO_EVENT_LOSS"
 	if s.Scope == ScopeDatabase {
 		retention = "ALLOW_SINGLE_EVENT_LOSS"
 	}
-	return fmt.Sprintf("WITH (MAX_MEMORY = %d MB, EVENT_RETENTION_MODE = %s, MAX_DISPATCH_LATENCY = 1 SECONDS, "+
-		"MEMORY_PARTITION_MODE = NONE, TRACK_CAUSALITY = OFF, STARTUP_STATE = OFF)", mem, retention)
+	return fmt.Sprintf("WITH (MAX_MEMORY = %d MB%s, EVENT_RETENTION_MODE = %s, MAX_DISPATCH_LATENCY = 1 SECONDS, "+
+		"MEMORY_PARTITION_MODE = NONE, TRACK_CAUSALITY = OFF, STARTUP_STATE = OFF)", mem, eventSize, retention)
 }
 
 // ringMaxMemoryKB is the ring_buffer's max_memory, as recommended on

@@ -57,3 +57,10 @@ func errXEEventUnavailable(name, product string) *sqlfront.SQLError {
 func errXEActionUnavailable(name, product string) *sqlfront.SQLError {
 	return sqlfront.NewError(25744, 16, "The action '%s' is not available for %s.", name, product)
 }
+
+// errXEEventSizeBelowMemory: the refusal is documented on the CREATE EVENT
+// SESSION page (MAX_EVENT_SIZE below MAX_MEMORY "raises an error"); the
+// number and wording are ours, not verified on a server.
+func errXEEventSizeBelowMemory() *sqlfront.SQLError { // Msg 25641 (number unverified)
+	return sqlfront.NewError(25641, 16, "For this event session, the value of MAX_EVENT_SIZE must be greater than or equal to MAX_MEMORY, or 0.")
+}

@@ -66,7 +66,33 @@ type Session struct {
 	PendingBytes  int
 	OldestPending time.Time
 	Dropped       int64
+	LargestDrop   int64
 	TotalBytes    int64
+}
+
+// RegularBufferBytes is the size of one of the session's three event
+// buffers: MAX_MEMORY divided among them, as sys.dm_xe_sessions describes
+// regular_buffer_size
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql).
+func (s *Session) RegularBufferBytes() int64 { return s.Opts.MaxMemoryKB * 1024 / 3 }
+
+// LargeBufferBytes is the size of the session's two large buffers,
+// MAX_EVENT_SIZE (0 when the option is not set, and there are none).
+func (s *Session) LargeBufferBytes() int64 { return s.Opts.MaxEventSizeKB * 1024 }
+
+// Admit says whether an event of size bytes can be buffered, and counts
+// it dropped when it cannot: an event larger than a regular buffer needs a
+// large buffer, which exists only when MAX_EVENT_SIZE allows it (CREATE
+// EVENT SESSION, MAX_EVENT_SIZE:
+// https://learn.microsoft.com/en-us/sql/t-sql/statements/create-event-session-transact-sql).
+// A large actual plan is the event this loses.
+func (s *Session) Admit(size int64) bool {
+	if size <= s.RegularBufferBytes() || size <= s.LargeBufferBytes() {
+		return true
+	}
+	s.Dropped++
+	s.LargestDrop = max(s.LargestDrop, size)
+	return false
 }
 
 type SessionEvent struct {
@@ -395,6 +421,12 @@ func (sess *Session) ApplyOptions(opts []sqlfront.XEOption) *sqlfront.SQLError {
 		default:
 			return sqlfront.ErrSyntaxNear(o.Name)
 		}
+	}
+	// MAX_EVENT_SIZE exists for events larger than MAX_MEMORY's buffers;
+	// the CREATE EVENT SESSION page says a value below MAX_MEMORY raises an
+	// error.
+	if sess.Opts.MaxEventSizeKB != 0 && sess.Opts.MaxEventSizeKB < sess.Opts.MaxMemoryKB {
+		return errXEEventSizeBelowMemory()
 	}
 	return nil
 }
