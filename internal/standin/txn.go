@@ -133,6 +133,18 @@ func (x *execCtx) commitTxn(fromTSQL bool) {
 	}
 }
 
+// logWriterSessionID is the stand-in's log writer task. System tasks have
+// session ids below 51, the first a user connection gets
+// (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql:
+// is_user_process 0).
+const logWriterSessionID = 3
+
+// systemTask is the event context of a system task working for ec's
+// database: no user, text or transaction of the session it works for.
+func systemTask(ec *xevents.EventCtx, spid int) *xevents.EventCtx {
+	return &xevents.EventCtx{SPID: spid, DBID: ec.DBID, DBName: ec.DBName, ServerName: ec.ServerName, System: true}
+}
+
 // flushLog hardens the log at commit: a WRITELOG wait and
 // log_flush_complete, as a committing session sees them.
 func (x *execCtx) flushLog() {
@@ -146,7 +158,10 @@ func (x *execCtx) flushLog() {
 	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FMap("wait_type", "wait_types", "sqlos", "WRITELOG"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
 		xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
-	s.emit(x.ec, &xevents.EventData{Name: "log_flush_complete", Pkg: "sqlserver", Time: s.advance(wait), Fields: []xevents.Field{
+	// The log writer hardens the block, a system task: the committing
+	// session only waits (WRITELOG). A session_id predicate on the user's
+	// session therefore never sees log_flush_complete, as on SQL Server.
+	s.emit(systemTask(x.ec, logWriterSessionID), &xevents.EventData{Name: "log_flush_complete", Pkg: "sqlserver", Time: s.advance(wait), Fields: []xevents.Field{
 		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
 		xevents.FUint("duration", "uint64", 0), xevents.FUint("write_size", "uint32", 4096)}})
 	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{

@@ -425,3 +425,41 @@ func TestLargeEventsNeedMaxEventSize(t *testing.T) {
 		t.Fatalf("MAX_EVENT_SIZE below MAX_MEMORY: %v", err)
 	}
 }
+
+// The log writer hardens a commit's log block, a system task: the
+// committing session waits WRITELOG, and log_flush_complete carries the
+// log writer's session id and is_system, so a session_id predicate on the
+// user's session never records it.
+func TestLogFlushIsASystemTask(t *testing.T) {
+	srv := New(Options{})
+	c := session(t, srv, 51)
+	mustRun(t, c, `CREATE EVENT SESSION f ON SERVER
+ADD EVENT sqlserver.log_flush_complete (ACTION (sqlserver.session_id, sqlserver.is_system)),
+ADD EVENT sqlos.wait_info (ACTION (sqlserver.session_id) WHERE (sqlserver.session_id = (51)))
+ADD TARGET package0.ring_buffer`)
+	mustRun(t, c, `CREATE EVENT SESSION mine ON SERVER
+ADD EVENT sqlserver.log_flush_complete (WHERE (sqlserver.session_id = (51)))
+ADD TARGET package0.ring_buffer`)
+	mustRun(t, c, "ALTER EVENT SESSION f ON SERVER STATE = START")
+	mustRun(t, c, "ALTER EVENT SESSION mine ON SERVER STATE = START")
+	mustRun(t, c, "BEGIN TRAN; UPDATE dbo.Orders SET Status = N'x' WHERE OrderID = 1; COMMIT")
+	srv.FlushEventSessions()
+	ring := func(name string) string {
+		return mustRun(t, c, "SELECT CAST(t.target_data AS nvarchar(max)) FROM sys.dm_xe_session_targets AS t JOIN sys.dm_xe_sessions AS s ON s.address = t.event_session_address WHERE s.name = N'"+name+"'").sets[0].rows[0][0].(string)
+	}
+	all := ring("f")
+	if !strings.Contains(all, `name="log_flush_complete"`) || !strings.Contains(all, "WRITELOG") {
+		t.Fatalf("the commit's flush and its WRITELOG wait were not recorded:\n%s", all)
+	}
+	flush := all[strings.Index(all, `<event name="log_flush_complete"`):]
+	flush = flush[:strings.Index(flush, "</event>")]
+	if !regexp.MustCompile(`name="session_id"[^>]*>(<type[^>]*/>)?<value>3</value>`).MatchString(flush) ||
+		!regexp.MustCompile(`name="is_system"[^>]*>(<type[^>]*/>)?<value>true</value>`).MatchString(flush) {
+		t.Errorf("log_flush_complete is not the log writer's (session 3, is_system):\n%s", flush)
+	}
+	if mine := ring("mine"); strings.Contains(mine, "log_flush_complete") {
+		t.Errorf("a session_id predicate on the committing session recorded the log writer's flush:\n%s", mine)
+	}
+	mustRun(t, c, "DROP EVENT SESSION f ON SERVER")
+	mustRun(t, c, "DROP EVENT SESSION mine ON SERVER")
+}

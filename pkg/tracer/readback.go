@@ -391,6 +391,7 @@ func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRe
 	r.readPageHeaders(ctx, tr, &b.Result.Resolution)
 	b.Trace = tr
 	noteLostEvents(b, col, tr.Summary.Lost)
+	noteSystemTasks(b, r.spec.Events, tr)
 	return nil
 }
 

@@ -1054,3 +1054,25 @@ func TestLockLookupsBoundedInPages(t *testing.T) {
 		t.Error("no lookup ran")
 	}
 }
+
+// Log flushes are the log writer's, a system task the session filter
+// leaves out: a trace that asked for them and got none says why, and one
+// that did not ask says nothing.
+func TestSystemTaskEventsAreExplained(t *testing.T) {
+	srv := startWithModules(t, "sql2019", nil)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{Modifications: ModificationsRollback})
+	b, err := tr.Trace(context.Background(), Options{SQL: "UPDATE dbo.Orders SET Status = N'x' WHERE OrderID = 1", Events: bundle.EventGroups{Log: true, Waits: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(b.Result.Warnings, SystemTaskNote) {
+		t.Errorf("warnings %q: want the system-task note", b.Result.Warnings)
+	}
+	b, err = tr.Trace(context.Background(), Options{SQL: selectSQL, Events: bundle.EventGroups{Waits: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(b.Result.Warnings, SystemTaskNote) {
+		t.Errorf("the note without the log group: %q", b.Result.Warnings)
+	}
+}

@@ -72,6 +72,9 @@ type EventCtx struct {
 	ClientPID  int
 	User       string
 	ServerName string
+	// System marks a system task's event (log writer, lazy writer): its
+	// session id is the task's, below the user range.
+	System bool
 }
 
 func (c *EventCtx) actionValue(name string, ev *EventData, seq int64) (string, bool) {
@@ -114,7 +117,7 @@ func (c *EventCtx) actionValue(name string, ev *EventData, seq int64) (string, b
 	case "server_instance_name":
 		return c.ServerName, true
 	case "is_system":
-		return "false", false
+		return strconv.FormatBool(c.System), false
 	case "context_info":
 		return "", false
 	case "event_sequence":
