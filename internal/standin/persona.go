@@ -37,7 +37,7 @@ import (
 //   - the granular event-session permissions (CREATE ANY EVENT SESSION,
 //     ALTER ANY EVENT SESSION ENABLE/DISABLE, DROP ANY EVENT SESSION, ...):
 //     SQL Server 2022 and later and Azure
-//     (https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-granular-extended-events)
+//     (https://learn.microsoft.com/en-us/sql/t-sql/statements/drop-event-session-transact-sql#permissions (and the Permissions sections of the CREATE and ALTER EVENT SESSION pages))
 type Persona struct {
 	// Name is the --persona value, e.g. "sql2022".
 	Name string
@@ -325,7 +325,7 @@ func (p *Persona) EventFileAllowed(filename string) bool {
 
 // granularXEPermissions are the SQL Server 2022 server permissions for
 // event sessions
-// (https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-granular-extended-events).
+// (https://learn.microsoft.com/en-us/sql/t-sql/statements/drop-event-session-transact-sql#permissions (and the Permissions sections of the CREATE and ALTER EVENT SESSION pages)).
 var granularXEPermissions = []string{"CREATE ANY EVENT SESSION", "DROP ANY EVENT SESSION", "ALTER ANY EVENT SESSION OPTION",
 	"ALTER ANY EVENT SESSION ADD EVENT", "ALTER ANY EVENT SESSION DROP EVENT", "ALTER ANY EVENT SESSION ENABLE",
 	"ALTER ANY EVENT SESSION DISABLE", "ALTER ANY EVENT SESSION ADD TARGET", "ALTER ANY EVENT SESSION DROP TARGET",
