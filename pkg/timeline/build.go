@@ -33,20 +33,13 @@ func (b *Builder) Build() (*Trace, error) {
 	}
 
 	// The statement's extent: time zero (or the earliest event) to the
-	// latest event or the batch's completion.
-	start, end := int64(0), int64(0)
-	for i := range b.recs {
-		r := &b.recs[i]
-		start = min(start, r.t)
-		end = max(end, r.t)
-	}
-	tr.Start, tr.End = start, end
+	// latest event or the batch's completion (the clock's last pass).
+	tr.Start, tr.End = b.start, b.end
 
 	m := newMatcher(b.stmt)
-	for i := range b.recs {
-		if r := &b.recs[i]; r.kind == kThreadProfile {
-			m.addWindow(int(r.a), int(r.b), r.t-int64(r.c), r.t)
-		}
+	for _, i := range b.profiles {
+		r := &b.recs[i]
+		m.addWindow(int(r.a), int(r.b), r.t-int64(r.c), r.t)
 	}
 	m.markExecution()
 	m.detectProfilesAtEnd(tr.End)
@@ -77,6 +70,9 @@ func (b *Builder) Build() (*Trace, error) {
 	if len(tr.Summary.Ambiguous) == 0 {
 		tr.Summary.Ambiguous = nil
 	}
+	// The records are spent: let them go now, not with the Builder (a
+	// million of them are most of its memory).
+	b.recs, b.profiles = nil, nil
 	return tr, nil
 }
 
@@ -142,6 +138,7 @@ type filler struct {
 	waits    map[waitKey][]int
 	ios      map[ioKey][]int
 	category map[uint32]string
+	pages    *pageLookup
 }
 
 // fillLanes walks the ordered records once, pairing begins with ends and
@@ -150,10 +147,8 @@ type filler struct {
 // sql_batch_starting are negative) and closed at the statement end.
 func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l := &tr.Lanes
-	var n [kStatementCompleted + 1]int
-	for i := range b.recs {
-		n[b.recs[i].kind]++
-	}
+	// Counted as added, before duplicates were dropped: capacities only.
+	n := &b.kinds
 	l.Read = make([]PageEvent, 0, n[kRead])
 	l.Write = make([]PageEvent, 0, n[kWrite])
 	l.Lock = make([]LockInterval, 0, n[kLockAcquired]+n[kLockReleased])
@@ -162,7 +157,8 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l.Split = make([]SplitEvent, 0, n[kSplit])
 	l.Log = make([]LogEvent, 0, n[kLogRecord]+n[kLogFlush])
 	l.IO = make([]IOInterval, 0, n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])
-	f := &filler{b: b, m: m, l: l, locks: map[lockKey][]int{}, waits: map[waitKey][]int{}, ios: map[ioKey][]int{}, category: map[uint32]string{}}
+	f := &filler{b: b, m: m, l: l, locks: map[lockKey][]int{}, waits: map[waitKey][]int{}, ios: map[ioKey][]int{}, category: map[uint32]string{},
+		pages: newPageLookup(b.catalog, n[kRead]+n[kWrite]+n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])}
 	for i := range b.recs {
 		r := &b.recs[i]
 		switch r.kind {
@@ -219,7 +215,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 }
 
 func (f *filler) page(r *rec) {
-	obj := f.b.catalog.page(r.a, r.b, r.c)
+	obj := f.pages.page(r.a, r.b, r.c)
 	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj, Stack: r.stack}
 	e.Match = f.m.matchData(obj, r.t, pagePool(r.a))
 	if r.kind == kRead {
@@ -289,7 +285,7 @@ func setWaitFields(w *WaitInterval, r *rec) {
 func (f *filler) io(r *rec) {
 	l := f.l
 	k := ioKey{r.a, r.b, r.c}
-	obj := f.b.catalog.page(r.a, r.b, r.f)
+	obj := f.pages.page(r.a, r.b, r.f)
 	switch {
 	case r.kind == kFileRead:
 		f.ios[k] = append(f.ios[k], len(l.IO))

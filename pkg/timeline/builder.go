@@ -97,6 +97,21 @@ type Builder struct {
 	stackID   map[string]uint32
 	other     map[string]int
 	notes     []string
+	// What Add saw, so that Build skips passes over a million records
+	// (issue 26 performance): records per kind, records with an
+	// event_sequence, whether those came in sequence order, and whether
+	// timestamps came in order.
+	kinds       [kStatementCompleted + 1]int
+	withSeq     int
+	lastSeq     uint64
+	seqUnsorted bool
+	lastTs      int64
+	tsUnsorted  bool
+	// start and end are the statement's extent (µs from time zero) as the
+	// clock's last pass found it; profiles lists the thread-profile
+	// records.
+	start, end int64
+	profiles   []int
 	// batch: the batch's own events (Summary.ElapsedUs): whether
 	// sql_batch_starting and sql_batch_completed were seen, the
 	// completion's time and its duration field (µs).
@@ -302,7 +317,7 @@ func (b *Builder) Add(ev *xe.Event) {
 		r.kind = kOther
 	}
 	r.stack = b.stackOf(ev)
-	b.recs = append(b.recs, r)
+	b.push(&r)
 }
 
 // addPage records a physical_page_read or physical_page_write: the same
@@ -334,7 +349,25 @@ func (b *Builder) addPage(ev *xe.Event) {
 		}
 	}
 	r.stack = b.stackOf(ev)
-	b.recs = append(b.recs, r)
+	b.push(&r)
+}
+
+// push appends a record and notes what Build's passes would otherwise
+// look for.
+func (b *Builder) push(r *rec) {
+	if r.hasSeq {
+		if b.withSeq > 0 && r.seq < b.lastSeq {
+			b.seqUnsorted = true
+		}
+		b.withSeq++
+		b.lastSeq = r.seq
+	}
+	if len(b.recs) > 0 && r.tsNs < b.lastTs {
+		b.tsUnsorted = true
+	}
+	b.lastTs = r.tsNs
+	b.kinds[r.kind]++
+	b.recs = append(b.recs, *r)
 }
 
 // stackOf interns the event's call stack (callstack_rva preferred: it
