@@ -113,7 +113,7 @@ func (b *Builder) orderBySequence(s *Summary) []gapAt {
 	var gaps []gapAt
 	for i := range recs {
 		if n > 0 && recs[i].seq == recs[n-1].seq {
-			if sameEvent(&recs[i], &recs[n-1]) {
+			if b.sameEvent(&recs[i], &recs[n-1]) {
 				s.Duplicates++
 				continue
 			}
@@ -156,7 +156,7 @@ func (b *Builder) dropDuplicatesInCaptureOrder(s *Summary) {
 		if prev.seq != cur.seq {
 			continue
 		}
-		if sameEvent(prev, cur) {
+		if b.sameEvent(prev, cur) {
 			drop[idx[k]] = true
 			s.Duplicates++
 		} else {
@@ -176,7 +176,15 @@ func (b *Builder) dropDuplicatesInCaptureOrder(s *Summary) {
 }
 
 // sameEvent: every field the record kept is equal (t is not set yet).
-func sameEvent(x, y *rec) bool { return *x == *y }
+func (b *Builder) sameEvent(x, y *rec) bool {
+	if x.x == 0 || y.x == 0 {
+		// extras are stored only when not all zero
+		return *x == *y
+	}
+	xr, yr := *x, *y
+	xr.x, yr.x = 0, 0
+	return xr == yr && b.extras[x.x] == b.extras[y.x]
+}
 
 func (b *Builder) note(n string) { b.notes = append(b.notes, n) }
 

@@ -57,7 +57,7 @@ func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 		if n < 0 || mt.Ambiguous || (!withTiming && (mt.Rule == RuleTiming || mt.Rule == RuleObjectTiming)) {
 			return
 		}
-		o := m.byID[int(n)]
+		o := m.node(n)
 		if o == nil {
 			return
 		}
@@ -214,7 +214,7 @@ func (l *Lanes) eachTimed(f func(t int64, m *Match)) {
 func (m *matcher) useSpans(ops []Operator) {
 	m.bySpans = true
 	m.cands = map[candKey]*candSet{}
-	m.lastCand = nil
+	m.nRecent = 0
 	for _, o := range ops {
 		info := m.byID[o.ID]
 		if info == nil || o.NotExecuted {

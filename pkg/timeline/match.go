@@ -134,17 +134,26 @@ const TimingLimitUs = 2000
 
 // matcher ties events to the operators of one statement.
 type matcher struct {
-	root    *showplan.Operator
-	ops     []*opInfo
-	byID    map[int]*opInfo
+	root *showplan.Operator
+	ops  []*opInfo
+	byID map[int]*opInfo
+	// byNode is byID as a slice indexed by node id (nil when an id is
+	// negative or too large): the per-event passes look operators up a
+	// million times.
+	byNode  []*opInfo
 	byTable map[string][]*opInfo // lower-case table → operators naming it
 	// cands caches the candidate set per resolved object (catalog entries
 	// are shared pointers, so a trace has few distinct ones).
 	cands map[candKey]*candSet
-	// last is a one-entry cache in front of cands: consecutive events
-	// mostly touch the same object.
-	lastKey  candKey
-	lastCand *candSet
+	// recent is a small cache in front of cands, scanned in order:
+	// events mostly touch a few objects (a table's clustered index and a
+	// nonclustered one interleave), and comparing a few keys costs less
+	// than hashing one.
+	recent [4]struct {
+		key candKey
+		set *candSet
+	}
+	nRecent int
 	// timingBuf and idBuf are reused by the matchers; sets interns the
 	// candidate id lists of ambiguous matches (keyed by their bytes), so
 	// a million ambiguous events share a handful of slices.
@@ -202,6 +211,7 @@ func newMatcher(stmt *showplan.Statement) *matcher {
 			}
 		}
 	}
+	m.indexNodes()
 	return m
 }
 
@@ -275,11 +285,13 @@ func (m *matcher) matchNode(node int) Match {
 // not a candidate, nor is one that never ran.
 func (m *matcher) candidatesFor(obj *ObjectName, p pool) *candSet {
 	k := candKey{obj, p}
-	if m.lastCand != nil && m.lastKey == k {
-		return m.lastCand
+	for i := range m.nRecent {
+		if m.recent[i].key == k {
+			return m.recent[i].set
+		}
 	}
 	if c, ok := m.cands[k]; ok {
-		m.lastKey, m.lastCand = k, c
+		m.remember(k, c)
 		return c
 	}
 	var strong, weak []candidate
@@ -302,8 +314,46 @@ func (m *matcher) candidatesFor(obj *ObjectName, p pool) *candSet {
 		c.ids = append(c.ids, NodeID(cd.op.op.NodeID))
 	}
 	m.cands[k] = c
-	m.lastKey, m.lastCand = k, c
+	m.remember(k, c)
 	return c
+}
+
+// remember puts a candidate set first in the recent cache.
+func (m *matcher) remember(k candKey, c *candSet) {
+	n := min(m.nRecent+1, len(m.recent))
+	copy(m.recent[1:n], m.recent[:n-1])
+	m.recent[0].key, m.recent[0].set = k, c
+	m.nRecent = n
+}
+
+// maxDenseNode bounds byNode's length: plans number their operators from
+// 0, so any real plan fits.
+const maxDenseNode = 1 << 16
+
+// indexNodes fills byNode from byID.
+func (m *matcher) indexNodes() {
+	hi := -1
+	for id := range m.byID {
+		if id < 0 || id >= maxDenseNode {
+			return
+		}
+		hi = max(hi, id)
+	}
+	m.byNode = make([]*opInfo, hi+1)
+	for id, o := range m.byID {
+		m.byNode[id] = o
+	}
+}
+
+// node is byID[id].
+func (m *matcher) node(id NodeID) *opInfo {
+	if m.byNode != nil {
+		if id >= 0 && int(id) < len(m.byNode) {
+			return m.byNode[id]
+		}
+		return nil
+	}
+	return m.byID[int(id)]
 }
 
 // identity grades how well an operator's objects name obj: strong when
