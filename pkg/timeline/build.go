@@ -49,11 +49,11 @@ func (b *Builder) Build() (*Trace, error) {
 	// Two passes: the operators' times from the events that name them
 	// (node id, object), then timing matches against those times rather
 	// than against windows, and the times again with what they added.
-	m.collectOwn(&tr.Lanes, false)
+	m.collectOwn(&tr.Lanes, false, true) // fillLanes noted the page events
 	first := m.phases(tr.Start, tr.End)
 	m.useSpans(first)
 	m.rematch(&tr.Lanes)
-	m.collectOwn(&tr.Lanes, true)
+	m.collectOwn(&tr.Lanes, true, true) // rematch noted the page events
 	tr.Operators = m.phases(tr.Start, tr.End)
 	b.elapsed(tr)
 	tr.Lanes.Plan = make([]PlanEntry, 0, len(tr.Operators))
@@ -139,6 +139,10 @@ type filler struct {
 	ios      map[ioKey][]int
 	category map[uint32]string
 	pages    *pageLookup
+	// lastRead and lastWrite are the page lanes' last times; unsorted
+	// tells that one went back (fillLanes then sorts them).
+	lastRead, lastWrite int64
+	unsorted            bool
 }
 
 // fillLanes walks the ordered records once, pairing begins with ends and
@@ -159,6 +163,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l.IO = make([]IOInterval, 0, n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])
 	f := &filler{b: b, m: m, l: l, locks: map[lockKey][]int{}, waits: map[waitKey][]int{}, ios: map[ioKey][]int{}, category: map[uint32]string{},
 		pages: newPageLookup(b.catalog, n[kRead]+n[kWrite]+n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])}
+	m.resetOwn()
 	for i := range b.recs {
 		if r := &b.recs[i]; r.kind == kRead || r.kind == kWrite {
 			f.page(r)
@@ -168,8 +173,10 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 		f.add(tr, &w)
 	}
 	closeOpen(tr)
-	sortLane(l.Read, func(e PageEvent) int64 { return e.T })
-	sortLane(l.Write, func(e PageEvent) int64 { return e.T })
+	if f.unsorted {
+		sortLane(l.Read, func(e PageEvent) int64 { return e.T })
+		sortLane(l.Write, func(e PageEvent) int64 { return e.T })
+	}
 	sortLane(l.Lock, func(e LockInterval) int64 { return e.T })
 	sortLane(l.Wait, func(e WaitInterval) int64 { return e.T })
 	sortLane(l.Memory, func(e MemoryEvent) int64 { return e.T })
@@ -222,15 +229,30 @@ func (f *filler) add(tr *Trace, r *wide) {
 	}
 }
 
+// page appends a page event in place (a million of them: building each
+// on the stack and copying it in cost a second write of every entry) and
+// notes it for collectOwn's first pass.
 func (f *filler) page(r *rec) {
-	obj := f.pages.page(r.a, r.b, r.c)
-	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj, Stack: r.stack}
-	e.Match = f.m.matchData(obj, r.t, pagePool(r.a))
-	if r.kind == kRead {
-		f.l.Read = append(f.l.Read, e)
-	} else {
-		f.l.Write = append(f.l.Write, e)
+	lane, last := &f.l.Read, &f.lastRead
+	if r.kind == kWrite {
+		lane, last = &f.l.Write, &f.lastWrite
 	}
+	if len(*lane) > 0 && r.t < *last {
+		f.unsorted = true
+	}
+	*last = r.t
+	n := len(*lane)
+	*lane = append(*lane, PageEvent{})
+	e := &(*lane)[n]
+	obj := f.pages.page(r.a, r.b, r.c)
+	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, r.a, r.b, r.c, r.stack
+	e.Object = obj
+	if mt := f.m.matchData(obj, r.t, pagePool(r.a)); mt.Candidates != nil {
+		e.Match = mt
+	} else {
+		e.NodeID, e.Rule, e.Confidence, e.Ambiguous = mt.NodeID, mt.Rule, mt.Confidence, mt.Ambiguous
+	}
+	f.m.noteOwn(&e.Match, e.T, e.T, false)
 }
 
 func (f *filler) lock(r *wide) {

@@ -372,6 +372,7 @@ func (b *Builder) addPage(ev *xe.Event) {
 			r.c, _ = f.Value.Uint()
 		}
 	}
+	var stack string // as stackOf takes it
 	for i := range ev.Actions {
 		a := &ev.Actions[i]
 		switch a.Name {
@@ -381,9 +382,15 @@ func (b *Builder) addPage(ev *xe.Event) {
 			}
 		case "database_id":
 			r.a, _ = a.Value.Uint()
+		case "callstack_rva":
+			stack = a.Value.Raw
+		case "callstack":
+			if stack == "" {
+				stack = a.Value.Raw
+			}
 		}
 	}
-	r.stack = b.stackOf(ev)
+	r.stack = b.internStack(stack)
 	b.push(&r)
 }
 
@@ -423,6 +430,11 @@ func (b *Builder) stackOf(ev *xe.Event) uint32 {
 			}
 		}
 	}
+	return b.internStack(text)
+}
+
+// internStack returns the id of a call-stack text, 0 for none.
+func (b *Builder) internStack(text string) uint32 {
 	if text == "" {
 		return 0
 	}
