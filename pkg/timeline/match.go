@@ -122,6 +122,14 @@ type candidate struct {
 type candSet struct {
 	cands []candidate
 	ids   []NodeID
+	// byWindows' last answer and the times it holds for: between lo and
+	// hi no candidate's window starts or ends, so the same windows
+	// contain t; when one does, the narrowest containing one wins
+	// whatever t is (issue 26 performance: the reads of one index,
+	// a million of them in time order, ask the same question).
+	cached           Match
+	cacheOK          bool
+	cacheLo, cacheHi int64
 }
 
 // TimingLimitUs is the distance limit of a timing match: an event that
@@ -426,9 +434,42 @@ func (m *matcher) matchIO(obj *ObjectName, t int64, p pool) Match {
 // nearest, is taken, and the candidates are listed. With no windows at all
 // nothing can choose and the event stays unmatched (still listing them).
 func (m *matcher) byWindows(t int64, set *candSet) Match {
+	if set.cacheOK && t >= set.cacheLo && t <= set.cacheHi {
+		return set.cached
+	}
+	mt, containing := m.decideByWindows(t, set)
+	if containing > 0 {
+		set.cached, set.cacheOK = mt, true
+		set.cacheLo, set.cacheHi = sameContainment(t, set.cands)
+	}
+	return mt
+}
+
+// sameContainment is the span of times around t in which each
+// candidate's window contains t or not as it does at t.
+func sameContainment(t int64, cands []candidate) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	for i := range cands {
+		w, ok := cands[i].op.timingWindow()
+		switch {
+		case !ok:
+		case t < w.Start:
+			hi = min(hi, w.Start-1)
+		case t > w.End:
+			lo = max(lo, w.End+1)
+		default:
+			lo, hi = max(lo, w.Start), min(hi, w.End)
+		}
+	}
+	return lo, hi
+}
+
+// decideByWindows is byWindows without its cache; it also returns how
+// many windows contain t.
+func (m *matcher) decideByWindows(t int64, set *candSet) (Match, int) {
 	best, containing, windowed := bestWindow(t, set.cands)
 	if best == nil {
-		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: set.ids}
+		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: set.ids}, containing
 	}
 	id := NodeID(best.op.op.NodeID)
 	if containing == 1 && windowed == len(set.cands) {
@@ -436,13 +477,13 @@ func (m *matcher) byWindows(t int64, set *candSet) Match {
 		if best.op.actPlaced {
 			conf = ConfidenceLow
 		}
-		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: conf}
+		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: conf}, containing
 	}
 	ids := set.ids
 	if containing > 1 {
 		ids = m.containingIDs(t, set.cands)
 	}
-	return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: ids}
+	return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: ids}, containing
 }
 
 // bestWindow picks, among candidates with an execution window, the one whose
