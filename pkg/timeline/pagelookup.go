@@ -2,7 +2,7 @@ package timeline
 
 // pageLookup answers the catalog's page lookups for one Build. Page events
 // are most of a trace and each needs its object: a hash lookup per event
-// cost more than the rest of the event's work (issue 26 performance), so
+// was a tenth of the build (issue 26 performance), so
 // pages of a file whose ids are dense (a trace touches runs of pages of a
 // few indexes) are indexed by page id in a slice. Files whose pages are
 // sparse, and pages whose ids do not pack, keep the catalog's maps. The
