@@ -36,11 +36,21 @@ func (b *Builder) clock(tr *Trace) int64 {
 	if !monotone {
 		monotone = slices.IsSortedFunc(recs, func(x, y rec) int { return cmp.Compare(x.tsNs, y.tsNs) })
 	}
-	s.SpreadBuckets = spread(recs, monotone)
+	var zeroNs int64
+	if monotone && len(recs) > 0 {
+		// In order, time zero is known before spreading (its record's
+		// millisecond is found around it), and one pass spreads, shifts
+		// and finds the extent.
+		var zero int64
+		zero, zeroNs = b.orderedTimeZero(recs)
+		s.SpreadBuckets = b.spreadShift(recs, zero)
+	} else {
+		s.SpreadBuckets = spread(recs, monotone)
+		var zero int64
+		zero, zeroNs = b.timeZero(recs, monotone)
+		b.shift(recs, zero)
+	}
 	s.Spread = s.SpreadBuckets > 0
-
-	zero, zeroNs := b.timeZero(recs, monotone)
-	b.shift(recs, zero)
 	for _, g := range gaps {
 		s.Gaps = append(s.Gaps, Gap{After: recs[g.before].seq, Before: recs[g.after].seq,
 			Missing: recs[g.after].seq - recs[g.before].seq - 1, Start: recs[g.before].t, End: recs[g.after].t})
@@ -80,6 +90,84 @@ func (b *Builder) timeZero(recs []rec, monotone bool) (zero, zeroNs int64) {
 		}
 	}
 	return zero, zeroNs
+}
+
+// orderedTimeZero is timeZero for records in timestamp order, before
+// spreading: the zero record's time is worked out from its millisecond's
+// records, as spread will set it.
+func (b *Builder) orderedTimeZero(recs []rec) (zero, zeroNs int64) {
+	j, found := 0, false
+	if b.kinds[kBatchStarting] > 0 {
+		for i := range recs {
+			if recs[i].kind == kBatchStarting {
+				j, found = i, true
+				break
+			}
+		}
+	}
+	if !found {
+		// spread keeps ordered timestamps ordered: the first is earliest
+		b.note("no sql_batch_starting: time zero is the earliest event")
+	}
+	const ms = int64(time.Millisecond)
+	bucket := floorDiv(recs[j].tsNs, ms)
+	first, next := bucket*ms, (bucket+1)*ms
+	lo, hi := j, j
+	for lo > 0 && recs[lo-1].tsNs >= first {
+		lo--
+	}
+	for hi+1 < len(recs) && recs[hi+1].tsNs < next {
+		hi++
+	}
+	precise := false
+	for k := lo; k <= hi; k++ {
+		precise = precise || recs[k].tsNs%ms != 0
+	}
+	switch n := int64(hi - lo + 1); {
+	case precise:
+		zero = floorDiv(recs[j].tsNs, 1000)
+	default:
+		zero = bucket*1000 + 1000*int64(j-lo)/n
+	}
+	return zero, recs[j].tsNs
+}
+
+// spreadShift is spread for records in timestamp order, fused with
+// shift: it sets every r.t relative to zero, finds the extent and the
+// thread-profile records, and returns how many milliseconds it spread.
+func (b *Builder) spreadShift(recs []rec, zero int64) int {
+	const ms = int64(time.Millisecond)
+	start, end := int64(0), int64(0)
+	profiles := b.kinds[kThreadProfile] > 0
+	spreadBuckets := 0
+	for i := 0; i < len(recs); {
+		bucket := floorDiv(recs[i].tsNs, ms)
+		next := (bucket + 1) * ms
+		j, precise := i, false
+		for j < len(recs) && recs[j].tsNs < next {
+			precise = precise || recs[j].tsNs%ms != 0
+			j++
+		}
+		n := int64(j - i)
+		if !precise && n > 1 {
+			spreadBuckets++
+		}
+		for k := i; k < j; k++ {
+			r := &recs[k]
+			if precise {
+				r.t = floorDiv(r.tsNs, 1000) - zero
+			} else {
+				r.t = bucket*1000 + 1000*int64(k-i)/n - zero
+			}
+			start, end = min(start, r.t), max(end, r.t)
+			if profiles && r.kind == kThreadProfile {
+				b.profiles = append(b.profiles, k)
+			}
+		}
+		i = j
+	}
+	b.start, b.end = start, end
+	return spreadBuckets
 }
 
 // shift makes every r.t relative to time zero and, in the same pass,
