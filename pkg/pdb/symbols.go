@@ -1,7 +1,6 @@
 package pdb
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -237,10 +236,10 @@ func (f *File) Table() (*Table, error) {
 			syms = append(syms, p)
 		}
 	}
-	// Stable sort keeps stream order among equal addresses; publics come
-	// first, so deduplication keeps the public's name, and takes the code
-	// size of a procedure at the same address (publics have none).
-	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(a.RVA, b.RVA) })
+	// A stable order keeps stream order among equal addresses; publics
+	// come first, so deduplication keeps the public's name, and takes the
+	// code size of a procedure at the same address (publics have none).
+	syms = sortByRVA(syms)
 	for first, i := 0, 1; i < len(syms); i++ {
 		if syms[i].RVA != syms[first].RVA {
 			first = i
@@ -255,6 +254,24 @@ func (f *File) Table() (*Table, error) {
 	}
 	t.buildBuckets()
 	return t, nil
+}
+
+// sortByRVA orders symbols by RVA, keeping their order among equal RVAs.
+// It sorts one word per symbol (RVA above, index below: distinct keys, so
+// any sort is stable) and moves each symbol once, where a stable sort of
+// the symbols themselves merges them in place at O(n log² n) moves (issue
+// 26: the table is built on every symbols resolve run).
+func sortByRVA(syms []Symbol) []Symbol {
+	keys := make([]uint64, len(syms))
+	for i := range syms {
+		keys[i] = uint64(syms[i].RVA)<<32 | uint64(i)
+	}
+	slices.Sort(keys)
+	out := make([]Symbol, len(syms))
+	for i, k := range keys {
+		out[i] = syms[uint32(k)]
+	}
+	return out
 }
 
 // buildBuckets sizes buckets to about two symbols each (at most
@@ -323,7 +340,7 @@ func (t *Table) Lookup(rva uint32) (Match, bool) {
 	if i < 0 {
 		return Match{}, false
 	}
-	s := t.syms[i]
+	s := &t.syms[i]
 	if len(t.sections) > 0 {
 		sec := sectionIndex(t.sections, rva)
 		if sec < 0 || s.RVA < t.sections[sec].VirtualAddress {
@@ -333,7 +350,7 @@ func (t *Table) Lookup(rva uint32) (Match, bool) {
 	if s.Size != 0 && rva-s.RVA >= s.Size {
 		return Match{}, false
 	}
-	return Match{Symbol: s, Name: t.name(i), Displacement: rva - s.RVA, Index: i}, true
+	return Match{Symbol: *s, Name: t.name(i), Displacement: rva - s.RVA, Index: i}, true
 }
 
 // sectionIndex returns the index of the section containing rva, or -1.

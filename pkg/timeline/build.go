@@ -33,20 +33,13 @@ func (b *Builder) Build() (*Trace, error) {
 	}
 
 	// The statement's extent: time zero (or the earliest event) to the
-	// latest event or the batch's completion.
-	start, end := int64(0), int64(0)
-	for i := range b.recs {
-		r := &b.recs[i]
-		start = min(start, r.t)
-		end = max(end, r.t)
-	}
-	tr.Start, tr.End = start, end
+	// latest event or the batch's completion (the clock's last pass).
+	tr.Start, tr.End = b.start, b.end
 
 	m := newMatcher(b.stmt)
-	for i := range b.recs {
-		if r := &b.recs[i]; r.kind == kThreadProfile {
-			m.addWindow(int(r.a), int(r.b), r.t-int64(r.c), r.t)
-		}
+	for _, i := range b.profiles {
+		r := &b.recs[i]
+		m.addWindow(int(r.a), int(r.b), r.t-int64(r.c), r.t)
 	}
 	m.markExecution()
 	m.detectProfilesAtEnd(tr.End)
@@ -56,11 +49,11 @@ func (b *Builder) Build() (*Trace, error) {
 	// Two passes: the operators' times from the events that name them
 	// (node id, object), then timing matches against those times rather
 	// than against windows, and the times again with what they added.
-	m.collectOwn(&tr.Lanes, false)
+	m.collectOwn(&tr.Lanes, false, true) // fillLanes noted the page events
 	first := m.phases(tr.Start, tr.End)
 	m.useSpans(first)
 	m.rematch(&tr.Lanes)
-	m.collectOwn(&tr.Lanes, true)
+	m.collectOwn(&tr.Lanes, true, true) // rematch noted the page events
 	tr.Operators = m.phases(tr.Start, tr.End)
 	b.elapsed(tr)
 	tr.Lanes.Plan = make([]PlanEntry, 0, len(tr.Operators))
@@ -77,6 +70,9 @@ func (b *Builder) Build() (*Trace, error) {
 	if len(tr.Summary.Ambiguous) == 0 {
 		tr.Summary.Ambiguous = nil
 	}
+	// The records are spent: let them go now, not with the Builder (a
+	// million of them are most of its memory).
+	b.recs, b.profiles = nil, nil
 	return tr, nil
 }
 
@@ -142,6 +138,11 @@ type filler struct {
 	waits    map[waitKey][]int
 	ios      map[ioKey][]int
 	category map[uint32]string
+	pages    *pageLookup
+	// lastRead and lastWrite are the page lanes' last times; unsorted
+	// tells that one went back (fillLanes then sorts them).
+	lastRead, lastWrite int64
+	unsorted            bool
 }
 
 // fillLanes walks the ordered records once, pairing begins with ends and
@@ -150,10 +151,8 @@ type filler struct {
 // sql_batch_starting are negative) and closed at the statement end.
 func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l := &tr.Lanes
-	var n [kStatementCompleted + 1]int
-	for i := range b.recs {
-		n[b.recs[i].kind]++
-	}
+	// Counted as added, before duplicates were dropped: capacities only.
+	n := &b.kinds
 	l.Read = make([]PageEvent, 0, n[kRead])
 	l.Write = make([]PageEvent, 0, n[kWrite])
 	l.Lock = make([]LockInterval, 0, n[kLockAcquired]+n[kLockReleased])
@@ -162,54 +161,22 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	l.Split = make([]SplitEvent, 0, n[kSplit])
 	l.Log = make([]LogEvent, 0, n[kLogRecord]+n[kLogFlush])
 	l.IO = make([]IOInterval, 0, n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])
-	f := &filler{b: b, m: m, l: l, locks: map[lockKey][]int{}, waits: map[waitKey][]int{}, ios: map[ioKey][]int{}, category: map[uint32]string{}}
+	f := &filler{b: b, m: m, l: l, locks: map[lockKey][]int{}, waits: map[waitKey][]int{}, ios: map[ioKey][]int{}, category: map[uint32]string{},
+		pages: newPageLookup(b.catalog, n[kRead]+n[kWrite]+n[kFileRead]+n[kFileReadCompleted]+n[kFileWriteCompleted])}
+	m.resetOwn()
 	for i := range b.recs {
-		r := &b.recs[i]
-		switch r.kind {
-		case kRead, kWrite:
+		if r := &b.recs[i]; r.kind == kRead || r.kind == kWrite {
 			f.page(r)
-		case kLockAcquired, kLockReleased:
-			f.lock(r)
-		case kWaitBegin, kWaitEnd, kWaitCompleted:
-			f.wait(r)
-		case kFileRead, kFileReadCompleted, kFileWriteCompleted:
-			f.io(r)
-		case kSpill:
-			name := b.strs[r.s1]
-			e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true, Stack: r.stack}
-			if r.flag {
-				e.Match = m.matchNode(int(r.a))
-			} else {
-				e.Match = m.matchTiming(r.t, spillPool(name))
-			}
-			l.Memory = append(l.Memory, e)
-		case kGrantUsage:
-			l.Memory = append(l.Memory, MemoryEvent{T: r.t, Kind: b.strs[r.s1], GrantedMemoryKB: r.b, UsedMemoryKB: r.c,
-				Match: Match{NodeID: Unmatched, Rule: RuleStatement}})
-		case kSplit:
-			obj := b.catalog.hobt(r.a, r.d)
-			if obj == nil {
-				obj = b.catalog.page(r.a, r.b, r.c)
-			}
-			l.Split = append(l.Split, SplitEvent{T: r.t, FileID: r.b, PageID: r.c, NewFileID: r.e >> 32, NewPageID: r.e & 0xffffffff,
-				Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
-		case kLogRecord:
-			obj := b.catalog.allocUnit(r.a, r.b)
-			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "record", Operation: b.strs[r.s1], Context: b.strs[r.s2],
-				TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
-		case kLogFlush:
-			l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
-		case kBatchCompleted:
-			tr.End = max(tr.End, r.t)
-			b.batch.done, b.batch.end, b.batch.durUs = true, r.t, int64(r.a)
-			tr.Summary.BatchRowCount = int64(r.b)
-		case kBatchStarting:
-			b.batch.started = true
+			continue
 		}
+		w := b.widen(&b.recs[i])
+		f.add(tr, &w)
 	}
 	closeOpen(tr)
-	sortLane(l.Read, func(e PageEvent) int64 { return e.T })
-	sortLane(l.Write, func(e PageEvent) int64 { return e.T })
+	if f.unsorted {
+		sortLane(l.Read, func(e PageEvent) int64 { return e.T })
+		sortLane(l.Write, func(e PageEvent) int64 { return e.T })
+	}
 	sortLane(l.Lock, func(e LockInterval) int64 { return e.T })
 	sortLane(l.Wait, func(e WaitInterval) int64 { return e.T })
 	sortLane(l.Memory, func(e MemoryEvent) int64 { return e.T })
@@ -218,18 +185,77 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	sortLane(l.IO, func(e IOInterval) int64 { return e.T })
 }
 
-func (f *filler) page(r *rec) {
-	obj := f.b.catalog.page(r.a, r.b, r.c)
-	e := PageEvent{T: r.t, DatabaseID: r.a, FileID: r.b, PageID: r.c, Object: obj, Stack: r.stack}
-	e.Match = f.m.matchData(obj, r.t, pagePool(r.a))
-	if r.kind == kRead {
-		f.l.Read = append(f.l.Read, e)
-	} else {
-		f.l.Write = append(f.l.Write, e)
+// add fills the lanes with one record that is not a page event.
+func (f *filler) add(tr *Trace, r *wide) {
+	b, m, l := f.b, f.m, f.l
+	switch r.kind {
+	case kLockAcquired, kLockReleased:
+		f.lock(r)
+	case kWaitBegin, kWaitEnd, kWaitCompleted:
+		f.wait(r)
+	case kFileRead, kFileReadCompleted, kFileWriteCompleted:
+		f.io(r)
+	case kSpill:
+		name := b.strs[r.s1]
+		e := MemoryEvent{T: r.t, Kind: name, Detail: b.strs[r.s2], GrantedMemoryKB: r.b, UsedMemoryKB: r.c, Spill: true, Stack: r.stack}
+		if r.flag {
+			e.Match = m.matchNode(int(r.a))
+		} else {
+			e.Match = m.matchTiming(r.t, spillPool(name))
+		}
+		l.Memory = append(l.Memory, e)
+	case kGrantUsage:
+		l.Memory = append(l.Memory, MemoryEvent{T: r.t, Kind: b.strs[r.s1], GrantedMemoryKB: r.b, UsedMemoryKB: r.c,
+			Match: Match{NodeID: Unmatched, Rule: RuleStatement}})
+	case kSplit:
+		obj := b.catalog.hobt(r.a, r.d)
+		if obj == nil {
+			obj = b.catalog.page(r.a, r.b, r.c)
+		}
+		l.Split = append(l.Split, SplitEvent{T: r.t, FileID: r.b, PageID: r.c, NewFileID: r.e >> 32, NewPageID: r.e & 0xffffffff,
+			Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
+	case kLogRecord:
+		obj := b.catalog.allocUnit(r.a, r.b)
+		l.Log = append(l.Log, LogEvent{T: r.t, Kind: "record", Operation: b.strs[r.s1], Context: b.strs[r.s2],
+			TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
+	case kLogFlush:
+		l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
+	case kBatchCompleted:
+		tr.End = max(tr.End, r.t)
+		b.batch.done, b.batch.end, b.batch.durUs = true, r.t, int64(r.a)
+		tr.Summary.BatchRowCount = int64(r.b)
+	case kBatchStarting:
+		b.batch.started = true
 	}
 }
 
-func (f *filler) lock(r *rec) {
+// page appends a page event in place (a million of them: building each
+// on the stack and copying it in cost a second write of every entry) and
+// notes it for collectOwn's first pass.
+func (f *filler) page(r *rec) {
+	lane, last := &f.l.Read, &f.lastRead
+	if r.kind == kWrite {
+		lane, last = &f.l.Write, &f.lastWrite
+	}
+	if len(*lane) > 0 && r.t < *last {
+		f.unsorted = true
+	}
+	*last = r.t
+	n := len(*lane)
+	*lane = append(*lane, PageEvent{})
+	e := &(*lane)[n]
+	obj := f.pages.page(r.a, r.b, r.c)
+	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, r.a, r.b, r.c, r.stack
+	e.Object = obj
+	if mt := f.m.matchData(obj, r.t, pagePool(r.a)); mt.Candidates != nil {
+		e.Match = mt
+	} else {
+		e.NodeID, e.Rule, e.Confidence, e.Ambiguous = mt.NodeID, mt.Rule, mt.Confidence, mt.Ambiguous
+	}
+	f.m.noteOwn(&e.Match, e.T, e.T, false)
+}
+
+func (f *filler) lock(r *wide) {
 	l := f.l
 	k := lockKey{db: r.a, b: r.b, c: r.c, d: r.d, txn: r.e, mode: r.s1, rtype: r.s2, object: r.flag}
 	if r.kind == kLockAcquired {
@@ -249,7 +275,7 @@ func (f *filler) lock(r *rec) {
 	l.Lock = append(l.Lock, f.b.lockEntry(r, f.m, r.t-int64(r.f), r.t, false))
 }
 
-func (f *filler) wait(r *rec) {
+func (f *filler) wait(r *wide) {
 	l := f.l
 	wt := f.b.strs[r.s1]
 	cat, ok := f.category[r.s1]
@@ -281,15 +307,15 @@ func (f *filler) wait(r *rec) {
 
 // setWaitFields keeps the end event's duration and signal_duration as it
 // gave them (whole ms) and marks a wait whose duration read 0 ms.
-func setWaitFields(w *WaitInterval, r *rec) {
+func setWaitFields(w *WaitInterval, r *wide) {
 	w.DurationMs, w.SignalDurationMs = r.a/1000, r.d/1000
 	w.UnderOneMs = r.a == 0
 }
 
-func (f *filler) io(r *rec) {
+func (f *filler) io(r *wide) {
 	l := f.l
 	k := ioKey{r.a, r.b, r.c}
-	obj := f.b.catalog.page(r.a, r.b, r.f)
+	obj := f.pages.page(r.a, r.b, r.f)
 	switch {
 	case r.kind == kFileRead:
 		f.ios[k] = append(f.ios[k], len(l.IO))
@@ -342,7 +368,7 @@ func sortLane[E any](s []E, t func(E) int64) {
 	}
 }
 
-func (b *Builder) lockEntry(r *rec, m *matcher, t, end int64, acquired bool) LockInterval {
+func (b *Builder) lockEntry(r *wide, m *matcher, t, end int64, acquired bool) LockInterval {
 	var obj *ObjectName
 	if r.flag {
 		obj = b.catalog.object(r.a, r.b)
@@ -359,7 +385,7 @@ func (b *Builder) lockEntry(r *rec, m *matcher, t, end int64, acquired bool) Loc
 		Match: m.matchData(obj, t, poolAccessOrModify)}
 }
 
-func (b *Builder) lockRow(r *rec, desc string) string {
+func (b *Builder) lockRow(r *wide, desc string) string {
 	if desc == "" || r.flag || len(b.opts.LockRows) == 0 {
 		return ""
 	}
@@ -368,88 +394,129 @@ func (b *Builder) lockRow(r *rec, desc string) string {
 
 func (b *Builder) summarize(tr *Trace, m *matcher) {
 	s := &tr.Summary
-	per := map[NodeID]*OperatorSummary{}
-	for _, op := range tr.Operators {
-		per[NodeID(op.ID)] = &OperatorSummary{ID: op.ID}
-	}
-	// Lane totals are counted in locals and stored once per lane: a
-	// string-keyed map increment per event cost more than the rest of
-	// the summary (issue 26 performance). A lane's key is present only
-	// when it has entries, as before.
-	var lane string
-	var total, amb, unm int
-	flush := func(next string) {
-		if total > 0 {
-			s.Lanes[lane] += total
-		}
-		if amb > 0 {
-			s.Ambiguous[lane] += amb
-		}
-		if unm > 0 {
-			s.Unmatched[lane] += unm
-		}
-		lane, total, amb, unm = next, 0, 0, 0
-	}
-	count := func(name string, mt Match, f func(*OperatorSummary)) {
-		if name != lane {
-			flush(name)
-		}
-		total++
-		if mt.Ambiguous {
-			amb++
-		}
-		n, rule := mt.NodeID, mt.Rule
-		if n < 0 {
-			if rule != RuleStatement {
-				unm++
-			}
-			return
-		}
-		if o := per[n]; o != nil {
-			f(o)
-		}
-	}
-	defer flush("")
+	t := newTally(tr.Operators)
 	l := &tr.Lanes
-	for _, e := range l.Read {
-		count("read", e.Match, func(o *OperatorSummary) { o.Reads++ })
+	// Lane totals are counted in locals and stored once per lane, and
+	// operators are found by slice index: a map operation per event cost
+	// more than the rest of the summary (issue 26 performance). A lane's
+	// key is present only when it has entries.
+	for i := range l.Read {
+		if o := t.add(&l.Read[i].Match); o != nil {
+			o.Reads++
+		}
 	}
-	for _, e := range l.Write {
-		count("write", e.Match, func(o *OperatorSummary) { o.Writes++ })
+	t.flush(s, "read")
+	for i := range l.Write {
+		if o := t.add(&l.Write[i].Match); o != nil {
+			o.Writes++
+		}
 	}
-	for _, e := range l.Lock {
-		count("lock", e.Match, func(o *OperatorSummary) { o.Locks++ })
+	t.flush(s, "write")
+	for i := range l.Lock {
+		if o := t.add(&l.Lock[i].Match); o != nil {
+			o.Locks++
+		}
 	}
-	for _, e := range l.Wait {
-		wt := e.WaitType
-		count("wait", e.Match, func(o *OperatorSummary) {
+	t.flush(s, "lock")
+	for i := range l.Wait {
+		if o := t.add(&l.Wait[i].Match); o != nil {
 			if o.Waits == nil {
 				o.Waits = map[string]int{}
 			}
-			o.Waits[wt]++
-		})
+			o.Waits[l.Wait[i].WaitType]++
+		}
 	}
-	for _, e := range l.Memory {
-		spill := e.Spill
-		count("memory", e.Match, func(o *OperatorSummary) {
-			if spill {
-				o.Spills++
-			}
-		})
+	t.flush(s, "wait")
+	for i := range l.Memory {
+		if o := t.add(&l.Memory[i].Match); o != nil && l.Memory[i].Spill {
+			o.Spills++
+		}
 	}
-	for _, e := range l.Split {
-		count("split", e.Match, func(o *OperatorSummary) { o.Splits++ })
+	t.flush(s, "memory")
+	for i := range l.Split {
+		if o := t.add(&l.Split[i].Match); o != nil {
+			o.Splits++
+		}
 	}
-	for _, e := range l.Log {
-		count("log", e.Match, func(o *OperatorSummary) { o.Logs++ })
+	t.flush(s, "split")
+	for i := range l.Log {
+		if o := t.add(&l.Log[i].Match); o != nil {
+			o.Logs++
+		}
 	}
-	for _, e := range l.IO {
-		count("io", e.Match, func(*OperatorSummary) {})
+	t.flush(s, "log")
+	for i := range l.IO {
+		t.add(&l.IO[i].Match)
 	}
+	t.flush(s, "io")
 	s.Operators = make([]OperatorSummary, 0, len(tr.Operators))
 	for _, op := range tr.Operators {
-		s.Operators = append(s.Operators, *per[NodeID(op.ID)])
+		s.Operators = append(s.Operators, *t.op(NodeID(op.ID)))
 	}
+}
+
+// tally counts one lane's entries for summarize.
+type tally struct {
+	byNode             []*OperatorSummary // by node id when ids are small
+	byID               map[NodeID]*OperatorSummary
+	total, amb, unmatd int
+}
+
+func newTally(ops []Operator) *tally {
+	t := &tally{byID: map[NodeID]*OperatorSummary{}}
+	hi := -1
+	for _, op := range ops {
+		t.byID[NodeID(op.ID)] = &OperatorSummary{ID: op.ID}
+		hi = max(hi, op.ID)
+	}
+	if hi < maxDenseNode && !slices.ContainsFunc(ops, func(o Operator) bool { return o.ID < 0 }) {
+		t.byNode = make([]*OperatorSummary, hi+1)
+		for id, o := range t.byID {
+			t.byNode[id] = o
+		}
+	}
+	return t
+}
+
+// op is the summary of operator id, nil when the statement has none.
+func (t *tally) op(id NodeID) *OperatorSummary {
+	if t.byNode == nil {
+		return t.byID[id]
+	}
+	if id >= 0 && int(id) < len(t.byNode) {
+		return t.byNode[id]
+	}
+	return nil
+}
+
+// add counts one entry and returns the summary of its operator, nil when
+// it has none.
+func (t *tally) add(mt *Match) *OperatorSummary {
+	t.total++
+	if mt.Ambiguous {
+		t.amb++
+	}
+	if mt.NodeID < 0 {
+		if mt.Rule != RuleStatement {
+			t.unmatd++
+		}
+		return nil
+	}
+	return t.op(mt.NodeID)
+}
+
+// flush stores the lane's counts and starts the next lane.
+func (t *tally) flush(s *Summary, lane string) {
+	if t.total > 0 {
+		s.Lanes[lane] += t.total
+	}
+	if t.amb > 0 {
+		s.Ambiguous[lane] += t.amb
+	}
+	if t.unmatd > 0 {
+		s.Unmatched[lane] += t.unmatd
+	}
+	t.total, t.amb, t.unmatd = 0, 0, 0
 }
 
 // objectString names a plan object the way ObjectName.String does.

@@ -47,36 +47,19 @@ func (m *matcher) detectProfilesAtEnd(stmtEnd int64) {
 // gives to an operator happened while it worked, so its span holds it
 // (issue 26: a scan placed by its window or its parent ended before the
 // last read it was given, and its Sort emitted before that read).
-func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
-	for _, o := range m.ops {
-		o.hasOwn, o.own, o.spilled, o.spillAt = false, Window{}, false, 0
-		o.hasStrict, o.strictEnd = false, 0
+//
+// Page events, most of a trace, are noted where their lanes are walked
+// anyway (notePages): as fillLanes fills them for the first pass, as
+// rematch revisits them for the second; the order of notes does not
+// matter. Callers that did not note them pass pagesNoted false.
+func (m *matcher) collectOwn(l *Lanes, withTiming, pagesNoted bool) {
+	if !pagesNoted {
+		m.resetOwn()
+		m.notePages(l.Read, withTiming)
+		m.notePages(l.Write, withTiming)
 	}
-	note := func(mt Match, t, end int64) {
-		n := mt.NodeID
-		if n < 0 || mt.Ambiguous || (!withTiming && (mt.Rule == RuleTiming || mt.Rule == RuleObjectTiming)) {
-			return
-		}
-		o := m.byID[int(n)]
-		if o == nil {
-			return
-		}
-		if mt.Rule != RuleTiming {
-			o.strictEnd, o.hasStrict = max(o.strictEnd, end), true
-		}
-		if !o.hasOwn {
-			o.hasOwn, o.own = true, Window{t, end}
-			return
-		}
-		o.own.Start = min(o.own.Start, t)
-		o.own.End = max(o.own.End, end)
-	}
-	for _, e := range l.Read {
-		note(e.Match, e.T, e.T)
-	}
-	for _, e := range l.Write {
-		note(e.Match, e.T, e.T)
-	}
+	note := func(mt Match, t, end int64) { m.noteOwn(&mt, t, end, withTiming) }
+
 	for _, e := range l.Lock {
 		// an unreleased lock was still acquired then (its end is the
 		// statement's, not evidence)
@@ -110,6 +93,42 @@ func (m *matcher) collectOwn(l *Lanes, withTiming bool) {
 	if withTiming {
 		m.buildEndsBeforeProbe(l)
 	}
+}
+
+// resetOwn forgets what a previous collectOwn found.
+func (m *matcher) resetOwn() {
+	for _, o := range m.ops {
+		o.hasOwn, o.own, o.spilled, o.spillAt = false, Window{}, false, 0
+		o.hasStrict, o.strictEnd = false, 0
+	}
+}
+
+// notePages notes page events for collectOwn.
+func (m *matcher) notePages(es []PageEvent, withTiming bool) {
+	for i := range es {
+		m.noteOwn(&es[i].Match, es[i].T, es[i].T, withTiming)
+	}
+}
+
+// noteOwn notes one event, from t to end, matched by mt.
+func (m *matcher) noteOwn(mt *Match, t, end int64, withTiming bool) {
+	n := mt.NodeID
+	if n < 0 || mt.Ambiguous || (!withTiming && (mt.Rule == RuleTiming || mt.Rule == RuleObjectTiming)) {
+		return
+	}
+	o := m.node(n)
+	if o == nil {
+		return
+	}
+	if mt.Rule != RuleTiming {
+		o.strictEnd, o.hasStrict = max(o.strictEnd, end), true
+	}
+	if !o.hasOwn {
+		o.hasOwn, o.own = true, Window{t, end}
+		return
+	}
+	o.own.Start = min(o.own.Start, t)
+	o.own.End = max(o.own.End, end)
 }
 
 // buildEndsBeforeProbe gives a hash join's probe input the events that
@@ -214,7 +233,7 @@ func (l *Lanes) eachTimed(f func(t int64, m *Match)) {
 func (m *matcher) useSpans(ops []Operator) {
 	m.bySpans = true
 	m.cands = map[candKey]*candSet{}
-	m.lastCand = nil
+	m.nRecent = 0
 	for _, o := range ops {
 		info := m.byID[o.ID]
 		if info == nil || o.NotExecuted {
@@ -243,14 +262,16 @@ func (m *matcher) rematch(l *Lanes) {
 		// and data the catalog does not know that windows could not place
 		return mt.Rule == RuleObjectTiming || mt.Rule == RuleTiming || mt.Ambiguous || (obj == nil && mt.Rule == RuleUnmatched)
 	}
-	for i := range l.Read {
-		if e := &l.Read[i]; retry(e.Match, e.Object) {
-			e.Match = m.matchData(e.Object, e.T, pagePool(e.DatabaseID))
-		}
-	}
-	for i := range l.Write {
-		if e := &l.Write[i]; retry(e.Match, e.Object) {
-			e.Match = m.matchData(e.Object, e.T, pagePool(e.DatabaseID))
+	// The page lanes are noted for collectOwn's second pass as they are
+	// revisited.
+	m.resetOwn()
+	for _, lane := range [][]PageEvent{l.Read, l.Write} {
+		for i := range lane {
+			e := &lane[i]
+			if retry(e.Match, e.Object) {
+				e.Match = m.matchData(e.Object, e.T, pagePool(e.DatabaseID))
+			}
+			m.noteOwn(&e.Match, e.T, e.T, true)
 		}
 	}
 	for i := range l.Lock {

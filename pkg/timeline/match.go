@@ -122,6 +122,14 @@ type candidate struct {
 type candSet struct {
 	cands []candidate
 	ids   []NodeID
+	// byWindows' last answer and the times it holds for: between lo and
+	// hi no candidate's window starts or ends, so the same windows
+	// contain t; when one does, the narrowest containing one wins
+	// whatever t is (issue 26 performance: the reads of one index,
+	// a million of them in time order, ask the same question).
+	cached           Match
+	cacheOK          bool
+	cacheLo, cacheHi int64
 }
 
 // TimingLimitUs is the distance limit of a timing match: an event that
@@ -134,17 +142,26 @@ const TimingLimitUs = 2000
 
 // matcher ties events to the operators of one statement.
 type matcher struct {
-	root    *showplan.Operator
-	ops     []*opInfo
-	byID    map[int]*opInfo
+	root *showplan.Operator
+	ops  []*opInfo
+	byID map[int]*opInfo
+	// byNode is byID as a slice indexed by node id (nil when an id is
+	// negative or too large): the per-event passes look operators up a
+	// million times.
+	byNode  []*opInfo
 	byTable map[string][]*opInfo // lower-case table → operators naming it
 	// cands caches the candidate set per resolved object (catalog entries
 	// are shared pointers, so a trace has few distinct ones).
 	cands map[candKey]*candSet
-	// last is a one-entry cache in front of cands: consecutive events
-	// mostly touch the same object.
-	lastKey  candKey
-	lastCand *candSet
+	// recent is a small cache in front of cands, scanned in order:
+	// events mostly touch a few objects (a table's clustered index and a
+	// nonclustered one interleave), and comparing a few keys costs less
+	// than hashing one.
+	recent [4]struct {
+		key candKey
+		set *candSet
+	}
+	nRecent int
 	// timingBuf and idBuf are reused by the matchers; sets interns the
 	// candidate id lists of ambiguous matches (keyed by their bytes), so
 	// a million ambiguous events share a handful of slices.
@@ -202,6 +219,7 @@ func newMatcher(stmt *showplan.Statement) *matcher {
 			}
 		}
 	}
+	m.indexNodes()
 	return m
 }
 
@@ -275,11 +293,13 @@ func (m *matcher) matchNode(node int) Match {
 // not a candidate, nor is one that never ran.
 func (m *matcher) candidatesFor(obj *ObjectName, p pool) *candSet {
 	k := candKey{obj, p}
-	if m.lastCand != nil && m.lastKey == k {
-		return m.lastCand
+	for i := range m.nRecent {
+		if m.recent[i].key == k {
+			return m.recent[i].set
+		}
 	}
 	if c, ok := m.cands[k]; ok {
-		m.lastKey, m.lastCand = k, c
+		m.remember(k, c)
 		return c
 	}
 	var strong, weak []candidate
@@ -302,8 +322,46 @@ func (m *matcher) candidatesFor(obj *ObjectName, p pool) *candSet {
 		c.ids = append(c.ids, NodeID(cd.op.op.NodeID))
 	}
 	m.cands[k] = c
-	m.lastKey, m.lastCand = k, c
+	m.remember(k, c)
 	return c
+}
+
+// remember puts a candidate set first in the recent cache.
+func (m *matcher) remember(k candKey, c *candSet) {
+	n := min(m.nRecent+1, len(m.recent))
+	copy(m.recent[1:n], m.recent[:n-1])
+	m.recent[0].key, m.recent[0].set = k, c
+	m.nRecent = n
+}
+
+// maxDenseNode bounds byNode's length: plans number their operators from
+// 0, so any real plan fits.
+const maxDenseNode = 1 << 16
+
+// indexNodes fills byNode from byID.
+func (m *matcher) indexNodes() {
+	hi := -1
+	for id := range m.byID {
+		if id < 0 || id >= maxDenseNode {
+			return
+		}
+		hi = max(hi, id)
+	}
+	m.byNode = make([]*opInfo, hi+1)
+	for id, o := range m.byID {
+		m.byNode[id] = o
+	}
+}
+
+// node is byID[id].
+func (m *matcher) node(id NodeID) *opInfo {
+	if m.byNode != nil {
+		if id >= 0 && int(id) < len(m.byNode) {
+			return m.byNode[id]
+		}
+		return nil
+	}
+	return m.byID[int(id)]
 }
 
 // identity grades how well an operator's objects name obj: strong when
@@ -376,9 +434,42 @@ func (m *matcher) matchIO(obj *ObjectName, t int64, p pool) Match {
 // nearest, is taken, and the candidates are listed. With no windows at all
 // nothing can choose and the event stays unmatched (still listing them).
 func (m *matcher) byWindows(t int64, set *candSet) Match {
+	if set.cacheOK && t >= set.cacheLo && t <= set.cacheHi {
+		return set.cached
+	}
+	mt, containing := m.decideByWindows(t, set)
+	if containing > 0 {
+		set.cached, set.cacheOK = mt, true
+		set.cacheLo, set.cacheHi = sameContainment(t, set.cands)
+	}
+	return mt
+}
+
+// sameContainment is the span of times around t in which each
+// candidate's window contains t or not as it does at t.
+func sameContainment(t int64, cands []candidate) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	for i := range cands {
+		w, ok := cands[i].op.timingWindow()
+		switch {
+		case !ok:
+		case t < w.Start:
+			hi = min(hi, w.Start-1)
+		case t > w.End:
+			lo = max(lo, w.End+1)
+		default:
+			lo, hi = max(lo, w.Start), min(hi, w.End)
+		}
+	}
+	return lo, hi
+}
+
+// decideByWindows is byWindows without its cache; it also returns how
+// many windows contain t.
+func (m *matcher) decideByWindows(t int64, set *candSet) (Match, int) {
 	best, containing, windowed := bestWindow(t, set.cands)
 	if best == nil {
-		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: set.ids}
+		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: set.ids}, containing
 	}
 	id := NodeID(best.op.op.NodeID)
 	if containing == 1 && windowed == len(set.cands) {
@@ -386,13 +477,13 @@ func (m *matcher) byWindows(t int64, set *candSet) Match {
 		if best.op.actPlaced {
 			conf = ConfidenceLow
 		}
-		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: conf}
+		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: conf}, containing
 	}
 	ids := set.ids
 	if containing > 1 {
 		ids = m.containingIDs(t, set.cands)
 	}
-	return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: ids}
+	return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: ids}, containing
 }
 
 // bestWindow picks, among candidates with an execution window, the one whose
