@@ -51,6 +51,18 @@ type Config struct {
 	ParallelWaitShare float64 `json:"parallelWaitShare" doc:"parallelism-waits: CX* share of all wait time"`
 	MinParallelWaitUs int64   `json:"minParallelWaitUs" doc:"parallelism-waits: least CX* wait time (µs)"`
 
+	// RowGoalFactor and MinRowGoalRows: a row goal is reported when the
+	// operator produced 10× the rows its row-goal estimate allowed, and at
+	// least 1,000: below that, any plan is fast enough.
+	RowGoalFactor  float64 `json:"rowGoalFactor" doc:"row-goal: actual rows over the row-goal estimate"`
+	MinRowGoalRows int64   `json:"minRowGoalRows" doc:"row-goal: fewest rows the operator must have produced"`
+	// MinSpoolRebinds: a spool re-running its input 1,000 times (or an
+	// eager index spool sought that often) is a pattern, not a one-off.
+	MinSpoolRebinds int64 `json:"minSpoolRebinds" doc:"spool-rebinds: fewest rebinds (or, for an eager index spool, seeks)"`
+	// WarningTimeShare: operator-bound findings whose operator (with its
+	// inputs) took less of the statement's elapsed time are info.
+	WarningTimeShare float64 `json:"warningTimeShare" doc:"share of the statement's elapsed time an operator must take for its finding to be a warning"`
+
 	MinSplits     int `json:"minSplits" doc:"page-splits: fewest splits on one index and kind"`
 	SplitsWarning int `json:"splitsWarning" doc:"page-splits: splits that make the finding a warning"`
 
@@ -77,6 +89,7 @@ func DefaultConfig() Config {
 		ColdCacheShare: 0.5, MinPhysicalReads: 8,
 		SkewShare: 0.5, MinSkewRows: 1000,
 		ParallelWaitShare: 0.5, MinParallelWaitUs: 1000,
+		RowGoalFactor: 10, MinRowGoalRows: 1000, MinSpoolRebinds: 1000, WarningTimeShare: 0.25,
 		MinSplits: 1, SplitsWarning: 100,
 		MinLogRecords: 1, LogBytesWarning: 1 << 20,
 		LostShareLow: 0.05, AmbiguousShareLow: 0.5, AmbiguousShare: 0.25, MinAmbiguous: 10,

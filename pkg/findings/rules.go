@@ -65,6 +65,8 @@ func init() {
 		{"page-splits", "page splits by index and split kind", []string{"minSplits", "splitsWarning"}, pageSplits},
 		{"log-volume", "log records and bytes a traced modification wrote", []string{"minLogRecords", "logBytesWarning"}, logVolume},
 		{"parameter-sensitivity", "the plan was compiled for other parameter values than it ran with (ParameterList)", nil, parameterSensitivity},
+		{"row-goal", "a row goal (TOP, EXISTS, IN, FAST n) estimated far fewer rows than the operator produced (EstimateRowsWithoutRowGoal)", []string{"rowGoalFactor", "minRowGoalRows", "warningTimeShare"}, rowGoal},
+		{"spool-rebinds", "spools that re-ran their input (ActualRebinds), and eager index spools built for many seeks", []string{"minSpoolRebinds", "warningTimeShare"}, spoolRebinds},
 		{"implicit-conversion", "type conversions the plan warns affect a seek or an estimate (PlanAffectingConvert)", nil, implicitConversion},
 		{"no-join-predicate", "a join with no predicate (NoJoinPredicate)", nil, noJoinPredicate},
 		{"no-statistics", "columns the optimizer had no statistics on (ColumnsWithNoStatistics)", nil, noStatistics},
