@@ -379,6 +379,16 @@ func TestColdCacheReadAhead(t *testing.T) {
 		numberOf(t, on, "readAheadIOs") != 1 {
 		t.Errorf("title %q severity %s numbers %+v", on.Title, on.Severity, on.Numbers)
 	}
+	if !strings.Contains(on.Hint, "Read-ahead fetched") {
+		t.Errorf("read-ahead hint %q", on.Hint)
+	}
+	// Read-ahead on, but none happened (one-page demand reads, as lookups
+	// do): the hint must not claim prefetching (issue 32).
+	demand := one(t, analyze(t, Input{Trace: coldTrace(t, false)}), "cold-cache")
+	if strings.Contains(demand.Hint, "Read-ahead fetched") || !strings.Contains(demand.Hint, "no read-ahead happened") ||
+		strings.Contains(demand.Title, "read-ahead") {
+		t.Errorf("no read-ahead: title %q hint %q", demand.Title, demand.Hint)
+	}
 }
 
 func TestParallelSkew(t *testing.T) {
@@ -483,7 +493,7 @@ func TestLogVolume(t *testing.T) {
 	ev.at(1000, "sqlserver", "sql_batch_completed", fu("duration", 1000))
 	tr, _ := build(t, loadPlan(t, "key_lookup_plan.sqlplan"), nil, ev)
 	f := one(t, analyze(t, Input{Trace: tr, Run: Run{Modification: true, RolledBack: true}}), "log-volume")
-	if f.Title != "The modification wrote 22 log records (2 KB) before its rollback" || f.Detail != "Most: LOP_MODIFY_ROW 21, LOP_BEGIN_XACT 1." {
+	if f.Title != "The modification wrote 22 log records (2 KB) before its rollback" || f.Detail != "Of the 22 records: LOP_MODIFY_ROW 21 (95%), LOP_BEGIN_XACT 1 (5%)." {
 		t.Errorf("title %q detail %q", f.Title, f.Detail)
 	}
 	if numberOf(t, f, "logBytes") != 2220 || f.Severity != SeverityInfo || f.Reference != refLog {
@@ -492,8 +502,21 @@ func TestLogVolume(t *testing.T) {
 	// fn_dblog's records alone (the log event group not traced).
 	d := one(t, analyze(t, Input{Trace: planOnly(t, "key_lookup_plan.sqlplan").Trace, Run: Run{Modification: true,
 		LogRecords: []LogRecord{{Operation: "LOP_INSERT_ROWS"}, {Operation: "LOP_INSERT_ROWS"}, {Operation: "LOP_BEGIN_XACT"}}}}), "log-volume")
-	if d.Title != "The modification wrote 3 log records" || d.Detail != "Most: LOP_INSERT_ROWS 2, LOP_BEGIN_XACT 1." {
+	if d.Title != "The modification wrote 3 log records" || d.Detail != "Of the 3 records: LOP_INSERT_ROWS 2 (67%), LOP_BEGIN_XACT 1 (33%)." {
 		t.Errorf("fn_dblog title %q detail %q", d.Title, d.Detail)
+	}
+	// Both sources, differing counts (issue 32: "22 log records", then
+	// "Most: LOP_MODIFY_ROW 21"): the title's total and the shares come
+	// from one source, fn_dblog; the trace's count is said apart.
+	var dbl []LogRecord
+	for range 23 {
+		dbl = append(dbl, LogRecord{Operation: "LOP_MODIFY_ROW"})
+	}
+	dbl = append(dbl, LogRecord{Operation: "LOP_BEGIN_XACT"}, LogRecord{Operation: "LOP_COMMIT_XACT"})
+	b := one(t, analyze(t, Input{Trace: tr, Run: Run{Modification: true, LogRecords: dbl}}), "log-volume")
+	if b.Title != "The modification wrote 25 log records (2 KB)" ||
+		b.Detail != "Of the 25 records: LOP_MODIFY_ROW 23 (92%), LOP_BEGIN_XACT 1 (4%), LOP_COMMIT_XACT 1 (4%). The trace caught 22 records as transaction_log events." {
+		t.Errorf("two sources: title %q detail %q", b.Title, b.Detail)
 	}
 	none(t, analyze(t, planOnly(t, "key_lookup_plan.sqlplan")), "log-volume")
 }
