@@ -16,6 +16,10 @@ import (
 type Config struct {
 	ReadShare float64 `json:"readShare" doc:"reads-concentrated: the operator's share of the statement's reads"`
 	MinReads  int64   `json:"minReads" doc:"reads-concentrated: fewest reads (pages) the operator must have done"`
+	// ReadsWarning: 10,000 pages is 80 MB read by one operator; below it
+	// (or when the operator took less than warningTimeShare of the time)
+	// the finding is info.
+	ReadsWarning int64 `json:"readsWarning" doc:"reads-concentrated: reads (pages) that, with warningTimeShare of the time, make it a warning"`
 
 	ResidualRatio float64 `json:"residualRatio" doc:"residual-predicate: rows read per row returned"`
 	MinRowsRead   int64   `json:"minRowsRead" doc:"residual-predicate: fewest rows the operator must have read"`
@@ -82,7 +86,7 @@ type Config struct {
 // and a DBA would still want to hear about what crosses them.
 func DefaultConfig() Config {
 	return Config{
-		ReadShare: 0.5, MinReads: 100,
+		ReadShare: 0.5, MinReads: 1000, ReadsWarning: 10000,
 		ResidualRatio: 10, MinRowsRead: 1000,
 		GrantExcessShare: 0.1, MinGrantKB: 5120, SmallQueryCost: 3, GrantFullShare: 0.95, GrantShortShare: 0.5,
 		MinGrantWaitUs: 1000, MinLockWaitUs: 1000, CriticalWaitShare: 0.5,
@@ -90,8 +94,8 @@ func DefaultConfig() Config {
 		SkewShare: 0.5, MinSkewRows: 1000,
 		ParallelWaitShare: 0.5, MinParallelWaitUs: 1000,
 		RowGoalFactor: 10, MinRowGoalRows: 1000, MinSpoolRebinds: 1000, WarningTimeShare: 0.25,
-		MinSplits: 1, SplitsWarning: 100,
-		MinLogRecords: 1, LogBytesWarning: 1 << 20,
+		MinSplits: 100, SplitsWarning: 1000,
+		MinLogRecords: 1000, LogBytesWarning: 64 << 20,
 		LostShareLow: 0.05, AmbiguousShareLow: 0.5, AmbiguousShare: 0.25, MinAmbiguous: 10,
 		MaxEvidence: 200,
 	}

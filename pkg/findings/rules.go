@@ -57,7 +57,7 @@ func init() {
 		{"exchange-spill", "Parallelism operators that spilled their buffers to tempdb", nil, exchangeSpills},
 		{"grant-too-small", "a grant below what was asked for, or a full grant and a spill", []string{"grantShortShare", "grantFullShare"}, grantTooSmall},
 		{"grant-excess", "a memory grant far above what was used", []string{"grantExcessShare", "minGrantKB", "smallQueryCost"}, grantExcess},
-		{"reads-concentrated", "one operator did most of the statement's reads", []string{"readShare", "minReads"}, readsConcentrated},
+		{"reads-concentrated", "one operator did most of the statement's reads", []string{"readShare", "minReads", "readsWarning", "warningTimeShare"}, readsConcentrated},
 		{"residual-predicate", "an operator read many rows to return few", []string{"residualRatio", "minRowsRead"}, residualPredicate},
 		{"parallel-skew", "one thread did most of a parallel operator's rows", []string{"skewShare", "minSkewRows"}, parallelSkew},
 		{"parallelism-waits", "CXPACKET/CXSYNC share of the wait time (CXCONSUMER left out)", []string{"parallelWaitShare", "minParallelWaitUs"}, parallelismWaits},

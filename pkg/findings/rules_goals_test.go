@@ -89,3 +89,30 @@ func TestWeighByTime(t *testing.T) {
 		}
 	}
 }
+
+// reads-concentrated is a warning only when the operator read at least
+// readsWarning pages and took at least warningTimeShare of the time: the
+// inequality_index scan read 9,839,880 pages in 98% of the time.
+func TestReadsSeverityWeighedByTime(t *testing.T) {
+	in := planOnly(t, "stack_overflow-inequality_index.sqlplan")
+	f := one(t, analyze(t, in), "reads-concentrated")
+	if f.Severity != SeverityWarning || numberOf(t, f, "timeShare") < 90 {
+		t.Errorf("severity %s numbers %+v", f.Severity, f.Numbers)
+	}
+	// The same reads in a small share of the time: info, and said.
+	cfg := DefaultConfig()
+	cfg.WarningTimeShare = 0.99
+	r, err := Analyze(in, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := one(t, r, "reads-concentrated"); g.Severity != SeverityInfo || !strings.Contains(g.Detail, "only 98%") {
+		t.Errorf("time-weighed: severity %s detail %q", g.Severity, g.Detail)
+	}
+	// Many reads but under readsWarning pages: info.
+	cfg = DefaultConfig()
+	cfg.ReadsWarning = 10_000_000
+	if r, _ = Analyze(in, cfg); one(t, r, "reads-concentrated").Severity != SeverityInfo {
+		t.Error("9.8 M pages under readsWarning 10 M is still a warning")
+	}
+}
