@@ -29,6 +29,7 @@ func findingsSource(t *testing.T) *Source {
 	slices.SortStableFunc(tr.Lanes.Read, func(a, b timeline.PageEvent) int { return int(a.T - b.T) })
 	cfg := findings.DefaultConfig()
 	cfg.MaxEvidence = 20 // keeps the golden file small; evidenceTotal counts all
+	cfg.MinReads = 100   // the sample reads 164 pages: below the production floor
 	rep, err := findings.Analyze(findings.FromBundle(src.Bundle, nil), cfg)
 	if err != nil {
 		t.Fatal(err)
