@@ -52,6 +52,7 @@ var rules []rule
 func init() {
 	rules = []rule{
 		{"blocking", "lock waits (LCK_M_*) with the locked resource and, when known, the holder", []string{"minLockWaitUs", "criticalWaitShare"}, blocking},
+		{"lock-escalation", "row or page locks escalated to a table (or partition) lock, with the object and the lock count", nil, lockEscalation},
 		{"grant-wait", "waits for the memory grant (RESOURCE_SEMAPHORE)", []string{"minGrantWaitUs", "criticalWaitShare"}, grantWait},
 		{"spill", "sorts and hashes that spilled to tempdb, with tempdb pages written and the grant's use", nil, spills},
 		{"exchange-spill", "Parallelism operators that spilled their buffers to tempdb", nil, exchangeSpills},
@@ -139,6 +140,8 @@ func lane(tr *timeline.Trace, name string) (int, entryAt) {
 		return len(l.Log), func(i int) (int64, int64, timeline.Match) { e := &l.Log[i]; return e.T, e.T, e.Match }
 	case LaneIO:
 		return len(l.IO), func(i int) (int64, int64, timeline.Match) { e := &l.IO[i]; return e.T, e.End, e.Match }
+	case LaneEscalation:
+		return len(l.Escalation), func(i int) (int64, int64, timeline.Match) { e := &l.Escalation[i]; return e.T, e.T, e.Match }
 	}
 	return 0, nil
 }
