@@ -32,6 +32,9 @@ type execCtx struct {
 	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
 	subRun     *runCtx
 	upd        *updateScan // the UPDATE/DELETE search running (ulocks.go)
+	// stmtLocks counts the statement's row and page locks per HoBT for
+	// lock escalation (escalation.go).
+	stmtLocks map[int64]*stmtLockCount
 }
 
 type batchStats struct {
@@ -194,6 +197,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 				return err
 			}
 			x.stmtText = sql[spans[i].Start:spans[i].End]
+			x.stmtLocks = nil // escalation counts per statement
 			x.statementEvent("sql_statement_starting", spans[i], nil)
 			before := x.stats
 			err := x.exec(st)
