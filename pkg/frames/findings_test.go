@@ -143,6 +143,11 @@ func TestCompareFrames(t *testing.T) {
 		t.Errorf("summary verdict %q", v)
 	}
 	ops := fs[1]
+	// One wait column per category of the shared wait table, as the probe
+	// frame has them (Other included).
+	for _, c := range WaitCategories {
+		field(t, ops, "wait"+c+"UsA")
+	}
 	var row = -1
 	for i := range ops.Rows() {
 		if field(t, ops, "status").At(i).(string) == compare.StatusReplaced {
