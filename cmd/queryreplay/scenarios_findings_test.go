@@ -97,6 +97,24 @@ func traceScenario(t *testing.T, dsn, name, sql string, args ...string) *scenari
 	return &scenarioRun{t: t, bundle: b, path: path, in: in, report: rep}
 }
 
+// scaled re-analyses the run with the floors scaled down to the
+// stand-in's tables (10,000 orders): the production defaults
+// (docs/findings.md, "Thresholds") keep its few hundred pages, a few
+// dozen splits and log records silent, as the run's own report shows.
+// It is what `queryreplay findings --set minReads=100 ...` does.
+func (s *scenarioRun) scaled() *scenarioRun {
+	s.t.Helper()
+	cfg := findings.DefaultConfig()
+	cfg.MinReads, cfg.MinSplits, cfg.MinLogRecords = 100, 1, 1
+	rep, err := findings.Analyze(s.in, cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	c := *s
+	c.report = rep
+	return &c
+}
+
 func (s *scenarioRun) all(rule string) []findings.Finding {
 	var out []findings.Finding
 	for _, f := range s.report.Findings {
@@ -140,12 +158,14 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 
 	t.Run("reads-concentrated", func(t *testing.T) {
 		// Per customer an index seek and key lookups into PK_Orders.
-		f := traceNamed(t, srv, "loop_join").fires("reads-concentrated")
+		run := traceNamed(t, srv, "loop_join")
+		run.silent("reads-concentrated") // a few hundred pages: below minReads
+		f := run.scaled().fires("reads-concentrated")
 		contains(t, "title", f.Title, " did ", "% of the logical reads: ")
 		if f.Operators[0].Name != "Key Lookup" || !strings.HasSuffix(f.Reference, "create-indexes-with-included-columns") {
 			t.Errorf("operator %+v ref %s", f.Operators, f.Reference)
 		}
-		traceNamed(t, srv, "hash_join_hinted").silent("reads-concentrated")
+		traceNamed(t, srv, "hash_join_hinted").scaled().silent("reads-concentrated")
 	})
 	t.Run("residual-predicate", func(t *testing.T) {
 		f := traceNamed(t, srv, "forced_scan").fires("residual-predicate")
@@ -239,23 +259,27 @@ func TestFindingsOnStandinScenarios(t *testing.T) {
 		traceNamed(t, srv, "parallel_skew").silent("exchange-spill")
 	})
 	t.Run("page-splits", func(t *testing.T) {
-		f := traceNamed(t, srv, "page_splits").fires("page-splits")
+		run := traceNamed(t, srv, "page_splits")
+		run.silent("page-splits") // below minSplits
+		f := run.scaled().fires("page-splits")
 		contains(t, "title", f.Title, "page splits on dbo.OrderLines.PK_OrderLines (SPLIT_FOR_INSERT)")
 		contains(t, "detail", f.Detail, "rolled back")
-		traceNamed(t, srv, "insert_order").silent("page-splits")
+		traceNamed(t, srv, "insert_order").scaled().silent("page-splits")
 	})
 	t.Run("log-volume", func(t *testing.T) {
-		l := traceNamed(t, srv, "update_orders").fires("log-volume")
+		run := traceNamed(t, srv, "update_orders")
+		run.silent("log-volume") // 22 records: below minLogRecords
+		l := run.scaled().fires("log-volume")
 		contains(t, "title", l.Title, "The modification wrote ", " log records", "before its rollback")
 		contains(t, "detail", l.Detail, "LOP_MODIFY_ROW")
-		traceNamed(t, srv, "clustered_index_seek").silent("log-volume")
+		traceNamed(t, srv, "clustered_index_seek").scaled().silent("log-volume")
 	})
 	t.Run("events-lost", func(t *testing.T) {
 		// A 1 MB event file cap: the head of the trace is lost.
 		s := traceScenario(t, dsn, "lost", scManyInserts, "--max-file-size", "1")
 		f := s.fires("events-lost")
 		contains(t, "title", f.Title, "events were lost (")
-		if sp := s.fires("page-splits"); sp.Confidence != findings.ConfidenceLow {
+		if sp := s.scaled().fires("page-splits"); sp.Confidence != findings.ConfidenceLow {
 			t.Errorf("splits with lost events: confidence %s", sp.Confidence)
 		}
 		traceNamed(t, srv, "page_splits").silent("events-lost")

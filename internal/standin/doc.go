@@ -250,10 +250,13 @@
 // with LCK_M_* waits, SET LOCK_TIMEOUT (Msg 1222), cancellation, and
 // deadlock detection (the requester closing the cycle is the victim: Msg
 // 1205, its transaction rolled back). Updates, deletes and seeks re-read
-// each row after locking it. Lock escalation and row versioning are not
-// emulated. Latch, columnstore and
+// each row after locking it. Row versioning is not emulated; lock
+// escalation only as far as the trace sees it: lock_escalation fires when
+// one statement reaches 5,000 row or page locks on one index and no other
+// session's lock would block the table lock, but the row locks are kept
+// (escalation.go). Latch, columnstore and
 // batch-mode events are accepted in session DDL but never fire; so are
-// lock_escalation, wait_completed and hash_spill_details.
+// wait_completed and hash_spill_details.
 // login, logout and attention do fire. %%lockres%% hashes have SQL Server's format but not
 // its (undocumented) hash function. Event timestamps come from a simulated
 // clock per session (clock.go): raised to the wall clock when the session's

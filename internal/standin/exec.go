@@ -37,6 +37,9 @@ type execCtx struct {
 	nest    int
 	module  *procedure
 	modText string
+	// stmtLocks counts the statement's row and page locks per HoBT for
+	// lock escalation (escalation.go).
+	stmtLocks map[int64]*stmtLockCount
 }
 
 type batchStats struct {
@@ -199,6 +202,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 				return err
 			}
 			x.stmtText = sql[spans[i].Start:spans[i].End]
+			x.stmtLocks = nil // escalation counts per statement
 			x.statementEvent("sql_statement_starting", spans[i], nil)
 			before := x.stats
 			err := x.exec(st)

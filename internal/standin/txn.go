@@ -524,6 +524,7 @@ func (x *execCtx) acquire(t *transaction, l heldLock) *sqlfront.SQLError {
 	x.lockEvent("lock_acquired", l, t.id)
 	if !t.converts(l) { // U→X, IU→IX: one lock, now in the stronger mode
 		t.locks = append(t.locks, l)
+		x.noteLock(l, t.id)
 	}
 	return nil
 }

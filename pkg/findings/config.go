@@ -16,6 +16,10 @@ import (
 type Config struct {
 	ReadShare float64 `json:"readShare" doc:"reads-concentrated: the operator's share of the statement's reads"`
 	MinReads  int64   `json:"minReads" doc:"reads-concentrated: fewest reads (pages) the operator must have done"`
+	// ReadsWarning: 10,000 pages is 80 MB read by one operator; below it
+	// (or when the operator took less than warningTimeShare of the time)
+	// the finding is info.
+	ReadsWarning int64 `json:"readsWarning" doc:"reads-concentrated: reads (pages) that, with warningTimeShare of the time, make it a warning"`
 
 	ResidualRatio float64 `json:"residualRatio" doc:"residual-predicate: rows read per row returned"`
 	MinRowsRead   int64   `json:"minRowsRead" doc:"residual-predicate: fewest rows the operator must have read"`
@@ -51,6 +55,18 @@ type Config struct {
 	ParallelWaitShare float64 `json:"parallelWaitShare" doc:"parallelism-waits: CX* share of all wait time"`
 	MinParallelWaitUs int64   `json:"minParallelWaitUs" doc:"parallelism-waits: least CX* wait time (µs)"`
 
+	// RowGoalFactor and MinRowGoalRows: a row goal is reported when the
+	// operator produced 10× the rows its row-goal estimate allowed, and at
+	// least 1,000: below that, any plan is fast enough.
+	RowGoalFactor  float64 `json:"rowGoalFactor" doc:"row-goal: actual rows over the row-goal estimate"`
+	MinRowGoalRows int64   `json:"minRowGoalRows" doc:"row-goal: fewest rows the operator must have produced"`
+	// MinSpoolRebinds: a spool re-running its input 1,000 times (or an
+	// eager index spool sought that often) is a pattern, not a one-off.
+	MinSpoolRebinds int64 `json:"minSpoolRebinds" doc:"spool-rebinds: fewest rebinds (or, for an eager index spool, seeks)"`
+	// WarningTimeShare: operator-bound findings whose operator (with its
+	// inputs) took less of the statement's elapsed time are info.
+	WarningTimeShare float64 `json:"warningTimeShare" doc:"share of the statement's elapsed time an operator must take for its finding to be a warning"`
+
 	MinSplits     int `json:"minSplits" doc:"page-splits: fewest splits on one index and kind"`
 	SplitsWarning int `json:"splitsWarning" doc:"page-splits: splits that make the finding a warning"`
 
@@ -70,15 +86,16 @@ type Config struct {
 // and a DBA would still want to hear about what crosses them.
 func DefaultConfig() Config {
 	return Config{
-		ReadShare: 0.5, MinReads: 100,
+		ReadShare: 0.5, MinReads: 1000, ReadsWarning: 10000,
 		ResidualRatio: 10, MinRowsRead: 1000,
 		GrantExcessShare: 0.1, MinGrantKB: 5120, SmallQueryCost: 3, GrantFullShare: 0.95, GrantShortShare: 0.5,
 		MinGrantWaitUs: 1000, MinLockWaitUs: 1000, CriticalWaitShare: 0.5,
 		ColdCacheShare: 0.5, MinPhysicalReads: 8,
 		SkewShare: 0.5, MinSkewRows: 1000,
 		ParallelWaitShare: 0.5, MinParallelWaitUs: 1000,
-		MinSplits: 1, SplitsWarning: 100,
-		MinLogRecords: 1, LogBytesWarning: 1 << 20,
+		RowGoalFactor: 10, MinRowGoalRows: 1000, MinSpoolRebinds: 1000, WarningTimeShare: 0.25,
+		MinSplits: 100, SplitsWarning: 1000,
+		MinLogRecords: 1000, LogBytesWarning: 64 << 20,
 		LostShareLow: 0.05, AmbiguousShareLow: 0.5, AmbiguousShare: 0.25, MinAmbiguous: 10,
 		MaxEvidence: 200,
 	}

@@ -39,6 +39,19 @@
 //   - page-splits: page splits by index and split kind.
 //   - log-volume: the log records (count, bytes, operations) a traced
 //     modification wrote.
+//   - lock-escalation: row or page locks escalated to a table (or
+//     partition) lock (lock_escalation), with the object and lock count.
+//   - row-goal: an operator costed for a row goal (TOP, EXISTS, IN, FAST
+//     n) produced far more rows than the goal's estimate.
+//   - spool-rebinds: a spool re-ran its input many times, or an eager
+//     index spool built a temporary index for many seeks.
+//   - parameter-sensitivity, implicit-conversion, no-join-predicate,
+//     no-statistics, compile-timeout, non-parallel: what the plan itself
+//     records (rules_plan.go).
+//
+// Operator-bound findings from the plan (reads-concentrated, row-goal,
+// spool-rebinds) are warnings only when the operator took at least
+// Config.WarningTimeShare of the statement's elapsed time.
 //   - events-lost, events-truncated, events-ambiguous: evidence the trace
 //     is missing or could not place, which lowers other findings'
 //     confidence.

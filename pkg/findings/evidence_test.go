@@ -36,7 +36,7 @@ func lookupReads(t *testing.T, lose uint64) *timeline.Trace {
 }
 
 func TestEventsLostLowerConfidence(t *testing.T) {
-	clean := analyze(t, Input{Trace: lookupReads(t, 0)})
+	clean := analyzeSmall(t, Input{Trace: lookupReads(t, 0)})
 	none(t, clean, "events-lost")
 	if f := one(t, clean, "reads-concentrated"); f.Confidence != ConfidenceHigh || len(f.ConfidenceReasons) != 0 {
 		t.Errorf("clean trace: confidence %s %v", f.Confidence, f.ConfidenceReasons)
@@ -47,7 +47,7 @@ func TestEventsLostLowerConfidence(t *testing.T) {
 	if tr.Summary.Lost != 3 || len(tr.Summary.Gaps) != 1 {
 		t.Fatalf("summary lost %d gaps %v", tr.Summary.Lost, tr.Summary.Gaps)
 	}
-	r := analyze(t, Input{Trace: tr})
+	r := analyzeSmall(t, Input{Trace: tr})
 	lost := one(t, r, "events-lost")
 	if !strings.HasPrefix(lost.Title, "3 events were lost (2% of the trace)") || lost.Severity != SeverityWarning || lost.Confidence != ConfidenceHigh {
 		t.Errorf("lost %q %s %s", lost.Title, lost.Severity, lost.Confidence)
@@ -62,11 +62,11 @@ func TestEventsLostLowerConfidence(t *testing.T) {
 	}
 
 	// 20 lost: 12% ≥ lostShareLow — low, wherever they were.
-	if f := one(t, analyze(t, Input{Trace: lookupReads(t, 20)}), "reads-concentrated"); f.Confidence != ConfidenceLow {
+	if f := one(t, analyzeSmall(t, Input{Trace: lookupReads(t, 20)}), "reads-concentrated"); f.Confidence != ConfidenceLow {
 		t.Errorf("20 lost: %s %v", f.Confidence, f.ConfidenceReasons)
 	}
 	// Dropped events the gaps do not show: medium, "cannot place".
-	d := analyze(t, Input{Trace: lookupReads(t, 0), Run: Run{DroppedEvents: 2}})
+	d := analyzeSmall(t, Input{Trace: lookupReads(t, 0), Run: Run{DroppedEvents: 2}})
 	if f := one(t, d, "reads-concentrated"); f.Confidence != ConfidenceMedium || !strings.Contains(f.ConfidenceReasons[0], "cannot place") {
 		t.Errorf("dropped: %s %v", f.Confidence, f.ConfidenceReasons)
 	}
@@ -76,14 +76,14 @@ func TestEventsLostLowerConfidence(t *testing.T) {
 	// A finding from the plan's counters alone keeps its confidence.
 	in := planOnly(t, "key_lookup_plan.sqlplan")
 	in.Run.DroppedEvents = 100
-	if f := one(t, analyze(t, in), "reads-concentrated"); f.Confidence != ConfidenceHigh {
+	if f := one(t, analyzeSmall(t, in), "reads-concentrated"); f.Confidence != ConfidenceHigh {
 		t.Errorf("plan-based finding lowered: %s %v", f.Confidence, f.ConfidenceReasons)
 	}
 }
 
 func TestEventsTruncated(t *testing.T) {
 	tr := lookupReads(t, 0)
-	r := analyze(t, Input{Trace: tr, Run: Run{Truncated: true}})
+	r := analyzeSmall(t, Input{Trace: tr, Run: Run{Truncated: true}})
 	f := one(t, r, "events-truncated")
 	if f.Title != "The trace stopped at the event cap after 148 events: later events are missing" || f.Start != tr.End {
 		t.Errorf("truncated %q at %d", f.Title, f.Start)

@@ -67,6 +67,9 @@ const (
 	LaneSplit  = "split"
 	LaneLog    = "log"
 	LaneIO     = "io"
+	// LaneEscalation is the lock_escalation events (the frames send them
+	// as the escalations frame).
+	LaneEscalation = "escalation"
 )
 
 // EventRef points at one lane entry of the trace: Trace.Lanes.<Lane>[Index].

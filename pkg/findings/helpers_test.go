@@ -162,6 +162,26 @@ func analyze(t testing.TB, in Input) *Report {
 	return r
 }
 
+// smallConfig is the defaults with the floors scaled down to the
+// synthetic traces' size (a few hundred pages, a few splits and log
+// records): the rules' mechanics are tested with it, and the production
+// defaults are tested silent on the same traces.
+func smallConfig() Config {
+	c := DefaultConfig()
+	c.MinReads, c.MinSplits, c.MinLogRecords = 100, 1, 1
+	return c
+}
+
+// analyzeSmall runs the rules with smallConfig.
+func analyzeSmall(t testing.TB, in Input) *Report {
+	t.Helper()
+	r, err := Analyze(in, smallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // byRule returns the findings of one rule.
 func byRule(r *Report, rule string) []Finding {
 	var out []Finding

@@ -52,12 +52,13 @@ var rules []rule
 func init() {
 	rules = []rule{
 		{"blocking", "lock waits (LCK_M_*) with the locked resource and, when known, the holder", []string{"minLockWaitUs", "criticalWaitShare"}, blocking},
+		{"lock-escalation", "row or page locks escalated to a table (or partition) lock, with the object and the lock count", nil, lockEscalation},
 		{"grant-wait", "waits for the memory grant (RESOURCE_SEMAPHORE)", []string{"minGrantWaitUs", "criticalWaitShare"}, grantWait},
 		{"spill", "sorts and hashes that spilled to tempdb, with tempdb pages written and the grant's use", nil, spills},
 		{"exchange-spill", "Parallelism operators that spilled their buffers to tempdb", nil, exchangeSpills},
 		{"grant-too-small", "a grant below what was asked for, or a full grant and a spill", []string{"grantShortShare", "grantFullShare"}, grantTooSmall},
 		{"grant-excess", "a memory grant far above what was used", []string{"grantExcessShare", "minGrantKB", "smallQueryCost"}, grantExcess},
-		{"reads-concentrated", "one operator did most of the statement's reads", []string{"readShare", "minReads"}, readsConcentrated},
+		{"reads-concentrated", "one operator did most of the statement's reads", []string{"readShare", "minReads", "readsWarning", "warningTimeShare"}, readsConcentrated},
 		{"residual-predicate", "an operator read many rows to return few", []string{"residualRatio", "minRowsRead"}, residualPredicate},
 		{"parallel-skew", "one thread did most of a parallel operator's rows", []string{"skewShare", "minSkewRows"}, parallelSkew},
 		{"parallelism-waits", "CXPACKET/CXSYNC share of the wait time (CXCONSUMER left out)", []string{"parallelWaitShare", "minParallelWaitUs"}, parallelismWaits},
@@ -65,6 +66,8 @@ func init() {
 		{"page-splits", "page splits by index and split kind", []string{"minSplits", "splitsWarning"}, pageSplits},
 		{"log-volume", "log records and bytes a traced modification wrote", []string{"minLogRecords", "logBytesWarning"}, logVolume},
 		{"parameter-sensitivity", "the plan was compiled for other parameter values than it ran with (ParameterList)", nil, parameterSensitivity},
+		{"row-goal", "a row goal (TOP, EXISTS, IN, FAST n) estimated far fewer rows than the operator produced (EstimateRowsWithoutRowGoal)", []string{"rowGoalFactor", "minRowGoalRows", "warningTimeShare"}, rowGoal},
+		{"spool-rebinds", "spools that re-ran their input (ActualRebinds), and eager index spools built for many seeks", []string{"minSpoolRebinds", "warningTimeShare"}, spoolRebinds},
 		{"implicit-conversion", "type conversions the plan warns affect a seek or an estimate (PlanAffectingConvert)", nil, implicitConversion},
 		{"no-join-predicate", "a join with no predicate (NoJoinPredicate)", nil, noJoinPredicate},
 		{"no-statistics", "columns the optimizer had no statistics on (ColumnsWithNoStatistics)", nil, noStatistics},
@@ -137,6 +140,8 @@ func lane(tr *timeline.Trace, name string) (int, entryAt) {
 		return len(l.Log), func(i int) (int64, int64, timeline.Match) { e := &l.Log[i]; return e.T, e.T, e.Match }
 	case LaneIO:
 		return len(l.IO), func(i int) (int64, int64, timeline.Match) { e := &l.IO[i]; return e.T, e.End, e.Match }
+	case LaneEscalation:
+		return len(l.Escalation), func(i int) (int64, int64, timeline.Match) { e := &l.Escalation[i]; return e.T, e.T, e.Match }
 	}
 	return 0, nil
 }

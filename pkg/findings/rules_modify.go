@@ -100,13 +100,19 @@ func logVolume(a *analysis) []Finding {
 		bytes += int64(e.Size)
 		ops[e.Operation]++
 	}
+	// One source for the count and the operations: fn_dblog (the log's
+	// own listing) when the run read it, else the trace's records; the
+	// other count is said apart.
 	dblog := int64(len(a.in.Run.LogRecords))
-	if len(idx) == 0 {
+	traced := int64(len(idx))
+	records, other, otherWhat := traced, dblog, "fn_dblog lists %s for the transaction."
+	if dblog > 0 {
+		clear(ops)
 		for _, r := range a.in.Run.LogRecords {
 			ops[r.Operation]++
 		}
+		records, other, otherWhat = dblog, traced, "The trace caught %s as transaction_log events."
 	}
-	records := max(int64(len(idx)), dblog)
 	if records == 0 || records < int64(a.cfg.MinLogRecords) {
 		return nil
 	}
@@ -127,7 +133,10 @@ func logVolume(a *analysis) []Finding {
 	if bytes >= a.cfg.LogBytesWarning {
 		f.Severity = SeverityWarning
 	}
-	f.Detail = "Most: " + topOps(ops, 3) + "."
+	f.Detail = fmt.Sprintf("Of the %s: %s.", plural(records, "record", "records"), topOps(ops, 3, records))
+	if other > 0 && other != records {
+		f.Detail += " " + fmt.Sprintf(otherWhat, plural(other, "record", "records"))
+	}
 	nodes := a.nodesOf(f.pending)
 	slices.Sort(nodes)
 	f.Operators = a.opRefs(nodes...)
@@ -138,9 +147,10 @@ func logVolume(a *analysis) []Finding {
 	return []Finding{f}
 }
 
-// topOps lists the n most frequent log operations: "LOP_MODIFY_ROW 21,
-// LOP_INSERT_ROWS 2".
-func topOps(ops map[string]int64, n int) string {
+// topOps lists the n most frequent log operations with their share of
+// total: "LOP_MODIFY_ROW 21 (95%), LOP_BEGIN_XACT 1 (5%)", and the rest
+// as "other N".
+func topOps(ops map[string]int64, n int, total int64) string {
 	type kv struct {
 		k string
 		v int64
@@ -159,11 +169,16 @@ func topOps(ops map[string]int64, n int) string {
 		return strings.Compare(x.k, y.k)
 	})
 	var parts []string
+	var listed int64
 	for i, e := range s {
 		if i == n {
 			break
 		}
-		parts = append(parts, e.k+" "+Count(e.v))
+		listed += e.v
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", e.k, Count(e.v), Percent(share(e.v, total))))
+	}
+	if rest := total - listed; rest > 0 {
+		parts = append(parts, "other "+Count(rest))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -70,6 +70,10 @@ func readsConcentrated(a *analysis) []Finding {
 			f.Detail = fmt.Sprintf("It ran %s times for %s.", Count(execs), plural(rows, "row", "rows"))
 		}
 	}
+	if n < a.cfg.ReadsWarning {
+		f.Severity = SeverityInfo
+	}
+	a.weighByTime(&f, top)
 	f.Hint, f.Reference = readsHint(top, execs, rows)
 	if strings.Contains(top.Name, "Scan") && !strings.Contains(top.Name, "Lookup") {
 		f.Hint, f.Reference = a.indexAdvice(top)

@@ -284,9 +284,7 @@ func coldCache(a *analysis) []Finding {
 		if ahead > 0 {
 			f.Title += fmt.Sprintf(", %s of them by read-ahead", Count(ahead))
 		}
-		f.Hint = "Pages not in the buffer pool were read from disk. Read-ahead fetched pages ahead of the scan in large reads (up to " +
-			"64 pages each), so the query waited less than one read per page. A warm run shows the query's own cost; a cold run " +
-			"shows what it costs after a restart or under memory pressure."
+		f.Hint = coldHint(ahead, io.aheadIOs)
 	}
 	if a.in.Run.ClearBufferPool {
 		f.Severity = SeverityInfo
@@ -294,6 +292,20 @@ func coldCache(a *analysis) []Finding {
 	}
 	f.Reference = refReadingPages
 	return []Finding{f}
+}
+
+// coldHint explains the disk reads by what the trace shows read-ahead did:
+// it claims prefetching only when read-ahead pages (counters) or
+// multi-page reads (file_read events) are there.
+func coldHint(aheadPages int64, aheadIOs int) string {
+	const warm = " A warm run shows the query's own cost; a cold run shows what it costs after a restart or under memory pressure."
+	if aheadPages == 0 && aheadIOs == 0 {
+		return "Pages not in the buffer pool were read from disk one at a time, when the operator asked for each: no read-ahead " +
+			"happened (the counters show no read-ahead pages and the trace no multi-page read). Read-ahead prefetches for scans " +
+			"and ordered range reads, not for single-row seeks and lookups, so each of these reads was waited for." + warm
+	}
+	return "Pages not in the buffer pool were read from disk. Read-ahead fetched pages ahead of the scan in large reads (up to " +
+		"64 pages each), so the query waited less than one read per page." + warm
 }
 
 type readIOStats struct {

@@ -2,6 +2,7 @@ package frames
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,9 +14,18 @@ import (
 // CompareMetrics are the fixed metric columns of compare_operators, as
 // <metric>A, <metric>B and <metric>Changed (docs/frames.md §3.11): the
 // comparison lists only the metrics a pair has, the frame has them all.
-var CompareMetrics = []string{"reads", "pageReads", "rows", "executions", "durationUs", "spills", "tempdbWrites", "locks", "splits",
-	"logRecords", "waitIoUs", "waitCpuUs", "waitConcurrencyUs", "waitParallelismUs",
-	"phaseConsumeUs", "phaseBuildUs", "phaseProbeUs", "phaseEmitUs", "phaseReexecutedUs"}
+// The wait columns are one per WaitCategories entry (the shared wait
+// table's categories, Other included).
+var CompareMetrics = slices.Concat([]string{"reads", "pageReads", "rows", "executions", "durationUs", "spills", "tempdbWrites", "locks", "splits",
+	"logRecords"}, waitMetrics(), []string{"phaseConsumeUs", "phaseBuildUs", "phaseProbeUs", "phaseEmitUs", "phaseReexecutedUs"})
+
+func waitMetrics() []string {
+	out := make([]string, len(WaitCategories))
+	for i, c := range WaitCategories {
+		out[i] = "wait" + c + "Us"
+	}
+	return out
+}
 
 // CompareGroups are each side's frame groups when a compare query names
 // none: enough for two timelines on one axis.

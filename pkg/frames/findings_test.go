@@ -29,6 +29,7 @@ func findingsSource(t *testing.T) *Source {
 	slices.SortStableFunc(tr.Lanes.Read, func(a, b timeline.PageEvent) int { return int(a.T - b.T) })
 	cfg := findings.DefaultConfig()
 	cfg.MaxEvidence = 20 // keeps the golden file small; evidenceTotal counts all
+	cfg.MinReads = 100   // the sample reads 164 pages: below the production floor
 	rep, err := findings.Analyze(findings.FromBundle(src.Bundle, nil), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +143,11 @@ func TestCompareFrames(t *testing.T) {
 		t.Errorf("summary verdict %q", v)
 	}
 	ops := fs[1]
+	// One wait column per category of the shared wait table, as the probe
+	// frame has them (Other included).
+	for _, c := range WaitCategories {
+		field(t, ops, "wait"+c+"UsA")
+	}
 	var row = -1
 	for i := range ops.Rows() {
 		if field(t, ops, "status").At(i).(string) == compare.StatusReplaced {

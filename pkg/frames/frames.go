@@ -168,6 +168,9 @@ func Build(src *Source, req Request) (data.Frames, error) {
 	}
 	if req.wants(GroupLanes) {
 		out = append(out, v.laneFrames()...)
+		if f := v.escalationsFrame(); f != nil {
+			out = append(out, f)
+		}
 	}
 	if req.wants(GroupPages) {
 		out = append(out, v.pagesFrame())

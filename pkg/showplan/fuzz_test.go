@@ -15,6 +15,7 @@ import (
 func FuzzParseBytes(f *testing.F) {
 	for _, rel := range []string{
 		"performancestudio/key_lookup_plan.sqlplan",
+		"performancestudio/lazy_spool_plan.sqlplan", // row goals, spools with rebinds
 		"performancestudio/table_variable_plan.sqlplan",
 		"performancestudio/tvf_plan.sqlplan",
 		"html-query-plan/adaptive_join.sqlplan",

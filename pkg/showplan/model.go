@@ -201,11 +201,15 @@ type Operator struct {
 	// findings, compare) shows it.
 	DisplayName string
 
-	EstimateRows      float64
-	EstimatedRowsRead float64
-	EstimateCPU       float64
-	EstimateIO        float64
-	AvgRowSize        float64
+	EstimateRows float64
+	// EstimateRowsWithoutRowGoal is the estimate before a row goal (TOP,
+	// EXISTS, IN, FAST n) scaled it down; 0 when the plan records none,
+	// which means no row goal applied to this operator.
+	EstimateRowsWithoutRowGoal float64
+	EstimatedRowsRead          float64
+	EstimateCPU                float64
+	EstimateIO                 float64
+	AvgRowSize                 float64
 	// SubtreeCost is EstimatedTotalSubtreeCost.
 	SubtreeCost float64
 	// OwnCost is SubtreeCost minus the children's SubtreeCost, floored at 0.

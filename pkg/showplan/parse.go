@@ -263,6 +263,8 @@ func (p *parser) newOperator(st *Statement, parent *Operator, attrs []xml.Attr) 
 			op.LogicalOp = v
 		case "EstimateRows":
 			op.EstimateRows = p.float(v, "EstimateRows", "RelOp")
+		case "EstimateRowsWithoutRowGoal":
+			op.EstimateRowsWithoutRowGoal = p.float(v, "EstimateRowsWithoutRowGoal", "RelOp")
 		case "EstimatedRowsRead":
 			op.EstimatedRowsRead = p.float(v, "EstimatedRowsRead", "RelOp")
 		case "EstimateCPU":

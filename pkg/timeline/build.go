@@ -183,6 +183,19 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 	sortLane(l.Split, func(e SplitEvent) int64 { return e.T })
 	sortLane(l.Log, func(e LogEvent) int64 { return e.T })
 	sortLane(l.IO, func(e IOInterval) int64 { return e.T })
+	sortLane(l.Escalation, func(e EscalationEvent) int64 { return e.T })
+}
+
+// escalation builds a lock_escalation's entry: its object by HoBT, else
+// by object id; the statement's (an escalation counts every operator's
+// locks on the object).
+func (b *Builder) escalation(r *wide) EscalationEvent {
+	obj := b.catalog.hobt(r.a, r.b)
+	if obj == nil && r.e != 0 {
+		obj = b.catalog.object(r.a, r.e)
+	}
+	return EscalationEvent{T: r.t, Mode: b.strs[r.s1], ResourceType: b.strs[r.s2], Cause: b.strs[r.s3], EscalatedLock: r.c,
+		HoBTLocks: r.d, Object: obj, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack}
 }
 
 // add fills the lanes with one record that is not a page event.
@@ -220,6 +233,8 @@ func (f *filler) add(tr *Trace, r *wide) {
 			TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 	case kLogFlush:
 		l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
+	case kEscalation:
+		l.Escalation = append(l.Escalation, b.escalation(r))
 	case kBatchCompleted:
 		tr.End = max(tr.End, r.t)
 		b.batch.done, b.batch.end, b.batch.durUs = true, r.t, int64(r.a)

@@ -30,6 +30,7 @@ const (
 	kSplit
 	kLogRecord
 	kLogFlush
+	kEscalation
 	kBatchStarting
 	kBatchCompleted
 	kStatementCompleted
@@ -326,6 +327,15 @@ func (b *Builder) Add(ev *xe.Event) {
 		}
 		r.s1 = b.intern(l.Operation.String())
 		r.s2 = b.intern(l.Context.String())
+	case "lock_escalation":
+		e, _ := xe.AsLockEscalation(ev, b.maps)
+		r.kind = kEscalation
+		r.a = e.DatabaseID
+		if r.a == 0 {
+			r.a = db()
+		}
+		r.b, r.c, r.d, r.e = e.HobtID, e.EscalatedLockCount, e.HobtLockCount, uint64(e.ObjectID)
+		r.s1, r.s2, r.s3 = b.intern(e.Mode.String()), b.intern(e.ResourceType.String()), b.intern(e.EscalationCause.String())
 	case "log_flush_complete":
 		l, _ := xe.AsLogFlush(ev)
 		r.kind = kLogFlush

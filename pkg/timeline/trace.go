@@ -375,6 +375,23 @@ type SplitEvent struct {
 	Stack     uint32      `json:"stack,omitempty"`
 }
 
+// EscalationEvent is a lock_escalation: SQL Server traded a statement's
+// row or page locks on one object (EscalatedLockCount of them; HoBTLocks
+// on the HoBT) for one lock of Mode on ResourceType (OBJECT, or HOBT when
+// the table escalates by partition). Cause is the escalation_cause text
+// (lock threshold or memory). It is the statement's, tied to no operator.
+type EscalationEvent struct {
+	T int64 `json:"t"`
+	Match
+	Mode          string      `json:"mode"`
+	ResourceType  string      `json:"resourceType"`
+	Cause         string      `json:"cause,omitempty"`
+	EscalatedLock uint64      `json:"escalatedLockCount"`
+	HoBTLocks     uint64      `json:"hobtLockCount,omitempty"`
+	Object        *ObjectName `json:"object,omitempty"`
+	Stack         uint32      `json:"stack,omitempty"`
+}
+
 // LogEvent is a transaction_log record or a log_flush_complete.
 type LogEvent struct {
 	T int64 `json:"t"`
@@ -425,6 +442,10 @@ type Lanes struct {
 	Split  []SplitEvent   `json:"split"`
 	Log    []LogEvent     `json:"log"`
 	IO     []IOInterval   `json:"io"`
+	// Escalation holds the lock_escalation events: rare (one per object
+	// a statement escalates on), so the lane is left out when empty and
+	// traces written before it existed load unchanged.
+	Escalation []EscalationEvent `json:"escalation,omitempty"`
 }
 
 // EachMatch calls f with the match of every entry of the event lanes (not

@@ -91,6 +91,7 @@ func EstimateBytes(b *bundle.Bundle) int64 {
 	n += int64(cap(l.Split)) * int64(unsafe.Sizeof(timeline.SplitEvent{}))
 	n += int64(cap(l.Log)) * int64(unsafe.Sizeof(timeline.LogEvent{}))
 	n += int64(cap(l.IO)) * int64(unsafe.Sizeof(timeline.IOInterval{}))
+	n += int64(cap(l.Escalation)) * int64(unsafe.Sizeof(timeline.EscalationEvent{}))
 	seen := map[*timeline.ObjectName]bool{}
 	object := func(o *timeline.ObjectName) {
 		if o != nil && !seen[o] {
@@ -114,6 +115,11 @@ func EstimateBytes(b *bundle.Bundle) int64 {
 	}
 	for i := range l.Log {
 		object(l.Log[i].Object)
+	}
+	for i := range l.Escalation {
+		e := &l.Escalation[i]
+		object(e.Object)
+		n += allocSize(len(e.Mode)) + allocSize(len(e.ResourceType)) + allocSize(len(e.Cause))
 	}
 	n += candidateBytes(l)
 	for _, o := range tr.Operators {

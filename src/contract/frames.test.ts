@@ -375,6 +375,7 @@ describe('Go → TypeScript frame contract', () => {
       readsB: number,
       readsChanged: boolean,
       waitIoUsA: number,
+      waitOtherUsA: number,
       phaseEmitUsB: number,
     });
     const status = field(ops, 'status').values as string[];

@@ -31,6 +31,7 @@ export const METRICS = [
   'waitCpuUs',
   'waitConcurrencyUs',
   'waitParallelismUs',
+  'waitOtherUs',
   'phaseConsumeUs',
   'phaseBuildUs',
   'phaseProbeUs',

@@ -52,6 +52,17 @@ describe('the comparison table', () => {
     ]);
   });
 
+  it('labels the waits with the shared wait table categories, Other included', () => {
+    // pkg/timeline/waitclasses.tsv: Io, Cpu, Concurrency, Parallelism, Other
+    // (the probe frame's categories); the compare frame has a column for each.
+    const waits = col('waits');
+    expect(waits.metrics).toEqual(['waitIoUs', 'waitCpuUs', 'waitConcurrencyUs', 'waitParallelismUs', 'waitOtherUs']);
+    expect(waits.metrics.map((m) => waits.names?.[m])).toEqual(['I/O', 'CPU', 'concurrency', 'parallelism', 'other']);
+    const other = { ...rows[1], metrics: { ...rows[1].metrics, waitOtherUs: { a: 50, b: 20, changed: true } } };
+    expect(cellPair(other, waits)).toEqual({ a: 150, b: 120, changed: true });
+    expect(rows[1].metrics.waitOtherUs).toBeDefined();
+  });
+
   it('says whether a significant change is better or worse', () => {
     expect(direction(cellPair(rows[2], col('reads')), col('reads'))).toBe('better');
     expect(direction({ a: 2, b: 9, changed: true }, col('spills'))).toBe('worse');

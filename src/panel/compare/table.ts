@@ -31,10 +31,18 @@ export const COLUMNS: Column[] = [
   {
     key: 'waits',
     label: 'waits',
-    metrics: ['waitIoUs', 'waitCpuUs', 'waitConcurrencyUs', 'waitParallelismUs'],
+    // the categories of the shared wait table (pkg/timeline/waitclasses.tsv),
+    // as the compare and probe frames carry them
+    metrics: ['waitIoUs', 'waitCpuUs', 'waitConcurrencyUs', 'waitParallelismUs', 'waitOtherUs'],
     unit: 'us',
     lowerBetter: true,
-    names: { waitIoUs: 'I/O', waitCpuUs: 'CPU', waitConcurrencyUs: 'concurrency', waitParallelismUs: 'parallelism' },
+    names: {
+      waitIoUs: 'I/O',
+      waitCpuUs: 'CPU',
+      waitConcurrencyUs: 'concurrency',
+      waitParallelismUs: 'parallelism',
+      waitOtherUs: 'other',
+    },
   },
   { key: 'spills', label: 'spills', metrics: ['spills'], unit: 'count', lowerBetter: true },
   { key: 'tempdb', label: 'tempdb writes', metrics: ['tempdbWrites'], unit: 'pages', lowerBetter: true },
