@@ -20,7 +20,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 </head>
 <body>
 <div id="root"></div>
-<script>window.__QUERYREPLAY_VIEWER__ = {{.}};</script>
+<script>window.__QUERYREPLAY_VIEWER__ = {{.}};
+// what @grafana/runtime's config falls back to outside Grafana, given so
+// that it does not log an error on every load
+window.grafanaBootData = {assets: {dark: "", light: ""}, settings: {}, user: {}, navTree: []};</script>
 <script src="/assets/harness.js"></script>
 </body>
 </html>

@@ -262,7 +262,7 @@ func TestPageCarriesWhatTheQueryFormOffers(t *testing.T) {
 		`"allowBufferPoolClear":true,"traceStore":{"directory":"/var/lib/qr","maxBundleMB":64}}`)}
 	v := start(t, Config{Datasource: &fakeDS{}, Settings: st, MaxRequestBytes: 5 << 20})
 	_, body := get(t, v, v.URL())
-	m := regexp.MustCompile(`__QUERYREPLAY_VIEWER__ = (.*);</script>`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`__QUERYREPLAY_VIEWER__ = (.*);\n`).FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("no page config: %s", body)
 	}
