@@ -306,6 +306,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
     textOverflow: 'ellipsis',
     whiteSpace: 'nowrap',
     minWidth: 0,
+    maxWidth: 420,
   }),
   // over the panel, so that opening it does not resize the replay
   drawer: css({
@@ -324,6 +325,9 @@ const getStyles = (theme: GrafanaTheme2) => ({
     border: `1px solid ${theme.colors.border.medium}`,
     borderRadius: theme.shape.radius.default,
     boxShadow: theme.shadows.z3,
+    // Grafana's global styles make every box border-box; the viewer page
+    // has none of them, and @grafana/ui's inputs overflow without it
+    '&, & *, & *::before, & *::after': { boxSizing: 'border-box' },
   }),
   form: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1) }),
   sql: css({ fontFamily: theme.typography.fontFamilyMonospace }),
