@@ -89,7 +89,7 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	}
 	if !a.quiet {
 		if a.dsn == "" {
-			fmt.Fprintln(e.stdout, "Saved traces only: set QUERYREPLAY_DSN (or give --dsn) to run new ones from the page.")
+			fmt.Fprintln(e.stdout, "Saved traces and bundle files only: set QUERYREPLAY_DSN (or give --dsn) to run new traces from the page's Run a query.")
 		}
 		fmt.Fprintln(e.stdout, "Serving on loopback; Ctrl-C stops.")
 	}
