@@ -26,19 +26,24 @@ build-frontend: setup
 build-backend:
 	$(GO) tool mage -v build:linux
 
-build-cli:
+# The CLI with the viewer's page embedded (internal/viewerassets): one
+# file serves the replay. go build alone (a clean clone, no npm) still
+# works; that binary looks for the page on disk instead.
+build-cli: build-viewer
 	$(GO) build -o $(BIN)/queryreplay ./cmd/queryreplay
 
-# The viewer's page (the replay panel bundled with its dependencies) next
-# to the CLI, where queryreplay demo and view find it.
+# The viewer's page (the replay panel bundled with its dependencies),
+# copied where go:embed takes it into the CLI.
+VIEWER_EMBED := internal/viewerassets/page
 build-viewer: setup
 	npm run build:harness
-	rm -rf $(BIN)/viewer && mkdir -p $(BIN) && cp -R tests/browser/dist $(BIN)/viewer
+	find $(VIEWER_EMBED) -mindepth 1 ! -name README.md -exec rm -rf {} +
+	cp -R tests/browser/dist/. $(VIEWER_EMBED)/
 
 # The demo needs the CLI and the viewer's page, not the Grafana build.
 # DEMO_ARGS are passed on (make demo DEMO_ARGS=--once).
 demo:
-	@$(MAKE) --no-print-directory -j2 build-viewer build-cli
+	@$(MAKE) --no-print-directory build-cli
 	@scripts/demo.sh $(DEMO_ARGS)
 
 # The plugin zip for the catalog (scripts/dist.sh): dist/ with backends for
@@ -79,8 +84,10 @@ check-dist: build
 
 # go test runs last so that its summary closes the output. GPX_BINARY makes
 # the gRPC test drive the binary that mage put in dist/.
+# QUERYREPLAY_REQUIRE_EMBEDDED_VIEWER: the build (check-dist ->
+# build-cli) embedded the page npm built, so its test must find it.
 test-go: vet check-dist
-	GPX_BINARY=$(CURDIR)/$(GPX) $(GOTEST) -count=1 $(GOPKGS)
+	GPX_BINARY=$(CURDIR)/$(GPX) QUERYREPLAY_REQUIRE_EMBEDDED_VIEWER=1 $(GOTEST) -count=1 $(GOPKGS)
 
 # The real panel bundle in Debian's headless Chromium (playwright-core, no
 # browser download), with frames from the real datasource tracing on the
@@ -100,6 +107,7 @@ test: test-frontend test-browser test-go
 
 clean:
 	rm -rf dist coverage release $(BIN)
+	find $(VIEWER_EMBED) -mindepth 1 ! -name README.md -exec rm -rf {} +
 
 # Benchmarks asked for by the issues (not part of make test). The libxml2
 # peer needs Debian's python3-lxml.

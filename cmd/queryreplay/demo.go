@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,8 +26,9 @@ import (
 
 // defaultDemoScenarios show a hash join's build and probe, a sort that
 // spills, a nested loops' re-executed inner side and an update traced in
-// rollback mode.
-var defaultDemoScenarios = []string{"hash_join", "sort_spill", "seek_key_lookup", "update_orders"}
+// rollback mode, and page reads traced with their call stacks (the viewer's
+// call stack view has data).
+var defaultDemoScenarios = []string{"hash_join", "sort_spill", "seek_key_lookup", "update_orders", "call_stacks"}
 
 type demoArgs struct {
 	once           bool
@@ -48,7 +50,7 @@ func init() {
 		cmd.Flag("listen", "Loopback address of the viewer.").Default("127.0.0.1:0").StringVar(&a.listen)
 		cmd.Flag("exporter-listen", "Loopback address of the exporter's /metrics.").Default("127.0.0.1:0").StringVar(&a.exporterListen)
 		cmd.Flag("out", "Directory for the trace bundles (kept after the demo; open them with queryreplay view).").Default(filepath.Join(os.TempDir(), "queryreplay-demo")).StringVar(&a.out)
-		cmd.Flag("assets", "Directory of the built viewer page (harness.js); found by itself in a checkout or beside the binary.").StringVar(&a.assets)
+		cmd.Flag("assets", "Directory of a built viewer page (harness.js) to serve instead of the one embedded in the binary (for working on the page).").StringVar(&a.assets)
 		cmd.Flag("width", "Columns of the replay's time axis.").Default("40").IntVar(&a.width)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runDemo(ctx, e, a) })
 	})
@@ -83,7 +85,7 @@ func runDemo(ctx context.Context, e *env, a *demoArgs) error {
 	if a.width < 10 || a.width > 400 {
 		return withStatus(2, fmt.Errorf("--width %d is outside 10-400", a.width))
 	}
-	var assets string
+	var assets fs.FS
 	if !a.once {
 		for flag, addr := range map[string]string{"--listen": a.listen, "--exporter-listen": a.exporterListen} {
 			if err := checkLoopbackListen(flag, addr); err != nil {
@@ -412,7 +414,7 @@ func gatherSum(ex *exporter.Exporter, family string) float64 {
 
 // serve starts the exporter's polling and /metrics, then the viewer with
 // the bundles.
-func (d *demoRun) serve(ctx context.Context, a *demoArgs, assets string, traces []demoTrace) error {
+func (d *demoRun) serve(ctx context.Context, a *demoArgs, assets fs.FS, traces []demoTrace) error {
 	handler, err := d.exporter.Handler(version)
 	if err != nil {
 		return err

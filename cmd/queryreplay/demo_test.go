@@ -415,7 +415,7 @@ func TestViewReadsDSNFromTheEnvironment(t *testing.T) {
 	if code != 200 || !strings.Contains(health, `"status":"OK"`) {
 		t.Errorf("health through $QUERYREPLAY_DSN's server: %d %.300s", code, health)
 	}
-	if strings.Contains(stdout.String(), "Saved traces only") {
+	if strings.Contains(stdout.String(), "Saved traces and bundle files only") {
 		t.Errorf("view ignored $QUERYREPLAY_DSN:\n%s", stdout.String())
 	}
 	cancel()

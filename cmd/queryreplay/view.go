@@ -28,7 +28,7 @@ func init() {
 		a := &viewArgs{}
 		cmd.Arg("bundle", "Trace bundle files (queryreplay trace -o, the demo, or the panel's download).").Required().ExistingFilesVar(&a.bundles)
 		cmd.Flag("listen", "Loopback address of the viewer.").Default("127.0.0.1:0").StringVar(&a.listen)
-		cmd.Flag("assets", "Directory of the built viewer page (harness.js); found by itself in a checkout or beside the binary.").StringVar(&a.assets)
+		cmd.Flag("assets", "Directory of a built viewer page (harness.js) to serve instead of the one embedded in the binary (for working on the page).").StringVar(&a.assets)
 		cmd.Flag("dsn", "Also let the viewer run new traces on this server (sqlserver:// URL). Default: $QUERYREPLAY_DSN (prefer it: a command line is visible to other users), else bundles only.").Envar("QUERYREPLAY_DSN").StringVar(&a.dsn)
 		cmd.Flag("quiet", "Print only the URLs.").Short('q').BoolVar(&a.quiet)
 		bundleLimitFlag(cmd, &a.maxBundle)
@@ -89,7 +89,7 @@ func runView(ctx context.Context, e *env, a *viewArgs) error {
 	}
 	if !a.quiet {
 		if a.dsn == "" {
-			fmt.Fprintln(e.stdout, "Saved traces only: set QUERYREPLAY_DSN (or give --dsn) to run new ones from the page.")
+			fmt.Fprintln(e.stdout, "Saved traces and bundle files only: set QUERYREPLAY_DSN (or give --dsn) to run new traces from the page's Run a query.")
 		}
 		fmt.Fprintln(e.stdout, "Serving on loopback; Ctrl-C stops.")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	sdklog "github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
+	"github.com/queryreplay/queryreplay/internal/viewerassets"
 	"github.com/queryreplay/queryreplay/pkg/plugin"
 	"github.com/queryreplay/queryreplay/pkg/viewer"
 )
@@ -32,18 +34,16 @@ const viewerAssetsEnv = "QUERYREPLAY_VIEWER_ASSETS"
 // errNoViewerAssets says the page bundle was not found.
 var errNoViewerAssets = errors.New("the viewer's page (harness.js) is not built")
 
-// viewerAssetDirs lists, in order, where the viewer page may be: the flag,
-// $QUERYREPLAY_VIEWER_ASSETS, viewer/ beside the executable (make
-// build-cli puts it there), and tests/browser/dist of a checkout the
-// command runs from or was built in.
-func viewerAssetDirs(flag string) []string {
+// embeddedViewer is the page built into the binary (make build-cli);
+// tests replace it.
+var embeddedViewer = viewerassets.FS
+
+// viewerAssetDirs lists, in order, the directories that may hold the
+// viewer page on disk: viewer/ beside the executable (an older layout)
+// and tests/browser/dist of a checkout the command runs from or was
+// built in.
+func viewerAssetDirs() []string {
 	var dirs []string
-	if flag != "" {
-		return []string{flag}
-	}
-	if v := os.Getenv(viewerAssetsEnv); v != "" {
-		dirs = append(dirs, v)
-	}
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
@@ -54,15 +54,29 @@ func viewerAssetDirs(flag string) []string {
 	return append(dirs, filepath.Join("tests", "browser", "dist"))
 }
 
-// findViewerAssets returns the first directory holding harness.js.
-func findViewerAssets(flag string) (string, error) {
-	dirs := viewerAssetDirs(flag)
+// findViewerAssets returns the viewer page: the --assets directory, else
+// $QUERYREPLAY_VIEWER_ASSETS (both overrides, for working on the page),
+// else the page embedded in the binary, else the first directory of
+// viewerAssetDirs holding harness.js (a binary built without npm).
+func findViewerAssets(flag string) (fs.FS, error) {
+	var dirs []string
+	switch {
+	case flag != "":
+		dirs = []string{flag}
+	case os.Getenv(viewerAssetsEnv) != "":
+		dirs = []string{os.Getenv(viewerAssetsEnv)}
+	default:
+		if page, ok := embeddedViewer(); ok {
+			return page, nil
+		}
+		dirs = viewerAssetDirs()
+	}
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "harness.js")); err == nil {
-			return d, nil
+		if _, err := os.Stat(filepath.Join(d, viewerassets.Entry)); err == nil {
+			return os.DirFS(d), nil
 		}
 	}
-	return "", fmt.Errorf("%w: looked in %s; run make build-viewer (make demo does) or pass --assets DIR",
+	return nil, fmt.Errorf("%w: not embedded in this binary, and looked in %s; build with make build-cli (make demo does) or pass --assets DIR",
 		errNoViewerAssets, strings.Join(dirs, ", "))
 }
 
@@ -132,7 +146,7 @@ type runningViewer struct {
 
 // startViewer opens the datasource and serves the viewer on listen with
 // the given bundles uploaded. The trace store lives in storeDir.
-func startViewer(ctx context.Context, e *env, s serverSettings, storeDir, assets, listen string, bundles []string) (*runningViewer, error) {
+func startViewer(ctx context.Context, e *env, s serverSettings, storeDir string, assets fs.FS, listen string, bundles []string) (*runningViewer, error) {
 	quietSDKLog(e, s.ViewOnly)
 	st, err := s.instanceSettings(storeDir)
 	if err != nil {
@@ -143,7 +157,7 @@ func startViewer(ctx context.Context, e *env, s serverSettings, storeDir, assets
 		return nil, fmt.Errorf("datasource: %w", err)
 	}
 	ds := inst.(*plugin.Datasource)
-	vc := viewer.Config{Datasource: ds, Settings: st, Assets: os.DirFS(assets), Bundles: bundles, Logger: e.log}
+	vc := viewer.Config{Datasource: ds, Settings: st, Assets: assets, Bundles: bundles, Logger: e.log}
 	if s.MaxBundleMB > 0 {
 		vc.MaxRequestBytes, vc.MaxRequestKnob = int64(s.MaxBundleMB+1)<<20, "--max-bundle-mb"
 	}

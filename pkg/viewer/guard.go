@@ -30,6 +30,10 @@ import (
 //     forged request, a header is not.
 //   - State-changing API calls must be application/json, which a page can
 //     only send cross-origin after a preflight, which the guard refuses.
+//     The bundle upload (POST …/resources/traces, the page's "open a
+//     bundle file") may also be application/gzip: the file goes up as it
+//     is, and gzip is not a CORS-safelisted type either, so it needs the
+//     same refused preflight.
 
 // TokenHeader is the request header that carries the viewer's per-run
 // token on every API call.
@@ -42,7 +46,7 @@ const (
 	whyHost        = "host not allowed"
 	whyOrigin      = "origin not allowed"
 	whyToken       = "missing or wrong token"
-	whyContentType = "content type must be application/json"
+	whyContentType = "content type must be application/json (or application/gzip for a bundle upload)"
 )
 
 // routeKind says which checks a route gets.
@@ -57,6 +61,8 @@ const (
 	routePage
 	// routeAsset: host only (the JS and CSS bundle, public anyway).
 	routeAsset
+	// routeUpload: as routeAPI, but the body may also be a gzip bundle.
+	routeUpload
 )
 
 // route is one registered pattern of Handler.
@@ -159,7 +165,7 @@ func (s *Server) refusal(kind routeKind, r *http.Request) string {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || mt != "application/json" {
+		if err != nil || !(mt == "application/json" || kind == routeUpload && mt == "application/gzip") {
 			return whyContentType
 		}
 	}

@@ -65,7 +65,7 @@ func apiCalls(t *testing.T, v *Server) []apiCall {
 	t.Helper()
 	var out []apiCall
 	for _, rt := range v.routes() {
-		if rt.kind != routeAPI {
+		if rt.kind != routeAPI && rt.kind != routeUpload {
 			continue
 		}
 		methods := []string{http.MethodGet, http.MethodPost, http.MethodDelete}

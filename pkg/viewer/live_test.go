@@ -1,6 +1,7 @@
 package viewer_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -120,5 +121,111 @@ func TestRealDatasourceThroughTheViewer(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "QueryReplayDemo") {
 		t.Errorf("databases %d: %s", resp.StatusCode, b)
+	}
+}
+
+// storedTraces lists the datasource's traces through the viewer, as the
+// page's trace list does.
+func storedTraces(t *testing.T, v *viewer.Server) []string {
+	t.Helper()
+	resp := call(t, v, http.MethodGet, "api/datasources/uid/queryreplay/resources/traces", nil)
+	defer resp.Body.Close()
+	var list []struct {
+		TraceID string `json:"traceId"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("list traces: %d %v", resp.StatusCode, err)
+	}
+	ids := make([]string, len(list))
+	for i, l := range list {
+		ids[i] = l.TraceID
+	}
+	return ids
+}
+
+func traceIDOf(t *testing.T, r results) string {
+	t.Helper()
+	if len(r.Results["A"].Frames) == 0 {
+		t.Fatalf("no frames: %+v", r.Results["A"])
+	}
+	id, _ := r.Results["A"].Frames[0].Schema.Meta.Custom["traceId"].(string)
+	return id
+}
+
+// TestViewerToolFlow is what the page's toolbar does against a real
+// datasource on the stand-in: a run happens only for a new run request
+// (sending the same request again, as a page reload does, serves the trace
+// it made and runs nothing), two stored traces compare, and a bundle file
+// uploaded as gzip opens.
+func TestViewerToolFlow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stack, err := viewertest.StartStack(ctx, filepath.Join(t.TempDir(), "store"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	v, err := viewer.New(viewer.Config{Datasource: stack.Datasource, Settings: stack.Settings,
+		Assets: fstest.MapFS{"harness.js": {Data: []byte("//")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+
+	newRun := func(tag string) string { return fmt.Sprintf("%d-%s", time.Now().UnixMilli(), strings.Repeat(tag, 16)) }
+	q := func(run string) map[string]any {
+		return map[string]any{"queryType": "trace", "sql": hashJoin, "database": "QueryReplayDemo", "run": run,
+			"options": map[string]any{"events": []string{"locks", "waits"}, "callStacks": false}}
+	}
+	runA := newRun("a1")
+	a := traceIDOf(t, dsQuery(t, v, q(runA)))
+	if got := storedTraces(t, v); len(got) != 1 {
+		t.Fatalf("after one run: %d stored traces", len(got))
+	}
+	// a reload re-sends the same run request: the stored trace, no new run
+	if again := traceIDOf(t, dsQuery(t, v, q(runA))); again != a {
+		t.Fatalf("the same run request gave trace %s, then %s", a, again)
+	}
+	if got := storedTraces(t, v); len(got) != 1 {
+		t.Fatalf("the same run request ran again: %d stored traces", len(got))
+	}
+	b := traceIDOf(t, dsQuery(t, v, q(newRun("b2"))))
+	if b == a || len(storedTraces(t, v)) != 2 {
+		t.Fatalf("a new run request did not run: %s %s", a, b)
+	}
+
+	cmp := dsQuery(t, v, map[string]any{"queryType": "compare", "traceIds": []string{a, b}})
+	if len(cmp.Results["A"].Frames) == 0 {
+		t.Fatalf("compare gave no frames: %+v", cmp.Results["A"])
+	}
+
+	// download A's bundle (gzip) and upload it as a file, as the page does
+	dl := call(t, v, http.MethodGet, "api/datasources/uid/queryreplay/resources/traces/"+a+"/bundle", nil)
+	gz, _ := io.ReadAll(dl.Body)
+	dl.Body.Close()
+	if dl.StatusCode != 200 || len(gz) < 2 || gz[0] != 0x1f || gz[1] != 0x8b {
+		t.Fatalf("download: %d, %d bytes", dl.StatusCode, len(gz))
+	}
+	req, _ := http.NewRequest(http.MethodPost, v.URL()+"api/datasources/uid/queryreplay/resources/traces", bytes.NewReader(gz))
+	req.Header.Set(viewer.TokenHeader, v.Token())
+	req.Header.Set("Content-Type", "application/gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up struct {
+		TraceID string `json:"traceId"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&up)
+	resp.Body.Close()
+	if err != nil || (resp.StatusCode != 200 && resp.StatusCode != 201) || len(up.TraceID) != 32 {
+		t.Fatalf("upload: %d %v %q", resp.StatusCode, err, up.TraceID)
+	}
+	opened := dsQuery(t, v, map[string]any{"queryType": "bundle", "traceId": up.TraceID})
+	if id := traceIDOf(t, opened); id != up.TraceID {
+		t.Fatalf("opened %s, uploaded %s", id, up.TraceID)
 	}
 }

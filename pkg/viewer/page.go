@@ -20,7 +20,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 </head>
 <body>
 <div id="root"></div>
-<script>window.__QUERYREPLAY_VIEWER__ = {{.}};</script>
+<script>window.__QUERYREPLAY_VIEWER__ = {{.}};
+// what @grafana/runtime's config falls back to outside Grafana, given so
+// that it does not log an error on every load
+window.grafanaBootData = {assets: {dark: "", light: ""}, settings: {}, user: {}, navTree: []};</script>
 <script src="/assets/harness.js"></script>
 </body>
 </html>
@@ -34,6 +37,12 @@ type PageConfig struct {
 	} `json:"datasource"`
 	Query    map[string]any `json:"query"`
 	TraceIDs []string       `json:"traceIds"`
+	// Settings are the datasource settings the page's query form reads
+	// (pageSettings: what may be offered, never where the server is).
+	Settings map[string]any `json:"settings"`
+	// MaxUploadBytes is the request body bound: the page refuses a bundle
+	// file larger than this before sending it (the server refuses it too).
+	MaxUploadBytes int64 `json:"maxUploadBytes"`
 	// Token goes in TokenHeader on every API call. It travels only in
 	// this HTML, which no other origin can read (not an API answer, not a
 	// cookie a forged request would carry).
@@ -47,6 +56,8 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	c.Query = s.pageQuery(r.URL)
 	c.TraceIDs = s.TraceIDs()
 	c.Token = s.token
+	c.Settings = pageSettings(s.cfg.Settings.JSONData)
+	c.MaxUploadBytes = s.bodyLimit("").Limit
 	b, err := json.Marshal(c)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -61,4 +72,30 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	// template.JS inserts the JSON as it is; json.Marshal escapes <, > and &
 	// (\u003c …), so nothing in it can close the script element
 	_ = pageTemplate.Execute(w, template.JS(b))
+}
+
+// pageKeys are the settings the page's query form reads: which trace
+// options the datasource allows, its default database and the bundle
+// bound. The host, user, store paths and the rest stay on the server.
+var pageKeys = []string{"database", "allowBufferPoolClear", "allowModifications", "maxQueryMB"}
+
+// pageSettings picks pageKeys (and traceStore.maxBundleMB) out of the
+// datasource's JSON settings; unreadable settings give none.
+func pageSettings(jsonData []byte) map[string]any {
+	out := map[string]any{}
+	var all map[string]any
+	if len(jsonData) == 0 || json.Unmarshal(jsonData, &all) != nil {
+		return out
+	}
+	for _, k := range pageKeys {
+		if v, ok := all[k]; ok {
+			out[k] = v
+		}
+	}
+	if ts, ok := all["traceStore"].(map[string]any); ok {
+		if mb, ok := ts["maxBundleMB"]; ok {
+			out["traceStore"] = map[string]any{"maxBundleMB": mb}
+		}
+	}
+	return out
 }

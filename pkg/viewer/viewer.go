@@ -229,6 +229,9 @@ func (s *Server) routes() []route {
 		{"GET /assets/", routeAsset, http.StripPrefix("/assets/", http.FileServerFS(s.cfg.Assets))},
 		{"POST /api/ds/query", routeAPI, http.HandlerFunc(s.query)},
 		{"/api/datasources/uid/{uid}/resources/{path...}", routeAPI, http.HandlerFunc(s.resource)},
+		// the page's "open a bundle file": the file as it is, JSON or gzip
+		// (the datasource tells them apart by their first bytes)
+		{"POST /api/datasources/uid/{uid}/resources/traces", routeUpload, http.HandlerFunc(s.uploadBundle)},
 		{"GET /api/datasources/uid/{uid}/health", routeAPI, http.HandlerFunc(s.health)},
 	}
 }
@@ -334,6 +337,13 @@ func (s *Server) resource(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(rec.body.Bytes())
+}
+
+// uploadBundle is the resource call of the upload route, whose pattern
+// names the path instead of capturing it.
+func (s *Server) uploadBundle(w http.ResponseWriter, r *http.Request) {
+	r.SetPathValue("path", "traces")
+	s.resource(w, r)
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

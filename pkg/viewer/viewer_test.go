@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -250,5 +251,39 @@ func TestPageQueryFromTheURL(t *testing.T) {
 	_, body = get(t, v, v.URL()+"?sql=SELECT%203&database=Demo")
 	if !strings.Contains(body, `"sql":"SELECT 3"`) || !strings.Contains(body, `"database":"Demo"`) {
 		t.Errorf("sql from the URL: %s", body)
+	}
+}
+
+// The page learns what its query form may offer (cold cache only where
+// allowBufferPoolClear is on) and the upload bound, never where the
+// server is or who logs in.
+func TestPageCarriesWhatTheQueryFormOffers(t *testing.T) {
+	st := backend.DataSourceInstanceSettings{JSONData: []byte(`{"host":"db.internal","user":"sa","database":"Sales",` +
+		`"allowBufferPoolClear":true,"traceStore":{"directory":"/var/lib/qr","maxBundleMB":64}}`)}
+	v := start(t, Config{Datasource: &fakeDS{}, Settings: st, MaxRequestBytes: 5 << 20})
+	_, body := get(t, v, v.URL())
+	m := regexp.MustCompile(`__QUERYREPLAY_VIEWER__ = (.*);\n`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no page config: %s", body)
+	}
+	var c PageConfig
+	if err := json.Unmarshal([]byte(m[1]), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Settings["allowBufferPoolClear"] != true || c.Settings["database"] != "Sales" || c.MaxUploadBytes != 5<<20 {
+		t.Errorf("page config: %+v", c)
+	}
+	if ts, _ := c.Settings["traceStore"].(map[string]any); ts["maxBundleMB"] != float64(64) || ts["directory"] != nil {
+		t.Errorf("traceStore: %+v", c.Settings["traceStore"])
+	}
+	for _, secret := range []string{"db.internal", `"sa"`, "/var/lib/qr"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("the page shows %s: %s", secret, body)
+		}
+	}
+	plain := start(t, Config{Datasource: &fakeDS{}})
+	_, body = get(t, plain, plain.URL())
+	if strings.Contains(body, "allowBufferPoolClear") {
+		t.Errorf("settings without the key offer it: %s", body)
 	}
 }

@@ -20,12 +20,18 @@ import { BackendSrv, BackendSrvRequest, FetchResponse, setBackendSrv, toDataQuer
 import { Observable, lastValueFrom } from 'rxjs';
 import { ReplayPanel } from '../../src/panel/ReplayPanel';
 import { DEFAULT_OPTIONS, ReplayOptions } from '../../src/panel/types';
-import { runRequest } from '../../src/datasource/types';
+import { ReplayDataSourceOptions, ReplayQuery, runRequest } from '../../src/datasource/types';
+import { ViewerTool } from '../../src/viewer/ViewerTool';
+import { pageURL, withRun } from '../../src/viewer/tool';
 
 interface ViewerConfig {
   datasource: { uid: string; type: string };
   query: Record<string, unknown> | null;
   traceIds: string[];
+  /** The settings the query form reads (pkg/viewer pageSettings). */
+  settings?: ReplayDataSourceOptions;
+  /** The viewer's request bound (a bundle file larger than this is not sent). */
+  maxUploadBytes?: number;
   /** The viewer's per-run token: every API call sends it in X-QueryReplay-Token (docs/security.md). */
   token: string;
 }
@@ -40,6 +46,8 @@ interface HarnessState {
   fetchMs?: number;
   convertMs?: number;
   rows?: number;
+  /** The query the panel shows (what the page's URL now names). */
+  query?: Record<string, unknown>;
   render: (patch: Partial<View>) => void;
 }
 
@@ -104,6 +112,45 @@ const backendSrv = {
   },
 } as unknown as BackendSrv;
 setBackendSrv(backendSrv);
+
+// Calls made with window.fetch (the bundle upload sends the file as it is,
+// which backendSrv would serialise) carry the token too, but only to this
+// page's own API.
+const nativeFetch = window.fetch.bind(window);
+window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+  const url = new URL(input instanceof Request ? input.url : String(input), location.href);
+  if (url.origin !== location.origin || !url.pathname.startsWith('/api/')) {
+    return nativeFetch(input, init);
+  }
+  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+  headers.set('X-QueryReplay-Token', window.__QUERYREPLAY_VIEWER__.token);
+  return nativeFetch(input, { ...init, headers });
+};
+
+// A download link (the trace list's Download) is a navigation, which
+// carries no token: fetch the bundle with it and save the blob instead.
+document.addEventListener(
+  'click',
+  (e) => {
+    const a = (e.target as Element | null)?.closest?.('a[download]') as HTMLAnchorElement | null;
+    if (!a || new URL(a.href).origin !== location.origin || !new URL(a.href).pathname.startsWith('/api/')) {
+      return;
+    }
+    e.preventDefault();
+    void fetch(a.href).then(async (res) => {
+      if (!res.ok) {
+        return;
+      }
+      const blob = URL.createObjectURL(await res.blob());
+      const save = document.createElement('a');
+      save.href = blob;
+      save.download = a.href.split('/').slice(-2, -1)[0] + '.json.gz';
+      save.click();
+      setTimeout(() => URL.revokeObjectURL(blob), 10_000);
+    });
+  },
+  true
+);
 
 const cfg = window.__QUERYREPLAY_VIEWER__;
 const params = new URLSearchParams(location.search);
@@ -172,29 +219,56 @@ function render() {
     padding: '0 8px',
     fontSize: 14,
     fontWeight: 500,
+    flex: '1 1 auto',
+    minWidth: 0,
+    overflow: 'hidden',
+    textOverflow: 'ellipsis',
+    whiteSpace: 'nowrap',
   };
+  const titleRow: React.CSSProperties = { display: 'flex', alignItems: 'center', position: 'relative', gap: 8 };
   root ??= createRoot(document.getElementById('root')!);
   root.render(
     <ThemeContext.Provider value={theme}>
       <div style={chrome} data-testid="harness-panel">
-        <div style={title}>{view.title}</div>
+        {/* the viewer's tools share the title row, so the panel keeps the whole window below it */}
+        <div style={titleRow}>
+          <div style={title} title={view.title} data-testid="harness-title">
+            {view.title}
+          </div>
+          <ViewerTool
+            uid={cfg.datasource.uid}
+            settings={cfg.settings ?? {}}
+            maxUploadBytes={cfg.maxUploadBytes ?? 0}
+            current={window.__harness?.query ?? {}}
+            onShow={(q, t) => void show(q, t)}
+          />
+        </div>
         <div style={{ padding: '0 8px 8px 8px' }}>{data && <ReplayPanel {...panelProps(data)} />}</div>
       </div>
     </ThemeContext.Provider>
   );
 }
 
-function withRun(q: Record<string, unknown>): Record<string, unknown> {
-  const type = q.queryType ?? 'trace';
-  return type === 'trace' && !q.run ? { ...q, run: runRequest() } : q;
+/**
+ * Shows a query in the panel: the page's URL names it first (with its run
+ * request), so a reload asks again with the same request and the backend
+ * serves the trace it made instead of running the batch again
+ * (pkg/plugin/runonce.go).
+ */
+async function show(q: ReplayQuery | Record<string, unknown>, title: string) {
+  const query = { ...q } as Record<string, unknown>;
+  delete query.refId;
+  history.replaceState(null, '', pageURL(location.href, query, title));
+  view.title = title;
+  await load(query);
 }
 
-async function main() {
-  const state: HarnessState = { state: 'loading', render: (patch) => (Object.assign(view, patch), render()) };
-  window.__harness = state;
-  // Opening the page with a trace query is the explicit ask to run it: the
-  // backend runs a trace only for a fresh run request (docs/frames.md §1).
-  const query = withRun(cfg.query ?? {});
+async function load(query: Record<string, unknown>) {
+  const state = window.__harness;
+  state.state = 'loading';
+  state.error = undefined;
+  state.query = query;
+  render();
   const now = Date.now();
   const request = {
     targets: [{ refId: 'A', datasource: cfg.datasource, ...query }],
@@ -246,6 +320,19 @@ async function main() {
     state.state = 'error';
     state.error = e instanceof Error ? e.message : String(e);
   }
+}
+
+async function main() {
+  window.__harness = { state: 'loading', render: (patch) => (Object.assign(view, patch), render()) };
+  // Opening the page with a trace query is the explicit ask to run it: the
+  // backend runs a trace only for a fresh run request (docs/frames.md §1).
+  // show() writes the request into the URL, so a reload never runs it again.
+  const query = withRun(cfg.query ?? {}, runRequest);
+  if (query !== cfg.query && Object.keys(query).length > 0) {
+    await show(query, view.title);
+    return;
+  }
+  await load(query);
 }
 
 window.addEventListener('resize', () => {

@@ -3,13 +3,14 @@
 // through pkg/viewer. It plays, steps, zooms, filters by operator, selects
 // an event, checks what is drawn (pixels and exposed state), fails on any
 // console error, and writes screenshots to tests/output/. The findings and
-// compare cases are in findings-compare.mjs.
+// compare cases are in findings-compare.mjs, the viewer's own tools in
+// viewertool.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { animationFrames as frames, launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
 import { findingsAndCompare } from './findings-compare.mjs';
 import { wholeScreen } from './screen.mjs';
-import { queryInView } from './header.mjs';
+import { viewerTool } from './viewertool.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
@@ -663,7 +664,7 @@ try {
   });
 
   await wholeScreen({ page, server, traceId, check, assert, out, shots });
-  await queryInView({ page, server, traceId, check, assert, out, shots });
+  await viewerTool({ page, server, traceId, check, assert, out, shots });
   await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {
