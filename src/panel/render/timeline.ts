@@ -2,7 +2,8 @@ import { EVENT_LANES, EventLaneName, LANE_DEFS } from '../model/lanes';
 import { LaneData, Operator, ReplayTrace, WindowUs } from '../model/trace';
 import { Columns, LaneDrawing, Pyramid, drawingFor } from '../replay/density';
 import { stateAt } from '../replay/phases';
-import { TimeUnit, formatUs, span, ticks, xOf } from '../replay/scale';
+import { TimeUnit, span, ticks, xOf } from '../replay/scale';
+import { axisUnit, formatAxis } from './axis';
 import { Highlight, Selection } from '../replay/store';
 import { drawHighlight } from './highlight';
 import { PlanRow, TimelineLayout } from './layout';
@@ -113,6 +114,7 @@ export function drawBase(ctx: Ctx, s: BaseScene): Record<string, LaneStat> {
 function drawAxis(ctx: Ctx, s: BaseScene): void {
   const { layout: L, palette: p, window: w } = s;
   const t = ticks(w, L.plotW, L.plotW < 400 ? 70 : 90);
+  const unit = axisUnit(w, s.unit);
   ctx.font = font(p, 11);
   ctx.textBaseline = 'middle';
   ctx.textAlign = 'left';
@@ -121,7 +123,7 @@ function drawAxis(ctx: Ctx, s: BaseScene): void {
     ctx.fillStyle = p.grid;
     ctx.fillRect(x, L.axisH - 4, 1, L.height - L.axisH + 4);
     ctx.fillStyle = p.textWeak;
-    const label = formatUs(v, s.unit, t.step, span(w));
+    const label = formatAxis(v, unit, t.step);
     if (x + 3 + ctx.measureText(label).width < L.plotX + L.plotW) {
       ctx.fillText(label, x + 3, L.axisH / 2);
     }
@@ -130,7 +132,7 @@ function drawAxis(ctx: Ctx, s: BaseScene): void {
   ctx.fillRect(0, L.axisH - 1, L.width, 1);
   ctx.fillStyle = p.textWeak;
   ctx.textAlign = 'left';
-  ctx.fillText(s.unit === 'auto' ? 'time' : s.unit === 'us' ? 'µs' : 'ms', 4, L.axisH / 2);
+  ctx.fillText(`time (${unit})`, 4, L.axisH / 2);
 }
 
 function drawLaneLabel(ctx: Ctx, s: BaseScene, name: EventLaneName, y: number, h: number): void {
