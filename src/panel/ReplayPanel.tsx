@@ -242,6 +242,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
             colorBy={options.colorBy}
             width={w}
             height={h}
+            operators={trace.byNode}
           />
         );
       case 'locks':
