@@ -4,6 +4,7 @@ import { Columns, LaneDrawing, Pyramid, drawingFor } from '../replay/density';
 import { stateAt } from '../replay/phases';
 import { TimeUnit, span, ticks, xOf } from '../replay/scale';
 import { axisUnit, formatAxis } from './axis';
+import { phaseLook } from './legend';
 import { Highlight, Selection } from '../replay/store';
 import { drawHighlight } from './highlight';
 import { PlanRow, TimelineLayout } from './layout';
@@ -258,6 +259,14 @@ function drawOperator(ctx: Ctx, s: BaseScene, op: Operator, row: PlanRow): numbe
   return drawn;
 }
 
+/** The fill of a phase (render/legend.ts names each look): the timeline and its legend paint with it. */
+export function phaseFill(ctx: Ctx, color: string, kind: string): CanvasPattern | string {
+  const look = phaseLook(kind);
+  return look === 'solid'
+    ? color
+    : pattern(ctx, color, look === 'dotted' ? 'dots' : look === 'ticks' ? 'ticks' : 'hatch');
+}
+
 function drawPhase(
   ctx: Ctx,
   s: BaseScene,
@@ -274,15 +283,7 @@ function drawPhase(
   }
   const x0 = Math.max(L.plotX - 1, L.plotX + xOf(w, L.plotW, fromUs));
   const x1 = Math.min(L.plotX + L.plotW + 1, L.plotX + xOf(w, L.plotW, toUs));
-  if (kind === 'emit') {
-    ctx.fillStyle = color;
-  } else if (kind === 'probe') {
-    ctx.fillStyle = pattern(ctx, color, 'dots');
-  } else if (kind === 'reexecuted') {
-    ctx.fillStyle = pattern(ctx, color, 'ticks');
-  } else {
-    ctx.fillStyle = pattern(ctx, color, 'hatch');
-  }
+  ctx.fillStyle = phaseFill(ctx, color, kind);
   ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
 }
 
