@@ -30,7 +30,7 @@ import { selectionOf } from './findings/focus';
 import { ComparePanel } from './components/ComparePanel';
 import { isCompareResponse } from './compare/model';
 import { summariesFromFrames } from './model/summary';
-import { HEADER_H, QueryHeader } from './components/QueryHeader';
+import { QueryHeader, headerHeight } from './components/QueryHeader';
 import { Summaries } from './components/Summaries';
 import { LEGEND_H, PhaseLegend } from './components/PhaseLegend';
 
@@ -103,7 +103,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const findings = useFindings(data.series, store, trace, bounds);
   // the query in view and Plan Explorer's summaries (whole trace; a zoom's view query does not change them)
   const summaries = useMemo(() => summariesFromFrames(data.series), [data.series]);
-  const headerH = summaries.facts ? HEADER_H : 0;
+  const headerH = summaries.facts ? headerHeight(width) : 0;
 
   // the linked view: beside the timeline when there is room, else one view at a time
   const split = width >= 900 && height >= 260;
@@ -286,7 +286,8 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         ).map((v) => (
           <Tab
             key={v}
-            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : TAB_LABEL[v]}
+            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : tabLabel(v, w)}
+            title={TAB_LABEL[v]}
             active={side === v}
             onChangeTab={() => setSide(v)}
             data-testid={`qr-tab-${v}`}
@@ -386,6 +387,13 @@ const TAB_LABEL: Record<LinkedView, string> = {
   stack: 'Event & stack',
   summary: 'I/O & waits',
 };
+
+/** In a narrow side panel the long tab names shorten, so none is cut (the full name is the hover text). */
+const TAB_SHORT: Partial<Record<LinkedView, string>> = { summary: 'I/O', stack: 'Stack' };
+
+function tabLabel(v: LinkedView, sideW: number): string {
+  return sideW < 520 ? (TAB_SHORT[v] ?? TAB_LABEL[v]) : TAB_LABEL[v];
+}
 
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({

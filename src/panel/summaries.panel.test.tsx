@@ -44,8 +44,8 @@ describe('the query in view, its summaries and legends', () => {
     fireEvent.click(screen.getByTestId('qr-tab-summary'));
     const rows = screen.getAllByTestId('qr-table-io-row');
     expect(rows.map((r) => Array.from(r.querySelectorAll('td')).map((td) => td.textContent))).toEqual([
-      ['dbo.Customers', 'PK_Customers', '3', '1', '2', '1', '1', '1'],
-      ['dbo.Orders', 'PK_Orders', '—', '—', '—', '—', '2', '1'],
+      ['CustomersPK_Customers', '3', '1', '2', '1', '1', '1'],
+      ['OrdersPK_Orders', '—', '—', '—', '—', '2', '1'],
     ]);
     expect(screen.getAllByTestId('qr-wait-class').map((r) => r.textContent)).toEqual(['Buffer IO110067%', 'Parallelism15033%']);
     fireEvent.click(rows[1]);

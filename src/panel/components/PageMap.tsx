@@ -122,13 +122,15 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
   const styles = useStyles2(getStyles);
   const [mode, setMode] = useState<PageMapMode>('allocations');
   const ref = useRef<HTMLCanvasElement>(null);
-  const mapH = Math.max(20, height - 52);
-  const layout = useMemo(() => (pages ? layoutPages(pages, mode, width, mapH) : null), [pages, mode, width, mapH]);
-  const timing = useMemo(() => (pages ? pageTiming(pages, reads, writes) : null), [pages, reads, writes]);
   const keys = useMemo(
     () => (pages ? pageKeys(pages, operators ?? new Map(), palette, colorBy) : []),
     [pages, operators, palette, colorBy]
   );
+  // the legend wraps: leave room for its lines (about 6.5 px a character, 24 px a key)
+  const legendW = keys.reduce((a, k) => a + 24 + k.label.length * 6.5, 0);
+  const mapH = Math.max(20, height - 52 - 15 * (Math.ceil(legendW / Math.max(width, 1)) - 1));
+  const layout = useMemo(() => (pages ? layoutPages(pages, mode, width, mapH) : null), [pages, mode, width, mapH]);
+  const timing = useMemo(() => (pages ? pageTiming(pages, reads, writes) : null), [pages, reads, writes]);
   const [painted] = useState(() => new Painted());
   const [painter] = useState(() => new CanvasPainter<Paint>(paint));
 

@@ -6,6 +6,11 @@ import { QueryFacts, WaitStat, count, optionsText, rowsText } from '../model/sum
 
 export const HEADER_H = 42;
 
+/** The header's height: its facts wrap onto a second line below 1,700 px, so none is cut. */
+export function headerHeight(width: number): number {
+  return width >= 1700 ? HEADER_H : HEADER_H + 16;
+}
+
 interface Props {
   facts: QueryFacts;
   waits: WaitStat[] | null;
@@ -36,7 +41,7 @@ export function QueryHeader({ facts: f, waits, width }: Props) {
   const top = (waits ?? []).slice(0, 3);
   const plan = (v: number | null) => (v === null ? 'unknown (no plan counters)' : count(v));
   return (
-    <div className={styles.root} style={{ width, height: HEADER_H }} data-testid="qr-header">
+    <div className={styles.root} style={{ width, height: headerHeight(width) }} data-testid="qr-header">
       <div className={styles.line}>
         <IconButton
           name={open ? 'angle-down' : 'angle-right'}
@@ -53,7 +58,7 @@ export function QueryHeader({ facts: f, waits, width }: Props) {
           {f.database} · SQL Server {f.serverVersion}
         </span>
       </div>
-      <div className={styles.line}>
+      <div className={styles.facts}>
         <Fact name="elapsed" value={ms1(f.elapsedUs)} testId="qr-fact-elapsed" />
         <Fact name="rows" value={rowsText(f)} testId="qr-fact-rows" />
         <Fact name="logical reads" value={plan(f.logicalReads)} testId="qr-fact-logical" />
@@ -119,6 +124,16 @@ const getStyles = (theme: GrafanaTheme2) => ({
     whiteSpace: 'nowrap',
     overflow: 'hidden',
   }),
+  facts: css({
+    display: 'flex',
+    flexWrap: 'wrap',
+    alignItems: 'center',
+    columnGap: theme.spacing(1.5),
+    rowGap: 0,
+    minWidth: 0,
+    overflow: 'hidden',
+    paddingLeft: 4,
+  }),
   sql: css({
     flex: 1,
     minWidth: 0,
@@ -146,7 +161,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   overlay: css({
     position: 'absolute',
-    top: HEADER_H,
+    top: '100%',
     left: 0,
     right: 0,
     zIndex: 10,

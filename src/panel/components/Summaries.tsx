@@ -16,6 +16,11 @@ interface Props {
   bounds: WindowUs;
 }
 
+/** "dbo.Orders" → "Orders" (the full name is the cell's hover text); another schema stays. */
+export function shortTable(table: string): string {
+  return table.startsWith('dbo.') ? table.slice(4) : table;
+}
+
 const plan = (v: number | null) => (v === null ? '—' : count(v));
 
 /**
@@ -37,13 +42,12 @@ export function Summaries({ tableIO, waits, store, waitLane, bounds }: Props) {
         <table className={styles.table} data-testid="qr-table-io">
           <thead>
             <tr>
-              <th>Table</th>
-              <th>Index</th>
+              <th title="dbo. left out; hover a name for it in full">Table / index</th>
               <th title="logical reads (plan): pages read from the buffer pool">Logical</th>
               <th title="physical reads (plan): pages read from disk">Physical</th>
-              <th title="read-ahead reads (plan)">Read-ahead</th>
+              <th title="read-ahead reads (plan)">Ahead</th>
               <th title="scans (plan): ActualScans">Scans</th>
-              <th title="page reads (trace): physical_page_read events tied to the object">Page reads</th>
+              <th title="page reads (trace): physical_page_read events tied to the object">Pages</th>
               <th title="locks (trace) on the object">Locks</th>
             </tr>
           </thead>
@@ -56,11 +60,12 @@ export function Summaries({ tableIO, waits, store, waitLane, bounds }: Props) {
                 title={`${r.object}: click to show only operator ${r.nodeIds.join(', ')} on the timeline`}
                 data-testid="qr-table-io-row"
               >
-                <td className={styles.name} title={r.table}>
-                  {r.table}
-                </td>
-                <td className={styles.name} title={r.index || 'the table itself (an OBJECT lock)'}>
-                  {r.index || '(table)'}
+                <td
+                  className={styles.name}
+                  title={`${r.table}${r.index ? `, index ${r.index}` : ' (the table itself)'}`}
+                >
+                  <div>{shortTable(r.table)}</div>
+                  <div className={styles.index}>{r.index || '(table)'}</div>
                 </td>
                 <td>{plan(r.logicalReads)}</td>
                 <td>{plan(r.physicalReads)}</td>
@@ -157,7 +162,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
     width: '100%',
     borderCollapse: 'collapse',
     'th, td': {
-      padding: '2px 6px',
+      padding: '2px 4px',
       textAlign: 'right',
       whiteSpace: 'nowrap',
       borderBottom: `1px solid ${theme.colors.border.weak}`,
@@ -165,7 +170,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
     'th:first-child, td:first-child': { textAlign: 'left' },
     th: { color: theme.colors.text.secondary, fontWeight: theme.typography.fontWeightMedium },
   }),
-  name: css({ textAlign: 'left !important' as 'left', maxWidth: 180, overflow: 'hidden', textOverflow: 'ellipsis' }),
+  name: css({ textAlign: 'left !important' as 'left' }),
+  index: css({ color: theme.colors.text.secondary, fontSize: 11 }),
   indent: css({ paddingLeft: '18px !important' }),
   group: css({ fontWeight: theme.typography.fontWeightMedium, background: theme.colors.background.secondary }),
   row: css({ cursor: 'pointer', '&:hover': { background: theme.colors.action.hover } }),
