@@ -47,7 +47,10 @@ describe('the query in view, its summaries and legends', () => {
       ['CustomersPK_Customers', '3', '1', '2', '1', '1', '1'],
       ['OrdersPK_Orders', '—', '—', '—', '—', '2', '1'],
     ]);
-    expect(screen.getAllByTestId('qr-wait-class').map((r) => r.textContent)).toEqual(['Buffer IO110067%', 'Parallelism15033%']);
+    expect(screen.getAllByTestId('qr-wait-class').map((r) => r.textContent)).toEqual([
+      'Buffer IO110067%',
+      'Parallelism15033%',
+    ]);
     fireEvent.click(rows[1]);
     // the lanes now show only operator 2's events: the Orders row is picked
     expect(rows[1].className).not.toBe(rows[0].className);

@@ -37,7 +37,10 @@ export async function queryInView({ page, server, traceId, check, assert, out, s
         assert(logical === t.logical && logical > 0, `header logical reads ${logical}, operators sum ${t.logical}`);
         assert(/rows \d[\d,]* rows?/.test(await text('qr-fact-rows')), `rows: ${await text('qr-fact-rows')}`);
         assert(/physical reads \d/.test(await text('qr-fact-physical')), `physical: ${await text('qr-fact-physical')}`);
-        assert(/read-ahead reads \d/.test(await text('qr-fact-readahead')), `read-ahead: ${await text('qr-fact-readahead')}`);
+        assert(
+          /read-ahead reads \d/.test(await text('qr-fact-readahead')),
+          `read-ahead: ${await text('qr-fact-readahead')}`
+        );
         assert(/^CPU /.test(await text('qr-fact-cpu')), `CPU: ${await text('qr-fact-cpu')}`);
         // the trace ran cold with read-ahead off
         const options = await text('qr-fact-options');
@@ -99,7 +102,10 @@ export async function queryInView({ page, server, traceId, check, assert, out, s
         await page.click('[data-testid="qr-tab-pages"]');
         await frames(page, 2);
         const keys = await page.$$eval('[data-testid="qr-page-legend"] > span', (s) => s.map((e) => e.textContent));
-        assert(keys.some((k) => /read by .*Orders/.test(k)), `page legend: ${keys.join(' | ')}`);
+        assert(
+          keys.some((k) => /read by .*Orders/.test(k)),
+          `page legend: ${keys.join(' | ')}`
+        );
         const pfile = path.join(out, `pages-${size.width}x${size.height}-${theme}.png`);
         await page.screenshot({ path: pfile });
         shots.push(pfile);

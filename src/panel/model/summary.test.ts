@@ -56,7 +56,9 @@ describe('summaries from the frames', () => {
   });
 
   it('has no summaries when the response lacks their frames (a zoom)', () => {
-    const zoom = summariesFromFrames(goldenFrames('trace_response').filter((f) => !['table_io', 'wait_stats'].includes(f.name!)));
+    const zoom = summariesFromFrames(
+      goldenFrames('trace_response').filter((f) => !['table_io', 'wait_stats'].includes(f.name!))
+    );
     expect(zoom.tableIO).toBeNull();
     expect(zoom.waits).toBeNull();
   });

@@ -134,9 +134,7 @@ export function layoutPages(p: Pages, mode: PageMapMode, width: number, height: 
     unavailable: why,
   });
   if (mode === 'index' && !p.indexLevel.some((l) => l !== null)) {
-    return empty(
-      INDEX_UNAVAILABLE
-    );
+    return empty(INDEX_UNAVAILABLE);
   }
   const groups = groupsFor(p, mode);
   if (groups.length === 0) {
