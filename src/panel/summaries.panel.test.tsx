@@ -66,3 +66,12 @@ describe('the query in view, its summaries and legends', () => {
     }
   });
 });
+
+describe('tab names in a narrow side panel', () => {
+  it('shortens long tab names, keeping the full name as hover text', () => {
+    render(<ReplayPanel {...props(frames)} width={1000} height={420} />);
+    expect(screen.getByTestId('qr-tab-stack')).toHaveTextContent(/^Stack$/);
+    expect(screen.getByTestId('qr-tab-stack')).toHaveAttribute('title', 'Event & stack');
+    expect(screen.getByTestId('qr-tab-summary')).toHaveAttribute('title', 'I/O & waits');
+  });
+});
