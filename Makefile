@@ -64,6 +64,7 @@ screenshots: test-browser
 	cp tests/output/replay-dark-pages.png src/img/screenshot-page-map.png
 	cp tests/output/replay-dark-large.png docs/img/replay.png
 	cp tests/output/replay-light-small.png docs/img/replay-small-light.png
+	cp tests/output/header-1920x1080-dark.png docs/img/replay-header.png
 
 typecheck: setup
 	npm run typecheck

@@ -91,6 +91,39 @@ func checkSurfacesAgree(t *testing.T, run *scenarioRun) {
 			t.Errorf("trace frame logical reads %d, want %d", got, want.LogicalReads)
 		}
 	}
+	if want.HasCounters {
+		if got := intAt(t, tf, "readAheads", 0); got != want.ReadAheads {
+			t.Errorf("trace frame read-ahead reads %d, want %d", got, want.ReadAheads)
+		}
+	}
+	// the summaries (issue 28): Wait Stats add up to the time waited, Table
+	// I/O's logical reads to the plan's, and the terminal names each wait
+	// type with its time
+	ws := frameNamed(t, fr, "wait_stats")
+	var waitSum int64
+	for i := 0; i < ws.Rows(); i++ {
+		us := intAt(t, ws, "waitUs", i)
+		waitSum += us
+		line := fmt.Sprintf("%s ×%d (%.2f ms", fieldNamed(t, ws, "waitType").At(i).(string), intAt(t, ws, "waits", i), float64(us)/1000)
+		if i < 5 && !strings.Contains(text, line) {
+			t.Errorf("terminal top waits lack %q", line)
+		}
+	}
+	if waitSum != want.WaitUs {
+		t.Errorf("wait_stats total %d µs, facts %d", waitSum, want.WaitUs)
+	}
+	if want.HasCounters {
+		tio := frameNamed(t, fr, "table_io")
+		var logical int64
+		for i := 0; i < tio.Rows(); i++ {
+			if p := fieldNamed(t, tio, "logicalReads").At(i).(*int64); p != nil {
+				logical += *p
+			}
+		}
+		if logical > want.LogicalReads {
+			t.Errorf("table_io logical reads %d exceed the plan's %d", logical, want.LogicalReads)
+		}
+	}
 	// meta.custom as the panel reads it: JSON
 	var custom struct {
 		Facts map[string]any `json:"facts"`

@@ -340,52 +340,19 @@ func spillsUnmatched(tr *timeline.Trace) int {
 	return n
 }
 
-// writeTopWaits lists the wait types with the most time waited.
+// writeTopWaits lists the wait types with the most time waited
+// (findings.WaitsByType, the totals the frames' wait_stats carry too).
 func writeTopWaits(w io.Writer, tr *timeline.Trace, top int) {
-	type agg struct {
-		typ     string
-		n       int
-		total   uint64
-		unknown int
-	}
-	byType := map[string]*agg{}
-	for _, wt := range tr.Lanes.Wait {
-		a := byType[wt.WaitType]
-		if a == nil {
-			a = &agg{typ: wt.WaitType}
-			byType[wt.WaitType] = a
-		}
-		a.n++
-		// µs as the timeline measured them (findings.WaitUs, the one rule
-		// every surface uses); a wait seen only by its end with a 0 ms
-		// duration was shorter than 1 ms and is not timed.
-		a.total += uint64(findings.WaitUs(wt))
-		if wt.UnderOneMs && wt.DurationSource == "duration_ms" {
-			a.unknown++
-		}
-	}
-	if len(byType) == 0 {
+	list := findings.WaitsByType(tr)
+	if len(list) == 0 {
 		fmt.Fprintln(w, "Top waits: none")
 		return
 	}
-	list := make([]*agg, 0, len(byType))
-	for _, a := range byType {
-		list = append(list, a)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].total != list[j].total {
-			return list[i].total > list[j].total
-		}
-		if list[i].n != list[j].n {
-			return list[i].n > list[j].n
-		}
-		return list[i].typ < list[j].typ
-	})
 	var parts []string
 	for _, a := range list[:min(top, len(list))] {
-		p := fmt.Sprintf("%s ×%d (%.2f ms", a.typ, a.n, float64(a.total)/1000)
-		if a.unknown > 0 {
-			p += fmt.Sprintf("; %d shorter than 1 ms, not timed", a.unknown)
+		p := fmt.Sprintf("%s ×%d (%.2f ms", a.WaitType, a.Waits, float64(a.WaitUs)/1000)
+		if a.Untimed > 0 {
+			p += fmt.Sprintf("; %d shorter than 1 ms, not timed", a.Untimed)
 		}
 		parts = append(parts, p+")")
 	}

@@ -46,10 +46,11 @@ const (
 	GroupLog        = "log"
 	GroupCallStacks = "callstacks"
 	GroupFindings   = "findings"
+	GroupSummary    = "summary"
 )
 
 // AllGroups is every frame group, in response order.
-var AllGroups = []string{GroupTrace, GroupFindings, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks}
+var AllGroups = []string{GroupTrace, GroupFindings, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks, GroupSummary}
 
 // Runtime is an operator's actual-plan runtime counters, summed over
 // threads; nil fields were not reported.
@@ -62,7 +63,9 @@ type Runtime struct {
 	PhysicalReads *int64
 	// ReadAheads is ActualReadAheads: kept apart from PhysicalReads
 	// (docs/frames.md, "Vocabulary").
-	ReadAheads    *int64
+	ReadAheads *int64
+	// Scans is ActualScans (Table I/O's scan count).
+	Scans         *int64
 	EstimatedRows *float64
 }
 
@@ -78,6 +81,9 @@ type Source struct {
 	// Findings is the trace's findings report (pkg/findings over
 	// FindingsInput); nil leaves the findings frame out.
 	Findings *findings.Report
+	// CPUMs is the statement's CPU time from the actual plan's
+	// QueryTimeStats CpuTime (ms); nil when the plan has none.
+	CPUMs *int64
 }
 
 // Window is a closed range on the trace clock, in µs from time zero.
@@ -189,6 +195,9 @@ func Build(src *Source, req Request) (data.Frames, error) {
 		if len(v.tr.Stacks) > 0 {
 			out = append(out, v.stackFramesFrame())
 		}
+	}
+	if req.wants(GroupSummary) {
+		out = append(out, v.tableIOFrame(), v.waitStatsFrame())
 	}
 	// The trace frame goes first but is built last: it reports which
 	// lanes this response binned.

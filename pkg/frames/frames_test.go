@@ -95,7 +95,7 @@ func TestTraceResponseGolden(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	want := []string{"trace", "operators", "phases", "threads", "nodes", "edges", "lane_read", "lane_write", "lane_lock", "lane_wait",
-		"lane_memory", "lane_split", "lane_log", "lane_io", "pages", "log_records", "callstacks", "stack_frames"}
+		"lane_memory", "lane_split", "lane_log", "lane_io", "pages", "log_records", "callstacks", "stack_frames", "table_io", "wait_stats"}
 	if len(names) != len(want) {
 		t.Fatalf("frames = %v, want %v", names, want)
 	}

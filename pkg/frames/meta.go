@@ -84,8 +84,12 @@ func (v *view) traceFrame() *data.Frame {
 		unit(data.NewField("clientRoundTripUs", nil, []int64{b.Result.DurationUs}), "µs"),
 		data.NewField("logicalReads", nil, []*int64{counterOr(facts.HasCounters, facts.LogicalReads)}).SetConfig(&data.FieldConfig{DisplayName: "logical reads (plan)"}),
 		data.NewField("physicalReads", nil, []*int64{counterOr(facts.HasCounters, facts.PhysicalReads)}).SetConfig(&data.FieldConfig{DisplayName: "physical reads (plan)"}),
+		data.NewField("readAheads", nil, []*int64{counterOr(facts.HasCounters, facts.ReadAheads)}).SetConfig(&data.FieldConfig{DisplayName: "read-ahead reads (plan)"}),
 		data.NewField("pageReads", nil, []int64{int64(facts.PageReads)}).SetConfig(&data.FieldConfig{DisplayName: "page reads (trace)"}),
 		unit(data.NewField("waitUs", nil, []int64{facts.WaitUs}), "µs"),
+		data.NewField("rows", nil, []int64{rowsOf(b.Result.Rows)}),
+		data.NewField("rowsAffected", nil, []int64{rowsAffected(b)}),
+		unit(data.NewField("cpuMs", nil, []*int64{v.src.CPUMs}), "ms").SetConfig(&data.FieldConfig{Unit: "ms", DisplayName: "CPU (plan)"}),
 		data.NewField("events", nil, []int64{b.Result.Events}),
 		data.NewField("lost", nil, []int64{lost}),
 		data.NewField("truncated", nil, []bool{b.Result.Truncated}),
@@ -198,4 +202,22 @@ func counterOr(has bool, n int64) *int64 {
 		return nil
 	}
 	return &n
+}
+
+// rowsOf is the rows the batch returned, over its result sets.
+func rowsOf(sets []int64) int64 {
+	var n int64
+	for _, r := range sets {
+		n += r
+	}
+	return n
+}
+
+// rowsAffected is the rows an UPDATE or DELETE changed beyond those
+// returned (sql_batch_completed's row_count), as the terminal says it.
+func rowsAffected(b *bundle.Bundle) int64 {
+	if b.Trace == nil {
+		return 0
+	}
+	return max(b.Trace.Summary.BatchRowCount-rowsOf(b.Result.Rows), 0)
 }

@@ -124,8 +124,8 @@ func sampleStacks() *callstack.Tree {
 func sampleSource() *Source {
 	return &Source{TraceID: sampleID, Bundle: sampleBundle(), Runtime: map[int]Runtime{
 		0: {ActualRows: i64(12), Executions: i64(1), ElapsedMs: i64(1), CPUMs: i64(0), EstimatedRows: new(float64(10))},
-		1: {ActualRows: i64(250), Executions: i64(1), LogicalReads: i64(3), PhysicalReads: i64(1)},
-	}}
+		1: {ActualRows: i64(250), Executions: i64(1), LogicalReads: i64(3), PhysicalReads: i64(1), ReadAheads: i64(2), Scans: i64(1)},
+	}, CPUMs: i64(7)}
 }
 
 // generatedSource is a real timeline built from the stand-in's synthetic

@@ -268,7 +268,7 @@ type runtimeEntry struct {
 // source is the frames' view of a stored trace.
 func (d *Datasource) source(e *tracestore.Entry) *frames.Source {
 	r := d.cached(e)
-	return &frames.Source{TraceID: e.ID, Bundle: e.Bundle, Runtime: r.counters, Findings: r.findings}
+	return &frames.Source{TraceID: e.ID, Bundle: e.Bundle, Runtime: r.counters, Findings: r.findings, CPUMs: statementCPU(r.plan)}
 }
 
 // cached returns what is derived from a stored trace's plan: the actual
@@ -325,6 +325,7 @@ func runtimeCounters(p *showplan.Plan) map[int]frames.Runtime {
 			if a := op.Actual; a != nil {
 				r.ActualRows, r.Executions = ptr(a.Rows), ptr(a.Executions)
 				r.LogicalReads, r.PhysicalReads, r.ReadAheads = ptr(a.LogicalReads), ptr(a.PhysicalReads), ptr(a.ReadAheads)
+				r.Scans = ptr(a.Scans)
 				if a.HasTiming {
 					r.ElapsedMs, r.CPUMs = ptr(a.ElapsedMs), ptr(a.CPUMs)
 				}
@@ -337,6 +338,15 @@ func runtimeCounters(p *showplan.Plan) map[int]frames.Runtime {
 }
 
 func ptr(v int64) *int64 { return &v }
+
+// statementCPU is the traced statement's CPU time (QueryTimeStats
+// CpuTime, ms); nil when the plan has no QueryTimeStats.
+func statementCPU(st *showplan.Statement) *int64 {
+	if st == nil || st.TimeStats == nil {
+		return nil
+	}
+	return ptr(st.TimeStats.CPUMs)
+}
 
 // notFound is a helper for resources.
 func notFound(id string) error { return fmt.Errorf("trace %s: %w", id, tracestore.ErrNotFound) }

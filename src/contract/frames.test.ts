@@ -67,6 +67,8 @@ describe('Go → TypeScript frame contract', () => {
       'log_records',
       'callstacks',
       'stack_frames',
+      'table_io',
+      'wait_stats',
     ]);
     for (const f of trace) {
       expect({ name: f.name, traceId: f.meta?.custom?.traceId }).toEqual({ name: f.name, traceId });

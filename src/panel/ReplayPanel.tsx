@@ -29,6 +29,10 @@ import { useFindings } from './components/useFindings';
 import { selectionOf } from './findings/focus';
 import { ComparePanel } from './components/ComparePanel';
 import { isCompareResponse } from './compare/model';
+import { summariesFromFrames } from './model/summary';
+import { QueryHeader, headerHeight } from './components/QueryHeader';
+import { Summaries } from './components/Summaries';
+import { LEGEND_H, PhaseLegend } from './components/PhaseLegend';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
@@ -97,6 +101,9 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   }, []);
   const rootRef = useRef<HTMLDivElement>(null);
   const findings = useFindings(data.series, store, trace, bounds);
+  // the query in view and Plan Explorer's summaries (whole trace; a zoom's view query does not change them)
+  const summaries = useMemo(() => summariesFromFrames(data.series), [data.series]);
+  const headerH = summaries.facts ? headerHeight(width) : 0;
 
   // the linked view: beside the timeline when there is room, else one view at a time
   const split = width >= 900 && height >= 260;
@@ -113,9 +120,9 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
 
   const sideW = split ? Math.round(Math.min(560, Math.max(320, width * 0.36))) : 0;
   const mainW = width - sideW - (split ? 8 : 0);
-  const bodyH = height - TOOLBAR_H - findings.stripH;
+  const bodyH = height - TOOLBAR_H - findings.stripH - headerH;
   const stackedLinkedH = stacked ? Math.round(bodyH * 0.42) : 0;
-  const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - stackedLinkedH);
+  const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - LEGEND_H - stackedLinkedH);
   const plotW = Math.max(10, mainW - labelWidth(mainW) - 4);
 
   const shown = options.lanes;
@@ -218,6 +225,9 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
           bounds={bounds}
         />
       </div>
+      <div style={{ marginLeft: labelWidth(mainW) }}>
+        <PhaseLegend palette={palette} width={plotW} />
+      </div>
     </div>
   );
 
@@ -242,6 +252,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
             colorBy={options.colorBy}
             width={w}
             height={h}
+            operators={trace.byNode}
           />
         );
       case 'locks':
@@ -252,6 +263,16 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         );
       case 'stack':
         return <CallStackView trace={trace} store={store} unit={options.timeUnit} lanesFor={lanesFor} />;
+      case 'summary':
+        return (
+          <Summaries
+            tableIO={summaries.tableIO}
+            waits={summaries.waits}
+            store={store}
+            waitLane={trace.lanes.wait}
+            bounds={bounds}
+          />
+        );
       case 'findings':
         return <FindingsList report={findings.report} store={store} onFocus={findings.focus} onStep={findings.step} />;
     }
@@ -260,17 +281,18 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const tabs = (w: number, h: number) => (
     <div className={styles.side} style={{ width: w, height: h }} data-testid="qr-linked">
       <TabsBar className={styles.tabs}>
-        {((findings.report ? ['findings'] : []).concat(['plan', 'pages', 'locks', 'stack']) as LinkedView[]).map(
-          (v) => (
-            <Tab
-              key={v}
-              label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : TAB_LABEL[v]}
-              active={side === v}
-              onChangeTab={() => setSide(v)}
-              data-testid={`qr-tab-${v}`}
-            />
-          )
-        )}
+        {(
+          (findings.report ? ['findings'] : []).concat(['plan', 'summary', 'pages', 'locks', 'stack']) as LinkedView[]
+        ).map((v) => (
+          <Tab
+            key={v}
+            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : tabLabel(v, w)}
+            title={TAB_LABEL[v]}
+            active={side === v}
+            onChangeTab={() => setSide(v)}
+            data-testid={`qr-tab-${v}`}
+          />
+        ))}
       </TabsBar>
       <div className={styles.sideBody} style={{ height: h - 34 }}>
         {linked(side, w - 8, h - 40)}
@@ -290,6 +312,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
       data-trace-id={trace.traceId}
       aria-label="Query replay. Space plays or pauses, arrows step between events, plus and minus zoom, Escape clears the filter."
     >
+      {summaries.facts && <QueryHeader facts={summaries.facts} waits={summaries.waits} width={width} />}
       <Toolbar
         trace={trace}
         store={store}
@@ -362,7 +385,15 @@ const TAB_LABEL: Record<LinkedView, string> = {
   pages: 'Pages',
   locks: 'Locks',
   stack: 'Event & stack',
+  summary: 'I/O & waits',
 };
+
+/** In a narrow side panel the long tab names shorten, so none is cut (the full name is the hover text). */
+const TAB_SHORT: Partial<Record<LinkedView, string>> = { summary: 'I/O', stack: 'Stack' };
+
+function tabLabel(v: LinkedView, sideW: number): string {
+  return sideW < 520 ? (TAB_SHORT[v] ?? TAB_LABEL[v]) : TAB_LABEL[v];
+}
 
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({

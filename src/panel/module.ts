@@ -56,6 +56,7 @@ export const plugin = new PanelPlugin<ReplayOptions>(ReplayPanel).setPanelOption
           { label: 'Pages', value: 'pages' },
           { label: 'Locks', value: 'locks' },
           { label: 'Event & stack', value: 'stack' },
+          { label: 'Table I/O & waits', value: 'summary' },
         ],
       },
     })

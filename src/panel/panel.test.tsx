@@ -54,7 +54,7 @@ describe('ReplayPanel', () => {
     expect(screen.getByTestId('qr-playhead')).toHaveTextContent('15 µs');
     fireEvent.click(screen.getByTestId('qr-step-next'));
     expect(screen.getByTestId('qr-playhead')).toHaveTextContent('28 µs');
-    fireEvent.click(screen.getByText('Event & stack'));
+    fireEvent.click(screen.getByTestId('qr-tab-stack'));
     expect(screen.getByTestId('qr-selected')).toHaveTextContent('Lock: S');
     expect(screen.getByTestId('qr-selected')).toHaveTextContent('object (strong confidence)');
     fireEvent.click(screen.getByTestId('qr-step-back'));
@@ -65,7 +65,7 @@ describe('ReplayPanel', () => {
     render(<ReplayPanel {...props(frames)} />);
     fireEvent.click(screen.getByTestId('qr-step-next'));
     fireEvent.click(screen.getByTestId('qr-step-next')); // the S lock at 28 µs: stack 2
-    fireEvent.click(screen.getByText('Event & stack'));
+    fireEvent.click(screen.getByTestId('qr-tab-stack'));
     const own = screen.getByTestId('qr-event-stack');
     const lines = screen.getAllByTestId('qr-stack-frame');
     expect(lines).toHaveLength(1);

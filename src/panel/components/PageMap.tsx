@@ -2,7 +2,8 @@ import React, { useEffect, useLayoutEffect, useMemo, useRef, useState } from 're
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { RadioButtonGroup, useStyles2 } from '@grafana/ui';
-import { LaneData, Pages } from '../model/trace';
+import { LaneData, Operator, Pages } from '../model/trace';
+import { pageColor, pageKeys } from '../replay/pagekeys';
 import {
   PageLayout,
   PageMapMode,
@@ -29,6 +30,8 @@ interface Props {
   colorBy: ColorBy;
   width: number;
   height: number;
+  /** Operators by NodeId, to name whose pages each legend colour is. */
+  operators?: Map<number, Operator>;
 }
 
 const MODES = [
@@ -66,15 +69,13 @@ function paint(ctx: CanvasRenderingContext2D, p: Paint): void {
   const st = p.store.get();
   const now = st.playheadUs;
   const flashUs = Math.max(1, span(st.window) * 0.015);
-  const color = (i: number) => {
-    if (pages.firstUs[i] > now) {
-      return palette.laneBackgroundAlt;
-    }
-    if (timing.firstWrite[i] <= now) {
-      return palette.lane.write;
-    }
-    return p.colorBy === 'operator' ? palette.operator(pages.node[i]) : palette.lane.read;
-  };
+  const color = (i: number) =>
+    pageColor(
+      pages.firstUs[i] > now ? 'not-yet' : timing.firstWrite[i] <= now ? 'written' : 'read',
+      pages.node[i],
+      palette,
+      p.colorBy
+    );
   const cell = (i: number, c: string) => {
     if (layout.x[i] < 0) {
       return;
@@ -104,7 +105,7 @@ function paint(ctx: CanvasRenderingContext2D, p: Paint): void {
   }
   const flash = readBetween(timing, now - flashUs, now);
   for (const i of flash) {
-    cell(i, palette.flash);
+    cell(i, pageColor('being-read', pages.node[i], palette, p.colorBy));
   }
   painted.t = now;
   painted.flash = flash;
@@ -117,11 +118,17 @@ function paint(ctx: CanvasRenderingContext2D, p: Paint): void {
  * pages in the write colour). Drawn on a canvas, incrementally while the
  * playhead moves forward.
  */
-export function PageMap({ pages, reads, writes, store, palette, colorBy, width, height }: Props) {
+export function PageMap({ pages, reads, writes, store, palette, colorBy, width, height, operators }: Props) {
   const styles = useStyles2(getStyles);
   const [mode, setMode] = useState<PageMapMode>('allocations');
   const ref = useRef<HTMLCanvasElement>(null);
-  const mapH = Math.max(20, height - 52);
+  const keys = useMemo(
+    () => (pages ? pageKeys(pages, operators ?? new Map(), palette, colorBy) : []),
+    [pages, operators, palette, colorBy]
+  );
+  // the legend wraps: leave room for its lines (about 6.5 px a character, 24 px a key)
+  const legendW = keys.reduce((a, k) => a + 24 + k.label.length * 6.5, 0);
+  const mapH = Math.max(20, height - 52 - 15 * (Math.ceil(legendW / Math.max(width, 1)) - 1));
   const layout = useMemo(() => (pages ? layoutPages(pages, mode, width, mapH) : null), [pages, mode, width, mapH]);
   const timing = useMemo(() => (pages ? pageTiming(pages, reads, writes) : null), [pages, reads, writes]);
   const [painted] = useState(() => new Painted());
@@ -164,19 +171,16 @@ export function PageMap({ pages, reads, writes, store, palette, colorBy, width, 
           {layout.hidden.toLocaleString('en-US')} more pages do not fit; enlarge the panel.
         </div>
       )}
-      <div className={styles.legend}>
-        <span className={styles.key} style={{ background: palette.flash }} /> being read
-        <span
-          className={styles.key}
-          style={{ background: colorBy === 'operator' ? palette.operator(1) : palette.lane.read }}
-        />{' '}
-        read
-        <span className={styles.key} style={{ background: palette.lane.write }} /> written
-        <span
-          className={styles.key}
-          style={{ background: palette.laneBackgroundAlt, outline: `1px solid ${palette.border}` }}
-        />{' '}
-        not yet
+      <div className={styles.legend} data-testid="qr-page-legend">
+        {keys.map((k) => (
+          <span key={k.label} className={styles.entry} title={k.title} data-color={k.color}>
+            <span
+              className={styles.key}
+              style={{ background: k.color, outline: k.outline ? `1px solid ${palette.border}` : undefined }}
+            />
+            {k.label}
+          </span>
+        ))}
       </div>
     </div>
   );
@@ -202,6 +206,14 @@ const getStyles = (theme: GrafanaTheme2) => ({
     padding: theme.spacing(1),
     fontSize: theme.typography.bodySmall.fontSize,
   }),
-  legend: css({ display: 'flex', alignItems: 'center', gap: 4, fontSize: 11, color: theme.colors.text.secondary }),
-  key: css({ display: 'inline-block', width: 9, height: 9, marginLeft: 6 }),
+  legend: css({
+    display: 'flex',
+    alignItems: 'center',
+    flexWrap: 'wrap',
+    columnGap: 10,
+    fontSize: 11,
+    color: theme.colors.text.secondary,
+  }),
+  entry: css({ display: 'inline-flex', alignItems: 'center', gap: 4, whiteSpace: 'nowrap' }),
+  key: css({ display: 'inline-block', width: 9, height: 9 }),
 });

@@ -38,6 +38,7 @@ const VIEW_OPTIONS: Array<{ label: string; value: ViewChoice }> = [
   { label: 'Pages', value: 'pages' },
   { label: 'Locks', value: 'locks' },
   { label: 'Stack', value: 'stack' },
+  { label: 'I/O & waits', value: 'summary' },
 ];
 
 /** A toolbar narrower than this leaves out the zoom buttons, the step-lane choice and the trace's end. */

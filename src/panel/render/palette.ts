@@ -1,5 +1,6 @@
 import { GrafanaTheme2 } from '@grafana/data';
 import { ALL_LANES, LANE_DEFS, LaneName } from '../model/lanes';
+import { futureVeil } from './contrast';
 
 /** Colours of the replay, all from the Grafana theme (so light and dark both work). */
 export interface Palette {
@@ -46,7 +47,7 @@ export function paletteFromTheme(theme: GrafanaTheme2): Palette {
     playhead: theme.colors.error.main,
     selection: theme.colors.primary.main,
     hover: theme.colors.action.hover,
-    future: theme.isDark ? 'rgba(17,18,23,0.55)' : 'rgba(255,255,255,0.6)',
+    future: futureVeil(theme.colors.background.primary, theme.isDark),
     dragFill: theme.colors.primary.transparent,
     flash: theme.isDark ? '#ffffff' : '#000000',
     unmatched: theme.colors.text.disabled,

@@ -2,7 +2,9 @@ import { EVENT_LANES, EventLaneName, LANE_DEFS } from '../model/lanes';
 import { LaneData, Operator, ReplayTrace, WindowUs } from '../model/trace';
 import { Columns, LaneDrawing, Pyramid, drawingFor } from '../replay/density';
 import { stateAt } from '../replay/phases';
-import { TimeUnit, formatUs, span, ticks, xOf } from '../replay/scale';
+import { TimeUnit, span, ticks, xOf } from '../replay/scale';
+import { axisUnit, formatAxis } from './axis';
+import { phaseLook } from './legend';
 import { Highlight, Selection } from '../replay/store';
 import { drawHighlight } from './highlight';
 import { PlanRow, TimelineLayout } from './layout';
@@ -113,6 +115,7 @@ export function drawBase(ctx: Ctx, s: BaseScene): Record<string, LaneStat> {
 function drawAxis(ctx: Ctx, s: BaseScene): void {
   const { layout: L, palette: p, window: w } = s;
   const t = ticks(w, L.plotW, L.plotW < 400 ? 70 : 90);
+  const unit = axisUnit(w, s.unit);
   ctx.font = font(p, 11);
   ctx.textBaseline = 'middle';
   ctx.textAlign = 'left';
@@ -121,7 +124,7 @@ function drawAxis(ctx: Ctx, s: BaseScene): void {
     ctx.fillStyle = p.grid;
     ctx.fillRect(x, L.axisH - 4, 1, L.height - L.axisH + 4);
     ctx.fillStyle = p.textWeak;
-    const label = formatUs(v, s.unit, t.step, span(w));
+    const label = formatAxis(v, unit, t.step);
     if (x + 3 + ctx.measureText(label).width < L.plotX + L.plotW) {
       ctx.fillText(label, x + 3, L.axisH / 2);
     }
@@ -130,7 +133,7 @@ function drawAxis(ctx: Ctx, s: BaseScene): void {
   ctx.fillRect(0, L.axisH - 1, L.width, 1);
   ctx.fillStyle = p.textWeak;
   ctx.textAlign = 'left';
-  ctx.fillText(s.unit === 'auto' ? 'time' : s.unit === 'us' ? 'µs' : 'ms', 4, L.axisH / 2);
+  ctx.fillText(`time (${unit})`, 4, L.axisH / 2);
 }
 
 function drawLaneLabel(ctx: Ctx, s: BaseScene, name: EventLaneName, y: number, h: number): void {
@@ -256,6 +259,14 @@ function drawOperator(ctx: Ctx, s: BaseScene, op: Operator, row: PlanRow): numbe
   return drawn;
 }
 
+/** The fill of a phase (render/legend.ts names each look): the timeline and its legend paint with it. */
+export function phaseFill(ctx: Ctx, color: string, kind: string): CanvasPattern | string {
+  const look = phaseLook(kind);
+  return look === 'solid'
+    ? color
+    : pattern(ctx, color, look === 'dotted' ? 'dots' : look === 'ticks' ? 'ticks' : 'hatch');
+}
+
 function drawPhase(
   ctx: Ctx,
   s: BaseScene,
@@ -272,15 +283,7 @@ function drawPhase(
   }
   const x0 = Math.max(L.plotX - 1, L.plotX + xOf(w, L.plotW, fromUs));
   const x1 = Math.min(L.plotX + L.plotW + 1, L.plotX + xOf(w, L.plotW, toUs));
-  if (kind === 'emit') {
-    ctx.fillStyle = color;
-  } else if (kind === 'probe') {
-    ctx.fillStyle = pattern(ctx, color, 'dots');
-  } else if (kind === 'reexecuted') {
-    ctx.fillStyle = pattern(ctx, color, 'ticks');
-  } else {
-    ctx.fillStyle = pattern(ctx, color, 'hatch');
-  }
+  ctx.fillStyle = phaseFill(ctx, color, kind);
   ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
 }
 

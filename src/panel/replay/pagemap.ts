@@ -111,6 +111,14 @@ export function chainOrder(p: Pages, pages: number[]): number[] {
   return out;
 }
 
+/**
+ * Why the Index view is empty, in a DBA's words: the tracer reads page
+ * headers (sys.dm_db_page_info, SQL Server 2019 and later) after the run;
+ * older servers give none.
+ */
+export const INDEX_UNAVAILABLE =
+  'No index levels to show: the B-tree level of each page comes from its page header, which the tracer reads with sys.dm_db_page_info after the run (SQL Server 2019 and later). This trace has no page headers; the Allocations view shows every page it touched.';
+
 /** Lays out the pages in width × height, with the largest cell (12 px down to 1 px) that fits them all. */
 export function layoutPages(p: Pages, mode: PageMapMode, width: number, height: number): PageLayout {
   const x = new Float32Array(p.n).fill(-1);
@@ -126,9 +134,7 @@ export function layoutPages(p: Pages, mode: PageMapMode, width: number, height: 
     unavailable: why,
   });
   if (mode === 'index' && !p.indexLevel.some((l) => l !== null)) {
-    return empty(
-      'The Index view needs each page’s B-tree level from its page header; this trace does not carry page headers (pages frame: pageInfo false).'
-    );
+    return empty(INDEX_UNAVAILABLE);
   }
   const groups = groupsFor(p, mode);
   if (groups.length === 0) {
