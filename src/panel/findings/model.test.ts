@@ -6,25 +6,19 @@ describe('findingsFromFrames on the Go golden findings frame', () => {
   const report = findingsFromFrames(goldenFrames('findings'))!;
 
   it('reads every finding in the report order with its severity and confidence', () => {
-    expect(report.findings.map((f) => f.rule)).toEqual([
-      'spill',
-      'reads-concentrated',
-      'cold-cache',
-      'events-lost',
-      'page-splits',
-      'log-volume',
-    ]);
-    expect(report.counts).toEqual({ critical: 0, warning: 4, info: 2 });
-    const reads = report.findings[1];
+    expect(report.findings.map((f) => f.rule)).toEqual(['spill', 'cold-cache', 'events-lost', 'reads-concentrated']);
+    expect(report.counts).toEqual({ critical: 0, warning: 3, info: 1 });
+    const reads = report.findings[3];
     expect(reads.title).toBe('Clustered Index Scan did 93% of the page reads in the trace: 152 of 163 pages');
-    expect(reads.severity).toBe('warning');
+    // most reads, but a small share of the trace's time: information, not a warning
+    expect(reads.severity).toBe('info');
     expect(reads.confidence).toBe('low');
     expect(reads.confidenceReasons).toEqual(["13% of the trace's events were lost"]);
     expect(reads.reference).toMatch(/^https:\/\/learn\.microsoft\.com\//);
   });
 
   it('reads operators, evidence and numbers from the JSON columns', () => {
-    const reads = report.findings[1];
+    const reads = report.findings[3];
     expect(reads.operators).toEqual([
       { nodeId: 2, name: 'Clustered Index Scan', object: '[dbo].[Orders].[PK_Orders]' },
     ]);
@@ -37,7 +31,7 @@ describe('findingsFromFrames on the Go golden findings frame', () => {
   });
 
   it('keeps a finding without evidence in time without a span', () => {
-    const lost = report.findings[3];
+    const lost = report.findings[2];
     expect(lost.rule).toBe('events-lost');
     expect(lost.span).toBeNull();
     expect(lost.evidence).toEqual([]);
