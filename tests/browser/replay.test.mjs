@@ -9,6 +9,7 @@ import path from 'node:path';
 import { animationFrames as frames, launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
 import { findingsAndCompare } from './findings-compare.mjs';
 import { wholeScreen } from './screen.mjs';
+import { planDiagram } from './diagram.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
@@ -662,6 +663,7 @@ try {
   });
 
   await wholeScreen({ page, server, traceId, check, assert, out, shots });
+  await planDiagram({ page, server, traceId, check, assert, out, shots });
   await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {

@@ -1,4 +1,4 @@
-import React, { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import React, { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { Button, ButtonGroup, useStyles2, useTheme2 } from '@grafana/ui';
@@ -7,8 +7,10 @@ import {
   BOX_H,
   BOX_W,
   DiagramEdge,
+  DiagramLayout,
   DiagramStateName,
   abbreviateObject,
+  autoCollapse,
   clampZoom,
   collapseAtDepth,
   fitZoom,
@@ -36,9 +38,9 @@ interface Props {
 
 const CONTROLS_H = 30;
 /** Characters of an object name that fit one line of a box at the body-small size. */
-const OBJECT_CHARS = 30;
-/** Plans this big open with their deeper subtrees collapsed. */
-const AUTO_COLLAPSE_OPS = 60;
+const OBJECT_CHARS = 33;
+/** A plan opens with at most this many boxes; deeper subtrees start collapsed. */
+const AUTO_VISIBLE = 40;
 
 /**
  * The actual plan as the graphical tree DBAs know from SSMS and Plan
@@ -50,30 +52,31 @@ const AUTO_COLLAPSE_OPS = 60;
  */
 export function PlanDiagram({ trace, store, palette, reads, waits, width, height }: Props) {
   const styles = useStyles2(getStyles);
-  const t = useReplay(store, (s) => s.playheadUs);
   const filter = useReplay(store, (s) => s.filterNode);
   const selectedNode = useReplay(store, (s) => s.selected?.nodeId ?? s.selectedNode);
-  const highlighted = useReplay(store, (s) => s.highlight?.nodes);
   const [collapsed, setCollapsed] = useState<Set<number>>(() =>
-    trace.operators.length > AUTO_COLLAPSE_OPS ? collapseAtDepth(trace.operators, 4) : new Set()
+    autoCollapse(trace.operators, trace.byNode, AUTO_VISIBLE)
   );
   const layout = useMemo(() => layoutPlan(trace.operators, trace.byNode, collapsed), [trace, collapsed]);
   const viewH = Math.max(40, height - CONTROLS_H);
-  const [zoom, setZoom] = useState(() => Math.max(0.6, fitZoom(layout, width, viewH)));
+  // a small plan fits the view; a big one opens at a size still read without zooming
+  const [zoom, setZoom] = useState(() => Math.max(0.75, fitZoom(layout, width, viewH)));
   const scrollRef = useRef<HTMLDivElement>(null);
   // the content point kept under the pointer across a wheel zoom
   const anchor = useRef<{ cx: number; cy: number; px: number; py: number } | null>(null);
 
-  // the selected event's operator is made visible: its ancestors open, the view scrolls to it
-  useEffect(() => {
-    if (selectedNode === null || selectedNode === undefined || !trace.byNode.has(selectedNode)) {
-      return;
+  // the selected event's operator is made visible: its ancestors open (state adjusted while
+  // rendering, not in an effect), then the view scrolls to it
+  const [revealed, setRevealed] = useState<number | null | undefined>(null);
+  if (revealed !== selectedNode) {
+    setRevealed(selectedNode);
+    if (selectedNode !== null && selectedNode !== undefined && trace.byNode.has(selectedNode)) {
+      const next = revealNode(collapsed, selectedNode, trace.byNode);
+      if (next.size !== collapsed.size) {
+        setCollapsed(next);
+      }
     }
-    setCollapsed((c) => {
-      const next = revealNode(c, selectedNode, trace.byNode);
-      return next.size === c.size ? c : next;
-    });
-  }, [selectedNode, trace]);
+  }
   useEffect(() => {
     const box = layout.boxes.find((b) => b.nodeId === selectedNode);
     const el = scrollRef.current;
@@ -125,19 +128,23 @@ export function PlanDiagram({ trace, store, palette, reads, waits, width, height
 
   const drag = useRef<{ x: number; y: number; left: number; top: number } | null>(null);
 
+  // the first commit of the boxes, for the browser performance check (a no-op elsewhere)
+  useEffect(() => {
+    performance.mark?.('queryreplay:diagram-drawn');
+  }, []);
+
+  const onOperator = useCallback(
+    (op: Operator) => {
+      const next = store.get().filterNode === op.nodeId ? null : op.nodeId;
+      store.set({ filterNode: next, selectedNode: next });
+    },
+    [store]
+  );
+  const onToggle = useCallback((op: Operator) => setCollapsed((c) => toggleCollapsed(c, op)), []);
+
   if (trace.operators.length === 0) {
     return <div className={styles.empty}>The frames carry no plan operators.</div>;
   }
-
-  const onOperator = (op: Operator) => {
-    const next = filter === op.nodeId ? null : op.nodeId;
-    store.set({ filterNode: next, selectedNode: next });
-  };
-  const activeEdge = (e: DiagramEdge) => {
-    const s = operatorAt(trace.byNode.get(e.from)!, t, undefined, undefined).state;
-    return s === 'emitting' || s === 'probing';
-  };
-  const hl = new Set(highlighted ?? []);
 
   return (
     <div className={styles.wrap} style={{ width, height }} data-testid="qr-plan-diagram">
@@ -219,58 +226,98 @@ export function PlanDiagram({ trace, store, palette, reads, waits, width, height
         onPointerUp={() => (drag.current = null)}
       >
         <div className={styles.canvas} style={{ width: layout.width * zoom + 16, height: layout.height * zoom + 16 }}>
-          <div
-            className={styles.plane}
-            style={{ transform: `scale(${zoom})`, width: layout.width, height: layout.height }}
-          >
-            <svg className={styles.edges} width={layout.width} height={layout.height} aria-hidden="true">
-              <defs>
-                <marker
-                  id="qr-diagram-arrow"
-                  viewBox="0 0 10 10"
-                  refX="9"
-                  refY="5"
-                  markerWidth="9"
-                  markerHeight="9"
-                  markerUnits="userSpaceOnUse"
-                  orient="auto-start-reverse"
-                >
-                  <path d="M0,0 L10,5 L0,10 z" fill={palette.textWeak} />
-                </marker>
-              </defs>
-              {layout.edges.map((e) => (
-                <Edge key={e.from} edge={e} active={activeEdge(e)} />
-              ))}
-            </svg>
-            {layout.boxes.map((b) => {
-              const op = trace.byNode.get(b.nodeId)!;
-              const now = operatorAt(op, t, reads, waits);
-              return (
-                <Box
-                  key={b.nodeId}
-                  op={op}
-                  x={b.x}
-                  y={b.y}
-                  hidden={b.hidden}
-                  state={now.state}
-                  rows={now.rows === null ? null : compact(now.rows)}
-                  progress={now.rows === null || !op.actualRows ? null : Math.round((100 * now.rows) / op.actualRows)}
-                  reads={compact(now.reads)}
-                  waits={compact(now.waits)}
-                  color={palette.operator(op.nodeId)}
-                  filtered={filter === op.nodeId}
-                  selected={selectedNode === op.nodeId || hl.has(op.nodeId)}
-                  onClick={onOperator}
-                  onToggle={(o) => setCollapsed((c) => toggleCollapsed(c, o))}
-                />
-              );
-            })}
-          </div>
+          <Plane
+            trace={trace}
+            store={store}
+            layout={layout}
+            zoom={zoom}
+            reads={reads}
+            waits={waits}
+            palette={palette}
+            filter={filter}
+            selectedNode={selectedNode ?? null}
+            onOperator={onOperator}
+            onToggle={onToggle}
+          />
         </div>
       </div>
     </div>
   );
 }
+
+interface PlaneProps {
+  trace: ReplayTrace;
+  store: ReplayStore;
+  layout: DiagramLayout;
+  zoom: number;
+  reads: LaneData | undefined;
+  waits: LaneData | undefined;
+  palette: Palette;
+  filter: number | null;
+  selectedNode: number | null;
+  onOperator: (op: Operator) => void;
+  onToggle: (op: Operator) => void;
+}
+
+/**
+ * The boxes and arrows: the only part that follows the playhead, so a frame
+ * of playback re-renders this and the boxes whose figures changed, not the
+ * controls around it.
+ */
+const Plane = memo(function Plane({
+  trace,
+  store,
+  layout,
+  zoom,
+  reads,
+  waits,
+  palette,
+  filter,
+  selectedNode,
+  onOperator,
+  onToggle,
+}: PlaneProps) {
+  const styles = useStyles2(getStyles);
+  const t = useReplay(store, (s) => s.playheadUs);
+  const highlighted = useReplay(store, (s) => s.highlight?.nodes);
+  const hl = new Set(highlighted ?? []);
+  const activeEdge = (e: DiagramEdge) => {
+    const s = operatorAt(trace.byNode.get(e.from)!, t, undefined, undefined).state;
+    return s === 'emitting' || s === 'probing';
+  };
+  return (
+    <div className={styles.plane} style={{ transform: `scale(${zoom})`, width: layout.width, height: layout.height }}>
+      <svg className={styles.edges} width={layout.width} height={layout.height} aria-hidden="true">
+        {layout.edges.map((e) => (
+          <Edge key={e.from} edge={e} active={activeEdge(e)} />
+        ))}
+      </svg>
+      {layout.boxes.map((b) => {
+        const op = trace.byNode.get(b.nodeId)!;
+        const now = operatorAt(op, t, reads, waits);
+        return (
+          <Box
+            key={b.nodeId}
+            op={op}
+            x={b.x}
+            y={b.y}
+            hidden={b.hidden}
+            state={now.state}
+            rows={now.rows === null ? null : compact(now.rows)}
+            progress={now.rows === null || !op.actualRows ? null : Math.round((100 * now.rows) / op.actualRows)}
+            reads={compact(now.reads)}
+            waits={compact(now.waits)}
+            color={palette.operator(op.nodeId)}
+            filtered={filter === op.nodeId}
+            selected={selectedNode === op.nodeId || hl.has(op.nodeId)}
+            onClick={onOperator}
+            onToggle={onToggle}
+          />
+        );
+      })}
+    </div>
+  );
+});
 
 const Edge = memo(function Edge({ edge, active }: { edge: DiagramEdge; active: boolean }) {
   const styles = useStyles2(getStyles);
@@ -278,12 +325,8 @@ const Edge = memo(function Edge({ edge, active }: { edge: DiagramEdge; active: b
   return (
     <g data-testid={`qr-diagram-edge-${edge.from}`} data-width={edge.width} data-active={active ? 'true' : 'false'}>
       <title>{`${rows} from operator ${edge.from} to ${edge.to}`}</title>
-      <path
-        d={edge.path}
-        className={cx(styles.edge, active && styles.edgeActive)}
-        strokeWidth={edge.width}
-        markerEnd="url(#qr-diagram-arrow)"
-      />
+      <path d={edge.path} className={cx(styles.edge, active && styles.edgeActive)} strokeWidth={edge.width} />
+      <path d={edge.head} className={cx(styles.head, active && styles.headActive)} />
     </g>
   );
 });
@@ -343,38 +386,43 @@ const Box = memo(function Box(p: BoxProps) {
         }
       }}
     >
-      <div className={styles.head}>
-        <span className={styles.name} data-testid={`qr-diagram-name-${op.nodeId}`}>
-          <span className={styles.id}>{op.nodeId}</span> {op.name}
+      <div
+        className={cx(styles.name, op.children.length > 0 && styles.nameWithToggle)}
+        data-testid={`qr-diagram-name-${op.nodeId}`}
+      >
+        <span className={styles.weak}>{op.nodeId}</span> {op.name}
+      </div>
+      <div className={styles.object} data-testid={`qr-diagram-object-${op.nodeId}`}>
+        {object || op.logicalOp || '\u00a0'}
+      </div>
+      <div className={styles.line} data-testid={`qr-diagram-rows-${op.nodeId}`}>
+        <span>
+          rows {p.rows === null ? '—' : `≈${p.rows}`} / {op.actualRows === null ? '—' : compact(op.actualRows)}
         </span>
+        <span className={styles.weak}>est {op.estimatedRows === null ? '—' : compact(op.estimatedRows)}</span>
+      </div>
+      <div className={styles.line} data-testid={`qr-diagram-reads-${op.nodeId}`}>
+        <span>
+          logical {op.logicalReads === null ? '—' : compact(op.logicalReads)} · physical{' '}
+          {op.physicalReads === null ? '—' : compact(op.physicalReads)}
+        </span>
+      </div>
+      <div className={styles.line} data-testid={`qr-diagram-sofar-${op.nodeId}`}>
+        <span title="page reads (physical_page_read events) tied to the operator so far / in all">
+          pages {p.reads}/{compact(op.reads)}
+        </span>
+        <span className={styles.weak} title="waits tied to the operator so far / in all">
+          waits {p.waits}/{compact(op.waits)}
+        </span>
+      </div>
+      <div className={styles.line} data-testid={`qr-diagram-time-${op.nodeId}`}>
+        <span>{op.executed ? formatDuration(op.durationUs) : 'never ran'}</span>
         <span
           className={styles.state}
           style={{ color: stateColor, borderColor: stateColor }}
           data-testid={`qr-diagram-state-${op.nodeId}`}
         >
           {p.state}
-        </span>
-      </div>
-      <div className={styles.object} data-testid={`qr-diagram-object-${op.nodeId}`}>
-        {object || op.logicalOp || '\u00a0'}
-      </div>
-      <div className={styles.line} data-testid={`qr-diagram-rows-${op.nodeId}`}>
-        rows {p.rows === null ? '—' : `≈${p.rows}`} / {op.actualRows === null ? '—' : compact(op.actualRows)}
-        <span className={styles.weak}> est {op.estimatedRows === null ? '—' : compact(op.estimatedRows)}</span>
-      </div>
-      <div className={styles.line} data-testid={`qr-diagram-reads-${op.nodeId}`}>
-        logical {op.logicalReads === null ? '—' : compact(op.logicalReads)} · physical{' '}
-        {op.physicalReads === null ? '—' : compact(op.physicalReads)}
-        <span className={styles.weak}>
-          {' '}
-          · pages {p.reads}/{compact(op.reads)}
-        </span>
-      </div>
-      <div className={styles.line} data-testid={`qr-diagram-time-${op.nodeId}`}>
-        {op.executed ? formatDuration(op.durationUs) : 'never ran'}
-        <span className={styles.weak}>
-          {' '}
-          · waits {p.waits}/{compact(op.waits)}
         </span>
       </div>
       <div className={styles.progress} aria-hidden="true">
@@ -455,6 +503,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
   edges: css({ position: 'absolute', left: 0, top: 0, overflow: 'visible' }),
   edge: css({ fill: 'none', stroke: theme.colors.text.secondary, strokeOpacity: 0.55 }),
   edgeActive: css({ stroke: theme.colors.success.main, strokeOpacity: 0.9 }),
+  head: css({ fill: theme.colors.text.secondary, fillOpacity: 0.8 }),
+  headActive: css({ fill: theme.colors.success.main, fillOpacity: 1 }),
   box: css({
     position: 'absolute',
     width: BOX_W,
@@ -478,16 +528,13 @@ const getStyles = (theme: GrafanaTheme2) => ({
   notExecuted: css({ borderStyle: 'dashed', color: theme.colors.text.disabled, fontStyle: 'italic' }),
   selected: css({ outline: `2px solid ${theme.colors.primary.main}`, outlineOffset: 1 }),
   filtered: css({ background: theme.colors.primary.transparent }),
-  head: css({ display: 'flex', alignItems: 'baseline', gap: theme.spacing(0.5), minWidth: 0 }),
-  id: css({ color: theme.colors.text.secondary }),
   name: css({
     fontWeight: theme.typography.fontWeightMedium,
     whiteSpace: 'nowrap',
     overflow: 'hidden',
     textOverflow: 'ellipsis',
-    flex: '1 1 auto',
-    minWidth: 0,
   }),
+  nameWithToggle: css({ paddingRight: 24 }),
   state: css({
     flex: 'none',
     fontSize: 11,
@@ -496,8 +543,20 @@ const getStyles = (theme: GrafanaTheme2) => ({
     padding: '0 5px',
     lineHeight: '15px',
   }),
-  object: css({ color: theme.colors.text.secondary, whiteSpace: 'nowrap', overflow: 'hidden' }),
-  line: css({ whiteSpace: 'nowrap', overflow: 'hidden' }),
+  object: css({
+    color: theme.colors.text.secondary,
+    whiteSpace: 'nowrap',
+    overflow: 'hidden',
+    textOverflow: 'ellipsis',
+  }),
+  line: css({
+    display: 'flex',
+    justifyContent: 'space-between',
+    alignItems: 'center',
+    gap: theme.spacing(0.5),
+    whiteSpace: 'nowrap',
+    overflow: 'hidden',
+  }),
   weak: css({ color: theme.colors.text.secondary }),
   progress: css({
     position: 'absolute',
@@ -510,8 +569,8 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   toggle: css({
     position: 'absolute',
-    right: 2,
-    bottom: 5,
+    right: 3,
+    top: 3,
     minWidth: 20,
     height: 16,
     padding: '0 3px',

@@ -7,6 +7,7 @@ import {
   MIN_ARROW,
   abbreviateObject,
   arrowWidth,
+  autoCollapse,
   clampZoom,
   collapseAtDepth,
   descendants,
@@ -65,7 +66,8 @@ describe('plan diagram layout', () => {
     ]);
     const e2 = L.edges.find((e) => e.from === 2)!;
     expect(e2.path.startsWith(`M${at.get(2)!.x},`)).toBe(true);
-    expect(e2.path.endsWith(`H${BOX_W}`)).toBe(true);
+    // the arrowhead's tip touches the parent's right edge
+    expect(e2.head.startsWith(`M${BOX_W},`)).toBe(true);
     expect(L.width).toBe(at.get(1)!.x + BOX_W);
   });
 
@@ -105,6 +107,17 @@ describe('plan diagram layout', () => {
     const shown = revealNode(c, 40, byNode);
     const L = layoutPlan(ops, byNode, shown);
     expect(L.boxes.some((b) => b.nodeId === 40)).toBe(true);
+  });
+
+  it('opens a big plan with the deepest cut that fits, a small one whole', () => {
+    const { ops, byNode } = bigPlan(121);
+    const c = autoCollapse(ops, byNode, 40);
+    const shown = layoutPlan(ops, byNode, c).boxes.length;
+    expect(shown).toBeLessThanOrEqual(40);
+    // one level deeper would show too many
+    const deeper = [...c].map((id) => byNode.get(id)!.depth)[0] + 1;
+    expect(layoutPlan(ops, byNode, collapseAtDepth(ops, deeper)).boxes.length).toBeGreaterThan(40);
+    expect(autoCollapse(trace.operators, trace.byNode, 40).size).toBe(0);
   });
 });
 

@@ -10,8 +10,8 @@ import { readsSoFar, rowsSoFar, stateAt } from './phases';
  * The component (components/PlanDiagram.tsx) only draws what this returns.
  */
 
-export const BOX_W = 212;
-export const BOX_H = 112;
+export const BOX_W = 236;
+export const BOX_H = 124;
 export const GAP_X = 64;
 export const GAP_Y = 18;
 /** Arrow widths in px: the thinnest for 0 or 1 row, the widest for the plan's largest flow. */
@@ -38,8 +38,10 @@ export interface DiagramEdge {
   /** Actual rows over the arrow (the child's actual rows), null when unknown. */
   rows: number | null;
   width: number;
-  /** SVG path from the child's left edge to the parent's right edge. */
+  /** SVG path from the child's left edge to the arrowhead at the parent's right edge. */
   path: string;
+  /** The arrowhead (a closed triangle pointing at the parent), sized with the arrow. */
+  head: string;
 }
 
 export interface DiagramLayout {
@@ -109,7 +111,7 @@ export function layoutPlan(
       continue;
     }
     const width = arrowWidth(op.actualRows, maxRows);
-    edges.push({ from: b.nodeId, to: parent.nodeId, rows: op.actualRows, width, path: edgePath(parent, b) });
+    edges.push({ from: b.nodeId, to: parent.nodeId, rows: op.actualRows, width, ...edgePath(parent, b, width) });
   }
   boxes.sort((a, b) => a.col - b.col || a.row - b.row);
   return {
@@ -120,15 +122,23 @@ export function layoutPlan(
   };
 }
 
-/** Parent's right edge, level with the child, then the elbow into the child's left edge. */
-function edgePath(parent: DiagramBox, child: DiagramBox): string {
+/**
+ * From the child's left edge, an elbow half-way across the gap, into an
+ * arrowhead whose tip touches the parent's right edge: rows flow right to left.
+ */
+function edgePath(parent: DiagramBox, child: DiagramBox, width: number): { path: string; head: string } {
   const px = parent.x + BOX_W;
   const cx = child.x;
   const cy = child.y + BOX_H / 2;
   const py =
     parent.row === child.row ? cy : parent.y + BOX_H / 2 + Math.min(BOX_H / 2 - 8, 6 * (child.row - parent.row));
   const mid = px + GAP_X / 2;
-  return `M${cx},${cy} H${mid} V${py} H${px}`;
+  const len = Math.max(8, width * 1.2);
+  const half = Math.max(4.5, width * 0.9);
+  return {
+    path: `M${cx},${cy} H${mid} V${py} H${px + len - 0.5}`,
+    head: `M${px},${py} L${px + len},${py - half} L${px + len},${py + half} Z`,
+  };
 }
 
 /** Operators under op (all depths). */
@@ -172,7 +182,25 @@ export function toggleCollapsed(collapsed: ReadonlySet<number>, op: Operator): S
   return next;
 }
 
-/** Collapses every operator at `depth` that has children: a 100+ operator plan opens readable. */
+/**
+ * The collapse a big plan opens with: the deepest level cut that leaves at
+ * most `maxVisible` boxes (nothing collapsed when the whole plan fits).
+ */
+export function autoCollapse(ops: Operator[], byNode: Map<number, Operator>, maxVisible: number): Set<number> {
+  if (ops.length <= maxVisible) {
+    return new Set();
+  }
+  const maxDepth = ops.reduce((m, o) => Math.max(m, o.depth), 0);
+  for (let d = maxDepth; d >= 0; d--) {
+    const c = collapseAtDepth(ops, d);
+    if (c.size > 0 && layoutPlan(ops, byNode, c).boxes.length <= maxVisible) {
+      return c;
+    }
+  }
+  return collapseAtDepth(ops, 0);
+}
+
+/** Collapses every operator at `depth` that has children. */
 export function collapseAtDepth(ops: Operator[], depth: number): Set<number> {
   return new Set(ops.filter((o) => o.depth === depth && o.children.length > 0).map((o) => o.nodeId));
 }
