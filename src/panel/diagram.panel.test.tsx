@@ -1,5 +1,5 @@
 import React from 'react';
-import { act, fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { ReplayPanel } from './ReplayPanel';
 import { goldenFrames } from './testing/fixtures';
 import { props } from './testing/panelProps';
@@ -50,15 +50,22 @@ describe('the plan diagram view', () => {
   it('follows the playhead: states and rows so far change', async () => {
     render(<ReplayPanel {...props(frames, 1600, 600, { linkedView: 'diagram' })} />);
     await nextFrame();
-    act(() => store().set({ playheadUs: 100 }));
+    // the figures follow the playhead at 15 Hz: wait (bounded) until the plane shows the time
+    const moveTo = async (us: number) => {
+      act(() => store().set({ playheadUs: us }));
+      await waitFor(() => expect(screen.getByTestId('qr-diagram-plane')).toHaveAttribute('data-playhead', String(us)), {
+        timeout: 2000,
+      });
+    };
+    await moveTo(100);
     expect(screen.getByTestId('qr-diagram-node-0')).toHaveAttribute('data-state', 'building');
     expect(screen.getByTestId('qr-diagram-node-1')).toHaveAttribute('data-state', 'emitting');
     expect(screen.getByTestId('qr-diagram-rows-0')).toHaveTextContent('rows ≈0 / 12');
-    act(() => store().set({ playheadUs: 640 }));
+    await moveTo(640);
     expect(screen.getByTestId('qr-diagram-node-0')).toHaveAttribute('data-state', 'probing');
     expect(screen.getByTestId('qr-diagram-node-1')).toHaveAttribute('data-state', 'done');
     expect(screen.getByTestId('qr-diagram-rows-0')).toHaveTextContent('rows ≈6 / 12');
-    act(() => store().set({ playheadUs: 2000 }));
+    await moveTo(2000);
     expect(screen.getByTestId('qr-diagram-node-0')).toHaveAttribute('data-state', 'done');
   });
 

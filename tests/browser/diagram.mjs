@@ -46,6 +46,12 @@ const operators = (page) =>
     }))
   );
 const setStore = (page, patch) => page.evaluate((p) => window.__QUERYREPLAY_DEBUG__.panels[0].store.set(p), patch);
+/** Moves the playhead and waits until the diagram shows that time (its figures follow at 15 Hz). */
+async function moveTo(page, us) {
+  await setStore(page, { playing: false, playheadUs: us });
+  const shown = await page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[0].store.get().playheadUs);
+  await page.waitForSelector(`[data-testid="qr-diagram-plane"][data-playhead="${shown}"]`, { timeout: 5000 });
+}
 const storeState = (page) => page.evaluate(() => window.__QUERYREPLAY_DEBUG__.panels[0].store.get());
 const text = (page, id) => page.textContent(`[data-testid="${id}"]`);
 const attr = (page, id, a) => page.getAttribute(`[data-testid="${id}"]`, a);
@@ -112,8 +118,7 @@ async function assertStates(page, ops, assert) {
   const executed = ops.filter((o) => o.executed);
   const first = Math.min(...executed.map((o) => o.startUs));
   const last = Math.max(...executed.map((o) => o.endUs));
-  await setStore(page, { playing: false, playheadUs: first - 1 });
-  await frames(page, 2);
+  await moveTo(page, first - 1);
   for (const op of executed) {
     const st = await attr(page, `qr-diagram-node-${op.nodeId}`, 'data-state');
     assert(st === 'waiting', `before the first operator starts, ${op.nodeId} is ${st}`);
@@ -126,16 +131,14 @@ async function assertStates(page, ops, assert) {
   for (const op of executed) {
     for (const ph of op.phases) {
       const t = Math.round((ph.startUs + ph.endUs) / 2);
-      await setStore(page, { playheadUs: t });
-      await frames(page, 1);
+      await moveTo(page, t);
       const st = await attr(page, `qr-diagram-node-${op.nodeId}`, 'data-state');
       assert(ACTIVE.includes(st), `inside its ${ph.kind} phase at ${t} µs, ${op.nodeId} is ${st}`);
       seen.add(st);
     }
   }
   assert(seen.size >= 2, `the phases showed only ${[...seen]}`);
-  await setStore(page, { playheadUs: last + 1 });
-  await frames(page, 2);
+  await moveTo(page, last + 1);
   for (const op of executed) {
     const st = await attr(page, `qr-diagram-node-${op.nodeId}`, 'data-state');
     assert(st === 'done', `after the last operator, ${op.nodeId} is ${st}`);

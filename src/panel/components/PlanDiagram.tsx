@@ -23,7 +23,7 @@ import { formatDuration } from '../replay/scale';
 import { ReplayStore } from '../replay/store';
 import { Palette } from '../render/palette';
 import { compact } from './PlanTree';
-import { useReplay } from './useStore';
+import { useReplay, useThrottledReplay } from './useStore';
 
 interface Props {
   trace: ReplayTrace;
@@ -41,6 +41,8 @@ const CONTROLS_H = 30;
 const OBJECT_CHARS = 33;
 /** A plan opens with at most this many boxes; deeper subtrees start collapsed. */
 const AUTO_VISIBLE = 40;
+/** How often the boxes' figures follow a moving playhead. */
+const FIGURES_MS = 66;
 
 /**
  * The actual plan as the graphical tree DBAs know from SSMS and Plan
@@ -278,7 +280,9 @@ const Plane = memo(function Plane({
   onToggle,
 }: PlaneProps) {
   const styles = useStyles2(getStyles);
-  const t = useReplay(store, (s) => s.playheadUs);
+  // figures a DBA reads need not change sixty times a second: fifteen keeps the animation and
+  // a quarter of the work per played frame (the first move and the last are shown at once)
+  const t = useThrottledReplay(store, (s) => s.playheadUs, FIGURES_MS);
   const highlighted = useReplay(store, (s) => s.highlight?.nodes);
   const hl = new Set(highlighted ?? []);
   const activeEdge = (e: DiagramEdge) => {
@@ -286,7 +290,12 @@ const Plane = memo(function Plane({
     return s === 'emitting' || s === 'probing';
   };
   return (
-    <div className={styles.plane} style={{ transform: `scale(${zoom})`, width: layout.width, height: layout.height }}>
+    <div
+      className={styles.plane}
+      style={{ transform: `scale(${zoom})`, width: layout.width, height: layout.height }}
+      data-testid="qr-diagram-plane"
+      data-playhead={t}
+    >
       <svg className={styles.edges} width={layout.width} height={layout.height} aria-hidden="true">
         {layout.edges.map((e) => (
           <Edge key={e.from} edge={e} active={activeEdge(e)} />
