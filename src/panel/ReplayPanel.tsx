@@ -20,6 +20,7 @@ import { TimelineView } from './components/TimelineView';
 import { Scrubber } from './components/Scrubber';
 import { Toolbar, ViewChoice } from './components/Toolbar';
 import { PlanTree } from './components/PlanTree';
+import { PlanDiagram } from './components/PlanDiagram';
 import { PageMap } from './components/PageMap';
 import { LockList } from './components/LockList';
 import { CallStackView } from './components/CallStackView';
@@ -118,7 +119,9 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     setSide(options.linkedView);
   }
 
-  const sideW = split ? Math.round(Math.min(560, Math.max(320, width * 0.36))) : 0;
+  // the plan diagram is a picture of the whole plan: it gets half the width, the lists a third
+  const sideShare = side === 'diagram' ? 0.5 : 0.36;
+  const sideW = split ? Math.round(Math.min(side === 'diagram' ? 1200 : 560, Math.max(320, width * sideShare))) : 0;
   const mainW = width - sideW - (split ? 8 : 0);
   const bodyH = height - TOOLBAR_H - findings.stripH - headerH;
   const stackedLinkedH = stacked ? Math.round(bodyH * 0.42) : 0;
@@ -241,6 +244,22 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
             )}
           </WindowLanes>
         );
+      case 'diagram':
+        return (
+          <WindowLanes store={store} lanesFor={lanesFor}>
+            {(lanes) => (
+              <PlanDiagram
+                trace={trace}
+                store={store}
+                palette={palette}
+                reads={lanes.read}
+                waits={lanes.wait}
+                width={w}
+                height={h}
+              />
+            )}
+          </WindowLanes>
+        );
       case 'pages':
         return (
           <PageMap
@@ -282,7 +301,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     <div className={styles.side} style={{ width: w, height: h }} data-testid="qr-linked">
       <TabsBar className={styles.tabs}>
         {(
-          (findings.report ? ['findings'] : []).concat(['plan', 'summary', 'pages', 'locks', 'stack']) as LinkedView[]
+          (findings.report ? ['findings'] : []).concat(['plan', 'diagram', 'summary', 'pages', 'locks', 'stack']) as LinkedView[]
         ).map((v) => (
           <Tab
             key={v}
@@ -382,6 +401,7 @@ function WindowLanes({
 const TAB_LABEL: Record<LinkedView, string> = {
   findings: 'Findings',
   plan: 'Plan',
+  diagram: 'Diagram',
   pages: 'Pages',
   locks: 'Locks',
   stack: 'Event & stack',

@@ -53,6 +53,7 @@ export const plugin = new PanelPlugin<ReplayOptions>(ReplayPanel).setPanelOption
         options: [
           { label: 'Findings', value: 'findings' },
           { label: 'Plan', value: 'plan' },
+          { label: 'Plan diagram', value: 'diagram' },
           { label: 'Pages', value: 'pages' },
           { label: 'Locks', value: 'locks' },
           { label: 'Event & stack', value: 'stack' },

@@ -12,6 +12,7 @@ import { findingsAndCompare } from './findings-compare.mjs';
 import { wholeScreen } from './screen.mjs';
 import { viewerTool } from './viewertool.mjs';
 import { queryInView } from './header.mjs';
+import { planDiagram } from './diagram.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
@@ -667,6 +668,7 @@ try {
   await wholeScreen({ page, server, traceId, check, assert, out, shots });
   await viewerTool({ page, server, traceId, check, assert, out, shots });
   await queryInView({ page, server, traceId, check, assert, out, shots });
+  await planDiagram({ page, server, traceId, check, assert, out, shots });
   await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {

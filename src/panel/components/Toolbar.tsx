@@ -35,6 +35,7 @@ const VIEW_OPTIONS: Array<{ label: string; value: ViewChoice }> = [
   { label: 'Timeline', value: 'timeline' },
   { label: 'Findings', value: 'findings' },
   { label: 'Plan', value: 'plan' },
+  { label: 'Diagram', value: 'diagram' },
   { label: 'Pages', value: 'pages' },
   { label: 'Locks', value: 'locks' },
   { label: 'Stack', value: 'stack' },
