@@ -37,6 +37,8 @@ type execCtx struct {
 	nest    int
 	module  *procedure
 	modText string
+	// frames is the T-SQL call stack of the tsql_stack action (tsqlstack.go)
+	frames []tsqlFrame
 }
 
 type batchStats struct {
@@ -189,6 +191,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 	stmts, spans, perr := sqlfront.ParseBatchSpans(sql)
+	x.pushFrame(batchHandle(sql))
 	var runErr, stmtErr *sqlfront.SQLError
 	if perr != nil {
 		runErr = perr
@@ -246,6 +249,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 
+	x.popFrame() // the batch's completion is on no statement
 	x.fireCommitTrigger() // safety.go: a trigger that commits, set up by Faults.EndTransactionIn
 	if runErr != nil {
 		x.emitError(runErr)
@@ -296,6 +300,9 @@ func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batc
 	off := int64(2 * len([]rune(x.sql[:sp.Start])))
 	offEnd := off + int64(2*len([]rune(text))) - 2
 	ts := s.advance(3 * time.Microsecond)
+	if before == nil {
+		x.atStatement(sp.Line, off, offEnd)
+	}
 	var fields []xevents.Field
 	if before != nil {
 		dur := ts.Sub(x.stmtStart).Microseconds()

@@ -33,10 +33,13 @@ import (
 // between statements, on no operator.
 
 // StatementKey identifies one statement: the sql_handle of its batch or
-// module and its byte offsets there.
+// module and the byte offset where the statement starts there. The start
+// alone tells statements of one text apart; the end offset is kept on the
+// node but is not part of the key, because a statement running to the end
+// of its text may print it as -1.
 type StatementKey struct {
-	Handle     string
-	Start, End int64
+	Handle string
+	Start  int64
 }
 
 // MaxStatements bounds the statement tree of one trace; statements past it
@@ -186,34 +189,35 @@ func (s *StatementSet) complete(n *Statement, ev *xe.Event) {
 
 // statementKeyOf reads an event's statement identity: its innermost
 // tsql_stack frame, with the statement events' own offset fields when they
-// carry them. parent is the calling frame's key (hasParent false at the
+// carry them; end is the statement's end offset. parent is the calling frame's key (hasParent false at the
 // outermost level); depth is the number of frames.
-func statementKeyOf(ev *xe.Event) (key, parent StatementKey, hasParent bool, depth int, ok bool) {
+func statementKeyOf(ev *xe.Event) (key StatementKey, end int64, parent StatementKey, hasParent bool, depth int, ok bool) {
 	frames, ok := xe.TSQLStackOf(ev)
 	if !ok {
-		return key, parent, false, 0, false
+		return key, 0, parent, false, 0, false
 	}
 	f := frames[0]
-	key = StatementKey{Handle: f.Handle, Start: f.OffsetStart, End: f.OffsetEnd}
+	key = StatementKey{Handle: f.Handle, Start: f.OffsetStart}
+	end = f.OffsetEnd
 	if strings.Contains(ev.Name, "_statement_") {
 		if v, ok := ev.Data("offset"); ok {
 			key.Start, _ = v.Int()
 		}
 		if v, ok := ev.Data("offset_end"); ok {
-			key.End, _ = v.Int()
+			end, _ = v.Int()
 		}
 	}
 	if len(frames) > 1 {
 		p := frames[1]
-		parent, hasParent = StatementKey{Handle: p.Handle, Start: p.OffsetStart, End: p.OffsetEnd}, true
+		parent, hasParent = StatementKey{Handle: p.Handle, Start: p.OffsetStart}, true
 	}
-	return key, parent, hasParent, len(frames), true
+	return key, end, parent, hasParent, len(frames), true
 }
 
 // nodeOf returns the node of ev's statement, creating it (when create)
 // from the event's fields. ok is false for an event with no identity.
 func (s *StatementSet) nodeOf(ev *xe.Event, create bool) (int, bool) {
-	key, parent, hasParent, depth, ok := statementKeyOf(ev)
+	key, end, parent, hasParent, depth, ok := statementKeyOf(ev)
 	if !ok {
 		return 0, false
 	}
@@ -227,7 +231,7 @@ func (s *StatementSet) nodeOf(ev *xe.Event, create bool) (int, bool) {
 		s.full = true
 		return 0, true
 	}
-	n := Statement{ID: len(s.nodes), Kind: "statement", Handle: strings.Clone(key.Handle), OffsetStart: key.Start, OffsetEnd: key.End, NestLevel: depth - 1}
+	n := Statement{ID: len(s.nodes), Kind: "statement", Handle: strings.Clone(key.Handle), OffsetStart: key.Start, OffsetEnd: end, NestLevel: depth - 1}
 	if hasParent {
 		if p, ok := s.byKey[parent]; ok {
 			n.Parent = p
@@ -306,7 +310,7 @@ func (sb *StatementBuilder) Add(ev *xe.Event) {
 		return
 	}
 	id := 0
-	if key, _, _, _, ok := statementKeyOf(ev); ok {
+	if key, _, _, _, _, ok := statementKeyOf(ev); ok {
 		if n, ok := sb.set.byKey[key]; ok {
 			id = n
 		}
