@@ -239,7 +239,9 @@ func (s *StatementSet) nodeOf(ev *xe.Event, create bool) (int, bool) {
 	}
 	s.describe(&n, ev)
 	s.nodes = append(s.nodes, n)
-	s.byKey[key] = n.ID
+	// the event may be a reused view (xe.Decoder.ReuseEvents): the map
+	// keeps its own copy of the handle
+	s.byKey[StatementKey{Handle: n.Handle, Start: key.Start}] = n.ID
 	return n.ID, true
 }
 
