@@ -249,7 +249,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 
-	x.popFrame() // the batch's completion is on no statement
+	x.popFrame()          // the batch's completion is on no statement
 	x.fireCommitTrigger() // safety.go: a trigger that commits, set up by Faults.EndTransactionIn
 	if runErr != nil {
 		x.emitError(runErr)
