@@ -301,11 +301,11 @@ func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batc
 	offEnd := off + int64(2*len([]rune(text))) - 2
 	ts := s.advance(3 * time.Microsecond)
 	if before == nil {
-		x.atStatement(sp.Line, off, offEnd)
+		x.atStatement(sp.Line, off, offEnd, ts)
 	}
 	var fields []xevents.Field
 	if before != nil {
-		dur := ts.Sub(x.stmtStart).Microseconds()
+		dur := ts.Sub(x.statementBegan()).Microseconds()
 		rows := x.stats.rows - before.rows // rows returned or affected (finishDML)
 		fields = []xevents.Field{xevents.FUint("duration", "int64", dur), xevents.FUint("cpu_time", "uint64", dur*7/10),
 			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),

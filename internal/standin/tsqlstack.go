@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The sqlserver.tsql_stack action: one <frame> per batch or module on the
@@ -20,6 +21,10 @@ type tsqlFrame struct {
 	handle     string
 	line       int
 	start, end int64
+	// began is when the frame's current statement started: each nesting
+	// level times its own statement, an EXEC's duration covering the
+	// statements of the procedure it called
+	began time.Time
 }
 
 // batchHandle is the sql_handle of an ad hoc batch: 0x02, a hash of the
@@ -51,13 +56,21 @@ func (x *execCtx) popFrame() {
 }
 
 // atStatement records the statement now running in the innermost frame.
-func (x *execCtx) atStatement(line int, start, end int64) {
+func (x *execCtx) atStatement(line int, start, end int64, began time.Time) {
 	if len(x.frames) == 0 {
 		return
 	}
 	f := &x.frames[len(x.frames)-1]
-	f.line, f.start, f.end = line, start, end
+	f.line, f.start, f.end, f.began = line, start, end, began
 	x.renderStack()
+}
+
+// statementBegan is when the innermost frame's statement started.
+func (x *execCtx) statementBegan() time.Time {
+	if len(x.frames) == 0 {
+		return x.stmtStart
+	}
+	return x.frames[len(x.frames)-1].began
 }
 
 // renderStack refreshes the action's value: frames innermost first, and

@@ -300,12 +300,14 @@ func NewStatementBuilder(set *StatementSet, catalog *Catalog, maps xe.MapResolve
 	return sb, nil
 }
 
-// Add routes one event to its statement's Builder. sql_batch_starting goes
-// to every Builder, so that all timelines share the batch's time zero and
+// Add routes one event to its statement's Builder. The batch's own
+// sql_batch_starting and sql_batch_completed go to every Builder, so that
+// all timelines share the batch's time zero and extent (Summary.ElapsedUs
+// is the batch's; a statement's own elapsed is its node's ElapsedUs) and
 // statement boundaries line up; anything without a known statement
 // identity stays on the batch (node 0).
 func (sb *StatementBuilder) Add(ev *xe.Event) {
-	if ev.Name == "sql_batch_starting" {
+	if ev.Name == "sql_batch_starting" || ev.Name == "sql_batch_completed" {
 		for _, b := range sb.builders {
 			b.Add(ev)
 		}
@@ -317,13 +319,7 @@ func (sb *StatementBuilder) Add(ev *xe.Event) {
 			id = n
 		}
 	}
-	n := &sb.nodes[id]
-	n.Events++
-	if ev.Name == "wait_info" || ev.Name == "wait_completed" {
-		if w, ok := xe.AsWait(ev, sb.builders[id].maps); ok {
-			n.WaitUs += w.DurationUs
-		}
-	}
+	sb.nodes[id].Events++
 	sb.builders[id].Add(ev)
 }
 
@@ -342,6 +338,11 @@ func (sb *StatementBuilder) Build() ([]Statement, error) {
 			tr.Statement = ""
 		}
 		sb.nodes[i].Trace = tr
+		// the waits as the timeline measured them (begin to end when both
+		// were captured; wait_info's own duration is whole milliseconds)
+		for _, w := range tr.Lanes.Wait {
+			sb.nodes[i].WaitUs += w.DurationUs
+		}
 	}
 	if sb.set.full {
 		root := sb.nodes[0].Trace
