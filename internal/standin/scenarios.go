@@ -133,7 +133,7 @@ var scenarios = []*Scenario{
 		Shows:       []string{"query_post_execution_showplan", "plan:Clustered Index Scan"}},
 	{Name: "procedure_nested", SQL: "EXEC dbo.RegionReport @region = N'West'",
 		Description: "A procedure that counts and then calls another (dbo.RegionReport EXECs dbo.CustomerOrders): sp_statement events and tsql_stack frames give every event its statement, three plans in a tree of six statements.",
-		Shows:       []string{"sp_statement_completed", "query_post_execution_showplan"}, ClearBufferPool: true},
+		Shows:       []string{"query_post_execution_showplan", "physical_page_read", "plan:Hash Match"}, ClearBufferPool: true},
 }
 
 // Scenarios lists the demo queries.
