@@ -158,6 +158,19 @@ func findingsInput(b *bundle.Bundle) (findings.Input, string) {
 // (queryreplay trace calls it after writeTraceSummary; the demo after each
 // scenario's summary). A bundle without a timeline has none to print.
 func writeTraceFindings(w io.Writer, b *bundle.Bundle) {
+	if sts := findings.FromStatements(b); len(sts) > 1 {
+		// several statements: each one's findings over its own timeline
+		// and plan (issue 30)
+		for _, st := range sts {
+			rep, err := findings.Analyze(st.Input, findings.DefaultConfig())
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(w, "\nStatement %d: %s\n", st.ID, oneLine(st.Text, 100))
+			io.WriteString(w, rep.Text())
+		}
+		return
+	}
 	in, warn := findingsInput(b)
 	if in.Trace == nil {
 		return

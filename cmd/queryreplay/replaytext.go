@@ -76,10 +76,12 @@ func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o r
 	fmt.Fprintf(w, "Reads: %s\n", facts.ReadsText())
 	fmt.Fprintf(w, "Waits: %s\n", facts.WaitsText())
 	fmt.Fprintln(w)
-	writeOperatorTimeline(w, b.Trace, prof, o)
-	fmt.Fprintln(w)
-	writeTopWaits(w, b.Trace, o.TopWaits)
-	writeSpills(w, b.Trace)
+	if !writeStatements(w, b, o) {
+		writeOperatorTimeline(w, b.Trace, prof, o)
+		fmt.Fprintln(w)
+		writeTopWaits(w, b.Trace, o.TopWaits)
+		writeSpills(w, b.Trace)
+	}
 	for _, n := range b.Trace.Summary.Notes {
 		fmt.Fprintf(w, "Note: %s\n", n)
 	}

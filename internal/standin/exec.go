@@ -40,6 +40,8 @@ type execCtx struct {
 	// stmtLocks counts the statement's row and page locks per HoBT for
 	// lock escalation (escalation.go).
 	stmtLocks map[int64]*stmtLockCount
+	// frames is the T-SQL call stack of the tsql_stack action (tsqlstack.go)
+	frames []tsqlFrame
 }
 
 type batchStats struct {
@@ -192,6 +194,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 	stmts, spans, perr := sqlfront.ParseBatchSpans(sql)
+	x.pushFrame(batchHandle(sql))
 	var runErr, stmtErr *sqlfront.SQLError
 	if perr != nil {
 		runErr = perr
@@ -250,6 +253,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 		}
 	}
 
+	x.popFrame()          // the batch's completion is on no statement
 	x.fireCommitTrigger() // safety.go: a trigger that commits, set up by Faults.EndTransactionIn
 	if runErr != nil {
 		x.emitError(runErr)
@@ -300,9 +304,12 @@ func (x *execCtx) statementEvent(name string, sp sqlfront.StmtSpan, before *batc
 	off := int64(2 * len([]rune(x.sql[:sp.Start])))
 	offEnd := off + int64(2*len([]rune(text))) - 2
 	ts := s.advance(3 * time.Microsecond)
+	if before == nil {
+		x.atStatement(sp.Line, off, offEnd, ts)
+	}
 	var fields []xevents.Field
 	if before != nil {
-		dur := ts.Sub(x.stmtStart).Microseconds()
+		dur := ts.Sub(x.statementBegan()).Microseconds()
 		rows := x.stats.rows - before.rows // rows returned or affected (finishDML)
 		fields = []xevents.Field{xevents.FUint("duration", "int64", dur), xevents.FUint("cpu_time", "uint64", dur*7/10),
 			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),

@@ -316,6 +316,12 @@ func (x *execCtx) runModule(p *procedure, cp *sqlfront.CreateProcStmt, values ma
 // runStatements runs a module's statements, each with its own
 // sp_statement events; RETURN ends them.
 func (x *execCtx) runStatements(body []sqlfront.Stmt, spans []sqlfront.StmtSpan, text string) (int64, error) {
+	if x.module != nil {
+		x.pushFrame(moduleHandle(x.conn.db.id, x.module.objectID))
+	} else {
+		x.pushFrame(batchHandle(text))
+	}
+	defer x.popFrame()
 	for i, st := range body {
 		x.stmtText = text[spans[i].Start:spans[i].End]
 		x.moduleStatementEvent("sp_statement_starting", text, spans[i], nil)
@@ -485,6 +491,9 @@ func (x *execCtx) moduleStatementEvent(name, text string, sp sqlfront.StmtSpan, 
 	off := int64(2 * len([]rune(text[:sp.Start])))
 	offEnd := off + int64(2*len([]rune(stmt))) - 2
 	ts := s.advance(3 * time.Microsecond)
+	if before == nil {
+		x.atStatement(sp.Line, off, offEnd, ts)
+	}
 	var objectID int64
 	objectType, objectName := "ADHOC", ""
 	if x.module != nil {
@@ -495,7 +504,7 @@ func (x *execCtx) moduleStatementEvent(name, text string, sp sqlfront.StmtSpan, 
 		xevents.FUint("line_number", "int32", int64(sp.Line)), xevents.FUint("offset", "int32", off), xevents.FUint("offset_end", "int32", offEnd),
 		xevents.FStr("object_name", objectName), xevents.FStr("statement", stmt)}
 	if before != nil {
-		dur := ts.Sub(x.stmtStart).Microseconds()
+		dur := ts.Sub(x.statementBegan()).Microseconds()
 		rows := x.stats.rows - before.rows + x.stats.writes - before.writes
 		fields = append(fields, xevents.FUint("duration", "uint64", dur), xevents.FUint("cpu_time", "uint64", dur*7/10),
 			xevents.FUint("physical_reads", "uint64", x.stats.physicalReads-before.physicalReads), xevents.FUint("logical_reads", "uint64", x.stats.logicalReads-before.logicalReads),

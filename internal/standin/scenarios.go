@@ -131,6 +131,9 @@ var scenarios = []*Scenario{
 	{Name: "procedure_two_statements", SQL: "EXEC dbo.CustomerOrders @region = N'West', @minAmount = 2500",
 		Description: "A stored procedure of two statements (procs.go's demo procedure dbo.CustomerOrders): each statement runs with its own actual plan, so the batch produces two plans.",
 		Shows:       []string{"query_post_execution_showplan", "plan:Clustered Index Scan"}},
+	{Name: "procedure_nested", SQL: "EXEC dbo.RegionReport @region = N'West'",
+		Description: "A procedure that counts and then calls another (dbo.RegionReport EXECs dbo.CustomerOrders): sp_statement events and tsql_stack frames give every event its statement, three plans in a tree of six statements.",
+		Shows:       []string{"query_post_execution_showplan", "physical_page_read", "plan:Hash Match"}, ClearBufferPool: true},
 }
 
 // Scenarios lists the demo queries.

@@ -26,10 +26,12 @@ import (
 )
 
 // Format identifies a trace bundle; Version is the version this
-// package writes and the only one it reads.
+// package writes. It reads MinVersion to Version: version 2 only added the
+// statement tree (Statements), which a version 1 bundle simply lacks.
 const (
-	Format  = "queryreplay-trace"
-	Version = 1
+	Format     = "queryreplay-trace"
+	Version    = 2
+	MinVersion = 1
 )
 
 // Bundle is a saved trace: what ran, where, with which options, what the
@@ -52,6 +54,12 @@ type Bundle struct {
 	// verbatim, and saving a loaded bundle writes it back unchanged.
 	Trace    *timeline.Trace `json:"-"`
 	RawTrace json.RawMessage `json:"-"`
+	// Statements is the statement tree (version 2): the batch (node 0,
+	// whose trace holds the events between statements), its statements and
+	// those of the procedures they called, each with its own plan and
+	// timeline. Absent from a version 1 bundle and from a trace whose events
+	// carried no statement identity; Trace is then the only timeline.
+	Statements []timeline.Statement `json:"-"`
 }
 
 // bundleJSON is Bundle's wire form.
@@ -64,12 +72,14 @@ type bundleJSON struct {
 	Result  Result          `json:"result"`
 	Plan    string          `json:"plan,omitempty"`
 	Trace   json.RawMessage `json:"trace"`
+	// Statements: see Bundle.Statements.
+	Statements []timeline.Statement `json:"statements,omitempty"`
 }
 
 // MarshalJSON writes the bundle with its trace in the JSON shape of
 // `queryreplay timeline --json`.
 func (b *Bundle) MarshalJSON() ([]byte, error) {
-	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Plan: b.Plan, Trace: b.RawTrace}
+	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Plan: b.Plan, Trace: b.RawTrace, Statements: b.Statements}
 	if b.Trace != nil {
 		t, err := json.Marshal(b.Trace)
 		if err != nil {
@@ -89,7 +99,7 @@ func (b *Bundle) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*b = Bundle{Format: w.Format, Version: w.Version, SQL: w.SQL, Server: w.Server, Run: w.Run, Result: w.Result, Plan: w.Plan}
+	*b = Bundle{Format: w.Format, Version: w.Version, SQL: w.SQL, Server: w.Server, Run: w.Run, Result: w.Result, Plan: w.Plan, Statements: w.Statements}
 	if len(w.Trace) > 0 && string(w.Trace) != "null" {
 		b.RawTrace = w.Trace
 		var tr timeline.Trace
@@ -294,8 +304,8 @@ func decodeBundle(data []byte) (*Bundle, error) {
 	if head.Format != Format {
 		return nil, fmt.Errorf("read bundle: format is %q, want %q", head.Format, Format)
 	}
-	if head.Version != Version {
-		return nil, fmt.Errorf("read bundle: version %d is not supported (this build reads version %d)", head.Version, Version)
+	if head.Version < MinVersion || head.Version > Version {
+		return nil, fmt.Errorf("read bundle: version %d is not supported (this build reads versions %d to %d)", head.Version, MinVersion, Version)
 	}
 	var b Bundle
 	if err := json.Unmarshal(data, &b); err != nil {

@@ -110,7 +110,8 @@ func TestBundleRoundTrip(t *testing.T) {
 
 func TestBundleErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"format":"queryreplay-trace","version":2,"trace":{}}`: "version 2 is not supported",
+		`{"format":"queryreplay-trace","version":3,"trace":{}}`: "version 3 is not supported",
+		`{"format":"queryreplay-trace","version":0,"trace":{}}`: "version 0 is not supported",
 		`{"format":"other","version":1}`:                        `format is "other"`,
 		`not json`:                                              "not JSON",
 		`{"format":"queryreplay-trace","version":1}`:            "no trace",
@@ -295,4 +296,25 @@ func FuzzReadBundleLimit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBundleStatementsRoundTrip: a version 2 bundle keeps its statement
+// tree (each node's text, parent and trace) through save and read.
+func TestBundleStatementsRoundTrip(t *testing.T) {
+	b := &Bundle{Format: Format, Version: Version, SQL: "EXEC dbo.P", RawTrace: []byte(`{"schema":3}`),
+		Statements: []timeline.Statement{{ID: 0, Parent: -1, Kind: "batch"},
+			{ID: 1, Parent: 0, Kind: "statement", Text: "SELECT 1", NestLevel: 1, OffsetStart: 40, OffsetEnd: 56, Rows: 1,
+				Trace: &timeline.Trace{Schema: timeline.Schema, Statement: "SELECT 1"}}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Statements) != 2 || got.Statements[1].Text != "SELECT 1" || got.Statements[1].Parent != 0 ||
+		got.Statements[1].OffsetEnd != 56 || got.Statements[1].Trace == nil || got.Statements[1].Trace.Statement != "SELECT 1" {
+		t.Errorf("statements after a round trip = %+v", got.Statements)
+	}
 }

@@ -50,7 +50,7 @@ const (
 )
 
 // AllGroups is every frame group, in response order.
-var AllGroups = []string{GroupTrace, GroupFindings, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks, GroupSummary}
+var AllGroups = []string{GroupTrace, GroupFindings, GroupOperators, GroupPlan, GroupLanes, GroupPages, GroupLog, GroupCallStacks, GroupStatements, GroupSummary}
 
 // Runtime is an operator's actual-plan runtime counters, summed over
 // threads; nil fields were not reported.
@@ -103,6 +103,9 @@ type Request struct {
 	// Output asks for what one built-in panel reads (Outputs) instead of
 	// the groups; empty is the groups.
 	Output string
+	// Statement picks the node of the bundle's statement tree whose own
+	// timeline the frames draw (statements.go); nil is the bundle's Trace.
+	Statement *int
 }
 
 // Validate reports a request the frames cannot honour.
@@ -142,6 +145,8 @@ type view struct {
 	// resolutionUs is the drawing quantum: window ÷ budget, at least 1 µs.
 	resolutionUs int64
 	binned       []string
+	// stmt is the statement tree node the frames draw, -1 without a tree.
+	stmt int
 }
 
 func (v *view) at(us int64) time.Time { return v.zero.Add(time.Duration(us) * time.Microsecond) }
@@ -184,6 +189,9 @@ func Build(src *Source, req Request) (data.Frames, error) {
 	if req.wants(GroupLog) {
 		out = append(out, v.logRecordsFrame())
 	}
+	if req.wants(GroupStatements) && len(src.Bundle.Statements) > 0 {
+		out = append(out, v.statementsFrame())
+	}
 	if req.wants(GroupCallStacks) {
 		tree := src.Stacks
 		if tree == nil {
@@ -215,7 +223,16 @@ func traceIDOf(src *Source) string {
 }
 
 func newView(src *Source, req Request) (*view, error) {
-	tr := src.Bundle.Trace
+	tr, stmt, err := statementTrace(src.Bundle, req)
+	if err != nil {
+		return nil, fmt.Errorf("trace %s: %w", src.TraceID, err)
+	}
+	if req.Statement != nil && stmt != primaryStatement(src.Bundle) {
+		// the plan counters and findings are the bundle's Trace's
+		other := *src
+		other.Runtime, other.Findings = nil, nil
+		src = &other
+	}
 	zero := src.Bundle.Run.StartedAt
 	if tr.ZeroTime != "" {
 		t, err := time.Parse(time.RFC3339Nano, tr.ZeroTime)
@@ -224,7 +241,7 @@ func newView(src *Source, req Request) (*view, error) {
 		}
 		zero = t
 	}
-	v := &view{src: src, tr: tr, zero: zero.UTC(), budget: req.budget(), win: Window{FromUs: tr.Start, ToUs: tr.End}}
+	v := &view{src: src, tr: tr, zero: zero.UTC(), budget: req.budget(), win: Window{FromUs: tr.Start, ToUs: tr.End}, stmt: stmt}
 	if req.Window != nil {
 		v.win = *req.Window
 	}
@@ -237,6 +254,10 @@ type custom map[string]any
 
 func (v *view) meta(extra custom) *data.FrameMeta {
 	c := custom{"traceId": v.src.TraceID}
+	if v.stmt >= 0 {
+		// the statement whose operators and events these are (issue 30)
+		c["statementId"] = v.stmt
+	}
 	for k, val := range extra {
 		c[k] = val
 	}

@@ -50,6 +50,10 @@ type Query struct {
 	// Output asks for what one built-in panel reads (docs/frames.md
 	// §3.12); empty: the frame groups.
 	Output string `json:"output"`
+	// Statement picks a node of the trace's statement tree (docs/frames.md,
+	// "statements"): its own operators and events; absent, the trace's
+	// first planned statement.
+	Statement *int `json:"statement"`
 	// QueryHash traces the statement of a query hash instead of sql
 	// (queryhash.go).
 	QueryHash string `json:"queryHash"`
@@ -143,7 +147,7 @@ func (m Query) traceOptions(s Settings) (tracer.Options, error) {
 
 // frameRequest is what to return for a trace, bundle or view query.
 func (m Query) frameRequest(e traceSpan) frames.Request {
-	r := frames.Request{MaxDataPoints: int(min(m.MaxDataPoints, frames.MaxDataPointsLimit)), Groups: m.Frames, Output: m.Output}
+	r := frames.Request{MaxDataPoints: int(min(m.MaxDataPoints, frames.MaxDataPointsLimit)), Groups: m.Frames, Output: m.Output, Statement: m.Statement}
 	if m.MaxDataPoints < 0 {
 		r.MaxDataPoints = int(m.MaxDataPoints) // Validate names it
 	}

@@ -73,15 +73,26 @@ type collector struct {
 	// ringOmitted: events the ring held that its truncated target_data
 	// left out (the newest).
 	ringOmitted uint64
+	// stmts is the statement tree (statements.go); seqs counts events by
+	// event_sequence for the session's losses when the timeline is split.
+	stmts *timeline.StatementSet
+	seqs  seqSpan
 }
 
 func (c *collector) add(ev *xe.Event) {
 	c.events++
 	if v, ok := ev.Action("event_sequence"); ok {
-		if s, ok := v.Uint(); ok && (!c.haveSeq || s < c.minSeq) {
-			c.minSeq, c.haveSeq = s, true
+		if s, ok := v.Uint(); ok {
+			if !c.haveSeq || s < c.minSeq {
+				c.minSeq, c.haveSeq = s, true
+			}
+			c.seqs.add(s)
 		}
 	}
+	if c.stmts == nil {
+		c.stmts = timeline.NewStatementSet()
+	}
+	c.stmts.Observe(ev, c.maps)
 	if v, ok := ev.Action("session_id"); ok {
 		if id, ok := v.Int(); ok {
 			if c.sessions == nil {
@@ -369,22 +380,15 @@ func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRe
 	if len(res.Errors) > 0 {
 		b.Result.Warnings = append(b.Result.Warnings, "name resolution was partial: "+strings.Join(res.Errors, "; "))
 	}
-	plan := capturedPlan(b, col)
 	var maps2 xe.MapResolver
 	if maps != nil {
 		maps2 = maps
 	}
 	stackOpts := r.stackParseOptions(ctx, r.spec.CallstackRVA, &b.Result.Resolution)
-	builder, err := timeline.NewBuilder(plan, cat, maps2, &timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows, Stacks: stackOpts})
+	opts := timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows, Stacks: stackOpts}
+	tr, err := buildTraces(b, read, col, cat, maps2, opts)
 	if err != nil {
-		return fmt.Errorf("build timeline: %w", err)
-	}
-	if err := read.second(builder.Add); err != nil {
-		return fmt.Errorf("build timeline: %w", err)
-	}
-	tr, err := builder.Build()
-	if err != nil {
-		return fmt.Errorf("build timeline: %w", err)
+		return err
 	}
 	r.progress("resolving call stacks and page headers", col.events)
 	r.resolveStacks(ctx, tr, &b.Result.Resolution)
@@ -395,23 +399,19 @@ func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRe
 	return nil
 }
 
-// capturedPlan keeps the captured plan XML in b and parses it; a plan that
-// does not parse (or a second plan) is a warning, not an error.
-func capturedPlan(b *bundle.Bundle, col *collector) *showplan.Plan {
-	var plan *showplan.Plan
-	b.Plan = col.planXML
-	if col.planXML != "" {
-		p, err := showplan.ParseBytes([]byte(col.planXML))
-		if err != nil {
-			b.Result.Warnings = append(b.Result.Warnings, "the captured plan could not be parsed: "+err.Error())
-		} else {
-			plan = p
-		}
+// capturedPlan keeps the plan XML in b and parses it; a plan that does not
+// parse is a warning, not an error.
+func capturedPlan(b *bundle.Bundle, planXML string) *showplan.Plan {
+	b.Plan = planXML
+	if planXML == "" {
+		return nil
 	}
-	if col.plans > 1 {
-		b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the batch produced %d plans; the timeline uses the first", col.plans))
+	p, err := showplan.ParseBytes([]byte(planXML))
+	if err != nil {
+		b.Result.Warnings = append(b.Result.Warnings, "the captured plan could not be parsed: "+err.Error())
+		return nil
 	}
-	return plan
+	return p
 }
 
 // noteLostEvents records events lost to sequence gaps (lost, from the

@@ -190,6 +190,16 @@ func (s SessionSpec) eventList() []sessionEvent {
 	ev := []sessionEvent{
 		{name: "sqlserver.sql_batch_starting"},
 		{name: "sqlserver.sql_batch_completed"},
+		// Statement boundaries: each statement of the batch
+		// (sql_statement_*) and of the modules it calls (sp_statement_*),
+		// with its offsets, nest level, object and its own duration, rows
+		// and reads; with the tsql_stack action they give each event its
+		// statement (pkg/timeline/statements.go,
+		// https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/quick-start-extended-events-in-sql-server).
+		{name: "sqlserver.sql_statement_starting"},
+		{name: "sqlserver.sql_statement_completed"},
+		{name: "sqlserver.sp_statement_starting"},
+		{name: "sqlserver.sp_statement_completed"},
 		{name: "sqlserver.query_post_execution_showplan"},
 		{name: "sqlserver.query_thread_profile"},
 		{name: "sqlserver.physical_page_read", stack: true},
@@ -287,13 +297,19 @@ func (s SessionSpec) actionNames() []string {
 }
 
 // baseActions go on every event. event_sequence orders events and reveals
-// lost ones; plan_handle ties events to the plan; transaction_id and
-// task_address pair locks and waits; database_id scopes page ids.
+// lost ones; plan_handle ties events to the plan; tsql_stack ties each
+// event to its statement (the sql_handle and statement offsets of every
+// frame of the T-SQL call stack, innermost first: one statement of a batch
+// or of a procedure it called); transaction_id and task_address pair locks
+// and waits; database_id scopes page ids. A server that refuses tsql_stack
+// (Msg 25744) traces without it: every event then stays on the batch, with
+// the first plan's timeline as before.
 var baseActions = []string{
 	"package0.event_sequence",
 	"sqlserver.session_id",
 	"sqlserver.database_id",
 	"sqlserver.plan_handle",
+	"sqlserver.tsql_stack",
 	"sqlserver.transaction_id",
 	"sqlos.task_address",
 }

@@ -56,8 +56,8 @@ func TestTogglesChangeEvents(t *testing.T) {
 	base := SessionSpec{Name: goldenName, SPID: 1, Directory: "/x"}
 	count := func(s SessionSpec) int { return strings.Count(s.CreateDDL(), "ADD EVENT ") }
 	n0 := count(base)
-	if n0 != 6 {
-		t.Fatalf("minimal session has %d events, want the 6 always-on ones", n0)
+	if n0 != 10 {
+		t.Fatalf("minimal session has %d events, want the 10 always-on ones (batch, statement, plan, profile, page events)", n0)
 	}
 	toggles := map[string]struct {
 		mod   func(*SessionSpec)

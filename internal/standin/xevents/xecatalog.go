@@ -17,10 +17,15 @@ type EventDef struct {
 }
 
 var Events = map[string]EventDef{
-	"sql_batch_starting":               {"sqlserver", []string{"batch_text"}, []string{"collect_batch_text"}, true},
-	"sql_batch_completed":              {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "row_count", "result", "batch_text"}, []string{"collect_batch_text"}, true},
-	"sql_statement_starting":           {"sqlserver", []string{"line_number", "offset", "offset_end", "statement"}, []string{"collect_statement"}, true},
-	"sql_statement_completed":          {"sqlserver", []string{"duration", "cpu_time", "physical_reads", "logical_reads", "writes", "row_count", "last_row_count", "line_number", "offset", "offset_end", "statement", "parameterized_plan_handle"}, []string{"collect_statement", "collect_parameterized_plan_handle"}, true},
+	"sql_batch_starting":      {"sqlserver", []string{"batch_text"}, []string{"collect_batch_text"}, true},
+	"sql_batch_completed":     {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "row_count", "result", "batch_text"}, []string{"collect_batch_text"}, true},
+	"sql_statement_starting":  {"sqlserver", []string{"line_number", "offset", "offset_end", "statement"}, []string{"collect_statement"}, true},
+	"sql_statement_completed": {"sqlserver", []string{"duration", "cpu_time", "physical_reads", "logical_reads", "writes", "row_count", "last_row_count", "line_number", "offset", "offset_end", "statement", "parameterized_plan_handle"}, []string{"collect_statement", "collect_parameterized_plan_handle"}, true},
+	// sp_statement_*: the statements of a module (procedure, trigger) with
+	// the module's object and nest level
+	// (https://learn.microsoft.com/en-us/sql/relational-databases/extended-events/quick-start-extended-events-in-sql-server).
+	"sp_statement_starting":            {"sqlserver", []string{"source_database_id", "object_id", "object_type", "nest_level", "line_number", "offset", "offset_end", "object_name", "statement"}, []string{"collect_object_name", "collect_statement"}, true},
+	"sp_statement_completed":           {"sqlserver", []string{"source_database_id", "object_id", "object_type", "duration", "cpu_time", "physical_reads", "logical_reads", "writes", "row_count", "last_row_count", "nest_level", "line_number", "offset", "offset_end", "object_name", "statement"}, []string{"collect_object_name", "collect_statement"}, true},
 	"rpc_starting":                     {"sqlserver", []string{"object_name", "statement", "data_stream"}, []string{"collect_statement", "collect_data_stream"}, true},
 	"rpc_completed":                    {"sqlserver", []string{"cpu_time", "duration", "physical_reads", "logical_reads", "writes", "result", "row_count", "connection_reset_option", "object_name", "statement", "data_stream", "output_parameters"}, []string{"collect_statement", "collect_data_stream", "collect_output_parameters"}, true},
 	"query_post_execution_showplan":    {"sqlserver", []string{"source_database_id", "object_type", "object_id", "nest_level", "cpu_time", "duration", "estimated_rows", "estimated_cost", "serial_ideal_memory_kb", "requested_memory_kb", "used_memory_kb", "ideal_memory_kb", "granted_memory_kb", "dop", "object_name", "database_name", "showplan_xml"}, []string{"collect_database_name"}, true},
@@ -93,6 +98,7 @@ var Actions = map[string]string{
 	"server_principal_name": "sqlserver", "server_instance_name": "sqlserver", "nt_username": "sqlserver",
 	"is_system": "sqlserver", "session_nt_username": "sqlserver", "context_info": "sqlserver",
 	"event_sequence": "package0", "collect_system_time": "package0", "callstack": "package0", "callstack_rva": "package0",
+	"tsql_stack":   "sqlserver",
 	"task_address": "sqlos", "worker_address": "sqlos", "system_thread_id": "sqlos", "scheduler_id": "sqlos",
 	"cpu_id": "sqlos", "task_time": "sqlos",
 }

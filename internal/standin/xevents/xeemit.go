@@ -75,6 +75,10 @@ type EventCtx struct {
 	// System marks a system task's event (log writer, lazy writer): its
 	// session id is the task's, below the user range.
 	System bool
+	// TSQLStack is the sqlserver.tsql_stack action's value: the <frames>
+	// element of the statement running and those that called it
+	// (internal/standin/tsqlstack.go), "" outside any statement.
+	TSQLStack string
 }
 
 func (c *EventCtx) actionValue(name string, ev *EventData, seq int64) (string, bool) {
@@ -138,6 +142,9 @@ func (c *EventCtx) actionValue(name string, ev *EventData, seq int64) (string, b
 		return callstackValue(ev, false), false
 	case "callstack_rva":
 		return callstackValue(ev, true), true
+	case "tsql_stack":
+		// an xml-typed action: event_file XML prints it as child elements
+		return c.TSQLStack, false
 	}
 	return "", false
 }
@@ -335,6 +342,8 @@ func actionType(name string) string {
 		return "ptr"
 	case "callstack":
 		return "callstack"
+	case "tsql_stack":
+		return "xml"
 	case "collect_system_time":
 		return "filetime"
 	case "is_system":

@@ -1,0 +1,73 @@
+package frames
+
+import (
+	"fmt"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
+
+// GroupStatements is the statement tree of a batch that ran more than one
+// statement (docs/frames.md, "statements"): the batch, its statements and
+// those of the procedures they called, each row with its parent's id.
+const GroupStatements = "statements"
+
+// statementTrace returns the timeline the frames draw: the bundle's Trace,
+// or, when req.Statement names a node of the statement tree, that
+// statement's own. id is the statement the frames belong to (-1 when the
+// bundle has no tree).
+func statementTrace(b *bundle.Bundle, req Request) (tr *timeline.Trace, id int, err error) {
+	if req.Statement == nil {
+		return b.Trace, primaryStatement(b), nil
+	}
+	n := *req.Statement
+	if n < 0 || n >= len(b.Statements) || b.Statements[n].Trace == nil {
+		return nil, -1, fmt.Errorf("statement %d is not one of the trace's %d statements", n, len(b.Statements))
+	}
+	return b.Statements[n].Trace, n, nil
+}
+
+// primaryStatement is the node whose operators the bundle's Trace draws:
+// the first statement with a plan; -1 without a tree.
+func primaryStatement(b *bundle.Bundle) int {
+	for _, s := range b.Statements {
+		if s.Plan != "" {
+			return s.ID
+		}
+	}
+	return -1
+}
+
+// statementsFrame is the statement tree: one row per node, in tree order
+// as the tracer numbered them (a parent before its children).
+func (v *view) statementsFrame() *data.Frame {
+	st := v.src.Bundle.Statements
+	n := len(st)
+	id, parent := make([]int64, n), make([]int64, n)
+	kind, text, object := make([]string, n), make([]string, n), make([]string, n)
+	nest, offStart, offEnd := make([]int64, n), make([]int64, n), make([]int64, n)
+	start, end := make([]int64, n), make([]int64, n)
+	elapsed, rows, logical, physical, waits := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	events, execs := make([]int64, n), make([]int64, n)
+	hasPlan := make([]bool, n)
+	for i, s := range st {
+		id[i], parent[i], kind[i], text[i], object[i] = int64(s.ID), int64(s.Parent), s.Kind, s.Text, s.ObjectName
+		nest[i], offStart[i], offEnd[i] = int64(s.NestLevel), s.OffsetStart, s.OffsetEnd
+		start[i], end[i] = s.StartUs, s.EndUs
+		elapsed[i], rows[i], logical[i], physical[i], waits[i] = int64(s.ElapsedUs), int64(s.Rows), int64(s.LogicalReads), int64(s.PhysicalReads), int64(s.WaitUs)
+		events[i], execs[i], hasPlan[i] = int64(s.Events), int64(s.Executions), s.Plan != ""
+	}
+	f := data.NewFrame("statements",
+		data.NewField("id", nil, id), data.NewField("parentId", nil, parent), data.NewField("kind", nil, kind),
+		data.NewField("text", nil, text), data.NewField("objectName", nil, object), data.NewField("nestLevel", nil, nest),
+		data.NewField("offsetStart", nil, offStart), data.NewField("offsetEnd", nil, offEnd),
+		unit(data.NewField("startUs", nil, start), "µs"), unit(data.NewField("endUs", nil, end), "µs"),
+		unit(data.NewField("elapsedUs", nil, elapsed), "µs"), data.NewField("rows", nil, rows),
+		data.NewField("logicalReads", nil, logical), data.NewField("physicalReads", nil, physical),
+		unit(data.NewField("waitUs", nil, waits), "µs"), data.NewField("events", nil, events),
+		data.NewField("executions", nil, execs), data.NewField("hasPlan", nil, hasPlan))
+	f.Meta = v.meta(custom{"group": GroupStatements})
+	return f
+}

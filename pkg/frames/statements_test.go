@@ -1,0 +1,71 @@
+package frames
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+)
+
+// statementsSource is the sample trace as the first of two statements of
+// a procedure, the second with one operator of its own.
+func statementsSource() *Source {
+	src := sampleSource()
+	b := *src.Bundle
+	second := *b.Trace
+	second.Statement = "SELECT o.OrderID FROM dbo.Orders AS o"
+	second.Operators = second.Operators[:1]
+	b.Statements = []timeline.Statement{
+		{ID: 0, Parent: -1, Kind: "batch", Text: "EXEC dbo.P", Events: 2, Trace: &timeline.Trace{Schema: timeline.Schema}},
+		{ID: 1, Parent: 0, Kind: "statement", Text: b.Trace.Statement, ObjectName: "P", NestLevel: 1, OffsetStart: 40, OffsetEnd: 120,
+			StartUs: 10, EndUs: 900, ElapsedUs: 890, Rows: 12, LogicalReads: 3, Events: 20, Executions: 1, Plan: "<ShowPlanXML/>", Trace: b.Trace},
+		{ID: 2, Parent: 0, Kind: "statement", Text: second.Statement, ObjectName: "P", NestLevel: 1, OffsetStart: 122, OffsetEnd: -1,
+			StartUs: 910, EndUs: 1500, ElapsedUs: 590, Rows: 4, Events: 9, Executions: 1, Plan: "<ShowPlanXML/>", Trace: &second},
+	}
+	src.Bundle = &b
+	return src
+}
+
+func TestStatementsFrame(t *testing.T) {
+	src := statementsSource()
+	fs := build(t, src, Request{})
+	st := byName(t, fs, "statements")
+	golden(t, "statements", append(fs[:0:0], st))
+	if st.Rows() != 3 {
+		t.Fatalf("statements frame has %d rows, want the batch and two statements", st.Rows())
+	}
+	for i, want := range []int64{-1, 0, 0} {
+		if got := field(t, st, "parentId").At(i).(int64); got != want {
+			t.Errorf("row %d parentId = %d, want %d", i, got, want)
+		}
+	}
+	if got := field(t, st, "text").At(2).(string); got != src.Bundle.Statements[2].Text {
+		t.Errorf("row 2 text = %q", got)
+	}
+	// the default frames are the bundle's Trace: the first planned statement
+	if id := customOf(t, byName(t, fs, "operators"))["statementId"]; id != 1 {
+		t.Errorf("operators statementId = %v, want 1", id)
+	}
+	// a chosen statement draws its own operators and events, never the first's
+	two := 2
+	fs2 := build(t, src, Request{Statement: &two, Groups: []string{GroupOperators, GroupLanes}})
+	ops := byName(t, fs2, "operators")
+	if ops.Rows() != 1 || customOf(t, ops)["statementId"] != 2 {
+		t.Errorf("statement 2: %d operator rows, statementId %v; want 1 and 2", ops.Rows(), customOf(t, ops)["statementId"])
+	}
+	for _, f := range fs2 {
+		if customOf(t, f)["statementId"] != 2 {
+			t.Errorf("frame %s: statementId %v, want 2", f.Name, customOf(t, f)["statementId"])
+		}
+	}
+	nine := 9
+	if _, err := Build(src, Request{Statement: &nine}); err == nil || !strings.Contains(err.Error(), "statement 9") {
+		t.Errorf("statement 9: err %v", err)
+	}
+	// a bundle without a tree has no statements frame and no statementId
+	for _, f := range build(t, sampleSource(), Request{}) {
+		if f.Name == "statements" || customOf(t, f)["statementId"] != nil {
+			t.Errorf("frame %s of a bundle without statements carries them", f.Name)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package tracer
+
+import (
+	"fmt"
+
+	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+// seqSpan counts the events that carry an event_sequence and the range of
+// their numbers, for the session's losses when the timeline is split by
+// statement (each statement's events are a subsequence, whose own gaps are
+// not losses).
+type seqSpan struct {
+	n, min, max uint64
+}
+
+func (s *seqSpan) add(seq uint64) {
+	if s.n == 0 || seq < s.min {
+		s.min = seq
+	}
+	if s.n == 0 || seq > s.max {
+		s.max = seq
+	}
+	s.n++
+}
+
+// missing is how many numbers of the range no event carried (0 when
+// duplicates make up for them: the count is a lower bound).
+func (s *seqSpan) missing() uint64 {
+	if s.n == 0 || s.max-s.min+1 <= s.n {
+		return 0
+	}
+	return s.max - s.min + 1 - s.n
+}
+
+// buildTraces runs the second pass. Events that carry their statement's
+// identity (tsql_stack) give the bundle its statement tree, each statement
+// with its own plan and timeline (pkg/timeline/statements.go). b.Trace is
+// the whole batch's timeline when the batch ran one plan — as before the
+// tree existed — and the first planned statement's when it ran more, so
+// that no event of one statement is ever matched to another's operators.
+func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, cat *timeline.Catalog, maps xe.MapResolver, opts timeline.Options) (*timeline.Trace, error) {
+	set := col.stmts
+	if set == nil {
+		set = timeline.NewStatementSet()
+	}
+	split := set.WithPlans() > 1
+	var whole *timeline.Builder
+	if !split {
+		plan := capturedPlan(b, col.planXML)
+		var err error
+		if whole, err = timeline.NewBuilder(plan, cat, maps, &opts); err != nil {
+			return nil, fmt.Errorf("build timeline: %w", err)
+		}
+		if set.Plans() > 1 {
+			// plans with no statement identity (a server that refused
+			// tsql_stack): the tree cannot tell them apart
+			b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the batch produced %d plans but its events carry no statement identity (tsql_stack); the timeline uses the first", set.Plans()))
+		}
+	}
+	var sb *timeline.StatementBuilder
+	if set.Len() > 1 {
+		var err error
+		if sb, err = timeline.NewStatementBuilder(set, cat, maps, opts); err != nil {
+			return nil, fmt.Errorf("build statement timelines: %w", err)
+		}
+	}
+	err := read.second(func(ev *xe.Event) {
+		if whole != nil {
+			whole.Add(ev)
+		}
+		if sb != nil {
+			sb.Add(ev)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build timeline: %w", err)
+	}
+	if sb != nil {
+		if b.Statements, err = sb.Build(); err != nil {
+			return nil, fmt.Errorf("build statement timelines: %w", err)
+		}
+		if set.Full() {
+			b.Result.Warnings = append(b.Result.Warnings, fmt.Sprintf("the batch ran more than %d statements; the later ones' events stay on the batch", timeline.MaxStatements))
+		}
+	}
+	if whole != nil {
+		tr, err := whole.Build()
+		if err != nil {
+			return nil, fmt.Errorf("build timeline: %w", err)
+		}
+		return tr, nil
+	}
+	return primaryStatement(b, col), nil
+}
+
+// primaryStatement makes the first statement with a plan the bundle's
+// Trace and Plan, with the session's losses counted over all events.
+func primaryStatement(b *bundle.Bundle, col *collector) *timeline.Trace {
+	for i := range b.Statements {
+		st := &b.Statements[i]
+		if st.Plan == "" || st.Trace == nil {
+			continue
+		}
+		capturedPlan(b, st.Plan)
+		tr := *st.Trace
+		tr.Summary.Lost = col.seqs.missing()
+		return &tr
+	}
+	return b.Statements[0].Trace
+}
