@@ -2,6 +2,7 @@ package standin
 
 import (
 	"bytes"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"path"
 	"sort"
 	"strings"
@@ -58,7 +59,7 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 	}
 	p, ok := args[0].(string)
 	if !ok {
-		return nil, errBulkNoFile(valueString(args[0]))
+		return nil, errBulkNoFile(engine.ValueString(args[0]))
 	}
 	x.srv.dispatchDue()
 	file := x.srv.eventFile(p)
@@ -76,7 +77,7 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 		x.srv.opts.Logger.Error("standin: XELEncoder failed", "file", p, "err", err)
 		return nil, sqlfront.NewError(4861, 16, "Cannot bulk load because the file \"%s\" could not be read.", p)
 	}
-	return &relation{cols: cols("BulkColumn", tVarBin(0)), rows: [][]any{{buf.Bytes()}}}, nil
+	return &relation{cols: cols("BulkColumn", engine.TVarBin(0)), rows: [][]any{{buf.Bytes()}}}, nil
 }
 
 // enumerateFilesystem implements sys.dm_os_enumerate_filesystem(path,
@@ -85,8 +86,8 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 // it needs VIEW SERVER STATE, which only the sysadmin has here). Only files
 // directly in path are listed; other files of the server are not emulated.
 func (x *execCtx) enumerateFilesystem(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("full_filesystem_path", tNVar(512), "parent_directory", tNVar(512), "file_or_directory_name", tNVar(512),
-		"level", tInt, "is_directory", tBit, "size_in_bytes", tBigInt)}
+	r := &relation{cols: cols("full_filesystem_path", engine.TNVar(512), "parent_directory", engine.TNVar(512), "file_or_directory_name", engine.TNVar(512),
+		"level", engine.TInt, "is_directory", engine.TBit, "size_in_bytes", engine.TBigInt)}
 	if !x.conn.sysadmin {
 		return nil, sqlfront.NewError(300, 14, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
 	}

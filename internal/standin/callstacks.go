@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"slices"
 	"sort"
 	"strings"
@@ -469,9 +470,9 @@ func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Sta
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // which only the sysadmin has here.
 func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("base_address", tVarBin(8), "file_version", tNVar(23), "product_version", tNVar(23), "debug", tBit,
-		"patched", tBit, "prerelease", tBit, "private_build", tBit, "special_build", tBit, "language", tInt,
-		"company", tNVar(256), "description", tNVar(256), "name", tNVar(255))}
+	r := &relation{cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
+		"patched", engine.TBit, "prerelease", engine.TBit, "private_build", engine.TBit, "special_build", engine.TBit, "language", engine.TInt,
+		"company", engine.TNVar(256), "description", engine.TNVar(256), "name", engine.TNVar(255))}
 	if !x.conn.sysadmin {
 		perm := "VIEW SERVER STATE"
 		if x.srv.persona.GranularXEPermissions {

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"sort"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
@@ -14,8 +15,8 @@ import (
 // handshake), the protocol version and packet size. VIEW SERVER STATE is
 // needed to see other sessions' rows; without it a login sees its own.
 func dmExecConnections(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", tInt, "net_transport", tNVar(40), "protocol_type", tNVar(40), "protocol_version", tInt,
-		"encrypt_option", tNVar(40), "auth_scheme", tNVar(40), "net_packet_size", tInt, "client_net_address", tNVar(48))}
+	r := &relation{cols: cols("session_id", engine.TInt, "net_transport", engine.TNVar(40), "protocol_type", engine.TNVar(40), "protocol_version", engine.TInt,
+		"encrypt_option", engine.TNVar(40), "auth_scheme", engine.TNVar(40), "net_packet_size", engine.TInt, "client_net_address", engine.TNVar(48))}
 	var ids []int
 	for id := range x.srv.conns {
 		if id == x.conn.spid || x.conn.sysadmin {

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strings"
 
@@ -110,7 +111,7 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 		opts = p.opts
 		if visible != len(colIdx) {
 			if visible > len(colIdx) {
-				return errColumnCount()
+				return engine.ErrColumnCount()
 			}
 			return sqlfront.NewError(120, 15, "The select list for the INSERT statement contains fewer items than the insert list. The number of SELECT values must match the number of INSERT columns.")
 		}
@@ -118,7 +119,7 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 		for _, row := range s.Rows {
 			if row != nil && len(row) != len(colIdx) {
 				if len(row) > len(colIdx) {
-					return errColumnCount()
+					return engine.ErrColumnCount()
 				}
 				return sqlfront.NewError(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
 			}
@@ -209,7 +210,7 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLE
 	for _, c := range names {
 		i := t.column(c)
 		if i < 0 || strings.HasPrefix(c, "%%") {
-			return nil, errInvalidColumn(c)
+			return nil, engine.ErrInvalidColumn(c)
 		}
 		if x.isIdentity(t, i) {
 			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
@@ -242,7 +243,7 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 		if _, isDefault := v.(defaultMarker); isDefault {
 			continue
 		}
-		cv, err := convertValue(v, t.columns[c].Type)
+		cv, err := engine.ConvertValue(v, t.columns[c].Type)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +255,7 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 	}
 	for i, c := range t.columns {
 		if row[i] == nil && c.NotNull {
-			return nil, errNotNull(c.Name, t.db.name+"."+t.fullName())
+			return nil, engine.ErrNotNull(c.Name, t.db.name+"."+t.fullName())
 		}
 	}
 	return row, nil
@@ -266,7 +267,7 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 	if isTableVar(t) {
 		for _, row := range rows {
 			if _, dup := t.findRow(t.keyOf(row)); dup {
-				return errDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+				return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
 			}
 			x.insertRow(t, row)
 		}
@@ -286,7 +287,7 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 		}
 		if _, dup := t.findRow(t.keyOf(row)); dup {
 			x.undoSince(mark)
-			return errDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
 		}
 		if err := x.modify(t, "insert", nil, row); err != nil {
 			x.undoSince(mark)
@@ -299,7 +300,7 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 func keyText(t *table, row []any) string {
 	var parts []string
 	for _, k := range t.keyOf(row) {
-		parts = append(parts, valueString(k))
+		parts = append(parts, engine.ValueString(k))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -477,7 +478,7 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 	}
 	for _, set := range s.Sets {
 		if t.column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
-			return errInvalidColumn(set.Column)
+			return engine.ErrInvalidColumn(set.Column)
 		}
 		if x.isIdentity(t, t.column(set.Column)) {
 			return sqlfront.NewError(8102, 16, "Cannot update identity column '%s'.", set.Column)
@@ -546,7 +547,7 @@ func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []targe
 				x.undoSince(mark)
 				return 0, err
 			}
-			cv, err := convertValue(v, t.columns[i].Type)
+			cv, err := engine.ConvertValue(v, t.columns[i].Type)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 	"time"
 
@@ -164,7 +165,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 		if t := x.conn.sqlState().temps[strings.ToLower(parts[0])]; t != nil {
 			return t, nil, nil
 		}
-		return nil, nil, errInvalidObject(display)
+		return nil, nil, engine.ErrInvalidObject(display)
 	}
 	if len(parts) == 1 && strings.HasPrefix(parts[0], "@") {
 		if t := x.conn.sqlState().tableVars[strings.ToLower(parts[0])]; t != nil {
@@ -175,11 +176,11 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 	db := x.conn.db
 	if len(parts) == 3 {
 		if db = x.srv.dbByName(parts[0]); db == nil {
-			return nil, nil, errDatabaseMissing(parts[0])
+			return nil, nil, engine.ErrDatabaseMissing(parts[0])
 		}
 	}
 	if len(parts) > 3 {
-		return nil, nil, errInvalidObject(display)
+		return nil, nil, engine.ErrInvalidObject(display)
 	}
 	name := parts[len(parts)-1]
 	schema := ""
@@ -192,7 +193,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 			view, ok = extraSysViews[strings.ToLower(name)]
 		}
 		if !ok {
-			return nil, nil, errInvalidObject(display)
+			return nil, nil, engine.ErrInvalidObject(display)
 		}
 		rel, err := view(x, db)
 		if err != nil {
@@ -206,7 +207,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 	}
 	t := db.table(schema, name)
 	if t == nil {
-		return nil, nil, errInvalidObject(display)
+		return nil, nil, engine.ErrInvalidObject(display)
 	}
 	return t, nil, nil
 }
@@ -297,12 +298,12 @@ func (x *execCtx) waitForGhosts(t *table, ix *index, lo, hi any) *sqlfront.SQLEr
 				}
 				v := u.before[lead]
 				if lo != nil {
-					if cmp, err := compareValues(v, lo); err != nil || cmp < 0 {
+					if cmp, err := engine.CompareValues(v, lo); err != nil || cmp < 0 {
 						continue
 					}
 				}
 				if hi != nil {
-					if cmp, err := compareValues(v, hi); err != nil || cmp > 0 {
+					if cmp, err := engine.CompareValues(v, hi); err != nil || cmp > 0 {
 						continue
 					}
 				}

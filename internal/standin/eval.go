@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ func (r *relation) lookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
 	for i, col := range r.cols {
 		if strings.EqualFold(col.name, name) && (qual == "" || col.qual == qual) {
 			if found >= 0 {
-				return 0, errAmbiguousColumn(name)
+				return 0, engine.ErrAmbiguousColumn(name)
 			}
 			found = i
 		}
@@ -98,7 +99,7 @@ func (env *evalEnv) lookupColumn(parts []string) (any, sqlfront.SQLType, *sqlfro
 		for i, c := range e.rel.cols {
 			if strings.EqualFold(c.name, name) && (qual == "" || c.qual == qual) {
 				if found >= 0 {
-					return nil, sqlfront.SQLType{}, errAmbiguousColumn(name)
+					return nil, sqlfront.SQLType{}, engine.ErrAmbiguousColumn(name)
 				}
 				found = i
 			}
@@ -110,7 +111,7 @@ func (env *evalEnv) lookupColumn(parts []string) (any, sqlfront.SQLType, *sqlfro
 			return e.row[found], e.rel.cols[found].typ, nil
 		}
 	}
-	return nil, sqlfront.SQLType{}, errInvalidColumn(strings.Join(parts, "."))
+	return nil, sqlfront.SQLType{}, engine.ErrInvalidColumn(strings.Join(parts, "."))
 }
 
 // column evaluates a column reference through the scope chain.
@@ -130,7 +131,7 @@ func (env *evalEnv) column(c *sqlfront.ColRef) (any, *sqlfront.SQLError) {
 			return e.row[i], nil
 		}
 	}
-	return nil, errInvalidColumn(strings.Join(c.Parts, "."))
+	return nil, engine.ErrInvalidColumn(strings.Join(c.Parts, "."))
 }
 
 // truth is SQL's three-valued logic: nil means UNKNOWN.
@@ -246,7 +247,7 @@ func (env *evalEnv) unary(x *sqlfront.UnaryExpr) (any, *sqlfront.SQLError) {
 		case nil:
 			return nil, nil
 		}
-		return nil, errConversion("nvarchar", valueString(v), "int")
+		return nil, engine.ErrConversion("nvarchar", engine.ValueString(v), "int")
 	case "~":
 		if n, ok := v.(int64); ok {
 			return ^n, nil
@@ -269,15 +270,15 @@ func (env *evalEnv) like(x *sqlfront.LikeExpr) (any, *sqlfront.SQLError) {
 	if v == nil || p == nil {
 		return nil, nil
 	}
-	pat := valueString(p)
+	pat := engine.ValueString(p)
 	if x.Escape != nil {
 		ev, err := env.eval(x.Escape)
 		if err != nil {
 			return nil, err
 		}
-		pat = escapeLike(pat, valueString(ev))
+		pat = escapeLike(pat, engine.ValueString(ev))
 	}
-	return likeMatch(valueString(v), pat) != x.Not, nil
+	return likeMatch(engine.ValueString(v), pat) != x.Not, nil
 }
 
 // between evaluates [NOT] BETWEEN.
@@ -297,11 +298,11 @@ func (env *evalEnv) between(x *sqlfront.BetweenExpr) (any, *sqlfront.SQLError) {
 	if v == nil || lo == nil || hi == nil {
 		return nil, nil
 	}
-	c1, err := compareValues(v, lo)
+	c1, err := engine.CompareValues(v, lo)
 	if err != nil {
 		return nil, err
 	}
-	c2, err := compareValues(v, hi)
+	c2, err := engine.CompareValues(v, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +352,7 @@ func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
 			sawNull = true
 			continue
 		}
-		c, err := compareValues(v, av)
+		c, err := engine.CompareValues(v, av)
 		if err != nil {
 			return nil, err
 		}
@@ -383,7 +384,7 @@ func (env *evalEnv) caseWhen(x *sqlfront.CaseExpr) (any, *sqlfront.SQLError) {
 		hit := false
 		if x.Operand != nil {
 			if operand != nil && c != nil {
-				cmp, err := compareValues(operand, c)
+				cmp, err := engine.CompareValues(operand, c)
 				if err != nil {
 					return nil, err
 				}
@@ -414,14 +415,14 @@ func (env *evalEnv) scalarSubquery(x *sqlfront.SubqueryExpr) (any, *sqlfront.SQL
 	case 1:
 		return rows[0][0], nil
 	}
-	return nil, errSubqueryMultipleRows()
+	return nil, engine.ErrSubqueryMultipleRows()
 }
 
 // call evaluates a function call: aggregates are not allowed here, lazy
 // functions evaluate their own arguments, the rest get theirs evaluated first.
 func (env *evalEnv) call(x *sqlfront.FuncCall) (any, *sqlfront.SQLError) {
 	if isAggregateName(x.Name) {
-		return nil, errAggregateInWhere()
+		return nil, engine.ErrAggregateInWhere()
 	}
 	if lazy, ok := env.lazyFunc(x); ok {
 		return lazy()
@@ -525,7 +526,7 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 	}
 	switch x.Op {
 	case "=", "<>", "<", ">", "<=", ">=":
-		c, err := compareValues(l, r)
+		c, err := engine.CompareValues(l, r)
 		if err != nil {
 			return nil, err
 		}
@@ -569,12 +570,12 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 			return a * b, nil
 		case "/":
 			if b == 0 {
-				return nil, errDivideByZero()
+				return nil, engine.ErrDivideByZero()
 			}
 			return a / b, nil
 		case "%":
 			if b == 0 {
-				return nil, errDivideByZero()
+				return nil, engine.ErrDivideByZero()
 			}
 			return math.Mod(a, b), nil
 		}
@@ -588,12 +589,12 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 		return ln * rn, nil
 	case "/":
 		if rn == 0 {
-			return nil, errDivideByZero()
+			return nil, engine.ErrDivideByZero()
 		}
 		return ln / rn, nil
 	case "%":
 		if rn == 0 {
-			return nil, errDivideByZero()
+			return nil, engine.ErrDivideByZero()
 		}
 		return ln % rn, nil
 	case "&":
@@ -613,9 +614,9 @@ func numeric(v any) (int64, bool, *sqlfront.SQLError) {
 	case float64:
 		return 0, true, nil
 	case bool:
-		return boolInt(x), false, nil
+		return engine.BoolInt(x), false, nil
 	case string:
-		f, err := toNumber(x, "int")
+		f, err := engine.ToNumber(x, "int")
 		if err != nil {
 			return 0, false, err
 		}
@@ -624,7 +625,7 @@ func numeric(v any) (int64, bool, *sqlfront.SQLError) {
 		}
 		return 0, true, nil
 	}
-	return 0, false, errConversion(typeOfValue(v).String(), valueString(v), "int")
+	return 0, false, engine.ErrConversion(engine.TypeOfValue(v).String(), engine.ValueString(v), "int")
 }
 
 func toFloat(v any) float64 {
@@ -634,9 +635,9 @@ func toFloat(v any) float64 {
 	case float64:
 		return x
 	case bool:
-		return float64(boolInt(x))
+		return float64(engine.BoolInt(x))
 	case string:
-		f, _ := toNumber(x, "float")
+		f, _ := engine.ToNumber(x, "float")
 		return f
 	}
 	return 0
@@ -647,7 +648,7 @@ func (env *evalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
 	for i := range env.srcs {
 		if p.Qual == "" || strings.EqualFold(env.srcs[i].qual, p.Qual) {
 			if src != nil && p.Qual == "" {
-				return nil, errAmbiguousColumn(p.Name)
+				return nil, engine.ErrAmbiguousColumn(p.Name)
 			}
 			src = &env.srcs[i]
 		}
@@ -656,7 +657,7 @@ func (env *evalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
 		if env.row == nil {
 			return nil, nil
 		}
-		return nil, errInvalidColumn(p.Name)
+		return nil, engine.ErrInvalidColumn(p.Name)
 	}
 	switch p.Name {
 	case "%%lockres%%":
@@ -665,7 +666,7 @@ func (env *evalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
 		page, slot := src.ix.location(src.ix.entryPos(src.row))
 		return physloc(page, 1, slot), nil
 	}
-	return nil, errInvalidColumn(p.Name)
+	return nil, engine.ErrInvalidColumn(p.Name)
 }
 
 // staticType gives the declared type of simple expressions (columns, CASTs,
@@ -682,34 +683,34 @@ func staticType(e sqlfront.Expr, rel *relation) (sqlfront.SQLType, bool) {
 		return x.T, true
 	case *sqlfront.PseudoCol:
 		if x.Name == "%%physloc%%" {
-			return tVarBin(8), true
+			return engine.TVarBin(8), true
 		}
-		return tNVar(14), true
+		return engine.TNVar(14), true
 	case *sqlfront.FuncCall:
 		switch x.Name {
 		case "COUNT":
-			return tInt, true
+			return engine.TInt, true
 		case "COUNT_BIG":
-			return tBigInt, true
+			return engine.TBigInt, true
 		case "DB_ID", "OBJECT_ID", "SCHEMA_ID", "HAS_PERMS_BY_NAME", "IS_SRVROLEMEMBER", "LEN", "CHARINDEX", "PATINDEX":
-			return tInt, true
+			return engine.TInt, true
 		case "DB_NAME", "OBJECT_NAME", "SCHEMA_NAME", "SUSER_NAME", "SUSER_SNAME", "USER_NAME", "QUOTENAME":
-			return tNVar(128), true
+			return engine.TNVar(128), true
 		case "OBJECT_DEFINITION":
-			return tNVar(0), true
+			return engine.TNVar(0), true
 		case "@@SPID":
-			return tSmallInt, true
+			return engine.TSmallInt, true
 		}
 	case *sqlfront.VarRef:
 		switch strings.ToUpper(x.Name) {
 		case "@@SPID":
-			return tSmallInt, true
+			return engine.TSmallInt, true
 		case "@@VERSION":
-			return tNVar(300), true
+			return engine.TNVar(300), true
 		case "@@TRANCOUNT", "@@ROWCOUNT", "@@ERROR":
-			return tInt, true
+			return engine.TInt, true
 		case "@@SERVERNAME":
-			return tNVar(128), true
+			return engine.TNVar(128), true
 		}
 	}
 	return sqlfront.SQLType{}, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 		x.beginTxn(req.Name, false)
 	case tds.TxCommit:
 		if c.txn == nil {
-			return toTDS(errNoBeginForCommit())
+			return toTDS(engine.ErrNoBeginForCommit())
 		}
 		x.commitTxn(false)
 		if req.BeginNew {
@@ -96,7 +97,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 		}
 	case tds.TxRollback:
 		if c.txn == nil {
-			return toTDS(errNoBeginForRollback())
+			return toTDS(engine.ErrNoBeginForRollback())
 		}
 		if req.Name != "" && !strings.EqualFold(req.Name, c.txn.name) {
 			// a rollback to a savepoint: the transaction stays open
@@ -415,9 +416,9 @@ func wireValue(v any, t sqlfront.SQLType) any {
 	if v == nil {
 		return nil
 	}
-	cv, err := convertValue(v, t)
+	cv, err := engine.ConvertValue(v, t)
 	if err != nil {
-		return valueString(v)
+		return engine.ValueString(v)
 	}
 	if t.Kind == sqlfront.TypeNVarChar || t.Kind == sqlfront.TypeXML {
 		if b, ok := v.([]byte); ok {
@@ -425,7 +426,7 @@ func wireValue(v any, t sqlfront.SQLType) any {
 		}
 	}
 	if t.Kind == sqlfront.TypeUniqueIdentifier {
-		return valueString(v)
+		return engine.ValueString(v)
 	}
 	return cv
 }
@@ -465,7 +466,7 @@ func (x *execCtx) variable(name string) (any, *sqlfront.SQLError) {
 	if v, ok := c.vars[strings.ToLower(name)]; ok {
 		return v, nil
 	}
-	return nil, errMustDeclare(name)
+	return nil, engine.ErrMustDeclare(name)
 }
 
 // exec executes one statement; the longer kinds have their own exec methods.
@@ -500,7 +501,7 @@ func (x *execCtx) exec(st sqlfront.Stmt) error {
 		return x.done(tds.CmdNone, tds.NoCount)
 	case *sqlfront.CommitStmt:
 		if c.txn == nil {
-			return errNoBeginForCommit()
+			return engine.ErrNoBeginForCommit()
 		}
 		x.commitTxn(true)
 		return x.done(tds.CmdNone, tds.NoCount)
@@ -587,7 +588,7 @@ func (x *execCtx) execIf(s *sqlfront.IfStmt) error {
 func (x *execCtx) execRollback(s *sqlfront.RollbackStmt) error {
 	c := x.conn
 	if c.txn == nil {
-		return errNoBeginForRollback()
+		return engine.ErrNoBeginForRollback()
 	}
 	if s.Name != "" && !strings.EqualFold(s.Name, c.txn.name) {
 		if err := x.rollbackToSavepoint(s.Name); err != nil {
@@ -665,7 +666,7 @@ func (x *execCtx) execDeclare(s *sqlfront.DeclareStmt) error {
 			if err != nil {
 				return err
 			}
-			if v, err = convertValue(iv, d.Type); err != nil {
+			if v, err = engine.ConvertValue(iv, d.Type); err != nil {
 				return err
 			}
 		}
@@ -688,7 +689,7 @@ func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 		return nil
 	}
 	if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
-		return errMustDeclare(s.Var)
+		return engine.ErrMustDeclare(s.Var)
 	}
 	env := &evalEnv{x: x}
 	v, err := env.eval(s.Expr)
@@ -696,7 +697,7 @@ func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 		return err
 	}
 	if t, ok := x.varType(s.Var); ok {
-		if v, err = convertValue(v, t); err != nil {
+		if v, err = engine.ConvertValue(v, t); err != nil {
 			return err
 		}
 	}
@@ -709,7 +710,7 @@ func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 	c := x.conn
 	db := x.srv.dbByName(s.DB)
 	if db == nil {
-		return errDatabaseMissing(s.DB)
+		return engine.ErrDatabaseMissing(s.DB)
 	}
 	if err := x.srv.checkUse(c.db.name, db.name); err != nil {
 		return err
@@ -754,7 +755,7 @@ func (x *execCtx) execPrint(s *sqlfront.PrintStmt) error {
 	if err != nil {
 		return err
 	}
-	return x.info(0, 0, valueString(v))
+	return x.info(0, 0, engine.ValueString(v))
 }
 
 func parseDelay(s string) (time.Duration, *sqlfront.SQLError) {
@@ -814,7 +815,7 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			}
 			n, ok := v.(int64)
 			if !ok {
-				return sqlfront.NewError(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", valueString(v))
+				return sqlfront.NewError(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", engine.ValueString(v))
 			}
 			if n == -1 {
 				global = true
@@ -845,7 +846,7 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			}
 		}
 	case "TRACESTATUS":
-		rel := &relation{cols: []relCol{{name: "TraceFlag", typ: tSmallInt}, {name: "Status", typ: tSmallInt}, {name: "Global", typ: tSmallInt}, {name: "Session", typ: tSmallInt}}}
+		rel := &relation{cols: []relCol{{name: "TraceFlag", typ: engine.TSmallInt}, {name: "Status", typ: engine.TSmallInt}, {name: "Global", typ: engine.TSmallInt}, {name: "Session", typ: engine.TSmallInt}}}
 		seen := map[int]bool{}
 		for f := range x.srv.globalFlags {
 			seen[f] = true
@@ -854,7 +855,7 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			seen[f] = true
 		}
 		for f := range seen {
-			rel.rows = append(rel.rows, []any{int64(f), int64(1), boolInt(x.srv.globalFlags[f]), boolInt(c.flags[f])})
+			rel.rows = append(rel.rows, []any{int64(f), int64(1), engine.BoolInt(x.srv.globalFlags[f]), engine.BoolInt(c.flags[f])})
 			rel.srcs = append(rel.srcs, nil)
 		}
 		if err := x.sendRelation(rel); err != nil {

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"hash/fnv"
 	"strings"
 	"time"
@@ -309,7 +310,7 @@ func (x *execCtx) sendStatsXML() error {
 	}
 	plan := x.lastPlan
 	x.lastPlan = ""
-	rel := &relation{cols: []relCol{{name: "Microsoft SQL Server 2005 XML Showplan", typ: tXML}}, rows: [][]any{{plan}}}
+	rel := &relation{cols: []relCol{{name: "Microsoft SQL Server 2005 XML Showplan", typ: engine.TXML}}, rows: [][]any{{plan}}}
 	return x.sendRelation(rel)
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strings"
 
@@ -25,7 +26,7 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *sqlfront.SQLError) {
 			return v, err
 		}
 	}
-	return nil, errNotBuiltin(strings.ToLower(name))
+	return nil, engine.ErrNotBuiltin(strings.ToLower(name))
 }
 
 // builtin is the function's name without the sys schema it may be
@@ -33,7 +34,7 @@ func (x *execCtx) scalarFunc(name string, a []any) (any, *sqlfront.SQLError) {
 func (f funcArgs) builtin() string { return strings.TrimPrefix(f.name, "SYS.") }
 
 // str is argument i as a string.
-func (f funcArgs) str(i int) string { return valueString(f.a[i]) }
+func (f funcArgs) str(i int) string { return engine.ValueString(f.a[i]) }
 
 // metadataFunc evaluates the server, database, object and schema
 // metadata functions.
@@ -59,7 +60,7 @@ func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if len(a) == 0 || a[0] == nil {
 			return c.db.name, true, nil
 		}
-		n, _ := convertValue(a[0], tBigInt)
+		n, _ := engine.ConvertValue(a[0], engine.TBigInt)
 		if id, ok := n.(int64); ok {
 			if d := x.srv.dbByID(id); d != nil {
 				return d.name, true, nil
@@ -85,12 +86,12 @@ func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		db := c.db
 		if len(a) == 2 {
-			id, _ := convertValue(a[1], tBigInt)
+			id, _ := engine.ConvertValue(a[1], engine.TBigInt)
 			if n, ok := id.(int64); ok {
 				db = x.srv.dbByID(n)
 			}
 		}
-		id, _ := convertValue(a[0], tBigInt)
+		id, _ := engine.ConvertValue(a[0], engine.TBigInt)
 		if n, ok := id.(int64); ok && db != nil && procByID(db, n) != nil {
 			return procNamePart(procByID(db, n), name), true, nil // procs.go
 		}
@@ -109,7 +110,7 @@ func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if len(a) == 0 {
 			return "dbo", true, nil
 		}
-		switch v, _ := convertValue(a[0], tBigInt); v {
+		switch v, _ := engine.ConvertValue(a[0], engine.TBigInt); v {
 		case int64(1):
 			return "dbo", true, nil
 		case int64(4):
@@ -145,13 +146,13 @@ func (x *execCtx) securityFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		switch strings.ToLower(str(0)) {
 		case "sysadmin":
-			return boolInt(c.sysadmin), true, nil
+			return engine.BoolInt(c.sysadmin), true, nil
 		case "serveradmin", "securityadmin", "processadmin", "setupadmin", "bulkadmin", "diskadmin", "dbcreator", "public":
-			return boolInt(c.sysadmin || strings.EqualFold(str(0), "public")), true, nil
+			return engine.BoolInt(c.sysadmin || strings.EqualFold(str(0), "public")), true, nil
 		}
 		return nil, true, nil
 	case "IS_MEMBER":
-		return boolInt(c.sysadmin), true, nil
+		return engine.BoolInt(c.sysadmin), true, nil
 	case "HAS_PERMS_BY_NAME":
 		// https://learn.microsoft.com/en-us/sql/t-sql/functions/has-perms-by-name-transact-sql
 		if err := argc(3, 5); err != nil {
@@ -177,12 +178,12 @@ func (x *execCtx) securityFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, nil
 		}
 		if perm == "ADMINISTER BULK OPERATIONS" && class == "SERVER" || perm == "ADMINISTER DATABASE BULK OPERATIONS" && class == "DATABASE" {
-			return boolInt(c.bulk), true, nil
+			return engine.BoolInt(c.bulk), true, nil
 		}
 		if c.sysadmin {
 			return int64(1), true, nil
 		}
-		return boolInt(perm == "CONNECT SQL" || perm == "CONNECT" || perm == "VIEW ANY DATABASE"), true, nil
+		return engine.BoolInt(perm == "CONNECT SQL" || perm == "CONNECT" || perm == "VIEW ANY DATABASE"), true, nil
 	}
 	return nil, false, nil
 }
@@ -200,7 +201,7 @@ func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, nil
 		}
 		s := []rune(str(0))
-		n, _ := convertValue(a[1], tBigInt)
+		n, _ := engine.ConvertValue(a[1], engine.TBigInt)
 		k := int(n.(int64))
 		if k < 0 {
 			return nil, true, sqlfront.NewError(536, 16, "Invalid length parameter passed to the %s function.", strings.ToLower(name))
@@ -237,8 +238,8 @@ func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, nil
 		}
 		r := []rune(str(0))
-		st, _ := convertValue(a[1], tBigInt)
-		ln, _ := convertValue(a[2], tBigInt)
+		st, _ := engine.ConvertValue(a[1], engine.TBigInt)
+		ln, _ := engine.ConvertValue(a[2], engine.TBigInt)
 		from := int(st.(int64)) - 1
 		to := from + int(ln.(int64))
 		if from < 0 {
@@ -270,7 +271,7 @@ func stringSearchFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		hay := strings.ToUpper(str(1))
 		start := 0
 		if len(a) == 3 {
-			n, _ := convertValue(a[2], tBigInt)
+			n, _ := engine.ConvertValue(a[2], engine.TBigInt)
 			start = int(n.(int64)) - 1
 			if start < 0 {
 				start = 0
@@ -374,7 +375,7 @@ func stringEditFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	case "CONCAT":
 		var b strings.Builder
 		for _, v := range a {
-			b.WriteString(valueString(v))
+			b.WriteString(engine.ValueString(v))
 		}
 		return b.String(), true, nil
 	}
@@ -405,7 +406,7 @@ func nullFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, err
 		}
 		if a[0] != nil && a[1] != nil {
-			if cmp, err := compareValues(a[0], a[1]); err == nil && cmp == 0 {
+			if cmp, err := engine.CompareValues(a[0], a[1]); err == nil && cmp == 0 {
 				return nil, true, nil
 			}
 		}

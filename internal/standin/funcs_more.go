@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func (env *evalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLEr
 			if err != nil || iv == nil {
 				return nil, err
 			}
-			n, err := convertValue(iv, tBigInt)
+			n, err := engine.ConvertValue(iv, engine.TBigInt)
 			if err != nil {
 				return nil, err
 			}
@@ -77,7 +78,7 @@ func (env *evalEnv) quantified(q *sqlfront.QuantifiedExpr) (any, *sqlfront.SQLEr
 			sawNull = true
 			continue
 		}
-		c, err := compareValues(v, r[0])
+		c, err := engine.CompareValues(v, r[0])
 		if err != nil {
 			return nil, err
 		}
@@ -144,9 +145,9 @@ func convertStyled(v any, to sqlfront.SQLType, style int64) (any, *sqlfront.SQLE
 		case 126, 127:
 			s = t.Format("2006-01-02T15:04:05.000")
 		default:
-			s = valueString(v)
+			s = engine.ValueString(v)
 		}
-		return convertValue(s, to)
+		return engine.ConvertValue(s, to)
 	}
 	if style >= 0 && (to.Kind == sqlfront.TypeDateTime2 || to.Kind == sqlfront.TypeDate) {
 		if str, ok := v.(string); ok {
@@ -156,11 +157,11 @@ func convertStyled(v any, to sqlfront.SQLType, style int64) (any, *sqlfront.SQLE
 				if err != nil {
 					return nil, sqlfront.NewError(241, 16, "Conversion failed when converting date and/or time from character string.")
 				}
-				return convertValue(t, to)
+				return engine.ConvertValue(t, to)
 			}
 		}
 	}
-	return convertValue(v, to)
+	return engine.ConvertValue(v, to)
 }
 
 // datePart normalises a date part name and its abbreviations.
@@ -200,7 +201,7 @@ func toTime(v any) (time.Time, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return time.Time{}, false, nil
 	}
-	t, err := convertValue(v, tDT2)
+	t, err := engine.ConvertValue(v, engine.TDT2)
 	if err != nil {
 		return time.Time{}, false, err
 	}
@@ -211,7 +212,7 @@ func toInt(v any) (int64, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return 0, false, nil
 	}
-	n, err := convertValue(v, tBigInt)
+	n, err := engine.ConvertValue(v, engine.TBigInt)
 	if err != nil {
 		return 0, false, err
 	}
@@ -389,9 +390,9 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(engine.ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart("dateadd", valueString(a[0]))
+			return nil, true, errDatePart("dateadd", engine.ValueString(a[0]))
 		}
 		n, okN, err := toInt(a[1])
 		if err != nil {
@@ -402,17 +403,17 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, err
 		}
 		out, err := dateAdd(part, n, t)
-		if d, isDate := a[2].(time.Time); isDate && d.Location() == dateLocation {
-			out = time.Date(out.Year(), out.Month(), out.Day(), 0, 0, 0, 0, dateLocation)
+		if d, isDate := a[2].(time.Time); isDate && d.Location() == engine.DateLocation {
+			out = time.Date(out.Year(), out.Month(), out.Day(), 0, 0, 0, 0, engine.DateLocation)
 		}
 		return out, true, err
 	case "DATEDIFF", "DATEDIFF_BIG":
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(engine.ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart(strings.ToLower(name), valueString(a[0]))
+			return nil, true, errDatePart(strings.ToLower(name), engine.ValueString(a[0]))
 		}
 		t1, ok1, err := toTime(a[1])
 		if err != nil {
@@ -431,9 +432,9 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(engine.ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart(strings.ToLower(name), valueString(a[0]))
+			return nil, true, errDatePart(strings.ToLower(name), engine.ValueString(a[0]))
 		}
 		t, okT, err := toTime(a[1])
 		if err != nil || !okT {
@@ -446,7 +447,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			case "weekday":
 				return t.Weekday().String(), true, nil
 			}
-			return valueString(datePartValue(part, t)), true, nil
+			return engine.ValueString(datePartValue(part, t)), true, nil
 		}
 		return datePartValue(part, t), true, nil
 	case "YEAR", "MONTH", "DAY":
@@ -473,7 +474,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			}
 			t = addMonths(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC), int(n))
 		}
-		end := time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, dateLocation)
+		end := time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, engine.DateLocation)
 		return end, true, nil
 	case "DATEFROMPARTS":
 		if err := argc(3, 3); err != nil {
@@ -485,7 +486,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		y, _, _ := toInt(a[0])
 		m, _, _ := toInt(a[1])
 		d, _, _ := toInt(a[2])
-		t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, dateLocation)
+		t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, engine.DateLocation)
 		if t.Year() != int(y) || int64(t.Month()) != m || int64(t.Day()) != d || y < 1 || y > 9999 {
 			return nil, true, sqlfront.NewError(289, 16, "Cannot construct data type date, some of the arguments have values which are not valid.")
 		}
@@ -508,18 +509,18 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		_, err := parseDateTime(valueString(a[0]))
-		return boolInt(err == nil && a[0] != nil), true, nil
+		_, err := engine.ParseDateTime(engine.ValueString(a[0]))
+		return engine.BoolInt(err == nil && a[0] != nil), true, nil
 	case "DATETRUNC":
 		if !x.srv.hasSQL2022Functions() {
-			return nil, true, errNotBuiltin("datetrunc")
+			return nil, true, engine.ErrNotBuiltin("datetrunc")
 		}
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(engine.ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart("datetrunc", valueString(a[0]))
+			return nil, true, errDatePart("datetrunc", engine.ValueString(a[0]))
 		}
 		t, okT, err := toTime(a[1])
 		if err != nil || !okT {
@@ -541,8 +542,8 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if a[0] == nil {
 			return int64(0), true, nil
 		}
-		_, err := strconv.ParseFloat(strings.TrimSpace(valueString(a[0])), 64)
-		return boolInt(err == nil), true, nil
+		_, err := strconv.ParseFloat(strings.TrimSpace(engine.ValueString(a[0])), 64)
+		return engine.BoolInt(err == nil), true, nil
 	case "CONCAT_WS":
 		if len(a) < 3 {
 			return nil, true, sqlfront.NewError(189, 15, "The concat_ws function requires 3 to 254 arguments.")
@@ -550,10 +551,10 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		var parts []string
 		for _, v := range a[1:] {
 			if v != nil {
-				parts = append(parts, valueString(v))
+				parts = append(parts, engine.ValueString(v))
 			}
 		}
-		return strings.Join(parts, valueString(a[0])), true, nil
+		return strings.Join(parts, engine.ValueString(a[0])), true, nil
 	case "REPLICATE":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
@@ -565,7 +566,7 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if n < 0 {
 			return nil, true, nil
 		}
-		return strings.Repeat(valueString(a[0]), int(min(n, 8000))), true, nil
+		return strings.Repeat(engine.ValueString(a[0]), int(min(n, 8000))), true, nil
 	case "SPACE":
 		n, ok, err := toInt(a[0])
 		if err != nil || !ok || n < 0 {
@@ -579,14 +580,14 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if a[0] == nil || a[1] == nil || a[2] == nil {
 			return nil, true, nil
 		}
-		r := []rune(valueString(a[0]))
+		r := []rune(engine.ValueString(a[0]))
 		st, _, _ := toInt(a[1])
 		ln, _, _ := toInt(a[2])
 		if st < 1 || int(st) > len(r) || ln < 0 {
 			return nil, true, nil
 		}
 		end := min(int(st-1+ln), len(r))
-		return string(r[:st-1]) + valueString(a[3]) + string(r[end:]), true, nil
+		return string(r[:st-1]) + engine.ValueString(a[3]) + string(r[end:]), true, nil
 	case "TRANSLATE":
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
@@ -594,11 +595,11 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if null() {
 			return nil, true, nil
 		}
-		from, to := []rune(valueString(a[1])), []rune(valueString(a[2]))
+		from, to := []rune(engine.ValueString(a[1])), []rune(engine.ValueString(a[2]))
 		if len(from) != len(to) {
 			return nil, true, sqlfront.NewError(9828, 16, "The second and third arguments of the TRANSLATE built-in function must contain an equal number of characters.")
 		}
-		out := []rune(valueString(a[0]))
+		out := []rune(engine.ValueString(a[0]))
 		for i, c := range out {
 			for j, f := range from {
 				if c == f {
@@ -608,10 +609,10 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		return string(out), true, nil
 	case "ASCII", "UNICODE":
-		if a[0] == nil || valueString(a[0]) == "" {
+		if a[0] == nil || engine.ValueString(a[0]) == "" {
 			return nil, true, nil
 		}
-		r, _ := utf8.DecodeRuneInString(valueString(a[0]))
+		r, _ := utf8.DecodeRuneInString(engine.ValueString(a[0]))
 		return int64(r), true, nil
 	case "CHAR", "NCHAR":
 		n, ok, err := toInt(a[0])
@@ -643,7 +644,7 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if a[0] == nil || a[1] == nil {
 			return nil, true, nil
 		}
-		return formatValue(a[0], valueString(a[1])), true, nil
+		return formatValue(a[0], engine.ValueString(a[1])), true, nil
 	}
 	return nil, false, nil
 }
@@ -688,7 +689,7 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		return nil, true, nil
 	case "GREATEST", "LEAST":
 		if !x.srv.hasSQL2022Functions() {
-			return nil, true, errNotBuiltin(strings.ToLower(name))
+			return nil, true, engine.ErrNotBuiltin(strings.ToLower(name))
 		}
 		// https://learn.microsoft.com/en-us/sql/t-sql/functions/logical-functions-greatest-transact-sql
 		var best any
@@ -700,7 +701,7 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 				best = v
 				continue
 			}
-			c, err := compareValues(v, best)
+			c, err := engine.CompareValues(v, best)
 			if err != nil {
 				return nil, true, err
 			}
@@ -710,7 +711,7 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		return best, true, nil
 	case "DATE_BUCKET", "GENERATE_SERIES", "APPROX_COUNT_DISTINCT":
-		return nil, true, errNotBuiltin(strings.ToLower(name))
+		return nil, true, engine.ErrNotBuiltin(strings.ToLower(name))
 	}
 	return nil, false, nil
 }

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strconv"
 	"strings"
 
@@ -22,8 +23,8 @@ func (x *execCtx) logStats(args []any) (*relation, *sqlfront.SQLError) {
 	if len(args) != 1 {
 		return nil, sqlfront.NewError(174, 15, "The dm_db_log_stats function requires 1 argument(s).")
 	}
-	r := &relation{cols: cols("database_id", tInt, "recovery_model", tNVar(60), "log_min_lsn", tNVar(24), "log_end_lsn", tNVar(24),
-		"total_log_size_mb", tFloat, "active_log_size_mb", tFloat)}
+	r := &relation{cols: cols("database_id", engine.TInt, "recovery_model", engine.TNVar(60), "log_min_lsn", engine.TNVar(24), "log_end_lsn", engine.TNVar(24),
+		"total_log_size_mb", engine.TFloat, "active_log_size_mb", engine.TFloat)}
 	if x.schemaOnly {
 		return r, nil
 	}
@@ -55,7 +56,7 @@ func dblogBound(v any) (string, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return "", false, nil
 	}
-	s := strings.TrimSpace(valueString(v))
+	s := strings.TrimSpace(engine.ValueString(v))
 	base := 10
 	if strings.HasPrefix(strings.ToLower(s), "0x") {
 		s, base = s[2:], 16

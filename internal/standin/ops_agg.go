@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"sort"
 	"strings"
@@ -145,9 +146,9 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 					spec.grouping = append(spec.grouping, gi)
 				}
 				if f.Name == "GROUPING" {
-					spec.typ = tTinyInt
+					spec.typ = engine.TTinyInt
 				} else {
-					spec.typ = tInt
+					spec.typ = engine.TInt
 				}
 			}
 			idx := len(out.cols)
@@ -233,7 +234,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 		if having {
 			return sqlfront.NewError(8121, 16, "Column '%s' is invalid in the HAVING clause because it is not contained in either an aggregate function or the GROUP BY clause.", name)
 		}
-		return errNotInGroupBy(name)
+		return engine.ErrNotInGroupBy(name)
 	}
 	for _, it := range items {
 		if err := check(it.e, false); err != nil {
@@ -579,7 +580,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 		case bool:
 			return sqlfront.NewError(8117, 16, "Operand data type bit is invalid for %s operator.", strings.ToLower(f.Name))
 		default:
-			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", typeOfValue(v), strings.ToLower(f.Name))
+			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", engine.TypeOfValue(v), strings.ToLower(f.Name))
 		}
 		acc.sumF += x
 		d := x - acc.mean
@@ -590,7 +591,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 			acc.best = v
 			return nil
 		}
-		c, err := compareValues(v, acc.best)
+		c, err := engine.CompareValues(v, acc.best)
 		if err != nil {
 			return err
 		}
@@ -598,7 +599,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 			acc.best = v
 		}
 	case "STRING_AGG":
-		acc.strs = append(acc.strs, strAggItem{v: valueString(v), keys: keys})
+		acc.strs = append(acc.strs, strAggItem{v: engine.ValueString(v), keys: keys})
 	}
 	return nil
 }
@@ -618,7 +619,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 		}
 		if acc.isF || spec.typ.Kind == sqlfront.TypeFloat || spec.typ.Kind == sqlfront.TypeDecimal {
 			if spec.typ.Kind == sqlfront.TypeDecimal {
-				return roundHalfAway(acc.sumF, spec.typ.Scale), nil
+				return engine.RoundHalfAway(acc.sumF, spec.typ.Scale), nil
 			}
 			return acc.sumF, nil
 		}
@@ -634,7 +635,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 			return acc.sumF / float64(acc.count), nil
 		}
 		if spec.typ.Kind == sqlfront.TypeDecimal {
-			return roundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
+			return engine.RoundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
 		}
 		return acc.sumI / acc.count, nil
 	case "STDEV", "VAR":
@@ -676,7 +677,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 		}
 		sep := ""
 		if lit, ok := f.Args[1].(*sqlfront.Literal); ok {
-			sep = valueString(lit.V)
+			sep = engine.ValueString(lit.V)
 		}
 		parts := make([]string, len(acc.strs))
 		for i, s := range acc.strs {
@@ -696,7 +697,7 @@ func compareNullsFirst(a, b any) int {
 	case b == nil:
 		return 1
 	}
-	c, _ := compareValues(a, b)
+	c, _ := engine.CompareValues(a, b)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strings"
 	"time"
@@ -217,7 +218,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 			return nil, err
 		}
 		if second != nil {
-			return nil, errSubqueryMultipleRows()
+			return nil, engine.ErrSubqueryMultipleRows()
 		}
 		return first.vals[0], nil
 	case nlExists:
@@ -244,7 +245,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 			sawNull = true
 			continue
 		}
-		c, err := compareValues(pv, iv)
+		c, err := engine.CompareValues(pv, iv)
 		if err != nil {
 			return nil, err
 		}
@@ -578,7 +579,7 @@ func compareKeyLists(a, b []any) int {
 		case b[i] == nil:
 			return 1
 		}
-		c, _ := compareValues(a[i], b[i])
+		c, _ := engine.CompareValues(a[i], b[i])
 		if c != 0 {
 			return c
 		}

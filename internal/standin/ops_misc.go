@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"sort"
 	"time"
@@ -164,7 +165,7 @@ func (v *valuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		if x, err = convertValue(x, v.schema.cols[i].typ); err != nil {
+		if x, err = engine.ConvertValue(x, v.schema.cols[i].typ); err != nil {
 			return nil, err
 		}
 		vals[i] = x
@@ -307,7 +308,7 @@ func lessRows(a, b *tuple, keys []sortKey) int {
 		case vb == nil:
 			c = 1
 		default:
-			c, _ = compareValues(va, vb)
+			c, _ = engine.CompareValues(va, vb)
 		}
 		if k.desc {
 			c = -c
@@ -325,7 +326,7 @@ func sameVisible(a, b *tuple, n int) bool {
 			return false
 		}
 		if a.vals[i] != nil {
-			if c, err := compareValues(a.vals[i], b.vals[i]); err != nil || c != 0 {
+			if c, err := engine.CompareValues(a.vals[i], b.vals[i]); err != nil || c != 0 {
 				return false
 			}
 		}

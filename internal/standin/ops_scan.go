@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"sort"
 	"strings"
@@ -207,7 +208,7 @@ func (s *scanIter) rowAt(pos int) []any {
 // searchLead finds the first entry whose leading key is >= v (or > v).
 func (s *scanIter) searchLead(v any, after bool) int {
 	return sort.Search(s.entries(), func(i int) bool {
-		c, err := compareValues(s.keyAt(i)[0], v)
+		c, err := engine.CompareValues(s.keyAt(i)[0], v)
 		if err != nil {
 			return true
 		}

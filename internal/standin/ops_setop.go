@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
@@ -40,7 +41,7 @@ func (c *concatIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if t != nil {
 			vals := make([]any, len(c.schema.cols))
 			for i := range vals {
-				v, err := convertValue(t.vals[i], c.schema.cols[i].typ)
+				v, err := engine.ConvertValue(t.vals[i], c.schema.cols[i].typ)
 				if err != nil {
 					return nil, err
 				}
@@ -241,7 +242,7 @@ func positionalRefs(n int) []sqlfront.Expr {
 	return out
 }
 
-func itoaInt(i int) string { return valueString(int64(i)) }
+func itoaInt(i int) string { return engine.ValueString(int64(i)) }
 
 // Common table expressions.
 
@@ -476,7 +477,7 @@ func (c *recursiveIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			if t != nil {
 				row := &tuple{vals: make([]any, len(c.schema.cols)), thread: t.thread}
 				for i := range row.vals {
-					v, err := convertValue(t.vals[i], c.schema.cols[i].typ)
+					v, err := engine.ConvertValue(t.vals[i], c.schema.cols[i].typ)
 					if err != nil {
 						return nil, err
 					}

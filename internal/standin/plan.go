@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
@@ -99,7 +100,7 @@ func (p *planner) resolves(e sqlfront.Expr, rel *relation) *sqlfront.SQLError {
 			}
 		}
 		if !found {
-			return errInvalidColumn(strings.Join(c.Parts, "."))
+			return engine.ErrInvalidColumn(strings.Join(c.Parts, "."))
 		}
 	}
 	return nil
@@ -260,7 +261,7 @@ func (p *planner) expandItems(s *sqlfront.SelectStmt, src *relation) ([]outItem,
 				}
 			}
 			if n == 0 {
-				return nil, errInvalidObject(it.StarQual)
+				return nil, engine.ErrInvalidObject(it.StarQual)
 			}
 			continue
 		}
@@ -450,7 +451,7 @@ func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *relation) ([]sort
 		}
 		j := p.orderTarget(s, o.Expr, schema, hiddenAt)
 		if j < 0 {
-			return nil, errInvalidColumn(exprText(o.Expr))
+			return nil, engine.ErrInvalidColumn(exprText(o.Expr))
 		}
 		keys = append(keys, sortKey{col: j, desc: o.Desc})
 	}
@@ -514,7 +515,7 @@ func exprText(e sqlfront.Expr) string {
 	case *sqlfront.ColRef:
 		return strings.Join(x.Parts, ".")
 	case *sqlfront.Literal:
-		return valueString(x.V)
+		return engine.ValueString(x.V)
 	}
 	return "expression"
 }

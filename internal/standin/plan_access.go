@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"sort"
 	"strings"
@@ -44,7 +45,7 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 				seen[joinKey(v)] = true
 			}
 		}
-		sort.SliceStable(sample, func(a, b int) bool { c, _ := compareValues(sample[a], sample[b]); return c < 0 })
+		sort.SliceStable(sample, func(a, b int) bool { c, _ := engine.CompareValues(sample[a], sample[b]); return c < 0 })
 		d := float64(len(seen))
 		if step > 1 && d > float64(len(sample))*0.9 {
 			d = float64(len(t.rows)) // nearly unique in the sample: unique
@@ -149,7 +150,7 @@ func fractionCompare(sample []any, op string, v any) float64 {
 	}
 	n := 0
 	for _, s := range sample {
-		c, err := compareValues(s, v)
+		c, err := engine.CompareValues(s, v)
 		if err != nil {
 			return 0.3
 		}
@@ -166,8 +167,8 @@ func fractionBetween(sample []any, lo, hi any) float64 {
 	}
 	n := 0
 	for _, s := range sample {
-		a, err1 := compareValues(s, lo)
-		b, err2 := compareValues(s, hi)
+		a, err1 := engine.CompareValues(s, lo)
+		b, err2 := engine.CompareValues(s, hi)
 		if err1 != nil || err2 != nil {
 			return 0.09
 		}

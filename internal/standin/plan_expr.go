@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
@@ -251,20 +252,20 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 	case *sqlfront.Literal:
 		switch v := x.V.(type) {
 		case nil:
-			return tInt
+			return engine.TInt
 		case string:
 			n := len([]rune(v))
 			if n == 0 {
 				n = 1
 			}
 			if n > 4000 {
-				return tNMax
+				return engine.TNMax
 			}
-			return tNVar(n)
+			return engine.TNVar(n)
 		case float64:
-			return tFloat
+			return engine.TFloat
 		}
-		return typeOfValue(x.V)
+		return engine.TypeOfValue(x.V)
 	case *sqlfront.ColRef:
 		for s := p.scopeFor(rel); s != nil; s = s.parent {
 			if s.rel == nil {
@@ -274,7 +275,7 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 				return s.rel.cols[i].typ
 			}
 		}
-		return tInt
+		return engine.TInt
 	case *sqlfront.VarRef:
 		if t, ok := p.x.varType(x.Name); ok {
 			return t
@@ -284,9 +285,9 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 		}
 		v, err := p.x.variable(x.Name)
 		if err == nil && v != nil {
-			return typeOfValue(v)
+			return engine.TypeOfValue(v)
 		}
-		return tInt
+		return engine.TInt
 	case *sqlfront.CastExpr:
 		if x.T.Kind == sqlfront.TypeNVarChar && x.T.Size == 30 {
 			// CAST(x AS varchar) without a length: 30 characters
@@ -294,20 +295,20 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 		}
 		return x.T
 	case *sqlfront.PseudoCol:
-		return map[bool]sqlfront.SQLType{true: tVarBin(8), false: tNVar(14)}[x.Name == "%%physloc%%"]
+		return map[bool]sqlfront.SQLType{true: engine.TVarBin(8), false: engine.TNVar(14)}[x.Name == "%%physloc%%"]
 	case *sqlfront.UnaryExpr:
 		if x.Op == "NOT" {
-			return tBit
+			return engine.TBit
 		}
 		return p.typeOf(x.E, rel)
 	case *sqlfront.BinaryExpr:
 		switch x.Op {
 		case "AND", "OR", "=", "<>", "<", ">", "<=", ">=":
-			return tBit
+			return engine.TBit
 		}
 		return arithType(x.Op, p.typeOf(x.L, rel), p.typeOf(x.R, rel))
 	case *sqlfront.IsNullExpr, *sqlfront.LikeExpr, *sqlfront.BetweenExpr, *sqlfront.InExpr, *sqlfront.ExistsExpr, *sqlfront.QuantifiedExpr:
-		return tBit
+		return engine.TBit
 	case *sqlfront.CaseExpr:
 		var t sqlfront.SQLType
 		for _, w := range x.Whens {
@@ -317,20 +318,20 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 			t = widerType(t, p.typeOf(x.Else, rel), x.Else)
 		}
 		if t.Kind == 0 {
-			return tInt
+			return engine.TInt
 		}
 		return t
 	case *sqlfront.SubqueryExpr:
 		if sub := p.subTypes[x.Sel]; sub != nil && len(sub.cols) > 0 {
 			return sub.cols[0].typ
 		}
-		return tInt
+		return engine.TInt
 	case *sqlfront.WindowExpr:
 		return p.windowType(x, rel)
 	case *sqlfront.FuncCall:
 		return p.funcType(x, rel)
 	}
-	return tNVar(4000)
+	return engine.TNVar(4000)
 }
 
 // typePrecedence orders types as SQL Server's data type precedence does
@@ -397,9 +398,9 @@ func widerType(a, b sqlfront.SQLType, bExpr sqlfront.Expr) sqlfront.SQLType {
 func arithType(op string, l, r sqlfront.SQLType) sqlfront.SQLType {
 	if op == "+" && l.Kind == sqlfront.TypeNVarChar && r.Kind == sqlfront.TypeNVarChar {
 		if l.Size == 0 || r.Size == 0 || l.Size+r.Size > 4000 {
-			return tNMax
+			return engine.TNMax
 		}
-		return tNVar(l.Size + r.Size)
+		return engine.TNVar(l.Size + r.Size)
 	}
 	if (l.Kind == sqlfront.TypeDateTime2 || l.Kind == sqlfront.TypeDate) && (op == "+" || op == "-") {
 		return l
@@ -423,7 +424,7 @@ func arithType(op string, l, r sqlfront.SQLType) sqlfront.SQLType {
 		return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: max(ls, rs)}
 	}
 	if t.Kind == sqlfront.TypeBit || t.Kind == sqlfront.TypeTinyInt || t.Kind == sqlfront.TypeSmallInt {
-		return tInt
+		return engine.TInt
 	}
 	return t
 }
@@ -431,11 +432,11 @@ func arithType(op string, l, r sqlfront.SQLType) sqlfront.SQLType {
 func (p *planner) windowType(w *sqlfront.WindowExpr, rel *relation) sqlfront.SQLType {
 	switch w.F.Name {
 	case "ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE", "COUNT_BIG":
-		return tBigInt
+		return engine.TBigInt
 	case "COUNT":
-		return tInt
+		return engine.TInt
 	case "PERCENT_RANK", "CUME_DIST":
-		return tFloat
+		return engine.TFloat
 	case "LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "MIN", "MAX":
 		if len(w.F.Args) > 0 {
 			return p.typeOf(w.F.Args[0], rel)
@@ -450,24 +451,24 @@ func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType
 		if i < len(f.Args) {
 			return p.typeOf(f.Args[i], rel)
 		}
-		return tInt
+		return engine.TInt
 	}
 	switch strings.TrimPrefix(f.Name, "SYS.") {
 	case "SERVERPROPERTY", "CONNECTIONPROPERTY", "SESSIONPROPERTY", "DATABASEPROPERTYEX":
 		// sql_variant: typed as the value the constant argument gives
 		if v, ok := p.constValue(f); ok {
-			return typeOfValue(v)
+			return engine.TypeOfValue(v)
 		}
-		return tNVar(128)
+		return engine.TNVar(128)
 	case "COUNT":
-		return tInt
+		return engine.TInt
 	case "COUNT_BIG":
-		return tBigInt
+		return engine.TBigInt
 	case "SUM":
 		t := arg(0)
 		switch t.Kind {
 		case sqlfront.TypeTinyInt, sqlfront.TypeSmallInt, sqlfront.TypeInt, sqlfront.TypeBit:
-			return tInt
+			return engine.TInt
 		case sqlfront.TypeDecimal:
 			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: t.Scale}
 		}
@@ -476,7 +477,7 @@ func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType
 		t := arg(0)
 		switch t.Kind {
 		case sqlfront.TypeTinyInt, sqlfront.TypeSmallInt, sqlfront.TypeInt, sqlfront.TypeBit:
-			return tInt
+			return engine.TInt
 		case sqlfront.TypeDecimal:
 			return sqlfront.SQLType{Kind: sqlfront.TypeDecimal, Size: 38, Scale: max(t.Scale, 6)}
 		}
@@ -497,7 +498,7 @@ func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType
 			t = widerType(t, p.typeOf(a, rel), a)
 		}
 		if t.Kind == 0 {
-			return tInt
+			return engine.TInt
 		}
 		return t
 	case "NULLIF":
@@ -512,54 +513,54 @@ func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType
 		if f.Name == "POWER" {
 			return arg(0)
 		}
-		return tFloat
+		return engine.TFloat
 	case "LEN", "CHARINDEX", "PATINDEX", "DATEDIFF", "DATEPART", "YEAR", "MONTH", "DAY", "DB_ID", "OBJECT_ID", "SCHEMA_ID",
 		"HAS_PERMS_BY_NAME", "IS_SRVROLEMEMBER", "IS_MEMBER", "GROUPING_ID", "ISNUMERIC", "DATALENGTH", "ASCII", "UNICODE", "ISDATE", "CHECKSUM", "BINARY_CHECKSUM", "@@SPID":
-		return tInt
+		return engine.TInt
 	case "GROUPING":
-		return tTinyInt
+		return engine.TTinyInt
 	case "DATEDIFF_BIG", "CURRENT_TRANSACTION_ID":
-		return tBigInt
+		return engine.TBigInt
 	case "GETDATE", "SYSDATETIME", "CURRENT_TIMESTAMP", "GETUTCDATE", "SYSUTCDATETIME", "DATETIMEFROMPARTS", "SMALLDATETIMEFROMPARTS", "DATETIME2FROMPARTS", "TODATETIMEOFFSET", "SWITCHOFFSET", "SYSDATETIMEOFFSET":
-		return tDT2
+		return engine.TDT2
 	case "DATEADD":
 		t := arg(2)
 		if t.Kind == sqlfront.TypeNVarChar {
-			return tDT2
+			return engine.TDT2
 		}
 		return t
 	case "EOMONTH", "DATEFROMPARTS":
-		return tDate
+		return engine.TDate
 	case "OBJECT_DEFINITION":
-		return tNVar(0)
+		return engine.TNVar(0)
 	case "DB_NAME", "OBJECT_NAME", "OBJECT_SCHEMA_NAME", "SCHEMA_NAME", "SUSER_NAME", "SUSER_SNAME", "USER_NAME", "QUOTENAME", "ORIGINAL_LOGIN", "SYSTEM_USER", "CURRENT_USER", "HOST_NAME", "APP_NAME":
-		return tNVar(128)
+		return engine.TNVar(128)
 	case "DATENAME":
-		return tNVar(30)
+		return engine.TNVar(30)
 	case "NEWID":
-		return tGUID
+		return engine.TGUID
 	case "LEFT", "RIGHT", "SUBSTRING", "UPPER", "LOWER", "LTRIM", "RTRIM", "TRIM", "REVERSE", "REPLACE", "STUFF", "TRANSLATE":
 		t := arg(0)
 		if t.Kind != sqlfront.TypeNVarChar {
-			return tNVar(4000)
+			return engine.TNVar(4000)
 		}
 		return t
 	case "REPLICATE", "SPACE", "CONCAT", "CONCAT_WS", "STRING_AGG", "FORMAT", "STR", "CHAR", "NCHAR", "FN_PHYSLOCFORMATTER", "FN_VARBINTOHEXSTR", "STRING_ESCAPE":
 		if f.Name == "STRING_AGG" || f.Name == "REPLICATE" {
 			t := arg(0)
 			if t.Size == 0 || t.Kind != sqlfront.TypeNVarChar {
-				return tNMax
+				return engine.TNMax
 			}
-			return tNVar(4000)
+			return engine.TNVar(4000)
 		}
-		return tNVar(4000)
+		return engine.TNVar(4000)
 	case "IIF":
 		return widerType(arg(1), arg(2), nil)
 	}
 	// a function this table does not type: with constant arguments, the
 	// type of the value it gives
 	if v, ok := p.constValue(f); ok {
-		return typeOfValue(v)
+		return engine.TypeOfValue(v)
 	}
-	return tNVar(4000)
+	return engine.TNVar(4000)
 }

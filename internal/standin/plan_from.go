@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
@@ -47,7 +48,7 @@ func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLErro
 	where := conjuncts(s.Where)
 	for _, c := range where {
 		if len(aggregatesOf(c)) > 0 {
-			return nil, errAggregateInWhere()
+			return nil, engine.ErrAggregateInWhere()
 		}
 	}
 	in, rest, err := p.planRef(fc, s.From, where)
@@ -273,7 +274,7 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 	on := conjuncts(j.On)
 	for _, c := range on {
 		if len(aggregatesOf(c)) > 0 {
-			return nil, nil, errAggregateInWhere()
+			return nil, nil, engine.ErrAggregateInWhere()
 		}
 	}
 	var leftConj, rightConj, joinConj, rest []sqlfront.Expr
@@ -419,7 +420,7 @@ func (p *planner) valuesSource(d *sqlfront.DerivedTable, qual string) (iter, *sq
 			}
 		}
 		if t.Kind == 0 {
-			t = tInt
+			t = engine.TInt
 		}
 		out.cols = append(out.cols, relCol{qual: qual, name: d.Columns[i], typ: t})
 	}

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strings"
 
@@ -379,7 +380,7 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 			return nil, err
 		}
 	}
-	out := &relation{cols: append(append([]relCol{}, src.cols...), relCol{name: "", typ: tBit}), subst: map[sqlfront.Expr]int{}}
+	out := &relation{cols: append(append([]relCol{}, src.cols...), relCol{name: "", typ: engine.TBit}), subst: map[sqlfront.Expr]int{}}
 	for k, v := range src.subst {
 		out.subst[k] = v
 	}

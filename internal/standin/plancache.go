@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/sha1"
 	"encoding/binary"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 	"time"
 
@@ -132,9 +133,9 @@ func hash8(h uint64) []byte {
 // dmExecQueryStats is sys.dm_exec_query_stats with the columns QueryReplay
 // reads and the main counters.
 func dmExecQueryStats(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("sql_handle", tVarBin(64), "statement_start_offset", tInt, "statement_end_offset", tInt,
-		"plan_handle", tVarBin(64), "creation_time", tDT2, "last_execution_time", tDT2, "execution_count", tBigInt,
-		"query_hash", tVarBin(8), "query_plan_hash", tVarBin(8))}
+	r := &relation{cols: cols("sql_handle", engine.TVarBin(64), "statement_start_offset", engine.TInt, "statement_end_offset", engine.TInt,
+		"plan_handle", engine.TVarBin(64), "creation_time", engine.TDT2, "last_execution_time", engine.TDT2, "execution_count", engine.TBigInt,
+		"query_hash", engine.TVarBin(8), "query_plan_hash", engine.TVarBin(8))}
 	if l := x.srv.plans.lru; l != nil {
 		for el := l.Back(); el != nil; el = el.Prev() { // oldest first
 			e := el.Value.(*planCacheEntry)
@@ -147,7 +148,7 @@ func dmExecQueryStats(x *execCtx, db *database) (*relation, *sqlfront.SQLError) 
 // sqlTextFunction is sys.dm_exec_sql_text(sql_handle): dbid, objectid,
 // number, encrypted, text; an unknown handle gives no row.
 func (x *execCtx) sqlTextFunction(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("dbid", tSmallInt, "objectid", tInt, "number", tSmallInt, "encrypted", tBit, "text", tNMax)}
+	r := &relation{cols: cols("dbid", engine.TSmallInt, "objectid", engine.TInt, "number", engine.TSmallInt, "encrypted", engine.TBit, "text", engine.TNMax)}
 	if len(args) != 1 {
 		return nil, sqlfront.NewError(216, 16, "Parameters supplied for object '%s' which is not a function. If the parameters are intended as a table hint, a WITH keyword is required.", "dm_exec_sql_text")
 	}

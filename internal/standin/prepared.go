@@ -3,6 +3,7 @@ package standin
 import (
 	"context"
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strconv"
 	"strings"
 	"time"
@@ -151,7 +152,7 @@ func (c *connState) rpc(ctx context.Context, call *tds.RPCCall, w tds.ResultWrit
 	case "sp_unprepare":
 		return c.spUnprepare(call)
 	}
-	return toTDS(errProcNotFound(call.ProcName))
+	return toTDS(engine.ErrProcNotFound(call.ProcName))
 }
 
 // procName is the call's procedure in lower case without "sys." / "dbo.".
@@ -240,7 +241,7 @@ func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 		if b, ok := v.([]byte); ok {
 			return string(b), nil
 		}
-		return valueString(v), nil
+		return engine.ValueString(v), nil
 	case tds.TypeVarBinary, tds.TypeBinary:
 		switch x := v.(type) {
 		case []byte:
@@ -253,9 +254,9 @@ func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 			return t, nil
 		}
 	case tds.TypeUniqueIdentifier:
-		return valueString(v), nil
+		return engine.ValueString(v), nil
 	case 0: // a typeless NULL argument: answer as nvarchar
-		return valueString(v), nil
+		return engine.ValueString(v), nil
 	}
 	return fail()
 }

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func (x *execCtx) procName(parts []string) (*database, string, string, *sqlfront
 	case 3:
 		if parts[0] != "" {
 			if db = x.srv.dbByName(parts[0]); db == nil {
-				return nil, "", "", errDatabaseMissing(parts[0])
+				return nil, "", "", engine.ErrDatabaseMissing(parts[0])
 			}
 		}
 		fallthrough
@@ -59,7 +60,7 @@ func (x *execCtx) procName(parts []string) (*database, string, string, *sqlfront
 		}
 	case 1:
 	default:
-		return nil, "", "", errProcNotFound(strings.Join(parts, "."))
+		return nil, "", "", engine.ErrProcNotFound(strings.Join(parts, "."))
 	}
 	return db, schema, parts[len(parts)-1], nil
 }
@@ -152,7 +153,7 @@ func (x *execCtx) execReturn(s *sqlfront.ReturnStmt) error {
 		if err != nil {
 			return err
 		}
-		n, cerr := convertValue(v, tInt)
+		n, cerr := engine.ConvertValue(v, engine.TInt)
 		if cerr != nil {
 			return cerr
 		}
@@ -174,7 +175,7 @@ func (x *execCtx) execProcCall(s *sqlfront.ExecStmt) error {
 		return err
 	}
 	if p == nil {
-		return errProcNotFound(strings.Join(s.Proc, "."))
+		return engine.ErrProcNotFound(strings.Join(s.Proc, "."))
 	}
 	if x.nest >= maxNesting {
 		return sqlfront.NewError(217, 16, "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit %d).", maxNesting)
@@ -237,7 +238,7 @@ func (x *execCtx) bindProcArgs(p *procedure, cp *sqlfront.CreateProcStmt, s *sql
 				if err != nil {
 					return nil, err
 				}
-				if v, err = convertValue(v, prm.Type); err != nil {
+				if v, err = engine.ConvertValue(v, prm.Type); err != nil {
 					return nil, err
 				}
 				values[k], set[k] = v, true
@@ -263,7 +264,7 @@ func (x *execCtx) bindProcArgs(p *procedure, cp *sqlfront.CreateProcStmt, s *sql
 		if err != nil {
 			return nil, err
 		}
-		if v, err = convertValue(v, prm.Type); err != nil {
+		if v, err = engine.ConvertValue(v, prm.Type); err != nil {
 			return nil, err
 		}
 		values[k] = v
@@ -360,10 +361,10 @@ func (x *execCtx) afterCall(s *sqlfront.ExecStmt, cp *sqlfront.CreateProcStmt, o
 func (x *execCtx) assignVar(name string, v any) error {
 	k := strings.ToLower(name)
 	if _, ok := x.conn.vars[k]; !ok {
-		return errMustDeclare(name)
+		return engine.ErrMustDeclare(name)
 	}
 	if t, ok := x.varType(name); ok {
-		cv, err := convertValue(v, t)
+		cv, err := engine.ConvertValue(v, t)
 		if err != nil {
 			return err
 		}
@@ -465,7 +466,7 @@ func (x *execCtx) bindExecuteSQL(decls string, args []sqlfront.ExecArg) (map[str
 		if err != nil {
 			return nil, nil, err
 		}
-		if v, err = convertValue(v, t); err != nil {
+		if v, err = engine.ConvertValue(v, t); err != nil {
 			return nil, nil, err
 		}
 		vars[name] = v
@@ -566,7 +567,7 @@ func procNamePart(p *procedure, fn string) string {
 // encrypted module, a table or an unknown id
 // (https://learn.microsoft.com/en-us/sql/t-sql/functions/object-definition-transact-sql).
 func (x *execCtx) objectDefinition(v any) any {
-	id, _ := convertValue(v, tBigInt)
+	id, _ := engine.ConvertValue(v, engine.TBigInt)
 	n, ok := id.(int64)
 	if !ok {
 		return nil
@@ -609,8 +610,8 @@ func tablesOnly(v viewFunc) viewFunc {
 // created WITH ENCRYPTION
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-sql-modules-transact-sql).
 func sqlModulesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("object_id", tInt, "definition", tNVar(0), "uses_ansi_nulls", tBit, "uses_quoted_identifier", tBit,
-		"is_schema_bound", tBit, "execute_as_principal_id", tInt)}
+	r := &relation{cols: cols("object_id", engine.TInt, "definition", engine.TNVar(0), "uses_ansi_nulls", engine.TBit, "uses_quoted_identifier", engine.TBit,
+		"is_schema_bound", engine.TBit, "execute_as_principal_id", engine.TInt)}
 	for _, p := range db.procs {
 		var def any = p.definition
 		if p.encrypted {
@@ -624,7 +625,7 @@ func sqlModulesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 // proceduresView is sys.procedures
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-procedures-transact-sql).
 func proceduresView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tSysname, "object_id", tInt, "schema_id", tInt, "type", tNVar(2), "type_desc", tNVar(60), "create_date", tDT2, "modify_date", tDT2)}
+	r := &relation{cols: cols("name", engine.TSysname, "object_id", engine.TInt, "schema_id", engine.TInt, "type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2)}
 	for _, p := range db.procs {
 		r.rows = append(r.rows, []any{p.name, p.objectID, int64(1), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified})
 	}
@@ -635,8 +636,8 @@ func proceduresView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 // empty, with the columns a reader filters on
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-triggers-transact-sql).
 func triggersView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	return &relation{cols: cols("name", tSysname, "object_id", tInt, "parent_class", tTinyInt, "parent_class_desc", tNVar(60), "parent_id", tInt,
-		"type", tNVar(2), "type_desc", tNVar(60), "is_disabled", tBit, "is_instead_of_trigger", tBit)}, nil
+	return &relation{cols: cols("name", engine.TSysname, "object_id", engine.TInt, "parent_class", engine.TTinyInt, "parent_class_desc", engine.TNVar(60), "parent_id", engine.TInt,
+		"type", engine.TNVar(2), "type_desc", engine.TNVar(60), "is_disabled", engine.TBit, "is_instead_of_trigger", engine.TBit)}, nil
 }
 
 // DemoProcedures returns the definitions of the procedures the demo

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"maps"
 	"slices"
 	"strconv"
@@ -200,7 +201,7 @@ func (x *execCtx) currentTransactionID() int64 {
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-session-transactions-transact-sql):
 // one row per session with an open transaction.
 func dmTranSessionTransactions(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", tInt, "transaction_id", tBigInt, "is_user_transaction", tBit, "open_transaction_count", tInt)}
+	r := &relation{cols: cols("session_id", engine.TInt, "transaction_id", engine.TBigInt, "is_user_transaction", engine.TBit, "open_transaction_count", engine.TInt)}
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
 		if c.txn == nil || !x.conn.sysadmin && c != x.conn {
@@ -251,14 +252,14 @@ func (s *Server) killLocked(c *connState) {
 // Msg 208 for a queue, Msg 8426 for a conversation handle.
 func (x *execCtx) execBroker(s *sqlfront.BrokerStmt) error {
 	if s.Queue != "" {
-		return errInvalidObject(s.Queue)
+		return engine.ErrInvalidObject(s.Queue)
 	}
 	env := &evalEnv{x: x}
 	v, err := env.eval(s.Handle)
 	if err != nil {
 		return err
 	}
-	return sqlfront.NewError(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(valueString(v)))
+	return sqlfront.NewError(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(engine.ValueString(v)))
 }
 
 // commitTrigger ends, or ends and replaces, the transaction of the

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"sort"
 	"strconv"
 	"strings"
@@ -334,9 +335,9 @@ func constString(v any) string {
 	case bool:
 		return map[bool]string{true: "(1)", false: "(0)"}[x]
 	case int64, float64:
-		return "(" + valueString(v) + ")"
+		return "(" + engine.ValueString(v) + ")"
 	}
-	return "'" + valueString(v) + "'"
+	return "'" + engine.ValueString(v) + "'"
 }
 
 // scalarString renders an expression as T-SQL text (ScalarString).

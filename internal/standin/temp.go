@@ -3,6 +3,7 @@ package standin
 import (
 	"errors"
 	"fmt"
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
@@ -88,7 +89,7 @@ func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfron
 		if err != nil {
 			return err
 		}
-		if row[c], err = convertValue(v, t.columns[c].Type); err != nil {
+		if row[c], err = engine.ConvertValue(v, t.columns[c].Type); err != nil {
 			return err
 		}
 	}
@@ -116,7 +117,7 @@ func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef,
 			return nil, sqlfront.NewError(2705, 16, "Column names in each table must be unique. Column name '%s' in table '%s' is specified more than once.", c.Name, name)
 		}
 		seen[strings.ToLower(c.Name)] = true
-		t.columns = append(t.columns, tableColumn{Column: Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, avgSize: typeSize(c.Type)})
+		t.columns = append(t.columns, tableColumn{Column: engine.Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, avgSize: typeSize(c.Type)})
 		size += typeSize(c.Type)
 		if c.PrimaryKey {
 			pk = append(pk, c.Name)
@@ -147,7 +148,7 @@ func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef,
 	if len(t.pk) == 0 {
 		// a heap: a hidden row id orders the rows
 		ti.heap = true
-		t.columns = append(t.columns, tableColumn{Column: Column{Name: "%%rid", Type: tBigInt}, NotNull: true, avgSize: 8})
+		t.columns = append(t.columns, tableColumn{Column: engine.Column{Name: "%%rid", Type: engine.TBigInt}, NotNull: true, avgSize: 8})
 		t.pk = []int{len(t.columns) - 1}
 	} else {
 		ixName = fmt.Sprintf("PK__%s__%X", strings.Trim(name, "#@"), uint32(objectID))
@@ -195,7 +196,7 @@ func (x *execCtx) createTable(parts []string, cols []sqlfront.ColumnDef, pk []st
 	db := x.conn.db
 	if len(parts) == 3 {
 		if db = x.srv.dbByName(parts[0]); db == nil {
-			return nil, errDatabaseMissing(parts[0])
+			return nil, engine.ErrDatabaseMissing(parts[0])
 		}
 	}
 	schema := "dbo"
@@ -418,7 +419,7 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	if err := p.resolves(s.On, joined); err != nil {
 		return err
 	}
-	join := &planNode{physical: "Hash Match", logical: mergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
+	join := &planNode{physical: "Hash Match", logical: engine.MergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
 	join.details = func(b *xmlBuilder) {
 		b.open("Hash")
 		b.empty("DefinedValues")
@@ -562,7 +563,7 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 				return 0, err
 			}
 			if len(colIdx) != len(a.clause.Values) {
-				return 0, errColumnCount()
+				return 0, engine.ErrColumnCount()
 			}
 			vals := make([]any, len(a.clause.Values))
 			for i, e := range a.clause.Values {
