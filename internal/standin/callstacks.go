@@ -4,10 +4,11 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -469,8 +470,8 @@ func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Sta
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // which only the sysadmin has here.
-func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
+func loadedModulesView(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
 		"patched", engine.TBit, "prerelease", engine.TBit, "private_build", engine.TBit, "special_build", engine.TBit, "language", engine.TInt,
 		"company", engine.TNVar(256), "description", engine.TNVar(256), "name", engine.TNVar(255))}
 	if !x.conn.sysadmin {
@@ -490,7 +491,7 @@ func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) 
 		binary.BigEndian.PutUint64(base, m.base)
 		company := "Microsoft Corporation"
 		v := p.fileVersion(m)
-		r.rows = append(r.rows, []any{base, v, v, false, false, false, false, false, int64(1033), company, m.description, path})
+		r.Rows = append(r.Rows, []any{base, v, v, false, false, false, false, false, int64(1033), company, m.description, path})
 	}
 	return r, nil
 }

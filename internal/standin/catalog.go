@@ -2,13 +2,14 @@ package standin
 
 import (
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"hash/fnv"
 	"math/rand"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 // The demo database. Its storage layout (pages, hobts, allocation units) is
@@ -366,12 +367,6 @@ func keyHashResources(hash string) (r1, r2 uint32) {
 	r1 = uint32(hi>>8|hi<<8) << 16
 	r2 = lo>>24 | (lo>>8)&0xFF00 | (lo<<8)&0xFF0000 | lo<<24
 	return r1, r2
-}
-
-// physloc encodes %%physloc%%: page id (4 bytes LE), file id (2 bytes LE),
-// slot (2 bytes LE), as sys.fn_PhysLocFormatter decodes it.
-func physloc(page int32, file, slot int) []byte {
-	return []byte{byte(page), byte(page >> 8), byte(page >> 16), byte(page >> 24), byte(file), byte(file >> 8), byte(slot), byte(slot >> 8)}
 }
 
 // indexByName finds an index of t by name or by id given as text.

@@ -1,9 +1,10 @@
 package standin
 
 import (
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -38,7 +39,7 @@ func dmlNode(t *table, logical string, child *planNode) *planNode {
 	if ix.name == "" {
 		phys = "Table " + logical
 	}
-	n := &planNode{physical: phys, logical: logical, schema: &relation{}, estExecs: 1, ix: ix, objects: t.indexes}
+	n := &planNode{physical: phys, logical: logical, schema: &engine.Relation{}, estExecs: 1, ix: ix, objects: t.indexes}
 	if child != nil {
 		n.children = []*planNode{child}
 		n.estRows = child.estRows
@@ -124,7 +125,7 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 				return sqlfront.NewError(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
 			}
 		}
-		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
+		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &engine.Relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
 		src = &insertValuesIter{n: n, rows: s.Rows}
 	}
 	root := dmlNode(t, "Insert", src.node())
@@ -159,12 +160,12 @@ type insertValuesIter struct {
 	n    *planNode
 	rows [][]sqlfront.Expr
 	i    int
-	env  evalEnv
+	env  engine.EvalEnv
 }
 
 func (v *insertValuesIter) node() *planNode { return v.n }
-func (v *insertValuesIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
-	v.i, v.env = 0, evalEnv{x: r.x, outer: outer}
+func (v *insertValuesIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	v.i, v.env = 0, engine.EvalEnv{X: r.x, Outer: outer}
 	return nil
 }
 func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
@@ -182,7 +183,7 @@ func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			vals[i] = defaultMarker{}
 			continue
 		}
-		x, err := v.env.eval(e)
+		x, err := v.env.Eval(e)
 		if err != nil {
 			return nil, err
 		}
@@ -322,11 +323,11 @@ func (x *execCtx) reread(t *table, stale []any, where sqlfront.Expr) ([]any, boo
 	if where == nil {
 		return row, true
 	}
-	v, err := (&evalEnv{x: x, rel: tableSchema(t, strings.ToLower(t.name)), row: row}).eval(where)
+	v, err := (&engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(t.name)), Row: row}).Eval(where)
 	if err != nil {
 		return nil, false
 	}
-	b, _ := truth(v)
+	b, _ := engine.Truth(v)
 	return row, b
 }
 
@@ -359,7 +360,7 @@ func (x *execCtx) lockAndReread(t *table, stale []any, where sqlfront.Expr) ([]a
 // clause it was found in (for SET expressions).
 type target struct {
 	row []any
-	env *evalEnv
+	env *engine.EvalEnv
 }
 
 // findTargets plans and runs the search for the rows an UPDATE or DELETE
@@ -383,7 +384,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 		limit = n // SET ROWCOUNT, safety.go
 	}
 	if top != nil {
-		v, err := (&evalEnv{x: x}).eval(top)
+		v, err := (&engine.EvalEnv{X: x}).Eval(top)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -423,8 +424,8 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 			}
 			var row []any
 			for _, s := range tp.srcs {
-				if s.ix != nil && s.ix.tbl == t && (s.qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
-					row = s.row
+				if sourceTable(s) == t && (s.Qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
+					row = s.Row
 					break
 				}
 			}
@@ -439,7 +440,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 			if err := r.hold(tp); err != nil {
 				return nil, err
 			}
-			out = append(out, target{row: row, env: &evalEnv{x: x, rel: schema, row: tp.vals, srcs: tp.srcs}})
+			out = append(out, target{row: row, env: &engine.EvalEnv{X: x, Rel: schema, Row: tp.vals, Srcs: tp.srcs}})
 		}
 		return out, nil
 	}
@@ -538,11 +539,11 @@ func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []targe
 		after := append([]any{}, row...)
 		env := tg.env
 		if s.From == nil {
-			env = &evalEnv{x: x, rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), row: row}
+			env = &engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), Row: row}
 		}
 		for _, set := range s.Sets {
 			i := t.column(set.Column)
-			v, err := env.eval(set.Expr)
+			v, err := env.Eval(set.Expr)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
@@ -632,4 +633,13 @@ func (x *execCtx) execDelete(s *sqlfront.DeleteStmt) error {
 		deleted++
 	}
 	return x.finishDML(q, tds.CmdDelete, deleted, isTableVar(t))
+}
+
+// sourceTable is the base table a row of a plan came from, nil when it
+// came from no table.
+func sourceTable(s engine.RowSource) *table {
+	if ix, ok := s.Ix.(*index); ok && ix != nil {
+		return ix.tbl
+	}
+	return nil
 }

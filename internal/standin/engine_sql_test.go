@@ -1,9 +1,10 @@
 package standin
 
 import (
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 // TestWhileAndStringSplit covers WHILE with BREAK/CONTINUE and

@@ -1,9 +1,10 @@
 package standin
 
 import (
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -199,9 +200,9 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 		if err != nil {
 			return nil, nil, err
 		}
-		schemaRel := &relation{cols: rel.cols}
-		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: schemaRel, estRows: float64(max(len(rel.rows), 1)), estExecs: 1}
-		it := &tvfIter{n: n, schema: schemaRel, view: func(x *execCtx) (*relation, *sqlfront.SQLError) { return view(x, db) }}
+		schemaRel := &engine.Relation{Cols: rel.Cols}
+		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: schemaRel, estRows: float64(max(len(rel.Rows), 1)), estExecs: 1}
+		it := &tvfIter{n: n, schema: schemaRel, view: func(x *execCtx) (*engine.Relation, *sqlfront.SQLError) { return view(x, db) }}
 		n.details = it.showplan
 		return nil, it, nil
 	}
@@ -214,14 +215,14 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 
 // tableFunctionSchema returns a table-valued function's columns without
 // running it.
-func (x *execCtx) tableFunctionSchema(f *sqlfront.TableFunc) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) tableFunctionSchema(f *sqlfront.TableFunc) (*engine.Relation, *sqlfront.SQLError) {
 	x.schemaOnly = true
 	defer func() { x.schemaOnly = false }()
-	rel, err := x.tableFunction(f, &evalEnv{x: x})
+	rel, err := x.tableFunction(f, &engine.EvalEnv{X: x})
 	if err != nil {
 		return nil, err
 	}
-	return &relation{cols: rel.cols}, nil
+	return &engine.Relation{Cols: rel.Cols}, nil
 }
 
 // memoryUse records what a memory-consuming operator needed for rows rows

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -26,7 +27,7 @@ type execCtx struct {
 	stats     batchStats
 	stmtStart time.Time
 	stmtText  string // the statement being executed (scenarios match on it)
-	inSets    map[*sqlfront.InExpr]*inSet
+	inSets    map[*sqlfront.InExpr]*engine.InSet
 	lastPlan  string
 	// schemaOnly makes table-valued functions return their columns only
 	schemaOnly bool
@@ -351,26 +352,26 @@ func (x *execCtx) info(num int32, class uint8, msg string) error {
 }
 
 // sendRelation writes a result set.
-func (x *execCtx) sendRelation(rel *relation) error {
+func (x *execCtx) sendRelation(rel *engine.Relation) error {
 	rel = x.limitRows(rel)
-	cols := make([]tds.Column, len(rel.cols))
-	for i, c := range rel.cols {
-		cols[i] = tds.Column{Name: c.name, TypeInfo: tdsType(c.typ)}
+	cols := make([]tds.Column, len(rel.Cols))
+	for i, c := range rel.Cols {
+		cols[i] = tds.Column{Name: c.Name, TypeInfo: tdsType(c.Typ)}
 	}
 	if err := x.w.Columns(cols...); err != nil {
 		return err
 	}
-	for _, r := range rel.rows {
+	for _, r := range rel.Rows {
 		vals := make([]any, len(r))
 		for i, v := range r {
-			vals[i] = wireValue(v, rel.cols[i].typ)
+			vals[i] = wireValue(v, rel.Cols[i].Typ)
 		}
 		if err := x.w.Row(vals...); err != nil {
 			return err
 		}
 	}
-	x.stats.rows += int64(len(rel.rows))
-	return x.done(tds.CmdSelect, int64(len(rel.rows)))
+	x.stats.rows += int64(len(rel.Rows))
+	return x.done(tds.CmdSelect, int64(len(rel.Rows)))
 }
 
 func tdsType(t sqlfront.SQLType) tds.TypeInfo {
@@ -571,12 +572,12 @@ func (x *execCtx) execBlock(s *sqlfront.BlockStmt) error {
 
 // execIf runs IF … ELSE: UNKNOWN takes the ELSE branch, as FALSE does.
 func (x *execCtx) execIf(s *sqlfront.IfStmt) error {
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Cond)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Cond)
 	if err != nil {
 		return err
 	}
-	if b, _ := truth(v); b {
+	if b, _ := engine.Truth(v); b {
 		return x.exec(s.Then)
 	} else if s.Else != nil {
 		return x.exec(s.Else)
@@ -661,8 +662,8 @@ func (x *execCtx) execDeclare(s *sqlfront.DeclareStmt) error {
 		c.sqlState().varTypes[strings.ToLower(d.Name)] = d.Type
 		var v any
 		if d.Init != nil {
-			env := &evalEnv{x: x}
-			iv, err := env.eval(d.Init)
+			env := &engine.EvalEnv{X: x}
+			iv, err := env.Eval(d.Init)
 			if err != nil {
 				return err
 			}
@@ -680,8 +681,8 @@ func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 	c := x.conn
 	if _, ok := x.params[strings.ToLower(s.Var)]; ok {
 		// an RPC parameter (sp_executesql OUTPUT parameters are set so)
-		env := &evalEnv{x: x}
-		v, err := env.eval(s.Expr)
+		env := &engine.EvalEnv{X: x}
+		v, err := env.Eval(s.Expr)
 		if err != nil {
 			return err
 		}
@@ -691,8 +692,8 @@ func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 	if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
 		return engine.ErrMustDeclare(s.Var)
 	}
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Expr)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Expr)
 	if err != nil {
 		return err
 	}
@@ -750,8 +751,8 @@ func (x *execCtx) execWaitfor(s *sqlfront.WaitforStmt) error {
 
 // execPrint sends PRINT's text as an informational message.
 func (x *execCtx) execPrint(s *sqlfront.PrintStmt) error {
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Expr)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Expr)
 	if err != nil {
 		return err
 	}
@@ -807,9 +808,9 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 	case "TRACEON", "TRACEOFF":
 		global := false
 		var flagsSet []int
-		env := &evalEnv{x: x}
+		env := &engine.EvalEnv{X: x}
 		for _, a := range s.Args {
-			v, err := env.eval(a)
+			v, err := env.Eval(a)
 			if err != nil {
 				return err
 			}
@@ -846,7 +847,7 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			}
 		}
 	case "TRACESTATUS":
-		rel := &relation{cols: []relCol{{name: "TraceFlag", typ: engine.TSmallInt}, {name: "Status", typ: engine.TSmallInt}, {name: "Global", typ: engine.TSmallInt}, {name: "Session", typ: engine.TSmallInt}}}
+		rel := &engine.Relation{Cols: []engine.RelCol{{Name: "TraceFlag", Typ: engine.TSmallInt}, {Name: "Status", Typ: engine.TSmallInt}, {Name: "Global", Typ: engine.TSmallInt}, {Name: "Session", Typ: engine.TSmallInt}}}
 		seen := map[int]bool{}
 		for f := range x.srv.globalFlags {
 			seen[f] = true
@@ -855,8 +856,8 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			seen[f] = true
 		}
 		for f := range seen {
-			rel.rows = append(rel.rows, []any{int64(f), int64(1), engine.BoolInt(x.srv.globalFlags[f]), engine.BoolInt(c.flags[f])})
-			rel.srcs = append(rel.srcs, nil)
+			rel.Rows = append(rel.Rows, []any{int64(f), int64(1), engine.BoolInt(x.srv.globalFlags[f]), engine.BoolInt(c.flags[f])})
+			rel.Srcs = append(rel.Srcs, nil)
 		}
 		if err := x.sendRelation(rel); err != nil {
 			return err

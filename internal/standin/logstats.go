@@ -2,9 +2,10 @@ package standin
 
 import (
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strconv"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -19,11 +20,11 @@ func init() {
 // the columns the tracer reads. log_end_lsn is nvarchar(24); the page does
 // not show its format, and the stand-in answers in fn_dblog's
 // "vlf:block:slot" hexadecimal form [unverified format].
-func (x *execCtx) logStats(args []any) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) logStats(args []any) (*engine.Relation, *sqlfront.SQLError) {
 	if len(args) != 1 {
 		return nil, sqlfront.NewError(174, 15, "The dm_db_log_stats function requires 1 argument(s).")
 	}
-	r := &relation{cols: cols("database_id", engine.TInt, "recovery_model", engine.TNVar(60), "log_min_lsn", engine.TNVar(24), "log_end_lsn", engine.TNVar(24),
+	r := &engine.Relation{Cols: cols("database_id", engine.TInt, "recovery_model", engine.TNVar(60), "log_min_lsn", engine.TNVar(24), "log_end_lsn", engine.TNVar(24),
 		"total_log_size_mb", engine.TFloat, "active_log_size_mb", engine.TFloat)}
 	if x.schemaOnly {
 		return r, nil
@@ -40,7 +41,7 @@ func (x *execCtx) logStats(args []any) (*relation, *sqlfront.SQLError) {
 	if recs := x.srv.log.recs; len(recs) > 0 {
 		first, last = recs[0].lsn, recs[len(recs)-1].lsn
 	}
-	r.rows = [][]any{{id, "SIMPLE", first, last, 8.0, 0.5}}
+	r.Rows = [][]any{{id, "SIMPLE", first, last, 8.0, 0.5}}
 	return r, nil
 }
 

@@ -1,11 +1,12 @@
 package standin
 
 import (
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -46,7 +47,7 @@ type aggIter struct {
 	groups []sqlfront.Expr
 	aggs   []*aggSpec
 	sets   [][]int // nil: one set of all groups
-	schema *relation
+	schema *engine.Relation
 	scalar bool
 
 	out   []*tuple
@@ -79,16 +80,16 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 	for _, o := range s.OrderBy {
 		exprs = append(exprs, o.Expr)
 	}
-	out := &relation{subst: map[sqlfront.Expr]int{}}
+	out := &engine.Relation{Subst: map[sqlfront.Expr]int{}}
 	groupKeys := map[string]int{}
 	for i, g := range s.GroupBy {
-		col := relCol{typ: p.typeOf(g, src)}
+		col := engine.RelCol{Typ: p.typeOf(g, src)}
 		if c, ok := g.(*sqlfront.ColRef); ok {
-			if j, _ := src.lookupRef(c); j >= 0 {
-				col = src.cols[j]
+			if j, _ := src.LookupRef(c); j >= 0 {
+				col = src.Cols[j]
 			}
 		}
-		out.cols = append(out.cols, col)
+		out.Cols = append(out.Cols, col)
 		groupKeys[shape(g, src)] = i
 	}
 	aggKeys := map[string]int{}
@@ -101,7 +102,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			}
 			if _, isLit := n.(*sqlfront.Literal); !isLit {
 				if gi, ok := groupKeys[shape(n, src)]; ok {
-					out.subst[n] = gi
+					out.Subst[n] = gi
 					return false
 				}
 			}
@@ -110,7 +111,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 				return true
 			}
 			switch {
-			case isAggregateName(f.Name):
+			case engine.IsAggregateName(f.Name):
 				for _, a := range f.Args {
 					if len(aggregatesOf(a)) > 0 || hasSubquery(a) {
 						bindErr = sqlfront.NewError(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
@@ -131,7 +132,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			}
 			k := shape(f, src)
 			if i, ok := aggKeys[k]; ok {
-				out.subst[n] = i
+				out.Subst[n] = i
 				return false
 			}
 			spec := &aggSpec{f: f, typ: p.typeOf(f, src)}
@@ -151,11 +152,11 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 					spec.typ = engine.TInt
 				}
 			}
-			idx := len(out.cols)
+			idx := len(out.Cols)
 			aggKeys[k] = idx
-			out.subst[n] = idx
+			out.Subst[n] = idx
 			aggs = append(aggs, spec)
-			out.cols = append(out.cols, relCol{typ: spec.typ})
+			out.Cols = append(out.Cols, engine.RelCol{Typ: spec.typ})
 			return false
 		})
 		if bindErr != nil {
@@ -196,22 +197,22 @@ func checkAggArgs(f *sqlfront.FuncCall) *sqlfront.SQLError {
 
 // checkGroupedRefs rejects columns used outside aggregates that are not
 // grouped (Msg 8120, or 8121 in HAVING).
-func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *relation) *sqlfront.SQLError {
+func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *engine.Relation) *sqlfront.SQLError {
 	check := func(e sqlfront.Expr, having bool) *sqlfront.SQLError {
 		var bad *sqlfront.ColRef
 		visit(e, func(n sqlfront.Expr) bool {
-			if _, ok := out.subst[n]; ok {
+			if _, ok := out.Subst[n]; ok {
 				return false
 			}
 			if _, ok := n.(*sqlfront.WindowExpr); ok {
 				// a window function's own columns are checked as select items
 				for _, pe := range n.(*sqlfront.WindowExpr).PartitionBy {
 					visit(pe, func(m sqlfront.Expr) bool {
-						if _, ok := out.subst[m]; ok {
+						if _, ok := out.Subst[m]; ok {
 							return false
 						}
 						if c, ok := m.(*sqlfront.ColRef); ok && bad == nil {
-							if i, _ := src.lookupRef(c); i >= 0 {
+							if i, _ := src.LookupRef(c); i >= 0 {
 								bad = c
 							}
 						}
@@ -221,7 +222,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 				return false
 			}
 			if c, ok := n.(*sqlfront.ColRef); ok && bad == nil {
-				if i, _ := src.lookupRef(c); i >= 0 {
+				if i, _ := src.LookupRef(c); i >= 0 {
 					bad = c
 				}
 			}
@@ -250,7 +251,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 }
 
 // aggregateOp chooses the aggregate operator.
-func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *relation) iter {
+func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *engine.Relation) iter {
 	a := &aggIter{in: in, groups: groups, aggs: aggs, sets: sets, schema: out, scalar: len(groups) == 0 && sets == nil}
 	src := in.node().schema
 	stream := a.scalar
@@ -263,7 +264,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 				ok = false
 				break
 			}
-			j, _ := src.lookupRef(c)
+			j, _ := src.LookupRef(c)
 			if j < 0 {
 				ok = false
 				break
@@ -283,7 +284,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 		var keys []sortKey
 		for _, g := range groups {
 			if c, ok := g.(*sqlfront.ColRef); ok {
-				if j, _ := src.lookupRef(c); j >= 0 {
+				if j, _ := src.LookupRef(c); j >= 0 {
 					keys = append(keys, sortKey{col: j})
 				}
 			}
@@ -298,7 +299,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 		var keys []int
 		for _, g := range groups {
 			if c, ok := g.(*sqlfront.ColRef); ok {
-				if j, _ := src.lookupRef(c); j >= 0 {
+				if j, _ := src.LookupRef(c); j >= 0 {
 					keys = append(keys, j)
 				}
 			}
@@ -358,8 +359,8 @@ func (p *planner) baseDistinct(in iter, c *sqlfront.ColRef) float64 {
 	var walk func(it *planNode)
 	walk = func(n *planNode) {
 		if n.ix != nil && found == 0 {
-			if i, _ := n.schema.lookupRef(c); i >= 0 {
-				if ti := n.ix.tbl.column(n.schema.cols[i].name); ti >= 0 {
+			if i, _ := n.schema.LookupRef(c); i >= 0 {
+				if ti := n.ix.tbl.column(n.schema.Cols[i].Name); ti >= 0 {
 					found = p.x.tableStats(n.ix.tbl).distinct[ti]
 				}
 			}
@@ -380,7 +381,7 @@ type aggGroup struct {
 	thread int
 }
 
-func (a *aggIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (a *aggIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	a.out, a.i, a.bytes = nil, 0, 0
 	sets := a.sets
 	if sets == nil {
@@ -399,13 +400,13 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 }
 
 // consume reads the input into groups of every grouping set.
-func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
+func (a *aggIter) consume(r *runCtx, outer *engine.EvalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
 	if err := r.open(a.in, outer); err != nil {
 		return nil, err
 	}
 	defer r.close(a.in)
 	src := a.in.node().schema
-	env := &evalEnv{x: r.x, rel: src, outer: outer}
+	env := &engine.EvalEnv{X: r.x, Rel: src, Outer: outer}
 	index := map[string]*aggGroup{}
 	var order []*aggGroup
 	gvals := make([]any, len(a.groups))
@@ -417,9 +418,9 @@ func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup,
 		if t == nil {
 			break
 		}
-		env.row, env.srcs = t.vals, t.srcs
+		env.Row, env.Srcs = t.vals, t.srcs
 		for i, g := range a.groups {
-			v, err := env.eval(g)
+			v, err := env.Eval(g)
 			if err != nil {
 				return nil, err
 			}
@@ -481,7 +482,7 @@ func (a *aggIter) emit(order []*aggGroup, sets [][]int) *sqlfront.SQLError {
 		for _, gi := range set {
 			inSet[gi] = true
 		}
-		vals := make([]any, len(a.schema.cols))
+		vals := make([]any, len(a.schema.Cols))
 		for i := range a.groups {
 			if inSet[i] {
 				vals[i] = g.keys[i]
@@ -525,19 +526,19 @@ func (a *aggIter) close(r *runCtx) {
 }
 
 // add folds one input row into the accumulator.
-func (acc *aggAcc) add(env *evalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
+func (acc *aggAcc) add(env *engine.EvalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
 	if f.Star {
 		acc.count++
 		return nil
 	}
-	v, err := env.eval(f.Args[0])
+	v, err := env.Eval(f.Args[0])
 	if err != nil {
 		return err
 	}
 	var keys []any
 	if f.Name == "STRING_AGG" && v != nil {
 		for _, o := range f.Within {
-			k, err := env.eval(o.Expr)
+			k, err := env.Eval(o.Expr)
 			if err != nil {
 				return err
 			}
@@ -557,7 +558,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 		return nil
 	}
 	if f.Distinct {
-		k := strings.ToUpper(joinKey(v))
+		k := strings.ToUpper(engine.JoinKey(v))
 		if acc.seen == nil {
 			acc.seen = map[string]bool{}
 		}
@@ -714,8 +715,8 @@ type distinctIter struct {
 func (d *distinctIter) node() *planNode { return d.n }
 
 func (p *planner) planDistinct(in iter, visible int) (iter, *sqlfront.SQLError) {
-	for _, c := range in.node().schema.cols[visible:] {
-		if c.hidden {
+	for _, c := range in.node().schema.Cols[visible:] {
+		if c.Hidden {
 			return nil, sqlfront.NewError(145, 15, "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.")
 		}
 	}
@@ -734,7 +735,7 @@ func (p *planner) distinctOp(in iter, width int) iter {
 	return d
 }
 
-func (d *distinctIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (d *distinctIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	d.seen, d.bytes = map[string]bool{}, 0
 	return r.open(d.in, outer)
 }
@@ -775,7 +776,7 @@ func groupKey(vals []any) string {
 		if v == nil {
 			kb.WriteString("\x01")
 		} else {
-			kb.WriteString(strings.ToUpper(joinKey(v)))
+			kb.WriteString(strings.ToUpper(engine.JoinKey(v)))
 		}
 		kb.WriteByte(0)
 	}

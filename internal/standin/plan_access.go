@@ -1,10 +1,11 @@
 package standin
 
 import (
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -42,7 +43,7 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 			v := t.rows[i][c]
 			if v != nil {
 				sample = append(sample, v)
-				seen[joinKey(v)] = true
+				seen[engine.JoinKey(v)] = true
 			}
 		}
 		sort.SliceStable(sample, func(a, b int) bool { c, _ := engine.CompareValues(sample[a], sample[b]); return c < 0 })
@@ -61,18 +62,18 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 }
 
 // selectivity estimates the fraction of t's rows a conjunct keeps.
-func (p *planner) selectivity(t *table, rel *relation, e sqlfront.Expr) float64 {
+func (p *planner) selectivity(t *table, rel *engine.Relation, e sqlfront.Expr) float64 {
 	st := p.x.tableStats(t)
 	local := func(v sqlfront.Expr) bool {
 		for _, c := range colRefsOf(v) {
-			if i, _ := rel.lookupRef(c); i >= 0 {
+			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
 		return !hasSubquery(v)
 	}
 	if col, op, val, ok := sargableFor(e, local); ok {
-		ci, _ := rel.lookupRef(col)
+		ci, _ := rel.LookupRef(col)
 		if ci >= 0 && ci < len(st.distinct) {
 			v, known := p.constValue(val)
 			switch {
@@ -105,7 +106,7 @@ func (p *planner) selectivity(t *table, rel *relation, e sqlfront.Expr) float64 
 		return 0.3
 	case *sqlfront.InExpr:
 		if c, ok := x.E.(*sqlfront.ColRef); ok && x.Sub == nil {
-			if ci, _ := rel.lookupRef(c); ci >= 0 && ci < len(st.distinct) {
+			if ci, _ := rel.LookupRef(c); ci >= 0 && ci < len(st.distinct) {
 				s := float64(len(x.List)) / st.distinct[ci]
 				if x.Not {
 					return math.Max(0, 1-s)
@@ -137,7 +138,7 @@ func (p *planner) constValue(e sqlfront.Expr) (any, bool) {
 	if hasColumns(e) {
 		return nil, false
 	}
-	v, err := (&evalEnv{x: p.x}).eval(e)
+	v, err := (&engine.EvalEnv{X: p.x}).Eval(e)
 	if err != nil || v == nil {
 		return nil, false
 	}
@@ -194,14 +195,14 @@ type seekSpec struct {
 }
 
 // seekFor finds the seek ranges local conjuncts give on ix's leading key.
-func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seekSpec {
+func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr) *seekSpec {
 	lead := ix.keyCols[0]
 	if ix.id == 1 {
 		lead = ix.tbl.pk[0]
 	}
 	isLocal := func(v sqlfront.Expr) bool {
 		for _, c := range colRefsOf(v) {
-			if i, _ := rel.lookupRef(c); i >= 0 {
+			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
@@ -216,7 +217,7 @@ func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seek
 	for _, c := range local {
 		if in, ok := c.(*sqlfront.InExpr); ok && in.Sub == nil && !in.Not && len(in.List) <= 64 {
 			if col, ok := in.E.(*sqlfront.ColRef); ok {
-				if ci, _ := rel.lookupRef(col); ci == lead && inList == nil {
+				if ci, _ := rel.LookupRef(col); ci == lead && inList == nil {
 					all := true
 					for _, v := range in.List {
 						all = all && isLocal(v)
@@ -232,7 +233,7 @@ func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seek
 		if !ok {
 			continue
 		}
-		if ci, _ := rel.lookupRef(col); ci != lead {
+		if ci, _ := rel.LookupRef(col); ci != lead {
 			continue
 		}
 		switch op {
@@ -392,7 +393,7 @@ func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, 
 	for _, c := range local {
 		ok := true
 		for _, r := range colRefsOf(c) {
-			if i, _ := leaf.rel.lookupRef(r); i >= 0 && !have[i] {
+			if i, _ := leaf.rel.LookupRef(r); i >= 0 && !have[i] {
 				ok = false
 			}
 		}

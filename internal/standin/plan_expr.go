@@ -2,8 +2,9 @@ package standin
 
 import (
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -126,14 +127,6 @@ func colRefsOf(e sqlfront.Expr) []*sqlfront.ColRef {
 	return out
 }
 
-func isAggregateName(name string) bool {
-	switch name {
-	case "COUNT", "COUNT_BIG", "SUM", "MIN", "MAX", "AVG", "STRING_AGG", "STDEV", "STDEVP", "VAR", "VARP", "CHECKSUM_AGG":
-		return true
-	}
-	return false
-}
-
 // aggregatesOf lists the aggregate calls of e that are not inside a window
 // function or subquery.
 func aggregatesOf(e sqlfront.Expr) []*sqlfront.FuncCall {
@@ -154,7 +147,7 @@ func aggregatesOf(e sqlfront.Expr) []*sqlfront.FuncCall {
 			}
 			return false
 		case *sqlfront.FuncCall:
-			if isAggregateName(x.Name) {
+			if engine.IsAggregateName(x.Name) {
 				out = append(out, x)
 				return false
 			}
@@ -180,19 +173,19 @@ func windowsOf(e sqlfront.Expr) []*sqlfront.WindowExpr {
 // resolved against rel (so o.OrderID and OrderID match when they are the
 // same column): the key for matching GROUP BY expressions and deduplicating
 // aggregates.
-func shape(e sqlfront.Expr, rel *relation) string {
+func shape(e sqlfront.Expr, rel *engine.Relation) string {
 	var b strings.Builder
 	shapeTo(&b, e, rel)
 	return b.String()
 }
 
-func shapeTo(b *strings.Builder, e sqlfront.Expr, rel *relation) {
+func shapeTo(b *strings.Builder, e sqlfront.Expr, rel *engine.Relation) {
 	switch x := e.(type) {
 	case nil:
 		b.WriteString("nil")
 	case *sqlfront.ColRef:
 		if rel != nil {
-			if i, err := rel.lookupRef(x); err == nil && i >= 0 {
+			if i, err := rel.LookupRef(x); err == nil && i >= 0 {
 				fmt.Fprintf(b, "c%d", i)
 				return
 			}
@@ -242,10 +235,10 @@ func shapeTo(b *strings.Builder, e sqlfront.Expr, rel *relation) {
 
 // typeOf is the static type of e over rel (and the outer scopes): the
 // result metadata must be known before the first row exists.
-func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
-	if rel != nil && rel.subst != nil {
-		if i, ok := rel.subst[e]; ok {
-			return rel.cols[i].typ
+func (p *planner) typeOf(e sqlfront.Expr, rel *engine.Relation) sqlfront.SQLType {
+	if rel != nil && rel.Subst != nil {
+		if i, ok := rel.Subst[e]; ok {
+			return rel.Cols[i].Typ
 		}
 	}
 	switch x := e.(type) {
@@ -271,8 +264,8 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 			if s.rel == nil {
 				continue
 			}
-			if i, err := s.rel.lookupRef(x); err == nil && i >= 0 {
-				return s.rel.cols[i].typ
+			if i, err := s.rel.LookupRef(x); err == nil && i >= 0 {
+				return s.rel.Cols[i].Typ
 			}
 		}
 		return engine.TInt
@@ -280,7 +273,7 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 		if t, ok := p.x.varType(x.Name); ok {
 			return t
 		}
-		if t, ok := staticType(x, nil); ok {
+		if t, ok := engine.StaticType(x, nil); ok {
 			return t
 		}
 		v, err := p.x.variable(x.Name)
@@ -322,8 +315,8 @@ func (p *planner) typeOf(e sqlfront.Expr, rel *relation) sqlfront.SQLType {
 		}
 		return t
 	case *sqlfront.SubqueryExpr:
-		if sub := p.subTypes[x.Sel]; sub != nil && len(sub.cols) > 0 {
-			return sub.cols[0].typ
+		if sub := p.subTypes[x.Sel]; sub != nil && len(sub.Cols) > 0 {
+			return sub.Cols[0].Typ
 		}
 		return engine.TInt
 	case *sqlfront.WindowExpr:
@@ -429,7 +422,7 @@ func arithType(op string, l, r sqlfront.SQLType) sqlfront.SQLType {
 	return t
 }
 
-func (p *planner) windowType(w *sqlfront.WindowExpr, rel *relation) sqlfront.SQLType {
+func (p *planner) windowType(w *sqlfront.WindowExpr, rel *engine.Relation) sqlfront.SQLType {
 	switch w.F.Name {
 	case "ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE", "COUNT_BIG":
 		return engine.TBigInt
@@ -446,7 +439,7 @@ func (p *planner) windowType(w *sqlfront.WindowExpr, rel *relation) sqlfront.SQL
 }
 
 // funcType gives the result type of a built-in function.
-func (p *planner) funcType(f *sqlfront.FuncCall, rel *relation) sqlfront.SQLType {
+func (p *planner) funcType(f *sqlfront.FuncCall, rel *engine.Relation) sqlfront.SQLType {
 	arg := func(i int) sqlfront.SQLType {
 		if i < len(f.Args) {
 			return p.typeOf(f.Args[i], rel)

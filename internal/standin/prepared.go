@@ -3,10 +3,11 @@ package standin
 import (
 	"context"
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -221,7 +222,7 @@ func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 			return n, nil
 		}
 	case tds.TypeBit:
-		if b, ok := truth(v); ok {
+		if b, ok := engine.Truth(v); ok {
 			return b, nil
 		}
 	case tds.TypeFloat, tds.TypeReal, tds.TypeDecimal:

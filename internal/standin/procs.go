@@ -2,9 +2,10 @@ package standin
 
 import (
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -149,7 +150,7 @@ func (returnSignal) Error() string { return "RETURN" }
 func (x *execCtx) execReturn(s *sqlfront.ReturnStmt) error {
 	var status int64
 	if s.Value != nil {
-		v, err := (&evalEnv{x: x}).eval(s.Value)
+		v, err := (&engine.EvalEnv{X: x}).Eval(s.Value)
 		if err != nil {
 			return err
 		}
@@ -234,7 +235,7 @@ func (x *execCtx) bindProcArgs(p *procedure, cp *sqlfront.CreateProcStmt, s *sql
 				if a.Value == nil {
 					break // DEFAULT
 				}
-				v, err := (&evalEnv{x: x}).eval(a.Value)
+				v, err := (&engine.EvalEnv{X: x}).Eval(a.Value)
 				if err != nil {
 					return nil, err
 				}
@@ -260,7 +261,7 @@ func (x *execCtx) bindProcArgs(p *procedure, cp *sqlfront.CreateProcStmt, s *sql
 			}
 			return nil, sqlfront.NewError(201, 16, "Procedure or function '%s' expects parameter '%s', which was not supplied.", p.name, prm.Name)
 		}
-		v, err := (&evalEnv{x: x}).eval(prm.Default)
+		v, err := (&engine.EvalEnv{X: x}).Eval(prm.Default)
 		if err != nil {
 			return nil, err
 		}
@@ -382,15 +383,15 @@ func (x *execCtx) execExecuteSQL(s *sqlfront.ExecStmt) error {
 	if len(s.Named) == 0 || s.Named[0].Value == nil {
 		return sqlfront.NewError(201, 16, "Procedure or function 'sp_executesql' expects parameter '@statement', which was not supplied.")
 	}
-	env := &evalEnv{x: x}
-	sv, err := env.eval(s.Named[0].Value)
+	env := &engine.EvalEnv{X: x}
+	sv, err := env.Eval(s.Named[0].Value)
 	if err != nil {
 		return err
 	}
 	stmt, _ := sv.(string)
 	decls := ""
 	if len(s.Named) > 1 && s.Named[1].Value != nil {
-		dv, err := env.eval(s.Named[1].Value)
+		dv, err := env.Eval(s.Named[1].Value)
 		if err != nil {
 			return err
 		}
@@ -462,7 +463,7 @@ func (x *execCtx) bindExecuteSQL(decls string, args []sqlfront.ExecArg) (map[str
 		if a.Value == nil {
 			continue
 		}
-		v, err := (&evalEnv{x: x}).eval(a.Value)
+		v, err := (&engine.EvalEnv{X: x}).Eval(a.Value)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -590,18 +591,18 @@ func procObjectRows(db *database) [][]any {
 
 // tablesOnly is sys.tables: sys.objects' user tables.
 func tablesOnly(v viewFunc) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
 		r, err := v(x, db)
 		if err != nil {
 			return nil, err
 		}
-		kept := r.rows[:0]
-		for _, row := range r.rows {
+		kept := r.Rows[:0]
+		for _, row := range r.Rows {
 			if row[5] == "U " {
 				kept = append(kept, row)
 			}
 		}
-		r.rows = kept
+		r.Rows = kept
 		return r, nil
 	}
 }
@@ -609,25 +610,25 @@ func tablesOnly(v viewFunc) viewFunc {
 // sqlModulesView is sys.sql_modules: definition is NULL for a module
 // created WITH ENCRYPTION
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-sql-modules-transact-sql).
-func sqlModulesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("object_id", engine.TInt, "definition", engine.TNVar(0), "uses_ansi_nulls", engine.TBit, "uses_quoted_identifier", engine.TBit,
+func sqlModulesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "definition", engine.TNVar(0), "uses_ansi_nulls", engine.TBit, "uses_quoted_identifier", engine.TBit,
 		"is_schema_bound", engine.TBit, "execute_as_principal_id", engine.TInt)}
 	for _, p := range db.procs {
 		var def any = p.definition
 		if p.encrypted {
 			def = nil
 		}
-		r.rows = append(r.rows, []any{p.objectID, def, true, true, false, nil})
+		r.Rows = append(r.Rows, []any{p.objectID, def, true, true, false, nil})
 	}
 	return r, nil
 }
 
 // proceduresView is sys.procedures
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-procedures-transact-sql).
-func proceduresView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", engine.TSysname, "object_id", engine.TInt, "schema_id", engine.TInt, "type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2)}
+func proceduresView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "schema_id", engine.TInt, "type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2)}
 	for _, p := range db.procs {
-		r.rows = append(r.rows, []any{p.name, p.objectID, int64(1), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified})
+		r.Rows = append(r.Rows, []any{p.name, p.objectID, int64(1), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified})
 	}
 	return r, nil
 }
@@ -635,8 +636,8 @@ func proceduresView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 // triggersView is sys.triggers: the stand-in has no triggers, so it is
 // empty, with the columns a reader filters on
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-triggers-transact-sql).
-func triggersView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	return &relation{cols: cols("name", engine.TSysname, "object_id", engine.TInt, "parent_class", engine.TTinyInt, "parent_class_desc", engine.TNVar(60), "parent_id", engine.TInt,
+func triggersView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "parent_class", engine.TTinyInt, "parent_class_desc", engine.TNVar(60), "parent_id", engine.TInt,
 		"type", engine.TNVar(2), "type_desc", engine.TNVar(60), "is_disabled", engine.TBit, "is_instead_of_trigger", engine.TBit)}, nil
 }
 

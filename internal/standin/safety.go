@@ -1,12 +1,13 @@
 package standin
 
 import (
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -120,9 +121,9 @@ func (x *execCtx) execUnderModes(st sqlfront.Stmt) (done bool, err error) {
 
 // limitRows applies FMTONLY, ROWCOUNT and TEXTSIZE to a result set about to
 // be sent.
-func (x *execCtx) limitRows(rel *relation) *relation {
+func (x *execCtx) limitRows(rel *engine.Relation) *engine.Relation {
 	m := x.conn.modes
-	rows := rel.rows
+	rows := rel.Rows
 	switch {
 	case m.fmtonly:
 		rows = nil
@@ -135,7 +136,7 @@ func (x *execCtx) limitRows(rel *relation) *relation {
 			cut[i] = r
 			copied := false
 			for j, v := range r {
-				t := rel.cols[j].typ
+				t := rel.Cols[j].Typ
 				if t.Size != 0 || t.Kind != sqlfront.TypeNVarChar && t.Kind != sqlfront.TypeVarBinary {
 					continue
 				}
@@ -149,13 +150,13 @@ func (x *execCtx) limitRows(rel *relation) *relation {
 		}
 		rows = cut
 	}
-	if len(rows) == len(rel.rows) && m.textsize == 0 {
+	if len(rows) == len(rel.Rows) && m.textsize == 0 {
 		return rel
 	}
 	out := *rel
-	out.rows = rows
-	if len(rel.srcs) >= len(rows) {
-		out.srcs = rel.srcs[:len(rows)]
+	out.Rows = rows
+	if len(rel.Srcs) >= len(rows) {
+		out.Srcs = rel.Srcs[:len(rows)]
 	}
 	return &out
 }
@@ -200,14 +201,14 @@ func (x *execCtx) currentTransactionID() int64 {
 // dmTranSessionTransactions is sys.dm_tran_session_transactions
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-session-transactions-transact-sql):
 // one row per session with an open transaction.
-func dmTranSessionTransactions(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", engine.TInt, "transaction_id", engine.TBigInt, "is_user_transaction", engine.TBit, "open_transaction_count", engine.TInt)}
+func dmTranSessionTransactions(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "transaction_id", engine.TBigInt, "is_user_transaction", engine.TBit, "open_transaction_count", engine.TInt)}
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
 		if c.txn == nil || !x.conn.sysadmin && c != x.conn {
 			continue // without VIEW SERVER STATE a login sees its own session only
 		}
-		r.rows = append(r.rows, []any{int64(id), c.txn.id, c.txn.explicit, int64(c.txn.depth)})
+		r.Rows = append(r.Rows, []any{int64(id), c.txn.id, c.txn.explicit, int64(c.txn.depth)})
 	}
 	return r, nil
 }
@@ -254,8 +255,8 @@ func (x *execCtx) execBroker(s *sqlfront.BrokerStmt) error {
 	if s.Queue != "" {
 		return engine.ErrInvalidObject(s.Queue)
 	}
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Handle)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Handle)
 	if err != nil {
 		return err
 	}

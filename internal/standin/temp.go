@@ -3,8 +3,9 @@ package standin
 import (
 	"errors"
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"strings"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -80,12 +81,12 @@ func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfron
 		ti.nextRid++
 		row[len(row)-1] = ti.nextRid
 	}
-	env := &evalEnv{x: x}
+	env := &engine.EvalEnv{X: x}
 	for c, e := range ti.defaults {
 		if given[c] || row[c] != nil {
 			continue
 		}
-		v, err := env.eval(e)
+		v, err := env.Eval(e)
 		if err != nil {
 			return err
 		}
@@ -343,11 +344,11 @@ func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	}
 	var cols []sqlfront.ColumnDef
 	for i := 0; i < visible; i++ {
-		c := schema.cols[i]
-		if c.name == "" {
+		c := schema.Cols[i]
+		if c.Name == "" {
 			return sqlfront.NewError(1038, 15, "An object or column name is missing or empty. For SELECT INTO statements, verify each column has a name. For other statements, look for empty alias names. Aliases defined as \"\" or [] are not allowed. Change the alias to a valid name.")
 		}
-		cols = append(cols, sqlfront.ColumnDef{Name: c.name, Type: c.typ})
+		cols = append(cols, sqlfront.ColumnDef{Name: c.Name, Type: c.Typ})
 	}
 	t, err := x.createTable(into, cols, nil)
 	if err != nil {
@@ -408,7 +409,7 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	if err != nil {
 		return err
 	}
-	joined := &relation{cols: append(append([]relCol{}, tgt.node().schema.cols...), src.node().schema.cols...)}
+	joined := &engine.Relation{Cols: append(append([]engine.RelCol{}, tgt.node().schema.Cols...), src.node().schema.Cols...)}
 	for _, c := range s.Clauses {
 		if c.Cond != nil {
 			if err := p.resolves(c.Cond, joined); err != nil {
@@ -439,7 +440,7 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	return x.finishDML(q, tds.CmdNone, n, isTableVar(t))
 }
 
-func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) (int64, *sqlfront.SQLError) {
+func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) (int64, *sqlfront.SQLError) {
 	actions, err := x.mergeActions(r, s, t, qual, tgt, src, joined, join)
 	if err != nil {
 		return 0, err
@@ -458,7 +459,7 @@ type mergeAction struct {
 
 // mergeActions matches the source rows with the target rows and picks
 // the clause each pairing (or unmatched row) takes.
-func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
+func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
 	join.opened, join.start = true, x.srv.clock
 	join.counters(0).executions++
 	targets, err := x.collectTuples(r, tgt)
@@ -470,11 +471,11 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		return nil, err
 	}
 	matchedBy := make([]int, len(targets))
-	env := &evalEnv{x: x, rel: joined}
+	env := &engine.EvalEnv{X: x, Rel: joined}
 	combine := func(tv, sv []any) []any {
-		row := make([]any, len(joined.cols))
+		row := make([]any, len(joined.Cols))
 		copy(row, tv)
-		copy(row[len(tgt.node().schema.cols):], sv)
+		copy(row[len(tgt.node().schema.Cols):], sv)
 		return row
 	}
 	var actions []mergeAction
@@ -485,12 +486,12 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 				continue
 			}
 			if c.Cond != nil {
-				env.row = row
-				v, err := env.eval(c.Cond)
+				env.Row = row
+				v, err := env.Eval(c.Cond)
 				if err != nil {
 					return nil, err
 				}
-				if b, _ := truth(v); !b {
+				if b, _ := engine.Truth(v); !b {
 					continue
 				}
 			}
@@ -502,12 +503,12 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		found := false
 		for ti, tv := range targets {
 			row := combine(tv.vals, sv.vals)
-			env.row = row
-			v, err := env.eval(s.On)
+			env.Row = row
+			v, err := env.Eval(s.On)
 			if err != nil {
 				return nil, err
 			}
-			if b, _ := truth(v); !b {
+			if b, _ := engine.Truth(v); !b {
 				continue
 			}
 			found = true
@@ -524,7 +525,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 			}
 		}
 		if !found {
-			row := combine(make([]any, len(tgt.node().schema.cols)), sv.vals)
+			row := combine(make([]any, len(tgt.node().schema.Cols)), sv.vals)
 			c, err := pick(false, false, row)
 			if err != nil {
 				return nil, err
@@ -538,7 +539,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		if matchedBy[ti] > 0 {
 			continue
 		}
-		row := combine(tv.vals, make([]any, len(src.node().schema.cols)))
+		row := combine(tv.vals, make([]any, len(src.node().schema.Cols)))
 		c, err := pick(false, true, row)
 		if err != nil {
 			return nil, err
@@ -551,11 +552,11 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 }
 
 // applyMerge carries out the chosen actions.
-func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joined *relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
-	env := &evalEnv{x: x, rel: joined}
+func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joined *engine.Relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
+	env := &engine.EvalEnv{X: x, Rel: joined}
 	var n int64
 	for _, a := range actions {
-		env.row = a.row
+		env.Row = a.row
 		switch a.clause.Action {
 		case "INSERT":
 			colIdx, err := x.insertColumns(t, a.clause.Columns)
@@ -567,7 +568,7 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 			}
 			vals := make([]any, len(a.clause.Values))
 			for i, e := range a.clause.Values {
-				v, err := env.eval(e)
+				v, err := env.Eval(e)
 				if err != nil {
 					return 0, err
 				}
@@ -582,7 +583,7 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 			}
 		case "UPDATE":
 			u := &sqlfront.UpdateStmt{Table: []string{qual}, Sets: a.clause.Sets, From: s.Source}
-			if _, err := x.applyUpdates(t, u, []target{{row: a.target, env: &evalEnv{x: x, rel: joined, row: a.row}}}); err != nil {
+			if _, err := x.applyUpdates(t, u, []target{{row: a.target, env: &engine.EvalEnv{X: x, Rel: joined, Row: a.row}}}); err != nil {
 				return 0, err
 			}
 		case "DELETE":
@@ -599,8 +600,8 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 
 func mergeTargetRow(tv *tuple, t *table, qual string) []any {
 	for _, s := range tv.srcs {
-		if s.ix != nil && s.ix.tbl == t {
-			return s.row
+		if sourceTable(s) == t {
+			return s.Row
 		}
 	}
 	return nil
@@ -620,11 +621,11 @@ func (l loopControl) Error() string { return map[bool]string{true: "BREAK", fals
 // https://learn.microsoft.com/en-us/sql/t-sql/language-elements/while-transact-sql
 func (x *execCtx) execWhile(s *sqlfront.WhileStmt) error {
 	for {
-		v, err := (&evalEnv{x: x}).eval(s.Cond)
+		v, err := (&engine.EvalEnv{X: x}).Eval(s.Cond)
 		if err != nil {
 			return err
 		}
-		if b, _ := truth(v); !b {
+		if b, _ := engine.Truth(v); !b {
 			return nil
 		}
 		if err := x.exec(s.Body); err != nil {

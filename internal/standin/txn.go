@@ -3,9 +3,10 @@ package standin
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"time"
 	"unicode/utf16"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"

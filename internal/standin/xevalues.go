@@ -1,6 +1,8 @@
 package standin
 
-import "github.com/queryreplay/queryreplay/internal/standin/engine"
+import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+)
 
 // sqlValues gives the event-session predicates (xevents) the engine's value
 // semantics, so a predicate compares and matches as a WHERE clause would.
@@ -18,4 +20,4 @@ func (sqlValues) Compare(a, b any) (int, error) {
 
 func (sqlValues) String(v any) string { return engine.ValueString(v) }
 
-func (sqlValues) Like(s, pattern string) bool { return likeMatch(s, pattern) }
+func (sqlValues) Like(s, pattern string) bool { return engine.LikeMatch(s, pattern) }
