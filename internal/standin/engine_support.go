@@ -64,7 +64,7 @@ func walkSelectWith(s *sqlfront.SelectStmt, fn func(sqlfront.Expr), selFn func(*
 	walkSelectWith(s.Right, fn, selFn)
 	var ex func(e sqlfront.Expr)
 	ex = func(e sqlfront.Expr) {
-		visit(e, func(n sqlfront.Expr) bool {
+		engine.Visit(e, func(n sqlfront.Expr) bool {
 			fn(n)
 			switch x := n.(type) {
 			case *sqlfront.SubqueryExpr:

@@ -66,7 +66,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 		if err := p.resolves(g, src); err != nil {
 			return nil, err
 		}
-		if len(aggregatesOf(g)) > 0 {
+		if len(engine.AggregatesOf(g)) > 0 {
 			return nil, sqlfront.NewError(144, 15, "Cannot use an aggregate or a subquery in an expression used for the group by list of a GROUP BY clause.")
 		}
 	}
@@ -90,18 +90,18 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			}
 		}
 		out.Cols = append(out.Cols, col)
-		groupKeys[shape(g, src)] = i
+		groupKeys[engine.Shape(g, src)] = i
 	}
 	aggKeys := map[string]int{}
 	var aggs []*aggSpec
 	var bindErr *sqlfront.SQLError
 	for _, e := range exprs {
-		visit(e, func(n sqlfront.Expr) bool {
+		engine.Visit(e, func(n sqlfront.Expr) bool {
 			if bindErr != nil {
 				return false
 			}
 			if _, isLit := n.(*sqlfront.Literal); !isLit {
-				if gi, ok := groupKeys[shape(n, src)]; ok {
+				if gi, ok := groupKeys[engine.Shape(n, src)]; ok {
 					out.Subst[n] = gi
 					return false
 				}
@@ -113,7 +113,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			switch {
 			case engine.IsAggregateName(f.Name):
 				for _, a := range f.Args {
-					if len(aggregatesOf(a)) > 0 || hasSubquery(a) {
+					if len(engine.AggregatesOf(a)) > 0 || engine.HasSubquery(a) {
 						bindErr = sqlfront.NewError(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
 						return false
 					}
@@ -130,7 +130,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			default:
 				return true
 			}
-			k := shape(f, src)
+			k := engine.Shape(f, src)
 			if i, ok := aggKeys[k]; ok {
 				out.Subst[n] = i
 				return false
@@ -139,7 +139,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			if f.Name == "GROUPING" || f.Name == "GROUPING_ID" {
 				spec.isGroup = true
 				for _, a := range f.Args {
-					gi, ok := groupKeys[shape(a, src)]
+					gi, ok := groupKeys[engine.Shape(a, src)]
 					if !ok {
 						bindErr = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", exprText(a))
 						return false
@@ -200,14 +200,14 @@ func checkAggArgs(f *sqlfront.FuncCall) *sqlfront.SQLError {
 func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *engine.Relation) *sqlfront.SQLError {
 	check := func(e sqlfront.Expr, having bool) *sqlfront.SQLError {
 		var bad *sqlfront.ColRef
-		visit(e, func(n sqlfront.Expr) bool {
+		engine.Visit(e, func(n sqlfront.Expr) bool {
 			if _, ok := out.Subst[n]; ok {
 				return false
 			}
 			if _, ok := n.(*sqlfront.WindowExpr); ok {
 				// a window function's own columns are checked as select items
 				for _, pe := range n.(*sqlfront.WindowExpr).PartitionBy {
-					visit(pe, func(m sqlfront.Expr) bool {
+					engine.Visit(pe, func(m sqlfront.Expr) bool {
 						if _, ok := out.Subst[m]; ok {
 							return false
 						}

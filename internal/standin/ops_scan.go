@@ -75,7 +75,7 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 			residual = append(residual, c)
 		}
 	}
-	s.pred = andAll(residual)
+	s.pred = engine.AndAll(residual)
 	s.schema = &engine.Relation{}
 	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
 	add := func(c int) {
@@ -141,7 +141,7 @@ func physicalScanName(ix *index, seek bool) string {
 func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) iter {
 	t := leaf.tbl
 	ix := t.indexes[0]
-	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: andAll(local), nolock: outer.nolock}
+	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: engine.AndAll(local), nolock: outer.nolock}
 	have := map[int]bool{}
 	for _, c := range outer.colMap {
 		have[c] = true

@@ -149,7 +149,7 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *engine.Relation, int
 	for i, c := range bs[0].schema.Cols {
 		col := engine.RelCol{Name: c.Name, Typ: c.Typ}
 		for _, b := range bs[1:] {
-			col.Typ = widerType(col.Typ, b.schema.Cols[i].Typ, nil)
+			col.Typ = engine.WiderType(col.Typ, b.schema.Cols[i].Typ, nil)
 		}
 		schema.Cols = append(schema.Cols, col)
 	}

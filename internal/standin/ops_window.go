@@ -41,10 +41,10 @@ func (w *windowIter) node() *planNode { return w.n }
 func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderItem) (iter, *sqlfront.SQLError) {
 	var all []*sqlfront.WindowExpr
 	for _, it := range items {
-		all = append(all, windowsOf(it.e)...)
+		all = append(all, engine.WindowsOf(it.e)...)
 	}
 	for _, o := range order {
-		all = append(all, windowsOf(o.Expr)...)
+		all = append(all, engine.WindowsOf(o.Expr)...)
 	}
 	if len(all) == 0 {
 		return in, nil
@@ -62,11 +62,11 @@ func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderIt
 		}
 		var kb strings.Builder
 		for _, e := range w.PartitionBy {
-			kb.WriteString(shape(e, src) + ",")
+			kb.WriteString(engine.Shape(e, src) + ",")
 		}
 		kb.WriteString("|")
 		for _, o := range w.OrderBy {
-			kb.WriteString(shape(o.Expr, src))
+			kb.WriteString(engine.Shape(o.Expr, src))
 			if o.Desc {
 				kb.WriteString(" desc")
 			}

@@ -71,7 +71,7 @@ func (p *planner) newNode(physical, logical string, schema *engine.Relation, chi
 // rel or an enclosing scope (Msg 207/209), noting outer references.
 func (p *planner) resolves(e sqlfront.Expr, rel *engine.Relation) *sqlfront.SQLError {
 	var refs []*sqlfront.ColRef
-	visit(e, func(n sqlfront.Expr) bool {
+	engine.Visit(e, func(n sqlfront.Expr) bool {
 		if rel != nil && rel.Subst != nil {
 			if _, ok := rel.Subst[n]; ok {
 				return false
@@ -283,12 +283,12 @@ func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 		return true
 	}
 	for _, it := range items {
-		if len(aggregatesOf(it.e)) > 0 {
+		if len(engine.AggregatesOf(it.e)) > 0 {
 			return true
 		}
 	}
 	for _, o := range s.OrderBy {
-		if len(aggregatesOf(o.Expr)) > 0 {
+		if len(engine.AggregatesOf(o.Expr)) > 0 {
 			return true
 		}
 	}
@@ -299,7 +299,7 @@ func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 func (p *planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlfront.SQLError {
 	for _, it := range items {
 		var bad *sqlfront.SQLError
-		visit(it.e, func(n sqlfront.Expr) bool {
+		engine.Visit(it.e, func(n sqlfront.Expr) bool {
 			if f, ok := n.(*sqlfront.FuncCall); ok && (f.Name == "GROUPING" || f.Name == "GROUPING_ID") {
 				bad = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", f.Name)
 			}
@@ -322,7 +322,7 @@ func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *eng
 		// an expression equal to a select item sorts by that item
 		found := false
 		for _, it := range items {
-			if shape(it.e, src) == shape(o.Expr, src) {
+			if engine.Shape(it.e, src) == engine.Shape(o.Expr, src) {
 				found = true
 				break
 			}
@@ -508,7 +508,7 @@ func (p *planner) itemColumn(s *sqlfront.SelectStmt, j int) int {
 }
 
 // sameExpr compares two expressions structurally (columns by name).
-func sameExpr(a, b sqlfront.Expr) bool { return shape(a, nil) == shape(b, nil) }
+func sameExpr(a, b sqlfront.Expr) bool { return engine.Shape(a, nil) == engine.Shape(b, nil) }
 
 // exprText renders an expression for an error message.
 func exprText(e sqlfront.Expr) string {

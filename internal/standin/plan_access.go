@@ -65,12 +65,12 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 func (p *planner) selectivity(t *table, rel *engine.Relation, e sqlfront.Expr) float64 {
 	st := p.x.tableStats(t)
 	local := func(v sqlfront.Expr) bool {
-		for _, c := range colRefsOf(v) {
+		for _, c := range engine.ColRefsOf(v) {
 			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
-		return !hasSubquery(v)
+		return !engine.HasSubquery(v)
 	}
 	if col, op, val, ok := sargableFor(e, local); ok {
 		ci, _ := rel.LookupRef(col)
@@ -201,12 +201,12 @@ func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr
 		lead = ix.tbl.pk[0]
 	}
 	isLocal := func(v sqlfront.Expr) bool {
-		for _, c := range colRefsOf(v) {
+		for _, c := range engine.ColRefsOf(v) {
 			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
-		return !hasSubquery(v)
+		return !engine.HasSubquery(v)
 	}
 	spec := &seekSpec{col: lead}
 	var eq, lo, hi, between sqlfront.Expr
@@ -392,7 +392,7 @@ func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, 
 	var onIndex, onLookup []sqlfront.Expr
 	for _, c := range local {
 		ok := true
-		for _, r := range colRefsOf(c) {
+		for _, r := range engine.ColRefsOf(c) {
 			if i, _ := leaf.rel.LookupRef(r); i >= 0 && !have[i] {
 				ok = false
 			}

@@ -38,7 +38,7 @@ func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLErro
 		var in iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &engine.Relation{}), rows: [][]any{{}}}
 		in.node().estRows = 1
 		if s.Where != nil {
-			return p.planWhereRest(in, conjuncts(s.Where))
+			return p.planWhereRest(in, engine.Conjuncts(s.Where))
 		}
 		return in, nil
 	}
@@ -46,9 +46,9 @@ func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLErro
 	if err := p.bindFrom(fc, s.From, false); err != nil {
 		return nil, err
 	}
-	where := conjuncts(s.Where)
+	where := engine.Conjuncts(s.Where)
 	for _, c := range where {
-		if len(aggregatesOf(c)) > 0 {
+		if len(engine.AggregatesOf(c)) > 0 {
 			return nil, engine.ErrAggregateInWhere()
 		}
 	}
@@ -76,7 +76,7 @@ func (p *planner) planWhereRest(in iter, rest []sqlfront.Expr) (iter, *sqlfront.
 	if len(plain) == 0 {
 		return in, nil
 	}
-	pred := andAll(plain)
+	pred := engine.AndAll(plain)
 	var err *sqlfront.SQLError
 	if in, err = p.planSubqueries(in, []sqlfront.Expr{pred}); err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ func (fc *fromCtx) leavesOf(ref sqlfront.TableRef) []*fromLeaf {
 // column. A conjunct with a subquery is marked with bit 63.
 func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError) {
 	var mask uint64
-	for _, c := range colRefsOf(e) {
+	for _, c := range engine.ColRefsOf(e) {
 		i, err := fc.all.LookupRef(c)
 		if err != nil {
 			return 0, err
@@ -216,7 +216,7 @@ func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError
 		}
 		mask |= 1 << uint(p.leafOfColumn(fc, i))
 	}
-	if hasSubquery(e) {
+	if engine.HasSubquery(e) {
 		mask |= 1 << 63
 	}
 	return mask, nil
@@ -272,9 +272,9 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 	}
 	leftMask := maskOf(fc.leavesOf(j.Left))
 	rightMask := maskOf(fc.leavesOf(j.Right))
-	on := conjuncts(j.On)
+	on := engine.Conjuncts(j.On)
 	for _, c := range on {
-		if len(aggregatesOf(c)) > 0 {
+		if len(engine.AggregatesOf(c)) > 0 {
 			return nil, nil, engine.ErrAggregateInWhere()
 		}
 	}
@@ -337,7 +337,7 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 			return nil, nil, err
 		}
 		kind := map[string]string{"APPLY": "Inner Join", "OUTER APPLY": "Left Outer Join"}[j.Kind]
-		it, err := p.nestedLoops(left, right, kind, andAll(joinConj), true)
+		it, err := p.nestedLoops(left, right, kind, engine.AndAll(joinConj), true)
 		return it, append(lrest, rest...), err
 	}
 	right, rrest, err := p.planRef(fc, j.Right, rightConj)
@@ -370,7 +370,7 @@ func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *engine.R
 		return nil, err
 	}
 	if len(conj) > 0 {
-		return q.filterOp(src, andAll(conj))
+		return q.filterOp(src, engine.AndAll(conj))
 	}
 	return src, nil
 }
@@ -417,7 +417,7 @@ func (p *planner) valuesSource(d *sqlfront.DerivedTable, qual string) (iter, *sq
 				if err := p.resolves(row[i], nil); err != nil {
 					return nil, err
 				}
-				t = widerType(t, p.typeOf(row[i], nil), row[i])
+				t = engine.WiderType(t, p.typeOf(row[i], nil), row[i])
 			}
 		}
 		if t.Kind == 0 {
@@ -462,7 +462,7 @@ func (p *planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfro
 		src = &renameIter{in: src, n: src.node(), schema: leaf.rel}
 	}
 	if len(local) > 0 {
-		return p.filterOp(src, andAll(local))
+		return p.filterOp(src, engine.AndAll(local))
 	}
 	return src, nil
 }
@@ -573,4 +573,4 @@ func flipOp(op string) string {
 	return op
 }
 
-func hasColumns(e sqlfront.Expr) bool { return len(colRefsOf(e)) > 0 || hasSubquery(e) }
+func hasColumns(e sqlfront.Expr) bool { return len(engine.ColRefsOf(e)) > 0 || engine.HasSubquery(e) }

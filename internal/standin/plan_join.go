@@ -20,7 +20,7 @@ func (p *planner) equiKeys(fc *fromCtx, conj []sqlfront.Expr, leftMask, rightMas
 	var rest []sqlfront.Expr
 	for _, c := range conj {
 		b, ok := c.(*sqlfront.BinaryExpr)
-		if ok && b.Op == "=" && !hasSubquery(b) {
+		if ok && b.Op == "=" && !engine.HasSubquery(b) {
 			lm, err := p.refs(fc, b.L)
 			if err != nil {
 				return nil, nil, err
@@ -51,7 +51,7 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 	if err != nil {
 		return nil, err
 	}
-	residual := andAll(rest)
+	residual := engine.AndAll(rest)
 	hint := j.Hint
 	if hint == "" {
 		hint = p.opts.Join
@@ -89,7 +89,7 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 		}
 		if hint == "LOOP" {
 			logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
-			return p.nestedLoops(left, right, logical, andAll(conj), false)
+			return p.nestedLoops(left, right, logical, engine.AndAll(conj), false)
 		}
 	}
 	if kind == "INNER" && (hint == "MERGE" || hint == "" && !p.parallel && mergeable(left, right, lk, rk)) {
@@ -105,7 +105,7 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 func colRefsOfKeys(es []sqlfront.Expr) []*sqlfront.ColRef {
 	var out []*sqlfront.ColRef
 	for _, e := range es {
-		out = append(out, colRefsOf(e)...)
+		out = append(out, engine.ColRefsOf(e)...)
 	}
 	return out
 }
@@ -338,7 +338,7 @@ func outerRefsOf(s *sqlfront.SelectStmt, outer *engine.Relation) []*sqlfront.Col
 // column the expression reads.
 func (p *planner) planSubqueries(in iter, exprs []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	for _, e := range exprs {
-		for _, sq := range subqueriesOf(e) {
+		for _, sq := range engine.SubqueriesOf(e) {
 			if _, done := in.node().schema.Subst[sq]; done {
 				continue
 			}
@@ -438,7 +438,7 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 	}
 	outer := in.node().schema
 	var innerKeys, outerKeys, rest []sqlfront.Expr
-	for _, c := range conjuncts(sel.Where) {
+	for _, c := range engine.Conjuncts(sel.Where) {
 		b, ok := c.(*sqlfront.BinaryExpr)
 		if ok && b.Op == "=" {
 			l, lok := b.L.(*sqlfront.ColRef)
@@ -467,7 +467,7 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 		return nil, false, nil
 	}
 	rewritten := *sel
-	rewritten.Where = andAll(rest)
+	rewritten.Where = engine.AndAll(rest)
 	rewritten.Items = nil
 	for _, k := range innerKeys {
 		rewritten.Items = append(rewritten.Items, sqlfront.SelectItem{Expr: k})
