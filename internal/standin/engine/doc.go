@@ -1,8 +1,9 @@
 // Package engine is the stand-in's query engine, moving out of the server
 // (internal/standin) in steps. It holds SQL Server's values and data types
-// (conversion, comparison, rendering), expression evaluation over the trees
-// internal/standin/sqlfront parses (EvalEnv, Relation), the built-in scalar
-// functions, and the SQL errors evaluation raises. The planner, the
+// (conversion, comparison, rendering), expression analysis (Conjuncts,
+// Visit, the aggregates and subqueries an expression holds, type
+// precedence) and evaluation over the trees internal/standin/sqlfront
+// parses (EvalEnv, Relation), the built-in scalar functions, and the SQL errors evaluation raises. The planner, the
 // operators and showplan rendering still live in the server package.
 //
 // It must not import the server (internal/standin) or the protocol
