@@ -3,8 +3,9 @@
 // (conversion, comparison, rendering), expression analysis (Conjuncts,
 // Visit, the aggregates and subqueries an expression holds, type
 // precedence) and evaluation over the trees internal/standin/sqlfront
-// parses (EvalEnv, Relation), the built-in scalar functions, and the SQL errors evaluation raises. The planner, the
-// operators and showplan rendering still live in the server package.
+// parses (EvalEnv, Relation), the built-in scalar functions, and the SQL
+// errors evaluation raises. The planner, the operators and showplan
+// rendering still live in the server package.
 //
 // It must not import the server (internal/standin) or the protocol
 // (internal/tds): it knows no connection, transaction, session, persona,
