@@ -89,12 +89,31 @@ const standinFront = "internal/standin/sqlfront"
 // standinEvents is the stand-in's Extended Events emulation.
 const standinEvents = "internal/standin/xevents"
 
+// standinEngine is the stand-in's query engine (values, evaluation, and the
+// planner and operators as they move out of the server).
+const standinEngine = "internal/standin/engine"
+
+// engineImportViolations lists the module packages among deps that the
+// engine must not import: it may reach the front end and the event
+// emulation's vocabulary, never the server (internal/standin), the
+// protocol (internal/tds and below) or anything else of the module.
+func engineImportViolations(deps []string) []string {
+	var bad []string
+	for _, d := range deps {
+		if d != standinFront && d != standinEvents {
+			bad = append(bad, d)
+		}
+	}
+	return bad
+}
+
 // TestLayers: every arrow of docs/ARCHITECTURE.md's layer table is true in
 // the imports — a package imports only its own layer or the ones above it;
 // every package under pkg/ is in the table (or named as test support);
 // product code never imports the stand-in; the stand-in's front end imports
-// nothing of the module and its event emulation only the front end; no
-// command links test support.
+// nothing of the module and its event emulation only the front end; its
+// engine only those two (never the server or the protocol); no command links
+// test support.
 func TestLayers(t *testing.T) {
 	rank, names := architectureLayers(t)
 	imports := moduleImports(t)
@@ -122,6 +141,19 @@ func TestLayers(t *testing.T) {
 	if deps, ok := imports[standinEvents]; !ok || !slices.Equal(deps, []string{standinFront}) {
 		t.Errorf("%s imports %q (or is missing): it may import only %s", standinEvents, deps, standinFront)
 	}
+	// The engine asks the server through interfaces it declares; it never
+	// imports the server or the protocol.
+	if deps, ok := imports[standinEngine]; !ok {
+		t.Errorf("%s is missing", standinEngine)
+	} else if bad := engineImportViolations(deps); len(bad) > 0 {
+		t.Errorf("%s imports %q: it may import only %s and %s", standinEngine, bad, standinFront, standinEvents)
+	}
+	// Nothing below the server reaches up into the engine.
+	for _, low := range []string{standinFront, standinEvents} {
+		if slices.Contains(imports[low], standinEngine) {
+			t.Errorf("%s imports %s: the engine sits above it", low, standinEngine)
+		}
+	}
 	for p := range rank {
 		if _, ok := imports[p]; !ok {
 			t.Errorf("docs/ARCHITECTURE.md names %s, which does not exist", p)
@@ -133,6 +165,19 @@ func TestLayers(t *testing.T) {
 				t.Errorf("%s links the test-support package %s", cmd, d)
 			}
 		}
+	}
+}
+
+// TestEngineImportRule: the engine rule refuses the server, the protocol and
+// its wrappers, and accepts the front end and the event emulation.
+func TestEngineImportRule(t *testing.T) {
+	for _, d := range []string{"internal/standin", "internal/tds", "internal/tds/tdsfault", "pkg/tracer"} {
+		if bad := engineImportViolations([]string{standinFront, d}); !slices.Equal(bad, []string{d}) {
+			t.Errorf("engine importing %s: violations %q, want [%s]", d, bad, d)
+		}
+	}
+	if bad := engineImportViolations([]string{standinFront, standinEvents}); len(bad) > 0 {
+		t.Errorf("front end and event emulation refused: %q", bad)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -66,9 +68,9 @@ func (x *execCtx) lockBlocker(l heldLock) *connState {
 // that an UPDATE/DELETE with this WHERE would touch (its before or after
 // image qualifies): the statement's U lock on that row would wait.
 func (x *execCtx) dmlBlocker(t *table, where sqlfront.Expr) *connState {
-	rel := &relation{}
+	rel := &engine.Relation{}
 	for _, c := range t.columns {
-		rel.cols = append(rel.cols, relCol{qual: strings.ToLower(t.name), name: c.Name, typ: c.Type})
+		rel.Cols = append(rel.Cols, engine.RelCol{Qual: strings.ToLower(t.name), Name: c.Name, Typ: c.Type})
 	}
 	qualifies := func(row []any) bool {
 		if row == nil {
@@ -77,8 +79,8 @@ func (x *execCtx) dmlBlocker(t *table, where sqlfront.Expr) *connState {
 		if where == nil {
 			return true
 		}
-		v, err := (&evalEnv{x: x, rel: rel, row: row}).eval(where)
-		b, _ := truth(v)
+		v, err := (&engine.EvalEnv{X: x, Rel: rel, Row: row}).Eval(where)
+		b, _ := engine.Truth(v)
 		return err == nil && b
 	}
 	for _, c := range x.srv.conns {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -49,7 +51,7 @@ func (s *Server) eventFile(p string) *xevents.File {
 	return nil
 }
 
-func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*engine.Relation, *sqlfront.SQLError) {
 	if f.Bulk != "SINGLE_BLOB" || len(args) != 1 {
 		return nil, sqlfront.ErrSyntaxNear("OPENROWSET")
 	}
@@ -58,7 +60,7 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 	}
 	p, ok := args[0].(string)
 	if !ok {
-		return nil, errBulkNoFile(valueString(args[0]))
+		return nil, errBulkNoFile(engine.ValueString(args[0]))
 	}
 	x.srv.dispatchDue()
 	file := x.srv.eventFile(p)
@@ -76,7 +78,7 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 		x.srv.opts.Logger.Error("standin: XELEncoder failed", "file", p, "err", err)
 		return nil, sqlfront.NewError(4861, 16, "Cannot bulk load because the file \"%s\" could not be read.", p)
 	}
-	return &relation{cols: cols("BulkColumn", tVarBin(0)), rows: [][]any{{buf.Bytes()}}}, nil
+	return &engine.Relation{Cols: cols("BulkColumn", engine.TVarBin(0)), Rows: [][]any{{buf.Bytes()}}}, nil
 }
 
 // enumerateFilesystem implements sys.dm_os_enumerate_filesystem(path,
@@ -84,9 +86,9 @@ func (x *execCtx) openRowsetBulk(f *sqlfront.TableFunc, args []any) (*relation, 
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-enumerate-filesystem-transact-sql;
 // it needs VIEW SERVER STATE, which only the sysadmin has here). Only files
 // directly in path are listed; other files of the server are not emulated.
-func (x *execCtx) enumerateFilesystem(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("full_filesystem_path", tNVar(512), "parent_directory", tNVar(512), "file_or_directory_name", tNVar(512),
-		"level", tInt, "is_directory", tBit, "size_in_bytes", tBigInt)}
+func (x *execCtx) enumerateFilesystem(args []any) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("full_filesystem_path", engine.TNVar(512), "parent_directory", engine.TNVar(512), "file_or_directory_name", engine.TNVar(512),
+		"level", engine.TInt, "is_directory", engine.TBit, "size_in_bytes", engine.TBigInt)}
 	if !x.conn.sysadmin {
 		return nil, sqlfront.NewError(300, 14, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
 	}
@@ -111,7 +113,7 @@ func (x *execCtx) enumerateFilesystem(args []any) (*relation, *sqlfront.SQLError
 		if ok, err := path.Match(strings.ToLower(pattern), strings.ToLower(base)); err != nil || !ok {
 			continue
 		}
-		r.rows = append(r.rows, []any{name, strings.TrimRight(parent, "/"), base, int64(0), false, f.Size})
+		r.Rows = append(r.Rows, []any{name, strings.TrimRight(parent, "/"), base, int64(0), false, f.Size})
 	}
 	return r, nil
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -468,10 +470,10 @@ func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Sta
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // which only the sysadmin has here.
-func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("base_address", tVarBin(8), "file_version", tNVar(23), "product_version", tNVar(23), "debug", tBit,
-		"patched", tBit, "prerelease", tBit, "private_build", tBit, "special_build", tBit, "language", tInt,
-		"company", tNVar(256), "description", tNVar(256), "name", tNVar(255))}
+func loadedModulesView(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
+		"patched", engine.TBit, "prerelease", engine.TBit, "private_build", engine.TBit, "special_build", engine.TBit, "language", engine.TInt,
+		"company", engine.TNVar(256), "description", engine.TNVar(256), "name", engine.TNVar(255))}
 	if !x.conn.sysadmin {
 		perm := "VIEW SERVER STATE"
 		if x.srv.persona.GranularXEPermissions {
@@ -489,7 +491,7 @@ func loadedModulesView(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) 
 		binary.BigEndian.PutUint64(base, m.base)
 		company := "Microsoft Corporation"
 		v := p.fileVersion(m)
-		r.rows = append(r.rows, []any{base, v, v, false, false, false, false, false, int64(1033), company, m.description, path})
+		r.Rows = append(r.Rows, []any{base, v, v, false, false, false, false, false, int64(1033), company, m.description, path})
 	}
 	return r, nil
 }

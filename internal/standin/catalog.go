@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 // The demo database. Its storage layout (pages, hobts, allocation units) is
@@ -25,7 +27,7 @@ const (
 )
 
 type tableColumn struct {
-	Column
+	engine.Column
 	NotNull bool
 	avgSize int // estimated stored bytes, for rows-per-page
 }
@@ -116,10 +118,10 @@ func newDemoDatabase(created time.Time) *database {
 
 	customers := &table{db: db, objectID: 581577110, schema: "dbo", name: "Customers", pkName: "PK_Customers", created: created,
 		columns: []tableColumn{
-			{Column{"CustomerID", tInt}, true, 4},
-			{Column{"Name", tNVar(100)}, true, 34},
-			{Column{"Region", tNVar(20)}, true, 10},
-			{Column{"CreatedAt", tDT2}, true, 8},
+			{engine.Column{Name: "CustomerID", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "Name", Type: engine.TNVar(100)}, true, 34},
+			{engine.Column{Name: "Region", Type: engine.TNVar(20)}, true, 10},
+			{engine.Column{Name: "CreatedAt", Type: engine.TDT2}, true, 8},
 		}, pk: []int{0}}
 	for i := 1; i <= 1000; i++ {
 		customers.rows = append(customers.rows, []any{int64(i), fmt.Sprintf("Customer %04d", i), regions[rng.Intn(4)],
@@ -127,10 +129,10 @@ func newDemoDatabase(created time.Time) *database {
 	}
 	products := &table{db: db, objectID: 613577224, schema: "dbo", name: "Products", pkName: "PK_Products", created: created,
 		columns: []tableColumn{
-			{Column{"ProductID", tInt}, true, 4},
-			{Column{"Name", tNVar(100)}, true, 30},
-			{Column{"Category", tNVar(30)}, true, 12},
-			{Column{"ListPrice", tFloat}, true, 8},
+			{engine.Column{Name: "ProductID", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "Name", Type: engine.TNVar(100)}, true, 30},
+			{engine.Column{Name: "Category", Type: engine.TNVar(30)}, true, 12},
+			{engine.Column{Name: "ListPrice", Type: engine.TFloat}, true, 8},
 		}, pk: []int{0}}
 	for i := 1; i <= 200; i++ {
 		products.rows = append(products.rows, []any{int64(i), fmt.Sprintf("Product %03d", i), categories[rng.Intn(5)],
@@ -138,19 +140,19 @@ func newDemoDatabase(created time.Time) *database {
 	}
 	orders := &table{db: db, objectID: 645577338, schema: "dbo", name: "Orders", pkName: "PK_Orders", created: created,
 		columns: []tableColumn{
-			{Column{"OrderID", tInt}, true, 4},
-			{Column{"CustomerID", tInt}, true, 4},
-			{Column{"OrderDate", tDT2}, true, 8},
-			{Column{"Amount", tFloat}, true, 8},
-			{Column{"Status", tNVar(20)}, true, 12},
+			{engine.Column{Name: "OrderID", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "CustomerID", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "OrderDate", Type: engine.TDT2}, true, 8},
+			{engine.Column{Name: "Amount", Type: engine.TFloat}, true, 8},
+			{engine.Column{Name: "Status", Type: engine.TNVar(20)}, true, 12},
 		}, pk: []int{0}}
 	lines := &table{db: db, objectID: 677577452, schema: "dbo", name: "OrderLines", pkName: "PK_OrderLines", created: created,
 		columns: []tableColumn{
-			{Column{"OrderID", tInt}, true, 4},
-			{Column{"LineNumber", tInt}, true, 4},
-			{Column{"ProductID", tInt}, true, 4},
-			{Column{"Quantity", tInt}, true, 4},
-			{Column{"Price", tFloat}, true, 8},
+			{engine.Column{Name: "OrderID", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "LineNumber", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "ProductID", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "Quantity", Type: engine.TInt}, true, 4},
+			{engine.Column{Name: "Price", Type: engine.TFloat}, true, 8},
 		}, pk: []int{0, 1}}
 	for i := 1; i <= 10000; i++ {
 		amount := 0.0
@@ -262,7 +264,7 @@ func (ix *index) rebuildEntries() {
 
 func lessKey(a, b []any) bool {
 	for i := range a {
-		c, _ := compareValues(a[i], b[i])
+		c, _ := engine.CompareValues(a[i], b[i])
 		if c != 0 {
 			return c < 0
 		}
@@ -329,7 +331,7 @@ func (ix *index) keyHash(row []any) string {
 		case string:
 			b = append(b, x...)
 		default:
-			b = append(b, valueString(v)...)
+			b = append(b, engine.ValueString(v)...)
 		}
 		b = append(b, '|')
 	}
@@ -365,12 +367,6 @@ func keyHashResources(hash string) (r1, r2 uint32) {
 	r1 = uint32(hi>>8|hi<<8) << 16
 	r2 = lo>>24 | (lo>>8)&0xFF00 | (lo<<8)&0xFF0000 | lo<<24
 	return r1, r2
-}
-
-// physloc encodes %%physloc%%: page id (4 bytes LE), file id (2 bytes LE),
-// slot (2 bytes LE), as sys.fn_PhysLocFormatter decodes it.
-func physloc(page int32, file, slot int) []byte {
-	return []byte{byte(page), byte(page >> 8), byte(page >> 16), byte(page >> 24), byte(file), byte(file >> 8), byte(slot), byte(slot >> 8)}
 }
 
 // indexByName finds an index of t by name or by id given as text.

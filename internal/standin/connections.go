@@ -3,6 +3,8 @@ package standin
 import (
 	"sort"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -13,9 +15,9 @@ import (
 // for TLS over the whole connection, FALSE for none or a login-only
 // handshake), the protocol version and packet size. VIEW SERVER STATE is
 // needed to see other sessions' rows; without it a login sees its own.
-func dmExecConnections(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", tInt, "net_transport", tNVar(40), "protocol_type", tNVar(40), "protocol_version", tInt,
-		"encrypt_option", tNVar(40), "auth_scheme", tNVar(40), "net_packet_size", tInt, "client_net_address", tNVar(48))}
+func dmExecConnections(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "net_transport", engine.TNVar(40), "protocol_type", engine.TNVar(40), "protocol_version", engine.TInt,
+		"encrypt_option", engine.TNVar(40), "auth_scheme", engine.TNVar(40), "net_packet_size", engine.TInt, "client_net_address", engine.TNVar(48))}
 	var ids []int
 	for id := range x.srv.conns {
 		if id == x.conn.spid || x.conn.sysadmin {
@@ -33,7 +35,7 @@ func dmExecConnections(x *execCtx, db *database) (*relation, *sqlfront.SQLError)
 		if s.RemoteAddr != nil {
 			addr = s.RemoteAddr.String()
 		}
-		r.rows = append(r.rows, []any{int64(id), "TCP", "TSQL", int64(int32(s.TDSVersion)), encrypt, "SQL", int64(s.PacketSize), addr})
+		r.Rows = append(r.Rows, []any{int64(id), "TCP", "TSQL", int64(int32(s.TDSVersion)), encrypt, "SQL", int64(s.PacketSize), addr})
 	}
 	return r, nil
 }

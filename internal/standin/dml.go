@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -37,7 +39,7 @@ func dmlNode(t *table, logical string, child *planNode) *planNode {
 	if ix.name == "" {
 		phys = "Table " + logical
 	}
-	n := &planNode{physical: phys, logical: logical, schema: &relation{}, estExecs: 1, ix: ix, objects: t.indexes}
+	n := &planNode{physical: phys, logical: logical, schema: &engine.Relation{}, estExecs: 1, ix: ix, objects: t.indexes}
 	if child != nil {
 		n.children = []*planNode{child}
 		n.estRows = child.estRows
@@ -110,7 +112,7 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 		opts = p.opts
 		if visible != len(colIdx) {
 			if visible > len(colIdx) {
-				return errColumnCount()
+				return engine.ErrColumnCount()
 			}
 			return sqlfront.NewError(120, 15, "The select list for the INSERT statement contains fewer items than the insert list. The number of SELECT values must match the number of INSERT columns.")
 		}
@@ -118,12 +120,12 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 		for _, row := range s.Rows {
 			if row != nil && len(row) != len(colIdx) {
 				if len(row) > len(colIdx) {
-					return errColumnCount()
+					return engine.ErrColumnCount()
 				}
 				return sqlfront.NewError(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
 			}
 		}
-		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
+		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &engine.Relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
 		src = &insertValuesIter{n: n, rows: s.Rows}
 	}
 	root := dmlNode(t, "Insert", src.node())
@@ -158,12 +160,12 @@ type insertValuesIter struct {
 	n    *planNode
 	rows [][]sqlfront.Expr
 	i    int
-	env  evalEnv
+	env  engine.EvalEnv
 }
 
 func (v *insertValuesIter) node() *planNode { return v.n }
-func (v *insertValuesIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
-	v.i, v.env = 0, evalEnv{x: r.x, outer: outer}
+func (v *insertValuesIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	v.i, v.env = 0, engine.EvalEnv{X: r.x, Outer: outer}
 	return nil
 }
 func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
@@ -181,7 +183,7 @@ func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			vals[i] = defaultMarker{}
 			continue
 		}
-		x, err := v.env.eval(e)
+		x, err := v.env.Eval(e)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +211,7 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLE
 	for _, c := range names {
 		i := t.column(c)
 		if i < 0 || strings.HasPrefix(c, "%%") {
-			return nil, errInvalidColumn(c)
+			return nil, engine.ErrInvalidColumn(c)
 		}
 		if x.isIdentity(t, i) {
 			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
@@ -242,7 +244,7 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 		if _, isDefault := v.(defaultMarker); isDefault {
 			continue
 		}
-		cv, err := convertValue(v, t.columns[c].Type)
+		cv, err := engine.ConvertValue(v, t.columns[c].Type)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +256,7 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 	}
 	for i, c := range t.columns {
 		if row[i] == nil && c.NotNull {
-			return nil, errNotNull(c.Name, t.db.name+"."+t.fullName())
+			return nil, engine.ErrNotNull(c.Name, t.db.name+"."+t.fullName())
 		}
 	}
 	return row, nil
@@ -266,7 +268,7 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 	if isTableVar(t) {
 		for _, row := range rows {
 			if _, dup := t.findRow(t.keyOf(row)); dup {
-				return errDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+				return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
 			}
 			x.insertRow(t, row)
 		}
@@ -286,7 +288,7 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 		}
 		if _, dup := t.findRow(t.keyOf(row)); dup {
 			x.undoSince(mark)
-			return errDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
 		}
 		if err := x.modify(t, "insert", nil, row); err != nil {
 			x.undoSince(mark)
@@ -299,7 +301,7 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 func keyText(t *table, row []any) string {
 	var parts []string
 	for _, k := range t.keyOf(row) {
-		parts = append(parts, valueString(k))
+		parts = append(parts, engine.ValueString(k))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -321,11 +323,11 @@ func (x *execCtx) reread(t *table, stale []any, where sqlfront.Expr) ([]any, boo
 	if where == nil {
 		return row, true
 	}
-	v, err := (&evalEnv{x: x, rel: tableSchema(t, strings.ToLower(t.name)), row: row}).eval(where)
+	v, err := (&engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(t.name)), Row: row}).Eval(where)
 	if err != nil {
 		return nil, false
 	}
-	b, _ := truth(v)
+	b, _ := engine.Truth(v)
 	return row, b
 }
 
@@ -358,7 +360,7 @@ func (x *execCtx) lockAndReread(t *table, stale []any, where sqlfront.Expr) ([]a
 // clause it was found in (for SET expressions).
 type target struct {
 	row []any
-	env *evalEnv
+	env *engine.EvalEnv
 }
 
 // findTargets plans and runs the search for the rows an UPDATE or DELETE
@@ -382,7 +384,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 		limit = n // SET ROWCOUNT, safety.go
 	}
 	if top != nil {
-		v, err := (&evalEnv{x: x}).eval(top)
+		v, err := (&engine.EvalEnv{X: x}).Eval(top)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -422,8 +424,8 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 			}
 			var row []any
 			for _, s := range tp.srcs {
-				if s.ix != nil && s.ix.tbl == t && (s.qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
-					row = s.row
+				if sourceTable(s) == t && (s.Qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
+					row = s.Row
 					break
 				}
 			}
@@ -438,7 +440,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 			if err := r.hold(tp); err != nil {
 				return nil, err
 			}
-			out = append(out, target{row: row, env: &evalEnv{x: x, rel: schema, row: tp.vals, srcs: tp.srcs}})
+			out = append(out, target{row: row, env: &engine.EvalEnv{X: x, Rel: schema, Row: tp.vals, Srcs: tp.srcs}})
 		}
 		return out, nil
 	}
@@ -477,7 +479,7 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 	}
 	for _, set := range s.Sets {
 		if t.column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
-			return errInvalidColumn(set.Column)
+			return engine.ErrInvalidColumn(set.Column)
 		}
 		if x.isIdentity(t, t.column(set.Column)) {
 			return sqlfront.NewError(8102, 16, "Cannot update identity column '%s'.", set.Column)
@@ -537,16 +539,16 @@ func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []targe
 		after := append([]any{}, row...)
 		env := tg.env
 		if s.From == nil {
-			env = &evalEnv{x: x, rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), row: row}
+			env = &engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), Row: row}
 		}
 		for _, set := range s.Sets {
 			i := t.column(set.Column)
-			v, err := env.eval(set.Expr)
+			v, err := env.Eval(set.Expr)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
 			}
-			cv, err := convertValue(v, t.columns[i].Type)
+			cv, err := engine.ConvertValue(v, t.columns[i].Type)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
@@ -631,4 +633,13 @@ func (x *execCtx) execDelete(s *sqlfront.DeleteStmt) error {
 		deleted++
 	}
 	return x.finishDML(q, tds.CmdDelete, deleted, isTableVar(t))
+}
+
+// sourceTable is the base table a row of a plan came from, nil when it
+// came from no table.
+func sourceTable(s engine.RowSource) *table {
+	if ix, ok := s.Ix.(*index); ok && ix != nil {
+		return ix.tbl
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -29,14 +31,14 @@ import (
 // thread of a parallel plan that produced it.
 type tuple struct {
 	vals   []any
-	srcs   []rowSource
+	srcs   []engine.RowSource
 	thread int
 }
 
 // iter is a physical operator at run time.
 type iter interface {
 	node() *planNode
-	open(r *runCtx, outer *evalEnv) *sqlfront.SQLError
+	open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError
 	next(r *runCtx) (*tuple, *sqlfront.SQLError)
 	close(r *runCtx)
 }
@@ -55,8 +57,8 @@ type planNode struct {
 	id                int
 	physical, logical string
 	children          []*planNode
-	schema            *relation // output columns
-	estRows           float64   // per execution
+	schema            *engine.Relation // output columns
+	estRows           float64          // per execution
 	estExecs          float64
 	estRowsRead       float64
 	estIO, estCPU     float64
@@ -263,7 +265,7 @@ func (x *execCtx) unlocked(fn func() error) error {
 // counters and times are kept the same way for all of them (optiming.go
 // says what each time means).
 
-func (r *runCtx) open(it iter, outer *evalEnv) *sqlfront.SQLError {
+func (r *runCtx) open(it iter, outer *engine.EvalEnv) *sqlfront.SQLError {
 	n := it.node()
 	now := r.x.srv.clock
 	th := r.thread
@@ -351,11 +353,11 @@ func (r *runCtx) work(rows int, d time.Duration) {
 // sendResult streams a result set to the client: rows are produced under
 // the server latch in small batches and written without it, so a slow
 // client holds up only its own session.
-func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) (int64, *sqlfront.SQLError, error) {
+func (x *execCtx) sendResult(r *runCtx, it iter, schema *engine.Relation, visible int) (int64, *sqlfront.SQLError, error) {
 	cols := make([]tds.Column, visible)
 	for i := 0; i < visible; i++ {
-		c := schema.cols[i]
-		cols[i] = tds.Column{Name: c.name, TypeInfo: tdsType(c.typ)}
+		c := schema.Cols[i]
+		cols[i] = tds.Column{Name: c.Name, TypeInfo: tdsType(c.Typ)}
 	}
 	if err := x.unlocked(func() error { return x.w.Columns(cols...) }); err != nil {
 		return 0, nil, err
@@ -393,12 +395,12 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 		vals := make([]any, visible)
 		for i := 0; i < visible; i++ {
 			v := t.vals[i]
-			if typ := schema.cols[i].typ; modes.textsize > 0 && typ.Size == 0 && (typ.Kind == sqlfront.TypeNVarChar || typ.Kind == sqlfront.TypeVarBinary) {
+			if typ := schema.Cols[i].Typ; modes.textsize > 0 && typ.Size == 0 && (typ.Kind == sqlfront.TypeNVarChar || typ.Kind == sqlfront.TypeVarBinary) {
 				if cut, ok := truncateText(v, modes.textsize); ok {
 					v = cut // SET TEXTSIZE
 				}
 			}
-			vals[i] = wireValue(v, schema.cols[i].typ)
+			vals[i] = wireValue(v, schema.Cols[i].Typ)
 		}
 		batch = append(batch, vals)
 		n++
@@ -420,7 +422,7 @@ func (x *execCtx) sendResult(r *runCtx, it iter, schema *relation, visible int) 
 
 // drain opens it with outer in scope and returns its rows (at most limit
 // when limit > 0), holding them against the statement's limits when hold.
-func (r *runCtx) drain(it iter, outer *evalEnv, limit int, hold bool) ([]*tuple, *sqlfront.SQLError) {
+func (r *runCtx) drain(it iter, outer *engine.EvalEnv, limit int, hold bool) ([]*tuple, *sqlfront.SQLError) {
 	if err := r.open(it, outer); err != nil {
 		return nil, err
 	}

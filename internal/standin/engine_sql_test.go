@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 // TestWhileAndStringSplit covers WHILE with BREAK/CONTINUE and
@@ -105,7 +107,7 @@ func TestFunctionsFollowThePersona(t *testing.T) {
 	c := session(t, New(Options{Persona: "sql2022"}), 51)
 	r := mustRun(t, c, "SELECT GREATEST(3, NULL, 7), LEAST(N'b', N'a'), DATETRUNC(month, CAST('2026-03-14 09:26' AS datetime2))")
 	row := r.sets[0].rows[0]
-	if row[0] != int64(7) || row[1] != "a" || !strings.HasPrefix(valueString(row[2]), "2026-03-01 00:00:00") {
+	if row[0] != int64(7) || row[1] != "a" || !strings.HasPrefix(engine.ValueString(row[2]), "2026-03-01 00:00:00") {
 		t.Fatalf("sql2022: %v", row)
 	}
 	if _, err := run(session(t, New(Options{}), 51), "SELECT GREATEST(1, 2)"); err == nil || err.Number != 195 {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -62,7 +64,7 @@ func walkSelectWith(s *sqlfront.SelectStmt, fn func(sqlfront.Expr), selFn func(*
 	walkSelectWith(s.Right, fn, selFn)
 	var ex func(e sqlfront.Expr)
 	ex = func(e sqlfront.Expr) {
-		visit(e, func(n sqlfront.Expr) bool {
+		engine.Visit(e, func(n sqlfront.Expr) bool {
 			fn(n)
 			switch x := n.(type) {
 			case *sqlfront.SubqueryExpr:
@@ -164,7 +166,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 		if t := x.conn.sqlState().temps[strings.ToLower(parts[0])]; t != nil {
 			return t, nil, nil
 		}
-		return nil, nil, errInvalidObject(display)
+		return nil, nil, engine.ErrInvalidObject(display)
 	}
 	if len(parts) == 1 && strings.HasPrefix(parts[0], "@") {
 		if t := x.conn.sqlState().tableVars[strings.ToLower(parts[0])]; t != nil {
@@ -175,11 +177,11 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 	db := x.conn.db
 	if len(parts) == 3 {
 		if db = x.srv.dbByName(parts[0]); db == nil {
-			return nil, nil, errDatabaseMissing(parts[0])
+			return nil, nil, engine.ErrDatabaseMissing(parts[0])
 		}
 	}
 	if len(parts) > 3 {
-		return nil, nil, errInvalidObject(display)
+		return nil, nil, engine.ErrInvalidObject(display)
 	}
 	name := parts[len(parts)-1]
 	schema := ""
@@ -192,35 +194,35 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 			view, ok = extraSysViews[strings.ToLower(name)]
 		}
 		if !ok {
-			return nil, nil, errInvalidObject(display)
+			return nil, nil, engine.ErrInvalidObject(display)
 		}
 		rel, err := view(x, db)
 		if err != nil {
 			return nil, nil, err
 		}
-		schemaRel := &relation{cols: rel.cols}
-		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: schemaRel, estRows: float64(max(len(rel.rows), 1)), estExecs: 1}
-		it := &tvfIter{n: n, schema: schemaRel, view: func(x *execCtx) (*relation, *sqlfront.SQLError) { return view(x, db) }}
+		schemaRel := &engine.Relation{Cols: rel.Cols}
+		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: schemaRel, estRows: float64(max(len(rel.Rows), 1)), estExecs: 1}
+		it := &tvfIter{n: n, schema: schemaRel, view: func(x *execCtx) (*engine.Relation, *sqlfront.SQLError) { return view(x, db) }}
 		n.details = it.showplan
 		return nil, it, nil
 	}
 	t := db.table(schema, name)
 	if t == nil {
-		return nil, nil, errInvalidObject(display)
+		return nil, nil, engine.ErrInvalidObject(display)
 	}
 	return t, nil, nil
 }
 
 // tableFunctionSchema returns a table-valued function's columns without
 // running it.
-func (x *execCtx) tableFunctionSchema(f *sqlfront.TableFunc) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) tableFunctionSchema(f *sqlfront.TableFunc) (*engine.Relation, *sqlfront.SQLError) {
 	x.schemaOnly = true
 	defer func() { x.schemaOnly = false }()
-	rel, err := x.tableFunction(f, &evalEnv{x: x})
+	rel, err := x.tableFunction(f, &engine.EvalEnv{X: x})
 	if err != nil {
 		return nil, err
 	}
-	return &relation{cols: rel.cols}, nil
+	return &engine.Relation{Cols: rel.Cols}, nil
 }
 
 // memoryUse records what a memory-consuming operator needed for rows rows
@@ -297,12 +299,12 @@ func (x *execCtx) waitForGhosts(t *table, ix *index, lo, hi any) *sqlfront.SQLEr
 				}
 				v := u.before[lead]
 				if lo != nil {
-					if cmp, err := compareValues(v, lo); err != nil || cmp < 0 {
+					if cmp, err := engine.CompareValues(v, lo); err != nil || cmp < 0 {
 						continue
 					}
 				}
 				if hi != nil {
-					if cmp, err := compareValues(v, hi); err != nil || cmp > 0 {
+					if cmp, err := engine.CompareValues(v, hi); err != nil || cmp > 0 {
 						continue
 					}
 				}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -25,7 +27,7 @@ type execCtx struct {
 	stats     batchStats
 	stmtStart time.Time
 	stmtText  string // the statement being executed (scenarios match on it)
-	inSets    map[*sqlfront.InExpr]*inSet
+	inSets    map[*sqlfront.InExpr]*engine.InSet
 	lastPlan  string
 	// schemaOnly makes table-valued functions return their columns only
 	schemaOnly bool
@@ -93,7 +95,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 		x.beginTxn(req.Name, false)
 	case tds.TxCommit:
 		if c.txn == nil {
-			return toTDS(errNoBeginForCommit())
+			return toTDS(engine.ErrNoBeginForCommit())
 		}
 		x.commitTxn(false)
 		if req.BeginNew {
@@ -101,7 +103,7 @@ func (c *connState) Transaction(ctx context.Context, req *tds.TransactionRequest
 		}
 	case tds.TxRollback:
 		if c.txn == nil {
-			return toTDS(errNoBeginForRollback())
+			return toTDS(engine.ErrNoBeginForRollback())
 		}
 		if req.Name != "" && !strings.EqualFold(req.Name, c.txn.name) {
 			// a rollback to a savepoint: the transaction stays open
@@ -361,26 +363,26 @@ func (x *execCtx) info(num int32, class uint8, msg string) error {
 }
 
 // sendRelation writes a result set.
-func (x *execCtx) sendRelation(rel *relation) error {
+func (x *execCtx) sendRelation(rel *engine.Relation) error {
 	rel = x.limitRows(rel)
-	cols := make([]tds.Column, len(rel.cols))
-	for i, c := range rel.cols {
-		cols[i] = tds.Column{Name: c.name, TypeInfo: tdsType(c.typ)}
+	cols := make([]tds.Column, len(rel.Cols))
+	for i, c := range rel.Cols {
+		cols[i] = tds.Column{Name: c.Name, TypeInfo: tdsType(c.Typ)}
 	}
 	if err := x.w.Columns(cols...); err != nil {
 		return err
 	}
-	for _, r := range rel.rows {
+	for _, r := range rel.Rows {
 		vals := make([]any, len(r))
 		for i, v := range r {
-			vals[i] = wireValue(v, rel.cols[i].typ)
+			vals[i] = wireValue(v, rel.Cols[i].Typ)
 		}
 		if err := x.w.Row(vals...); err != nil {
 			return err
 		}
 	}
-	x.stats.rows += int64(len(rel.rows))
-	return x.done(tds.CmdSelect, int64(len(rel.rows)))
+	x.stats.rows += int64(len(rel.Rows))
+	return x.done(tds.CmdSelect, int64(len(rel.Rows)))
 }
 
 func tdsType(t sqlfront.SQLType) tds.TypeInfo {
@@ -426,9 +428,9 @@ func wireValue(v any, t sqlfront.SQLType) any {
 	if v == nil {
 		return nil
 	}
-	cv, err := convertValue(v, t)
+	cv, err := engine.ConvertValue(v, t)
 	if err != nil {
-		return valueString(v)
+		return engine.ValueString(v)
 	}
 	if t.Kind == sqlfront.TypeNVarChar || t.Kind == sqlfront.TypeXML {
 		if b, ok := v.([]byte); ok {
@@ -436,7 +438,7 @@ func wireValue(v any, t sqlfront.SQLType) any {
 		}
 	}
 	if t.Kind == sqlfront.TypeUniqueIdentifier {
-		return valueString(v)
+		return engine.ValueString(v)
 	}
 	return cv
 }
@@ -476,7 +478,7 @@ func (x *execCtx) variable(name string) (any, *sqlfront.SQLError) {
 	if v, ok := c.vars[strings.ToLower(name)]; ok {
 		return v, nil
 	}
-	return nil, errMustDeclare(name)
+	return nil, engine.ErrMustDeclare(name)
 }
 
 // exec executes one statement; the longer kinds have their own exec methods.
@@ -511,7 +513,7 @@ func (x *execCtx) exec(st sqlfront.Stmt) error {
 		return x.done(tds.CmdNone, tds.NoCount)
 	case *sqlfront.CommitStmt:
 		if c.txn == nil {
-			return errNoBeginForCommit()
+			return engine.ErrNoBeginForCommit()
 		}
 		x.commitTxn(true)
 		return x.done(tds.CmdNone, tds.NoCount)
@@ -581,12 +583,12 @@ func (x *execCtx) execBlock(s *sqlfront.BlockStmt) error {
 
 // execIf runs IF … ELSE: UNKNOWN takes the ELSE branch, as FALSE does.
 func (x *execCtx) execIf(s *sqlfront.IfStmt) error {
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Cond)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Cond)
 	if err != nil {
 		return err
 	}
-	if b, _ := truth(v); b {
+	if b, _ := engine.Truth(v); b {
 		return x.exec(s.Then)
 	} else if s.Else != nil {
 		return x.exec(s.Else)
@@ -598,7 +600,7 @@ func (x *execCtx) execIf(s *sqlfront.IfStmt) error {
 func (x *execCtx) execRollback(s *sqlfront.RollbackStmt) error {
 	c := x.conn
 	if c.txn == nil {
-		return errNoBeginForRollback()
+		return engine.ErrNoBeginForRollback()
 	}
 	if s.Name != "" && !strings.EqualFold(s.Name, c.txn.name) {
 		if err := x.rollbackToSavepoint(s.Name); err != nil {
@@ -671,12 +673,12 @@ func (x *execCtx) execDeclare(s *sqlfront.DeclareStmt) error {
 		c.sqlState().varTypes[strings.ToLower(d.Name)] = d.Type
 		var v any
 		if d.Init != nil {
-			env := &evalEnv{x: x}
-			iv, err := env.eval(d.Init)
+			env := &engine.EvalEnv{X: x}
+			iv, err := env.Eval(d.Init)
 			if err != nil {
 				return err
 			}
-			if v, err = convertValue(iv, d.Type); err != nil {
+			if v, err = engine.ConvertValue(iv, d.Type); err != nil {
 				return err
 			}
 		}
@@ -690,8 +692,8 @@ func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 	c := x.conn
 	if _, ok := x.params[strings.ToLower(s.Var)]; ok {
 		// an RPC parameter (sp_executesql OUTPUT parameters are set so)
-		env := &evalEnv{x: x}
-		v, err := env.eval(s.Expr)
+		env := &engine.EvalEnv{X: x}
+		v, err := env.Eval(s.Expr)
 		if err != nil {
 			return err
 		}
@@ -699,15 +701,15 @@ func (x *execCtx) execSetVar(s *sqlfront.SetVarStmt) error {
 		return nil
 	}
 	if _, ok := c.vars[strings.ToLower(s.Var)]; !ok {
-		return errMustDeclare(s.Var)
+		return engine.ErrMustDeclare(s.Var)
 	}
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Expr)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Expr)
 	if err != nil {
 		return err
 	}
 	if t, ok := x.varType(s.Var); ok {
-		if v, err = convertValue(v, t); err != nil {
+		if v, err = engine.ConvertValue(v, t); err != nil {
 			return err
 		}
 	}
@@ -720,7 +722,7 @@ func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 	c := x.conn
 	db := x.srv.dbByName(s.DB)
 	if db == nil {
-		return errDatabaseMissing(s.DB)
+		return engine.ErrDatabaseMissing(s.DB)
 	}
 	if err := x.srv.checkUse(c.db.name, db.name); err != nil {
 		return err
@@ -760,12 +762,12 @@ func (x *execCtx) execWaitfor(s *sqlfront.WaitforStmt) error {
 
 // execPrint sends PRINT's text as an informational message.
 func (x *execCtx) execPrint(s *sqlfront.PrintStmt) error {
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Expr)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Expr)
 	if err != nil {
 		return err
 	}
-	return x.info(0, 0, valueString(v))
+	return x.info(0, 0, engine.ValueString(v))
 }
 
 func parseDelay(s string) (time.Duration, *sqlfront.SQLError) {
@@ -817,15 +819,15 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 	case "TRACEON", "TRACEOFF":
 		global := false
 		var flagsSet []int
-		env := &evalEnv{x: x}
+		env := &engine.EvalEnv{X: x}
 		for _, a := range s.Args {
-			v, err := env.eval(a)
+			v, err := env.Eval(a)
 			if err != nil {
 				return err
 			}
 			n, ok := v.(int64)
 			if !ok {
-				return sqlfront.NewError(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", valueString(v))
+				return sqlfront.NewError(2520, 16, "Could not find database '%s'. The database either does not exist, or was dropped before a statement tried to use it.", engine.ValueString(v))
 			}
 			if n == -1 {
 				global = true
@@ -856,7 +858,7 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			}
 		}
 	case "TRACESTATUS":
-		rel := &relation{cols: []relCol{{name: "TraceFlag", typ: tSmallInt}, {name: "Status", typ: tSmallInt}, {name: "Global", typ: tSmallInt}, {name: "Session", typ: tSmallInt}}}
+		rel := &engine.Relation{Cols: []engine.RelCol{{Name: "TraceFlag", Typ: engine.TSmallInt}, {Name: "Status", Typ: engine.TSmallInt}, {Name: "Global", Typ: engine.TSmallInt}, {Name: "Session", Typ: engine.TSmallInt}}}
 		seen := map[int]bool{}
 		for f := range x.srv.globalFlags {
 			seen[f] = true
@@ -865,8 +867,8 @@ func (x *execCtx) execDBCC(s *sqlfront.DBCCStmt) error {
 			seen[f] = true
 		}
 		for f := range seen {
-			rel.rows = append(rel.rows, []any{int64(f), int64(1), boolInt(x.srv.globalFlags[f]), boolInt(c.flags[f])})
-			rel.srcs = append(rel.srcs, nil)
+			rel.Rows = append(rel.Rows, []any{int64(f), int64(1), engine.BoolInt(x.srv.globalFlags[f]), engine.BoolInt(c.flags[f])})
+			rel.Srcs = append(rel.Srcs, nil)
 		}
 		if err := x.sendRelation(rel); err != nil {
 			return err

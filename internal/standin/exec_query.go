@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -18,7 +20,7 @@ import (
 // of a statement: it decides on parallelism (OPTION (MAXDOP n) with n > 1
 // over a table large enough to be worth it; the emulated instance's own
 // MAXDOP is 1) and adds the Gather Streams.
-func (x *execCtx) planStatement(r *runCtx, s *sqlfront.SelectStmt, root sqlfront.Stmt) (iter, *relation, int, *planner, *sqlfront.SQLError) {
+func (x *execCtx) planStatement(r *runCtx, s *sqlfront.SelectStmt, root sqlfront.Stmt) (iter, *engine.Relation, int, *planner, *sqlfront.SQLError) {
 	p := newPlanner(x, r)
 	p.stmtRoot = root
 	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
@@ -309,7 +311,7 @@ func (x *execCtx) sendStatsXML() error {
 	}
 	plan := x.lastPlan
 	x.lastPlan = ""
-	rel := &relation{cols: []relCol{{name: "Microsoft SQL Server 2005 XML Showplan", typ: tXML}}, rows: [][]any{{plan}}}
+	rel := &engine.Relation{Cols: []engine.RelCol{{Name: "Microsoft SQL Server 2005 XML Showplan", Typ: engine.TXML}}, Rows: [][]any{{plan}}}
 	return x.sendRelation(rel)
 }
 
@@ -358,7 +360,7 @@ func (x *execCtx) execSelect(s *sqlfront.SelectStmt) error {
 // subqueryRows evaluates a subquery outside a plan (in an IF condition, a
 // SET or DECLARE value, a DML assignment): planned once per statement,
 // run with env's rows in scope.
-func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *evalEnv, limit int) ([][]any, *sqlfront.SQLError) {
+func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *engine.EvalEnv, limit int) ([][]any, *sqlfront.SQLError) {
 	if x.subplans == nil {
 		x.subplans = map[*sqlfront.SelectStmt]iter{}
 	}
@@ -371,10 +373,10 @@ func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *evalEnv, limit int
 	if !ok {
 		p := newPlanner(x, r)
 		p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
-		var chain []*relation
-		for e := env; e != nil; e = e.outer {
-			if e.rel != nil {
-				chain = append(chain, e.rel)
+		var chain []*engine.Relation
+		for e := env; e != nil; e = e.Outer {
+			if e.Rel != nil {
+				chain = append(chain, e.Rel)
 			}
 		}
 		for i := len(chain) - 1; i >= 0; i-- {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -18,12 +20,12 @@ func init() {
 // the columns the tracer reads. log_end_lsn is nvarchar(24); the page does
 // not show its format, and the stand-in answers in fn_dblog's
 // "vlf:block:slot" hexadecimal form [unverified format].
-func (x *execCtx) logStats(args []any) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) logStats(args []any) (*engine.Relation, *sqlfront.SQLError) {
 	if len(args) != 1 {
 		return nil, sqlfront.NewError(174, 15, "The dm_db_log_stats function requires 1 argument(s).")
 	}
-	r := &relation{cols: cols("database_id", tInt, "recovery_model", tNVar(60), "log_min_lsn", tNVar(24), "log_end_lsn", tNVar(24),
-		"total_log_size_mb", tFloat, "active_log_size_mb", tFloat)}
+	r := &engine.Relation{Cols: cols("database_id", engine.TInt, "recovery_model", engine.TNVar(60), "log_min_lsn", engine.TNVar(24), "log_end_lsn", engine.TNVar(24),
+		"total_log_size_mb", engine.TFloat, "active_log_size_mb", engine.TFloat)}
 	if x.schemaOnly {
 		return r, nil
 	}
@@ -39,7 +41,7 @@ func (x *execCtx) logStats(args []any) (*relation, *sqlfront.SQLError) {
 	if recs := x.srv.log.recs; len(recs) > 0 {
 		first, last = recs[0].lsn, recs[len(recs)-1].lsn
 	}
-	r.rows = [][]any{{id, "SIMPLE", first, last, 8.0, 0.5}}
+	r.Rows = [][]any{{id, "SIMPLE", first, last, 8.0, 0.5}}
 	return r, nil
 }
 
@@ -55,7 +57,7 @@ func dblogBound(v any) (string, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return "", false, nil
 	}
-	s := strings.TrimSpace(valueString(v))
+	s := strings.TrimSpace(engine.ValueString(v))
 	base := 10
 	if strings.HasPrefix(strings.ToLower(s), "0x") {
 		s, base = s[2:], 16

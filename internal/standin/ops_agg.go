@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -45,7 +47,7 @@ type aggIter struct {
 	groups []sqlfront.Expr
 	aggs   []*aggSpec
 	sets   [][]int // nil: one set of all groups
-	schema *relation
+	schema *engine.Relation
 	scalar bool
 
 	out   []*tuple
@@ -64,7 +66,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 		if err := p.resolves(g, src); err != nil {
 			return nil, err
 		}
-		if len(aggregatesOf(g)) > 0 {
+		if len(engine.AggregatesOf(g)) > 0 {
 			return nil, sqlfront.NewError(144, 15, "Cannot use an aggregate or a subquery in an expression used for the group by list of a GROUP BY clause.")
 		}
 	}
@@ -78,29 +80,29 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 	for _, o := range s.OrderBy {
 		exprs = append(exprs, o.Expr)
 	}
-	out := &relation{subst: map[sqlfront.Expr]int{}}
+	out := &engine.Relation{Subst: map[sqlfront.Expr]int{}}
 	groupKeys := map[string]int{}
 	for i, g := range s.GroupBy {
-		col := relCol{typ: p.typeOf(g, src)}
+		col := engine.RelCol{Typ: p.typeOf(g, src)}
 		if c, ok := g.(*sqlfront.ColRef); ok {
-			if j, _ := src.lookupRef(c); j >= 0 {
-				col = src.cols[j]
+			if j, _ := src.LookupRef(c); j >= 0 {
+				col = src.Cols[j]
 			}
 		}
-		out.cols = append(out.cols, col)
-		groupKeys[shape(g, src)] = i
+		out.Cols = append(out.Cols, col)
+		groupKeys[engine.Shape(g, src)] = i
 	}
 	aggKeys := map[string]int{}
 	var aggs []*aggSpec
 	var bindErr *sqlfront.SQLError
 	for _, e := range exprs {
-		visit(e, func(n sqlfront.Expr) bool {
+		engine.Visit(e, func(n sqlfront.Expr) bool {
 			if bindErr != nil {
 				return false
 			}
 			if _, isLit := n.(*sqlfront.Literal); !isLit {
-				if gi, ok := groupKeys[shape(n, src)]; ok {
-					out.subst[n] = gi
+				if gi, ok := groupKeys[engine.Shape(n, src)]; ok {
+					out.Subst[n] = gi
 					return false
 				}
 			}
@@ -109,9 +111,9 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 				return true
 			}
 			switch {
-			case isAggregateName(f.Name):
+			case engine.IsAggregateName(f.Name):
 				for _, a := range f.Args {
-					if len(aggregatesOf(a)) > 0 || hasSubquery(a) {
+					if len(engine.AggregatesOf(a)) > 0 || engine.HasSubquery(a) {
 						bindErr = sqlfront.NewError(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
 						return false
 					}
@@ -128,16 +130,16 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			default:
 				return true
 			}
-			k := shape(f, src)
+			k := engine.Shape(f, src)
 			if i, ok := aggKeys[k]; ok {
-				out.subst[n] = i
+				out.Subst[n] = i
 				return false
 			}
 			spec := &aggSpec{f: f, typ: p.typeOf(f, src)}
 			if f.Name == "GROUPING" || f.Name == "GROUPING_ID" {
 				spec.isGroup = true
 				for _, a := range f.Args {
-					gi, ok := groupKeys[shape(a, src)]
+					gi, ok := groupKeys[engine.Shape(a, src)]
 					if !ok {
 						bindErr = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", exprText(a))
 						return false
@@ -145,16 +147,16 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 					spec.grouping = append(spec.grouping, gi)
 				}
 				if f.Name == "GROUPING" {
-					spec.typ = tTinyInt
+					spec.typ = engine.TTinyInt
 				} else {
-					spec.typ = tInt
+					spec.typ = engine.TInt
 				}
 			}
-			idx := len(out.cols)
+			idx := len(out.Cols)
 			aggKeys[k] = idx
-			out.subst[n] = idx
+			out.Subst[n] = idx
 			aggs = append(aggs, spec)
-			out.cols = append(out.cols, relCol{typ: spec.typ})
+			out.Cols = append(out.Cols, engine.RelCol{Typ: spec.typ})
 			return false
 		})
 		if bindErr != nil {
@@ -195,22 +197,22 @@ func checkAggArgs(f *sqlfront.FuncCall) *sqlfront.SQLError {
 
 // checkGroupedRefs rejects columns used outside aggregates that are not
 // grouped (Msg 8120, or 8121 in HAVING).
-func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *relation) *sqlfront.SQLError {
+func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *engine.Relation) *sqlfront.SQLError {
 	check := func(e sqlfront.Expr, having bool) *sqlfront.SQLError {
 		var bad *sqlfront.ColRef
-		visit(e, func(n sqlfront.Expr) bool {
-			if _, ok := out.subst[n]; ok {
+		engine.Visit(e, func(n sqlfront.Expr) bool {
+			if _, ok := out.Subst[n]; ok {
 				return false
 			}
 			if _, ok := n.(*sqlfront.WindowExpr); ok {
 				// a window function's own columns are checked as select items
 				for _, pe := range n.(*sqlfront.WindowExpr).PartitionBy {
-					visit(pe, func(m sqlfront.Expr) bool {
-						if _, ok := out.subst[m]; ok {
+					engine.Visit(pe, func(m sqlfront.Expr) bool {
+						if _, ok := out.Subst[m]; ok {
 							return false
 						}
 						if c, ok := m.(*sqlfront.ColRef); ok && bad == nil {
-							if i, _ := src.lookupRef(c); i >= 0 {
+							if i, _ := src.LookupRef(c); i >= 0 {
 								bad = c
 							}
 						}
@@ -220,7 +222,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 				return false
 			}
 			if c, ok := n.(*sqlfront.ColRef); ok && bad == nil {
-				if i, _ := src.lookupRef(c); i >= 0 {
+				if i, _ := src.LookupRef(c); i >= 0 {
 					bad = c
 				}
 			}
@@ -233,7 +235,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 		if having {
 			return sqlfront.NewError(8121, 16, "Column '%s' is invalid in the HAVING clause because it is not contained in either an aggregate function or the GROUP BY clause.", name)
 		}
-		return errNotInGroupBy(name)
+		return engine.ErrNotInGroupBy(name)
 	}
 	for _, it := range items {
 		if err := check(it.e, false); err != nil {
@@ -249,7 +251,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 }
 
 // aggregateOp chooses the aggregate operator.
-func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *relation) iter {
+func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *engine.Relation) iter {
 	a := &aggIter{in: in, groups: groups, aggs: aggs, sets: sets, schema: out, scalar: len(groups) == 0 && sets == nil}
 	src := in.node().schema
 	stream := a.scalar
@@ -262,7 +264,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 				ok = false
 				break
 			}
-			j, _ := src.lookupRef(c)
+			j, _ := src.LookupRef(c)
 			if j < 0 {
 				ok = false
 				break
@@ -282,7 +284,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 		var keys []sortKey
 		for _, g := range groups {
 			if c, ok := g.(*sqlfront.ColRef); ok {
-				if j, _ := src.lookupRef(c); j >= 0 {
+				if j, _ := src.LookupRef(c); j >= 0 {
 					keys = append(keys, sortKey{col: j})
 				}
 			}
@@ -297,7 +299,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 		var keys []int
 		for _, g := range groups {
 			if c, ok := g.(*sqlfront.ColRef); ok {
-				if j, _ := src.lookupRef(c); j >= 0 {
+				if j, _ := src.LookupRef(c); j >= 0 {
 					keys = append(keys, j)
 				}
 			}
@@ -357,8 +359,8 @@ func (p *planner) baseDistinct(in iter, c *sqlfront.ColRef) float64 {
 	var walk func(it *planNode)
 	walk = func(n *planNode) {
 		if n.ix != nil && found == 0 {
-			if i, _ := n.schema.lookupRef(c); i >= 0 {
-				if ti := n.ix.tbl.column(n.schema.cols[i].name); ti >= 0 {
+			if i, _ := n.schema.LookupRef(c); i >= 0 {
+				if ti := n.ix.tbl.column(n.schema.Cols[i].Name); ti >= 0 {
 					found = p.x.tableStats(n.ix.tbl).distinct[ti]
 				}
 			}
@@ -379,7 +381,7 @@ type aggGroup struct {
 	thread int
 }
 
-func (a *aggIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (a *aggIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	a.out, a.i, a.bytes = nil, 0, 0
 	sets := a.sets
 	if sets == nil {
@@ -398,13 +400,13 @@ func (a *aggIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 }
 
 // consume reads the input into groups of every grouping set.
-func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
+func (a *aggIter) consume(r *runCtx, outer *engine.EvalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
 	if err := r.open(a.in, outer); err != nil {
 		return nil, err
 	}
 	defer r.close(a.in)
 	src := a.in.node().schema
-	env := &evalEnv{x: r.x, rel: src, outer: outer}
+	env := &engine.EvalEnv{X: r.x, Rel: src, Outer: outer}
 	index := map[string]*aggGroup{}
 	var order []*aggGroup
 	gvals := make([]any, len(a.groups))
@@ -416,9 +418,9 @@ func (a *aggIter) consume(r *runCtx, outer *evalEnv, sets [][]int) ([]*aggGroup,
 		if t == nil {
 			break
 		}
-		env.row, env.srcs = t.vals, t.srcs
+		env.Row, env.Srcs = t.vals, t.srcs
 		for i, g := range a.groups {
-			v, err := env.eval(g)
+			v, err := env.Eval(g)
 			if err != nil {
 				return nil, err
 			}
@@ -480,7 +482,7 @@ func (a *aggIter) emit(order []*aggGroup, sets [][]int) *sqlfront.SQLError {
 		for _, gi := range set {
 			inSet[gi] = true
 		}
-		vals := make([]any, len(a.schema.cols))
+		vals := make([]any, len(a.schema.Cols))
 		for i := range a.groups {
 			if inSet[i] {
 				vals[i] = g.keys[i]
@@ -524,19 +526,19 @@ func (a *aggIter) close(r *runCtx) {
 }
 
 // add folds one input row into the accumulator.
-func (acc *aggAcc) add(env *evalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
+func (acc *aggAcc) add(env *engine.EvalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
 	if f.Star {
 		acc.count++
 		return nil
 	}
-	v, err := env.eval(f.Args[0])
+	v, err := env.Eval(f.Args[0])
 	if err != nil {
 		return err
 	}
 	var keys []any
 	if f.Name == "STRING_AGG" && v != nil {
 		for _, o := range f.Within {
-			k, err := env.eval(o.Expr)
+			k, err := env.Eval(o.Expr)
 			if err != nil {
 				return err
 			}
@@ -556,7 +558,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 		return nil
 	}
 	if f.Distinct {
-		k := strings.ToUpper(joinKey(v))
+		k := strings.ToUpper(engine.JoinKey(v))
 		if acc.seen == nil {
 			acc.seen = map[string]bool{}
 		}
@@ -579,7 +581,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 		case bool:
 			return sqlfront.NewError(8117, 16, "Operand data type bit is invalid for %s operator.", strings.ToLower(f.Name))
 		default:
-			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", typeOfValue(v), strings.ToLower(f.Name))
+			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", engine.TypeOfValue(v), strings.ToLower(f.Name))
 		}
 		acc.sumF += x
 		d := x - acc.mean
@@ -590,7 +592,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 			acc.best = v
 			return nil
 		}
-		c, err := compareValues(v, acc.best)
+		c, err := engine.CompareValues(v, acc.best)
 		if err != nil {
 			return err
 		}
@@ -598,7 +600,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 			acc.best = v
 		}
 	case "STRING_AGG":
-		acc.strs = append(acc.strs, strAggItem{v: valueString(v), keys: keys})
+		acc.strs = append(acc.strs, strAggItem{v: engine.ValueString(v), keys: keys})
 	}
 	return nil
 }
@@ -618,7 +620,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 		}
 		if acc.isF || spec.typ.Kind == sqlfront.TypeFloat || spec.typ.Kind == sqlfront.TypeDecimal {
 			if spec.typ.Kind == sqlfront.TypeDecimal {
-				return roundHalfAway(acc.sumF, spec.typ.Scale), nil
+				return engine.RoundHalfAway(acc.sumF, spec.typ.Scale), nil
 			}
 			return acc.sumF, nil
 		}
@@ -634,7 +636,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 			return acc.sumF / float64(acc.count), nil
 		}
 		if spec.typ.Kind == sqlfront.TypeDecimal {
-			return roundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
+			return engine.RoundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
 		}
 		return acc.sumI / acc.count, nil
 	case "STDEV", "VAR":
@@ -676,7 +678,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 		}
 		sep := ""
 		if lit, ok := f.Args[1].(*sqlfront.Literal); ok {
-			sep = valueString(lit.V)
+			sep = engine.ValueString(lit.V)
 		}
 		parts := make([]string, len(acc.strs))
 		for i, s := range acc.strs {
@@ -696,7 +698,7 @@ func compareNullsFirst(a, b any) int {
 	case b == nil:
 		return 1
 	}
-	c, _ := compareValues(a, b)
+	c, _ := engine.CompareValues(a, b)
 	return c
 }
 
@@ -713,8 +715,8 @@ type distinctIter struct {
 func (d *distinctIter) node() *planNode { return d.n }
 
 func (p *planner) planDistinct(in iter, visible int) (iter, *sqlfront.SQLError) {
-	for _, c := range in.node().schema.cols[visible:] {
-		if c.hidden {
+	for _, c := range in.node().schema.Cols[visible:] {
+		if c.Hidden {
 			return nil, sqlfront.NewError(145, 15, "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.")
 		}
 	}
@@ -733,7 +735,7 @@ func (p *planner) distinctOp(in iter, width int) iter {
 	return d
 }
 
-func (d *distinctIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (d *distinctIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	d.seen, d.bytes = map[string]bool{}, 0
 	return r.open(d.in, outer)
 }
@@ -774,7 +776,7 @@ func groupKey(vals []any) string {
 		if v == nil {
 			kb.WriteString("\x01")
 		} else {
-			kb.WriteString(strings.ToUpper(joinKey(v)))
+			kb.WriteString(strings.ToUpper(engine.JoinKey(v)))
 		}
 		kb.WriteByte(0)
 	}

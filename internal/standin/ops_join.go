@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -27,7 +29,7 @@ type nlIter struct {
 	outer, inner iter
 	kind         string // Inner Join, Left Outer Join, Left Semi Join, Left Anti Semi Join
 	pred         sqlfront.Expr
-	schema       *relation
+	schema       *engine.Relation
 	mode         nlMode
 	probe        sqlfront.Expr // nlIn/nlQuantify: the outer expression
 	qop          string
@@ -35,8 +37,8 @@ type nlIter struct {
 	notIn        bool // nlIn used as NOT IN (semi filtering)
 	cacheable    bool // the inner side has no outer references: its value is computed once
 
-	env      evalEnv
-	openEnv  *evalEnv
+	env      engine.EvalEnv
+	openEnv  *engine.EvalEnv
 	cur      *tuple
 	active   bool
 	matched  bool
@@ -49,10 +51,10 @@ func (j *nlIter) node() *planNode { return j.n }
 // nestedLoops joins outer to inner, re-opening inner for every outer row
 // with that row in scope.
 func (p *planner) nestedLoops(outer, inner iter, kind string, pred sqlfront.Expr, correlated bool) (iter, *sqlfront.SQLError) {
-	schema := &relation{}
-	schema.cols = append(schema.cols, outer.node().schema.cols...)
+	schema := &engine.Relation{}
+	schema.Cols = append(schema.Cols, outer.node().schema.Cols...)
 	if kind != "Left Semi Join" && kind != "Left Anti Semi Join" {
-		schema.cols = append(schema.cols, inner.node().schema.cols...)
+		schema.Cols = append(schema.Cols, inner.node().schema.Cols...)
 	}
 	if pred != nil {
 		if err := p.resolves(pred, schema); err != nil {
@@ -73,10 +75,10 @@ func (p *planner) nestedLoops(outer, inner iter, kind string, pred sqlfront.Expr
 	return j, nil
 }
 
-func (j *nlIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (j *nlIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	j.openEnv = outer
 	j.cur, j.active = nil, false
-	j.env = evalEnv{x: r.x, rel: j.schema, outer: outer}
+	j.env = engine.EvalEnv{X: r.x, Rel: j.schema, Outer: outer}
 	return r.open(j.outer, outer)
 }
 
@@ -115,17 +117,17 @@ func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		}
 		row := j.combine(j.cur, it)
 		if j.pred != nil {
-			j.env.row, j.env.srcs = row.vals, row.srcs
+			j.env.Row, j.env.Srcs = row.vals, row.srcs
 			if j.kind == "Left Semi Join" || j.kind == "Left Anti Semi Join" {
-				j.env.row = append(append([]any{}, j.cur.vals...), it.vals...)
-				j.env.rel = j.semiSchema()
+				j.env.Row = append(append([]any{}, j.cur.vals...), it.vals...)
+				j.env.Rel = j.semiSchema()
 			}
-			v, err := j.env.eval(j.pred)
-			j.env.rel = j.schema
+			v, err := j.env.Eval(j.pred)
+			j.env.Rel = j.schema
 			if err != nil {
 				return nil, err
 			}
-			if b, _ := truth(v); !b {
+			if b, _ := engine.Truth(v); !b {
 				continue
 			}
 		}
@@ -145,28 +147,28 @@ func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 }
 
 // semiSchema is the outer and inner columns, for a semi join's predicate.
-func (j *nlIter) semiSchema() *relation {
-	rel := &relation{cols: append(append([]relCol{}, j.outer.node().schema.cols...), j.inner.node().schema.cols...)}
+func (j *nlIter) semiSchema() *engine.Relation {
+	rel := &engine.Relation{Cols: append(append([]engine.RelCol{}, j.outer.node().schema.Cols...), j.inner.node().schema.Cols...)}
 	return rel
 }
 
-func (j *nlIter) outerEnv(r *runCtx, t *tuple) *evalEnv {
-	return &evalEnv{x: r.x, rel: j.outer.node().schema, row: t.vals, srcs: t.srcs, outer: j.openEnv}
+func (j *nlIter) outerEnv(r *runCtx, t *tuple) *engine.EvalEnv {
+	return &engine.EvalEnv{X: r.x, Rel: j.outer.node().schema, Row: t.vals, Srcs: t.srcs, Outer: j.openEnv}
 }
 
 func (j *nlIter) combine(o, i *tuple) *tuple {
 	if i == nil {
-		vals := make([]any, len(j.schema.cols))
+		vals := make([]any, len(j.schema.Cols))
 		copy(vals, o.vals)
 		return &tuple{vals: vals, srcs: o.srcs, thread: o.thread}
 	}
 	vals := make([]any, 0, len(o.vals)+len(i.vals))
 	vals = append(append(vals, o.vals...), i.vals...)
-	var srcs []rowSource
+	var srcs []engine.RowSource
 	if len(i.srcs) == 0 {
 		srcs = o.srcs
 	} else {
-		srcs = append(append(make([]rowSource, 0, len(o.srcs)+len(i.srcs)), o.srcs...), i.srcs...)
+		srcs = append(append(make([]engine.RowSource, 0, len(o.srcs)+len(i.srcs)), o.srcs...), i.srcs...)
 	}
 	return &tuple{vals: vals, srcs: srcs, thread: o.thread}
 }
@@ -198,7 +200,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 	var pv any
 	if j.probe != nil {
 		var err *sqlfront.SQLError
-		if pv, err = env.eval(j.probe); err != nil {
+		if pv, err = env.Eval(j.probe); err != nil {
 			return nil, err
 		}
 	}
@@ -217,7 +219,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 			return nil, err
 		}
 		if second != nil {
-			return nil, errSubqueryMultipleRows()
+			return nil, engine.ErrSubqueryMultipleRows()
 		}
 		return first.vals[0], nil
 	case nlExists:
@@ -244,7 +246,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 			sawNull = true
 			continue
 		}
-		c, err := compareValues(pv, iv)
+		c, err := engine.CompareValues(pv, iv)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +288,7 @@ type hashJoinIter struct {
 	residual             sqlfront.Expr
 	kind                 string // Inner Join, Left/Right/Full Outer Join, Right Semi Join, Right Anti Semi Join
 	swapped              bool   // output probe columns first (the SQL order)
-	schema               *relation
+	schema               *engine.Relation
 	nullsEqual           bool // INTERSECT/EXCEPT compare NULLs as equal
 	notIn                bool // NOT IN: a NULL in the build side, or a NULL probe key, excludes rows
 	buildNull            bool
@@ -299,7 +301,7 @@ type hashJoinIter struct {
 	matched   bool
 	probeDone bool
 	unmatched int
-	env       evalEnv
+	env       engine.EvalEnv
 	held      int64
 	heldBytes int64
 }
@@ -312,15 +314,15 @@ type buildRow struct {
 func (h *hashJoinIter) node() *planNode { return h.n }
 
 func (p *planner) hashJoin(build, probe iter, bk, pk []sqlfront.Expr, residual sqlfront.Expr, kind string, swapped bool) (*hashJoinIter, *sqlfront.SQLError) {
-	schema := &relation{}
-	bs, ps := build.node().schema.cols, probe.node().schema.cols
+	schema := &engine.Relation{}
+	bs, ps := build.node().schema.Cols, probe.node().schema.Cols
 	switch {
 	case kind == "Right Semi Join" || kind == "Right Anti Semi Join":
-		schema.cols = append(schema.cols, ps...)
+		schema.Cols = append(schema.Cols, ps...)
 	case swapped:
-		schema.cols = append(append(schema.cols, ps...), bs...)
+		schema.Cols = append(append(schema.Cols, ps...), bs...)
 	default:
-		schema.cols = append(append(schema.cols, bs...), ps...)
+		schema.Cols = append(append(schema.Cols, bs...), ps...)
 	}
 	n := p.newNode("Hash Match", kind, schema, build, probe)
 	b, pr := build.node(), probe.node()
@@ -339,10 +341,10 @@ func (p *planner) hashJoin(build, probe iter, bk, pk []sqlfront.Expr, residual s
 	return h, nil
 }
 
-func hashKey(env *evalEnv, keys []sqlfront.Expr, nullsEqual bool) (string, bool, *sqlfront.SQLError) {
+func hashKey(env *engine.EvalEnv, keys []sqlfront.Expr, nullsEqual bool) (string, bool, *sqlfront.SQLError) {
 	var b strings.Builder
 	for _, k := range keys {
-		v, err := env.eval(k)
+		v, err := env.Eval(k)
 		if err != nil {
 			return "", false, err
 		}
@@ -352,13 +354,13 @@ func hashKey(env *evalEnv, keys []sqlfront.Expr, nullsEqual bool) (string, bool,
 			}
 			b.WriteString("\x00N")
 		}
-		b.WriteString(joinKey(v))
+		b.WriteString(engine.JoinKey(v))
 		b.WriteByte(0)
 	}
 	return b.String(), true, nil
 }
 
-func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (h *hashJoinIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	h.table = map[string][]*buildRow{}
 	h.order = nil
 	h.buildNull = false
@@ -367,7 +369,7 @@ func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	if err := r.open(h.build, outer); err != nil {
 		return err
 	}
-	benv := &evalEnv{x: r.x, rel: h.build.node().schema, outer: outer}
+	benv := &engine.EvalEnv{X: r.x, Rel: h.build.node().schema, Outer: outer}
 	for {
 		t, err := r.next(h.build)
 		if err != nil {
@@ -381,7 +383,7 @@ func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 		}
 		h.held++
 		h.heldBytes += tupleBytes(t)
-		benv.row, benv.srcs = t.vals, t.srcs
+		benv.Row, benv.Srcs = t.vals, t.srcs
 		k, ok, err := hashKey(benv, h.buildKeys, h.nullsEqual)
 		if err != nil {
 			return err
@@ -397,12 +399,12 @@ func (h *hashJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	}
 	r.close(h.build)
 	r.x.memoryUse(r, h.n, h.held)
-	h.env = evalEnv{x: r.x, rel: h.schema, outer: outer}
+	h.env = engine.EvalEnv{X: r.x, Rel: h.schema, Outer: outer}
 	return r.open(h.probe, outer)
 }
 
 func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
-	penv := &evalEnv{x: r.x, rel: h.probe.node().schema, outer: h.env.outer}
+	penv := &engine.EvalEnv{X: r.x, Rel: h.probe.node().schema, Outer: h.env.Outer}
 	for {
 		if h.probeDone {
 			// unmatched build rows of a left or full outer join
@@ -420,17 +422,17 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			h.mi++
 			out := h.combine(br.t, h.cur)
 			if h.residual != nil {
-				h.env.row, h.env.srcs = out.vals, out.srcs
+				h.env.Row, h.env.Srcs = out.vals, out.srcs
 				if h.kind == "Right Semi Join" || h.kind == "Right Anti Semi Join" {
-					h.env.rel = &relation{cols: append(append([]relCol{}, h.probe.node().schema.cols...), h.build.node().schema.cols...)}
-					h.env.row = append(append([]any{}, h.cur.vals...), br.t.vals...)
+					h.env.Rel = &engine.Relation{Cols: append(append([]engine.RelCol{}, h.probe.node().schema.Cols...), h.build.node().schema.Cols...)}
+					h.env.Row = append(append([]any{}, h.cur.vals...), br.t.vals...)
 				}
-				v, err := h.env.eval(h.residual)
-				h.env.rel = h.schema
+				v, err := h.env.Eval(h.residual)
+				h.env.Rel = h.schema
 				if err != nil {
 					return nil, err
 				}
-				if b, _ := truth(v); !b {
+				if b, _ := engine.Truth(v); !b {
 					continue
 				}
 			}
@@ -469,7 +471,7 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			}
 			continue
 		}
-		penv.row, penv.srcs = t.vals, t.srcs
+		penv.Row, penv.Srcs = t.vals, t.srcs
 		k, ok, err := hashKey(penv, h.probeKeys, h.nullsEqual)
 		if err != nil {
 			return nil, err
@@ -490,12 +492,12 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 // combine builds an output row from a build and a probe row (either may
 // be nil for the outer joins).
 func (h *hashJoinIter) combine(b, p *tuple) *tuple {
-	bn, pn := len(h.build.node().schema.cols), len(h.probe.node().schema.cols)
+	bn, pn := len(h.build.node().schema.Cols), len(h.probe.node().schema.Cols)
 	if h.kind == "Right Semi Join" || h.kind == "Right Anti Semi Join" {
 		return p
 	}
 	vals := make([]any, bn+pn)
-	var srcs []rowSource
+	var srcs []engine.RowSource
 	thread := 0
 	put := func(at int, t *tuple) {
 		if t != nil {
@@ -530,10 +532,10 @@ type mergeJoinIter struct {
 	left, right iter
 	lk, rk      []sqlfront.Expr
 	residual    sqlfront.Expr
-	schema      *relation
+	schema      *engine.Relation
 
-	lenv, renv evalEnv
-	env        evalEnv
+	lenv, renv engine.EvalEnv
+	env        engine.EvalEnv
 	rcur       *tuple
 	rkey       []any
 	group      []*tuple
@@ -546,7 +548,7 @@ type mergeJoinIter struct {
 func (m *mergeJoinIter) node() *planNode { return m.n }
 
 func (p *planner) mergeJoin(left, right iter, lk, rk []sqlfront.Expr, residual sqlfront.Expr) *mergeJoinIter {
-	schema := &relation{cols: append(append([]relCol{}, left.node().schema.cols...), right.node().schema.cols...)}
+	schema := &engine.Relation{Cols: append(append([]engine.RelCol{}, left.node().schema.Cols...), right.node().schema.Cols...)}
 	n := p.newNode("Merge Join", "Inner Join", schema, left, right)
 	n.estRows = math.Max(1, math.Max(left.node().estRows, right.node().estRows))
 	n.estCPU = 0.0056 + 0.000002*(left.node().estRows+right.node().estRows)
@@ -556,10 +558,10 @@ func (p *planner) mergeJoin(left, right iter, lk, rk []sqlfront.Expr, residual s
 	return m
 }
 
-func evalKeys(env *evalEnv, keys []sqlfront.Expr) ([]any, *sqlfront.SQLError) {
+func evalKeys(env *engine.EvalEnv, keys []sqlfront.Expr) ([]any, *sqlfront.SQLError) {
 	out := make([]any, len(keys))
 	for i, k := range keys {
-		v, err := env.eval(k)
+		v, err := env.Eval(k)
 		if err != nil {
 			return nil, err
 		}
@@ -578,7 +580,7 @@ func compareKeyLists(a, b []any) int {
 		case b[i] == nil:
 			return 1
 		}
-		c, _ := compareValues(a[i], b[i])
+		c, _ := engine.CompareValues(a[i], b[i])
 		if c != 0 {
 			return c
 		}
@@ -595,10 +597,10 @@ func hasNil(vals []any) bool {
 	return false
 }
 
-func (m *mergeJoinIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
-	m.lenv = evalEnv{x: r.x, rel: m.left.node().schema, outer: outer}
-	m.renv = evalEnv{x: r.x, rel: m.right.node().schema, outer: outer}
-	m.env = evalEnv{x: r.x, rel: m.schema, outer: outer}
+func (m *mergeJoinIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	m.lenv = engine.EvalEnv{X: r.x, Rel: m.left.node().schema, Outer: outer}
+	m.renv = engine.EvalEnv{X: r.x, Rel: m.right.node().schema, Outer: outer}
+	m.env = engine.EvalEnv{X: r.x, Rel: m.schema, Outer: outer}
 	m.rcur, m.group, m.lcur, m.rdone = nil, nil, nil, false
 	if err := r.open(m.left, outer); err != nil {
 		return err
@@ -618,7 +620,7 @@ func (m *mergeJoinIter) advanceRight(r *runCtx) *sqlfront.SQLError {
 		m.rcur, m.rdone = nil, true
 		return nil
 	}
-	m.renv.row, m.renv.srcs = t.vals, t.srcs
+	m.renv.Row, m.renv.Srcs = t.vals, t.srcs
 	k, err := evalKeys(&m.renv, m.rk)
 	if err != nil {
 		return err
@@ -633,14 +635,14 @@ func (m *mergeJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			rt := m.group[m.gi]
 			m.gi++
 			vals := append(append(make([]any, 0, len(m.lcur.vals)+len(rt.vals)), m.lcur.vals...), rt.vals...)
-			out := &tuple{vals: vals, srcs: append(append([]rowSource{}, m.lcur.srcs...), rt.srcs...), thread: m.lcur.thread}
+			out := &tuple{vals: vals, srcs: append(append([]engine.RowSource{}, m.lcur.srcs...), rt.srcs...), thread: m.lcur.thread}
 			if m.residual != nil {
-				m.env.row, m.env.srcs = out.vals, out.srcs
-				v, err := m.env.eval(m.residual)
+				m.env.Row, m.env.Srcs = out.vals, out.srcs
+				v, err := m.env.Eval(m.residual)
 				if err != nil {
 					return nil, err
 				}
-				if b, _ := truth(v); !b {
+				if b, _ := engine.Truth(v); !b {
 					continue
 				}
 			}
@@ -650,7 +652,7 @@ func (m *mergeJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if err != nil || lt == nil {
 			return nil, err
 		}
-		m.lenv.row, m.lenv.srcs = lt.vals, lt.srcs
+		m.lenv.Row, m.lenv.Srcs = lt.vals, lt.srcs
 		lk, err := evalKeys(&m.lenv, m.lk)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -16,7 +18,7 @@ type filterIter struct {
 	n    *planNode
 	in   iter
 	pred sqlfront.Expr
-	env  evalEnv
+	env  engine.EvalEnv
 }
 
 func (f *filterIter) node() *planNode { return f.n }
@@ -35,8 +37,8 @@ func (p *planner) filterOp(in iter, pred sqlfront.Expr) (iter, *sqlfront.SQLErro
 	return f, nil
 }
 
-func (f *filterIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
-	f.env = evalEnv{x: r.x, rel: f.in.node().schema, outer: outer}
+func (f *filterIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	f.env = engine.EvalEnv{X: r.x, Rel: f.in.node().schema, Outer: outer}
 	return r.open(f.in, outer)
 }
 
@@ -46,12 +48,12 @@ func (f *filterIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if err != nil || t == nil {
 			return nil, err
 		}
-		f.env.row, f.env.srcs = t.vals, t.srcs
-		v, err := f.env.eval(f.pred)
+		f.env.Row, f.env.Srcs = t.vals, t.srcs
+		v, err := f.env.Eval(f.pred)
 		if err != nil {
 			return nil, err
 		}
-		if b, _ := truth(v); b {
+		if b, _ := engine.Truth(v); b {
 			return t, nil
 		}
 	}
@@ -64,13 +66,13 @@ type projectIter struct {
 	n     *planNode
 	in    iter
 	exprs []sqlfront.Expr
-	env   evalEnv
+	env   engine.EvalEnv
 }
 
 func (c *projectIter) node() *planNode { return c.n }
 
-func (c *projectIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
-	c.env = evalEnv{x: r.x, rel: c.in.node().schema, outer: outer}
+func (c *projectIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	c.env = engine.EvalEnv{X: r.x, Rel: c.in.node().schema, Outer: outer}
 	if c.n.details == nil {
 		c.n.details = c.showplan
 	}
@@ -82,10 +84,10 @@ func (c *projectIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if err != nil || t == nil {
 		return nil, err
 	}
-	c.env.row, c.env.srcs = t.vals, t.srcs
+	c.env.Row, c.env.Srcs = t.vals, t.srcs
 	vals := make([]any, len(c.exprs))
 	for i, e := range c.exprs {
-		v, err := c.env.eval(e)
+		v, err := c.env.Eval(e)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +103,7 @@ func (c *projectIter) close(r *runCtx) { r.close(c.in) }
 type renameIter struct {
 	in     iter
 	n      *planNode
-	schema *relation
+	schema *engine.Relation
 	shown  *planNode
 }
 
@@ -115,9 +117,11 @@ func (x *renameIter) node() *planNode {
 	}
 	return x.shown
 }
-func (x *renameIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { return r.open(x.in, outer) }
-func (x *renameIter) next(r *runCtx) (*tuple, *sqlfront.SQLError)       { return r.next(x.in) }
-func (x *renameIter) close(r *runCtx)                                   { r.close(x.in) }
+func (x *renameIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	return r.open(x.in, outer)
+}
+func (x *renameIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) { return r.next(x.in) }
+func (x *renameIter) close(r *runCtx)                             { r.close(x.in) }
 
 // constIter returns fixed rows (SELECT without FROM: one empty row).
 type constIter struct {
@@ -126,8 +130,8 @@ type constIter struct {
 	i    int
 }
 
-func (c *constIter) node() *planNode                                   { return c.n }
-func (c *constIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { c.i = 0; return nil }
+func (c *constIter) node() *planNode                                          { return c.n }
+func (c *constIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError { c.i = 0; return nil }
 func (c *constIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if c.i >= len(c.rows) {
 		return nil, nil
@@ -141,15 +145,15 @@ func (c *constIter) close(r *runCtx) {}
 type valuesIter struct {
 	n      *planNode
 	rows   [][]sqlfront.Expr
-	schema *relation
+	schema *engine.Relation
 	i      int
-	env    evalEnv
+	env    engine.EvalEnv
 }
 
 func (v *valuesIter) node() *planNode { return v.n }
-func (v *valuesIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (v *valuesIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	v.i = 0
-	v.env = evalEnv{x: r.x, outer: outer}
+	v.env = engine.EvalEnv{X: r.x, Outer: outer}
 	return nil
 }
 func (v *valuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
@@ -160,11 +164,11 @@ func (v *valuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	v.i++
 	vals := make([]any, len(row))
 	for i, e := range row {
-		x, err := v.env.eval(e)
+		x, err := v.env.Eval(e)
 		if err != nil {
 			return nil, err
 		}
-		if x, err = convertValue(x, v.schema.cols[i].typ); err != nil {
+		if x, err = engine.ConvertValue(x, v.schema.Cols[i].Typ); err != nil {
 			return nil, err
 		}
 		vals[i] = x
@@ -178,14 +182,14 @@ func (v *valuesIter) close(r *runCtx) {}
 type tvfIter struct {
 	n      *planNode
 	f      *sqlfront.TableFunc
-	view   func(x *execCtx) (*relation, *sqlfront.SQLError)
-	schema *relation
-	rel    *relation
+	view   func(x *execCtx) (*engine.Relation, *sqlfront.SQLError)
+	schema *engine.Relation
+	rel    *engine.Relation
 	i      int
 }
 
 func (t *tvfIter) node() *planNode { return t.n }
-func (t *tvfIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (t *tvfIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	var err *sqlfront.SQLError
 	if t.view != nil {
 		t.rel, err = t.view(r.x)
@@ -196,16 +200,16 @@ func (t *tvfIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	return err
 }
 func (t *tvfIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
-	if t.rel == nil || t.i >= len(t.rel.rows) {
+	if t.rel == nil || t.i >= len(t.rel.Rows) {
 		return nil, nil
 	}
 	i := t.i
 	t.i++
-	var srcs []rowSource
-	if i < len(t.rel.srcs) {
-		srcs = t.rel.srcs[i]
+	var srcs []engine.RowSource
+	if i < len(t.rel.Srcs) {
+		srcs = t.rel.Srcs[i]
 	}
-	return &tuple{vals: t.rel.rows[i], srcs: srcs}, nil
+	return &tuple{vals: t.rel.Rows[i], srcs: srcs}, nil
 }
 func (t *tvfIter) close(r *runCtx) { t.rel = nil }
 
@@ -253,10 +257,10 @@ func (p *planner) sortOp(in iter, keys []sortKey, top sqlfront.Expr, noTopN bool
 	return s
 }
 
-func (s *sortIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (s *sortIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	s.rows, s.i, s.bytes = nil, 0, 0
 	if s.topExpr != nil {
-		v, err := (&evalEnv{x: r.x, outer: outer}).eval(s.topExpr)
+		v, err := (&engine.EvalEnv{X: r.x, Outer: outer}).Eval(s.topExpr)
 		if err != nil {
 			return err
 		}
@@ -307,7 +311,7 @@ func lessRows(a, b *tuple, keys []sortKey) int {
 		case vb == nil:
 			c = 1
 		default:
-			c, _ = compareValues(va, vb)
+			c, _ = engine.CompareValues(va, vb)
 		}
 		if k.desc {
 			c = -c
@@ -325,7 +329,7 @@ func sameVisible(a, b *tuple, n int) bool {
 			return false
 		}
 		if a.vals[i] != nil {
-			if c, err := compareValues(a.vals[i], b.vals[i]); err != nil || c != 0 {
+			if c, err := engine.CompareValues(a.vals[i], b.vals[i]); err != nil || c != 0 {
 				return false
 			}
 		}
@@ -357,7 +361,7 @@ func orderedBy(in iter, keys []sortKey) bool {
 		// Nested Loops returns rows in its outer input's order, and the
 		// outer columns come first
 		for _, k := range keys {
-			if k.col >= len(x.outer.node().schema.cols) {
+			if k.col >= len(x.outer.node().schema.Cols) {
 				return false
 			}
 		}
@@ -371,7 +375,7 @@ func orderedBy(in iter, keys []sortKey) bool {
 			if !ok {
 				return false
 			}
-			j, _ := inner.node().schema.lookupRef(c)
+			j, _ := inner.node().schema.LookupRef(c)
 			if j < 0 {
 				return false
 			}
@@ -431,12 +435,12 @@ func (p *planner) topOp(in iter, count sqlfront.Expr, percent, ties bool, keys [
 	return t
 }
 
-func (t *topIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
-	env := &evalEnv{x: r.x, outer: outer}
+func (t *topIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	env := &engine.EvalEnv{X: r.x, Outer: outer}
 	t.limit, t.skip, t.taken, t.last, t.done = -1, 0, 0, nil, false
 	t.buffered, t.bi = nil, 0
 	num := func(e sqlfront.Expr) (float64, *sqlfront.SQLError) {
-		v, err := env.eval(e)
+		v, err := env.Eval(e)
 		if err != nil {
 			return 0, err
 		}
@@ -585,7 +589,7 @@ func (p *planner) exchange(in iter, kind string, keys []int, order []sortKey) it
 	return e
 }
 
-func (e *exchangeIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (e *exchangeIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	e.first = true
 	return r.open(e.in, outer)
 }
@@ -610,7 +614,7 @@ func (e *exchangeIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	case "Repartition Streams", "Distribute Streams":
 		h := uint32(2166136261)
 		for _, k := range e.keys {
-			for _, c := range joinKey(t.vals[k]) {
+			for _, c := range engine.JoinKey(t.vals[k]) {
 				h = (h ^ uint32(c)) * 16777619
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -24,7 +26,7 @@ type scanIter struct {
 	t      *table
 	ix     *index
 	qual   string
-	schema *relation
+	schema *engine.Relation
 	colMap []int // output column i is table column colMap[i]
 	seek   *seekSpec
 	pred   sqlfront.Expr
@@ -37,7 +39,7 @@ type scanIter struct {
 	keyPos []int
 
 	// run state
-	outer    *evalEnv
+	outer    *engine.EvalEnv
 	ranges   [][2]int // entry positions [lo, hi) per range
 	ri       int
 	pos      int
@@ -45,7 +47,7 @@ type scanIter struct {
 	seenLen  int
 	page     int32
 	pageIdx  int
-	env      evalEnv
+	env      engine.EvalEnv
 	done     bool
 	readHead int // leaf position read ahead up to
 }
@@ -73,13 +75,13 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 			residual = append(residual, c)
 		}
 	}
-	s.pred = andAll(residual)
-	s.schema = &relation{}
-	base := &colBase{db: t.db.name, schema: t.schema, table: t.name, alias: leaf.qual}
+	s.pred = engine.AndAll(residual)
+	s.schema = &engine.Relation{}
+	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
 	add := func(c int) {
 		col := t.columns[c]
 		s.colMap = append(s.colMap, c)
-		s.schema.cols = append(s.schema.cols, relCol{qual: leaf.qual, name: col.Name, typ: col.Type, hidden: strings.HasPrefix(col.Name, "%%"), base: base})
+		s.schema.Cols = append(s.schema.Cols, engine.RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Hidden: strings.HasPrefix(col.Name, "%%"), Base: base})
 	}
 	if ix.id == 1 {
 		for c := range t.columns {
@@ -139,19 +141,19 @@ func physicalScanName(ix *index, seek bool) string {
 func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) iter {
 	t := leaf.tbl
 	ix := t.indexes[0]
-	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: andAll(local), nolock: outer.nolock}
+	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: engine.AndAll(local), nolock: outer.nolock}
 	have := map[int]bool{}
 	for _, c := range outer.colMap {
 		have[c] = true
 	}
-	s.schema = &relation{}
-	base := &colBase{db: t.db.name, schema: t.schema, table: t.name, alias: leaf.qual}
+	s.schema = &engine.Relation{}
+	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
 	for c, col := range t.columns {
 		if have[c] {
 			continue
 		}
 		s.colMap = append(s.colMap, c)
-		s.schema.cols = append(s.schema.cols, relCol{qual: leaf.qual, name: col.Name, typ: col.Type, base: base})
+		s.schema.Cols = append(s.schema.Cols, engine.RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Base: base})
 	}
 	for _, k := range t.pk {
 		for i, c := range outer.colMap {
@@ -207,7 +209,7 @@ func (s *scanIter) rowAt(pos int) []any {
 // searchLead finds the first entry whose leading key is >= v (or > v).
 func (s *scanIter) searchLead(v any, after bool) int {
 	return sort.Search(s.entries(), func(i int) bool {
-		c, err := compareValues(s.keyAt(i)[0], v)
+		c, err := engine.CompareValues(s.keyAt(i)[0], v)
 		if err != nil {
 			return true
 		}
@@ -218,10 +220,10 @@ func (s *scanIter) searchLead(v any, after bool) int {
 	})
 }
 
-func (s *scanIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (s *scanIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	x := r.x
 	s.outer = outer
-	s.env = evalEnv{x: x, rel: s.schema, outer: outer}
+	s.env = engine.EvalEnv{X: x, Rel: s.schema, Outer: outer}
 	s.done = false
 	s.page = -1
 	s.ri, s.pos, s.lastKey = 0, 0, nil
@@ -257,7 +259,7 @@ func (s *scanIter) computeRanges(r *runCtx) *sqlfront.SQLError {
 		lo, hi := 0, s.entries()
 		var loV, hiV any
 		if kr.lo != nil {
-			v, err := s.env.eval(kr.lo)
+			v, err := s.env.Eval(kr.lo)
 			if err != nil {
 				return err
 			}
@@ -267,7 +269,7 @@ func (s *scanIter) computeRanges(r *runCtx) *sqlfront.SQLError {
 			loV = v
 		}
 		if kr.hi != nil {
-			v, err := s.env.eval(kr.hi)
+			v, err := s.env.Eval(kr.hi)
 			if err != nil {
 				return err
 			}
@@ -415,17 +417,20 @@ func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *sqlfront.SQLError)
 	for i, c := range s.colMap {
 		vals[i] = row[c]
 	}
-	srcs := []rowSource{{qual: s.qual, ix: s.ix, row: row}}
+	srcs := []engine.RowSource{{Qual: s.qual, Row: row}}
+	if s.ix != nil { // a nil *index must not become a non-nil RowIndex
+		srcs[0].Ix = s.ix
+	}
 	if s.lookup {
 		srcs = nil // the outer seek's index row is the source (%%lockres%% of the hinted index)
 	}
 	if s.pred != nil {
-		s.env.row, s.env.srcs = vals, srcs
-		v, err := s.env.eval(s.pred)
+		s.env.Row, s.env.Srcs = vals, srcs
+		v, err := s.env.Eval(s.pred)
 		if err != nil {
 			return nil, false, err
 		}
-		if b, _ := truth(v); !b {
+		if b, _ := engine.Truth(v); !b {
 			return nil, false, nil
 		}
 	}
@@ -442,7 +447,7 @@ func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	x := r.x
 	key := make([]any, len(s.keyPos))
 	for i, p := range s.keyPos {
-		key[i] = s.outer.row[p]
+		key[i] = s.outer.Row[p]
 	}
 	i, ok := s.t.findRow(key)
 	if !ok {
@@ -612,10 +617,10 @@ func (x *execCtx) readLock(l heldLock) *sqlfront.SQLError {
 
 // rowSizeOf estimates a row's size in bytes as the optimizer does:
 // variable-length columns at half their declared size.
-func rowSizeOf(r *relation) int {
+func rowSizeOf(r *engine.Relation) int {
 	n := 9
-	for _, c := range r.cols {
-		n += typeSize(c.typ)
+	for _, c := range r.Cols {
+		n += typeSize(c.Typ)
 	}
 	return n
 }

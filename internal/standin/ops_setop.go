@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -16,14 +18,14 @@ import (
 type concatIter struct {
 	n      *planNode
 	ins    []iter
-	schema *relation
+	schema *engine.Relation
 	cur    int
-	outer  *evalEnv
+	outer  *engine.EvalEnv
 }
 
 func (c *concatIter) node() *planNode { return c.n }
 
-func (c *concatIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (c *concatIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	c.cur, c.outer = 0, outer
 	if len(c.ins) == 0 {
 		return nil
@@ -38,9 +40,9 @@ func (c *concatIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			return nil, err
 		}
 		if t != nil {
-			vals := make([]any, len(c.schema.cols))
+			vals := make([]any, len(c.schema.Cols))
 			for i := range vals {
-				v, err := convertValue(t.vals[i], c.schema.cols[i].typ)
+				v, err := engine.ConvertValue(t.vals[i], c.schema.Cols[i].Typ)
 				if err != nil {
 					return nil, err
 				}
@@ -69,7 +71,7 @@ func (c *concatIter) close(r *runCtx) {
 // branch is one planned input of a set operation.
 type branch struct {
 	it      iter
-	schema  *relation
+	schema  *engine.Relation
 	visible int
 }
 
@@ -81,9 +83,9 @@ func (p *planner) planBranch(s *sqlfront.SelectStmt) (branch, *sqlfront.SQLError
 	if err != nil {
 		return branch{}, err
 	}
-	if visible < len(schema.cols) {
+	if visible < len(schema.Cols) {
 		// drop the sort keys a TOP … ORDER BY branch carried
-		cols := &relation{cols: schema.cols[:visible]}
+		cols := &engine.Relation{Cols: schema.Cols[:visible]}
 		exprs := make([]sqlfront.Expr, visible)
 		for i := range exprs {
 			exprs[i] = &sqlfront.ColRef{Parts: []string{"%%" + string(rune('a'+i))}}
@@ -102,8 +104,10 @@ type positionIter struct {
 	width int
 }
 
-func (x *positionIter) node() *planNode                                   { return x.n }
-func (x *positionIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { return r.open(x.in, outer) }
+func (x *positionIter) node() *planNode { return x.n }
+func (x *positionIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	return r.open(x.in, outer)
+}
 func (x *positionIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	t, err := r.next(x.in)
 	if err != nil || t == nil {
@@ -123,7 +127,7 @@ func flattenSet(s *sqlfront.SelectStmt, op string, all bool) []*sqlfront.SelectS
 
 // planSetOp plans UNION [ALL], INTERSECT and EXCEPT, then the ORDER BY,
 // OFFSET and TOP that apply to the whole.
-func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfront.SQLError) {
+func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *engine.Relation, int, *sqlfront.SQLError) {
 	var parts []*sqlfront.SelectStmt
 	if s.Op == "UNION" {
 		parts = append(flattenSet(s.Left, "UNION", s.All), flattenSet(s.Right, "UNION", s.All)...)
@@ -141,13 +145,13 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlf
 		}
 		bs = append(bs, b)
 	}
-	schema := &relation{}
-	for i, c := range bs[0].schema.cols {
-		col := relCol{name: c.name, typ: c.typ}
+	schema := &engine.Relation{}
+	for i, c := range bs[0].schema.Cols {
+		col := engine.RelCol{Name: c.Name, Typ: c.Typ}
 		for _, b := range bs[1:] {
-			col.typ = widerType(col.typ, b.schema.cols[i].typ, nil)
+			col.Typ = engine.WiderType(col.Typ, b.schema.Cols[i].Typ, nil)
 		}
-		schema.cols = append(schema.cols, col)
+		schema.Cols = append(schema.Cols, col)
 	}
 	var it iter
 	switch s.Op {
@@ -167,28 +171,28 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlf
 		n.details = c.showplan
 		it = c
 		if !s.All {
-			it = p.distinctOp(it, len(schema.cols))
+			it = p.distinctOp(it, len(schema.Cols))
 			it.node().logical = "Aggregate"
 		}
 	case "INTERSECT", "EXCEPT":
 		left := bs[0].it
 		if !uniqueRows(left) {
-			left = p.distinctOp(left, len(schema.cols))
+			left = p.distinctOp(left, len(schema.Cols))
 			left.node().logical = "Aggregate"
 		}
 		var lk, rk []sqlfront.Expr
-		for i := range schema.cols {
-			lk = append(lk, &sqlfront.ColRef{Parts: []string{bs[0].schema.cols[i].qual, bs[0].schema.cols[i].name}})
-			rk = append(rk, &sqlfront.ColRef{Parts: []string{bs[1].schema.cols[i].qual, bs[1].schema.cols[i].name}})
+		for i := range schema.Cols {
+			lk = append(lk, &sqlfront.ColRef{Parts: []string{bs[0].schema.Cols[i].Qual, bs[0].schema.Cols[i].Name}})
+			rk = append(rk, &sqlfront.ColRef{Parts: []string{bs[1].schema.Cols[i].Qual, bs[1].schema.Cols[i].Name}})
 		}
 		right := bs[1].it
 		if unnamed(bs[0].schema) {
 			left = &renameIter{in: left, n: left.node(), schema: positional(bs[0].schema)}
-			lk = positionalRefs(len(schema.cols))
+			lk = positionalRefs(len(schema.Cols))
 		}
 		if unnamed(bs[1].schema) {
 			right = &renameIter{in: right, n: right.node(), schema: positional(bs[1].schema)}
-			rk = positionalRefs(len(schema.cols))
+			rk = positionalRefs(len(schema.Cols))
 		}
 		kind := "Right Semi Join"
 		if s.Op == "EXCEPT" {
@@ -203,20 +207,20 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlf
 		h.n.schema = schema
 		it = h
 	}
-	out, err := p.planOrderTop(s, it, len(schema.cols))
+	out, err := p.planOrderTop(s, it, len(schema.Cols))
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return out, out.node().schema, len(schema.cols), nil
+	return out, out.node().schema, len(schema.Cols), nil
 }
 
 // unnamed: a column without a name or two columns of the same name, which
 // a set operation's keys cannot refer to by name.
-func unnamed(r *relation) bool {
+func unnamed(r *engine.Relation) bool {
 	seen := map[string]bool{}
-	for _, c := range r.cols {
-		k := c.qual + "." + strings.ToLower(c.name)
-		if c.name == "" || seen[k] {
+	for _, c := range r.Cols {
+		k := c.Qual + "." + strings.ToLower(c.Name)
+		if c.Name == "" || seen[k] {
 			return true
 		}
 		seen[k] = true
@@ -224,11 +228,11 @@ func unnamed(r *relation) bool {
 	return false
 }
 
-func positional(r *relation) *relation {
-	out := &relation{}
-	for i, c := range r.cols {
-		c.qual, c.name = "", "%%"+itoaInt(i)
-		out.cols = append(out.cols, c)
+func positional(r *engine.Relation) *engine.Relation {
+	out := &engine.Relation{}
+	for i, c := range r.Cols {
+		c.Qual, c.Name = "", "%%"+itoaInt(i)
+		out.Cols = append(out.Cols, c)
 	}
 	return out
 }
@@ -241,7 +245,7 @@ func positionalRefs(n int) []sqlfront.Expr {
 	return out
 }
 
-func itoaInt(i int) string { return valueString(int64(i)) }
+func itoaInt(i int) string { return engine.ValueString(int64(i)) }
 
 // Common table expressions.
 
@@ -271,7 +275,7 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *sqlfront.SQL
 	q := &planner{x: p.x, r: p.r, scope: p.scope, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
 	q.ctes = p.ctesUpTo(b)
 	var it iter
-	var schema *relation
+	var schema *engine.Relation
 	var visible int
 	var err *sqlfront.SQLError
 	if b.recursive {
@@ -285,23 +289,23 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *sqlfront.SQL
 	if q.correlated {
 		p.correlated = true
 	}
-	out := &relation{}
+	out := &engine.Relation{}
 	if len(b.def.Columns) > 0 && len(b.def.Columns) != visible {
 		return nil, sqlfront.NewError(8158, 16, "'%s' has more columns than were specified in the column list.", b.def.Name)
 	}
 	for i := 0; i < visible; i++ {
-		c := schema.cols[i]
-		c.qual = leaf.qual
+		c := schema.Cols[i]
+		c.Qual = leaf.qual
 		if i < len(b.def.Columns) {
-			c.name = b.def.Columns[i]
+			c.Name = b.def.Columns[i]
 		}
-		if c.name == "" {
+		if c.Name == "" {
 			return nil, sqlfront.NewError(8155, 16, "No column name was specified for column %d of '%s'.", i+1, b.def.Name)
 		}
-		c.hidden = false
-		out.cols = append(out.cols, c)
+		c.Hidden = false
+		out.Cols = append(out.Cols, c)
 	}
-	if visible < len(schema.cols) {
+	if visible < len(schema.Cols) {
 		n := p.projectNode(it, out, false)
 		return &positionIter{n: n, in: it, width: visible}, nil
 	}
@@ -329,7 +333,7 @@ func (p *planner) ctesUpTo(b *cteBinding) []map[string]*cteBinding {
 
 // recursiveWork holds the rows of one recursion level.
 type recursiveWork struct {
-	schema *relation
+	schema *engine.Relation
 	rows   []*tuple
 	spool  *planNode // the Index Spool that owns the rows (showplan PrimaryNodeId)
 }
@@ -341,8 +345,11 @@ type spoolReadIter struct {
 	i    int
 }
 
-func (s *spoolReadIter) node() *planNode                                   { return s.n }
-func (s *spoolReadIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError { s.i = 0; return nil }
+func (s *spoolReadIter) node() *planNode { return s.n }
+func (s *spoolReadIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	s.i = 0
+	return nil
+}
 func (s *spoolReadIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	if s.i >= len(s.work.rows) {
 		return nil, nil
@@ -360,7 +367,7 @@ type recursiveIter struct {
 	anchors   []iter
 	recursive []iter
 	work      *recursiveWork
-	schema    *relation
+	schema    *engine.Relation
 	maxLevels int
 
 	level   int
@@ -368,7 +375,7 @@ type recursiveIter struct {
 	pending []*tuple
 	phase   int // 0 anchors, 1 recursion
 	ai      int
-	outer   *evalEnv
+	outer   *engine.EvalEnv
 	active  iter
 	held    int64
 	bytes   int64
@@ -377,7 +384,7 @@ type recursiveIter struct {
 
 func (c *recursiveIter) node() *planNode { return c.n }
 
-func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *sqlfront.SQLError) {
+func (p *planner) planRecursive(b *cteBinding) (iter, *engine.Relation, int, *sqlfront.SQLError) {
 	body := b.def.Sel
 	if body.Op != "UNION" || !body.All {
 		return nil, nil, 0, sqlfront.NewError(252, 16, "Recursive common table expression '%s' does not contain a top-level UNION ALL operator.", b.def.Name)
@@ -405,13 +412,13 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *sqlfront.
 		}
 		anchors = append(anchors, br)
 	}
-	schema := &relation{}
-	for i, c := range anchors[0].schema.cols[:anchors[0].visible] {
-		name := c.name
+	schema := &engine.Relation{}
+	for i, c := range anchors[0].schema.Cols[:anchors[0].visible] {
+		name := c.Name
 		if i < len(b.def.Columns) {
 			name = b.def.Columns[i]
 		}
-		schema.cols = append(schema.cols, relCol{name: name, typ: c.typ})
+		schema.Cols = append(schema.Cols, engine.RelCol{Name: name, Typ: c.Typ})
 	}
 	work := &recursiveWork{schema: schema}
 	b.working = work
@@ -422,13 +429,13 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *sqlfront.
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		if br.visible != len(schema.cols) {
+		if br.visible != len(schema.Cols) {
 			return nil, nil, 0, sqlfront.NewError(205, 16, "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.")
 		}
-		for i, c := range br.schema.cols[:br.visible] {
-			want := schema.cols[i].typ
-			if c.typ.Kind != want.Kind || c.typ.Kind == sqlfront.TypeNVarChar && c.typ.Size != want.Size {
-				return nil, nil, 0, sqlfront.NewError(240, 16, "Types don't match between the anchor and the recursive part in column \"%s\" of recursive query \"%s\".", schema.cols[i].name, b.def.Name)
+		for i, c := range br.schema.Cols[:br.visible] {
+			want := schema.Cols[i].Typ
+			if c.Typ.Kind != want.Kind || c.Typ.Kind == sqlfront.TypeNVarChar && c.Typ.Size != want.Size {
+				return nil, nil, 0, sqlfront.NewError(240, 16, "Types don't match between the anchor and the recursive part in column \"%s\" of recursive query \"%s\".", schema.Cols[i].Name, b.def.Name)
 			}
 		}
 		recs = append(recs, br.it)
@@ -455,10 +462,10 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *relation, int, *sqlfront.
 	spool.details = c.showplan
 	concat.details = c.concatShowplan
 	work.spool = spool
-	return c, schema, len(schema.cols), nil
+	return c, schema, len(schema.Cols), nil
 }
 
-func (c *recursiveIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (c *recursiveIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	c.level, c.cur, c.pending, c.phase, c.ai, c.outer, c.active = 0, nil, nil, 0, 0, outer, nil
 	c.concat.opened = true
 	c.concat.start = r.x.srv.clock
@@ -474,9 +481,9 @@ func (c *recursiveIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 				return nil, err
 			}
 			if t != nil {
-				row := &tuple{vals: make([]any, len(c.schema.cols)), thread: t.thread}
+				row := &tuple{vals: make([]any, len(c.schema.Cols)), thread: t.thread}
 				for i := range row.vals {
-					v, err := convertValue(t.vals[i], c.schema.cols[i].typ)
+					v, err := engine.ConvertValue(t.vals[i], c.schema.Cols[i].Typ)
 					if err != nil {
 						return nil, err
 					}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -24,7 +26,7 @@ type windowIter struct {
 	in     iter
 	spec   *sqlfront.WindowExpr // partition and order of every function here
 	funcs  []*sqlfront.WindowExpr
-	schema *relation
+	schema *engine.Relation
 	parts  []*planNode // the nodes shown for the computation, top first
 	sortN  *planNode
 
@@ -39,10 +41,10 @@ func (w *windowIter) node() *planNode { return w.n }
 func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderItem) (iter, *sqlfront.SQLError) {
 	var all []*sqlfront.WindowExpr
 	for _, it := range items {
-		all = append(all, windowsOf(it.e)...)
+		all = append(all, engine.WindowsOf(it.e)...)
 	}
 	for _, o := range order {
-		all = append(all, windowsOf(o.Expr)...)
+		all = append(all, engine.WindowsOf(o.Expr)...)
 	}
 	if len(all) == 0 {
 		return in, nil
@@ -60,11 +62,11 @@ func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderIt
 		}
 		var kb strings.Builder
 		for _, e := range w.PartitionBy {
-			kb.WriteString(shape(e, src) + ",")
+			kb.WriteString(engine.Shape(e, src) + ",")
 		}
 		kb.WriteString("|")
 		for _, o := range w.OrderBy {
-			kb.WriteString(shape(o.Expr, src))
+			kb.WriteString(engine.Shape(o.Expr, src))
 			if o.Desc {
 				kb.WriteString(" desc")
 			}
@@ -89,7 +91,7 @@ func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderIt
 	return in, nil
 }
 
-func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *relation) *sqlfront.SQLError {
+func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *engine.Relation) *sqlfront.SQLError {
 	name := w.F.Name
 	switch name {
 	case "ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE", "LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "PERCENT_RANK", "CUME_DIST":
@@ -100,7 +102,7 @@ func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *relation) *sqlfront.S
 			return sqlfront.NewError(10752, 15, "The function '%s' may not have a window frame.", strings.ToLower(name))
 		}
 	default:
-		if !isAggregateName(name) {
+		if !engine.IsAggregateName(name) {
 			return sqlfront.NewError(4113, 15, "The function '%s' is not a valid windowing function, and cannot be used with the OVER clause.", strings.ToLower(name))
 		}
 		if w.F.Distinct {
@@ -131,13 +133,13 @@ func isRanking(name string) bool {
 // windowOp builds one window operator with its showplan nodes.
 func (p *planner) windowOp(in iter, spec *sqlfront.WindowExpr, funcs []*sqlfront.WindowExpr) iter {
 	src := in.node().schema
-	out := &relation{cols: append([]relCol{}, src.cols...), subst: map[sqlfront.Expr]int{}}
-	for k, v := range src.subst {
-		out.subst[k] = v
+	out := &engine.Relation{Cols: append([]engine.RelCol{}, src.Cols...), Subst: map[sqlfront.Expr]int{}}
+	for k, v := range src.Subst {
+		out.Subst[k] = v
 	}
 	for _, f := range funcs {
-		out.subst[f] = len(out.cols)
-		out.cols = append(out.cols, relCol{typ: p.windowType(f, src)})
+		out.Subst[f] = len(out.Cols)
+		out.Cols = append(out.Cols, engine.RelCol{Typ: p.windowType(f, src)})
 	}
 	w := &windowIter{in: in, spec: spec, funcs: funcs, schema: out}
 	ranking := true
@@ -190,7 +192,7 @@ func needsSort(in iter, spec *sqlfront.WindowExpr) bool {
 		if !ok {
 			return true
 		}
-		i, _ := schema.lookupRef(c)
+		i, _ := schema.LookupRef(c)
 		if i < 0 {
 			return true
 		}
@@ -201,7 +203,7 @@ func needsSort(in iter, spec *sqlfront.WindowExpr) bool {
 		if !ok {
 			return true
 		}
-		i, _ := schema.lookupRef(c)
+		i, _ := schema.LookupRef(c)
 		if i < 0 {
 			return true
 		}
@@ -217,7 +219,7 @@ type winRow struct {
 	order []any
 }
 
-func (w *windowIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
+func (w *windowIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	w.out, w.i, w.bytes = nil, 0, 0
 	now := r.x.srv.clock
 	for _, n := range w.parts[1:] {
@@ -231,7 +233,7 @@ func (w *windowIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 	if err := r.open(w.in, outer); err != nil {
 		return err
 	}
-	env := &evalEnv{x: r.x, rel: w.in.node().schema, outer: outer}
+	env := &engine.EvalEnv{X: r.x, Rel: w.in.node().schema, Outer: outer}
 	var rows []*winRow
 	for {
 		t, err := r.next(w.in)
@@ -245,17 +247,17 @@ func (w *windowIter) open(r *runCtx, outer *evalEnv) *sqlfront.SQLError {
 			return err
 		}
 		w.bytes += tupleBytes(t)
-		env.row, env.srcs = t.vals, t.srcs
+		env.Row, env.Srcs = t.vals, t.srcs
 		wr := &winRow{t: t}
 		for _, e := range w.spec.PartitionBy {
-			v, err := env.eval(e)
+			v, err := env.Eval(e)
 			if err != nil {
 				return err
 			}
 			wr.part = append(wr.part, v)
 		}
 		for _, o := range w.spec.OrderBy {
-			v, err := env.eval(o.Expr)
+			v, err := env.Eval(o.Expr)
 			if err != nil {
 				return err
 			}
@@ -309,7 +311,7 @@ func (w *windowIter) compareRows(a, b *winRow) int {
 }
 
 // partition computes every window function over one partition.
-func (w *windowIter) partition(r *runCtx, env *evalEnv, rows []*winRow) *sqlfront.SQLError {
+func (w *windowIter) partition(r *runCtx, env *engine.EvalEnv, rows []*winRow) *sqlfront.SQLError {
 	n := len(rows)
 	// peer groups: rows with equal ORDER BY values
 	peerStart := make([]int, n)
@@ -333,7 +335,7 @@ func (w *windowIter) partition(r *runCtx, env *evalEnv, rows []*winRow) *sqlfron
 		results[fi] = vals
 	}
 	for i, wr := range rows {
-		vals := make([]any, len(w.schema.cols))
+		vals := make([]any, len(w.schema.Cols))
 		copy(vals, wr.t.vals)
 		for fi := range w.funcs {
 			vals[len(wr.t.vals)+fi] = results[fi][i]
@@ -345,7 +347,7 @@ func (w *windowIter) partition(r *runCtx, env *evalEnv, rows []*winRow) *sqlfron
 }
 
 // compute returns one function's value for every row of a partition.
-func (w *windowIter) compute(r *runCtx, env *evalEnv, f *sqlfront.WindowExpr, rows []*winRow, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
+func (w *windowIter) compute(r *runCtx, env *engine.EvalEnv, f *sqlfront.WindowExpr, rows []*winRow, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
 	n := len(rows)
 	out := make([]any, n)
 	arg := func(k int) ([]any, *sqlfront.SQLError) {
@@ -354,8 +356,8 @@ func (w *windowIter) compute(r *runCtx, env *evalEnv, f *sqlfront.WindowExpr, ro
 			return vals, nil
 		}
 		for i, wr := range rows {
-			env.row, env.srcs = wr.t.vals, wr.t.srcs
-			v, err := env.eval(f.F.Args[k])
+			env.Row, env.Srcs = wr.t.vals, wr.t.srcs
+			v, err := env.Eval(f.F.Args[k])
 			if err != nil {
 				return nil, err
 			}
@@ -367,7 +369,7 @@ func (w *windowIter) compute(r *runCtx, env *evalEnv, f *sqlfront.WindowExpr, ro
 		if k >= len(f.F.Args) {
 			return def, nil
 		}
-		v, err := (&evalEnv{x: r.x, outer: env.outer}).eval(f.F.Args[k])
+		v, err := (&engine.EvalEnv{X: r.x, Outer: env.Outer}).Eval(f.F.Args[k])
 		if err != nil {
 			return 0, err
 		}
@@ -504,7 +506,7 @@ func frameOf(f *sqlfront.WindowExpr, i, n int, peerStart, peerEnd []int) (int, i
 func (w *windowIter) framed(f *sqlfront.WindowExpr, vals []any, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
 	n := len(vals)
 	out := make([]any, n)
-	spec := &aggSpec{f: f.F, typ: w.schema.cols[w.schema.subst[f]].typ}
+	spec := &aggSpec{f: f.F, typ: w.schema.Cols[w.schema.Subst[f]].Typ}
 	var run *aggAcc
 	runEnd := -1
 	for i := 0; i < n; i++ {

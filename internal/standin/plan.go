@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -22,7 +24,7 @@ type planner struct {
 	ctes       []map[string]*cteBinding
 	opts       sqlfront.QueryOptions
 	correlated bool // a column resolved in an enclosing query's scope
-	subTypes   map[*sqlfront.SelectStmt]*relation
+	subTypes   map[*sqlfront.SelectStmt]*engine.Relation
 	parallel   bool
 	itemPos    []int         // output position of each select item of the spec being planned
 	stmtRoot   sqlfront.Stmt // the statement being planned (for the columns a query uses)
@@ -30,7 +32,7 @@ type planner struct {
 
 // pscope is one level of name resolution at plan time.
 type pscope struct {
-	rel    *relation
+	rel    *engine.Relation
 	parent *pscope
 }
 
@@ -39,25 +41,25 @@ type cteBinding struct {
 	def       *sqlfront.CTEDef
 	recursive bool
 	working   *recursiveWork // set while the recursive member is planned
-	schema    *relation
+	schema    *engine.Relation
 }
 
 func newPlanner(x *execCtx, r *runCtx) *planner {
-	return &planner{x: x, r: r, subTypes: map[*sqlfront.SelectStmt]*relation{}}
+	return &planner{x: x, r: r, subTypes: map[*sqlfront.SelectStmt]*engine.Relation{}}
 }
 
 // child returns a planner for a subquery: it sees the enclosing scope.
-func (p *planner) child(outer *relation) *planner {
+func (p *planner) child(outer *engine.Relation) *planner {
 	q := &planner{x: p.x, r: p.r, ctes: p.ctes, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
 	q.scope = &pscope{rel: outer, parent: p.scope}
 	return q
 }
 
-func (p *planner) scopeFor(rel *relation) *pscope {
+func (p *planner) scopeFor(rel *engine.Relation) *pscope {
 	return &pscope{rel: rel, parent: p.scope}
 }
 
-func (p *planner) newNode(physical, logical string, schema *relation, children ...iter) *planNode {
+func (p *planner) newNode(physical, logical string, schema *engine.Relation, children ...iter) *planNode {
 	n := &planNode{physical: physical, logical: logical, schema: schema, estExecs: 1}
 	for _, c := range children {
 		n.children = append(n.children, c.node())
@@ -67,11 +69,11 @@ func (p *planner) newNode(physical, logical string, schema *relation, children .
 
 // resolves checks, at plan time, that every column e references exists in
 // rel or an enclosing scope (Msg 207/209), noting outer references.
-func (p *planner) resolves(e sqlfront.Expr, rel *relation) *sqlfront.SQLError {
+func (p *planner) resolves(e sqlfront.Expr, rel *engine.Relation) *sqlfront.SQLError {
 	var refs []*sqlfront.ColRef
-	visit(e, func(n sqlfront.Expr) bool {
-		if rel != nil && rel.subst != nil {
-			if _, ok := rel.subst[n]; ok {
+	engine.Visit(e, func(n sqlfront.Expr) bool {
+		if rel != nil && rel.Subst != nil {
+			if _, ok := rel.Subst[n]; ok {
 				return false
 			}
 		}
@@ -86,7 +88,7 @@ func (p *planner) resolves(e sqlfront.Expr, rel *relation) *sqlfront.SQLError {
 			if s.rel == nil {
 				continue
 			}
-			i, err := s.rel.lookupRef(c)
+			i, err := s.rel.LookupRef(c)
 			if err != nil {
 				return err
 			}
@@ -99,7 +101,7 @@ func (p *planner) resolves(e sqlfront.Expr, rel *relation) *sqlfront.SQLError {
 			}
 		}
 		if !found {
-			return errInvalidColumn(strings.Join(c.Parts, "."))
+			return engine.ErrInvalidColumn(strings.Join(c.Parts, "."))
 		}
 	}
 	return nil
@@ -108,7 +110,7 @@ func (p *planner) resolves(e sqlfront.Expr, rel *relation) *sqlfront.SQLError {
 // planQuery plans a query expression. It returns the root operator, its
 // output schema and how many leading columns are visible (the rest are
 // ORDER BY keys carried for the sort).
-func (p *planner) planQuery(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfront.SQLError) {
+func (p *planner) planQuery(s *sqlfront.SelectStmt) (iter, *engine.Relation, int, *sqlfront.SQLError) {
 	if len(s.With) > 0 {
 		scope := map[string]*cteBinding{}
 		p.ctes = append(append([]map[string]*cteBinding{}, p.ctes...), scope)
@@ -191,7 +193,7 @@ type outItem struct {
 }
 
 // planSpec plans SELECT … FROM … WHERE … GROUP BY … HAVING … ORDER BY.
-func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfront.SQLError) {
+func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *engine.Relation, int, *sqlfront.SQLError) {
 	in, err := p.planFromWhere(s)
 	if err != nil {
 		return nil, nil, 0, err
@@ -240,7 +242,7 @@ func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *relation, int, *sqlfr
 }
 
 // expandItems turns the select list into output items (* expanded).
-func (p *planner) expandItems(s *sqlfront.SelectStmt, src *relation) ([]outItem, *sqlfront.SQLError) {
+func (p *planner) expandItems(s *sqlfront.SelectStmt, src *engine.Relation) ([]outItem, *sqlfront.SQLError) {
 	var items []outItem
 	p.itemPos = p.itemPos[:0]
 	for _, it := range s.Items {
@@ -250,17 +252,17 @@ func (p *planner) expandItems(s *sqlfront.SelectStmt, src *relation) ([]outItem,
 				return nil, sqlfront.NewError(263, 16, "Must specify table to select from.")
 			}
 			n := 0
-			for _, c := range src.cols {
-				if c.hidden {
+			for _, c := range src.Cols {
+				if c.Hidden {
 					continue
 				}
-				if it.StarQual == "" || strings.EqualFold(c.qual, it.StarQual) {
-					items = append(items, outItem{e: &sqlfront.ColRef{Parts: []string{c.qual, c.name}}, name: c.name})
+				if it.StarQual == "" || strings.EqualFold(c.Qual, it.StarQual) {
+					items = append(items, outItem{e: &sqlfront.ColRef{Parts: []string{c.Qual, c.Name}}, name: c.Name})
 					n++
 				}
 			}
 			if n == 0 {
-				return nil, errInvalidObject(it.StarQual)
+				return nil, engine.ErrInvalidObject(it.StarQual)
 			}
 			continue
 		}
@@ -281,12 +283,12 @@ func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 		return true
 	}
 	for _, it := range items {
-		if len(aggregatesOf(it.e)) > 0 {
+		if len(engine.AggregatesOf(it.e)) > 0 {
 			return true
 		}
 	}
 	for _, o := range s.OrderBy {
-		if len(aggregatesOf(o.Expr)) > 0 {
+		if len(engine.AggregatesOf(o.Expr)) > 0 {
 			return true
 		}
 	}
@@ -297,7 +299,7 @@ func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 func (p *planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlfront.SQLError {
 	for _, it := range items {
 		var bad *sqlfront.SQLError
-		visit(it.e, func(n sqlfront.Expr) bool {
+		engine.Visit(it.e, func(n sqlfront.Expr) bool {
 			if f, ok := n.(*sqlfront.FuncCall); ok && (f.Name == "GROUPING" || f.Name == "GROUPING_ID") {
 				bad = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", f.Name)
 			}
@@ -312,7 +314,7 @@ func (p *planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlf
 
 // addOrderKeys appends ORDER BY expressions that are not select items as
 // hidden items, and rewrites ordinal and alias references.
-func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *relation) []outItem {
+func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *engine.Relation) []outItem {
 	for i, o := range s.OrderBy {
 		if _, ok := orderItemIndex(o.Expr, items); ok {
 			continue
@@ -320,7 +322,7 @@ func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *rel
 		// an expression equal to a select item sorts by that item
 		found := false
 		for _, it := range items {
-			if shape(it.e, src) == shape(o.Expr, src) {
+			if engine.Shape(it.e, src) == engine.Shape(o.Expr, src) {
 				found = true
 				break
 			}
@@ -356,25 +358,25 @@ func orderItemIndex(e sqlfront.Expr, items []outItem) (int, bool) {
 // as an operator).
 func (p *planner) project(in iter, items []outItem) (iter, *sqlfront.SQLError) {
 	src := in.node().schema
-	out := &relation{}
+	out := &engine.Relation{}
 	computed := false
 	for _, it := range items {
 		if err := p.resolves(it.e, src); err != nil {
 			return nil, err
 		}
-		col := relCol{name: it.name, typ: p.typeOf(it.e, src), hidden: it.hidden}
+		col := engine.RelCol{Name: it.name, Typ: p.typeOf(it.e, src), Hidden: it.hidden}
 		if it.hidden {
-			col.orderExpr = it.e
+			col.OrderExpr = it.e
 		}
 		if c, ok := it.e.(*sqlfront.ColRef); ok {
-			if i, _ := src.lookupRef(c); i >= 0 {
-				col.qual = src.cols[i].qual
-				col.base = src.cols[i].base
+			if i, _ := src.LookupRef(c); i >= 0 {
+				col.Qual = src.Cols[i].Qual
+				col.Base = src.Cols[i].Base
 			}
-		} else if _, ok := src.subst[it.e]; !ok {
+		} else if _, ok := src.Subst[it.e]; !ok {
 			computed = true
 		}
-		out.cols = append(out.cols, col)
+		out.Cols = append(out.Cols, col)
 	}
 	exprs := make([]sqlfront.Expr, len(items))
 	for i, it := range items {
@@ -383,7 +385,7 @@ func (p *planner) project(in iter, items []outItem) (iter, *sqlfront.SQLError) {
 	return &projectIter{n: p.projectNode(in, out, computed), in: in, exprs: exprs}, nil
 }
 
-func (p *planner) projectNode(in iter, out *relation, computed bool) *planNode {
+func (p *planner) projectNode(in iter, out *engine.Relation, computed bool) *planNode {
 	n := p.newNode("Compute Scalar", "Compute Scalar", out, in)
 	n.estRows = in.node().estRows
 	n.estCPU = 0.0000001 * n.estRows
@@ -394,9 +396,9 @@ func (p *planner) projectNode(in iter, out *relation, computed bool) *planNode {
 // planOrderTop adds the Sort, Top and OFFSET/FETCH of a query.
 func (p *planner) planOrderTop(s *sqlfront.SelectStmt, in iter, visible int) (iter, *sqlfront.SQLError) {
 	schema := in.node().schema
-	items := make([]outItem, len(schema.cols))
-	for i, c := range schema.cols {
-		items[i] = outItem{e: &sqlfront.ColRef{Parts: []string{c.name}}, name: c.name, hidden: c.hidden}
+	items := make([]outItem, len(schema.Cols))
+	for i, c := range schema.Cols {
+		items[i] = outItem{e: &sqlfront.ColRef{Parts: []string{c.Name}}, name: c.Name, hidden: c.Hidden}
 	}
 	var keys []sortKey
 	if len(s.OrderBy) > 0 {
@@ -422,19 +424,19 @@ func (p *planner) planOrderTop(s *sqlfront.SelectStmt, in iter, visible int) (it
 }
 
 // orderKeysOut resolves the ORDER BY of s against its projected output.
-func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *relation) ([]sortKey, *sqlfront.SQLError) {
+func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *engine.Relation) ([]sortKey, *sqlfront.SQLError) {
 	var keys []sortKey
 	hiddenAt := 0
-	for i, c := range schema.cols {
-		if c.hidden {
+	for i, c := range schema.Cols {
+		if c.Hidden {
 			hiddenAt = i
 			break
 		}
 		hiddenAt = i + 1
 	}
 	visibleItems := 0
-	for _, c := range schema.cols {
-		if !c.hidden {
+	for _, c := range schema.Cols {
+		if !c.Hidden {
 			visibleItems++
 		}
 	}
@@ -450,7 +452,7 @@ func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *relation) ([]sort
 		}
 		j := p.orderTarget(s, o.Expr, schema, hiddenAt)
 		if j < 0 {
-			return nil, errInvalidColumn(exprText(o.Expr))
+			return nil, engine.ErrInvalidColumn(exprText(o.Expr))
 		}
 		keys = append(keys, sortKey{col: j, desc: o.Desc})
 	}
@@ -459,17 +461,17 @@ func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *relation) ([]sort
 
 // orderTarget finds the output column an ORDER BY expression sorts by:
 // a select item by alias or equal expression, else its hidden key column.
-func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *relation, hiddenAt int) int {
+func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *engine.Relation, hiddenAt int) int {
 	if c, ok := e.(*sqlfront.ColRef); ok && len(c.Parts) == 1 {
-		for j, col := range schema.cols {
-			if !col.hidden && strings.EqualFold(col.name, c.Parts[0]) {
+		for j, col := range schema.Cols {
+			if !col.Hidden && strings.EqualFold(col.Name, c.Parts[0]) {
 				return j
 			}
 		}
 	}
 	if s.Op == "" {
 		for j, it := range s.Items {
-			if it.Star || j >= len(schema.cols) {
+			if it.Star || j >= len(schema.Cols) {
 				continue
 			}
 			if it.Expr == e {
@@ -477,8 +479,8 @@ func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *r
 			}
 		}
 		// matching select item expression or a hidden key
-		for k, col := range schema.cols {
-			if col.hidden && col.orderExpr == e {
+		for k, col := range schema.Cols {
+			if col.Hidden && col.OrderExpr == e {
 				return k
 			}
 		}
@@ -489,7 +491,7 @@ func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *r
 		}
 	}
 	if c, ok := e.(*sqlfront.ColRef); ok {
-		if i, _ := schema.lookupRef(c); i >= 0 {
+		if i, _ := schema.LookupRef(c); i >= 0 {
 			return i
 		}
 	}
@@ -506,7 +508,7 @@ func (p *planner) itemColumn(s *sqlfront.SelectStmt, j int) int {
 }
 
 // sameExpr compares two expressions structurally (columns by name).
-func sameExpr(a, b sqlfront.Expr) bool { return shape(a, nil) == shape(b, nil) }
+func sameExpr(a, b sqlfront.Expr) bool { return engine.Shape(a, nil) == engine.Shape(b, nil) }
 
 // exprText renders an expression for an error message.
 func exprText(e sqlfront.Expr) string {
@@ -514,7 +516,7 @@ func exprText(e sqlfront.Expr) string {
 	case *sqlfront.ColRef:
 		return strings.Join(x.Parts, ".")
 	case *sqlfront.Literal:
-		return valueString(x.V)
+		return engine.ValueString(x.V)
 	}
 	return "expression"
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -41,10 +43,10 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 			v := t.rows[i][c]
 			if v != nil {
 				sample = append(sample, v)
-				seen[joinKey(v)] = true
+				seen[engine.JoinKey(v)] = true
 			}
 		}
-		sort.SliceStable(sample, func(a, b int) bool { c, _ := compareValues(sample[a], sample[b]); return c < 0 })
+		sort.SliceStable(sample, func(a, b int) bool { c, _ := engine.CompareValues(sample[a], sample[b]); return c < 0 })
 		d := float64(len(seen))
 		if step > 1 && d > float64(len(sample))*0.9 {
 			d = float64(len(t.rows)) // nearly unique in the sample: unique
@@ -60,18 +62,18 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 }
 
 // selectivity estimates the fraction of t's rows a conjunct keeps.
-func (p *planner) selectivity(t *table, rel *relation, e sqlfront.Expr) float64 {
+func (p *planner) selectivity(t *table, rel *engine.Relation, e sqlfront.Expr) float64 {
 	st := p.x.tableStats(t)
 	local := func(v sqlfront.Expr) bool {
-		for _, c := range colRefsOf(v) {
-			if i, _ := rel.lookupRef(c); i >= 0 {
+		for _, c := range engine.ColRefsOf(v) {
+			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
-		return !hasSubquery(v)
+		return !engine.HasSubquery(v)
 	}
 	if col, op, val, ok := sargableFor(e, local); ok {
-		ci, _ := rel.lookupRef(col)
+		ci, _ := rel.LookupRef(col)
 		if ci >= 0 && ci < len(st.distinct) {
 			v, known := p.constValue(val)
 			switch {
@@ -104,7 +106,7 @@ func (p *planner) selectivity(t *table, rel *relation, e sqlfront.Expr) float64 
 		return 0.3
 	case *sqlfront.InExpr:
 		if c, ok := x.E.(*sqlfront.ColRef); ok && x.Sub == nil {
-			if ci, _ := rel.lookupRef(c); ci >= 0 && ci < len(st.distinct) {
+			if ci, _ := rel.LookupRef(c); ci >= 0 && ci < len(st.distinct) {
 				s := float64(len(x.List)) / st.distinct[ci]
 				if x.Not {
 					return math.Max(0, 1-s)
@@ -136,7 +138,7 @@ func (p *planner) constValue(e sqlfront.Expr) (any, bool) {
 	if hasColumns(e) {
 		return nil, false
 	}
-	v, err := (&evalEnv{x: p.x}).eval(e)
+	v, err := (&engine.EvalEnv{X: p.x}).Eval(e)
 	if err != nil || v == nil {
 		return nil, false
 	}
@@ -149,7 +151,7 @@ func fractionCompare(sample []any, op string, v any) float64 {
 	}
 	n := 0
 	for _, s := range sample {
-		c, err := compareValues(s, v)
+		c, err := engine.CompareValues(s, v)
 		if err != nil {
 			return 0.3
 		}
@@ -166,8 +168,8 @@ func fractionBetween(sample []any, lo, hi any) float64 {
 	}
 	n := 0
 	for _, s := range sample {
-		a, err1 := compareValues(s, lo)
-		b, err2 := compareValues(s, hi)
+		a, err1 := engine.CompareValues(s, lo)
+		b, err2 := engine.CompareValues(s, hi)
 		if err1 != nil || err2 != nil {
 			return 0.09
 		}
@@ -193,18 +195,18 @@ type seekSpec struct {
 }
 
 // seekFor finds the seek ranges local conjuncts give on ix's leading key.
-func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seekSpec {
+func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr) *seekSpec {
 	lead := ix.keyCols[0]
 	if ix.id == 1 {
 		lead = ix.tbl.pk[0]
 	}
 	isLocal := func(v sqlfront.Expr) bool {
-		for _, c := range colRefsOf(v) {
-			if i, _ := rel.lookupRef(c); i >= 0 {
+		for _, c := range engine.ColRefsOf(v) {
+			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
-		return !hasSubquery(v)
+		return !engine.HasSubquery(v)
 	}
 	spec := &seekSpec{col: lead}
 	var eq, lo, hi, between sqlfront.Expr
@@ -215,7 +217,7 @@ func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seek
 	for _, c := range local {
 		if in, ok := c.(*sqlfront.InExpr); ok && in.Sub == nil && !in.Not && len(in.List) <= 64 {
 			if col, ok := in.E.(*sqlfront.ColRef); ok {
-				if ci, _ := rel.lookupRef(col); ci == lead && inList == nil {
+				if ci, _ := rel.LookupRef(col); ci == lead && inList == nil {
 					all := true
 					for _, v := range in.List {
 						all = all && isLocal(v)
@@ -231,7 +233,7 @@ func (p *planner) seekFor(ix *index, rel *relation, local []sqlfront.Expr) *seek
 		if !ok {
 			continue
 		}
-		if ci, _ := rel.lookupRef(col); ci != lead {
+		if ci, _ := rel.LookupRef(col); ci != lead {
 			continue
 		}
 		switch op {
@@ -390,8 +392,8 @@ func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, 
 	var onIndex, onLookup []sqlfront.Expr
 	for _, c := range local {
 		ok := true
-		for _, r := range colRefsOf(c) {
-			if i, _ := leaf.rel.lookupRef(r); i >= 0 && !have[i] {
+		for _, r := range engine.ColRefsOf(c) {
+			if i, _ := leaf.rel.LookupRef(r); i >= 0 && !have[i] {
 				ok = false
 			}
 		}

@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -17,8 +19,8 @@ type fromLeaf struct {
 	idx     int
 	qual    string
 	ref     sqlfront.TableRef
-	rel     *relation // its columns
-	tbl     *table    // base table, else nil
+	rel     *engine.Relation // its columns
+	tbl     *table           // base table, else nil
 	tn      *sqlfront.TableName
 	src     iter // planned source for derived tables, CTEs, functions, views
 	applied bool // the right side of an APPLY: planned per join with the left in scope
@@ -27,27 +29,27 @@ type fromLeaf struct {
 type fromCtx struct {
 	leaves []*fromLeaf
 	byRef  map[sqlfront.TableRef]*fromLeaf
-	all    *relation // every leaf's columns, for resolving conjuncts
+	all    *engine.Relation // every leaf's columns, for resolving conjuncts
 }
 
 // planFromWhere plans the FROM clause and the WHERE predicate.
 func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLError) {
 	if s.From == nil {
-		var in iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &relation{}), rows: [][]any{{}}}
+		var in iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &engine.Relation{}), rows: [][]any{{}}}
 		in.node().estRows = 1
 		if s.Where != nil {
-			return p.planWhereRest(in, conjuncts(s.Where))
+			return p.planWhereRest(in, engine.Conjuncts(s.Where))
 		}
 		return in, nil
 	}
-	fc := &fromCtx{byRef: map[sqlfront.TableRef]*fromLeaf{}, all: &relation{}}
+	fc := &fromCtx{byRef: map[sqlfront.TableRef]*fromLeaf{}, all: &engine.Relation{}}
 	if err := p.bindFrom(fc, s.From, false); err != nil {
 		return nil, err
 	}
-	where := conjuncts(s.Where)
+	where := engine.Conjuncts(s.Where)
 	for _, c := range where {
-		if len(aggregatesOf(c)) > 0 {
-			return nil, errAggregateInWhere()
+		if len(engine.AggregatesOf(c)) > 0 {
+			return nil, engine.ErrAggregateInWhere()
 		}
 	}
 	in, rest, err := p.planRef(fc, s.From, where)
@@ -74,7 +76,7 @@ func (p *planner) planWhereRest(in iter, rest []sqlfront.Expr) (iter, *sqlfront.
 	if len(plain) == 0 {
 		return in, nil
 	}
-	pred := andAll(plain)
+	pred := engine.AndAll(plain)
 	var err *sqlfront.SQLError
 	if in, err = p.planSubqueries(in, []sqlfront.Expr{pred}); err != nil {
 		return nil, err
@@ -102,7 +104,7 @@ func (p *planner) bindFrom(fc *fromCtx, ref sqlfront.TableRef, applied bool) *sq
 	}
 	fc.leaves = append(fc.leaves, leaf)
 	fc.byRef[ref] = leaf
-	fc.all.cols = append(fc.all.cols, leaf.rel.cols...)
+	fc.all.Cols = append(fc.all.Cols, leaf.rel.Cols...)
 	return nil
 }
 
@@ -138,7 +140,7 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 		if leaf.applied {
 			// planned again at the join, with the left side's row in
 			// scope; this plan gives its columns
-			left := &relation{cols: append([]relCol{}, fc.all.cols...)}
+			left := &engine.Relation{Cols: append([]engine.RelCol{}, fc.all.Cols...)}
 			src, err := p.planDerived(r, &pscope{rel: left, parent: p.scope})
 			if err != nil {
 				return err
@@ -169,21 +171,21 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 }
 
 // tableSchema is a table's columns under a qualifier.
-func tableSchema(t *table, qual string) *relation {
-	rel := &relation{}
-	base := &colBase{db: t.db.name, schema: t.schema, table: t.name, alias: qual}
+func tableSchema(t *table, qual string) *engine.Relation {
+	rel := &engine.Relation{}
+	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: qual}
 	for _, c := range t.columns {
-		rel.cols = append(rel.cols, relCol{qual: qual, name: c.Name, typ: c.Type, hidden: strings.HasPrefix(c.Name, "%%"), base: base})
+		rel.Cols = append(rel.Cols, engine.RelCol{Qual: qual, Name: c.Name, Typ: c.Type, Hidden: strings.HasPrefix(c.Name, "%%"), Base: base})
 	}
 	return rel
 }
 
 // requalify copies a schema under another qualifier.
-func requalify(r *relation, qual string) *relation {
-	out := &relation{}
-	for _, c := range r.cols {
-		c.qual = qual
-		out.cols = append(out.cols, c)
+func requalify(r *engine.Relation, qual string) *engine.Relation {
+	out := &engine.Relation{}
+	for _, c := range r.Cols {
+		c.Qual = qual
+		out.Cols = append(out.Cols, c)
 	}
 	return out
 }
@@ -201,8 +203,8 @@ func (fc *fromCtx) leavesOf(ref sqlfront.TableRef) []*fromLeaf {
 // column. A conjunct with a subquery is marked with bit 63.
 func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError) {
 	var mask uint64
-	for _, c := range colRefsOf(e) {
-		i, err := fc.all.lookupRef(c)
+	for _, c := range engine.ColRefsOf(e) {
+		i, err := fc.all.LookupRef(c)
 		if err != nil {
 			return 0, err
 		}
@@ -214,7 +216,7 @@ func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError
 		}
 		mask |= 1 << uint(p.leafOfColumn(fc, i))
 	}
-	if hasSubquery(e) {
+	if engine.HasSubquery(e) {
 		mask |= 1 << 63
 	}
 	return mask, nil
@@ -222,10 +224,10 @@ func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError
 
 func (p *planner) leafOfColumn(fc *fromCtx, col int) int {
 	for _, l := range fc.leaves {
-		if col < len(l.rel.cols) {
+		if col < len(l.rel.Cols) {
 			return l.idx
 		}
-		col -= len(l.rel.cols)
+		col -= len(l.rel.Cols)
 	}
 	return 0
 }
@@ -270,10 +272,10 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 	}
 	leftMask := maskOf(fc.leavesOf(j.Left))
 	rightMask := maskOf(fc.leavesOf(j.Right))
-	on := conjuncts(j.On)
+	on := engine.Conjuncts(j.On)
 	for _, c := range on {
-		if len(aggregatesOf(c)) > 0 {
-			return nil, nil, errAggregateInWhere()
+		if len(engine.AggregatesOf(c)) > 0 {
+			return nil, nil, engine.ErrAggregateInWhere()
 		}
 	}
 	var leftConj, rightConj, joinConj, rest []sqlfront.Expr
@@ -335,7 +337,7 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 			return nil, nil, err
 		}
 		kind := map[string]string{"APPLY": "Inner Join", "OUTER APPLY": "Left Outer Join"}[j.Kind]
-		it, err := p.nestedLoops(left, right, kind, andAll(joinConj), true)
+		it, err := p.nestedLoops(left, right, kind, engine.AndAll(joinConj), true)
 		return it, append(lrest, rest...), err
 	}
 	right, rrest, err := p.planRef(fc, j.Right, rightConj)
@@ -350,7 +352,7 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 
 // planApplied plans the right side of an APPLY with the left side's
 // columns in scope (a correlated table source).
-func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *relation, conj []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *engine.Relation, conj []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	leaf := fc.byRef[ref]
 	q := p.child(left)
 	var src iter
@@ -368,7 +370,7 @@ func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *relation
 		return nil, err
 	}
 	if len(conj) > 0 {
-		return q.filterOp(src, andAll(conj))
+		return q.filterOp(src, engine.AndAll(conj))
 	}
 	return src, nil
 }
@@ -387,17 +389,17 @@ func (p *planner) planDerived(d *sqlfront.DerivedTable, scope *pscope) (iter, *s
 	if q.correlated {
 		p.correlated = true
 	}
-	out := &relation{}
+	out := &engine.Relation{}
 	for i := 0; i < visible; i++ {
-		c := schema.cols[i]
-		c.qual = qual
+		c := schema.Cols[i]
+		c.Qual = qual
 		if i < len(d.Columns) {
-			c.name = d.Columns[i]
+			c.Name = d.Columns[i]
 		}
-		if c.name == "" {
+		if c.Name == "" {
 			return nil, sqlfront.NewError(8155, 16, "No column name was specified for column %d of '%s'.", i+1, d.Alias)
 		}
-		out.cols = append(out.cols, c)
+		out.Cols = append(out.Cols, c)
 	}
 	if len(d.Columns) > 0 && len(d.Columns) != visible {
 		return nil, sqlfront.NewError(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
@@ -407,7 +409,7 @@ func (p *planner) planDerived(d *sqlfront.DerivedTable, scope *pscope) (iter, *s
 
 // valuesSource plans (VALUES …) AS v(cols) as a Constant Scan.
 func (p *planner) valuesSource(d *sqlfront.DerivedTable, qual string) (iter, *sqlfront.SQLError) {
-	out := &relation{}
+	out := &engine.Relation{}
 	for i := range d.Columns {
 		var t sqlfront.SQLType
 		for _, row := range d.Values {
@@ -415,13 +417,13 @@ func (p *planner) valuesSource(d *sqlfront.DerivedTable, qual string) (iter, *sq
 				if err := p.resolves(row[i], nil); err != nil {
 					return nil, err
 				}
-				t = widerType(t, p.typeOf(row[i], nil), row[i])
+				t = engine.WiderType(t, p.typeOf(row[i], nil), row[i])
 			}
 		}
 		if t.Kind == 0 {
-			t = tInt
+			t = engine.TInt
 		}
-		out.cols = append(out.cols, relCol{qual: qual, name: d.Columns[i], typ: t})
+		out.Cols = append(out.Cols, engine.RelCol{Qual: qual, Name: d.Columns[i], Typ: t})
 	}
 	n := p.newNode("Constant Scan", "Constant Scan", out)
 	n.estRows = float64(len(d.Values))
@@ -460,20 +462,20 @@ func (p *planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfro
 		src = &renameIter{in: src, n: src.node(), schema: leaf.rel}
 	}
 	if len(local) > 0 {
-		return p.filterOp(src, andAll(local))
+		return p.filterOp(src, engine.AndAll(local))
 	}
 	return src, nil
 }
 
-func sameSchema(a, b *relation) bool {
+func sameSchema(a, b *engine.Relation) bool {
 	if a == b {
 		return true
 	}
-	if len(a.cols) != len(b.cols) {
+	if len(a.Cols) != len(b.Cols) {
 		return false
 	}
-	for i := range a.cols {
-		if a.cols[i].qual != b.cols[i].qual || a.cols[i].name != b.cols[i].name {
+	for i := range a.Cols {
+		if a.Cols[i].Qual != b.Cols[i].Qual || a.Cols[i].Name != b.Cols[i].Name {
 			return false
 		}
 	}
@@ -497,8 +499,8 @@ func (p *planner) impliedPredicates(fc *fromCtx, conj []sqlfront.Expr) []sqlfron
 	}
 	var out []sqlfront.Expr
 	sameCol := func(x, y *sqlfront.ColRef) bool {
-		i, _ := fc.all.lookupRef(x)
-		j, _ := fc.all.lookupRef(y)
+		i, _ := fc.all.LookupRef(x)
+		j, _ := fc.all.LookupRef(y)
 		return i >= 0 && i == j
 	}
 	for _, c := range conj {
@@ -571,4 +573,4 @@ func flipOp(op string) string {
 	return op
 }
 
-func hasColumns(e sqlfront.Expr) bool { return len(colRefsOf(e)) > 0 || hasSubquery(e) }
+func hasColumns(e sqlfront.Expr) bool { return len(engine.ColRefsOf(e)) > 0 || engine.HasSubquery(e) }

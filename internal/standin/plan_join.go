@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -18,7 +20,7 @@ func (p *planner) equiKeys(fc *fromCtx, conj []sqlfront.Expr, leftMask, rightMas
 	var rest []sqlfront.Expr
 	for _, c := range conj {
 		b, ok := c.(*sqlfront.BinaryExpr)
-		if ok && b.Op == "=" && !hasSubquery(b) {
+		if ok && b.Op == "=" && !engine.HasSubquery(b) {
 			lm, err := p.refs(fc, b.L)
 			if err != nil {
 				return nil, nil, err
@@ -49,7 +51,7 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 	if err != nil {
 		return nil, err
 	}
-	residual := andAll(rest)
+	residual := engine.AndAll(rest)
 	hint := j.Hint
 	if hint == "" {
 		hint = p.opts.Join
@@ -87,7 +89,7 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 		}
 		if hint == "LOOP" {
 			logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
-			return p.nestedLoops(left, right, logical, andAll(conj), false)
+			return p.nestedLoops(left, right, logical, engine.AndAll(conj), false)
 		}
 	}
 	if kind == "INNER" && (hint == "MERGE" || hint == "" && !p.parallel && mergeable(left, right, lk, rk)) {
@@ -103,7 +105,7 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 func colRefsOfKeys(es []sqlfront.Expr) []*sqlfront.ColRef {
 	var out []*sqlfront.ColRef
 	for _, e := range es {
-		out = append(out, colRefsOf(e)...)
+		out = append(out, engine.ColRefsOf(e)...)
 	}
 	return out
 }
@@ -113,7 +115,7 @@ func keyCols(in iter, keys []sqlfront.Expr) []sortKey {
 	var out []sortKey
 	for _, k := range keys {
 		if c, ok := k.(*sqlfront.ColRef); ok {
-			if i, _ := in.node().schema.lookupRef(c); i >= 0 {
+			if i, _ := in.node().schema.LookupRef(c); i >= 0 {
 				out = append(out, sortKey{col: i})
 			}
 		}
@@ -143,7 +145,7 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 		if !ok {
 			continue
 		}
-		ci, _ := leaf.rel.lookupRef(c)
+		ci, _ := leaf.rel.LookupRef(c)
 		for _, ix := range leaf.tbl.indexes {
 			lead := ix.tbl.pk[0]
 			if ix.id != 1 {
@@ -283,9 +285,9 @@ func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLE
 			if neg {
 				kind = "Right Anti Semi Join"
 			}
-			bk := []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{schema.cols[0].qual, schema.cols[0].name}}}
-			if schema.cols[0].name == "" {
-				inner = &renameIter{in: inner, n: inner.node(), schema: &relation{cols: []relCol{{name: "%%in", typ: schema.cols[0].typ}}}}
+			bk := []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{schema.Cols[0].Qual, schema.Cols[0].Name}}}
+			if schema.Cols[0].Name == "" {
+				inner = &renameIter{in: inner, n: inner.node(), schema: &engine.Relation{Cols: []engine.RelCol{{Name: "%%in", Typ: schema.Cols[0].Typ}}}}
 				bk = []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{"%%in"}}}
 			}
 			h, err := p.hashJoin(inner, in, bk, []sqlfront.Expr{x.E}, nil, kind, false)
@@ -319,11 +321,11 @@ func errSubqueryColumns() *sqlfront.SQLError { // Msg 116
 
 // outerRefsOf lists the columns of outer a subquery uses (showplan
 // OuterReferences).
-func outerRefsOf(s *sqlfront.SelectStmt, outer *relation) []*sqlfront.ColRef {
+func outerRefsOf(s *sqlfront.SelectStmt, outer *engine.Relation) []*sqlfront.ColRef {
 	var out []*sqlfront.ColRef
 	walkSelect(s, func(e sqlfront.Expr) {
 		if c, ok := e.(*sqlfront.ColRef); ok {
-			if i, _ := outer.lookupRef(c); i >= 0 {
+			if i, _ := outer.LookupRef(c); i >= 0 {
 				out = append(out, c)
 			}
 		}
@@ -336,8 +338,8 @@ func outerRefsOf(s *sqlfront.SelectStmt, outer *relation) []*sqlfront.ColRef {
 // column the expression reads.
 func (p *planner) planSubqueries(in iter, exprs []sqlfront.Expr) (iter, *sqlfront.SQLError) {
 	for _, e := range exprs {
-		for _, sq := range subqueriesOf(e) {
-			if _, done := in.node().schema.subst[sq]; done {
+		for _, sq := range engine.SubqueriesOf(e) {
+			if _, done := in.node().schema.Subst[sq]; done {
 				continue
 			}
 			var err *sqlfront.SQLError
@@ -379,14 +381,14 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 			return nil, err
 		}
 	}
-	out := &relation{cols: append(append([]relCol{}, src.cols...), relCol{name: "", typ: tBit}), subst: map[sqlfront.Expr]int{}}
-	for k, v := range src.subst {
-		out.subst[k] = v
+	out := &engine.Relation{Cols: append(append([]engine.RelCol{}, src.Cols...), engine.RelCol{Name: "", Typ: engine.TBit}), Subst: map[sqlfront.Expr]int{}}
+	for k, v := range src.Subst {
+		out.Subst[k] = v
 	}
 	if mode == nlScalar {
-		out.cols[len(out.cols)-1].typ = schema.cols[0].typ
+		out.Cols[len(out.Cols)-1].Typ = schema.Cols[0].Typ
 	}
-	out.subst[sq] = len(out.cols) - 1
+	out.Subst[sq] = len(out.Cols) - 1
 	logical := "Left Outer Join"
 	if mode == nlExists || mode == nlIn || mode == nlQuantify {
 		logical = "Left Semi Join"
@@ -436,15 +438,15 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 	}
 	outer := in.node().schema
 	var innerKeys, outerKeys, rest []sqlfront.Expr
-	for _, c := range conjuncts(sel.Where) {
+	for _, c := range engine.Conjuncts(sel.Where) {
 		b, ok := c.(*sqlfront.BinaryExpr)
 		if ok && b.Op == "=" {
 			l, lok := b.L.(*sqlfront.ColRef)
 			r, rok := b.R.(*sqlfront.ColRef)
 			if lok && rok && len(l.Parts) > 1 && len(r.Parts) > 1 {
 				lq, rq := strings.ToLower(l.Parts[len(l.Parts)-2]), strings.ToLower(r.Parts[len(r.Parts)-2])
-				li, _ := outer.lookupRef(l)
-				ri, _ := outer.lookupRef(r)
+				li, _ := outer.LookupRef(l)
+				ri, _ := outer.LookupRef(r)
 				switch {
 				case inner[lq] != nil && inner[rq] == nil && ri >= 0:
 					innerKeys, outerKeys = append(innerKeys, l), append(outerKeys, r)
@@ -465,7 +467,7 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 		return nil, false, nil
 	}
 	rewritten := *sel
-	rewritten.Where = andAll(rest)
+	rewritten.Where = engine.AndAll(rest)
 	rewritten.Items = nil
 	for _, k := range innerKeys {
 		rewritten.Items = append(rewritten.Items, sqlfront.SelectItem{Expr: k})
@@ -478,12 +480,12 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 	if q.correlated {
 		return nil, false, nil // other outer references: nested loops
 	}
-	named := &relation{}
+	named := &engine.Relation{}
 	var bk []sqlfront.Expr
-	for i, c := range schema.cols[:len(innerKeys)] {
-		c.qual, c.name = "", "%%semi"+itoaInt(i)
-		named.cols = append(named.cols, c)
-		bk = append(bk, &sqlfront.ColRef{Parts: []string{c.name}})
+	for i, c := range schema.Cols[:len(innerKeys)] {
+		c.Qual, c.Name = "", "%%semi"+itoaInt(i)
+		named.Cols = append(named.Cols, c)
+		bk = append(bk, &sqlfront.ColRef{Parts: []string{c.Name}})
 	}
 	build := &renameIter{in: it, n: it.node(), schema: named}
 	kind := "Right Semi Join"

@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -41,7 +43,7 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 		covered[c] = true
 	}
 	for _, e := range rest {
-		for _, c := range colRefsOf(e) {
+		for _, c := range engine.ColRefsOf(e) {
 			if len(c.Parts) > 1 && strings.ToLower(c.Parts[len(c.Parts)-2]) != alias {
 				continue
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -151,7 +153,7 @@ func (c *connState) rpc(ctx context.Context, call *tds.RPCCall, w tds.ResultWrit
 	case "sp_unprepare":
 		return c.spUnprepare(call)
 	}
-	return toTDS(errProcNotFound(call.ProcName))
+	return toTDS(engine.ErrProcNotFound(call.ProcName))
 }
 
 // procName is the call's procedure in lower case without "sys." / "dbo.".
@@ -220,7 +222,7 @@ func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 			return n, nil
 		}
 	case tds.TypeBit:
-		if b, ok := truth(v); ok {
+		if b, ok := engine.Truth(v); ok {
 			return b, nil
 		}
 	case tds.TypeFloat, tds.TypeReal, tds.TypeDecimal:
@@ -240,7 +242,7 @@ func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 		if b, ok := v.([]byte); ok {
 			return string(b), nil
 		}
-		return valueString(v), nil
+		return engine.ValueString(v), nil
 	case tds.TypeVarBinary, tds.TypeBinary:
 		switch x := v.(type) {
 		case []byte:
@@ -253,9 +255,9 @@ func outputValue(v any, ti tds.TypeInfo) (any, *sqlfront.SQLError) {
 			return t, nil
 		}
 	case tds.TypeUniqueIdentifier:
-		return valueString(v), nil
+		return engine.ValueString(v), nil
 	case 0: // a typeless NULL argument: answer as nvarchar
-		return valueString(v), nil
+		return engine.ValueString(v), nil
 	}
 	return fail()
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -49,7 +51,7 @@ func (x *execCtx) procName(parts []string) (*database, string, string, *sqlfront
 	case 3:
 		if parts[0] != "" {
 			if db = x.srv.dbByName(parts[0]); db == nil {
-				return nil, "", "", errDatabaseMissing(parts[0])
+				return nil, "", "", engine.ErrDatabaseMissing(parts[0])
 			}
 		}
 		fallthrough
@@ -59,7 +61,7 @@ func (x *execCtx) procName(parts []string) (*database, string, string, *sqlfront
 		}
 	case 1:
 	default:
-		return nil, "", "", errProcNotFound(strings.Join(parts, "."))
+		return nil, "", "", engine.ErrProcNotFound(strings.Join(parts, "."))
 	}
 	return db, schema, parts[len(parts)-1], nil
 }
@@ -148,11 +150,11 @@ func (returnSignal) Error() string { return "RETURN" }
 func (x *execCtx) execReturn(s *sqlfront.ReturnStmt) error {
 	var status int64
 	if s.Value != nil {
-		v, err := (&evalEnv{x: x}).eval(s.Value)
+		v, err := (&engine.EvalEnv{X: x}).Eval(s.Value)
 		if err != nil {
 			return err
 		}
-		n, cerr := convertValue(v, tInt)
+		n, cerr := engine.ConvertValue(v, engine.TInt)
 		if cerr != nil {
 			return cerr
 		}
@@ -174,7 +176,7 @@ func (x *execCtx) execProcCall(s *sqlfront.ExecStmt) error {
 		return err
 	}
 	if p == nil {
-		return errProcNotFound(strings.Join(s.Proc, "."))
+		return engine.ErrProcNotFound(strings.Join(s.Proc, "."))
 	}
 	if x.nest >= maxNesting {
 		return sqlfront.NewError(217, 16, "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit %d).", maxNesting)
@@ -233,11 +235,11 @@ func (x *execCtx) bindProcArgs(p *procedure, cp *sqlfront.CreateProcStmt, s *sql
 				if a.Value == nil {
 					break // DEFAULT
 				}
-				v, err := (&evalEnv{x: x}).eval(a.Value)
+				v, err := (&engine.EvalEnv{X: x}).Eval(a.Value)
 				if err != nil {
 					return nil, err
 				}
-				if v, err = convertValue(v, prm.Type); err != nil {
+				if v, err = engine.ConvertValue(v, prm.Type); err != nil {
 					return nil, err
 				}
 				values[k], set[k] = v, true
@@ -259,11 +261,11 @@ func (x *execCtx) bindProcArgs(p *procedure, cp *sqlfront.CreateProcStmt, s *sql
 			}
 			return nil, sqlfront.NewError(201, 16, "Procedure or function '%s' expects parameter '%s', which was not supplied.", p.name, prm.Name)
 		}
-		v, err := (&evalEnv{x: x}).eval(prm.Default)
+		v, err := (&engine.EvalEnv{X: x}).Eval(prm.Default)
 		if err != nil {
 			return nil, err
 		}
-		if v, err = convertValue(v, prm.Type); err != nil {
+		if v, err = engine.ConvertValue(v, prm.Type); err != nil {
 			return nil, err
 		}
 		values[k] = v
@@ -366,10 +368,10 @@ func (x *execCtx) afterCall(s *sqlfront.ExecStmt, cp *sqlfront.CreateProcStmt, o
 func (x *execCtx) assignVar(name string, v any) error {
 	k := strings.ToLower(name)
 	if _, ok := x.conn.vars[k]; !ok {
-		return errMustDeclare(name)
+		return engine.ErrMustDeclare(name)
 	}
 	if t, ok := x.varType(name); ok {
-		cv, err := convertValue(v, t)
+		cv, err := engine.ConvertValue(v, t)
 		if err != nil {
 			return err
 		}
@@ -387,15 +389,15 @@ func (x *execCtx) execExecuteSQL(s *sqlfront.ExecStmt) error {
 	if len(s.Named) == 0 || s.Named[0].Value == nil {
 		return sqlfront.NewError(201, 16, "Procedure or function 'sp_executesql' expects parameter '@statement', which was not supplied.")
 	}
-	env := &evalEnv{x: x}
-	sv, err := env.eval(s.Named[0].Value)
+	env := &engine.EvalEnv{X: x}
+	sv, err := env.Eval(s.Named[0].Value)
 	if err != nil {
 		return err
 	}
 	stmt, _ := sv.(string)
 	decls := ""
 	if len(s.Named) > 1 && s.Named[1].Value != nil {
-		dv, err := env.eval(s.Named[1].Value)
+		dv, err := env.Eval(s.Named[1].Value)
 		if err != nil {
 			return err
 		}
@@ -467,11 +469,11 @@ func (x *execCtx) bindExecuteSQL(decls string, args []sqlfront.ExecArg) (map[str
 		if a.Value == nil {
 			continue
 		}
-		v, err := (&evalEnv{x: x}).eval(a.Value)
+		v, err := (&engine.EvalEnv{X: x}).Eval(a.Value)
 		if err != nil {
 			return nil, nil, err
 		}
-		if v, err = convertValue(v, t); err != nil {
+		if v, err = engine.ConvertValue(v, t); err != nil {
 			return nil, nil, err
 		}
 		vars[name] = v
@@ -575,7 +577,7 @@ func procNamePart(p *procedure, fn string) string {
 // encrypted module, a table or an unknown id
 // (https://learn.microsoft.com/en-us/sql/t-sql/functions/object-definition-transact-sql).
 func (x *execCtx) objectDefinition(v any) any {
-	id, _ := convertValue(v, tBigInt)
+	id, _ := engine.ConvertValue(v, engine.TBigInt)
 	n, ok := id.(int64)
 	if !ok {
 		return nil
@@ -598,18 +600,18 @@ func procObjectRows(db *database) [][]any {
 
 // tablesOnly is sys.tables: sys.objects' user tables.
 func tablesOnly(v viewFunc) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
 		r, err := v(x, db)
 		if err != nil {
 			return nil, err
 		}
-		kept := r.rows[:0]
-		for _, row := range r.rows {
+		kept := r.Rows[:0]
+		for _, row := range r.Rows {
 			if row[5] == "U " {
 				kept = append(kept, row)
 			}
 		}
-		r.rows = kept
+		r.Rows = kept
 		return r, nil
 	}
 }
@@ -617,25 +619,25 @@ func tablesOnly(v viewFunc) viewFunc {
 // sqlModulesView is sys.sql_modules: definition is NULL for a module
 // created WITH ENCRYPTION
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-sql-modules-transact-sql).
-func sqlModulesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("object_id", tInt, "definition", tNVar(0), "uses_ansi_nulls", tBit, "uses_quoted_identifier", tBit,
-		"is_schema_bound", tBit, "execute_as_principal_id", tInt)}
+func sqlModulesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "definition", engine.TNVar(0), "uses_ansi_nulls", engine.TBit, "uses_quoted_identifier", engine.TBit,
+		"is_schema_bound", engine.TBit, "execute_as_principal_id", engine.TInt)}
 	for _, p := range db.procs {
 		var def any = p.definition
 		if p.encrypted {
 			def = nil
 		}
-		r.rows = append(r.rows, []any{p.objectID, def, true, true, false, nil})
+		r.Rows = append(r.Rows, []any{p.objectID, def, true, true, false, nil})
 	}
 	return r, nil
 }
 
 // proceduresView is sys.procedures
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-procedures-transact-sql).
-func proceduresView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tSysname, "object_id", tInt, "schema_id", tInt, "type", tNVar(2), "type_desc", tNVar(60), "create_date", tDT2, "modify_date", tDT2)}
+func proceduresView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "schema_id", engine.TInt, "type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2)}
 	for _, p := range db.procs {
-		r.rows = append(r.rows, []any{p.name, p.objectID, int64(1), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified})
+		r.Rows = append(r.Rows, []any{p.name, p.objectID, int64(1), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified})
 	}
 	return r, nil
 }
@@ -643,9 +645,9 @@ func proceduresView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 // triggersView is sys.triggers: the stand-in has no triggers, so it is
 // empty, with the columns a reader filters on
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-triggers-transact-sql).
-func triggersView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	return &relation{cols: cols("name", tSysname, "object_id", tInt, "parent_class", tTinyInt, "parent_class_desc", tNVar(60), "parent_id", tInt,
-		"type", tNVar(2), "type_desc", tNVar(60), "is_disabled", tBit, "is_instead_of_trigger", tBit)}, nil
+func triggersView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "parent_class", engine.TTinyInt, "parent_class_desc", engine.TNVar(60), "parent_id", engine.TInt,
+		"type", engine.TNVar(2), "type_desc", engine.TNVar(60), "is_disabled", engine.TBit, "is_instead_of_trigger", engine.TBit)}, nil
 }
 
 // DemoProcedures returns the definitions of the procedures the demo

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -100,10 +102,10 @@ func (x *execCtx) hasRequest(c *connState) bool {
 }
 
 // dmExecRequests is sys.dm_exec_requests.
-func dmExecRequests(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", tSmallInt, "request_id", tInt, "start_time", tDT2, "status", tNVar(30), "command", tNVar(32),
-		"database_id", tSmallInt, "blocking_session_id", tSmallInt, "wait_type", tNVar(60), "wait_time", tInt, "last_wait_type", tNVar(60),
-		"wait_resource", tNVar(256), "open_transaction_count", tInt, "transaction_id", tBigInt, "cpu_time", tInt, "total_elapsed_time", tInt)}
+func dmExecRequests(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("session_id", engine.TSmallInt, "request_id", engine.TInt, "start_time", engine.TDT2, "status", engine.TNVar(30), "command", engine.TNVar(32),
+		"database_id", engine.TSmallInt, "blocking_session_id", engine.TSmallInt, "wait_type", engine.TNVar(60), "wait_time", engine.TInt, "last_wait_type", engine.TNVar(60),
+		"wait_resource", engine.TNVar(256), "open_transaction_count", engine.TInt, "transaction_id", engine.TBigInt, "cpu_time", engine.TInt, "total_elapsed_time", engine.TInt)}
 	now := time.Now()
 	for _, id := range x.visibleSessions() {
 		c := x.srv.conns[id]
@@ -133,7 +135,7 @@ func dmExecRequests(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 			last = "MISCELLANEOUS"
 		}
 		elapsed := now.Sub(start).Milliseconds()
-		r.rows = append(r.rows, []any{int64(c.spid), int64(0), start.UTC(), status, command, int64(c.db.id), blocker, waitType, waitTime, last,
+		r.Rows = append(r.Rows, []any{int64(c.spid), int64(0), start.UTC(), status, command, int64(c.db.id), blocker, waitType, waitTime, last,
 			resource, open, txn, int64(0), elapsed})
 	}
 	return r, nil
@@ -150,9 +152,9 @@ func commandOf(c *connState) string {
 }
 
 // dmExecSessions is sys.dm_exec_sessions.
-func dmExecSessions(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", tSmallInt, "login_name", tSysname, "program_name", tSysname, "host_name", tSysname,
-		"database_id", tSmallInt, "open_transaction_count", tInt, "status", tNVar(30), "login_time", tDT2)}
+func dmExecSessions(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("session_id", engine.TSmallInt, "login_name", engine.TSysname, "program_name", engine.TSysname, "host_name", engine.TSysname,
+		"database_id", engine.TSmallInt, "open_transaction_count", engine.TInt, "status", engine.TNVar(30), "login_time", engine.TDT2)}
 	for _, id := range x.visibleSessions() {
 		c := x.srv.conns[id]
 		open := int64(0)
@@ -163,7 +165,7 @@ func dmExecSessions(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 		if x.hasRequest(c) {
 			status = "running"
 		}
-		r.rows = append(r.rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
+		r.Rows = append(r.Rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
 	}
 	return r, nil
 }
@@ -171,8 +173,8 @@ func dmExecSessions(x *execCtx, _ *database) (*relation, *sqlfront.SQLError) {
 // inputBufferFunction is sys.dm_exec_input_buffer(session_id, request_id):
 // the last batch the session sent, as a Language Event; no row for a
 // session the caller may not see or that sent none.
-func (x *execCtx) inputBufferFunction(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("event_type", tNVar(256), "parameters", tSmallInt, "event_info", tNMax)}
+func (x *execCtx) inputBufferFunction(args []any) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("event_type", engine.TNVar(256), "parameters", engine.TSmallInt, "event_info", engine.TNMax)}
 	switch {
 	case len(args) < 2:
 		return nil, sqlfront.NewError(313, 16, "An insufficient number of arguments were supplied for the procedure or function sys.dm_exec_input_buffer.")
@@ -187,7 +189,7 @@ func (x *execCtx) inputBufferFunction(args []any) (*relation, *sqlfront.SQLError
 	if c == nil || c.lastBatch == "" || !x.conn.sysadmin && c != x.conn {
 		return r, nil
 	}
-	r.rows = append(r.rows, []any{"Language Event", int64(0), c.lastBatch})
+	r.Rows = append(r.Rows, []any{"Language Event", int64(0), c.lastBatch})
 	return r, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -119,9 +121,9 @@ func (x *execCtx) execUnderModes(st sqlfront.Stmt) (done bool, err error) {
 
 // limitRows applies FMTONLY, ROWCOUNT and TEXTSIZE to a result set about to
 // be sent.
-func (x *execCtx) limitRows(rel *relation) *relation {
+func (x *execCtx) limitRows(rel *engine.Relation) *engine.Relation {
 	m := x.conn.modes
-	rows := rel.rows
+	rows := rel.Rows
 	switch {
 	case m.fmtonly:
 		rows = nil
@@ -134,7 +136,7 @@ func (x *execCtx) limitRows(rel *relation) *relation {
 			cut[i] = r
 			copied := false
 			for j, v := range r {
-				t := rel.cols[j].typ
+				t := rel.Cols[j].Typ
 				if t.Size != 0 || t.Kind != sqlfront.TypeNVarChar && t.Kind != sqlfront.TypeVarBinary {
 					continue
 				}
@@ -148,13 +150,13 @@ func (x *execCtx) limitRows(rel *relation) *relation {
 		}
 		rows = cut
 	}
-	if len(rows) == len(rel.rows) && m.textsize == 0 {
+	if len(rows) == len(rel.Rows) && m.textsize == 0 {
 		return rel
 	}
 	out := *rel
-	out.rows = rows
-	if len(rel.srcs) >= len(rows) {
-		out.srcs = rel.srcs[:len(rows)]
+	out.Rows = rows
+	if len(rel.Srcs) >= len(rows) {
+		out.Srcs = rel.Srcs[:len(rows)]
 	}
 	return &out
 }
@@ -199,14 +201,14 @@ func (x *execCtx) currentTransactionID() int64 {
 // dmTranSessionTransactions is sys.dm_tran_session_transactions
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-session-transactions-transact-sql):
 // one row per session with an open transaction.
-func dmTranSessionTransactions(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("session_id", tInt, "transaction_id", tBigInt, "is_user_transaction", tBit, "open_transaction_count", tInt)}
+func dmTranSessionTransactions(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "transaction_id", engine.TBigInt, "is_user_transaction", engine.TBit, "open_transaction_count", engine.TInt)}
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
 		if c.txn == nil || !x.conn.sysadmin && c != x.conn {
 			continue // without VIEW SERVER STATE a login sees its own session only
 		}
-		r.rows = append(r.rows, []any{int64(id), c.txn.id, c.txn.explicit, int64(c.txn.depth)})
+		r.Rows = append(r.Rows, []any{int64(id), c.txn.id, c.txn.explicit, int64(c.txn.depth)})
 	}
 	return r, nil
 }
@@ -251,14 +253,14 @@ func (s *Server) killLocked(c *connState) {
 // Msg 208 for a queue, Msg 8426 for a conversation handle.
 func (x *execCtx) execBroker(s *sqlfront.BrokerStmt) error {
 	if s.Queue != "" {
-		return errInvalidObject(s.Queue)
+		return engine.ErrInvalidObject(s.Queue)
 	}
-	env := &evalEnv{x: x}
-	v, err := env.eval(s.Handle)
+	env := &engine.EvalEnv{X: x}
+	v, err := env.Eval(s.Handle)
 	if err != nil {
 		return err
 	}
-	return sqlfront.NewError(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(valueString(v)))
+	return sqlfront.NewError(8426, 16, "The conversation handle \"%s\" is not found.", strings.ToUpper(engine.ValueString(v)))
 }
 
 // commitTrigger ends, or ends and replaces, the transaction of the

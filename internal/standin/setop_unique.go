@@ -26,7 +26,7 @@ func uniqueRows(in iter) bool {
 			if !ok {
 				continue
 			}
-			if j, _ := inner.schema.lookupRef(c); j >= 0 {
+			if j, _ := inner.schema.LookupRef(c); j >= 0 {
 				cols = append(cols, inner.colMap[j])
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -18,13 +20,13 @@ import (
 type xmlBuilder struct {
 	b     strings.Builder
 	stack []string
-	exprs map[*relation]map[int]string // names of computed columns
+	exprs map[*engine.Relation]map[int]string // names of computed columns
 	next  int
 	dop   int
 }
 
 func newXMLBuilder() *xmlBuilder {
-	return &xmlBuilder{exprs: map[*relation]map[int]string{}, next: 1001}
+	return &xmlBuilder{exprs: map[*engine.Relation]map[int]string{}, next: 1001}
 }
 
 func (b *xmlBuilder) attrs(kv []string) {
@@ -60,10 +62,10 @@ func ftoa(f float64) string {
 }
 
 // colName is the showplan name of column i of r: its own, or ExprNNNN.
-func (b *xmlBuilder) colName(r *relation, i int) string {
-	c := r.cols[i]
-	if c.name != "" && c.base != nil {
-		return c.name
+func (b *xmlBuilder) colName(r *engine.Relation, i int) string {
+	c := r.Cols[i]
+	if c.Name != "" && c.Base != nil {
+		return c.Name
 	}
 	m := b.exprs[r]
 	if m == nil {
@@ -73,8 +75,8 @@ func (b *xmlBuilder) colName(r *relation, i int) string {
 	if n, ok := m[i]; ok {
 		return n
 	}
-	name := c.name
-	if name == "" || c.base == nil {
+	name := c.Name
+	if name == "" || c.Base == nil {
 		name = fmt.Sprintf("Expr%d", b.next)
 		b.next++
 	}
@@ -83,13 +85,13 @@ func (b *xmlBuilder) colName(r *relation, i int) string {
 }
 
 // ColRef writes a ColumnReference for column i of r.
-func (b *xmlBuilder) colRef(r *relation, i int) {
-	c := r.cols[i]
+func (b *xmlBuilder) colRef(r *engine.Relation, i int) {
+	c := r.Cols[i]
 	name := b.colName(r, i)
-	if c.base != nil && name == c.name {
-		kv := []string{"Database", "[" + c.base.db + "]", "Schema", "[" + c.base.schema + "]", "Table", "[" + c.base.table + "]"}
-		if c.base.alias != "" && !strings.EqualFold(c.base.alias, c.base.table) {
-			kv = append(kv, "Alias", "["+c.base.alias+"]")
+	if c.Base != nil && name == c.Name {
+		kv := []string{"Database", "[" + c.Base.Db + "]", "Schema", "[" + c.Base.Schema + "]", "Table", "[" + c.Base.Table + "]"}
+		if c.Base.Alias != "" && !strings.EqualFold(c.Base.Alias, c.Base.Table) {
+			kv = append(kv, "Alias", "["+c.Base.Alias+"]")
 		}
 		b.empty("ColumnReference", append(kv, "Column", name)...)
 		return
@@ -99,14 +101,14 @@ func (b *xmlBuilder) colRef(r *relation, i int) {
 
 // exprRef writes a ColumnReference for an expression that is a column of r,
 // or a computed one.
-func (b *xmlBuilder) exprRef(e sqlfront.Expr, r *relation) {
+func (b *xmlBuilder) exprRef(e sqlfront.Expr, r *engine.Relation) {
 	if r != nil {
-		if i, ok := r.subst[e]; ok {
+		if i, ok := r.Subst[e]; ok {
 			b.colRef(r, i)
 			return
 		}
 		if c, ok := e.(*sqlfront.ColRef); ok {
-			if i, _ := r.lookupRef(c); i >= 0 {
+			if i, _ := r.LookupRef(c); i >= 0 {
 				b.colRef(r, i)
 				return
 			}
@@ -120,10 +122,10 @@ func (b *xmlBuilder) exprRef(e sqlfront.Expr, r *relation) {
 	b.next++
 }
 
-func (b *xmlBuilder) outputList(r *relation) {
+func (b *xmlBuilder) outputList(r *engine.Relation) {
 	b.open("OutputList")
-	for i, c := range r.cols {
-		if c.hidden && c.orderExpr == nil {
+	for i, c := range r.Cols {
+		if c.Hidden && c.OrderExpr == nil {
 			continue
 		}
 		b.colRef(r, i)
@@ -131,7 +133,7 @@ func (b *xmlBuilder) outputList(r *relation) {
 	b.close()
 }
 
-func (b *xmlBuilder) definedValues(r *relation) {
+func (b *xmlBuilder) definedValues(r *engine.Relation) {
 	b.empty("DefinedValues")
 }
 
@@ -154,7 +156,7 @@ func (b *xmlBuilder) object(ix *index, alias string) {
 	b.empty("Object", append(kv, "IndexKind", kind, "Storage", "RowStore")...)
 }
 
-func (b *xmlBuilder) predicate(elem string, e sqlfront.Expr, r *relation) {
+func (b *xmlBuilder) predicate(elem string, e sqlfront.Expr, r *engine.Relation) {
 	b.open(elem)
 	b.scalar(e, r)
 	b.close()
@@ -163,7 +165,7 @@ func (b *xmlBuilder) predicate(elem string, e sqlfront.Expr, r *relation) {
 // scalar writes a ScalarOperator for e evaluated over r.
 // definedScalars writes DefinedValues for n computed columns: output column
 // first+i of out, defined by value(i) over the input relation in.
-func (b *xmlBuilder) definedScalars(out *relation, first, n int, value func(i int) sqlfront.Expr, in *relation) {
+func (b *xmlBuilder) definedScalars(out *engine.Relation, first, n int, value func(i int) sqlfront.Expr, in *engine.Relation) {
 	b.open("DefinedValues")
 	for i := range n {
 		b.open("DefinedValue")
@@ -174,7 +176,7 @@ func (b *xmlBuilder) definedScalars(out *relation, first, n int, value func(i in
 	b.close()
 }
 
-func (b *xmlBuilder) scalar(e sqlfront.Expr, r *relation) {
+func (b *xmlBuilder) scalar(e sqlfront.Expr, r *engine.Relation) {
 	b.open("ScalarOperator", "ScalarString", scalarString(e))
 	b.scalarBody(e, r)
 	b.close()
@@ -184,9 +186,9 @@ func compareOp(op string) string {
 	return map[string]string{"=": "EQ", "<>": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}[op]
 }
 
-func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *relation) {
+func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *engine.Relation) {
 	if r != nil {
-		if i, ok := r.subst[e]; ok {
+		if i, ok := r.Subst[e]; ok {
 			b.open("Identifier")
 			b.colRef(r, i)
 			b.close()
@@ -272,7 +274,7 @@ func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *relation) {
 	case *sqlfront.LikeExpr:
 		b.intrinsic("like", []sqlfront.Expr{x.E, x.Pattern}, r)
 	case *sqlfront.FuncCall:
-		if isAggregateName(x.Name) {
+		if engine.IsAggregateName(x.Name) {
 			agg := x.Name
 			if x.Star {
 				agg = "countstar"
@@ -292,7 +294,7 @@ func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *relation) {
 	}
 }
 
-func (b *xmlBuilder) intrinsic(name string, args []sqlfront.Expr, r *relation) {
+func (b *xmlBuilder) intrinsic(name string, args []sqlfront.Expr, r *engine.Relation) {
 	b.open("Intrinsic", "FunctionName", name)
 	for _, a := range args {
 		b.scalar(a, r)
@@ -300,7 +302,7 @@ func (b *xmlBuilder) intrinsic(name string, args []sqlfront.Expr, r *relation) {
 	b.close()
 }
 
-func (b *xmlBuilder) caseBody(c *sqlfront.CaseExpr, i int, r *relation) {
+func (b *xmlBuilder) caseBody(c *sqlfront.CaseExpr, i int, r *engine.Relation) {
 	if i >= len(c.Whens) {
 		if c.Else != nil {
 			b.scalarBody(c.Else, r)
@@ -334,9 +336,9 @@ func constString(v any) string {
 	case bool:
 		return map[bool]string{true: "(1)", false: "(0)"}[x]
 	case int64, float64:
-		return "(" + valueString(v) + ")"
+		return "(" + engine.ValueString(v) + ")"
 	}
-	return "'" + valueString(v) + "'"
+	return "'" + engine.ValueString(v) + "'"
 }
 
 // scalarString renders an expression as T-SQL text (ScalarString).
@@ -554,7 +556,7 @@ func (c *projectIter) showplan(b *xmlBuilder) {
 		if _, plain := e.(*sqlfront.ColRef); plain {
 			continue
 		}
-		if _, ok := src.subst[e]; ok {
+		if _, ok := src.Subst[e]; ok {
 			continue
 		}
 		b.open("DefinedValue")
@@ -581,7 +583,7 @@ func (j *nlIter) showplan(b *xmlBuilder) {
 	}
 	if j.mode != nlJoin {
 		b.open("ProbeColumn")
-		b.colRef(j.schema, len(j.schema.cols)-1)
+		b.colRef(j.schema, len(j.schema.Cols)-1)
 		b.close()
 	}
 	b.children(j.n)
@@ -612,7 +614,7 @@ func (m *mergeJoinIter) showplan(b *xmlBuilder) {
 }
 
 // columnList writes an element of column references for exprs over r.
-func (b *xmlBuilder) columnList(elem string, exprs []sqlfront.Expr, r *relation) {
+func (b *xmlBuilder) columnList(elem string, exprs []sqlfront.Expr, r *engine.Relation) {
 	b.open(elem)
 	for _, e := range exprs {
 		b.exprRef(e, r)
@@ -620,7 +622,7 @@ func (b *xmlBuilder) columnList(elem string, exprs []sqlfront.Expr, r *relation)
 	b.close()
 }
 
-func (b *xmlBuilder) orderBy(r *relation, keys []sortKey) {
+func (b *xmlBuilder) orderBy(r *engine.Relation, keys []sortKey) {
 	b.open("OrderBy")
 	for _, k := range keys {
 		b.open("OrderByColumn", "Ascending", fmt.Sprint(!k.desc))
@@ -721,7 +723,7 @@ func (d *distinctIter) showplan(b *xmlBuilder) {
 func (c *concatIter) showplan(b *xmlBuilder) {
 	b.open("Concat")
 	b.open("DefinedValues")
-	for i := range c.schema.cols {
+	for i := range c.schema.Cols {
 		b.open("DefinedValue")
 		b.colRef(c.schema, i)
 		for _, in := range c.ins {
@@ -741,7 +743,7 @@ func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
 		switch n.physical {
 		case "Sequence Project":
 			b.open("SequenceProject")
-			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i] }, src)
+			b.definedScalars(w.schema, len(src.Cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i] }, src)
 		case "Segment":
 			b.open("Segment")
 			b.open("GroupBy")
@@ -756,7 +758,7 @@ func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
 			b.open("WindowSpool")
 		case "Stream Aggregate":
 			b.open("StreamAggregate")
-			b.definedScalars(w.schema, len(src.cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i].F }, src)
+			b.definedScalars(w.schema, len(src.Cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i].F }, src)
 		}
 		b.children(n)
 		b.close()

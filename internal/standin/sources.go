@@ -3,9 +3,10 @@ package standin
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -31,32 +32,12 @@ func (x *execCtx) resolveTableName(s string) *table {
 	return db.table(schema, parts[len(parts)-1])
 }
 
-// joinKey normalises a value for hashing the way compareValues equates
-// Values: numbers by value, strings case-insensitively without trailing
-// spaces.
-func joinKey(v any) string {
-	switch x := v.(type) {
-	case int64:
-		return "n" + strconv.FormatFloat(float64(x), 'g', -1, 64)
-	case float64:
-		return "n" + strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		return "n" + strconv.FormatInt(boolInt(x), 10)
-	case string:
-		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
-			return "n" + strconv.FormatFloat(f, 'g', -1, 64)
-		}
-		return "s" + strings.ToUpper(strings.TrimRight(x, " "))
-	}
-	return "x" + valueString(v)
-}
+type viewFunc func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError)
 
-type viewFunc func(x *execCtx, db *database) (*relation, *sqlfront.SQLError)
-
-func cols(spec ...any) []relCol {
-	var out []relCol
+func cols(spec ...any) []engine.RelCol {
+	var out []engine.RelCol
 	for i := 0; i < len(spec); i += 2 {
-		out = append(out, relCol{name: spec[i].(string), typ: spec[i+1].(sqlfront.SQLType)})
+		out = append(out, engine.RelCol{Name: spec[i].(string), Typ: spec[i+1].(sqlfront.SQLType)})
 	}
 	return out
 }
@@ -103,29 +84,29 @@ func init() {
 
 // databasesView is sys.databases:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
-func databasesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tSysname, "database_id", tInt, "state_desc", tNVar(60), "compatibility_level", tTinyInt, "recovery_model_desc", tNVar(60), "create_date", tDT2)}
+func databasesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TSysname, "database_id", engine.TInt, "state_desc", engine.TNVar(60), "compatibility_level", engine.TTinyInt, "recovery_model_desc", engine.TNVar(60), "create_date", engine.TDT2)}
 	for _, d := range x.srv.dbs {
-		r.rows = append(r.rows, []any{d.name, int64(d.id), "ONLINE", x.srv.persona.CompatLevel, "SIMPLE", x.srv.start})
+		r.Rows = append(r.Rows, []any{d.name, int64(d.id), "ONLINE", x.srv.persona.CompatLevel, "SIMPLE", x.srv.start})
 	}
 	return r, nil
 }
 
 // schemasView is sys.schemas:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/schemas-catalog-views-sys-schemas
-func schemasView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tSysname, "schema_id", tInt, "principal_id", tInt)}
-	r.rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
+func schemasView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TSysname, "schema_id", engine.TInt, "principal_id", engine.TInt)}
+	r.Rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
 	return r, nil
 }
 
 // columnsView is sys.columns:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-columns-transact-sql
-func columnsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("object_id", tInt, "name", tSysname, "column_id", tInt, "system_type_id", tTinyInt, "max_length", tSmallInt, "is_nullable", tBit)}
+func columnsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "name", engine.TSysname, "column_id", engine.TInt, "system_type_id", engine.TTinyInt, "max_length", engine.TSmallInt, "is_nullable", engine.TBit)}
 	for _, t := range db.tables {
 		for i, c := range t.columns {
-			r.rows = append(r.rows, []any{t.objectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
+			r.Rows = append(r.Rows, []any{t.objectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
 		}
 	}
 	return r, nil
@@ -133,15 +114,15 @@ func columnsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 
 // indexesView is sys.indexes:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
-func indexesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("object_id", tInt, "name", tSysname, "index_id", tInt, "type", tTinyInt, "type_desc", tNVar(60), "is_unique", tBit, "data_space_id", tInt, "is_primary_key", tBit)}
+func indexesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "name", engine.TSysname, "index_id", engine.TInt, "type", engine.TTinyInt, "type_desc", engine.TNVar(60), "is_unique", engine.TBit, "data_space_id", engine.TInt, "is_primary_key", engine.TBit)}
 	for _, t := range db.tables {
 		for _, ix := range t.indexes {
 			typ, desc := int64(1), "CLUSTERED"
 			if ix.id != 1 {
 				typ, desc = 2, "NONCLUSTERED"
 			}
-			r.rows = append(r.rows, []any{t.objectID, ix.name, int64(ix.id), typ, desc, ix.unique, int64(1), ix.pk})
+			r.Rows = append(r.Rows, []any{t.objectID, ix.name, int64(ix.id), typ, desc, ix.unique, int64(1), ix.pk})
 		}
 	}
 	return r, nil
@@ -149,11 +130,11 @@ func indexesView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 
 // partitionsView is sys.partitions:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
-func partitionsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("partition_id", tBigInt, "object_id", tInt, "index_id", tInt, "partition_number", tInt, "hobt_id", tBigInt, "rows", tBigInt, "data_compression", tTinyInt, "data_compression_desc", tNVar(60))}
+func partitionsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("partition_id", engine.TBigInt, "object_id", engine.TInt, "index_id", engine.TInt, "partition_number", engine.TInt, "hobt_id", engine.TBigInt, "rows", engine.TBigInt, "data_compression", engine.TTinyInt, "data_compression_desc", engine.TNVar(60))}
 	for _, t := range db.tables {
 		for _, ix := range t.indexes {
-			r.rows = append(r.rows, []any{ix.partitionID, t.objectID, int64(ix.id), int64(1), ix.partitionID, int64(len(t.rows)), int64(0), "NONE"})
+			r.Rows = append(r.Rows, []any{ix.partitionID, t.objectID, int64(ix.id), int64(1), ix.partitionID, int64(len(t.rows)), int64(0), "NONE"})
 		}
 	}
 	return r, nil
@@ -161,11 +142,11 @@ func partitionsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 
 // dmXEMapValues is sys.dm_xe_map_values:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
-func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tNVar(60), "object_package_guid", tGUID, "map_key", tInt, "map_value", tNVar(2048))}
+func dmXEMapValues(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TNVar(60), "object_package_guid", engine.TGUID, "map_key", engine.TInt, "map_value", engine.TNVar(2048))}
 	for _, m := range xevents.Maps {
 		for _, e := range m.Entries {
-			r.rows = append(r.rows, []any{m.Name, packageGUID(m.Pkg), int64(e.Key), e.Text})
+			r.Rows = append(r.Rows, []any{m.Name, packageGUID(m.Pkg), int64(e.Key), e.Text})
 		}
 	}
 	return r, nil
@@ -175,18 +156,18 @@ func dmXEMapValues(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 // has (package0.callstack_rva only from SQL Server 2022) and the two
 // targets the stand-in emulates:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
-func dmXEObjects(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tNVar(60), "object_type", tNVar(60), "package_guid", tGUID, "description", tNVar(512))}
+func dmXEObjects(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TNVar(60), "object_type", engine.TNVar(60), "package_guid", engine.TGUID, "description", engine.TNVar(512))}
 	for _, n := range sortedKeys(xevents.Events) {
-		r.rows = append(r.rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg), nil})
+		r.Rows = append(r.Rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg), nil})
 	}
 	for _, n := range sortedKeys(xevents.Actions) {
 		if x.srv.persona.HasAction(n) {
-			r.rows = append(r.rows, []any{n, "action", packageGUID(xevents.Actions[n]), nil})
+			r.Rows = append(r.Rows, []any{n, "action", packageGUID(xevents.Actions[n]), nil})
 		}
 	}
 	for _, n := range []string{"event_file", "ring_buffer"} {
-		r.rows = append(r.rows, []any{n, "target", packageGUID("package0"), nil})
+		r.Rows = append(r.Rows, []any{n, "target", packageGUID("package0"), nil})
 	}
 	return r, nil
 }
@@ -197,10 +178,10 @@ var xePackages = []string{"package0", "sqlos", "sqlserver"}
 // dmXEPackages is sys.dm_xe_packages, joined to sys.dm_xe_objects on
 // package_guid = guid:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-packages-transact-sql
-func dmXEPackages(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tNVar(60), "guid", tGUID, "description", tNVar(3072), "capabilities", tInt, "capabilities_desc", tNVar(256), "module_guid", tGUID)}
+func dmXEPackages(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TNVar(60), "guid", engine.TGUID, "description", engine.TNVar(3072), "capabilities", engine.TInt, "capabilities_desc", engine.TNVar(256), "module_guid", engine.TGUID)}
 	for _, n := range xePackages {
-		r.rows = append(r.rows, []any{n, packageGUID(n), n + " events, actions and targets", nil, nil, "D5149520-6282-11DE-8A39-0800200C9A66"})
+		r.Rows = append(r.Rows, []any{n, packageGUID(n), n + " events, actions and targets", nil, nil, "D5149520-6282-11DE-8A39-0800200C9A66"})
 	}
 	return r, nil
 }
@@ -216,22 +197,22 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // dmTranCurrentTransaction is sys.dm_tran_current_transaction:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-current-transaction-transact-sql
-func dmTranCurrentTransaction(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("transaction_id", tBigInt, "transaction_sequence_num", tBigInt, "transaction_is_snapshot", tBit)}
+func dmTranCurrentTransaction(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("transaction_id", engine.TBigInt, "transaction_sequence_num", engine.TBigInt, "transaction_is_snapshot", engine.TBit)}
 	id := x.srv.nextTxn + 1 // the statement's own autocommit transaction
 	if x.conn.txn != nil {
 		id = x.conn.txn.id
 	}
-	r.rows = [][]any{{id, nil, false}}
+	r.Rows = [][]any{{id, nil, false}}
 	return r, nil
 }
 
 // dmTranLocks is sys.dm_tran_locks (granted locks of every session, in session id order):
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-locks-transact-sql
-func dmTranLocks(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("resource_type", tNVar(60), "resource_database_id", tInt, "resource_description", tNVar(256),
-		"resource_associated_entity_id", tBigInt, "request_mode", tNVar(60), "request_type", tNVar(60), "request_status", tNVar(60),
-		"request_owner_type", tNVar(60), "request_session_id", tInt, "request_owner_id", tBigInt)}
+func dmTranLocks(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("resource_type", engine.TNVar(60), "resource_database_id", engine.TInt, "resource_description", engine.TNVar(256),
+		"resource_associated_entity_id", engine.TBigInt, "request_mode", engine.TNVar(60), "request_type", engine.TNVar(60), "request_status", engine.TNVar(60),
+		"request_owner_type", engine.TNVar(60), "request_session_id", engine.TInt, "request_owner_id", engine.TBigInt)}
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
 		if c.txn == nil {
@@ -242,7 +223,7 @@ func dmTranLocks(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
 			if l.resType == "OBJECT" {
 				entity = l.objectID
 			}
-			r.rows = append(r.rows, []any{l.resType, int64(c.db.id), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
+			r.Rows = append(r.Rows, []any{l.resType, int64(c.db.id), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
 		}
 	}
 	return r, nil
@@ -287,13 +268,13 @@ func maxLength(t sqlfront.SQLType) int {
 	return 8
 }
 
-func objectsView(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("name", tSysname, "object_id", tInt, "principal_id", tInt, "schema_id", tInt, "parent_object_id", tInt,
-		"type", tNVar(2), "type_desc", tNVar(60), "create_date", tDT2, "modify_date", tDT2, "is_ms_shipped", tBit)}
+func objectsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "principal_id", engine.TInt, "schema_id", engine.TInt, "parent_object_id", engine.TInt,
+		"type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2, "is_ms_shipped", engine.TBit)}
 	for _, t := range db.tables {
-		r.rows = append(r.rows, []any{t.name, t.objectID, nil, int64(1), int64(0), "U ", "USER_TABLE", t.created, t.created, false})
+		r.Rows = append(r.Rows, []any{t.name, t.objectID, nil, int64(1), int64(0), "U ", "USER_TABLE", t.created, t.created, false})
 	}
-	r.rows = append(r.rows, procObjectRows(db)...) // procs.go
+	r.Rows = append(r.Rows, procObjectRows(db)...) // procs.go
 	return r, nil
 }
 
@@ -303,12 +284,12 @@ func pageAddress(p int32) []byte {
 }
 
 func allocUnitsView(internals bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-		spec := []any{"allocation_unit_id", tBigInt, "type", tTinyInt, "type_desc", tNVar(60), "container_id", tBigInt, "data_space_id", tInt, "total_pages", tBigInt, "used_pages", tBigInt, "data_pages", tBigInt}
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		spec := []any{"allocation_unit_id", engine.TBigInt, "type", engine.TTinyInt, "type_desc", engine.TNVar(60), "container_id", engine.TBigInt, "data_space_id", engine.TInt, "total_pages", engine.TBigInt, "used_pages", engine.TBigInt, "data_pages", engine.TBigInt}
 		if internals {
-			spec = append(spec, "first_page", tVarBin(6), "root_page", tVarBin(6), "first_iam_page", tVarBin(6))
+			spec = append(spec, "first_page", engine.TVarBin(6), "root_page", engine.TVarBin(6), "first_iam_page", engine.TVarBin(6))
 		}
-		r := &relation{cols: cols(spec...)}
+		r := &engine.Relation{Cols: cols(spec...)}
 		for _, t := range db.tables {
 			for _, ix := range t.indexes {
 				used := int64(len(ix.leafPages) + 1)
@@ -323,7 +304,7 @@ func allocUnitsView(internals bool) viewFunc {
 					}
 					row = append(row, pageAddress(ix.leafPages[0]), pageAddress(root), pageAddress(ix.iamPage))
 				}
-				r.rows = append(r.rows, row)
+				r.Rows = append(r.Rows, row)
 			}
 		}
 		return r, nil
@@ -342,10 +323,10 @@ func (x *execCtx) sessionsOf(database bool) []*xevents.Session {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-server-event-sessions-transact-sql
 func eventSessionsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-		r := &relation{cols: cols("event_session_id", tInt, "name", tSysname, "event_retention_mode", tNVar(1), "event_retention_mode_desc", tNVar(60),
-			"max_dispatch_latency", tInt, "max_memory", tInt, "max_event_size", tInt, "memory_partition_mode", tNVar(1), "memory_partition_mode_desc", tNVar(60),
-			"track_causality", tBit, "startup_state", tBit)}
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "name", engine.TSysname, "event_retention_mode", engine.TNVar(1), "event_retention_mode_desc", engine.TNVar(60),
+			"max_dispatch_latency", engine.TInt, "max_memory", engine.TInt, "max_event_size", engine.TInt, "memory_partition_mode", engine.TNVar(1), "memory_partition_mode_desc", engine.TNVar(60),
+			"track_causality", engine.TBit, "startup_state", engine.TBit)}
 		for _, s := range x.sessionsOf(dbScoped) {
 			o := s.Opts
 			mode := map[string]string{"ALLOW_SINGLE_EVENT_LOSS": "S", "ALLOW_MULTIPLE_EVENT_LOSS": "M", "NO_EVENT_LOSS": "N"}[o.Retention]
@@ -354,22 +335,22 @@ func eventSessionsView(dbScoped bool) viewFunc {
 			if o.DispatchLatencySec == 0 {
 				lat = 0
 			}
-			r.rows = append(r.rows, []any{int64(s.ID), s.Name, mode, o.Retention, lat, o.MaxMemoryKB, o.MaxEventSizeKB, pm, o.PartitionMode, o.TrackCausality, o.StartupState})
+			r.Rows = append(r.Rows, []any{int64(s.ID), s.Name, mode, o.Retention, lat, o.MaxMemoryKB, o.MaxEventSizeKB, pm, o.PartitionMode, o.TrackCausality, o.StartupState})
 		}
 		return r, nil
 	}
 }
 
 func sessionEventsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128), "predicate", tNMax, "predicate_xml", tNMax)}
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "event_id", engine.TInt, "name", engine.TNVar(128), "package", engine.TNVar(128), "module", engine.TNVar(128), "predicate", engine.TNMax, "predicate_xml", engine.TNMax)}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, e := range s.Events {
 				var pred any
 				if e.PredText != "" {
 					pred = e.PredText
 				}
-				r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), e.Name, e.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
+				r.Rows = append(r.Rows, []any{int64(s.ID), int64(e.ID), e.Name, e.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66", pred, nil})
 			}
 		}
 		return r, nil
@@ -377,12 +358,12 @@ func sessionEventsView(dbScoped bool) viewFunc {
 }
 
 func sessionActionsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-		r := &relation{cols: cols("event_session_id", tInt, "event_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "event_id", engine.TInt, "name", engine.TNVar(128), "package", engine.TNVar(128), "module", engine.TNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, e := range s.Events {
 				for _, a := range e.Actions {
-					r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
+					r.Rows = append(r.Rows, []any{int64(s.ID), int64(e.ID), a.Name, a.Package, "D5149520-6282-11DE-8A39-0800200C9A66"})
 				}
 			}
 		}
@@ -391,11 +372,11 @@ func sessionActionsView(dbScoped bool) viewFunc {
 }
 
 func sessionTargetsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-		r := &relation{cols: cols("event_session_id", tInt, "target_id", tInt, "name", tNVar(128), "package", tNVar(128), "module", tNVar(128))}
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "target_id", engine.TInt, "name", engine.TNVar(128), "package", engine.TNVar(128), "module", engine.TNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, t := range s.Targets {
-				r.rows = append(r.rows, []any{int64(s.ID), int64(t.ID), t.Name, t.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
+				r.Rows = append(r.Rows, []any{int64(s.ID), int64(t.ID), t.Name, t.Pkg, "D5149520-6282-11DE-8A39-0800200C9A66"})
 			}
 		}
 		return r, nil
@@ -403,17 +384,17 @@ func sessionTargetsView(dbScoped bool) viewFunc {
 }
 
 func sessionFieldsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
-		r := &relation{cols: cols("event_session_id", tInt, "object_id", tInt, "name", tNVar(128), "value", tNVar(4000))}
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "object_id", engine.TInt, "name", engine.TNVar(128), "value", engine.TNVar(4000))}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, t := range s.Targets {
 				for _, st := range t.Settings {
-					r.rows = append(r.rows, []any{int64(s.ID), int64(t.ID), st.Name, valueString(st.Value)})
+					r.Rows = append(r.Rows, []any{int64(s.ID), int64(t.ID), st.Name, engine.ValueString(st.Value)})
 				}
 			}
 			for _, e := range s.Events {
 				for _, st := range e.Settings {
-					r.rows = append(r.rows, []any{int64(s.ID), int64(e.ID), st.Name, valueString(st.Value)})
+					r.Rows = append(r.Rows, []any{int64(s.ID), int64(e.ID), st.Name, engine.ValueString(st.Value)})
 				}
 			}
 		}
@@ -427,13 +408,13 @@ func sessionAddress(id int) []byte {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql
 func dmXESessions(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
 		x.srv.dispatchDue()
-		r := &relation{cols: cols("address", tVarBin(8), "name", tNVar(256), "pending_buffers", tInt, "total_regular_buffers", tInt, "regular_buffer_size", tBigInt,
-			"total_large_buffers", tInt, "large_buffer_size", tBigInt, "total_buffer_size", tBigInt, "buffer_policy_flags", tInt, "buffer_policy_desc", tNVar(256),
-			"flags", tInt, "flag_desc", tNVar(256), "dropped_event_count", tInt, "dropped_buffer_count", tInt, "blocked_event_fire_time", tInt,
-			"create_time", tDT2, "largest_event_dropped_size", tInt, "session_source", tNVar(256), "buffer_processed_count", tBigInt,
-			"buffer_full_count", tBigInt, "total_bytes_generated", tBigInt)}
+		r := &engine.Relation{Cols: cols("address", engine.TVarBin(8), "name", engine.TNVar(256), "pending_buffers", engine.TInt, "total_regular_buffers", engine.TInt, "regular_buffer_size", engine.TBigInt,
+			"total_large_buffers", engine.TInt, "large_buffer_size", engine.TBigInt, "total_buffer_size", engine.TBigInt, "buffer_policy_flags", engine.TInt, "buffer_policy_desc", engine.TNVar(256),
+			"flags", engine.TInt, "flag_desc", engine.TNVar(256), "dropped_event_count", engine.TInt, "dropped_buffer_count", engine.TInt, "blocked_event_fire_time", engine.TInt,
+			"create_time", engine.TDT2, "largest_event_dropped_size", engine.TInt, "session_source", engine.TNVar(256), "buffer_processed_count", engine.TBigInt,
+			"buffer_full_count", engine.TBigInt, "total_bytes_generated", engine.TBigInt)}
 		for _, s := range x.sessionsOf(dbScoped) {
 			if !s.Running {
 				continue
@@ -455,7 +436,7 @@ func dmXESessions(dbScoped bool) viewFunc {
 			if s.LargeBufferBytes() > 0 {
 				large = 2 // MAX_EVENT_SIZE sets two large buffers aside
 			}
-			r.rows = append(r.rows, []any{sessionAddress(s.ID), s.Name, pending, int64(3), bufSize, large, s.LargeBufferBytes(), bufSize*3 + large*s.LargeBufferBytes(), int64(0), "",
+			r.Rows = append(r.Rows, []any{sessionAddress(s.ID), s.Name, pending, int64(3), bufSize, large, s.LargeBufferBytes(), bufSize*3 + large*s.LargeBufferBytes(), int64(0), "",
 				int64(0), "flush_on_close", s.Dropped, int64(0), int64(0), s.Started, s.LargestDrop, src, logged, int64(0), s.TotalBytes})
 		}
 		return r, nil
@@ -464,10 +445,10 @@ func dmXESessions(dbScoped bool) viewFunc {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql
 func dmXETargets(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
 		x.srv.dispatchDue()
-		r := &relation{cols: cols("event_session_address", tVarBin(8), "target_name", tNVar(60), "target_package_guid", tGUID, "execution_count", tBigInt,
-			"execution_duration_ms", tBigInt, "target_data", tNMax, "bytes_written", tBigInt)}
+		r := &engine.Relation{Cols: cols("event_session_address", engine.TVarBin(8), "target_name", engine.TNVar(60), "target_package_guid", engine.TGUID, "execution_count", engine.TBigInt,
+			"execution_duration_ms", engine.TBigInt, "target_data", engine.TNMax, "bytes_written", engine.TBigInt)}
 		for _, s := range x.sessionsOf(dbScoped) {
 			if !s.Running {
 				continue
@@ -486,7 +467,7 @@ func dmXETargets(dbScoped bool) viewFunc {
 					}
 					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, xmlEscape(name))
 				}
-				r.rows = append(r.rows, []any{sessionAddress(s.ID), t.Name, packageGUID("package0"), t.ExecCount, int64(0), data, written})
+				r.Rows = append(r.Rows, []any{sessionAddress(s.ID), t.Name, packageGUID("package0"), t.ExecCount, int64(0), data, written})
 			}
 		}
 		return r, nil
@@ -500,12 +481,12 @@ func xmlEscape(s string) string {
 
 // Table-valued functions.
 
-func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *engine.EvalEnv) (*engine.Relation, *sqlfront.SQLError) {
 	name := strings.ToLower(f.Parts[len(f.Parts)-1])
-	env := &evalEnv{x: x, outer: outer}
+	env := &engine.EvalEnv{X: x, Outer: outer}
 	args := make([]any, len(f.Args))
 	for i, a := range f.Args {
-		v, err := env.eval(a)
+		v, err := env.Eval(a)
 		if err != nil {
 			if x.schemaOnly {
 				continue // the columns do not depend on the arguments
@@ -527,16 +508,16 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 		if len(args) != 2 {
 			return nil, sqlfront.NewError(174, 15, "The string_split function requires 2 argument(s).")
 		}
-		r := &relation{cols: cols("value", tNVar(4000))}
+		r := &engine.Relation{Cols: cols("value", engine.TNVar(4000))}
 		if x.schemaOnly || args[0] == nil {
 			return r, nil
 		}
-		sep := valueString(args[1])
+		sep := engine.ValueString(args[1])
 		if len([]rune(sep)) != 1 {
 			return nil, sqlfront.NewError(214, 16, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.")
 		}
-		for _, part := range strings.Split(valueString(args[0]), sep) {
-			r.rows = append(r.rows, []any{part})
+		for _, part := range strings.Split(engine.ValueString(args[0]), sep) {
+			r.Rows = append(r.Rows, []any{part})
 		}
 		return r, nil
 	case "fn_dblog":
@@ -582,7 +563,7 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 		return x.openRowsetBulk(f, args)
 	case "dm_os_enumerate_filesystem":
 		if !x.srv.persona.EnumerateFilesystem() {
-			return nil, errInvalidObject(strings.Join(f.Parts, "."))
+			return nil, engine.ErrInvalidObject(strings.Join(f.Parts, "."))
 		}
 		if err := need(2); err != nil {
 			return nil, err
@@ -592,18 +573,18 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *evalEnv) (*relatio
 	if fn, ok := extraTableFunctions[name]; ok {
 		return fn(x, args)
 	}
-	return nil, errInvalidObject(strings.Join(f.Parts, "."))
+	return nil, engine.ErrInvalidObject(strings.Join(f.Parts, "."))
 }
 
 // fnDblog returns the active log (undocumented sys.fn_dblog; columns as
 // community tooling reads them, docs/design/tracing.md §13).
 // in selects the records between the start and end LSN arguments (LSNs
 // compare as fixed-width hexadecimal text).
-func (x *execCtx) fnDblog(in func(lsn string) bool) *relation {
-	r := &relation{cols: cols("Current LSN", tNVar(23), "Operation", tNVar(31), "Context", tNVar(31), "Transaction ID", tNVar(14),
-		"Log Record Length", tSmallInt, "Previous LSN", tNVar(23), "AllocUnitId", tBigInt, "AllocUnitName", tNVar(387), "Page ID", tNVar(14),
-		"Slot ID", tInt, "PartitionId", tBigInt, "Transaction Name", tNVar(33), "Begin Time", tNVar(24), "End Time", tNVar(24),
-		"RowLog Contents 0", tVarBin(8000), "RowLog Contents 1", tVarBin(8000), "Log Record", tVarBin(8000))}
+func (x *execCtx) fnDblog(in func(lsn string) bool) *engine.Relation {
+	r := &engine.Relation{Cols: cols("Current LSN", engine.TNVar(23), "Operation", engine.TNVar(31), "Context", engine.TNVar(31), "Transaction ID", engine.TNVar(14),
+		"Log Record Length", engine.TSmallInt, "Previous LSN", engine.TNVar(23), "AllocUnitId", engine.TBigInt, "AllocUnitName", engine.TNVar(387), "Page ID", engine.TNVar(14),
+		"Slot ID", engine.TInt, "PartitionId", engine.TBigInt, "Transaction Name", engine.TNVar(33), "Begin Time", engine.TNVar(24), "End Time", engine.TNVar(24),
+		"RowLog Contents 0", engine.TVarBin(8000), "RowLog Contents 1", engine.TVarBin(8000), "Log Record", engine.TVarBin(8000))}
 	for _, rec := range x.srv.log.recs {
 		if !in(rec.lsn) {
 			continue
@@ -630,29 +611,29 @@ func (x *execCtx) fnDblog(in func(lsn string) bool) *relation {
 		if rec.rowlog1 != nil {
 			r1 = rec.rowlog1
 		}
-		r.rows = append(r.rows, []any{rec.lsn, rec.op, rec.context, txnIDString(rec.txnID), int64(len(rec.raw)), rec.prevLSN, au, auName, pageID, slot, part, name, begin, end, r0, r1, rec.raw})
+		r.Rows = append(r.Rows, []any{rec.lsn, rec.op, rec.context, txnIDString(rec.txnID), int64(len(rec.raw)), rec.prevLSN, au, auName, pageID, slot, part, name, begin, end, r0, r1, rec.raw})
 	}
 	return r
 }
 
 // readEventFiles implements sys.fn_xe_file_target_read_file
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql).
-func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
+func (x *execCtx) readEventFiles(args []any) (*engine.Relation, *sqlfront.SQLError) {
 	x.srv.dispatchDue()
-	r := &relation{cols: cols("module_guid", tGUID, "package_guid", tGUID, "object_name", tNVar(256), "event_data", tNMax,
-		"file_name", tNVar(260), "file_offset", tBigInt, "timestamp_utc", tDT2)}
+	r := &engine.Relation{Cols: cols("module_guid", engine.TGUID, "package_guid", engine.TGUID, "object_name", engine.TNVar(256), "event_data", engine.TNMax,
+		"file_name", engine.TNVar(260), "file_offset", engine.TBigInt, "timestamp_utc", engine.TDT2)}
 	if x.schemaOnly {
 		return r, nil
 	}
 	pattern, ok := args[0].(string)
 	if !ok {
-		return nil, errXEReadFileName(valueString(args[0]))
+		return nil, errXEReadFileName(engine.ValueString(args[0]))
 	}
 	initFile, hasFile := args[2].(string)
 	var initOffset int64
 	hasOffset := args[3] != nil
 	if hasOffset {
-		v, err := convertValue(args[3], tBigInt)
+		v, err := engine.ConvertValue(args[3], engine.TBigInt)
 		if err != nil {
 			return nil, err
 		}
@@ -707,7 +688,7 @@ func (x *execCtx) readEventFiles(args []any) (*relation, *sqlfront.SQLError) {
 				continue
 			}
 			for _, e := range b.Events {
-				r.rows = append(r.rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.Name)), e.Name, e.File, p, b.Offset, e.Time.Truncate(time.Millisecond)})
+				r.Rows = append(r.Rows, []any{"D5149520-6282-11DE-8A39-0800200C9A66", packageGUID(pkgOfEvent(e.Name)), e.Name, e.File, p, b.Offset, e.Time.Truncate(time.Millisecond)})
 			}
 		}
 	}
@@ -723,22 +704,22 @@ func pkgOfEvent(name string) string {
 
 // pageInfo implements sys.dm_db_page_info(db, file, page, mode)
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-db-page-info-transact-sql).
-func (x *execCtx) pageInfo(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("database_id", tInt, "file_id", tInt, "page_id", tInt, "page_type", tInt, "page_type_desc", tNVar(64),
-		"page_level", tInt, "object_id", tInt, "index_id", tInt, "partition_id", tBigInt, "alloc_unit_id", tBigInt, "slot_count", tInt,
-		"is_iam_page", tBit, "next_page_file_id", tInt, "next_page_page_id", tInt, "prev_page_file_id", tInt, "prev_page_page_id", tInt)}
+func (x *execCtx) pageInfo(args []any) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("database_id", engine.TInt, "file_id", engine.TInt, "page_id", engine.TInt, "page_type", engine.TInt, "page_type_desc", engine.TNVar(64),
+		"page_level", engine.TInt, "object_id", engine.TInt, "index_id", engine.TInt, "partition_id", engine.TBigInt, "alloc_unit_id", engine.TBigInt, "slot_count", engine.TInt,
+		"is_iam_page", engine.TBit, "next_page_file_id", engine.TInt, "next_page_page_id", engine.TInt, "prev_page_file_id", engine.TInt, "prev_page_page_id", engine.TInt)}
 	if x.schemaOnly {
 		return r, nil
 	}
 	ids := make([]int64, 3)
 	for i := 0; i < 3; i++ {
-		v, err := convertValue(args[i], tBigInt)
+		v, err := engine.ConvertValue(args[i], engine.TBigInt)
 		if err != nil || v == nil {
 			return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", i+1)
 		}
 		ids[i] = v.(int64)
 	}
-	mode := strings.ToUpper(valueString(args[3]))
+	mode := strings.ToUpper(engine.ValueString(args[3]))
 	if mode != "LIMITED" && mode != "DETAILED" {
 		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 4)
 	}
@@ -755,7 +736,7 @@ func (x *execCtx) pageInfo(args []any) (*relation, *sqlfront.SQLError) {
 		if mode == "LIMITED" {
 			unknown = nil
 		}
-		r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], int64(0), unknown, int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
+		r.Rows = append(r.Rows, []any{ids[0], int64(1), ids[2], int64(0), unknown, int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
 		return r, nil
 	}
 	ix := pi.idx
@@ -789,30 +770,30 @@ func (x *execCtx) pageInfo(args []any) (*relation, *sqlfront.SQLError) {
 	if mode == "LIMITED" {
 		desc = nil // LIMITED returns NULL for every description column
 	}
-	r.rows = append(r.rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
+	r.Rows = append(r.Rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
 		slots, pi.kind == "IAM_PAGE", nf, next, pf, prev})
 	return r, nil
 }
 
 // pageAllocations implements the undocumented
 // sys.dm_db_database_page_allocations(db, object, index, partition, mode).
-func (x *execCtx) pageAllocations(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("database_id", tSmallInt, "object_id", tInt, "index_id", tSmallInt, "partition_id", tBigInt, "rowset_id", tBigInt,
-		"allocation_unit_id", tBigInt, "allocation_unit_type", tTinyInt, "allocation_unit_type_desc", tNVar(60), "extent_file_id", tSmallInt,
-		"extent_page_id", tInt, "allocated_page_iam_file_id", tSmallInt, "allocated_page_iam_page_id", tInt, "allocated_page_file_id", tSmallInt,
-		"allocated_page_page_id", tInt, "is_allocated", tBit, "is_iam_page", tBit, "page_type", tTinyInt, "page_type_desc", tNVar(64), "page_level", tTinyInt,
-		"next_page_file_id", tSmallInt, "next_page_page_id", tInt, "previous_page_file_id", tSmallInt, "previous_page_page_id", tInt)}
+func (x *execCtx) pageAllocations(args []any) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("database_id", engine.TSmallInt, "object_id", engine.TInt, "index_id", engine.TSmallInt, "partition_id", engine.TBigInt, "rowset_id", engine.TBigInt,
+		"allocation_unit_id", engine.TBigInt, "allocation_unit_type", engine.TTinyInt, "allocation_unit_type_desc", engine.TNVar(60), "extent_file_id", engine.TSmallInt,
+		"extent_page_id", engine.TInt, "allocated_page_iam_file_id", engine.TSmallInt, "allocated_page_iam_page_id", engine.TInt, "allocated_page_file_id", engine.TSmallInt,
+		"allocated_page_page_id", engine.TInt, "is_allocated", engine.TBit, "is_iam_page", engine.TBit, "page_type", engine.TTinyInt, "page_type_desc", engine.TNVar(64), "page_level", engine.TTinyInt,
+		"next_page_file_id", engine.TSmallInt, "next_page_page_id", engine.TInt, "previous_page_file_id", engine.TSmallInt, "previous_page_page_id", engine.TInt)}
 	if x.schemaOnly {
 		return r, nil
 	}
-	dbv, _ := convertValue(args[0], tBigInt)
+	dbv, _ := engine.ConvertValue(args[0], engine.TBigInt)
 	dbID, _ := dbv.(int64)
 	db := x.srv.dbByID(dbID)
 	if db == nil {
 		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
 	}
-	objv, _ := convertValue(args[1], tBigInt)
-	ixv, _ := convertValue(args[2], tBigInt)
+	objv, _ := engine.ConvertValue(args[1], engine.TBigInt)
+	ixv, _ := engine.ConvertValue(args[2], engine.TBigInt)
 	var pages []int32
 	for p := range db.pageOwner {
 		pages = append(pages, p)
@@ -834,7 +815,7 @@ func (x *execCtx) pageAllocations(args []any) (*relation, *sqlfront.SQLError) {
 				prev = int64(ix.leafPages[pi.pos-1])
 			}
 		}
-		r.rows = append(r.rows, []any{int64(db.id), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.partitionID, ix.allocUnitID, int64(1), "IN_ROW_DATA",
+		r.Rows = append(r.Rows, []any{int64(db.id), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.partitionID, ix.allocUnitID, int64(1), "IN_ROW_DATA",
 			int64(1), int64(p / 8 * 8), int64(1), int64(ix.iamPage), int64(1), int64(p), true, pi.kind == "IAM_PAGE", typ, pi.kind, int64(pi.level),
 			int64(1), next, int64(1), prev})
 	}
@@ -843,12 +824,12 @@ func (x *execCtx) pageAllocations(args []any) (*relation, *sqlfront.SQLError) {
 
 // myPermissions implements sys.fn_my_permissions(securable, class)
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-my-permissions-transact-sql).
-func (x *execCtx) myPermissions(args []any) (*relation, *sqlfront.SQLError) {
-	r := &relation{cols: cols("entity_name", tSysname, "subentity_name", tSysname, "permission_name", tNVar(60))}
+func (x *execCtx) myPermissions(args []any) (*engine.Relation, *sqlfront.SQLError) {
+	r := &engine.Relation{Cols: cols("entity_name", engine.TSysname, "subentity_name", engine.TSysname, "permission_name", engine.TNVar(60))}
 	if x.schemaOnly {
 		return r, nil
 	}
-	class := strings.ToUpper(valueString(args[1]))
+	class := strings.ToUpper(engine.ValueString(args[1]))
 	var perms []string
 	switch class {
 	case "SERVER":
@@ -865,7 +846,7 @@ func (x *execCtx) myPermissions(args []any) (*relation, *sqlfront.SQLError) {
 				"VIEW DATABASE STATE", "ALTER ANY DATABASE EVENT SESSION", "CONTROL"}
 		}
 	default:
-		return nil, sqlfront.NewError(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", valueString(args[0]))
+		return nil, sqlfront.NewError(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", engine.ValueString(args[0]))
 	}
 	perms = x.srv.persona.adjustPermissions(class, perms, x.conn.sysadmin)
 	if x.conn.bulk {
@@ -877,7 +858,7 @@ func (x *execCtx) myPermissions(args []any) (*relation, *sqlfront.SQLError) {
 		}
 	}
 	for _, p := range perms {
-		r.rows = append(r.rows, []any{valueString(args[0]), "", p})
+		r.Rows = append(r.Rows, []any{engine.ValueString(args[0]), "", p})
 	}
 	return r, nil
 }

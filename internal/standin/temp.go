@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/tds"
 )
@@ -79,16 +81,16 @@ func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfron
 		ti.nextRid++
 		row[len(row)-1] = ti.nextRid
 	}
-	env := &evalEnv{x: x}
+	env := &engine.EvalEnv{X: x}
 	for c, e := range ti.defaults {
 		if given[c] || row[c] != nil {
 			continue
 		}
-		v, err := env.eval(e)
+		v, err := env.Eval(e)
 		if err != nil {
 			return err
 		}
-		if row[c], err = convertValue(v, t.columns[c].Type); err != nil {
+		if row[c], err = engine.ConvertValue(v, t.columns[c].Type); err != nil {
 			return err
 		}
 	}
@@ -116,7 +118,7 @@ func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef,
 			return nil, sqlfront.NewError(2705, 16, "Column names in each table must be unique. Column name '%s' in table '%s' is specified more than once.", c.Name, name)
 		}
 		seen[strings.ToLower(c.Name)] = true
-		t.columns = append(t.columns, tableColumn{Column: Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, avgSize: typeSize(c.Type)})
+		t.columns = append(t.columns, tableColumn{Column: engine.Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, avgSize: typeSize(c.Type)})
 		size += typeSize(c.Type)
 		if c.PrimaryKey {
 			pk = append(pk, c.Name)
@@ -147,7 +149,7 @@ func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef,
 	if len(t.pk) == 0 {
 		// a heap: a hidden row id orders the rows
 		ti.heap = true
-		t.columns = append(t.columns, tableColumn{Column: Column{Name: "%%rid", Type: tBigInt}, NotNull: true, avgSize: 8})
+		t.columns = append(t.columns, tableColumn{Column: engine.Column{Name: "%%rid", Type: engine.TBigInt}, NotNull: true, avgSize: 8})
 		t.pk = []int{len(t.columns) - 1}
 	} else {
 		ixName = fmt.Sprintf("PK__%s__%X", strings.Trim(name, "#@"), uint32(objectID))
@@ -195,7 +197,7 @@ func (x *execCtx) createTable(parts []string, cols []sqlfront.ColumnDef, pk []st
 	db := x.conn.db
 	if len(parts) == 3 {
 		if db = x.srv.dbByName(parts[0]); db == nil {
-			return nil, errDatabaseMissing(parts[0])
+			return nil, engine.ErrDatabaseMissing(parts[0])
 		}
 	}
 	schema := "dbo"
@@ -342,11 +344,11 @@ func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	}
 	var cols []sqlfront.ColumnDef
 	for i := 0; i < visible; i++ {
-		c := schema.cols[i]
-		if c.name == "" {
+		c := schema.Cols[i]
+		if c.Name == "" {
 			return sqlfront.NewError(1038, 15, "An object or column name is missing or empty. For SELECT INTO statements, verify each column has a name. For other statements, look for empty alias names. Aliases defined as \"\" or [] are not allowed. Change the alias to a valid name.")
 		}
-		cols = append(cols, sqlfront.ColumnDef{Name: c.name, Type: c.typ})
+		cols = append(cols, sqlfront.ColumnDef{Name: c.Name, Type: c.Typ})
 	}
 	t, err := x.createTable(into, cols, nil)
 	if err != nil {
@@ -407,7 +409,7 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	if err != nil {
 		return err
 	}
-	joined := &relation{cols: append(append([]relCol{}, tgt.node().schema.cols...), src.node().schema.cols...)}
+	joined := &engine.Relation{Cols: append(append([]engine.RelCol{}, tgt.node().schema.Cols...), src.node().schema.Cols...)}
 	for _, c := range s.Clauses {
 		if c.Cond != nil {
 			if err := p.resolves(c.Cond, joined); err != nil {
@@ -418,7 +420,7 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	if err := p.resolves(s.On, joined); err != nil {
 		return err
 	}
-	join := &planNode{physical: "Hash Match", logical: mergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
+	join := &planNode{physical: "Hash Match", logical: engine.MergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
 	join.details = func(b *xmlBuilder) {
 		b.open("Hash")
 		b.empty("DefinedValues")
@@ -438,7 +440,7 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	return x.finishDML(q, tds.CmdNone, n, isTableVar(t))
 }
 
-func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) (int64, *sqlfront.SQLError) {
+func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) (int64, *sqlfront.SQLError) {
 	actions, err := x.mergeActions(r, s, t, qual, tgt, src, joined, join)
 	if err != nil {
 		return 0, err
@@ -457,7 +459,7 @@ type mergeAction struct {
 
 // mergeActions matches the source rows with the target rows and picks
 // the clause each pairing (or unmatched row) takes.
-func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
+func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
 	join.opened, join.start = true, x.srv.clock
 	join.counters(0).executions++
 	targets, err := x.collectTuples(r, tgt)
@@ -469,11 +471,11 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		return nil, err
 	}
 	matchedBy := make([]int, len(targets))
-	env := &evalEnv{x: x, rel: joined}
+	env := &engine.EvalEnv{X: x, Rel: joined}
 	combine := func(tv, sv []any) []any {
-		row := make([]any, len(joined.cols))
+		row := make([]any, len(joined.Cols))
 		copy(row, tv)
-		copy(row[len(tgt.node().schema.cols):], sv)
+		copy(row[len(tgt.node().schema.Cols):], sv)
 		return row
 	}
 	var actions []mergeAction
@@ -484,12 +486,12 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 				continue
 			}
 			if c.Cond != nil {
-				env.row = row
-				v, err := env.eval(c.Cond)
+				env.Row = row
+				v, err := env.Eval(c.Cond)
 				if err != nil {
 					return nil, err
 				}
-				if b, _ := truth(v); !b {
+				if b, _ := engine.Truth(v); !b {
 					continue
 				}
 			}
@@ -501,12 +503,12 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		found := false
 		for ti, tv := range targets {
 			row := combine(tv.vals, sv.vals)
-			env.row = row
-			v, err := env.eval(s.On)
+			env.Row = row
+			v, err := env.Eval(s.On)
 			if err != nil {
 				return nil, err
 			}
-			if b, _ := truth(v); !b {
+			if b, _ := engine.Truth(v); !b {
 				continue
 			}
 			found = true
@@ -523,7 +525,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 			}
 		}
 		if !found {
-			row := combine(make([]any, len(tgt.node().schema.cols)), sv.vals)
+			row := combine(make([]any, len(tgt.node().schema.Cols)), sv.vals)
 			c, err := pick(false, false, row)
 			if err != nil {
 				return nil, err
@@ -537,7 +539,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		if matchedBy[ti] > 0 {
 			continue
 		}
-		row := combine(tv.vals, make([]any, len(src.node().schema.cols)))
+		row := combine(tv.vals, make([]any, len(src.node().schema.Cols)))
 		c, err := pick(false, true, row)
 		if err != nil {
 			return nil, err
@@ -550,11 +552,11 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 }
 
 // applyMerge carries out the chosen actions.
-func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joined *relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
-	env := &evalEnv{x: x, rel: joined}
+func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joined *engine.Relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
+	env := &engine.EvalEnv{X: x, Rel: joined}
 	var n int64
 	for _, a := range actions {
-		env.row = a.row
+		env.Row = a.row
 		switch a.clause.Action {
 		case "INSERT":
 			colIdx, err := x.insertColumns(t, a.clause.Columns)
@@ -562,11 +564,11 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 				return 0, err
 			}
 			if len(colIdx) != len(a.clause.Values) {
-				return 0, errColumnCount()
+				return 0, engine.ErrColumnCount()
 			}
 			vals := make([]any, len(a.clause.Values))
 			for i, e := range a.clause.Values {
-				v, err := env.eval(e)
+				v, err := env.Eval(e)
 				if err != nil {
 					return 0, err
 				}
@@ -581,7 +583,7 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 			}
 		case "UPDATE":
 			u := &sqlfront.UpdateStmt{Table: []string{qual}, Sets: a.clause.Sets, From: s.Source}
-			if _, err := x.applyUpdates(t, u, []target{{row: a.target, env: &evalEnv{x: x, rel: joined, row: a.row}}}); err != nil {
+			if _, err := x.applyUpdates(t, u, []target{{row: a.target, env: &engine.EvalEnv{X: x, Rel: joined, Row: a.row}}}); err != nil {
 				return 0, err
 			}
 		case "DELETE":
@@ -598,8 +600,8 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 
 func mergeTargetRow(tv *tuple, t *table, qual string) []any {
 	for _, s := range tv.srcs {
-		if s.ix != nil && s.ix.tbl == t {
-			return s.row
+		if sourceTable(s) == t {
+			return s.Row
 		}
 	}
 	return nil
@@ -619,11 +621,11 @@ func (l loopControl) Error() string { return map[bool]string{true: "BREAK", fals
 // https://learn.microsoft.com/en-us/sql/t-sql/language-elements/while-transact-sql
 func (x *execCtx) execWhile(s *sqlfront.WhileStmt) error {
 	for {
-		v, err := (&evalEnv{x: x}).eval(s.Cond)
+		v, err := (&engine.EvalEnv{X: x}).Eval(s.Cond)
 		if err != nil {
 			return err
 		}
-		if b, _ := truth(v); !b {
+		if b, _ := engine.Truth(v); !b {
 			return nil
 		}
 		if err := x.exec(s.Body); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
+
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
@@ -379,7 +381,7 @@ func encodeRow(t *table, row []any) []byte {
 		case sqlfront.TypeFloat:
 			f, _ := v.(float64)
 			bb := make([]byte, 8)
-			binary.LittleEndian.PutUint64(bb, mathFloat64bits(f))
+			binary.LittleEndian.PutUint64(bb, engine.MathFloat64bits(f))
 			fixed = append(fixed, bb)
 		case sqlfront.TypeDateTime2:
 			tm, _ := v.(time.Time)
@@ -455,13 +457,13 @@ func (x *execCtx) replaceRow(t *table, old, repl []any) {
 func sameIndexKeys(t *table, a, b []any) bool {
 	for _, ix := range t.indexes {
 		for _, c := range ix.keyCols {
-			if cmp, err := compareValues(a[c], b[c]); err != nil || cmp != 0 || (a[c] == nil) != (b[c] == nil) {
+			if cmp, err := engine.CompareValues(a[c], b[c]); err != nil || cmp != 0 || (a[c] == nil) != (b[c] == nil) {
 				return false
 			}
 		}
 	}
 	for _, c := range t.pk {
-		if cmp, err := compareValues(a[c], b[c]); err != nil || cmp != 0 {
+		if cmp, err := engine.CompareValues(a[c], b[c]); err != nil || cmp != 0 {
 			return false
 		}
 	}
@@ -587,7 +589,7 @@ func sameValues(a, b []any) bool {
 		if (a[i] == nil) != (b[i] == nil) {
 			return false
 		}
-		if c, err := compareValues(a[i], b[i]); err != nil || c != 0 {
+		if c, err := engine.CompareValues(a[i], b[i]); err != nil || c != 0 {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import (
 	"crypto/rand"
@@ -12,186 +12,35 @@ import (
 
 // scalarFunc evaluates a built-in scalar function. Unknown names are
 // Msg 195, as in SQL Server.
-func (x *execCtx) scalarFunc(name string, a []any) (any, *sqlfront.SQLError) {
-	if v, ok, err := x.moreFunc(name, a); ok {
+func scalarFunc(h Host, name string, a []any) (any, *sqlfront.SQLError) {
+	if v, ok, err := moreFunc(h, name, a); ok {
 		return v, err
 	}
-	f := funcArgs{name, a}
-	families := []func(funcArgs) (any, bool, *sqlfront.SQLError){
-		x.metadataFunc, x.securityFunc, stringSliceFunc, stringSearchFunc, stringEditFunc, nullFunc, roundingFunc, x.systemFunc,
+	f := FuncArgs{name, a}
+	families := []func(FuncArgs) (any, bool, *sqlfront.SQLError){
+		h.ServerFunc, stringSliceFunc, stringSearchFunc, stringEditFunc, nullFunc, roundingFunc,
+		func(f FuncArgs) (any, bool, *sqlfront.SQLError) { return systemFunc(h, f) },
 	}
 	for _, family := range families {
 		if v, ok, err := family(f); ok {
 			return v, err
 		}
 	}
-	return nil, errNotBuiltin(strings.ToLower(name))
+	return nil, ErrNotBuiltin(strings.ToLower(name))
 }
 
 // builtin is the function's name without the sys schema it may be
 // written with (sys.fn_varbintohexstr).
-func (f funcArgs) builtin() string { return strings.TrimPrefix(f.name, "SYS.") }
+func (f FuncArgs) Builtin() string { return strings.TrimPrefix(f.Name, "SYS.") }
 
 // str is argument i as a string.
-func (f funcArgs) str(i int) string { return valueString(f.a[i]) }
-
-// metadataFunc evaluates the server, database, object and schema
-// metadata functions.
-func (x *execCtx) metadataFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	name, a, argc, str, c := f.name, f.a, f.argc, f.str, x.conn
-	switch f.builtin() {
-	case "SERVERPROPERTY":
-		if err := argc(1, 1); err != nil {
-			return nil, true, err
-		}
-		return x.srv.serverProperty(str(0)), true, nil
-	case "CURRENT_TRANSACTION_ID":
-		return x.currentTransactionID(), true, nil // safety.go
-	case "DB_ID":
-		if len(a) == 0 {
-			return int64(c.db.id), true, nil
-		}
-		if d := x.srv.dbByName(str(0)); d != nil {
-			return int64(d.id), true, nil
-		}
-		return nil, true, nil
-	case "DB_NAME":
-		if len(a) == 0 || a[0] == nil {
-			return c.db.name, true, nil
-		}
-		n, _ := convertValue(a[0], tBigInt)
-		if id, ok := n.(int64); ok {
-			if d := x.srv.dbByID(id); d != nil {
-				return d.name, true, nil
-			}
-		}
-		return nil, true, nil
-	case "OBJECT_ID":
-		if err := argc(1, 2); err != nil {
-			return nil, true, err
-		}
-		if t := x.resolveTableName(str(0)); t != nil {
-			return t.objectID, true, nil
-		}
-		return x.procObjectID(str(0)), true, nil // procs.go
-	case "OBJECT_DEFINITION":
-		if err := argc(1, 1); err != nil {
-			return nil, true, err
-		}
-		return x.objectDefinition(a[0]), true, nil // procs.go
-	case "OBJECT_NAME", "OBJECT_SCHEMA_NAME":
-		if err := argc(1, 2); err != nil {
-			return nil, true, err
-		}
-		db := c.db
-		if len(a) == 2 {
-			id, _ := convertValue(a[1], tBigInt)
-			if n, ok := id.(int64); ok {
-				db = x.srv.dbByID(n)
-			}
-		}
-		id, _ := convertValue(a[0], tBigInt)
-		if n, ok := id.(int64); ok && db != nil && procByID(db, n) != nil {
-			return procNamePart(procByID(db, n), name), true, nil // procs.go
-		}
-		if db != nil {
-			for _, t := range db.tables {
-				if n, ok := id.(int64); ok && t.objectID == n {
-					if name == "OBJECT_SCHEMA_NAME" {
-						return t.schema, true, nil
-					}
-					return t.name, true, nil
-				}
-			}
-		}
-		return nil, true, nil
-	case "SCHEMA_NAME":
-		if len(a) == 0 {
-			return "dbo", true, nil
-		}
-		switch v, _ := convertValue(a[0], tBigInt); v {
-		case int64(1):
-			return "dbo", true, nil
-		case int64(4):
-			return "sys", true, nil
-		}
-		return nil, true, nil
-	case "SCHEMA_ID":
-		if len(a) == 0 || strings.EqualFold(str(0), "dbo") {
-			return int64(1), true, nil
-		}
-		if strings.EqualFold(str(0), "sys") {
-			return int64(4), true, nil
-		}
-		return nil, true, nil
-	}
-	return nil, false, nil
-}
-
-// securityFunc evaluates the login, user, role and permission functions.
-func (x *execCtx) securityFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	a, argc, str, c := f.a, f.argc, f.str, x.conn
-	switch f.builtin() {
-	case "SUSER_NAME", "SUSER_SNAME", "ORIGINAL_LOGIN", "SYSTEM_USER", "CURRENT_USER":
-		return c.user, true, nil
-	case "USER_NAME":
-		if c.sysadmin {
-			return "dbo", true, nil
-		}
-		return c.user, true, nil
-	case "IS_SRVROLEMEMBER":
-		if err := argc(1, 2); err != nil {
-			return nil, true, err
-		}
-		switch strings.ToLower(str(0)) {
-		case "sysadmin":
-			return boolInt(c.sysadmin), true, nil
-		case "serveradmin", "securityadmin", "processadmin", "setupadmin", "bulkadmin", "diskadmin", "dbcreator", "public":
-			return boolInt(c.sysadmin || strings.EqualFold(str(0), "public")), true, nil
-		}
-		return nil, true, nil
-	case "IS_MEMBER":
-		return boolInt(c.sysadmin), true, nil
-	case "HAS_PERMS_BY_NAME":
-		// https://learn.microsoft.com/en-us/sql/t-sql/functions/has-perms-by-name-transact-sql
-		if err := argc(3, 5); err != nil {
-			return nil, true, err
-		}
-		if a[2] == nil {
-			return nil, true, nil
-		}
-		// a NULL securable and class ask about a server-level permission,
-		// as in the documentation's HAS_PERMS_BY_NAME(null, null, 'VIEW
-		// SERVER STATE') example
-		class := "SERVER"
-		if a[1] != nil {
-			class = strings.ToUpper(str(1))
-		}
-		perm := strings.ToUpper(str(2))
-		if !x.srv.persona.KnowsPermission(perm) {
-			return nil, true, nil // a permission this version does not know: NULL
-		}
-		switch class {
-		case "SERVER", "DATABASE", "OBJECT", "SCHEMA":
-		default:
-			return nil, true, nil
-		}
-		if perm == "ADMINISTER BULK OPERATIONS" && class == "SERVER" || perm == "ADMINISTER DATABASE BULK OPERATIONS" && class == "DATABASE" {
-			return boolInt(c.bulk), true, nil
-		}
-		if c.sysadmin {
-			return int64(1), true, nil
-		}
-		return boolInt(perm == "CONNECT SQL" || perm == "CONNECT" || perm == "VIEW ANY DATABASE"), true, nil
-	}
-	return nil, false, nil
-}
+func (f FuncArgs) Str(i int) string { return ValueString(f.A[i]) }
 
 // stringSliceFunc evaluates the string functions that measure a string
 // or cut out part of it.
-func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	name, a, argc, str, anyNull := f.name, f.a, f.argc, f.str, f.null
-	switch f.builtin() {
+func stringSliceFunc(f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	name, a, argc, str, anyNull := f.Name, f.A, f.Argc, f.Str, f.null
+	switch f.Builtin() {
 	case "LEFT", "RIGHT":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
@@ -200,7 +49,7 @@ func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, nil
 		}
 		s := []rune(str(0))
-		n, _ := convertValue(a[1], tBigInt)
+		n, _ := ConvertValue(a[1], TBigInt)
 		k := int(n.(int64))
 		if k < 0 {
 			return nil, true, sqlfront.NewError(536, 16, "Invalid length parameter passed to the %s function.", strings.ToLower(name))
@@ -237,8 +86,8 @@ func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, nil
 		}
 		r := []rune(str(0))
-		st, _ := convertValue(a[1], tBigInt)
-		ln, _ := convertValue(a[2], tBigInt)
+		st, _ := ConvertValue(a[1], TBigInt)
+		ln, _ := ConvertValue(a[2], TBigInt)
 		from := int(st.(int64)) - 1
 		to := from + int(ln.(int64))
 		if from < 0 {
@@ -257,9 +106,9 @@ func stringSliceFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 
 // stringSearchFunc evaluates the string functions that find a substring
 // or pattern.
-func stringSearchFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	a, argc, str, anyNull := f.a, f.argc, f.str, f.null
-	switch f.builtin() {
+func stringSearchFunc(f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	a, argc, str, anyNull := f.A, f.Argc, f.Str, f.null
+	switch f.Builtin() {
 	case "CHARINDEX":
 		if err := argc(2, 3); err != nil {
 			return nil, true, err
@@ -270,7 +119,7 @@ func stringSearchFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		hay := strings.ToUpper(str(1))
 		start := 0
 		if len(a) == 3 {
-			n, _ := convertValue(a[2], tBigInt)
+			n, _ := ConvertValue(a[2], TBigInt)
 			start = int(n.(int64)) - 1
 			if start < 0 {
 				start = 0
@@ -297,7 +146,7 @@ func stringSearchFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		inner := strings.TrimSuffix(strings.TrimPrefix(pat, "%"), "%")
 		for i := range s {
 			for j := i + 1; j <= len(s); j++ {
-				if likeMatch(string(s[i:j]), inner) {
+				if LikeMatch(string(s[i:j]), inner) {
 					return int64(i + 1), true, nil
 				}
 			}
@@ -309,9 +158,9 @@ func stringSearchFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 
 // stringEditFunc evaluates the string functions that rewrite, trim,
 // quote or join strings.
-func stringEditFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	a, argc, str, anyNull := f.a, f.argc, f.str, f.null
-	switch f.builtin() {
+func stringEditFunc(f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	a, argc, str, anyNull := f.A, f.Argc, f.Str, f.null
+	switch f.Builtin() {
 	case "REVERSE":
 		if a[0] == nil {
 			return nil, true, nil
@@ -374,7 +223,7 @@ func stringEditFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 	case "CONCAT":
 		var b strings.Builder
 		for _, v := range a {
-			b.WriteString(valueString(v))
+			b.WriteString(ValueString(v))
 		}
 		return b.String(), true, nil
 	}
@@ -382,9 +231,9 @@ func stringEditFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 }
 
 // nullFunc evaluates the NULL-handling functions.
-func nullFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	a, argc := f.a, f.argc
-	switch f.builtin() {
+func nullFunc(f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	a, argc := f.A, f.Argc
+	switch f.Builtin() {
 	case "ISNULL":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
@@ -405,7 +254,7 @@ func nullFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, err
 		}
 		if a[0] != nil && a[1] != nil {
-			if cmp, err := compareValues(a[0], a[1]); err == nil && cmp == 0 {
+			if cmp, err := CompareValues(a[0], a[1]); err == nil && cmp == 0 {
 				return nil, true, nil
 			}
 		}
@@ -415,9 +264,9 @@ func nullFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 }
 
 // roundingFunc evaluates ABS and the rounding functions.
-func roundingFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	name, a := f.name, f.a
-	switch f.builtin() {
+func roundingFunc(f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	name, a := f.Name, f.A
+	switch f.Builtin() {
 	case "ABS":
 		switch v := a[0].(type) {
 		case int64:
@@ -473,11 +322,11 @@ func roundingFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 
 // systemFunc evaluates the clock, NEWID and the undocumented page-locator
 // and hex helpers.
-func (x *execCtx) systemFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	a := f.a
-	switch f.builtin() {
+func systemFunc(h Host, f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	a := f.A
+	switch f.Builtin() {
 	case "GETDATE", "SYSDATETIME", "CURRENT_TIMESTAMP", "GETUTCDATE", "SYSUTCDATETIME":
-		return x.srv.now(), true, nil
+		return h.Now(), true, nil
 	case "NEWID":
 		var b [16]byte
 		rand.Read(b[:])
@@ -516,42 +365,4 @@ func replaceCI(s, old, repl string) string {
 		b.WriteString(repl)
 		s, us = s[i+len(old):], us[i+len(old):]
 	}
-}
-
-// serverProperty answers SERVERPROPERTY; unknown properties are NULL, as in
-// https://learn.microsoft.com/en-us/sql/t-sql/functions/serverproperty-transact-sql
-func serverProperty(p string) any {
-	switch strings.ToLower(p) {
-	case "productversion":
-		return productVersion
-	case "productmajorversion":
-		return "14"
-	case "productminorversion":
-		return "0"
-	case "productlevel":
-		return "RTM"
-	case "productupdatelevel":
-		return "CU15"
-	case "edition":
-		return "Developer Edition (64-bit)"
-	case "engineedition":
-		return int64(3)
-	case "errorlogfilename":
-		return errorLogFile
-	case "instancedefaultlogpath":
-		return dataDir
-	case "instancedefaultdatapath":
-		return dataDir
-	case "machinename", "servername", "computernamephysicalnetbios":
-		return serverName
-	case "instancename":
-		return nil
-	case "isclustered", "ishadrenabled", "isintegratedsecurityonly", "issingleuser":
-		return int64(0)
-	case "collation":
-		return "SQL_Latin1_General_CP1_CI_AS"
-	case "processid":
-		return int64(1)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 
 // lazyFunc evaluates the functions whose later arguments must not be
 // evaluated when an earlier one decides (COALESCE, ISNULL, CHOOSE).
-func (env *evalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLError), bool) {
+func (env *EvalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLError), bool) {
 	switch f.Name {
 	case "COALESCE":
 		return func() (any, *sqlfront.SQLError) {
@@ -28,7 +28,7 @@ func (env *evalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLEr
 				return nil, sqlfront.NewError(189, 15, "The coalesce function requires 2 to 254 arguments.")
 			}
 			for _, a := range f.Args {
-				v, err := env.eval(a)
+				v, err := env.Eval(a)
 				if err != nil {
 					return nil, err
 				}
@@ -43,11 +43,11 @@ func (env *evalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLEr
 			if len(f.Args) < 2 {
 				return nil, sqlfront.NewError(174, 15, "The choose function requires 2 argument(s).")
 			}
-			iv, err := env.eval(f.Args[0])
+			iv, err := env.Eval(f.Args[0])
 			if err != nil || iv == nil {
 				return nil, err
 			}
-			n, err := convertValue(iv, tBigInt)
+			n, err := ConvertValue(iv, TBigInt)
 			if err != nil {
 				return nil, err
 			}
@@ -55,19 +55,19 @@ func (env *evalEnv) lazyFunc(f *sqlfront.FuncCall) (func() (any, *sqlfront.SQLEr
 			if i < 1 || i >= len(f.Args) {
 				return nil, nil
 			}
-			return env.eval(f.Args[i])
+			return env.Eval(f.Args[i])
 		}, true
 	}
 	return nil, false
 }
 
 // quantified evaluates x op ANY|ALL (subquery) outside a plan.
-func (env *evalEnv) quantified(q *sqlfront.QuantifiedExpr) (any, *sqlfront.SQLError) {
-	v, err := env.eval(q.E)
+func (env *EvalEnv) quantified(q *sqlfront.QuantifiedExpr) (any, *sqlfront.SQLError) {
+	v, err := env.Eval(q.E)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := env.x.subqueryRows(q.Sel, env, 0)
+	rows, err := env.X.SubqueryRows(q.Sel, env, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (env *evalEnv) quantified(q *sqlfront.QuantifiedExpr) (any, *sqlfront.SQLEr
 			sawNull = true
 			continue
 		}
-		c, err := compareValues(v, r[0])
+		c, err := CompareValues(v, r[0])
 		if err != nil {
 			return nil, err
 		}
@@ -144,9 +144,9 @@ func convertStyled(v any, to sqlfront.SQLType, style int64) (any, *sqlfront.SQLE
 		case 126, 127:
 			s = t.Format("2006-01-02T15:04:05.000")
 		default:
-			s = valueString(v)
+			s = ValueString(v)
 		}
-		return convertValue(s, to)
+		return ConvertValue(s, to)
 	}
 	if style >= 0 && (to.Kind == sqlfront.TypeDateTime2 || to.Kind == sqlfront.TypeDate) {
 		if str, ok := v.(string); ok {
@@ -156,11 +156,11 @@ func convertStyled(v any, to sqlfront.SQLType, style int64) (any, *sqlfront.SQLE
 				if err != nil {
 					return nil, sqlfront.NewError(241, 16, "Conversion failed when converting date and/or time from character string.")
 				}
-				return convertValue(t, to)
+				return ConvertValue(t, to)
 			}
 		}
 	}
-	return convertValue(v, to)
+	return ConvertValue(v, to)
 }
 
 // datePart normalises a date part name and its abbreviations.
@@ -200,7 +200,7 @@ func toTime(v any) (time.Time, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return time.Time{}, false, nil
 	}
-	t, err := convertValue(v, tDT2)
+	t, err := ConvertValue(v, TDT2)
 	if err != nil {
 		return time.Time{}, false, err
 	}
@@ -211,7 +211,7 @@ func toInt(v any) (int64, bool, *sqlfront.SQLError) {
 	if v == nil {
 		return 0, false, nil
 	}
-	n, err := convertValue(v, tBigInt)
+	n, err := ConvertValue(v, TBigInt)
 	if err != nil {
 		return 0, false, err
 	}
@@ -347,20 +347,20 @@ func datePartValue(part string, t time.Time) int64 {
 }
 
 // funcArgs gives a function family the argument checks it shares.
-type funcArgs struct {
-	name string
-	a    []any
+type FuncArgs struct {
+	Name string
+	A    []any
 }
 
-func (f funcArgs) argc(lo, hi int) *sqlfront.SQLError {
-	if len(f.a) < lo || len(f.a) > hi {
-		return sqlfront.NewError(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.name), lo)
+func (f FuncArgs) Argc(lo, hi int) *sqlfront.SQLError {
+	if len(f.A) < lo || len(f.A) > hi {
+		return sqlfront.NewError(174, 15, "The %s function requires %d argument(s).", strings.ToLower(f.Name), lo)
 	}
 	return nil
 }
 
-func (f funcArgs) null() bool {
-	for _, v := range f.a {
+func (f FuncArgs) null() bool {
+	for _, v := range f.A {
 		if v == nil {
 			return true
 		}
@@ -370,28 +370,28 @@ func (f funcArgs) null() bool {
 
 // moreFunc evaluates the functions of this file; ok is false for a name
 // it does not know.
-func (x *execCtx) moreFunc(name string, a []any) (any, bool, *sqlfront.SQLError) {
-	f := funcArgs{name, a}
-	if v, ok, err := x.dateFunc(f); ok {
+func moreFunc(h Host, name string, a []any) (any, bool, *sqlfront.SQLError) {
+	f := FuncArgs{name, a}
+	if v, ok, err := dateFunc(h, f); ok {
 		return v, true, err
 	}
 	if v, ok, err := stringFunc(f); ok {
 		return v, true, err
 	}
-	return x.mathFunc(f)
+	return mathFunc(h, f)
 }
 
 // dateFunc evaluates the date and time functions.
-func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	name, a, argc, null := f.name, f.a, f.argc, f.null
+func dateFunc(h Host, f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	name, a, argc, null := f.Name, f.A, f.Argc, f.null
 	switch name {
 	case "DATEADD":
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart("dateadd", valueString(a[0]))
+			return nil, true, errDatePart("dateadd", ValueString(a[0]))
 		}
 		n, okN, err := toInt(a[1])
 		if err != nil {
@@ -402,17 +402,17 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			return nil, true, err
 		}
 		out, err := dateAdd(part, n, t)
-		if d, isDate := a[2].(time.Time); isDate && d.Location() == dateLocation {
-			out = time.Date(out.Year(), out.Month(), out.Day(), 0, 0, 0, 0, dateLocation)
+		if d, isDate := a[2].(time.Time); isDate && d.Location() == DateLocation {
+			out = time.Date(out.Year(), out.Month(), out.Day(), 0, 0, 0, 0, DateLocation)
 		}
 		return out, true, err
 	case "DATEDIFF", "DATEDIFF_BIG":
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart(strings.ToLower(name), valueString(a[0]))
+			return nil, true, errDatePart(strings.ToLower(name), ValueString(a[0]))
 		}
 		t1, ok1, err := toTime(a[1])
 		if err != nil {
@@ -431,9 +431,9 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart(strings.ToLower(name), valueString(a[0]))
+			return nil, true, errDatePart(strings.ToLower(name), ValueString(a[0]))
 		}
 		t, okT, err := toTime(a[1])
 		if err != nil || !okT {
@@ -446,7 +446,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			case "weekday":
 				return t.Weekday().String(), true, nil
 			}
-			return valueString(datePartValue(part, t)), true, nil
+			return ValueString(datePartValue(part, t)), true, nil
 		}
 		return datePartValue(part, t), true, nil
 	case "YEAR", "MONTH", "DAY":
@@ -473,7 +473,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 			}
 			t = addMonths(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC), int(n))
 		}
-		end := time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, dateLocation)
+		end := time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, DateLocation)
 		return end, true, nil
 	case "DATEFROMPARTS":
 		if err := argc(3, 3); err != nil {
@@ -485,7 +485,7 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		y, _, _ := toInt(a[0])
 		m, _, _ := toInt(a[1])
 		d, _, _ := toInt(a[2])
-		t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, dateLocation)
+		t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, DateLocation)
 		if t.Year() != int(y) || int64(t.Month()) != m || int64(t.Day()) != d || y < 1 || y > 9999 {
 			return nil, true, sqlfront.NewError(289, 16, "Cannot construct data type date, some of the arguments have values which are not valid.")
 		}
@@ -503,23 +503,23 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		return time.Date(int(p[0]), time.Month(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]), int(p[6])*1e6, time.UTC), true, nil
 	case "SYSDATETIMEOFFSET":
-		return x.srv.now(), true, nil
+		return h.Now(), true, nil
 	case "ISDATE":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		_, err := parseDateTime(valueString(a[0]))
-		return boolInt(err == nil && a[0] != nil), true, nil
+		_, err := ParseDateTime(ValueString(a[0]))
+		return BoolInt(err == nil && a[0] != nil), true, nil
 	case "DATETRUNC":
-		if !x.srv.hasSQL2022Functions() {
-			return nil, true, errNotBuiltin("datetrunc")
+		if !h.SQL2022Functions() {
+			return nil, true, ErrNotBuiltin("datetrunc")
 		}
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		part, ok := datePart(valueString(a[0]))
+		part, ok := datePart(ValueString(a[0]))
 		if !ok {
-			return nil, true, errDatePart("datetrunc", valueString(a[0]))
+			return nil, true, errDatePart("datetrunc", ValueString(a[0]))
 		}
 		t, okT, err := toTime(a[1])
 		if err != nil || !okT {
@@ -531,8 +531,8 @@ func (x *execCtx) dateFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 }
 
 // stringFunc evaluates the string functions.
-func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	name, a, argc, null := f.name, f.a, f.argc, f.null
+func stringFunc(f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	name, a, argc, null := f.Name, f.A, f.Argc, f.null
 	switch name {
 	case "ISNUMERIC":
 		if err := argc(1, 1); err != nil {
@@ -541,8 +541,8 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if a[0] == nil {
 			return int64(0), true, nil
 		}
-		_, err := strconv.ParseFloat(strings.TrimSpace(valueString(a[0])), 64)
-		return boolInt(err == nil), true, nil
+		_, err := strconv.ParseFloat(strings.TrimSpace(ValueString(a[0])), 64)
+		return BoolInt(err == nil), true, nil
 	case "CONCAT_WS":
 		if len(a) < 3 {
 			return nil, true, sqlfront.NewError(189, 15, "The concat_ws function requires 3 to 254 arguments.")
@@ -550,10 +550,10 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		var parts []string
 		for _, v := range a[1:] {
 			if v != nil {
-				parts = append(parts, valueString(v))
+				parts = append(parts, ValueString(v))
 			}
 		}
-		return strings.Join(parts, valueString(a[0])), true, nil
+		return strings.Join(parts, ValueString(a[0])), true, nil
 	case "REPLICATE":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
@@ -565,7 +565,7 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if n < 0 {
 			return nil, true, nil
 		}
-		return strings.Repeat(valueString(a[0]), int(min(n, 8000))), true, nil
+		return strings.Repeat(ValueString(a[0]), int(min(n, 8000))), true, nil
 	case "SPACE":
 		n, ok, err := toInt(a[0])
 		if err != nil || !ok || n < 0 {
@@ -579,14 +579,14 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if a[0] == nil || a[1] == nil || a[2] == nil {
 			return nil, true, nil
 		}
-		r := []rune(valueString(a[0]))
+		r := []rune(ValueString(a[0]))
 		st, _, _ := toInt(a[1])
 		ln, _, _ := toInt(a[2])
 		if st < 1 || int(st) > len(r) || ln < 0 {
 			return nil, true, nil
 		}
 		end := min(int(st-1+ln), len(r))
-		return string(r[:st-1]) + valueString(a[3]) + string(r[end:]), true, nil
+		return string(r[:st-1]) + ValueString(a[3]) + string(r[end:]), true, nil
 	case "TRANSLATE":
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
@@ -594,11 +594,11 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if null() {
 			return nil, true, nil
 		}
-		from, to := []rune(valueString(a[1])), []rune(valueString(a[2]))
+		from, to := []rune(ValueString(a[1])), []rune(ValueString(a[2]))
 		if len(from) != len(to) {
 			return nil, true, sqlfront.NewError(9828, 16, "The second and third arguments of the TRANSLATE built-in function must contain an equal number of characters.")
 		}
-		out := []rune(valueString(a[0]))
+		out := []rune(ValueString(a[0]))
 		for i, c := range out {
 			for j, f := range from {
 				if c == f {
@@ -608,10 +608,10 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		return string(out), true, nil
 	case "ASCII", "UNICODE":
-		if a[0] == nil || valueString(a[0]) == "" {
+		if a[0] == nil || ValueString(a[0]) == "" {
 			return nil, true, nil
 		}
-		r, _ := utf8.DecodeRuneInString(valueString(a[0]))
+		r, _ := utf8.DecodeRuneInString(ValueString(a[0]))
 		return int64(r), true, nil
 	case "CHAR", "NCHAR":
 		n, ok, err := toInt(a[0])
@@ -643,14 +643,14 @@ func stringFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		if a[0] == nil || a[1] == nil {
 			return nil, true, nil
 		}
-		return formatValue(a[0], valueString(a[1])), true, nil
+		return formatValue(a[0], ValueString(a[1])), true, nil
 	}
 	return nil, false, nil
 }
 
 // mathFunc evaluates the math functions and the ones later versions added.
-func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
-	name, a, argc, null := f.name, f.a, f.argc, f.null
+func mathFunc(h Host, f FuncArgs) (any, bool, *sqlfront.SQLError) {
+	name, a, argc, null := f.Name, f.A, f.Argc, f.null
 	switch name {
 	case "POWER":
 		if err := argc(2, 2); err != nil {
@@ -687,8 +687,8 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		return nil, true, nil
 	case "GREATEST", "LEAST":
-		if !x.srv.hasSQL2022Functions() {
-			return nil, true, errNotBuiltin(strings.ToLower(name))
+		if !h.SQL2022Functions() {
+			return nil, true, ErrNotBuiltin(strings.ToLower(name))
 		}
 		// https://learn.microsoft.com/en-us/sql/t-sql/functions/logical-functions-greatest-transact-sql
 		var best any
@@ -700,7 +700,7 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 				best = v
 				continue
 			}
-			c, err := compareValues(v, best)
+			c, err := CompareValues(v, best)
 			if err != nil {
 				return nil, true, err
 			}
@@ -710,7 +710,7 @@ func (x *execCtx) mathFunc(f funcArgs) (any, bool, *sqlfront.SQLError) {
 		}
 		return best, true, nil
 	case "DATE_BUCKET", "GENERATE_SERIES", "APPROX_COUNT_DISTINCT":
-		return nil, true, errNotBuiltin(strings.ToLower(name))
+		return nil, true, ErrNotBuiltin(strings.ToLower(name))
 	}
 	return nil, false, nil
 }
@@ -823,13 +823,6 @@ func groupThousands(s string) string {
 		return "-" + out
 	}
 	return out
-}
-
-// hasSQL2022Functions tells whether the persona's SQL Server has the
-// functions added in SQL Server 2022 (GREATEST, LEAST, DATETRUNC), as SQL
-// Server 2022 and later and the Azure offerings do.
-func (s *Server) hasSQL2022Functions() bool {
-	return s.persona.Version.Major >= 16 || strings.HasPrefix(s.persona.Name, "azure")
 }
 
 // dateTrunc is DATETRUNC(part, t).

@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 
@@ -9,7 +9,7 @@ import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 // MATCHED BY SOURCE, both for both, neither with WHEN MATCHED alone, as
 // SQL Server's MERGE plans do (a Full Outer Join only with both kinds of
 // NOT MATCHED clause).
-func mergeJoinKind(s *sqlfront.MergeStmt) string {
+func MergeJoinKind(s *sqlfront.MergeStmt) string {
 	var bySource, byTarget bool
 	for _, c := range s.Clauses {
 		if !c.Matched {

@@ -1,8 +1,9 @@
-package standin
+package engine
 
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,22 +12,22 @@ import (
 )
 
 // relation is an intermediate or final row set of a SELECT.
-type relation struct {
-	cols []relCol
-	rows [][]any
-	srcs [][]rowSource // per row: the base-table rows it came from (for %%lockres%%, %%physloc%%)
+type Relation struct {
+	Cols []RelCol
+	Rows [][]any
+	Srcs [][]RowSource // per row: the base-table rows it came from (for %%lockres%%, %%physloc%%)
 
 	// As the schema of a plan operator's output: resolved column
 	// references, and the expressions (aggregates, window functions,
 	// subqueries, grouping expressions) an operator below computed into a
 	// column of this relation.
 	cache map[*sqlfront.ColRef]int // -1: not a column of this relation
-	subst map[sqlfront.Expr]int
+	Subst map[sqlfront.Expr]int
 }
 
 // lookupRef resolves a column reference in this relation only: its
 // position, -1 when absent, or Msg 209 when ambiguous. Results are cached.
-func (r *relation) lookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
+func (r *Relation) LookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
 	if i, ok := r.cache[c]; ok {
 		return i, nil
 	}
@@ -36,10 +37,10 @@ func (r *relation) lookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
 		qual = strings.ToLower(c.Parts[len(c.Parts)-2])
 	}
 	found := -1
-	for i, col := range r.cols {
-		if strings.EqualFold(col.name, name) && (qual == "" || col.qual == qual) {
+	for i, col := range r.Cols {
+		if strings.EqualFold(col.Name, name) && (qual == "" || col.Qual == qual) {
 			if found >= 0 {
-				return 0, errAmbiguousColumn(name)
+				return 0, ErrAmbiguousColumn(name)
 			}
 			found = i
 		}
@@ -51,90 +52,90 @@ func (r *relation) lookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
 	return found, nil
 }
 
-type relCol struct {
-	qual string // lower-case table alias or name
-	name string
-	typ  sqlfront.SQLType
+type RelCol struct {
+	Qual string // lower-case table alias or name
+	Name string
+	Typ  sqlfront.SQLType
 
-	hidden    bool          // carried for a sort, not sent to the client
-	orderExpr sqlfront.Expr // the ORDER BY expression a hidden column holds
-	base      *colBase      // the base-table column it reads, for showplan column references
+	Hidden    bool          // carried for a sort, not sent to the client
+	OrderExpr sqlfront.Expr // the ORDER BY expression a hidden column holds
+	Base      *ColBase      // the base-table column it reads, for showplan column references
 }
 
 // colBase names a column's table for showplan ColumnReference elements.
-type colBase struct {
-	db, schema, table, alias string
+type ColBase struct {
+	Db, Schema, Table, Alias string
 }
 
-type rowSource struct {
-	qual string
-	ix   *index
-	row  []any
+type RowSource struct {
+	Qual string
+	Ix   RowIndex
+	Row  []any
 }
 
 // evalEnv resolves names while evaluating an expression.
-type evalEnv struct {
-	x     *execCtx
-	rel   *relation
-	row   []any
-	srcs  []rowSource
-	outer *evalEnv
+type EvalEnv struct {
+	X     Host
+	Rel   *Relation
+	Row   []any
+	Srcs  []RowSource
+	Outer *EvalEnv
 	group [][]any // rows of the current group when aggregating
-	gsrcs [][]rowSource
+	gsrcs [][]RowSource
 	aggOK bool
 }
 
-func (env *evalEnv) lookupColumn(parts []string) (any, sqlfront.SQLType, *sqlfront.SQLError) {
+func (env *EvalEnv) lookupColumn(parts []string) (any, sqlfront.SQLType, *sqlfront.SQLError) {
 	name := parts[len(parts)-1]
 	qual := ""
 	if len(parts) > 1 {
 		qual = strings.ToLower(parts[len(parts)-2])
 	}
-	for e := env; e != nil; e = e.outer {
-		if e.rel == nil {
+	for e := env; e != nil; e = e.Outer {
+		if e.Rel == nil {
 			continue
 		}
 		found := -1
-		for i, c := range e.rel.cols {
-			if strings.EqualFold(c.name, name) && (qual == "" || c.qual == qual) {
+		for i, c := range e.Rel.Cols {
+			if strings.EqualFold(c.Name, name) && (qual == "" || c.Qual == qual) {
 				if found >= 0 {
-					return nil, sqlfront.SQLType{}, errAmbiguousColumn(name)
+					return nil, sqlfront.SQLType{}, ErrAmbiguousColumn(name)
 				}
 				found = i
 			}
 		}
 		if found >= 0 {
-			if e.row == nil {
-				return nil, e.rel.cols[found].typ, nil
+			if e.Row == nil {
+				return nil, e.Rel.Cols[found].Typ, nil
 			}
-			return e.row[found], e.rel.cols[found].typ, nil
+			return e.Row[found], e.Rel.Cols[found].Typ, nil
 		}
 	}
-	return nil, sqlfront.SQLType{}, errInvalidColumn(strings.Join(parts, "."))
+	return nil, sqlfront.SQLType{}, ErrInvalidColumn(strings.Join(parts, "."))
 }
 
 // column evaluates a column reference through the scope chain.
-func (env *evalEnv) column(c *sqlfront.ColRef) (any, *sqlfront.SQLError) {
-	for e := env; e != nil; e = e.outer {
-		if e.rel == nil {
+func (env *EvalEnv) column(c *sqlfront.ColRef) (any, *sqlfront.SQLError) {
+	for e := env; e != nil; e = e.Outer {
+		if e.Rel == nil {
 			continue
 		}
-		i, err := e.rel.lookupRef(c)
+		i, err := e.Rel.LookupRef(c)
 		if err != nil {
 			return nil, err
 		}
 		if i >= 0 {
-			if e.row == nil {
+			if e.Row == nil {
 				return nil, nil
 			}
-			return e.row[i], nil
+			return e.Row[i], nil
 		}
 	}
-	return nil, errInvalidColumn(strings.Join(c.Parts, "."))
+	return nil, ErrInvalidColumn(strings.Join(c.Parts, "."))
 }
 
 // truth is SQL's three-valued logic: nil means UNKNOWN.
-func truth(v any) (bool, bool) {
+func Truth(v any) (bool, bool) {
 	switch x := v.(type) {
 	case nil:
 		return false, false
@@ -148,17 +149,17 @@ func truth(v any) (bool, bool) {
 
 // eval evaluates an expression against the row in scope; each expression
 // kind with more than a line of logic has its own method below.
-func (env *evalEnv) eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
-	if env.rel != nil && env.rel.subst != nil && env.row != nil {
-		if i, ok := env.rel.subst[e]; ok {
-			return env.row[i], nil
+func (env *EvalEnv) Eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
+	if env.Rel != nil && env.Rel.Subst != nil && env.Row != nil {
+		if i, ok := env.Rel.Subst[e]; ok {
+			return env.Row[i], nil
 		}
 	}
 	switch x := e.(type) {
 	case *sqlfront.Literal:
 		return x.V, nil
 	case *sqlfront.VarRef:
-		return env.x.variable(x.Name)
+		return env.X.Variable(x.Name)
 	case *sqlfront.ColRef:
 		return env.column(x)
 	case *sqlfront.PseudoCol:
@@ -170,7 +171,7 @@ func (env *evalEnv) eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
 	case *sqlfront.BinaryExpr:
 		return env.binary(x)
 	case *sqlfront.IsNullExpr:
-		v, err := env.eval(x.E)
+		v, err := env.Eval(x.E)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +187,7 @@ func (env *evalEnv) eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
 	case *sqlfront.SubqueryExpr:
 		return env.scalarSubquery(x)
 	case *sqlfront.ExistsExpr:
-		rows, err := env.x.subqueryRows(x.Sel, env, 1)
+		rows, err := env.X.SubqueryRows(x.Sel, env, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -202,14 +203,14 @@ func (env *evalEnv) eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
 }
 
 // cast evaluates CAST, CONVERT and their TRY_ forms.
-func (env *evalEnv) cast(x *sqlfront.CastExpr) (any, *sqlfront.SQLError) {
-	v, err := env.eval(x.E)
+func (env *EvalEnv) cast(x *sqlfront.CastExpr) (any, *sqlfront.SQLError) {
+	v, err := env.Eval(x.E)
 	if err != nil {
 		return nil, err
 	}
 	var style int64 = -1
 	if x.Style != nil {
-		sv, err := env.eval(x.Style)
+		sv, err := env.Eval(x.Style)
 		if err != nil {
 			return nil, err
 		}
@@ -225,14 +226,14 @@ func (env *evalEnv) cast(x *sqlfront.CastExpr) (any, *sqlfront.SQLError) {
 }
 
 // unary evaluates NOT, unary minus and bitwise NOT.
-func (env *evalEnv) unary(x *sqlfront.UnaryExpr) (any, *sqlfront.SQLError) {
-	v, err := env.eval(x.E)
+func (env *EvalEnv) unary(x *sqlfront.UnaryExpr) (any, *sqlfront.SQLError) {
+	v, err := env.Eval(x.E)
 	if err != nil {
 		return nil, err
 	}
 	switch x.Op {
 	case "NOT":
-		b, known := truth(v)
+		b, known := Truth(v)
 		if !known {
 			return nil, nil
 		}
@@ -246,7 +247,7 @@ func (env *evalEnv) unary(x *sqlfront.UnaryExpr) (any, *sqlfront.SQLError) {
 		case nil:
 			return nil, nil
 		}
-		return nil, errConversion("nvarchar", valueString(v), "int")
+		return nil, ErrConversion("nvarchar", ValueString(v), "int")
 	case "~":
 		if n, ok := v.(int64); ok {
 			return ^n, nil
@@ -257,51 +258,51 @@ func (env *evalEnv) unary(x *sqlfront.UnaryExpr) (any, *sqlfront.SQLError) {
 }
 
 // like evaluates LIKE with its optional ESCAPE.
-func (env *evalEnv) like(x *sqlfront.LikeExpr) (any, *sqlfront.SQLError) {
-	v, err := env.eval(x.E)
+func (env *EvalEnv) like(x *sqlfront.LikeExpr) (any, *sqlfront.SQLError) {
+	v, err := env.Eval(x.E)
 	if err != nil {
 		return nil, err
 	}
-	p, err := env.eval(x.Pattern)
+	p, err := env.Eval(x.Pattern)
 	if err != nil {
 		return nil, err
 	}
 	if v == nil || p == nil {
 		return nil, nil
 	}
-	pat := valueString(p)
+	pat := ValueString(p)
 	if x.Escape != nil {
-		ev, err := env.eval(x.Escape)
+		ev, err := env.Eval(x.Escape)
 		if err != nil {
 			return nil, err
 		}
-		pat = escapeLike(pat, valueString(ev))
+		pat = escapeLike(pat, ValueString(ev))
 	}
-	return likeMatch(valueString(v), pat) != x.Not, nil
+	return LikeMatch(ValueString(v), pat) != x.Not, nil
 }
 
 // between evaluates [NOT] BETWEEN.
-func (env *evalEnv) between(x *sqlfront.BetweenExpr) (any, *sqlfront.SQLError) {
-	v, err := env.eval(x.E)
+func (env *EvalEnv) between(x *sqlfront.BetweenExpr) (any, *sqlfront.SQLError) {
+	v, err := env.Eval(x.E)
 	if err != nil {
 		return nil, err
 	}
-	lo, err := env.eval(x.Lo)
+	lo, err := env.Eval(x.Lo)
 	if err != nil {
 		return nil, err
 	}
-	hi, err := env.eval(x.Hi)
+	hi, err := env.Eval(x.Hi)
 	if err != nil {
 		return nil, err
 	}
 	if v == nil || lo == nil || hi == nil {
 		return nil, nil
 	}
-	c1, err := compareValues(v, lo)
+	c1, err := CompareValues(v, lo)
 	if err != nil {
 		return nil, err
 	}
-	c2, err := compareValues(v, hi)
+	c2, err := CompareValues(v, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -309,16 +310,16 @@ func (env *evalEnv) between(x *sqlfront.BetweenExpr) (any, *sqlfront.SQLError) {
 }
 
 // in evaluates [NOT] IN over a list or a subquery, NULL as SQL's three-valued logic says.
-func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
-	v, err := env.eval(x.E)
+func (env *EvalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
+	v, err := env.Eval(x.E)
 	if err != nil {
 		return nil, err
 	}
 	if v == nil {
 		return nil, nil
 	}
-	if set := env.x.constantInSet(x, env); set != nil {
-		if set.members[joinKey(v)] {
+	if set := constantInSet(env.X, x, env); set != nil {
+		if set.members[JoinKey(v)] {
 			return !x.Not, nil
 		}
 		if set.hasNull {
@@ -329,7 +330,7 @@ func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
 	list := x.List
 	var values []any
 	if x.Sub != nil {
-		rows, err := env.x.subqueryRows(x.Sub, env, 0)
+		rows, err := env.X.SubqueryRows(x.Sub, env, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -338,7 +339,7 @@ func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
 		}
 	} else {
 		for _, a := range list {
-			av, err := env.eval(a)
+			av, err := env.Eval(a)
 			if err != nil {
 				return nil, err
 			}
@@ -351,7 +352,7 @@ func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
 			sawNull = true
 			continue
 		}
-		c, err := compareValues(v, av)
+		c, err := CompareValues(v, av)
 		if err != nil {
 			return nil, err
 		}
@@ -366,45 +367,45 @@ func (env *evalEnv) in(x *sqlfront.InExpr) (any, *sqlfront.SQLError) {
 }
 
 // caseWhen evaluates simple and searched CASE.
-func (env *evalEnv) caseWhen(x *sqlfront.CaseExpr) (any, *sqlfront.SQLError) {
+func (env *EvalEnv) caseWhen(x *sqlfront.CaseExpr) (any, *sqlfront.SQLError) {
 	var operand any
 	if x.Operand != nil {
-		v, err := env.eval(x.Operand)
+		v, err := env.Eval(x.Operand)
 		if err != nil {
 			return nil, err
 		}
 		operand = v
 	}
 	for _, w := range x.Whens {
-		c, err := env.eval(w.Cond)
+		c, err := env.Eval(w.Cond)
 		if err != nil {
 			return nil, err
 		}
 		hit := false
 		if x.Operand != nil {
 			if operand != nil && c != nil {
-				cmp, err := compareValues(operand, c)
+				cmp, err := CompareValues(operand, c)
 				if err != nil {
 					return nil, err
 				}
 				hit = cmp == 0
 			}
 		} else {
-			hit, _ = truth(c)
+			hit, _ = Truth(c)
 		}
 		if hit {
-			return env.eval(w.Result)
+			return env.Eval(w.Result)
 		}
 	}
 	if x.Else != nil {
-		return env.eval(x.Else)
+		return env.Eval(x.Else)
 	}
 	return nil, nil
 }
 
 // scalarSubquery evaluates a subquery used as a value: at most one row.
-func (env *evalEnv) scalarSubquery(x *sqlfront.SubqueryExpr) (any, *sqlfront.SQLError) {
-	rows, err := env.x.subqueryRows(x.Sel, env, 2)
+func (env *EvalEnv) scalarSubquery(x *sqlfront.SubqueryExpr) (any, *sqlfront.SQLError) {
+	rows, err := env.X.SubqueryRows(x.Sel, env, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -414,53 +415,54 @@ func (env *evalEnv) scalarSubquery(x *sqlfront.SubqueryExpr) (any, *sqlfront.SQL
 	case 1:
 		return rows[0][0], nil
 	}
-	return nil, errSubqueryMultipleRows()
+	return nil, ErrSubqueryMultipleRows()
 }
 
 // call evaluates a function call: aggregates are not allowed here, lazy
 // functions evaluate their own arguments, the rest get theirs evaluated first.
-func (env *evalEnv) call(x *sqlfront.FuncCall) (any, *sqlfront.SQLError) {
-	if isAggregateName(x.Name) {
-		return nil, errAggregateInWhere()
+func (env *EvalEnv) call(x *sqlfront.FuncCall) (any, *sqlfront.SQLError) {
+	if IsAggregateName(x.Name) {
+		return nil, ErrAggregateInWhere()
 	}
 	if lazy, ok := env.lazyFunc(x); ok {
 		return lazy()
 	}
 	args := make([]any, len(x.Args))
 	for i, a := range x.Args {
-		v, err := env.eval(a)
+		v, err := env.Eval(a)
 		if err != nil {
 			return nil, err
 		}
 		args[i] = v
 	}
-	return env.x.scalarFunc(x.Name, args)
+	return scalarFunc(env.X, x.Name, args)
 }
 
 // inSet is a precomputed IN list of constants (literals and variables),
 // so that WHERE %%lockres%% IN (@h0, …, @h1999) costs one lookup per row.
-type inSet struct {
+type InSet struct {
 	members map[string]bool
 	hasNull bool
 }
 
 // constantInSet returns the set for a long IN list of constants, built once
 // per request; nil when the list is short or not constant.
-func (x *execCtx) constantInSet(in *sqlfront.InExpr, env *evalEnv) *inSet {
+func constantInSet(h Host, in *sqlfront.InExpr, env *EvalEnv) *InSet {
 	if in.Sub != nil || len(in.List) < 8 {
 		return nil
 	}
-	if set, ok := x.inSets[in]; ok {
+	cache := h.InSetCache()
+	if set, ok := cache[in]; ok {
 		return set
 	}
-	set := &inSet{members: map[string]bool{}}
+	set := &InSet{members: map[string]bool{}}
 	for _, e := range in.List {
 		switch e.(type) {
 		case *sqlfront.Literal, *sqlfront.VarRef:
 		default:
 			return nil
 		}
-		v, err := env.eval(e)
+		v, err := env.Eval(e)
 		if err != nil {
 			return nil
 		}
@@ -468,33 +470,30 @@ func (x *execCtx) constantInSet(in *sqlfront.InExpr, env *evalEnv) *inSet {
 			set.hasNull = true
 			continue
 		}
-		set.members[joinKey(v)] = true
+		set.members[JoinKey(v)] = true
 	}
-	if x.inSets == nil {
-		x.inSets = map[*sqlfront.InExpr]*inSet{}
-	}
-	x.inSets[in] = set
+	cache[in] = set
 	return set
 }
 
-func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
+func (env *EvalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 	if x.Op == "AND" || x.Op == "OR" {
-		l, err := env.eval(x.L)
+		l, err := env.Eval(x.L)
 		if err != nil {
 			return nil, err
 		}
-		lb, lk := truth(l)
+		lb, lk := Truth(l)
 		if x.Op == "AND" && lk && !lb {
 			return false, nil
 		}
 		if x.Op == "OR" && lk && lb {
 			return true, nil
 		}
-		r, err := env.eval(x.R)
+		r, err := env.Eval(x.R)
 		if err != nil {
 			return nil, err
 		}
-		rb, rk := truth(r)
+		rb, rk := Truth(r)
 		if x.Op == "AND" {
 			if rk && !rb {
 				return false, nil
@@ -512,11 +511,11 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 		}
 		return nil, nil
 	}
-	l, err := env.eval(x.L)
+	l, err := env.Eval(x.L)
 	if err != nil {
 		return nil, err
 	}
-	r, err := env.eval(x.R)
+	r, err := env.Eval(x.R)
 	if err != nil {
 		return nil, err
 	}
@@ -525,7 +524,7 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 	}
 	switch x.Op {
 	case "=", "<>", "<", ">", "<=", ">=":
-		c, err := compareValues(l, r)
+		c, err := CompareValues(l, r)
 		if err != nil {
 			return nil, err
 		}
@@ -569,12 +568,12 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 			return a * b, nil
 		case "/":
 			if b == 0 {
-				return nil, errDivideByZero()
+				return nil, ErrDivideByZero()
 			}
 			return a / b, nil
 		case "%":
 			if b == 0 {
-				return nil, errDivideByZero()
+				return nil, ErrDivideByZero()
 			}
 			return math.Mod(a, b), nil
 		}
@@ -588,12 +587,12 @@ func (env *evalEnv) binary(x *sqlfront.BinaryExpr) (any, *sqlfront.SQLError) {
 		return ln * rn, nil
 	case "/":
 		if rn == 0 {
-			return nil, errDivideByZero()
+			return nil, ErrDivideByZero()
 		}
 		return ln / rn, nil
 	case "%":
 		if rn == 0 {
-			return nil, errDivideByZero()
+			return nil, ErrDivideByZero()
 		}
 		return ln % rn, nil
 	case "&":
@@ -613,9 +612,9 @@ func numeric(v any) (int64, bool, *sqlfront.SQLError) {
 	case float64:
 		return 0, true, nil
 	case bool:
-		return boolInt(x), false, nil
+		return BoolInt(x), false, nil
 	case string:
-		f, err := toNumber(x, "int")
+		f, err := ToNumber(x, "int")
 		if err != nil {
 			return 0, false, err
 		}
@@ -624,7 +623,7 @@ func numeric(v any) (int64, bool, *sqlfront.SQLError) {
 		}
 		return 0, true, nil
 	}
-	return 0, false, errConversion(typeOfValue(v).String(), valueString(v), "int")
+	return 0, false, ErrConversion(TypeOfValue(v).String(), ValueString(v), "int")
 }
 
 func toFloat(v any) float64 {
@@ -634,46 +633,45 @@ func toFloat(v any) float64 {
 	case float64:
 		return x
 	case bool:
-		return float64(boolInt(x))
+		return float64(BoolInt(x))
 	case string:
-		f, _ := toNumber(x, "float")
+		f, _ := ToNumber(x, "float")
 		return f
 	}
 	return 0
 }
 
-func (env *evalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
-	var src *rowSource
-	for i := range env.srcs {
-		if p.Qual == "" || strings.EqualFold(env.srcs[i].qual, p.Qual) {
+func (env *EvalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
+	var src *RowSource
+	for i := range env.Srcs {
+		if p.Qual == "" || strings.EqualFold(env.Srcs[i].Qual, p.Qual) {
 			if src != nil && p.Qual == "" {
-				return nil, errAmbiguousColumn(p.Name)
+				return nil, ErrAmbiguousColumn(p.Name)
 			}
-			src = &env.srcs[i]
+			src = &env.Srcs[i]
 		}
 	}
-	if src == nil || src.ix == nil {
-		if env.row == nil {
+	if src == nil || src.Ix == nil {
+		if env.Row == nil {
 			return nil, nil
 		}
-		return nil, errInvalidColumn(p.Name)
+		return nil, ErrInvalidColumn(p.Name)
 	}
 	switch p.Name {
 	case "%%lockres%%":
-		return src.ix.keyHash(src.row), nil
+		return src.Ix.LockRes(src.Row), nil
 	case "%%physloc%%":
-		page, slot := src.ix.location(src.ix.entryPos(src.row))
-		return physloc(page, 1, slot), nil
+		return src.Ix.PhysLoc(src.Row), nil
 	}
-	return nil, errInvalidColumn(p.Name)
+	return nil, ErrInvalidColumn(p.Name)
 }
 
 // staticType gives the declared type of simple expressions (columns, CASTs,
 // known functions) so result metadata does not depend on the data.
-func staticType(e sqlfront.Expr, rel *relation) (sqlfront.SQLType, bool) {
+func StaticType(e sqlfront.Expr, rel *Relation) (sqlfront.SQLType, bool) {
 	switch x := e.(type) {
 	case *sqlfront.ColRef:
-		env := &evalEnv{rel: rel}
+		env := &EvalEnv{Rel: rel}
 		_, t, err := env.lookupColumn(x.Parts)
 		if err == nil && t.Kind != 0 {
 			return t, true
@@ -682,41 +680,41 @@ func staticType(e sqlfront.Expr, rel *relation) (sqlfront.SQLType, bool) {
 		return x.T, true
 	case *sqlfront.PseudoCol:
 		if x.Name == "%%physloc%%" {
-			return tVarBin(8), true
+			return TVarBin(8), true
 		}
-		return tNVar(14), true
+		return TNVar(14), true
 	case *sqlfront.FuncCall:
 		switch x.Name {
 		case "COUNT":
-			return tInt, true
+			return TInt, true
 		case "COUNT_BIG":
-			return tBigInt, true
+			return TBigInt, true
 		case "DB_ID", "OBJECT_ID", "SCHEMA_ID", "HAS_PERMS_BY_NAME", "IS_SRVROLEMEMBER", "LEN", "CHARINDEX", "PATINDEX":
-			return tInt, true
+			return TInt, true
 		case "DB_NAME", "OBJECT_NAME", "SCHEMA_NAME", "SUSER_NAME", "SUSER_SNAME", "USER_NAME", "QUOTENAME":
-			return tNVar(128), true
+			return TNVar(128), true
 		case "OBJECT_DEFINITION":
-			return tNVar(0), true
+			return TNVar(0), true
 		case "@@SPID":
-			return tSmallInt, true
+			return TSmallInt, true
 		}
 	case *sqlfront.VarRef:
 		switch strings.ToUpper(x.Name) {
 		case "@@SPID":
-			return tSmallInt, true
+			return TSmallInt, true
 		case "@@VERSION":
-			return tNVar(300), true
+			return TNVar(300), true
 		case "@@TRANCOUNT", "@@ROWCOUNT", "@@ERROR":
-			return tInt, true
+			return TInt, true
 		case "@@SERVERNAME":
-			return tNVar(128), true
+			return TNVar(128), true
 		}
 	}
 	return sqlfront.SQLType{}, false
 }
 
 // likeMatch implements LIKE with %, _ and [set] wildcards, case-insensitive.
-func likeMatch(s, pattern string) bool {
+func LikeMatch(s, pattern string) bool {
 	return likeRunes([]rune(strings.ToUpper(s)), []rune(strings.ToUpper(pattern)))
 }
 
@@ -780,4 +778,38 @@ func likeRunes(s, p []rune) bool {
 		}
 	}
 	return len(s) == 0
+}
+
+// joinKey normalises a value for hashing the way compareValues equates
+// Values: numbers by value, strings case-insensitively without trailing
+// spaces.
+func JoinKey(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return "n" + strconv.FormatFloat(float64(x), 'g', -1, 64)
+	case float64:
+		return "n" + strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return "n" + strconv.FormatInt(BoolInt(x), 10)
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+			return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return "s" + strings.ToUpper(strings.TrimRight(x, " "))
+	}
+	return "x" + ValueString(v)
+}
+
+func IsAggregateName(name string) bool {
+	switch name {
+	case "COUNT", "COUNT_BIG", "SUM", "MIN", "MAX", "AVG", "STRING_AGG", "STDEV", "STDEVP", "VAR", "VARP", "CHECKSUM_AGG":
+		return true
+	}
+	return false
+}
+
+// physloc encodes %%physloc%%: page id (4 bytes LE), file id (2 bytes LE),
+// slot (2 bytes LE), as sys.fn_PhysLocFormatter decodes it.
+func Physloc(page int32, file, slot int) []byte {
+	return []byte{byte(page), byte(page >> 8), byte(page >> 16), byte(page >> 24), byte(file), byte(file >> 8), byte(slot), byte(slot >> 8)}
 }

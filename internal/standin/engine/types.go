@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import (
 	"bytes"
@@ -15,25 +15,25 @@ import (
 
 // dateLocation marks a time.Time that is a date value (CAST(x AS date)), so
 // that it renders as yyyy-mm-dd; it is UTC in every other respect.
-var dateLocation = time.FixedZone("date", 0)
+var DateLocation = time.FixedZone("date", 0)
 
 var (
-	tInt      = sqlfront.SQLType{Kind: sqlfront.TypeInt}
-	tBigInt   = sqlfront.SQLType{Kind: sqlfront.TypeBigInt}
-	tSmallInt = sqlfront.SQLType{Kind: sqlfront.TypeSmallInt}
-	tTinyInt  = sqlfront.SQLType{Kind: sqlfront.TypeTinyInt}
-	tBit      = sqlfront.SQLType{Kind: sqlfront.TypeBit}
-	tFloat    = sqlfront.SQLType{Kind: sqlfront.TypeFloat}
-	tDT2      = sqlfront.SQLType{Kind: sqlfront.TypeDateTime2}
-	tGUID     = sqlfront.SQLType{Kind: sqlfront.TypeUniqueIdentifier}
-	tXML      = sqlfront.SQLType{Kind: sqlfront.TypeXML}
-	tNMax     = sqlfront.SQLType{Kind: sqlfront.TypeNVarChar}
-	tDate     = sqlfront.SQLType{Kind: sqlfront.TypeDate}
-	tSysname  = sqlfront.SQLType{Kind: sqlfront.TypeNVarChar, Size: 128}
+	TInt      = sqlfront.SQLType{Kind: sqlfront.TypeInt}
+	TBigInt   = sqlfront.SQLType{Kind: sqlfront.TypeBigInt}
+	TSmallInt = sqlfront.SQLType{Kind: sqlfront.TypeSmallInt}
+	TTinyInt  = sqlfront.SQLType{Kind: sqlfront.TypeTinyInt}
+	TBit      = sqlfront.SQLType{Kind: sqlfront.TypeBit}
+	TFloat    = sqlfront.SQLType{Kind: sqlfront.TypeFloat}
+	TDT2      = sqlfront.SQLType{Kind: sqlfront.TypeDateTime2}
+	TGUID     = sqlfront.SQLType{Kind: sqlfront.TypeUniqueIdentifier}
+	TXML      = sqlfront.SQLType{Kind: sqlfront.TypeXML}
+	TNMax     = sqlfront.SQLType{Kind: sqlfront.TypeNVarChar}
+	TDate     = sqlfront.SQLType{Kind: sqlfront.TypeDate}
+	TSysname  = sqlfront.SQLType{Kind: sqlfront.TypeNVarChar, Size: 128}
 )
 
-func tNVar(n int) sqlfront.SQLType   { return sqlfront.SQLType{Kind: sqlfront.TypeNVarChar, Size: n} }
-func tVarBin(n int) sqlfront.SQLType { return sqlfront.SQLType{Kind: sqlfront.TypeVarBinary, Size: n} }
+func TNVar(n int) sqlfront.SQLType   { return sqlfront.SQLType{Kind: sqlfront.TypeNVarChar, Size: n} }
+func TVarBin(n int) sqlfront.SQLType { return sqlfront.SQLType{Kind: sqlfront.TypeVarBinary, Size: n} }
 
 // Column describes one result column.
 type Column struct {
@@ -42,35 +42,35 @@ type Column struct {
 }
 
 // typeOfValue infers a result type for an expression value.
-func typeOfValue(v any) sqlfront.SQLType {
+func TypeOfValue(v any) sqlfront.SQLType {
 	switch x := v.(type) {
 	case int64:
 		if x >= math.MinInt32 && x <= math.MaxInt32 {
-			return tInt
+			return TInt
 		}
-		return tBigInt
+		return TBigInt
 	case float64:
-		return tFloat
+		return TFloat
 	case bool:
-		return tBit
+		return TBit
 	case []byte:
-		return tVarBin(0)
+		return TVarBin(0)
 	case time.Time:
-		if x.Location() == dateLocation {
-			return tDate
+		if x.Location() == DateLocation {
+			return TDate
 		}
-		return tDT2
+		return TDT2
 	case string:
 		if len(x) > 4000 {
-			return tNMax
+			return TNMax
 		}
-		return tNVar(4000)
+		return TNVar(4000)
 	}
-	return tNVar(4000)
+	return TNVar(4000)
 }
 
 // valueString renders a value the way CAST(x AS nvarchar) would.
-func valueString(v any) string {
+func ValueString(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -88,7 +88,7 @@ func valueString(v any) string {
 	case []byte:
 		return "0x" + strings.ToUpper(hex.EncodeToString(x))
 	case time.Time:
-		if x.Location() == dateLocation {
+		if x.Location() == DateLocation {
 			return x.Format("2006-01-02")
 		}
 		return x.Format("2006-01-02 15:04:05.0000000")
@@ -100,7 +100,7 @@ func valueString(v any) string {
 // conversion rules reduced to what the stand-in needs: numbers compare as
 // numbers (a string operand is converted, failing with Msg 245), strings
 // compare case-insensitively (the default collation is CI_AS).
-func compareValues(a, b any) (int, *sqlfront.SQLError) {
+func CompareValues(a, b any) (int, *sqlfront.SQLError) {
 	switch x := a.(type) {
 	case int64:
 		switch y := b.(type) {
@@ -109,9 +109,9 @@ func compareValues(a, b any) (int, *sqlfront.SQLError) {
 		case float64:
 			return cmpFloat(float64(x), y), nil
 		case bool:
-			return cmp.Compare(x, boolInt(y)), nil
+			return cmp.Compare(x, BoolInt(y)), nil
 		case string:
-			n, err := toNumber(y, "int")
+			n, err := ToNumber(y, "int")
 			if err != nil {
 				return 0, err
 			}
@@ -124,23 +124,23 @@ func compareValues(a, b any) (int, *sqlfront.SQLError) {
 		case float64:
 			return cmpFloat(x, y), nil
 		case string:
-			n, err := toNumber(y, "float")
+			n, err := ToNumber(y, "float")
 			if err != nil {
 				return 0, err
 			}
 			return cmpFloat(x, n), nil
 		}
 	case bool:
-		return compareValues(boolInt(x), b)
+		return CompareValues(BoolInt(x), b)
 	case string:
 		switch y := b.(type) {
 		case string:
 			return strings.Compare(strings.ToUpper(strings.TrimRight(x, " ")), strings.ToUpper(strings.TrimRight(y, " "))), nil
 		case int64, float64, bool:
-			c, err := compareValues(b, a)
+			c, err := CompareValues(b, a)
 			return -c, err
 		case time.Time:
-			t, err := parseDateTime(x)
+			t, err := ParseDateTime(x)
 			if err != nil {
 				return 0, err
 			}
@@ -151,7 +151,7 @@ func compareValues(a, b any) (int, *sqlfront.SQLError) {
 		case time.Time:
 			return cmpTime(x, y), nil
 		case string:
-			t, err := parseDateTime(y)
+			t, err := ParseDateTime(y)
 			if err != nil {
 				return 0, err
 			}
@@ -162,10 +162,10 @@ func compareValues(a, b any) (int, *sqlfront.SQLError) {
 			return bytes.Compare(x, y), nil
 		}
 	}
-	return 0, sqlfront.NewError(402, 16, "The data types %s and %s are incompatible in the equal to operator.", typeOfValue(a), typeOfValue(b))
+	return 0, sqlfront.NewError(402, 16, "The data types %s and %s are incompatible in the equal to operator.", TypeOfValue(a), TypeOfValue(b))
 }
 
-func boolInt(b bool) int64 {
+func BoolInt(b bool) int64 {
 	if b {
 		return 1
 	}
@@ -192,15 +192,15 @@ func cmpTime(a, b time.Time) int {
 	return 0
 }
 
-func toNumber(s, typ string) (float64, *sqlfront.SQLError) {
+func ToNumber(s, typ string) (float64, *sqlfront.SQLError) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return 0, errConversion("nvarchar", s, typ)
+		return 0, ErrConversion("nvarchar", s, typ)
 	}
 	return f, nil
 }
 
-func parseDateTime(s string) (time.Time, *sqlfront.SQLError) {
+func ParseDateTime(s string) (time.Time, *sqlfront.SQLError) {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{"2006-01-02T15:04:05.9999999", "2006-01-02 15:04:05.9999999", "2006-01-02", "20060102", "2006-01-02T15:04:05Z07:00",
 		"2006-01-02 15:04", "2006-01-02T15:04", "20060102 15:04:05", "2006/01/02", "01/02/2006", "2006-01-02 15:04:05.9999999 -07:00"} {
@@ -212,7 +212,7 @@ func parseDateTime(s string) (time.Time, *sqlfront.SQLError) {
 }
 
 // convertValue implements CAST/CONVERT and implicit conversion on assignment.
-func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
+func ConvertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 	if v == nil {
 		return nil, nil
 	}
@@ -224,11 +224,11 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 		case float64:
 			return int64(x), nil // truncation, as CAST does
 		case bool:
-			return boolInt(x), nil
+			return BoolInt(x), nil
 		case string:
 			n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
 			if err != nil {
-				return nil, errConversion("nvarchar", x, to.String())
+				return nil, ErrConversion("nvarchar", x, to.String())
 			}
 			return n, nil
 		case []byte:
@@ -251,7 +251,7 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 			case "0", "FALSE":
 				return false, nil
 			}
-			return nil, errConversion("nvarchar", x, "bit")
+			return nil, ErrConversion("nvarchar", x, "bit")
 		}
 	case sqlfront.TypeFloat:
 		switch x := v.(type) {
@@ -260,9 +260,9 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 		case float64:
 			return x, nil
 		case bool:
-			return float64(boolInt(x)), nil
+			return float64(BoolInt(x)), nil
 		case string:
-			return toNumber(x, "float")
+			return ToNumber(x, "float")
 		}
 	case sqlfront.TypeDecimal:
 		var f float64
@@ -272,7 +272,7 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 		case float64:
 			f = x
 		case bool:
-			f = float64(boolInt(x))
+			f = float64(BoolInt(x))
 		case string:
 			n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 			if err != nil {
@@ -280,11 +280,11 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 			}
 			f = n
 		default:
-			return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+			return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", TypeOfValue(v), to)
 		}
-		r := roundHalfAway(f, to.Scale)
+		r := RoundHalfAway(f, to.Scale)
 		if math.Abs(r) >= math.Pow(10, float64(to.Size-to.Scale)) {
-			return nil, sqlfront.NewError(8115, 16, "Arithmetic overflow error converting %s to data type numeric.", typeOfValue(v))
+			return nil, sqlfront.NewError(8115, 16, "Arithmetic overflow error converting %s to data type numeric.", TypeOfValue(v))
 		}
 		return r, nil
 	case sqlfront.TypeDate:
@@ -293,17 +293,17 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 		case time.Time:
 			t = x
 		case string:
-			p, err := parseDateTime(x)
+			p, err := ParseDateTime(x)
 			if err != nil {
 				return nil, err
 			}
 			t = p
 		default:
-			return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+			return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", TypeOfValue(v), to)
 		}
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, dateLocation), nil
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, DateLocation), nil
 	case sqlfront.TypeNVarChar:
-		s := valueString(v)
+		s := ValueString(v)
 		if b, ok := v.([]byte); ok {
 			s = string(b) // CAST(varbinary AS varchar) reinterprets the bytes
 		}
@@ -325,23 +325,23 @@ func convertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 		case time.Time:
 			return x.In(time.UTC), nil
 		case string:
-			t, err := parseDateTime(x)
+			t, err := ParseDateTime(x)
 			if err != nil {
 				return nil, err
 			}
 			return t, nil
 		}
 	case sqlfront.TypeXML, sqlfront.TypeUniqueIdentifier:
-		return valueString(v), nil
+		return ValueString(v), nil
 	}
-	return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", typeOfValue(v), to)
+	return nil, sqlfront.NewError(529, 16, "Explicit conversion from data type %s to %s is not allowed.", TypeOfValue(v), to)
 }
 
-func mathFloat64bits(f float64) uint64 { return math.Float64bits(f) }
+func MathFloat64bits(f float64) uint64 { return math.Float64bits(f) }
 
 // roundHalfAway rounds to scale decimal places, halves away from zero, as
 // SQL Server rounds decimals.
-func roundHalfAway(f float64, scale int) float64 {
+func RoundHalfAway(f float64, scale int) float64 {
 	p := math.Pow(10, float64(scale))
 	r := math.Round(f*p) / p
 	if math.IsInf(r, 0) || math.IsNaN(r) {
