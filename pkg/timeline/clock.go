@@ -141,13 +141,7 @@ func (b *Builder) spreadShift(recs []rec, zero int64) int {
 	profiles := b.kinds[kThreadProfile] > 0
 	spreadBuckets := 0
 	for i := 0; i < len(recs); {
-		bucket := floorDiv(recs[i].tsNs, ms)
-		next := (bucket + 1) * ms
-		j, precise := i, false
-		for j < len(recs) && recs[j].tsNs < next {
-			precise = precise || recs[j].tsNs%ms != 0
-			j++
-		}
+		bucket, j, precise := msBucket(recs, i)
 		n := int64(j - i)
 		if !precise && n > 1 {
 			spreadBuckets++
@@ -288,15 +282,7 @@ func spread(recs []rec, monotone bool) int {
 	if monotone {
 		spreadBuckets := 0
 		for i := 0; i < len(recs); {
-			// One division per bucket: in order, a bucket is the run of
-			// timestamps below its next millisecond.
-			bucket := floorDiv(recs[i].tsNs, ms)
-			next := (bucket + 1) * ms
-			j, precise := i, false
-			for j < len(recs) && recs[j].tsNs < next {
-				precise = precise || recs[j].tsNs%ms != 0
-				j++
-			}
+			bucket, j, precise := msBucket(recs, i)
 			n := int64(j - i)
 			switch {
 			case precise:
@@ -356,4 +342,18 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// msBucket returns the millisecond of recs[i] (records in timestamp order)
+// and the end j of the run of records within it, and whether any of them
+// has a sub-millisecond timestamp. One division per bucket: in order, a
+// bucket is the run of timestamps below its next millisecond.
+func msBucket(recs []rec, i int) (bucket int64, j int, precise bool) {
+	const ms = int64(time.Millisecond)
+	bucket = floorDiv(recs[i].tsNs, ms)
+	next := (bucket + 1) * ms
+	for j = i; j < len(recs) && recs[j].tsNs < next; j++ {
+		precise = precise || recs[j].tsNs%ms != 0
+	}
+	return bucket, j, precise
 }
