@@ -285,8 +285,9 @@ func (d *Diagnosis) checkReadBack(e edition, errLog sql.NullString) {
 			"4 MB and leaves out the newest events, so a long trace can lose its plan"})
 	case errLog.String == "" || logDirectory(errLog.String) == "":
 		d.Checks = append(d.Checks, Check{Feature: "read-back", Status: CheckDegraded, Detail: "SERVERPROPERTY('ErrorLogFileName') " +
-			"is empty for this login, so the event file's directory cannot be taken from the error log: pass a trace directory " +
-			"(queryreplay trace --trace-dir)"})
+			"is empty for this login, so the event file's directory cannot be taken from the error log: traces read a ring_buffer " +
+			"target instead (capped near 4 MB, so a long trace can lose its newest events); pass a trace directory " +
+			"(queryreplay trace --trace-dir) to use an event file"})
 	default:
 		d.Checks = append(d.Checks, Check{Feature: "read-back", Status: CheckOK, Detail: "event files go to " +
 			logDirectory(errLog.String) + " (the error log's directory) unless a trace directory is given"})

@@ -353,10 +353,14 @@ func (r *run) prepare(ctx context.Context) error {
 		r.t.log.Info("dropped orphaned trace sessions", "count", n)
 	}
 	dir := r.o.TraceDirectory
-	if dir == "" && scope == ScopeServer && !r.ed.ringBuffer() {
-		dir = logDirectory(r.info.errorLog)
-		if dir == "" {
-			return fmt.Errorf("cannot tell the server's log directory from ErrorLogFileName %q; pass a trace directory", r.info.errorLog)
+	ring := r.ed.ringBuffer()
+	if dir == "" && scope == ScopeServer && !ring {
+		// SERVERPROPERTY('ErrorLogFileName') can be NULL for a login
+		// without the permission to see it; the ring_buffer target needs no
+		// directory, so the trace goes on with it and says what it costs.
+		if dir = logDirectory(r.info.errorLog); dir == "" {
+			ring = true
+			r.warnings = append(r.warnings, ErrorLogUnknownNote)
 		}
 	}
 	name, err := NewOwnedSessionName(r.owner)
@@ -364,7 +368,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	r.spec = SessionSpec{
-		Name: name, SPID: r.info.spid, Scope: scope, RingBuffer: r.ed.ringBuffer(), Events: r.o.Events, Modification: r.class.Modification,
+		Name: name, SPID: r.info.spid, Scope: scope, RingBuffer: ring, Events: r.o.Events, Modification: r.class.Modification,
 		CallStacks: r.o.CallStacks, CallstackRVA: r.info.major >= 16, Directory: dir,
 		MaxFileSizeMB: r.o.MaxFileSizeMB, MaxEvents: r.o.MaxEvents,
 	}

@@ -1076,3 +1076,55 @@ func TestSystemTaskEventsAreExplained(t *testing.T) {
 		t.Errorf("the note without the log group: %q", b.Result.Warnings)
 	}
 }
+
+// nullErrorLog answers SERVERPROPERTY('ErrorLogFileName') with NULL, as a
+// server may for a login that may not see it.
+type nullErrorLog struct{ Conn }
+
+func (c nullErrorLog) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.Conn.QueryContext(ctx, strings.ReplaceAll(q, "SERVERPROPERTY('ErrorLogFileName')", "NULL"), args...)
+}
+
+type nullErrorLogOpener struct{ Opener }
+
+func (o nullErrorLogOpener) Open(ctx context.Context) (Conn, error) {
+	c, err := o.Opener.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return nullErrorLog{c}, nil
+}
+
+// Without the error log's directory the trace has nowhere to put an event
+// file: it reads a ring_buffer target instead and says so, rather than
+// failing.
+func TestUnknownErrorLogFallsBackToTheRingBuffer(t *testing.T) {
+	srv := startWithModules(t, "sql2019", nil)
+	db, err := OpenDSN(srv.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	log := &stmtLog{}
+	tr := New(nullErrorLogOpener{&recOpener{open: DBOpener{DB: db}, log: log}}, Policy{}, nil)
+	b, err := tr.Trace(context.Background(), Options{SQL: selectSQL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(b.Result.Warnings, ErrorLogUnknownNote) || b.Plan == "" || b.Trace == nil || len(b.Trace.Operators) == 0 {
+		t.Fatalf("warnings %q, plan %d bytes", b.Result.Warnings, len(b.Plan))
+	}
+	ring := false
+	for _, q := range log.texts() {
+		ring = ring || strings.Contains(q, "package0.ring_buffer")
+		if strings.Contains(q, "package0.event_file") {
+			t.Errorf("an event file without a directory: %s", q)
+		}
+	}
+	if !ring {
+		t.Error("no ring_buffer target")
+	}
+	if s := sessions(t, db); len(s) != 0 {
+		t.Errorf("sessions left: %v", s)
+	}
+}

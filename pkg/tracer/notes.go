@@ -31,3 +31,9 @@ func noteSystemTasks(b *bundle.Bundle, groups bundle.EventGroups, tr *timeline.T
 	}
 	b.Result.Warnings = append(b.Result.Warnings, SystemTaskNote)
 }
+
+// ErrorLogUnknownNote is the warning of a trace whose login cannot see
+// SERVERPROPERTY('ErrorLogFileName'), whose directory is where event files
+// go by default: its events were read from a ring_buffer target instead.
+const ErrorLogUnknownNote = "the server did not say where its error log is (SERVERPROPERTY('ErrorLogFileName') is empty for this login), " +
+	"so events were read from a ring_buffer target, whose XML is capped near 4 MB; pass a trace directory to use an event file"
