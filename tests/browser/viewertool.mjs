@@ -19,7 +19,6 @@ async function shown(page, want, what) {
   await page.waitForFunction(
     (src) => {
       const h = window.__harness;
-      // eslint-disable-next-line no-new-func
       return h && h.state !== 'loading' && h.query && new Function('q', `return ${src}`)(h.query);
     },
     want,
