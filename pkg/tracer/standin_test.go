@@ -125,7 +125,7 @@ func traceSequence(log *stmtLog, session string) []string {
 	log.mu.Unlock()
 	for _, s := range stmts {
 		l := label(s.sql, session)
-		if strings.HasPrefix(l, "SELECT au.allocation_unit_id") || strings.HasPrefix(l, "SELECT %%lockres%%") || strings.HasPrefix(l, "SELECT allocated_page") {
+		if strings.HasPrefix(l, "SELECT au.allocation_unit_id") || strings.HasPrefix(l, "SELECT %%lockres%%") || strings.HasPrefix(l, "SELECT SUM(au.used_pages)") || strings.HasPrefix(l, "SELECT allocated_page") {
 			continue // resolution, checked on its own
 		}
 		who := "C: "
