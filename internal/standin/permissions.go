@@ -15,9 +15,11 @@ import (
 // the database) holds everything.
 //
 // Implications (the permission hierarchy,
-// https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-hierarchy-database-engine,
-// and the SQL Server 2022 permissions,
-// https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-granular-server-roles-sql-server):
+// https://learn.microsoft.com/en-us/sql/relational-databases/security/permissions-hierarchy-database-engine;
+// the DROP EVENT SESSION page accepts "DROP ANY EVENT SESSION (introduced
+// in SQL Server 2022), or ALTER ANY EVENT SESSION", and points to
+// Microsoft's blog "New granular permissions for SQL Server 2022 and Azure
+// SQL to improve adherence with PoLP" for the rest):
 // ALTER ANY EVENT SESSION covers the granular event-session permissions
 // (CREATE ANY EVENT SESSION, ALTER ANY EVENT SESSION ENABLE, ...); VIEW
 // SERVER STATE covers VIEW SERVER PERFORMANCE STATE and VIEW SERVER
