@@ -469,17 +469,13 @@ func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Sta
 // loadedModulesView is sys.dm_os_loaded_modules
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
-// which only the sysadmin has here.
+// checked by checkViewServerState (permissions.go).
 func loadedModulesView(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
 		"patched", engine.TBit, "prerelease", engine.TBit, "private_build", engine.TBit, "special_build", engine.TBit, "language", engine.TInt,
 		"company", engine.TNVar(256), "description", engine.TNVar(256), "name", engine.TNVar(255))}
-	if !x.conn.sysadmin {
-		perm := "VIEW SERVER STATE"
-		if x.srv.persona.GranularXEPermissions {
-			perm = "VIEW SERVER PERFORMANCE STATE"
-		}
-		return nil, sqlfront.NewError(300, 14, "%s permission was denied on object 'server', database 'master'.", perm)
+	if err := x.checkViewServerState(); err != nil {
+		return nil, err
 	}
 	p := x.srv.persona
 	for _, m := range loadedModules {

@@ -19,8 +19,9 @@ func dmExecConnections(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQ
 	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "net_transport", engine.TNVar(40), "protocol_type", engine.TNVar(40), "protocol_version", engine.TInt,
 		"encrypt_option", engine.TNVar(40), "auth_scheme", engine.TNVar(40), "net_packet_size", engine.TInt, "client_net_address", engine.TNVar(48))}
 	var ids []int
+	all := x.checkViewState() == nil
 	for id := range x.srv.conns {
-		if id == x.conn.spid || x.conn.sysadmin {
+		if id == x.conn.spid || all {
 			ids = append(ids, id)
 		}
 	}

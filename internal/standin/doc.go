@@ -221,7 +221,10 @@
 //     an offset that is not a buffer start Msg 25722.
 //   - Wrong password or unknown login: 18456 (via tds.LoginError).
 //   - Non-sysadmin logins (Options.ExtraLogins): fn_dblog Msg 229, DBCC
-//     Msg 2571, event session DDL Msg 15151.
+//     Msg 2571; event session DDL and the state DMVs as their granted
+//     permissions allow (Options.ServerPermissions, DatabasePermissions;
+//     permissions.go): CREATE EVENT SESSION Msg 297, ALTER/DROP Msg 15151,
+//     server-state DMVs Msg 300, database-state DMVs Msg 262.
 //
 // # Packages
 //

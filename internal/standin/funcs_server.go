@@ -153,10 +153,13 @@ func (x *execCtx) securityFunc(f engine.FuncArgs) (any, bool, *sqlfront.SQLError
 		if perm == "ADMINISTER BULK OPERATIONS" && class == "SERVER" || perm == "ADMINISTER DATABASE BULK OPERATIONS" && class == "DATABASE" {
 			return engine.BoolInt(c.bulk), true, nil
 		}
-		if c.sysadmin {
+		if c.sysadmin || perm == "CONNECT SQL" || perm == "CONNECT" || perm == "VIEW ANY DATABASE" {
 			return int64(1), true, nil
 		}
-		return engine.BoolInt(perm == "CONNECT SQL" || perm == "CONNECT" || perm == "VIEW ANY DATABASE"), true, nil
+		if class == "SERVER" {
+			return engine.BoolInt(x.srv.persona.EngineEdition != 5 && x.holdsServer(perm)), true, nil
+		}
+		return engine.BoolInt(x.holdsDatabase(perm)), true, nil // granted to the login's user (permissions.go)
 	}
 	return nil, false, nil
 }

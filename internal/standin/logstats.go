@@ -29,9 +29,10 @@ func (x *execCtx) logStats(args []any) (*engine.Relation, *sqlfront.SQLError) {
 	if x.schemaOnly {
 		return r, nil
 	}
-	if !x.conn.sysadmin {
-		// VIEW SERVER STATE (SQL Server 2022: VIEW SERVER PERFORMANCE STATE)
-		return nil, sqlfront.NewError(300, 14, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
+	// VIEW SERVER STATE (SQL Server 2022: VIEW SERVER PERFORMANCE STATE;
+	// Azure SQL Database: VIEW DATABASE STATE)
+	if err := x.checkViewState(); err != nil {
+		return nil, err
 	}
 	id, ok := args[0].(int64)
 	if !ok || x.srv.dbByID(id) == nil {

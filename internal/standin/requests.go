@@ -87,8 +87,9 @@ func rowLockOf(c *connState, t *table) (heldLock, bool) {
 // own.
 func (x *execCtx) visibleSessions() []int {
 	var ids []int
+	all := x.checkViewState() == nil
 	for _, id := range x.srv.sessionIDs() {
-		if x.conn.sysadmin || x.srv.conns[id] == x.conn {
+		if all || x.srv.conns[id] == x.conn {
 			ids = append(ids, id)
 		}
 	}

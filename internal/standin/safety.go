@@ -203,9 +203,10 @@ func (x *execCtx) currentTransactionID() int64 {
 // one row per session with an open transaction.
 func dmTranSessionTransactions(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "transaction_id", engine.TBigInt, "is_user_transaction", engine.TBit, "open_transaction_count", engine.TInt)}
+	all := x.checkViewState() == nil
 	for _, id := range x.srv.sessionIDs() {
 		c := x.srv.conns[id]
-		if c.txn == nil || !x.conn.sysadmin && c != x.conn {
+		if c.txn == nil || !all && c != x.conn {
 			continue // without VIEW SERVER STATE a login sees its own session only
 		}
 		r.Rows = append(r.Rows, []any{int64(id), c.txn.id, c.txn.explicit, int64(c.txn.depth)})

@@ -31,9 +31,21 @@ type Options struct {
 	// User and Password are the one SQL login accepted (a sysadmin).
 	// Defaults: "sa" / "QueryReplay-Standin1".
 	User, Password string
-	// ExtraLogins are further logins; they get no server permissions
-	// (fn_my_permissions returns only CONNECT SQL), for permission tests.
+	// ExtraLogins are further logins; they hold no server permissions
+	// (fn_my_permissions returns only CONNECT SQL and VIEW ANY DATABASE)
+	// unless ServerPermissions or DatabasePermissions grant them some.
 	ExtraLogins map[string]string
+	// ServerPermissions grants, per login of ExtraLogins, server
+	// permissions ("ALTER ANY EVENT SESSION", "VIEW SERVER STATE", SQL
+	// Server 2022's "CREATE ANY EVENT SESSION", "CONTROL SERVER", ...): the
+	// least-privilege personas. Names the persona does not know (a 2022
+	// permission on 2019) are not granted; Azure SQL Database has no
+	// server permissions. permissions.go has the model.
+	ServerPermissions map[string][]string
+	// DatabasePermissions grants, per login, permissions to its user in
+	// every database ("ALTER ANY DATABASE EVENT SESSION", "VIEW DATABASE
+	// STATE", "CONTROL", ...): Azure SQL Database's least privilege.
+	DatabasePermissions map[string][]string
 	// Now is the wall clock; a session's event clock is raised to it when
 	// its batch or query starts and after real waits (clock.go).
 	Now func() time.Time

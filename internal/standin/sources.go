@@ -409,6 +409,9 @@ func sessionAddress(id int) []byte {
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql
 func dmXESessions(dbScoped bool) viewFunc {
 	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		if err := x.checkXEViewState(dbScoped); err != nil {
+			return nil, err
+		}
 		x.srv.dispatchDue()
 		r := &engine.Relation{Cols: cols("address", engine.TVarBin(8), "name", engine.TNVar(256), "pending_buffers", engine.TInt, "total_regular_buffers", engine.TInt, "regular_buffer_size", engine.TBigInt,
 			"total_large_buffers", engine.TInt, "large_buffer_size", engine.TBigInt, "total_buffer_size", engine.TBigInt, "buffer_policy_flags", engine.TInt, "buffer_policy_desc", engine.TNVar(256),
@@ -446,6 +449,9 @@ func dmXESessions(dbScoped bool) viewFunc {
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql
 func dmXETargets(dbScoped bool) viewFunc {
 	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+		if err := x.checkXEViewState(dbScoped); err != nil {
+			return nil, err
+		}
 		x.srv.dispatchDue()
 		r := &engine.Relation{Cols: cols("event_session_address", engine.TVarBin(8), "target_name", engine.TNVar(60), "target_package_guid", engine.TGUID, "execution_count", engine.TBigInt,
 			"execution_duration_ms", engine.TBigInt, "target_data", engine.TNMax, "bytes_written", engine.TBigInt)}
@@ -538,6 +544,11 @@ func (x *execCtx) tableFunction(f *sqlfront.TableFunc, outer *engine.EvalEnv) (*
 		return x.fnDblog(func(lsn string) bool { return (!hasFrom || lsn >= from) && (!hasTo || lsn <= to) }), nil
 	case "fn_xe_file_target_read_file":
 		if err := need(4); err != nil {
+			return nil, err
+		}
+		// VIEW SERVER STATE (Azure SQL Database: VIEW DATABASE STATE),
+		// https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql#permissions
+		if err := x.checkViewState(); err != nil {
 			return nil, err
 		}
 		return x.readEventFiles(args)
@@ -847,6 +858,9 @@ func (x *execCtx) myPermissions(args []any) (*engine.Relation, *sqlfront.SQLErro
 		}
 	default:
 		return nil, sqlfront.NewError(15151, 16, "Cannot find the object '%s', because it does not exist or you do not have permission.", engine.ValueString(args[0]))
+	}
+	if !x.conn.sysadmin {
+		perms = x.grantedPermissions(class, perms)
 	}
 	perms = x.srv.persona.adjustPermissions(class, perms, x.conn.sysadmin)
 	if x.conn.bulk {

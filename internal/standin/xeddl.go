@@ -10,7 +10,7 @@ import (
 
 // Event session DDL: the behaviour of CREATE/ALTER/DROP EVENT SESSION
 // (learn.microsoft.com/en-us/sql/t-sql/statements/{create,alter,drop}-event-session-transact-sql).
-// Permission: ALTER ANY EVENT SESSION (sysadmin here).
+// Permissions: permissions.go (mayManageSession).
 
 func (x *execCtx) findSession(name string, db bool) *xevents.Session {
 	for _, s := range x.srv.sessions {
@@ -22,11 +22,11 @@ func (x *execCtx) findSession(name string, db bool) *xevents.Session {
 }
 
 func (x *execCtx) createSession(st *sqlfront.CreateEventSessionStmt) error {
-	if !x.conn.sysadmin {
-		return sqlfront.NewError(15151, 16, "Cannot create the event session '%s', because it does not exist or you do not have permission.", st.Name)
-	}
 	if err := x.srv.checkSessionScope(st.Database); err != nil {
 		return err
+	}
+	if !x.mayManageSession(st.Database, xeCreate) {
+		return errCreateSessionDenied()
 	}
 	if err := x.srv.checkSessionDatabase(x.conn.db.name); err != nil {
 		return err
@@ -49,7 +49,7 @@ func (x *execCtx) alterSession(st *sqlfront.AlterEventSessionStmt) error {
 		return err
 	}
 	sess := x.findSession(st.Name, st.Database)
-	if sess == nil || !x.conn.sysadmin {
+	if sess == nil || !x.mayManageSession(st.Database, alterOps(st)...) {
 		return errXESessionMissing("alter", st.Name)
 	}
 	switch st.State {
@@ -134,7 +134,7 @@ func (x *execCtx) dropSession(st *sqlfront.DropEventSessionStmt) error {
 		return err
 	}
 	sess := x.findSession(st.Name, st.Database)
-	if sess == nil || !x.conn.sysadmin {
+	if sess == nil || !x.mayManageSession(st.Database, xeDrop) {
 		return errXESessionMissing("drop", st.Name)
 	}
 	if sess.Running {

@@ -224,7 +224,9 @@ func (d *Datasource) requirements(h Health, perms map[string]bool) []Requirement
 		add("sysadmin", "needed for DBCC DROPCLEANBUFFERS, because allowBufferPoolClear is on", h.Sysadmin, true)
 	}
 	if d.settings.AllowModifications {
-		add("sysadmin", "needed to read a modification's log records with fn_dblog, because allowModifications is on", h.Sysadmin, true)
+		// the tracer traces a modification without them when the login is
+		// not sysadmin (pkg/tracer/permissions.go)
+		add("sysadmin", "lets the tracer read a modification's log records with fn_dblog (allowModifications is on); without it a modification's trace keeps its transaction_log events only", h.Sysadmin, false)
 	}
 	add("sysadmin", "needed for options.disableReadAhead (DBCC TRACEON(652)); other traces work without it", h.Sysadmin, false)
 	return out

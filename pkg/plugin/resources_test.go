@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,13 +53,15 @@ func TestHealthReportsServerAndPermissions(t *testing.T) {
 	if h.Status != backend.HealthStatusError {
 		t.Fatalf("reader health ok: %s", h.Message)
 	}
-	for _, w := range []string{"ALTER ANY EVENT SESSION", "VIEW SERVER STATE", "needed to read the event file", "sysadmin", "fn_dblog"} {
+	for _, w := range []string{"ALTER ANY EVENT SESSION", "VIEW SERVER STATE", "needed to read the event file"} {
 		if !strings.Contains(h.Message, w) {
 			t.Errorf("message %q lacks %q", h.Message, w)
 		}
 	}
 	_ = json.Unmarshal(h.JSONDetails, &rep)
-	if len(rep.Missing) != 3 || len(rep.Warnings) == 0 {
+	// without sysadmin a modification is traced without fn_dblog's log
+	// records: a warning, not a missing permission
+	if len(rep.Missing) != 2 || !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "sysadmin") && strings.Contains(w, "fn_dblog") }) {
 		t.Errorf("missing %v, warnings %v", rep.Missing, rep.Warnings)
 	}
 

@@ -33,7 +33,8 @@ import (
 //     CONNECTION (https://learn.microsoft.com/en-us/sql/t-sql/language-elements/kill-transact-sql#permissions);
 //     without it the trace warns, and on a timeout closes the connection
 //     instead.
-//   - DBCC DROPCLEANBUFFERS, DBCC TRACEON and fn_dblog: sysadmin
+//   - DBCC DROPCLEANBUFFERS, DBCC TRACEON and fn_dblog: sysadmin (without
+//     it a modification is traced without its log records, with a warning)
 //     (https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-dropcleanbuffers-transact-sql#permissions,
 //     https://learn.microsoft.com/en-us/sql/t-sql/database-console-commands/dbcc-traceon-transact-sql#permissions;
 //     fn_dblog is undocumented, docs/design/tracing.md §15).
@@ -113,9 +114,6 @@ func (r *run) checkPermissions(ctx context.Context, scope Scope) error {
 	if r.o.DisableReadAhead {
 		why = append(why, "DBCC TRACEON(652)")
 	}
-	if r.class.Modification && r.ed.fnDblog() {
-		why = append(why, "fn_dblog (the log records of a modification)")
-	}
 	if r.class.Modification && !r.ed.fnDblog() {
 		r.warn("the log records of a modification are not read on this edition (fn_dblog is undocumented there); the transaction_log events remain")
 	}
@@ -126,6 +124,13 @@ func (r *run) checkPermissions(ctx context.Context, scope Scope) error {
 			return err
 		}
 		sysadmin = v.Int64 == 1
+	}
+	// fn_dblog needs sysadmin: a least-privilege login traces the
+	// modification without the log records (what the doctor reports),
+	// rather than being refused
+	r.readsLog = r.class.Modification && r.ed.fnDblog() && sysadmin
+	if r.class.Modification && r.ed.fnDblog() && !sysadmin {
+		r.warn("the log records of a modification are not read: fn_dblog needs membership of the sysadmin role; the transaction_log events remain")
 	}
 	if missing := missingPermissions(scope, perms, sysadmin, len(why) > 0 && scope == ScopeServer, why); len(missing) > 0 {
 		return &tsql.RefusedError{Reason: "the login lacks: " + strings.Join(missing, "; ")}

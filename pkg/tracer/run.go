@@ -35,6 +35,9 @@ type run struct {
 	class tsql.Classification
 	began time.Time
 	ed    edition
+	// readsLog: the modification's log records are read with fn_dblog
+	// (an edition that has it, and a sysadmin login; permissions.go)
+	readsLog bool
 
 	conn   Conn // control
 	traced Conn
@@ -205,7 +208,7 @@ func (r *run) do(ctx context.Context) (*bundle.Bundle, error) {
 	if errors.As(verr, &ended) && errors.As(qerr, &se) && se.Number == 1205 {
 		ended.Detail += "; the server reported error 1205 (deadlock victim), which rolls the transaction back"
 	}
-	if r.class.Modification && r.ed.fnDblog() {
+	if r.readsLog {
 		recs, err := r.readLog(ctx, startLSN)
 		if err != nil {
 			return nil, errors.Join(qerr, verr, err)
@@ -400,7 +403,7 @@ func (r *run) beforeStart(ctx context.Context) (startLSN string, err error) {
 			return "", err
 		}
 	}
-	if r.class.Modification && r.ed.fnDblog() {
+	if r.readsLog {
 		if startLSN, err = r.logEnd(ctx); err != nil {
 			return "", err
 		}
