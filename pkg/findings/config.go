@@ -67,6 +67,16 @@ type Config struct {
 	// inputs) took less of the statement's elapsed time are info.
 	WarningTimeShare float64 `json:"warningTimeShare" doc:"share of the statement's elapsed time an operator must take for its finding to be a warning"`
 
+	// UdfTimeShare and MinUdfMs: scalar UDFs taking a quarter of the
+	// statement's time, and at least 100 ms, are where its time went.
+	UdfTimeShare float64 `json:"udfTimeShare" doc:"udf-time: scalar UDFs' share of the statement's elapsed time"`
+	MinUdfMs     int64   `json:"minUdfMs" doc:"udf-time: least time (ms) in scalar UDFs"`
+	// PlanWaitShare and MinPlanWaitMs: the plan's workers waiting a quarter
+	// of their time, and at least 100 ms, is worth saying when the trace
+	// did not capture waits itself.
+	PlanWaitShare float64 `json:"planWaitShare" doc:"plan-waits: the plan's wait time over elapsed × workers"`
+	MinPlanWaitMs int64   `json:"minPlanWaitMs" doc:"plan-waits: least wait time (ms) in the plan's WaitStats"`
+
 	MinSplits     int `json:"minSplits" doc:"page-splits: fewest splits on one index and kind"`
 	SplitsWarning int `json:"splitsWarning" doc:"page-splits: splits that make the finding a warning"`
 
@@ -94,6 +104,7 @@ func DefaultConfig() Config {
 		SkewShare: 0.5, MinSkewRows: 1000,
 		ParallelWaitShare: 0.5, MinParallelWaitUs: 1000,
 		RowGoalFactor: 10, MinRowGoalRows: 1000, MinSpoolRebinds: 1000, WarningTimeShare: 0.25,
+		UdfTimeShare: 0.25, MinUdfMs: 100, PlanWaitShare: 0.25, MinPlanWaitMs: 100,
 		MinSplits: 100, SplitsWarning: 1000,
 		MinLogRecords: 1000, LogBytesWarning: 64 << 20,
 		LostShareLow: 0.05, AmbiguousShareLow: 0.5, AmbiguousShare: 0.25, MinAmbiguous: 10,

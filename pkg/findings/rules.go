@@ -68,6 +68,8 @@ func init() {
 		{"parameter-sensitivity", "the plan was compiled for other parameter values than it ran with (ParameterList)", nil, parameterSensitivity},
 		{"row-goal", "a row goal (TOP, EXISTS, IN, FAST n) estimated far fewer rows than the operator produced (EstimateRowsWithoutRowGoal)", []string{"rowGoalFactor", "minRowGoalRows", "warningTimeShare"}, rowGoal},
 		{"spool-rebinds", "spools that re-ran their input (ActualRebinds), and eager index spools built for many seeks", []string{"minSpoolRebinds", "warningTimeShare"}, spoolRebinds},
+		{"udf-time", "scalar user-defined functions took a large share of the statement's time (QueryTimeStats UdfElapsedTime)", []string{"udfTimeShare", "minUdfMs"}, udfTime},
+		{"plan-waits", "the plan's own WaitStats, when the trace did not capture waits", []string{"planWaitShare", "minPlanWaitMs"}, planWaits},
 		{"implicit-conversion", "type conversions the plan warns affect a seek or an estimate (PlanAffectingConvert)", nil, implicitConversion},
 		{"no-join-predicate", "a join with no predicate (NoJoinPredicate)", nil, noJoinPredicate},
 		{"no-statistics", "columns the optimizer had no statistics on (ColumnsWithNoStatistics)", nil, noStatistics},
