@@ -66,6 +66,8 @@ function Row({
       className={cx(styles.row, n.id === tree.current && styles.current, pick && styles.pickable)}
       data-testid={`qr-statement-${n.id}`}
       data-current={n.id === tree.current ? 'true' : undefined}
+      data-has-plan={n.hasPlan ? 'true' : undefined}
+      data-depth={n.depth}
       aria-selected={n.id === tree.current}
       onClick={pick ? () => onPick(n.id) : undefined}
       title={n.kind === 'batch' ? 'The batch: events between statements' : n.text}
