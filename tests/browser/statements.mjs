@@ -1,35 +1,16 @@
-// The statement tree in the panel (issue 30), run on its own:
-//   npm run build:harness && node tests/browser/statements.mjs
+// The statement tree in the panel (issue 30), run by replay.test.mjs or on
+// its own: npm run build:harness && node tests/browser/statements.mjs
 // The procedure_nested scenario's batch (EXEC dbo.RegionReport, which EXECs
 // dbo.CustomerOrders) is traced on the stand-in through the real datasource;
 // the Statements tab shows batch → statements → the nested procedure's
 // statements, the timeline has a span per statement, and picking the
 // second planned statement replays that statement's own operators.
+import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { animationFrames as frames, launchBrowser, openHarness, root, startServer, watchConsole } from './lib.mjs';
 
 const PROCEDURE = "EXEC dbo.RegionReport @region = N'West'";
-
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok    ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL  ${name}: ${e.message}`);
-  }
-}
-function assert(cond, msg) {
-  if (typeof msg !== 'string' || msg.trim() === '') {
-    throw new Error('assert called without a message');
-  }
-  if (!cond) {
-    throw new Error(msg);
-  }
-}
 
 const rows = (page) =>
   page.$$eval('[data-testid="qr-statements"] tbody tr', (trs) =>
@@ -50,12 +31,7 @@ const operators = (page) =>
 // "[QueryReplayDemo].[dbo].[Orders].[PK]" or "dbo.Orders.PK" → "Orders"
 const tableOf = (object) => object.replace(/[[\]]/g, '').split('.').filter(Boolean).slice(-2, -1)[0] ?? '';
 
-const server = await startServer();
-const { context, close } = await launchBrowser({ width: 1500, height: 760 });
-const errors = [];
-try {
-  const page = await context.newPage();
-  watchConsole(page, errors);
+export async function statementTree({ page, server, check, assert, out }) {
   await openHarness(page, server.url, {
     query: JSON.stringify({ queryType: 'trace', sql: PROCEDURE, database: 'QueryReplayDemo' }),
     options: JSON.stringify({ linkedView: 'statements' }),
@@ -91,7 +67,14 @@ try {
     const bands = await page.$$eval('[data-testid="qr-statement-bands"] > div', (ds) =>
       ds.map((d) => d.dataset.testid)
     );
-    assert(bands.length >= tree.length - 1 - 1, `bands ${bands.length} for ${tree.length - 1} statements`);
+    const ids = bands.map((b) => Number(b.replace('qr-statement-band-', '')));
+    const statements = tree.filter((r) => r.id !== 0).map((r) => r.id);
+    assert(
+      ids.length >= statements.length - 1 && ids.every((id) => statements.includes(id)),
+      `bands ${ids} for statements ${statements}`
+    );
+    const drawn = tree.find((r) => r.current);
+    assert(ids.includes(drawn.id), `no band for the drawn statement ${drawn.id}: ${ids}`);
   });
 
   await check('picking the second planned statement replays its own operators', async () => {
@@ -123,15 +106,48 @@ try {
         .join() === String(second.id),
       `drawn statement ${JSON.stringify(now.filter((r) => r.current))}, picked ${second.id}`
     );
-    await page.screenshot({ path: path.join(root, 'tests', 'output', 'statements-picked.png') });
+    await page.screenshot({ path: path.join(out, 'statements-picked.png') });
   });
-
-  await check('no page or console errors', async () => {
-    assert(errors.length === 0, `errors: ${errors.join('; ')}`);
-  });
-} finally {
-  await close();
-  await server.stop();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+
+// on its own: a server, a browser and the checks above
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  let passed = 0;
+  let failed = 0;
+  async function check(name, fn) {
+    try {
+      await fn();
+      passed++;
+      console.log(`ok    ${name}`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL  ${name}: ${e.message}`);
+    }
+  }
+  function assert(cond, msg) {
+    if (typeof msg !== 'string' || msg.trim() === '') {
+      throw new Error('assert called without a message');
+    }
+    if (!cond) {
+      throw new Error(msg);
+    }
+  }
+  const server = await startServer();
+  const { context, close } = await launchBrowser({ width: 1500, height: 760 });
+  const errors = [];
+  const out = path.join(root, 'tests', 'output');
+  fs.mkdirSync(out, { recursive: true });
+  try {
+    const page = await context.newPage();
+    watchConsole(page, errors);
+    await statementTree({ page, server, check, assert, out });
+    await check('no page or console errors', async () => {
+      assert(errors.length === 0, `errors: ${errors.join('; ')}`);
+    });
+  } finally {
+    await close();
+    await server.stop();
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
