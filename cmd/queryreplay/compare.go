@@ -60,5 +60,5 @@ func compareSide(path string, o bundle.ReadOptions) (compare.Side, error) {
 	if in.Trace == nil {
 		return compare.Side{}, fmt.Errorf("%s: %s", path, warn)
 	}
-	return compare.Side{Label: filepath.Base(path), Trace: in.Trace, Plan: in.Plan}, nil
+	return compare.Side{Label: filepath.Base(path), Trace: in.Trace, Plan: in.Plan, Statements: compare.StatementsOf(b)}, nil
 }

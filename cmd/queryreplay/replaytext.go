@@ -72,9 +72,15 @@ func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o r
 	prof := replayProfile(b)
 	facts := prof.Facts()
 	writeReplayHeadline(w, b, &facts)
-	fmt.Fprintf(w, "Time: %s\n", facts.TimeText())
-	fmt.Fprintf(w, "Reads: %s\n", facts.ReadsText())
-	fmt.Fprintf(w, "Waits: %s\n", facts.WaitsText())
+	// a batch split into statements: the headline is the whole batch's,
+	// said so (each statement's own figures follow in its section)
+	label := ""
+	if bf, n, ok := findings.BatchFacts(b); ok {
+		facts, label = bf, batchLabel(n)
+	}
+	fmt.Fprintf(w, "Time%s: %s\n", label, facts.TimeText())
+	fmt.Fprintf(w, "Reads%s: %s\n", label, facts.ReadsText())
+	fmt.Fprintf(w, "Waits%s: %s\n", label, facts.WaitsText())
 	fmt.Fprintln(w)
 	if !writeStatements(w, b, o) {
 		writeOperatorTimeline(w, b.Trace, prof, o)
@@ -88,6 +94,11 @@ func writeReplay(w io.Writer, heading, description string, b *bundle.Bundle, o r
 	for _, warn := range b.Result.Warnings {
 		fmt.Fprintf(w, "Warning: %s\n", warn)
 	}
+}
+
+// batchLabel names the headline figures of a batch of n statements.
+func batchLabel(n int) string {
+	return fmt.Sprintf(" (batch, all %s)", plural(int64(n), "statement"))
 }
 
 // replayProfile is the figures of the bundle's trace with its plan's

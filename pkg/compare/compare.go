@@ -19,6 +19,10 @@ type Side struct {
 	// Plan is the side's actual plan statement (findings.PlanStatement);
 	// nil when there is none.
 	Plan *showplan.Statement
+	// Statements are the planned statements of the side's statement tree
+	// (StatementsOf); when both sides have them, statements are matched
+	// first and operators within each matched pair.
+	Statements []StatementSide
 }
 
 // Status of an operator in the comparison.
@@ -46,6 +50,9 @@ type Result struct {
 	Counts    Counts   `json:"counts"`
 	// Verdict is one line for the whole statement.
 	Verdict string `json:"verdict"`
+	// Statements compares the matched statements (pairs, then removed,
+	// then added) when both sides have statement trees.
+	Statements []StatementDiff `json:"statements,omitempty"`
 }
 
 // Counts sums the operators by status.
@@ -62,6 +69,8 @@ type SideSummary struct {
 	Label       string `json:"label"`
 	Operators   int    `json:"operators"`
 	HasCounters bool   `json:"hasCounters"`
+	// Statements counts the side's planned statements (0 without a tree).
+	Statements int `json:"statements,omitempty"`
 	// DurationUs is the batch's elapsed time (timeline Summary.ElapsedUs);
 	// LeadInUs the part before the first operator, OperatorUs the
 	// operators' own time (first start to last end).
@@ -102,6 +111,9 @@ type OperatorDiff struct {
 	B       *OperatorSide `json:"b"`
 	Metrics []Metric      `json:"metrics"`
 	Verdict string        `json:"verdict"`
+	// Statement is the statement (pair) the operator belongs to; nil when
+	// the sides have no statement trees.
+	Statement *StatementRef `json:"statement,omitempty"`
 }
 
 // Metric is one figure on both sides; A or B is nil where the side does not
@@ -139,10 +151,27 @@ func Compare(a, b Side) (*Result, error) {
 	r := &Result{
 		A: summary(a, pa), B: summary(b, pb), ReadsSource: "physical",
 	}
+	r.A.Statements, r.B.Statements = len(a.Statements), len(b.Statements)
 	if pa.HasCounters && pb.HasCounters {
 		r.ReadsSource = "logical"
 	}
 	logical := r.ReadsSource == "logical"
+	if len(a.Statements) > 0 && len(b.Statements) > 0 {
+		r.compareStatements(a.Statements, b.Statements)
+		logical = r.ReadsSource == "logical"
+	} else {
+		r.Operators = operatorDiffs(pa, pb, logical)
+	}
+	r.count()
+	r.Statement = statementMetrics(pa, pb, logical)
+	r.Verdict = r.overall()
+	return r, nil
+}
+
+// operatorDiffs matches the operators of two profiles by plan shape:
+// matched pairs in A's plan order, then removed, then added.
+func operatorDiffs(pa, pb *findings.Profile, logical bool) []OperatorDiff {
+	r := &Result{}
 	matches := Match(pa.Operators, pb.Operators)
 	usedA, usedB := make([]bool, len(pa.Operators)), make([]bool, len(pb.Operators))
 	for _, m := range matches {
@@ -155,6 +184,11 @@ func Compare(a, b Side) (*Result, error) {
 	}
 	r.unmatched(pa, usedA, StatusRemoved, logical)
 	r.unmatched(pb, usedB, StatusAdded, logical)
+	return r.Operators
+}
+
+// count sums the operators by status.
+func (r *Result) count() {
 	for _, d := range r.Operators {
 		switch d.Status {
 		case StatusSame:
@@ -169,9 +203,6 @@ func Compare(a, b Side) (*Result, error) {
 			r.Counts.Removed++
 		}
 	}
-	r.Statement = statementMetrics(pa, pb, logical)
-	r.Verdict = r.overall()
-	return r, nil
 }
 
 // unmatched adds the operators of p not in used, as removed (A's) or

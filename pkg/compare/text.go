@@ -14,9 +14,10 @@ func (r *Result) Text() string {
 	fmt.Fprintf(&b, "A: %s (%d operators)\nB: %s (%d operators)\n", orDash(r.A.Label), r.A.Operators, orDash(r.B.Label), r.B.Operators)
 	fmt.Fprintf(&b, "Overall: %s\n", r.Verdict)
 	fmt.Fprintf(&b, "Reads are %s (docs/frames.md, \"Vocabulary\"); elapsed is the batch's, operator time its operators' own.\n\n", readsLabel(r.ReadsSource == "logical"))
+	r.statementsText(&b)
 	rows := [][]string{{"A", "B", "operator", "status", readsLabel(r.ReadsSource == "logical"), "rows", "time", "waits", "spills"}}
 	for _, d := range r.Operators {
-		rows = append(rows, []string{nodeID(d.A), nodeID(d.B), clip(name(&d), 44), d.Status,
+		rows = append(rows, []string{nodeID(d.A), nodeID(d.B), clip(statementPrefix(d.Statement)+name(&d), 44), d.Status,
 			cell(d.Metrics, "reads"), cell(d.Metrics, "rows"), cell(d.Metrics, "durationUs"), waitCell(d.Metrics), cell(d.Metrics, "spills")})
 	}
 	writeTable(&b, rows)
@@ -25,6 +26,38 @@ func (r *Result) Text() string {
 		fmt.Fprintf(&b, "  [%s→%s] %s\n", nodeID(d.A), nodeID(d.B), d.Verdict)
 	}
 	return b.String()
+}
+
+// statementsText lists the statement pairs when the sides had statement
+// trees: which statement of A went with which of B, and how.
+func (r *Result) statementsText(b *strings.Builder) {
+	if len(r.Statements) == 0 {
+		return
+	}
+	b.WriteString("Statements (matched by text, then position):\n")
+	for _, s := range r.Statements {
+		how := s.How
+		if how == "" {
+			how = "unmatched"
+		}
+		fmt.Fprintf(b, "  %s↔%s %-8s %-9s %s\n", stmtID(s.A), stmtID(s.B), s.Status, how, clip(strings.Join(strings.Fields(s.Text), " "), 60))
+	}
+	b.WriteString("\n")
+}
+
+func stmtID(id int) string {
+	if id < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("s%d", id)
+}
+
+// statementPrefix is "s1↔s1 " before an operator of a statement pair.
+func statementPrefix(s *StatementRef) string {
+	if s == nil {
+		return ""
+	}
+	return stmtID(s.A) + "↔" + stmtID(s.B) + " "
 }
 
 func orDash(s string) string {

@@ -32,3 +32,52 @@ func FromStatements(b *bundle.Bundle) []StatementInput {
 	}
 	return out
 }
+
+// BatchFacts are the headline figures of a batch that ran more than one
+// statement (issue 30): the batch's elapsed time; reads and waits summed
+// over every node of the statement tree (each event is on exactly one
+// node, the batch's own between statements included); the plans' read
+// counters summed over the planned statements, known only when every plan
+// has them; the lead-in up to the first operator of any statement and the
+// operators' time from there to the last operator's end. n is the number
+// of statements; ok is false for a bundle without such a tree, whose
+// figures are its one statement's (Profile.Facts).
+func BatchFacts(b *bundle.Bundle) (f Facts, n int, ok bool) {
+	if len(b.Statements) <= 2 || b.Trace == nil {
+		return Facts{}, 0, false
+	}
+	f = FactsOf(b.Trace, true, 0, 0, 0)
+	f.PageReads, f.Waits, f.WaitUs, f.WaitsUnknown = 0, 0, 0, 0
+	first, last := int64(-1), int64(-1)
+	for _, st := range b.Statements {
+		if st.Kind == "statement" {
+			n++
+		}
+		if st.Trace == nil {
+			continue
+		}
+		one := FactsOf(st.Trace, false, 0, 0, 0)
+		f.PageReads += one.PageReads
+		f.Waits, f.WaitUs, f.WaitsUnknown = f.Waits+one.Waits, f.WaitUs+one.WaitUs, f.WaitsUnknown+one.WaitsUnknown
+		if st.Plan == "" {
+			continue
+		}
+		plan, _ := showplan.ParseBytes([]byte(st.Plan))
+		p := NewProfile(st.Trace, PlanStatement(plan, st.Trace))
+		f.HasCounters = f.HasCounters && p.HasCounters
+		f.LogicalReads, f.PhysicalReads, f.ReadAheads = f.LogicalReads+p.LogicalReads, f.PhysicalReads+p.PhysicalReads, f.ReadAheads+p.ReadAheads
+		if len(p.Operators) > 0 {
+			if first < 0 || one.LeadInUs < first {
+				first = one.LeadInUs
+			}
+			last = max(last, one.LeadInUs+one.OperatorUs)
+		}
+	}
+	if !f.HasCounters {
+		f.LogicalReads, f.PhysicalReads, f.ReadAheads = 0, 0, 0
+	}
+	if first >= 0 {
+		f.LeadInUs, f.OperatorUs = first, last-first
+	}
+	return f, n, true
+}

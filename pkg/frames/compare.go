@@ -103,8 +103,12 @@ func compareFrame(idA, idB string, r *compare.Result) *data.Frame {
 		data.NewField("replaced", nil, []int64{int64(c.Replaced)}), data.NewField("added", nil, []int64{int64(c.Added)}),
 		data.NewField("removed", nil, []int64{int64(c.Removed)}),
 		unit(data.NewField("durationUsA", nil, []int64{r.A.DurationUs}), "µs"), unit(data.NewField("durationUsB", nil, []int64{r.B.DurationUs}), "µs"))
-	f.Meta = compareMeta(idA, idB, custom{"labels": []string{r.A.Label, r.B.Label}, "readsSource": r.ReadsSource, "counts": c,
-		"verdict": r.Verdict, "statement": r.Statement})
+	extra := custom{"labels": []string{r.A.Label, r.B.Label}, "readsSource": r.ReadsSource, "counts": c,
+		"verdict": r.Verdict, "statement": r.Statement}
+	if len(r.Statements) > 0 {
+		extra["statements"] = r.Statements // the statement pairs (issue 30)
+	}
+	f.Meta = compareMeta(idA, idB, extra)
 	return f
 }
 
@@ -114,6 +118,7 @@ func compareOperatorsFrame(idA, idB string, r *compare.Result) *data.Frame {
 	status, how, verdict := make([]string, n), make([]string, n), make([]string, n)
 	nameA, nameB, objA, objB := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	nodeA, nodeB := make([]*int64, n), make([]*int64, n)
+	stmtA, stmtB, stmtText := make([]*int64, n), make([]*int64, n), make([]string, n)
 	spans := [4][]*int64{make([]*int64, n), make([]*int64, n), make([]*int64, n), make([]*int64, n)}
 	ma, mb, changed := map[string][]*float64{}, map[string][]*float64{}, map[string][]bool{}
 	for _, m := range CompareMetrics {
@@ -121,6 +126,9 @@ func compareOperatorsFrame(idA, idB string, r *compare.Result) *data.Frame {
 	}
 	for i, d := range r.Operators {
 		status[i], how[i], verdict[i] = d.Status, d.How, d.Verdict
+		if st := d.Statement; st != nil {
+			stmtA[i], stmtB[i], stmtText[i] = statementID(st.A), statementID(st.B), st.Text
+		}
 		if o := d.A; o != nil {
 			nodeA[i], nameA[i], objA[i] = ptr(int64(o.NodeID)), o.Name, o.Object
 			spans[0][i], spans[1][i] = ptr(o.StartUs), ptr(o.EndUs)
@@ -141,6 +149,7 @@ func compareOperatorsFrame(idA, idB string, r *compare.Result) *data.Frame {
 		data.NewField("nameA", nil, nameA), data.NewField("nameB", nil, nameB), data.NewField("objectA", nil, objA), data.NewField("objectB", nil, objB),
 		unit(data.NewField("startUsA", nil, spans[0]), "µs"), unit(data.NewField("endUsA", nil, spans[1]), "µs"),
 		unit(data.NewField("startUsB", nil, spans[2]), "µs"), unit(data.NewField("endUsB", nil, spans[3]), "µs"),
+		data.NewField("statementIdA", nil, stmtA), data.NewField("statementIdB", nil, stmtB), data.NewField("statement", nil, stmtText),
 	}
 	for _, m := range CompareMetrics {
 		fa, fb := data.NewField(m+"A", nil, ma[m]), data.NewField(m+"B", nil, mb[m])
@@ -153,6 +162,15 @@ func compareOperatorsFrame(idA, idB string, r *compare.Result) *data.Frame {
 	f := data.NewFrame("compare_operators", fields...)
 	f.Meta = compareMeta(idA, idB, nil)
 	return f
+}
+
+// statementID is a statement tree node id, null where the side lacks the
+// statement (or has no tree).
+func statementID(id int) *int64 {
+	if id < 0 {
+		return nil
+	}
+	return ptr(int64(id))
 }
 
 func metricUnit(m string) string {

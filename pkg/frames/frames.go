@@ -167,7 +167,7 @@ func Build(src *Source, req Request) (data.Frames, error) {
 		return v.output(req.Output), nil
 	}
 	var out data.Frames
-	if req.wants(GroupFindings) && src.Findings != nil {
+	if req.wants(GroupFindings) && v.src.Findings != nil { // v.src: left out for another statement
 		out = append(out, v.findingsFrame())
 	}
 	if req.wants(GroupOperators) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queryreplay/queryreplay/pkg/findings"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -67,5 +68,23 @@ func TestStatementsFrame(t *testing.T) {
 		if f.Name == "statements" || customOf(t, f)["statementId"] != nil {
 			t.Errorf("frame %s of a bundle without statements carries them", f.Name)
 		}
+	}
+}
+
+// Issue 30: a `bundle` query with `statement` and the default frame groups
+// (what the panel's statement picker sends) dereferenced the findings the
+// view had left out for another statement, and the backend panicked.
+func TestStatementWithDefaultGroupsLeavesFindingsOut(t *testing.T) {
+	src := statementsSource()
+	src.Findings = &findings.Report{} // the bundle's Trace's report (empty is enough: the frame is built from it)
+	two := 2
+	fs := build(t, src, Request{Statement: &two})
+	for _, f := range fs {
+		if f.Name == "findings" {
+			t.Errorf("statement 2's frames carry the findings of statement 1")
+		}
+	}
+	if ops := byName(t, fs, "operators"); ops.Rows() != 1 {
+		t.Errorf("statement 2: %d operator rows, want its own 1", ops.Rows())
 	}
 }

@@ -44,7 +44,7 @@ func (d *Datasource) compareTraces(ctx context.Context, m Query) (backend.DataRe
 			return backend.DataResponse{}, pluginErr(backend.StatusInternal, "trace %s has no timeline", e.ID)
 		}
 		src[i] = d.source(e)
-		sides[i] = compare.Side{Label: e.ID, Trace: e.Bundle.Trace, Plan: d.cached(e).plan}
+		sides[i] = compare.Side{Label: e.ID, Trace: e.Bundle.Trace, Plan: d.cached(e).plan, Statements: compare.StatementsOf(e.Bundle)}
 	}
 	res, err := compare.Compare(sides[0], sides[1])
 	if err != nil {

@@ -10,7 +10,7 @@ import { stepTime, entryAt } from './replay/step';
 import { ReplayStore } from './replay/store';
 import { labelWidth } from './render/layout';
 import { paletteFromTheme } from './render/palette';
-import { queryTypeOf } from './detailSource';
+import { fetchStatement, queryTypeOf } from './detailSource';
 import { LaneSource, useLanes, usePlayback, useViewDatasource } from './components/useLanes';
 import { useReplay } from './components/useStore';
 import { handleKey, transportKeys, useTransport } from './components/useTransport';
@@ -34,6 +34,9 @@ import { summariesFromFrames } from './model/summary';
 import { QueryHeader, headerHeight } from './components/QueryHeader';
 import { Summaries } from './components/Summaries';
 import { LEGEND_H, PhaseLegend } from './components/PhaseLegend';
+import { StatementPick, useStatements } from './components/useStatements';
+import { StatementTree } from './components/StatementTree';
+import { BANDS_H, StatementBands } from './components/StatementBands';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
@@ -45,7 +48,18 @@ export function ReplayPanel(props: Props) {
   const { data, width, height } = props;
   const styles = useStyles2(getStyles);
   const compare = isCompareResponse(data.series) || queryTypeOf(data.request) === 'compare';
-  const result = useMemo(() => traceFromFrames(compare ? [] : data.series), [data.series, compare]);
+  const base = useMemo(() => traceFromFrames(compare ? [] : data.series), [data.series, compare]);
+  // a picked statement replays its own frames (a `bundle` query with `statement`)
+  const statements = useStatements(
+    data.series,
+    useViewDatasource(data.request),
+    base.trace?.traceId ?? '',
+    fetchStatement
+  );
+  const result = useMemo(
+    () => (statements.series === data.series ? base : traceFromFrames(statements.series)),
+    [statements.series, data.series, base]
+  );
   if (compare) {
     return <ComparePanel {...props} />;
   }
@@ -65,14 +79,24 @@ export function ReplayPanel(props: Props) {
       </div>
     );
   }
-  return <Replay key={result.trace.traceId} {...props} trace={result.trace} />;
+  const shown = statements.series === data.series ? data : { ...data, series: statements.series };
+  return (
+    <Replay
+      key={`${result.trace.traceId}/${statements.tree?.current ?? ''}`}
+      {...props}
+      data={shown}
+      trace={result.trace}
+      statements={statements}
+    />
+  );
 }
 
 interface ReplayProps extends Props {
   trace: ReplayTrace;
+  statements: StatementPick;
 }
 
-function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps) {
+function Replay({ trace, width, height, options: rawOptions, data, statements }: ReplayProps) {
   const styles = useStyles2(getStyles);
   const theme = useTheme2();
   const palette = useMemo(() => paletteFromTheme(theme), [theme]);
@@ -125,7 +149,8 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
   const mainW = width - sideW - (split ? 8 : 0);
   const bodyH = height - TOOLBAR_H - findings.stripH - headerH;
   const stackedLinkedH = stacked ? Math.round(bodyH * 0.42) : 0;
-  const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - LEGEND_H - stackedLinkedH);
+  const bandsH = statements.bands.length ? BANDS_H : 0;
+  const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - LEGEND_H - bandsH - stackedLinkedH);
   const plotW = Math.max(10, mainW - labelWidth(mainW) - 4);
 
   const shown = options.lanes;
@@ -142,6 +167,7 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     ds,
     fetchDetail: options.fetchDetail,
     stats,
+    statement: statements.picked,
   });
   usePlayback(store);
   findings.setLanes(lanesFor);
@@ -215,6 +241,11 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
         stats={stats}
         bounds={bounds}
       />
+      {bandsH > 0 && (
+        <div style={{ marginLeft: labelWidth(mainW) }}>
+          <StatementBands bands={statements.bands} store={store} width={plotW} onPick={statements.pick} />
+        </div>
+      )}
       <div style={{ marginLeft: labelWidth(mainW), marginTop: 2 }}>
         <Scrubber
           trace={trace}
@@ -292,6 +323,15 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
             bounds={bounds}
           />
         );
+      case 'statements':
+        return statements.tree ? (
+          <StatementTree
+            tree={statements.tree}
+            onPick={statements.pick}
+            pending={statements.pending}
+            error={statements.error}
+          />
+        ) : null;
       case 'findings':
         return <FindingsList report={findings.report} store={store} onFocus={findings.focus} onStep={findings.step} />;
     }
@@ -301,7 +341,9 @@ function Replay({ trace, width, height, options: rawOptions, data }: ReplayProps
     <div className={styles.side} style={{ width: w, height: h }} data-testid="qr-linked">
       <TabsBar className={styles.tabs}>
         {(
-          (findings.report ? ['findings'] : []).concat(['plan', 'diagram', 'summary', 'pages', 'locks', 'stack']) as LinkedView[]
+          (statements.tree ? ['statements'] : [])
+            .concat(findings.report ? ['findings'] : [])
+            .concat(['plan', 'diagram', 'summary', 'pages', 'locks', 'stack']) as LinkedView[]
         ).map((v) => (
           <Tab
             key={v}
@@ -399,6 +441,7 @@ function WindowLanes({
 }
 
 const TAB_LABEL: Record<LinkedView, string> = {
+  statements: 'Statements',
   findings: 'Findings',
   plan: 'Plan',
   diagram: 'Diagram',

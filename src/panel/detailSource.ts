@@ -76,7 +76,8 @@ function message(e: unknown): string {
   );
 }
 
-export function viewFetcher(ds: DataSourceRef, traceId: string): ViewFetcher {
+/** statement: the picked node of the statement tree (§3.13), so the detail is that statement's events. */
+export function viewFetcher(ds: DataSourceRef, traceId: string, statement?: number): ViewFetcher {
   return async (window: WindowUs, maxDataPoints: number, signal: AbortSignal): Promise<DataFrame[]> => {
     const refId = 'QR_VIEW';
     const body = {
@@ -89,6 +90,7 @@ export function viewFetcher(ds: DataSourceRef, traceId: string): ViewFetcher {
           window: { fromUs: Math.floor(window.fromUs), toUs: Math.ceil(window.toUs) },
           frames: ['lanes'],
           maxDataPoints,
+          ...(statement === undefined ? {} : { statement }),
         },
       ],
     };
@@ -113,4 +115,32 @@ export function viewFetcher(ds: DataSourceRef, traceId: string): ViewFetcher {
       throw new Error(`zoomed-in detail: ${message(e)}`);
     }
   };
+}
+
+/**
+ * Fetches the frames of one statement of a stored trace: a `bundle` query
+ * with the `statement` field (docs/frames.md §1, §3.13), which draws that
+ * statement's own operators, phases and events. Nothing runs on SQL Server.
+ */
+export async function fetchStatement(ds: DataSourceRef, traceId: string, statement: number): Promise<DataFrame[]> {
+  const refId = 'QR_STATEMENT';
+  const body = { queries: [{ refId, datasource: ds, queryType: 'bundle', traceId, statement }] };
+  try {
+    const obs = getBackendSrv().fetch({
+      url: '/api/ds/query',
+      method: 'POST',
+      data: body,
+      requestId: `queryreplay-statement-${traceId}`,
+      showErrorAlert: false,
+    });
+    const parsed = toDataQueryResponse((await lastValueFrom(obs)) as Parameters<typeof toDataQueryResponse>[0], [
+      { refId },
+    ]);
+    if (parsed.errors?.length) {
+      throw new Error(parsed.errors[0].message ?? 'statement query failed');
+    }
+    return parsed.data as DataFrame[];
+  } catch (e) {
+    throw new Error(`statement ${statement}: ${message(e)}`);
+  }
 }

@@ -2,7 +2,7 @@ import { LaneName, ALL_LANES } from './model/lanes';
 import { TimeUnit } from './replay/scale';
 import { ColorBy } from './render/timeline';
 
-export type LinkedView = 'findings' | 'plan' | 'diagram' | 'pages' | 'locks' | 'stack' | 'summary';
+export type LinkedView = 'statements' | 'findings' | 'plan' | 'diagram' | 'pages' | 'locks' | 'stack' | 'summary';
 
 /** Panel options (module.ts builds their editors). */
 export interface ReplayOptions {

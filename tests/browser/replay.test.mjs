@@ -13,6 +13,7 @@ import { wholeScreen } from './screen.mjs';
 import { viewerTool } from './viewertool.mjs';
 import { queryInView } from './header.mjs';
 import { planDiagram } from './diagram.mjs';
+import { statementTree } from './statements.mjs';
 
 const HASH_JOIN =
   "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
@@ -669,6 +670,7 @@ try {
   await viewerTool({ page, server, traceId, check, assert, out, shots });
   await queryInView({ page, server, traceId, check, assert, out, shots });
   await planDiagram({ page, server, traceId, check, assert, out, shots });
+  await statementTree({ page, server, check, assert, out });
   await findingsAndCompare({ page, server, check, assert, out, shots });
 
   await check('no console errors', async () => {

@@ -33,6 +33,8 @@ export interface LaneSourceArgs {
   ds: DataSourceRef | null;
   fetchDetail: boolean;
   stats: DrawStats;
+  /** The picked statement (docs/frames.md §3.13) the detail is asked for; undefined: the frames' own. */
+  statement?: number;
 }
 
 export interface LaneSource {
@@ -44,7 +46,17 @@ export interface LaneSource {
   detailStatus: { loading: boolean; error: string | null };
 }
 
-export function useLanes({ trace, bounds, store, lanes, plotW, ds, fetchDetail, stats }: LaneSourceArgs): LaneSource {
+export function useLanes({
+  trace,
+  bounds,
+  store,
+  lanes,
+  plotW,
+  ds,
+  fetchDetail,
+  stats,
+  statement,
+}: LaneSourceArgs): LaneSource {
   const pyramids = useRef(new WeakMap<LaneData, Pyramid | null>());
   const pyramid = useCallback(
     (lane: LaneData): Pyramid | null => {
@@ -65,7 +77,7 @@ export function useLanes({ trace, bounds, store, lanes, plotW, ds, fetchDetail, 
     error: null,
   });
   const detail = useMemo(() => {
-    const fetcher = fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId) : null;
+    const fetcher = fetchDetail && ds && trace.traceId ? viewFetcher(ds, trace.traceId, statement) : null;
     const cache: DetailCache = new DetailCache(fetcher, (d: Detail | null) => {
       if (d) {
         recordDetail(stats, d.window, d.lanes);
