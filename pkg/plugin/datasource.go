@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -225,7 +226,7 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := d.query(ctx, who, q)
+			r := d.guardedQuery(ctx, who, q)
 			mu.Lock()
 			resp.Responses[q.RefID] = r
 			mu.Unlock()
@@ -233,6 +234,20 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	}
 	wg.Wait()
 	return resp, nil
+}
+
+// guardedQuery is query with a panic turned into that query's error: one
+// query's bug must not take down the plugin process and every other
+// query with it. The query's own deferred cleanup (a trace's DROP EVENT
+// SESSION and ROLLBACK) has run by the time the panic reaches here.
+func (d *Datasource) guardedQuery(ctx context.Context, who caller, q backend.DataQuery) (r backend.DataResponse) {
+	defer func() {
+		if p := recover(); p != nil {
+			d.log.Error("query panicked", "refId", q.RefID, "queryType", q.QueryType, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			r = response(q.RefID, pluginErr(backend.StatusInternal, "the query failed inside the datasource (a bug in QueryReplay; the server log has its stack): %v", p))
+		}
+	}()
+	return d.query(ctx, who, q)
 }
 
 func (d *Datasource) query(ctx context.Context, who caller, q backend.DataQuery) backend.DataResponse {
