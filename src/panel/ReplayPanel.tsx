@@ -1,4 +1,5 @@
 import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { TAB_LABEL, tabLabel } from './tabs';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, LoadingState, PanelProps } from '@grafana/data';
 import { Tab, TabsBar, useStyles2, useTheme2 } from '@grafana/ui';
@@ -344,10 +345,10 @@ function Replay({ trace, width, height, options: rawOptions, data, statements }:
           (statements.tree ? ['statements'] : [])
             .concat(findings.report ? ['findings'] : [])
             .concat(['plan', 'diagram', 'summary', 'pages', 'locks', 'stack']) as LinkedView[]
-        ).map((v) => (
+        ).map((v, _, all) => (
           <Tab
             key={v}
-            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : tabLabel(v, w)}
+            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : tabLabel(v, w, all.length)}
             title={TAB_LABEL[v]}
             active={side === v}
             onChangeTab={() => setSide(v)}
@@ -438,24 +439,6 @@ function WindowLanes({
 }) {
   const window = useReplay(store, (s) => s.window);
   return <>{children(lanesFor(window))}</>;
-}
-
-const TAB_LABEL: Record<LinkedView, string> = {
-  statements: 'Statements',
-  findings: 'Findings',
-  plan: 'Plan',
-  diagram: 'Diagram',
-  pages: 'Pages',
-  locks: 'Locks',
-  stack: 'Event & stack',
-  summary: 'I/O & waits',
-};
-
-/** In a narrow side panel the long tab names shorten, so none is cut (the full name is the hover text). */
-const TAB_SHORT: Partial<Record<LinkedView, string>> = { summary: 'I/O', stack: 'Stack' };
-
-function tabLabel(v: LinkedView, sideW: number): string {
-  return sideW < 520 ? (TAB_SHORT[v] ?? TAB_LABEL[v]) : TAB_LABEL[v];
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
