@@ -479,7 +479,18 @@ func TestPrometheusOneExporterPerServer(t *testing.T) {
 	if len(r) != 1 || r[0].Metric["instance"] != addrs[0] || r[0].Metric["target"] != names[0] {
 		t.Errorf("the spill alert: %v; want one, for instance %s target %s", r, addrs[0], names[0])
 	}
-	for _, s := range prom.query(t, `sum by (instance, target) (queryreplay_spills_total{database="QueryReplayDemo"})`) {
+	// The alert can fire on the first spills; the last ones reach
+	// Prometheus at a later poll and scrape, so wait for all ten.
+	const sums = `sum by (instance, target) (queryreplay_spills_total{database="QueryReplayDemo"})`
+	waitFor(t, 30*time.Second, "all ten spills scraped from the first server", func() bool {
+		for _, s := range prom.query(t, sums) {
+			if s.Metric["instance"] == addrs[0] && sampleValue(s) >= 10 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, s := range prom.query(t, sums) {
 		want := 0.0
 		if s.Metric["instance"] == addrs[0] {
 			want = 10
