@@ -76,37 +76,23 @@ func (x *execCtx) effective(grants []string) []string {
 
 // holdsServer reports whether the login holds any of perms at server level.
 func (x *execCtx) holdsServer(perms ...string) bool {
-	if x.conn.sysadmin {
-		return true
-	}
-	eff := x.effective(x.serverGrants())
-	if slices.Contains(eff, "CONTROL SERVER") {
-		return true
-	}
-	for _, p := range perms {
-		if slices.Contains(eff, p) {
-			return true
-		}
-	}
-	return false
+	return x.holds(x.serverGrants(), "CONTROL SERVER", perms)
 }
 
 // holdsDatabase reports whether the login's user holds any of perms in the
 // current database.
 func (x *execCtx) holdsDatabase(perms ...string) bool {
+	return x.holds(x.databaseGrants(), "CONTROL", perms)
+}
+
+// holds reports whether grants, with what they imply, include control (which
+// holds everything at its level) or any of perms; the sysadmin holds all.
+func (x *execCtx) holds(grants []string, control string, perms []string) bool {
 	if x.conn.sysadmin {
 		return true
 	}
-	eff := x.effective(x.databaseGrants())
-	if slices.Contains(eff, "CONTROL") {
-		return true
-	}
-	for _, p := range perms {
-		if slices.Contains(eff, p) {
-			return true
-		}
-	}
-	return false
+	eff := x.effective(grants)
+	return slices.Contains(eff, control) || slices.ContainsFunc(perms, func(p string) bool { return slices.Contains(eff, p) })
 }
 
 // Which permission each event session operation needs: ALTER ANY EVENT
