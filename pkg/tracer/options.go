@@ -146,6 +146,10 @@ type Options struct {
 	// Progress, when set, receives progress reports (never query text). It
 	// may be called from more than one goroutine at a time.
 	Progress func(Progress)
+	// Live, when set, makes the trace live (live.go): while the batch runs
+	// the events are read back incrementally and the operators' progress
+	// polled, and each LiveUpdate is handed to Live, from one goroutine.
+	Live func(LiveUpdate)
 
 	// ReadBack chooses how the event file is read back (server-scoped
 	// sessions; a ring_buffer is always read as XML). Default: ReadBackAuto.
