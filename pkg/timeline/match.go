@@ -125,7 +125,8 @@ type candSet struct {
 	// byWindows' last answer and the times it holds for: between lo and
 	// hi no candidate's window starts or ends, so the same windows
 	// contain t; when one does, the narrowest containing one wins
-	// whatever t is (issue 26 performance: the reads of one index,
+	// whatever t is, when none does, the nearest one up to where the
+	// distances cross (issue 26 performance: the reads of one index,
 	// a million of them in time order, ask the same question).
 	cached           Match
 	cacheOK          bool
@@ -438,12 +439,60 @@ func (m *matcher) byWindows(t int64, set *candSet) Match {
 		return set.cached
 	}
 	mt, containing := m.decideByWindows(t, set)
-	if containing > 0 {
-		set.cached, set.cacheOK = mt, true
-		set.cacheLo, set.cacheHi = sameContainment(t, set.cands)
+	set.cached, set.cacheOK = mt, true
+	set.cacheLo, set.cacheHi = sameContainment(t, set.cands)
+	if containing == 0 {
+		// In a gap between windows the nearest one wins, and which is
+		// nearest changes where the distances cross (issue 26
+		// performance: reads between the worked spans of the operators
+		// on their index, most of a trace, missed the cache).
+		set.cacheLo, set.cacheHi = nearestHolds(t, set.cands, set.cacheLo, set.cacheHi)
 	}
 	return mt
 }
+
+// nearestHolds narrows [lo, hi], a gap around t in which no candidate's
+// window contains t, to the times at which the candidate nearest t (as
+// bestWindow picks it) stays the nearest. Candidates on the same side of
+// t keep their order across the gap; one on the other side is beaten
+// until the distances cross at the midpoint, where the tie goes to the
+// deeper, then earlier operator.
+func nearestHolds(t int64, cands []candidate, lo, hi int64) (int64, int64) {
+	best, _, _ := bestWindow(t, cands)
+	if best == nil {
+		return lo, hi // no windows: nothing to be near
+	}
+	bw, _ := best.op.timingWindow()
+	left := bw.End < t
+	for i := range cands {
+		o := cands[i].op
+		w, ok := o.timingWindow()
+		if !ok || &cands[i] == best || (w.End < t) == left {
+			continue
+		}
+		wins := deeperOrEarlier(best.op, o)
+		if left {
+			// best wins while t−bw.End < w.Start−t (or equal and it wins
+			// the tie): 2t < bw.End+w.Start.
+			sum := bw.End + w.Start
+			if !wins {
+				sum--
+			}
+			hi = min(hi, floorHalf(sum))
+		} else {
+			// best wins while bw.Start−t < t−w.End: 2t > bw.Start+w.End.
+			sum := bw.Start + w.End
+			if !wins {
+				sum++
+			}
+			lo = max(lo, -floorHalf(-sum))
+		}
+	}
+	return lo, hi
+}
+
+// floorHalf is ⌊x/2⌋, for negative x too.
+func floorHalf(x int64) int64 { return x >> 1 }
 
 // sameContainment is the span of times around t in which each
 // candidate's window contains t or not as it does at t.
