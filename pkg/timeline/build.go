@@ -38,7 +38,7 @@ func (b *Builder) Build() (*Trace, error) {
 
 	m := newMatcher(b.stmt)
 	for _, i := range b.profiles {
-		r := &b.recs[i]
+		r := b.widen(&b.recs[i])
 		m.addWindow(int(r.a), int(r.b), r.t-int64(r.c), r.t)
 	}
 	m.markExecution()
@@ -72,7 +72,7 @@ func (b *Builder) Build() (*Trace, error) {
 	}
 	// The records are spent: let them go now, not with the Builder (a
 	// million of them are most of its memory).
-	b.recs, b.profiles = nil, nil
+	b.recs, b.profiles, b.extras = nil, nil, extraStore{}
 	return tr, nil
 }
 
@@ -259,10 +259,11 @@ func (f *filler) page(r *rec) {
 	n := len(*lane)
 	*lane = append(*lane, PageEvent{})
 	e := &(*lane)[n]
-	obj := f.pages.page(r.a, r.b, r.c)
-	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, r.a, r.b, r.c, r.stack
+	db, file, page := f.b.pageIDs(r)
+	obj := f.pages.page(db, file, page)
+	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, db, file, page, r.stack
 	e.Object = obj
-	if mt := f.m.matchData(obj, r.t, pagePool(r.a)); mt.Candidates != nil {
+	if mt := f.m.matchData(obj, r.t, pagePool(db)); mt.Candidates != nil {
 		e.Match = mt
 	} else {
 		e.NodeID, e.Rule, e.Confidence, e.Ambiguous = mt.NodeID, mt.Rule, mt.Confidence, mt.Ambiguous

@@ -38,16 +38,19 @@ const (
 
 // rec is the compact form of one event: what the timeline needs and nothing
 // else. Strings (map texts, event names) are interned into Builder.strs.
-// It holds what a page event needs (most of a trace) in 64 bytes; the
-// other kinds keep the rest in Builder.extras (x): a million records a
-// third smaller are a pass over memory a third shorter, and a heap that
-// needs one garbage collection fewer per build (issue 26 performance).
+// It holds what a page event needs (most of a trace) in 48 bytes — its
+// database, file and page packed into a (packPage) — and the other kinds
+// keep the rest in Builder.extras (x): a million records smaller are a
+// pass over memory shorter, and a heap that needs a garbage collection
+// fewer per build (issue 26 performance).
 type rec struct {
-	tsNs   int64  // event timestamp, Unix ns
-	seq    uint64 // package0.event_sequence (hasSeq)
-	t      int64  // µs from time zero, set by the clock
-	a, b   uint64 // kind-specific: see Add
-	c      uint64
+	tsNs int64  // event timestamp, Unix ns
+	seq  uint64 // package0.event_sequence (hasSeq)
+	t    int64  // µs from time zero, set by the clock
+	// a is kind-specific (see Add); a page event's packed page key, or
+	// its database when flag says the ids do not pack (file and page are
+	// then extras b and c).
+	a      uint64
 	s1     uint32 // interned string
 	stack  uint32 // call-stack id (Trace.Stacks), 0 for none
 	x      uint32 // Builder.extras index, 0 for none
@@ -58,8 +61,8 @@ type rec struct {
 
 // recExtra is the rest of a record that is not a page event's.
 type recExtra struct {
-	d, e, f uint64
-	s2, s3  uint32 // interned strings
+	b, c, d, e, f uint64
+	s2, s3        uint32 // interned strings
 }
 
 // wide is a record with its extra fields, as Add fills it and fillLanes
@@ -73,7 +76,7 @@ type wide struct {
 func (b *Builder) widen(r *rec) wide {
 	w := wide{rec: *r}
 	if r.x != 0 {
-		w.recExtra = b.extras[r.x]
+		w.recExtra = *b.extras.at(r.x)
 	}
 	return w
 }
@@ -118,7 +121,7 @@ type Builder struct {
 	recs []rec
 	// extras holds the extra fields of records that have any (rec.x);
 	// index 0 is unused.
-	extras []recExtra
+	extras extraStore
 	strs   []string
 	strID  map[string]uint32
 	// stackText holds each distinct call-stack text once (index = id − 1).
@@ -225,13 +228,6 @@ func (b *Builder) Add(ev *xe.Event) {
 		return 0
 	}
 	switch ev.Name {
-	case "physical_page_read", "physical_page_write":
-		p, _ := xe.AsPageIO(ev)
-		r.kind = kRead
-		if p.Write {
-			r.kind = kWrite
-		}
-		r.a, r.b, r.c = db(), p.FileID, p.PageID
 	case "lock_acquired", "lock_released":
 		l, _ := xe.AsLock(ev, b.maps)
 		r.kind = kLockAcquired
@@ -355,31 +351,61 @@ func (b *Builder) Add(ev *xe.Event) {
 		r.kind = kOther
 	}
 	r.stack = b.stackOf(ev)
-	if r.recExtra != (recExtra{}) {
-		if len(b.extras) == 0 {
-			b.extras = append(b.extras, recExtra{})
-		}
-		r.x = uint32(len(b.extras))
-		b.extras = append(b.extras, r.recExtra)
-	}
+	b.addExtra(&r)
 	b.push(&r.rec)
 }
 
-// addPage records a physical_page_read or physical_page_write: the same
-// record Add's general path builds (xe.AsPageIO's file_id and page_id,
-// the database_id and event_sequence actions), in one pass.
+// addExtra stores a record's extra fields, when it has any, and points
+// the record at them.
+func (b *Builder) addExtra(r *wide) {
+	if r.recExtra == (recExtra{}) {
+		return
+	}
+	r.x = b.extras.add(&r.recExtra)
+}
+
+// extraStore holds the records' extra fields in chunks of a fixed size:
+// their number is unknown until Build, and a slice grown by append to
+// tens of thousands of them allocated five times their size (issue 26
+// performance). Index 0 is never used: rec.x 0 means none.
+type extraStore struct {
+	chunks [][]recExtra
+	n      uint32 // entries stored, the unused 0 included
+}
+
+const extraChunk = 1024
+
+func (s *extraStore) add(e *recExtra) uint32 {
+	if s.n == 0 {
+		s.n = 1
+	}
+	c := int(s.n / extraChunk)
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]recExtra, extraChunk))
+	}
+	s.chunks[c][s.n%extraChunk] = *e
+	s.n++
+	return s.n - 1
+}
+
+func (s *extraStore) at(x uint32) *recExtra { return &s.chunks[x/extraChunk][x%extraChunk] }
+
+// addPage records a physical_page_read or physical_page_write (xe.AsPageIO's
+// file_id and page_id, the database_id and event_sequence actions) in one
+// pass over fields and actions, without building xe's Common.
 func (b *Builder) addPage(ev *xe.Event) {
 	r := rec{tsNs: ev.Timestamp.Time.UnixNano(), kind: kRead}
 	if ev.Name == "physical_page_write" {
 		r.kind = kWrite
 	}
+	var db, file, page uint64
 	for i := range ev.Fields {
 		f := &ev.Fields[i]
 		switch f.Name {
 		case "file_id":
-			r.b, _ = f.Value.Uint()
+			file, _ = f.Value.Uint()
 		case "page_id":
-			r.c, _ = f.Value.Uint()
+			page, _ = f.Value.Uint()
 		}
 	}
 	var stack string // as stackOf takes it
@@ -391,7 +417,7 @@ func (b *Builder) addPage(ev *xe.Event) {
 				r.seq, r.hasSeq = s, true
 			}
 		case "database_id":
-			r.a, _ = a.Value.Uint()
+			db, _ = a.Value.Uint()
 		case "callstack_rva":
 			stack = a.Value.Raw
 		case "callstack":
@@ -401,7 +427,29 @@ func (b *Builder) addPage(ev *xe.Event) {
 		}
 	}
 	r.stack = b.internStack(stack)
-	b.push(&r)
+	if k, ok := packPage(db, file, page); ok {
+		r.a = k
+		b.push(&r)
+		return
+	}
+	// ids too wide to pack (never from SQL Server, whose ids are
+	// smallint and int, but an event stream may say anything)
+	w := wide{rec: r, recExtra: recExtra{b: file, c: page}}
+	w.a, w.flag = db, true
+	b.addExtra(&w)
+	b.push(&w.rec)
+}
+
+// pageIDs unpacks a page event's database, file and page (addPage).
+func (b *Builder) pageIDs(r *rec) (db, file, page uint64) {
+	if !r.flag {
+		return r.a >> 48, r.a >> 32 & 0xffff, r.a & 0xffffffff
+	}
+	var x recExtra
+	if r.x != 0 {
+		x = *b.extras.at(r.x)
+	}
+	return r.a, x.b, x.c
 }
 
 // push appends a record and notes what Build's passes would otherwise

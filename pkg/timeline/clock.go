@@ -265,7 +265,7 @@ func (b *Builder) sameEvent(x, y *rec) bool {
 	}
 	xr, yr := *x, *y
 	xr.x, yr.x = 0, 0
-	return xr == yr && b.extras[x.x] == b.extras[y.x]
+	return xr == yr && *b.extras.at(x.x) == *b.extras.at(y.x)
 }
 
 func (b *Builder) note(n string) { b.notes = append(b.notes, n) }

@@ -205,13 +205,7 @@ func TestClockAgreesWithReference(t *testing.T) {
 		b := &Builder{}
 		for i := range ws {
 			w := ws[i]
-			if w.recExtra != (recExtra{}) {
-				if len(b.extras) == 0 {
-					b.extras = append(b.extras, recExtra{})
-				}
-				w.x = uint32(len(b.extras))
-				b.extras = append(b.extras, w.recExtra)
-			}
+			b.addExtra(&w)
 			b.push(&w.rec)
 		}
 		want, wantS, wantZero, wantNotes := refClock(slices.Clone(ws))
