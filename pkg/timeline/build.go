@@ -246,7 +246,9 @@ func (f *filler) add(tr *Trace, r *wide) {
 
 // page appends a page event in place (a million of them: building each
 // on the stack and copying it in cost a second write of every entry) and
-// notes it for collectOwn's first pass.
+// notes it for collectOwn's first pass. fillLanes made the lane with room
+// for every page record, zeroed: taking the next entry is a reslice, not
+// a third write (append's zero value).
 func (f *filler) page(r *rec) {
 	lane, last := &f.l.Read, &f.lastRead
 	if r.kind == kWrite {
@@ -257,7 +259,11 @@ func (f *filler) page(r *rec) {
 	}
 	*last = r.t
 	n := len(*lane)
-	*lane = append(*lane, PageEvent{})
+	if n < cap(*lane) {
+		*lane = (*lane)[:n+1]
+	} else {
+		*lane = append(*lane, PageEvent{})
+	}
 	e := &(*lane)[n]
 	db, file, page := f.b.pageIDs(r)
 	obj := f.pages.page(db, file, page)
