@@ -143,6 +143,15 @@ type filler struct {
 	// tells that one went back (fillLanes then sorts them).
 	lastRead, lastWrite int64
 	unsorted            bool
+	// memo is the last page event's match with its object and pool:
+	// while timing is deferred a page's match depends on nothing else,
+	// and runs of reads of one index ask the same question.
+	memo struct {
+		ok  bool
+		obj *ObjectName
+		p   pool
+		mt  Match
+	}
 }
 
 // fillLanes walks the ordered records once, pairing begins with ends and
@@ -269,12 +278,26 @@ func (f *filler) page(r *rec) {
 	obj := f.pages.page(db, file, page)
 	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, db, file, page, r.stack
 	e.Object = obj
-	if mt := f.m.matchData(obj, r.t, pagePool(db)); mt.Candidates != nil {
+	if mt := f.pageMatch(obj, r.t, pagePool(db)); mt.Candidates != nil {
 		e.Match = mt
 	} else {
 		e.NodeID, e.Rule, e.Confidence, e.Ambiguous = mt.NodeID, mt.Rule, mt.Confidence, mt.Ambiguous
 	}
 	f.m.noteOwn(&e.Match, e.T, e.T, false)
+}
+
+// pageMatch is matchData for a page event, from the memo when timing is
+// deferred (matchData then answers by object and pool alone).
+func (f *filler) pageMatch(obj *ObjectName, t int64, p pool) Match {
+	if !f.m.deferTiming {
+		return f.m.matchData(obj, t, p)
+	}
+	if f.memo.ok && f.memo.obj == obj && f.memo.p == p {
+		return f.memo.mt
+	}
+	mt := f.m.matchData(obj, t, p)
+	f.memo.ok, f.memo.obj, f.memo.p, f.memo.mt = true, obj, p, mt
+	return mt
 }
 
 func (f *filler) lock(r *wide) {
