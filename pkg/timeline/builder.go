@@ -137,6 +137,11 @@ type Builder struct {
 	withSeq     int
 	lastSeq     uint64
 	seqUnsorted bool
+	// seqBroken: a sequence did not follow the one before it by exactly
+	// one (a gap, a repeat or a step back); without it the records are
+	// in order with no gap and no duplicate, and orderBySequence has
+	// nothing to do.
+	seqBroken bool
 	lastTs      int64
 	tsUnsorted  bool
 	// start and end are the statement's extent (µs from time zero) as the
@@ -458,6 +463,9 @@ func (b *Builder) push(r *rec) {
 	if r.hasSeq {
 		if b.withSeq > 0 && r.seq < b.lastSeq {
 			b.seqUnsorted = true
+		}
+		if b.withSeq > 0 && r.seq != b.lastSeq+1 {
+			b.seqBroken = true
 		}
 		b.withSeq++
 		b.lastSeq = r.seq
