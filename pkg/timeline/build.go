@@ -275,7 +275,12 @@ func (f *filler) page(r *rec) {
 	}
 	e := &(*lane)[n]
 	db, file, page := f.b.pageIDs(r)
-	obj := f.pages.page(db, file, page)
+	var obj *ObjectName
+	if r.flag {
+		obj = f.pages.page(db, file, page)
+	} else {
+		obj = f.pages.packed(r.a)
+	}
 	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, db, file, page, r.stack
 	e.Object = obj
 	if mt := f.pageMatch(obj, r.t, pagePool(db)); mt.Candidates != nil {

@@ -141,9 +141,9 @@ type Builder struct {
 	// one (a gap, a repeat or a step back); without it the records are
 	// in order with no gap and no duplicate, and orderBySequence has
 	// nothing to do.
-	seqBroken bool
-	lastTs      int64
-	tsUnsorted  bool
+	seqBroken  bool
+	lastTs     int64
+	tsUnsorted bool
 	// start and end are the statement's extent (µs from time zero) as the
 	// clock's last pass found it; profiles lists the thread-profile
 	// records.

@@ -266,10 +266,24 @@ func (m *matcher) rematch(l *Lanes) {
 	// revisited.
 	m.resetOwn()
 	for _, lane := range [][]PageEvent{l.Read, l.Write} {
+		// Runs of a lane's events share an object: its candidate set is
+		// kept across them rather than looked up for each (issue 26
+		// performance).
+		var obj *ObjectName
+		var p pool
+		var set *candSet
 		for i := range lane {
 			e := &lane[i]
 			if retry(e.Match, e.Object) {
-				e.Match = m.matchData(e.Object, e.T, pagePool(e.DatabaseID))
+				switch ep := pagePool(e.DatabaseID); {
+				case e.Object == nil:
+					e.Match = m.matchData(nil, e.T, ep)
+				default:
+					if set == nil || e.Object != obj || ep != p {
+						obj, p, set = e.Object, ep, m.candidatesFor(e.Object, objectPool(ep))
+					}
+					e.Match = m.matchSet(set, e.T)
+				}
 			}
 			m.noteOwn(&e.Match, e.T, e.T, true)
 		}

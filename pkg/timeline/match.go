@@ -401,11 +401,20 @@ func (m *matcher) matchData(obj *ObjectName, t int64, p pool) Match {
 		}
 		return Match{NodeID: Unmatched}
 	}
+	return m.matchSet(m.candidatesFor(obj, objectPool(p)), t)
+}
+
+// objectPool is the pool of a data event whose object is known: its name
+// decides, tempdb or not.
+func objectPool(p pool) pool {
 	if p == poolAccessTempdb {
-		// the object is known: its name decides
-		p = poolAccess
+		return poolAccess
 	}
-	set := m.candidatesFor(obj, p)
+	return p
+}
+
+// matchSet is matchData for an event whose object has candidate set set.
+func (m *matcher) matchSet(set *candSet, t int64) Match {
 	switch len(set.cands) {
 	case 0:
 		return Match{NodeID: Unmatched}

@@ -84,6 +84,24 @@ func (p *pageLookup) pageOf(db, file, page uint64) *ObjectName {
 	if !ok {
 		return p.c.widePages[pageKey{db, file, page}]
 	}
+	return p.packedOf(k)
+}
+
+// packed is page for a packed page key (packPage), as page events' records
+// hold it: the same answer without unpacking and packing again.
+func (p *pageLookup) packed(k uint64) *ObjectName {
+	if p.files == nil {
+		return p.c.page(k>>48, k>>32&0xffff, k&0xffffffff)
+	}
+	if o := p.packedOf(k); o != nil {
+		return o
+	}
+	return p.packedOf(k & (1<<48 - 1)) // database 0
+}
+
+// packedOf looks a packed key up in its file.
+func (p *pageLookup) packedOf(k uint64) *ObjectName {
+	page := k & 0xffffffff
 	fk := k >> 32
 	if !p.lastOK || p.lastKey != fk {
 		p.lastKey, p.lastFile, p.lastOK = fk, p.files[fk], true

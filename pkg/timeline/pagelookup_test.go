@@ -6,7 +6,7 @@ import (
 )
 
 // TestPageLookupAgreesWithCatalog: the dense index answers every page
-// exactly as Catalog.page does — dense files, sparse files, the database-0
+// (by its ids or by its packed key) exactly as Catalog.page does — dense files, sparse files, the database-0
 // fallback, pages outside a file's range, ids too wide to pack.
 func TestPageLookupAgreesWithCatalog(t *testing.T) {
 	c := NewCatalog()
@@ -35,6 +35,11 @@ func TestPageLookupAgreesWithCatalog(t *testing.T) {
 		if got, want := lk.page(db, file, page), c.page(db, file, page); got != want {
 			t.Fatalf("page(%d,%d,%d) = %v, want %v", db, file, page, got, want)
 		}
+		if k, ok := packPage(db, file, page); ok {
+			if got, want := lk.packed(k), c.page(db, file, page); got != want {
+				t.Fatalf("packed(%d,%d,%d) = %v, want %v", db, file, page, got, want)
+			}
+		}
 	}
 	for _, db := range []uint64{0, 5, 6, 1 << 20} {
 		for _, file := range []uint64{0, 1, 2, 3} {
@@ -54,7 +59,8 @@ func TestPageLookupAgreesWithCatalog(t *testing.T) {
 		t.Fatal("a catalogued page is missing")
 	}
 	// Few page events: the lookup asks the catalog itself.
-	if small := newPageLookup(c, 1); small.files != nil || small.page(5, 1, 101) != c.page(5, 1, 101) {
+	k, _ := packPage(5, 1, 101)
+	if small := newPageLookup(c, 1); small.files != nil || small.page(5, 1, 101) != c.page(5, 1, 101) || small.packed(k) != c.page(5, 1, 101) {
 		t.Fatal("a small trace should use the catalog directly")
 	}
 }
