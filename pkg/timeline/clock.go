@@ -146,12 +146,21 @@ func (b *Builder) spreadShift(recs []rec, zero int64) int {
 		if !precise && n > 1 {
 			spreadBuckets++
 		}
+		// The k-th of n records gets ⌊1000·k/n⌋ µs into its millisecond,
+		// stepped without a division per record: each step adds 1000/n
+		// and carries when the remainders add up to n.
+		off, rem := bucket*1000-zero, int64(0)
+		step, stepRem := 1000/n, 1000%n
 		for k := i; k < j; k++ {
 			r := &recs[k]
 			if precise {
 				r.t = floorDiv(r.tsNs, 1000) - zero
 			} else {
-				r.t = bucket*1000 + 1000*int64(k-i)/n - zero
+				r.t = off
+				off, rem = off+step, rem+stepRem
+				if rem >= n {
+					off, rem = off+1, rem-n
+				}
 			}
 			start, end = min(start, r.t), max(end, r.t)
 			if profiles && r.kind == kThreadProfile {
