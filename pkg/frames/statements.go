@@ -6,6 +6,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/findings"
+	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -28,6 +30,65 @@ func statementTrace(b *bundle.Bundle, req Request) (tr *timeline.Trace, id int, 
 	}
 	return b.Statements[n].Trace, n, nil
 }
+
+// statementSource is src as statement n's frames need it: the primary
+// statement keeps the counters and findings the caller worked out for the
+// bundle's Trace; any other statement gets its own, from its own plan and
+// timeline (findings.StatementInputOf), so its header, summaries and
+// findings never show the first statement's figures or none at all.
+func statementSource(src *Source, n int) *Source {
+	b := src.Bundle
+	if n == primaryStatement(b) {
+		return src
+	}
+	other := *src
+	other.Runtime, other.Findings, other.CPUMs = nil, nil, nil
+	in, ok := findings.StatementInputOf(b, b.Statements[n])
+	if !ok {
+		return &other // the batch or an EXEC: no plan, no operators to judge
+	}
+	other.Runtime = RuntimeOf(in.Input.Plan)
+	if rep, err := findings.Analyze(in.Input, findings.DefaultConfig()); err == nil {
+		other.Findings = rep
+	}
+	if ts := planTimeStats(in.Input.Plan); ts != nil {
+		cpu := ts.CPUMs
+		other.CPUMs = &cpu
+	}
+	return &other
+}
+
+func planTimeStats(st *showplan.Statement) *showplan.TimeStats {
+	if st == nil {
+		return nil
+	}
+	return st.TimeStats
+}
+
+// RuntimeOf reads a plan statement's per-operator runtime counters (summed
+// over threads) by NodeId; nil without a statement.
+func RuntimeOf(st *showplan.Statement) map[int]Runtime {
+	if st == nil || len(st.Operators) == 0 {
+		return nil
+	}
+	out := make(map[int]Runtime, len(st.Operators))
+	for _, op := range st.Operators {
+		est := op.EstimateRows
+		r := Runtime{EstimatedRows: &est}
+		if a := op.Actual; a != nil {
+			r.ActualRows, r.Executions = i64p(a.Rows), i64p(a.Executions)
+			r.LogicalReads, r.PhysicalReads, r.ReadAheads = i64p(a.LogicalReads), i64p(a.PhysicalReads), i64p(a.ReadAheads)
+			r.Scans = i64p(a.Scans)
+			if a.HasTiming {
+				r.ElapsedMs, r.CPUMs = i64p(a.ElapsedMs), i64p(a.CPUMs)
+			}
+		}
+		out[op.NodeID] = r
+	}
+	return out
+}
+
+func i64p(v int64) *int64 { return &v }
 
 // primaryStatement is the node whose operators the bundle's Trace draws:
 // the first statement with a plan; -1 without a tree.
