@@ -114,6 +114,9 @@ func (v *view) statementsFrame() *data.Frame {
 	events, execs := make([]int64, n), make([]int64, n)
 	hasPlan := make([]bool, n)
 	for i, s := range st {
+		if i == 0 && s.Kind == "batch" {
+			s = batchNode(st)
+		}
 		id[i], parent[i], kind[i], text[i], object[i] = int64(s.ID), int64(s.Parent), s.Kind, s.Text, s.ObjectName
 		nest[i], offStart[i], offEnd[i] = int64(s.NestLevel), s.OffsetStart, s.OffsetEnd
 		start[i], end[i] = s.StartUs, s.EndUs
@@ -131,4 +134,34 @@ func (v *view) statementsFrame() *data.Frame {
 		data.NewField("executions", nil, execs), data.NewField("hasPlan", nil, hasPlan))
 	f.Meta = v.meta(custom{"group": GroupStatements})
 	return f
+}
+
+// batchNode is the tree's batch node with its own figures: no statement
+// event fires for the batch itself, so its elapsed is the batch's from its
+// own sql_batch_starting/completed events (its timeline's summary), and its
+// rows and reads are its statements' summed over the leaves of the tree —
+// the statements that ran no others — so a procedure's statements are
+// counted once whether or not its EXEC's completed event includes them.
+func batchNode(st []timeline.Statement) timeline.Statement {
+	n := st[0]
+	if tr := n.Trace; tr != nil && n.ElapsedUs == 0 && tr.Summary.ElapsedSource != "" && tr.Summary.ElapsedSource != "extent" {
+		n.ElapsedUs = uint64(max(tr.Summary.ElapsedUs, 0))
+		if n.EndUs == 0 {
+			n.EndUs = n.StartUs + tr.Summary.ElapsedUs
+		}
+	}
+	parents := make(map[int]bool, len(st))
+	for _, s := range st[1:] {
+		parents[s.Parent] = true
+	}
+	var rows, logical, physical uint64
+	for _, s := range st[1:] {
+		if !parents[s.ID] {
+			rows, logical, physical = rows+s.Rows, logical+s.LogicalReads, physical+s.PhysicalReads
+		}
+	}
+	if n.Rows == 0 && n.LogicalReads == 0 && n.PhysicalReads == 0 {
+		n.Rows, n.LogicalReads, n.PhysicalReads = rows, logical, physical
+	}
+	return n
 }

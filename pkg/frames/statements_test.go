@@ -149,3 +149,28 @@ func TestStatementFramesCarryTheirOwnFigures(t *testing.T) {
 		}
 	}
 }
+
+// Issue 30 review: the batch node of the statement tree showed elapsed 0.
+// It has the batch's elapsed from its own events, and its statements'
+// reads and rows summed (an EXEC's nested statements counted once).
+func TestStatementsFrameBatchNode(t *testing.T) {
+	src := statementsSource()
+	st := src.Bundle.Statements
+	st[0].Trace.Summary.ElapsedUs, st[0].Trace.Summary.ElapsedSource = 1600, "batch_events"
+	st[2].LogicalReads, st[2].PhysicalReads = 7, 2
+	// statement 2 becomes an EXEC whose procedure ran statement 3
+	st[2].Plan = ""
+	three := st[2]
+	three.ID, three.Parent, three.Rows, three.LogicalReads, three.PhysicalReads = 3, 2, 5, 11, 1
+	three.Plan = "<ShowPlanXML/>"
+	src.Bundle.Statements = append(st, three)
+	f := byName(t, build(t, src, Request{}), "statements")
+	for name, want := range map[string]int64{"elapsedUs": 1600, "endUs": 1600, "rows": 12 + 5, "logicalReads": 3 + 11, "physicalReads": 1} {
+		if got := field(t, f, name).At(0).(int64); got != want {
+			t.Errorf("batch %s = %d, want %d", name, got, want)
+		}
+	}
+	if got := field(t, f, "elapsedUs").At(1).(int64); got != 890 {
+		t.Errorf("statement 1 elapsedUs = %d, want its own 890", got)
+	}
+}
