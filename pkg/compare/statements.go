@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
@@ -39,6 +40,9 @@ type StatementDiff struct {
 	Status  string   `json:"status"`
 	Metrics []Metric `json:"metrics"`
 	Counts  Counts   `json:"counts"`
+	// Verdict is the statement's one line: its totals and operators for a
+	// matched pair, "removed …"/"added …" for a statement only one side ran.
+	Verdict string `json:"verdict"`
 }
 
 // StatementsOf returns the planned statements of b's statement tree, in
@@ -119,7 +123,8 @@ func matchStatements(a, b []StatementSide) []statementPair {
 // each matched pair; a statement without a partner has its operators
 // removed (A) or added (B). Reads are logical only when every statement
 // has the plans' runtime counters.
-func (r *Result) compareStatements(a, b []StatementSide) {
+// It returns each side's batch totals over all its statements.
+func (r *Result) compareStatements(a, b []StatementSide) (ta, tb totals) {
 	pa, pb := make([]*findings.Profile, len(a)), make([]*findings.Profile, len(b))
 	logical := true
 	for i, s := range a {
@@ -151,6 +156,7 @@ func (r *Result) compareStatements(a, b []StatementSide) {
 			r.addStatement(ref, operatorDiffs(empty, pb[j], logical), nil)
 		}
 	}
+	return batchTotals(pa, logical), batchTotals(pb, logical)
 }
 
 func readsSource(logical bool) string {
@@ -180,7 +186,38 @@ func (r *Result) addStatement(ref StatementRef, ops []OperatorDiff, ms []Metric)
 	default:
 		d.Status = StatusSame
 	}
+	d.Verdict = statementVerdict(&d, len(ops))
 	r.Statements = append(r.Statements, d)
+}
+
+// statementVerdict is one statement's line: what changed, or that only
+// one side ran it.
+func statementVerdict(d *StatementDiff, ops int) string {
+	switch d.Status {
+	case StatusRemoved:
+		return fmt.Sprintf("removed: only in A (%d operators)", ops)
+	case StatusAdded:
+		return fmt.Sprintf("added: only in B (%d operators)", ops)
+	case StatusSame:
+		return "no significant change; the plans have the same shape"
+	}
+	return oneLine(d.Metrics, d.Counts)
+}
+
+// statementsSaid ends the batch's verdict with its statements' statuses:
+// "; 3 statements (1 changed, 1 same, 1 added)".
+func (r *Result) statementsSaid() string {
+	n := map[string]int{}
+	for _, d := range r.Statements {
+		n[d.Status]++
+	}
+	var parts []string
+	for _, s := range []string{StatusChanged, StatusSame, StatusAdded, StatusRemoved} {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	return fmt.Sprintf("; %d statements (%s)", len(r.Statements), strings.Join(parts, ", "))
 }
 
 func anyChanged(ms []Metric) bool {
