@@ -20,6 +20,11 @@ type StatementSide struct {
 	Position int
 	Trace    *timeline.Trace
 	Plan     *showplan.Statement
+	// ElapsedUs is the statement's own elapsed time (its completed
+	// events; 0 when none was seen) and StartUs its start on the batch's
+	// clock: its timeline's summary has the batch's elapsed.
+	ElapsedUs int64
+	StartUs   int64
 }
 
 // StatementRef names the statement (pair) of an operator row: the node
@@ -56,7 +61,7 @@ func StatementsOf(b *bundle.Bundle) []StatementSide {
 		}
 		plan, _ := showplan.ParseBytes([]byte(st.Plan))
 		out = append(out, StatementSide{ID: st.ID, Text: st.Text, Position: len(out), Trace: st.Trace,
-			Plan: findings.PlanStatement(plan, st.Trace)})
+			Plan: findings.PlanStatement(plan, st.Trace), ElapsedUs: int64(st.ElapsedUs), StartUs: st.StartUs})
 	}
 	return out
 }
@@ -141,7 +146,8 @@ func (r *Result) compareStatements(a, b []StatementSide) (ta, tb totals) {
 	for _, p := range pairs {
 		usedA[p.a], usedB[p.b] = true, true
 		ref := StatementRef{A: a[p.a].ID, B: b[p.b].ID, Text: a[p.a].Text, How: p.how}
-		r.addStatement(ref, operatorDiffs(pa[p.a], pb[p.b], logical), statementMetrics(pa[p.a], pb[p.b], logical))
+		ms := totalMetrics(ownTotals(a[p.a], pa[p.a], logical), ownTotals(b[p.b], pb[p.b], logical), logical)
+		r.addStatement(ref, operatorDiffs(pa[p.a], pb[p.b], logical), ms)
 	}
 	empty := findings.NewProfile(&timeline.Trace{}, nil)
 	for i := range a {
@@ -157,6 +163,16 @@ func (r *Result) compareStatements(a, b []StatementSide) (ta, tb totals) {
 		}
 	}
 	return batchTotals(pa, logical), batchTotals(pb, logical)
+}
+
+// ownTotals are one statement's totals with its own elapsed time and its
+// lead-in from its own start, when its completed events gave them.
+func ownTotals(s StatementSide, p *findings.Profile, logical bool) totals {
+	t := totalsOf(p, logical)
+	if s.ElapsedUs > 0 {
+		t.elapsed, t.leadIn = float64(s.ElapsedUs), max(0, t.leadIn-float64(s.StartUs))
+	}
+	return t
 }
 
 func readsSource(logical bool) string {

@@ -168,3 +168,16 @@ func deref(p *float64) float64 {
 	}
 	return *p
 }
+
+// A statement's own verdict uses its own elapsed time (its completed
+// events), not the batch's that its timeline's summary carries.
+func TestCompareStatementElapsedIsItsOwn(t *testing.T) {
+	text := "SELECT * FROM dbo.Orders WHERE CustomerId = 1"
+	a, b := twoStatements("a", scanOrders(), text), twoStatements("b", scanOrders(), text)
+	a.Statements[1].ElapsedUs, b.Statements[1].ElapsedUs = 40_000, 2_000
+	r := compareOf(t, a, b)
+	m, ok := metricNamed(r.Statements[1].Metrics, "durationUs")
+	if !ok || deref(m.A) != 40_000 || deref(m.B) != 2_000 || !m.Changed {
+		t.Errorf("statement 2 elapsed %v → %v, want its own 40,000 → 2,000 µs, changed", deref(m.A), deref(m.B))
+	}
+}
