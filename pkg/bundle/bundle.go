@@ -104,7 +104,7 @@ func (b *Bundle) MarshalJSON() ([]byte, error) {
 		}
 		w.Trace = t
 		if w.Version >= 3 {
-			if w.Statements, w.TraceStatement, err = storeOnce(b.Statements, t); err != nil {
+			if w.Statements, w.TraceStatement, err = storeOnce(b.Statements, t, b.Trace.Summary.Lost); err != nil {
 				return nil, err
 			}
 		}
@@ -146,25 +146,17 @@ func (b *Bundle) UnmarshalJSON(data []byte) error {
 
 // storeOnce returns the statements as written: the first planned
 // statement whose timeline is, but for its own losses, the bundle's trace
-// (trace, as marshalled) is written without it and named by the returned
+// (trace, as marshalled, whose losses are lost) is written without it and named by the returned
 // reference. Other statements keep their own: with one plan the bundle's
 // trace is the whole batch's, unlike any statement's. Marshalled equality
 // is what makes the reference exact: reading gives back the same JSON.
-func storeOnce(st []timeline.Statement, trace []byte) ([]timeline.Statement, *traceRef, error) {
+func storeOnce(st []timeline.Statement, trace []byte, lost uint64) ([]timeline.Statement, *traceRef, error) {
 	for i := range st {
 		if st[i].Plan == "" || st[i].Trace == nil {
 			continue
 		}
 		own := *st[i].Trace
-		var whole struct {
-			Summary struct {
-				Lost uint64 `json:"lost"`
-			} `json:"summary"`
-		}
-		if err := json.Unmarshal(trace, &whole); err != nil {
-			return nil, nil, err
-		}
-		own.Summary.Lost = whole.Summary.Lost
+		own.Summary.Lost = lost
 		mine, err := json.Marshal(&own)
 		if err != nil {
 			return nil, nil, err

@@ -401,6 +401,19 @@ func TestBundleStoresThePrimaryTimelineOnce(t *testing.T) {
 	}
 }
 
+// TestBundleVersion3StatementsFile: the version 3 file (also a fuzz seed)
+// loads with statement 1's timeline rebuilt from the bundle's trace.
+func TestBundleVersion3StatementsFile(t *testing.T) {
+	b, err := Load(filepath.Join("testdata", "bundle", "statements_v3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := b.Statements[1].Trace
+	if b.Version != 3 || one == nil || len(one.Operators) == 0 || len(one.Operators) != len(b.Trace.Operators) || one.Summary.Lost != 0 || b.Trace.Summary.Lost != 2 {
+		t.Fatalf("version %d, statement 1 timeline %v", b.Version, one != nil)
+	}
+}
+
 // TestBundleVersion2StatementsFile: a version 2 bundle (both timelines
 // stored, written before the format kept the first once) still loads with
 // every statement's timeline.
