@@ -265,7 +265,9 @@ type Resolution struct {
 	// Errors are the lookups that failed; the rest of the trace stands.
 	Errors []string `json:"errors,omitempty"`
 	// Stacks, StackFrames and FramesResolved count the distinct call
-	// stacks, their frames and the frames resolved to symbols;
+	// stacks, their frames and the frames resolved to symbols, over every
+	// timeline of the bundle (a batch split by statement: each statement's
+	// stack table, so a stack two statements share counts in each);
 	// SymbolErrors say, per module, why the others were not (a missing
 	// PDB, no identity, no symbol server configured). They never fail a
 	// trace.
