@@ -233,7 +233,9 @@ func newView(src *Source, req Request) (*view, error) {
 	var node *timeline.Statement
 	if req.Statement != nil {
 		node = &src.Bundle.Statements[stmt]
-		src = statementSource(src, stmt)
+		// the findings only when the response has their frame: a zoom's
+		// view query asks for lanes alone and should not rerun the rules
+		src = statementSource(src, stmt, req.Output == "" && req.wants(GroupFindings))
 	}
 	zero := src.Bundle.Run.StartedAt
 	if tr.ZeroTime != "" {

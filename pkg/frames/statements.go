@@ -35,8 +35,9 @@ func statementTrace(b *bundle.Bundle, req Request) (tr *timeline.Trace, id int, 
 // statement keeps the counters and findings the caller worked out for the
 // bundle's Trace; any other statement gets its own, from its own plan and
 // timeline (findings.StatementInputOf), so its header, summaries and
-// findings never show the first statement's figures or none at all.
-func statementSource(src *Source, n int) *Source {
+// findings never show the first statement's figures or none at all. The
+// findings are worked out only when withFindings (the response has them).
+func statementSource(src *Source, n int, withFindings bool) *Source {
 	b := src.Bundle
 	if n == primaryStatement(b) {
 		return src
@@ -48,8 +49,10 @@ func statementSource(src *Source, n int) *Source {
 		return &other // the batch or an EXEC: no plan, no operators to judge
 	}
 	other.Runtime = RuntimeOf(in.Input.Plan)
-	if rep, err := findings.Analyze(in.Input, findings.DefaultConfig()); err == nil {
-		other.Findings = rep
+	if withFindings {
+		if rep, err := findings.Analyze(in.Input, findings.DefaultConfig()); err == nil {
+			other.Findings = rep
+		}
 	}
 	if ts := planTimeStats(in.Input.Plan); ts != nil {
 		cpu := ts.CPUMs
