@@ -12,12 +12,14 @@ package bundle
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,11 +28,13 @@ import (
 )
 
 // Format identifies a trace bundle; Version is the version this
-// package writes. It reads MinVersion to Version: version 2 only added the
-// statement tree (Statements), which a version 1 bundle simply lacks.
+// package writes. It reads MinVersion to Version: version 2 added the
+// statement tree (Statements), which a version 1 bundle simply lacks;
+// version 3 stores the statement whose timeline is the bundle's Trace once
+// (bundleJSON.TraceStatement) where version 2 stored it twice.
 const (
 	Format     = "queryreplay-trace"
-	Version    = 2
+	Version    = 3
 	MinVersion = 1
 )
 
@@ -60,6 +64,17 @@ type Bundle struct {
 	// timeline. Absent from a version 1 bundle and from a trace whose events
 	// carried no statement identity; Trace is then the only timeline.
 	Statements []timeline.Statement `json:"-"`
+	// traceStatement is the wire's TraceStatement of a loaded bundle whose
+	// trace part did not decode, so saving it keeps the reference.
+	traceStatement *traceRef
+}
+
+// traceRef names the statement whose timeline is the bundle's trace part:
+// the statement's trace is not stored again (version 3). Lost is the
+// statement's own Summary.Lost; the bundle's trace carries the session's.
+type traceRef struct {
+	ID   int    `json:"id"`
+	Lost uint64 `json:"lost,omitempty"`
 }
 
 // bundleJSON is Bundle's wire form.
@@ -74,18 +89,25 @@ type bundleJSON struct {
 	Trace   json.RawMessage `json:"trace"`
 	// Statements: see Bundle.Statements.
 	Statements []timeline.Statement `json:"statements,omitempty"`
+	// TraceStatement: the node whose trace is Trace (traceRef).
+	TraceStatement *traceRef `json:"traceStatement,omitempty"`
 }
 
 // MarshalJSON writes the bundle with its trace in the JSON shape of
 // `queryreplay timeline --json`.
 func (b *Bundle) MarshalJSON() ([]byte, error) {
-	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Plan: b.Plan, Trace: b.RawTrace, Statements: b.Statements}
+	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Plan: b.Plan, Trace: b.RawTrace, Statements: b.Statements, TraceStatement: b.traceStatement}
 	if b.Trace != nil {
 		t, err := json.Marshal(b.Trace)
 		if err != nil {
 			return nil, err
 		}
 		w.Trace = t
+		if w.Version >= 3 {
+			if w.Statements, w.TraceStatement, err = storeOnce(b.Statements, t, b.Trace.Summary.Lost); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if w.Trace == nil {
 		w.Trace = json.RawMessage("null")
@@ -107,7 +129,46 @@ func (b *Bundle) UnmarshalJSON(data []byte) error {
 			b.Trace = &tr
 		}
 	}
+	if r := w.TraceStatement; r != nil {
+		if r.ID < 0 || r.ID >= len(b.Statements) {
+			return fmt.Errorf("traceStatement %d is not one of the %d statements", r.ID, len(b.Statements))
+		}
+		if b.Trace == nil {
+			b.traceStatement = r
+			return nil
+		}
+		own := *b.Trace
+		own.Summary.Lost = r.Lost
+		b.Statements[r.ID].Trace = &own
+	}
 	return nil
+}
+
+// storeOnce returns the statements as written: the first planned
+// statement whose timeline is, but for its own losses, the bundle's trace
+// (trace, as marshalled, whose losses are lost) is written without it and named by the returned
+// reference. Other statements keep their own: with one plan the bundle's
+// trace is the whole batch's, unlike any statement's. Marshalled equality
+// is what makes the reference exact: reading gives back the same JSON.
+func storeOnce(st []timeline.Statement, trace []byte, lost uint64) ([]timeline.Statement, *traceRef, error) {
+	for i := range st {
+		if st[i].Plan == "" || st[i].Trace == nil {
+			continue
+		}
+		own := *st[i].Trace
+		own.Summary.Lost = lost
+		mine, err := json.Marshal(&own)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !bytes.Equal(mine, trace) {
+			return st, nil, nil
+		}
+		out := slices.Clone(st)
+		out[i].Trace = nil
+		return out, &traceRef{ID: i, Lost: st[i].Trace.Summary.Lost}, nil
+	}
+	return st, nil, nil
 }
 
 // ServerInfo is what the tracer learned about the server.
@@ -204,7 +265,9 @@ type Resolution struct {
 	// Errors are the lookups that failed; the rest of the trace stands.
 	Errors []string `json:"errors,omitempty"`
 	// Stacks, StackFrames and FramesResolved count the distinct call
-	// stacks, their frames and the frames resolved to symbols;
+	// stacks, their frames and the frames resolved to symbols, over every
+	// timeline of the bundle (a batch split by statement: each statement's
+	// stack table, so a stack two statements share counts in each);
 	// SymbolErrors say, per module, why the others were not (a missing
 	// PDB, no identity, no symbol server configured). They never fail a
 	// trace.

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -110,7 +111,7 @@ func TestBundleRoundTrip(t *testing.T) {
 
 func TestBundleErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"format":"queryreplay-trace","version":3,"trace":{}}`: "version 3 is not supported",
+		`{"format":"queryreplay-trace","version":4,"trace":{}}`: "version 4 is not supported",
 		`{"format":"queryreplay-trace","version":0,"trace":{}}`: "version 0 is not supported",
 		`{"format":"other","version":1}`:                        `format is "other"`,
 		`not json`:                                              "not JSON",
@@ -316,5 +317,116 @@ func TestBundleStatementsRoundTrip(t *testing.T) {
 	if len(got.Statements) != 2 || got.Statements[1].Text != "SELECT 1" || got.Statements[1].Parent != 0 ||
 		got.Statements[1].OffsetEnd != 56 || got.Statements[1].Trace == nil || got.Statements[1].Trace.Statement != "SELECT 1" {
 		t.Errorf("statements after a round trip = %+v", got.Statements)
+	}
+}
+
+// statementsBundle is a split batch as the tracer assembles it: Trace is
+// the first planned statement's timeline with the session's losses, the
+// statement keeps its own (no losses of its own).
+func statementsBundle(t *testing.T) (*Bundle, *timeline.Trace) {
+	tr := syntheticTrace(t)
+	st := *tr
+	tr.Summary.Lost = 2
+	second := timeline.Trace{Schema: timeline.Schema, Statement: "SELECT 2", Start: 0, End: 10}
+	return &Bundle{SQL: "SELECT 1; SELECT 2", Run: RunInfo{Session: goldenName}, Plan: "<ShowPlanXML/>", Trace: tr,
+		Statements: []timeline.Statement{{ID: 0, Parent: -1, Kind: "batch", Trace: &timeline.Trace{Schema: timeline.Schema}},
+			{ID: 1, Parent: 0, Kind: "statement", Text: "SELECT 1", Plan: "<ShowPlanXML/>", Trace: &st},
+			{ID: 2, Parent: 0, Kind: "statement", Text: "SELECT 2", OffsetStart: 18, OffsetEnd: -1, Plan: "<ShowPlanXML/>", Trace: &second}}}, &st
+}
+
+// Issue 30 review: the bundle stored the first statement's timeline twice,
+// as Trace and inside Statements. It is stored once; reading gives both
+// back, each as it was.
+func TestBundleStoresThePrimaryTimelineOnce(t *testing.T) {
+	b, st := statementsBundle(t)
+	var buf bytes.Buffer
+	if err := Write(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.Bytes()
+	// independent of the reader: the JSON has the operators of that
+	// timeline once, and the statement's trace is not there
+	var wire struct {
+		Version    int                          `json:"version"`
+		Trace      json.RawMessage              `json:"trace"`
+		Statements []map[string]json.RawMessage `json:"statements"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := wire.Statements[1]["trace"]; ok {
+		t.Errorf("statement 1's timeline is stored beside the bundle's trace")
+	}
+	if _, ok := wire.Statements[2]["trace"]; !ok {
+		t.Errorf("statement 2's own timeline was left out")
+	}
+	var top struct {
+		Operators []json.RawMessage `json:"operators"`
+	}
+	if err := json.Unmarshal(wire.Trace, &top); err != nil || len(top.Operators) != len(st.Operators) || wire.Version < 3 {
+		t.Errorf("version %d, the bundle's trace has %d operators (%v), want the statement's %d", wire.Version, len(top.Operators), err, len(st.Operators))
+	}
+	got, err := Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Statements[1].Trace == nil || !reflect.DeepEqual(*got.Statements[1].Trace, *st) {
+		t.Fatalf("statement 1's timeline after a round trip differs from the one written")
+	}
+	if got.Trace.Summary.Lost != 2 || got.Statements[1].Trace.Summary.Lost != 0 {
+		t.Errorf("losses: trace %d, statement %d; want 2 and 0", got.Trace.Summary.Lost, got.Statements[1].Trace.Summary.Lost)
+	}
+	// saving a loaded bundle writes the same bytes
+	var again bytes.Buffer
+	if err := Write(&again, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), raw) {
+		t.Errorf("a loaded bundle saved again differs from the file it came from")
+	}
+	// a statement whose timeline is not the bundle's (one plan: Trace is
+	// the whole batch's) keeps its own
+	b2, _ := statementsBundle(t)
+	b2.Statements[1].Trace.End++
+	buf.Reset()
+	if err := Write(&buf, b2); err != nil {
+		t.Fatal(err)
+	}
+	got2, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got2.Statements[1].Trace == nil || got2.Statements[1].Trace.End != b2.Statements[1].Trace.End {
+		t.Errorf("a statement timeline unlike the bundle's was not kept")
+	}
+}
+
+// TestBundleVersion3StatementsFile: the version 3 file (also a fuzz seed)
+// loads with statement 1's timeline rebuilt from the bundle's trace.
+func TestBundleVersion3StatementsFile(t *testing.T) {
+	b, err := Load(filepath.Join("testdata", "bundle", "statements_v3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := b.Statements[1].Trace
+	if b.Version != 3 || one == nil || len(one.Operators) == 0 || len(one.Operators) != len(b.Trace.Operators) || one.Summary.Lost != 0 || b.Trace.Summary.Lost != 2 {
+		t.Fatalf("version %d, statement 1 timeline %v", b.Version, one != nil)
+	}
+}
+
+// TestBundleVersion2StatementsFile: a version 2 bundle (both timelines
+// stored, written before the format kept the first once) still loads with
+// every statement's timeline.
+func TestBundleVersion2StatementsFile(t *testing.T) {
+	b, err := Load(filepath.Join("testdata", "bundle", "statements_v2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Version != 2 || len(b.Statements) != 3 || b.Trace == nil {
+		t.Fatalf("loaded version %d, %d statements, trace %v", b.Version, len(b.Statements), b.Trace != nil)
+	}
+	one := b.Statements[1].Trace
+	if one == nil || len(one.Operators) == 0 || len(one.Operators) != len(b.Trace.Operators) || b.Statements[2].Trace.Statement != "SELECT 2" {
+		t.Errorf("statement timelines of a version 2 file: %+v", b.Statements)
 	}
 }

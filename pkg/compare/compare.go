@@ -157,11 +157,17 @@ func Compare(a, b Side) (*Result, error) {
 	}
 	logical := r.ReadsSource == "logical"
 	if len(a.Statements) > 0 && len(b.Statements) > 0 {
-		r.compareStatements(a.Statements, b.Statements)
+		// the whole batch: every statement of each side, matched or not
+		ta, tb := r.compareStatements(a.Statements, b.Statements)
 		logical = r.ReadsSource == "logical"
-	} else {
-		r.Operators = operatorDiffs(pa, pb, logical)
+		r.count()
+		r.Statement = totalMetrics(ta, tb, logical)
+		r.A.LeadInUs, r.A.OperatorUs = int64(ta.leadIn), int64(ta.operator)
+		r.B.LeadInUs, r.B.OperatorUs = int64(tb.leadIn), int64(tb.operator)
+		r.Verdict = r.overall() + r.statementsSaid()
+		return r, nil
 	}
+	r.Operators = operatorDiffs(pa, pb, logical)
 	r.count()
 	r.Statement = statementMetrics(pa, pb, logical)
 	r.Verdict = r.overall()
@@ -362,51 +368,91 @@ func sorted(m map[string]bool) []string {
 	return out
 }
 
-// statementMetrics compares the totals.
+// statementMetrics compares the totals of one statement on each side.
 func statementMetrics(pa, pb *findings.Profile, logical bool) []Metric {
+	return totalMetrics(totalsOf(pa, logical), totalsOf(pb, logical), logical)
+}
+
+// totals are a statement's (or a batch's) figures that compare compares.
+type totals struct {
+	elapsed, operator, leadIn       float64
+	reads, pageReads, waits, spills float64
+	locks                           float64
+	granted, used                   float64
+	grants                          bool
+}
+
+func totalsOf(p *findings.Profile, logical bool) totals {
+	f := p.Facts()
+	t := totals{elapsed: float64(f.ElapsedUs), operator: float64(f.OperatorUs), leadIn: float64(f.LeadInUs),
+		pageReads: float64(p.PageReads), locks: float64(len(p.Trace.Lanes.Lock))}
+	t.reads = t.pageReads
+	if logical {
+		t.reads = float64(p.LogicalReads)
+	}
+	for _, m := range p.Trace.Lanes.Memory {
+		if m.Spill {
+			t.spills++
+		}
+	}
+	for _, w := range p.Trace.Lanes.Wait {
+		t.waits += float64(findings.WaitUs(w))
+	}
+	if p.Grant != nil {
+		t.granted, t.used, t.grants = float64(p.Grant.GrantedKB), float64(p.Grant.UsedKB), true
+	}
+	return t
+}
+
+// batchTotals are a side's whole batch: its elapsed (every statement's
+// timeline has the batch's; the longest when they differ), the counts
+// summed over every planned statement, the lead-in to the first operator
+// of any statement and the operators' time from there to the last one's
+// end (the timelines share the batch's time zero), the grants summed.
+func batchTotals(ps []*findings.Profile, logical bool) totals {
+	var t totals
+	first, last := -1.0, -1.0
+	for _, p := range ps {
+		one := totalsOf(p, logical)
+		t.elapsed = max(t.elapsed, one.elapsed)
+		t.reads, t.pageReads, t.waits = t.reads+one.reads, t.pageReads+one.pageReads, t.waits+one.waits
+		t.spills, t.locks = t.spills+one.spills, t.locks+one.locks
+		t.granted, t.used, t.grants = t.granted+one.granted, t.used+one.used, t.grants || one.grants
+		if len(p.Operators) > 0 {
+			if first < 0 || one.leadIn < first {
+				first = one.leadIn
+			}
+			last = max(last, one.leadIn+one.operator)
+		}
+	}
+	if first >= 0 {
+		t.leadIn, t.operator = first, last-first
+	}
+	return t
+}
+
+// totalMetrics compares two sides' totals.
+func totalMetrics(ta, tb totals, logical bool) []Metric {
 	both := func(name, unit string, floor, rel float64, a, b float64) Metric {
 		m := Metric{Name: name, Label: statementLabels[name], Unit: unit, A: &a, B: &b}
 		d := abs64f(b - a)
 		m.Changed = d > 0 && d >= floor && d >= rel*max(a, b)
 		return m
 	}
-	readsOf := func(p *findings.Profile) float64 {
-		if logical {
-			return float64(p.LogicalReads)
-		}
-		return float64(p.PageReads)
-	}
-	spills := func(p *findings.Profile) float64 {
-		n := 0.0
-		for _, m := range p.Trace.Lanes.Memory {
-			if m.Spill {
-				n++
-			}
-		}
-		return n
-	}
-	waits := func(p *findings.Profile) float64 {
-		var s int64
-		for _, w := range p.Trace.Lanes.Wait {
-			s += findings.WaitUs(w)
-		}
-		return float64(s)
-	}
-	fa, fb := pa.Facts(), pb.Facts()
 	out := []Metric{
-		both("durationUs", "us", 1000, 0.2, float64(fa.ElapsedUs), float64(fb.ElapsedUs)),
-		both("operatorUs", "us", 1000, 0.2, float64(fa.OperatorUs), float64(fb.OperatorUs)),
-		both("leadInUs", "us", 1000, 0.2, float64(fa.LeadInUs), float64(fb.LeadInUs)),
-		both("reads", "pages", 8, 0.1, readsOf(pa), readsOf(pb)),
-		both("pageReads", "pages", 8, 0.1, float64(pa.PageReads), float64(pb.PageReads)),
-		both("waitUs", "us", 1000, 0.2, waits(pa), waits(pb)),
-		both("spills", "count", 1, 0, spills(pa), spills(pb)),
-		both("locks", "count", 1, 0, float64(len(pa.Trace.Lanes.Lock)), float64(len(pb.Trace.Lanes.Lock))),
+		both("durationUs", "us", 1000, 0.2, ta.elapsed, tb.elapsed),
+		both("operatorUs", "us", 1000, 0.2, ta.operator, tb.operator),
+		both("leadInUs", "us", 1000, 0.2, ta.leadIn, tb.leadIn),
+		both("reads", "pages", 8, 0.1, ta.reads, tb.reads),
+		both("pageReads", "pages", 8, 0.1, ta.pageReads, tb.pageReads),
+		both("waitUs", "us", 1000, 0.2, ta.waits, tb.waits),
+		both("spills", "count", 1, 0, ta.spills, tb.spills),
+		both("locks", "count", 1, 0, ta.locks, tb.locks),
 	}
 	out[3].Label = readsLabel(logical)
-	if pa.Grant != nil && pb.Grant != nil {
-		out = append(out, both("grantedKB", "KB", 64, 0.1, float64(pa.Grant.GrantedKB), float64(pb.Grant.GrantedKB)),
-			both("usedKB", "KB", 64, 0.1, float64(pa.Grant.UsedKB), float64(pb.Grant.UsedKB)))
+	if ta.grants && tb.grants {
+		out = append(out, both("grantedKB", "KB", 64, 0.1, ta.granted, tb.granted),
+			both("usedKB", "KB", 64, 0.1, ta.used, tb.used))
 	}
 	return out
 }
@@ -514,18 +560,20 @@ func describe(ms []Metric, a bool) string {
 	return ": " + strings.Join(parts, ", ")
 }
 
-// overall is the statement's one-line verdict.
-func (r *Result) overall() string {
+// overall is the statement's (or batch's) one-line verdict.
+func (r *Result) overall() string { return oneLine(r.Statement, r.Counts) }
+
+// oneLine says a comparison's totals and its operators' counts.
+func oneLine(ms []Metric, c Counts) string {
 	var parts []string
 	for _, name := range []string{"durationUs", "operatorUs", "reads", "spills", "waitUs", "grantedKB"} {
-		m, ok := metricNamed(r.Statement, name)
+		m, ok := metricNamed(ms, name)
 		if !ok || !m.Changed && name != "durationUs" && name != "operatorUs" && name != "reads" {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %s → %s", m.Label, value(m.Unit, *m.A), value(m.Unit, *m.B)))
 	}
 	var ops []string
-	c := r.Counts
 	for _, x := range []struct {
 		n    int
 		what string

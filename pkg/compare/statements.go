@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
@@ -19,6 +20,11 @@ type StatementSide struct {
 	Position int
 	Trace    *timeline.Trace
 	Plan     *showplan.Statement
+	// ElapsedUs is the statement's own elapsed time (its completed
+	// events; 0 when none was seen) and StartUs its start on the batch's
+	// clock: its timeline's summary has the batch's elapsed.
+	ElapsedUs int64
+	StartUs   int64
 }
 
 // StatementRef names the statement (pair) of an operator row: the node
@@ -39,6 +45,9 @@ type StatementDiff struct {
 	Status  string   `json:"status"`
 	Metrics []Metric `json:"metrics"`
 	Counts  Counts   `json:"counts"`
+	// Verdict is the statement's one line: its totals and operators for a
+	// matched pair, "removed …"/"added …" for a statement only one side ran.
+	Verdict string `json:"verdict"`
 }
 
 // StatementsOf returns the planned statements of b's statement tree, in
@@ -52,7 +61,7 @@ func StatementsOf(b *bundle.Bundle) []StatementSide {
 		}
 		plan, _ := showplan.ParseBytes([]byte(st.Plan))
 		out = append(out, StatementSide{ID: st.ID, Text: st.Text, Position: len(out), Trace: st.Trace,
-			Plan: findings.PlanStatement(plan, st.Trace)})
+			Plan: findings.PlanStatement(plan, st.Trace), ElapsedUs: int64(st.ElapsedUs), StartUs: st.StartUs})
 	}
 	return out
 }
@@ -119,7 +128,8 @@ func matchStatements(a, b []StatementSide) []statementPair {
 // each matched pair; a statement without a partner has its operators
 // removed (A) or added (B). Reads are logical only when every statement
 // has the plans' runtime counters.
-func (r *Result) compareStatements(a, b []StatementSide) {
+// It returns each side's batch totals over all its statements.
+func (r *Result) compareStatements(a, b []StatementSide) (ta, tb totals) {
 	pa, pb := make([]*findings.Profile, len(a)), make([]*findings.Profile, len(b))
 	logical := true
 	for i, s := range a {
@@ -136,7 +146,8 @@ func (r *Result) compareStatements(a, b []StatementSide) {
 	for _, p := range pairs {
 		usedA[p.a], usedB[p.b] = true, true
 		ref := StatementRef{A: a[p.a].ID, B: b[p.b].ID, Text: a[p.a].Text, How: p.how}
-		r.addStatement(ref, operatorDiffs(pa[p.a], pb[p.b], logical), statementMetrics(pa[p.a], pb[p.b], logical))
+		ms := totalMetrics(ownTotals(a[p.a], pa[p.a], logical), ownTotals(b[p.b], pb[p.b], logical), logical)
+		r.addStatement(ref, operatorDiffs(pa[p.a], pb[p.b], logical), ms)
 	}
 	empty := findings.NewProfile(&timeline.Trace{}, nil)
 	for i := range a {
@@ -151,6 +162,17 @@ func (r *Result) compareStatements(a, b []StatementSide) {
 			r.addStatement(ref, operatorDiffs(empty, pb[j], logical), nil)
 		}
 	}
+	return batchTotals(pa, logical), batchTotals(pb, logical)
+}
+
+// ownTotals are one statement's totals with its own elapsed time and its
+// lead-in from its own start, when its completed events gave them.
+func ownTotals(s StatementSide, p *findings.Profile, logical bool) totals {
+	t := totalsOf(p, logical)
+	if s.ElapsedUs > 0 {
+		t.elapsed, t.leadIn = float64(s.ElapsedUs), max(0, t.leadIn-float64(s.StartUs))
+	}
+	return t
 }
 
 func readsSource(logical bool) string {
@@ -180,7 +202,38 @@ func (r *Result) addStatement(ref StatementRef, ops []OperatorDiff, ms []Metric)
 	default:
 		d.Status = StatusSame
 	}
+	d.Verdict = statementVerdict(&d, len(ops))
 	r.Statements = append(r.Statements, d)
+}
+
+// statementVerdict is one statement's line: what changed, or that only
+// one side ran it.
+func statementVerdict(d *StatementDiff, ops int) string {
+	switch d.Status {
+	case StatusRemoved:
+		return fmt.Sprintf("removed: only in A (%d operators)", ops)
+	case StatusAdded:
+		return fmt.Sprintf("added: only in B (%d operators)", ops)
+	case StatusSame:
+		return "no significant change; the plans have the same shape"
+	}
+	return oneLine(d.Metrics, d.Counts)
+}
+
+// statementsSaid ends the batch's verdict with its statements' statuses:
+// "; 3 statements (1 changed, 1 same, 1 added)".
+func (r *Result) statementsSaid() string {
+	n := map[string]int{}
+	for _, d := range r.Statements {
+		n[d.Status]++
+	}
+	var parts []string
+	for _, s := range []string{StatusChanged, StatusSame, StatusAdded, StatusRemoved} {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	return fmt.Sprintf("; %d statements (%s)", len(r.Statements), strings.Join(parts, ", "))
 }
 
 func anyChanged(ms []Metric) bool {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,67 @@ func TestMatchStatementsRepeatedText(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("pair %d %v, want %v", i, got[i], want[i])
 		}
+	}
+}
+
+// Issue 30 review: the overall verdict of a multi-statement compare was the
+// first statement's alone. It is over the whole batch, with a verdict per
+// statement beside it, and statements without a partner said so.
+func TestCompareVerdictIsTheWholeBatchs(t *testing.T) {
+	text := "SELECT * FROM dbo.Orders WHERE CustomerId = 1"
+	r := compareOf(t, twoStatements("a", scanOrders(), text), twoStatements("b", seekOrders(), text))
+	for name, want := range map[string][2]float64{"reads": {2 + 40, 2 + 6}, "pageReads": {42, 8}, "durationUs": {900, 200}} {
+		m, ok := metricNamed(r.Statement, name)
+		if !ok || m.A == nil || m.B == nil || *m.A != want[0] || *m.B != want[1] {
+			t.Errorf("batch %s = %v → %v, want %v → %v", name, deref(m.A), deref(m.B), want[0], want[1])
+		}
+	}
+	for _, want := range []string{"page reads in the trace 42 → 8", "2 statements (1 changed, 1 same)"} {
+		if !strings.Contains(r.Verdict, want) {
+			t.Errorf("verdict %q lacks %q", r.Verdict, want)
+		}
+	}
+	if v := r.Statements[0].Verdict; !strings.Contains(v, "no significant change") {
+		t.Errorf("statement 1 verdict %q", v)
+	}
+	if v := r.Statements[1].Verdict; !strings.Contains(v, "page reads in the trace 40 → 6") {
+		t.Errorf("statement 2 verdict %q", v)
+	}
+	// a statement only one side ran is counted in the batch and said so
+	b := twoStatements("b", scanOrders(), text)
+	b.Statements = b.Statements[:1]
+	r = compareOf(t, twoStatements("a", scanOrders(), text), b)
+	if v := r.Statements[1].Verdict; !strings.Contains(v, "removed") || !strings.Contains(v, "only in A") {
+		t.Errorf("removed statement verdict %q", v)
+	}
+	if !strings.Contains(r.Verdict, "1 removed") {
+		t.Errorf("verdict %q does not say a statement was removed", r.Verdict)
+	}
+	if m, _ := metricNamed(r.Statement, "pageReads"); m.A == nil || *m.A != 42 || *m.B != 2 {
+		t.Errorf("batch page reads %v → %v, want 42 → 2", deref(m.A), deref(m.B))
+	}
+	r = compareOf(t, b, twoStatements("a", scanOrders(), text))
+	if v := r.Statements[1].Verdict; !strings.Contains(v, "added") || !strings.Contains(v, "only in B") {
+		t.Errorf("added statement verdict %q", v)
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// A statement's own verdict uses its own elapsed time (its completed
+// events), not the batch's that its timeline's summary carries.
+func TestCompareStatementElapsedIsItsOwn(t *testing.T) {
+	text := "SELECT * FROM dbo.Orders WHERE CustomerId = 1"
+	a, b := twoStatements("a", scanOrders(), text), twoStatements("b", scanOrders(), text)
+	a.Statements[1].ElapsedUs, b.Statements[1].ElapsedUs = 40_000, 2_000
+	r := compareOf(t, a, b)
+	m, ok := metricNamed(r.Statements[1].Metrics, "durationUs")
+	if !ok || deref(m.A) != 40_000 || deref(m.B) != 2_000 || !m.Changed {
+		t.Errorf("statement 2 elapsed %v → %v, want its own 40,000 → 2,000 µs, changed", deref(m.A), deref(m.B))
 	}
 }

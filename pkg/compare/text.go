@@ -29,7 +29,8 @@ func (r *Result) Text() string {
 }
 
 // statementsText lists the statement pairs when the sides had statement
-// trees: which statement of A went with which of B, and how.
+// trees: which statement of A went with which of B, how, and each pair's
+// own verdict (the Overall line is the whole batch's).
 func (r *Result) statementsText(b *strings.Builder) {
 	if len(r.Statements) == 0 {
 		return
@@ -41,6 +42,7 @@ func (r *Result) statementsText(b *strings.Builder) {
 			how = "unmatched"
 		}
 		fmt.Fprintf(b, "  %s↔%s %-8s %-9s %s\n", stmtID(s.A), stmtID(s.B), s.Status, how, clip(strings.Join(strings.Fields(s.Text), " "), 60))
+		fmt.Fprintf(b, "      %s\n", s.Verdict)
 	}
 	b.WriteString("\n")
 }

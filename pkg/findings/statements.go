@@ -3,6 +3,7 @@ package findings
 import (
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
 // StatementInput is the rules' input for one statement of a bundle's
@@ -20,17 +21,26 @@ type StatementInput struct {
 func FromStatements(b *bundle.Bundle) []StatementInput {
 	var out []StatementInput
 	for _, st := range b.Statements {
-		if st.Plan == "" || st.Trace == nil {
-			continue
+		if in, ok := StatementInputOf(b, st); ok {
+			out = append(out, in)
 		}
-		plan, _ := showplan.ParseBytes([]byte(st.Plan))
-		one := *b
-		one.Trace, one.Plan = st.Trace, st.Plan
-		in := FromBundle(&one, plan)
-		in.Run.BatchText = st.Text
-		out = append(out, StatementInput{ID: st.ID, Text: st.Text, Input: in})
 	}
 	return out
+}
+
+// StatementInputOf is the rules' input for one node of b's statement tree:
+// its own timeline, plan and text. ok is false for a node without a plan
+// or a timeline (the batch, an EXEC), which has no operators to judge.
+func StatementInputOf(b *bundle.Bundle, st timeline.Statement) (StatementInput, bool) {
+	if st.Plan == "" || st.Trace == nil {
+		return StatementInput{}, false
+	}
+	plan, _ := showplan.ParseBytes([]byte(st.Plan))
+	one := *b
+	one.Trace, one.Plan = st.Trace, st.Plan
+	in := FromBundle(&one, plan)
+	in.Run.BatchText = st.Text
+	return StatementInput{ID: st.ID, Text: st.Text, Input: in}, true
 }
 
 // BatchFacts are the headline figures of a batch that ran more than one

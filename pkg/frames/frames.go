@@ -145,8 +145,11 @@ type view struct {
 	// resolutionUs is the drawing quantum: window ÷ budget, at least 1 µs.
 	resolutionUs int64
 	binned       []string
-	// stmt is the statement tree node the frames draw, -1 without a tree.
+	// stmt is the statement tree node the frames draw, -1 without a tree;
+	// node is that node when the request picked it (nil: the bundle's
+	// Trace, under the batch's text).
 	stmt int
+	node *timeline.Statement
 }
 
 func (v *view) at(us int64) time.Time { return v.zero.Add(time.Duration(us) * time.Microsecond) }
@@ -227,11 +230,12 @@ func newView(src *Source, req Request) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", src.TraceID, err)
 	}
-	if req.Statement != nil && stmt != primaryStatement(src.Bundle) {
-		// the plan counters and findings are the bundle's Trace's
-		other := *src
-		other.Runtime, other.Findings = nil, nil
-		src = &other
+	var node *timeline.Statement
+	if req.Statement != nil {
+		node = &src.Bundle.Statements[stmt]
+		// the findings only when the response has their frame: a zoom's
+		// view query asks for lanes alone and should not rerun the rules
+		src = statementSource(src, stmt, req.Output == "" && req.wants(GroupFindings))
 	}
 	zero := src.Bundle.Run.StartedAt
 	if tr.ZeroTime != "" {
@@ -241,7 +245,7 @@ func newView(src *Source, req Request) (*view, error) {
 		}
 		zero = t
 	}
-	v := &view{src: src, tr: tr, zero: zero.UTC(), budget: req.budget(), win: Window{FromUs: tr.Start, ToUs: tr.End}, stmt: stmt}
+	v := &view{src: src, tr: tr, zero: zero.UTC(), budget: req.budget(), win: Window{FromUs: tr.Start, ToUs: tr.End}, stmt: stmt, node: node}
 	if req.Window != nil {
 		v.win = *req.Window
 	}

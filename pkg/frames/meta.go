@@ -67,9 +67,10 @@ func (v *view) traceFrame() *data.Frame {
 	lost := int64(b.Result.Lost) + b.Result.DroppedEvents
 	persona := Persona(b.Server.EngineEdition)
 	facts := v.facts()
+	text := v.statementText()
 	f := data.NewFrame("trace",
 		data.NewField("traceId", nil, []string{v.src.TraceID}),
-		data.NewField("statement", nil, []string{b.SQL}),
+		data.NewField("statement", nil, []string{text}),
 		data.NewField("database", nil, []string{b.Server.Database}),
 		data.NewField("start", nil, []time.Time{v.at(tr.Start)}),
 		data.NewField("end", nil, []time.Time{v.at(tr.End)}),
@@ -87,9 +88,9 @@ func (v *view) traceFrame() *data.Frame {
 		data.NewField("readAheads", nil, []*int64{counterOr(facts.HasCounters, facts.ReadAheads)}).SetConfig(&data.FieldConfig{DisplayName: "read-ahead reads (plan)"}),
 		data.NewField("pageReads", nil, []int64{int64(facts.PageReads)}).SetConfig(&data.FieldConfig{DisplayName: "page reads (trace)"}),
 		unit(data.NewField("waitUs", nil, []int64{facts.WaitUs}), "µs"),
-		data.NewField("rows", nil, []int64{rowsOf(b.Result.Rows)}),
-		data.NewField("rowsAffected", nil, []int64{rowsAffected(b)}),
-		unit(data.NewField("cpuMs", nil, []*int64{v.src.CPUMs}), "ms").SetConfig(&data.FieldConfig{Unit: "ms", DisplayName: "CPU (plan)"}),
+		data.NewField("rows", nil, []int64{v.rows()}),
+		data.NewField("rowsAffected", nil, []int64{v.rowsAffected()}),
+		unit(data.NewField("cpuMs", nil, []*int64{v.cpuMs()}), "ms").SetConfig(&data.FieldConfig{Unit: "ms", DisplayName: "CPU (plan)"}),
 		data.NewField("events", nil, []int64{b.Result.Events}),
 		data.NewField("lost", nil, []int64{lost}),
 		data.NewField("truncated", nil, []bool{b.Result.Truncated}),
@@ -106,7 +107,7 @@ func (v *view) traceFrame() *data.Frame {
 		rows = []int64{}
 	}
 	f.Meta = v.meta(custom{
-		"statement": b.SQL,
+		"statement": text,
 		"database":  b.Server.Database,
 		"options":   OptionsOf(b.Run),
 		"timeRange": map[string]any{
@@ -193,7 +194,57 @@ func (v *view) facts() findings.Facts {
 			ahead += *r.ReadAheads
 		}
 	}
-	return findings.FactsOf(v.tr, has, logical, physical, ahead)
+	f := findings.FactsOf(v.tr, has, logical, physical, ahead)
+	if n := v.node; n != nil && n.Executions > 0 {
+		// a picked statement: its own elapsed (its completed events), its
+		// lead-in from its own start; without plan counters, the reads its
+		// completed events counted (the same facts, for the statement)
+		f.LeadInUs = max(0, f.LeadInUs-n.StartUs)
+		f.ElapsedUs, f.ElapsedSource = int64(n.ElapsedUs), "statement_completed"
+		if !has {
+			f.HasCounters, f.LogicalReads, f.PhysicalReads = true, int64(n.LogicalReads), int64(n.PhysicalReads)
+		}
+	}
+	return f
+}
+
+// statementText is what ran: the batch, or the picked statement's own
+// text (its slice of the batch or the procedure's statement).
+func (v *view) statementText() string {
+	if v.node != nil && v.node.Text != "" {
+		return v.node.Text
+	}
+	return v.src.Bundle.SQL
+}
+
+// rows is what the batch returned, or the picked statement's own row
+// count (its completed events' row_count).
+func (v *view) rows() int64 {
+	if n := v.node; n != nil && n.Executions > 0 {
+		return int64(n.Rows)
+	}
+	return rowsOf(v.src.Bundle.Result.Rows)
+}
+
+// rowsAffected is the batch's; a statement's one row_count is its rows.
+func (v *view) rowsAffected() int64 {
+	if n := v.node; n != nil && n.Executions > 0 {
+		return 0
+	}
+	return rowsAffected(v.src.Bundle)
+}
+
+// cpuMs is the plan's CPU time, or for a picked statement whose plan has
+// no QueryTimeStats its completed events' cpu_time.
+func (v *view) cpuMs() *int64 {
+	if v.src.CPUMs != nil {
+		return v.src.CPUMs
+	}
+	if n := v.node; n != nil && n.Executions > 0 {
+		ms := int64(n.CPUUs / 1000)
+		return &ms
+	}
+	return nil
 }
 
 // counterOr is the counter, or nil when the plan has none.

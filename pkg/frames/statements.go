@@ -6,6 +6,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/findings"
+	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
 
@@ -28,6 +30,68 @@ func statementTrace(b *bundle.Bundle, req Request) (tr *timeline.Trace, id int, 
 	}
 	return b.Statements[n].Trace, n, nil
 }
+
+// statementSource is src as statement n's frames need it: the primary
+// statement keeps the counters and findings the caller worked out for the
+// bundle's Trace; any other statement gets its own, from its own plan and
+// timeline (findings.StatementInputOf), so its header, summaries and
+// findings never show the first statement's figures or none at all. The
+// findings are worked out only when withFindings (the response has them).
+func statementSource(src *Source, n int, withFindings bool) *Source {
+	b := src.Bundle
+	if n == primaryStatement(b) {
+		return src
+	}
+	other := *src
+	other.Runtime, other.Findings, other.CPUMs = nil, nil, nil
+	in, ok := findings.StatementInputOf(b, b.Statements[n])
+	if !ok {
+		return &other // the batch or an EXEC: no plan, no operators to judge
+	}
+	other.Runtime = RuntimeOf(in.Input.Plan)
+	if withFindings {
+		if rep, err := findings.Analyze(in.Input, findings.DefaultConfig()); err == nil {
+			other.Findings = rep
+		}
+	}
+	if ts := planTimeStats(in.Input.Plan); ts != nil {
+		cpu := ts.CPUMs
+		other.CPUMs = &cpu
+	}
+	return &other
+}
+
+func planTimeStats(st *showplan.Statement) *showplan.TimeStats {
+	if st == nil {
+		return nil
+	}
+	return st.TimeStats
+}
+
+// RuntimeOf reads a plan statement's per-operator runtime counters (summed
+// over threads) by NodeId; nil without a statement.
+func RuntimeOf(st *showplan.Statement) map[int]Runtime {
+	if st == nil || len(st.Operators) == 0 {
+		return nil
+	}
+	out := make(map[int]Runtime, len(st.Operators))
+	for _, op := range st.Operators {
+		est := op.EstimateRows
+		r := Runtime{EstimatedRows: &est}
+		if a := op.Actual; a != nil {
+			r.ActualRows, r.Executions = i64p(a.Rows), i64p(a.Executions)
+			r.LogicalReads, r.PhysicalReads, r.ReadAheads = i64p(a.LogicalReads), i64p(a.PhysicalReads), i64p(a.ReadAheads)
+			r.Scans = i64p(a.Scans)
+			if a.HasTiming {
+				r.ElapsedMs, r.CPUMs = i64p(a.ElapsedMs), i64p(a.CPUMs)
+			}
+		}
+		out[op.NodeID] = r
+	}
+	return out
+}
+
+func i64p(v int64) *int64 { return &v }
 
 // primaryStatement is the node whose operators the bundle's Trace draws:
 // the first statement with a plan; -1 without a tree.
@@ -53,6 +117,9 @@ func (v *view) statementsFrame() *data.Frame {
 	events, execs := make([]int64, n), make([]int64, n)
 	hasPlan := make([]bool, n)
 	for i, s := range st {
+		if i == 0 && s.Kind == "batch" {
+			s = batchNode(st)
+		}
 		id[i], parent[i], kind[i], text[i], object[i] = int64(s.ID), int64(s.Parent), s.Kind, s.Text, s.ObjectName
 		nest[i], offStart[i], offEnd[i] = int64(s.NestLevel), s.OffsetStart, s.OffsetEnd
 		start[i], end[i] = s.StartUs, s.EndUs
@@ -70,4 +137,34 @@ func (v *view) statementsFrame() *data.Frame {
 		data.NewField("executions", nil, execs), data.NewField("hasPlan", nil, hasPlan))
 	f.Meta = v.meta(custom{"group": GroupStatements})
 	return f
+}
+
+// batchNode is the tree's batch node with its own figures: no statement
+// event fires for the batch itself, so its elapsed is the batch's from its
+// own sql_batch_starting/completed events (its timeline's summary), and its
+// rows and reads are its statements' summed over the leaves of the tree —
+// the statements that ran no others — so a procedure's statements are
+// counted once whether or not its EXEC's completed event includes them.
+func batchNode(st []timeline.Statement) timeline.Statement {
+	n := st[0]
+	if tr := n.Trace; tr != nil && n.ElapsedUs == 0 && tr.Summary.ElapsedSource != "" && tr.Summary.ElapsedSource != "extent" {
+		n.ElapsedUs = uint64(max(tr.Summary.ElapsedUs, 0))
+		if n.EndUs == 0 {
+			n.EndUs = n.StartUs + tr.Summary.ElapsedUs
+		}
+	}
+	parents := make(map[int]bool, len(st))
+	for _, s := range st[1:] {
+		parents[s.Parent] = true
+	}
+	var rows, logical, physical uint64
+	for _, s := range st[1:] {
+		if !parents[s.ID] {
+			rows, logical, physical = rows+s.Rows, logical+s.LogicalReads, physical+s.PhysicalReads
+		}
+	}
+	if n.Rows == 0 && n.LogicalReads == 0 && n.PhysicalReads == 0 {
+		n.Rows, n.LogicalReads, n.PhysicalReads = rows, logical, physical
+	}
+	return n
 }

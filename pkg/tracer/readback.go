@@ -391,8 +391,13 @@ func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRe
 		return err
 	}
 	r.progress("resolving call stacks and page headers", col.events)
-	r.resolveStacks(ctx, tr, &b.Result.Resolution)
-	r.readPageHeaders(ctx, tr, &b.Result.Resolution)
+	// every timeline the bundle keeps, not the bundle's own alone: each
+	// statement's stacks and pages are its own (statements.go)
+	all := timelinesOf(tr, b.Statements)
+	merged := forResolution(all)
+	r.resolveStacks(ctx, merged, &b.Result.Resolution)
+	r.readPageHeaders(ctx, merged, &b.Result.Resolution)
+	sharePages(all, merged.Pages)
 	b.Trace = tr
 	noteLostEvents(b, col, tr.Summary.Lost)
 	noteSystemTasks(b, r.spec.Events, tr)

@@ -111,3 +111,70 @@ func primaryStatement(b *bundle.Bundle, col *collector) *timeline.Trace {
 	}
 	return b.Statements[0].Trace
 }
+
+// timelinesOf lists the bundle's trace and every statement's timeline.
+func timelinesOf(tr *timeline.Trace, st []timeline.Statement) []*timeline.Trace {
+	all := []*timeline.Trace{tr}
+	for i := range st {
+		if st[i].Trace != nil && st[i].Trace != tr {
+			all = append(all, st[i].Trace)
+		}
+	}
+	return all
+}
+
+// forResolution is one timeline holding what the name resolution reads
+// from all of them: their stacks, each once (the bundle's trace may be a
+// copy of a statement's, sharing its stacks), whose frames are the
+// originals' (a Stack's Frames slice is shared, so resolving them here
+// resolves them there), and their page reads and writes (readPageHeaders
+// takes each page once).
+func forResolution(all []*timeline.Trace) *timeline.Trace {
+	m := &timeline.Trace{}
+	seen := map[*timeline.StackFrame]bool{}
+	for _, t := range all {
+		if t == nil {
+			continue
+		}
+		for _, s := range t.Stacks {
+			if len(s.Frames) > 0 {
+				if seen[&s.Frames[0]] {
+					continue
+				}
+				seen[&s.Frames[0]] = true
+			}
+			m.Stacks = append(m.Stacks, s)
+		}
+		m.Lanes.Read = append(m.Lanes.Read, t.Lanes.Read...)
+		m.Lanes.Write = append(m.Lanes.Write, t.Lanes.Write...)
+	}
+	return m
+}
+
+// sharePages gives each timeline the headers (in headers' order) of the
+// pages it read or wrote.
+func sharePages(all []*timeline.Trace, headers []timeline.PageHeader) {
+	if len(headers) == 0 {
+		return
+	}
+	for _, t := range all {
+		if t == nil {
+			continue
+		}
+		// a page is its database's (an event with no database id is
+		// the traced database's, as readPageHeaders takes it)
+		touched := map[[3]uint64]bool{}
+		for _, e := range t.Lanes.Read {
+			touched[[3]uint64{e.DatabaseID, e.FileID, e.PageID}] = true
+		}
+		for _, e := range t.Lanes.Write {
+			touched[[3]uint64{e.DatabaseID, e.FileID, e.PageID}] = true
+		}
+		t.Pages = nil
+		for _, h := range headers {
+			if touched[[3]uint64{h.DatabaseID, h.FileID, h.PageID}] || touched[[3]uint64{0, h.FileID, h.PageID}] {
+				t.Pages = append(t.Pages, h)
+			}
+		}
+	}
+}

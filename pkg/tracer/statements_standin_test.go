@@ -1,10 +1,14 @@
 package tracer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/queryreplay/queryreplay/internal/symfixture"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/timeline"
 )
@@ -145,4 +149,72 @@ func texts(st []timeline.Statement) []string {
 		out = append(out, s.Text)
 	}
 	return out
+}
+
+// Issue 30 review: call stacks and page headers were resolved for the
+// bundle's trace only, so every other statement's timeline kept raw frames
+// and no page headers. Each statement's timeline has its own stacks
+// resolved and the headers of the pages it touched.
+func TestTraceStatementsResolveStacksAndPages(t *testing.T) {
+	fx, sym := symfixture.ServeTest(t)
+	srv := startWithModules(t, "sql2022", fx.Builds)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	sql := "SELECT CustomerID, Name FROM dbo.Customers WHERE Region = N'West';\nSELECT OrderID, Amount FROM dbo.Orders WHERE Amount > 4000;"
+	b, err := tr.Trace(context.Background(), Options{SQL: sql, CallStacks: true, ClearBufferPool: true, DisableReadAhead: true,
+		Events: bundle.AllEventGroups(), SymbolServers: []string{sym.URL}, SymbolCacheDir: t.TempDir(), SymbolTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range b.Statements {
+		if s.Plan == "" || s.Trace == nil {
+			continue
+		}
+		if len(s.Trace.Stacks) == 0 || len(s.Trace.Lanes.Read) == 0 {
+			t.Fatalf("%q: %d stacks, %d page reads: the check needs both", s.Text, len(s.Trace.Stacks), len(s.Trace.Lanes.Read))
+		}
+		checked++
+		for _, st := range s.Trace.Stacks {
+			for _, f := range st.Frames {
+				if f.Symbol == "" {
+					t.Errorf("%q: stack %d frame %s+%#x unresolved (%s)", s.Text, st.ID, f.Module, f.RVA, f.Unresolved)
+				}
+			}
+		}
+		headers := map[uint64]bool{}
+		for _, h := range s.Trace.Pages {
+			headers[h.PageID] = true
+		}
+		for _, e := range s.Trace.Lanes.Read {
+			if !headers[e.PageID] {
+				t.Errorf("%q: page %d:%d read without its header (%d headers)", s.Text, e.FileID, e.PageID, len(s.Trace.Pages))
+				break
+			}
+		}
+	}
+	if checked != 2 {
+		t.Fatalf("%d planned statements checked, want 2", checked)
+	}
+	if res := b.Result.Resolution; res.FramesResolved != res.StackFrames || res.PageHeaders == 0 {
+		t.Errorf("resolution: %d of %d frames resolved, %d page headers", res.FramesResolved, res.StackFrames, res.PageHeaders)
+	}
+	// the bundle as written stores the first statement's timeline once:
+	// it is the bundle's trace, pages and stacks included
+	var buf bytes.Buffer
+	if err := bundle.Write(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	var wire struct {
+		TraceStatement *struct{ ID int }            `json:"traceStatement"`
+		Statements     []map[string]json.RawMessage `json:"statements"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &wire); err != nil {
+		t.Fatal(err)
+	}
+	if wire.TraceStatement == nil {
+		t.Fatal("the written bundle names no statement as its trace: the first statement's timeline is stored twice")
+	}
+	if _, ok := wire.Statements[wire.TraceStatement.ID]["trace"]; ok {
+		t.Errorf("statement %d's timeline is stored beside the bundle's trace", wire.TraceStatement.ID)
+	}
 }

@@ -7,6 +7,7 @@ import { DebugPanel } from './replay/debug';
 import { props } from './testing/panelProps';
 import { contextOf, installFakeCanvas } from './testing/fakeCanvas';
 import { nextFrame } from './testing/frames';
+import { goldenFrames } from './testing/fixtures';
 
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
@@ -108,5 +109,30 @@ describe('the compare mode', () => {
       />
     );
     expect(screen.getByTestId('qr-replay-empty')).toHaveTextContent('lacks the frames of trace B');
+  });
+
+  // issue 30 review: a compare of two multi-statement traces showed no
+  // statements; the rows now come grouped under their statement pair, each
+  // with its status and own verdict, and the verdict line is the batch's
+  it('groups the rows by statement pair, each with its own verdict', async () => {
+    render(<ReplayPanel {...props(goldenFrames('compare_statements_response'), 1400, 560)} />);
+    await nextFrame();
+    const verdict = screen.getByTestId('qr-compare-verdict');
+    expect(verdict).toHaveTextContent('whole batch:');
+    expect(verdict).toHaveTextContent('2 statements (1 changed, 1 same)');
+    expect(verdict.getAttribute('title')).toContain('s2 ↔ s2 changed: ');
+    const first = screen.getByTestId('qr-compare-statement-0');
+    const second = screen.getByTestId('qr-compare-statement-1');
+    expect(first).toHaveTextContent('s1 ↔ s1');
+    expect(first).toHaveTextContent('no significant change');
+    expect(second).toHaveAttribute('data-status', 'changed');
+    expect(second).toHaveTextContent('SELECT o.OrderID FROM dbo.Orders AS o');
+    expect(second).toHaveTextContent('operators: 1 replaced');
+    const rows = Array.from(
+      screen.getByTestId('qr-compare-table').querySelectorAll('[data-testid^="qr-compare-row-"]')
+    );
+    expect(rows.map((r) => r.getAttribute('data-statement'))).toEqual(['0', '0', '0', '1']);
+    // the second statement's head comes right before its own row
+    expect(second.nextElementSibling).toBe(rows[3]);
   });
 });

@@ -107,4 +107,28 @@ describe('the statement tree', () => {
     fireEvent.click(screen.getByTestId('qr-tab-statements'));
     expect(screen.getByTestId('qr-statement-4')).toHaveAttribute('data-current', 'true');
   });
+
+  // issue 30 review: a picked statement's header showed the batch's text and
+  // "unknown" reads; the backend's own frames for statement 2 (Go golden)
+  // carry its text, elapsed, rows, reads, CPU and findings, and the header
+  // and the findings strip show them
+  it("shows the picked statement's own text, figures and findings", async () => {
+    const fetch = fetchStatement as jest.Mock;
+    fetch.mockResolvedValue(goldenFrames('statement_response'));
+    render(<ReplayPanel {...props(framesOf(1, 'SELECT 1 AS a', 'First Scan'), 1600, 600, {}, request)} />);
+    fireEvent.click(screen.getByTestId('qr-tab-statements'));
+    await act(async () => {
+      fireEvent.click(screen.getByTestId('qr-statement-2'));
+    });
+    await waitFor(() =>
+      expect(screen.getByTestId('qr-header-sql')).toHaveTextContent('SELECT o.OrderID FROM dbo.Orders AS o')
+    );
+    expect(screen.getByTestId('qr-fact-elapsed')).toHaveTextContent('0.6 ms');
+    expect(screen.getByTestId('qr-fact-rows')).toHaveTextContent('4');
+    expect(screen.getByTestId('qr-fact-logical')).toHaveTextContent('logical reads 7');
+    expect(screen.getByTestId('qr-fact-physical')).toHaveTextContent('physical reads 2');
+    expect(screen.getByTestId('qr-fact-cpu')).toHaveTextContent('CPU 3 ms');
+    expect(screen.getByTestId('qr-header')).not.toHaveTextContent(/unknown/);
+    expect(screen.getByTestId('qr-findings-strip')).toHaveTextContent(/spilled to tempdb/);
+  });
 });

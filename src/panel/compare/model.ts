@@ -66,6 +66,23 @@ export interface PairRow {
   spanA: Span | null;
   spanB: Span | null;
   metrics: Record<Metric, MetricPair>;
+  /** The statement pair the row belongs to (statement tree node ids; null on the side without it, or without trees). */
+  statementA: number | null;
+  statementB: number | null;
+  /** The statement's text; empty when the traces have no statement trees. */
+  statement: string;
+}
+
+/** One statement pair of a multi-statement compare (meta.custom.statements), with its own verdict. */
+export interface StatementPair {
+  /** Node ids of each side's statement tree; null on the side that did not run it. */
+  a: number | null;
+  b: number | null;
+  text: string;
+  /** "text", "position", or empty for a statement only one side ran. */
+  how: string;
+  status: PairStatus;
+  verdict: string;
 }
 
 export interface StatementMetric {
@@ -86,6 +103,8 @@ export interface Comparison {
   durationUsA: number;
   durationUsB: number;
   statement: StatementMetric[];
+  /** The statement pairs, when both traces had statement trees (the verdict is then the whole batch's). */
+  statements: StatementPair[];
   rows: PairRow[];
   a: ReplayTrace;
   b: ReplayTrace;
@@ -159,6 +178,9 @@ function readRows(ops: DataFrame | undefined): PairRow[] {
       spanA: span(num('startUsA', r), num('endUsA', r)),
       spanB: span(num('startUsB', r), num('endUsB', r)),
       metrics,
+      statementA: num('statementIdA', r),
+      statementB: num('statementIdB', r),
+      statement: str('statement', r),
     });
   }
   return rows;
@@ -179,6 +201,34 @@ function readStatement(v: unknown): StatementMetric[] {
     }));
 }
 
+function readStatements(v: unknown): StatementPair[] {
+  if (!Array.isArray(v)) {
+    return [];
+  }
+  const id = (x: unknown) => (typeof x === 'number' && x >= 0 ? x : null);
+  return v
+    .filter((m) => m && typeof m === 'object')
+    .map((m: Record<string, unknown>) => {
+      const status = String(m.status ?? '') as PairStatus;
+      return {
+        a: id(m.a),
+        b: id(m.b),
+        text: String(m.text ?? ''),
+        how: String(m.how ?? ''),
+        status: STATUSES.includes(status) ? status : 'same',
+        verdict: String(m.verdict ?? ''),
+      };
+    });
+}
+
+/** The statement pair a row belongs to, or -1 (no statement trees). */
+export function statementOfRow(c: Comparison, row: PairRow): number {
+  if (row.statementA === null && row.statementB === null) {
+    return -1;
+  }
+  return c.statements.findIndex((s) => s.a === row.statementA && s.b === row.statementB);
+}
+
 /** Reads a compare response; says what is missing when it cannot. */
 export function compareFromFrames(frames: DataFrame[]): CompareRead {
   const summary = frames.find((f) => f.name === 'compare');
@@ -197,7 +247,7 @@ export function compareFromFrames(frames: DataFrame[]): CompareRead {
   for (const s of STATUSES) {
     counts[s] = num(s, 0) ?? 0;
   }
-  const custom = (summary.meta?.custom ?? {}) as { statement?: unknown };
+  const custom = (summary.meta?.custom ?? {}) as { statement?: unknown; statements?: unknown };
   return {
     comparison: {
       traceIdA: str('traceIdA', 0),
@@ -208,6 +258,7 @@ export function compareFromFrames(frames: DataFrame[]): CompareRead {
       durationUsA: num('durationUsA', 0) ?? a.trace.durationUs,
       durationUsB: num('durationUsB', 0) ?? b.trace.durationUs,
       statement: readStatement(custom.statement),
+      statements: readStatements(custom.statements),
       rows: readRows(frames.find((f) => f.name === 'compare_operators')),
       a: a.trace,
       b: b.trace,

@@ -16,7 +16,7 @@ import { activityWindow } from '../replay/window';
 import { labelWidth } from '../render/layout';
 import { Palette, paletteFromTheme } from '../render/palette';
 import { ReplayOptions, withDefaults } from '../types';
-import { CompareTable } from './CompareTable';
+import { CompareTable, statementLabel } from './CompareTable';
 import { TimelineView } from './TimelineView';
 import { TransportBar, TransportTips } from './Toolbar';
 
@@ -252,8 +252,14 @@ function CompareView({ comparison: c, width, height, options: rawOptions, data }
         view={single ? view : null}
         onView={setView}
       />
-      <div className={styles.verdict} style={{ height: VERDICT_H }} title={c.verdict} data-testid="qr-compare-verdict">
+      <div
+        className={styles.verdict}
+        style={{ height: VERDICT_H }}
+        title={verdictTitle(c)}
+        data-testid="qr-compare-verdict"
+      >
         <Icon name="exchange-alt" size="sm" />
+        {c.statements.length > 0 && <span className={styles.sideFacts}>whole batch:</span>}
         <span className={styles.verdictText}>{c.verdict}</span>
       </div>
       {split && (
@@ -296,6 +302,11 @@ const COMPARE_TIPS: TransportTips = {
   next: 'Next event of either trace (→)',
   reset: 'Both traces whole',
 };
+
+/** The verdict's tooltip: the batch's line, then each statement pair's own. */
+function verdictTitle(c: Comparison): string {
+  return [c.verdict, ...c.statements.map((st) => `${statementLabel(st)} ${st.status}: ${st.verdict}`)].join('\n');
+}
 
 const getStyles = (theme: GrafanaTheme2) => {
   const tag = (color: string) =>

@@ -3,7 +3,7 @@ import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2 } from '@grafana/ui';
 import { CompareLink, pairOf } from '../compare/link';
-import { Comparison, PairStatus } from '../compare/model';
+import { Comparison, PairStatus, StatementPair, statementOfRow } from '../compare/model';
 import { Column, breakdown, cellPair, columnsFor, direction, formatPair, pairName } from '../compare/table';
 import { useReplay } from './useStore';
 
@@ -21,10 +21,18 @@ export const STATUS_LABEL: Record<PairStatus, string> = {
   removed: 'removed',
 };
 
+/** "s1 ↔ s2": a statement pair by its tree node ids, "–" on the side that did not run it. */
+export function statementLabel(s: Pick<StatementPair, 'a' | 'b'>): string {
+  const id = (n: number | null) => (n === null ? '–' : `s${n}`);
+  return `${id(s.a)} ↔ ${id(s.b)}`;
+}
+
 /**
  * The per-operator comparison: one row per operator pair (matched pairs in
  * A's plan order, then removed, then added), its status and verdict, and the
  * figures of both sides with significant changes marked better or worse.
+ * With statement trees (issue 30) the rows come statement by statement,
+ * each group headed by its statement pair: text, status and own verdict.
  * Clicking a row selects the operator in both timelines.
  */
 export function CompareTable({ comparison: c, link, width }: Props) {
@@ -50,45 +58,68 @@ export function CompareTable({ comparison: c, link, width }: Props) {
         </thead>
         {c.rows.map((r, i) => {
           const n = pairName(r);
+          const k = statementOfRow(c, r);
+          const head = k >= 0 && (i === 0 || statementOfRow(c, c.rows[i - 1]) !== k);
           return (
-            <tbody
-              key={i}
-              className={cx(styles.pair, selected === i && styles.selected)}
-              onClick={() => link.toggle(i)}
-              onKeyDown={(e) => {
-                if (e.key === 'Enter' || e.key === ' ') {
-                  e.preventDefault();
-                  e.stopPropagation();
-                  link.toggle(i);
-                }
-              }}
-              tabIndex={0}
-              data-testid={`qr-compare-row-${i}`}
-              data-status={r.status}
-              data-selected={selected === i ? 'true' : 'false'}
-            >
-              <tr aria-selected={selected === i}>
-                <td className={styles.op}>
-                  <span className={styles.nodes}>{n.nodes}</span> <span className={styles.opName}>{n.name}</span>
-                  {n.object && <div className={styles.object}>{n.object}</div>}
-                </td>
-                <td>
-                  <span className={cx(styles.status, styles[r.status])}>{STATUS_LABEL[r.status]}</span>
-                </td>
-                {shown.map((col) => (
-                  <Cell key={col.key} row={r} column={col} />
-                ))}
-              </tr>
-              <tr>
-                <td colSpan={span} className={styles.verdict} title={r.how ? `matched by: ${r.how}` : undefined}>
-                  {r.verdict}
-                </td>
-              </tr>
-            </tbody>
+            <React.Fragment key={i}>
+              {head && <StatementHead pair={c.statements[k]} index={k} span={span} />}
+              <tbody
+                className={cx(styles.pair, selected === i && styles.selected)}
+                onClick={() => link.toggle(i)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' || e.key === ' ') {
+                    e.preventDefault();
+                    e.stopPropagation();
+                    link.toggle(i);
+                  }
+                }}
+                tabIndex={0}
+                data-testid={`qr-compare-row-${i}`}
+                data-status={r.status}
+                data-statement={k >= 0 ? k : undefined}
+                data-selected={selected === i ? 'true' : 'false'}
+              >
+                <tr aria-selected={selected === i}>
+                  <td className={styles.op}>
+                    <span className={styles.nodes}>{n.nodes}</span> <span className={styles.opName}>{n.name}</span>
+                    {n.object && <div className={styles.object}>{n.object}</div>}
+                  </td>
+                  <td>
+                    <span className={cx(styles.status, styles[r.status])}>{STATUS_LABEL[r.status]}</span>
+                  </td>
+                  {shown.map((col) => (
+                    <Cell key={col.key} row={r} column={col} />
+                  ))}
+                </tr>
+                <tr>
+                  <td colSpan={span} className={styles.verdict} title={r.how ? `matched by: ${r.how}` : undefined}>
+                    {r.verdict}
+                  </td>
+                </tr>
+              </tbody>
+            </React.Fragment>
           );
         })}
       </table>
     </div>
+  );
+}
+
+/** A statement group's head: which statement pair the rows below belong to, its status and its own verdict. */
+function StatementHead({ pair, index, span }: { pair: StatementPair; index: number; span: number }) {
+  const styles = useStyles2(getStyles);
+  const text = pair.text.replace(/\s+/g, ' ').trim();
+  return (
+    <tbody className={styles.stmt} data-testid={`qr-compare-statement-${index}`} data-status={pair.status}>
+      <tr>
+        <td colSpan={span} title={pair.how ? `${pair.text}\n(matched by ${pair.how})` : pair.text}>
+          <span className={styles.nodes}>{statementLabel(pair)}</span>{' '}
+          <span className={cx(styles.status, styles[pair.status])}>{STATUS_LABEL[pair.status]}</span>{' '}
+          <code className={styles.stmtText}>{text}</code>
+          <div className={styles.verdict}>{pair.verdict}</div>
+        </td>
+      </tr>
+    </tbody>
   );
 }
 
@@ -166,6 +197,21 @@ const getStyles = (theme: GrafanaTheme2) => {
     nodes: css({ color: theme.colors.text.secondary, fontVariantNumeric: 'tabular-nums', marginRight: 2 }),
     object: css({ color: theme.colors.text.secondary }),
     verdict: css({ color: theme.colors.text.secondary, paddingBottom: `${theme.spacing(0.5)} !important` }),
+    stmt: css({
+      borderTop: `2px solid ${theme.colors.border.medium}`,
+      background: theme.colors.background.secondary,
+      td: { paddingTop: theme.spacing(0.5) },
+    }),
+    stmtText: css({
+      color: theme.colors.text.primary,
+      background: 'none',
+      overflow: 'hidden',
+      textOverflow: 'ellipsis',
+      whiteSpace: 'nowrap',
+      maxWidth: '60ch',
+      display: 'inline-block',
+      verticalAlign: 'bottom',
+    }),
     status: css({
       border: '1px solid',
       borderRadius: theme.shape.radius.pill,

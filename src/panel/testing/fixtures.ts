@@ -5,7 +5,15 @@ import { EventLaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, laneFromFrame, traceFromFrames } from '../model/trace';
 
 /** Frames written by the Go side (go test ./pkg/frames -update), decoded as Grafana decodes them. */
-export function goldenFrames(name: 'trace_response' | 'view_binned' | 'findings' | 'compare_response'): DataFrame[] {
+export function goldenFrames(
+  name:
+    | 'trace_response'
+    | 'view_binned'
+    | 'findings'
+    | 'compare_response'
+    | 'statement_response'
+    | 'compare_statements_response'
+): DataFrame[] {
   const file = path.join(__dirname, '..', '..', '..', 'testdata', 'frames', `${name}.json`);
   const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as DataFrameJSON[];
   return raw.map((f) => dataFrameFromJSON(f));
