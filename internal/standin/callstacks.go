@@ -470,7 +470,7 @@ func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Sta
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // checked by checkViewServerState (permissions.go).
-func loadedModulesView(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+func loadedModulesView(x *execCtx, _ *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
 		"patched", engine.TBit, "prerelease", engine.TBit, "private_build", engine.TBit, "special_build", engine.TBit, "language", engine.TInt,
 		"company", engine.TNVar(256), "description", engine.TNVar(256), "name", engine.TNVar(255))}

@@ -18,7 +18,7 @@ import (
 // Insert/Update/Delete/Merge SQL Server would show.
 
 // dmlTable resolves the target of a modification.
-func (x *execCtx) dmlTable(parts []string) (*table, *sqlfront.SQLError) {
+func (x *execCtx) dmlTable(parts []string) (*engine.Table, *sqlfront.SQLError) {
 	if len(parts) >= 2 && strings.EqualFold(parts[len(parts)-2], "sys") {
 		return nil, sqlfront.NewError(259, 16, "Ad hoc updates to system catalogs are not allowed.")
 	}
@@ -33,13 +33,13 @@ func (x *execCtx) dmlTable(parts []string) (*table, *sqlfront.SQLError) {
 }
 
 // dmlNode is the plan's top operator for a modification of t.
-func dmlNode(t *table, logical string, child *planNode) *planNode {
-	ix := t.indexes[0]
+func dmlNode(t *engine.Table, logical string, child *planNode) *planNode {
+	ix := t.Indexes[0]
 	phys := "Clustered Index " + logical
-	if ix.name == "" {
+	if ix.Name == "" {
 		phys = "Table " + logical
 	}
-	n := &planNode{physical: phys, logical: logical, schema: &engine.Relation{}, estExecs: 1, ix: ix, objects: t.indexes}
+	n := &planNode{physical: phys, logical: logical, schema: &engine.Relation{}, estExecs: 1, ix: ix, objects: t.Indexes}
 	if child != nil {
 		n.children = []*planNode{child}
 		n.estRows = child.estRows
@@ -50,7 +50,7 @@ func dmlNode(t *table, logical string, child *planNode) *planNode {
 	n.details = func(b *xmlBuilder) {
 		b.open("Update", "DMLRequestSort", "false")
 		b.object(ix, "")
-		for _, other := range t.indexes[1:] {
+		for _, other := range t.Indexes[1:] {
 			if logical != "Update" {
 				b.object(other, "")
 			}
@@ -197,10 +197,10 @@ func (v *insertValuesIter) close(r *runCtx) {}
 type defaultMarker struct{}
 
 // insertColumns maps an INSERT column list to table column positions.
-func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLError) {
+func (x *execCtx) insertColumns(t *engine.Table, names []string) ([]int, *sqlfront.SQLError) {
 	var colIdx []int
 	if len(names) == 0 {
-		for i, c := range t.columns {
+		for i, c := range t.Columns {
 			if strings.HasPrefix(c.Name, "%%") || x.isIdentity(t, i) {
 				continue
 			}
@@ -209,12 +209,12 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLE
 		return colIdx, nil
 	}
 	for _, c := range names {
-		i := t.column(c)
+		i := t.Column(c)
 		if i < 0 || strings.HasPrefix(c, "%%") {
 			return nil, engine.ErrInvalidColumn(c)
 		}
 		if x.isIdentity(t, i) {
-			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
+			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.Name)
 		}
 		colIdx = append(colIdx, i)
 	}
@@ -236,15 +236,15 @@ func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *sqlfront.SQLError) {
 
 // buildInsertRow converts a row of values to the table's columns, with
 // defaults, identity values and NOT NULL checks.
-func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sqlfront.SQLError) {
-	row := make([]any, len(t.columns))
+func (x *execCtx) buildInsertRow(t *engine.Table, colIdx []int, vals []any) ([]any, *sqlfront.SQLError) {
+	row := make([]any, len(t.Columns))
 	given := map[int]bool{}
 	for i, v := range vals {
 		c := colIdx[i]
 		if _, isDefault := v.(defaultMarker); isDefault {
 			continue
 		}
-		cv, err := engine.ConvertValue(v, t.columns[c].Type)
+		cv, err := engine.ConvertValue(v, t.Columns[c].Type)
 		if err != nil {
 			return nil, err
 		}
@@ -254,9 +254,9 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 	if err := x.fillDefaults(t, row, given); err != nil {
 		return nil, err
 	}
-	for i, c := range t.columns {
+	for i, c := range t.Columns {
 		if row[i] == nil && c.NotNull {
-			return nil, engine.ErrNotNull(c.Name, t.db.name+"."+t.fullName())
+			return nil, engine.ErrNotNull(c.Name, t.DB.Name+"."+t.FullName())
 		}
 	}
 	return row, nil
@@ -264,11 +264,11 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 
 // insertRows inserts rows into t: locked and logged in the transaction,
 // or directly for a table variable (which no rollback undoes).
-func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
+func (x *execCtx) insertRows(t *engine.Table, rows [][]any) *sqlfront.SQLError {
 	if isTableVar(t) {
 		for _, row := range rows {
-			if _, dup := t.findRow(t.keyOf(row)); dup {
-				return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			if _, dup := t.FindRow(t.KeyOf(row)); dup {
+				return engine.ErrDuplicateKey(t.PKName, t.FullName(), keyText(t, row))
 			}
 			x.insertRow(t, row)
 		}
@@ -286,9 +286,9 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 			x.undoSince(mark)
 			return err
 		}
-		if _, dup := t.findRow(t.keyOf(row)); dup {
+		if _, dup := t.FindRow(t.KeyOf(row)); dup {
 			x.undoSince(mark)
-			return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			return engine.ErrDuplicateKey(t.PKName, t.FullName(), keyText(t, row))
 		}
 		if err := x.modify(t, "insert", nil, row); err != nil {
 			x.undoSince(mark)
@@ -298,9 +298,9 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 	return nil
 }
 
-func keyText(t *table, row []any) string {
+func keyText(t *engine.Table, row []any) string {
 	var parts []string
-	for _, k := range t.keyOf(row) {
+	for _, k := range t.KeyOf(row) {
 		parts = append(parts, engine.ValueString(k))
 	}
 	return strings.Join(parts, ", ")
@@ -314,16 +314,16 @@ func (x *execCtx) undoMark() int {
 }
 
 // reread fetches the current version of a row by its key.
-func (x *execCtx) reread(t *table, stale []any, where sqlfront.Expr) ([]any, bool) {
-	i, ok := t.findRow(t.keyOf(stale))
+func (x *execCtx) reread(t *engine.Table, stale []any, where sqlfront.Expr) ([]any, bool) {
+	i, ok := t.FindRow(t.KeyOf(stale))
 	if !ok {
 		return nil, false
 	}
-	row := t.rows[i]
+	row := t.Rows[i]
 	if where == nil {
 		return row, true
 	}
-	v, err := (&engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(t.name)), Row: row}).Eval(where)
+	v, err := (&engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(t.Name)), Row: row}).Eval(where)
 	if err != nil {
 		return nil, false
 	}
@@ -346,9 +346,9 @@ func (x *execCtx) dmlTick(i int) *sqlfront.SQLError {
 // version: another transaction may have changed or removed it while this
 // one waited. The nonclustered entries are locked when they change
 // (modify).
-func (x *execCtx) lockAndReread(t *table, stale []any, where sqlfront.Expr) ([]any, bool, *sqlfront.SQLError) {
+func (x *execCtx) lockAndReread(t *engine.Table, stale []any, where sqlfront.Expr) ([]any, bool, *sqlfront.SQLError) {
 	if !isTableVar(t) {
-		if err := x.lockEntry(x.ensureTxn(), t, t.indexes[0], stale); err != nil {
+		if err := x.lockEntry(x.ensureTxn(), t, t.Indexes[0], stale); err != nil {
 			return nil, false, err
 		}
 	}
@@ -366,7 +366,7 @@ type target struct {
 // findTargets plans and runs the search for the rows an UPDATE or DELETE
 // changes: FROM (or the table alone) and WHERE, at most TOP rows, each
 // target row once.
-func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.TableRef, where sqlfront.Expr, top sqlfront.Expr, opts sqlfront.QueryOptions, st sqlfront.Stmt) (iter, func() ([]target, *sqlfront.SQLError), *sqlfront.SQLError) {
+func (x *execCtx) findTargets(r *runCtx, t *engine.Table, name []string, from sqlfront.TableRef, where sqlfront.Expr, top sqlfront.Expr, opts sqlfront.QueryOptions, st sqlfront.Stmt) (iter, func() ([]target, *sqlfront.SQLError), *sqlfront.SQLError) {
 	qual := strings.ToLower(name[len(name)-1])
 	if from == nil {
 		from = &sqlfront.TableName{Parts: name}
@@ -424,7 +424,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 			}
 			var row []any
 			for _, s := range tp.srcs {
-				if sourceTable(s) == t && (s.Qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
+				if sourceTable(s) == t && (s.Qual == qual || strings.EqualFold(t.Name, name[len(name)-1])) {
 					row = s.Row
 					break
 				}
@@ -449,7 +449,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 
 // resolveTarget finds the table an UPDATE/DELETE … FROM changes: the name
 // may be an alias of the FROM clause.
-func (x *execCtx) resolveTarget(name []string, from sqlfront.TableRef) (*table, *sqlfront.SQLError) {
+func (x *execCtx) resolveTarget(name []string, from sqlfront.TableRef) (*engine.Table, *sqlfront.SQLError) {
 	if from != nil && len(name) == 1 {
 		var found *sqlfront.TableName
 		var walk func(r sqlfront.TableRef)
@@ -478,10 +478,10 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 		return err
 	}
 	for _, set := range s.Sets {
-		if t.column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
+		if t.Column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
 			return engine.ErrInvalidColumn(set.Column)
 		}
-		if x.isIdentity(t, t.column(set.Column)) {
+		if x.isIdentity(t, t.Column(set.Column)) {
 			return sqlfront.NewError(8102, 16, "Cannot update identity column '%s'.", set.Column)
 		}
 	}
@@ -515,7 +515,7 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 
 // applyUpdates changes the target rows: lock, re-read, compute the SET
 // Values, check them, then write all changes.
-func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []target) (int64, *sqlfront.SQLError) {
+func (x *execCtx) applyUpdates(t *engine.Table, s *sqlfront.UpdateStmt, targets []target) (int64, *sqlfront.SQLError) {
 	type change struct{ before, after []any }
 	var changes []change
 	mark := x.undoMark()
@@ -542,20 +542,20 @@ func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []targe
 			env = &engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), Row: row}
 		}
 		for _, set := range s.Sets {
-			i := t.column(set.Column)
+			i := t.Column(set.Column)
 			v, err := env.Eval(set.Expr)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
 			}
-			cv, err := engine.ConvertValue(v, t.columns[i].Type)
+			cv, err := engine.ConvertValue(v, t.Columns[i].Type)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
 			}
-			if cv == nil && t.columns[i].NotNull {
+			if cv == nil && t.Columns[i].NotNull {
 				x.undoSince(mark)
-				return 0, sqlfront.NewError(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.columns[i].Name, t.db.name+"."+t.fullName())
+				return 0, sqlfront.NewError(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.Columns[i].Name, t.DB.Name+"."+t.FullName())
 			}
 			after[i] = cv
 		}
@@ -637,9 +637,9 @@ func (x *execCtx) execDelete(s *sqlfront.DeleteStmt) error {
 
 // sourceTable is the base table a row of a plan came from, nil when it
 // came from no table.
-func sourceTable(s engine.RowSource) *table {
-	if ix, ok := s.Ix.(*index); ok && ix != nil {
-		return ix.tbl
+func sourceTable(s engine.RowSource) *engine.Table {
+	if ix, ok := s.Ix.(*engine.Index); ok && ix != nil {
+		return ix.Tbl
 	}
 	return nil
 }

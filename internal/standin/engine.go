@@ -65,8 +65,8 @@ type planNode struct {
 	subtreeCost       float64
 	rowSize           int
 	parallel          bool
-	ix                *index // data access and DML operators
-	objects           []*index
+	ix                *engine.Index // data access and DML operators
+	objects           []*engine.Index
 	alias             string
 
 	// runtime

@@ -17,11 +17,11 @@ import (
 
 // engineState is the query engine's part of the server (under Server.mu).
 type engineState struct {
-	stats      map[*table]*tableStats
-	grantedKB  int64                 // workspace memory granted to running queries
-	ghosts     []ghostGrant          // workspace memory held by HoldWorkspaceMemory (hold.go)
-	nextObject int64                 // object ids of tables created at run time
-	tables     map[*table]*tableInfo // tables created at run time
+	stats      map[*engine.Table]*tableStats
+	grantedKB  int64                        // workspace memory granted to running queries
+	ghosts     []ghostGrant                 // workspace memory held by HoldWorkspaceMemory (hold.go)
+	nextObject int64                        // object ids of tables created at run time
+	tables     map[*engine.Table]*tableInfo // tables created at run time
 }
 
 type ghostGrant struct {
@@ -39,7 +39,7 @@ const (
 
 func (s *Server) engine() *engineState {
 	if s.eng == nil {
-		s.eng = &engineState{stats: map[*table]*tableStats{}, nextObject: 1_013_578_649, tables: map[*table]*tableInfo{}}
+		s.eng = &engineState{stats: map[*engine.Table]*tableStats{}, nextObject: 1_013_578_649, tables: map[*engine.Table]*tableInfo{}}
 	}
 	return s.eng
 }
@@ -160,7 +160,7 @@ func visitAll(e sqlfront.Expr, fn func(sqlfront.Expr), selFn func(*sqlfront.Sele
 // resolveTable finds a table name: a #temp table, a @table variable, a
 // system view (returned as a source that reads it when opened), or a
 // database table.
-func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError) {
+func (x *execCtx) resolveTable(parts []string) (*engine.Table, iter, *sqlfront.SQLError) {
 	display := strings.Join(parts, ".")
 	if len(parts) == 1 && strings.HasPrefix(parts[0], "#") {
 		if t := x.conn.sqlState().temps[strings.ToLower(parts[0])]; t != nil {
@@ -206,7 +206,7 @@ func (x *execCtx) resolveTable(parts []string) (*table, iter, *sqlfront.SQLError
 		n.details = it.showplan
 		return nil, it, nil
 	}
-	t := db.table(schema, name)
+	t := db.Table(schema, name)
 	if t == nil {
 		return nil, nil, engine.ErrInvalidObject(display)
 	}
@@ -282,10 +282,10 @@ func (x *execCtx) memoryUse(r *runCtx, n *planNode, rows int64) {
 // waitForGhosts waits for other transactions' uncommitted deletes of keys
 // of t in [lo, hi] (nil: unbounded): a real seek meets their ghost records
 // and waits for the X key lock on them.
-func (x *execCtx) waitForGhosts(t *table, ix *index, lo, hi any) *sqlfront.SQLError {
-	lead := t.pk[0]
-	if ix.id != 1 {
-		lead = ix.keyCols[0]
+func (x *execCtx) waitForGhosts(t *engine.Table, ix *engine.Index, lo, hi any) *sqlfront.SQLError {
+	lead := t.PK[0]
+	if ix.ID != 1 {
+		lead = ix.KeyCols[0]
 	}
 	for {
 		var ghost []any

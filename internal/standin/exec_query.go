@@ -51,7 +51,7 @@ func (x *execCtx) largestTablePages(s *sqlfront.SelectStmt) int {
 				ref(v.Right)
 			case *sqlfront.TableName:
 				if tbl, _, err := x.resolveTable(v.Parts); err == nil && tbl != nil {
-					best = max(best, len(tbl.indexes[0].leafPages))
+					best = max(best, len(tbl.Indexes[0].LeafPages))
 				}
 			}
 		}
@@ -242,11 +242,11 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	dur := end.Sub(q.start).Microseconds()
 	objType, objID, nest, objName := x.showplanObject() // procs.go
 	s.emit(x.ec, &xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Time: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
-		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.id)), xevents.FMap("object_type", "object_type", "sqlserver", objType),
+		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.ID)), xevents.FMap("object_type", "object_type", "sqlserver", objType),
 		xevents.FUint("object_id", "int32", objID), xevents.FUint("nest_level", "uint16", nest), xevents.FUint("cpu_time", "uint64", dur*6/10), xevents.FUint("duration", "uint64", dur),
 		xevents.FUint("estimated_rows", "int32", int64(q.root.estRows)), xevents.FUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), xevents.FUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),
 		xevents.FUint("requested_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", q.r.grantKB),
-		xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("dop", "uint32", dop), xevents.FStr("object_name", objName), xevents.FStr("database_name", x.conn.db.name),
+		xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("dop", "uint32", dop), xevents.FStr("object_name", objName), xevents.FStr("database_name", x.conn.db.Name),
 		{Name: "showplan_xml", Typ: "xml", Pkg: "package0", Value: plan, XMLBody: true}}})
 }
 

@@ -360,8 +360,8 @@ func (p *planner) baseDistinct(in iter, c *sqlfront.ColRef) float64 {
 	walk = func(n *planNode) {
 		if n.ix != nil && found == 0 {
 			if i, _ := n.schema.LookupRef(c); i >= 0 {
-				if ti := n.ix.tbl.column(n.schema.Cols[i].Name); ti >= 0 {
-					found = p.x.tableStats(n.ix.tbl).distinct[ti]
+				if ti := n.ix.Tbl.Column(n.schema.Cols[i].Name); ti >= 0 {
+					found = p.x.tableStats(n.ix.Tbl).distinct[ti]
 				}
 			}
 		}

@@ -388,9 +388,9 @@ func orderedBy(in iter, keys []sortKey) bool {
 	if s.lookup || s.dop > 1 || s.seek != nil && len(s.seek.ranges) > 1 {
 		return false
 	}
-	order := s.t.pk
-	if s.ix.id != 1 {
-		order = append(append([]int{}, s.ix.keyCols...), s.t.pk...)
+	order := s.t.PK
+	if s.ix.ID != 1 {
+		order = append(append([]int{}, s.ix.KeyCols...), s.t.PK...)
 	}
 	if len(keys) > len(order) {
 		return false

@@ -23,8 +23,8 @@ import (
 
 type scanIter struct {
 	n      *planNode
-	t      *table
-	ix     *index
+	t      *engine.Table
+	ix     *engine.Index
 	qual   string
 	schema *engine.Relation
 	colMap []int // output column i is table column colMap[i]
@@ -55,8 +55,8 @@ type scanIter struct {
 func (s *scanIter) node() *planNode { return s.n }
 
 // buildScan makes a scan or seek of ix with the given local predicates.
-func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []sqlfront.Expr, est float64, forced bool) iter {
-	t := ix.tbl
+func (p *planner) buildScan(leaf *fromLeaf, ix *engine.Index, spec *seekSpec, local []sqlfront.Expr, est float64, forced bool) iter {
+	t := ix.Tbl
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, seek: spec}
 	if leaf.tn != nil {
 		s.nolock = xevents.HasString(leaf.tn.Hints, "NOLOCK") || xevents.HasString(leaf.tn.Hints, "READUNCOMMITTED")
@@ -77,19 +77,19 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 	}
 	s.pred = engine.AndAll(residual)
 	s.schema = &engine.Relation{}
-	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
+	base := &engine.ColBase{Db: t.DB.Name, Schema: t.Schema, Table: t.Name, Alias: leaf.qual}
 	add := func(c int) {
-		col := t.columns[c]
+		col := t.Columns[c]
 		s.colMap = append(s.colMap, c)
 		s.schema.Cols = append(s.schema.Cols, engine.RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Hidden: strings.HasPrefix(col.Name, "%%"), Base: base})
 	}
-	if ix.id == 1 {
-		for c := range t.columns {
+	if ix.ID == 1 {
+		for c := range t.Columns {
 			add(c)
 		}
 	} else {
 		seen := map[int]bool{}
-		for _, c := range append(append([]int{}, ix.keyCols...), t.pk...) {
+		for _, c := range append(append([]int{}, ix.KeyCols...), t.PK...) {
 			if !seen[c] {
 				seen[c] = true
 				add(c)
@@ -101,8 +101,8 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 	n.ix = ix
 	n.alias = leaf.qual
 	n.estRows = est
-	rows := float64(len(t.rows))
-	pages := float64(len(ix.leafPages))
+	rows := float64(len(t.Rows))
+	pages := float64(len(ix.LeafPages))
 	if spec != nil {
 		frac := math.Min(1, est/math.Max(rows, 1))
 		n.estRowsRead = math.Max(est, 1)
@@ -122,13 +122,13 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 }
 
 // physicalScanName is the showplan operator for reading ix.
-func physicalScanName(ix *index, seek bool) string {
+func physicalScanName(ix *engine.Index, seek bool) string {
 	switch {
-	case ix.name == "":
+	case ix.Name == "":
 		return "Table Scan"
-	case ix.id == 1 && seek:
+	case ix.ID == 1 && seek:
 		return "Clustered Index Seek"
-	case ix.id == 1:
+	case ix.ID == 1:
 		return "Clustered Index Scan"
 	case seek:
 		return "Index Seek"
@@ -140,22 +140,22 @@ func physicalScanName(ix *index, seek bool) string {
 // outer nonclustered seek found.
 func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) iter {
 	t := leaf.tbl
-	ix := t.indexes[0]
+	ix := t.Indexes[0]
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: engine.AndAll(local), nolock: outer.nolock}
 	have := map[int]bool{}
 	for _, c := range outer.colMap {
 		have[c] = true
 	}
 	s.schema = &engine.Relation{}
-	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
-	for c, col := range t.columns {
+	base := &engine.ColBase{Db: t.DB.Name, Schema: t.Schema, Table: t.Name, Alias: leaf.qual}
+	for c, col := range t.Columns {
 		if have[c] {
 			continue
 		}
 		s.colMap = append(s.colMap, c)
 		s.schema.Cols = append(s.schema.Cols, engine.RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Base: base})
 	}
-	for _, k := range t.pk {
+	for _, k := range t.PK {
 		for i, c := range outer.colMap {
 			if c == k {
 				s.keyPos = append(s.keyPos, i)
@@ -179,29 +179,29 @@ func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.
 
 // entries is the number of entries in the index.
 func (s *scanIter) entries() int {
-	if s.ix.id == 1 {
-		return len(s.t.rows)
+	if s.ix.ID == 1 {
+		return len(s.t.Rows)
 	}
-	return len(s.ix.entries)
+	return len(s.ix.Entries)
 }
 
 // keyAt is the index key of entry pos (the clustered key for the
 // clustered index, the index key plus clustered key otherwise).
 func (s *scanIter) keyAt(pos int) []any {
-	if s.ix.id == 1 {
-		return s.t.keyOf(s.t.rows[pos])
+	if s.ix.ID == 1 {
+		return s.t.KeyOf(s.t.Rows[pos])
 	}
-	return s.ix.entries[pos]
+	return s.ix.Entries[pos]
 }
 
 // rowAt is the table row of entry pos.
 func (s *scanIter) rowAt(pos int) []any {
-	if s.ix.id == 1 {
-		return s.t.rows[pos]
+	if s.ix.ID == 1 {
+		return s.t.Rows[pos]
 	}
-	e := s.ix.entries[pos]
-	if i, ok := s.t.findRow(e[len(s.ix.keyCols):]); ok {
-		return s.t.rows[i]
+	e := s.ix.Entries[pos]
+	if i, ok := s.t.FindRow(e[len(s.ix.KeyCols):]); ok {
+		return s.t.Rows[i]
 	}
 	return nil
 }
@@ -239,8 +239,8 @@ func (s *scanIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	if err := s.computeRanges(r); err != nil {
 		return err
 	}
-	if s.seek != nil && s.ix.rootPage != 0 {
-		x.readIndexPage(r, s.n, s.ix.rootPage)
+	if s.seek != nil && s.ix.RootPage != 0 {
+		x.readIndexPage(r, s.n, s.ix.RootPage)
 	}
 	return nil
 }
@@ -307,7 +307,7 @@ func (s *scanIter) reposition() {
 	if s.lastKey == nil {
 		return
 	}
-	s.pos = sort.Search(s.entries(), func(i int) bool { return lessKey(s.lastKey, s.keyAt(i)) })
+	s.pos = sort.Search(s.entries(), func(i int) bool { return engine.LessKey(s.lastKey, s.keyAt(i)) })
 	if s.seek != nil {
 		// the range ends moved too: recompute them by key
 		for i := range s.ranges {
@@ -338,14 +338,14 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			continue
 		}
 		pos := s.pos
-		pageIdx := pos / s.ix.rowsPerPage
+		pageIdx := pos / s.ix.RowsPerPage
 		if s.dop > 1 {
-			r.thread = 1 + pageIdx*s.dop/max(1, len(s.ix.leafPages))
+			r.thread = 1 + pageIdx*s.dop/max(1, len(s.ix.LeafPages))
 			x.srv.curThread = r.thread
 		}
 		upd := x.updTarget(s.t) // the rows an UPDATE/DELETE may change: U, not S (ulocks.go)
-		if pageIdx < len(s.ix.leafPages) && s.ix.leafPages[pageIdx] != s.page {
-			page := s.ix.leafPages[pageIdx]
+		if pageIdx < len(s.ix.LeafPages) && s.ix.LeafPages[pageIdx] != s.page {
+			page := s.ix.LeafPages[pageIdx]
 			if s.seek == nil && upd {
 				if err := x.updPageLock(s.ix, page); err != nil {
 					return nil, err
@@ -376,23 +376,23 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			if err := x.updRowLock(s.ix, row); err != nil {
 				return nil, err
 			}
-			i, ok := s.t.findRow(s.t.keyOf(row))
+			i, ok := s.t.FindRow(s.t.KeyOf(row))
 			if !ok {
 				x.updRelease(s.ix, row)
 				continue
 			}
-			row = s.t.rows[i]
+			row = s.t.Rows[i]
 		} else if s.seek != nil && !s.nolock && !x.conn.readUncommitted {
 			if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
 				return nil, err
 			}
 			// read the row again under its lock: the holder may have
 			// changed or removed it while this session waited
-			i, ok := s.t.findRow(s.t.keyOf(row))
+			i, ok := s.t.FindRow(s.t.KeyOf(row))
 			if !ok {
 				continue
 			}
-			row = s.t.rows[i]
+			row = s.t.Rows[i]
 		}
 		t, ok, err := s.emit(r, row)
 		if err != nil {
@@ -449,15 +449,15 @@ func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	for i, p := range s.keyPos {
 		key[i] = s.outer.Row[p]
 	}
-	i, ok := s.t.findRow(key)
+	i, ok := s.t.FindRow(key)
 	if !ok {
 		return nil, nil
 	}
-	row := s.t.rows[i]
-	if s.ix.rootPage != 0 {
-		x.readIndexPage(r, s.n, s.ix.rootPage)
+	row := s.t.Rows[i]
+	if s.ix.RootPage != 0 {
+		x.readIndexPage(r, s.n, s.ix.RootPage)
 	}
-	page, _ := s.ix.location(i)
+	page, _ := s.ix.Location(i)
 	x.readPage(r, s.n, page, false)
 	upd := x.updTarget(s.t)
 	if upd || !s.nolock && !x.conn.readUncommitted {
@@ -470,11 +470,11 @@ func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		j, ok := s.t.findRow(key)
+		j, ok := s.t.FindRow(key)
 		if !ok {
 			return nil, nil
 		}
-		row = s.t.rows[j]
+		row = s.t.Rows[j]
 	}
 	s.n.counters(r.thread).rowsRead++
 	t, ok2, err := s.emit(r, row)
@@ -497,7 +497,7 @@ func (s *scanIter) close(r *runCtx) {
 // readLeafPage reads a leaf page of a scan, issuing read-ahead for the
 // following pages when the scan is not a seek and trace flag 652 is off.
 func (x *execCtx) readLeafPage(r *runCtx, s *scanIter, pageIdx int) {
-	pages := s.ix.leafPages
+	pages := s.ix.LeafPages
 	if s.seek == nil && !x.conn.traceFlag(652) && pageIdx > 0 && pageIdx >= s.readHead {
 		end := min(pageIdx+64, len(pages))
 		x.readAheadPages(r, s.n, pages[pageIdx:end])
@@ -552,7 +552,7 @@ func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
 	}
 	size := int64(n) * 8192
 	fields := func(done bool) []xevents.Field {
-		f := []xevents.Field{xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page)),
+		f := []xevents.Field{xevents.FUint("database_id", "uint32", int64(x.conn.db.ID)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page)),
 			xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(page)*8192), xevents.FUint("size", "uint32", size),
 			xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
 		if done {
@@ -656,7 +656,7 @@ func typeSize(t sqlfront.SQLType) int {
 }
 
 func (s *scanIter) showplan(b *xmlBuilder) {
-	if s.ix.name == "" {
+	if s.ix.Name == "" {
 		b.open("TableScan", "Ordered", "false", "ForcedIndex", "false", "ForceScan", "false", "NoExpandHint", "false", "Storage", "RowStore")
 	} else {
 		attrs := []string{"Ordered", fmt.Sprint(s.seek != nil || s.lookup), "ScanDirection", "FORWARD", "ForcedIndex", fmt.Sprint(s.n.forced),

@@ -26,21 +26,21 @@ type tableStats struct {
 }
 
 // stats returns t's statistics, rebuilt when the row count changed.
-func (x *execCtx) tableStats(t *table) *tableStats {
+func (x *execCtx) tableStats(t *engine.Table) *tableStats {
 	eng := x.srv.engine()
-	if st, ok := eng.stats[t]; ok && st.rows == len(t.rows) {
+	if st, ok := eng.stats[t]; ok && st.rows == len(t.Rows) {
 		return st
 	}
-	st := &tableStats{rows: len(t.rows)}
+	st := &tableStats{rows: len(t.Rows)}
 	step := 1
-	if len(t.rows) > 2000 {
-		step = len(t.rows) / 2000
+	if len(t.Rows) > 2000 {
+		step = len(t.Rows) / 2000
 	}
-	for c := range t.columns {
+	for c := range t.Columns {
 		seen := map[string]bool{}
 		var sample []any
-		for i := 0; i < len(t.rows); i += step {
-			v := t.rows[i][c]
+		for i := 0; i < len(t.Rows); i += step {
+			v := t.Rows[i][c]
 			if v != nil {
 				sample = append(sample, v)
 				seen[engine.JoinKey(v)] = true
@@ -49,7 +49,7 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 		sort.SliceStable(sample, func(a, b int) bool { c, _ := engine.CompareValues(sample[a], sample[b]); return c < 0 })
 		d := float64(len(seen))
 		if step > 1 && d > float64(len(sample))*0.9 {
-			d = float64(len(t.rows)) // nearly unique in the sample: unique
+			d = float64(len(t.Rows)) // nearly unique in the sample: unique
 		}
 		if d < 1 {
 			d = 1
@@ -62,7 +62,7 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 }
 
 // selectivity estimates the fraction of t's rows a conjunct keeps.
-func (p *planner) selectivity(t *table, rel *engine.Relation, e sqlfront.Expr) float64 {
+func (p *planner) selectivity(t *engine.Table, rel *engine.Relation, e sqlfront.Expr) float64 {
 	st := p.x.tableStats(t)
 	local := func(v sqlfront.Expr) bool {
 		for _, c := range engine.ColRefsOf(v) {
@@ -195,10 +195,10 @@ type seekSpec struct {
 }
 
 // seekFor finds the seek ranges local conjuncts give on ix's leading key.
-func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr) *seekSpec {
-	lead := ix.keyCols[0]
-	if ix.id == 1 {
-		lead = ix.tbl.pk[0]
+func (p *planner) seekFor(ix *engine.Index, rel *engine.Relation, local []sqlfront.Expr) *seekSpec {
+	lead := ix.KeyCols[0]
+	if ix.ID == 1 {
+		lead = ix.Tbl.PK[0]
 	}
 	isLocal := func(v sqlfront.Expr) bool {
 		for _, c := range engine.ColRefsOf(v) {
@@ -285,15 +285,15 @@ func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr
 
 // neededColumns lists the table columns (positions) the query uses of a
 // leaf; nil means all (a star, or anything unresolvable).
-func (p *planner) covering(ix *index, need map[int]bool) bool {
+func (p *planner) covering(ix *engine.Index, need map[int]bool) bool {
 	if need == nil {
 		return false
 	}
 	have := map[int]bool{}
-	for _, k := range ix.keyCols {
+	for _, k := range ix.KeyCols {
 		have[k] = true
 	}
-	for _, k := range ix.tbl.pk {
+	for _, k := range ix.Tbl.PK {
 		have[k] = true
 	}
 	for c := range need {
@@ -317,13 +317,13 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 		}
 	}
 	need := p.neededColumns(leaf)
-	rows := float64(len(t.rows))
+	rows := float64(len(t.Rows))
 	sel := 1.0
 	for _, c := range local {
 		sel *= p.selectivity(t, rel, c)
 	}
 	est := math.Max(rows*sel, 1)
-	if len(t.rows) == 0 {
+	if len(t.Rows) == 0 {
 		est = 1
 	}
 	hint := ""
@@ -333,9 +333,9 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 		forceSeek = xevents.HasString(leaf.tn.Hints, "FORCESEEK")
 		forceScan = xevents.HasString(leaf.tn.Hints, "FORCESCAN")
 	}
-	clustered := t.indexes[0]
+	clustered := t.Indexes[0]
 	if hint != "" {
-		ix := t.indexByName(hint)
+		ix := t.IndexByName(hint)
 		if hint == "0" || hint == "1" {
 			ix = clustered
 		}
@@ -348,21 +348,21 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 		if spec := p.seekFor(clustered, rel, local); spec != nil {
 			return p.buildScan(leaf, clustered, spec, local, est, false), nil
 		}
-		for _, ix := range t.indexes[1:] {
+		for _, ix := range t.Indexes[1:] {
 			spec := p.seekFor(ix, rel, local)
 			if spec == nil {
 				continue
 			}
 			covers := p.covering(ix, need)
 			lookups := est
-			if covers || forceSeek || lookups < float64(len(clustered.leafPages))/3 {
+			if covers || forceSeek || lookups < float64(len(clustered.LeafPages))/3 {
 				return p.indexAccess(leaf, ix, local, est, need, true, false), nil
 			}
 		}
 	}
 	if !forceSeek {
-		for _, ix := range t.indexes[1:] {
-			if p.covering(ix, need) && len(ix.leafPages) < len(clustered.leafPages) {
+		for _, ix := range t.Indexes[1:] {
+			if p.covering(ix, need) && len(ix.LeafPages) < len(clustered.LeafPages) {
 				return p.buildScan(leaf, ix, nil, local, est, false), nil
 			}
 		}
@@ -372,21 +372,21 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 
 // indexAccess reads through ix: a seek (or scan) of it, plus key lookups
 // into the clustered index when ix does not cover the query.
-func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, est float64, need map[int]bool, seek, forced bool) iter {
+func (p *planner) indexAccess(leaf *fromLeaf, ix *engine.Index, local []sqlfront.Expr, est float64, need map[int]bool, seek, forced bool) iter {
 	var spec *seekSpec
 	if seek {
 		spec = p.seekFor(ix, leaf.rel, local)
 	}
-	if ix.id == 1 || p.covering(ix, need) {
+	if ix.ID == 1 || p.covering(ix, need) {
 		return p.buildScan(leaf, ix, spec, local, est, forced)
 	}
 	// the nonclustered part takes the predicates on its own columns; the
 	// lookup the rest
 	have := map[int]bool{}
-	for _, k := range ix.keyCols {
+	for _, k := range ix.KeyCols {
 		have[k] = true
 	}
-	for _, k := range ix.tbl.pk {
+	for _, k := range ix.Tbl.PK {
 		have[k] = true
 	}
 	var onIndex, onLookup []sqlfront.Expr
@@ -430,7 +430,7 @@ func (p *planner) neededColumns(leaf *fromLeaf) map[int]bool {
 		if len(c.Parts) > 1 && !strings.EqualFold(c.Parts[len(c.Parts)-2], leaf.qual) {
 			return
 		}
-		if i := leaf.tbl.column(name); i >= 0 {
+		if i := leaf.tbl.Column(name); i >= 0 {
 			need[i] = true
 		}
 	}, func(s *sqlfront.SelectStmt) {

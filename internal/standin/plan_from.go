@@ -20,7 +20,7 @@ type fromLeaf struct {
 	qual    string
 	ref     sqlfront.TableRef
 	rel     *engine.Relation // its columns
-	tbl     *table           // base table, else nil
+	tbl     *engine.Table    // base table, else nil
 	tn      *sqlfront.TableName
 	src     iter // planned source for derived tables, CTEs, functions, views
 	applied bool // the right side of an APPLY: planned per join with the left in scope
@@ -171,10 +171,10 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 }
 
 // tableSchema is a table's columns under a qualifier.
-func tableSchema(t *table, qual string) *engine.Relation {
+func tableSchema(t *engine.Table, qual string) *engine.Relation {
 	rel := &engine.Relation{}
-	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: qual}
-	for _, c := range t.columns {
+	base := &engine.ColBase{Db: t.DB.Name, Schema: t.Schema, Table: t.Name, Alias: qual}
+	for _, c := range t.Columns {
 		rel.Cols = append(rel.Cols, engine.RelCol{Qual: qual, Name: c.Name, Typ: c.Type, Hidden: strings.HasPrefix(c.Name, "%%"), Base: base})
 	}
 	return rel

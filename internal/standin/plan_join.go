@@ -146,10 +146,10 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 			continue
 		}
 		ci, _ := leaf.rel.LookupRef(c)
-		for _, ix := range leaf.tbl.indexes {
-			lead := ix.tbl.pk[0]
-			if ix.id != 1 {
-				lead = ix.keyCols[0]
+		for _, ix := range leaf.tbl.Indexes {
+			lead := ix.Tbl.PK[0]
+			if ix.ID != 1 {
+				lead = ix.KeyCols[0]
 			}
 			if ci == lead {
 				seekable = true
@@ -506,10 +506,10 @@ func (p *planner) seekableKey(inner map[string]*sqlfront.TableName, c *sqlfront.
 	if t == nil {
 		return false
 	}
-	for _, ix := range t.indexes {
-		lead := t.pk[0]
-		if ix.id != 1 {
-			lead = ix.keyCols[0]
+	for _, ix := range t.Indexes {
+		lead := t.PK[0]
+		if ix.ID != 1 {
+			lead = ix.KeyCols[0]
 		}
 		if lead == ci {
 			return true

@@ -26,12 +26,12 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 	if t == nil {
 		return false
 	}
-	var ix *index
-	for _, cand := range t.indexes {
-		if cand.id == 1 && t.pk[0] == ci {
+	var ix *engine.Index
+	for _, cand := range t.Indexes {
+		if cand.ID == 1 && t.PK[0] == ci {
 			return false // the clustered index itself: no lookups
 		}
-		if cand.id != 1 && cand.keyCols[0] == ci && ix == nil {
+		if cand.ID != 1 && cand.KeyCols[0] == ci && ix == nil {
 			ix = cand
 		}
 	}
@@ -39,7 +39,7 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 		return false
 	}
 	covered := map[int]bool{}
-	for _, c := range append(append([]int{}, ix.keyCols...), t.pk...) {
+	for _, c := range append(append([]int{}, ix.KeyCols...), t.PK...) {
 		covered[c] = true
 	}
 	for _, e := range rest {
@@ -47,7 +47,7 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 			if len(c.Parts) > 1 && strings.ToLower(c.Parts[len(c.Parts)-2]) != alias {
 				continue
 			}
-			if j := t.column(c.Parts[len(c.Parts)-1]); j >= 0 && !covered[j] {
+			if j := t.Column(c.Parts[len(c.Parts)-1]); j >= 0 && !covered[j] {
 				return true
 			}
 		}
@@ -58,7 +58,7 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 // innerColumn resolves the qualified column c of a subquery's FROM tables
 // (inner, by alias) to its table and column position; nil when c names
 // no table there.
-func (p *planner) innerColumn(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) (*table, int) {
+func (p *planner) innerColumn(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) (*engine.Table, int) {
 	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
 	if tn == nil {
 		return nil, -1
@@ -67,5 +67,5 @@ func (p *planner) innerColumn(inner map[string]*sqlfront.TableName, c *sqlfront.
 	if err != nil || t == nil {
 		return nil, -1
 	}
-	return t, t.column(c.Parts[len(c.Parts)-1])
+	return t, t.Column(c.Parts[len(c.Parts)-1])
 }

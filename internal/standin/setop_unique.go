@@ -33,10 +33,10 @@ func uniqueRows(in iter) bool {
 	default:
 		return false
 	}
-	if s.lookup || len(s.t.pk) == 0 || s.seek != nil && len(s.seek.ranges) > 1 {
+	if s.lookup || len(s.t.PK) == 0 || s.seek != nil && len(s.seek.ranges) > 1 {
 		return false
 	}
-	for _, k := range s.t.pk {
+	for _, k := range s.t.PK {
 		found := false
 		for _, c := range cols {
 			found = found || c == k

@@ -137,18 +137,18 @@ func (b *xmlBuilder) definedValues(r *engine.Relation) {
 	b.empty("DefinedValues")
 }
 
-func (b *xmlBuilder) object(ix *index, alias string) {
-	kv := []string{"Database", "[" + ix.tbl.db.name + "]", "Schema", "[" + ix.tbl.schema + "]", "Table", "[" + ix.tbl.name + "]"}
-	if ix.name != "" {
-		kv = append(kv, "Index", "["+ix.name+"]")
+func (b *xmlBuilder) object(ix *engine.Index, alias string) {
+	kv := []string{"Database", "[" + ix.Tbl.DB.Name + "]", "Schema", "[" + ix.Tbl.Schema + "]", "Table", "[" + ix.Tbl.Name + "]"}
+	if ix.Name != "" {
+		kv = append(kv, "Index", "["+ix.Name+"]")
 	}
-	if alias != "" && !strings.EqualFold(alias, ix.tbl.name) {
+	if alias != "" && !strings.EqualFold(alias, ix.Tbl.Name) {
 		kv = append(kv, "Alias", "["+alias+"]")
 	}
 	kind := "Heap"
 	switch {
-	case ix.name == "":
-	case ix.id == 1:
+	case ix.Name == "":
+	case ix.ID == 1:
 		kind = "Clustered"
 	default:
 		kind = "NonClustered"
@@ -415,7 +415,7 @@ func (b *xmlBuilder) relop(n *planNode) {
 		"AvgRowSize", strconv.Itoa(max(n.rowSize, rowSizeOf(n.schema))), "EstimatedTotalSubtreeCost", ftoa(n.subtreeCost),
 		"Parallel", fmt.Sprint(n.parallel), "EstimateRebinds", ftoa(n.estExecs - 1), "EstimateRewinds", "0", "EstimatedExecutionMode", "Row"}
 	if n.ix != nil {
-		kv = append(kv, "TableCardinality", strconv.Itoa(len(n.ix.tbl.rows)))
+		kv = append(kv, "TableCardinality", strconv.Itoa(len(n.ix.Tbl.Rows)))
 		if n.estRowsRead > 0 {
 			kv = append(kv, "EstimatedRowsRead", ftoa(n.estRowsRead))
 		}
@@ -855,17 +855,17 @@ func (b *xmlBuilder) seekLookup(s *scanIter) {
 	b.open("SeekKeys")
 	b.open("Prefix", "ScanType", "EQ")
 	b.open("RangeColumns")
-	for _, k := range s.t.pk {
-		col := s.t.columns[k]
-		b.empty("ColumnReference", "Database", "["+s.t.db.name+"]", "Schema", "["+s.t.schema+"]", "Table", "["+s.t.name+"]", "Column", col.Name)
+	for _, k := range s.t.PK {
+		col := s.t.Columns[k]
+		b.empty("ColumnReference", "Database", "["+s.t.DB.Name+"]", "Schema", "["+s.t.Schema+"]", "Table", "["+s.t.Name+"]", "Column", col.Name)
 	}
 	b.close()
 	b.open("RangeExpressions")
-	for _, k := range s.t.pk {
-		col := s.t.columns[k]
-		b.open("ScalarOperator", "ScalarString", "["+s.t.name+"].["+col.Name+"]")
+	for _, k := range s.t.PK {
+		col := s.t.Columns[k]
+		b.open("ScalarOperator", "ScalarString", "["+s.t.Name+"].["+col.Name+"]")
 		b.open("Identifier")
-		b.empty("ColumnReference", "Database", "["+s.t.db.name+"]", "Schema", "["+s.t.schema+"]", "Table", "["+s.t.name+"]", "Column", col.Name)
+		b.empty("ColumnReference", "Database", "["+s.t.DB.Name+"]", "Schema", "["+s.t.Schema+"]", "Table", "["+s.t.Name+"]", "Column", col.Name)
 		b.close()
 		b.close()
 	}
