@@ -31,8 +31,8 @@ type execCtx struct {
 	lastPlan  string
 	// schemaOnly makes table-valued functions return their columns only
 	schemaOnly bool
-	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
-	subRun     *runCtx
+	subplans   map[*sqlfront.SelectStmt]engine.Iter // subqueries evaluated outside a plan
+	subRun     *engine.RunCtx
 	upd        *updateScan // the UPDATE/DELETE search running (ulocks.go)
 	// nest, module, modText: the procedure (or sp_executesql text) being
 	// run, and how deep (procs.go)

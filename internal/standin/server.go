@@ -58,7 +58,7 @@ type Options struct {
 	// each operator (a hash join's build input when the build ends, a
 	// sort's input once consumed, an inner input after each execution)
 	// instead of for every operator when the query ends. Which SQL Server
-	// does is not documented; the timeline must read both (optiming.go).
+	// does is not documented; the timeline must read both (engine/optiming.go).
 	ThreadProfileAtClose bool
 	// Logger receives protocol-independent diagnostics; nil discards.
 	Logger *slog.Logger
@@ -124,11 +124,11 @@ type Server struct {
 	conns         map[int]*connState
 	globalFlags   map[int]bool
 	stamps        xevents.StampCache
-	lockCond      *sync.Cond   // signalled whenever a transaction releases its locks
-	curThread     int          // worker thread of the operator being simulated (parallel plans)
-	eng           *engineState // the query engine's server-wide state (standin-sql)
-	curOps        []*planNode  // operators being simulated, root first (their frames are in call stacks)
-	stacks        *stackModel  // call stacks of events (callstacks.go)
+	lockCond      *sync.Cond         // signalled whenever a transaction releases its locks
+	curThread     int                // worker thread of the operator being simulated (parallel plans)
+	eng           *engineState       // the query engine's server-wide state (standin-sql)
+	curOps        []*engine.PlanNode // operators being simulated, root first (their frames are in call stacks)
+	stacks        *stackModel        // call stacks of events (callstacks.go)
 
 	persona *Persona
 

@@ -471,18 +471,13 @@ func dmXETargets(dbScoped bool) viewFunc {
 						name = t.Current.Path
 						written = t.Current.Size
 					}
-					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, xmlEscape(name))
+					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, engine.XMLEscape(name))
 				}
 				r.Rows = append(r.Rows, []any{sessionAddress(s.ID), t.Name, packageGUID("package0"), t.ExecCount, int64(0), data, written})
 			}
 		}
 		return r, nil
 	}
-}
-
-func xmlEscape(s string) string {
-	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
-	return r.Replace(s)
 }
 
 // Table-valued functions.

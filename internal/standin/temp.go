@@ -118,8 +118,8 @@ func (x *execCtx) newTable(db *engine.Database, name string, cols []sqlfront.Col
 			return nil, sqlfront.NewError(2705, 16, "Column names in each table must be unique. Column name '%s' in table '%s' is specified more than once.", c.Name, name)
 		}
 		seen[strings.ToLower(c.Name)] = true
-		t.Columns = append(t.Columns, engine.TableColumn{Column: engine.Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, AvgSize: typeSize(c.Type)})
-		size += typeSize(c.Type)
+		t.Columns = append(t.Columns, engine.TableColumn{Column: engine.Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, AvgSize: engine.TypeSize(c.Type)})
+		size += engine.TypeSize(c.Type)
 		if c.PrimaryKey {
 			pk = append(pk, c.Name)
 		}
@@ -337,7 +337,7 @@ func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	into := s.Into
 	inner := *s
 	inner.Into = nil
-	r := newRunCtx(x)
+	r := engine.NewRunCtx(x)
 	it, schema, visible, p, err := x.planStatement(r, &inner, s)
 	if err != nil {
 		return err
@@ -354,8 +354,8 @@ func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	if err != nil {
 		return err
 	}
-	root := dmlNode(t, "Insert", it.node())
-	q, err := x.beginQuery(r, root, "SELECT INTO", p.opts)
+	root := dmlNode(t, "Insert", it.Node())
+	q, err := x.beginQuery(r, root, "SELECT INTO", p.Opts)
 	if err != nil {
 		return err
 	}
@@ -397,38 +397,38 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	if qual == "" {
 		qual = strings.ToLower(s.Target[len(s.Target)-1])
 	}
-	r := newRunCtx(x)
-	p := newPlanner(x, r)
-	p.stmtRoot = s
-	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
-	src, err := p.planFromWhere(&sqlfront.SelectStmt{From: s.Source})
+	r := engine.NewRunCtx(x)
+	p := engine.NewPlanner(x, r)
+	p.StmtRoot = s
+	p.Opts = sqlfront.QueryOptions{MaxRecursion: -1}
+	src, err := p.PlanFromWhere(&sqlfront.SelectStmt{From: s.Source})
 	if err != nil {
 		return err
 	}
-	tgt, err := p.planFromWhere(&sqlfront.SelectStmt{From: &sqlfront.TableName{Parts: s.Target, Alias: s.Alias}})
+	tgt, err := p.PlanFromWhere(&sqlfront.SelectStmt{From: &sqlfront.TableName{Parts: s.Target, Alias: s.Alias}})
 	if err != nil {
 		return err
 	}
-	joined := &engine.Relation{Cols: append(append([]engine.RelCol{}, tgt.node().schema.Cols...), src.node().schema.Cols...)}
+	joined := &engine.Relation{Cols: append(append([]engine.RelCol{}, tgt.Node().Schema.Cols...), src.Node().Schema.Cols...)}
 	for _, c := range s.Clauses {
 		if c.Cond != nil {
-			if err := p.resolves(c.Cond, joined); err != nil {
+			if err := p.Resolves(c.Cond, joined); err != nil {
 				return err
 			}
 		}
 	}
-	if err := p.resolves(s.On, joined); err != nil {
+	if err := p.Resolves(s.On, joined); err != nil {
 		return err
 	}
-	join := &planNode{physical: "Hash Match", logical: engine.MergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
-	join.details = func(b *xmlBuilder) {
-		b.open("Hash")
-		b.empty("DefinedValues")
-		b.children(join)
-		b.close()
+	join := &engine.PlanNode{Physical: "Hash Match", Logical: engine.MergeJoinKind(s), Schema: joined, EstExecs: 1, Children: []*engine.PlanNode{tgt.Node(), src.Node()}}
+	join.Details = func(b *engine.XMLBuilder) {
+		b.Open("Hash")
+		b.Empty("DefinedValues")
+		b.Children(join)
+		b.Close()
 	}
 	root := dmlNode(t, "Merge", join)
-	q, err := x.dmlRun(r, root, "MERGE", p.opts)
+	q, err := x.dmlRun(r, root, "MERGE", p.Opts)
 	if err != nil {
 		return err
 	}
@@ -440,13 +440,13 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	return x.finishDML(q, tds.CmdNone, n, isTableVar(t))
 }
 
-func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *engine.Table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) (int64, *sqlfront.SQLError) {
+func (x *execCtx) runMerge(r *engine.RunCtx, s *sqlfront.MergeStmt, t *engine.Table, qual string, tgt, src engine.Iter, joined *engine.Relation, join *engine.PlanNode) (int64, *sqlfront.SQLError) {
 	actions, err := x.mergeActions(r, s, t, qual, tgt, src, joined, join)
 	if err != nil {
 		return 0, err
 	}
-	join.counters(0).rows = int64(len(actions))
-	join.end = x.srv.clock
+	join.Counters(0).Rows = int64(len(actions))
+	join.End = x.srv.clock
 	return x.applyMerge(s, t, qual, joined, actions)
 }
 
@@ -459,9 +459,9 @@ type mergeAction struct {
 
 // mergeActions matches the source rows with the target rows and picks
 // the clause each pairing (or unmatched row) takes.
-func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *engine.Table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
-	join.opened, join.start = true, x.srv.clock
-	join.counters(0).executions++
+func (x *execCtx) mergeActions(r *engine.RunCtx, s *sqlfront.MergeStmt, t *engine.Table, qual string, tgt, src engine.Iter, joined *engine.Relation, join *engine.PlanNode) ([]mergeAction, *sqlfront.SQLError) {
+	join.Opened, join.Start = true, x.srv.clock
+	join.Counters(0).Executions++
 	targets, err := x.collectTuples(r, tgt)
 	if err != nil {
 		return nil, err
@@ -475,7 +475,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *engine.Table
 	combine := func(tv, sv []any) []any {
 		row := make([]any, len(joined.Cols))
 		copy(row, tv)
-		copy(row[len(tgt.node().schema.Cols):], sv)
+		copy(row[len(tgt.Node().Schema.Cols):], sv)
 		return row
 	}
 	var actions []mergeAction
@@ -502,7 +502,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *engine.Table
 	for _, sv := range sources {
 		found := false
 		for ti, tv := range targets {
-			row := combine(tv.vals, sv.vals)
+			row := combine(tv.Vals, sv.Vals)
 			env.Row = row
 			v, err := env.Eval(s.On)
 			if err != nil {
@@ -525,7 +525,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *engine.Table
 			}
 		}
 		if !found {
-			row := combine(make([]any, len(tgt.node().schema.Cols)), sv.vals)
+			row := combine(make([]any, len(tgt.Node().Schema.Cols)), sv.Vals)
 			c, err := pick(false, false, row)
 			if err != nil {
 				return nil, err
@@ -539,7 +539,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *engine.Table
 		if matchedBy[ti] > 0 {
 			continue
 		}
-		row := combine(tv.vals, make([]any, len(src.node().schema.Cols)))
+		row := combine(tv.Vals, make([]any, len(src.Node().Schema.Cols)))
 		c, err := pick(false, true, row)
 		if err != nil {
 			return nil, err
@@ -598,8 +598,8 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *engine.Table, qual string
 	return n, nil
 }
 
-func mergeTargetRow(tv *tuple, t *engine.Table, qual string) []any {
-	for _, s := range tv.srcs {
+func mergeTargetRow(tv *engine.Tuple, t *engine.Table, qual string) []any {
+	for _, s := range tv.Srcs {
 		if sourceTable(s) == t {
 			return s.Row
 		}
@@ -607,8 +607,8 @@ func mergeTargetRow(tv *tuple, t *engine.Table, qual string) []any {
 	return nil
 }
 
-func (x *execCtx) collectTuples(r *runCtx, it iter) ([]*tuple, *sqlfront.SQLError) {
-	return r.drain(it, nil, 0, true)
+func (x *execCtx) collectTuples(r *engine.RunCtx, it engine.Iter) ([]*engine.Tuple, *sqlfront.SQLError) {
+	return r.Drain(it, nil, 0, true)
 }
 
 // loopControl carries BREAK or CONTINUE from a statement up to its WHILE.

@@ -22,12 +22,15 @@ const (
 	HobtBase  = int64(72057594037927936) // 2^56: SQL Server hobt/partition/allocation-unit ids start here
 )
 
+// TableColumn is a column of a stored table.
 type TableColumn struct {
 	Column
 	NotNull bool
 	AvgSize int // estimated stored bytes, for rows-per-page
 }
 
+// Table is a stored table: its columns, clustered key and rows in
+// clustered key order, and its indexes.
 type Table struct {
 	DB       *Database
 	ObjectID int64
@@ -42,6 +45,8 @@ type Table struct {
 	RowBytes int
 }
 
+// Index is a B-tree of a table (ID 1: the clustered index) and its
+// layout on pages.
 type Index struct {
 	Tbl         *Table
 	ID          int // 1 = clustered
@@ -57,6 +62,7 @@ type Index struct {
 	Entries     [][]any // nonclustered: key values + clustered key, sorted; rebuilt on change
 }
 
+// Database is a database's tables and its page and hobt allocation.
 type Database struct {
 	ID        int
 	Name      string
@@ -69,6 +75,8 @@ type Database struct {
 	Procs any
 }
 
+// PageInfo is what a page holds: its index, kind and level, and for a
+// leaf page its position.
 type PageInfo struct {
 	Idx   *Index
 	Kind  string // IAM_PAGE, DATA_PAGE, INDEX_PAGE
@@ -76,8 +84,10 @@ type PageInfo struct {
 	Pos   int // leaf position
 }
 
+// FullName is schema.name.
 func (t *Table) FullName() string { return t.Schema + "." + t.Name }
 
+// Column is the position of column name (any case), -1 when absent.
 func (t *Table) Column(name string) int {
 	for i, c := range t.Columns {
 		if strings.EqualFold(c.Name, name) {
@@ -87,6 +97,7 @@ func (t *Table) Column(name string) int {
 	return -1
 }
 
+// Table finds a table by schema (dbo when empty) and name, in any case.
 func (db *Database) Table(schema, name string) *Table {
 	if schema == "" {
 		schema = "dbo"
@@ -99,11 +110,15 @@ func (db *Database) Table(schema, name string) *Table {
 	return nil
 }
 
+// AllocPage allocates the next page id of the database's file.
 func (db *Database) AllocPage() int32 {
 	p := db.NextPage
 	db.NextPage++
 	return p
 }
+
+// AddIndex creates index id of t over the key columns keys, with its
+// partition and allocation unit ids and its IAM page.
 func (t *Table) AddIndex(id int, name string, keys []int, unique, pk bool) *Index {
 	db := t.DB
 	ix := &Index{Tbl: t, ID: id, Name: name, KeyCols: keys, Unique: unique, PK: pk}
@@ -128,7 +143,7 @@ func (t *Table) AddIndex(id int, name string, keys []int, unique, pk bool) *Inde
 	return ix
 }
 
-// layout (re)assigns rows to leaf pages. Existing pages keep their ids; a
+// Layout (re)assigns rows to leaf pages. Existing pages keep their ids; a
 // growing index allocates new pages at the end of the file, a root page
 // appears once there are two leaf pages.
 func (ix *Index) Layout() {
@@ -138,7 +153,7 @@ func (ix *Index) Layout() {
 	ix.LayoutPages()
 }
 
-// layoutPages allocates the leaf pages (and the root) the index's current
+// LayoutPages allocates the leaf pages (and the root) the index's current
 // entries need.
 func (ix *Index) LayoutPages() {
 	n := len(ix.Tbl.Rows)
@@ -165,6 +180,8 @@ func (ix *Index) LayoutPages() {
 	}
 }
 
+// RebuildEntries rebuilds a nonclustered index's entries from the table's
+// rows.
 func (ix *Index) RebuildEntries() {
 	t := ix.Tbl
 	ix.Entries = ix.Entries[:0]
@@ -181,6 +198,7 @@ func (ix *Index) RebuildEntries() {
 	sort.SliceStable(ix.Entries, func(a, b int) bool { return LessKey(ix.Entries[a], ix.Entries[b]) })
 }
 
+// LessKey orders index keys column by column.
 func LessKey(a, b []any) bool {
 	for i := range a {
 		c, _ := CompareValues(a[i], b[i])
@@ -191,7 +209,7 @@ func LessKey(a, b []any) bool {
 	return false
 }
 
-// keyOf returns the clustered key values of a row.
+// KeyOf returns the clustered key values of a row.
 func (t *Table) KeyOf(row []any) []any {
 	k := make([]any, len(t.PK))
 	for i, c := range t.PK {
@@ -200,7 +218,7 @@ func (t *Table) KeyOf(row []any) []any {
 	return k
 }
 
-// findRow returns the position of the row with the given clustered key.
+// FindRow returns the position of the row with the given clustered key.
 func (t *Table) FindRow(key []any) (int, bool) {
 	i := sort.Search(len(t.Rows), func(i int) bool { return !LessKey(t.KeyOf(t.Rows[i]), key) })
 	if i < len(t.Rows) && !LessKey(key, t.KeyOf(t.Rows[i])) {
@@ -218,7 +236,7 @@ func (ix *Index) Location(pos int) (page int32, slot int) {
 	return ix.LeafPages[p], pos % ix.RowsPerPage
 }
 
-// entryPos finds the position of a table row's entry in this index.
+// EntryPos finds the position of a table row's entry in this index.
 func (ix *Index) EntryPos(row []any) int {
 	t := ix.Tbl
 	if ix.ID == 1 {
@@ -235,7 +253,7 @@ func (ix *Index) EntryPos(row []any) int {
 	return sort.Search(len(ix.Entries), func(i int) bool { return !LessKey(ix.Entries[i], e) })
 }
 
-// keyHash is the stand-in's %%lockres%% value for an index key: 48 bits
+// KeyHash is the stand-in's %%lockres%% value for an index key: 48 bits
 // printed as "(" + 12 hex digits + ")", the format SQL Server uses. SQL
 // Server's own hash function is undocumented; this one (FNV-1a over the key
 // Values) is deterministic, so lock events and %%lockres%% lookups agree.
@@ -275,7 +293,7 @@ func (ix *Index) KeyHash(row []any) string {
 	return string(out)
 }
 
-// keyHashResources splits a key hash into lock_acquired's resource_1 and
+// KeyHashResources splits a key hash into lock_acquired's resource_1 and
 // resource_2, the inverse of the decoding in docs/design/tracing.md §5.3 [new IV]:
 // high 16 bits = byteswap16(resource_1 >> 16), low 32 bits = byteswap32(resource_2).
 func KeyHashResources(hash string) (r1, r2 uint32) {
@@ -288,7 +306,7 @@ func KeyHashResources(hash string) (r1, r2 uint32) {
 	return r1, r2
 }
 
-// indexByName finds an index of t by name or by id given as text.
+// IndexByName finds an index of t by name or by id given as text.
 func (t *Table) IndexByName(name string) *Index {
 	for _, ix := range t.Indexes {
 		if strings.EqualFold(ix.Name, name) || fmt.Sprint(ix.ID) == name {
@@ -302,7 +320,7 @@ func (t *Table) IndexByName(name string) *Index {
 // removes one entry at its place instead of re-sorting the index, so a
 // statement changing many rows stays linear in them.
 
-// entryOf is row's entry in a nonclustered index: its key columns, then
+// EntryOf is row's entry in a nonclustered index: its key columns, then
 // the clustered key.
 func (ix *Index) EntryOf(row []any) []any {
 	t := ix.Tbl
@@ -316,6 +334,7 @@ func (ix *Index) EntryOf(row []any) []any {
 	return e
 }
 
+// InsertEntry adds row's entry to a nonclustered index at its place.
 func (ix *Index) InsertEntry(row []any) {
 	e := ix.EntryOf(row)
 	i := sort.Search(len(ix.Entries), func(i int) bool { return !LessKey(ix.Entries[i], e) })
@@ -324,6 +343,7 @@ func (ix *Index) InsertEntry(row []any) {
 	ix.Entries[i] = e
 }
 
+// RemoveEntry removes row's entry from a nonclustered index.
 func (ix *Index) RemoveEntry(row []any) {
 	e := ix.EntryOf(row)
 	i := sort.Search(len(ix.Entries), func(i int) bool { return !LessKey(ix.Entries[i], e) })
