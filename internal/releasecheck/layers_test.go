@@ -89,8 +89,8 @@ const standinFront = "internal/standin/sqlfront"
 // standinEvents is the stand-in's Extended Events emulation.
 const standinEvents = "internal/standin/xevents"
 
-// standinEngine is the stand-in's query engine (values, evaluation, and the
-// planner and operators as they move out of the server).
+// standinEngine is the stand-in's query engine: storage types, the planner,
+// the operators, actual plans, values and evaluation.
 const standinEngine = "internal/standin/engine"
 
 // engineImportViolations lists the module packages among deps that the
@@ -107,13 +107,52 @@ func engineImportViolations(deps []string) []string {
 	return bad
 }
 
+// standinServer is the stand-in's server: connections, sessions,
+// transactions, system views, personas, the tds.Handler.
+const standinServer = "internal/standin"
+
+// engineStdForbidden says whether the engine may not import the standard
+// library package d: the network, files, database drivers, TLS, locks and
+// the scheduler belong to the server.
+func engineStdForbidden(d string) bool {
+	for _, p := range []string{"net", "os", "io/fs", "database/sql", "crypto/tls", "sync", "runtime", "log", "log/slog"} {
+		if d == p || strings.HasPrefix(d, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// stdImports is the standard library packages p (a module package)
+// imports directly.
+func stdImports(t *testing.T, p string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{join .Imports " "}}`, "./"+p)
+	cmd.Dir = repo(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", p, err)
+	}
+	var std []string
+	for _, imp := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(imp, modulePath+"/") {
+			std = append(std, imp)
+		}
+	}
+	return std
+}
+
 // TestLayers: every arrow of docs/ARCHITECTURE.md's layer table is true in
 // the imports — a package imports only its own layer or the ones above it;
 // every package under pkg/ is in the table (or named as test support);
 // product code never imports the stand-in; the stand-in's front end imports
 // nothing of the module and its event emulation only the front end; its
-// engine only those two (never the server or the protocol); no command links
-// test support.
+// engine only those two, directly or not (never the server or the
+// protocol), and no network, file, lock or scheduler package; the server
+// imports the engine and nothing outside the stand-in does; no command
+// links test support.
 func TestLayers(t *testing.T) {
 	rank, names := architectureLayers(t)
 	imports := moduleImports(t)
@@ -154,6 +193,29 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s imports %s: the engine sits above it", low, standinEngine)
 		}
 	}
+	// Not even through another package: everything the engine links is the
+	// front end and the event emulation.
+	if bad := engineImportViolations(linked(imports, standinEngine)); len(bad) > 0 {
+		t.Errorf("%s links %q: it may link only %s and %s", standinEngine, bad, standinFront, standinEvents)
+	}
+	// The server runs statements through the engine (the arrow
+	// internal/standin ──► internal/standin/engine), and the engine is the
+	// stand-in's own: nothing outside internal/standin imports it.
+	if !slices.Contains(imports[standinServer], standinEngine) {
+		t.Errorf("%s does not import %s: docs/ARCHITECTURE.md draws that arrow", standinServer, standinEngine)
+	}
+	for p, deps := range imports {
+		if slices.Contains(deps, standinEngine) && p != standinServer && !strings.HasPrefix(p, standinServer+"/") {
+			t.Errorf("%s imports %s: only the stand-in uses its engine", p, standinEngine)
+		}
+	}
+	// The engine plans and runs statements; connections, files, locks of
+	// its own and the scheduler are the server's.
+	for _, d := range stdImports(t, standinEngine) {
+		if engineStdForbidden(d) {
+			t.Errorf("%s imports %s: the engine does no I/O and takes no latch of its own; it asks the server through the interfaces it declares", standinEngine, d)
+		}
+	}
 	for p := range rank {
 		if _, ok := imports[p]; !ok {
 			t.Errorf("docs/ARCHITECTURE.md names %s, which does not exist", p)
@@ -178,6 +240,16 @@ func TestEngineImportRule(t *testing.T) {
 	}
 	if bad := engineImportViolations([]string{standinFront, standinEvents}); len(bad) > 0 {
 		t.Errorf("front end and event emulation refused: %q", bad)
+	}
+	for _, d := range []string{"net", "net/http", "os", "database/sql", "sync", "sync/atomic", "runtime", "crypto/tls"} {
+		if !engineStdForbidden(d) {
+			t.Errorf("the engine may import %s", d)
+		}
+	}
+	for _, d := range []string{"time", "strings", "crypto/rand", "hash/fnv", "sort"} {
+		if engineStdForbidden(d) {
+			t.Errorf("the engine may not import %s", d)
+		}
 	}
 }
 

@@ -67,10 +67,10 @@ func (x *execCtx) lockBlocker(l heldLock) *connState {
 // dmlBlocker returns a connection with an uncommitted change to a row of t
 // that an UPDATE/DELETE with this WHERE would touch (its before or after
 // image qualifies): the statement's U lock on that row would wait.
-func (x *execCtx) dmlBlocker(t *table, where sqlfront.Expr) *connState {
+func (x *execCtx) dmlBlocker(t *engine.Table, where sqlfront.Expr) *connState {
 	rel := &engine.Relation{}
-	for _, c := range t.columns {
-		rel.Cols = append(rel.Cols, engine.RelCol{Qual: strings.ToLower(t.name), Name: c.Name, Typ: c.Type})
+	for _, c := range t.Columns {
+		rel.Cols = append(rel.Cols, engine.RelCol{Qual: strings.ToLower(t.Name), Name: c.Name, Typ: c.Type})
 	}
 	qualifies := func(row []any) bool {
 		if row == nil {

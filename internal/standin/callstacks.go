@@ -98,8 +98,8 @@ func statementFrames(stmt string, query bool) []frameRef {
 // (child index child, -1 for the operator's own work) produces the event;
 // the classes are SQL Server's iterators (pkg/callstack's operator rules
 // map them back to plan operators).
-func operatorFrame(op *planNode, child int) frameRef {
-	p := op.physical
+func operatorFrame(op *engine.PlanNode, child int) frameRef {
+	p := op.Physical
 	switch {
 	case strings.HasSuffix(p, "Scan") && p != "Constant Scan":
 		return fr("sqlmin", "CQScanRowsetNew::GetRowWithPrefetch")
@@ -107,7 +107,7 @@ func operatorFrame(op *planNode, child int) frameRef {
 		return fr("sqlmin", "CQScanRangeNew::GetRow")
 	case p == "Nested Loops":
 		return fr("sqlmin", "CQScanNLJoinTrivialNew::GetRow")
-	case p == "Hash Match" && strings.Contains(op.logical, "Aggregate"):
+	case p == "Hash Match" && strings.Contains(op.Logical, "Aggregate"):
 		return fr("sqlmin", "CQScanHashAggNew::GetRow")
 	case p == "Hash Match" && child == 0:
 		return fr("sqlmin", "CQScanHash::ConsumeBuild")
@@ -145,11 +145,11 @@ func operatorFrame(op *planNode, child int) frameRef {
 
 // accessFrames are how a scan, seek or lookup reaches its rows, and a
 // modification its rows' places.
-func accessFrames(op *planNode) []frameRef {
+func accessFrames(op *engine.PlanNode) []frameRef {
 	if op == nil {
 		return nil
 	}
-	p := op.physical
+	p := op.Physical
 	switch {
 	case strings.HasSuffix(p, "Seek"), strings.HasSuffix(p, "Lookup"):
 		return []frameRef{fr("sqlmin", "BTreeMgr::Seek"), fr("sqlmin", "IndexDataSetSession::SetStartPosition"), fr("sqlmin", "RowsetNewSS::FetchNextRow")}
@@ -176,7 +176,7 @@ var bufferFix = []frameRef{fr("sqlmin", "BPool::Get"), fr("sqlmin", "FixPageNotT
 
 // eventFrames are the frames of the code that fires ev (innermost first),
 // above the operator's.
-func eventFrames(ev *xevents.EventData, leaf *planNode) []frameRef {
+func eventFrames(ev *xevents.EventData, leaf *engine.PlanNode) []frameRef {
 	out := []frameRef{publish(ev.Pkg, ev.Name)}
 	switch ev.Name {
 	case "physical_page_read":
@@ -222,7 +222,7 @@ func eventFrames(ev *xevents.EventData, leaf *planNode) []frameRef {
 }
 
 // waitFrames are the code that waits, by wait type.
-func waitFrames(wt string, leaf *planNode) []frameRef {
+func waitFrames(wt string, leaf *engine.PlanNode) []frameRef {
 	switch {
 	case strings.HasPrefix(wt, "PAGEIOLATCH_"), strings.HasPrefix(wt, "PAGELATCH_"):
 		out := []frameRef{fr("sqlmin", "LatchBase::Suspend"), fr("sqlmin", "LatchBase::AcquireInternal"), fr("sqlmin", "BUF::AcquireLatch")}
@@ -254,8 +254,8 @@ func waitType(ev *xevents.EventData) string {
 
 // stackOf builds the frames of ev: the event's own code, the operators
 // being executed (ops, root first), the statement and the thread.
-func stackOf(ev *xevents.EventData, ops []*planNode, profiled string) []frameRef {
-	var leaf *planNode
+func stackOf(ev *xevents.EventData, ops []*engine.PlanNode, profiled string) []frameRef {
+	var leaf *engine.PlanNode
 	if len(ops) > 0 {
 		leaf = ops[len(ops)-1]
 	}
@@ -263,13 +263,13 @@ func stackOf(ev *xevents.EventData, ops []*planNode, profiled string) []frameRef
 	for i := len(ops) - 1; i >= 0; i-- {
 		child := -1
 		if i+1 < len(ops) {
-			child = slices.Index(ops[i].children, ops[i+1])
+			child = slices.Index(ops[i].Children, ops[i+1])
 		}
 		out = append(out, operatorFrame(ops[i], child), fr("sqlmin", profiled+"::GetRow"))
 	}
 	stmt, query := "Select", len(ops) > 0
 	if len(ops) > 0 {
-		switch l := ops[0].logical; l {
+		switch l := ops[0].Logical; l {
 		case "Insert", "Update", "Delete", "Merge":
 			stmt = l
 		}
@@ -376,7 +376,7 @@ func allFrames() []frameRef {
 		"Sort", "Stream Aggregate", "Parallelism", "Clustered Index Update", "Constant Scan", "Filter", "Top", "Table Spool", "Concatenation", "Segment",
 		"Compute Scalar", "Sequence Project", "Assert"} {
 		for _, logical := range []string{"Inner Join", "Aggregate"} {
-			op := &planNode{physical: p, logical: logical}
+			op := &engine.PlanNode{Physical: p, Logical: logical}
 			out = append(out, operatorFrame(op, 0), operatorFrame(op, 1))
 			out = append(out, accessFrames(op)...)
 		}
@@ -439,7 +439,7 @@ func offsetIn(f frameRef) uint32 {
 }
 
 // render returns the stack of ev under ops, rendering each distinct stack once.
-func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Stack {
+func (m *stackModel) render(ev *xevents.EventData, ops []*engine.PlanNode) *xevents.Stack {
 	frames := stackOf(ev, ops, m.profiled)
 	var key strings.Builder
 	for _, f := range frames {
@@ -470,7 +470,7 @@ func (m *stackModel) render(ev *xevents.EventData, ops []*planNode) *xevents.Sta
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-os-loaded-modules-transact-sql):
 // VIEW SERVER STATE (VIEW SERVER PERFORMANCE STATE from SQL Server 2022),
 // checked by checkViewServerState (permissions.go).
-func loadedModulesView(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+func loadedModulesView(x *execCtx, _ *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("base_address", engine.TVarBin(8), "file_version", engine.TNVar(23), "product_version", engine.TNVar(23), "debug", engine.TBit,
 		"patched", engine.TBit, "prerelease", engine.TBit, "private_build", engine.TBit, "special_build", engine.TBit, "language", engine.TInt,
 		"company", engine.TNVar(256), "description", engine.TNVar(256), "name", engine.TNVar(255))}
@@ -505,10 +505,10 @@ func wantsStack(actions []sqlfront.XEName) bool {
 // enterOp and leaveOp track the operators being executed (runCtx's open,
 // next and close), whose frames the events' stacks hold; a statement that
 // gives up the server latch takes its operators with it (swapOps).
-func (s *Server) enterOp(op *planNode) { s.curOps = append(s.curOps, op) }
+func (s *Server) enterOp(op *engine.PlanNode) { s.curOps = append(s.curOps, op) }
 
 // swapOps replaces the operators being executed, returning the previous.
-func (s *Server) swapOps(ops []*planNode) []*planNode {
+func (s *Server) swapOps(ops []*engine.PlanNode) []*engine.PlanNode {
 	prev := s.curOps
 	s.curOps = ops
 	return prev

@@ -15,7 +15,7 @@ import (
 // for TLS over the whole connection, FALSE for none or a login-only
 // handshake), the protocol version and packet size. VIEW SERVER STATE is
 // needed to see other sessions' rows; without it a login sees its own.
-func dmExecConnections(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmExecConnections(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "net_transport", engine.TNVar(40), "protocol_type", engine.TNVar(40), "protocol_version", engine.TInt,
 		"encrypt_option", engine.TNVar(40), "auth_scheme", engine.TNVar(40), "net_packet_size", engine.TInt, "client_net_address", engine.TNVar(48))}
 	var ids []int

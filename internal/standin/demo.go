@@ -17,15 +17,15 @@ type DemoTable struct {
 func DemoData() map[string]DemoTable {
 	db := newDemoDatabase(time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC))
 	out := map[string]DemoTable{}
-	for _, t := range db.tables {
-		dt := DemoTable{Name: t.name}
-		for _, c := range t.columns {
+	for _, t := range db.Tables {
+		dt := DemoTable{Name: t.Name}
+		for _, c := range t.Columns {
 			dt.Columns = append(dt.Columns, c.Name)
 		}
-		for _, r := range t.rows {
+		for _, r := range t.Rows {
 			dt.Rows = append(dt.Rows, append([]any{}, r...))
 		}
-		out[t.name] = dt
+		out[t.Name] = dt
 	}
 	return out
 }

@@ -18,7 +18,7 @@ import (
 // Insert/Update/Delete/Merge SQL Server would show.
 
 // dmlTable resolves the target of a modification.
-func (x *execCtx) dmlTable(parts []string) (*table, *sqlfront.SQLError) {
+func (x *execCtx) dmlTable(parts []string) (*engine.Table, *sqlfront.SQLError) {
 	if len(parts) >= 2 && strings.EqualFold(parts[len(parts)-2], "sys") {
 		return nil, sqlfront.NewError(259, 16, "Ad hoc updates to system catalogs are not allowed.")
 	}
@@ -33,30 +33,30 @@ func (x *execCtx) dmlTable(parts []string) (*table, *sqlfront.SQLError) {
 }
 
 // dmlNode is the plan's top operator for a modification of t.
-func dmlNode(t *table, logical string, child *planNode) *planNode {
-	ix := t.indexes[0]
+func dmlNode(t *engine.Table, logical string, child *engine.PlanNode) *engine.PlanNode {
+	ix := t.Indexes[0]
 	phys := "Clustered Index " + logical
-	if ix.name == "" {
+	if ix.Name == "" {
 		phys = "Table " + logical
 	}
-	n := &planNode{physical: phys, logical: logical, schema: &engine.Relation{}, estExecs: 1, ix: ix, objects: t.indexes}
+	n := &engine.PlanNode{Physical: phys, Logical: logical, Schema: &engine.Relation{}, EstExecs: 1, Index: ix, Objects: t.Indexes}
 	if child != nil {
-		n.children = []*planNode{child}
-		n.estRows = child.estRows
-		n.subtreeCost = child.subtreeCost + 0.01
+		n.Children = []*engine.PlanNode{child}
+		n.EstRows = child.EstRows
+		n.SubtreeCost = child.SubtreeCost + 0.01
 	}
-	n.estIO = 0.01
-	n.estCPU = 0.000001 * math.Max(n.estRows, 1)
-	n.details = func(b *xmlBuilder) {
-		b.open("Update", "DMLRequestSort", "false")
-		b.object(ix, "")
-		for _, other := range t.indexes[1:] {
+	n.EstIO = 0.01
+	n.EstCPU = 0.000001 * math.Max(n.EstRows, 1)
+	n.Details = func(b *engine.XMLBuilder) {
+		b.Open("Update", "DMLRequestSort", "false")
+		b.Object(ix, "")
+		for _, other := range t.Indexes[1:] {
 			if logical != "Update" {
-				b.object(other, "")
+				b.Object(other, "")
 			}
 		}
-		b.children(n)
-		b.close()
+		b.Children(n)
+		b.Close()
 	}
 	return n
 }
@@ -64,11 +64,11 @@ func dmlNode(t *table, logical string, child *planNode) *planNode {
 // dmlRun wraps a modification's plan execution with its query-level events.
 // The modification operator is driven here, not through runCtx: it opens
 // (and runs once) when the statement starts and ends with the last change.
-func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
+func (x *execCtx) dmlRun(r *engine.RunCtx, root *engine.PlanNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
 	q, err := x.beginQuery(r, root, stype, opts)
-	if err == nil && !root.opened {
-		root.opened, root.start = true, x.srv.clock
-		root.counters(0).executions = max(root.counters(0).executions, 1)
+	if err == nil && !root.Opened {
+		root.Opened, root.Start = true, x.srv.clock
+		root.Counters(0).Executions = max(root.Counters(0).Executions, 1)
 	}
 	return q, err
 }
@@ -78,9 +78,9 @@ func (x *execCtx) dmlRun(r *runCtx, root *planNode, stype string, opts sqlfront.
 // the statement's row_count as SQL Server's completed events count them
 // (the same figure the DONE token carries).
 func (x *execCtx) finishDML(q *queryRun, cmd tds.Command, n int64, isTableVar bool) error {
-	q.root.counters(0).rows = n
+	q.root.Counters(0).Rows = n
 	x.stats.rows += n
-	q.root.end = x.srv.clock
+	q.root.End = x.srv.clock
 	x.endQuery(q, n)
 	if !isTableVar {
 		x.endAutocommit()
@@ -100,16 +100,16 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 	if err != nil {
 		return err
 	}
-	r := newRunCtx(x)
-	var src iter
+	r := engine.NewRunCtx(x)
+	var src engine.Iter
 	var opts sqlfront.QueryOptions
 	if s.Sel != nil {
 		var visible int
-		var p *planner
+		var p *engine.Planner
 		if src, _, visible, p, err = x.planStatement(r, s.Sel, s); err != nil {
 			return err
 		}
-		opts = p.opts
+		opts = p.Opts
 		if visible != len(colIdx) {
 			if visible > len(colIdx) {
 				return engine.ErrColumnCount()
@@ -125,10 +125,10 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 				return sqlfront.NewError(109, 15, "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.")
 			}
 		}
-		n := &planNode{physical: "Constant Scan", logical: "Constant Scan", schema: &engine.Relation{}, estRows: float64(len(s.Rows)), estExecs: 1}
+		n := &engine.PlanNode{Physical: "Constant Scan", Logical: "Constant Scan", Schema: &engine.Relation{}, EstRows: float64(len(s.Rows)), EstExecs: 1}
 		src = &insertValuesIter{n: n, rows: s.Rows}
 	}
-	root := dmlNode(t, "Insert", src.node())
+	root := dmlNode(t, "Insert", src.Node())
 	q, err := x.dmlRun(r, root, "INSERT", opts)
 	if err != nil {
 		return err
@@ -157,25 +157,25 @@ func (x *execCtx) execInsert(s *sqlfront.InsertStmt) error {
 
 // insertValuesIter evaluates INSERT … VALUES rows (nil: DEFAULT VALUES).
 type insertValuesIter struct {
-	n    *planNode
+	n    *engine.PlanNode
 	rows [][]sqlfront.Expr
 	i    int
 	env  engine.EvalEnv
 }
 
-func (v *insertValuesIter) node() *planNode { return v.n }
-func (v *insertValuesIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	v.i, v.env = 0, engine.EvalEnv{X: r.x, Outer: outer}
+func (v *insertValuesIter) Node() *engine.PlanNode { return v.n }
+func (v *insertValuesIter) Open(r *engine.RunCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+	v.i, v.env = 0, engine.EvalEnv{X: r.X, Outer: outer}
 	return nil
 }
-func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (v *insertValuesIter) Next(r *engine.RunCtx) (*engine.Tuple, *sqlfront.SQLError) {
 	if v.i >= len(v.rows) {
 		return nil, nil
 	}
 	row := v.rows[v.i]
 	v.i++
 	if row == nil {
-		return &tuple{vals: nil}, nil
+		return &engine.Tuple{Vals: nil}, nil
 	}
 	vals := make([]any, len(row))
 	for i, e := range row {
@@ -189,18 +189,18 @@ func (v *insertValuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		}
 		vals[i] = x
 	}
-	return &tuple{vals: vals}, nil
+	return &engine.Tuple{Vals: vals}, nil
 }
-func (v *insertValuesIter) close(r *runCtx) {}
+func (v *insertValuesIter) Close(r *engine.RunCtx) {}
 
 // defaultMarker stands for DEFAULT in a VALUES list.
 type defaultMarker struct{}
 
 // insertColumns maps an INSERT column list to table column positions.
-func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLError) {
+func (x *execCtx) insertColumns(t *engine.Table, names []string) ([]int, *sqlfront.SQLError) {
 	var colIdx []int
 	if len(names) == 0 {
-		for i, c := range t.columns {
+		for i, c := range t.Columns {
 			if strings.HasPrefix(c.Name, "%%") || x.isIdentity(t, i) {
 				continue
 			}
@@ -209,12 +209,12 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLE
 		return colIdx, nil
 	}
 	for _, c := range names {
-		i := t.column(c)
+		i := t.Column(c)
 		if i < 0 || strings.HasPrefix(c, "%%") {
 			return nil, engine.ErrInvalidColumn(c)
 		}
 		if x.isIdentity(t, i) {
-			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.name)
+			return nil, sqlfront.NewError(544, 16, "Cannot insert explicit value for identity column in table '%s' when IDENTITY_INSERT is set to OFF.", t.Name)
 		}
 		colIdx = append(colIdx, i)
 	}
@@ -222,29 +222,29 @@ func (x *execCtx) insertColumns(t *table, names []string) ([]int, *sqlfront.SQLE
 }
 
 // collect runs a plan to the end and returns its rows.
-func (x *execCtx) collect(r *runCtx, it iter) ([][]any, *sqlfront.SQLError) {
-	ts, err := r.drain(it, nil, 0, true)
+func (x *execCtx) collect(r *engine.RunCtx, it engine.Iter) ([][]any, *sqlfront.SQLError) {
+	ts, err := r.Drain(it, nil, 0, true)
 	if err != nil {
 		return nil, err
 	}
 	rows := make([][]any, len(ts))
 	for i, t := range ts {
-		rows[i] = t.vals
+		rows[i] = t.Vals
 	}
 	return rows, nil
 }
 
 // buildInsertRow converts a row of values to the table's columns, with
 // defaults, identity values and NOT NULL checks.
-func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sqlfront.SQLError) {
-	row := make([]any, len(t.columns))
+func (x *execCtx) buildInsertRow(t *engine.Table, colIdx []int, vals []any) ([]any, *sqlfront.SQLError) {
+	row := make([]any, len(t.Columns))
 	given := map[int]bool{}
 	for i, v := range vals {
 		c := colIdx[i]
 		if _, isDefault := v.(defaultMarker); isDefault {
 			continue
 		}
-		cv, err := engine.ConvertValue(v, t.columns[c].Type)
+		cv, err := engine.ConvertValue(v, t.Columns[c].Type)
 		if err != nil {
 			return nil, err
 		}
@@ -254,9 +254,9 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 	if err := x.fillDefaults(t, row, given); err != nil {
 		return nil, err
 	}
-	for i, c := range t.columns {
+	for i, c := range t.Columns {
 		if row[i] == nil && c.NotNull {
-			return nil, engine.ErrNotNull(c.Name, t.db.name+"."+t.fullName())
+			return nil, engine.ErrNotNull(c.Name, t.DB.Name+"."+t.FullName())
 		}
 	}
 	return row, nil
@@ -264,11 +264,11 @@ func (x *execCtx) buildInsertRow(t *table, colIdx []int, vals []any) ([]any, *sq
 
 // insertRows inserts rows into t: locked and logged in the transaction,
 // or directly for a table variable (which no rollback undoes).
-func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
+func (x *execCtx) insertRows(t *engine.Table, rows [][]any) *sqlfront.SQLError {
 	if isTableVar(t) {
 		for _, row := range rows {
-			if _, dup := t.findRow(t.keyOf(row)); dup {
-				return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			if _, dup := t.FindRow(t.KeyOf(row)); dup {
+				return engine.ErrDuplicateKey(t.PKName, t.FullName(), keyText(t, row))
 			}
 			x.insertRow(t, row)
 		}
@@ -286,9 +286,9 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 			x.undoSince(mark)
 			return err
 		}
-		if _, dup := t.findRow(t.keyOf(row)); dup {
+		if _, dup := t.FindRow(t.KeyOf(row)); dup {
 			x.undoSince(mark)
-			return engine.ErrDuplicateKey(t.pkName, t.fullName(), keyText(t, row))
+			return engine.ErrDuplicateKey(t.PKName, t.FullName(), keyText(t, row))
 		}
 		if err := x.modify(t, "insert", nil, row); err != nil {
 			x.undoSince(mark)
@@ -298,9 +298,9 @@ func (x *execCtx) insertRows(t *table, rows [][]any) *sqlfront.SQLError {
 	return nil
 }
 
-func keyText(t *table, row []any) string {
+func keyText(t *engine.Table, row []any) string {
 	var parts []string
-	for _, k := range t.keyOf(row) {
+	for _, k := range t.KeyOf(row) {
 		parts = append(parts, engine.ValueString(k))
 	}
 	return strings.Join(parts, ", ")
@@ -314,16 +314,16 @@ func (x *execCtx) undoMark() int {
 }
 
 // reread fetches the current version of a row by its key.
-func (x *execCtx) reread(t *table, stale []any, where sqlfront.Expr) ([]any, bool) {
-	i, ok := t.findRow(t.keyOf(stale))
+func (x *execCtx) reread(t *engine.Table, stale []any, where sqlfront.Expr) ([]any, bool) {
+	i, ok := t.FindRow(t.KeyOf(stale))
 	if !ok {
 		return nil, false
 	}
-	row := t.rows[i]
+	row := t.Rows[i]
 	if where == nil {
 		return row, true
 	}
-	v, err := (&engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(t.name)), Row: row}).Eval(where)
+	v, err := (&engine.EvalEnv{X: x, Rel: engine.TableSchema(t, strings.ToLower(t.Name)), Row: row}).Eval(where)
 	if err != nil {
 		return nil, false
 	}
@@ -334,7 +334,7 @@ func (x *execCtx) reread(t *table, stale []any, where sqlfront.Expr) ([]any, boo
 // dmlTick lets other sessions run, and stops on cancel or KILL, every 256
 // rows a modification changes.
 func (x *execCtx) dmlTick(i int) *sqlfront.SQLError {
-	if i%yieldEvery != yieldEvery-1 {
+	if i%engine.YieldEvery != engine.YieldEvery-1 {
 		return nil
 	}
 	return x.yield()
@@ -346,9 +346,9 @@ func (x *execCtx) dmlTick(i int) *sqlfront.SQLError {
 // version: another transaction may have changed or removed it while this
 // one waited. The nonclustered entries are locked when they change
 // (modify).
-func (x *execCtx) lockAndReread(t *table, stale []any, where sqlfront.Expr) ([]any, bool, *sqlfront.SQLError) {
+func (x *execCtx) lockAndReread(t *engine.Table, stale []any, where sqlfront.Expr) ([]any, bool, *sqlfront.SQLError) {
 	if !isTableVar(t) {
-		if err := x.lockEntry(x.ensureTxn(), t, t.indexes[0], stale); err != nil {
+		if err := x.lockEntry(x.ensureTxn(), t, t.Indexes[0], stale); err != nil {
 			return nil, false, err
 		}
 	}
@@ -366,16 +366,16 @@ type target struct {
 // findTargets plans and runs the search for the rows an UPDATE or DELETE
 // changes: FROM (or the table alone) and WHERE, at most TOP rows, each
 // target row once.
-func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.TableRef, where sqlfront.Expr, top sqlfront.Expr, opts sqlfront.QueryOptions, st sqlfront.Stmt) (iter, func() ([]target, *sqlfront.SQLError), *sqlfront.SQLError) {
+func (x *execCtx) findTargets(r *engine.RunCtx, t *engine.Table, name []string, from sqlfront.TableRef, where sqlfront.Expr, top sqlfront.Expr, opts sqlfront.QueryOptions, st sqlfront.Stmt) (engine.Iter, func() ([]target, *sqlfront.SQLError), *sqlfront.SQLError) {
 	qual := strings.ToLower(name[len(name)-1])
 	if from == nil {
 		from = &sqlfront.TableName{Parts: name}
 	}
 	sel := &sqlfront.SelectStmt{From: from, Where: where, Opts: opts}
-	p := newPlanner(x, r)
-	p.stmtRoot = st
-	p.opts = mergeOptions(sqlfront.QueryOptions{MaxRecursion: -1}, opts)
-	it, err := p.planFromWhere(sel)
+	p := engine.NewPlanner(x, r)
+	p.StmtRoot = st
+	p.Opts = engine.MergeOptions(sqlfront.QueryOptions{MaxRecursion: -1}, opts)
+	it, err := p.PlanFromWhere(sel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -396,7 +396,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 			limit = n
 		}
 	}
-	schema := it.node().schema
+	schema := it.Node().Schema
 	run := func() (out []target, err *sqlfront.SQLError) {
 		if !isTableVar(t) {
 			// the rows are read under U locks (ulocks.go); those of rows
@@ -409,13 +409,13 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 				x.upd = nil
 			}()
 		}
-		if err := r.open(it, nil); err != nil {
+		if err := r.Open(it, nil); err != nil {
 			return nil, err
 		}
-		defer r.close(it)
+		defer r.Close(it)
 		seen := map[string]bool{}
 		for limit < 0 || int64(len(out)) < limit {
-			tp, err := r.next(it)
+			tp, err := r.Next(it)
 			if err != nil {
 				return nil, err
 			}
@@ -423,8 +423,8 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 				break
 			}
 			var row []any
-			for _, s := range tp.srcs {
-				if sourceTable(s) == t && (s.Qual == qual || strings.EqualFold(t.name, name[len(name)-1])) {
+			for _, s := range tp.Srcs {
+				if sourceTable(s) == t && (s.Qual == qual || strings.EqualFold(t.Name, name[len(name)-1])) {
 					row = s.Row
 					break
 				}
@@ -437,10 +437,10 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 				continue
 			}
 			seen[k] = true
-			if err := r.hold(tp); err != nil {
+			if err := r.Hold(tp); err != nil {
 				return nil, err
 			}
-			out = append(out, target{row: row, env: &engine.EvalEnv{X: x, Rel: schema, Row: tp.vals, Srcs: tp.srcs}})
+			out = append(out, target{row: row, env: &engine.EvalEnv{X: x, Rel: schema, Row: tp.Vals, Srcs: tp.Srcs}})
 		}
 		return out, nil
 	}
@@ -449,7 +449,7 @@ func (x *execCtx) findTargets(r *runCtx, t *table, name []string, from sqlfront.
 
 // resolveTarget finds the table an UPDATE/DELETE … FROM changes: the name
 // may be an alias of the FROM clause.
-func (x *execCtx) resolveTarget(name []string, from sqlfront.TableRef) (*table, *sqlfront.SQLError) {
+func (x *execCtx) resolveTarget(name []string, from sqlfront.TableRef) (*engine.Table, *sqlfront.SQLError) {
 	if from != nil && len(name) == 1 {
 		var found *sqlfront.TableName
 		var walk func(r sqlfront.TableRef)
@@ -478,10 +478,10 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 		return err
 	}
 	for _, set := range s.Sets {
-		if t.column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
+		if t.Column(set.Column) < 0 || strings.HasPrefix(set.Column, "%%") {
 			return engine.ErrInvalidColumn(set.Column)
 		}
-		if x.isIdentity(t, t.column(set.Column)) {
+		if x.isIdentity(t, t.Column(set.Column)) {
 			return sqlfront.NewError(8102, 16, "Cannot update identity column '%s'.", set.Column)
 		}
 	}
@@ -490,12 +490,12 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 			return err
 		}
 	}
-	r := newRunCtx(x)
+	r := engine.NewRunCtx(x)
 	it, run, err := x.findTargets(r, t, s.Table, s.From, s.Where, s.Top, s.Opts, s)
 	if err != nil {
 		return err
 	}
-	root := dmlNode(t, "Update", it.node())
+	root := dmlNode(t, "Update", it.Node())
 	q, err := x.dmlRun(r, root, "UPDATE", s.Opts)
 	if err != nil {
 		return err
@@ -515,7 +515,7 @@ func (x *execCtx) execUpdate(s *sqlfront.UpdateStmt) error {
 
 // applyUpdates changes the target rows: lock, re-read, compute the SET
 // Values, check them, then write all changes.
-func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []target) (int64, *sqlfront.SQLError) {
+func (x *execCtx) applyUpdates(t *engine.Table, s *sqlfront.UpdateStmt, targets []target) (int64, *sqlfront.SQLError) {
 	type change struct{ before, after []any }
 	var changes []change
 	mark := x.undoMark()
@@ -539,23 +539,23 @@ func (x *execCtx) applyUpdates(t *table, s *sqlfront.UpdateStmt, targets []targe
 		after := append([]any{}, row...)
 		env := tg.env
 		if s.From == nil {
-			env = &engine.EvalEnv{X: x, Rel: tableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), Row: row}
+			env = &engine.EvalEnv{X: x, Rel: engine.TableSchema(t, strings.ToLower(s.Table[len(s.Table)-1])), Row: row}
 		}
 		for _, set := range s.Sets {
-			i := t.column(set.Column)
+			i := t.Column(set.Column)
 			v, err := env.Eval(set.Expr)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
 			}
-			cv, err := engine.ConvertValue(v, t.columns[i].Type)
+			cv, err := engine.ConvertValue(v, t.Columns[i].Type)
 			if err != nil {
 				x.undoSince(mark)
 				return 0, err
 			}
-			if cv == nil && t.columns[i].NotNull {
+			if cv == nil && t.Columns[i].NotNull {
 				x.undoSince(mark)
-				return 0, sqlfront.NewError(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.columns[i].Name, t.db.name+"."+t.fullName())
+				return 0, sqlfront.NewError(515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", t.Columns[i].Name, t.DB.Name+"."+t.FullName())
 			}
 			after[i] = cv
 		}
@@ -584,12 +584,12 @@ func (x *execCtx) execDelete(s *sqlfront.DeleteStmt) error {
 			return err
 		}
 	}
-	r := newRunCtx(x)
+	r := engine.NewRunCtx(x)
 	it, run, err := x.findTargets(r, t, s.Table, s.From, s.Where, s.Top, s.Opts, s)
 	if err != nil {
 		return err
 	}
-	root := dmlNode(t, "Delete", it.node())
+	root := dmlNode(t, "Delete", it.Node())
 	q, err := x.dmlRun(r, root, "DELETE", s.Opts)
 	if err != nil {
 		return err
@@ -637,9 +637,9 @@ func (x *execCtx) execDelete(s *sqlfront.DeleteStmt) error {
 
 // sourceTable is the base table a row of a plan came from, nil when it
 // came from no table.
-func sourceTable(s engine.RowSource) *table {
-	if ix, ok := s.Ix.(*index); ok && ix != nil {
-		return ix.tbl
+func sourceTable(s engine.RowSource) *engine.Table {
+	if ix, ok := s.Ix.(*engine.Index); ok && ix != nil {
+		return ix.Tbl
 	}
 	return nil
 }

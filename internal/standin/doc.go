@@ -238,14 +238,26 @@
 //     (catalog, sessions, predicates, event XML, in-memory .xel files). It
 //     reaches the server only through the Instance and Values interfaces it
 //     declares.
-//   - this package: the server and the engine — connections, transactions,
-//     system views, personas, the tds.Handler, the planner, operators and
-//     evaluation, and when each event fires.
+//   - engine: the query engine — the storage layout of the demo data, the
+//     planner, the operators and what their work emits, actual plans,
+//     values and evaluation. It imports only sqlfront and xevents and asks
+//     the server through the interfaces it declares (Exec: Host, Events,
+//     Buffers, Locks, Session, Catalog), which the request context
+//     implements (exec_engine.go).
+//   - this package: the server — connections, sessions and their SET
+//     options, transactions and the lock manager, the buffer pool, system
+//     views, personas, procedures, the demo data, when events fire and the
+//     views over XE sessions, streaming results through the tds.Handler.
 //
 // # What it must not do
 //
 // It must not import pkg/xe or pkg/showplan (the parsers it is a test
-// double for); it writes event XML and plans as text. Sessions execute side
+// double for); it writes event XML and plans as text. It does not plan
+// queries or run operators itself: the engine's Planner plans them and
+// its RunCtx runs them (DML builds its write operators as engine
+// PlanNodes), and whatever the engine needs back — locks, pages, events,
+// session state — goes through engine.Exec, never through the engine
+// reaching into this package. Sessions execute side
 // by side (the server latch is given up every 256 rows and around network
 // writes); a statement that needs a lock another transaction holds in an
 // incompatible mode waits for it (READ COMMITTED readers for S page or key

@@ -3,6 +3,8 @@ package standin
 import (
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 func cell(t *testing.T, r *recorder, set, row, col int) any {
@@ -89,37 +91,37 @@ func TestQueriesAndErrors(t *testing.T) {
 func TestLockresAndPhyslocMatchCatalog(t *testing.T) {
 	srv := New(Options{})
 	c := session(t, srv, 51)
-	orders := srv.demo.table("dbo", "Orders")
-	for _, ix := range orders.indexes {
-		r := mustRun(t, c, "SELECT OrderID, %%lockres%%, %%physloc%%, sys.fn_PhysLocFormatter(%%physloc%%) FROM dbo.Orders WITH (INDEX("+ix.name+")) WHERE CustomerID = 7")
+	orders := srv.demo.Table("dbo", "Orders")
+	for _, ix := range orders.Indexes {
+		r := mustRun(t, c, "SELECT OrderID, %%lockres%%, %%physloc%%, sys.fn_PhysLocFormatter(%%physloc%%) FROM dbo.Orders WITH (INDEX("+ix.Name+")) WHERE CustomerID = 7")
 		if len(r.sets[0].rows) == 0 {
 			t.Fatal("no rows for customer 7")
 		}
 		for _, row := range r.sets[0].rows {
-			i, _ := orders.findRow([]any{row[0]})
-			want := ix.keyHash(orders.rows[i])
+			i, _ := orders.FindRow([]any{row[0]})
+			want := ix.KeyHash(orders.Rows[i])
 			if row[1] != want {
-				t.Fatalf("%s: lockres %v, want %v", ix.name, row[1], want)
+				t.Fatalf("%s: lockres %v, want %v", ix.Name, row[1], want)
 			}
 			pl := row[2].([]byte)
 			page := int32(pl[0]) | int32(pl[1])<<8 | int32(pl[2])<<16 | int32(pl[3])<<24
-			owner := srv.demo.pageOwner[page]
-			if owner == nil || owner.idx != ix || owner.kind == "IAM_PAGE" {
-				t.Fatalf("%s: physloc page %d not a leaf page of the index (%+v)", ix.name, page, owner)
+			owner := srv.demo.PageOwner[page]
+			if owner == nil || owner.Idx != ix || owner.Kind == "IAM_PAGE" {
+				t.Fatalf("%s: physloc page %d not a leaf page of the index (%+v)", ix.Name, page, owner)
 			}
 			if !strings.HasPrefix(row[3].(string), "(1:") {
 				t.Fatalf("fn_PhysLocFormatter: %v", row[3])
 			}
 			// the tracer's lookup: WHERE %%lockres%% IN (...)
-			r2 := mustRun(t, c, "SELECT %%physloc%% FROM dbo.Orders WITH (INDEX("+ix.name+")) WHERE %%lockres%% IN (N'"+want+"')")
+			r2 := mustRun(t, c, "SELECT %%physloc%% FROM dbo.Orders WITH (INDEX("+ix.Name+")) WHERE %%lockres%% IN (N'"+want+"')")
 			if len(r2.sets[0].rows) != 1 {
 				t.Fatalf("lookup by lockres found %d rows", len(r2.sets[0].rows))
 			}
 		}
 	}
 	// key hash resources decode back with docs/design/tracing.md §5.3's formula
-	h := orders.indexes[0].keyHash(orders.rows[0])
-	r1, r2 := keyHashResources(h)
+	h := orders.Indexes[0].KeyHash(orders.Rows[0])
+	r1, r2 := engine.KeyHashResources(h)
 	hi := uint16(r1 >> 16)
 	hi = hi>>8 | hi<<8
 	lo := r2>>24 | (r2>>8)&0xFF00 | (r2<<8)&0xFF0000 | r2<<24
@@ -147,20 +149,20 @@ JOIN sys.indexes i ON i.object_id = p.object_id AND i.index_id = p.index_id WHER
 	if len(r.sets[0].rows) != 1 {
 		t.Fatalf("OrderLines allocation units: %v", r.sets[0].rows)
 	}
-	lines := srv.demo.table("dbo", "OrderLines").indexes[0]
-	if r.sets[0].rows[0][0] != lines.allocUnitID || r.sets[0].rows[0][1] != lines.partitionID {
+	lines := srv.demo.Table("dbo", "OrderLines").Indexes[0]
+	if r.sets[0].rows[0][0] != lines.AllocUnitID || r.sets[0].rows[0][1] != lines.PartitionID {
 		t.Fatalf("ids: %v", r.sets[0].rows[0])
 	}
-	leaf := lines.leafPages[3]
+	leaf := lines.LeafPages[3]
 	r = mustRun(t, c, "SELECT object_id, index_id, alloc_unit_id, page_type_desc, OBJECT_NAME(object_id) FROM sys.dm_db_page_info(5, 1, "+itoa(int64(leaf))+", 'DETAILED')")
 	row := r.sets[0].rows[0]
-	if row[0] != lines.tbl.objectID || row[1] != int64(1) || row[2] != lines.allocUnitID || row[3] != "DATA_PAGE" || row[4] != "OrderLines" {
+	if row[0] != lines.Tbl.ObjectID || row[1] != int64(1) || row[2] != lines.AllocUnitID || row[3] != "DATA_PAGE" || row[4] != "OrderLines" {
 		t.Fatalf("page info: %v", row)
 	}
 	r = mustRun(t, c, "SELECT allocated_page_page_id, page_type_desc FROM sys.dm_db_database_page_allocations(DB_ID(), OBJECT_ID('dbo.OrderLines'), 1, NULL, 'DETAILED') WHERE is_iam_page = 0 AND page_level = 0")
-	if len(r.sets[0].rows) != len(lines.leafPages)+1 { // leaf pages + the root (level 1 counted separately)
-		if len(r.sets[0].rows) != len(lines.leafPages) {
-			t.Fatalf("allocations: %d rows, %d leaf pages", len(r.sets[0].rows), len(lines.leafPages))
+	if len(r.sets[0].rows) != len(lines.LeafPages)+1 { // leaf pages + the root (level 1 counted separately)
+		if len(r.sets[0].rows) != len(lines.LeafPages) {
+			t.Fatalf("allocations: %d rows, %d leaf pages", len(r.sets[0].rows), len(lines.LeafPages))
 		}
 	}
 	if _, err := run(c, "SELECT * FROM sys.dm_db_page_info(5, 2, 1, 'DETAILED')"); err == nil || err.Number != 2561 {
@@ -340,10 +342,10 @@ ADD EVENT sqlserver.log_flush_complete, ADD EVENT sqlserver.error_reported, ADD 
 func TestApplyValuesAndLockDMV(t *testing.T) {
 	srv := New(Options{Persona: "sql2019"}) // sys.dm_db_page_info is SQL Server 2019+
 	c := session(t, srv, 51)
-	lines := srv.demo.table("dbo", "OrderLines").indexes[0]
-	q := "SELECT v.page_id, pi.object_id, pi.index_id FROM (VALUES (1, " + itoa(int64(lines.leafPages[0])) + "), (1, " + itoa(int64(lines.leafPages[5])) + ")) AS v(file_id, page_id) CROSS APPLY sys.dm_db_page_info(DB_ID(), v.file_id, v.page_id, 'LIMITED') AS pi"
+	lines := srv.demo.Table("dbo", "OrderLines").Indexes[0]
+	q := "SELECT v.page_id, pi.object_id, pi.index_id FROM (VALUES (1, " + itoa(int64(lines.LeafPages[0])) + "), (1, " + itoa(int64(lines.LeafPages[5])) + ")) AS v(file_id, page_id) CROSS APPLY sys.dm_db_page_info(DB_ID(), v.file_id, v.page_id, 'LIMITED') AS pi"
 	r := mustRun(t, c, q)
-	if len(r.sets[0].rows) != 2 || r.sets[0].rows[1][1] != lines.tbl.objectID || r.sets[0].rows[1][2] != int64(1) {
+	if len(r.sets[0].rows) != 2 || r.sets[0].rows[1][1] != lines.Tbl.ObjectID || r.sets[0].rows[1][2] != int64(1) {
 		t.Fatalf("correlated apply: %v", r.sets[0].rows)
 	}
 	mustRun(t, c, "BEGIN TRAN; UPDATE dbo.Orders SET Status = N'x' WHERE OrderID = 9")
@@ -427,12 +429,12 @@ func TestGuessedColumnsOnlyOnRequest(t *testing.T) {
 func TestLongInListOfParameters(t *testing.T) {
 	srv := New(Options{})
 	c := session(t, srv, 51)
-	lines := srv.demo.table("dbo", "OrderLines")
-	ix := lines.indexes[0]
+	lines := srv.demo.Table("dbo", "OrderLines")
+	ix := lines.Indexes[0]
 	var hashes []string
 	params := map[string]any{}
 	for i := 0; i < 2000; i++ {
-		h := ix.keyHash(lines.rows[i*7])
+		h := ix.KeyHash(lines.Rows[i*7])
 		name := "@h" + itoa(int64(i))
 		hashes = append(hashes, name)
 		params[strings.ToLower(name)] = h

@@ -3,6 +3,7 @@ package standin
 import (
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
@@ -63,10 +64,10 @@ func (x *execCtx) noteLock(l heldLock, txnID int64) {
 	x.escalationEvent(tbl, l.hobt, mode, c.n, txnID)
 }
 
-func (x *execCtx) tableOfHoBT(hobt int64) *table {
-	for _, t := range x.conn.db.tables {
-		for _, ix := range t.indexes {
-			if ix.partitionID == hobt {
+func (x *execCtx) tableOfHoBT(hobt int64) *engine.Table {
+	for _, t := range x.conn.db.Tables {
+		for _, ix := range t.Indexes {
+			if ix.PartitionID == hobt {
 				return t
 			}
 		}
@@ -76,7 +77,7 @@ func (x *execCtx) tableOfHoBT(hobt int64) *table {
 
 // escalationEvent emits lock_escalation with the fields the event
 // catalog lists (xevents "lock_escalation").
-func (x *execCtx) escalationEvent(tbl *table, hobt int64, mode string, locks int, txnID int64) {
+func (x *execCtx) escalationEvent(tbl *engine.Table, hobt int64, mode string, locks int, txnID int64) {
 	if !x.srv.anySessionRunning() {
 		return
 	}
@@ -89,9 +90,9 @@ func (x *execCtx) escalationEvent(tbl *table, hobt int64, mode string, locks int
 		xevents.FMap("resource_type", "lock_resource_type", "sqlserver", "OBJECT"),
 		xevents.FMap("mode", "lock_mode", "sqlserver", mode),
 		xevents.FMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"),
-		xevents.FUint("object_id", "int32", tbl.objectID),
+		xevents.FUint("object_id", "int32", tbl.ObjectID),
 		xevents.FUint("transaction_id", "int64", txnID),
-		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)),
+		xevents.FUint("database_id", "uint32", int64(x.conn.db.ID)),
 	}
 	x.srv.emit(x.ec, &xevents.EventData{Name: "lock_escalation", Pkg: "sqlserver", Time: ts, Fields: fields})
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 // lock_escalation fires where SQL Server's documented threshold says: one
@@ -24,23 +26,23 @@ func TestLockEscalationThreshold(t *testing.T) {
 		return all.String()
 	}
 	x := &execCtx{srv: srv, conn: c, ec: c.eventCtx()}
-	orders := srv.demo.table("dbo", "Orders")
-	lines := srv.demo.table("dbo", "OrderLines")
-	lock := func(ix *index, i int) heldLock {
-		return heldLock{resType: "KEY", mode: "X", hobt: ix.partitionID, desc: itoa(int64(i))}
+	orders := srv.demo.Table("dbo", "Orders")
+	lines := srv.demo.Table("dbo", "OrderLines")
+	lock := func(ix *engine.Index, i int) heldLock {
+		return heldLock{resType: "KEY", mode: "X", hobt: ix.PartitionID, desc: itoa(int64(i))}
 	}
 	// Look-alike: 4,999 key locks on each of two indexes: no index reaches
 	// 5,000, and intent locks on the table are not counted.
 	for i := range 4999 {
-		x.noteLock(lock(orders.indexes[0], i), 7)
-		x.noteLock(lock(lines.indexes[0], i), 7)
+		x.noteLock(lock(orders.Indexes[0], i), 7)
+		x.noteLock(lock(lines.Indexes[0], i), 7)
 		x.noteLock(objectLock(orders, "IX"), 7)
 	}
 	if got := ring(); strings.Contains(got, "lock_escalation") {
 		t.Fatalf("escalated below the threshold: %.1000s", got)
 	}
 	for i := 4999; i < 6000; i++ {
-		x.noteLock(lock(orders.indexes[0], i), 7)
+		x.noteLock(lock(orders.Indexes[0], i), 7)
 	}
 	got := ring()
 	if n := strings.Count(got, `name="lock_escalation"`); n != 1 {
@@ -54,7 +56,7 @@ func TestLockEscalationThreshold(t *testing.T) {
 	// A new statement counts from zero.
 	x.stmtLocks = nil
 	for i := range 4999 {
-		x.noteLock(lock(orders.indexes[0], i), 7)
+		x.noteLock(lock(orders.Indexes[0], i), 7)
 	}
 	if n := strings.Count(ring(), `name="lock_escalation"`); n != 1 {
 		t.Errorf("the next statement's 4,999 locks escalated: %d events", n)

@@ -31,8 +31,8 @@ type execCtx struct {
 	lastPlan  string
 	// schemaOnly makes table-valued functions return their columns only
 	schemaOnly bool
-	subplans   map[*sqlfront.SelectStmt]iter // subqueries evaluated outside a plan
-	subRun     *runCtx
+	subplans   map[*sqlfront.SelectStmt]engine.Iter // subqueries evaluated outside a plan
+	subRun     *engine.RunCtx
 	upd        *updateScan // the UPDATE/DELETE search running (ulocks.go)
 	// nest, module, modText: the procedure (or sp_executesql text) being
 	// run, and how deep (procs.go)
@@ -724,12 +724,12 @@ func (x *execCtx) execUse(s *sqlfront.UseStmt) error {
 	if db == nil {
 		return engine.ErrDatabaseMissing(s.DB)
 	}
-	if err := x.srv.checkUse(c.db.name, db.name); err != nil {
+	if err := x.srv.checkUse(c.db.Name, db.Name); err != nil {
 		return err
 	}
 	c.db = db
-	x.ec.DBID, x.ec.DBName = db.id, db.name
-	return x.w.SetDatabase(db.name)
+	x.ec.DBID, x.ec.DBName = db.ID, db.Name
+	return x.w.SetDatabase(db.Name)
 }
 
 // execWaitfor sleeps for WAITFOR DELAY without holding the server lock,

@@ -20,21 +20,21 @@ import (
 // of a statement: it decides on parallelism (OPTION (MAXDOP n) with n > 1
 // over a table large enough to be worth it; the emulated instance's own
 // MAXDOP is 1) and adds the Gather Streams.
-func (x *execCtx) planStatement(r *runCtx, s *sqlfront.SelectStmt, root sqlfront.Stmt) (iter, *engine.Relation, int, *planner, *sqlfront.SQLError) {
-	p := newPlanner(x, r)
-	p.stmtRoot = root
-	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
-	p.opts = mergeOptions(p.opts, s.Opts)
-	if p.opts.MaxDOP > 1 && x.largestTablePages(s) >= 32 {
-		p.parallel = true
-		r.dop = p.opts.MaxDOP
+func (x *execCtx) planStatement(r *engine.RunCtx, s *sqlfront.SelectStmt, root sqlfront.Stmt) (engine.Iter, *engine.Relation, int, *engine.Planner, *sqlfront.SQLError) {
+	p := engine.NewPlanner(x, r)
+	p.StmtRoot = root
+	p.Opts = sqlfront.QueryOptions{MaxRecursion: -1}
+	p.Opts = engine.MergeOptions(p.Opts, s.Opts)
+	if p.Opts.MaxDOP > 1 && x.largestTablePages(s) >= 32 {
+		p.Parallel = true
+		r.DOP = p.Opts.MaxDOP
 	}
-	it, schema, visible, err := p.planQuery(s)
+	it, schema, visible, err := p.PlanQuery(s)
 	if err != nil {
 		return nil, nil, 0, nil, err
 	}
-	if p.parallel {
-		it = p.gather(it)
+	if p.Parallel {
+		it = p.Gather(it)
 	}
 	return it, schema, visible, p, nil
 }
@@ -42,7 +42,7 @@ func (x *execCtx) planStatement(r *runCtx, s *sqlfront.SelectStmt, root sqlfront
 // largestTablePages is the leaf page count of the largest table s reads.
 func (x *execCtx) largestTablePages(s *sqlfront.SelectStmt) int {
 	best := 0
-	walkSelectWith(s, func(sqlfront.Expr) {}, func(q *sqlfront.SelectStmt) {
+	engine.WalkSelectWith(s, func(sqlfront.Expr) {}, func(q *sqlfront.SelectStmt) {
 		var ref func(sqlfront.TableRef)
 		ref = func(t sqlfront.TableRef) {
 			switch v := t.(type) {
@@ -51,7 +51,7 @@ func (x *execCtx) largestTablePages(s *sqlfront.SelectStmt) int {
 				ref(v.Right)
 			case *sqlfront.TableName:
 				if tbl, _, err := x.resolveTable(v.Parts); err == nil && tbl != nil {
-					best = max(best, len(tbl.indexes[0].leafPages))
+					best = max(best, len(tbl.Indexes[0].LeafPages))
 				}
 			}
 		}
@@ -62,104 +62,25 @@ func (x *execCtx) largestTablePages(s *sqlfront.SelectStmt) int {
 	return best
 }
 
-// gather puts the Gather Streams of a parallel plan below the operators
-// that must run serially (Top, and a final column selection), merging in
-// sort order when the parallel part ends with a Sort.
-func (p *planner) gather(it iter) iter {
-	switch t := it.(type) {
-	case *topIter:
-		t.in = p.gather(t.in)
-		t.n.children = []*planNode{t.in.node()}
-		return t
-	case *projectIter:
-		if t.n.hidden {
-			t.in = p.gather(t.in)
-			t.n.children = []*planNode{t.in.node()}
-			return t
-		}
-	}
-	var order []sortKey
-	if s, ok := it.(*sortIter); ok {
-		order = s.keys
-	}
-	g := p.exchange(it, "Gather Streams", nil, order)
-	for _, c := range g.node().children {
-		c.walk(func(n *planNode) { n.parallel = true })
-	}
-	for _, s := range p.scansOf(it) {
-		s.dop = p.opts.MaxDOP
-	}
-	return g
-}
-
-// scansOf lists the scan operators in a plan.
-func (p *planner) scansOf(it iter) []*scanIter {
-	var out []*scanIter
-	var walk func(it iter)
-	walk = func(it iter) {
-		switch t := it.(type) {
-		case *scanIter:
-			if !t.lookup {
-				out = append(out, t)
-			}
-		case *nlIter:
-			walk(t.outer)
-			walk(t.inner)
-		case *hashJoinIter:
-			walk(t.build)
-			walk(t.probe)
-		case *mergeJoinIter:
-			walk(t.left)
-			walk(t.right)
-		case *filterIter:
-			walk(t.in)
-		case *projectIter:
-			walk(t.in)
-		case *sortIter:
-			walk(t.in)
-		case *topIter:
-			walk(t.in)
-		case *aggIter:
-			walk(t.in)
-		case *distinctIter:
-			walk(t.in)
-		case *exchangeIter:
-			walk(t.in)
-		case *windowIter:
-			walk(t.in)
-		case *renameIter:
-			walk(t.in)
-		case *positionIter:
-			walk(t.in)
-		case *concatIter:
-			for _, c := range t.ins {
-				walk(c)
-			}
-		}
-	}
-	walk(it)
-	return out
-}
-
 // finalizePlan numbers the operators (pre-order, as SQL Server does) and
 // divides the memory grant among the memory-consuming ones.
-func (x *execCtx) finalizePlan(r *runCtx, root *planNode, opts sqlfront.QueryOptions) {
+func (x *execCtx) finalizePlan(r *engine.RunCtx, root *engine.PlanNode, opts sqlfront.QueryOptions) {
 	id := 0
-	var number func(n *planNode)
-	number = func(n *planNode) {
-		if !n.hidden || len(n.children) != 1 {
-			n.id = id
+	var number func(n *engine.PlanNode)
+	number = func(n *engine.PlanNode) {
+		if !n.Hidden || len(n.Children) != 1 {
+			n.ID = id
 			id++
 		}
-		for _, c := range n.children {
+		for _, c := range n.Children {
 			number(c)
 		}
 	}
 	number(root)
 	var total int64
-	root.walk(func(n *planNode) {
-		if n.memory {
-			total += n.estMemKB
+	root.Walk(func(n *engine.PlanNode) {
+		if n.Memory {
+			total += n.EstMemKB
 		}
 	})
 	if total == 0 {
@@ -173,18 +94,18 @@ func (x *execCtx) finalizePlan(r *runCtx, root *planNode, opts sqlfront.QueryOpt
 		grant = min(grant, max(int64(opts.MaxGrant*maxQueryMemoryKB/100), 512))
 	}
 	grant = min(grant, maxQueryMemoryKB)
-	r.grantKB = grant
-	root.walk(func(n *planNode) {
-		if n.memory {
-			n.grantKB = max(1, grant*n.estMemKB/total)
+	r.GrantKB = grant
+	root.Walk(func(n *engine.PlanNode) {
+		if n.Memory {
+			n.GrantKB = max(1, grant*n.EstMemKB/total)
 		}
 	})
 }
 
 // queryRun is one statement's execution with its plan.
 type queryRun struct {
-	r     *runCtx
-	root  *planNode
+	r     *engine.RunCtx
+	root  *engine.PlanNode
 	text  string
 	stype string
 	start time.Time
@@ -193,14 +114,14 @@ type queryRun struct {
 
 // beginQuery finalizes the plan, takes the memory grant and sets the
 // event context's query and plan hashes.
-func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
+func (x *execCtx) beginQuery(r *engine.RunCtx, root *engine.PlanNode, stype string, opts sqlfront.QueryOptions) (*queryRun, *sqlfront.SQLError) {
 	x.finalizePlan(r, root, opts)
 	q := &queryRun{r: r, root: root, text: x.stmtText, stype: stype, start: x.srv.now(), opts: opts}
 	qh := fnv.New64a()
 	qh.Write([]byte(sqlfront.NormalizeSQL(x.stmtText)))
 	x.ec.QueryHash = qh.Sum64()
 	ph := fnv.New64a()
-	root.walk(func(n *planNode) { ph.Write([]byte(n.physical + "|" + n.logical + ";")) })
+	root.Walk(func(n *engine.PlanNode) { ph.Write([]byte(n.Physical + "|" + n.Logical + ";")) })
 	x.ec.PlanHash = ph.Sum64()
 	x.ec.PlanHandle = fmt.Sprintf("06000500%016X%016X0000000000000000000000000000000000000000", x.ec.QueryHash, x.ec.PlanHash)
 	if x.conn.txn != nil {
@@ -221,18 +142,18 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	s := x.srv
 	end := s.advance(25 * time.Microsecond)
 	used := int64(0)
-	q.root.walk(func(n *planNode) { used += n.usedKB })
-	q.r.usedKB = used
+	q.root.Walk(func(n *engine.PlanNode) { used += n.UsedKB })
+	q.r.UsedKB = used
 	wantPlan := x.conn.statsXML || s.anySessionRunning()
 	if !wantPlan {
 		return
 	}
-	x.threadProfiles(q.root)
-	dop := int64(max(q.r.dop, 1))
-	if q.r.grantKB > 0 {
+	engine.ThreadProfiles(x, q.root)
+	dop := int64(max(q.r.DOP, 1))
+	if q.r.GrantKB > 0 {
 		s.emit(x.ec, &xevents.EventData{Name: "query_memory_grant_usage", Pkg: "sqlserver", Time: s.advance(4 * time.Microsecond), Fields: []xevents.Field{
-			xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", max(used, q.r.grantKB)),
-			xevents.FUint("granted_percent", "int32", 100), xevents.FUint("usage_percent", "int32", used*100/q.r.grantKB), xevents.FUint("dop", "uint16", dop)}})
+			xevents.FUint("granted_memory_kb", "uint64", q.r.GrantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", max(used, q.r.GrantKB)),
+			xevents.FUint("granted_percent", "int32", 100), xevents.FUint("usage_percent", "int32", used*100/q.r.GrantKB), xevents.FUint("dop", "uint16", dop)}})
 	}
 	plan := x.showplanDocument(q, rows)
 	x.lastPlan = plan
@@ -242,11 +163,11 @@ func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	dur := end.Sub(q.start).Microseconds()
 	objType, objID, nest, objName := x.showplanObject() // procs.go
 	s.emit(x.ec, &xevents.EventData{Name: "query_post_execution_showplan", Pkg: "sqlserver", Time: s.advance(10 * time.Microsecond), Fields: []xevents.Field{
-		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.id)), xevents.FMap("object_type", "object_type", "sqlserver", objType),
+		xevents.FUint("source_database_id", "uint32", int64(x.conn.db.ID)), xevents.FMap("object_type", "object_type", "sqlserver", objType),
 		xevents.FUint("object_id", "int32", objID), xevents.FUint("nest_level", "uint16", nest), xevents.FUint("cpu_time", "uint64", dur*6/10), xevents.FUint("duration", "uint64", dur),
-		xevents.FUint("estimated_rows", "int32", int64(q.root.estRows)), xevents.FUint("estimated_cost", "int32", int64(q.root.subtreeCost)+1), xevents.FUint("serial_ideal_memory_kb", "uint64", q.r.grantKB),
-		xevents.FUint("requested_memory_kb", "uint64", q.r.grantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", q.r.grantKB),
-		xevents.FUint("granted_memory_kb", "uint64", q.r.grantKB), xevents.FUint("dop", "uint32", dop), xevents.FStr("object_name", objName), xevents.FStr("database_name", x.conn.db.name),
+		xevents.FUint("estimated_rows", "int32", int64(q.root.EstRows)), xevents.FUint("estimated_cost", "int32", int64(q.root.SubtreeCost)+1), xevents.FUint("serial_ideal_memory_kb", "uint64", q.r.GrantKB),
+		xevents.FUint("requested_memory_kb", "uint64", q.r.GrantKB), xevents.FUint("used_memory_kb", "uint64", used), xevents.FUint("ideal_memory_kb", "uint64", q.r.GrantKB),
+		xevents.FUint("granted_memory_kb", "uint64", q.r.GrantKB), xevents.FUint("dop", "uint32", dop), xevents.FStr("object_name", objName), xevents.FStr("database_name", x.conn.db.Name),
 		{Name: "showplan_xml", Typ: "xml", Pkg: "package0", Value: plan, XMLBody: true}}})
 }
 
@@ -260,46 +181,46 @@ func sortInts(a []int) {
 
 // showplanDocument renders the whole actual plan document.
 func (x *execCtx) showplanDocument(q *queryRun, rows int64) string {
-	b := newXMLBuilder()
-	fmt.Fprintf(&b.b, `<ShowPlanXML xmlns="http://schemas.microsoft.com/sqlserver/2004/07/showplan" Version="1.6" Build="%s">`, productVersion)
-	b.open("BatchSequence")
-	b.open("Batch")
-	b.open("Statements")
-	b.open("StmtSimple", "StatementText", q.text, "StatementId", "1", "StatementCompId", "1", "StatementType", q.stype,
-		"RetrievedFromCache", "false", "StatementSubTreeCost", ftoa(q.root.subtreeCost), "StatementEstRows", ftoa(q.root.estRows),
+	b := engine.NewXMLBuilder()
+	fmt.Fprintf(&b.Buf, `<ShowPlanXML xmlns="http://schemas.microsoft.com/sqlserver/2004/07/showplan" Version="1.6" Build="%s">`, productVersion)
+	b.Open("BatchSequence")
+	b.Open("Batch")
+	b.Open("Statements")
+	b.Open("StmtSimple", "StatementText", q.text, "StatementId", "1", "StatementCompId", "1", "StatementType", q.stype,
+		"RetrievedFromCache", "false", "StatementSubTreeCost", engine.Ftoa(q.root.SubtreeCost), "StatementEstRows", engine.Ftoa(q.root.EstRows),
 		"StatementOptmLevel", "FULL", "QueryHash", fmt.Sprintf("0x%016X", x.ec.QueryHash), "QueryPlanHash", fmt.Sprintf("0x%016X", x.ec.PlanHash),
 		"CardinalityEstimationModelVersion", "140")
-	b.empty("StatementSetOptions", "QUOTED_IDENTIFIER", "true", "ARITHABORT", "true", "CONCAT_NULL_YIELDS_NULL", "true", "ANSI_NULLS", "true",
+	b.Empty("StatementSetOptions", "QUOTED_IDENTIFIER", "true", "ARITHABORT", "true", "CONCAT_NULL_YIELDS_NULL", "true", "ANSI_NULLS", "true",
 		"ANSI_PADDING", "true", "ANSI_WARNINGS", "true", "NUMERIC_ROUNDABORT", "false")
-	dop := max(q.r.dop, 1)
-	b.dop = dop
+	dop := max(q.r.DOP, 1)
+	b.DOP = dop
 	kv := []string{"DegreeOfParallelism", fmt.Sprint(dop)}
-	if q.r.grantKB > 0 {
-		kv = append(kv, "MemoryGrant", fmt.Sprint(q.r.grantKB))
+	if q.r.GrantKB > 0 {
+		kv = append(kv, "MemoryGrant", fmt.Sprint(q.r.GrantKB))
 	}
 	if dop == 1 {
 		kv = append(kv, "NonParallelPlanReason", "MaxDOPSetToOne")
 	}
 	kv = append(kv, "CachedPlanSize", "40", "CompileTime", "2", "CompileCPU", "2", "CompileMemory", "320")
-	b.open("QueryPlan", kv...)
+	b.Open("QueryPlan", kv...)
 	if dop > 1 {
-		b.empty("ThreadStat", "Branches", "1", "UsedThreads", fmt.Sprint(dop))
+		b.Empty("ThreadStat", "Branches", "1", "UsedThreads", fmt.Sprint(dop))
 	}
-	if q.r.grantKB > 0 {
-		b.empty("MemoryGrantInfo", "SerialRequiredMemory", "512", "SerialDesiredMemory", fmt.Sprint(q.r.grantKB), "RequiredMemory", "512",
-			"DesiredMemory", fmt.Sprint(q.r.grantKB), "RequestedMemory", fmt.Sprint(q.r.grantKB), "GrantWaitTime", fmt.Sprint(q.r.waitMs/1000),
-			"GrantedMemory", fmt.Sprint(q.r.grantKB), "MaxUsedMemory", fmt.Sprint(q.r.usedKB), "MaxQueryMemory", fmt.Sprint(maxQueryMemoryKB))
+	if q.r.GrantKB > 0 {
+		b.Empty("MemoryGrantInfo", "SerialRequiredMemory", "512", "SerialDesiredMemory", fmt.Sprint(q.r.GrantKB), "RequiredMemory", "512",
+			"DesiredMemory", fmt.Sprint(q.r.GrantKB), "RequestedMemory", fmt.Sprint(q.r.GrantKB), "GrantWaitTime", fmt.Sprint(q.r.WaitMs/1000),
+			"GrantedMemory", fmt.Sprint(q.r.GrantKB), "MaxUsedMemory", fmt.Sprint(q.r.UsedKB), "MaxQueryMemory", fmt.Sprint(maxQueryMemoryKB))
 	}
 	elapsed := x.srv.clock.Sub(q.start).Milliseconds()
-	b.empty("QueryTimeStats", "CpuTime", fmt.Sprint(elapsed*6/10), "ElapsedTime", fmt.Sprint(elapsed))
-	b.relop(q.root)
-	b.close()
-	b.close()
-	b.close()
-	b.close()
-	b.close()
-	b.b.WriteString("</ShowPlanXML>")
-	return b.b.String()
+	b.Empty("QueryTimeStats", "CpuTime", fmt.Sprint(elapsed*6/10), "ElapsedTime", fmt.Sprint(elapsed))
+	b.Relop(q.root)
+	b.Close()
+	b.Close()
+	b.Close()
+	b.Close()
+	b.Close()
+	b.Buf.WriteString("</ShowPlanXML>")
+	return b.Buf.String()
 }
 
 // sendStatsXML returns the actual plan as an extra result set when SET
@@ -321,7 +242,7 @@ func (x *execCtx) execSelect(s *sqlfront.SelectStmt) error {
 	if s.Into != nil {
 		return x.execSelectInto(s)
 	}
-	r := newRunCtx(x)
+	r := engine.NewRunCtx(x)
 	it, schema, visible, p, err := x.planStatement(r, s, s)
 	if err != nil {
 		return err
@@ -333,16 +254,16 @@ func (x *execCtx) execSelect(s *sqlfront.SelectStmt) error {
 		}
 		return x.done(tds.CmdSelect, 0)
 	}
-	q, err := x.beginQuery(r, it.node(), "SELECT", p.opts)
+	q, err := x.beginQuery(r, it.Node(), "SELECT", p.Opts)
 	if err != nil {
 		return err
 	}
-	if err := r.open(it, nil); err != nil {
+	if err := r.Open(it, nil); err != nil {
 		x.endQuery(q, 0)
 		return err
 	}
 	n, serr, werr := x.sendResult(r, it, schema, visible)
-	r.close(it)
+	r.Close(it)
 	x.endQuery(q, n)
 	if werr != nil {
 		return werr
@@ -362,17 +283,17 @@ func (x *execCtx) execSelect(s *sqlfront.SelectStmt) error {
 // run with env's rows in scope.
 func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *engine.EvalEnv, limit int) ([][]any, *sqlfront.SQLError) {
 	if x.subplans == nil {
-		x.subplans = map[*sqlfront.SelectStmt]iter{}
+		x.subplans = map[*sqlfront.SelectStmt]engine.Iter{}
 	}
 	it, ok := x.subplans[sel]
 	r := x.subRun
 	if r == nil {
-		r = newRunCtx(x)
+		r = engine.NewRunCtx(x)
 		x.subRun = r
 	}
 	if !ok {
-		p := newPlanner(x, r)
-		p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
+		p := engine.NewPlanner(x, r)
+		p.Opts = sqlfront.QueryOptions{MaxRecursion: -1}
 		var chain []*engine.Relation
 		for e := env; e != nil; e = e.Outer {
 			if e.Rel != nil {
@@ -380,22 +301,22 @@ func (x *execCtx) subqueryRows(sel *sqlfront.SelectStmt, env *engine.EvalEnv, li
 			}
 		}
 		for i := len(chain) - 1; i >= 0; i-- {
-			p.scope = &pscope{rel: chain[i], parent: p.scope}
+			p.Scope = &engine.PScope{Rel: chain[i], Parent: p.Scope}
 		}
 		var err *sqlfront.SQLError
-		if it, _, _, err = p.planQuery(sel); err != nil {
+		if it, _, _, err = p.PlanQuery(sel); err != nil {
 			return nil, err
 		}
-		x.finalizePlan(r, it.node(), p.opts)
+		x.finalizePlan(r, it.Node(), p.Opts)
 		x.subplans[sel] = it
 	}
-	ts, err := r.drain(it, env, limit, false)
+	ts, err := r.Drain(it, env, limit, false)
 	if err != nil {
 		return nil, err
 	}
 	rows := make([][]any, len(ts))
 	for i, t := range ts {
-		rows[i] = t.vals
+		rows[i] = t.Vals
 	}
 	return rows, nil
 }

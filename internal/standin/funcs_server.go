@@ -23,20 +23,20 @@ func (x *execCtx) metadataFunc(f engine.FuncArgs) (any, bool, *sqlfront.SQLError
 		return x.currentTransactionID(), true, nil // safety.go
 	case "DB_ID":
 		if len(a) == 0 {
-			return int64(c.db.id), true, nil
+			return int64(c.db.ID), true, nil
 		}
 		if d := x.srv.dbByName(str(0)); d != nil {
-			return int64(d.id), true, nil
+			return int64(d.ID), true, nil
 		}
 		return nil, true, nil
 	case "DB_NAME":
 		if len(a) == 0 || a[0] == nil {
-			return c.db.name, true, nil
+			return c.db.Name, true, nil
 		}
 		n, _ := engine.ConvertValue(a[0], engine.TBigInt)
 		if id, ok := n.(int64); ok {
 			if d := x.srv.dbByID(id); d != nil {
-				return d.name, true, nil
+				return d.Name, true, nil
 			}
 		}
 		return nil, true, nil
@@ -45,7 +45,7 @@ func (x *execCtx) metadataFunc(f engine.FuncArgs) (any, bool, *sqlfront.SQLError
 			return nil, true, err
 		}
 		if t := x.resolveTableName(str(0)); t != nil {
-			return t.objectID, true, nil
+			return t.ObjectID, true, nil
 		}
 		return x.procObjectID(str(0)), true, nil // procs.go
 	case "OBJECT_DEFINITION":
@@ -69,12 +69,12 @@ func (x *execCtx) metadataFunc(f engine.FuncArgs) (any, bool, *sqlfront.SQLError
 			return procNamePart(procByID(db, n), name), true, nil // procs.go
 		}
 		if db != nil {
-			for _, t := range db.tables {
-				if n, ok := id.(int64); ok && t.objectID == n {
+			for _, t := range db.Tables {
+				if n, ok := id.(int64); ok && t.ObjectID == n {
 					if name == "OBJECT_SCHEMA_NAME" {
-						return t.schema, true, nil
+						return t.Schema, true, nil
 					}
-					return t.name, true, nil
+					return t.Name, true, nil
 				}
 			}
 		}
@@ -200,15 +200,6 @@ func (x *execCtx) InSetCache() map[*sqlfront.InExpr]*engine.InSet {
 		x.inSets = map[*sqlfront.InExpr]*engine.InSet{}
 	}
 	return x.inSets
-}
-
-// LockRes implements RowIndex.
-func (ix *index) LockRes(row []any) string { return ix.keyHash(row) }
-
-// PhysLoc implements RowIndex.
-func (ix *index) PhysLoc(row []any) []byte {
-	page, slot := ix.location(ix.entryPos(row))
-	return engine.Physloc(page, 1, slot)
 }
 
 // serverProperty answers SERVERPROPERTY; unknown properties are NULL, as in

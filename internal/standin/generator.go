@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
@@ -122,7 +123,7 @@ func genPlanTree(pages, operators int) (root *genOp, ops, scans []*genOp) {
 		}
 		sc.first, sc.pages = page, n
 		sc.objectID = 1000000000 + int64(i)*1000
-		sc.hobt = hobtBase + int64(5000+i)<<16
+		sc.hobt = engine.HobtBase + int64(5000+i)<<16
 		sc.rows = int64(n) * 100
 		page += int32(n) + 8
 	}

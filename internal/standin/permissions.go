@@ -200,7 +200,7 @@ func (x *execCtx) checkViewDatabaseState() *sqlfront.SQLError {
 	if x.holdsDatabase("VIEW DATABASE STATE", "VIEW DATABASE PERFORMANCE STATE") {
 		return nil
 	}
-	return sqlfront.NewError(262, 14, "VIEW DATABASE STATE permission denied in database '%s'.", x.conn.db.name)
+	return sqlfront.NewError(262, 14, "VIEW DATABASE STATE permission denied in database '%s'.", x.conn.db.Name)
 }
 
 // checkViewState is checkViewDatabaseState on Azure SQL Database (whose

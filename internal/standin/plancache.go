@@ -118,7 +118,7 @@ func (x *execCtx) recordPlanCache() {
 	binary.BigEndian.PutUint64(plan[16:], x.ec.PlanHash)
 	plan[0] = 0x06
 	p.add(&planCacheEntry{sqlHandle: handle, planHandle: plan, start: start, end: end,
-		queryHash: x.ec.QueryHash, planHash: x.ec.PlanHash, created: now, last: now, execs: 1, dbID: x.conn.db.id}, x.sql)
+		queryHash: x.ec.QueryHash, planHash: x.ec.PlanHash, created: now, last: now, execs: 1, dbID: x.conn.db.ID}, x.sql)
 }
 
 // clearPlanCache empties the cache (service restart; DBCC FREEPROCCACHE is
@@ -133,7 +133,7 @@ func hash8(h uint64) []byte {
 
 // dmExecQueryStats is sys.dm_exec_query_stats with the columns QueryReplay
 // reads and the main counters.
-func dmExecQueryStats(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmExecQueryStats(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("sql_handle", engine.TVarBin(64), "statement_start_offset", engine.TInt, "statement_end_offset", engine.TInt,
 		"plan_handle", engine.TVarBin(64), "creation_time", engine.TDT2, "last_execution_time", engine.TDT2, "execution_count", engine.TBigInt,
 		"query_hash", engine.TVarBin(8), "query_plan_hash", engine.TVarBin(8))}

@@ -45,7 +45,7 @@ func procKey(schema, name string) string { return strings.ToLower(schema + "." +
 
 // procName splits a one- to three-part name into its database, schema
 // (dbo by default) and name.
-func (x *execCtx) procName(parts []string) (*database, string, string, *sqlfront.SQLError) {
+func (x *execCtx) procName(parts []string) (*engine.Database, string, string, *sqlfront.SQLError) {
 	db, schema := x.conn.db, "dbo"
 	switch len(parts) {
 	case 3:
@@ -72,12 +72,12 @@ func (x *execCtx) lookupProc(parts []string) (*procedure, *sqlfront.SQLError) {
 	if err != nil {
 		return nil, err
 	}
-	return db.procs[procKey(schema, name)], nil
+	return procsOf(db)[procKey(schema, name)], nil
 }
 
 // procByID finds a procedure of db by object id.
-func procByID(db *database, id int64) *procedure {
-	for _, p := range db.procs {
+func procByID(db *engine.Database, id int64) *procedure {
+	for _, p := range procsOf(db) {
 		if p.objectID == id {
 			return p
 		}
@@ -97,14 +97,14 @@ func (x *execCtx) execCreateProc(s *sqlfront.CreateProcStmt) error {
 		return sqlfront.NewError(2760, 16, "The specified schema name \"%s\" either does not exist or you do not have permission to use it.", schema)
 	}
 	key := procKey("dbo", name)
-	old := db.procs[key]
+	old := procsOf(db)[key]
 	now := x.srv.now()
 	switch {
 	case old != nil && !s.Alter && !s.OrAlter:
 		return sqlfront.NewError(2714, 16, "There is already an object named '%s' in the database.", name)
 	case old == nil && s.Alter:
 		return sqlfront.NewError(208, 16, "Invalid object name '%s'.", strings.Join(s.Name, "."))
-	case old == nil && db.table("dbo", name) != nil:
+	case old == nil && db.Table("dbo", name) != nil:
 		return sqlfront.NewError(2714, 16, "There is already an object named '%s' in the database.", name)
 	}
 	p := &procedure{schema: "dbo", name: name, definition: x.stmtText, encrypted: s.Encrypted, created: now, modified: now}
@@ -115,10 +115,10 @@ func (x *execCtx) execCreateProc(s *sqlfront.CreateProcStmt) error {
 		eng.nextObject += 16
 		p.objectID = eng.nextObject
 	}
-	if db.procs == nil {
-		db.procs = map[string]*procedure{}
+	if procsOf(db) == nil {
+		db.Procs = map[string]*procedure{}
 	}
-	db.procs[key] = p
+	procsOf(db)[key] = p
 	return x.done(tds.CmdNone, tds.NoCount)
 }
 
@@ -130,13 +130,13 @@ func (x *execCtx) execDropProc(s *sqlfront.DropProcStmt) error {
 			return err
 		}
 		key := procKey(schema, name)
-		if db.procs[key] == nil {
+		if procsOf(db)[key] == nil {
 			if s.IfExists {
 				continue
 			}
 			return sqlfront.NewError(3701, 11, "Cannot drop the procedure '%s', because it does not exist or you do not have permission.", strings.Join(n, "."))
 		}
-		delete(db.procs, key)
+		delete(procsOf(db), key)
 	}
 	return x.done(tds.CmdNone, tds.NoCount)
 }
@@ -319,7 +319,7 @@ func (x *execCtx) runModule(p *procedure, cp *sqlfront.CreateProcStmt, values ma
 // sp_statement events; RETURN ends them.
 func (x *execCtx) runStatements(body []sqlfront.Stmt, spans []sqlfront.StmtSpan, text string) (int64, error) {
 	if x.module != nil {
-		x.pushFrame(moduleHandle(x.conn.db.id, x.module.objectID))
+		x.pushFrame(moduleHandle(x.conn.db.ID, x.module.objectID))
 	} else {
 		x.pushFrame(batchHandle(text))
 	}
@@ -501,7 +501,7 @@ func (x *execCtx) moduleStatementEvent(name, text string, sp sqlfront.StmtSpan, 
 	if x.module != nil {
 		objectID, objectType, objectName = x.module.objectID, "PROC", x.module.name
 	}
-	fields := []xevents.Field{xevents.FUint("source_database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("object_id", "int32", objectID),
+	fields := []xevents.Field{xevents.FUint("source_database_id", "uint32", int64(x.conn.db.ID)), xevents.FUint("object_id", "int32", objectID),
 		xevents.FMap("object_type", "object_type", "sqlserver", objectType), xevents.FUint("nest_level", "uint32", int64(x.nest)),
 		xevents.FUint("line_number", "int32", int64(sp.Line)), xevents.FUint("offset", "int32", off), xevents.FUint("offset_end", "int32", offEnd),
 		xevents.FStr("object_name", objectName), xevents.FStr("statement", stmt)}
@@ -538,9 +538,9 @@ var demoProcedures = []string{
 }
 
 // installDemoProcedures creates demoProcedures in db.
-func installDemoProcedures(db *database, created time.Time) {
-	if db.procs == nil {
-		db.procs = map[string]*procedure{}
+func installDemoProcedures(db *engine.Database, created time.Time) {
+	if procsOf(db) == nil {
+		db.Procs = map[string]*procedure{}
 	}
 	for i, def := range demoProcedures {
 		cp, err := parseProc(def)
@@ -548,7 +548,7 @@ func installDemoProcedures(db *database, created time.Time) {
 			panic(fmt.Sprintf("demo procedure %d: %v", i, err))
 		}
 		name := cp.Name[len(cp.Name)-1]
-		db.procs[procKey("dbo", name)] = &procedure{objectID: int64(709577566 + 32*i), schema: "dbo", name: name, definition: def, created: created, modified: created}
+		procsOf(db)[procKey("dbo", name)] = &procedure{objectID: int64(709577566 + 32*i), schema: "dbo", name: name, definition: def, created: created, modified: created}
 	}
 }
 
@@ -590,9 +590,9 @@ func (x *execCtx) objectDefinition(v any) any {
 }
 
 // procObjectRows are sys.objects' rows of the procedures, type P.
-func procObjectRows(db *database) [][]any {
+func procObjectRows(db *engine.Database) [][]any {
 	var rows [][]any
-	for _, p := range db.procs {
+	for _, p := range procsOf(db) {
 		rows = append(rows, []any{p.name, p.objectID, nil, int64(1), int64(0), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified, false})
 	}
 	return rows
@@ -600,7 +600,7 @@ func procObjectRows(db *database) [][]any {
 
 // tablesOnly is sys.tables: sys.objects' user tables.
 func tablesOnly(v viewFunc) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		r, err := v(x, db)
 		if err != nil {
 			return nil, err
@@ -619,10 +619,10 @@ func tablesOnly(v viewFunc) viewFunc {
 // sqlModulesView is sys.sql_modules: definition is NULL for a module
 // created WITH ENCRYPTION
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-sql-modules-transact-sql).
-func sqlModulesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func sqlModulesView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "definition", engine.TNVar(0), "uses_ansi_nulls", engine.TBit, "uses_quoted_identifier", engine.TBit,
 		"is_schema_bound", engine.TBit, "execute_as_principal_id", engine.TInt)}
-	for _, p := range db.procs {
+	for _, p := range procsOf(db) {
 		var def any = p.definition
 		if p.encrypted {
 			def = nil
@@ -634,9 +634,9 @@ func sqlModulesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLEr
 
 // proceduresView is sys.procedures
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-procedures-transact-sql).
-func proceduresView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func proceduresView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "schema_id", engine.TInt, "type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2)}
-	for _, p := range db.procs {
+	for _, p := range procsOf(db) {
 		r.Rows = append(r.Rows, []any{p.name, p.objectID, int64(1), "P ", "SQL_STORED_PROCEDURE", p.created, p.modified})
 	}
 	return r, nil
@@ -645,7 +645,7 @@ func proceduresView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLEr
 // triggersView is sys.triggers: the stand-in has no triggers, so it is
 // empty, with the columns a reader filters on
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-triggers-transact-sql).
-func triggersView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func triggersView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	return &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "parent_class", engine.TTinyInt, "parent_class_desc", engine.TNVar(60), "parent_id", engine.TInt,
 		"type", engine.TNVar(2), "type_desc", engine.TNVar(60), "is_disabled", engine.TBit, "is_instead_of_trigger", engine.TBit)}, nil
 }
@@ -655,4 +655,11 @@ func triggersView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLErro
 // creates the same ones.
 func DemoProcedures() []string {
 	return append([]string(nil), demoProcedures...)
+}
+
+// procsOf is db's stored procedures by procKey: the engine's Database
+// carries them for the server without knowing their type.
+func procsOf(db *engine.Database) map[string]*procedure {
+	m, _ := db.Procs.(map[string]*procedure)
+	return m
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 // Checks of what a DBA looks at in a trace of the stand-in (issue 26 item
@@ -72,14 +74,14 @@ func traceBatch(t *testing.T, srv *Server, setup, sql string) (*recorder, []xeRo
 }
 
 // hobtOf is the partition (hobt) id of the named index of a demo table.
-func hobtOf(t *testing.T, srv *Server, table, ix string) *index {
+func hobtOf(t *testing.T, srv *Server, table, ix string) *engine.Index {
 	t.Helper()
-	for _, tb := range srv.demo.tables {
-		if !strings.EqualFold(tb.name, table) {
+	for _, tb := range srv.demo.Tables {
+		if !strings.EqualFold(tb.Name, table) {
 			continue
 		}
-		for _, i := range tb.indexes {
-			if strings.EqualFold(i.name, ix) {
+		for _, i := range tb.Indexes {
+			if strings.EqualFold(i.Name, ix) {
 				return i
 			}
 		}
@@ -89,10 +91,10 @@ func hobtOf(t *testing.T, srv *Server, table, ix string) *index {
 }
 
 // keyLocks counts lock_acquired KEY events on ix by mode.
-func keyLocks(evs []xeRow, name string, ix *index) map[string]int {
+func keyLocks(evs []xeRow, name string, ix *engine.Index) map[string]int {
 	out := map[string]int{}
 	for _, e := range evs {
-		if e.name == name && e.texts["resource_type"] == "KEY" && e.num("associated_object_id") == ix.partitionID {
+		if e.name == name && e.texts["resource_type"] == "KEY" && e.num("associated_object_id") == ix.PartitionID {
 			out[e.texts["mode"]]++
 		}
 	}
@@ -129,11 +131,11 @@ func TestUpdateTouchesOnlyIndexesWithChangedColumns(t *testing.T) {
 			for _, e := range evs {
 				switch e.name {
 				case "lock_acquired":
-					if e.num("associated_object_id") == nc.partitionID {
+					if e.num("associated_object_id") == nc.PartitionID {
 						ncLocks++
 					}
 				case "transaction_log":
-					if e.num("alloc_unit_id") == nc.allocUnitID {
+					if e.num("alloc_unit_id") == nc.AllocUnitID {
 						ncLog++
 					}
 				}
@@ -218,7 +220,7 @@ func TestModificationReadsUnderULocks(t *testing.T) {
 			u := map[string]bool{}
 			released := 0
 			for _, e := range evs {
-				if e.texts["resource_type"] != "KEY" || e.num("associated_object_id") != ci.partitionID {
+				if e.texts["resource_type"] != "KEY" || e.num("associated_object_id") != ci.PartitionID {
 					continue
 				}
 				key := e.fields["resource_description"]

@@ -42,7 +42,7 @@ func (s *Server) DatabaseNames() map[int]string {
 	defer s.mu.Unlock()
 	out := make(map[int]string, len(s.dbs))
 	for _, d := range s.dbs {
-		out[d.id] = d.name
+		out[d.ID] = d.Name
 	}
 	return out
 }
@@ -63,11 +63,11 @@ func (s *Server) PageOwner(dbID int, page int64) (StorageOwner, bool) {
 	if db == nil {
 		return StorageOwner{}, false
 	}
-	pi := db.pageOwner[int32(page)]
-	if pi == nil || pi.idx == nil {
+	pi := db.PageOwner[int32(page)]
+	if pi == nil || pi.Idx == nil {
 		return StorageOwner{}, false
 	}
-	return StorageOwner{pi.idx.tbl.fullName(), pi.idx.name}, true
+	return StorageOwner{pi.Idx.Tbl.FullName(), pi.Idx.Name}, true
 }
 
 // HoBTOwner returns the owner of a HoBT (partition) id in database dbID, or
@@ -79,10 +79,10 @@ func (s *Server) HoBTOwner(dbID int, hobt int64) (StorageOwner, bool) {
 	if db == nil {
 		return StorageOwner{}, false
 	}
-	for _, t := range db.tables {
-		for _, ix := range t.indexes {
-			if ix.partitionID == hobt {
-				return StorageOwner{t.fullName(), ix.name}, true
+	for _, t := range db.Tables {
+		for _, ix := range t.Indexes {
+			if ix.PartitionID == hobt {
+				return StorageOwner{t.FullName(), ix.Name}, true
 			}
 		}
 	}

@@ -43,7 +43,7 @@ type lockWaitState struct {
 func (x *execCtx) noteWaitResource(l heldLock) {
 	db := int64(0)
 	if x.conn.db != nil {
-		db = int64(x.conn.db.id)
+		db = int64(x.conn.db.ID)
 	}
 	var res string
 	switch l.resType {
@@ -64,15 +64,15 @@ func (x *execCtx) noteWaitResource(l heldLock) {
 // rowLockOf returns the finest exclusive lock c holds on t (a key before a
 // page before the table): what an UPDATE or DELETE waiting for c's
 // uncommitted change of a row of t waits on.
-func rowLockOf(c *connState, t *table) (heldLock, bool) {
+func rowLockOf(c *connState, t *engine.Table) (heldLock, bool) {
 	hobts := map[int64]bool{}
-	for _, ix := range t.indexes {
-		hobts[ix.partitionID] = true
+	for _, ix := range t.Indexes {
+		hobts[ix.PartitionID] = true
 	}
 	rank := map[string]int{"KEY": 0, "RID": 0, "PAGE": 1, "OBJECT": 2}
 	best, found := heldLock{}, false
 	for _, h := range c.txn.locks {
-		if h.mode != "X" || !(hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.objectID) {
+		if h.mode != "X" || !(hobts[h.hobt] || h.resType == "OBJECT" && h.objectID == t.ObjectID) {
 			continue
 		}
 		if r, ok := rank[h.resType]; ok && (!found || r < rank[best.resType]) {
@@ -103,7 +103,7 @@ func (x *execCtx) hasRequest(c *connState) bool {
 }
 
 // dmExecRequests is sys.dm_exec_requests.
-func dmExecRequests(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmExecRequests(x *execCtx, _ *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("session_id", engine.TSmallInt, "request_id", engine.TInt, "start_time", engine.TDT2, "status", engine.TNVar(30), "command", engine.TNVar(32),
 		"database_id", engine.TSmallInt, "blocking_session_id", engine.TSmallInt, "wait_type", engine.TNVar(60), "wait_time", engine.TInt, "last_wait_type", engine.TNVar(60),
 		"wait_resource", engine.TNVar(256), "open_transaction_count", engine.TInt, "transaction_id", engine.TBigInt, "cpu_time", engine.TInt, "total_elapsed_time", engine.TInt)}
@@ -136,7 +136,7 @@ func dmExecRequests(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLErr
 			last = "MISCELLANEOUS"
 		}
 		elapsed := now.Sub(start).Milliseconds()
-		r.Rows = append(r.Rows, []any{int64(c.spid), int64(0), start.UTC(), status, command, int64(c.db.id), blocker, waitType, waitTime, last,
+		r.Rows = append(r.Rows, []any{int64(c.spid), int64(0), start.UTC(), status, command, int64(c.db.ID), blocker, waitType, waitTime, last,
 			resource, open, txn, int64(0), elapsed})
 	}
 	return r, nil
@@ -153,7 +153,7 @@ func commandOf(c *connState) string {
 }
 
 // dmExecSessions is sys.dm_exec_sessions.
-func dmExecSessions(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmExecSessions(x *execCtx, _ *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("session_id", engine.TSmallInt, "login_name", engine.TSysname, "program_name", engine.TSysname, "host_name", engine.TSysname,
 		"database_id", engine.TSmallInt, "open_transaction_count", engine.TInt, "status", engine.TNVar(30), "login_time", engine.TDT2)}
 	for _, id := range x.visibleSessions() {
@@ -166,7 +166,7 @@ func dmExecSessions(x *execCtx, _ *database) (*engine.Relation, *sqlfront.SQLErr
 		if x.hasRequest(c) {
 			status = "running"
 		}
-		r.Rows = append(r.Rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.id), open, status, c.loginAt})
+		r.Rows = append(r.Rows, []any{int64(id), c.user, c.app, c.host, int64(c.db.ID), open, status, c.loginAt})
 	}
 	return r, nil
 }

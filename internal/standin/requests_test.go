@@ -42,7 +42,7 @@ func TestRequestsShowLockWait(t *testing.T) {
 			t.Fatalf("while blocked: %v, want the waiter's and the watcher's requests", rows)
 		}
 		w = rows[0]
-		if w[0] != int64(52) || w[1] != "suspended" || w[2] != "SELECT" || w[3] != int64(51) || w[4] != "LCK_M_S" || w[7] != "LCK_M_S" || w[8] != int64(srv.demo.id) {
+		if w[0] != int64(52) || w[1] != "suspended" || w[2] != "SELECT" || w[3] != int64(51) || w[4] != "LCK_M_S" || w[7] != "LCK_M_S" || w[8] != int64(srv.demo.ID) {
 			t.Fatalf("waiter's request: %v", w)
 		}
 		return w[5].(int64) >= 25

@@ -201,7 +201,7 @@ func (x *execCtx) currentTransactionID() int64 {
 // dmTranSessionTransactions is sys.dm_tran_session_transactions
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-session-transactions-transact-sql):
 // one row per session with an open transaction.
-func dmTranSessionTransactions(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmTranSessionTransactions(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("session_id", engine.TInt, "transaction_id", engine.TBigInt, "is_user_transaction", engine.TBit, "open_transaction_count", engine.TInt)}
 	all := x.checkViewState() == nil
 	for _, id := range x.srv.sessionIDs() {

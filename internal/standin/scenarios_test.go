@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 )
 
 const allEventsSession = `CREATE EVENT SESSION [sc] ON SERVER
@@ -178,7 +180,7 @@ func TestScenarios(t *testing.T) {
 			var plan string
 			var granted, used int64
 			perMs := map[any]int{}
-			indexes := map[*index]bool{}
+			indexes := map[*engine.Index]bool{}
 			checked := 0 // key hashes verified through %%lockres%% (a sample: each lookup scans the table)
 			for _, row := range rows {
 				name, data := row[0].(string), row[1].(string)
@@ -215,11 +217,11 @@ func TestScenarios(t *testing.T) {
 					}
 				case "physical_page_read":
 					p, _ := strconv.Atoi(fields["page_id"])
-					owner := srv.demo.pageOwner[int32(p)]
+					owner := srv.demo.PageOwner[int32(p)]
 					if owner == nil {
 						t.Fatalf("page %d read but owned by no index", p)
 					}
-					indexes[owner.idx] = true
+					indexes[owner.Idx] = true
 				case "lock_acquired":
 					if texts["resource_type"] != "KEY" {
 						continue
@@ -235,10 +237,10 @@ func TestScenarios(t *testing.T) {
 						t.Fatalf("key lock resources decode to %s, description %s", hash, fields["resource_description"])
 					}
 					hobt, _ := strconv.ParseInt(fields["associated_object_id"], 10, 64)
-					var ix *index
-					for _, tb := range srv.demo.tables {
-						for _, i := range tb.indexes {
-							if i.partitionID == hobt {
+					var ix *engine.Index
+					for _, tb := range srv.demo.Tables {
+						for _, i := range tb.Indexes {
+							if i.PartitionID == hobt {
 								ix = i
 							}
 						}
@@ -248,9 +250,9 @@ func TestScenarios(t *testing.T) {
 					}
 					checked++
 					if checked <= 10 && sc.Blocker == "" && !strings.HasPrefix(sc.Name, "insert") && !strings.HasPrefix(sc.Name, "delete") && !strings.HasPrefix(sc.Name, "page_splits") {
-						q := fmt.Sprintf("SELECT COUNT(*) FROM %s WITH (INDEX(%s)) WHERE %%%%lockres%%%% = '%s'", ix.tbl.fullName(), ix.name, hash)
+						q := fmt.Sprintf("SELECT COUNT(*) FROM %s WITH (INDEX(%s)) WHERE %%%%lockres%%%% = '%s'", ix.Tbl.FullName(), ix.Name, hash)
 						if n := cell(t, mustRun(t, c, q), 0, 0, 0); n != int64(1) {
-							t.Fatalf("key hash %s on %s resolves to %v rows", hash, ix.name, n)
+							t.Fatalf("key hash %s on %s resolves to %v rows", hash, ix.Name, n)
 						}
 					}
 				}
@@ -299,8 +301,8 @@ func TestScenarios(t *testing.T) {
 				t.Error("MIN_GRANT_PERCENT did not stop the spill")
 			}
 			for ix := range indexes {
-				if !strings.Contains(plan, "Index=\"["+ix.name+"]\"") {
-					t.Errorf("page of %s read but the plan does not read it", ix.name)
+				if !strings.Contains(plan, "Index=\"["+ix.Name+"]\"") {
+					t.Errorf("page of %s read but the plan does not read it", ix.Name)
 				}
 			}
 			most := 0

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 	"github.com/queryreplay/queryreplay/internal/tds"
 	"github.com/queryreplay/queryreplay/internal/tds/tdsfault"
@@ -57,7 +58,7 @@ type Options struct {
 	// each operator (a hash join's build input when the build ends, a
 	// sort's input once consumed, an inner input after each execution)
 	// instead of for every operator when the query ends. Which SQL Server
-	// does is not documented; the timeline must read both (optiming.go).
+	// does is not documented; the timeline must read both (engine/optiming.go).
 	ThreadProfileAtClose bool
 	// Logger receives protocol-independent diagnostics; nil discards.
 	Logger *slog.Logger
@@ -112,8 +113,8 @@ type Server struct {
 	start         time.Time
 	clock         time.Time // event clock of the session holding the latch (clock.go)
 	clockOwner    clockOwner
-	dbs           []*database
-	demo          *database
+	dbs           []*engine.Database
+	demo          *engine.Database
 	sessions      []*xevents.Session
 	nextSessionID int
 	files         map[string]*xevents.File
@@ -123,11 +124,11 @@ type Server struct {
 	conns         map[int]*connState
 	globalFlags   map[int]bool
 	stamps        xevents.StampCache
-	lockCond      *sync.Cond   // signalled whenever a transaction releases its locks
-	curThread     int          // worker thread of the operator being simulated (parallel plans)
-	eng           *engineState // the query engine's server-wide state (standin-sql)
-	curOps        []*planNode  // operators being simulated, root first (their frames are in call stacks)
-	stacks        *stackModel  // call stacks of events (callstacks.go)
+	lockCond      *sync.Cond         // signalled whenever a transaction releases its locks
+	curThread     int                // worker thread of the operator being simulated (parallel plans)
+	eng           *engineState       // the query engine's server-wide state (standin-sql)
+	curOps        []*engine.PlanNode // operators being simulated, root first (their frames are in call stacks)
+	stacks        *stackModel        // call stacks of events (callstacks.go)
 
 	persona *Persona
 
@@ -172,16 +173,16 @@ func New(opts Options) *Server {
 
 func (s *Server) loadDatabases(now time.Time) {
 	created := time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC)
-	s.dbs = []*database{
-		{id: 1, name: "master", pageOwner: map[int32]*pageInfo{}},
-		{id: 2, name: "tempdb", pageOwner: map[int32]*pageInfo{}},
-		{id: 3, name: "model", pageOwner: map[int32]*pageInfo{}},
-		{id: 4, name: "msdb", pageOwner: map[int32]*pageInfo{}},
+	s.dbs = []*engine.Database{
+		{ID: 1, Name: "master", PageOwner: map[int32]*engine.PageInfo{}},
+		{ID: 2, Name: "tempdb", PageOwner: map[int32]*engine.PageInfo{}},
+		{ID: 3, Name: "model", PageOwner: map[int32]*engine.PageInfo{}},
+		{ID: 4, Name: "msdb", PageOwner: map[int32]*engine.PageInfo{}},
 	}
 	s.demo = newDemoDatabase(created)
 	s.dbs = append(s.dbs, s.demo)
 	s.cached = map[int32]bool{}
-	for p := range s.demo.pageOwner {
+	for p := range s.demo.PageOwner {
 		s.cached[p] = false
 	}
 	s.log = newTxLog()
@@ -210,18 +211,18 @@ func (s *Server) directoryExists(dir string) bool {
 	return false
 }
 
-func (s *Server) dbByName(name string) *database {
+func (s *Server) dbByName(name string) *engine.Database {
 	for _, d := range s.dbs {
-		if strings.EqualFold(d.name, name) {
+		if strings.EqualFold(d.Name, name) {
 			return d
 		}
 	}
 	return nil
 }
 
-func (s *Server) dbByID(id int64) *database {
+func (s *Server) dbByID(id int64) *engine.Database {
 	for _, d := range s.dbs {
-		if int64(d.id) == id {
+		if int64(d.ID) == id {
 			return d
 		}
 	}
@@ -280,11 +281,11 @@ func (s *Server) Login(ctx context.Context, sess *tds.Session, req *tds.LoginReq
 		// login (fields as in real .xel metadata, docs/design/tracing.md §5.2)
 		ec := c.eventCtx()
 		s.emit(ec, &xevents.EventData{Name: "login", Pkg: "sqlserver", Time: s.advance(20 * time.Microsecond), Fields: []xevents.Field{
-			xevents.FBool("is_cached", false), xevents.FBool("is_recovered", false), xevents.FBool("is_dac", false), xevents.FUint("database_id", "uint32", int64(db.id)),
+			xevents.FBool("is_cached", false), xevents.FBool("is_recovered", false), xevents.FBool("is_dac", false), xevents.FUint("database_id", "uint32", int64(db.ID)),
 			xevents.FUint("packet_size", "uint32", int64(sess.PacketSize)), {Name: "options", Typ: "binary_data", Pkg: "package0", Value: "2000002838f8ff3c00000000"},
-			xevents.FStr("options_text", ""), xevents.FStr("database_name", db.name)}})
+			xevents.FStr("options_text", ""), xevents.FStr("database_name", db.Name)}})
 	}
-	return &tds.LoginResult{Session: c, Database: db.name}, nil
+	return &tds.LoginResult{Session: c, Database: db.Name}, nil
 }
 
 // Restart emulates a service restart: connections are dropped by the caller
@@ -324,8 +325,8 @@ type connState struct {
 	srv             *Server
 	tsess           *tds.Session
 	spid            int
-	db              *database
-	loginDB         *database
+	db              *engine.Database
+	loginDB         *engine.Database
 	user            string
 	app             string
 	host            string
@@ -404,7 +405,7 @@ func (c *connState) traceFlag(n int) bool {
 }
 
 func (c *connState) eventCtx() *xevents.EventCtx {
-	e := &xevents.EventCtx{SPID: c.spid, DBID: c.db.id, DBName: c.db.name, AppName: c.app, HostName: c.host, ClientPID: c.pid,
+	e := &xevents.EventCtx{SPID: c.spid, DBID: c.db.ID, DBName: c.db.Name, AppName: c.app, HostName: c.host, ClientPID: c.pid,
 		User: c.user, ServerName: serverName}
 	if c.txn != nil {
 		e.TxnID = c.txn.id

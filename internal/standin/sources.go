@@ -13,7 +13,7 @@ import (
 )
 
 // resolveTableName resolves "schema.table" text (OBJECT_ID's argument).
-func (x *execCtx) resolveTableName(s string) *table {
+func (x *execCtx) resolveTableName(s string) *engine.Table {
 	parts, err := sqlfront.NameParts(s)
 	if err != nil || len(parts) == 0 {
 		return nil
@@ -29,10 +29,10 @@ func (x *execCtx) resolveTableName(s string) *table {
 	if len(parts) >= 2 {
 		schema = parts[len(parts)-2]
 	}
-	return db.table(schema, parts[len(parts)-1])
+	return db.Table(schema, parts[len(parts)-1])
 }
 
-type viewFunc func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError)
+type viewFunc func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError)
 
 func cols(spec ...any) []engine.RelCol {
 	var out []engine.RelCol
@@ -84,17 +84,17 @@ func init() {
 
 // databasesView is sys.databases:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-databases-transact-sql
-func databasesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func databasesView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TSysname, "database_id", engine.TInt, "state_desc", engine.TNVar(60), "compatibility_level", engine.TTinyInt, "recovery_model_desc", engine.TNVar(60), "create_date", engine.TDT2)}
 	for _, d := range x.srv.dbs {
-		r.Rows = append(r.Rows, []any{d.name, int64(d.id), "ONLINE", x.srv.persona.CompatLevel, "SIMPLE", x.srv.start})
+		r.Rows = append(r.Rows, []any{d.Name, int64(d.ID), "ONLINE", x.srv.persona.CompatLevel, "SIMPLE", x.srv.start})
 	}
 	return r, nil
 }
 
 // schemasView is sys.schemas:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/schemas-catalog-views-sys-schemas
-func schemasView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func schemasView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TSysname, "schema_id", engine.TInt, "principal_id", engine.TInt)}
 	r.Rows = [][]any{{"dbo", int64(1), int64(1)}, {"guest", int64(2), int64(2)}, {"INFORMATION_SCHEMA", int64(3), int64(3)}, {"sys", int64(4), int64(4)}}
 	return r, nil
@@ -102,11 +102,11 @@ func schemasView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError
 
 // columnsView is sys.columns:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-columns-transact-sql
-func columnsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func columnsView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "name", engine.TSysname, "column_id", engine.TInt, "system_type_id", engine.TTinyInt, "max_length", engine.TSmallInt, "is_nullable", engine.TBit)}
-	for _, t := range db.tables {
-		for i, c := range t.columns {
-			r.Rows = append(r.Rows, []any{t.objectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
+	for _, t := range db.Tables {
+		for i, c := range t.Columns {
+			r.Rows = append(r.Rows, []any{t.ObjectID, c.Name, int64(i + 1), int64(systemTypeID(c.Type)), int64(maxLength(c.Type)), !c.NotNull})
 		}
 	}
 	return r, nil
@@ -114,15 +114,15 @@ func columnsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError
 
 // indexesView is sys.indexes:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-indexes-transact-sql
-func indexesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func indexesView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("object_id", engine.TInt, "name", engine.TSysname, "index_id", engine.TInt, "type", engine.TTinyInt, "type_desc", engine.TNVar(60), "is_unique", engine.TBit, "data_space_id", engine.TInt, "is_primary_key", engine.TBit)}
-	for _, t := range db.tables {
-		for _, ix := range t.indexes {
+	for _, t := range db.Tables {
+		for _, ix := range t.Indexes {
 			typ, desc := int64(1), "CLUSTERED"
-			if ix.id != 1 {
+			if ix.ID != 1 {
 				typ, desc = 2, "NONCLUSTERED"
 			}
-			r.Rows = append(r.Rows, []any{t.objectID, ix.name, int64(ix.id), typ, desc, ix.unique, int64(1), ix.pk})
+			r.Rows = append(r.Rows, []any{t.ObjectID, ix.Name, int64(ix.ID), typ, desc, ix.Unique, int64(1), ix.PK})
 		}
 	}
 	return r, nil
@@ -130,11 +130,11 @@ func indexesView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError
 
 // partitionsView is sys.partitions:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-partitions-transact-sql
-func partitionsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func partitionsView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("partition_id", engine.TBigInt, "object_id", engine.TInt, "index_id", engine.TInt, "partition_number", engine.TInt, "hobt_id", engine.TBigInt, "rows", engine.TBigInt, "data_compression", engine.TTinyInt, "data_compression_desc", engine.TNVar(60))}
-	for _, t := range db.tables {
-		for _, ix := range t.indexes {
-			r.Rows = append(r.Rows, []any{ix.partitionID, t.objectID, int64(ix.id), int64(1), ix.partitionID, int64(len(t.rows)), int64(0), "NONE"})
+	for _, t := range db.Tables {
+		for _, ix := range t.Indexes {
+			r.Rows = append(r.Rows, []any{ix.PartitionID, t.ObjectID, int64(ix.ID), int64(1), ix.PartitionID, int64(len(t.Rows)), int64(0), "NONE"})
 		}
 	}
 	return r, nil
@@ -142,7 +142,7 @@ func partitionsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLEr
 
 // dmXEMapValues is sys.dm_xe_map_values:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-map-values-transact-sql
-func dmXEMapValues(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmXEMapValues(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TNVar(60), "object_package_guid", engine.TGUID, "map_key", engine.TInt, "map_value", engine.TNVar(2048))}
 	for _, m := range xevents.Maps {
 		for _, e := range m.Entries {
@@ -156,7 +156,7 @@ func dmXEMapValues(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLErr
 // has (package0.callstack_rva only from SQL Server 2022) and the two
 // targets the stand-in emulates:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-objects-transact-sql
-func dmXEObjects(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmXEObjects(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TNVar(60), "object_type", engine.TNVar(60), "package_guid", engine.TGUID, "description", engine.TNVar(512))}
 	for _, n := range sortedKeys(xevents.Events) {
 		r.Rows = append(r.Rows, []any{n, "event", packageGUID(xevents.Events[n].Pkg), nil})
@@ -178,7 +178,7 @@ var xePackages = []string{"package0", "sqlos", "sqlserver"}
 // dmXEPackages is sys.dm_xe_packages, joined to sys.dm_xe_objects on
 // package_guid = guid:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-packages-transact-sql
-func dmXEPackages(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmXEPackages(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TNVar(60), "guid", engine.TGUID, "description", engine.TNVar(3072), "capabilities", engine.TInt, "capabilities_desc", engine.TNVar(256), "module_guid", engine.TGUID)}
 	for _, n := range xePackages {
 		r.Rows = append(r.Rows, []any{n, packageGUID(n), n + " events, actions and targets", nil, nil, "D5149520-6282-11DE-8A39-0800200C9A66"})
@@ -197,7 +197,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // dmTranCurrentTransaction is sys.dm_tran_current_transaction:
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-current-transaction-transact-sql
-func dmTranCurrentTransaction(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmTranCurrentTransaction(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("transaction_id", engine.TBigInt, "transaction_sequence_num", engine.TBigInt, "transaction_is_snapshot", engine.TBit)}
 	id := x.srv.nextTxn + 1 // the statement's own autocommit transaction
 	if x.conn.txn != nil {
@@ -209,7 +209,7 @@ func dmTranCurrentTransaction(x *execCtx, db *database) (*engine.Relation, *sqlf
 
 // dmTranLocks is sys.dm_tran_locks (granted locks of every session, in session id order):
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-locks-transact-sql
-func dmTranLocks(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func dmTranLocks(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("resource_type", engine.TNVar(60), "resource_database_id", engine.TInt, "resource_description", engine.TNVar(256),
 		"resource_associated_entity_id", engine.TBigInt, "request_mode", engine.TNVar(60), "request_type", engine.TNVar(60), "request_status", engine.TNVar(60),
 		"request_owner_type", engine.TNVar(60), "request_session_id", engine.TInt, "request_owner_id", engine.TBigInt)}
@@ -223,7 +223,7 @@ func dmTranLocks(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError
 			if l.resType == "OBJECT" {
 				entity = l.objectID
 			}
-			r.Rows = append(r.Rows, []any{l.resType, int64(c.db.id), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
+			r.Rows = append(r.Rows, []any{l.resType, int64(c.db.ID), l.desc, entity, l.mode, "LOCK", "GRANT", "TRANSACTION", int64(id), c.txn.id})
 		}
 	}
 	return r, nil
@@ -268,11 +268,11 @@ func maxLength(t sqlfront.SQLType) int {
 	return 8
 }
 
-func objectsView(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+func objectsView(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 	r := &engine.Relation{Cols: cols("name", engine.TSysname, "object_id", engine.TInt, "principal_id", engine.TInt, "schema_id", engine.TInt, "parent_object_id", engine.TInt,
 		"type", engine.TNVar(2), "type_desc", engine.TNVar(60), "create_date", engine.TDT2, "modify_date", engine.TDT2, "is_ms_shipped", engine.TBit)}
-	for _, t := range db.tables {
-		r.Rows = append(r.Rows, []any{t.name, t.objectID, nil, int64(1), int64(0), "U ", "USER_TABLE", t.created, t.created, false})
+	for _, t := range db.Tables {
+		r.Rows = append(r.Rows, []any{t.Name, t.ObjectID, nil, int64(1), int64(0), "U ", "USER_TABLE", t.Created, t.Created, false})
 	}
 	r.Rows = append(r.Rows, procObjectRows(db)...) // procs.go
 	return r, nil
@@ -284,25 +284,25 @@ func pageAddress(p int32) []byte {
 }
 
 func allocUnitsView(internals bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		spec := []any{"allocation_unit_id", engine.TBigInt, "type", engine.TTinyInt, "type_desc", engine.TNVar(60), "container_id", engine.TBigInt, "data_space_id", engine.TInt, "total_pages", engine.TBigInt, "used_pages", engine.TBigInt, "data_pages", engine.TBigInt}
 		if internals {
 			spec = append(spec, "first_page", engine.TVarBin(6), "root_page", engine.TVarBin(6), "first_iam_page", engine.TVarBin(6))
 		}
 		r := &engine.Relation{Cols: cols(spec...)}
-		for _, t := range db.tables {
-			for _, ix := range t.indexes {
-				used := int64(len(ix.leafPages) + 1)
-				if ix.rootPage != 0 {
+		for _, t := range db.Tables {
+			for _, ix := range t.Indexes {
+				used := int64(len(ix.LeafPages) + 1)
+				if ix.RootPage != 0 {
 					used++
 				}
-				row := []any{ix.allocUnitID, int64(1), "IN_ROW_DATA", ix.partitionID, int64(1), (used + 7) / 8 * 8, used, int64(len(ix.leafPages))}
+				row := []any{ix.AllocUnitID, int64(1), "IN_ROW_DATA", ix.PartitionID, int64(1), (used + 7) / 8 * 8, used, int64(len(ix.LeafPages))}
 				if internals {
-					root := ix.rootPage
+					root := ix.RootPage
 					if root == 0 {
-						root = ix.leafPages[0]
+						root = ix.LeafPages[0]
 					}
-					row = append(row, pageAddress(ix.leafPages[0]), pageAddress(root), pageAddress(ix.iamPage))
+					row = append(row, pageAddress(ix.LeafPages[0]), pageAddress(root), pageAddress(ix.IAMPage))
 				}
 				r.Rows = append(r.Rows, row)
 			}
@@ -323,7 +323,7 @@ func (x *execCtx) sessionsOf(database bool) []*xevents.Session {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-server-event-sessions-transact-sql
 func eventSessionsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "name", engine.TSysname, "event_retention_mode", engine.TNVar(1), "event_retention_mode_desc", engine.TNVar(60),
 			"max_dispatch_latency", engine.TInt, "max_memory", engine.TInt, "max_event_size", engine.TInt, "memory_partition_mode", engine.TNVar(1), "memory_partition_mode_desc", engine.TNVar(60),
 			"track_causality", engine.TBit, "startup_state", engine.TBit)}
@@ -342,7 +342,7 @@ func eventSessionsView(dbScoped bool) viewFunc {
 }
 
 func sessionEventsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "event_id", engine.TInt, "name", engine.TNVar(128), "package", engine.TNVar(128), "module", engine.TNVar(128), "predicate", engine.TNMax, "predicate_xml", engine.TNMax)}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, e := range s.Events {
@@ -358,7 +358,7 @@ func sessionEventsView(dbScoped bool) viewFunc {
 }
 
 func sessionActionsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "event_id", engine.TInt, "name", engine.TNVar(128), "package", engine.TNVar(128), "module", engine.TNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, e := range s.Events {
@@ -372,7 +372,7 @@ func sessionActionsView(dbScoped bool) viewFunc {
 }
 
 func sessionTargetsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "target_id", engine.TInt, "name", engine.TNVar(128), "package", engine.TNVar(128), "module", engine.TNVar(128))}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, t := range s.Targets {
@@ -384,7 +384,7 @@ func sessionTargetsView(dbScoped bool) viewFunc {
 }
 
 func sessionFieldsView(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		r := &engine.Relation{Cols: cols("event_session_id", engine.TInt, "object_id", engine.TInt, "name", engine.TNVar(128), "value", engine.TNVar(4000))}
 		for _, s := range x.sessionsOf(dbScoped) {
 			for _, t := range s.Targets {
@@ -408,7 +408,7 @@ func sessionAddress(id int) []byte {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-sessions-transact-sql
 func dmXESessions(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		if err := x.checkXEViewState(dbScoped); err != nil {
 			return nil, err
 		}
@@ -424,7 +424,7 @@ func dmXESessions(dbScoped bool) viewFunc {
 			}
 			src := "server"
 			if dbScoped {
-				src = db.name
+				src = db.Name
 			}
 			bufSize := s.RegularBufferBytes()
 			pending := int64(0)
@@ -448,7 +448,7 @@ func dmXESessions(dbScoped bool) viewFunc {
 
 // https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql
 func dmXETargets(dbScoped bool) viewFunc {
-	return func(x *execCtx, db *database) (*engine.Relation, *sqlfront.SQLError) {
+	return func(x *execCtx, db *engine.Database) (*engine.Relation, *sqlfront.SQLError) {
 		if err := x.checkXEViewState(dbScoped); err != nil {
 			return nil, err
 		}
@@ -471,18 +471,13 @@ func dmXETargets(dbScoped bool) viewFunc {
 						name = t.Current.Path
 						written = t.Current.Size
 					}
-					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, xmlEscape(name))
+					data = fmt.Sprintf(`<EventFileTarget truncated="0"><Buffers logged="%d" dropped="0" /><File name="%s" /></EventFileTarget>`, t.BuffersLogged, engine.XMLEscape(name))
 				}
 				r.Rows = append(r.Rows, []any{sessionAddress(s.ID), t.Name, packageGUID("package0"), t.ExecCount, int64(0), data, written})
 			}
 		}
 		return r, nil
 	}
-}
-
-func xmlEscape(s string) string {
-	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
-	return r.Replace(s)
 }
 
 // Table-valued functions.
@@ -603,8 +598,8 @@ func (x *execCtx) fnDblog(in func(lsn string) bool) *engine.Relation {
 		var au, part any
 		var auName, pageID, slot any
 		if rec.ix != nil {
-			au, part = rec.ix.allocUnitID, rec.ix.partitionID
-			auName = rec.ix.tbl.fullName() + "." + rec.ix.name
+			au, part = rec.ix.AllocUnitID, rec.ix.PartitionID
+			auName = rec.ix.Tbl.FullName() + "." + rec.ix.Name
 			pageID = fmt.Sprintf("0001:%08x", rec.page)
 			slot = int64(rec.slot)
 		}
@@ -738,10 +733,10 @@ func (x *execCtx) pageInfo(args []any) (*engine.Relation, *sqlfront.SQLError) {
 	if db == nil {
 		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 1)
 	}
-	if ids[1] != 1 || ids[2] < 0 || ids[2] >= int64(db.nextPage)+64 {
+	if ids[1] != 1 || ids[2] < 0 || ids[2] >= int64(db.NextPage)+64 {
 		return nil, sqlfront.NewError(2561, 16, "Parameter %d is incorrect for this DMV.", 3)
 	}
-	pi := db.pageOwner[int32(ids[2])]
+	pi := db.PageOwner[int32(ids[2])]
 	if pi == nil {
 		var unknown any = "UNKNOWN"
 		if mode == "LIMITED" {
@@ -750,20 +745,20 @@ func (x *execCtx) pageInfo(args []any) (*engine.Relation, *sqlfront.SQLError) {
 		r.Rows = append(r.Rows, []any{ids[0], int64(1), ids[2], int64(0), unknown, int64(0), nil, nil, nil, nil, int64(0), false, int64(0), int64(0), int64(0), int64(0)})
 		return r, nil
 	}
-	ix := pi.idx
-	typ := map[string]int64{"DATA_PAGE": 1, "INDEX_PAGE": 2, "IAM_PAGE": 10}[pi.kind]
+	ix := pi.Idx
+	typ := map[string]int64{"DATA_PAGE": 1, "INDEX_PAGE": 2, "IAM_PAGE": 10}[pi.Kind]
 	var next, prev int64
 	slots := int64(0)
-	if pi.kind != "IAM_PAGE" && pi.level == 0 {
-		if pi.pos+1 < len(ix.leafPages) {
-			next = int64(ix.leafPages[pi.pos+1])
+	if pi.Kind != "IAM_PAGE" && pi.Level == 0 {
+		if pi.Pos+1 < len(ix.LeafPages) {
+			next = int64(ix.LeafPages[pi.Pos+1])
 		}
-		if pi.pos > 0 {
-			prev = int64(ix.leafPages[pi.pos-1])
+		if pi.Pos > 0 {
+			prev = int64(ix.LeafPages[pi.Pos-1])
 		}
-		n := len(ix.tbl.rows) - pi.pos*ix.rowsPerPage
-		if n > ix.rowsPerPage {
-			n = ix.rowsPerPage
+		n := len(ix.Tbl.Rows) - pi.Pos*ix.RowsPerPage
+		if n > ix.RowsPerPage {
+			n = ix.RowsPerPage
 		}
 		if n < 0 {
 			n = 0
@@ -777,12 +772,12 @@ func (x *execCtx) pageInfo(args []any) (*engine.Relation, *sqlfront.SQLError) {
 	if prev != 0 {
 		pf = 1
 	}
-	var desc any = pi.kind
+	var desc any = pi.Kind
 	if mode == "LIMITED" {
 		desc = nil // LIMITED returns NULL for every description column
 	}
-	r.Rows = append(r.Rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.level), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.allocUnitID,
-		slots, pi.kind == "IAM_PAGE", nf, next, pf, prev})
+	r.Rows = append(r.Rows, []any{ids[0], int64(1), ids[2], typ, desc, int64(pi.Level), ix.Tbl.ObjectID, int64(ix.ID), ix.PartitionID, ix.AllocUnitID,
+		slots, pi.Kind == "IAM_PAGE", nf, next, pf, prev})
 	return r, nil
 }
 
@@ -806,28 +801,28 @@ func (x *execCtx) pageAllocations(args []any) (*engine.Relation, *sqlfront.SQLEr
 	objv, _ := engine.ConvertValue(args[1], engine.TBigInt)
 	ixv, _ := engine.ConvertValue(args[2], engine.TBigInt)
 	var pages []int32
-	for p := range db.pageOwner {
+	for p := range db.PageOwner {
 		pages = append(pages, p)
 	}
 	sort.Slice(pages, func(i, j int) bool { return pages[i] < pages[j] })
 	for _, p := range pages {
-		pi := db.pageOwner[p]
-		ix := pi.idx
-		if objv != nil && objv.(int64) != ix.tbl.objectID || ixv != nil && ixv.(int64) != int64(ix.id) {
+		pi := db.PageOwner[p]
+		ix := pi.Idx
+		if objv != nil && objv.(int64) != ix.Tbl.ObjectID || ixv != nil && ixv.(int64) != int64(ix.ID) {
 			continue
 		}
-		typ := map[string]int64{"DATA_PAGE": 1, "INDEX_PAGE": 2, "IAM_PAGE": 10}[pi.kind]
+		typ := map[string]int64{"DATA_PAGE": 1, "INDEX_PAGE": 2, "IAM_PAGE": 10}[pi.Kind]
 		var next, prev int64
-		if pi.kind != "IAM_PAGE" && pi.level == 0 {
-			if pi.pos+1 < len(ix.leafPages) {
-				next = int64(ix.leafPages[pi.pos+1])
+		if pi.Kind != "IAM_PAGE" && pi.Level == 0 {
+			if pi.Pos+1 < len(ix.LeafPages) {
+				next = int64(ix.LeafPages[pi.Pos+1])
 			}
-			if pi.pos > 0 {
-				prev = int64(ix.leafPages[pi.pos-1])
+			if pi.Pos > 0 {
+				prev = int64(ix.LeafPages[pi.Pos-1])
 			}
 		}
-		r.Rows = append(r.Rows, []any{int64(db.id), ix.tbl.objectID, int64(ix.id), ix.partitionID, ix.partitionID, ix.allocUnitID, int64(1), "IN_ROW_DATA",
-			int64(1), int64(p / 8 * 8), int64(1), int64(ix.iamPage), int64(1), int64(p), true, pi.kind == "IAM_PAGE", typ, pi.kind, int64(pi.level),
+		r.Rows = append(r.Rows, []any{int64(db.ID), ix.Tbl.ObjectID, int64(ix.ID), ix.PartitionID, ix.PartitionID, ix.AllocUnitID, int64(1), "IN_ROW_DATA",
+			int64(1), int64(p / 8 * 8), int64(1), int64(ix.IAMPage), int64(1), int64(p), true, pi.Kind == "IAM_PAGE", typ, pi.Kind, int64(pi.Level),
 			int64(1), next, int64(1), prev})
 	}
 	return r, nil

@@ -21,8 +21,8 @@ import (
 
 // sessionSQL is the query engine's per-session state.
 type sessionSQL struct {
-	temps     map[string]*table
-	tableVars map[string]*table
+	temps     map[string]*engine.Table
+	tableVars map[string]*engine.Table
 	varTypes  map[string]sqlfront.SQLType
 	ddl       []ddlUndo
 }
@@ -44,7 +44,7 @@ type tableInfo struct {
 
 func (c *connState) sqlState() *sessionSQL {
 	if c.sqls == nil {
-		c.sqls = &sessionSQL{temps: map[string]*table{}, tableVars: map[string]*table{}, varTypes: map[string]sqlfront.SQLType{}}
+		c.sqls = &sessionSQL{temps: map[string]*engine.Table{}, tableVars: map[string]*engine.Table{}, varTypes: map[string]sqlfront.SQLType{}}
 	}
 	return c.sqls
 }
@@ -55,20 +55,20 @@ const tempdbPageBase = 4_000_000
 
 // tableInfo returns what the engine keeps about a run-time table (nil
 // for the demo tables).
-func (x *execCtx) tableInfo(t *table) *tableInfo {
+func (x *execCtx) tableInfo(t *engine.Table) *tableInfo {
 	return x.srv.engine().tables[t]
 }
 
-func isTableVar(t *table) bool { return strings.HasPrefix(t.name, "@") }
+func isTableVar(t *engine.Table) bool { return strings.HasPrefix(t.Name, "@") }
 
-func (x *execCtx) isIdentity(t *table, col int) bool {
+func (x *execCtx) isIdentity(t *engine.Table, col int) bool {
 	ti := x.tableInfo(t)
 	return ti != nil && ti.identity == col
 }
 
 // fillDefaults sets the identity value, hidden row id and DEFAULTs of a
 // new row.
-func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfront.SQLError {
+func (x *execCtx) fillDefaults(t *engine.Table, row []any, given map[int]bool) *sqlfront.SQLError {
 	ti := x.tableInfo(t)
 	if ti == nil {
 		return nil
@@ -90,7 +90,7 @@ func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfron
 		if err != nil {
 			return err
 		}
-		if row[c], err = engine.ConvertValue(v, t.columns[c].Type); err != nil {
+		if row[c], err = engine.ConvertValue(v, t.Columns[c].Type); err != nil {
 			return err
 		}
 	}
@@ -98,18 +98,18 @@ func (x *execCtx) fillDefaults(t *table, row []any, given map[int]bool) *sqlfron
 }
 
 // newTable builds a table from column definitions in db.
-func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef, pk []string) (*table, *sqlfront.SQLError) {
+func (x *execCtx) newTable(db *engine.Database, name string, cols []sqlfront.ColumnDef, pk []string) (*engine.Table, *sqlfront.SQLError) {
 	eng := x.srv.engine()
-	if db.id == 2 && db.nextPage < tempdbPageBase {
-		db.nextPage = tempdbPageBase
-		db.nextHobt = 50000
+	if db.ID == 2 && db.NextPage < tempdbPageBase {
+		db.NextPage = tempdbPageBase
+		db.NextHobt = 50000
 	}
 	eng.nextObject += 16
 	objectID := eng.nextObject
 	if strings.HasPrefix(name, "#") || strings.HasPrefix(name, "@") {
 		objectID = -objectID
 	}
-	t := &table{db: db, objectID: objectID, schema: "dbo", name: name, created: x.srv.now()}
+	t := &engine.Table{DB: db, ObjectID: objectID, Schema: "dbo", Name: name, Created: x.srv.now()}
 	ti := &tableInfo{identity: -1, defaults: map[int]sqlfront.Expr{}}
 	seen := map[string]bool{}
 	size := 11
@@ -118,8 +118,8 @@ func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef,
 			return nil, sqlfront.NewError(2705, 16, "Column names in each table must be unique. Column name '%s' in table '%s' is specified more than once.", c.Name, name)
 		}
 		seen[strings.ToLower(c.Name)] = true
-		t.columns = append(t.columns, tableColumn{Column: engine.Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, avgSize: typeSize(c.Type)})
-		size += typeSize(c.Type)
+		t.Columns = append(t.Columns, engine.TableColumn{Column: engine.Column{Name: c.Name, Type: c.Type}, NotNull: c.NotNull, AvgSize: engine.TypeSize(c.Type)})
+		size += engine.TypeSize(c.Type)
 		if c.PrimaryKey {
 			pk = append(pk, c.Name)
 		}
@@ -138,32 +138,32 @@ func (x *execCtx) newTable(db *database, name string, cols []sqlfront.ColumnDef,
 		}
 	}
 	for _, k := range pk {
-		i := t.column(k)
+		i := t.Column(k)
 		if i < 0 {
 			return nil, sqlfront.NewError(1911, 16, "Column name '%s' does not exist in the target table or view.", k)
 		}
-		t.columns[i].NotNull = true
-		t.pk = append(t.pk, i)
+		t.Columns[i].NotNull = true
+		t.PK = append(t.PK, i)
 	}
 	ixName := ""
-	if len(t.pk) == 0 {
+	if len(t.PK) == 0 {
 		// a heap: a hidden row id orders the rows
 		ti.heap = true
-		t.columns = append(t.columns, tableColumn{Column: engine.Column{Name: "%%rid", Type: engine.TBigInt}, NotNull: true, avgSize: 8})
-		t.pk = []int{len(t.columns) - 1}
+		t.Columns = append(t.Columns, engine.TableColumn{Column: engine.Column{Name: "%%rid", Type: engine.TBigInt}, NotNull: true, AvgSize: 8})
+		t.PK = []int{len(t.Columns) - 1}
 	} else {
 		ixName = fmt.Sprintf("PK__%s__%X", strings.Trim(name, "#@"), uint32(objectID))
-		t.pkName = ixName
+		t.PKName = ixName
 	}
-	t.rowBytes = size
-	t.addIndex(1, ixName, t.pk, true, !ti.heap)
-	t.indexes[0].layout()
+	t.RowBytes = size
+	t.AddIndex(1, ixName, t.PK, true, !ti.heap)
+	t.Indexes[0].Layout()
 	ti.tableVar = strings.HasPrefix(name, "@")
 	eng.tables[t] = ti
 	return t, nil
 }
 
-func (x *execCtx) tempdb() *database { return x.srv.dbByID(2) }
+func (x *execCtx) tempdb() *engine.Database { return x.srv.dbByID(2) }
 
 // execCreateTable runs CREATE TABLE.
 func (x *execCtx) execCreateTable(s *sqlfront.CreateTableStmt) error {
@@ -175,7 +175,7 @@ func (x *execCtx) execCreateTable(s *sqlfront.CreateTableStmt) error {
 	return nil
 }
 
-func (x *execCtx) createTable(parts []string, cols []sqlfront.ColumnDef, pk []string) (*table, *sqlfront.SQLError) {
+func (x *execCtx) createTable(parts []string, cols []sqlfront.ColumnDef, pk []string) (*engine.Table, *sqlfront.SQLError) {
 	name := parts[len(parts)-1]
 	st := x.conn.sqlState()
 	if strings.HasPrefix(name, "#") {
@@ -204,23 +204,23 @@ func (x *execCtx) createTable(parts []string, cols []sqlfront.ColumnDef, pk []st
 	if len(parts) >= 2 && parts[len(parts)-2] != "" {
 		schema = parts[len(parts)-2]
 	}
-	if db.table(schema, name) != nil {
+	if db.Table(schema, name) != nil {
 		return nil, sqlfront.NewError(2714, 16, "There is already an object named '%s' in the database.", name)
 	}
 	t, err := x.newTable(db, name, cols, pk)
 	if err != nil {
 		return nil, err
 	}
-	t.schema = schema
-	db.tables = append(db.tables, t)
+	t.Schema = schema
+	db.Tables = append(db.Tables, t)
 	x.onRollback(func() { dropFromDB(db, t) })
 	return t, nil
 }
 
-func dropFromDB(db *database, t *table) {
-	for i, have := range db.tables {
+func dropFromDB(db *engine.Database, t *engine.Table) {
+	for i, have := range db.Tables {
 		if have == t {
-			db.tables = append(db.tables[:i], db.tables[i+1:]...)
+			db.Tables = append(db.Tables[:i], db.Tables[i+1:]...)
 			return
 		}
 	}
@@ -285,9 +285,9 @@ func (x *execCtx) execDropTable(s *sqlfront.DropTableStmt) error {
 			// the demo tables are the stand-in's fixture
 			return sqlfront.NewError(3701, 11, "Cannot drop the table '%s', because it does not exist or you do not have permission.", strings.Join(parts, "."))
 		}
-		db := t.db
+		db := t.DB
 		dropFromDB(db, t)
-		x.onRollback(func() { db.tables = append(db.tables, t) })
+		x.onRollback(func() { db.Tables = append(db.Tables, t) })
 	}
 	return nil
 }
@@ -297,7 +297,7 @@ func (x *execCtx) execTruncate(s *sqlfront.TruncateStmt) error {
 	if err != nil {
 		return err
 	}
-	rows := append([][]any{}, t.rows...)
+	rows := append([][]any{}, t.Rows...)
 	mark := x.undoMark()
 	for i, row := range rows {
 		if err := x.dmlTick(i); err != nil {
@@ -337,7 +337,7 @@ func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	into := s.Into
 	inner := *s
 	inner.Into = nil
-	r := newRunCtx(x)
+	r := engine.NewRunCtx(x)
 	it, schema, visible, p, err := x.planStatement(r, &inner, s)
 	if err != nil {
 		return err
@@ -354,8 +354,8 @@ func (x *execCtx) execSelectInto(s *sqlfront.SelectStmt) error {
 	if err != nil {
 		return err
 	}
-	root := dmlNode(t, "Insert", it.node())
-	q, err := x.beginQuery(r, root, "SELECT INTO", p.opts)
+	root := dmlNode(t, "Insert", it.Node())
+	q, err := x.beginQuery(r, root, "SELECT INTO", p.Opts)
 	if err != nil {
 		return err
 	}
@@ -397,38 +397,38 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	if qual == "" {
 		qual = strings.ToLower(s.Target[len(s.Target)-1])
 	}
-	r := newRunCtx(x)
-	p := newPlanner(x, r)
-	p.stmtRoot = s
-	p.opts = sqlfront.QueryOptions{MaxRecursion: -1}
-	src, err := p.planFromWhere(&sqlfront.SelectStmt{From: s.Source})
+	r := engine.NewRunCtx(x)
+	p := engine.NewPlanner(x, r)
+	p.StmtRoot = s
+	p.Opts = sqlfront.QueryOptions{MaxRecursion: -1}
+	src, err := p.PlanFromWhere(&sqlfront.SelectStmt{From: s.Source})
 	if err != nil {
 		return err
 	}
-	tgt, err := p.planFromWhere(&sqlfront.SelectStmt{From: &sqlfront.TableName{Parts: s.Target, Alias: s.Alias}})
+	tgt, err := p.PlanFromWhere(&sqlfront.SelectStmt{From: &sqlfront.TableName{Parts: s.Target, Alias: s.Alias}})
 	if err != nil {
 		return err
 	}
-	joined := &engine.Relation{Cols: append(append([]engine.RelCol{}, tgt.node().schema.Cols...), src.node().schema.Cols...)}
+	joined := &engine.Relation{Cols: append(append([]engine.RelCol{}, tgt.Node().Schema.Cols...), src.Node().Schema.Cols...)}
 	for _, c := range s.Clauses {
 		if c.Cond != nil {
-			if err := p.resolves(c.Cond, joined); err != nil {
+			if err := p.Resolves(c.Cond, joined); err != nil {
 				return err
 			}
 		}
 	}
-	if err := p.resolves(s.On, joined); err != nil {
+	if err := p.Resolves(s.On, joined); err != nil {
 		return err
 	}
-	join := &planNode{physical: "Hash Match", logical: engine.MergeJoinKind(s), schema: joined, estExecs: 1, children: []*planNode{tgt.node(), src.node()}}
-	join.details = func(b *xmlBuilder) {
-		b.open("Hash")
-		b.empty("DefinedValues")
-		b.children(join)
-		b.close()
+	join := &engine.PlanNode{Physical: "Hash Match", Logical: engine.MergeJoinKind(s), Schema: joined, EstExecs: 1, Children: []*engine.PlanNode{tgt.Node(), src.Node()}}
+	join.Details = func(b *engine.XMLBuilder) {
+		b.Open("Hash")
+		b.Empty("DefinedValues")
+		b.Children(join)
+		b.Close()
 	}
 	root := dmlNode(t, "Merge", join)
-	q, err := x.dmlRun(r, root, "MERGE", p.opts)
+	q, err := x.dmlRun(r, root, "MERGE", p.Opts)
 	if err != nil {
 		return err
 	}
@@ -440,13 +440,13 @@ func (x *execCtx) execMerge(s *sqlfront.MergeStmt) error {
 	return x.finishDML(q, tds.CmdNone, n, isTableVar(t))
 }
 
-func (x *execCtx) runMerge(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) (int64, *sqlfront.SQLError) {
+func (x *execCtx) runMerge(r *engine.RunCtx, s *sqlfront.MergeStmt, t *engine.Table, qual string, tgt, src engine.Iter, joined *engine.Relation, join *engine.PlanNode) (int64, *sqlfront.SQLError) {
 	actions, err := x.mergeActions(r, s, t, qual, tgt, src, joined, join)
 	if err != nil {
 		return 0, err
 	}
-	join.counters(0).rows = int64(len(actions))
-	join.end = x.srv.clock
+	join.Counters(0).Rows = int64(len(actions))
+	join.End = x.srv.clock
 	return x.applyMerge(s, t, qual, joined, actions)
 }
 
@@ -459,9 +459,9 @@ type mergeAction struct {
 
 // mergeActions matches the source rows with the target rows and picks
 // the clause each pairing (or unmatched row) takes.
-func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual string, tgt, src iter, joined *engine.Relation, join *planNode) ([]mergeAction, *sqlfront.SQLError) {
-	join.opened, join.start = true, x.srv.clock
-	join.counters(0).executions++
+func (x *execCtx) mergeActions(r *engine.RunCtx, s *sqlfront.MergeStmt, t *engine.Table, qual string, tgt, src engine.Iter, joined *engine.Relation, join *engine.PlanNode) ([]mergeAction, *sqlfront.SQLError) {
+	join.Opened, join.Start = true, x.srv.clock
+	join.Counters(0).Executions++
 	targets, err := x.collectTuples(r, tgt)
 	if err != nil {
 		return nil, err
@@ -475,7 +475,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 	combine := func(tv, sv []any) []any {
 		row := make([]any, len(joined.Cols))
 		copy(row, tv)
-		copy(row[len(tgt.node().schema.Cols):], sv)
+		copy(row[len(tgt.Node().Schema.Cols):], sv)
 		return row
 	}
 	var actions []mergeAction
@@ -502,7 +502,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 	for _, sv := range sources {
 		found := false
 		for ti, tv := range targets {
-			row := combine(tv.vals, sv.vals)
+			row := combine(tv.Vals, sv.Vals)
 			env.Row = row
 			v, err := env.Eval(s.On)
 			if err != nil {
@@ -525,7 +525,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 			}
 		}
 		if !found {
-			row := combine(make([]any, len(tgt.node().schema.Cols)), sv.vals)
+			row := combine(make([]any, len(tgt.Node().Schema.Cols)), sv.Vals)
 			c, err := pick(false, false, row)
 			if err != nil {
 				return nil, err
@@ -539,7 +539,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 		if matchedBy[ti] > 0 {
 			continue
 		}
-		row := combine(tv.vals, make([]any, len(src.node().schema.Cols)))
+		row := combine(tv.Vals, make([]any, len(src.Node().Schema.Cols)))
 		c, err := pick(false, true, row)
 		if err != nil {
 			return nil, err
@@ -552,7 +552,7 @@ func (x *execCtx) mergeActions(r *runCtx, s *sqlfront.MergeStmt, t *table, qual 
 }
 
 // applyMerge carries out the chosen actions.
-func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joined *engine.Relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
+func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *engine.Table, qual string, joined *engine.Relation, actions []mergeAction) (int64, *sqlfront.SQLError) {
 	env := &engine.EvalEnv{X: x, Rel: joined}
 	var n int64
 	for _, a := range actions {
@@ -598,8 +598,8 @@ func (x *execCtx) applyMerge(s *sqlfront.MergeStmt, t *table, qual string, joine
 	return n, nil
 }
 
-func mergeTargetRow(tv *tuple, t *table, qual string) []any {
-	for _, s := range tv.srcs {
+func mergeTargetRow(tv *engine.Tuple, t *engine.Table, qual string) []any {
+	for _, s := range tv.Srcs {
 		if sourceTable(s) == t {
 			return s.Row
 		}
@@ -607,8 +607,8 @@ func mergeTargetRow(tv *tuple, t *table, qual string) []any {
 	return nil
 }
 
-func (x *execCtx) collectTuples(r *runCtx, it iter) ([]*tuple, *sqlfront.SQLError) {
-	return r.drain(it, nil, 0, true)
+func (x *execCtx) collectTuples(r *engine.RunCtx, it engine.Iter) ([]*engine.Tuple, *sqlfront.SQLError) {
+	return r.Drain(it, nil, 0, true)
 }
 
 // loopControl carries BREAK or CONTINUE from a statement up to its WHILE.

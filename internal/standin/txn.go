@@ -35,7 +35,7 @@ type transaction struct {
 }
 
 type undoRec struct {
-	tbl           *table
+	tbl           *engine.Table
 	op            string // insert, delete, update
 	before, after []any
 }
@@ -52,7 +52,7 @@ type logRecord struct {
 	lsn, prevLSN string
 	op, context  string
 	txnID        int64
-	ix           *index
+	ix           *engine.Index
 	page         int32
 	slot         int
 	txnName      string
@@ -164,7 +164,7 @@ func (x *execCtx) flushLog() {
 	// session only waits (WRITELOG). A session_id predicate on the user's
 	// session therefore never sees log_flush_complete, as on SQL Server.
 	s.emit(systemTask(x.ec, logWriterSessionID), &xevents.EventData{Name: "log_flush_complete", Pkg: "sqlserver", Time: s.advance(wait), Fields: []xevents.Field{
-		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
+		xevents.FUint("database_id", "uint32", int64(x.conn.db.ID)), xevents.FUint("log_block_id", "uint64", int64(s.log.vlf)<<32|int64(s.log.block)),
 		xevents.FUint("duration", "uint64", 0), xevents.FUint("write_size", "uint32", 4096)}})
 	s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FMap("wait_type", "wait_types", "sqlos", "WRITELOG"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
@@ -233,7 +233,7 @@ func (x *execCtx) lockEvent(name string, l heldLock, txnID int64) {
 		xevents.FMap("mode", "lock_mode", "sqlserver", l.mode),
 		xevents.FMap("owner_type", "lock_owner_type", "sqlserver", "Transaction"),
 		xevents.FUint("transaction_id", "int64", txnID),
-		xevents.FUint("database_id", "uint32", int64(x.conn.db.id)),
+		xevents.FUint("database_id", "uint32", int64(x.conn.db.ID)),
 		xevents.FPtr("lockspace_workspace_id", 0x000001E4C1A62A20+uint64(x.conn.spid)*0x10),
 		xevents.FUint("lockspace_sub_id", "uint32", 1),
 		xevents.FUint("lockspace_nest_id", "uint32", 1),
@@ -249,22 +249,22 @@ func (x *execCtx) lockEvent(name string, l heldLock, txnID int64) {
 	x.srv.emit(x.ec, &xevents.EventData{Name: name, Pkg: "sqlserver", Time: ts, Fields: fields})
 }
 
-func objectLock(t *table, mode string) heldLock {
-	return heldLock{resType: "OBJECT", mode: mode, r0: uint32(t.objectID), objectID: t.objectID}
+func objectLock(t *engine.Table, mode string) heldLock {
+	return heldLock{resType: "OBJECT", mode: mode, r0: uint32(t.ObjectID), objectID: t.ObjectID}
 }
 
-func pageLock(ix *index, page int32, mode string) heldLock {
-	return heldLock{resType: "PAGE", mode: mode, r0: uint32(page), r1: 1, hobt: ix.partitionID, desc: fmt.Sprintf("1:%d", page)}
+func pageLock(ix *engine.Index, page int32, mode string) heldLock {
+	return heldLock{resType: "PAGE", mode: mode, r0: uint32(page), r1: 1, hobt: ix.PartitionID, desc: fmt.Sprintf("1:%d", page)}
 }
 
-func keyLock(ix *index, row []any, mode string) heldLock {
-	h := ix.keyHash(row)
-	r1, r2 := keyHashResources(h)
-	return heldLock{resType: "KEY", mode: mode, r1: r1, r2: r2, hobt: ix.partitionID, desc: h}
+func keyLock(ix *engine.Index, row []any, mode string) heldLock {
+	h := ix.KeyHash(row)
+	r1, r2 := engine.KeyHashResources(h)
+	return heldLock{resType: "KEY", mode: mode, r1: r1, r2: r2, hobt: ix.PartitionID, desc: h}
 }
 
 // logRecord appends a log record and emits transaction_log for it.
-func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *index, page int32, slot int, r0, r1 []byte) *logRecord {
+func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *engine.Index, page int32, slot int, r0, r1 []byte) *logRecord {
 	l := x.srv.log
 	rec := &logRecord{lsn: l.nextLSN(), prevLSN: t.lastLSN, op: op, context: ctx, txnID: t.id, ix: ix, page: page, slot: slot, rowlog0: r0, rowlog1: r1}
 	if rec.prevLSN == "" {
@@ -282,11 +282,11 @@ func (x *execCtx) logRecord(t *transaction, op, ctx string, ix *index, page int3
 	if x.srv.anySessionRunning() && x.ec != nil {
 		var au int64
 		if ix != nil {
-			au = ix.allocUnitID
+			au = ix.AllocUnitID
 		}
 		fields := []xevents.Field{
 			xevents.FMap("operation", "log_op", "sqlserver", op), xevents.FMap("context", "log_context", "sqlserver", ctx),
-			xevents.FUint("alloc_unit_id", "uint64", au), xevents.FUint("database_id", "uint32", int64(x.conn.db.id)),
+			xevents.FUint("alloc_unit_id", "uint64", au), xevents.FUint("database_id", "uint32", int64(x.conn.db.ID)),
 			xevents.FUint("transaction_id", "int64", t.id),
 		}
 		if x.srv.opts.GuessedColumns {
@@ -333,7 +333,7 @@ func encodeLogRecord(r *logRecord) []byte {
 		binary.LittleEndian.PutUint32(b[24:], uint32(r.page))
 		binary.LittleEndian.PutUint16(b[28:], 1)
 		binary.LittleEndian.PutUint16(b[30:], uint16(r.slot))
-		binary.LittleEndian.PutUint64(b[48:], uint64(r.ix.partitionID))
+		binary.LittleEndian.PutUint64(b[48:], uint64(r.ix.PartitionID))
 		if r.rowlog0 != nil {
 			elems = append(elems, r.rowlog0)
 		}
@@ -370,9 +370,9 @@ func utf16le(s string) []byte {
 // encodeRow renders a row in the FixedVar record format: status bytes,
 // fixed-length end offset, fixed columns, column count, null bitmap,
 // variable column count and end offsets, variable data.
-func encodeRow(t *table, row []any) []byte {
+func encodeRow(t *engine.Table, row []any) []byte {
 	var fixed, vars [][]byte
-	for i, c := range t.columns {
+	for i, c := range t.Columns {
 		v := row[i]
 		switch c.Type.Kind {
 		case sqlfront.TypeNVarChar:
@@ -400,8 +400,8 @@ func encodeRow(t *table, row []any) []byte {
 		out = append(out, f...)
 	}
 	binary.LittleEndian.PutUint16(out[2:], uint16(len(out)))
-	out = append(out, byte(len(t.columns)), byte(len(t.columns)>>8))
-	out = append(out, make([]byte, (len(t.columns)+7)/8)...)
+	out = append(out, byte(len(t.Columns)), byte(len(t.Columns)>>8))
+	out = append(out, make([]byte, (len(t.Columns)+7)/8)...)
 	if len(vars) > 0 {
 		out[0] |= 0x20
 		out = append(out, byte(len(vars)), byte(len(vars)>>8))
@@ -419,32 +419,32 @@ func encodeRow(t *table, row []any) []byte {
 
 // Row changes with index maintenance.
 
-func (x *execCtx) insertRow(t *table, row []any) {
-	i, _ := t.findRow(t.keyOf(row))
-	t.rows = append(t.rows, nil)
-	copy(t.rows[i+1:], t.rows[i:])
-	t.rows[i] = row
-	for _, ix := range t.indexes[1:] {
-		ix.insertEntry(row) // each nonclustered index in place, not rebuilt
+func (x *execCtx) insertRow(t *engine.Table, row []any) {
+	i, _ := t.FindRow(t.KeyOf(row))
+	t.Rows = append(t.Rows, nil)
+	copy(t.Rows[i+1:], t.Rows[i:])
+	t.Rows[i] = row
+	for _, ix := range t.Indexes[1:] {
+		ix.InsertEntry(row) // each nonclustered index in place, not rebuilt
 	}
 	x.relayout(t)
 }
 
-func (x *execCtx) removeRow(t *table, row []any) {
-	if i, ok := t.findRow(t.keyOf(row)); ok {
-		t.rows = append(t.rows[:i], t.rows[i+1:]...)
-		for _, ix := range t.indexes[1:] {
-			ix.removeEntry(row)
+func (x *execCtx) removeRow(t *engine.Table, row []any) {
+	if i, ok := t.FindRow(t.KeyOf(row)); ok {
+		t.Rows = append(t.Rows[:i], t.Rows[i+1:]...)
+		for _, ix := range t.Indexes[1:] {
+			ix.RemoveEntry(row)
 		}
 	}
 	x.relayout(t)
 }
 
-func (x *execCtx) replaceRow(t *table, old, repl []any) {
+func (x *execCtx) replaceRow(t *engine.Table, old, repl []any) {
 	if sameIndexKeys(t, old, repl) {
 		// no index key changed: the row keeps its place in every index
-		if i, ok := t.findRow(t.keyOf(old)); ok {
-			t.rows[i] = repl
+		if i, ok := t.FindRow(t.KeyOf(old)); ok {
+			t.Rows[i] = repl
 			return
 		}
 	}
@@ -454,15 +454,15 @@ func (x *execCtx) replaceRow(t *table, old, repl []any) {
 
 // sameIndexKeys reports whether two versions of a row have the same key
 // Values in every index of t.
-func sameIndexKeys(t *table, a, b []any) bool {
-	for _, ix := range t.indexes {
-		for _, c := range ix.keyCols {
+func sameIndexKeys(t *engine.Table, a, b []any) bool {
+	for _, ix := range t.Indexes {
+		for _, c := range ix.KeyCols {
 			if cmp, err := engine.CompareValues(a[c], b[c]); err != nil || cmp != 0 || (a[c] == nil) != (b[c] == nil) {
 				return false
 			}
 		}
 	}
-	for _, c := range t.pk {
+	for _, c := range t.PK {
 		if cmp, err := engine.CompareValues(a[c], b[c]); err != nil || cmp != 0 {
 			return false
 		}
@@ -470,38 +470,38 @@ func sameIndexKeys(t *table, a, b []any) bool {
 	return true
 }
 
-func (x *execCtx) relayout(t *table) {
-	for _, ix := range t.indexes {
-		before := len(ix.leafPages)
-		ix.layoutPages()
-		for _, p := range ix.leafPages[before:] {
+func (x *execCtx) relayout(t *engine.Table) {
+	for _, ix := range t.Indexes {
+		before := len(ix.LeafPages)
+		ix.LayoutPages()
+		for _, p := range ix.LeafPages[before:] {
 			x.srv.cached[p] = true
 			if before > 0 && x.srv.anySessionRunning() {
 				x.srv.emit(x.ec, &xevents.EventData{Name: "page_split", Pkg: "sqlserver", Time: x.srv.advance(20 * time.Microsecond), Fields: []xevents.Field{
-					xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(ix.leafPages[before-1])),
-					xevents.FUint("database_id", "uint16", int64(t.db.id)), xevents.FUint("rowset_id", "uint64", ix.partitionID),
+					xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(ix.LeafPages[before-1])),
+					xevents.FUint("database_id", "uint16", int64(t.DB.ID)), xevents.FUint("rowset_id", "uint64", ix.PartitionID),
 					xevents.FMap("splitOperation", "page_split_operation", "sqlserver", "SPLIT_FOR_INSERT"),
 					xevents.FUint("new_page_file_id", "uint16", 1), xevents.FUint("new_page_page_id", "uint32", int64(p))}})
 			}
 		}
-		if ix.rootPage != 0 {
-			x.srv.cached[ix.rootPage] = x.srv.cached[ix.rootPage]
+		if ix.RootPage != 0 {
+			x.srv.cached[ix.RootPage] = x.srv.cached[ix.RootPage]
 		}
 	}
 }
 
 // logRowOp writes the log record(s) of one row change for every index of
 // the table, marking the pages dirty.
-func (x *execCtx) logRowOp(t *transaction, tbl *table, op string, row, before, after []any) {
-	for _, ix := range tbl.indexes {
+func (x *execCtx) logRowOp(t *transaction, tbl *engine.Table, op string, row, before, after []any) {
+	for _, ix := range tbl.Indexes {
 		ctx := "LCX_CLUSTERED"
-		if ix.id != 1 {
+		if ix.ID != 1 {
 			ctx = "LCX_INDEX_LEAF"
 			if op == "LOP_MODIFY_ROW" {
 				continue // the nonclustered key did not change
 			}
 		}
-		page, slot := ix.location(ix.entryPos(row))
+		page, slot := ix.Location(ix.EntryPos(row))
 		var r0, r1 []byte
 		switch op {
 		case "LOP_MODIFY_ROW":
@@ -545,9 +545,9 @@ func (x *execCtx) ensureTxn() *transaction {
 // lockRow takes the locks an insert or delete of row needs: IX on the
 // table and its pages, X on its key in every index. It may wait for other
 // transactions.
-func (x *execCtx) lockRow(tbl *table, row []any) *sqlfront.SQLError {
+func (x *execCtx) lockRow(tbl *engine.Table, row []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
-	for _, ix := range tbl.indexes {
+	for _, ix := range tbl.Indexes {
 		if err := x.lockEntry(t, tbl, ix, row); err != nil {
 			return err
 		}
@@ -557,11 +557,11 @@ func (x *execCtx) lockRow(tbl *table, row []any) *sqlfront.SQLError {
 
 // lockEntry takes IX on the table and on the page of row's entry in ix,
 // and X on the entry's key.
-func (x *execCtx) lockEntry(t *transaction, tbl *table, ix *index, row []any) *sqlfront.SQLError {
+func (x *execCtx) lockEntry(t *transaction, tbl *engine.Table, ix *engine.Index, row []any) *sqlfront.SQLError {
 	if err := x.acquire(t, objectLock(tbl, "IX")); err != nil {
 		return err
 	}
-	page, _ := ix.location(ix.entryPos(row))
+	page, _ := ix.Location(ix.EntryPos(row))
 	if err := x.acquire(t, pageLock(ix, page, "IX")); err != nil {
 		return err
 	}
@@ -574,10 +574,10 @@ func (x *execCtx) lockEntry(t *transaction, tbl *table, ix *index, row []any) *s
 // writes and locks only these
 // (https://learn.microsoft.com/en-us/sql/relational-databases/sql-server-index-design-guide:
 // a nonclustered index is maintained when its columns change).
-func movedIndexes(tbl *table, before, after []any) []*index {
-	var out []*index
-	for _, ix := range tbl.indexes[1:] {
-		if !sameValues(ix.entryOf(before), ix.entryOf(after)) {
+func movedIndexes(tbl *engine.Table, before, after []any) []*engine.Index {
+	var out []*engine.Index
+	for _, ix := range tbl.Indexes[1:] {
+		if !sameValues(ix.EntryOf(before), ix.EntryOf(after)) {
 			out = append(out, ix)
 		}
 	}
@@ -599,9 +599,9 @@ func sameValues(a, b []any) bool {
 // lockUpdate takes the locks an update of a row needs: X on its clustered
 // key, and on the old and the new entry of each nonclustered index the
 // update moves. Indexes that hold no changed column are not locked.
-func (x *execCtx) lockUpdate(tbl *table, before, after []any) *sqlfront.SQLError {
+func (x *execCtx) lockUpdate(tbl *engine.Table, before, after []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
-	if err := x.lockEntry(t, tbl, tbl.indexes[0], after); err != nil {
+	if err := x.lockEntry(t, tbl, tbl.Indexes[0], after); err != nil {
 		return err
 	}
 	for _, ix := range movedIndexes(tbl, before, after) {
@@ -616,13 +616,13 @@ func (x *execCtx) lockUpdate(tbl *table, before, after []any) *sqlfront.SQLError
 
 // logMoves writes the nonclustered index records of an update: the old
 // entry deleted, the new one inserted, in each index it moved.
-func (x *execCtx) logMoves(t *transaction, tbl *table, moved []*index, before, after []any) {
+func (x *execCtx) logMoves(t *transaction, tbl *engine.Table, moved []*engine.Index, before, after []any) {
 	for _, ix := range moved {
 		for _, rec := range []struct {
 			op  string
 			row []any
 		}{{"LOP_DELETE_ROWS", before}, {"LOP_INSERT_ROWS", after}} {
-			page, slot := ix.location(ix.entryPos(rec.row))
+			page, slot := ix.Location(ix.EntryPos(rec.row))
 			x.logRecord(t, rec.op, "LCX_INDEX_LEAF", ix, page, slot, encodeRow(tbl, rec.row), nil)
 			x.srv.cached[page] = true
 		}
@@ -661,7 +661,7 @@ func (x *execCtx) undoSince(mark int) {
 
 // modify runs one DML row change inside the connection's transaction
 // (an autocommit one when none is open), with locks and log records.
-func (x *execCtx) modify(tbl *table, op string, before, after []any) *sqlfront.SQLError {
+func (x *execCtx) modify(tbl *engine.Table, op string, before, after []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
 	var err *sqlfront.SQLError
 	switch op {
@@ -721,7 +721,7 @@ func (x *execCtx) checkpoint() {
 			s.emit(x.ec, &xevents.EventData{Name: "physical_page_write", Pkg: "sqlserver", Time: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
 				xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
 			s.emit(x.ec, &xevents.EventData{Name: "file_write_completed", Pkg: "sqlserver", Time: s.advance(120 * time.Microsecond), Fields: []xevents.Field{
-				xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p)),
+				xevents.FUint("database_id", "uint32", int64(x.conn.db.ID)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p)),
 				xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(p)*8192), xevents.FUint("size", "uint32", 8192),
 				xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous"), xevents.FUint("duration", "uint64", 0)}})
 		}

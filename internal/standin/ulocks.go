@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"github.com/queryreplay/queryreplay/internal/standin/engine"
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
 
@@ -14,22 +15,22 @@ import (
 
 // updateScan is the U-lock state of a modification's search for its rows.
 type updateScan struct {
-	tbl   *table
+	tbl   *engine.Table
 	taken map[heldLock]bool // U key locks the search holds
 }
 
 // updTarget reports whether a read of t is the search of the running
 // UPDATE/DELETE (which locks with U whatever the isolation level or
 // NOLOCK hint: the target of a modification is always locked).
-func (x *execCtx) updTarget(t *table) bool {
+func (x *execCtx) updTarget(t *engine.Table) bool {
 	return x.upd != nil && x.upd.tbl == t
 }
 
 // updPageLock takes IU on a page the search scans (kept, converted to IX
 // when a row of it changes).
-func (x *execCtx) updPageLock(ix *index, page int32) *sqlfront.SQLError {
+func (x *execCtx) updPageLock(ix *engine.Index, page int32) *sqlfront.SQLError {
 	t := x.ensureTxn()
-	if err := x.acquire(t, objectLock(ix.tbl, "IX")); err != nil {
+	if err := x.acquire(t, objectLock(ix.Tbl, "IX")); err != nil {
 		return err
 	}
 	if t.holdsAtLeast(pageLock(ix, page, "IX")) {
@@ -43,19 +44,19 @@ func (x *execCtx) updPageLock(ix *index, page int32) *sqlfront.SQLError {
 // Key Lookup would take it), the lock the change converts to X. A row the
 // transaction already holds X on (changed by an earlier statement) needs
 // none.
-func (x *execCtx) updRowLock(ix *index, row []any) *sqlfront.SQLError {
+func (x *execCtx) updRowLock(ix *engine.Index, row []any) *sqlfront.SQLError {
 	if err := x.updKeyLock(ix, row); err != nil {
 		return err
 	}
-	if ci := ix.tbl.indexes[0]; ix != ci {
+	if ci := ix.Tbl.Indexes[0]; ix != ci {
 		return x.updKeyLock(ci, row)
 	}
 	return nil
 }
 
-func (x *execCtx) updKeyLock(ix *index, row []any) *sqlfront.SQLError {
+func (x *execCtx) updKeyLock(ix *engine.Index, row []any) *sqlfront.SQLError {
 	t := x.ensureTxn()
-	if err := x.acquire(t, objectLock(ix.tbl, "IX")); err != nil {
+	if err := x.acquire(t, objectLock(ix.Tbl, "IX")); err != nil {
 		return err
 	}
 	l := keyLock(ix, row, "U")
@@ -71,14 +72,14 @@ func (x *execCtx) updKeyLock(ix *index, row []any) *sqlfront.SQLError {
 
 // updRelease releases the U locks on a row the search read and will not
 // change.
-func (x *execCtx) updRelease(ix *index, row []any) {
+func (x *execCtx) updRelease(ix *engine.Index, row []any) {
 	x.updReleaseKey(ix, row)
-	if ci := ix.tbl.indexes[0]; ix != ci {
+	if ci := ix.Tbl.Indexes[0]; ix != ci {
 		x.updReleaseKey(ci, row)
 	}
 }
 
-func (x *execCtx) updReleaseKey(ix *index, row []any) {
+func (x *execCtx) updReleaseKey(ix *engine.Index, row []any) {
 	l := keyLock(ix, row, "U")
 	if x.upd == nil || !x.upd.taken[l] {
 		return
@@ -96,7 +97,7 @@ func (x *execCtx) updFinish(targets []target) {
 	}
 	keep := map[heldLock]bool{}
 	for _, tg := range targets {
-		keep[keyLock(x.upd.tbl.indexes[0], tg.row, "U")] = true
+		keep[keyLock(x.upd.tbl.Indexes[0], tg.row, "U")] = true
 	}
 	t := x.conn.txn
 	if t == nil {

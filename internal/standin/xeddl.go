@@ -28,7 +28,7 @@ func (x *execCtx) createSession(st *sqlfront.CreateEventSessionStmt) error {
 	if !x.mayManageSession(st.Database, xeCreate) {
 		return errCreateSessionDenied()
 	}
-	if err := x.srv.checkSessionDatabase(x.conn.db.name); err != nil {
+	if err := x.srv.checkSessionDatabase(x.conn.db.Name); err != nil {
 		return err
 	}
 	if x.findSession(st.Name, st.Database) != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
 )
 
-// relation is an intermediate or final row set of a SELECT.
+// Relation is an intermediate or final row set of a SELECT.
 type Relation struct {
 	Cols []RelCol
 	Rows [][]any
@@ -25,7 +25,7 @@ type Relation struct {
 	Subst map[sqlfront.Expr]int
 }
 
-// lookupRef resolves a column reference in this relation only: its
+// LookupRef resolves a column reference in this relation only: its
 // position, -1 when absent, or Msg 209 when ambiguous. Results are cached.
 func (r *Relation) LookupRef(c *sqlfront.ColRef) (int, *sqlfront.SQLError) {
 	if i, ok := r.cache[c]; ok {
@@ -62,7 +62,7 @@ type RelCol struct {
 	Base      *ColBase      // the base-table column it reads, for showplan column references
 }
 
-// colBase names a column's table for showplan ColumnReference elements.
+// ColBase names a column's table for showplan ColumnReference elements.
 type ColBase struct {
 	Db, Schema, Table, Alias string
 }
@@ -73,7 +73,7 @@ type RowSource struct {
 	Row  []any
 }
 
-// evalEnv resolves names while evaluating an expression.
+// EvalEnv resolves names while evaluating an expression.
 type EvalEnv struct {
 	X     Host
 	Rel   *Relation
@@ -134,7 +134,7 @@ func (env *EvalEnv) column(c *sqlfront.ColRef) (any, *sqlfront.SQLError) {
 	return nil, ErrInvalidColumn(strings.Join(c.Parts, "."))
 }
 
-// truth is SQL's three-valued logic: nil means UNKNOWN.
+// Truth is SQL's three-valued logic: nil means UNKNOWN.
 func Truth(v any) (bool, bool) {
 	switch x := v.(type) {
 	case nil:
@@ -147,7 +147,7 @@ func Truth(v any) (bool, bool) {
 	return false, false
 }
 
-// eval evaluates an expression against the row in scope; each expression
+// Eval evaluates an expression against the row in scope; each expression
 // kind with more than a line of logic has its own method below.
 func (env *EvalEnv) Eval(e sqlfront.Expr) (any, *sqlfront.SQLError) {
 	if env.Rel != nil && env.Rel.Subst != nil && env.Row != nil {
@@ -438,7 +438,7 @@ func (env *EvalEnv) call(x *sqlfront.FuncCall) (any, *sqlfront.SQLError) {
 	return scalarFunc(env.X, x.Name, args)
 }
 
-// inSet is a precomputed IN list of constants (literals and variables),
+// InSet is a precomputed IN list of constants (literals and variables),
 // so that WHERE %%lockres%% IN (@h0, …, @h1999) costs one lookup per row.
 type InSet struct {
 	members map[string]bool
@@ -666,7 +666,7 @@ func (env *EvalEnv) pseudo(p *sqlfront.PseudoCol) (any, *sqlfront.SQLError) {
 	return nil, ErrInvalidColumn(p.Name)
 }
 
-// staticType gives the declared type of simple expressions (columns, CASTs,
+// StaticType gives the declared type of simple expressions (columns, CASTs,
 // known functions) so result metadata does not depend on the data.
 func StaticType(e sqlfront.Expr, rel *Relation) (sqlfront.SQLType, bool) {
 	switch x := e.(type) {
@@ -713,7 +713,7 @@ func StaticType(e sqlfront.Expr, rel *Relation) (sqlfront.SQLType, bool) {
 	return sqlfront.SQLType{}, false
 }
 
-// likeMatch implements LIKE with %, _ and [set] wildcards, case-insensitive.
+// LikeMatch implements LIKE with %, _ and [set] wildcards, case-insensitive.
 func LikeMatch(s, pattern string) bool {
 	return likeRunes([]rune(strings.ToUpper(s)), []rune(strings.ToUpper(pattern)))
 }
@@ -780,7 +780,7 @@ func likeRunes(s, p []rune) bool {
 	return len(s) == 0
 }
 
-// joinKey normalises a value for hashing the way compareValues equates
+// JoinKey normalises a value for hashing the way compareValues equates
 // Values: numbers by value, strings case-insensitively without trailing
 // spaces.
 func JoinKey(v any) string {
@@ -808,7 +808,7 @@ func IsAggregateName(name string) bool {
 	return false
 }
 
-// physloc encodes %%physloc%%: page id (4 bytes LE), file id (2 bytes LE),
+// Physloc encodes %%physloc%%: page id (4 bytes LE), file id (2 bytes LE),
 // slot (2 bytes LE), as sys.fn_PhysLocFormatter decodes it.
 func Physloc(page int32, file, slot int) []byte {
 	return []byte{byte(page), byte(page >> 8), byte(page >> 16), byte(page >> 24), byte(file), byte(file >> 8), byte(slot), byte(slot >> 8)}

@@ -11,7 +11,7 @@ import (
 // columns, aggregates, windows and subqueries an expression holds, its
 // shape, and SQL Server's data type precedence for results.
 
-// conjuncts splits e at top-level ANDs.
+// Conjuncts splits e at top-level ANDs.
 func Conjuncts(e sqlfront.Expr) []sqlfront.Expr {
 	if e == nil {
 		return nil
@@ -22,7 +22,7 @@ func Conjuncts(e sqlfront.Expr) []sqlfront.Expr {
 	return []sqlfront.Expr{e}
 }
 
-// andAll joins conjuncts back into one predicate (nil for none).
+// AndAll joins conjuncts back into one predicate (nil for none).
 func AndAll(es []sqlfront.Expr) sqlfront.Expr {
 	var out sqlfront.Expr
 	for _, e := range es {
@@ -35,7 +35,7 @@ func AndAll(es []sqlfront.Expr) sqlfront.Expr {
 	return out
 }
 
-// visit walks e without entering subqueries, calling fn for every node;
+// Visit walks e without entering subqueries, calling fn for every node;
 // fn returns false to skip a node's children.
 func Visit(e sqlfront.Expr, fn func(sqlfront.Expr) bool) {
 	if e == nil || !fn(e) {
@@ -92,7 +92,7 @@ func Visit(e sqlfront.Expr, fn func(sqlfront.Expr) bool) {
 	}
 }
 
-// subqueriesOf lists the subquery-bearing nodes of e (scalar subqueries,
+// SubqueriesOf lists the subquery-bearing nodes of e (scalar subqueries,
 // EXISTS, IN (SELECT …), ANY/ALL), outermost first, not nested ones.
 func SubqueriesOf(e sqlfront.Expr) []sqlfront.Expr {
 	var out []sqlfront.Expr
@@ -114,7 +114,7 @@ func SubqueriesOf(e sqlfront.Expr) []sqlfront.Expr {
 
 func HasSubquery(e sqlfront.Expr) bool { return len(SubqueriesOf(e)) > 0 }
 
-// colRefsOf lists the column references of e outside subqueries.
+// ColRefsOf lists the column references of e outside subqueries.
 func ColRefsOf(e sqlfront.Expr) []*sqlfront.ColRef {
 	var out []*sqlfront.ColRef
 	Visit(e, func(n sqlfront.Expr) bool {
@@ -126,7 +126,7 @@ func ColRefsOf(e sqlfront.Expr) []*sqlfront.ColRef {
 	return out
 }
 
-// aggregatesOf lists the aggregate calls of e that are not inside a window
+// AggregatesOf lists the aggregate calls of e that are not inside a window
 // function or subquery.
 func AggregatesOf(e sqlfront.Expr) []*sqlfront.FuncCall {
 	var out []*sqlfront.FuncCall
@@ -168,7 +168,7 @@ func WindowsOf(e sqlfront.Expr) []*sqlfront.WindowExpr {
 	return out
 }
 
-// shape renders an expression structurally with its column references
+// Shape renders an expression structurally with its column references
 // resolved against rel (so o.OrderID and OrderID match when they are the
 // same column): the key for matching GROUP BY expressions and deduplicating
 // aggregates.
@@ -264,7 +264,7 @@ func typePrecedence(k sqlfront.TypeKind) int {
 	return 1
 }
 
-// widerType is the result type of combining a and b (CASE branches,
+// WiderType is the result type of combining a and b (CASE branches,
 // COALESCE arguments, UNION columns). A NULL literal does not count.
 func WiderType(a, b sqlfront.SQLType, bExpr sqlfront.Expr) sqlfront.SQLType {
 	if lit, ok := bExpr.(*sqlfront.Literal); ok && lit.V == nil {

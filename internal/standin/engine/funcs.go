@@ -29,11 +29,11 @@ func scalarFunc(h Host, name string, a []any) (any, *sqlfront.SQLError) {
 	return nil, ErrNotBuiltin(strings.ToLower(name))
 }
 
-// builtin is the function's name without the sys schema it may be
+// Builtin is the function's name without the sys schema it may be
 // written with (sys.fn_varbintohexstr).
 func (f FuncArgs) Builtin() string { return strings.TrimPrefix(f.Name, "SYS.") }
 
-// str is argument i as a string.
+// Str is argument i as a string.
 func (f FuncArgs) Str(i int) string { return ValueString(f.A[i]) }
 
 // stringSliceFunc evaluates the string functions that measure a string

@@ -346,7 +346,7 @@ func datePartValue(part string, t time.Time) int64 {
 	return int64(t.Nanosecond())
 }
 
-// funcArgs gives a function family the argument checks it shares.
+// FuncArgs gives a function family the argument checks it shares.
 type FuncArgs struct {
 	Name string
 	A    []any

@@ -2,7 +2,7 @@ package engine
 
 import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 
-// mergeJoinKind is the logical join of a MERGE plan whose Hash Match builds
+// MergeJoinKind is the logical join of a MERGE plan whose Hash Match builds
 // on the target and probes with the source: it keeps the unmatched source
 // rows (probe side: Right Outer Join) only for WHEN NOT MATCHED [BY TARGET],
 // the unmatched target rows (build side: Left Outer Join) only for WHEN NOT

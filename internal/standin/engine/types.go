@@ -41,7 +41,7 @@ type Column struct {
 	Type sqlfront.SQLType
 }
 
-// typeOfValue infers a result type for an expression value.
+// TypeOfValue infers a result type for an expression value.
 func TypeOfValue(v any) sqlfront.SQLType {
 	switch x := v.(type) {
 	case int64:
@@ -69,7 +69,7 @@ func TypeOfValue(v any) sqlfront.SQLType {
 	return TNVar(4000)
 }
 
-// valueString renders a value the way CAST(x AS nvarchar) would.
+// ValueString renders a value the way CAST(x AS nvarchar) would.
 func ValueString(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -96,7 +96,7 @@ func ValueString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// compareValues orders two non-NULL values with SQL Server's implicit
+// CompareValues orders two non-NULL values with SQL Server's implicit
 // conversion rules reduced to what the stand-in needs: numbers compare as
 // numbers (a string operand is converted, failing with Msg 245), strings
 // compare case-insensitively (the default collation is CI_AS).
@@ -211,7 +211,7 @@ func ParseDateTime(s string) (time.Time, *sqlfront.SQLError) {
 	return time.Time{}, sqlfront.NewError(241, 16, "Conversion failed when converting date and/or time from character string.")
 }
 
-// convertValue implements CAST/CONVERT and implicit conversion on assignment.
+// ConvertValue implements CAST/CONVERT and implicit conversion on assignment.
 func ConvertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 	if v == nil {
 		return nil, nil
@@ -339,7 +339,7 @@ func ConvertValue(v any, to sqlfront.SQLType) (any, *sqlfront.SQLError) {
 
 func MathFloat64bits(f float64) uint64 { return math.Float64bits(f) }
 
-// roundHalfAway rounds to scale decimal places, halves away from zero, as
+// RoundHalfAway rounds to scale decimal places, halves away from zero, as
 // SQL Server rounds decimals.
 func RoundHalfAway(f float64, scale int) float64 {
 	p := math.Pow(10, float64(scale))

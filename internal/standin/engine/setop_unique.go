@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 
@@ -9,7 +9,7 @@ import "github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 // distinct and plans no distinct step for them (an EXCEPT or INTERSECT whose
 // left input is a primary key needs no Hash Match (Aggregate)). A seek of
 // several ranges is left out: its ranges could overlap.
-func uniqueRows(in iter) bool {
+func uniqueRows(in Iter) bool {
 	var cols []int // table columns reaching the output
 	var s *scanIter
 	switch x := in.(type) {
@@ -33,10 +33,10 @@ func uniqueRows(in iter) bool {
 	default:
 		return false
 	}
-	if s.lookup || len(s.t.pk) == 0 || s.seek != nil && len(s.seek.ranges) > 1 {
+	if s.lookup || len(s.t.PK) == 0 || s.seek != nil && len(s.seek.ranges) > 1 {
 		return false
 	}
-	for _, k := range s.t.pk {
+	for _, k := range s.t.PK {
 		found := false
 		for _, c := range cols {
 			found = found || c == k

@@ -1,12 +1,10 @@
-package standin
+package engine
 
 import (
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -17,44 +15,50 @@ import (
 // which the tests validate every plan against). Each RelOp carries the
 // operator's estimates and its actual per-thread counters.
 
-type xmlBuilder struct {
-	b     strings.Builder
+// XMLBuilder writes showplan XML element by element.
+type XMLBuilder struct {
+	Buf   strings.Builder
 	stack []string
-	exprs map[*engine.Relation]map[int]string // names of computed columns
+	exprs map[*Relation]map[int]string // names of computed columns
 	next  int
-	dop   int
+	DOP   int
 }
 
-func newXMLBuilder() *xmlBuilder {
-	return &xmlBuilder{exprs: map[*engine.Relation]map[int]string{}, next: 1001}
+// NewXMLBuilder starts an empty document.
+func NewXMLBuilder() *XMLBuilder {
+	return &XMLBuilder{exprs: map[*Relation]map[int]string{}, next: 1001}
 }
 
-func (b *xmlBuilder) attrs(kv []string) {
+func (b *XMLBuilder) attrs(kv []string) {
 	for i := 0; i+1 < len(kv); i += 2 {
-		fmt.Fprintf(&b.b, ` %s="%s"`, kv[i], xmlEscape(kv[i+1]))
+		fmt.Fprintf(&b.Buf, ` %s="%s"`, kv[i], XMLEscape(kv[i+1]))
 	}
 }
 
-func (b *xmlBuilder) open(name string, kv ...string) {
-	b.b.WriteString("<" + name)
+// Open starts element name with attributes kv (name, value pairs).
+func (b *XMLBuilder) Open(name string, kv ...string) {
+	b.Buf.WriteString("<" + name)
 	b.attrs(kv)
-	b.b.WriteString(">")
+	b.Buf.WriteString(">")
 	b.stack = append(b.stack, name)
 }
 
-func (b *xmlBuilder) empty(name string, kv ...string) {
-	b.b.WriteString("<" + name)
+// Empty writes element name with attributes kv and no content.
+func (b *XMLBuilder) Empty(name string, kv ...string) {
+	b.Buf.WriteString("<" + name)
 	b.attrs(kv)
-	b.b.WriteString("/>")
+	b.Buf.WriteString("/>")
 }
 
-func (b *xmlBuilder) close() {
+// Close ends the innermost open element.
+func (b *XMLBuilder) Close() {
 	name := b.stack[len(b.stack)-1]
 	b.stack = b.stack[:len(b.stack)-1]
-	b.b.WriteString("</" + name + ">")
+	b.Buf.WriteString("</" + name + ">")
 }
 
-func ftoa(f float64) string {
+// Ftoa renders a number as showplan attributes carry it.
+func Ftoa(f float64) string {
 	if f < 0 {
 		f = 0
 	}
@@ -62,7 +66,7 @@ func ftoa(f float64) string {
 }
 
 // colName is the showplan name of column i of r: its own, or ExprNNNN.
-func (b *xmlBuilder) colName(r *engine.Relation, i int) string {
+func (b *XMLBuilder) colName(r *Relation, i int) string {
 	c := r.Cols[i]
 	if c.Name != "" && c.Base != nil {
 		return c.Name
@@ -85,7 +89,7 @@ func (b *xmlBuilder) colName(r *engine.Relation, i int) string {
 }
 
 // ColRef writes a ColumnReference for column i of r.
-func (b *xmlBuilder) colRef(r *engine.Relation, i int) {
+func (b *XMLBuilder) colRef(r *Relation, i int) {
 	c := r.Cols[i]
 	name := b.colName(r, i)
 	if c.Base != nil && name == c.Name {
@@ -93,15 +97,15 @@ func (b *xmlBuilder) colRef(r *engine.Relation, i int) {
 		if c.Base.Alias != "" && !strings.EqualFold(c.Base.Alias, c.Base.Table) {
 			kv = append(kv, "Alias", "["+c.Base.Alias+"]")
 		}
-		b.empty("ColumnReference", append(kv, "Column", name)...)
+		b.Empty("ColumnReference", append(kv, "Column", name)...)
 		return
 	}
-	b.empty("ColumnReference", "Column", name)
+	b.Empty("ColumnReference", "Column", name)
 }
 
 // exprRef writes a ColumnReference for an expression that is a column of r,
 // or a computed one.
-func (b *xmlBuilder) exprRef(e sqlfront.Expr, r *engine.Relation) {
+func (b *XMLBuilder) exprRef(e sqlfront.Expr, r *Relation) {
 	if r != nil {
 		if i, ok := r.Subst[e]; ok {
 			b.colRef(r, i)
@@ -115,175 +119,177 @@ func (b *xmlBuilder) exprRef(e sqlfront.Expr, r *engine.Relation) {
 		}
 	}
 	if c, ok := e.(*sqlfront.ColRef); ok {
-		b.empty("ColumnReference", "Column", c.Parts[len(c.Parts)-1])
+		b.Empty("ColumnReference", "Column", c.Parts[len(c.Parts)-1])
 		return
 	}
-	b.empty("ColumnReference", "Column", fmt.Sprintf("Expr%d", b.next))
+	b.Empty("ColumnReference", "Column", fmt.Sprintf("Expr%d", b.next))
 	b.next++
 }
 
-func (b *xmlBuilder) outputList(r *engine.Relation) {
-	b.open("OutputList")
+func (b *XMLBuilder) outputList(r *Relation) {
+	b.Open("OutputList")
 	for i, c := range r.Cols {
 		if c.Hidden && c.OrderExpr == nil {
 			continue
 		}
 		b.colRef(r, i)
 	}
-	b.close()
+	b.Close()
 }
 
-func (b *xmlBuilder) definedValues(r *engine.Relation) {
-	b.empty("DefinedValues")
+func (b *XMLBuilder) definedValues(r *Relation) {
+	b.Empty("DefinedValues")
 }
 
-func (b *xmlBuilder) object(ix *index, alias string) {
-	kv := []string{"Database", "[" + ix.tbl.db.name + "]", "Schema", "[" + ix.tbl.schema + "]", "Table", "[" + ix.tbl.name + "]"}
-	if ix.name != "" {
-		kv = append(kv, "Index", "["+ix.name+"]")
+// Object writes the Object element naming ix (and the alias it is read
+// under).
+func (b *XMLBuilder) Object(ix *Index, alias string) {
+	kv := []string{"Database", "[" + ix.Tbl.DB.Name + "]", "Schema", "[" + ix.Tbl.Schema + "]", "Table", "[" + ix.Tbl.Name + "]"}
+	if ix.Name != "" {
+		kv = append(kv, "Index", "["+ix.Name+"]")
 	}
-	if alias != "" && !strings.EqualFold(alias, ix.tbl.name) {
+	if alias != "" && !strings.EqualFold(alias, ix.Tbl.Name) {
 		kv = append(kv, "Alias", "["+alias+"]")
 	}
 	kind := "Heap"
 	switch {
-	case ix.name == "":
-	case ix.id == 1:
+	case ix.Name == "":
+	case ix.ID == 1:
 		kind = "Clustered"
 	default:
 		kind = "NonClustered"
 	}
-	b.empty("Object", append(kv, "IndexKind", kind, "Storage", "RowStore")...)
+	b.Empty("Object", append(kv, "IndexKind", kind, "Storage", "RowStore")...)
 }
 
-func (b *xmlBuilder) predicate(elem string, e sqlfront.Expr, r *engine.Relation) {
-	b.open(elem)
+func (b *XMLBuilder) predicate(elem string, e sqlfront.Expr, r *Relation) {
+	b.Open(elem)
 	b.scalar(e, r)
-	b.close()
+	b.Close()
 }
 
 // scalar writes a ScalarOperator for e evaluated over r.
 // definedScalars writes DefinedValues for n computed columns: output column
 // first+i of out, defined by value(i) over the input relation in.
-func (b *xmlBuilder) definedScalars(out *engine.Relation, first, n int, value func(i int) sqlfront.Expr, in *engine.Relation) {
-	b.open("DefinedValues")
+func (b *XMLBuilder) definedScalars(out *Relation, first, n int, value func(i int) sqlfront.Expr, in *Relation) {
+	b.Open("DefinedValues")
 	for i := range n {
-		b.open("DefinedValue")
+		b.Open("DefinedValue")
 		b.colRef(out, first+i)
 		b.scalar(value(i), in)
-		b.close()
+		b.Close()
 	}
-	b.close()
+	b.Close()
 }
 
-func (b *xmlBuilder) scalar(e sqlfront.Expr, r *engine.Relation) {
-	b.open("ScalarOperator", "ScalarString", scalarString(e))
+func (b *XMLBuilder) scalar(e sqlfront.Expr, r *Relation) {
+	b.Open("ScalarOperator", "ScalarString", scalarString(e))
 	b.scalarBody(e, r)
-	b.close()
+	b.Close()
 }
 
 func compareOp(op string) string {
 	return map[string]string{"=": "EQ", "<>": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}[op]
 }
 
-func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *engine.Relation) {
+func (b *XMLBuilder) scalarBody(e sqlfront.Expr, r *Relation) {
 	if r != nil {
 		if i, ok := r.Subst[e]; ok {
-			b.open("Identifier")
+			b.Open("Identifier")
 			b.colRef(r, i)
-			b.close()
+			b.Close()
 			return
 		}
 	}
 	switch x := e.(type) {
 	case *sqlfront.ColRef:
-		b.open("Identifier")
+		b.Open("Identifier")
 		b.exprRef(x, r)
-		b.close()
+		b.Close()
 	case *sqlfront.VarRef:
-		b.open("Identifier")
-		b.empty("ColumnReference", "Column", x.Name)
-		b.close()
+		b.Open("Identifier")
+		b.Empty("ColumnReference", "Column", x.Name)
+		b.Close()
 	case *sqlfront.Literal:
-		b.empty("Const", "ConstValue", constString(x.V))
+		b.Empty("Const", "ConstValue", constString(x.V))
 	case *sqlfront.BinaryExpr:
 		switch x.Op {
 		case "AND", "OR":
-			b.open("Logical", "Operation", x.Op)
+			b.Open("Logical", "Operation", x.Op)
 			b.scalar(x.L, r)
 			b.scalar(x.R, r)
-			b.close()
+			b.Close()
 		case "=", "<>", "<", "<=", ">", ">=":
-			b.open("Compare", "CompareOp", compareOp(x.Op))
+			b.Open("Compare", "CompareOp", compareOp(x.Op))
 			b.scalar(x.L, r)
 			b.scalar(x.R, r)
-			b.close()
+			b.Close()
 		default:
 			op := map[string]string{"+": "ADD", "-": "SUB", "*": "MULT", "/": "DIV", "%": "MOD", "&": "BIT_AND", "|": "BIT_OR", "^": "BIT_XOR"}[x.Op]
 			if op == "" {
 				op = "ADD"
 			}
-			b.open("Arithmetic", "Operation", op)
+			b.Open("Arithmetic", "Operation", op)
 			b.scalar(x.L, r)
 			b.scalar(x.R, r)
-			b.close()
+			b.Close()
 		}
 	case *sqlfront.UnaryExpr:
 		switch x.Op {
 		case "NOT":
-			b.open("Logical", "Operation", "NOT")
+			b.Open("Logical", "Operation", "NOT")
 		case "~":
-			b.open("Arithmetic", "Operation", "BIT_NOT")
+			b.Open("Arithmetic", "Operation", "BIT_NOT")
 		default:
-			b.open("Arithmetic", "Operation", "MINUS")
+			b.Open("Arithmetic", "Operation", "MINUS")
 		}
 		b.scalar(x.E, r)
-		b.close()
+		b.Close()
 	case *sqlfront.IsNullExpr:
 		op := "IS NULL"
 		if x.Not {
 			op = "IS NOT NULL"
 		}
-		b.open("Compare", "CompareOp", op)
+		b.Open("Compare", "CompareOp", op)
 		b.scalar(x.E, r)
-		b.close()
+		b.Close()
 	case *sqlfront.CastExpr:
-		b.open("Convert", "DataType", x.T.String(), "Style", "0", "Implicit", "false")
+		b.Open("Convert", "DataType", x.T.String(), "Style", "0", "Implicit", "false")
 		b.scalar(x.E, r)
-		b.close()
+		b.Close()
 	case *sqlfront.CaseExpr:
 		b.caseBody(x, 0, r)
 	case *sqlfront.BetweenExpr:
-		b.open("Logical", "Operation", "AND")
+		b.Open("Logical", "Operation", "AND")
 		b.scalar(&sqlfront.BinaryExpr{Op: ">=", L: x.E, R: x.Lo}, r)
 		b.scalar(&sqlfront.BinaryExpr{Op: "<=", L: x.E, R: x.Hi}, r)
-		b.close()
+		b.Close()
 	case *sqlfront.InExpr:
 		if x.Sub == nil && len(x.List) > 0 {
-			b.open("Logical", "Operation", "OR")
+			b.Open("Logical", "Operation", "OR")
 			for _, v := range x.List {
 				b.scalar(&sqlfront.BinaryExpr{Op: "=", L: x.E, R: v}, r)
 			}
 			if len(x.List) == 1 {
 				b.scalar(&sqlfront.Literal{V: false}, r)
 			}
-			b.close()
+			b.Close()
 			return
 		}
 		b.intrinsic("in", nil, r)
 	case *sqlfront.LikeExpr:
 		b.intrinsic("like", []sqlfront.Expr{x.E, x.Pattern}, r)
 	case *sqlfront.FuncCall:
-		if engine.IsAggregateName(x.Name) {
+		if IsAggregateName(x.Name) {
 			agg := x.Name
 			if x.Star {
 				agg = "countstar"
 			}
-			b.open("Aggregate", "AggType", agg, "Distinct", fmt.Sprint(x.Distinct))
+			b.Open("Aggregate", "AggType", agg, "Distinct", fmt.Sprint(x.Distinct))
 			for _, a := range x.Args {
 				b.scalar(a, r)
 			}
-			b.close()
+			b.Close()
 			return
 		}
 		b.intrinsic(strings.ToLower(x.Name), x.Args, r)
@@ -294,20 +300,20 @@ func (b *xmlBuilder) scalarBody(e sqlfront.Expr, r *engine.Relation) {
 	}
 }
 
-func (b *xmlBuilder) intrinsic(name string, args []sqlfront.Expr, r *engine.Relation) {
-	b.open("Intrinsic", "FunctionName", name)
+func (b *XMLBuilder) intrinsic(name string, args []sqlfront.Expr, r *Relation) {
+	b.Open("Intrinsic", "FunctionName", name)
 	for _, a := range args {
 		b.scalar(a, r)
 	}
-	b.close()
+	b.Close()
 }
 
-func (b *xmlBuilder) caseBody(c *sqlfront.CaseExpr, i int, r *engine.Relation) {
+func (b *XMLBuilder) caseBody(c *sqlfront.CaseExpr, i int, r *Relation) {
 	if i >= len(c.Whens) {
 		if c.Else != nil {
 			b.scalarBody(c.Else, r)
 		} else {
-			b.empty("Const", "ConstValue", "NULL")
+			b.Empty("Const", "ConstValue", "NULL")
 		}
 		return
 	}
@@ -316,15 +322,15 @@ func (b *xmlBuilder) caseBody(c *sqlfront.CaseExpr, i int, r *engine.Relation) {
 	if c.Operand != nil {
 		cond = &sqlfront.BinaryExpr{Op: "=", L: c.Operand, R: w.Cond}
 	}
-	b.open("IF")
+	b.Open("IF")
 	b.predicate("Condition", cond, r)
 	b.predicate("Then", w.Result, r)
-	b.open("Else")
-	b.open("ScalarOperator")
+	b.Open("Else")
+	b.Open("ScalarOperator")
 	b.caseBody(c, i+1, r)
-	b.close()
-	b.close()
-	b.close()
+	b.Close()
+	b.Close()
+	b.Close()
 }
 
 func constString(v any) string {
@@ -336,9 +342,9 @@ func constString(v any) string {
 	case bool:
 		return map[bool]string{true: "(1)", false: "(0)"}[x]
 	case int64, float64:
-		return "(" + engine.ValueString(v) + ")"
+		return "(" + ValueString(v) + ")"
 	}
-	return "'" + engine.ValueString(v) + "'"
+	return "'" + ValueString(v) + "'"
 }
 
 // scalarString renders an expression as T-SQL text (ScalarString).
@@ -403,105 +409,106 @@ func scalarString(e sqlfront.Expr) string {
 	return ""
 }
 
-// relop writes one operator and, through its details, its children.
-func (b *xmlBuilder) relop(n *planNode) {
-	for n.hidden && len(n.children) == 1 {
-		n = n.children[0]
+// Relop writes one operator and, through its details, its children.
+func (b *XMLBuilder) Relop(n *PlanNode) {
+	for n.Hidden && len(n.Children) == 1 {
+		n = n.Children[0]
 	}
 	tot := n.total()
 	_ = tot
-	kv := []string{"NodeId", strconv.Itoa(n.id), "PhysicalOp", n.physical, "LogicalOp", n.logical,
-		"EstimateRows", ftoa(n.estRows), "EstimateIO", ftoa(n.estIO), "EstimateCPU", ftoa(n.estCPU),
-		"AvgRowSize", strconv.Itoa(max(n.rowSize, rowSizeOf(n.schema))), "EstimatedTotalSubtreeCost", ftoa(n.subtreeCost),
-		"Parallel", fmt.Sprint(n.parallel), "EstimateRebinds", ftoa(n.estExecs - 1), "EstimateRewinds", "0", "EstimatedExecutionMode", "Row"}
-	if n.ix != nil {
-		kv = append(kv, "TableCardinality", strconv.Itoa(len(n.ix.tbl.rows)))
+	kv := []string{"NodeId", strconv.Itoa(n.ID), "PhysicalOp", n.Physical, "LogicalOp", n.Logical,
+		"EstimateRows", Ftoa(n.EstRows), "EstimateIO", Ftoa(n.EstIO), "EstimateCPU", Ftoa(n.EstCPU),
+		"AvgRowSize", strconv.Itoa(max(n.rowSize, rowSizeOf(n.Schema))), "EstimatedTotalSubtreeCost", Ftoa(n.SubtreeCost),
+		"Parallel", fmt.Sprint(n.parallel), "EstimateRebinds", Ftoa(n.EstExecs - 1), "EstimateRewinds", "0", "EstimatedExecutionMode", "Row"}
+	if n.Index != nil {
+		kv = append(kv, "TableCardinality", strconv.Itoa(len(n.Index.Tbl.Rows)))
 		if n.estRowsRead > 0 {
-			kv = append(kv, "EstimatedRowsRead", ftoa(n.estRowsRead))
+			kv = append(kv, "EstimatedRowsRead", Ftoa(n.estRowsRead))
 		}
 	}
-	b.open("RelOp", kv...)
-	b.outputList(n.schema)
+	b.Open("RelOp", kv...)
+	b.outputList(n.Schema)
 	b.warnings(n)
 	b.runtime(n)
-	if n.details != nil {
-		n.details(b)
+	if n.Details != nil {
+		n.Details(b)
 	} else {
 		b.genericOperator(n)
 	}
-	b.close()
+	b.Close()
 }
 
-func (b *xmlBuilder) children(n *planNode) {
-	for _, c := range n.children {
-		b.relop(c)
+// Children writes the RelOp elements of n's inputs.
+func (b *XMLBuilder) Children(n *PlanNode) {
+	for _, c := range n.Children {
+		b.Relop(c)
 	}
 }
 
 // genericOperator writes the operator element of nodes without their own.
-func (b *xmlBuilder) genericOperator(n *planNode) {
-	switch n.physical {
+func (b *XMLBuilder) genericOperator(n *PlanNode) {
+	switch n.Physical {
 	case "Constant Scan":
-		b.empty("ConstantScan")
+		b.Empty("ConstantScan")
 	case "Table-valued function":
-		b.empty("TableValuedFunction")
+		b.Empty("TableValuedFunction")
 	case "Table Spool", "Index Spool":
 		kv := []string{}
 		if n.stack || n.primary != nil {
 			kv = append(kv, "Stack", "true")
 		}
 		if n.primary != nil && n.primary.spool != nil {
-			kv = append(kv, "PrimaryNodeId", strconv.Itoa(n.primary.spool.id))
+			kv = append(kv, "PrimaryNodeId", strconv.Itoa(n.primary.spool.ID))
 		}
-		if len(n.children) == 0 {
-			b.empty("Spool", kv...)
+		if len(n.Children) == 0 {
+			b.Empty("Spool", kv...)
 			return
 		}
-		b.open("Spool", kv...)
-		b.children(n)
-		b.close()
+		b.Open("Spool", kv...)
+		b.Children(n)
+		b.Close()
 	default:
-		b.open("ComputeScalar")
-		b.empty("DefinedValues")
-		b.children(n)
-		b.close()
+		b.Open("ComputeScalar")
+		b.Empty("DefinedValues")
+		b.Children(n)
+		b.Close()
 	}
 }
 
-func (b *xmlBuilder) warnings(n *planNode) {
+func (b *XMLBuilder) warnings(n *PlanNode) {
 	if n.spillPages == 0 && n.exchangeSpill == 0 {
 		return
 	}
-	b.open("Warnings")
+	b.Open("Warnings")
 	if n.spillPages > 0 {
-		b.empty("SpillToTempDb", "SpillLevel", strconv.Itoa(max(n.spillLevel, 1)), "SpilledThreadCount", strconv.Itoa(max(n.spillThreads, 1)))
+		b.Empty("SpillToTempDb", "SpillLevel", strconv.Itoa(max(n.spillLevel, 1)), "SpilledThreadCount", strconv.Itoa(max(n.spillThreads, 1)))
 		detail := "SortSpillDetails"
 		if n.spillKind == "hash" {
 			detail = "HashSpillDetails"
 		}
-		b.empty(detail, "GrantedMemoryKb", strconv.FormatInt(n.grantKB, 10), "UsedMemoryKb", strconv.FormatInt(n.usedKB, 10),
+		b.Empty(detail, "GrantedMemoryKb", strconv.FormatInt(n.GrantKB, 10), "UsedMemoryKb", strconv.FormatInt(n.UsedKB, 10),
 			"WritesToTempDb", strconv.FormatInt(n.spillPages, 10), "ReadsFromTempDb", strconv.FormatInt(n.spillPages, 10))
 	}
 	if n.exchangeSpill > 0 {
-		b.empty("ExchangeSpillDetails", "WritesToTempDb", strconv.FormatInt(n.exchangeSpill, 10))
+		b.Empty("ExchangeSpillDetails", "WritesToTempDb", strconv.FormatInt(n.exchangeSpill, 10))
 	}
-	b.close()
+	b.Close()
 }
 
 // runtime writes RunTimeInformation: one RunTimeCountersPerThread per
 // thread that ran the operator.
-func (b *xmlBuilder) runtime(n *planNode) {
+func (b *XMLBuilder) runtime(n *PlanNode) {
 	var threads []int
 	for t := range n.threads {
 		threads = append(threads, t)
 	}
-	if n.parallel && b.dop > 1 {
+	if n.parallel && b.DOP > 1 {
 		// every worker thread of a parallel branch reports, idle or not
 		have := map[int]bool{}
 		for _, t := range threads {
 			have[t] = true
 		}
-		for t := 1; t <= b.dop; t++ {
+		for t := 1; t <= b.DOP; t++ {
 			if !have[t] {
 				threads = append(threads, t)
 			}
@@ -511,47 +518,47 @@ func (b *xmlBuilder) runtime(n *planNode) {
 	if len(threads) == 0 {
 		threads = []int{0}
 	}
-	b.open("RunTimeInformation")
+	b.Open("RunTimeInformation")
 	for _, t := range threads {
 		// the thread's active time, its inputs' included (row mode), as
 		// query_thread_profile reports it (optiming.go)
 		elapsed := n.activeTime(t).Milliseconds()
-		c := n.counters(t)
-		kv := []string{"Thread", strconv.Itoa(t), "ActualRows", strconv.FormatInt(c.rows, 10)}
-		if n.ix != nil {
+		c := n.Counters(t)
+		kv := []string{"Thread", strconv.Itoa(t), "ActualRows", strconv.FormatInt(c.Rows, 10)}
+		if n.Index != nil {
 			kv = append(kv, "ActualRowsRead", strconv.FormatInt(c.rowsRead, 10))
 		}
 		if c.rebinds > 0 || c.rewinds > 0 {
 			kv = append(kv, "ActualRebinds", strconv.FormatInt(c.rebinds, 10), "ActualRewinds", strconv.FormatInt(c.rewinds, 10))
 		}
-		kv = append(kv, "Batches", "0", "ActualEndOfScans", strconv.FormatInt(c.endOfScans, 10), "ActualExecutions", strconv.FormatInt(c.executions, 10),
+		kv = append(kv, "Batches", "0", "ActualEndOfScans", strconv.FormatInt(c.endOfScans, 10), "ActualExecutions", strconv.FormatInt(c.Executions, 10),
 			"ActualExecutionMode", "Row", "ActualElapsedms", strconv.FormatInt(elapsed, 10), "ActualCPUms", strconv.FormatInt(elapsed*6/10, 10))
-		if n.ix != nil {
+		if n.Index != nil {
 			kv = append(kv, "ActualScans", strconv.FormatInt(c.scans, 10), "ActualLogicalReads", strconv.FormatInt(c.logical, 10),
 				"ActualPhysicalReads", strconv.FormatInt(c.physical, 10), "ActualReadAheads", strconv.FormatInt(c.readAheads, 10),
 				"ActualLobLogicalReads", "0", "ActualLobPhysicalReads", "0", "ActualLobReadAheads", "0")
 		}
-		if n.memory && n.grantKB > 0 {
-			kv = append(kv, "InputMemoryGrant", strconv.FormatInt(n.grantKB, 10), "OutputMemoryGrant", strconv.FormatInt(n.grantKB, 10), "UsedMemoryGrant", strconv.FormatInt(n.usedKB, 10))
+		if n.Memory && n.GrantKB > 0 {
+			kv = append(kv, "InputMemoryGrant", strconv.FormatInt(n.GrantKB, 10), "OutputMemoryGrant", strconv.FormatInt(n.GrantKB, 10), "UsedMemoryGrant", strconv.FormatInt(n.UsedKB, 10))
 		}
-		b.empty("RunTimeCountersPerThread", kv...)
+		b.Empty("RunTimeCountersPerThread", kv...)
 	}
-	b.close()
+	b.Close()
 }
 
 // Operator elements.
 
-func (f *filterIter) showplan(b *xmlBuilder) {
-	b.open("Filter", "StartupExpression", "false")
-	b.children(f.n)
-	b.predicate("Predicate", f.pred, f.in.node().schema)
-	b.close()
+func (f *filterIter) Showplan(b *XMLBuilder) {
+	b.Open("Filter", "StartupExpression", "false")
+	b.Children(f.n)
+	b.predicate("Predicate", f.pred, f.in.Node().Schema)
+	b.Close()
 }
 
-func (c *projectIter) showplan(b *xmlBuilder) {
-	src := c.in.node().schema
-	b.open("ComputeScalar")
-	b.open("DefinedValues")
+func (c *projectIter) Showplan(b *XMLBuilder) {
+	src := c.in.Node().Schema
+	b.Open("ComputeScalar")
+	b.Open("DefinedValues")
 	for i, e := range c.exprs {
 		if _, plain := e.(*sqlfront.ColRef); plain {
 			continue
@@ -559,95 +566,95 @@ func (c *projectIter) showplan(b *xmlBuilder) {
 		if _, ok := src.Subst[e]; ok {
 			continue
 		}
-		b.open("DefinedValue")
-		b.colRef(c.n.schema, i)
+		b.Open("DefinedValue")
+		b.colRef(c.n.Schema, i)
 		b.scalar(e, src)
-		b.close()
+		b.Close()
 	}
-	b.close()
-	b.children(c.n)
-	b.close()
+	b.Close()
+	b.Children(c.n)
+	b.Close()
 }
 
-func (j *nlIter) showplan(b *xmlBuilder) {
-	b.open("NestedLoops", "Optimized", "false")
+func (j *nlIter) Showplan(b *XMLBuilder) {
+	b.Open("NestedLoops", "Optimized", "false")
 	if j.pred != nil {
 		b.predicate("Predicate", j.pred, j.schema)
 	}
 	if len(j.n.outerRefs) > 0 {
-		b.open("OuterReferences")
+		b.Open("OuterReferences")
 		for _, c := range j.n.outerRefs {
-			b.exprRef(c, j.outer.node().schema)
+			b.exprRef(c, j.outer.Node().Schema)
 		}
-		b.close()
+		b.Close()
 	}
 	if j.mode != nlJoin {
-		b.open("ProbeColumn")
+		b.Open("ProbeColumn")
 		b.colRef(j.schema, len(j.schema.Cols)-1)
-		b.close()
+		b.Close()
 	}
-	b.children(j.n)
-	b.close()
+	b.Children(j.n)
+	b.Close()
 }
 
-func (h *hashJoinIter) showplan(b *xmlBuilder) {
-	b.open("Hash")
-	b.empty("DefinedValues")
-	b.columnList("HashKeysBuild", h.buildKeys, h.build.node().schema)
-	b.columnList("HashKeysProbe", h.probeKeys, h.probe.node().schema)
+func (h *hashJoinIter) Showplan(b *XMLBuilder) {
+	b.Open("Hash")
+	b.Empty("DefinedValues")
+	b.columnList("HashKeysBuild", h.buildKeys, h.build.Node().Schema)
+	b.columnList("HashKeysProbe", h.probeKeys, h.probe.Node().Schema)
 	if h.residual != nil {
 		b.predicate("ProbeResidual", h.residual, h.schema)
 	}
-	b.children(h.n)
-	b.close()
+	b.Children(h.n)
+	b.Close()
 }
 
-func (m *mergeJoinIter) showplan(b *xmlBuilder) {
-	b.open("Merge", "ManyToMany", "false")
-	b.columnList("InnerSideJoinColumns", m.rk, m.right.node().schema)
-	b.columnList("OuterSideJoinColumns", m.lk, m.left.node().schema)
+func (m *mergeJoinIter) Showplan(b *XMLBuilder) {
+	b.Open("Merge", "ManyToMany", "false")
+	b.columnList("InnerSideJoinColumns", m.rk, m.right.Node().Schema)
+	b.columnList("OuterSideJoinColumns", m.lk, m.left.Node().Schema)
 	if m.residual != nil {
 		b.predicate("Residual", m.residual, m.schema)
 	}
-	b.children(m.n)
-	b.close()
+	b.Children(m.n)
+	b.Close()
 }
 
 // columnList writes an element of column references for exprs over r.
-func (b *xmlBuilder) columnList(elem string, exprs []sqlfront.Expr, r *engine.Relation) {
-	b.open(elem)
+func (b *XMLBuilder) columnList(elem string, exprs []sqlfront.Expr, r *Relation) {
+	b.Open(elem)
 	for _, e := range exprs {
 		b.exprRef(e, r)
 	}
-	b.close()
+	b.Close()
 }
 
-func (b *xmlBuilder) orderBy(r *engine.Relation, keys []sortKey) {
-	b.open("OrderBy")
+func (b *XMLBuilder) orderBy(r *Relation, keys []sortKey) {
+	b.Open("OrderBy")
 	for _, k := range keys {
-		b.open("OrderByColumn", "Ascending", fmt.Sprint(!k.desc))
+		b.Open("OrderByColumn", "Ascending", fmt.Sprint(!k.desc))
 		b.colRef(r, k.col)
-		b.close()
+		b.Close()
 	}
-	b.close()
+	b.Close()
 }
 
-func (s *sortIter) showplan(b *xmlBuilder) {
-	b.open("Sort", "Distinct", fmt.Sprint(s.distinct))
-	b.orderBy(s.n.schema, s.keys)
-	b.children(s.n)
-	b.close()
+func (s *sortIter) Showplan(b *XMLBuilder) {
+	b.Open("Sort", "Distinct", fmt.Sprint(s.distinct))
+	b.orderBy(s.n.Schema, s.keys)
+	b.Children(s.n)
+	b.Close()
 }
 
-func (t *topIter) showplan(b *xmlBuilder) {
+func (t *topIter) Showplan(b *XMLBuilder) {
 	kv := []string{"RowCount", "false", "IsPercent", fmt.Sprint(t.percent), "WithTies", fmt.Sprint(t.ties)}
-	b.open("Top", kv...)
+	b.Open("Top", kv...)
 	if t.ties {
-		b.open("TieColumns")
+		b.Open("TieColumns")
 		for _, k := range t.keys {
-			b.colRef(t.n.schema, k.col)
+			b.colRef(t.n.Schema, k.col)
 		}
-		b.close()
+		b.Close()
 	}
 	if t.offset != nil {
 		b.predicate("OffsetExpression", t.offset, nil)
@@ -657,156 +664,156 @@ func (t *topIter) showplan(b *xmlBuilder) {
 	} else if t.fetch != nil {
 		b.predicate("TopExpression", t.fetch, nil)
 	}
-	b.children(t.n)
-	b.close()
+	b.Children(t.n)
+	b.Close()
 }
 
-func (e *exchangeIter) showplan(b *xmlBuilder) {
-	b.open("Parallelism")
+func (e *exchangeIter) Showplan(b *XMLBuilder) {
+	b.Open("Parallelism")
 	if len(e.keys) > 0 {
-		b.open("PartitionColumns")
+		b.Open("PartitionColumns")
 		for _, k := range e.keys {
-			b.colRef(e.in.node().schema, k)
+			b.colRef(e.in.Node().Schema, k)
 		}
-		b.close()
+		b.Close()
 	}
 	if len(e.order) > 0 {
-		b.orderBy(e.in.node().schema, e.order)
+		b.orderBy(e.in.Node().Schema, e.order)
 	}
-	b.children(e.n)
-	b.close()
+	b.Children(e.n)
+	b.Close()
 }
 
-func (a *aggIter) showplan(b *xmlBuilder) {
-	src := a.in.node().schema
-	stream := a.n.physical == "Stream Aggregate"
+func (a *aggIter) Showplan(b *XMLBuilder) {
+	src := a.in.Node().Schema
+	stream := a.n.Physical == "Stream Aggregate"
 	if stream {
-		b.open("StreamAggregate")
+		b.Open("StreamAggregate")
 	} else {
-		b.open("Hash")
+		b.Open("Hash")
 	}
 	b.definedScalars(a.schema, len(a.groups), len(a.aggs), func(i int) sqlfront.Expr { return a.aggs[i].f }, src)
 	if len(a.groups) > 0 {
 		if stream {
-			b.open("GroupBy")
+			b.Open("GroupBy")
 		} else {
-			b.open("HashKeysBuild")
+			b.Open("HashKeysBuild")
 		}
 		for _, g := range a.groups {
 			b.exprRef(g, src)
 		}
-		b.close()
+		b.Close()
 	}
 	if stream && a.sets != nil && len(a.groups) > 0 {
-		b.open("RollupInfo", "HighestLevel", strconv.Itoa(len(a.groups)))
+		b.Open("RollupInfo", "HighestLevel", strconv.Itoa(len(a.groups)))
 		for l := 0; l <= len(a.groups); l++ {
-			b.empty("RollupLevel", "Level", strconv.Itoa(l))
+			b.Empty("RollupLevel", "Level", strconv.Itoa(l))
 		}
-		b.close()
+		b.Close()
 	}
-	b.children(a.n)
-	b.close()
+	b.Children(a.n)
+	b.Close()
 }
 
-func (d *distinctIter) showplan(b *xmlBuilder) {
-	b.open("Hash")
-	b.empty("DefinedValues")
-	b.open("HashKeysBuild")
+func (d *distinctIter) Showplan(b *XMLBuilder) {
+	b.Open("Hash")
+	b.Empty("DefinedValues")
+	b.Open("HashKeysBuild")
 	for i := 0; i < d.width; i++ {
-		b.colRef(d.in.node().schema, i)
+		b.colRef(d.in.Node().Schema, i)
 	}
-	b.close()
-	b.children(d.n)
-	b.close()
+	b.Close()
+	b.Children(d.n)
+	b.Close()
 }
 
-func (c *concatIter) showplan(b *xmlBuilder) {
-	b.open("Concat")
-	b.open("DefinedValues")
+func (c *concatIter) Showplan(b *XMLBuilder) {
+	b.Open("Concat")
+	b.Open("DefinedValues")
 	for i := range c.schema.Cols {
-		b.open("DefinedValue")
+		b.Open("DefinedValue")
 		b.colRef(c.schema, i)
 		for _, in := range c.ins {
-			b.colRef(in.node().schema, i)
+			b.colRef(in.Node().Schema, i)
 		}
-		b.close()
+		b.Close()
 	}
-	b.close()
-	b.children(c.n)
-	b.close()
+	b.Close()
+	b.Children(c.n)
+	b.Close()
 }
 
 // partShowplan renders one of the nodes of a window operator.
-func (w *windowIter) partShowplan(n *planNode) func(*xmlBuilder) {
-	return func(b *xmlBuilder) {
-		src := w.in.node().schema
-		switch n.physical {
+func (w *windowIter) partShowplan(n *PlanNode) func(*XMLBuilder) {
+	return func(b *XMLBuilder) {
+		src := w.in.Node().Schema
+		switch n.Physical {
 		case "Sequence Project":
-			b.open("SequenceProject")
+			b.Open("SequenceProject")
 			b.definedScalars(w.schema, len(src.Cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i] }, src)
 		case "Segment":
-			b.open("Segment")
-			b.open("GroupBy")
+			b.Open("Segment")
+			b.Open("GroupBy")
 			for _, e := range w.spec.PartitionBy {
 				b.exprRef(e, src)
 			}
-			b.close()
-			b.open("SegmentColumn")
-			b.empty("ColumnReference", "Column", fmt.Sprintf("Segment%d", 1000+n.id))
-			b.close()
+			b.Close()
+			b.Open("SegmentColumn")
+			b.Empty("ColumnReference", "Column", fmt.Sprintf("Segment%d", 1000+n.ID))
+			b.Close()
 		case "Window Spool":
-			b.open("WindowSpool")
+			b.Open("WindowSpool")
 		case "Stream Aggregate":
-			b.open("StreamAggregate")
+			b.Open("StreamAggregate")
 			b.definedScalars(w.schema, len(src.Cols), len(w.funcs), func(i int) sqlfront.Expr { return w.funcs[i].F }, src)
 		}
-		b.children(n)
-		b.close()
+		b.Children(n)
+		b.Close()
 	}
 }
 
-func (w *windowIter) sortShowplan(b *xmlBuilder) {
-	src := w.in.node().schema
-	b.open("Sort", "Distinct", "false")
-	b.open("OrderBy")
+func (w *windowIter) sortShowplan(b *XMLBuilder) {
+	src := w.in.Node().Schema
+	b.Open("Sort", "Distinct", "false")
+	b.Open("OrderBy")
 	n := 0
 	for _, e := range w.spec.PartitionBy {
-		b.open("OrderByColumn", "Ascending", "true")
+		b.Open("OrderByColumn", "Ascending", "true")
 		b.exprRef(e, src)
-		b.close()
+		b.Close()
 		n++
 	}
 	for _, o := range w.spec.OrderBy {
-		b.open("OrderByColumn", "Ascending", fmt.Sprint(!o.Desc))
+		b.Open("OrderByColumn", "Ascending", fmt.Sprint(!o.Desc))
 		b.exprRef(o.Expr, src)
-		b.close()
+		b.Close()
 		n++
 	}
-	b.close()
-	b.children(w.sortN)
-	b.close()
+	b.Close()
+	b.Children(w.sortN)
+	b.Close()
 }
 
-func (c *recursiveIter) showplan(b *xmlBuilder) {
-	b.open("Spool", "Stack", "true")
-	b.children(c.n)
-	b.close()
+func (c *recursiveIter) Showplan(b *XMLBuilder) {
+	b.Open("Spool", "Stack", "true")
+	b.Children(c.n)
+	b.Close()
 }
 
-func (c *recursiveIter) concatShowplan(b *xmlBuilder) {
-	b.open("Concat")
-	b.empty("DefinedValues")
-	b.children(c.concat)
-	b.close()
+func (c *recursiveIter) concatShowplan(b *XMLBuilder) {
+	b.Open("Concat")
+	b.Empty("DefinedValues")
+	b.Children(c.concat)
+	b.Close()
 }
 
-func (t *tvfIter) showplan(b *xmlBuilder) {
-	b.empty("ConstantScan")
+func (t *tvfIter) Showplan(b *XMLBuilder) {
+	b.Empty("ConstantScan")
 }
 
 // seekPredicates writes a seek's ranges on the leading key.
-func (b *xmlBuilder) seekPredicates(s *scanIter) {
-	b.open("SeekPredicates")
+func (b *XMLBuilder) seekPredicates(s *scanIter) {
+	b.Open("SeekPredicates")
 	col := -1
 	for i, c := range s.colMap {
 		if c == s.seek.col {
@@ -814,22 +821,22 @@ func (b *xmlBuilder) seekPredicates(s *scanIter) {
 		}
 	}
 	for _, r := range s.seek.ranges {
-		b.open("SeekPredicateNew")
-		b.open("SeekKeys")
+		b.Open("SeekPredicateNew")
+		b.Open("SeekKeys")
 		keyCol := func() {
-			b.open("RangeColumns")
+			b.Open("RangeColumns")
 			if col >= 0 {
 				b.colRef(s.schema, col)
 			}
-			b.close()
+			b.Close()
 		}
 		rangeElem := func(elem, scanType string, value sqlfront.Expr) {
-			b.open(elem, "ScanType", scanType)
+			b.Open(elem, "ScanType", scanType)
 			keyCol()
-			b.open("RangeExpressions")
+			b.Open("RangeExpressions")
 			b.scalar(value, s.schema)
-			b.close()
-			b.close()
+			b.Close()
+			b.Close()
 		}
 		switch {
 		case r.lo != nil && r.lo == r.hi:
@@ -842,36 +849,42 @@ func (b *xmlBuilder) seekPredicates(s *scanIter) {
 				rangeElem("EndRange", map[bool]string{true: "LE", false: "LT"}[r.hiIncl], r.hi)
 			}
 		}
-		b.close()
-		b.close()
+		b.Close()
+		b.Close()
 	}
-	b.close()
+	b.Close()
 }
 
 // seekLookup writes a key lookup's seek on the clustered key.
-func (b *xmlBuilder) seekLookup(s *scanIter) {
-	b.open("SeekPredicates")
-	b.open("SeekPredicateNew")
-	b.open("SeekKeys")
-	b.open("Prefix", "ScanType", "EQ")
-	b.open("RangeColumns")
-	for _, k := range s.t.pk {
-		col := s.t.columns[k]
-		b.empty("ColumnReference", "Database", "["+s.t.db.name+"]", "Schema", "["+s.t.schema+"]", "Table", "["+s.t.name+"]", "Column", col.Name)
+func (b *XMLBuilder) seekLookup(s *scanIter) {
+	b.Open("SeekPredicates")
+	b.Open("SeekPredicateNew")
+	b.Open("SeekKeys")
+	b.Open("Prefix", "ScanType", "EQ")
+	b.Open("RangeColumns")
+	for _, k := range s.t.PK {
+		col := s.t.Columns[k]
+		b.Empty("ColumnReference", "Database", "["+s.t.DB.Name+"]", "Schema", "["+s.t.Schema+"]", "Table", "["+s.t.Name+"]", "Column", col.Name)
 	}
-	b.close()
-	b.open("RangeExpressions")
-	for _, k := range s.t.pk {
-		col := s.t.columns[k]
-		b.open("ScalarOperator", "ScalarString", "["+s.t.name+"].["+col.Name+"]")
-		b.open("Identifier")
-		b.empty("ColumnReference", "Database", "["+s.t.db.name+"]", "Schema", "["+s.t.schema+"]", "Table", "["+s.t.name+"]", "Column", col.Name)
-		b.close()
-		b.close()
+	b.Close()
+	b.Open("RangeExpressions")
+	for _, k := range s.t.PK {
+		col := s.t.Columns[k]
+		b.Open("ScalarOperator", "ScalarString", "["+s.t.Name+"].["+col.Name+"]")
+		b.Open("Identifier")
+		b.Empty("ColumnReference", "Database", "["+s.t.DB.Name+"]", "Schema", "["+s.t.Schema+"]", "Table", "["+s.t.Name+"]", "Column", col.Name)
+		b.Close()
+		b.Close()
 	}
-	b.close()
-	b.close()
-	b.close()
-	b.close()
-	b.close()
+	b.Close()
+	b.Close()
+	b.Close()
+	b.Close()
+	b.Close()
+}
+
+// XMLEscape escapes s for an XML attribute or text.
+func XMLEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+	return r.Replace(s)
 }

@@ -1,10 +1,8 @@
-package standin
+package engine
 
 import (
 	"math"
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -15,12 +13,12 @@ type equiKey struct{ l, r sqlfront.Expr }
 
 // equiKeys splits join conjuncts into equality keys between the two sides
 // and the residual predicate.
-func (p *planner) equiKeys(fc *fromCtx, conj []sqlfront.Expr, leftMask, rightMask uint64) ([]equiKey, []sqlfront.Expr, *sqlfront.SQLError) {
+func (p *Planner) equiKeys(fc *fromCtx, conj []sqlfront.Expr, leftMask, rightMask uint64) ([]equiKey, []sqlfront.Expr, *sqlfront.SQLError) {
 	var keys []equiKey
 	var rest []sqlfront.Expr
 	for _, c := range conj {
 		b, ok := c.(*sqlfront.BinaryExpr)
-		if ok && b.Op == "=" && !engine.HasSubquery(b) {
+		if ok && b.Op == "=" && !HasSubquery(b) {
 			lm, err := p.refs(fc, b.L)
 			if err != nil {
 				return nil, nil, err
@@ -44,23 +42,23 @@ func (p *planner) equiKeys(fc *fromCtx, conj []sqlfront.Expr, leftMask, rightMas
 }
 
 // join plans one join of two planned inputs.
-func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, rightConj, conj []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right Iter, rightConj, conj []sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	leftMask := maskOf(fc.leavesOf(j.Left))
 	rightMask := maskOf(fc.leavesOf(j.Right))
 	keys, rest, err := p.equiKeys(fc, conj, leftMask, rightMask)
 	if err != nil {
 		return nil, err
 	}
-	residual := engine.AndAll(rest)
+	residual := AndAll(rest)
 	hint := j.Hint
 	if hint == "" {
-		hint = p.opts.Join
+		hint = p.Opts.Join
 	}
 	kind := j.Kind
 	if kind == "CROSS" {
 		kind = "INNER"
 	}
-	le, re := left.node().estRows, right.node().estRows
+	le, re := left.Node().EstRows, right.Node().EstRows
 	if len(keys) == 0 {
 		if kind == "INNER" || kind == "LEFT" {
 			logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
@@ -81,18 +79,18 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 				logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
 				it, err := p.nestedLoops(left, inner, logical, residual, true)
 				if err == nil {
-					it.node().estRows = math.Max(1, math.Min(le*math.Max(inner.node().estRows, 1), math.Max(le, re)))
-					it.node().outerRefs = colRefsOfKeys(lk)
+					it.Node().EstRows = math.Max(1, math.Min(le*math.Max(inner.Node().EstRows, 1), math.Max(le, re)))
+					it.Node().outerRefs = colRefsOfKeys(lk)
 				}
 				return it, err
 			}
 		}
 		if hint == "LOOP" {
 			logical := map[string]string{"INNER": "Inner Join", "LEFT": "Left Outer Join"}[kind]
-			return p.nestedLoops(left, right, logical, engine.AndAll(conj), false)
+			return p.nestedLoops(left, right, logical, AndAll(conj), false)
 		}
 	}
-	if kind == "INNER" && (hint == "MERGE" || hint == "" && !p.parallel && mergeable(left, right, lk, rk)) {
+	if kind == "INNER" && (hint == "MERGE" || hint == "" && !p.Parallel && mergeable(left, right, lk, rk)) {
 		if hint == "MERGE" && !mergeable(left, right, lk, rk) {
 			left = p.sortOp(left, keyCols(left, lk), nil, true)
 			right = p.sortOp(right, keyCols(right, rk), nil, true)
@@ -105,17 +103,17 @@ func (p *planner) join(fc *fromCtx, j *sqlfront.JoinRef, left, right iter, right
 func colRefsOfKeys(es []sqlfront.Expr) []*sqlfront.ColRef {
 	var out []*sqlfront.ColRef
 	for _, e := range es {
-		out = append(out, engine.ColRefsOf(e)...)
+		out = append(out, ColRefsOf(e)...)
 	}
 	return out
 }
 
 // keyCols maps key expressions that are columns of in to sort keys.
-func keyCols(in iter, keys []sqlfront.Expr) []sortKey {
+func keyCols(in Iter, keys []sqlfront.Expr) []sortKey {
 	var out []sortKey
 	for _, k := range keys {
 		if c, ok := k.(*sqlfront.ColRef); ok {
-			if i, _ := in.node().schema.LookupRef(c); i >= 0 {
+			if i, _ := in.Node().Schema.LookupRef(c); i >= 0 {
 				out = append(out, sortKey{col: i})
 			}
 		}
@@ -124,7 +122,7 @@ func keyCols(in iter, keys []sqlfront.Expr) []sortKey {
 }
 
 // mergeable: both inputs already come ordered on the join keys.
-func mergeable(left, right iter, lk, rk []sqlfront.Expr) bool {
+func mergeable(left, right Iter, lk, rk []sqlfront.Expr) bool {
 	l, r := keyCols(left, lk), keyCols(right, rk)
 	if len(l) != len(lk) || len(r) != len(rk) || len(l) == 0 {
 		return false
@@ -135,7 +133,7 @@ func mergeable(left, right iter, lk, rk []sqlfront.Expr) bool {
 // seekableInner re-plans the right table of a join as the inner side of
 // index nested loops: the join columns become seek predicates with outer
 // references.
-func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightConj []sqlfront.Expr, keys []equiKey) (iter, bool) {
+func (p *Planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left Iter, rightConj []sqlfront.Expr, keys []equiKey) (Iter, bool) {
 	if leaf == nil || leaf.tbl == nil {
 		return nil, false
 	}
@@ -146,10 +144,10 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 			continue
 		}
 		ci, _ := leaf.rel.LookupRef(c)
-		for _, ix := range leaf.tbl.indexes {
-			lead := ix.tbl.pk[0]
-			if ix.id != 1 {
-				lead = ix.keyCols[0]
+		for _, ix := range leaf.tbl.Indexes {
+			lead := ix.Tbl.PK[0]
+			if ix.ID != 1 {
+				lead = ix.KeyCols[0]
 			}
 			if ci == lead {
 				seekable = true
@@ -159,7 +157,7 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 	if !seekable {
 		return nil, false
 	}
-	q := p.child(left.node().schema)
+	q := p.child(left.Node().Schema)
 	conj := append([]sqlfront.Expr{}, rightConj...)
 	for _, k := range keys {
 		conj = append(conj, &sqlfront.BinaryExpr{Op: "=", L: k.r, R: k.l})
@@ -173,17 +171,17 @@ func (p *planner) seekableInner(fc *fromCtx, leaf *fromLeaf, left iter, rightCon
 
 // hashJoinFor plans a Hash Match join, building on the smaller input where
 // the join type allows.
-func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, residual sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) hashJoinFor(kind string, left, right Iter, keys []equiKey, residual sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	var lk, rk []sqlfront.Expr
 	for _, k := range keys {
 		lk = append(lk, k.l)
 		rk = append(rk, k.r)
 	}
-	if p.parallel {
+	if p.Parallel {
 		left = p.exchange(left, "Repartition Streams", colPositions(left, lk), nil)
 		right = p.exchange(right, "Repartition Streams", colPositions(right, rk), nil)
 	}
-	buildLeft := left.node().estRows <= right.node().estRows
+	buildLeft := left.Node().EstRows <= right.Node().EstRows
 	var logical string
 	switch kind {
 	case "INNER":
@@ -215,15 +213,15 @@ func (p *planner) hashJoinFor(kind string, left, right iter, keys []equiKey, res
 		return nil, err
 	}
 	if residual != nil {
-		if err := p.resolves(residual, h.schema); err != nil {
+		if err := p.Resolves(residual, h.schema); err != nil {
 			return nil, err
 		}
 	}
-	h.n.parallel = p.parallel
+	h.n.parallel = p.Parallel
 	return h, nil
 }
 
-func colPositions(in iter, keys []sqlfront.Expr) []int {
+func colPositions(in Iter, keys []sqlfront.Expr) []int {
 	var out []int
 	for _, k := range keyCols(in, keys) {
 		out = append(out, k.col)
@@ -233,7 +231,7 @@ func colPositions(in iter, keys []sqlfront.Expr) []int {
 
 // semiJoinFor turns a WHERE conjunct that is [NOT] EXISTS or [NOT] IN
 // (subquery) into a semi or anti semi join over the input.
-func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLError), bool) {
+func (p *Planner) semiJoinFor(c sqlfront.Expr) (func(Iter) (Iter, *sqlfront.SQLError), bool) {
 	not := false
 	if u, ok := c.(*sqlfront.UnaryExpr); ok && u.Op == "NOT" {
 		not = true
@@ -241,12 +239,12 @@ func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLE
 	}
 	switch x := c.(type) {
 	case *sqlfront.ExistsExpr:
-		return func(in iter) (iter, *sqlfront.SQLError) {
+		return func(in Iter) (Iter, *sqlfront.SQLError) {
 			if it, ok, err := p.hashSemiJoin(in, x.Sel, not); ok || err != nil {
 				return it, err
 			}
-			q := p.child(in.node().schema)
-			inner, _, _, err := q.planQuery(x.Sel)
+			q := p.child(in.Node().Schema)
+			inner, _, _, err := q.PlanQuery(x.Sel)
 			if err != nil {
 				return nil, err
 			}
@@ -256,7 +254,7 @@ func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLE
 			}
 			it, err := p.nestedLoops(in, inner, kind, nil, q.correlated)
 			if err == nil && q.correlated {
-				it.node().outerRefs = outerRefsOf(x.Sel, in.node().schema)
+				it.Node().outerRefs = outerRefsOf(x.Sel, in.Node().Schema)
 			}
 			return it, err
 		}, true
@@ -265,16 +263,16 @@ func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLE
 			return nil, false
 		}
 		neg := x.Not != not
-		return func(in iter) (iter, *sqlfront.SQLError) {
-			q := p.child(in.node().schema)
-			inner, schema, visible, err := q.planQuery(x.Sub)
+		return func(in Iter) (Iter, *sqlfront.SQLError) {
+			q := p.child(in.Node().Schema)
+			inner, schema, visible, err := q.PlanQuery(x.Sub)
 			if err != nil {
 				return nil, err
 			}
 			if visible != 1 {
 				return nil, errSubqueryColumns()
 			}
-			if err := p.resolves(x.E, in.node().schema); err != nil {
+			if err := p.Resolves(x.E, in.Node().Schema); err != nil {
 				return nil, err
 			}
 			if q.correlated {
@@ -287,7 +285,7 @@ func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLE
 			}
 			bk := []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{schema.Cols[0].Qual, schema.Cols[0].Name}}}
 			if schema.Cols[0].Name == "" {
-				inner = &renameIter{in: inner, n: inner.node(), schema: &engine.Relation{Cols: []engine.RelCol{{Name: "%%in", Typ: schema.Cols[0].Typ}}}}
+				inner = &renameIter{in: inner, n: inner.Node(), schema: &Relation{Cols: []RelCol{{Name: "%%in", Typ: schema.Cols[0].Typ}}}}
 				bk = []sqlfront.Expr{&sqlfront.ColRef{Parts: []string{"%%in"}}}
 			}
 			h, err := p.hashJoin(inner, in, bk, []sqlfront.Expr{x.E}, nil, kind, false)
@@ -303,7 +301,7 @@ func (p *planner) semiJoinFor(c sqlfront.Expr) (func(iter) (iter, *sqlfront.SQLE
 
 // planWhereRestValue applies a subquery predicate as probe columns and a
 // Filter.
-func (p *planner) planWhereRestValue(in iter, c sqlfront.Expr, not bool) (iter, *sqlfront.SQLError) {
+func (p *Planner) planWhereRestValue(in Iter, c sqlfront.Expr, not bool) (Iter, *sqlfront.SQLError) {
 	pred := c
 	if not {
 		pred = &sqlfront.UnaryExpr{Op: "NOT", E: c}
@@ -321,7 +319,7 @@ func errSubqueryColumns() *sqlfront.SQLError { // Msg 116
 
 // outerRefsOf lists the columns of outer a subquery uses (showplan
 // OuterReferences).
-func outerRefsOf(s *sqlfront.SelectStmt, outer *engine.Relation) []*sqlfront.ColRef {
+func outerRefsOf(s *sqlfront.SelectStmt, outer *Relation) []*sqlfront.ColRef {
 	var out []*sqlfront.ColRef
 	walkSelect(s, func(e sqlfront.Expr) {
 		if c, ok := e.(*sqlfront.ColRef); ok {
@@ -336,10 +334,10 @@ func outerRefsOf(s *sqlfront.SelectStmt, outer *engine.Relation) []*sqlfront.Col
 // planSubqueries adds, below the operator that evaluates exprs, a Nested
 // Loops probe for every subquery in them; the subquery's value becomes a
 // column the expression reads.
-func (p *planner) planSubqueries(in iter, exprs []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) planSubqueries(in Iter, exprs []sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	for _, e := range exprs {
-		for _, sq := range engine.SubqueriesOf(e) {
-			if _, done := in.node().schema.Subst[sq]; done {
+		for _, sq := range SubqueriesOf(e) {
+			if _, done := in.Node().Schema.Subst[sq]; done {
 				continue
 			}
 			var err *sqlfront.SQLError
@@ -351,8 +349,8 @@ func (p *planner) planSubqueries(in iter, exprs []sqlfront.Expr) (iter, *sqlfron
 	return in, nil
 }
 
-func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError) {
-	src := in.node().schema
+func (p *Planner) probeFor(in Iter, sq sqlfront.Expr) (Iter, *sqlfront.SQLError) {
+	src := in.Node().Schema
 	q := p.child(src)
 	var sel *sqlfront.SelectStmt
 	mode := nlScalar
@@ -368,7 +366,7 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 	case *sqlfront.QuantifiedExpr:
 		sel, mode, probe = x.Sel, nlQuantify, x.E
 	}
-	inner, schema, visible, err := q.planQuery(sel)
+	inner, schema, visible, err := q.PlanQuery(sel)
 	if err != nil {
 		return nil, err
 	}
@@ -377,11 +375,11 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 	}
 	p.subTypes[sel] = schema
 	if probe != nil {
-		if err := p.resolves(probe, src); err != nil {
+		if err := p.Resolves(probe, src); err != nil {
 			return nil, err
 		}
 	}
-	out := &engine.Relation{Cols: append(append([]engine.RelCol{}, src.Cols...), engine.RelCol{Name: "", Typ: engine.TBit}), Subst: map[sqlfront.Expr]int{}}
+	out := &Relation{Cols: append(append([]RelCol{}, src.Cols...), RelCol{Name: "", Typ: TBit}), Subst: map[sqlfront.Expr]int{}}
 	for k, v := range src.Subst {
 		out.Subst[k] = v
 	}
@@ -394,9 +392,9 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 		logical = "Left Semi Join"
 	}
 	n := p.newNode("Nested Loops", logical, out, in, inner)
-	n.estRows = in.node().estRows
-	inner.node().estExecs = math.Max(1, in.node().estRows)
-	n.subtreeCost = in.node().subtreeCost + inner.node().subtreeCost
+	n.EstRows = in.Node().EstRows
+	inner.Node().EstExecs = math.Max(1, in.Node().EstRows)
+	n.SubtreeCost = in.Node().SubtreeCost + inner.Node().SubtreeCost
 	j = &nlIter{n: n, outer: in, inner: inner, kind: logical, schema: out, mode: mode, probe: probe, cacheable: !q.correlated}
 	if x, ok := sq.(*sqlfront.QuantifiedExpr); ok {
 		j.qop, j.qall = x.Op, x.All
@@ -405,7 +403,7 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 		n.outerRefs = outerRefsOf(sel, src)
 	}
 	n.probe = mode != nlScalar
-	n.details = j.showplan
+	n.Details = j.Showplan
 	return j, nil
 }
 
@@ -413,7 +411,7 @@ func (p *planner) probeFor(in iter, sq sqlfront.Expr) (iter, *sqlfront.SQLError)
 // outer.col AND …) into a hash semi (anti semi) join when the inner side
 // has no index to seek on the correlated column, as the optimizer does
 // when re-running the subquery per outer row would scan it every time.
-func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (iter, bool, *sqlfront.SQLError) {
+func (p *Planner) hashSemiJoin(in Iter, sel *sqlfront.SelectStmt, not bool) (Iter, bool, *sqlfront.SQLError) {
 	if sel.Op != "" || sel.From == nil || len(sel.GroupBy) > 0 || sel.Having != nil || sel.Top != nil || len(sel.With) > 0 {
 		return nil, false, nil
 	}
@@ -436,9 +434,9 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 	if !collect(sel.From) {
 		return nil, false, nil
 	}
-	outer := in.node().schema
+	outer := in.Node().Schema
 	var innerKeys, outerKeys, rest []sqlfront.Expr
-	for _, c := range engine.Conjuncts(sel.Where) {
+	for _, c := range Conjuncts(sel.Where) {
 		b, ok := c.(*sqlfront.BinaryExpr)
 		if ok && b.Op == "=" {
 			l, lok := b.L.(*sqlfront.ColRef)
@@ -463,31 +461,31 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 		return nil, false, nil
 	}
 	if key := innerKeys[0].(*sqlfront.ColRef); p.seekableKey(inner, key) &&
-		(in.node().estRows <= lookupOuterRows || !p.seekNeedsLookups(inner, key, rest)) {
+		(in.Node().EstRows <= lookupOuterRows || !p.seekNeedsLookups(inner, key, rest)) {
 		return nil, false, nil
 	}
 	rewritten := *sel
-	rewritten.Where = engine.AndAll(rest)
+	rewritten.Where = AndAll(rest)
 	rewritten.Items = nil
 	for _, k := range innerKeys {
 		rewritten.Items = append(rewritten.Items, sqlfront.SelectItem{Expr: k})
 	}
 	q := p.child(outer)
-	it, schema, _, err := q.planQuery(&rewritten)
+	it, schema, _, err := q.PlanQuery(&rewritten)
 	if err != nil {
 		return nil, false, err
 	}
 	if q.correlated {
 		return nil, false, nil // other outer references: nested loops
 	}
-	named := &engine.Relation{}
+	named := &Relation{}
 	var bk []sqlfront.Expr
 	for i, c := range schema.Cols[:len(innerKeys)] {
 		c.Qual, c.Name = "", "%%semi"+itoaInt(i)
 		named.Cols = append(named.Cols, c)
 		bk = append(bk, &sqlfront.ColRef{Parts: []string{c.Name}})
 	}
-	build := &renameIter{in: it, n: it.node(), schema: named}
+	build := &renameIter{in: it, n: it.Node(), schema: named}
 	kind := "Right Semi Join"
 	if not {
 		kind = "Right Anti Semi Join"
@@ -501,15 +499,15 @@ func (p *planner) hashSemiJoin(in iter, sel *sqlfront.SelectStmt, not bool) (ite
 
 // seekableKey tells whether an inner table has an index leading with the
 // column c.
-func (p *planner) seekableKey(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) bool {
+func (p *Planner) seekableKey(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) bool {
 	t, ci := p.innerColumn(inner, c)
 	if t == nil {
 		return false
 	}
-	for _, ix := range t.indexes {
-		lead := t.pk[0]
-		if ix.id != 1 {
-			lead = ix.keyCols[0]
+	for _, ix := range t.Indexes {
+		lead := t.PK[0]
+		if ix.ID != 1 {
+			lead = ix.KeyCols[0]
 		}
 		if lead == ci {
 			return true

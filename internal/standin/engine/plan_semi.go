@@ -1,9 +1,7 @@
-package standin
+package engine
 
 import (
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -20,18 +18,18 @@ const lookupOuterRows = 50
 // correlated column key is nonclustered and lacks a column the subquery's
 // other predicates (rest) read from the same table: each seek would be
 // followed by key lookups into the clustered index.
-func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sqlfront.ColRef, rest []sqlfront.Expr) bool {
+func (p *Planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sqlfront.ColRef, rest []sqlfront.Expr) bool {
 	alias := strings.ToLower(key.Parts[len(key.Parts)-2])
 	t, ci := p.innerColumn(inner, key)
 	if t == nil {
 		return false
 	}
-	var ix *index
-	for _, cand := range t.indexes {
-		if cand.id == 1 && t.pk[0] == ci {
+	var ix *Index
+	for _, cand := range t.Indexes {
+		if cand.ID == 1 && t.PK[0] == ci {
 			return false // the clustered index itself: no lookups
 		}
-		if cand.id != 1 && cand.keyCols[0] == ci && ix == nil {
+		if cand.ID != 1 && cand.KeyCols[0] == ci && ix == nil {
 			ix = cand
 		}
 	}
@@ -39,15 +37,15 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 		return false
 	}
 	covered := map[int]bool{}
-	for _, c := range append(append([]int{}, ix.keyCols...), t.pk...) {
+	for _, c := range append(append([]int{}, ix.KeyCols...), t.PK...) {
 		covered[c] = true
 	}
 	for _, e := range rest {
-		for _, c := range engine.ColRefsOf(e) {
+		for _, c := range ColRefsOf(e) {
 			if len(c.Parts) > 1 && strings.ToLower(c.Parts[len(c.Parts)-2]) != alias {
 				continue
 			}
-			if j := t.column(c.Parts[len(c.Parts)-1]); j >= 0 && !covered[j] {
+			if j := t.Column(c.Parts[len(c.Parts)-1]); j >= 0 && !covered[j] {
 				return true
 			}
 		}
@@ -58,14 +56,14 @@ func (p *planner) seekNeedsLookups(inner map[string]*sqlfront.TableName, key *sq
 // innerColumn resolves the qualified column c of a subquery's FROM tables
 // (inner, by alias) to its table and column position; nil when c names
 // no table there.
-func (p *planner) innerColumn(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) (*table, int) {
+func (p *Planner) innerColumn(inner map[string]*sqlfront.TableName, c *sqlfront.ColRef) (*Table, int) {
 	tn := inner[strings.ToLower(c.Parts[len(c.Parts)-2])]
 	if tn == nil {
 		return nil, -1
 	}
-	t, _, err := p.x.resolveTable(tn.Parts)
+	t, _, err := p.x.ResolveTable(tn.Parts)
 	if err != nil || t == nil {
 		return nil, -1
 	}
-	return t, t.column(c.Parts[len(c.Parts)-1])
+	return t, t.Column(c.Parts[len(c.Parts)-1])
 }

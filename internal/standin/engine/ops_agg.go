@@ -1,12 +1,10 @@
-package standin
+package engine
 
 import (
 	"math"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -42,31 +40,31 @@ type strAggItem struct {
 }
 
 type aggIter struct {
-	n      *planNode
-	in     iter
+	n      *PlanNode
+	in     Iter
 	groups []sqlfront.Expr
 	aggs   []*aggSpec
 	sets   [][]int // nil: one set of all groups
-	schema *engine.Relation
+	schema *Relation
 	scalar bool
 
-	out   []*tuple
+	out   []*Tuple
 	i     int
 	bytes int64
 }
 
-func (a *aggIter) node() *planNode { return a.n }
+func (a *aggIter) Node() *PlanNode { return a.n }
 
 // planAggregation plans GROUP BY, the aggregates and HAVING; the result's
 // schema maps every grouping expression and aggregate of the select list,
 // HAVING and ORDER BY to its column.
-func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outItem) (iter, *sqlfront.SQLError) {
-	src := in.node().schema
+func (p *Planner) planAggregation(s *sqlfront.SelectStmt, in Iter, items []outItem) (Iter, *sqlfront.SQLError) {
+	src := in.Node().Schema
 	for _, g := range s.GroupBy {
-		if err := p.resolves(g, src); err != nil {
+		if err := p.Resolves(g, src); err != nil {
 			return nil, err
 		}
-		if len(engine.AggregatesOf(g)) > 0 {
+		if len(AggregatesOf(g)) > 0 {
 			return nil, sqlfront.NewError(144, 15, "Cannot use an aggregate or a subquery in an expression used for the group by list of a GROUP BY clause.")
 		}
 	}
@@ -80,28 +78,28 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 	for _, o := range s.OrderBy {
 		exprs = append(exprs, o.Expr)
 	}
-	out := &engine.Relation{Subst: map[sqlfront.Expr]int{}}
+	out := &Relation{Subst: map[sqlfront.Expr]int{}}
 	groupKeys := map[string]int{}
 	for i, g := range s.GroupBy {
-		col := engine.RelCol{Typ: p.typeOf(g, src)}
+		col := RelCol{Typ: p.typeOf(g, src)}
 		if c, ok := g.(*sqlfront.ColRef); ok {
 			if j, _ := src.LookupRef(c); j >= 0 {
 				col = src.Cols[j]
 			}
 		}
 		out.Cols = append(out.Cols, col)
-		groupKeys[engine.Shape(g, src)] = i
+		groupKeys[Shape(g, src)] = i
 	}
 	aggKeys := map[string]int{}
 	var aggs []*aggSpec
 	var bindErr *sqlfront.SQLError
 	for _, e := range exprs {
-		engine.Visit(e, func(n sqlfront.Expr) bool {
+		Visit(e, func(n sqlfront.Expr) bool {
 			if bindErr != nil {
 				return false
 			}
 			if _, isLit := n.(*sqlfront.Literal); !isLit {
-				if gi, ok := groupKeys[engine.Shape(n, src)]; ok {
+				if gi, ok := groupKeys[Shape(n, src)]; ok {
 					out.Subst[n] = gi
 					return false
 				}
@@ -111,13 +109,13 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 				return true
 			}
 			switch {
-			case engine.IsAggregateName(f.Name):
+			case IsAggregateName(f.Name):
 				for _, a := range f.Args {
-					if len(engine.AggregatesOf(a)) > 0 || engine.HasSubquery(a) {
+					if len(AggregatesOf(a)) > 0 || HasSubquery(a) {
 						bindErr = sqlfront.NewError(130, 16, "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.")
 						return false
 					}
-					if err := p.resolves(a, src); err != nil {
+					if err := p.Resolves(a, src); err != nil {
 						bindErr = err
 						return false
 					}
@@ -130,7 +128,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			default:
 				return true
 			}
-			k := engine.Shape(f, src)
+			k := Shape(f, src)
 			if i, ok := aggKeys[k]; ok {
 				out.Subst[n] = i
 				return false
@@ -139,7 +137,7 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 			if f.Name == "GROUPING" || f.Name == "GROUPING_ID" {
 				spec.isGroup = true
 				for _, a := range f.Args {
-					gi, ok := groupKeys[engine.Shape(a, src)]
+					gi, ok := groupKeys[Shape(a, src)]
 					if !ok {
 						bindErr = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", exprText(a))
 						return false
@@ -147,16 +145,16 @@ func (p *planner) planAggregation(s *sqlfront.SelectStmt, in iter, items []outIt
 					spec.grouping = append(spec.grouping, gi)
 				}
 				if f.Name == "GROUPING" {
-					spec.typ = engine.TTinyInt
+					spec.typ = TTinyInt
 				} else {
-					spec.typ = engine.TInt
+					spec.typ = TInt
 				}
 			}
 			idx := len(out.Cols)
 			aggKeys[k] = idx
 			out.Subst[n] = idx
 			aggs = append(aggs, spec)
-			out.Cols = append(out.Cols, engine.RelCol{Typ: spec.typ})
+			out.Cols = append(out.Cols, RelCol{Typ: spec.typ})
 			return false
 		})
 		if bindErr != nil {
@@ -197,17 +195,17 @@ func checkAggArgs(f *sqlfront.FuncCall) *sqlfront.SQLError {
 
 // checkGroupedRefs rejects columns used outside aggregates that are not
 // grouped (Msg 8120, or 8121 in HAVING).
-func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *engine.Relation) *sqlfront.SQLError {
+func (p *Planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out, src *Relation) *sqlfront.SQLError {
 	check := func(e sqlfront.Expr, having bool) *sqlfront.SQLError {
 		var bad *sqlfront.ColRef
-		engine.Visit(e, func(n sqlfront.Expr) bool {
+		Visit(e, func(n sqlfront.Expr) bool {
 			if _, ok := out.Subst[n]; ok {
 				return false
 			}
 			if _, ok := n.(*sqlfront.WindowExpr); ok {
 				// a window function's own columns are checked as select items
 				for _, pe := range n.(*sqlfront.WindowExpr).PartitionBy {
-					engine.Visit(pe, func(m sqlfront.Expr) bool {
+					Visit(pe, func(m sqlfront.Expr) bool {
 						if _, ok := out.Subst[m]; ok {
 							return false
 						}
@@ -235,7 +233,7 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 		if having {
 			return sqlfront.NewError(8121, 16, "Column '%s' is invalid in the HAVING clause because it is not contained in either an aggregate function or the GROUP BY clause.", name)
 		}
-		return engine.ErrNotInGroupBy(name)
+		return ErrNotInGroupBy(name)
 	}
 	for _, it := range items {
 		if err := check(it.e, false); err != nil {
@@ -251,9 +249,9 @@ func (p *planner) checkGroupedRefs(items []outItem, s *sqlfront.SelectStmt, out,
 }
 
 // aggregateOp chooses the aggregate operator.
-func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *engine.Relation) iter {
+func (p *Planner) aggregateOp(in Iter, groups []sqlfront.Expr, aggs []*aggSpec, sets [][]int, kind string, out *Relation) Iter {
 	a := &aggIter{in: in, groups: groups, aggs: aggs, sets: sets, schema: out, scalar: len(groups) == 0 && sets == nil}
-	src := in.node().schema
+	src := in.Node().Schema
 	stream := a.scalar
 	if !stream && sets == nil {
 		var keys []sortKey
@@ -295,7 +293,7 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 		}
 		stream = true
 	}
-	if p.parallel && !stream {
+	if p.Parallel && !stream {
 		var keys []int
 		for _, g := range groups {
 			if c, ok := g.(*sqlfront.ColRef); ok {
@@ -312,34 +310,34 @@ func (p *planner) aggregateOp(in iter, groups []sqlfront.Expr, aggs []*aggSpec, 
 		phys = "Stream Aggregate"
 	}
 	n := p.newNode(phys, "Aggregate", out, in)
-	inRows := in.node().estRows
+	inRows := in.Node().EstRows
 	switch {
 	case a.scalar:
-		n.estRows = 1
+		n.EstRows = 1
 	default:
-		n.estRows = math.Max(1, p.groupEstimate(in, groups))
+		n.EstRows = math.Max(1, p.groupEstimate(in, groups))
 		if sets != nil {
-			n.estRows *= float64(len(sets))
+			n.EstRows *= float64(len(sets))
 		}
 	}
-	n.estCPU = 0.0000011*inRows + 0.00001
+	n.EstCPU = 0.0000011*inRows + 0.00001
 	if !stream {
-		n.estCPU += 0.0178
-		n.memory = true
-		n.estMemKB = int64(n.estRows*float64(rowSizeOf(out)+32)/1024) + 1
+		n.EstCPU += 0.0178
+		n.Memory = true
+		n.EstMemKB = int64(n.EstRows*float64(rowSizeOf(out)+32)/1024) + 1
 	}
-	n.subtreeCost = in.node().subtreeCost + n.estCPU
-	n.parallel = p.parallel && !stream
+	n.SubtreeCost = in.Node().SubtreeCost + n.EstCPU
+	n.parallel = p.Parallel && !stream
 	a.n = n
-	n.details = a.showplan
+	n.Details = a.Showplan
 	return a
 }
 
 // groupEstimate guesses the number of groups: the product of the grouping
 // columns' distinct counts, capped by the input rows.
-func (p *planner) groupEstimate(in iter, groups []sqlfront.Expr) float64 {
+func (p *Planner) groupEstimate(in Iter, groups []sqlfront.Expr) float64 {
 	est := 1.0
-	inRows := math.Max(in.node().estRows, 1)
+	inRows := math.Max(in.Node().EstRows, 1)
 	for _, g := range groups {
 		d := math.Sqrt(inRows)
 		if c, ok := g.(*sqlfront.ColRef); ok {
@@ -354,22 +352,22 @@ func (p *planner) groupEstimate(in iter, groups []sqlfront.Expr) float64 {
 
 // baseDistinct finds a column's distinct count when it comes straight
 // from a base table scan below.
-func (p *planner) baseDistinct(in iter, c *sqlfront.ColRef) float64 {
+func (p *Planner) baseDistinct(in Iter, c *sqlfront.ColRef) float64 {
 	var found float64
-	var walk func(it *planNode)
-	walk = func(n *planNode) {
-		if n.ix != nil && found == 0 {
-			if i, _ := n.schema.LookupRef(c); i >= 0 {
-				if ti := n.ix.tbl.column(n.schema.Cols[i].Name); ti >= 0 {
-					found = p.x.tableStats(n.ix.tbl).distinct[ti]
+	var walk func(it *PlanNode)
+	walk = func(n *PlanNode) {
+		if n.Index != nil && found == 0 {
+			if i, _ := n.Schema.LookupRef(c); i >= 0 {
+				if ti := n.Index.Tbl.Column(n.Schema.Cols[i].Name); ti >= 0 {
+					found = tableStats(p.x, n.Index.Tbl).distinct[ti]
 				}
 			}
 		}
-		for _, ch := range n.children {
+		for _, ch := range n.Children {
 			walk(ch)
 		}
 	}
-	walk(in.node())
+	walk(in.Node())
 	return found
 }
 
@@ -381,7 +379,7 @@ type aggGroup struct {
 	thread int
 }
 
-func (a *aggIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (a *aggIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	a.out, a.i, a.bytes = nil, 0, 0
 	sets := a.sets
 	if sets == nil {
@@ -395,30 +393,30 @@ func (a *aggIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	if err != nil {
 		return err
 	}
-	r.x.memoryUse(r, a.n, int64(len(order)))
+	memoryUse(r.X, r, a.n, int64(len(order)))
 	return a.emit(order, sets)
 }
 
 // consume reads the input into groups of every grouping set.
-func (a *aggIter) consume(r *runCtx, outer *engine.EvalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
-	if err := r.open(a.in, outer); err != nil {
+func (a *aggIter) consume(r *RunCtx, outer *EvalEnv, sets [][]int) ([]*aggGroup, *sqlfront.SQLError) {
+	if err := r.Open(a.in, outer); err != nil {
 		return nil, err
 	}
-	defer r.close(a.in)
-	src := a.in.node().schema
-	env := &engine.EvalEnv{X: r.x, Rel: src, Outer: outer}
+	defer r.Close(a.in)
+	src := a.in.Node().Schema
+	env := &EvalEnv{X: r.X, Rel: src, Outer: outer}
 	index := map[string]*aggGroup{}
 	var order []*aggGroup
 	gvals := make([]any, len(a.groups))
 	for {
-		t, err := r.next(a.in)
+		t, err := r.Next(a.in)
 		if err != nil {
 			return nil, err
 		}
 		if t == nil {
 			break
 		}
-		env.Row, env.Srcs = t.vals, t.srcs
+		env.Row, env.Srcs = t.Vals, t.Srcs
 		for i, g := range a.groups {
 			v, err := env.Eval(g)
 			if err != nil {
@@ -440,8 +438,8 @@ func (a *aggIter) consume(r *runCtx, outer *engine.EvalEnv, sets [][]int) ([]*ag
 				}
 				index[k] = g
 				order = append(order, g)
-				kt := &tuple{vals: g.keys}
-				if err := r.hold(kt); err != nil {
+				kt := &Tuple{Vals: g.keys}
+				if err := r.Hold(kt); err != nil {
 					return nil, err
 				}
 				a.bytes += tupleBytes(kt)
@@ -507,12 +505,12 @@ func (a *aggIter) emit(order []*aggGroup, sets [][]int) *sqlfront.SQLError {
 			}
 			vals[col] = v
 		}
-		a.out = append(a.out, &tuple{vals: vals, thread: g.thread})
+		a.out = append(a.out, &Tuple{Vals: vals, thread: g.thread})
 	}
 	return nil
 }
 
-func (a *aggIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (a *aggIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if a.i >= len(a.out) {
 		return nil, nil
 	}
@@ -520,13 +518,13 @@ func (a *aggIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	return a.out[a.i-1], nil
 }
 
-func (a *aggIter) close(r *runCtx) {
+func (a *aggIter) Close(r *RunCtx) {
 	r.release(int64(len(a.out)), a.bytes)
 	a.out = nil
 }
 
 // add folds one input row into the accumulator.
-func (acc *aggAcc) add(env *engine.EvalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
+func (acc *aggAcc) add(env *EvalEnv, f *sqlfront.FuncCall) *sqlfront.SQLError {
 	if f.Star {
 		acc.count++
 		return nil
@@ -558,7 +556,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 		return nil
 	}
 	if f.Distinct {
-		k := strings.ToUpper(engine.JoinKey(v))
+		k := strings.ToUpper(JoinKey(v))
 		if acc.seen == nil {
 			acc.seen = map[string]bool{}
 		}
@@ -581,7 +579,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 		case bool:
 			return sqlfront.NewError(8117, 16, "Operand data type bit is invalid for %s operator.", strings.ToLower(f.Name))
 		default:
-			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", engine.TypeOfValue(v), strings.ToLower(f.Name))
+			return sqlfront.NewError(8117, 16, "Operand data type %s is invalid for %s operator.", TypeOfValue(v), strings.ToLower(f.Name))
 		}
 		acc.sumF += x
 		d := x - acc.mean
@@ -592,7 +590,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 			acc.best = v
 			return nil
 		}
-		c, err := engine.CompareValues(v, acc.best)
+		c, err := CompareValues(v, acc.best)
 		if err != nil {
 			return err
 		}
@@ -600,7 +598,7 @@ func (acc *aggAcc) addValue(v any, f *sqlfront.FuncCall, keys []any) *sqlfront.S
 			acc.best = v
 		}
 	case "STRING_AGG":
-		acc.strs = append(acc.strs, strAggItem{v: engine.ValueString(v), keys: keys})
+		acc.strs = append(acc.strs, strAggItem{v: ValueString(v), keys: keys})
 	}
 	return nil
 }
@@ -620,7 +618,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 		}
 		if acc.isF || spec.typ.Kind == sqlfront.TypeFloat || spec.typ.Kind == sqlfront.TypeDecimal {
 			if spec.typ.Kind == sqlfront.TypeDecimal {
-				return engine.RoundHalfAway(acc.sumF, spec.typ.Scale), nil
+				return RoundHalfAway(acc.sumF, spec.typ.Scale), nil
 			}
 			return acc.sumF, nil
 		}
@@ -636,7 +634,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 			return acc.sumF / float64(acc.count), nil
 		}
 		if spec.typ.Kind == sqlfront.TypeDecimal {
-			return engine.RoundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
+			return RoundHalfAway(acc.sumF/float64(acc.count), spec.typ.Scale), nil
 		}
 		return acc.sumI / acc.count, nil
 	case "STDEV", "VAR":
@@ -678,7 +676,7 @@ func (acc *aggAcc) result(spec *aggSpec) (any, *sqlfront.SQLError) {
 		}
 		sep := ""
 		if lit, ok := f.Args[1].(*sqlfront.Literal); ok {
-			sep = engine.ValueString(lit.V)
+			sep = ValueString(lit.V)
 		}
 		parts := make([]string, len(acc.strs))
 		for i, s := range acc.strs {
@@ -698,24 +696,24 @@ func compareNullsFirst(a, b any) int {
 	case b == nil:
 		return 1
 	}
-	c, _ := engine.CompareValues(a, b)
+	c, _ := CompareValues(a, b)
 	return c
 }
 
 // distinctIter returns each distinct row of its first n columns once, as
 // rows arrive (Hash Match Flow Distinct).
 type distinctIter struct {
-	n     *planNode
-	in    iter
+	n     *PlanNode
+	in    Iter
 	width int
 	seen  map[string]bool
 	bytes int64
 }
 
-func (d *distinctIter) node() *planNode { return d.n }
+func (d *distinctIter) Node() *PlanNode { return d.n }
 
-func (p *planner) planDistinct(in iter, visible int) (iter, *sqlfront.SQLError) {
-	for _, c := range in.node().schema.Cols[visible:] {
+func (p *Planner) planDistinct(in Iter, visible int) (Iter, *sqlfront.SQLError) {
+	for _, c := range in.Node().Schema.Cols[visible:] {
 		if c.Hidden {
 			return nil, sqlfront.NewError(145, 15, "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.")
 		}
@@ -723,38 +721,38 @@ func (p *planner) planDistinct(in iter, visible int) (iter, *sqlfront.SQLError) 
 	return p.distinctOp(in, visible), nil
 }
 
-func (p *planner) distinctOp(in iter, width int) iter {
-	n := p.newNode("Hash Match", "Flow Distinct", in.node().schema, in)
-	n.estRows = math.Max(1, in.node().estRows*0.5)
-	n.estCPU = 0.0178 + 0.0000011*in.node().estRows
-	n.subtreeCost = in.node().subtreeCost + n.estCPU
-	n.memory = true
-	n.estMemKB = int64(n.estRows*float64(rowSizeOf(in.node().schema)+24)/1024) + 1
+func (p *Planner) distinctOp(in Iter, width int) Iter {
+	n := p.newNode("Hash Match", "Flow Distinct", in.Node().Schema, in)
+	n.EstRows = math.Max(1, in.Node().EstRows*0.5)
+	n.EstCPU = 0.0178 + 0.0000011*in.Node().EstRows
+	n.SubtreeCost = in.Node().SubtreeCost + n.EstCPU
+	n.Memory = true
+	n.EstMemKB = int64(n.EstRows*float64(rowSizeOf(in.Node().Schema)+24)/1024) + 1
 	d := &distinctIter{n: n, in: in, width: width}
-	n.details = d.showplan
+	n.Details = d.Showplan
 	return d
 }
 
-func (d *distinctIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (d *distinctIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	d.seen, d.bytes = map[string]bool{}, 0
-	return r.open(d.in, outer)
+	return r.Open(d.in, outer)
 }
 
-func (d *distinctIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (d *distinctIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	for {
-		t, err := r.next(d.in)
+		t, err := r.Next(d.in)
 		if err != nil || t == nil {
 			if t == nil && err == nil {
-				r.x.memoryUse(r, d.n, int64(len(d.seen)))
+				memoryUse(r.X, r, d.n, int64(len(d.seen)))
 			}
 			return nil, err
 		}
-		k := groupKey(t.vals[:d.width])
+		k := groupKey(t.Vals[:d.width])
 		if d.seen[k] {
 			continue
 		}
 		d.seen[k] = true
-		if err := r.hold(t); err != nil {
+		if err := r.Hold(t); err != nil {
 			return nil, err
 		}
 		d.bytes += tupleBytes(t)
@@ -762,10 +760,10 @@ func (d *distinctIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	}
 }
 
-func (d *distinctIter) close(r *runCtx) {
+func (d *distinctIter) Close(r *RunCtx) {
 	r.release(int64(len(d.seen)), d.bytes)
 	d.seen = nil
-	r.close(d.in)
+	r.Close(d.in)
 }
 
 // groupKey is the grouping key of values: equal as GROUP BY and DISTINCT
@@ -776,7 +774,7 @@ func groupKey(vals []any) string {
 		if v == nil {
 			kb.WriteString("\x01")
 		} else {
-			kb.WriteString(strings.ToUpper(engine.JoinKey(v)))
+			kb.WriteString(strings.ToUpper(JoinKey(v)))
 		}
 		kb.WriteByte(0)
 	}

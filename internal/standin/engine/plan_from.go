@@ -1,9 +1,7 @@
-package standin
+package engine
 
 import (
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -19,37 +17,37 @@ type fromLeaf struct {
 	idx     int
 	qual    string
 	ref     sqlfront.TableRef
-	rel     *engine.Relation // its columns
-	tbl     *table           // base table, else nil
+	rel     *Relation // its columns
+	tbl     *Table    // base table, else nil
 	tn      *sqlfront.TableName
-	src     iter // planned source for derived tables, CTEs, functions, views
+	src     Iter // planned source for derived tables, CTEs, functions, views
 	applied bool // the right side of an APPLY: planned per join with the left in scope
 }
 
 type fromCtx struct {
 	leaves []*fromLeaf
 	byRef  map[sqlfront.TableRef]*fromLeaf
-	all    *engine.Relation // every leaf's columns, for resolving conjuncts
+	all    *Relation // every leaf's columns, for resolving conjuncts
 }
 
-// planFromWhere plans the FROM clause and the WHERE predicate.
-func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLError) {
+// PlanFromWhere plans the FROM clause and the WHERE predicate.
+func (p *Planner) PlanFromWhere(s *sqlfront.SelectStmt) (Iter, *sqlfront.SQLError) {
 	if s.From == nil {
-		var in iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &engine.Relation{}), rows: [][]any{{}}}
-		in.node().estRows = 1
+		var in Iter = &constIter{n: p.newNode("Constant Scan", "Constant Scan", &Relation{}), rows: [][]any{{}}}
+		in.Node().EstRows = 1
 		if s.Where != nil {
-			return p.planWhereRest(in, engine.Conjuncts(s.Where))
+			return p.planWhereRest(in, Conjuncts(s.Where))
 		}
 		return in, nil
 	}
-	fc := &fromCtx{byRef: map[sqlfront.TableRef]*fromLeaf{}, all: &engine.Relation{}}
+	fc := &fromCtx{byRef: map[sqlfront.TableRef]*fromLeaf{}, all: &Relation{}}
 	if err := p.bindFrom(fc, s.From, false); err != nil {
 		return nil, err
 	}
-	where := engine.Conjuncts(s.Where)
+	where := Conjuncts(s.Where)
 	for _, c := range where {
-		if len(engine.AggregatesOf(c)) > 0 {
-			return nil, engine.ErrAggregateInWhere()
+		if len(AggregatesOf(c)) > 0 {
+			return nil, ErrAggregateInWhere()
 		}
 	}
 	in, rest, err := p.planRef(fc, s.From, where)
@@ -61,7 +59,7 @@ func (p *planner) planFromWhere(s *sqlfront.SelectStmt) (iter, *sqlfront.SQLErro
 
 // planWhereRest applies the conjuncts no table source took: EXISTS and IN
 // subqueries become semi joins, the rest a Filter.
-func (p *planner) planWhereRest(in iter, rest []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) planWhereRest(in Iter, rest []sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	var plain []sqlfront.Expr
 	for _, c := range rest {
 		if semi, ok := p.semiJoinFor(c); ok {
@@ -76,7 +74,7 @@ func (p *planner) planWhereRest(in iter, rest []sqlfront.Expr) (iter, *sqlfront.
 	if len(plain) == 0 {
 		return in, nil
 	}
-	pred := engine.AndAll(plain)
+	pred := AndAll(plain)
 	var err *sqlfront.SQLError
 	if in, err = p.planSubqueries(in, []sqlfront.Expr{pred}); err != nil {
 		return nil, err
@@ -85,7 +83,7 @@ func (p *planner) planWhereRest(in iter, rest []sqlfront.Expr) (iter, *sqlfront.
 }
 
 // bindFrom creates the leaves of a FROM tree and their column lists.
-func (p *planner) bindFrom(fc *fromCtx, ref sqlfront.TableRef, applied bool) *sqlfront.SQLError {
+func (p *Planner) bindFrom(fc *fromCtx, ref sqlfront.TableRef, applied bool) *sqlfront.SQLError {
 	switch r := ref.(type) {
 	case *sqlfront.JoinRef:
 		if err := p.bindFrom(fc, r.Left, applied); err != nil {
@@ -109,7 +107,7 @@ func (p *planner) bindFrom(fc *fromCtx, ref sqlfront.TableRef, applied bool) *sq
 }
 
 // bindLeaf finds what a table source is and its columns.
-func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
+func (p *Planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 	switch r := leaf.ref.(type) {
 	case *sqlfront.TableName:
 		leaf.tn = r
@@ -123,44 +121,47 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 				return p.bindCTE(leaf, b)
 			}
 		}
-		t, view, err := p.x.resolveTable(r.Parts)
+		t, view, err := p.x.ResolveTable(r.Parts)
 		if err != nil {
 			return err
 		}
 		if view != nil {
-			leaf.src = view
-			leaf.rel = requalify(view.node().schema, leaf.qual)
+			n := &PlanNode{Physical: "Constant Scan", Logical: "Constant Scan", Schema: view.Schema, EstRows: float64(max(view.Rows, 1)), EstExecs: 1}
+			it := &tvfIter{n: n, schema: view.Schema, view: view.Read}
+			n.Details = it.Showplan
+			leaf.src = it
+			leaf.rel = requalify(view.Schema, leaf.qual)
 			return nil
 		}
 		leaf.tbl = t
-		leaf.rel = tableSchema(t, leaf.qual)
+		leaf.rel = TableSchema(t, leaf.qual)
 		return nil
 	case *sqlfront.DerivedTable:
 		leaf.qual = strings.ToLower(r.Alias)
 		if leaf.applied {
 			// planned again at the join, with the left side's row in
 			// scope; this plan gives its columns
-			left := &engine.Relation{Cols: append([]engine.RelCol{}, fc.all.Cols...)}
-			src, err := p.planDerived(r, &pscope{rel: left, parent: p.scope})
+			left := &Relation{Cols: append([]RelCol{}, fc.all.Cols...)}
+			src, err := p.planDerived(r, &PScope{Rel: left, Parent: p.Scope})
 			if err != nil {
 				return err
 			}
-			leaf.rel = src.node().schema
+			leaf.rel = src.Node().Schema
 			return nil
 		}
-		src, err := p.planDerived(r, p.scope)
+		src, err := p.planDerived(r, p.Scope)
 		if err != nil {
 			return err
 		}
 		leaf.src = src
-		leaf.rel = src.node().schema
+		leaf.rel = src.Node().Schema
 		return nil
 	case *sqlfront.TableFunc:
 		leaf.qual = strings.ToLower(r.Alias)
 		if leaf.qual == "" {
 			leaf.qual = strings.ToLower(r.Parts[len(r.Parts)-1])
 		}
-		cols, err := p.x.tableFunctionSchema(r)
+		cols, err := p.x.TableFunctionSchema(r)
 		if err != nil {
 			return err
 		}
@@ -170,19 +171,19 @@ func (p *planner) bindLeaf(leaf *fromLeaf, fc *fromCtx) *sqlfront.SQLError {
 	return sqlfront.ErrUnsupported("table source")
 }
 
-// tableSchema is a table's columns under a qualifier.
-func tableSchema(t *table, qual string) *engine.Relation {
-	rel := &engine.Relation{}
-	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: qual}
-	for _, c := range t.columns {
-		rel.Cols = append(rel.Cols, engine.RelCol{Qual: qual, Name: c.Name, Typ: c.Type, Hidden: strings.HasPrefix(c.Name, "%%"), Base: base})
+// TableSchema is a table's columns under a qualifier.
+func TableSchema(t *Table, qual string) *Relation {
+	rel := &Relation{}
+	base := &ColBase{Db: t.DB.Name, Schema: t.Schema, Table: t.Name, Alias: qual}
+	for _, c := range t.Columns {
+		rel.Cols = append(rel.Cols, RelCol{Qual: qual, Name: c.Name, Typ: c.Type, Hidden: strings.HasPrefix(c.Name, "%%"), Base: base})
 	}
 	return rel
 }
 
 // requalify copies a schema under another qualifier.
-func requalify(r *engine.Relation, qual string) *engine.Relation {
-	out := &engine.Relation{}
+func requalify(r *Relation, qual string) *Relation {
+	out := &Relation{}
 	for _, c := range r.Cols {
 		c.Qual = qual
 		out.Cols = append(out.Cols, c)
@@ -201,28 +202,28 @@ func (fc *fromCtx) leavesOf(ref sqlfront.TableRef) []*fromLeaf {
 // refs returns the leaves a conjunct uses (a bit per leaf; outer-scope
 // columns and constants use none), or an error for an unknown or ambiguous
 // column. A conjunct with a subquery is marked with bit 63.
-func (p *planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError) {
+func (p *Planner) refs(fc *fromCtx, e sqlfront.Expr) (uint64, *sqlfront.SQLError) {
 	var mask uint64
-	for _, c := range engine.ColRefsOf(e) {
+	for _, c := range ColRefsOf(e) {
 		i, err := fc.all.LookupRef(c)
 		if err != nil {
 			return 0, err
 		}
 		if i < 0 {
-			if err := p.resolves(c, nil); err != nil {
+			if err := p.Resolves(c, nil); err != nil {
 				return 0, err
 			}
 			continue
 		}
 		mask |= 1 << uint(p.leafOfColumn(fc, i))
 	}
-	if engine.HasSubquery(e) {
+	if HasSubquery(e) {
 		mask |= 1 << 63
 	}
 	return mask, nil
 }
 
-func (p *planner) leafOfColumn(fc *fromCtx, col int) int {
+func (p *Planner) leafOfColumn(fc *fromCtx, col int) int {
 	for _, l := range fc.leaves {
 		if col < len(l.rel.Cols) {
 			return l.idx
@@ -242,7 +243,7 @@ func maskOf(leaves []*fromLeaf) uint64 {
 
 // split divides conjuncts into those whose columns lie within mask (and
 // have no subquery) and the rest.
-func (p *planner) split(fc *fromCtx, conj []sqlfront.Expr, mask uint64) (in, out []sqlfront.Expr, err *sqlfront.SQLError) {
+func (p *Planner) split(fc *fromCtx, conj []sqlfront.Expr, mask uint64) (in, out []sqlfront.Expr, err *sqlfront.SQLError) {
 	for _, c := range conj {
 		m, err := p.refs(fc, c)
 		if err != nil {
@@ -259,7 +260,7 @@ func (p *planner) split(fc *fromCtx, conj []sqlfront.Expr, mask uint64) (in, out
 
 // planRef plans a FROM subtree given the conjuncts that may be applied
 // within it; it returns the conjuncts it could not use.
-func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Expr) (iter, []sqlfront.Expr, *sqlfront.SQLError) {
+func (p *Planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Expr) (Iter, []sqlfront.Expr, *sqlfront.SQLError) {
 	j, ok := ref.(*sqlfront.JoinRef)
 	if !ok {
 		leaf := fc.byRef[ref]
@@ -272,10 +273,10 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 	}
 	leftMask := maskOf(fc.leavesOf(j.Left))
 	rightMask := maskOf(fc.leavesOf(j.Right))
-	on := engine.Conjuncts(j.On)
+	on := Conjuncts(j.On)
 	for _, c := range on {
-		if len(engine.AggregatesOf(c)) > 0 {
-			return nil, nil, engine.ErrAggregateInWhere()
+		if len(AggregatesOf(c)) > 0 {
+			return nil, nil, ErrAggregateInWhere()
 		}
 	}
 	var leftConj, rightConj, joinConj, rest []sqlfront.Expr
@@ -332,12 +333,12 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 		return nil, nil, err
 	}
 	if j.Kind == "APPLY" || j.Kind == "OUTER APPLY" {
-		right, err := p.planApplied(fc, j.Right, left.node().schema, rightConj)
+		right, err := p.planApplied(fc, j.Right, left.Node().Schema, rightConj)
 		if err != nil {
 			return nil, nil, err
 		}
 		kind := map[string]string{"APPLY": "Inner Join", "OUTER APPLY": "Left Outer Join"}[j.Kind]
-		it, err := p.nestedLoops(left, right, kind, engine.AndAll(joinConj), true)
+		it, err := p.nestedLoops(left, right, kind, AndAll(joinConj), true)
 		return it, append(lrest, rest...), err
 	}
 	right, rrest, err := p.planRef(fc, j.Right, rightConj)
@@ -352,17 +353,17 @@ func (p *planner) planRef(fc *fromCtx, ref sqlfront.TableRef, conj []sqlfront.Ex
 
 // planApplied plans the right side of an APPLY with the left side's
 // columns in scope (a correlated table source).
-func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *engine.Relation, conj []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *Relation, conj []sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	leaf := fc.byRef[ref]
 	q := p.child(left)
-	var src iter
+	var src Iter
 	var err *sqlfront.SQLError
 	switch r := ref.(type) {
 	case *sqlfront.DerivedTable:
-		src, err = q.planDerived(r, q.scope)
+		src, err = q.planDerived(r, q.Scope)
 	case *sqlfront.TableFunc:
 		src = &tvfIter{n: q.newNode("Table-valued function", "Table-valued function", leaf.rel), f: r, schema: leaf.rel}
-		src.node().estRows = 10
+		src.Node().EstRows = 10
 	default:
 		src, err = q.planLeaf(leaf, nil)
 	}
@@ -370,26 +371,26 @@ func (p *planner) planApplied(fc *fromCtx, ref sqlfront.TableRef, left *engine.R
 		return nil, err
 	}
 	if len(conj) > 0 {
-		return q.filterOp(src, engine.AndAll(conj))
+		return q.filterOp(src, AndAll(conj))
 	}
 	return src, nil
 }
 
 // planDerived plans a derived table or VALUES constructor.
-func (p *planner) planDerived(d *sqlfront.DerivedTable, scope *pscope) (iter, *sqlfront.SQLError) {
-	q := &planner{x: p.x, r: p.r, scope: scope, ctes: p.ctes, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
+func (p *Planner) planDerived(d *sqlfront.DerivedTable, scope *PScope) (Iter, *sqlfront.SQLError) {
+	q := &Planner{x: p.x, r: p.r, Scope: scope, ctes: p.ctes, Opts: p.Opts, subTypes: p.subTypes, StmtRoot: p.StmtRoot}
 	qual := strings.ToLower(d.Alias)
 	if d.Sel == nil {
 		return q.valuesSource(d, qual)
 	}
-	it, schema, visible, err := q.planQuery(d.Sel)
+	it, schema, visible, err := q.PlanQuery(d.Sel)
 	if err != nil {
 		return nil, err
 	}
 	if q.correlated {
 		p.correlated = true
 	}
-	out := &engine.Relation{}
+	out := &Relation{}
 	for i := 0; i < visible; i++ {
 		c := schema.Cols[i]
 		c.Qual = qual
@@ -404,34 +405,34 @@ func (p *planner) planDerived(d *sqlfront.DerivedTable, scope *pscope) (iter, *s
 	if len(d.Columns) > 0 && len(d.Columns) != visible {
 		return nil, sqlfront.NewError(8158, 16, "'%s' has more columns than were specified in the column list.", d.Alias)
 	}
-	return &renameIter{in: it, n: it.node(), schema: out}, nil
+	return &renameIter{in: it, n: it.Node(), schema: out}, nil
 }
 
 // valuesSource plans (VALUES …) AS v(cols) as a Constant Scan.
-func (p *planner) valuesSource(d *sqlfront.DerivedTable, qual string) (iter, *sqlfront.SQLError) {
-	out := &engine.Relation{}
+func (p *Planner) valuesSource(d *sqlfront.DerivedTable, qual string) (Iter, *sqlfront.SQLError) {
+	out := &Relation{}
 	for i := range d.Columns {
 		var t sqlfront.SQLType
 		for _, row := range d.Values {
 			if i < len(row) {
-				if err := p.resolves(row[i], nil); err != nil {
+				if err := p.Resolves(row[i], nil); err != nil {
 					return nil, err
 				}
-				t = engine.WiderType(t, p.typeOf(row[i], nil), row[i])
+				t = WiderType(t, p.typeOf(row[i], nil), row[i])
 			}
 		}
 		if t.Kind == 0 {
-			t = engine.TInt
+			t = TInt
 		}
-		out.Cols = append(out.Cols, engine.RelCol{Qual: qual, Name: d.Columns[i], Typ: t})
+		out.Cols = append(out.Cols, RelCol{Qual: qual, Name: d.Columns[i], Typ: t})
 	}
 	n := p.newNode("Constant Scan", "Constant Scan", out)
-	n.estRows = float64(len(d.Values))
+	n.EstRows = float64(len(d.Values))
 	return &valuesIter{n: n, rows: d.Values, schema: out}, nil
 }
 
 // planLeaf plans one table source with the conjuncts that only it uses.
-func (p *planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	if leaf.tbl != nil {
 		return p.accessPath(leaf, local)
 	}
@@ -440,10 +441,10 @@ func (p *planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfro
 		switch r := leaf.ref.(type) {
 		case *sqlfront.TableFunc:
 			src = &tvfIter{n: p.newNode("Table-valued function", "Table-valued function", leaf.rel), f: r, schema: leaf.rel}
-			src.node().estRows = 10
+			src.Node().EstRows = 10
 		case *sqlfront.DerivedTable:
 			var err *sqlfront.SQLError
-			if src, err = p.planDerived(r, p.scope); err != nil {
+			if src, err = p.planDerived(r, p.Scope); err != nil {
 				return nil, err
 			}
 		case *sqlfront.TableName:
@@ -458,16 +459,16 @@ func (p *planner) planLeaf(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfro
 	if src == nil {
 		return nil, sqlfront.ErrUnsupported("table source")
 	}
-	if !sameSchema(src.node().schema, leaf.rel) {
-		src = &renameIter{in: src, n: src.node(), schema: leaf.rel}
+	if !sameSchema(src.Node().Schema, leaf.rel) {
+		src = &renameIter{in: src, n: src.Node(), schema: leaf.rel}
 	}
 	if len(local) > 0 {
-		return p.filterOp(src, engine.AndAll(local))
+		return p.filterOp(src, AndAll(local))
 	}
 	return src, nil
 }
 
-func sameSchema(a, b *engine.Relation) bool {
+func sameSchema(a, b *Relation) bool {
 	if a == b {
 		return true
 	}
@@ -485,7 +486,7 @@ func sameSchema(a, b *engine.Relation) bool {
 // impliedPredicates derives, for inner joins, a.x op c from b.y op c and
 // a.x = b.y (SQL Server's implied predicates), so that both sides of a join
 // on the key can seek the same range.
-func (p *planner) impliedPredicates(fc *fromCtx, conj []sqlfront.Expr) []sqlfront.Expr {
+func (p *Planner) impliedPredicates(fc *fromCtx, conj []sqlfront.Expr) []sqlfront.Expr {
 	type pair struct{ a, b *sqlfront.ColRef }
 	var eqs []pair
 	for _, c := range conj {
@@ -573,4 +574,4 @@ func flipOp(op string) string {
 	return op
 }
 
-func hasColumns(e sqlfront.Expr) bool { return len(engine.ColRefsOf(e)) > 0 || engine.HasSubquery(e) }
+func hasColumns(e sqlfront.Expr) bool { return len(ColRefsOf(e)) > 0 || HasSubquery(e) }

@@ -1,9 +1,7 @@
-package standin
+package engine
 
 import (
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -17,23 +15,25 @@ import (
 // and for scalar aggregates, hash aggregates otherwise; a Sort only where
 // the input is not already in the required order.
 
-type planner struct {
-	x          *execCtx
-	r          *runCtx
-	scope      *pscope // the enclosing queries' scopes (correlation)
+// Planner plans one statement for the request that runs it (Exec): it
+// binds names, estimates rows from statistics and chooses the operators.
+type Planner struct {
+	x          Exec
+	r          *RunCtx
+	Scope      *PScope // the enclosing queries' scopes (correlation)
 	ctes       []map[string]*cteBinding
-	opts       sqlfront.QueryOptions
+	Opts       sqlfront.QueryOptions
 	correlated bool // a column resolved in an enclosing query's scope
-	subTypes   map[*sqlfront.SelectStmt]*engine.Relation
-	parallel   bool
+	subTypes   map[*sqlfront.SelectStmt]*Relation
+	Parallel   bool
 	itemPos    []int         // output position of each select item of the spec being planned
-	stmtRoot   sqlfront.Stmt // the statement being planned (for the columns a query uses)
+	StmtRoot   sqlfront.Stmt // the statement being planned (for the columns a query uses)
 }
 
-// pscope is one level of name resolution at plan time.
-type pscope struct {
-	rel    *engine.Relation
-	parent *pscope
+// PScope is one level of name resolution at plan time.
+type PScope struct {
+	Rel    *Relation
+	Parent *PScope
 }
 
 // cteBinding is a WITH name visible to the query.
@@ -41,37 +41,38 @@ type cteBinding struct {
 	def       *sqlfront.CTEDef
 	recursive bool
 	working   *recursiveWork // set while the recursive member is planned
-	schema    *engine.Relation
+	schema    *Relation
 }
 
-func newPlanner(x *execCtx, r *runCtx) *planner {
-	return &planner{x: x, r: r, subTypes: map[*sqlfront.SelectStmt]*engine.Relation{}}
+// NewPlanner starts planning a statement that r will run.
+func NewPlanner(x Exec, r *RunCtx) *Planner {
+	return &Planner{x: x, r: r, subTypes: map[*sqlfront.SelectStmt]*Relation{}}
 }
 
 // child returns a planner for a subquery: it sees the enclosing scope.
-func (p *planner) child(outer *engine.Relation) *planner {
-	q := &planner{x: p.x, r: p.r, ctes: p.ctes, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
-	q.scope = &pscope{rel: outer, parent: p.scope}
+func (p *Planner) child(outer *Relation) *Planner {
+	q := &Planner{x: p.x, r: p.r, ctes: p.ctes, Opts: p.Opts, subTypes: p.subTypes, StmtRoot: p.StmtRoot}
+	q.Scope = &PScope{Rel: outer, Parent: p.Scope}
 	return q
 }
 
-func (p *planner) scopeFor(rel *engine.Relation) *pscope {
-	return &pscope{rel: rel, parent: p.scope}
+func (p *Planner) scopeFor(rel *Relation) *PScope {
+	return &PScope{Rel: rel, Parent: p.Scope}
 }
 
-func (p *planner) newNode(physical, logical string, schema *engine.Relation, children ...iter) *planNode {
-	n := &planNode{physical: physical, logical: logical, schema: schema, estExecs: 1}
+func (p *Planner) newNode(physical, logical string, schema *Relation, children ...Iter) *PlanNode {
+	n := &PlanNode{Physical: physical, Logical: logical, Schema: schema, EstExecs: 1}
 	for _, c := range children {
-		n.children = append(n.children, c.node())
+		n.Children = append(n.Children, c.Node())
 	}
 	return n
 }
 
-// resolves checks, at plan time, that every column e references exists in
+// Resolves checks, at plan time, that every column e references exists in
 // rel or an enclosing scope (Msg 207/209), noting outer references.
-func (p *planner) resolves(e sqlfront.Expr, rel *engine.Relation) *sqlfront.SQLError {
+func (p *Planner) Resolves(e sqlfront.Expr, rel *Relation) *sqlfront.SQLError {
 	var refs []*sqlfront.ColRef
-	engine.Visit(e, func(n sqlfront.Expr) bool {
+	Visit(e, func(n sqlfront.Expr) bool {
 		if rel != nil && rel.Subst != nil {
 			if _, ok := rel.Subst[n]; ok {
 				return false
@@ -84,11 +85,11 @@ func (p *planner) resolves(e sqlfront.Expr, rel *engine.Relation) *sqlfront.SQLE
 	})
 	for _, c := range refs {
 		found := false
-		for s, depth := p.scopeFor(rel), 0; s != nil; s, depth = s.parent, depth+1 {
-			if s.rel == nil {
+		for s, depth := p.scopeFor(rel), 0; s != nil; s, depth = s.Parent, depth+1 {
+			if s.Rel == nil {
 				continue
 			}
-			i, err := s.rel.LookupRef(c)
+			i, err := s.Rel.LookupRef(c)
 			if err != nil {
 				return err
 			}
@@ -101,16 +102,16 @@ func (p *planner) resolves(e sqlfront.Expr, rel *engine.Relation) *sqlfront.SQLE
 			}
 		}
 		if !found {
-			return engine.ErrInvalidColumn(strings.Join(c.Parts, "."))
+			return ErrInvalidColumn(strings.Join(c.Parts, "."))
 		}
 	}
 	return nil
 }
 
-// planQuery plans a query expression. It returns the root operator, its
+// PlanQuery plans a query expression. It returns the root operator, its
 // output schema and how many leading columns are visible (the rest are
 // ORDER BY keys carried for the sort).
-func (p *planner) planQuery(s *sqlfront.SelectStmt) (iter, *engine.Relation, int, *sqlfront.SQLError) {
+func (p *Planner) PlanQuery(s *sqlfront.SelectStmt) (Iter, *Relation, int, *sqlfront.SQLError) {
 	if len(s.With) > 0 {
 		scope := map[string]*cteBinding{}
 		p.ctes = append(append([]map[string]*cteBinding{}, p.ctes...), scope)
@@ -123,7 +124,7 @@ func (p *planner) planQuery(s *sqlfront.SelectStmt) (iter, *engine.Relation, int
 		}
 	}
 	if s.Opts.MaxDOP != 0 || s.Opts.Join != "" || s.Opts.MinGrant != 0 || s.Opts.MaxGrant != 0 || s.Opts.MaxRecursion >= 0 {
-		p.opts = mergeOptions(p.opts, s.Opts)
+		p.Opts = MergeOptions(p.Opts, s.Opts)
 	}
 	if s.Op != "" {
 		return p.planSetOp(s)
@@ -131,7 +132,9 @@ func (p *planner) planQuery(s *sqlfront.SelectStmt) (iter, *engine.Relation, int
 	return p.planSpec(s)
 }
 
-func mergeOptions(a, b sqlfront.QueryOptions) sqlfront.QueryOptions {
+// MergeOptions combines two sets of query hints; b's win where both
+// set one.
+func MergeOptions(a, b sqlfront.QueryOptions) sqlfront.QueryOptions {
 	if b.MaxDOP != 0 {
 		a.MaxDOP = b.MaxDOP
 	}
@@ -176,7 +179,7 @@ func referencesTable(s *sqlfront.SelectStmt, name string) bool {
 	return s.From != nil && inRef(s.From)
 }
 
-func (p *planner) lookupCTE(name string) *cteBinding {
+func (p *Planner) lookupCTE(name string) *cteBinding {
 	for i := len(p.ctes) - 1; i >= 0; i-- {
 		if b, ok := p.ctes[i][strings.ToLower(name)]; ok {
 			return b
@@ -193,12 +196,12 @@ type outItem struct {
 }
 
 // planSpec plans SELECT … FROM … WHERE … GROUP BY … HAVING … ORDER BY.
-func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *engine.Relation, int, *sqlfront.SQLError) {
-	in, err := p.planFromWhere(s)
+func (p *Planner) planSpec(s *sqlfront.SelectStmt) (Iter, *Relation, int, *sqlfront.SQLError) {
+	in, err := p.PlanFromWhere(s)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	items, err := p.expandItems(s, in.node().schema)
+	items, err := p.expandItems(s, in.Node().Schema)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -212,7 +215,7 @@ func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *engine.Relation, int,
 	if in, err = p.planWindows(in, items, s.OrderBy); err != nil {
 		return nil, nil, 0, err
 	}
-	items = p.addOrderKeys(s, items, in.node().schema)
+	items = p.addOrderKeys(s, items, in.Node().Schema)
 	var exprs []sqlfront.Expr
 	for _, it := range items {
 		exprs = append(exprs, it.e)
@@ -238,11 +241,11 @@ func (p *planner) planSpec(s *sqlfront.SelectStmt) (iter, *engine.Relation, int,
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return in, in.node().schema, visible, nil
+	return in, in.Node().Schema, visible, nil
 }
 
 // expandItems turns the select list into output items (* expanded).
-func (p *planner) expandItems(s *sqlfront.SelectStmt, src *engine.Relation) ([]outItem, *sqlfront.SQLError) {
+func (p *Planner) expandItems(s *sqlfront.SelectStmt, src *Relation) ([]outItem, *sqlfront.SQLError) {
 	var items []outItem
 	p.itemPos = p.itemPos[:0]
 	for _, it := range s.Items {
@@ -262,7 +265,7 @@ func (p *planner) expandItems(s *sqlfront.SelectStmt, src *engine.Relation) ([]o
 				}
 			}
 			if n == 0 {
-				return nil, engine.ErrInvalidObject(it.StarQual)
+				return nil, ErrInvalidObject(it.StarQual)
 			}
 			continue
 		}
@@ -278,17 +281,17 @@ func (p *planner) expandItems(s *sqlfront.SelectStmt, src *engine.Relation) ([]o
 	return items, nil
 }
 
-func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
+func (p *Planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 	if len(s.GroupBy) > 0 || s.Having != nil {
 		return true
 	}
 	for _, it := range items {
-		if len(engine.AggregatesOf(it.e)) > 0 {
+		if len(AggregatesOf(it.e)) > 0 {
 			return true
 		}
 	}
 	for _, o := range s.OrderBy {
-		if len(engine.AggregatesOf(o.Expr)) > 0 {
+		if len(AggregatesOf(o.Expr)) > 0 {
 			return true
 		}
 	}
@@ -296,10 +299,10 @@ func (p *planner) aggregating(s *sqlfront.SelectStmt, items []outItem) bool {
 }
 
 // checkNoGrouping rejects GROUPING() outside an aggregate query.
-func (p *planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlfront.SQLError {
+func (p *Planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlfront.SQLError {
 	for _, it := range items {
 		var bad *sqlfront.SQLError
-		engine.Visit(it.e, func(n sqlfront.Expr) bool {
+		Visit(it.e, func(n sqlfront.Expr) bool {
 			if f, ok := n.(*sqlfront.FuncCall); ok && (f.Name == "GROUPING" || f.Name == "GROUPING_ID") {
 				bad = sqlfront.NewError(8120, 16, "Column '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", f.Name)
 			}
@@ -314,7 +317,7 @@ func (p *planner) checkNoGrouping(s *sqlfront.SelectStmt, items []outItem) *sqlf
 
 // addOrderKeys appends ORDER BY expressions that are not select items as
 // hidden items, and rewrites ordinal and alias references.
-func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *engine.Relation) []outItem {
+func (p *Planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *Relation) []outItem {
 	for i, o := range s.OrderBy {
 		if _, ok := orderItemIndex(o.Expr, items); ok {
 			continue
@@ -322,7 +325,7 @@ func (p *planner) addOrderKeys(s *sqlfront.SelectStmt, items []outItem, src *eng
 		// an expression equal to a select item sorts by that item
 		found := false
 		for _, it := range items {
-			if engine.Shape(it.e, src) == engine.Shape(o.Expr, src) {
+			if Shape(it.e, src) == Shape(o.Expr, src) {
 				found = true
 				break
 			}
@@ -356,15 +359,15 @@ func orderItemIndex(e sqlfront.Expr, items []outItem) (int, bool) {
 // project computes the output items: a Compute Scalar when any item is an
 // expression, a column selection otherwise (which SQL Server does not show
 // as an operator).
-func (p *planner) project(in iter, items []outItem) (iter, *sqlfront.SQLError) {
-	src := in.node().schema
-	out := &engine.Relation{}
+func (p *Planner) project(in Iter, items []outItem) (Iter, *sqlfront.SQLError) {
+	src := in.Node().Schema
+	out := &Relation{}
 	computed := false
 	for _, it := range items {
-		if err := p.resolves(it.e, src); err != nil {
+		if err := p.Resolves(it.e, src); err != nil {
 			return nil, err
 		}
-		col := engine.RelCol{Name: it.name, Typ: p.typeOf(it.e, src), Hidden: it.hidden}
+		col := RelCol{Name: it.name, Typ: p.typeOf(it.e, src), Hidden: it.hidden}
 		if it.hidden {
 			col.OrderExpr = it.e
 		}
@@ -385,17 +388,17 @@ func (p *planner) project(in iter, items []outItem) (iter, *sqlfront.SQLError) {
 	return &projectIter{n: p.projectNode(in, out, computed), in: in, exprs: exprs}, nil
 }
 
-func (p *planner) projectNode(in iter, out *engine.Relation, computed bool) *planNode {
+func (p *Planner) projectNode(in Iter, out *Relation, computed bool) *PlanNode {
 	n := p.newNode("Compute Scalar", "Compute Scalar", out, in)
-	n.estRows = in.node().estRows
-	n.estCPU = 0.0000001 * n.estRows
-	n.hidden = !computed
+	n.EstRows = in.Node().EstRows
+	n.EstCPU = 0.0000001 * n.EstRows
+	n.Hidden = !computed
 	return n
 }
 
 // planOrderTop adds the Sort, Top and OFFSET/FETCH of a query.
-func (p *planner) planOrderTop(s *sqlfront.SelectStmt, in iter, visible int) (iter, *sqlfront.SQLError) {
-	schema := in.node().schema
+func (p *Planner) planOrderTop(s *sqlfront.SelectStmt, in Iter, visible int) (Iter, *sqlfront.SQLError) {
+	schema := in.Node().Schema
 	items := make([]outItem, len(schema.Cols))
 	for i, c := range schema.Cols {
 		items[i] = outItem{e: &sqlfront.ColRef{Parts: []string{c.Name}}, name: c.Name, hidden: c.Hidden}
@@ -424,7 +427,7 @@ func (p *planner) planOrderTop(s *sqlfront.SelectStmt, in iter, visible int) (it
 }
 
 // orderKeysOut resolves the ORDER BY of s against its projected output.
-func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *engine.Relation) ([]sortKey, *sqlfront.SQLError) {
+func (p *Planner) orderKeysOut(s *sqlfront.SelectStmt, schema *Relation) ([]sortKey, *sqlfront.SQLError) {
 	var keys []sortKey
 	hiddenAt := 0
 	for i, c := range schema.Cols {
@@ -452,7 +455,7 @@ func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *engine.Relation) 
 		}
 		j := p.orderTarget(s, o.Expr, schema, hiddenAt)
 		if j < 0 {
-			return nil, engine.ErrInvalidColumn(exprText(o.Expr))
+			return nil, ErrInvalidColumn(exprText(o.Expr))
 		}
 		keys = append(keys, sortKey{col: j, desc: o.Desc})
 	}
@@ -461,7 +464,7 @@ func (p *planner) orderKeysOut(s *sqlfront.SelectStmt, schema *engine.Relation) 
 
 // orderTarget finds the output column an ORDER BY expression sorts by:
 // a select item by alias or equal expression, else its hidden key column.
-func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *engine.Relation, hiddenAt int) int {
+func (p *Planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *Relation, hiddenAt int) int {
 	if c, ok := e.(*sqlfront.ColRef); ok && len(c.Parts) == 1 {
 		for j, col := range schema.Cols {
 			if !col.Hidden && strings.EqualFold(col.Name, c.Parts[0]) {
@@ -500,7 +503,7 @@ func (p *planner) orderTarget(s *sqlfront.SelectStmt, e sqlfront.Expr, schema *e
 
 // itemColumn maps the j-th select item to its output column (stars expand
 // to several).
-func (p *planner) itemColumn(s *sqlfront.SelectStmt, j int) int {
+func (p *Planner) itemColumn(s *sqlfront.SelectStmt, j int) int {
 	if j < len(p.itemPos) {
 		return p.itemPos[j]
 	}
@@ -508,7 +511,7 @@ func (p *planner) itemColumn(s *sqlfront.SelectStmt, j int) int {
 }
 
 // sameExpr compares two expressions structurally (columns by name).
-func sameExpr(a, b sqlfront.Expr) bool { return engine.Shape(a, nil) == engine.Shape(b, nil) }
+func sameExpr(a, b sqlfront.Expr) bool { return Shape(a, nil) == Shape(b, nil) }
 
 // exprText renders an expression for an error message.
 func exprText(e sqlfront.Expr) string {
@@ -516,7 +519,86 @@ func exprText(e sqlfront.Expr) string {
 	case *sqlfront.ColRef:
 		return strings.Join(x.Parts, ".")
 	case *sqlfront.Literal:
-		return engine.ValueString(x.V)
+		return ValueString(x.V)
 	}
 	return "expression"
+}
+
+// Gather puts the Gather Streams of a parallel plan below the operators
+// that must run serially (Top, and a final column selection), merging in
+// sort order when the parallel part ends with a Sort.
+func (p *Planner) Gather(it Iter) Iter {
+	switch t := it.(type) {
+	case *topIter:
+		t.in = p.Gather(t.in)
+		t.n.Children = []*PlanNode{t.in.Node()}
+		return t
+	case *projectIter:
+		if t.n.Hidden {
+			t.in = p.Gather(t.in)
+			t.n.Children = []*PlanNode{t.in.Node()}
+			return t
+		}
+	}
+	var order []sortKey
+	if s, ok := it.(*sortIter); ok {
+		order = s.keys
+	}
+	g := p.exchange(it, "Gather Streams", nil, order)
+	for _, c := range g.Node().Children {
+		c.Walk(func(n *PlanNode) { n.parallel = true })
+	}
+	for _, s := range p.scansOf(it) {
+		s.dop = p.Opts.MaxDOP
+	}
+	return g
+}
+
+// scansOf lists the scan operators in a plan.
+func (p *Planner) scansOf(it Iter) []*scanIter {
+	var out []*scanIter
+	var walk func(it Iter)
+	walk = func(it Iter) {
+		switch t := it.(type) {
+		case *scanIter:
+			if !t.lookup {
+				out = append(out, t)
+			}
+		case *nlIter:
+			walk(t.outer)
+			walk(t.inner)
+		case *hashJoinIter:
+			walk(t.build)
+			walk(t.probe)
+		case *mergeJoinIter:
+			walk(t.left)
+			walk(t.right)
+		case *filterIter:
+			walk(t.in)
+		case *projectIter:
+			walk(t.in)
+		case *sortIter:
+			walk(t.in)
+		case *topIter:
+			walk(t.in)
+		case *aggIter:
+			walk(t.in)
+		case *distinctIter:
+			walk(t.in)
+		case *exchangeIter:
+			walk(t.in)
+		case *windowIter:
+			walk(t.in)
+		case *renameIter:
+			walk(t.in)
+		case *positionIter:
+			walk(t.in)
+		case *concatIter:
+			for _, c := range t.ins {
+				walk(c)
+			}
+		}
+	}
+	walk(it)
+	return out
 }

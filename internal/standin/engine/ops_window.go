@@ -1,11 +1,9 @@
-package standin
+package engine
 
 import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -22,29 +20,29 @@ import (
 // Aggregate for framed aggregates and offset functions.
 
 type windowIter struct {
-	n      *planNode
-	in     iter
+	n      *PlanNode
+	in     Iter
 	spec   *sqlfront.WindowExpr // partition and order of every function here
 	funcs  []*sqlfront.WindowExpr
-	schema *engine.Relation
-	parts  []*planNode // the nodes shown for the computation, top first
-	sortN  *planNode
+	schema *Relation
+	parts  []*PlanNode // the nodes shown for the computation, top first
+	sortN  *PlanNode
 
-	out   []*tuple
+	out   []*Tuple
 	i     int
 	bytes int64
 }
 
-func (w *windowIter) node() *planNode { return w.n }
+func (w *windowIter) Node() *PlanNode { return w.n }
 
 // planWindows adds the window operators the select list and ORDER BY need.
-func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderItem) (iter, *sqlfront.SQLError) {
+func (p *Planner) planWindows(in Iter, items []outItem, order []sqlfront.OrderItem) (Iter, *sqlfront.SQLError) {
 	var all []*sqlfront.WindowExpr
 	for _, it := range items {
-		all = append(all, engine.WindowsOf(it.e)...)
+		all = append(all, WindowsOf(it.e)...)
 	}
 	for _, o := range order {
-		all = append(all, engine.WindowsOf(o.Expr)...)
+		all = append(all, WindowsOf(o.Expr)...)
 	}
 	if len(all) == 0 {
 		return in, nil
@@ -55,18 +53,18 @@ func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderIt
 		funcs []*sqlfront.WindowExpr
 	}
 	var groups []*group
-	src := in.node().schema
+	src := in.Node().Schema
 	for _, w := range all {
 		if err := p.checkWindow(w, src); err != nil {
 			return nil, err
 		}
 		var kb strings.Builder
 		for _, e := range w.PartitionBy {
-			kb.WriteString(engine.Shape(e, src) + ",")
+			kb.WriteString(Shape(e, src) + ",")
 		}
 		kb.WriteString("|")
 		for _, o := range w.OrderBy {
-			kb.WriteString(engine.Shape(o.Expr, src))
+			kb.WriteString(Shape(o.Expr, src))
 			if o.Desc {
 				kb.WriteString(" desc")
 			}
@@ -91,7 +89,7 @@ func (p *planner) planWindows(in iter, items []outItem, order []sqlfront.OrderIt
 	return in, nil
 }
 
-func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *engine.Relation) *sqlfront.SQLError {
+func (p *Planner) checkWindow(w *sqlfront.WindowExpr, src *Relation) *sqlfront.SQLError {
 	name := w.F.Name
 	switch name {
 	case "ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE", "LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "PERCENT_RANK", "CUME_DIST":
@@ -102,7 +100,7 @@ func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *engine.Relation) *sql
 			return sqlfront.NewError(10752, 15, "The function '%s' may not have a window frame.", strings.ToLower(name))
 		}
 	default:
-		if !engine.IsAggregateName(name) {
+		if !IsAggregateName(name) {
 			return sqlfront.NewError(4113, 15, "The function '%s' is not a valid windowing function, and cannot be used with the OVER clause.", strings.ToLower(name))
 		}
 		if w.F.Distinct {
@@ -110,12 +108,12 @@ func (p *planner) checkWindow(w *sqlfront.WindowExpr, src *engine.Relation) *sql
 		}
 	}
 	for _, e := range append(append([]sqlfront.Expr{}, w.F.Args...), w.PartitionBy...) {
-		if err := p.resolves(e, src); err != nil {
+		if err := p.Resolves(e, src); err != nil {
 			return err
 		}
 	}
 	for _, o := range w.OrderBy {
-		if err := p.resolves(o.Expr, src); err != nil {
+		if err := p.Resolves(o.Expr, src); err != nil {
 			return err
 		}
 	}
@@ -131,62 +129,62 @@ func isRanking(name string) bool {
 }
 
 // windowOp builds one window operator with its showplan nodes.
-func (p *planner) windowOp(in iter, spec *sqlfront.WindowExpr, funcs []*sqlfront.WindowExpr) iter {
-	src := in.node().schema
-	out := &engine.Relation{Cols: append([]engine.RelCol{}, src.Cols...), Subst: map[sqlfront.Expr]int{}}
+func (p *Planner) windowOp(in Iter, spec *sqlfront.WindowExpr, funcs []*sqlfront.WindowExpr) Iter {
+	src := in.Node().Schema
+	out := &Relation{Cols: append([]RelCol{}, src.Cols...), Subst: map[sqlfront.Expr]int{}}
 	for k, v := range src.Subst {
 		out.Subst[k] = v
 	}
 	for _, f := range funcs {
 		out.Subst[f] = len(out.Cols)
-		out.Cols = append(out.Cols, engine.RelCol{Typ: p.windowType(f, src)})
+		out.Cols = append(out.Cols, RelCol{Typ: p.windowType(f, src)})
 	}
 	w := &windowIter{in: in, spec: spec, funcs: funcs, schema: out}
 	ranking := true
 	for _, f := range funcs {
 		ranking = ranking && isRanking(f.F.Name)
 	}
-	rows := in.node().estRows
-	var bottom iter = in
+	rows := in.Node().EstRows
+	var bottom Iter = in
 	if needsSort(in, spec) {
 		s := p.sortOp(in, nil, nil, true)
-		w.sortN = s.node()
+		w.sortN = s.Node()
 		bottom = s
 	}
 	seg := p.newNode("Segment", "Segment", out, bottom)
-	seg.estRows = rows
-	var top *planNode
+	seg.EstRows = rows
+	var top *PlanNode
 	if ranking {
-		top = &planNode{physical: "Sequence Project", logical: "Compute Scalar", schema: out, estRows: rows, estExecs: 1, children: []*planNode{seg}}
-		w.parts = []*planNode{top, seg}
+		top = &PlanNode{Physical: "Sequence Project", Logical: "Compute Scalar", Schema: out, EstRows: rows, EstExecs: 1, Children: []*PlanNode{seg}}
+		w.parts = []*PlanNode{top, seg}
 	} else {
-		spool := &planNode{physical: "Window Spool", logical: "Window Spool", schema: out, estRows: rows, estExecs: 1, children: []*planNode{seg}}
-		top = &planNode{physical: "Stream Aggregate", logical: "Aggregate", schema: out, estRows: rows, estExecs: 1, children: []*planNode{spool}}
-		w.parts = []*planNode{top, spool, seg}
+		spool := &PlanNode{Physical: "Window Spool", Logical: "Window Spool", Schema: out, EstRows: rows, EstExecs: 1, Children: []*PlanNode{seg}}
+		top = &PlanNode{Physical: "Stream Aggregate", Logical: "Aggregate", Schema: out, EstRows: rows, EstExecs: 1, Children: []*PlanNode{spool}}
+		w.parts = []*PlanNode{top, spool, seg}
 	}
-	cost := in.node().subtreeCost
+	cost := in.Node().SubtreeCost
 	if w.sortN != nil {
-		cost = w.sortN.subtreeCost
+		cost = w.sortN.SubtreeCost
 	}
 	for i := len(w.parts) - 1; i >= 0; i-- {
-		w.parts[i].estCPU = 0.0000001 * rows
-		cost += w.parts[i].estCPU
-		w.parts[i].subtreeCost = cost
-		w.parts[i].details = w.partShowplan(w.parts[i])
+		w.parts[i].EstCPU = 0.0000001 * rows
+		cost += w.parts[i].EstCPU
+		w.parts[i].SubtreeCost = cost
+		w.parts[i].Details = w.partShowplan(w.parts[i])
 	}
 	if w.sortN != nil {
-		w.sortN.memory = true
-		w.sortN.estMemKB = int64(rows*float64(rowSizeOf(src)+16)/1024) + 1
-		w.sortN.details = w.sortShowplan
+		w.sortN.Memory = true
+		w.sortN.EstMemKB = int64(rows*float64(rowSizeOf(src)+16)/1024) + 1
+		w.sortN.Details = w.sortShowplan
 	}
 	w.n = top
 	return w
 }
 
 // needsSort: the input is not already ordered by partition and order keys.
-func needsSort(in iter, spec *sqlfront.WindowExpr) bool {
+func needsSort(in Iter, spec *sqlfront.WindowExpr) bool {
 	var keys []sortKey
-	schema := in.node().schema
+	schema := in.Node().Schema
 	for _, e := range spec.PartitionBy {
 		c, ok := e.(*sqlfront.ColRef)
 		if !ok {
@@ -214,40 +212,40 @@ func needsSort(in iter, spec *sqlfront.WindowExpr) bool {
 
 // winRow is an input row with its partition and order keys.
 type winRow struct {
-	t     *tuple
+	t     *Tuple
 	part  []any
 	order []any
 }
 
-func (w *windowIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (w *windowIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	w.out, w.i, w.bytes = nil, 0, 0
-	now := r.x.srv.clock
+	now := r.X.Clock()
 	for _, n := range w.parts[1:] {
-		n.opened, n.start = true, now
-		n.counters(0).executions++
+		n.Opened, n.Start = true, now
+		n.Counters(0).Executions++
 	}
 	if w.sortN != nil {
-		w.sortN.opened, w.sortN.start = true, now
-		w.sortN.counters(0).executions++
+		w.sortN.Opened, w.sortN.Start = true, now
+		w.sortN.Counters(0).Executions++
 	}
-	if err := r.open(w.in, outer); err != nil {
+	if err := r.Open(w.in, outer); err != nil {
 		return err
 	}
-	env := &engine.EvalEnv{X: r.x, Rel: w.in.node().schema, Outer: outer}
+	env := &EvalEnv{X: r.X, Rel: w.in.Node().Schema, Outer: outer}
 	var rows []*winRow
 	for {
-		t, err := r.next(w.in)
+		t, err := r.Next(w.in)
 		if err != nil {
 			return err
 		}
 		if t == nil {
 			break
 		}
-		if err := r.hold(t); err != nil {
+		if err := r.Hold(t); err != nil {
 			return err
 		}
 		w.bytes += tupleBytes(t)
-		env.Row, env.Srcs = t.vals, t.srcs
+		env.Row, env.Srcs = t.Vals, t.Srcs
 		wr := &winRow{t: t}
 		for _, e := range w.spec.PartitionBy {
 			v, err := env.Eval(e)
@@ -265,15 +263,15 @@ func (w *windowIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 		}
 		rows = append(rows, wr)
 	}
-	r.close(w.in)
+	r.Close(w.in)
 	if w.sortN != nil {
 		sort.SliceStable(rows, func(a, b int) bool { return w.compareRows(rows[a], rows[b]) < 0 })
 		r.work(len(rows), 250*time.Nanosecond)
-		r.x.memoryUse(r, w.sortN, int64(len(rows)))
-		c := w.sortN.counters(0)
-		c.rows += int64(len(rows))
+		memoryUse(r.X, r, w.sortN, int64(len(rows)))
+		c := w.sortN.Counters(0)
+		c.Rows += int64(len(rows))
 		c.endOfScans++
-		w.sortN.end = r.x.srv.clock
+		w.sortN.End = r.X.Clock()
 	}
 	for start := 0; start < len(rows); {
 		end := start + 1
@@ -286,10 +284,10 @@ func (w *windowIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 		start = end
 	}
 	for _, n := range w.parts[1:] {
-		c := n.counters(0)
-		c.rows += int64(len(w.out))
+		c := n.Counters(0)
+		c.Rows += int64(len(w.out))
 		c.endOfScans++
-		n.end = r.x.srv.clock
+		n.End = r.X.Clock()
 	}
 	return nil
 }
@@ -311,7 +309,7 @@ func (w *windowIter) compareRows(a, b *winRow) int {
 }
 
 // partition computes every window function over one partition.
-func (w *windowIter) partition(r *runCtx, env *engine.EvalEnv, rows []*winRow) *sqlfront.SQLError {
+func (w *windowIter) partition(r *RunCtx, env *EvalEnv, rows []*winRow) *sqlfront.SQLError {
 	n := len(rows)
 	// peer groups: rows with equal ORDER BY values
 	peerStart := make([]int, n)
@@ -336,18 +334,18 @@ func (w *windowIter) partition(r *runCtx, env *engine.EvalEnv, rows []*winRow) *
 	}
 	for i, wr := range rows {
 		vals := make([]any, len(w.schema.Cols))
-		copy(vals, wr.t.vals)
+		copy(vals, wr.t.Vals)
 		for fi := range w.funcs {
-			vals[len(wr.t.vals)+fi] = results[fi][i]
+			vals[len(wr.t.Vals)+fi] = results[fi][i]
 		}
-		w.out = append(w.out, &tuple{vals: vals, srcs: wr.t.srcs, thread: wr.t.thread})
+		w.out = append(w.out, &Tuple{Vals: vals, Srcs: wr.t.Srcs, thread: wr.t.thread})
 	}
 	r.work(n, 150*time.Nanosecond)
 	return nil
 }
 
 // compute returns one function's value for every row of a partition.
-func (w *windowIter) compute(r *runCtx, env *engine.EvalEnv, f *sqlfront.WindowExpr, rows []*winRow, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
+func (w *windowIter) compute(r *RunCtx, env *EvalEnv, f *sqlfront.WindowExpr, rows []*winRow, peerStart, peerEnd []int) ([]any, *sqlfront.SQLError) {
 	n := len(rows)
 	out := make([]any, n)
 	arg := func(k int) ([]any, *sqlfront.SQLError) {
@@ -356,7 +354,7 @@ func (w *windowIter) compute(r *runCtx, env *engine.EvalEnv, f *sqlfront.WindowE
 			return vals, nil
 		}
 		for i, wr := range rows {
-			env.Row, env.Srcs = wr.t.vals, wr.t.srcs
+			env.Row, env.Srcs = wr.t.Vals, wr.t.Srcs
 			v, err := env.Eval(f.F.Args[k])
 			if err != nil {
 				return nil, err
@@ -369,7 +367,7 @@ func (w *windowIter) compute(r *runCtx, env *engine.EvalEnv, f *sqlfront.WindowE
 		if k >= len(f.F.Args) {
 			return def, nil
 		}
-		v, err := (&engine.EvalEnv{X: r.x, Outer: env.Outer}).Eval(f.F.Args[k])
+		v, err := (&EvalEnv{X: r.X, Outer: env.Outer}).Eval(f.F.Args[k])
 		if err != nil {
 			return 0, err
 		}
@@ -564,7 +562,7 @@ func (w *windowIter) framed(f *sqlfront.WindowExpr, vals []any, peerStart, peerE
 	return out, nil
 }
 
-func (w *windowIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (w *windowIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if w.i >= len(w.out) {
 		return nil, nil
 	}
@@ -572,7 +570,7 @@ func (w *windowIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	return w.out[w.i-1], nil
 }
 
-func (w *windowIter) close(r *runCtx) {
+func (w *windowIter) Close(r *RunCtx) {
 	r.release(int64(len(w.out)), w.bytes)
 	w.out = nil
 }

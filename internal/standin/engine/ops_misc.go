@@ -1,11 +1,9 @@
-package standin
+package engine
 
 import (
 	"math"
 	"sort"
 	"time"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -15,76 +13,76 @@ import (
 // table-valued functions, Sort, Top, Parallelism.
 
 type filterIter struct {
-	n    *planNode
-	in   iter
+	n    *PlanNode
+	in   Iter
 	pred sqlfront.Expr
-	env  engine.EvalEnv
+	env  EvalEnv
 }
 
-func (f *filterIter) node() *planNode { return f.n }
+func (f *filterIter) Node() *PlanNode { return f.n }
 
-func (p *planner) filterOp(in iter, pred sqlfront.Expr) (iter, *sqlfront.SQLError) {
-	schema := in.node().schema
-	if err := p.resolves(pred, schema); err != nil {
+func (p *Planner) filterOp(in Iter, pred sqlfront.Expr) (Iter, *sqlfront.SQLError) {
+	schema := in.Node().Schema
+	if err := p.Resolves(pred, schema); err != nil {
 		return nil, err
 	}
 	n := p.newNode("Filter", "Filter", schema, in)
-	n.estRows = math.Max(1, in.node().estRows*0.3)
-	n.estCPU = 0.00000048 * in.node().estRows
-	n.subtreeCost = in.node().subtreeCost + n.estCPU
+	n.EstRows = math.Max(1, in.Node().EstRows*0.3)
+	n.EstCPU = 0.00000048 * in.Node().EstRows
+	n.SubtreeCost = in.Node().SubtreeCost + n.EstCPU
 	f := &filterIter{n: n, in: in, pred: pred}
-	n.details = f.showplan
+	n.Details = f.Showplan
 	return f, nil
 }
 
-func (f *filterIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	f.env = engine.EvalEnv{X: r.x, Rel: f.in.node().schema, Outer: outer}
-	return r.open(f.in, outer)
+func (f *filterIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	f.env = EvalEnv{X: r.X, Rel: f.in.Node().Schema, Outer: outer}
+	return r.Open(f.in, outer)
 }
 
-func (f *filterIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (f *filterIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	for {
-		t, err := r.next(f.in)
+		t, err := r.Next(f.in)
 		if err != nil || t == nil {
 			return nil, err
 		}
-		f.env.Row, f.env.Srcs = t.vals, t.srcs
+		f.env.Row, f.env.Srcs = t.Vals, t.Srcs
 		v, err := f.env.Eval(f.pred)
 		if err != nil {
 			return nil, err
 		}
-		if b, _ := engine.Truth(v); b {
+		if b, _ := Truth(v); b {
 			return t, nil
 		}
 	}
 }
 
-func (f *filterIter) close(r *runCtx) { r.close(f.in) }
+func (f *filterIter) Close(r *RunCtx) { r.Close(f.in) }
 
 // projectIter computes its output columns from each input row.
 type projectIter struct {
-	n     *planNode
-	in    iter
+	n     *PlanNode
+	in    Iter
 	exprs []sqlfront.Expr
-	env   engine.EvalEnv
+	env   EvalEnv
 }
 
-func (c *projectIter) node() *planNode { return c.n }
+func (c *projectIter) Node() *PlanNode { return c.n }
 
-func (c *projectIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	c.env = engine.EvalEnv{X: r.x, Rel: c.in.node().schema, Outer: outer}
-	if c.n.details == nil {
-		c.n.details = c.showplan
+func (c *projectIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	c.env = EvalEnv{X: r.X, Rel: c.in.Node().Schema, Outer: outer}
+	if c.n.Details == nil {
+		c.n.Details = c.Showplan
 	}
-	return r.open(c.in, outer)
+	return r.Open(c.in, outer)
 }
 
-func (c *projectIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
-	t, err := r.next(c.in)
+func (c *projectIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
+	t, err := r.Next(c.in)
 	if err != nil || t == nil {
 		return nil, err
 	}
-	c.env.Row, c.env.Srcs = t.vals, t.srcs
+	c.env.Row, c.env.Srcs = t.Vals, t.Srcs
 	vals := make([]any, len(c.exprs))
 	for i, e := range c.exprs {
 		v, err := c.env.Eval(e)
@@ -93,70 +91,70 @@ func (c *projectIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		}
 		vals[i] = v
 	}
-	return &tuple{vals: vals, srcs: t.srcs, thread: t.thread}, nil
+	return &Tuple{Vals: vals, Srcs: t.Srcs, thread: t.thread}, nil
 }
 
-func (c *projectIter) close(r *runCtx) { r.close(c.in) }
+func (c *projectIter) Close(r *RunCtx) { r.Close(c.in) }
 
 // renameIter gives its input's rows another schema (a derived table's
 // alias and column names); it is not an operator of its own.
 type renameIter struct {
-	in     iter
-	n      *planNode
-	schema *engine.Relation
-	shown  *planNode
+	in     Iter
+	n      *PlanNode
+	schema *Relation
+	shown  *PlanNode
 }
 
-func (x *renameIter) node() *planNode {
+func (x *renameIter) Node() *PlanNode {
 	if x.shown == nil {
 		cp := *x.n
-		cp.schema = x.schema
+		cp.Schema = x.schema
 		x.shown = &cp
-		x.shown.hidden = true
-		x.shown.children = []*planNode{x.n}
+		x.shown.Hidden = true
+		x.shown.Children = []*PlanNode{x.n}
 	}
 	return x.shown
 }
-func (x *renameIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	return r.open(x.in, outer)
+func (x *renameIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	return r.Open(x.in, outer)
 }
-func (x *renameIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) { return r.next(x.in) }
-func (x *renameIter) close(r *runCtx)                             { r.close(x.in) }
+func (x *renameIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) { return r.Next(x.in) }
+func (x *renameIter) Close(r *RunCtx)                             { r.Close(x.in) }
 
 // constIter returns fixed rows (SELECT without FROM: one empty row).
 type constIter struct {
-	n    *planNode
+	n    *PlanNode
 	rows [][]any
 	i    int
 }
 
-func (c *constIter) node() *planNode                                          { return c.n }
-func (c *constIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError { c.i = 0; return nil }
-func (c *constIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (c *constIter) Node() *PlanNode                                   { return c.n }
+func (c *constIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError { c.i = 0; return nil }
+func (c *constIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if c.i >= len(c.rows) {
 		return nil, nil
 	}
 	c.i++
-	return &tuple{vals: c.rows[c.i-1]}, nil
+	return &Tuple{Vals: c.rows[c.i-1]}, nil
 }
-func (c *constIter) close(r *runCtx) {}
+func (c *constIter) Close(r *RunCtx) {}
 
 // valuesIter is a Constant Scan of a VALUES constructor.
 type valuesIter struct {
-	n      *planNode
+	n      *PlanNode
 	rows   [][]sqlfront.Expr
-	schema *engine.Relation
+	schema *Relation
 	i      int
-	env    engine.EvalEnv
+	env    EvalEnv
 }
 
-func (v *valuesIter) node() *planNode { return v.n }
-func (v *valuesIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (v *valuesIter) Node() *PlanNode { return v.n }
+func (v *valuesIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	v.i = 0
-	v.env = engine.EvalEnv{X: r.x, Outer: outer}
+	v.env = EvalEnv{X: r.X, Outer: outer}
 	return nil
 }
-func (v *valuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (v *valuesIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if v.i >= len(v.rows) {
 		return nil, nil
 	}
@@ -168,50 +166,50 @@ func (v *valuesIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if err != nil {
 			return nil, err
 		}
-		if x, err = engine.ConvertValue(x, v.schema.Cols[i].Typ); err != nil {
+		if x, err = ConvertValue(x, v.schema.Cols[i].Typ); err != nil {
 			return nil, err
 		}
 		vals[i] = x
 	}
-	return &tuple{vals: vals}, nil
+	return &Tuple{Vals: vals}, nil
 }
-func (v *valuesIter) close(r *runCtx) {}
+func (v *valuesIter) Close(r *RunCtx) {}
 
 // tvfIter evaluates a table-valued function (or a system view, when f is
 // nil and view is set) when opened, with the outer row in scope.
 type tvfIter struct {
-	n      *planNode
+	n      *PlanNode
 	f      *sqlfront.TableFunc
-	view   func(x *execCtx) (*engine.Relation, *sqlfront.SQLError)
-	schema *engine.Relation
-	rel    *engine.Relation
+	view   func(x Exec) (*Relation, *sqlfront.SQLError)
+	schema *Relation
+	rel    *Relation
 	i      int
 }
 
-func (t *tvfIter) node() *planNode { return t.n }
-func (t *tvfIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (t *tvfIter) Node() *PlanNode { return t.n }
+func (t *tvfIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	var err *sqlfront.SQLError
 	if t.view != nil {
-		t.rel, err = t.view(r.x)
+		t.rel, err = t.view(r.X)
 	} else {
-		t.rel, err = r.x.tableFunction(t.f, outer)
+		t.rel, err = r.X.TableFunction(t.f, outer)
 	}
 	t.i = 0
 	return err
 }
-func (t *tvfIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (t *tvfIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if t.rel == nil || t.i >= len(t.rel.Rows) {
 		return nil, nil
 	}
 	i := t.i
 	t.i++
-	var srcs []engine.RowSource
+	var srcs []RowSource
 	if i < len(t.rel.Srcs) {
 		srcs = t.rel.Srcs[i]
 	}
-	return &tuple{vals: t.rel.Rows[i], srcs: srcs}, nil
+	return &Tuple{Vals: t.rel.Rows[i], Srcs: srcs}, nil
 }
-func (t *tvfIter) close(r *runCtx) { t.rel = nil }
+func (t *tvfIter) Close(r *RunCtx) { t.rel = nil }
 
 // sortKey is one ORDER BY column of an operator's input.
 type sortKey struct {
@@ -223,21 +221,21 @@ type sortKey struct {
 // it and returns it; rows that do not fit its memory grant spill to
 // tempdb (sort_warning, tempdb I/O).
 type sortIter struct {
-	n        *planNode
-	in       iter
+	n        *PlanNode
+	in       Iter
 	keys     []sortKey
 	distinct bool
 	topN     int64 // > 0: keep only the first n rows (Top N Sort)
 	topExpr  sqlfront.Expr
-	rows     []*tuple
+	rows     []*Tuple
 	i        int
 	bytes    int64
 }
 
-func (s *sortIter) node() *planNode { return s.n }
+func (s *sortIter) Node() *PlanNode { return s.n }
 
-func (p *planner) sortOp(in iter, keys []sortKey, top sqlfront.Expr, noTopN bool) iter {
-	schema := in.node().schema
+func (p *Planner) sortOp(in Iter, keys []sortKey, top sqlfront.Expr, noTopN bool) Iter {
+	schema := in.Node().Schema
 	logical := "Sort"
 	s := &sortIter{in: in, keys: keys}
 	if top != nil && !noTopN {
@@ -245,22 +243,22 @@ func (p *planner) sortOp(in iter, keys []sortKey, top sqlfront.Expr, noTopN bool
 		s.topExpr = top
 	}
 	n := p.newNode("Sort", logical, schema, in)
-	n.estRows = in.node().estRows
+	n.EstRows = in.Node().EstRows
 	n.rowSize = rowSizeOf(schema)
-	n.estIO = 0.0112613
-	n.estCPU = 0.000100 + 0.0000013*n.estRows*math.Log2(math.Max(n.estRows, 2))
-	n.subtreeCost = in.node().subtreeCost + n.estIO + n.estCPU
-	n.memory = true
-	n.estMemKB = int64(n.estRows*float64(n.rowSize+16)/1024) + 1
+	n.EstIO = 0.0112613
+	n.EstCPU = 0.000100 + 0.0000013*n.EstRows*math.Log2(math.Max(n.EstRows, 2))
+	n.SubtreeCost = in.Node().SubtreeCost + n.EstIO + n.EstCPU
+	n.Memory = true
+	n.EstMemKB = int64(n.EstRows*float64(n.rowSize+16)/1024) + 1
 	s.n = n
-	n.details = s.showplan
+	n.Details = s.Showplan
 	return s
 }
 
-func (s *sortIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (s *sortIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	s.rows, s.i, s.bytes = nil, 0, 0
 	if s.topExpr != nil {
-		v, err := (&engine.EvalEnv{X: r.x, Outer: outer}).Eval(s.topExpr)
+		v, err := (&EvalEnv{X: r.X, Outer: outer}).Eval(s.topExpr)
 		if err != nil {
 			return err
 		}
@@ -268,7 +266,7 @@ func (s *sortIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 			s.topN = n
 		}
 	}
-	rows, err := r.drain(s.in, outer, 0, true)
+	rows, err := r.Drain(s.in, outer, 0, true)
 	if err != nil {
 		return err
 	}
@@ -278,9 +276,9 @@ func (s *sortIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	}
 	sort.SliceStable(s.rows, func(a, b int) bool { return lessRows(s.rows[a], s.rows[b], s.keys) < 0 })
 	r.work(len(s.rows), 250*time.Nanosecond)
-	r.x.memoryUse(r, s.n, int64(len(s.rows)))
+	memoryUse(r.X, r, s.n, int64(len(s.rows)))
 	if s.distinct {
-		var kept []*tuple
+		var kept []*Tuple
 		for i, t := range s.rows {
 			if i == 0 || !sameVisible(t, s.rows[i-1], len(s.keys)) {
 				kept = append(kept, t)
@@ -300,9 +298,9 @@ func (s *sortIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 }
 
 // lessRows orders two rows by sort keys, NULLs first as SQL Server sorts.
-func lessRows(a, b *tuple, keys []sortKey) int {
+func lessRows(a, b *Tuple, keys []sortKey) int {
 	for _, k := range keys {
-		va, vb := a.vals[k.col], b.vals[k.col]
+		va, vb := a.Vals[k.col], b.Vals[k.col]
 		var c int
 		switch {
 		case va == nil && vb == nil:
@@ -311,7 +309,7 @@ func lessRows(a, b *tuple, keys []sortKey) int {
 		case vb == nil:
 			c = 1
 		default:
-			c, _ = engine.CompareValues(va, vb)
+			c, _ = CompareValues(va, vb)
 		}
 		if k.desc {
 			c = -c
@@ -323,13 +321,13 @@ func lessRows(a, b *tuple, keys []sortKey) int {
 	return 0
 }
 
-func sameVisible(a, b *tuple, n int) bool {
-	for i := 0; i < n && i < len(a.vals); i++ {
-		if (a.vals[i] == nil) != (b.vals[i] == nil) {
+func sameVisible(a, b *Tuple, n int) bool {
+	for i := 0; i < n && i < len(a.Vals); i++ {
+		if (a.Vals[i] == nil) != (b.Vals[i] == nil) {
 			return false
 		}
-		if a.vals[i] != nil {
-			if c, err := engine.CompareValues(a.vals[i], b.vals[i]); err != nil || c != 0 {
+		if a.Vals[i] != nil {
+			if c, err := CompareValues(a.Vals[i], b.Vals[i]); err != nil || c != 0 {
 				return false
 			}
 		}
@@ -337,7 +335,7 @@ func sameVisible(a, b *tuple, n int) bool {
 	return true
 }
 
-func (s *sortIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (s *sortIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if s.i >= len(s.rows) {
 		return nil, nil
 	}
@@ -345,14 +343,14 @@ func (s *sortIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	return s.rows[s.i-1], nil
 }
 
-func (s *sortIter) close(r *runCtx) {
+func (s *sortIter) Close(r *RunCtx) {
 	r.release(int64(len(s.rows)), s.bytes)
 	s.rows = nil
 }
 
 // orderedBy tells whether in already returns rows in keys order (a scan
 // of an index in its key order, with the key columns in the output).
-func orderedBy(in iter, keys []sortKey) bool {
+func orderedBy(in Iter, keys []sortKey) bool {
 	var s *scanIter
 	switch x := in.(type) {
 	case *scanIter:
@@ -361,7 +359,7 @@ func orderedBy(in iter, keys []sortKey) bool {
 		// Nested Loops returns rows in its outer input's order, and the
 		// outer columns come first
 		for _, k := range keys {
-			if k.col >= len(x.outer.node().schema.Cols) {
+			if k.col >= len(x.outer.Node().Schema.Cols) {
 				return false
 			}
 		}
@@ -375,7 +373,7 @@ func orderedBy(in iter, keys []sortKey) bool {
 			if !ok {
 				return false
 			}
-			j, _ := inner.node().schema.LookupRef(c)
+			j, _ := inner.Node().Schema.LookupRef(c)
 			if j < 0 {
 				return false
 			}
@@ -388,9 +386,9 @@ func orderedBy(in iter, keys []sortKey) bool {
 	if s.lookup || s.dop > 1 || s.seek != nil && len(s.seek.ranges) > 1 {
 		return false
 	}
-	order := s.t.pk
-	if s.ix.id != 1 {
-		order = append(append([]int{}, s.ix.keyCols...), s.t.pk...)
+	order := s.t.PK
+	if s.ix.ID != 1 {
+		order = append(append([]int{}, s.ix.KeyCols...), s.t.PK...)
 	}
 	if len(keys) > len(order) {
 		return false
@@ -405,38 +403,38 @@ func orderedBy(in iter, keys []sortKey) bool {
 
 // topIter is Top: TOP (n) [PERCENT] [WITH TIES], and OFFSET … FETCH.
 type topIter struct {
-	n                  *planNode
-	in                 iter
+	n                  *PlanNode
+	in                 Iter
 	count, offset      sqlfront.Expr
 	fetch              sqlfront.Expr
 	percent, ties      bool
 	keys               []sortKey
 	limit, skip, taken int64
-	last               *tuple
-	buffered           []*tuple
+	last               *Tuple
+	buffered           []*Tuple
 	bi                 int
 	done               bool
 }
 
-func (t *topIter) node() *planNode { return t.n }
+func (t *topIter) Node() *PlanNode { return t.n }
 
-func (p *planner) topOp(in iter, count sqlfront.Expr, percent, ties bool, keys []sortKey, offset, fetch sqlfront.Expr) iter {
-	n := p.newNode("Top", "Top", in.node().schema, in)
-	n.estRows = in.node().estRows
+func (p *Planner) topOp(in Iter, count sqlfront.Expr, percent, ties bool, keys []sortKey, offset, fetch sqlfront.Expr) Iter {
+	n := p.newNode("Top", "Top", in.Node().Schema, in)
+	n.EstRows = in.Node().EstRows
 	if lit, ok := count.(*sqlfront.Literal); ok {
 		if v, ok := lit.V.(int64); ok && !percent {
-			n.estRows = math.Min(n.estRows, float64(v))
+			n.EstRows = math.Min(n.EstRows, float64(v))
 		}
 	}
-	n.estCPU = 0.0000001 * n.estRows
-	n.subtreeCost = in.node().subtreeCost + n.estCPU
+	n.EstCPU = 0.0000001 * n.EstRows
+	n.SubtreeCost = in.Node().SubtreeCost + n.EstCPU
 	t := &topIter{n: n, in: in, count: count, percent: percent, ties: ties, keys: keys, offset: offset, fetch: fetch}
-	n.details = t.showplan
+	n.Details = t.Showplan
 	return t
 }
 
-func (t *topIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	env := &engine.EvalEnv{X: r.x, Outer: outer}
+func (t *topIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	env := &EvalEnv{X: r.X, Outer: outer}
 	t.limit, t.skip, t.taken, t.last, t.done = -1, 0, 0, nil, false
 	t.buffered, t.bi = nil, 0
 	num := func(e sqlfront.Expr) (float64, *sqlfront.SQLError) {
@@ -487,20 +485,20 @@ func (t *topIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 			t.limit = int64(f)
 		}
 	}
-	if err := r.open(t.in, outer); err != nil {
+	if err := r.Open(t.in, outer); err != nil {
 		return err
 	}
 	if t.percent {
 		// TOP PERCENT needs the row count first (SQL Server spools the input)
 		for {
-			row, err := r.next(t.in)
+			row, err := r.Next(t.in)
 			if err != nil {
 				return err
 			}
 			if row == nil {
 				break
 			}
-			if err := r.hold(row); err != nil {
+			if err := r.Hold(row); err != nil {
 				return err
 			}
 			t.buffered = append(t.buffered, row)
@@ -510,7 +508,7 @@ func (t *topIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 	return nil
 }
 
-func (t *topIter) pull(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (t *topIter) pull(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if t.buffered != nil {
 		if t.bi >= len(t.buffered) {
 			return nil, nil
@@ -518,10 +516,10 @@ func (t *topIter) pull(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		t.bi++
 		return t.buffered[t.bi-1], nil
 	}
-	return r.next(t.in)
+	return r.Next(t.in)
 }
 
-func (t *topIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (t *topIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if t.done {
 		return nil, nil
 	}
@@ -553,12 +551,12 @@ func (t *topIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	return row, nil
 }
 
-func (t *topIter) close(r *runCtx) {
+func (t *topIter) Close(r *RunCtx) {
 	if t.buffered != nil {
 		r.release(int64(len(t.buffered)), 0)
 	}
 	t.buffered = nil
-	r.close(t.in)
+	r.Close(t.in)
 }
 
 // exchangeIter is Parallelism: Gather Streams (to the coordinator thread),
@@ -567,8 +565,8 @@ func (t *topIter) close(r *runCtx) {
 // the worker thread that would have produced it, so the per-thread
 // counters and events are those of the parallel plan.
 type exchangeIter struct {
-	n     *planNode
-	in    iter
+	n     *PlanNode
+	in    Iter
 	kind  string
 	keys  []int
 	dop   int
@@ -576,36 +574,36 @@ type exchangeIter struct {
 	first bool
 }
 
-func (e *exchangeIter) node() *planNode { return e.n }
+func (e *exchangeIter) Node() *PlanNode { return e.n }
 
-func (p *planner) exchange(in iter, kind string, keys []int, order []sortKey) iter {
-	n := p.newNode("Parallelism", kind, in.node().schema, in)
-	n.estRows = in.node().estRows
-	n.estCPU = 0.0285 + 0.0000001*n.estRows
-	n.subtreeCost = in.node().subtreeCost + n.estCPU
+func (p *Planner) exchange(in Iter, kind string, keys []int, order []sortKey) Iter {
+	n := p.newNode("Parallelism", kind, in.Node().Schema, in)
+	n.EstRows = in.Node().EstRows
+	n.EstCPU = 0.0285 + 0.0000001*n.EstRows
+	n.SubtreeCost = in.Node().SubtreeCost + n.EstCPU
 	n.parallel = kind != "Gather Streams"
-	e := &exchangeIter{n: n, in: in, kind: kind, keys: keys, dop: p.opts.MaxDOP, order: order}
-	n.details = e.showplan
+	e := &exchangeIter{n: n, in: in, kind: kind, keys: keys, dop: p.Opts.MaxDOP, order: order}
+	n.Details = e.Showplan
 	return e
 }
 
-func (e *exchangeIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (e *exchangeIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	e.first = true
-	return r.open(e.in, outer)
+	return r.Open(e.in, outer)
 }
 
-func (e *exchangeIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
-	t, err := r.next(e.in)
+func (e *exchangeIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
+	t, err := r.Next(e.in)
 	if err != nil || t == nil {
 		if t == nil && err == nil {
-			r.x.exchangeSpill(r, e)
-			r.x.exchangeWaits(r, e)
+			exchangeSpill(r.X, r, e)
+			exchangeWaits(r.X, r, e)
 		}
 		return nil, err
 	}
 	if e.first {
 		e.first = false
-		r.x.exchangeWaits(r, e)
+		exchangeWaits(r.X, r, e)
 	}
 	out := *t
 	switch e.kind {
@@ -614,26 +612,25 @@ func (e *exchangeIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	case "Repartition Streams", "Distribute Streams":
 		h := uint32(2166136261)
 		for _, k := range e.keys {
-			for _, c := range engine.JoinKey(t.vals[k]) {
+			for _, c := range JoinKey(t.Vals[k]) {
 				h = (h ^ uint32(c)) * 16777619
 			}
 		}
 		out.thread = 1 + int(h%uint32(max(e.dop, 1)))
 	}
-	r.x.srv.curThread = out.thread
+	r.X.SetThread(out.thread)
 	return &out, nil
 }
 
-func (e *exchangeIter) close(r *runCtx) {
-	r.close(e.in)
-	r.x.srv.curThread = 0
+func (e *exchangeIter) Close(r *RunCtx) {
+	r.Close(e.in)
+	r.X.SetThread(0)
 }
 
 // exchangeWaits emits the CXPACKET/CXCONSUMER waits an exchange's
 // consumers and producers see at its start and end.
-func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
-	s := x.srv
-	if !s.anySessionRunning() {
+func exchangeWaits(x Exec, r *RunCtx, e *exchangeIter) {
+	if !x.AnySessionRunning() {
 		return
 	}
 	// producers wait CXPACKET for room in the exchange, consumers
@@ -651,9 +648,9 @@ func (x *execCtx) exchangeWaits(r *runCtx, e *exchangeIter) {
 			if opcode == "End" {
 				dur = 1
 			}
-			s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(150 * time.Microsecond), Thread: th, Fields: []xevents.Field{
+			x.Emit(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: x.Advance(150 * time.Microsecond), Thread: th, Fields: []xevents.Field{
 				xevents.FMap("wait_type", "wait_types", "sqlos", wt), xevents.FMap("opcode", "event_opcode", "sqlos", opcode),
-				xevents.FUint("duration", "uint64", dur), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.id)*0x100)}})
+				xevents.FUint("duration", "uint64", dur), xevents.FUint("signal_duration", "uint64", 0), xevents.FPtr("wait_resource", 0x000001E4B0A0C000+uint64(e.n.ID)*0x100)}})
 		}
 	}
 	for th := 1; th <= max(e.dop, 1); th++ {

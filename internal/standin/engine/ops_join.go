@@ -1,11 +1,9 @@
-package standin
+package engine
 
 import (
 	"math"
 	"strings"
 	"time"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -25,11 +23,11 @@ const (
 )
 
 type nlIter struct {
-	n            *planNode
-	outer, inner iter
+	n            *PlanNode
+	outer, inner Iter
 	kind         string // Inner Join, Left Outer Join, Left Semi Join, Left Anti Semi Join
 	pred         sqlfront.Expr
-	schema       *engine.Relation
+	schema       *Relation
 	mode         nlMode
 	probe        sqlfront.Expr // nlIn/nlQuantify: the outer expression
 	qop          string
@@ -37,55 +35,55 @@ type nlIter struct {
 	notIn        bool // nlIn used as NOT IN (semi filtering)
 	cacheable    bool // the inner side has no outer references: its value is computed once
 
-	env      engine.EvalEnv
-	openEnv  *engine.EvalEnv
-	cur      *tuple
+	env      EvalEnv
+	openEnv  *EvalEnv
+	cur      *Tuple
 	active   bool
 	matched  bool
 	cached   bool
 	cacheVal any
 }
 
-func (j *nlIter) node() *planNode { return j.n }
+func (j *nlIter) Node() *PlanNode { return j.n }
 
 // nestedLoops joins outer to inner, re-opening inner for every outer row
 // with that row in scope.
-func (p *planner) nestedLoops(outer, inner iter, kind string, pred sqlfront.Expr, correlated bool) (iter, *sqlfront.SQLError) {
-	schema := &engine.Relation{}
-	schema.Cols = append(schema.Cols, outer.node().schema.Cols...)
+func (p *Planner) nestedLoops(outer, inner Iter, kind string, pred sqlfront.Expr, correlated bool) (Iter, *sqlfront.SQLError) {
+	schema := &Relation{}
+	schema.Cols = append(schema.Cols, outer.Node().Schema.Cols...)
 	if kind != "Left Semi Join" && kind != "Left Anti Semi Join" {
-		schema.Cols = append(schema.Cols, inner.node().schema.Cols...)
+		schema.Cols = append(schema.Cols, inner.Node().Schema.Cols...)
 	}
 	if pred != nil {
-		if err := p.resolves(pred, schema); err != nil {
+		if err := p.Resolves(pred, schema); err != nil {
 			return nil, err
 		}
 	}
 	n := p.newNode("Nested Loops", kind, schema, outer, inner)
-	o, i := outer.node(), inner.node()
-	n.estRows = math.Max(1, o.estRows*math.Max(i.estRows, 0.01))
+	o, i := outer.Node(), inner.Node()
+	n.EstRows = math.Max(1, o.EstRows*math.Max(i.EstRows, 0.01))
 	if kind == "Left Semi Join" || kind == "Left Anti Semi Join" {
-		n.estRows = math.Max(1, o.estRows*0.5)
+		n.EstRows = math.Max(1, o.EstRows*0.5)
 	}
-	i.estExecs = math.Max(o.estRows, 1)
-	n.estCPU = 0.00000418 * n.estRows
-	n.subtreeCost = o.subtreeCost + i.subtreeCost*i.estExecs + n.estCPU
+	i.EstExecs = math.Max(o.EstRows, 1)
+	n.EstCPU = 0.00000418 * n.EstRows
+	n.SubtreeCost = o.SubtreeCost + i.SubtreeCost*i.EstExecs + n.EstCPU
 	j := &nlIter{n: n, outer: outer, inner: inner, kind: kind, pred: pred, schema: schema}
-	n.details = j.showplan
+	n.Details = j.Showplan
 	return j, nil
 }
 
-func (j *nlIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (j *nlIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	j.openEnv = outer
 	j.cur, j.active = nil, false
-	j.env = engine.EvalEnv{X: r.x, Rel: j.schema, Outer: outer}
-	return r.open(j.outer, outer)
+	j.env = EvalEnv{X: r.X, Rel: j.schema, Outer: outer}
+	return r.Open(j.outer, outer)
 }
 
-func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (j *nlIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	for {
 		if !j.active {
-			t, err := r.next(j.outer)
+			t, err := r.Next(j.outer)
 			if err != nil || t == nil {
 				return nil, err
 			}
@@ -93,17 +91,17 @@ func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			if j.mode != nlJoin {
 				return j.probeValue(r, t)
 			}
-			if err := r.open(j.inner, j.outerEnv(r, t)); err != nil {
+			if err := r.Open(j.inner, j.outerEnv(r, t)); err != nil {
 				return nil, err
 			}
 			j.active = true
 		}
-		it, err := r.next(j.inner)
+		it, err := r.Next(j.inner)
 		if err != nil {
 			return nil, err
 		}
 		if it == nil {
-			r.close(j.inner)
+			r.Close(j.inner)
 			j.active = false
 			if !j.matched {
 				switch j.kind {
@@ -117,9 +115,9 @@ func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		}
 		row := j.combine(j.cur, it)
 		if j.pred != nil {
-			j.env.Row, j.env.Srcs = row.vals, row.srcs
+			j.env.Row, j.env.Srcs = row.Vals, row.Srcs
 			if j.kind == "Left Semi Join" || j.kind == "Left Anti Semi Join" {
-				j.env.Row = append(append([]any{}, j.cur.vals...), it.vals...)
+				j.env.Row = append(append([]any{}, j.cur.Vals...), it.Vals...)
 				j.env.Rel = j.semiSchema()
 			}
 			v, err := j.env.Eval(j.pred)
@@ -127,18 +125,18 @@ func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			if err != nil {
 				return nil, err
 			}
-			if b, _ := engine.Truth(v); !b {
+			if b, _ := Truth(v); !b {
 				continue
 			}
 		}
 		j.matched = true
 		switch j.kind {
 		case "Left Semi Join":
-			r.close(j.inner)
+			r.Close(j.inner)
 			j.active = false
 			return j.cur, nil
 		case "Left Anti Semi Join":
-			r.close(j.inner)
+			r.Close(j.inner)
 			j.active = false
 			continue
 		}
@@ -147,40 +145,40 @@ func (j *nlIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 }
 
 // semiSchema is the outer and inner columns, for a semi join's predicate.
-func (j *nlIter) semiSchema() *engine.Relation {
-	rel := &engine.Relation{Cols: append(append([]engine.RelCol{}, j.outer.node().schema.Cols...), j.inner.node().schema.Cols...)}
+func (j *nlIter) semiSchema() *Relation {
+	rel := &Relation{Cols: append(append([]RelCol{}, j.outer.Node().Schema.Cols...), j.inner.Node().Schema.Cols...)}
 	return rel
 }
 
-func (j *nlIter) outerEnv(r *runCtx, t *tuple) *engine.EvalEnv {
-	return &engine.EvalEnv{X: r.x, Rel: j.outer.node().schema, Row: t.vals, Srcs: t.srcs, Outer: j.openEnv}
+func (j *nlIter) outerEnv(r *RunCtx, t *Tuple) *EvalEnv {
+	return &EvalEnv{X: r.X, Rel: j.outer.Node().Schema, Row: t.Vals, Srcs: t.Srcs, Outer: j.openEnv}
 }
 
-func (j *nlIter) combine(o, i *tuple) *tuple {
+func (j *nlIter) combine(o, i *Tuple) *Tuple {
 	if i == nil {
 		vals := make([]any, len(j.schema.Cols))
-		copy(vals, o.vals)
-		return &tuple{vals: vals, srcs: o.srcs, thread: o.thread}
+		copy(vals, o.Vals)
+		return &Tuple{Vals: vals, Srcs: o.Srcs, thread: o.thread}
 	}
-	vals := make([]any, 0, len(o.vals)+len(i.vals))
-	vals = append(append(vals, o.vals...), i.vals...)
-	var srcs []engine.RowSource
-	if len(i.srcs) == 0 {
-		srcs = o.srcs
+	vals := make([]any, 0, len(o.Vals)+len(i.Vals))
+	vals = append(append(vals, o.Vals...), i.Vals...)
+	var srcs []RowSource
+	if len(i.Srcs) == 0 {
+		srcs = o.Srcs
 	} else {
-		srcs = append(append(make([]engine.RowSource, 0, len(o.srcs)+len(i.srcs)), o.srcs...), i.srcs...)
+		srcs = append(append(make([]RowSource, 0, len(o.Srcs)+len(i.Srcs)), o.Srcs...), i.Srcs...)
 	}
-	return &tuple{vals: vals, srcs: srcs, thread: o.thread}
+	return &Tuple{Vals: vals, Srcs: srcs, thread: o.thread}
 }
 
 // probeValue runs the inner side for a subquery column: the scalar
 // value, or EXISTS / IN / ANY / ALL as bit (or NULL for unknown).
-func (j *nlIter) probeValue(r *runCtx, t *tuple) (*tuple, *sqlfront.SQLError) {
+func (j *nlIter) probeValue(r *RunCtx, t *Tuple) (*Tuple, *sqlfront.SQLError) {
 	var v any
 	if j.cacheable && j.cached {
 		v = j.cacheVal
-		j.n.counters(r.thread).executions++
-		j.inner.node().counters(r.thread).rewinds++
+		j.n.Counters(r.thread).Executions++
+		j.inner.Node().Counters(r.thread).rewinds++
 	} else {
 		var err *sqlfront.SQLError
 		if v, err = j.runInner(r, t); err != nil {
@@ -190,12 +188,12 @@ func (j *nlIter) probeValue(r *runCtx, t *tuple) (*tuple, *sqlfront.SQLError) {
 			j.cached, j.cacheVal = true, v
 		}
 	}
-	vals := make([]any, 0, len(t.vals)+1)
-	vals = append(append(vals, t.vals...), v)
-	return &tuple{vals: vals, srcs: t.srcs, thread: t.thread}, nil
+	vals := make([]any, 0, len(t.Vals)+1)
+	vals = append(append(vals, t.Vals...), v)
+	return &Tuple{Vals: vals, Srcs: t.Srcs, thread: t.thread}, nil
 }
 
-func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
+func (j *nlIter) runInner(r *RunCtx, t *Tuple) (any, *sqlfront.SQLError) {
 	env := j.outerEnv(r, t)
 	var pv any
 	if j.probe != nil {
@@ -204,26 +202,26 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 			return nil, err
 		}
 	}
-	if err := r.open(j.inner, env); err != nil {
+	if err := r.Open(j.inner, env); err != nil {
 		return nil, err
 	}
-	defer r.close(j.inner)
+	defer r.Close(j.inner)
 	switch j.mode {
 	case nlScalar:
-		first, err := r.next(j.inner)
+		first, err := r.Next(j.inner)
 		if err != nil || first == nil {
 			return nil, err
 		}
-		second, err := r.next(j.inner)
+		second, err := r.Next(j.inner)
 		if err != nil {
 			return nil, err
 		}
 		if second != nil {
-			return nil, engine.ErrSubqueryMultipleRows()
+			return nil, ErrSubqueryMultipleRows()
 		}
-		return first.vals[0], nil
+		return first.Vals[0], nil
 	case nlExists:
-		first, err := r.next(j.inner)
+		first, err := r.Next(j.inner)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +231,7 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 	sawNull, any := false, false
 	result := j.qall // ALL over no rows is true, ANY false
 	for {
-		it, err := r.next(j.inner)
+		it, err := r.Next(j.inner)
 		if err != nil {
 			return nil, err
 		}
@@ -241,12 +239,12 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 			break
 		}
 		any = true
-		iv := it.vals[0]
+		iv := it.Vals[0]
 		if pv == nil || iv == nil {
 			sawNull = true
 			continue
 		}
-		c, err := engine.CompareValues(pv, iv)
+		c, err := CompareValues(pv, iv)
 		if err != nil {
 			return nil, err
 		}
@@ -271,51 +269,51 @@ func (j *nlIter) runInner(r *runCtx, t *tuple) (any, *sqlfront.SQLError) {
 	return result, nil
 }
 
-func (j *nlIter) close(r *runCtx) {
+func (j *nlIter) Close(r *RunCtx) {
 	if j.active {
-		r.close(j.inner)
+		r.Close(j.inner)
 		j.active = false
 	}
-	r.close(j.outer)
+	r.Close(j.outer)
 }
 
 // hashJoinIter is Hash Match: build the first input into a hash table,
 // probe it with the second.
 type hashJoinIter struct {
-	n                    *planNode
-	build, probe         iter
+	n                    *PlanNode
+	build, probe         Iter
 	buildKeys, probeKeys []sqlfront.Expr
 	residual             sqlfront.Expr
 	kind                 string // Inner Join, Left/Right/Full Outer Join, Right Semi Join, Right Anti Semi Join
 	swapped              bool   // output probe columns first (the SQL order)
-	schema               *engine.Relation
+	schema               *Relation
 	nullsEqual           bool // INTERSECT/EXCEPT compare NULLs as equal
 	notIn                bool // NOT IN: a NULL in the build side, or a NULL probe key, excludes rows
 	buildNull            bool
 
 	table     map[string][]*buildRow
 	order     []*buildRow
-	cur       *tuple
+	cur       *Tuple
 	matches   []*buildRow
 	mi        int
 	matched   bool
 	probeDone bool
 	unmatched int
-	env       engine.EvalEnv
+	env       EvalEnv
 	held      int64
 	heldBytes int64
 }
 
 type buildRow struct {
-	t       *tuple
+	t       *Tuple
 	matched bool
 }
 
-func (h *hashJoinIter) node() *planNode { return h.n }
+func (h *hashJoinIter) Node() *PlanNode { return h.n }
 
-func (p *planner) hashJoin(build, probe iter, bk, pk []sqlfront.Expr, residual sqlfront.Expr, kind string, swapped bool) (*hashJoinIter, *sqlfront.SQLError) {
-	schema := &engine.Relation{}
-	bs, ps := build.node().schema.Cols, probe.node().schema.Cols
+func (p *Planner) hashJoin(build, probe Iter, bk, pk []sqlfront.Expr, residual sqlfront.Expr, kind string, swapped bool) (*hashJoinIter, *sqlfront.SQLError) {
+	schema := &Relation{}
+	bs, ps := build.Node().Schema.Cols, probe.Node().Schema.Cols
 	switch {
 	case kind == "Right Semi Join" || kind == "Right Anti Semi Join":
 		schema.Cols = append(schema.Cols, ps...)
@@ -325,23 +323,23 @@ func (p *planner) hashJoin(build, probe iter, bk, pk []sqlfront.Expr, residual s
 		schema.Cols = append(append(schema.Cols, bs...), ps...)
 	}
 	n := p.newNode("Hash Match", kind, schema, build, probe)
-	b, pr := build.node(), probe.node()
+	b, pr := build.Node(), probe.Node()
 	switch kind {
 	case "Right Semi Join", "Right Anti Semi Join":
-		n.estRows = math.Max(1, pr.estRows*0.5)
+		n.EstRows = math.Max(1, pr.EstRows*0.5)
 	default:
-		n.estRows = math.Max(1, math.Max(b.estRows, pr.estRows))
+		n.EstRows = math.Max(1, math.Max(b.EstRows, pr.EstRows))
 	}
-	n.estCPU = 0.0178 + 0.000004*(b.estRows+pr.estRows)
-	n.subtreeCost = b.subtreeCost + pr.subtreeCost + n.estCPU
-	n.memory = true
-	n.estMemKB = int64(b.estRows*float64(b.rowSize+24)/1024) + 1
+	n.EstCPU = 0.0178 + 0.000004*(b.EstRows+pr.EstRows)
+	n.SubtreeCost = b.SubtreeCost + pr.SubtreeCost + n.EstCPU
+	n.Memory = true
+	n.EstMemKB = int64(b.EstRows*float64(b.rowSize+24)/1024) + 1
 	h := &hashJoinIter{n: n, build: build, probe: probe, buildKeys: bk, probeKeys: pk, residual: residual, kind: kind, swapped: swapped, schema: schema}
-	n.details = h.showplan
+	n.Details = h.Showplan
 	return h, nil
 }
 
-func hashKey(env *engine.EvalEnv, keys []sqlfront.Expr, nullsEqual bool) (string, bool, *sqlfront.SQLError) {
+func hashKey(env *EvalEnv, keys []sqlfront.Expr, nullsEqual bool) (string, bool, *sqlfront.SQLError) {
 	var b strings.Builder
 	for _, k := range keys {
 		v, err := env.Eval(k)
@@ -354,36 +352,36 @@ func hashKey(env *engine.EvalEnv, keys []sqlfront.Expr, nullsEqual bool) (string
 			}
 			b.WriteString("\x00N")
 		}
-		b.WriteString(engine.JoinKey(v))
+		b.WriteString(JoinKey(v))
 		b.WriteByte(0)
 	}
 	return b.String(), true, nil
 }
 
-func (h *hashJoinIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (h *hashJoinIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	h.table = map[string][]*buildRow{}
 	h.order = nil
 	h.buildNull = false
 	h.cur, h.matches, h.probeDone = nil, nil, false
 	h.held, h.heldBytes = 0, 0
-	if err := r.open(h.build, outer); err != nil {
+	if err := r.Open(h.build, outer); err != nil {
 		return err
 	}
-	benv := &engine.EvalEnv{X: r.x, Rel: h.build.node().schema, Outer: outer}
+	benv := &EvalEnv{X: r.X, Rel: h.build.Node().Schema, Outer: outer}
 	for {
-		t, err := r.next(h.build)
+		t, err := r.Next(h.build)
 		if err != nil {
 			return err
 		}
 		if t == nil {
 			break
 		}
-		if err := r.hold(t); err != nil {
+		if err := r.Hold(t); err != nil {
 			return err
 		}
 		h.held++
 		h.heldBytes += tupleBytes(t)
-		benv.Row, benv.Srcs = t.vals, t.srcs
+		benv.Row, benv.Srcs = t.Vals, t.Srcs
 		k, ok, err := hashKey(benv, h.buildKeys, h.nullsEqual)
 		if err != nil {
 			return err
@@ -397,14 +395,14 @@ func (h *hashJoinIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError
 		}
 		r.work(1, 150*time.Nanosecond)
 	}
-	r.close(h.build)
-	r.x.memoryUse(r, h.n, h.held)
-	h.env = engine.EvalEnv{X: r.x, Rel: h.schema, Outer: outer}
-	return r.open(h.probe, outer)
+	r.Close(h.build)
+	memoryUse(r.X, r, h.n, h.held)
+	h.env = EvalEnv{X: r.X, Rel: h.schema, Outer: outer}
+	return r.Open(h.probe, outer)
 }
 
-func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
-	penv := &engine.EvalEnv{X: r.x, Rel: h.probe.node().schema, Outer: h.env.Outer}
+func (h *hashJoinIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
+	penv := &EvalEnv{X: r.X, Rel: h.probe.Node().Schema, Outer: h.env.Outer}
 	for {
 		if h.probeDone {
 			// unmatched build rows of a left or full outer join
@@ -422,17 +420,17 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			h.mi++
 			out := h.combine(br.t, h.cur)
 			if h.residual != nil {
-				h.env.Row, h.env.Srcs = out.vals, out.srcs
+				h.env.Row, h.env.Srcs = out.Vals, out.Srcs
 				if h.kind == "Right Semi Join" || h.kind == "Right Anti Semi Join" {
-					h.env.Rel = &engine.Relation{Cols: append(append([]engine.RelCol{}, h.probe.node().schema.Cols...), h.build.node().schema.Cols...)}
-					h.env.Row = append(append([]any{}, h.cur.vals...), br.t.vals...)
+					h.env.Rel = &Relation{Cols: append(append([]RelCol{}, h.probe.Node().Schema.Cols...), h.build.Node().Schema.Cols...)}
+					h.env.Row = append(append([]any{}, h.cur.Vals...), br.t.Vals...)
 				}
 				v, err := h.env.Eval(h.residual)
 				h.env.Rel = h.schema
 				if err != nil {
 					return nil, err
 				}
-				if b, _ := engine.Truth(v); !b {
+				if b, _ := Truth(v); !b {
 					continue
 				}
 			}
@@ -458,12 +456,12 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 				return cur, nil
 			}
 		}
-		t, err := r.next(h.probe)
+		t, err := r.Next(h.probe)
 		if err != nil {
 			return nil, err
 		}
 		if t == nil {
-			r.close(h.probe)
+			r.Close(h.probe)
 			h.probeDone = true
 			h.cur = nil
 			if h.kind != "Left Outer Join" && h.kind != "Full Outer Join" {
@@ -471,7 +469,7 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			}
 			continue
 		}
-		penv.Row, penv.Srcs = t.vals, t.srcs
+		penv.Row, penv.Srcs = t.Vals, t.Srcs
 		k, ok, err := hashKey(penv, h.probeKeys, h.nullsEqual)
 		if err != nil {
 			return nil, err
@@ -491,18 +489,18 @@ func (h *hashJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 
 // combine builds an output row from a build and a probe row (either may
 // be nil for the outer joins).
-func (h *hashJoinIter) combine(b, p *tuple) *tuple {
-	bn, pn := len(h.build.node().schema.Cols), len(h.probe.node().schema.Cols)
+func (h *hashJoinIter) combine(b, p *Tuple) *Tuple {
+	bn, pn := len(h.build.Node().Schema.Cols), len(h.probe.Node().Schema.Cols)
 	if h.kind == "Right Semi Join" || h.kind == "Right Anti Semi Join" {
 		return p
 	}
 	vals := make([]any, bn+pn)
-	var srcs []engine.RowSource
+	var srcs []RowSource
 	thread := 0
-	put := func(at int, t *tuple) {
+	put := func(at int, t *Tuple) {
 		if t != nil {
-			copy(vals[at:], t.vals)
-			srcs = append(srcs, t.srcs...)
+			copy(vals[at:], t.Vals)
+			srcs = append(srcs, t.Srcs...)
 			thread = t.thread
 		}
 	}
@@ -513,12 +511,12 @@ func (h *hashJoinIter) combine(b, p *tuple) *tuple {
 		put(0, b)
 		put(bn, p)
 	}
-	return &tuple{vals: vals, srcs: srcs, thread: thread}
+	return &Tuple{Vals: vals, Srcs: srcs, thread: thread}
 }
 
-func (h *hashJoinIter) close(r *runCtx) {
+func (h *hashJoinIter) Close(r *RunCtx) {
 	if !h.probeDone {
-		r.close(h.probe)
+		r.Close(h.probe)
 	}
 	r.release(h.held, h.heldBytes)
 	h.table, h.order = nil, nil
@@ -528,37 +526,37 @@ func (h *hashJoinIter) close(r *runCtx) {
 // mergeJoinIter is Merge Join (Inner Join) of two inputs sorted on the
 // join keys.
 type mergeJoinIter struct {
-	n           *planNode
-	left, right iter
+	n           *PlanNode
+	left, right Iter
 	lk, rk      []sqlfront.Expr
 	residual    sqlfront.Expr
-	schema      *engine.Relation
+	schema      *Relation
 
-	lenv, renv engine.EvalEnv
-	env        engine.EvalEnv
-	rcur       *tuple
+	lenv, renv EvalEnv
+	env        EvalEnv
+	rcur       *Tuple
 	rkey       []any
-	group      []*tuple
+	group      []*Tuple
 	gkey       []any
-	lcur       *tuple
+	lcur       *Tuple
 	gi         int
 	rdone      bool
 }
 
-func (m *mergeJoinIter) node() *planNode { return m.n }
+func (m *mergeJoinIter) Node() *PlanNode { return m.n }
 
-func (p *planner) mergeJoin(left, right iter, lk, rk []sqlfront.Expr, residual sqlfront.Expr) *mergeJoinIter {
-	schema := &engine.Relation{Cols: append(append([]engine.RelCol{}, left.node().schema.Cols...), right.node().schema.Cols...)}
+func (p *Planner) mergeJoin(left, right Iter, lk, rk []sqlfront.Expr, residual sqlfront.Expr) *mergeJoinIter {
+	schema := &Relation{Cols: append(append([]RelCol{}, left.Node().Schema.Cols...), right.Node().Schema.Cols...)}
 	n := p.newNode("Merge Join", "Inner Join", schema, left, right)
-	n.estRows = math.Max(1, math.Max(left.node().estRows, right.node().estRows))
-	n.estCPU = 0.0056 + 0.000002*(left.node().estRows+right.node().estRows)
-	n.subtreeCost = left.node().subtreeCost + right.node().subtreeCost + n.estCPU
+	n.EstRows = math.Max(1, math.Max(left.Node().EstRows, right.Node().EstRows))
+	n.EstCPU = 0.0056 + 0.000002*(left.Node().EstRows+right.Node().EstRows)
+	n.SubtreeCost = left.Node().SubtreeCost + right.Node().SubtreeCost + n.EstCPU
 	m := &mergeJoinIter{n: n, left: left, right: right, lk: lk, rk: rk, residual: residual, schema: schema}
-	n.details = m.showplan
+	n.Details = m.Showplan
 	return m
 }
 
-func evalKeys(env *engine.EvalEnv, keys []sqlfront.Expr) ([]any, *sqlfront.SQLError) {
+func evalKeys(env *EvalEnv, keys []sqlfront.Expr) ([]any, *sqlfront.SQLError) {
 	out := make([]any, len(keys))
 	for i, k := range keys {
 		v, err := env.Eval(k)
@@ -580,7 +578,7 @@ func compareKeyLists(a, b []any) int {
 		case b[i] == nil:
 			return 1
 		}
-		c, _ := engine.CompareValues(a[i], b[i])
+		c, _ := CompareValues(a[i], b[i])
 		if c != 0 {
 			return c
 		}
@@ -597,22 +595,22 @@ func hasNil(vals []any) bool {
 	return false
 }
 
-func (m *mergeJoinIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	m.lenv = engine.EvalEnv{X: r.x, Rel: m.left.node().schema, Outer: outer}
-	m.renv = engine.EvalEnv{X: r.x, Rel: m.right.node().schema, Outer: outer}
-	m.env = engine.EvalEnv{X: r.x, Rel: m.schema, Outer: outer}
+func (m *mergeJoinIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	m.lenv = EvalEnv{X: r.X, Rel: m.left.Node().Schema, Outer: outer}
+	m.renv = EvalEnv{X: r.X, Rel: m.right.Node().Schema, Outer: outer}
+	m.env = EvalEnv{X: r.X, Rel: m.schema, Outer: outer}
 	m.rcur, m.group, m.lcur, m.rdone = nil, nil, nil, false
-	if err := r.open(m.left, outer); err != nil {
+	if err := r.Open(m.left, outer); err != nil {
 		return err
 	}
-	if err := r.open(m.right, outer); err != nil {
+	if err := r.Open(m.right, outer); err != nil {
 		return err
 	}
 	return m.advanceRight(r)
 }
 
-func (m *mergeJoinIter) advanceRight(r *runCtx) *sqlfront.SQLError {
-	t, err := r.next(m.right)
+func (m *mergeJoinIter) advanceRight(r *RunCtx) *sqlfront.SQLError {
+	t, err := r.Next(m.right)
 	if err != nil {
 		return err
 	}
@@ -620,7 +618,7 @@ func (m *mergeJoinIter) advanceRight(r *runCtx) *sqlfront.SQLError {
 		m.rcur, m.rdone = nil, true
 		return nil
 	}
-	m.renv.Row, m.renv.Srcs = t.vals, t.srcs
+	m.renv.Row, m.renv.Srcs = t.Vals, t.Srcs
 	k, err := evalKeys(&m.renv, m.rk)
 	if err != nil {
 		return err
@@ -629,30 +627,30 @@ func (m *mergeJoinIter) advanceRight(r *runCtx) *sqlfront.SQLError {
 	return nil
 }
 
-func (m *mergeJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (m *mergeJoinIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	for {
 		if m.lcur != nil && m.gi < len(m.group) {
 			rt := m.group[m.gi]
 			m.gi++
-			vals := append(append(make([]any, 0, len(m.lcur.vals)+len(rt.vals)), m.lcur.vals...), rt.vals...)
-			out := &tuple{vals: vals, srcs: append(append([]engine.RowSource{}, m.lcur.srcs...), rt.srcs...), thread: m.lcur.thread}
+			vals := append(append(make([]any, 0, len(m.lcur.Vals)+len(rt.Vals)), m.lcur.Vals...), rt.Vals...)
+			out := &Tuple{Vals: vals, Srcs: append(append([]RowSource{}, m.lcur.Srcs...), rt.Srcs...), thread: m.lcur.thread}
 			if m.residual != nil {
-				m.env.Row, m.env.Srcs = out.vals, out.srcs
+				m.env.Row, m.env.Srcs = out.Vals, out.Srcs
 				v, err := m.env.Eval(m.residual)
 				if err != nil {
 					return nil, err
 				}
-				if b, _ := engine.Truth(v); !b {
+				if b, _ := Truth(v); !b {
 					continue
 				}
 			}
 			return out, nil
 		}
-		lt, err := r.next(m.left)
+		lt, err := r.Next(m.left)
 		if err != nil || lt == nil {
 			return nil, err
 		}
-		m.lenv.Row, m.lenv.Srcs = lt.vals, lt.srcs
+		m.lenv.Row, m.lenv.Srcs = lt.Vals, lt.Srcs
 		lk, err := evalKeys(&m.lenv, m.lk)
 		if err != nil {
 			return nil, err
@@ -678,12 +676,12 @@ func (m *mergeJoinIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			}
 		}
 		if m.group == nil {
-			m.group = []*tuple{}
+			m.group = []*Tuple{}
 		}
 	}
 }
 
-func (m *mergeJoinIter) close(r *runCtx) {
-	r.close(m.left)
-	r.close(m.right)
+func (m *mergeJoinIter) Close(r *RunCtx) {
+	r.Close(m.left)
+	r.Close(m.right)
 }

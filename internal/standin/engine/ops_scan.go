@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -22,11 +20,11 @@ import (
 // an incompatible lock.
 
 type scanIter struct {
-	n      *planNode
-	t      *table
-	ix     *index
+	n      *PlanNode
+	t      *Table
+	ix     *Index
 	qual   string
-	schema *engine.Relation
+	schema *Relation
 	colMap []int // output column i is table column colMap[i]
 	seek   *seekSpec
 	pred   sqlfront.Expr
@@ -39,7 +37,7 @@ type scanIter struct {
 	keyPos []int
 
 	// run state
-	outer    *engine.EvalEnv
+	outer    *EvalEnv
 	ranges   [][2]int // entry positions [lo, hi) per range
 	ri       int
 	pos      int
@@ -47,16 +45,16 @@ type scanIter struct {
 	seenLen  int
 	page     int32
 	pageIdx  int
-	env      engine.EvalEnv
+	env      EvalEnv
 	done     bool
 	readHead int // leaf position read ahead up to
 }
 
-func (s *scanIter) node() *planNode { return s.n }
+func (s *scanIter) Node() *PlanNode { return s.n }
 
 // buildScan makes a scan or seek of ix with the given local predicates.
-func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []sqlfront.Expr, est float64, forced bool) iter {
-	t := ix.tbl
+func (p *Planner) buildScan(leaf *fromLeaf, ix *Index, spec *seekSpec, local []sqlfront.Expr, est float64, forced bool) Iter {
+	t := ix.Tbl
 	s := &scanIter{t: t, ix: ix, qual: leaf.qual, seek: spec}
 	if leaf.tn != nil {
 		s.nolock = xevents.HasString(leaf.tn.Hints, "NOLOCK") || xevents.HasString(leaf.tn.Hints, "READUNCOMMITTED")
@@ -75,21 +73,21 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 			residual = append(residual, c)
 		}
 	}
-	s.pred = engine.AndAll(residual)
-	s.schema = &engine.Relation{}
-	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
+	s.pred = AndAll(residual)
+	s.schema = &Relation{}
+	base := &ColBase{Db: t.DB.Name, Schema: t.Schema, Table: t.Name, Alias: leaf.qual}
 	add := func(c int) {
-		col := t.columns[c]
+		col := t.Columns[c]
 		s.colMap = append(s.colMap, c)
-		s.schema.Cols = append(s.schema.Cols, engine.RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Hidden: strings.HasPrefix(col.Name, "%%"), Base: base})
+		s.schema.Cols = append(s.schema.Cols, RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Hidden: strings.HasPrefix(col.Name, "%%"), Base: base})
 	}
-	if ix.id == 1 {
-		for c := range t.columns {
+	if ix.ID == 1 {
+		for c := range t.Columns {
 			add(c)
 		}
 	} else {
 		seen := map[int]bool{}
-		for _, c := range append(append([]int{}, ix.keyCols...), t.pk...) {
+		for _, c := range append(append([]int{}, ix.KeyCols...), t.PK...) {
 			if !seen[c] {
 				seen[c] = true
 				add(c)
@@ -98,37 +96,37 @@ func (p *planner) buildScan(leaf *fromLeaf, ix *index, spec *seekSpec, local []s
 	}
 	phys := physicalScanName(ix, spec != nil)
 	n := p.newNode(phys, phys, s.schema)
-	n.ix = ix
+	n.Index = ix
 	n.alias = leaf.qual
-	n.estRows = est
-	rows := float64(len(t.rows))
-	pages := float64(len(ix.leafPages))
+	n.EstRows = est
+	rows := float64(len(t.Rows))
+	pages := float64(len(ix.LeafPages))
 	if spec != nil {
 		frac := math.Min(1, est/math.Max(rows, 1))
 		n.estRowsRead = math.Max(est, 1)
-		n.estIO = 0.003125 * (1 + math.Ceil(frac*pages))
-		n.estCPU = 0.0001581 + 0.0000011*n.estRowsRead
+		n.EstIO = 0.003125 * (1 + math.Ceil(frac*pages))
+		n.EstCPU = 0.0001581 + 0.0000011*n.estRowsRead
 	} else {
 		n.estRowsRead = rows
-		n.estIO = 0.003125 + 0.00074074*pages
-		n.estCPU = 0.0001581 + 0.0000011*rows
+		n.EstIO = 0.003125 + 0.00074074*pages
+		n.EstCPU = 0.0001581 + 0.0000011*rows
 	}
-	n.subtreeCost = n.estIO + n.estCPU
+	n.SubtreeCost = n.EstIO + n.EstCPU
 	n.rowSize = rowSizeOf(s.schema)
 	n.forced = forced
-	n.details = s.showplan
+	n.Details = s.Showplan
 	s.n = n
 	return s
 }
 
 // physicalScanName is the showplan operator for reading ix.
-func physicalScanName(ix *index, seek bool) string {
+func physicalScanName(ix *Index, seek bool) string {
 	switch {
-	case ix.name == "":
+	case ix.Name == "":
 		return "Table Scan"
-	case ix.id == 1 && seek:
+	case ix.ID == 1 && seek:
 		return "Clustered Index Seek"
-	case ix.id == 1:
+	case ix.ID == 1:
 		return "Clustered Index Scan"
 	case seek:
 		return "Index Seek"
@@ -138,24 +136,24 @@ func physicalScanName(ix *index, seek bool) string {
 
 // buildLookup makes the key lookup into the clustered index for rows an
 // outer nonclustered seek found.
-func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) iter {
+func (p *Planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.Expr, est float64) Iter {
 	t := leaf.tbl
-	ix := t.indexes[0]
-	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: engine.AndAll(local), nolock: outer.nolock}
+	ix := t.Indexes[0]
+	s := &scanIter{t: t, ix: ix, qual: leaf.qual, lookup: true, pred: AndAll(local), nolock: outer.nolock}
 	have := map[int]bool{}
 	for _, c := range outer.colMap {
 		have[c] = true
 	}
-	s.schema = &engine.Relation{}
-	base := &engine.ColBase{Db: t.db.name, Schema: t.schema, Table: t.name, Alias: leaf.qual}
-	for c, col := range t.columns {
+	s.schema = &Relation{}
+	base := &ColBase{Db: t.DB.Name, Schema: t.Schema, Table: t.Name, Alias: leaf.qual}
+	for c, col := range t.Columns {
 		if have[c] {
 			continue
 		}
 		s.colMap = append(s.colMap, c)
-		s.schema.Cols = append(s.schema.Cols, engine.RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Base: base})
+		s.schema.Cols = append(s.schema.Cols, RelCol{Qual: leaf.qual, Name: col.Name, Typ: col.Type, Base: base})
 	}
-	for _, k := range t.pk {
+	for _, k := range t.PK {
 		for i, c := range outer.colMap {
 			if c == k {
 				s.keyPos = append(s.keyPos, i)
@@ -163,45 +161,45 @@ func (p *planner) buildLookup(leaf *fromLeaf, outer *scanIter, local []sqlfront.
 		}
 	}
 	n := p.newNode("Clustered Index Seek", "Clustered Index Seek", s.schema)
-	n.ix = ix
+	n.Index = ix
 	n.alias = leaf.qual
 	n.lookup = true
-	n.estRows = 1
-	n.estExecs = math.Max(est, 1)
-	n.estIO = 0.003125
-	n.estCPU = 0.0001581
-	n.subtreeCost = n.estExecs * (n.estIO + n.estCPU)
+	n.EstRows = 1
+	n.EstExecs = math.Max(est, 1)
+	n.EstIO = 0.003125
+	n.EstCPU = 0.0001581
+	n.SubtreeCost = n.EstExecs * (n.EstIO + n.EstCPU)
 	n.rowSize = rowSizeOf(s.schema)
-	n.details = s.showplan
+	n.Details = s.Showplan
 	s.n = n
 	return s
 }
 
 // entries is the number of entries in the index.
 func (s *scanIter) entries() int {
-	if s.ix.id == 1 {
-		return len(s.t.rows)
+	if s.ix.ID == 1 {
+		return len(s.t.Rows)
 	}
-	return len(s.ix.entries)
+	return len(s.ix.Entries)
 }
 
 // keyAt is the index key of entry pos (the clustered key for the
 // clustered index, the index key plus clustered key otherwise).
 func (s *scanIter) keyAt(pos int) []any {
-	if s.ix.id == 1 {
-		return s.t.keyOf(s.t.rows[pos])
+	if s.ix.ID == 1 {
+		return s.t.KeyOf(s.t.Rows[pos])
 	}
-	return s.ix.entries[pos]
+	return s.ix.Entries[pos]
 }
 
 // rowAt is the table row of entry pos.
 func (s *scanIter) rowAt(pos int) []any {
-	if s.ix.id == 1 {
-		return s.t.rows[pos]
+	if s.ix.ID == 1 {
+		return s.t.Rows[pos]
 	}
-	e := s.ix.entries[pos]
-	if i, ok := s.t.findRow(e[len(s.ix.keyCols):]); ok {
-		return s.t.rows[i]
+	e := s.ix.Entries[pos]
+	if i, ok := s.t.FindRow(e[len(s.ix.KeyCols):]); ok {
+		return s.t.Rows[i]
 	}
 	return nil
 }
@@ -209,7 +207,7 @@ func (s *scanIter) rowAt(pos int) []any {
 // searchLead finds the first entry whose leading key is >= v (or > v).
 func (s *scanIter) searchLead(v any, after bool) int {
 	return sort.Search(s.entries(), func(i int) bool {
-		c, err := engine.CompareValues(s.keyAt(i)[0], v)
+		c, err := CompareValues(s.keyAt(i)[0], v)
 		if err != nil {
 			return true
 		}
@@ -220,27 +218,27 @@ func (s *scanIter) searchLead(v any, after bool) int {
 	})
 }
 
-func (s *scanIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	x := r.x
+func (s *scanIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	x := r.X
 	s.outer = outer
-	s.env = engine.EvalEnv{X: x, Rel: s.schema, Outer: outer}
+	s.env = EvalEnv{X: x, Rel: s.schema, Outer: outer}
 	s.done = false
 	s.page = -1
 	s.ri, s.pos, s.lastKey = 0, 0, nil
 	s.readHead = 0
-	c := s.n.counters(r.thread)
+	c := s.n.Counters(r.thread)
 	c.scans++
 	if s.lookup {
 		return nil
 	}
-	if !s.nolock && !x.conn.readUncommitted {
-		x.transientLock(objectLock(s.t, "IS"))
+	if !s.nolock && !x.ReadUncommitted() {
+		x.TransientObjectLock(s.t, "IS")
 	}
 	if err := s.computeRanges(r); err != nil {
 		return err
 	}
-	if s.seek != nil && s.ix.rootPage != 0 {
-		x.readIndexPage(r, s.n, s.ix.rootPage)
+	if s.seek != nil && s.ix.RootPage != 0 {
+		readIndexPage(x, r, s.n, s.ix.RootPage)
 	}
 	return nil
 }
@@ -248,7 +246,7 @@ func (s *scanIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
 // computeRanges evaluates the seek ranges (with the outer row in scope),
 // first waiting for other transactions' uncommitted deletes of keys in
 // them (the ghost records a real seek would meet).
-func (s *scanIter) computeRanges(r *runCtx) *sqlfront.SQLError {
+func (s *scanIter) computeRanges(r *RunCtx) *sqlfront.SQLError {
 	s.ranges = s.ranges[:0]
 	s.seenLen = s.entries()
 	if s.seek == nil {
@@ -278,8 +276,8 @@ func (s *scanIter) computeRanges(r *runCtx) *sqlfront.SQLError {
 			}
 			hiV = v
 		}
-		if !s.nolock && !r.x.conn.readUncommitted {
-			if err := r.x.waitForGhosts(s.t, s.ix, loV, hiV); err != nil {
+		if !s.nolock && !r.X.ReadUncommitted() {
+			if err := r.X.WaitForGhosts(s.t, s.ix, loV, hiV); err != nil {
 				return err
 			}
 		}
@@ -307,7 +305,7 @@ func (s *scanIter) reposition() {
 	if s.lastKey == nil {
 		return
 	}
-	s.pos = sort.Search(s.entries(), func(i int) bool { return lessKey(s.lastKey, s.keyAt(i)) })
+	s.pos = sort.Search(s.entries(), func(i int) bool { return LessKey(s.lastKey, s.keyAt(i)) })
 	if s.seek != nil {
 		// the range ends moved too: recompute them by key
 		for i := range s.ranges {
@@ -318,11 +316,11 @@ func (s *scanIter) reposition() {
 	}
 }
 
-func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (s *scanIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if s.lookup {
 		return s.nextLookup(r)
 	}
-	x := r.x
+	x := r.X
 	for !s.done {
 		s.reposition()
 		if s.ri >= len(s.ranges) {
@@ -338,23 +336,23 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			continue
 		}
 		pos := s.pos
-		pageIdx := pos / s.ix.rowsPerPage
+		pageIdx := pos / s.ix.RowsPerPage
 		if s.dop > 1 {
-			r.thread = 1 + pageIdx*s.dop/max(1, len(s.ix.leafPages))
-			x.srv.curThread = r.thread
+			r.thread = 1 + pageIdx*s.dop/max(1, len(s.ix.LeafPages))
+			x.SetThread(r.thread)
 		}
-		upd := x.updTarget(s.t) // the rows an UPDATE/DELETE may change: U, not S (ulocks.go)
-		if pageIdx < len(s.ix.leafPages) && s.ix.leafPages[pageIdx] != s.page {
-			page := s.ix.leafPages[pageIdx]
+		upd := x.UpdTarget(s.t) // the rows an UPDATE/DELETE may change: U, not S (the server's ulocks.go)
+		if pageIdx < len(s.ix.LeafPages) && s.ix.LeafPages[pageIdx] != s.page {
+			page := s.ix.LeafPages[pageIdx]
 			if s.seek == nil && upd {
-				if err := x.updPageLock(s.ix, page); err != nil {
+				if err := x.UpdPageLock(s.ix, page); err != nil {
 					return nil, err
 				}
 				if s.entries() != s.seenLen {
 					continue // the page changed while this scan waited
 				}
-			} else if s.seek == nil && !s.nolock && !x.conn.readUncommitted {
-				if err := x.readLock(pageLock(s.ix, page, "S")); err != nil {
+			} else if s.seek == nil && !s.nolock && !x.ReadUncommitted() {
+				if err := x.ReadPageLock(s.ix, page); err != nil {
 					return nil, err
 				}
 				if s.entries() != s.seenLen {
@@ -362,37 +360,37 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 				}
 			}
 			s.page = page
-			x.readLeafPage(r, s, pageIdx)
+			readLeafPage(x, r, s, pageIdx)
 		}
 		row := s.rowAt(pos)
 		s.lastKey = s.keyAt(pos)
 		s.pos++
-		s.n.counters(r.thread).rowsRead++
-		x.srv.advance(300 * time.Nanosecond)
+		s.n.Counters(r.thread).rowsRead++
+		x.Advance(300 * time.Nanosecond)
 		if row == nil {
 			continue
 		}
 		if upd {
-			if err := x.updRowLock(s.ix, row); err != nil {
+			if err := x.UpdRowLock(s.ix, row); err != nil {
 				return nil, err
 			}
-			i, ok := s.t.findRow(s.t.keyOf(row))
+			i, ok := s.t.FindRow(s.t.KeyOf(row))
 			if !ok {
-				x.updRelease(s.ix, row)
+				x.UpdRelease(s.ix, row)
 				continue
 			}
-			row = s.t.rows[i]
-		} else if s.seek != nil && !s.nolock && !x.conn.readUncommitted {
-			if err := x.readLock(keyLock(s.ix, row, "S")); err != nil {
+			row = s.t.Rows[i]
+		} else if s.seek != nil && !s.nolock && !x.ReadUncommitted() {
+			if err := x.ReadKeyLock(s.ix, row); err != nil {
 				return nil, err
 			}
 			// read the row again under its lock: the holder may have
 			// changed or removed it while this session waited
-			i, ok := s.t.findRow(s.t.keyOf(row))
+			i, ok := s.t.FindRow(s.t.KeyOf(row))
 			if !ok {
 				continue
 			}
-			row = s.t.rows[i]
+			row = s.t.Rows[i]
 		}
 		t, ok, err := s.emit(r, row)
 		if err != nil {
@@ -402,7 +400,7 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 			return t, nil
 		}
 		if upd {
-			x.updRelease(s.ix, row) // the row does not qualify: its U lock goes at once
+			x.UpdRelease(s.ix, row) // the row does not qualify: its U lock goes at once
 		}
 		if err := r.tick(); err != nil {
 			return nil, err
@@ -412,12 +410,12 @@ func (s *scanIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 }
 
 // emit projects a table row and applies the residual predicate.
-func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *sqlfront.SQLError) {
+func (s *scanIter) emit(r *RunCtx, row []any) (*Tuple, bool, *sqlfront.SQLError) {
 	vals := make([]any, len(s.colMap))
 	for i, c := range s.colMap {
 		vals[i] = row[c]
 	}
-	srcs := []engine.RowSource{{Qual: s.qual, Row: row}}
+	srcs := []RowSource{{Qual: s.qual, Row: row}}
 	if s.ix != nil { // a nil *index must not become a non-nil RowIndex
 		srcs[0].Ix = s.ix
 	}
@@ -430,129 +428,127 @@ func (s *scanIter) emit(r *runCtx, row []any) (*tuple, bool, *sqlfront.SQLError)
 		if err != nil {
 			return nil, false, err
 		}
-		if b, _ := engine.Truth(v); !b {
+		if b, _ := Truth(v); !b {
 			return nil, false, nil
 		}
 	}
-	return &tuple{vals: vals, srcs: srcs, thread: r.thread}, true, nil
+	return &Tuple{Vals: vals, Srcs: srcs, thread: r.thread}, true, nil
 }
 
 // nextLookup returns the clustered row for the outer row's key (once per
 // execution).
-func (s *scanIter) nextLookup(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (s *scanIter) nextLookup(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if s.done {
 		return nil, nil
 	}
 	s.done = true
-	x := r.x
+	x := r.X
 	key := make([]any, len(s.keyPos))
 	for i, p := range s.keyPos {
 		key[i] = s.outer.Row[p]
 	}
-	i, ok := s.t.findRow(key)
+	i, ok := s.t.FindRow(key)
 	if !ok {
 		return nil, nil
 	}
-	row := s.t.rows[i]
-	if s.ix.rootPage != 0 {
-		x.readIndexPage(r, s.n, s.ix.rootPage)
+	row := s.t.Rows[i]
+	if s.ix.RootPage != 0 {
+		readIndexPage(x, r, s.n, s.ix.RootPage)
 	}
-	page, _ := s.ix.location(i)
-	x.readPage(r, s.n, page, false)
-	upd := x.updTarget(s.t)
-	if upd || !s.nolock && !x.conn.readUncommitted {
+	page, _ := s.ix.Location(i)
+	readPage(x, r, s.n, page, false)
+	upd := x.UpdTarget(s.t)
+	if upd || !s.nolock && !x.ReadUncommitted() {
 		var err *sqlfront.SQLError
 		if upd {
-			err = x.updRowLock(s.ix, row)
+			err = x.UpdRowLock(s.ix, row)
 		} else {
-			err = x.readLock(keyLock(s.ix, row, "S"))
+			err = x.ReadKeyLock(s.ix, row)
 		}
 		if err != nil {
 			return nil, err
 		}
-		j, ok := s.t.findRow(key)
+		j, ok := s.t.FindRow(key)
 		if !ok {
 			return nil, nil
 		}
-		row = s.t.rows[j]
+		row = s.t.Rows[j]
 	}
-	s.n.counters(r.thread).rowsRead++
+	s.n.Counters(r.thread).rowsRead++
 	t, ok2, err := s.emit(r, row)
 	if err != nil || !ok2 {
 		if upd && err == nil {
-			x.updRelease(s.ix, row)
+			x.UpdRelease(s.ix, row)
 		}
 		return nil, err
 	}
 	return t, nil
 }
 
-func (s *scanIter) close(r *runCtx) {
+func (s *scanIter) Close(r *RunCtx) {
 	if s.dop > 1 {
 		r.thread = 0
-		r.x.srv.curThread = 0
+		r.X.SetThread(0)
 	}
 }
 
 // readLeafPage reads a leaf page of a scan, issuing read-ahead for the
 // following pages when the scan is not a seek and trace flag 652 is off.
-func (x *execCtx) readLeafPage(r *runCtx, s *scanIter, pageIdx int) {
-	pages := s.ix.leafPages
-	if s.seek == nil && !x.conn.traceFlag(652) && pageIdx > 0 && pageIdx >= s.readHead {
+func readLeafPage(x Exec, r *RunCtx, s *scanIter, pageIdx int) {
+	pages := s.ix.LeafPages
+	if s.seek == nil && !x.TraceFlag(652) && pageIdx > 0 && pageIdx >= s.readHead {
 		end := min(pageIdx+64, len(pages))
-		x.readAheadPages(r, s.n, pages[pageIdx:end])
+		readAheadPages(x, r, s.n, pages[pageIdx:end])
 		s.readHead = end
 	}
-	x.readPage(r, s.n, pages[pageIdx], false)
+	readPage(x, r, s.n, pages[pageIdx], false)
 }
 
 // readIndexPage reads a non-leaf page (a seek's or lookup's root).
-func (x *execCtx) readIndexPage(r *runCtx, n *planNode, page int32) {
-	x.readPage(r, n, page, false)
+func readIndexPage(x Exec, r *RunCtx, n *PlanNode, page int32) {
+	readPage(x, r, n, page, false)
 }
 
 // readPage touches one page: a logical read, and a physical read with its
 // PAGEIOLATCH wait when the page is not in the buffer pool.
-func (x *execCtx) readPage(r *runCtx, n *planNode, page int32, readAhead bool) {
-	s := x.srv
-	c := n.counters(r.thread)
+func readPage(x Exec, r *RunCtx, n *PlanNode, page int32, readAhead bool) {
+	c := n.Counters(r.thread)
 	c.logical++
-	x.stats.logicalReads++
-	if _, ok := s.cached[page]; ok {
-		s.advance(2 * time.Microsecond)
+	x.CountReads(1, 0)
+	if x.PageCached(page) {
+		x.Advance(2 * time.Microsecond)
 		return
 	}
 	c.physical++
-	x.stats.physicalReads++
+	x.CountReads(0, 1)
 	wait := time.Duration(180+int(page%7)*95) * time.Microsecond
 	res := xevents.FPtr("wait_resource", 0x000001E4A1000000+uint64(page)*0x40)
-	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(3 * time.Microsecond), Fields: []xevents.Field{
+	if !readAhead && x.AnySessionRunning() {
+		x.Emit(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: x.Advance(3 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "Begin"),
 			xevents.FUint("duration", "uint64", 0), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
-	x.fileRead(page, 1, wait)
-	s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+	fileRead(x, page, 1, wait)
+	x.Emit(&xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: x.Advance(1 * time.Microsecond), Fields: []xevents.Field{
 		xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page))}})
-	if !readAhead && s.anySessionRunning() {
-		s.emit(x.ec, &xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: s.advance(2 * time.Microsecond), Fields: []xevents.Field{
+	if !readAhead && x.AnySessionRunning() {
+		x.Emit(&xevents.EventData{Name: "wait_info", Pkg: "sqlos", Time: x.Advance(2 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FMap("wait_type", "wait_types", "sqlos", "PAGEIOLATCH_SH"), xevents.FMap("opcode", "event_opcode", "sqlos", "End"),
 			xevents.FUint("duration", "uint64", wait.Milliseconds()), xevents.FUint("signal_duration", "uint64", 0), res}})
 	}
-	s.cached[page] = false
+	x.CachePage(page)
 }
 
 // fileRead emits file_read and file_read_completed for an I/O of n pages
 // starting at page, taking d.
-func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
-	s := x.srv
-	if !s.anySessionRunning() {
-		s.advance(d)
+func fileRead(x Exec, page int32, n int, d time.Duration) {
+	if !x.AnySessionRunning() {
+		x.Advance(d)
 		return
 	}
 	size := int64(n) * 8192
 	fields := func(done bool) []xevents.Field {
-		f := []xevents.Field{xevents.FUint("database_id", "uint32", int64(x.conn.db.id)), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page)),
+		f := []xevents.Field{xevents.FUint("database_id", "uint32", int64(x.DatabaseID())), xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(page)),
 			xevents.FUint("file_group_id", "uint16", 1), xevents.FUint("offset", "uint64", int64(page)*8192), xevents.FUint("size", "uint32", size),
 			xevents.FMap("mode", "file_io_mode", "sqlserver", "Contiguous")}
 		if done {
@@ -560,20 +556,19 @@ func (x *execCtx) fileRead(page int32, n int, d time.Duration) {
 		}
 		return f
 	}
-	s.emit(x.ec, &xevents.EventData{Name: "file_read", Pkg: "sqlserver", Time: s.advance(2 * time.Microsecond), Fields: fields(false)})
-	s.advance(d)
-	s.emit(x.ec, &xevents.EventData{Name: "file_read_completed", Pkg: "sqlserver", Time: s.clock, Fields: fields(true)})
+	x.Emit(&xevents.EventData{Name: "file_read", Pkg: "sqlserver", Time: x.Advance(2 * time.Microsecond), Fields: fields(false)})
+	x.Advance(d)
+	x.Emit(&xevents.EventData{Name: "file_read_completed", Pkg: "sqlserver", Time: x.Clock(), Fields: fields(true)})
 }
 
 // readAheadPages issues one read-ahead I/O for the uncached pages among
 // the next ones of a scan (what trace flag 652 turns off): a single
 // file_read of up to 64 contiguous pages, physical_page_read per page, and
 // no PAGEIOLATCH wait for the scan.
-func (x *execCtx) readAheadPages(r *runCtx, n *planNode, pages []int32) {
-	s := x.srv
+func readAheadPages(x Exec, r *RunCtx, n *PlanNode, pages []int32) {
 	var run []int32
 	for _, p := range pages {
-		if _, ok := s.cached[p]; ok {
+		if x.PageCached(p) {
 			break
 		}
 		if len(run) > 0 && p != run[len(run)-1]+1 {
@@ -584,48 +579,29 @@ func (x *execCtx) readAheadPages(r *runCtx, n *planNode, pages []int32) {
 	if len(run) == 0 {
 		return
 	}
-	x.fileRead(run[0], len(run), time.Duration(400+30*len(run))*time.Microsecond)
-	c := n.counters(r.thread)
+	fileRead(x, run[0], len(run), time.Duration(400+30*len(run))*time.Microsecond)
+	c := n.Counters(r.thread)
 	for _, p := range run {
-		s.emit(x.ec, &xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: s.advance(1 * time.Microsecond), Fields: []xevents.Field{
+		x.Emit(&xevents.EventData{Name: "physical_page_read", Pkg: "sqlserver", Time: x.Advance(1 * time.Microsecond), Fields: []xevents.Field{
 			xevents.FUint("file_id", "uint16", 1), xevents.FUint("page_id", "uint32", int64(p))}})
-		s.cached[p] = false
+		x.CachePage(p)
 		c.readAheads++
-		x.stats.physicalReads++
+		x.CountReads(0, 1)
 	}
-}
-
-// transientLock takes and at once releases a lock (a READ COMMITTED read).
-func (x *execCtx) transientLock(l heldLock) {
-	id := int64(0)
-	if x.conn.txn != nil {
-		id = x.conn.txn.id
-	}
-	x.lockEvent("lock_acquired", l, id)
-	x.lockEvent("lock_released", l, id)
-}
-
-// readLock waits until l is compatible with every other transaction's
-// locks, then takes and releases it.
-func (x *execCtx) readLock(l heldLock) *sqlfront.SQLError {
-	if err := x.waitWhile(func() *connState { return x.lockBlocker(l) }, "LCK_M_"+l.mode); err != nil {
-		return err
-	}
-	x.transientLock(l)
-	return nil
 }
 
 // rowSizeOf estimates a row's size in bytes as the optimizer does:
 // variable-length columns at half their declared size.
-func rowSizeOf(r *engine.Relation) int {
+func rowSizeOf(r *Relation) int {
 	n := 9
 	for _, c := range r.Cols {
-		n += typeSize(c.Typ)
+		n += TypeSize(c.Typ)
 	}
 	return n
 }
 
-func typeSize(t sqlfront.SQLType) int {
+// TypeSize is the bytes the optimizer assumes for a value of type t.
+func TypeSize(t sqlfront.SQLType) int {
 	switch t.Kind {
 	case sqlfront.TypeInt:
 		return 4
@@ -655,19 +631,19 @@ func typeSize(t sqlfront.SQLType) int {
 	return 8
 }
 
-func (s *scanIter) showplan(b *xmlBuilder) {
-	if s.ix.name == "" {
-		b.open("TableScan", "Ordered", "false", "ForcedIndex", "false", "ForceScan", "false", "NoExpandHint", "false", "Storage", "RowStore")
+func (s *scanIter) Showplan(b *XMLBuilder) {
+	if s.ix.Name == "" {
+		b.Open("TableScan", "Ordered", "false", "ForcedIndex", "false", "ForceScan", "false", "NoExpandHint", "false", "Storage", "RowStore")
 	} else {
 		attrs := []string{"Ordered", fmt.Sprint(s.seek != nil || s.lookup), "ScanDirection", "FORWARD", "ForcedIndex", fmt.Sprint(s.n.forced),
 			"ForceSeek", "false", "ForceScan", "false", "NoExpandHint", "false", "Storage", "RowStore"}
 		if s.lookup {
 			attrs = append([]string{"Lookup", "true"}, attrs...)
 		}
-		b.open("IndexScan", attrs...)
+		b.Open("IndexScan", attrs...)
 	}
 	b.definedValues(s.schema)
-	b.object(s.ix, s.qual)
+	b.Object(s.ix, s.qual)
 	if s.lookup {
 		b.seekLookup(s)
 	} else if s.seek != nil {
@@ -676,5 +652,5 @@ func (s *scanIter) showplan(b *xmlBuilder) {
 	if s.pred != nil {
 		b.predicate("Predicate", s.pred, s.schema)
 	}
-	b.close()
+	b.Close()
 }

@@ -1,11 +1,9 @@
-package standin
+package engine
 
 import (
 	"math"
 	"sort"
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -19,37 +17,39 @@ import (
 // non-sargable filter underestimate its memory grant and spill.
 // https://learn.microsoft.com/en-us/sql/relational-databases/statistics/statistics
 
-type tableStats struct {
+// TableStats are a table's statistics: row count, distinct values and a
+// sorted sample per column.
+type TableStats struct {
 	rows     int
 	distinct []float64
 	sample   [][]any // per column, sorted
 }
 
 // stats returns t's statistics, rebuilt when the row count changed.
-func (x *execCtx) tableStats(t *table) *tableStats {
-	eng := x.srv.engine()
-	if st, ok := eng.stats[t]; ok && st.rows == len(t.rows) {
+func tableStats(x Exec, t *Table) *TableStats {
+	cache := x.StatsCache()
+	if st, ok := cache[t]; ok && st.rows == len(t.Rows) {
 		return st
 	}
-	st := &tableStats{rows: len(t.rows)}
+	st := &TableStats{rows: len(t.Rows)}
 	step := 1
-	if len(t.rows) > 2000 {
-		step = len(t.rows) / 2000
+	if len(t.Rows) > 2000 {
+		step = len(t.Rows) / 2000
 	}
-	for c := range t.columns {
+	for c := range t.Columns {
 		seen := map[string]bool{}
 		var sample []any
-		for i := 0; i < len(t.rows); i += step {
-			v := t.rows[i][c]
+		for i := 0; i < len(t.Rows); i += step {
+			v := t.Rows[i][c]
 			if v != nil {
 				sample = append(sample, v)
-				seen[engine.JoinKey(v)] = true
+				seen[JoinKey(v)] = true
 			}
 		}
-		sort.SliceStable(sample, func(a, b int) bool { c, _ := engine.CompareValues(sample[a], sample[b]); return c < 0 })
+		sort.SliceStable(sample, func(a, b int) bool { c, _ := CompareValues(sample[a], sample[b]); return c < 0 })
 		d := float64(len(seen))
 		if step > 1 && d > float64(len(sample))*0.9 {
-			d = float64(len(t.rows)) // nearly unique in the sample: unique
+			d = float64(len(t.Rows)) // nearly unique in the sample: unique
 		}
 		if d < 1 {
 			d = 1
@@ -57,20 +57,20 @@ func (x *execCtx) tableStats(t *table) *tableStats {
 		st.distinct = append(st.distinct, d)
 		st.sample = append(st.sample, sample)
 	}
-	eng.stats[t] = st
+	cache[t] = st
 	return st
 }
 
 // selectivity estimates the fraction of t's rows a conjunct keeps.
-func (p *planner) selectivity(t *table, rel *engine.Relation, e sqlfront.Expr) float64 {
-	st := p.x.tableStats(t)
+func (p *Planner) selectivity(t *Table, rel *Relation, e sqlfront.Expr) float64 {
+	st := tableStats(p.x, t)
 	local := func(v sqlfront.Expr) bool {
-		for _, c := range engine.ColRefsOf(v) {
+		for _, c := range ColRefsOf(v) {
 			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
-		return !engine.HasSubquery(v)
+		return !HasSubquery(v)
 	}
 	if col, op, val, ok := sargableFor(e, local); ok {
 		ci, _ := rel.LookupRef(col)
@@ -134,11 +134,11 @@ func (p *planner) selectivity(t *table, rel *engine.Relation, e sqlfront.Expr) f
 
 // constValue evaluates a value expression that needs no row (literals,
 // variables, parameters) for the estimate.
-func (p *planner) constValue(e sqlfront.Expr) (any, bool) {
+func (p *Planner) constValue(e sqlfront.Expr) (any, bool) {
 	if hasColumns(e) {
 		return nil, false
 	}
-	v, err := (&engine.EvalEnv{X: p.x}).Eval(e)
+	v, err := (&EvalEnv{X: p.x}).Eval(e)
 	if err != nil || v == nil {
 		return nil, false
 	}
@@ -151,7 +151,7 @@ func fractionCompare(sample []any, op string, v any) float64 {
 	}
 	n := 0
 	for _, s := range sample {
-		c, err := engine.CompareValues(s, v)
+		c, err := CompareValues(s, v)
 		if err != nil {
 			return 0.3
 		}
@@ -168,8 +168,8 @@ func fractionBetween(sample []any, lo, hi any) float64 {
 	}
 	n := 0
 	for _, s := range sample {
-		a, err1 := engine.CompareValues(s, lo)
-		b, err2 := engine.CompareValues(s, hi)
+		a, err1 := CompareValues(s, lo)
+		b, err2 := CompareValues(s, hi)
 		if err1 != nil || err2 != nil {
 			return 0.09
 		}
@@ -195,18 +195,18 @@ type seekSpec struct {
 }
 
 // seekFor finds the seek ranges local conjuncts give on ix's leading key.
-func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr) *seekSpec {
-	lead := ix.keyCols[0]
-	if ix.id == 1 {
-		lead = ix.tbl.pk[0]
+func (p *Planner) seekFor(ix *Index, rel *Relation, local []sqlfront.Expr) *seekSpec {
+	lead := ix.KeyCols[0]
+	if ix.ID == 1 {
+		lead = ix.Tbl.PK[0]
 	}
 	isLocal := func(v sqlfront.Expr) bool {
-		for _, c := range engine.ColRefsOf(v) {
+		for _, c := range ColRefsOf(v) {
 			if i, _ := rel.LookupRef(c); i >= 0 {
 				return false
 			}
 		}
-		return !engine.HasSubquery(v)
+		return !HasSubquery(v)
 	}
 	spec := &seekSpec{col: lead}
 	var eq, lo, hi, between sqlfront.Expr
@@ -285,15 +285,15 @@ func (p *planner) seekFor(ix *index, rel *engine.Relation, local []sqlfront.Expr
 
 // neededColumns lists the table columns (positions) the query uses of a
 // leaf; nil means all (a star, or anything unresolvable).
-func (p *planner) covering(ix *index, need map[int]bool) bool {
+func (p *Planner) covering(ix *Index, need map[int]bool) bool {
 	if need == nil {
 		return false
 	}
 	have := map[int]bool{}
-	for _, k := range ix.keyCols {
+	for _, k := range ix.KeyCols {
 		have[k] = true
 	}
-	for _, k := range ix.tbl.pk {
+	for _, k := range ix.Tbl.PK {
 		have[k] = true
 	}
 	for c := range need {
@@ -308,22 +308,22 @@ func (p *planner) covering(ix *index, need map[int]bool) bool {
 // index, a seek on a nonclustered index (with key lookups unless it
 // covers), a covering nonclustered scan, or a clustered index scan; index
 // hints (WITH (INDEX(…)), FORCESEEK, FORCESCAN) override the choice.
-func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlfront.SQLError) {
+func (p *Planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (Iter, *sqlfront.SQLError) {
 	t := leaf.tbl
 	rel := leaf.rel
 	for _, c := range local {
-		if err := p.resolves(c, rel); err != nil {
+		if err := p.Resolves(c, rel); err != nil {
 			return nil, err
 		}
 	}
 	need := p.neededColumns(leaf)
-	rows := float64(len(t.rows))
+	rows := float64(len(t.Rows))
 	sel := 1.0
 	for _, c := range local {
 		sel *= p.selectivity(t, rel, c)
 	}
 	est := math.Max(rows*sel, 1)
-	if len(t.rows) == 0 {
+	if len(t.Rows) == 0 {
 		est = 1
 	}
 	hint := ""
@@ -333,9 +333,9 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 		forceSeek = xevents.HasString(leaf.tn.Hints, "FORCESEEK")
 		forceScan = xevents.HasString(leaf.tn.Hints, "FORCESCAN")
 	}
-	clustered := t.indexes[0]
+	clustered := t.Indexes[0]
 	if hint != "" {
-		ix := t.indexByName(hint)
+		ix := t.IndexByName(hint)
 		if hint == "0" || hint == "1" {
 			ix = clustered
 		}
@@ -348,21 +348,21 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 		if spec := p.seekFor(clustered, rel, local); spec != nil {
 			return p.buildScan(leaf, clustered, spec, local, est, false), nil
 		}
-		for _, ix := range t.indexes[1:] {
+		for _, ix := range t.Indexes[1:] {
 			spec := p.seekFor(ix, rel, local)
 			if spec == nil {
 				continue
 			}
 			covers := p.covering(ix, need)
 			lookups := est
-			if covers || forceSeek || lookups < float64(len(clustered.leafPages))/3 {
+			if covers || forceSeek || lookups < float64(len(clustered.LeafPages))/3 {
 				return p.indexAccess(leaf, ix, local, est, need, true, false), nil
 			}
 		}
 	}
 	if !forceSeek {
-		for _, ix := range t.indexes[1:] {
-			if p.covering(ix, need) && len(ix.leafPages) < len(clustered.leafPages) {
+		for _, ix := range t.Indexes[1:] {
+			if p.covering(ix, need) && len(ix.LeafPages) < len(clustered.LeafPages) {
 				return p.buildScan(leaf, ix, nil, local, est, false), nil
 			}
 		}
@@ -372,27 +372,27 @@ func (p *planner) accessPath(leaf *fromLeaf, local []sqlfront.Expr) (iter, *sqlf
 
 // indexAccess reads through ix: a seek (or scan) of it, plus key lookups
 // into the clustered index when ix does not cover the query.
-func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, est float64, need map[int]bool, seek, forced bool) iter {
+func (p *Planner) indexAccess(leaf *fromLeaf, ix *Index, local []sqlfront.Expr, est float64, need map[int]bool, seek, forced bool) Iter {
 	var spec *seekSpec
 	if seek {
 		spec = p.seekFor(ix, leaf.rel, local)
 	}
-	if ix.id == 1 || p.covering(ix, need) {
+	if ix.ID == 1 || p.covering(ix, need) {
 		return p.buildScan(leaf, ix, spec, local, est, forced)
 	}
 	// the nonclustered part takes the predicates on its own columns; the
 	// lookup the rest
 	have := map[int]bool{}
-	for _, k := range ix.keyCols {
+	for _, k := range ix.KeyCols {
 		have[k] = true
 	}
-	for _, k := range ix.tbl.pk {
+	for _, k := range ix.Tbl.PK {
 		have[k] = true
 	}
 	var onIndex, onLookup []sqlfront.Expr
 	for _, c := range local {
 		ok := true
-		for _, r := range engine.ColRefsOf(c) {
+		for _, r := range ColRefsOf(c) {
 			if i, _ := leaf.rel.LookupRef(r); i >= 0 && !have[i] {
 				ok = false
 			}
@@ -410,18 +410,18 @@ func (p *planner) indexAccess(leaf *fromLeaf, ix *index, local []sqlfront.Expr, 
 	outer := p.buildScan(leaf, ix, spec, onIndex, estIx, forced)
 	lk := p.buildLookup(leaf, outer.(*scanIter), onLookup, est)
 	it, _ := p.nestedLoops(outer, lk, "Inner Join", nil, true)
-	it.node().estRows = est
+	it.Node().EstRows = est
 	return it
 }
 
 // neededColumns lists the leaf's table columns the query uses (nil: all).
-func (p *planner) neededColumns(leaf *fromLeaf) map[int]bool {
-	if p.stmtRoot == nil {
+func (p *Planner) neededColumns(leaf *fromLeaf) map[int]bool {
+	if p.StmtRoot == nil {
 		return nil
 	}
 	need := map[int]bool{}
 	all := false
-	walkStatement(p.stmtRoot, func(e sqlfront.Expr) {
+	walkStatement(p.StmtRoot, func(e sqlfront.Expr) {
 		c, ok := e.(*sqlfront.ColRef)
 		if !ok {
 			return
@@ -430,7 +430,7 @@ func (p *planner) neededColumns(leaf *fromLeaf) map[int]bool {
 		if len(c.Parts) > 1 && !strings.EqualFold(c.Parts[len(c.Parts)-2], leaf.qual) {
 			return
 		}
-		if i := leaf.tbl.column(name); i >= 0 {
+		if i := leaf.tbl.Column(name); i >= 0 {
 			need[i] = true
 		}
 	}, func(s *sqlfront.SelectStmt) {

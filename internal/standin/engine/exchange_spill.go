@@ -1,4 +1,4 @@
-package standin
+package engine
 
 import (
 	"time"
@@ -11,18 +11,18 @@ import (
 // producer in order, so one producer's rows back up in its buffers and
 // go to tempdb (exchange_spill, ExchangeSpillDetails), as SQL Server's
 // exchanges do under skew.
-func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
+func exchangeSpill(x Exec, r *RunCtx, e *exchangeIter) {
 	if len(e.order) == 0 || e.kind != "Gather Streams" {
 		return
 	}
-	in := e.in.node()
+	in := e.in.Node()
 	var most, total int64
 	for t, c := range in.threads {
 		if t == 0 {
 			continue
 		}
-		total += c.rows
-		most = max(most, c.rows)
+		total += c.Rows
+		most = max(most, c.Rows)
 	}
 	const bufferRows = 2048 // rows the exchange buffers per producer
 	if total == 0 || most*4 < total*3 || most <= bufferRows {
@@ -33,9 +33,8 @@ func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
 		return
 	}
 	e.n.exchangeSpill = pages
-	s := x.srv
-	if !s.anySessionRunning() {
-		s.advance(time.Duration(pages) * 30 * time.Microsecond)
+	if !x.AnySessionRunning() {
+		x.Advance(time.Duration(pages) * 30 * time.Microsecond)
 		return
 	}
 	// exchange_spill reports the pages the spill wrote to tempdb in
@@ -49,8 +48,8 @@ func (x *execCtx) exchangeSpill(r *runCtx, e *exchangeIter) {
 		if opcode == "End" {
 			written = pages
 		}
-		s.emit(x.ec, &xevents.EventData{Name: "exchange_spill", Pkg: "sqlserver", Time: s.advance(time.Duration(pages) * 15 * time.Microsecond), Fields: []xevents.Field{
-			xevents.FMap("opcode", "event_opcode", "sqlos", opcode), xevents.FUint("query_operation_node_id", "uint32", int64(e.n.id)),
+		x.Emit(&xevents.EventData{Name: "exchange_spill", Pkg: "sqlserver", Time: x.Advance(time.Duration(pages) * 15 * time.Microsecond), Fields: []xevents.Field{
+			xevents.FMap("opcode", "event_opcode", "sqlos", opcode), xevents.FUint("query_operation_node_id", "uint32", int64(e.n.ID)),
 			xevents.FUint("worktable_physical_writes", "uint64", written)}})
 	}
 }

@@ -1,9 +1,7 @@
-package standin
+package engine
 
 import (
 	"strings"
-
-	"github.com/queryreplay/queryreplay/internal/standin/engine"
 
 	"github.com/queryreplay/queryreplay/internal/standin/sqlfront"
 )
@@ -16,44 +14,44 @@ import (
 // concatIter is Concatenation: its inputs one after another, converted to
 // the combined column types.
 type concatIter struct {
-	n      *planNode
-	ins    []iter
-	schema *engine.Relation
+	n      *PlanNode
+	ins    []Iter
+	schema *Relation
 	cur    int
-	outer  *engine.EvalEnv
+	outer  *EvalEnv
 }
 
-func (c *concatIter) node() *planNode { return c.n }
+func (c *concatIter) Node() *PlanNode { return c.n }
 
-func (c *concatIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (c *concatIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	c.cur, c.outer = 0, outer
 	if len(c.ins) == 0 {
 		return nil
 	}
-	return r.open(c.ins[0], outer)
+	return r.Open(c.ins[0], outer)
 }
 
-func (c *concatIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (c *concatIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	for c.cur < len(c.ins) {
-		t, err := r.next(c.ins[c.cur])
+		t, err := r.Next(c.ins[c.cur])
 		if err != nil {
 			return nil, err
 		}
 		if t != nil {
 			vals := make([]any, len(c.schema.Cols))
 			for i := range vals {
-				v, err := engine.ConvertValue(t.vals[i], c.schema.Cols[i].Typ)
+				v, err := ConvertValue(t.Vals[i], c.schema.Cols[i].Typ)
 				if err != nil {
 					return nil, err
 				}
 				vals[i] = v
 			}
-			return &tuple{vals: vals, srcs: t.srcs, thread: t.thread}, nil
+			return &Tuple{Vals: vals, Srcs: t.Srcs, thread: t.thread}, nil
 		}
-		r.close(c.ins[c.cur])
+		r.Close(c.ins[c.cur])
 		c.cur++
 		if c.cur < len(c.ins) {
-			if err := r.open(c.ins[c.cur], c.outer); err != nil {
+			if err := r.Open(c.ins[c.cur], c.outer); err != nil {
 				return nil, err
 			}
 		}
@@ -61,31 +59,31 @@ func (c *concatIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	return nil, nil
 }
 
-func (c *concatIter) close(r *runCtx) {
+func (c *concatIter) Close(r *RunCtx) {
 	if c.cur < len(c.ins) {
-		r.close(c.ins[c.cur])
+		r.Close(c.ins[c.cur])
 		c.cur = len(c.ins)
 	}
 }
 
 // branch is one planned input of a set operation.
 type branch struct {
-	it      iter
-	schema  *engine.Relation
+	it      Iter
+	schema  *Relation
 	visible int
 }
 
-func (p *planner) planBranch(s *sqlfront.SelectStmt) (branch, *sqlfront.SQLError) {
+func (p *Planner) planBranch(s *sqlfront.SelectStmt) (branch, *sqlfront.SQLError) {
 	if s.Op == "" && len(s.OrderBy) > 0 && s.Top == nil && s.Offset == nil {
 		return branch{}, sqlfront.NewError(1033, 15, "The ORDER BY clause is invalid in views, inline functions, derived tables, subqueries, and common table expressions, unless TOP, OFFSET or FOR XML is also specified.")
 	}
-	it, schema, visible, err := p.planQuery(s)
+	it, schema, visible, err := p.PlanQuery(s)
 	if err != nil {
 		return branch{}, err
 	}
 	if visible < len(schema.Cols) {
 		// drop the sort keys a TOP … ORDER BY branch carried
-		cols := &engine.Relation{Cols: schema.Cols[:visible]}
+		cols := &Relation{Cols: schema.Cols[:visible]}
 		exprs := make([]sqlfront.Expr, visible)
 		for i := range exprs {
 			exprs[i] = &sqlfront.ColRef{Parts: []string{"%%" + string(rune('a'+i))}}
@@ -99,23 +97,23 @@ func (p *planner) planBranch(s *sqlfront.SelectStmt) (branch, *sqlfront.SQLError
 
 // positionIter keeps the first width columns of its input.
 type positionIter struct {
-	n     *planNode
-	in    iter
+	n     *PlanNode
+	in    Iter
 	width int
 }
 
-func (x *positionIter) node() *planNode { return x.n }
-func (x *positionIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
-	return r.open(x.in, outer)
+func (x *positionIter) Node() *PlanNode { return x.n }
+func (x *positionIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
+	return r.Open(x.in, outer)
 }
-func (x *positionIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
-	t, err := r.next(x.in)
+func (x *positionIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
+	t, err := r.Next(x.in)
 	if err != nil || t == nil {
 		return nil, err
 	}
-	return &tuple{vals: t.vals[:x.width], srcs: t.srcs, thread: t.thread}, nil
+	return &Tuple{Vals: t.Vals[:x.width], Srcs: t.Srcs, thread: t.thread}, nil
 }
-func (x *positionIter) close(r *runCtx) { r.close(x.in) }
+func (x *positionIter) Close(r *RunCtx) { r.Close(x.in) }
 
 // flattenSet lists the inputs of a chain of the same set operation.
 func flattenSet(s *sqlfront.SelectStmt, op string, all bool) []*sqlfront.SelectStmt {
@@ -127,7 +125,7 @@ func flattenSet(s *sqlfront.SelectStmt, op string, all bool) []*sqlfront.SelectS
 
 // planSetOp plans UNION [ALL], INTERSECT and EXCEPT, then the ORDER BY,
 // OFFSET and TOP that apply to the whole.
-func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *engine.Relation, int, *sqlfront.SQLError) {
+func (p *Planner) planSetOp(s *sqlfront.SelectStmt) (Iter, *Relation, int, *sqlfront.SQLError) {
 	var parts []*sqlfront.SelectStmt
 	if s.Op == "UNION" {
 		parts = append(flattenSet(s.Left, "UNION", s.All), flattenSet(s.Right, "UNION", s.All)...)
@@ -145,40 +143,40 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *engine.Relation, int
 		}
 		bs = append(bs, b)
 	}
-	schema := &engine.Relation{}
+	schema := &Relation{}
 	for i, c := range bs[0].schema.Cols {
-		col := engine.RelCol{Name: c.Name, Typ: c.Typ}
+		col := RelCol{Name: c.Name, Typ: c.Typ}
 		for _, b := range bs[1:] {
-			col.Typ = engine.WiderType(col.Typ, b.schema.Cols[i].Typ, nil)
+			col.Typ = WiderType(col.Typ, b.schema.Cols[i].Typ, nil)
 		}
 		schema.Cols = append(schema.Cols, col)
 	}
-	var it iter
+	var it Iter
 	switch s.Op {
 	case "UNION":
 		c := &concatIter{schema: schema}
-		var ins []iter
+		var ins []Iter
 		for _, b := range bs {
 			ins = append(ins, b.it)
 		}
 		c.ins = ins
 		n := p.newNode("Concatenation", "Concatenation", schema, ins...)
 		for _, in := range ins {
-			n.estRows += in.node().estRows
-			n.subtreeCost += in.node().subtreeCost
+			n.EstRows += in.Node().EstRows
+			n.SubtreeCost += in.Node().SubtreeCost
 		}
 		c.n = n
-		n.details = c.showplan
+		n.Details = c.Showplan
 		it = c
 		if !s.All {
 			it = p.distinctOp(it, len(schema.Cols))
-			it.node().logical = "Aggregate"
+			it.Node().Logical = "Aggregate"
 		}
 	case "INTERSECT", "EXCEPT":
 		left := bs[0].it
 		if !uniqueRows(left) {
 			left = p.distinctOp(left, len(schema.Cols))
-			left.node().logical = "Aggregate"
+			left.Node().Logical = "Aggregate"
 		}
 		var lk, rk []sqlfront.Expr
 		for i := range schema.Cols {
@@ -187,11 +185,11 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *engine.Relation, int
 		}
 		right := bs[1].it
 		if unnamed(bs[0].schema) {
-			left = &renameIter{in: left, n: left.node(), schema: positional(bs[0].schema)}
+			left = &renameIter{in: left, n: left.Node(), schema: positional(bs[0].schema)}
 			lk = positionalRefs(len(schema.Cols))
 		}
 		if unnamed(bs[1].schema) {
-			right = &renameIter{in: right, n: right.node(), schema: positional(bs[1].schema)}
+			right = &renameIter{in: right, n: right.Node(), schema: positional(bs[1].schema)}
 			rk = positionalRefs(len(schema.Cols))
 		}
 		kind := "Right Semi Join"
@@ -204,19 +202,19 @@ func (p *planner) planSetOp(s *sqlfront.SelectStmt) (iter, *engine.Relation, int
 		}
 		h.nullsEqual = true
 		h.schema = schema
-		h.n.schema = schema
+		h.n.Schema = schema
 		it = h
 	}
 	out, err := p.planOrderTop(s, it, len(schema.Cols))
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return out, out.node().schema, len(schema.Cols), nil
+	return out, out.Node().Schema, len(schema.Cols), nil
 }
 
 // unnamed: a column without a name or two columns of the same name, which
 // a set operation's keys cannot refer to by name.
-func unnamed(r *engine.Relation) bool {
+func unnamed(r *Relation) bool {
 	seen := map[string]bool{}
 	for _, c := range r.Cols {
 		k := c.Qual + "." + strings.ToLower(c.Name)
@@ -228,8 +226,8 @@ func unnamed(r *engine.Relation) bool {
 	return false
 }
 
-func positional(r *engine.Relation) *engine.Relation {
-	out := &engine.Relation{}
+func positional(r *Relation) *Relation {
+	out := &Relation{}
 	for i, c := range r.Cols {
 		c.Qual, c.Name = "", "%%"+itoaInt(i)
 		out.Cols = append(out.Cols, c)
@@ -245,43 +243,43 @@ func positionalRefs(n int) []sqlfront.Expr {
 	return out
 }
 
-func itoaInt(i int) string { return engine.ValueString(int64(i)) }
+func itoaInt(i int) string { return ValueString(int64(i)) }
 
 // Common table expressions.
 
 // bindCTE binds a FROM reference to a CTE: its columns come from a plan
 // of its query made now (every reference is planned on its own, as SQL
 // Server inlines a CTE at each reference).
-func (p *planner) bindCTE(leaf *fromLeaf, b *cteBinding) *sqlfront.SQLError {
+func (p *Planner) bindCTE(leaf *fromLeaf, b *cteBinding) *sqlfront.SQLError {
 	src, err := p.planCTERef(leaf, b)
 	if err != nil {
 		return err
 	}
 	leaf.src = src
-	leaf.rel = src.node().schema
+	leaf.rel = src.Node().Schema
 	return nil
 }
 
-func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *sqlfront.SQLError) {
+func (p *Planner) planCTERef(leaf *fromLeaf, b *cteBinding) (Iter, *sqlfront.SQLError) {
 	if b.working != nil {
 		// the recursive member's reference to its own CTE: the rows of the
 		// previous recursion level
 		schema := requalify(b.working.schema, leaf.qual)
 		n := p.newNode("Table Spool", "Lazy Spool", schema)
-		n.estRows = 10
+		n.EstRows = 10
 		n.primary = b.working
 		return &spoolReadIter{n: n, work: b.working}, nil
 	}
-	q := &planner{x: p.x, r: p.r, scope: p.scope, opts: p.opts, subTypes: p.subTypes, stmtRoot: p.stmtRoot}
+	q := &Planner{x: p.x, r: p.r, Scope: p.Scope, Opts: p.Opts, subTypes: p.subTypes, StmtRoot: p.StmtRoot}
 	q.ctes = p.ctesUpTo(b)
-	var it iter
-	var schema *engine.Relation
+	var it Iter
+	var schema *Relation
 	var visible int
 	var err *sqlfront.SQLError
 	if b.recursive {
 		it, schema, visible, err = q.planRecursive(b)
 	} else {
-		it, schema, visible, err = q.planQuery(b.def.Sel)
+		it, schema, visible, err = q.PlanQuery(b.def.Sel)
 	}
 	if err != nil {
 		return nil, err
@@ -289,7 +287,7 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *sqlfront.SQL
 	if q.correlated {
 		p.correlated = true
 	}
-	out := &engine.Relation{}
+	out := &Relation{}
 	if len(b.def.Columns) > 0 && len(b.def.Columns) != visible {
 		return nil, sqlfront.NewError(8158, 16, "'%s' has more columns than were specified in the column list.", b.def.Name)
 	}
@@ -309,12 +307,12 @@ func (p *planner) planCTERef(leaf *fromLeaf, b *cteBinding) (iter, *sqlfront.SQL
 		n := p.projectNode(it, out, false)
 		return &positionIter{n: n, in: it, width: visible}, nil
 	}
-	return &renameIter{in: it, n: it.node(), schema: out}, nil
+	return &renameIter{in: it, n: it.Node(), schema: out}, nil
 }
 
 // ctesUpTo is the CTE scope a CTE's own query sees: the CTEs defined
 // before it in its WITH clause (and itself, when recursive).
-func (p *planner) ctesUpTo(b *cteBinding) []map[string]*cteBinding {
+func (p *Planner) ctesUpTo(b *cteBinding) []map[string]*cteBinding {
 	var out []map[string]*cteBinding
 	for _, scope := range p.ctes {
 		if _, ok := scope[strings.ToLower(b.def.Name)]; !ok {
@@ -333,58 +331,58 @@ func (p *planner) ctesUpTo(b *cteBinding) []map[string]*cteBinding {
 
 // recursiveWork holds the rows of one recursion level.
 type recursiveWork struct {
-	schema *engine.Relation
-	rows   []*tuple
-	spool  *planNode // the Index Spool that owns the rows (showplan PrimaryNodeId)
+	schema *Relation
+	rows   []*Tuple
+	spool  *PlanNode // the Index Spool that owns the rows (showplan PrimaryNodeId)
 }
 
 // spoolReadIter reads the working rows (the stack spool's read side).
 type spoolReadIter struct {
-	n    *planNode
+	n    *PlanNode
 	work *recursiveWork
 	i    int
 }
 
-func (s *spoolReadIter) node() *planNode { return s.n }
-func (s *spoolReadIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (s *spoolReadIter) Node() *PlanNode { return s.n }
+func (s *spoolReadIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	s.i = 0
 	return nil
 }
-func (s *spoolReadIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (s *spoolReadIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	if s.i >= len(s.work.rows) {
 		return nil, nil
 	}
 	s.i++
 	return s.work.rows[s.i-1], nil
 }
-func (s *spoolReadIter) close(r *runCtx) {}
+func (s *spoolReadIter) Close(r *RunCtx) {}
 
 // recursiveIter evaluates a recursive CTE: the anchor rows, then the
 // recursive member over the previous level's rows until a level is empty;
 // more levels than MAXRECURSION (default 100; 0 = no limit) is Msg 530.
 type recursiveIter struct {
-	n         *planNode
-	anchors   []iter
-	recursive []iter
+	n         *PlanNode
+	anchors   []Iter
+	recursive []Iter
 	work      *recursiveWork
-	schema    *engine.Relation
+	schema    *Relation
 	maxLevels int
 
 	level   int
-	cur     []*tuple
-	pending []*tuple
+	cur     []*Tuple
+	pending []*Tuple
 	phase   int // 0 anchors, 1 recursion
 	ai      int
-	outer   *engine.EvalEnv
-	active  iter
+	outer   *EvalEnv
+	active  Iter
 	held    int64
 	bytes   int64
-	concat  *planNode
+	concat  *PlanNode
 }
 
-func (c *recursiveIter) node() *planNode { return c.n }
+func (c *recursiveIter) Node() *PlanNode { return c.n }
 
-func (p *planner) planRecursive(b *cteBinding) (iter, *engine.Relation, int, *sqlfront.SQLError) {
+func (p *Planner) planRecursive(b *cteBinding) (Iter, *Relation, int, *sqlfront.SQLError) {
 	body := b.def.Sel
 	if body.Op != "UNION" || !body.All {
 		return nil, nil, 0, sqlfront.NewError(252, 16, "Recursive common table expression '%s' does not contain a top-level UNION ALL operator.", b.def.Name)
@@ -412,18 +410,18 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *engine.Relation, int, *sq
 		}
 		anchors = append(anchors, br)
 	}
-	schema := &engine.Relation{}
+	schema := &Relation{}
 	for i, c := range anchors[0].schema.Cols[:anchors[0].visible] {
 		name := c.Name
 		if i < len(b.def.Columns) {
 			name = b.def.Columns[i]
 		}
-		schema.Cols = append(schema.Cols, engine.RelCol{Name: name, Typ: c.Typ})
+		schema.Cols = append(schema.Cols, RelCol{Name: name, Typ: c.Typ})
 	}
 	work := &recursiveWork{schema: schema}
 	b.working = work
 	defer func() { b.working = nil }()
-	var recs []iter
+	var recs []Iter
 	for _, part := range recParts {
 		br, err := p.planBranch(part)
 		if err != nil {
@@ -441,71 +439,71 @@ func (p *planner) planRecursive(b *cteBinding) (iter, *engine.Relation, int, *sq
 		recs = append(recs, br.it)
 	}
 	maxLevels := 100
-	if p.opts.MaxRecursion >= 0 {
-		maxLevels = p.opts.MaxRecursion
+	if p.Opts.MaxRecursion >= 0 {
+		maxLevels = p.Opts.MaxRecursion
 	}
-	ins := []iter{}
+	ins := []Iter{}
 	for _, a := range anchors {
 		ins = append(ins, a.it)
 	}
 	ins = append(ins, recs...)
 	concat := p.newNode("Concatenation", "Concatenation", schema, ins...)
-	spool := &planNode{physical: "Index Spool", logical: "Lazy Spool", schema: schema, estExecs: 1, children: []*planNode{concat}}
+	spool := &PlanNode{Physical: "Index Spool", Logical: "Lazy Spool", Schema: schema, EstExecs: 1, Children: []*PlanNode{concat}}
 	spool.stack = true
-	concat.estRows = 10
-	spool.estRows = 10
+	concat.EstRows = 10
+	spool.EstRows = 10
 	c := &recursiveIter{n: spool, work: work, schema: schema, maxLevels: maxLevels, recursive: recs}
 	for _, a := range anchors {
 		c.anchors = append(c.anchors, a.it)
 	}
 	c.concat = concat
-	spool.details = c.showplan
-	concat.details = c.concatShowplan
+	spool.Details = c.Showplan
+	concat.Details = c.concatShowplan
 	work.spool = spool
 	return c, schema, len(schema.Cols), nil
 }
 
-func (c *recursiveIter) open(r *runCtx, outer *engine.EvalEnv) *sqlfront.SQLError {
+func (c *recursiveIter) Open(r *RunCtx, outer *EvalEnv) *sqlfront.SQLError {
 	c.level, c.cur, c.pending, c.phase, c.ai, c.outer, c.active = 0, nil, nil, 0, 0, outer, nil
-	c.concat.opened = true
-	c.concat.start = r.x.srv.clock
-	c.concat.counters(0).executions++
+	c.concat.Opened = true
+	c.concat.Start = r.X.Clock()
+	c.concat.Counters(0).Executions++
 	return nil
 }
 
-func (c *recursiveIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
+func (c *recursiveIter) Next(r *RunCtx) (*Tuple, *sqlfront.SQLError) {
 	for {
 		if c.active != nil {
-			t, err := r.next(c.active)
+			t, err := r.Next(c.active)
 			if err != nil {
 				return nil, err
 			}
 			if t != nil {
-				row := &tuple{vals: make([]any, len(c.schema.Cols)), thread: t.thread}
-				for i := range row.vals {
-					v, err := engine.ConvertValue(t.vals[i], c.schema.Cols[i].Typ)
+				row := &Tuple{Vals: make([]any, len(c.schema.Cols)), thread: t.thread}
+				for i := range row.Vals {
+					v, err := ConvertValue(t.Vals[i], c.schema.Cols[i].Typ)
 					if err != nil {
 						return nil, err
 					}
-					row.vals[i] = v
+					row.Vals[i] = v
 				}
-				if err := r.hold(row); err != nil {
+				if err := r.Hold(row); err != nil {
 					return nil, err
 				}
 				c.held++
 				c.bytes += tupleBytes(row)
 				c.pending = append(c.pending, row)
-				c.concat.counters(0).rows++
+				c.concat.Counters(0).Rows++
 				return row, nil
 			}
-			r.close(c.active)
+			r.Close(c.active)
 			c.active = nil
 		}
 		if c.phase == 0 {
 			if c.ai < len(c.anchors) {
 				c.active = c.anchors[c.ai]
 				c.ai++
-				if err := r.open(c.active, c.outer); err != nil {
+				if err := r.Open(c.active, c.outer); err != nil {
 					return nil, err
 				}
 				continue
@@ -515,14 +513,14 @@ func (c *recursiveIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 		if c.ai < len(c.recursive) {
 			c.active = c.recursive[c.ai]
 			c.ai++
-			if err := r.open(c.active, c.outer); err != nil {
+			if err := r.Open(c.active, c.outer); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		// the level is complete: recurse over the rows it produced
 		if len(c.pending) == 0 {
-			c.concat.end = r.x.srv.clock
+			c.concat.End = r.X.Clock()
 			return nil, nil
 		}
 		if c.maxLevels > 0 && c.level >= c.maxLevels {
@@ -542,9 +540,9 @@ func (c *recursiveIter) next(r *runCtx) (*tuple, *sqlfront.SQLError) {
 	}
 }
 
-func (c *recursiveIter) close(r *runCtx) {
+func (c *recursiveIter) Close(r *RunCtx) {
 	if c.active != nil {
-		r.close(c.active)
+		r.Close(c.active)
 		c.active = nil
 	}
 	r.release(c.held, c.bytes)

@@ -1,6 +1,7 @@
-package standin
+package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin/xevents"
@@ -9,7 +10,7 @@ import (
 // Operator timing: when each operator, per thread, did what, and the
 // query_thread_profile events that report it.
 //
-// Every operator is driven through runCtx.open, next and close, which
+// Every operator is driven through RunCtx.Open, Next and Close, which
 // record on the event clock:
 //
 //   - opened: its first Open;
@@ -24,7 +25,7 @@ import (
 //     Erik Darling, https://erikdarling.com/understand-your-plan-operator-times-in-sql-server-execution-plans/),
 //     and query_thread_profile's total_time_us carries the same here.
 //
-// planNode.start and planNode.end are the first Open and the last row or
+// PlanNode.Start and PlanNode.End are the first Open and the last row or
 // end of data: when the operator worked, not when it was closed.
 //
 // When query_thread_profile fires. Its window in a trace is [timestamp −
@@ -66,25 +67,25 @@ const callCost = 40 * time.Nanosecond
 
 // rowSendCost is what writing one result row into the TDS output costs
 // the statement, between two of the root operator's GetNext calls.
-const rowSendCost = 120 * time.Nanosecond
+const RowSendCost = 120 * time.Nanosecond
 
 // activeTime is the operator's active time on a thread. Operators the
-// engine drives itself rather than through runCtx (a window's segment and
+// engine drives itself rather than through RunCtx (a window's segment and
 // projections, a recursive CTE's concatenation, a MERGE's join) have
 // none recorded; they worked from their first open to their end.
-func (n *planNode) activeTime(thread int) time.Duration {
+func (n *PlanNode) activeTime(thread int) time.Duration {
 	if c := n.threads[thread]; c != nil && c.active > 0 {
 		return c.active
 	}
-	if !n.opened || n.start.IsZero() || n.end.Before(n.start) {
+	if !n.Opened || n.Start.IsZero() || n.End.Before(n.Start) {
 		return 0
 	}
-	return n.end.Sub(n.start)
+	return n.End.Sub(n.Start)
 }
 
 // profileThreads lists the threads query_thread_profile reports for an
 // operator: the threads of its counters, else the coordinator.
-func (n *planNode) profileThreads() []int {
+func (n *PlanNode) profileThreads() []int {
 	if len(n.threads) == 0 {
 		return []int{0}
 	}
@@ -92,26 +93,24 @@ func (n *planNode) profileThreads() []int {
 	for t := range n.threads {
 		threads = append(threads, t)
 	}
-	sortInts(threads)
+	slices.Sort(threads)
 	return threads
 }
 
 // operatorClosed fires query_thread_profile for an operator the engine has
 // just closed, when the server is set to (Options.ThreadProfileAtClose).
-func (x *execCtx) operatorClosed(n *planNode) {
-	s := x.srv
-	if !s.opts.ThreadProfileAtClose || !s.anySessionRunning() || (n.hidden && len(n.children) == 1) {
+func operatorClosed(x Exec, n *PlanNode) {
+	if !x.ThreadProfileAtClose() || !x.AnySessionRunning() || (n.Hidden && len(n.Children) == 1) {
 		return
 	}
-	x.profileNode(n)
+	profileNode(x, n)
 }
 
 // profileNode emits one query_thread_profile per thread for the active
 // time not reported yet. A thread already reported with nothing new is
 // skipped; one never reported reports (with 0 µs if it never ran) when
 // the query ends.
-func (x *execCtx) profileNode(n *planNode) {
-	s := x.srv
+func profileNode(x Exec, n *PlanNode) {
 	if n.profiled == nil {
 		n.profiled = map[int]time.Duration{}
 	}
@@ -122,33 +121,33 @@ func (x *execCtx) profileNode(n *planNode) {
 			continue // nothing new since it was last reported
 		}
 		n.profiled[t] = active
-		c := n.counters(t)
-		fields := []xevents.Field{xevents.FUint("node_id", "uint32", int64(n.id)), xevents.FUint("thread_id", "uint32", int64(t)),
+		c := n.Counters(t)
+		fields := []xevents.Field{xevents.FUint("node_id", "uint32", int64(n.ID)), xevents.FUint("thread_id", "uint32", int64(t)),
 			xevents.FUint("total_time_us", "uint64", (active - done).Microseconds())}
-		if s.opts.GuessedColumns {
-			fields = append(fields, xevents.FUint("actual_rows", "uint64", c.rows), xevents.FUint("logical_reads", "uint64", c.logical),
+		if x.GuessedColumns() {
+			fields = append(fields, xevents.FUint("actual_rows", "uint64", c.Rows), xevents.FUint("logical_reads", "uint64", c.logical),
 				xevents.FUint("physical_reads", "uint64", c.physical))
 		}
-		s.emit(x.ec, &xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: s.advance(3 * time.Microsecond), Fields: fields, Thread: t})
+		x.Emit(&xevents.EventData{Name: "query_thread_profile", Pkg: "sqlserver", Time: x.Advance(3 * time.Microsecond), Fields: fields, Thread: t})
 	}
 }
 
-// threadProfiles emits, when the query ends, query_thread_profile for
+// ThreadProfiles emits, when the query ends, query_thread_profile for
 // every operator and thread not reported yet: children before their
 // parent, as closing the plan from its root returns.
-func (x *execCtx) threadProfiles(root *planNode) {
-	if !x.srv.anySessionRunning() {
+func ThreadProfiles(x Exec, root *PlanNode) {
+	if !x.AnySessionRunning() {
 		return
 	}
-	var visit func(n *planNode)
-	visit = func(n *planNode) {
-		for _, c := range n.children {
+	var visit func(n *PlanNode)
+	visit = func(n *PlanNode) {
+		for _, c := range n.Children {
 			visit(c)
 		}
-		if n.hidden && len(n.children) == 1 {
+		if n.Hidden && len(n.Children) == 1 {
 			return
 		}
-		x.profileNode(n)
+		profileNode(x, n)
 	}
 	visit(root)
 }
