@@ -39,7 +39,7 @@ func (l *liveRecorder) all() []LiveUpdate {
 	return append([]LiveUpdate(nil), l.updates...)
 }
 
-func startPacedStandin(t *testing.T) *testServer {
+func startPacedStandin(t testing.TB) *testServer {
 	return startStandinWith(t, standin.Options{PaceToWallClock: true, XELEncoder: xe.EncodeXMLAsXEL})
 }
 
