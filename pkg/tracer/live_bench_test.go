@@ -15,14 +15,17 @@ import (
 //
 //   - first-update-ms: from the batch's start (the "running" report) to
 //     the first LiveUpdate;
+//
 //   - event-delay-ms: the median delay from an event's time (the batch's
 //     start plus the event's TUs) to the LiveUpdate that carries it;
+//
 //   - end-to-bundle-ms: from the batch's end (the "stopping" report) to
 //     Trace returning the finished bundle, live, and base-end-to-bundle-ms
 //     the same without Live (the whole read-back after the end);
+//
 //   - events: the events the trace read.
 //
-//	go test ./pkg/tracer -run '^$' -bench LiveTrace -benchtime 1x
+//     go test ./pkg/tracer -run '^$' -bench LiveTrace -benchtime 1x
 func BenchmarkLiveTrace(b *testing.B) {
 	srv := startPacedStandin(b)
 	tr, _, _ := newTracer(b, srv.dsn, Policy{AllowClearBufferPool: true})
