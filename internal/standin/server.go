@@ -101,10 +101,11 @@ type Options struct {
 	// Msg 701. Defaults: DefaultMaxStatementMemory, DefaultMaxStatementRows.
 	MaxStatementMemory int64
 	MaxStatementRows   int64
-	// PaceToWallClock keeps every session's event clock from running
-	// ahead of the wall clock: a statement whose simulated work has
-	// outrun the wall clock waits, without the server latch, at its next
-	// yield (every few hundred rows) until the wall clock catches up. A
+	// PaceToWallClock makes every session's event clock follow the wall
+	// clock: a statement whose simulated work has outrun the wall clock
+	// waits, without the server latch, at its next yield (every few
+	// hundred rows) until the wall clock catches up, and one the
+	// simulation has left behind the wall clock is raised to it there. A
 	// query that costs 5 s of event time then takes at least 5 s of wall
 	// time, and its events become readable while it runs, as on a real
 	// server (a live trace's tests and benchmark). Default off: a
@@ -121,6 +122,7 @@ type Server struct {
 	start         time.Time
 	clock         time.Time // event clock of the session holding the latch (clock.go)
 	clockOwner    clockOwner
+	yielded       time.Time // wall clock at the last yield of the latch (clock.go)
 	dbs           []*database
 	demo          *database
 	sessions      []*xevents.Session

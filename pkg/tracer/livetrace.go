@@ -68,6 +68,10 @@ const (
 	// maxLiveOperatorRows bounds the rows of one read of
 	// sys.dm_exec_query_profiles (operators × threads).
 	maxLiveOperatorRows = 20000
+	// maxLiveEventRows bounds the event rows of one live read (whole
+	// buffers: it may end past it, at the next buffer's start). The tail
+	// after the batch is read whole.
+	maxLiveEventRows = 10000
 	// maxLivePlanBytes bounds the running plan read once.
 	maxLivePlanBytes = 32 << 20
 )
@@ -183,7 +187,7 @@ func (l *liveReader) poll() {
 		l.readPlan()
 	}
 	if l.events {
-		if err := l.readEvents(l.ctx); err != nil {
+		if err := l.readEvents(l.ctx, maxLiveEventRows); err != nil {
 			l.stopEvents(err.Error())
 		}
 	}
@@ -341,7 +345,7 @@ func planObjects(plan string) map[int]string {
 
 // readEvents reads the events dispatched since the last read into the
 // collector and the spool, and the live events of the next update.
-func (l *liveReader) readEvents(ctx context.Context) error {
+func (l *liveReader) readEvents(ctx context.Context, tickMax int64) error {
 	if l.truncated || l.spool == nil {
 		return nil
 	}
@@ -366,7 +370,7 @@ func (l *liveReader) readEvents(ctx context.Context) error {
 		return fmt.Errorf("read events: %w", err)
 	}
 	defer rows.Close()
-	rr := &liveRowsReader{l: l, rows: rows, max: int64(l.r.o.MaxEvents)}
+	rr := &liveRowsReader{l: l, rows: rows, max: int64(l.r.o.MaxEvents), tickMax: tickMax}
 	bad, err := decodeAll(io.TeeReader(rr, l.spool), l.add)
 	l.col.badRows += bad
 	if err != nil {
@@ -411,6 +415,9 @@ type liveRowsReader struct {
 	cur  []byte
 	buf  sql.RawBytes
 	max  int64
+	// tickMax bounds the rows of one live read (0: none, for the tail);
+	// n counts them
+	tickMax, n int64
 }
 
 func (r *liveRowsReader) Read(p []byte) (int, error) {
@@ -433,6 +440,12 @@ func (r *liveRowsReader) Read(p []byte) (int, error) {
 		if err := r.rows.Scan(&file, &offset, &r.buf); err != nil {
 			return 0, fmt.Errorf("read event row %d: %w", l.rows+1, err)
 		}
+		if r.tickMax > 0 && r.n >= r.tickMax && (file.String != l.file || offset.Int64 != l.offset) {
+			// enough for one read, at a buffer's start: the next read
+			// resumes after the last buffer taken whole
+			return 0, io.EOF
+		}
+		r.n++
 		l.rows++
 		l.file, l.offset = file.String, offset.Int64
 		r.buf = append(r.buf, '\n')
@@ -493,7 +506,7 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		return eventsRead{}, false, nil
 	}
 	l.handedOver = true
-	if err := l.readEvents(ctx); err != nil {
+	if err := l.readEvents(ctx, 0); err != nil {
 		if ctx.Err() != nil || l.r.connBad {
 			return eventsRead{}, true, err
 		}
