@@ -169,7 +169,10 @@ func (l *liveReader) loop() {
 			return
 		case <-t.C:
 		}
-		if l.r.connBad {
+		l.r.ctlMu.Lock() // connBad is written under it
+		bad := l.r.connBad
+		l.r.ctlMu.Unlock()
+		if bad {
 			return
 		}
 		l.poll()
