@@ -62,3 +62,55 @@ func (s *Server) locksReleased(c *connState) {
 		c.clock.locksFreed = s.clock
 	}
 }
+
+// paceDelay is how far the running session's event clock is ahead of the
+// wall clock under Options.PaceToWallClock (0 otherwise); the caller holds
+// the latch. A clock behind the wall clock (the simulation itself was
+// slower than the work it simulates) is raised to it: paced, event time
+// follows the wall clock both ways, so an event's time is when it could
+// first be read.
+func (s *Server) paceDelay() time.Duration {
+	if !s.opts.PaceToWallClock {
+		return 0
+	}
+	wall := s.opts.Now().UTC()
+	if s.clock.Before(wall) {
+		s.clock = wall
+		return 0
+	}
+	return s.clock.Sub(wall)
+}
+
+// waitPace waits d without the latch (the caller gave it up), or until the
+// request is cancelled or its session killed: the check after the wait
+// ends the statement then.
+func (x *execCtx) waitPace(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var done <-chan struct{}
+	if x.ctx != nil {
+		done = x.ctx.Done()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-done:
+	case <-x.conn.killCh:
+	}
+}
+
+// maxLatchHold is how long a running statement keeps the latch between
+// two yields, whatever its rows cost: a statement busy emitting events
+// for every row (locks, waits) would otherwise hold it for many
+// milliseconds per few hundred rows, and another session — a monitor
+// reading the event file or the DMVs while it runs — would advance only
+// a little at each yield.
+const maxLatchHold = time.Millisecond
+
+// yieldDue tells whether the running statement has held the latch for
+// maxLatchHold since its last yield.
+func (s *Server) yieldDue() bool {
+	return s.opts.Now().Sub(s.yielded) >= maxLatchHold
+}

@@ -27,9 +27,12 @@ func (x *execCtx) yield() *sqlfront.SQLError {
 	s := x.srv
 	thread := s.curThread // other sessions' events are not this plan's thread's
 	s.curThread = 0
-	ops := s.swapOps(nil) // nor its operators' call stacks
+	ops := s.swapOps(nil)  // nor its operators' call stacks
+	ahead := s.paceDelay() // Options.PaceToWallClock (clock.go)
+	s.yielded = s.opts.Now()
 	s.mu.Unlock()
 	runtime.Gosched()
+	x.waitPace(ahead)
 	s.mu.Lock()
 	s.useClock(x.conn)
 	s.curThread = thread
@@ -241,6 +244,9 @@ func (x *execCtx) TraceFlag(n int) bool { return x.conn.traceFlag(n) }
 
 // Yield implements Session.
 func (x *execCtx) Yield() *sqlfront.SQLError { return x.yield() }
+
+// YieldDue: the statement has held the latch for maxLatchHold (clock.go).
+func (x *execCtx) YieldDue() bool { return x.srv.yieldDue() }
 
 // StatementLimits implements Session.
 func (x *execCtx) StatementLimits() (maxBytes, maxRows int64) {

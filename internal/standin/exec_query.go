@@ -131,6 +131,7 @@ func (x *execCtx) beginQuery(r *engine.RunCtx, root *engine.PlanNode, stype stri
 	if err := x.acquireGrant(r); err != nil {
 		return nil, err
 	}
+	x.conn.live = &liveQuery{x: x, q: q} // queryprofiles.go
 	return q, nil
 }
 
@@ -139,6 +140,7 @@ func (x *execCtx) beginQuery(r *engine.RunCtx, root *engine.PlanNode, stype stri
 // STATISTICS XML.
 func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	defer x.releaseGrant(q.r)
+	x.conn.live = nil
 	s := x.srv
 	end := s.advance(25 * time.Microsecond)
 	used := int64(0)
