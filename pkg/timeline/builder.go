@@ -378,8 +378,11 @@ type extraStore struct {
 	n      uint32 // entries stored, the unused 0 included
 }
 
+// extraChunk is the entries per chunk: 48 KB, so a trace of few rare
+// events wastes little and a large one adds a chunk per thousand.
 const extraChunk = 1024
 
+// add stores e and returns its index.
 func (s *extraStore) add(e *recExtra) uint32 {
 	if s.n == 0 {
 		s.n = 1
@@ -393,6 +396,7 @@ func (s *extraStore) add(e *recExtra) uint32 {
 	return s.n - 1
 }
 
+// at is the entry at index x (from add).
 func (s *extraStore) at(x uint32) *recExtra { return &s.chunks[x/extraChunk][x%extraChunk] }
 
 // addPage records a physical_page_read or physical_page_write (xe.AsPageIO's
