@@ -261,7 +261,7 @@ function Replay({ trace, width, height, options: rawOptions, data, statements }:
         />
       </div>
       <div style={{ marginLeft: labelWidth(mainW) }}>
-        <PhaseLegend palette={palette} width={plotW} />
+        <PhaseLegend palette={palette} width={plotW} escalations={trace.escalations.length} />
       </div>
     </div>
   );

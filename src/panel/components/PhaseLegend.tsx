@@ -32,8 +32,42 @@ function Swatch({ k, color, border }: { k: LegendKey; color: string; border: str
   return <canvas ref={ref} width={18} height={10} aria-hidden />;
 }
 
-/** What the operator rows' fills mean (hatched, dotted, solid, …), under the timeline. */
-export function PhaseLegend({ palette, width }: { palette: Palette; width: number }) {
+/** The Lock lane's escalation mark (render/timeline.ts drawEscalations), as a swatch. */
+function EscalationSwatch({ palette }: { palette: Palette }) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    const ctx = ref.current?.getContext('2d');
+    if (!ctx) {
+      return;
+    }
+    ctx.clearRect(0, 0, 12, 10);
+    ctx.fillStyle = palette.escalation;
+    ctx.fillRect(5, 0, 2, 10);
+    ctx.beginPath();
+    ctx.moveTo(1.5, 0.5);
+    ctx.lineTo(10.5, 0.5);
+    ctx.lineTo(6, 8);
+    ctx.closePath();
+    ctx.fill();
+    ctx.strokeStyle = palette.text;
+    ctx.stroke();
+  }, [palette]);
+  return <canvas ref={ref} width={12} height={10} aria-hidden />;
+}
+
+/**
+ * What the operator rows' fills mean (hatched, dotted, solid, …), under the
+ * timeline, and the Lock lane's escalation mark when the trace has any.
+ */
+export function PhaseLegend({
+  palette,
+  width,
+  escalations = 0,
+}: {
+  palette: Palette;
+  width: number;
+  escalations?: number;
+}) {
   const styles = useStyles2(getStyles);
   const color = palette.operator(1);
   return (
@@ -44,6 +78,17 @@ export function PhaseLegend({ palette, width }: { palette: Palette; width: numbe
           {k.label}
         </span>
       ))}
+      {escalations > 0 && (
+        <span
+          className={styles.key}
+          title={`on the Lock lane: row and page locks became one table lock (${escalations} in this trace); hover a mark for mode, object and locks before`}
+          data-look="escalation"
+          data-testid="qr-legend-escalation"
+        >
+          <EscalationSwatch palette={palette} />
+          lock escalation
+        </span>
+      )}
     </div>
   );
 }
