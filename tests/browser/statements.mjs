@@ -112,9 +112,30 @@ export async function statementTree({ page, server, check, assert, out }) {
   // the table fits its tab: no horizontal scroll, no figure cut; a cut statement text or a dropped column keeps its
   // full text on hover (the row's title)
   for (const size of [
-    { tag: 'panel 525 px wide', viewport: { width: 1280, height: 720 }, panel: { width: 525, height: 560 } },
-    { tag: 'viewer at 1280×720', viewport: { width: 1280, height: 720 }, panel: {} },
-    { tag: 'viewer at 1920×1080', viewport: { width: 1920, height: 1080 }, panel: {} },
+    {
+      tag: 'panel 525 px wide',
+      shot: 'statements-panel-525.png',
+      viewport: { width: 1280, height: 720 },
+      panel: { width: 525, height: 560 },
+    },
+    {
+      tag: 'viewer at 1280×720',
+      shot: 'statements-1280x720-dark.png',
+      viewport: { width: 1280, height: 720 },
+      panel: {},
+    },
+    {
+      tag: 'viewer at 1920×1080',
+      shot: 'statements-1920x1080-dark.png',
+      viewport: { width: 1920, height: 1080 },
+      panel: {},
+    },
+    {
+      tag: 'viewer at 1920×1080 light',
+      shot: 'statements-1920x1080-light.png',
+      viewport: { width: 1920, height: 1080 },
+      panel: { theme: 'light' },
+    },
   ]) {
     await check(`the statements table fits its tab (${size.tag})`, async () => {
       await page.setViewportSize(size.viewport);
@@ -127,7 +148,7 @@ export async function statementTree({ page, server, check, assert, out }) {
       await page.waitForSelector('[data-testid="qr-statements"] tbody tr', { timeout: 15_000 });
       await frames(page, 2);
       await page.screenshot({
-        path: path.join(out, `statements-${size.tag.replace(/[^0-9a-z]+/gi, '-')}.png`),
+        path: path.join(out, size.shot),
       });
       const fit = await page.$eval('[data-testid="qr-statements"]', (el) => {
         const cut = [];

@@ -8,6 +8,20 @@ import { phaseFill } from '../render/timeline';
 
 export const LEGEND_H = 18;
 
+/** About how wide a key is: its swatch, the gaps and its 11 px text (6 px a character). */
+const keyPx = (label: string) => 18 + 4 + 12 + label.length * 6;
+const ESCALATION_LABEL = 'lock escalation';
+
+/**
+ * The legend's height under a plot `width` wide: one line when every key fits, else two (a narrow
+ * panel wraps the keys rather than cutting "open, phase unknown" and hiding the keys after it).
+ */
+export function legendHeight(width: number, escalations = 0): number {
+  const need =
+    PHASE_KEYS.reduce((w, k) => w + keyPx(k.label), 0) + (escalations > 0 ? keyPx(ESCALATION_LABEL) + 12 : 0);
+  return need > width ? 2 * LEGEND_H : LEGEND_H;
+}
+
 /** One swatch, painted with the timeline's own fill for the phase. */
 function Swatch({ k, color, border }: { k: LegendKey; color: string; border: string }) {
   const ref = useRef<HTMLCanvasElement>(null);
@@ -71,7 +85,11 @@ export function PhaseLegend({
   const styles = useStyles2(getStyles);
   const color = palette.operator(1);
   return (
-    <div className={styles.root} style={{ width, height: LEGEND_H }} data-testid="qr-phase-legend">
+    <div
+      className={styles.root}
+      style={{ width, height: legendHeight(width, escalations) }}
+      data-testid="qr-phase-legend"
+    >
       {PHASE_KEYS.map((k) => (
         <span key={k.kind} className={styles.key} title={k.title} data-look={k.look}>
           <Swatch k={k} color={color} border={palette.textDisabled} />
@@ -86,7 +104,7 @@ export function PhaseLegend({
           data-testid="qr-legend-escalation"
         >
           <EscalationSwatch palette={palette} />
-          lock escalation
+          {ESCALATION_LABEL}
         </span>
       )}
     </div>
@@ -96,8 +114,12 @@ export function PhaseLegend({
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({
     display: 'flex',
+    flexWrap: 'wrap',
     alignItems: 'center',
-    gap: theme.spacing(1.5),
+    alignContent: 'flex-start',
+    columnGap: theme.spacing(1.5),
+    rowGap: 0,
+    lineHeight: `${LEGEND_H}px`,
     overflow: 'hidden',
     whiteSpace: 'nowrap',
     fontSize: 11,
