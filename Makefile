@@ -65,6 +65,13 @@ screenshots: test-browser
 	cp tests/output/replay-dark-large.png docs/img/replay.png
 	cp tests/output/replay-light-small.png docs/img/replay-small-light.png
 	cp tests/output/header-1920x1080-dark.png docs/img/replay-header.png
+	cp tests/output/header-1920x1080-light.png docs/img/replay-header-light.png
+	cp tests/output/diagram-1920x1080-dark.png docs/img/replay-diagram-dark.png
+	cp tests/output/diagram-1920x1080-light.png docs/img/replay-diagram-light.png
+	cp tests/output/diagram-1280x720-dark.png docs/img/replay-1280x720-dark.png
+	cp tests/output/diagram-1280x720-light.png docs/img/replay-1280x720-light.png
+	cp tests/output/statements-1920x1080-dark.png docs/img/replay-statements-dark.png
+	cp tests/output/statements-1920x1080-light.png docs/img/replay-statements-light.png
 
 typecheck: setup
 	npm run typecheck

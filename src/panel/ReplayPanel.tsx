@@ -34,7 +34,7 @@ import { isCompareResponse } from './compare/model';
 import { summariesFromFrames } from './model/summary';
 import { QueryHeader, headerHeight } from './components/QueryHeader';
 import { Summaries } from './components/Summaries';
-import { LEGEND_H, PhaseLegend } from './components/PhaseLegend';
+import { PhaseLegend, legendHeight } from './components/PhaseLegend';
 import { StatementPick, useStatements } from './components/useStatements';
 import { StatementTree } from './components/StatementTree';
 import { BANDS_H, StatementBands } from './components/StatementBands';
@@ -151,8 +151,9 @@ function Replay({ trace, width, height, options: rawOptions, data, statements }:
   const bodyH = height - TOOLBAR_H - findings.stripH - headerH;
   const stackedLinkedH = stacked ? Math.round(bodyH * 0.42) : 0;
   const bandsH = statements.bands.length ? BANDS_H : 0;
-  const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - LEGEND_H - bandsH - stackedLinkedH);
   const plotW = Math.max(10, mainW - labelWidth(mainW) - 4);
+  const legendH = trace ? legendHeight(plotW, trace.escalations.length) : 0;
+  const timelineH = Math.max(40, bodyH - SCRUBBER_H - 2 - legendH - bandsH - stackedLinkedH);
 
   const shown = options.lanes;
   const eventLanes = useMemo(() => shown.filter(isEventLane), [shown]);
@@ -261,7 +262,7 @@ function Replay({ trace, width, height, options: rawOptions, data, statements }:
         />
       </div>
       <div style={{ marginLeft: labelWidth(mainW) }}>
-        <PhaseLegend palette={palette} width={plotW} />
+        <PhaseLegend palette={palette} width={plotW} escalations={trace.escalations.length} />
       </div>
     </div>
   );
@@ -348,7 +349,7 @@ function Replay({ trace, width, height, options: rawOptions, data, statements }:
         ).map((v, _, all) => (
           <Tab
             key={v}
-            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : tabLabel(v, w, all.length)}
+            label={v === 'findings' ? `Findings ${findings.report?.findings.length ?? ''}` : tabLabel(v, w, all)}
             title={TAB_LABEL[v]}
             active={side === v}
             onChangeTab={() => setSide(v)}

@@ -1,4 +1,5 @@
 import { TAB_FULL_PX, TAB_LABEL, tabLabel } from './tabs';
+import { LinkedView } from './types';
 
 describe('side panel tab names', () => {
   it('keeps the full names when each tab has room for one', () => {
@@ -15,5 +16,16 @@ describe('side panel tab names', () => {
     expect(tabLabel('plan', 300, 8)).toBe('Plan');
     // six tabs fit in the same width
     expect(tabLabel('stack', 525, 6)).toBe('Event & stack');
+  });
+
+  it('shortens by the names the tabs carry: eight tabs in the 620 px side panel of a 1280×720 viewer', () => {
+    // the diagram screenshot at 1280×720 cut "Event & stack" to "Ev" with full names in 620 px
+    const eight: LinkedView[] = ['statements', 'findings', 'plan', 'diagram', 'summary', 'pages', 'locks', 'stack'];
+    expect(tabLabel('stack', 620, eight)).toBe('Stack');
+    expect(tabLabel('summary', 620, eight)).toBe('I/O');
+    // at 1920×1080 the side panel is about 930 px: every name whole
+    expect(tabLabel('stack', 930, eight)).toBe('Event & stack');
+    // few short tabs keep their names in a narrow panel
+    expect(tabLabel('stack', 300, ['plan', 'stack'])).toBe('Event & stack');
   });
 });

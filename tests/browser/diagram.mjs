@@ -7,7 +7,8 @@
 // operator, and zoom works. A synthetic 121-operator plan checks that a big
 // plan opens collapsed and expands. Screenshots go to tests/output/.
 import path from 'node:path';
-import { animationFrames as frames, openHarness, startServer } from './lib.mjs';
+import { fileURLToPath } from 'node:url';
+import { animationFrames as frames, legendKeysCut, openHarness, runAlone, startServer } from './lib.mjs';
 
 const SIZES = [
   { width: 1280, height: 720 },
@@ -195,6 +196,17 @@ export async function planDiagram({ page, server, traceId, check, assert, out, s
           await page.screenshot({ path: file });
           shots.push(file);
           assert(seen.size >= 2, 'states');
+          // the legend under the narrowed timeline keeps every key whole (at 1280×720 two were cut)
+          const cut = await legendKeysCut(page);
+          assert(cut.length === 0, `legend keys cut or hidden: ${JSON.stringify(cut)}`);
+          // so does the side panel's tab strip ("Event & stack" was cut to "Ev")
+          const tabs = await page.$$eval('[role="tab"], [role="tablist"] a, [role="tablist"] button', (els) => {
+            const strip = els[0]?.closest('[role="tablist"]')?.parentElement?.getBoundingClientRect();
+            return strip
+              ? els.filter((e) => e.getBoundingClientRect().right > strip.right + 0.5).map((e) => e.textContent)
+              : [];
+          });
+          assert(tabs.length === 0, `tabs cut: ${JSON.stringify(tabs)}`);
         }
       );
     }
@@ -289,4 +301,9 @@ export async function planDiagram({ page, server, traceId, check, assert, out, s
       await big.stop();
     }
   });
+}
+
+// alone: node tests/browser/diagram.mjs (after npm run build:harness and go build of bin/harness-server)
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await runAlone(planDiagram);
 }

@@ -205,6 +205,11 @@ function render() {
   document.body.style.background = theme.colors.background.canvas;
   document.body.style.color = theme.colors.text.primary;
   document.body.style.fontFamily = theme.typography.fontFamily;
+  // Grafana's global styles set the root and body type; without them the tools' labels ("Event cap",
+  // "No read-ahead") were set at the browser's 16 px and wrapped out of their boxes
+  document.documentElement.style.fontSize = `${theme.typography.htmlFontSize}px`;
+  document.body.style.fontSize = String(theme.typography.body.fontSize);
+  document.body.style.lineHeight = String(theme.typography.body.lineHeight);
   const chrome: React.CSSProperties = {
     display: 'block',
     width: 'fit-content',

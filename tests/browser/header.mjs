@@ -4,7 +4,8 @@
 // and waited on. Numbers are checked against another path through the
 // frames (the operators frame), not against themselves.
 import path from 'node:path';
-import { animationFrames as frames, openHarness } from './lib.mjs';
+import { fileURLToPath } from 'node:url';
+import { animationFrames as frames, legendKeysCut, openHarness, runAlone } from './lib.mjs';
 
 const SIZES = [
   { width: 1280, height: 720 },
@@ -59,6 +60,9 @@ export async function queryInView({ page, server, traceId, check, assert, out, s
         for (const w of ['consume', 'build', 'probe', 'emit', 're-executed', 'open, phase unknown']) {
           assert(legend.includes(w), `phase legend lacks ${w}: ${legend}`);
         }
+        // and every key is whole inside it (at 1280×720 "open, phase unknown" was cut and "not executed" hidden)
+        const outside = await legendKeysCut(page);
+        assert(outside.length === 0, `legend keys cut or hidden: ${JSON.stringify(outside)}`);
 
         // Table I/O: Customers and Orders, their logical reads adding up to the header's
         await page.click('[data-testid="qr-tab-summary"]');
@@ -113,4 +117,9 @@ export async function queryInView({ page, server, traceId, check, assert, out, s
     }
   }
   await page.setViewportSize({ width: 1500, height: 700 });
+}
+
+// alone: node tests/browser/header.mjs (after npm run build:harness and go build of bin/harness-server)
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await runAlone(queryInView);
 }

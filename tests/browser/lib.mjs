@@ -138,3 +138,75 @@ export function percentile(sorted, p) {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i];
 }
+
+/**
+ * Runs one part of replay.test.mjs on its own (`node tests/browser/<part>.mjs`, after npm run build:harness and
+ * go build of bin/harness-server): a server, a browser, the hash join traced once (cold cache), then part({page, server,
+ * traceId, check, assert, out, shots}). Exits 1 when a check fails or the page logged an error.
+ */
+export async function runAlone(part) {
+  const HASH_JOIN =
+    "SELECT c.Name, o.OrderID, o.Amount FROM dbo.Customers AS c JOIN dbo.Orders AS o ON o.CustomerID = c.CustomerID WHERE c.Region = N'West'";
+  const out = path.join(root, 'tests', 'output');
+  fs.mkdirSync(out, { recursive: true });
+  const server = await startServer();
+  const { context, close } = await launchBrowser();
+  const page = await context.newPage();
+  const errors = [];
+  watchConsole(page, errors);
+  let failed = 0;
+  const check = async (name, fn) => {
+    try {
+      await fn();
+      console.log(`ok    ${name}`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL  ${name}: ${e.message}`);
+    }
+  };
+  const assert = (cond, msg) => {
+    if (typeof msg !== 'string' || msg.trim() === '') {
+      throw new Error('assert called without a message');
+    }
+    if (!cond) {
+      throw new Error(msg);
+    }
+  };
+  const shots = [];
+  try {
+    // traced as replay.test.mjs traces it first: cold cache, no read-ahead
+    await openHarness(page, server.url, {
+      query: JSON.stringify({
+        queryType: 'trace',
+        sql: HASH_JOIN,
+        database: 'QueryReplayDemo',
+        options: { clearBufferPool: true, disableReadAhead: true },
+      }),
+      title: 'Hash join',
+    });
+    const traceId = await page.getAttribute('[data-testid="qr-replay"]', 'data-trace-id');
+    await part({ page, server, traceId, check, assert, out, shots });
+    if (errors.length) {
+      failed++;
+      console.log(`FAIL  console errors:\n${errors.join('\n')}`);
+    }
+    console.log(`screenshots: ${shots.map((f) => path.relative(root, f)).join(', ')}`);
+  } finally {
+    await close();
+    await server.stop();
+  }
+  process.exit(failed > 0 ? 1 : 0);
+}
+
+/** The timeline legend's keys that are cut or hidden by its box (text of each). */
+export function legendKeysCut(page) {
+  return page.$eval('[data-testid="qr-phase-legend"]', (el) => {
+    const box = el.getBoundingClientRect();
+    return [...el.children]
+      .filter((k) => {
+        const r = k.getBoundingClientRect();
+        return r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5 || r.width === 0;
+      })
+      .map((k) => k.textContent);
+  });
+}

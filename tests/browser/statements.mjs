@@ -108,6 +108,84 @@ export async function statementTree({ page, server, check, assert, out }) {
     );
     await page.screenshot({ path: path.join(out, 'statements-picked.png') });
   });
+
+  // the table fits its tab: no horizontal scroll, no figure cut; a cut statement text or a dropped column keeps its
+  // full text on hover (the row's title)
+  for (const size of [
+    {
+      tag: 'panel 525 px wide',
+      shot: 'statements-panel-525.png',
+      viewport: { width: 1280, height: 720 },
+      panel: { width: 525, height: 560 },
+    },
+    {
+      tag: 'viewer at 1280×720',
+      shot: 'statements-1280x720-dark.png',
+      viewport: { width: 1280, height: 720 },
+      panel: {},
+    },
+    {
+      tag: 'viewer at 1920×1080',
+      shot: 'statements-1920x1080-dark.png',
+      viewport: { width: 1920, height: 1080 },
+      panel: {},
+    },
+    {
+      tag: 'viewer at 1920×1080 light',
+      shot: 'statements-1920x1080-light.png',
+      viewport: { width: 1920, height: 1080 },
+      panel: { theme: 'light' },
+    },
+  ]) {
+    await check(`the statements table fits its tab (${size.tag})`, async () => {
+      await page.setViewportSize(size.viewport);
+      await openHarness(page, server.url, {
+        query: JSON.stringify({ queryType: 'trace', sql: PROCEDURE, database: 'QueryReplayDemo' }),
+        options: JSON.stringify({ linkedView: 'statements' }),
+        ...size.panel,
+        title: 'Procedure — statement tree',
+      });
+      await page.waitForSelector('[data-testid="qr-statements"] tbody tr', { timeout: 15_000 });
+      await frames(page, 2);
+      await page.screenshot({
+        path: path.join(out, size.shot),
+      });
+      const fit = await page.$eval('[data-testid="qr-statements"]', (el) => {
+        const cut = [];
+        for (const td of el.querySelectorAll('th, td')) {
+          const shown = getComputedStyle(td).display !== 'none';
+          if (shown && td.scrollWidth > td.clientWidth + 1 && !(td.title || td.closest('tr').title)) {
+            cut.push(td.textContent);
+          }
+        }
+        const figures = [...el.querySelectorAll('tbody td:not(:first-child)')].filter(
+          (td) => getComputedStyle(td).display !== 'none' && td.scrollWidth > td.clientWidth + 1
+        );
+        const hidden = [...el.querySelectorAll('thead th')]
+          .filter((th) => getComputedStyle(th).display === 'none')
+          .map((th) => th.textContent);
+        const titles = [...el.querySelectorAll('tbody tr')].map((tr) => tr.title);
+        return {
+          scroll: el.scrollWidth,
+          client: el.clientWidth,
+          cut,
+          figures: figures.map((td) => td.textContent),
+          hidden,
+          titles,
+        };
+      });
+      assert(fit.scroll <= fit.client + 1, `the table is ${fit.scroll} px wide in a ${fit.client} px tab`);
+      assert(fit.cut.length === 0, `cut without full text on hover: ${JSON.stringify(fit.cut)}`);
+      assert(fit.figures.length === 0, `figures cut: ${JSON.stringify(fit.figures)}`);
+      for (const h of fit.hidden) {
+        // a dropped column's figure is in every statement row's title
+        assert(
+          fit.titles.slice(1).every((t) => t.toLowerCase().includes(h.toLowerCase())),
+          `column ${h} dropped and not in the rows' titles: ${JSON.stringify(fit.titles)}`
+        );
+      }
+    });
+  }
 }
 
 // on its own: a server, a browser and the checks above

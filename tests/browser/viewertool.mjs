@@ -31,6 +31,70 @@ async function shown(page, want, what) {
   await frames(page, 3);
 }
 
+/**
+ * Text in the viewer's tools that reads badly: every visible element with its own text whose colour has
+ * a WCAG contrast ratio under 4.5 against the first opaque background behind it (placeholder and
+ * disabled text excepted, as WCAG does). Returns "text: ratio (colour on background)" lines.
+ */
+export function illegibleText(page, selector) {
+  return page.evaluate((sel) => {
+    const rgba = (c) => {
+      const m = /rgba?\(([^)]+)\)/.exec(c);
+      if (!m) {
+        return null;
+      }
+      const [r, g, b, a = 1] = m[1].split(',').map((x) => parseFloat(x));
+      return { r, g, b, a };
+    };
+    const lum = ({ r, g, b }) => {
+      const f = (v) => {
+        const s = v / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const behind = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgba(getComputedStyle(e).backgroundColor);
+        if (c && c.a > 0.5) {
+          return c;
+        }
+      }
+      return rgba(getComputedStyle(document.body).backgroundColor) ?? { r: 255, g: 255, b: 255, a: 1 };
+    };
+    const bad = [];
+    for (const root of document.querySelectorAll(sel)) {
+      for (const el of root.querySelectorAll('*')) {
+        const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== '');
+        const st = getComputedStyle(el);
+        const r = el.getBoundingClientRect();
+        if (!own || st.visibility === 'hidden' || r.width === 0 || el.closest('[disabled],[aria-disabled="true"]')) {
+          continue;
+        }
+        const fg = rgba(st.color);
+        const bg = behind(el);
+        if (!fg) {
+          continue;
+        }
+        // the text's colour over its background, with the text's own alpha
+        const mix = {
+          r: fg.r * fg.a + bg.r * (1 - fg.a),
+          g: fg.g * fg.a + bg.g * (1 - fg.a),
+          b: fg.b * fg.a + bg.b * (1 - fg.a),
+        };
+        const [hi, lo] = [lum(mix), lum(bg)].sort((a, b) => b - a);
+        const ratio = (hi + 0.05) / (lo + 0.05);
+        if (ratio < 4.5) {
+          bad.push(
+            `${el.textContent.trim().slice(0, 40)}: ${ratio.toFixed(2)} (${st.color} on rgb(${bg.r},${bg.g},${bg.b}))`
+          );
+        }
+      }
+    }
+    return bad;
+  }, selector);
+}
+
 /** The stored traces, as the page's list reads them (with the page's token). */
 function storedTraces(page) {
   return page.evaluate(async () => {
@@ -40,12 +104,30 @@ function storedTraces(page) {
   });
 }
 
-export async function viewerTool({ page, server, traceId, check, assert, out, shots }) {
+const THEMES = ['dark', 'light'];
+
+/** The open drawer (and the popups it opened) is legible in the theme: asserts and says what is not. */
+async function legible(page, assert, what) {
+  // not a hovered or still-changing button: the colours it settles on
+  await page.mouse.move(1, 1);
+  await frames(page, 2);
+  await page.waitForFunction(() => document.getAnimations().length === 0, null, { timeout: 10_000 });
+  const bad = await illegibleText(page, '[data-testid="viewer-tool"]');
+  assert(bad.length === 0, `${what}: text under 4.5:1 contrast: ${bad.join('; ')}`);
+}
+
+export async function viewerTool({ page, server, traceId, check, assert, out, shots, themes = THEMES }) {
+  for (const theme of themes) {
+    await viewerToolIn({ page, server, traceId, check, assert, out, shots, theme });
+  }
+}
+
+async function viewerToolIn({ page, server, traceId, check, assert, out, shots, theme }) {
   for (const size of SIZES) {
-    const tag = `${size.width}x${size.height}`;
+    const tag = `${size.width}x${size.height}-${theme}`;
     await check(`${tag}: the viewer runs a query with its options, once`, async () => {
       await page.setViewportSize(size);
-      await openHarness(page, server.url, { traceId, title: 'Hash join' });
+      await openHarness(page, server.url, { traceId, title: 'Hash join', theme });
       const before = await storedTraces(page);
       await page.click('[data-testid="viewer-tab-run"]');
       await page.waitForSelector('[data-testid="viewer-drawer-run"]');
@@ -54,6 +136,25 @@ export async function viewerTool({ page, server, traceId, check, assert, out, sh
       // the harness allows clearing the buffer pool (allowBufferPoolClear), so cold cache is offered
       await page.click('label[for="qr-clear"]');
       await page.getByLabel('Log records').uncheck({ force: true });
+      await legible(page, assert, 'the run form');
+      // every option's label on one line, inside its box
+      const wrapped = await page.$$eval('[data-testid="viewer-drawer-run"] label', (ls) =>
+        ls
+          .filter((l) =>
+            [...l.querySelectorAll('*'), l].some((e) =>
+              [...e.childNodes].some((n) => {
+                if (n.nodeType !== 3 || n.textContent.trim() === '') {
+                  return false;
+                }
+                const r = document.createRange();
+                r.selectNodeContents(n);
+                return new Set([...r.getClientRects()].map((c) => Math.round(c.top))).size > 1;
+              })
+            )
+          )
+          .map((l) => l.textContent)
+      );
+      assert(wrapped.length === 0, `labels wrapped: ${JSON.stringify(wrapped)}`);
       const shot = path.join(out, `viewer-run-${tag}.png`);
       await page.screenshot({ path: shot });
       shots.push(shot);
@@ -61,7 +162,10 @@ export async function viewerTool({ page, server, traceId, check, assert, out, sh
       await shown(page, `q.queryType === 'trace' && !!q.run`, 'run');
       const q = await page.evaluate(() => window.__harness.query);
       assert(q.sql === SEEK, `ran ${q.sql}`);
-      assert(q.options?.callStacks === true && q.options?.clearBufferPool === true, `options ${JSON.stringify(q.options)}`);
+      assert(
+        q.options?.callStacks === true && q.options?.clearBufferPool === true,
+        `options ${JSON.stringify(q.options)}`
+      );
       assert(!(q.options?.events ?? []).includes('log'), `log records still traced: ${JSON.stringify(q.options)}`);
       const after = await storedTraces(page);
       assert(after.length === before.length + 1, `stored traces ${before.length} → ${after.length}`);
@@ -84,6 +188,7 @@ export async function viewerTool({ page, server, traceId, check, assert, out, sh
       await page.waitForSelector('[data-testid="qr-saved-traces"] tbody tr');
       const rows = await page.$$eval('[data-testid="qr-saved-traces"] tbody tr', (trs) => trs.length);
       assert(rows >= 2, `${rows} stored traces listed`);
+      await legible(page, assert, 'the stored traces');
       const file = path.join(out, `viewer-traces-${tag}.png`);
       await page.screenshot({ path: file });
       shots.push(file);
@@ -107,6 +212,7 @@ export async function viewerTool({ page, server, traceId, check, assert, out, sh
         // the list offers every stored trace; pick the one whose description names the id
         await page.locator('[role="option"]', { hasText: id }).first().click();
       }
+      await legible(page, assert, 'the compare form');
       const file = path.join(out, `viewer-compare-form-${tag}.png`);
       await page.screenshot({ path: file });
       shots.push(file);

@@ -30,11 +30,11 @@ export function StatementTree({ tree, onPick, pending, error }: Props) {
       <table className={styles.table}>
         <thead>
           <tr>
-            <th>Statement</th>
-            <th>Elapsed</th>
-            <th>Rows</th>
-            <th>Reads</th>
-            <th>Waits</th>
+            <th data-col="text">Statement</th>
+            <th data-col="elapsed">Elapsed</th>
+            <th data-col="rows">Rows</th>
+            <th data-col="reads">Reads</th>
+            <th data-col="waits">Waits</th>
           </tr>
         </thead>
         <tbody>
@@ -70,34 +70,63 @@ function Row({
       data-depth={n.depth}
       aria-selected={n.id === tree.current}
       onClick={pick ? () => onPick(n.id) : undefined}
-      title={n.kind === 'batch' ? 'The batch: events between statements' : n.text}
+      title={rowTitle(n)}
     >
       <td className={styles.text} style={{ paddingLeft: 4 + n.depth * 14 }}>
         {label}
         {pending && ' …'}
       </td>
-      <td>{ms(n.elapsedUs)}</td>
-      <td>{count(n.rows)}</td>
-      <td title={`${count(n.logicalReads)} logical, ${count(n.physicalReads)} physical`}>{count(n.logicalReads)}</td>
-      <td>{ms(n.waitUs)}</td>
+      <td data-col="elapsed">{ms(n.elapsedUs)}</td>
+      <td data-col="rows">{count(n.rows)}</td>
+      <td data-col="reads" title={`${count(n.logicalReads)} logical, ${count(n.physicalReads)} physical`}>
+        {count(n.logicalReads)}
+      </td>
+      <td data-col="waits">{ms(n.waitUs)}</td>
     </tr>
   );
 }
 
+/** The row's hover text: the whole statement and every figure, so a cut text or a dropped column loses nothing. */
+function rowTitle(n: StatementNode): string {
+  const what = n.kind === 'batch' ? 'The batch: events between statements' : n.text;
+  const reads = `${count(n.logicalReads)} logical, ${count(n.physicalReads)} physical`;
+  return `${what}\nElapsed ${ms(n.elapsedUs)} · Rows ${count(n.rows)} · Reads ${reads} · Waits ${ms(n.waitUs)}`;
+}
+
+// The figures' columns, least wanted first, and the tab width under which each is dropped (its figure stays in the
+// row's title): the statement keeps at least about 150 px.
+const DROPPED: Array<[string, number]> = [
+  ['waits', 460],
+  ['rows', 380],
+  ['reads', 300],
+];
+
 const getStyles = (theme: GrafanaTheme2) => ({
-  root: css({ overflow: 'auto', height: '100%', fontSize: theme.typography.bodySmall.fontSize }),
+  root: css({
+    overflow: 'auto',
+    height: '100%',
+    fontSize: theme.typography.bodySmall.fontSize,
+    // the columns follow the tab's width, not the window's
+    containerType: 'inline-size',
+  }),
   table: css({
     width: '100%',
+    // fixed: the statement column takes what the figures leave and cuts its text, never the table wider
+    tableLayout: 'fixed',
     borderCollapse: 'collapse',
     'th, td': { padding: theme.spacing(0.25, 0.5), textAlign: 'right', whiteSpace: 'nowrap' },
     'th:first-child': { textAlign: 'left' },
+    'th[data-col="elapsed"], th[data-col="waits"]': { width: '9ch' },
+    'th[data-col="rows"], th[data-col="reads"]': { width: '8ch' },
+    ...Object.fromEntries(
+      DROPPED.map(([col, px]) => [`@container (max-width: ${px}px)`, { [`[data-col="${col}"]`]: { display: 'none' } }])
+    ),
   }),
   row: css({ borderTop: `1px solid ${theme.colors.border.weak}` }),
   pickable: css({ cursor: 'pointer', '&:hover': { background: theme.colors.action.hover } }),
   current: css({ background: theme.colors.action.selected }),
   text: css({
     textAlign: 'left !important' as 'left',
-    maxWidth: 360,
     overflow: 'hidden',
     textOverflow: 'ellipsis',
   }),

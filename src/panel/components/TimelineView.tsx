@@ -4,7 +4,8 @@ import { useStyles2 } from '@grafana/ui';
 import { EventLaneName, LaneName } from '../model/lanes';
 import { LaneData, ReplayTrace, WindowUs } from '../model/trace';
 import { Pyramid } from '../replay/density';
-import { Description, describeEntry, describeOperator } from '../replay/describe';
+import { Description, describeEntry, describeEscalation, describeOperator } from '../replay/describe';
+import { escalationAt } from '../model/escalations';
 import { hitEntry } from '../replay/hit';
 import { activeSignature } from '../replay/phases';
 import { TimeUnit, pan, usOf, windowBetween, xOf, zoomAt } from '../replay/scale';
@@ -12,7 +13,7 @@ import { ReplayStore } from '../replay/store';
 import { DrawStats, recordFrame } from '../replay/debug';
 import { TimelineLayout, layoutTimeline, rowAt } from '../render/layout';
 import { Palette } from '../render/palette';
-import { ColorBy, drawBase, drawOverlay } from '../render/timeline';
+import { ColorBy, ESCALATION_MARK_PX, drawBase, drawOverlay } from '../render/timeline';
 import { CanvasPainter } from './canvas';
 import { Tooltip } from './Tooltip';
 
@@ -271,6 +272,12 @@ export function TimelineView(props: TimelineViewProps) {
     if (row.kind === 'plan') {
       return { kind: 'plan' as const, nodeId: row.nodeId };
     }
+    if (row.name === 'lock' && trace.escalations.length > 0) {
+      const e = escalationAt(trace.escalations, st.window, L.plotW, x - L.plotX, ESCALATION_MARK_PX / 2 + 1);
+      if (e >= 0) {
+        return { kind: 'escalation' as const, index: e };
+      }
+    }
     const lanes = props.lanesFor(st.window);
     const lane = lanes[row.name] ?? trace.lanes[row.name];
     if (!lane) {
@@ -309,6 +316,8 @@ export function TimelineView(props: TimelineViewProps) {
       } else if (h.kind === 'plan') {
         const op = trace.byNode.get(h.nodeId);
         setTip(op ? { x, y, d: describeOperator(op, unit) } : null);
+      } else if (h.kind === 'escalation') {
+        setTip({ x, y, d: describeEscalation(trace.escalations[h.index], unit) });
       } else {
         setTip({ x, y, d: describeEntry(trace, h.lane, h.index, unit) });
       }
@@ -346,6 +355,12 @@ export function TimelineView(props: TimelineViewProps) {
     if (h?.kind === 'plan') {
       const next = st.filterNode === h.nodeId ? null : h.nodeId;
       store.set({ filterNode: next, selectedNode: next });
+      return;
+    }
+    if (h?.kind === 'escalation') {
+      // to the moment of the escalation, with its details beside the pointer
+      store.set({ playheadUs: trace.escalations[h.index].tUs, playing: false });
+      setTip({ x, y, d: describeEscalation(trace.escalations[h.index], unit) });
       return;
     }
     if (h?.kind === 'entry') {

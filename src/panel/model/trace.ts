@@ -1,5 +1,6 @@
 import { DataFrame, Field } from '@grafana/data';
 import { EVENT_LANES, EventLaneName } from './lanes';
+import { Escalation, readEscalations } from './escalations';
 
 /**
  * The replay's model of one trace, read from the frames of docs/frames.md.
@@ -192,6 +193,8 @@ export interface ReplayTrace {
   callstacks: StackFrameRow[] | null;
   /** Each distinct stack of the trace by stackId (lane rows name theirs); null without call stacks. */
   stacks: Map<number, EventStackFrame[]> | null;
+  /** Lock escalations by time (marks on the Lock lane); [] when the trace had none. */
+  escalations: Escalation[];
   /** Frames the panel found but does not draw (named, so the panel can say so). */
   ignored: string[];
 }
@@ -657,6 +660,7 @@ const KNOWN = new Set([
   'callstacks',
   'stack_frames',
   'probe',
+  'escalations',
   ...EVENT_LANES.map((l) => `lane_${l}`),
 ]);
 
@@ -733,6 +737,7 @@ export function traceFromFrames(frames: DataFrame[]): ReadResult {
     pages: readPages(byName.get('pages')),
     callstacks: readStacks(byName.get('callstacks')),
     stacks: readEventStacks(byName.get('stack_frames')),
+    escalations: readEscalations(byName.get('escalations')),
     ignored: [...byName.keys()].filter((k) => !KNOWN.has(k)),
   };
   return { trace };

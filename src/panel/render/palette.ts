@@ -21,6 +21,8 @@ export interface Palette {
   dragFill: string;
   flash: string;
   unmatched: string;
+  /** Lock escalation marks on the Lock lane: apart from the lane's own colour. */
+  escalation: string;
   lane: Record<LaneName, string>;
   /** Colour of an operator, by NodeId. */
   operator: (nodeId: number) => string;
@@ -51,6 +53,7 @@ export function paletteFromTheme(theme: GrafanaTheme2): Palette {
     dragFill: theme.colors.primary.transparent,
     flash: theme.isDark ? '#ffffff' : '#000000',
     unmatched: theme.colors.text.disabled,
+    escalation: theme.colors.warning.main,
     lane,
     operator: (id: number) => (id < 0 ? theme.colors.text.disabled : classic[id % classic.length]),
     fontFamily: theme.typography.fontFamily,

@@ -105,6 +105,9 @@ export function drawBase(ctx: Ctx, s: BaseScene): Record<string, LaneStat> {
     ctx.fillRect(L.plotX, box.y, L.plotW, box.h);
     stats[box.name] = drawLane(ctx, s, box.name, box.y, box.h);
     drawLaneLabel(ctx, s, box.name, box.y, box.h);
+    if (box.name === 'lock' && s.trace.escalations.length > 0) {
+      stats.escalations = { kind: 'marks', drawn: drawEscalations(ctx, s, box.y, box.h) };
+    }
   });
   // separators
   ctx.fillStyle = p.border;
@@ -153,6 +156,40 @@ function drawLaneLabel(ctx: Ctx, s: BaseScene, name: EventLaneName, y: number, h
     8,
     y + h / 2
   );
+}
+
+/** Width of an escalation mark; the hit test (TimelineView) reaches as far. */
+export const ESCALATION_MARK_PX = 9;
+
+/**
+ * Each lock escalation as a rule across the Lock lane with a flag on top:
+ * the moment many row and page locks became one table lock, drawn over the
+ * lane's bars in a colour of its own so it is seen among thousands of locks.
+ */
+function drawEscalations(ctx: Ctx, s: BaseScene, y: number, h: number): number {
+  const { layout: L, palette: p, window: w } = s;
+  const flag = Math.min(ESCALATION_MARK_PX, Math.max(4, h - 2));
+  let drawn = 0;
+  for (const e of s.trace.escalations) {
+    if (e.tUs < w.fromUs || e.tUs > w.toUs) {
+      continue;
+    }
+    const x = Math.round(L.plotX + xOf(w, L.plotW, e.tUs));
+    ctx.fillStyle = p.escalation;
+    ctx.fillRect(x - 1, y + 1, 2, h - 2);
+    // the flag: a downward triangle outlined in the text colour, legible on either theme
+    ctx.beginPath();
+    ctx.moveTo(x - flag / 2, y + 1);
+    ctx.lineTo(x + flag / 2, y + 1);
+    ctx.lineTo(x, y + 1 + flag);
+    ctx.closePath();
+    ctx.fill();
+    ctx.strokeStyle = p.text;
+    ctx.lineWidth = 1;
+    ctx.stroke();
+    drawn++;
+  }
+  return drawn;
 }
 
 function drawPlan(ctx: Ctx, s: BaseScene): LaneStat {

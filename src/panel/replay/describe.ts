@@ -1,4 +1,5 @@
 import { EventLaneName, LANE_DEFS } from '../model/lanes';
+import { Escalation } from '../model/escalations';
 import { LaneData, Operator, ReplayTrace } from '../model/trace';
 import { TimeUnit, formatDuration, formatUs } from './scale';
 
@@ -184,4 +185,21 @@ export function describeOperator(op: Operator, unit: TimeUnit): Description {
   rows.push(['timing from', op.timeSource || '—']);
   rows.push(['matches', `${op.matchExact} exact, ${op.matchStrong} strong, ${op.matchWeak} weak, ${op.matchLow} low`]);
   return { title: `${op.nodeId} ${op.name}`, rows };
+}
+
+/** An escalation's tooltip: the lock it became, on what, and how many locks it replaced. */
+export function describeEscalation(e: Escalation, unit: TimeUnit): Description {
+  const rows: Array<[string, string]> = [
+    ['at', formatUs(e.tUs, unit)],
+    ['mode', e.mode ? `${e.mode} on ${e.resourceType || 'OBJECT'}` : '—'],
+    ['object', e.object || '—'],
+    ['locks before', e.escalatedLockCount.toLocaleString('en-US')],
+  ];
+  if (e.hobtLockCount > 0) {
+    rows.push(['HoBT locks', e.hobtLockCount.toLocaleString('en-US')]);
+  }
+  if (e.cause) {
+    rows.push(['cause', e.cause]);
+  }
+  return { title: 'Lock escalation', rows };
 }

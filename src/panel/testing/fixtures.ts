@@ -63,3 +63,21 @@ export function laneFrame(name: EventLaneName, rows: Row[], meta: Record<string,
 export function lane(name: EventLaneName, rows: Row[], meta: Record<string, unknown> = {}): LaneData {
   return laneFromFrame(name, laneFrame(name, rows, meta), { fromUs: 0, toUs: 1000 });
 }
+
+/** An `escalations` frame in the docs/frames.md shape (pkg/frames escalationsFrame). */
+export function escalationsFrame(rows: Array<{ t: number; mode?: string; object?: string; locks?: number }>) {
+  return toDataFrame({
+    name: 'escalations',
+    fields: [
+      { name: 'time', type: FieldType.time, values: rows.map((r) => r.t / 1000) },
+      { name: 'tUs', type: FieldType.number, values: rows.map((r) => r.t), config: { unit: 'µs' } },
+      { name: 'mode', type: FieldType.string, values: rows.map((r) => r.mode ?? 'X') },
+      { name: 'resourceType', type: FieldType.string, values: rows.map(() => 'OBJECT') },
+      { name: 'object', type: FieldType.string, values: rows.map((r) => r.object ?? '[dbo].[Orders]') },
+      { name: 'escalatedLockCount', type: FieldType.number, values: rows.map((r) => r.locks ?? 5000) },
+      { name: 'hobtLockCount', type: FieldType.number, values: rows.map(() => 0) },
+      { name: 'cause', type: FieldType.string, values: rows.map(() => 'Lock threshold') },
+    ],
+    meta: { custom: { source: 'lock_escalation' } },
+  });
+}

@@ -31,7 +31,7 @@ export function GatedSwitch(p: {
   return (
     <InlineField
       label={p.label}
-      labelWidth={14}
+      labelWidth="auto"
       tooltip={refused ? `Not available: ${p.gate.reason}` : p.tooltip}
       disabled={refused && !p.value}
     >

@@ -109,7 +109,7 @@ export function TraceOptionsSection(p: {
         </InlineField>
         <InlineField
           label="Event cap"
-          labelWidth={12}
+          labelWidth="auto"
           tooltip="Events for this trace; never above the data source's cap"
         >
           <Input
