@@ -207,7 +207,7 @@ func tupleBytes(t *tuple) int64 {
 // the client cancelled or the session was killed.
 func (r *runCtx) tick() *sqlfront.SQLError {
 	r.ticks++
-	if r.ticks%yieldEvery != 0 && !r.x.srv.yieldDue() { // clock.go
+	if r.ticks%yieldEvery != 0 {
 		return nil
 	}
 	return r.x.yield()
@@ -227,7 +227,6 @@ func (x *execCtx) yield() *sqlfront.SQLError {
 	s.curThread = 0
 	ops := s.swapOps(nil)  // nor its operators' call stacks
 	ahead := s.paceDelay() // Options.PaceToWallClock (clock.go)
-	s.yielded = s.opts.Now()
 	s.mu.Unlock()
 	runtime.Gosched()
 	x.waitPace(ahead)
