@@ -100,17 +100,3 @@ func (x *execCtx) waitPace(d time.Duration) {
 	case <-x.conn.killCh:
 	}
 }
-
-// maxLatchHold is how long a running statement keeps the latch between
-// two yields, whatever its rows cost: a statement busy emitting events
-// for every row (locks, waits) would otherwise hold it for many
-// milliseconds per few hundred rows, and another session — a monitor
-// reading the event file or the DMVs while it runs — would advance only
-// a little at each yield.
-const maxLatchHold = time.Millisecond
-
-// yieldDue tells whether the running statement has held the latch for
-// maxLatchHold since its last yield.
-func (s *Server) yieldDue() bool {
-	return s.opts.Now().Sub(s.yielded) >= maxLatchHold
-}

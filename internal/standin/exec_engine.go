@@ -29,7 +29,6 @@ func (x *execCtx) yield() *sqlfront.SQLError {
 	s.curThread = 0
 	ops := s.swapOps(nil)  // nor its operators' call stacks
 	ahead := s.paceDelay() // Options.PaceToWallClock (clock.go)
-	s.yielded = s.opts.Now()
 	s.mu.Unlock()
 	runtime.Gosched()
 	x.waitPace(ahead)
@@ -244,9 +243,6 @@ func (x *execCtx) TraceFlag(n int) bool { return x.conn.traceFlag(n) }
 
 // Yield implements Session.
 func (x *execCtx) Yield() *sqlfront.SQLError { return x.yield() }
-
-// YieldDue: the statement has held the latch for maxLatchHold (clock.go).
-func (x *execCtx) YieldDue() bool { return x.srv.yieldDue() }
 
 // StatementLimits implements Session.
 func (x *execCtx) StatementLimits() (maxBytes, maxRows int64) {

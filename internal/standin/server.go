@@ -123,7 +123,6 @@ type Server struct {
 	start         time.Time
 	clock         time.Time // event clock of the session holding the latch (clock.go)
 	clockOwner    clockOwner
-	yielded       time.Time // wall clock at the last yield of the latch (clock.go)
 	dbs           []*engine.Database
 	demo          *engine.Database
 	sessions      []*xevents.Session

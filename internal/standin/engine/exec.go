@@ -91,9 +91,6 @@ type Session interface {
 	// Yield lets other sessions run and returns an error when the request
 	// was cancelled or the session killed.
 	Yield() *sqlfront.SQLError
-	// YieldDue says whether the statement has held the server for long
-	// enough that it should yield before its next YieldEvery rows.
-	YieldDue() bool
 	// StatementLimits are the memory and rows a statement's blocking
 	// operators may hold (0: the defaults).
 	StatementLimits() (maxBytes, maxRows int64)

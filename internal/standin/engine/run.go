@@ -209,7 +209,7 @@ func tupleBytes(t *Tuple) int64 {
 // stops the statement when the client cancelled or the session was killed.
 func (r *RunCtx) tick() *sqlfront.SQLError {
 	r.ticks++
-	if r.ticks%YieldEvery != 0 && !r.X.YieldDue() {
+	if r.ticks%YieldEvery != 0 {
 		return nil
 	}
 	return r.X.Yield()
