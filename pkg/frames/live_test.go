@@ -2,6 +2,8 @@ package frames
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +178,51 @@ func FuzzLiveAdd(f *testing.F) {
 			t.Fatalf("%d rows", len(ev.TUs))
 		}
 	})
+}
+
+// liveStream is three live frames of one trace, as a stream sends them:
+// testdata/live_stream.json, which the panel's tests read (Grafana's
+// StreamingDataFrame replaces each with the next).
+func liveStream() []*data.Frame {
+	l := NewLive()
+	plan := `<ShowPlanXML xmlns="http://schemas.microsoft.com/sqlserver/2004/07/showplan"><BatchSequence><Batch><Statements><StmtSimple><QueryPlan>` +
+		`<RelOp NodeId="0" PhysicalOp="Hash Match"><Hash><RelOp NodeId="1" PhysicalOp="Clustered Index Scan"/><RelOp NodeId="2" PhysicalOp="Clustered Index Scan"/></Hash></RelOp>` +
+		`</QueryPlan></StmtSimple></Statements></Batch></BatchSequence></ShowPlanXML>`
+	ops := func(rows0, rows1, rows2 int64, s0, s1, s2 string) []tracer.OperatorProgress {
+		return []tracer.OperatorProgress{
+			{NodeID: 0, PhysicalOp: "Hash Match", State: s0, Rows: rows0, EstimateRows: 500, LogicalReads: 0, ElapsedMs: 900, CPUMs: 300, Threads: 1},
+			{NodeID: 1, PhysicalOp: "Clustered Index Scan", Object: "dbo.Customers.PK_Customers", State: s1, Rows: rows1, EstimateRows: 100, LogicalReads: 12, PhysicalReads: 3, ElapsedMs: 400, CPUMs: 100, Threads: 1},
+			{NodeID: 2, PhysicalOp: "Clustered Index Scan", Object: "dbo.Orders.PK_Orders", State: s2, Rows: rows2, EstimateRows: 5000, LogicalReads: 40, PhysicalReads: 9, ElapsedMs: 300, CPUMs: 120, Threads: 1},
+		}
+	}
+	var out []*data.Frame
+	l.Add(tracer.LiveUpdate{Seq: 1, Elapsed: 1100 * time.Millisecond, Running: true, PlanXML: plan, Operators: ops(0, 100, 0, "running", "done", "waiting"), EventsSoFar: 2,
+		Events: []tracer.LiveEvent{{TUs: 1200, Lane: "read", Name: "physical_page_read", Object: "dbo.Customers", Detail: "1:240"}, {TUs: 5300, Lane: "lock", Name: "lock_acquired", Detail: "S"}}})
+	out = append(out, l.Frame())
+	l.Add(tracer.LiveUpdate{Seq: 2, Elapsed: 2100 * time.Millisecond, Running: true, Operators: ops(120, 100, 2400, "running", "done", "running"), EventsSoFar: 3,
+		Events: []tracer.LiveEvent{{TUs: 1_800_000, Lane: "wait", Name: "wait_completed", DurationUs: 4000, Detail: "PAGEIOLATCH_SH"}}})
+	out = append(out, l.Frame())
+	l.Add(tracer.LiveUpdate{Seq: 3, Elapsed: 2600 * time.Millisecond, Running: false, Operators: ops(480, 100, 5000, "done", "done", "done"), EventsSoFar: 3})
+	l.Finish("0190d5c2a0e87c3b9a51e2f4c6d8b0a1", nil)
+	return append(out, l.Frame())
+}
+
+func TestLiveStreamFile(t *testing.T) {
+	b, err := json.MarshalIndent(liveStream(), "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "live_stream.json")
+	if *update {
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./pkg/frames -run TestLiveStreamFile -update writes it)", err)
+	}
+	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(b)) {
+		t.Fatalf("%s differs from the live frames (rewrite with -update and check the panel's tests)", path)
+	}
 }
