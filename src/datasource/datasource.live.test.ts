@@ -97,7 +97,7 @@ function request(targets: ReplayQuery[]): DataQueryRequest<ReplayQuery> {
 }
 
 test('a live trace query streams, its data grows and finishes with the stored trace', () => {
-  setTemplateSrv(new TestTemplateSrv());
+  setTemplateSrv(new TestTemplateSrv({}));
   const sent: unknown[] = [];
   setBackendSrv({
     fetch: (req: BackendSrvRequest) => {
