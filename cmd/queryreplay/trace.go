@@ -51,6 +51,7 @@ type traceArgs struct {
 	readBack         string
 	blockerInterval  time.Duration
 	blockerSQL       bool
+	live             bool
 }
 
 // Exit statuses of trace beyond 0 (traced), 1 (failed) and 2 (usage).
@@ -105,6 +106,7 @@ func init() {
 		cmd.Flag("read-back", "How to read the event file: auto (the binary .xel over OPENROWSET BULK when the login may, else XML), xml or binary.").Default("auto").EnumVar(&a.readBack, "auto", "xml", "binary")
 		cmd.Flag("blocker-interval", "While the batch runs, read sys.dm_exec_requests this often to name the session blocking it (needs VIEW SERVER STATE; 0: never).").Default(tracer.DefaultBlockerInterval.String()).DurationVar(&a.blockerInterval)
 		cmd.Flag("blocker-statements", "Also keep each blocking session's last batch (sys.dm_exec_input_buffer) in the bundle: another user's SQL, off by default.").BoolVar(&a.blockerSQL)
+		cmd.Flag("live", "While the batch runs, show each operator's progress (state, rows so far against the estimate, reads, elapsed) and the waits so far, about once a second (redrawn on a terminal, plain lines otherwise; see docs/live.md); then print the replay.").BoolVar(&a.live)
 		c.register(cmd, func(ctx context.Context, e *env) error { return runTrace(ctx, e, a) })
 	})
 }
@@ -162,6 +164,9 @@ func runTrace(ctx context.Context, e *env, a *traceArgs) error {
 			}
 			fmt.Fprintln(e.stderr)
 		}
+	}
+	if a.live {
+		o.Live = newLiveView(e.stdout).update
 	}
 	if _, err := o.Validate(policy); err != nil {
 		return traceFailure(e, err)

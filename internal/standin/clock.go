@@ -62,3 +62,33 @@ func (s *Server) locksReleased(c *connState) {
 		c.clock.locksFreed = s.clock
 	}
 }
+
+// paceDelay is how far the running session's event clock is ahead of the
+// wall clock under Options.PaceToWallClock (0 otherwise); the caller holds
+// the latch.
+func (s *Server) paceDelay() time.Duration {
+	if !s.opts.PaceToWallClock {
+		return 0
+	}
+	return s.clock.Sub(s.opts.Now())
+}
+
+// waitPace waits d without the latch (the caller gave it up), or until the
+// request is cancelled or its session killed: the check after the wait
+// ends the statement then.
+func (x *execCtx) waitPace(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var done <-chan struct{}
+	if x.ctx != nil {
+		done = x.ctx.Done()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-done:
+	case <-x.conn.killCh:
+	}
+}

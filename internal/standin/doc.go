@@ -138,6 +138,10 @@
 //     but /var/opt/mssql/log, /var/opt/mssql/data, /tmp and
 //     Options.Directories; C:\x paths map to /x as on Linux) makes
 //     STATE = START fail with Msg 25602.
+//   - Live query progress (queryprofiles.go): sys.dm_exec_query_profiles
+//     and sys.dm_exec_query_statistics_xml for the queries running now,
+//     under the documented profiling rules; Options.PaceToWallClock keeps
+//     event time from running ahead of the wall clock (clock.go).
 //   - Event files can also be read whole, as SQL Server allows: SELECT
 //     BulkColumn FROM OPENROWSET(BULK N'<file>', SINGLE_BLOB) AS f returns a
 //     file as binary .xel (rendered from the file's event XML by

@@ -225,9 +225,11 @@ func (x *execCtx) yield() *sqlfront.SQLError {
 	s := x.srv
 	thread := s.curThread // other sessions' events are not this plan's thread's
 	s.curThread = 0
-	ops := s.swapOps(nil) // nor its operators' call stacks
+	ops := s.swapOps(nil)  // nor its operators' call stacks
+	ahead := s.paceDelay() // Options.PaceToWallClock (clock.go)
 	s.mu.Unlock()
 	runtime.Gosched()
+	x.waitPace(ahead)
 	s.mu.Lock()
 	s.useClock(x.conn)
 	s.curThread = thread

@@ -167,6 +167,7 @@ func (c *connState) run(ctx context.Context, sql string, params map[string]any, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer func() { c.live = nil }() // no query runs once the batch is over (queryprofiles.go)
 	s.useClock(c)
 	if c.killed {
 		// KILLed between the check above and here: it must never run

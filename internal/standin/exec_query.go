@@ -210,6 +210,7 @@ func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts sqlfr
 	if err := x.acquireGrant(r); err != nil {
 		return nil, err
 	}
+	x.conn.live = &liveQuery{x: x, q: q} // queryprofiles.go
 	return q, nil
 }
 
@@ -218,6 +219,7 @@ func (x *execCtx) beginQuery(r *runCtx, root *planNode, stype string, opts sqlfr
 // STATISTICS XML.
 func (x *execCtx) endQuery(q *queryRun, rows int64) {
 	defer x.releaseGrant(q.r)
+	x.conn.live = nil
 	s := x.srv
 	end := s.advance(25 * time.Microsecond)
 	used := int64(0)

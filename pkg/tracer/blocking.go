@@ -253,6 +253,8 @@ func (s *blockerSampler) session(id int) *blockerSession {
 }
 
 func (s *blockerSampler) queryRow(q string, dest ...any) error {
+	s.r.ctlMu.Lock() // the live producer shares the connection (livetrace.go)
+	defer s.r.ctlMu.Unlock()
 	ctx, cancel := context.WithTimeout(s.ctx, blockerQueryTimeout)
 	defer cancel()
 	err := queryRow(ctx, s.r.conn, "sample blockers", q, dest...)

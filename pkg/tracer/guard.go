@@ -38,7 +38,9 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 	defer r.tickProgress()()
 	finished := make(chan struct{})
 	watched := make(chan struct{})
-	stopSampler := r.startBlockerSampler(ctx, time.Now()) // blocking.go
+	sent := time.Now()
+	stopSampler := r.startBlockerSampler(ctx, sent) // blocking.go
+	stopLive := r.startLive(ctx, sent)              // livetrace.go
 	go func() {
 		defer close(watched)
 		select {
@@ -57,8 +59,11 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 			r.abortCause = cause
 			r.mu.Unlock()
 			r.blockers.signal() // no new sample; one in flight is not waited for
+			if r.live != nil {
+				r.live.signal()
+			}
 			r.abortTraced(ctx, why)
-			if r.blockers.busy() {
+			if r.blockers.busy() || r.live.busy() {
 				// a sample still waits on the control connection: after an
 				// abort the trace needs that connection no more (the
 				// cleanup drops the session from the watchdog's if it must),
@@ -69,6 +74,7 @@ func (r *run) runBatch(ctx context.Context) ([]int64, time.Duration, error) {
 	}()
 	counts, dur, err := r.drain(qctx)
 	stopSampler()
+	stopLive()
 	close(finished)
 	<-watched
 	if err != nil && !r.aborted && r.tracedIsBad() {

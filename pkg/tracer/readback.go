@@ -221,6 +221,12 @@ func (r *run) readEvents(ctx context.Context, b *bundle.Bundle, ring string, map
 		second, err := readRingBuffer(b, col, ring)
 		return eventsRead{col: col, second: second}, err
 	}
+	if read, ok, err := r.live.finishEvents(ctx); ok {
+		// read while the batch ran (livetrace.go): only the tail was left
+		b.Run.ReadBack = "xml"
+		r.live.send(false)
+		return read, err
+	}
 	if r.o.ReadBack != ReadBackXML {
 		read, ok, err := r.readBinary(ctx, b, maps, cleanups)
 		if err != nil || ok {

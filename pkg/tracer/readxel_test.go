@@ -147,7 +147,7 @@ func TestReadBackBinaryEqualsXML(t *testing.T) {
 }
 
 // startStandinWith starts a stand-in with the given options (login sa).
-func startStandinWith(t *testing.T, opts standin.Options) *testServer {
+func startStandinWith(t testing.TB, opts standin.Options) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	run, err := standin.Start(ctx, "127.0.0.1:0", opts)

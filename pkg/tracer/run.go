@@ -57,6 +57,10 @@ type run struct {
 	warnings   []string
 	rows       atomic.Int64
 	blockers   *blockerSampler // who blocked the batch (blocking.go)
+	live       *liveReader     // the live producer (livetrace.go); nil unless Options.Live
+	// ctlMu: the blocker sampler and the live producer share the control
+	// connection while the batch runs, one request at a time
+	ctlMu sync.Mutex
 
 	mu         sync.Mutex // the watchdog and the run share these
 	tracedBad  bool       // the traced connection failed or was abandoned
@@ -192,6 +196,7 @@ func (r *run) do(ctx context.Context) (*bundle.Bundle, error) {
 		return nil, err
 	}
 	b := r.newBundle()
+	defer func() { r.live.end() }() // the last live update, however the trace ends
 	rowCounts, dur, qerr := r.runBatch(ctx)
 	b.Result.Rows, b.Result.DurationUs = rowCounts, dur.Microseconds()
 	r.blockers.finish(b)

@@ -1,0 +1,244 @@
+package tracer
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/queryreplay/queryreplay/internal/standin"
+	"github.com/queryreplay/queryreplay/pkg/bundle"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+// liveQuery takes seconds on a stand-in paced to the wall clock: a cross
+// join counted (nothing in it is special to the stand-in).
+const liveQuery = "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Customers AS b WHERE b.CustomerID <= 600"
+
+// liveRecorder keeps the updates a live trace hands over.
+type liveRecorder struct {
+	mu      sync.Mutex
+	updates []LiveUpdate
+	on      func(LiveUpdate) // called after recording, outside the lock
+}
+
+func (l *liveRecorder) add(u LiveUpdate) {
+	l.mu.Lock()
+	l.updates = append(l.updates, u)
+	l.mu.Unlock()
+	if l.on != nil {
+		l.on(u)
+	}
+}
+
+func (l *liveRecorder) all() []LiveUpdate {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]LiveUpdate(nil), l.updates...)
+}
+
+func startPacedStandin(t testing.TB) *testServer {
+	return startStandinWith(t, standin.Options{PaceToWallClock: true, XELEncoder: xe.EncodeXMLAsXEL})
+}
+
+func rowsOf(u LiveUpdate) int64 {
+	var n int64
+	for _, op := range u.Operators {
+		n += op.Rows
+	}
+	return n
+}
+
+// TestLiveTrace: while the batch runs the tracer hands over updates whose
+// operators' rows grow, the running plan once, and the events read so far;
+// the last update ends the run; and the bundle built from the events read
+// live is the one the whole read-back builds from the same events.
+func TestLiveTrace(t *testing.T) {
+	srv := startPacedStandin(t)
+	tr, log, db := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	rec := &liveRecorder{}
+	var again *bundle.Bundle
+	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.EventGroups{Waits: true}, Live: rec.add,
+		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
+			if err != nil {
+				t.Errorf("read back again: %v", err)
+			}
+			again = b
+		}}}
+	b, err := tr.Trace(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups := rec.all()
+	var running []LiveUpdate
+	plans := 0
+	var liveEvents int64
+	for i, u := range ups {
+		if u.Seq != i+1 {
+			t.Fatalf("update %d has Seq %d", i+1, u.Seq)
+		}
+		if u.Running {
+			running = append(running, u)
+		} else if i != len(ups)-1 {
+			t.Fatalf("update %d of %d is not running", i+1, len(ups))
+		}
+		if u.PlanXML != "" {
+			plans++
+		}
+		if len(u.Events) > MaxLiveEvents {
+			t.Fatalf("update %d carries %d events", u.Seq, len(u.Events))
+		}
+		liveEvents += int64(len(u.Events)) + u.EventsDropped
+		for _, e := range u.Events {
+			if e.Lane == "" || e.TUs < 0 {
+				t.Fatalf("live event without a lane or before the batch: %+v", e)
+			}
+		}
+	}
+	if len(running) < 2 || ups[len(ups)-1].Running {
+		t.Fatalf("%d updates while running, last running %v; want at least 2 and a last one", len(running), ups[len(ups)-1].Running)
+	}
+	grew := false
+	for i := 1; i < len(running); i++ {
+		grew = grew || rowsOf(running[i]) > rowsOf(running[i-1]) && rowsOf(running[i-1]) > 0
+	}
+	if !grew {
+		counts := []int64{}
+		for _, u := range running {
+			counts = append(counts, rowsOf(u))
+		}
+		t.Fatalf("the operators' rows did not grow while running: %v", counts)
+	}
+	if plans != 1 {
+		t.Fatalf("the running plan was sent %d times", plans)
+	}
+	for _, u := range running {
+		for _, op := range u.Operators {
+			if op.PhysicalOp == "" || op.State == "" || op.Threads == 0 {
+				t.Fatalf("operator progress incomplete: %+v", op)
+			}
+		}
+	}
+	if last := ups[len(ups)-1]; last.EventsSoFar != b.Result.Events {
+		t.Fatalf("the last update counts %d events, the bundle %d", last.EventsSoFar, b.Result.Events)
+	}
+	if liveEvents == 0 {
+		t.Fatal("no live event")
+	}
+	if b.Run.ReadBack != "xml" || b.Trace == nil || len(b.Trace.Lanes.Read) == 0 {
+		t.Fatalf("live bundle: read back %q, trace %v", b.Run.ReadBack, b.Trace != nil)
+	}
+	// the live reads resumed from the last file and offset, with parameters
+	resumed := false
+	for _, q := range log.texts() {
+		resumed = resumed || strings.Contains(q, "fn_xe_file_target_read_file(") && strings.Contains(q, "@p1, @p2)")
+	}
+	if !resumed {
+		t.Fatal("no live read resumed after the last offset")
+	}
+	// the same events read whole give the same bundle
+	if again == nil {
+		t.Fatal("the events were not read again")
+	}
+	sameBundle(t, b, again)
+	if s := sessions(t, db); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}
+
+// sameBundle compares what a read-back builds from the events.
+func sameBundle(t *testing.T, live, whole *bundle.Bundle) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		a, b any
+	}{
+		{"trace", live.Trace, whole.Trace}, {"plan", live.Plan, whole.Plan}, {"statements", live.Statements, whole.Statements},
+		{"events", live.Result.Events, whole.Result.Events}, {"batches", live.Result.Batches, whole.Result.Batches},
+		{"bad rows", live.Result.BadRows, whole.Result.BadRows}, {"sessions", live.Result.SessionIDs, whole.Result.SessionIDs},
+		{"lost", live.Result.Lost, whole.Result.Lost}, {"truncated", live.Result.Truncated, whole.Result.Truncated},
+		{"resolution", live.Result.Resolution, whole.Result.Resolution},
+	} {
+		ja, _ := json.Marshal(c.a)
+		jb, _ := json.Marshal(c.b)
+		if string(ja) != string(jb) {
+			t.Errorf("%s differs between the live read-back and the whole one (%d and %d bytes of JSON)", c.name, len(ja), len(jb))
+		}
+	}
+}
+
+// TestLiveTraceMatchesNonLive: the same query traced without Live gives
+// the same replay, timing aside.
+func TestLiveTraceMatchesNonLive(t *testing.T) {
+	srv := startPacedStandin(t)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, ReadBack: ReadBackXML}
+	plain, err := tr.Trace(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Live = (&liveRecorder{}).add
+	live, err := tr.Trace(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := func(b *bundle.Bundle) map[string]any {
+		l := b.Trace.Lanes
+		return map[string]any{"events": b.Result.Events, "rows": b.Result.Rows, "batches": b.Result.Batches, "read": len(l.Read),
+			"lock": len(l.Lock), "wait": len(l.Wait), "operators": len(b.Trace.Operators), "readback": b.Run.ReadBack, "truncated": b.Result.Truncated}
+	}
+	if a, b := shape(plain), shape(live); !reflect.DeepEqual(a, b) {
+		t.Fatalf("non-live %v\nlive     %v", a, b)
+	}
+}
+
+// TestLiveTraceCancelled: cancelling a live trace mid-run stops the batch,
+// sends a last update and leaves no session.
+func TestLiveTraceCancelled(t *testing.T) {
+	srv := startPacedStandin(t)
+	tr, _, db := newTracer(t, srv.dsn, Policy{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &liveRecorder{on: func(u LiveUpdate) {
+		if u.Seq == 2 {
+			cancel()
+		}
+	}}
+	_, err := tr.Trace(ctx, Options{SQL: liveQuery, Live: rec.add})
+	if err == nil || !strings.Contains(err.Error(), "cancel") {
+		t.Fatalf("cancelled live trace: %v", err)
+	}
+	ups := rec.all()
+	if len(ups) < 3 || ups[len(ups)-1].Running {
+		t.Fatalf("%d updates, the last running: want a last update after the cancel", len(ups))
+	}
+	if s := sessions(t, db); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}
+
+// TestLiveTraceControlConnectionLost: the control connection dropped in
+// the middle of the live reads ends the trace with an error and no
+// session left.
+func TestLiveTraceControlConnectionLost(t *testing.T) {
+	srv := startPacedStandin(t)
+	tr, _, db := newTracer(t, srv.dsn, Policy{})
+	rec := &liveRecorder{on: func(u LiveUpdate) {
+		if u.Seq == 1 {
+			srv.running.Faults().DropConnection("sys.dm_exec_query_profiles")
+		}
+	}}
+	_, err := tr.Trace(context.Background(), Options{SQL: liveQuery, Live: rec.add})
+	if err == nil {
+		t.Fatal("a trace whose control connection was lost succeeded")
+	}
+	ups := rec.all()
+	if len(ups) == 0 || ups[len(ups)-1].Running {
+		t.Fatalf("%d updates; want a last one", len(ups))
+	}
+	if s := sessions(t, db); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}

@@ -1,0 +1,565 @@
+package tracer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/tsql"
+	"github.com/queryreplay/queryreplay/pkg/xe"
+)
+
+// The live producer (Options.Live, live.go has the contract). While the
+// batch runs, one goroutine reads on the control connection about once a
+// second, under the lock the blocker sampler shares (the connection runs
+// one request at a time):
+//
+//   - the operators' progress, sys.dm_exec_query_profiles for the traced
+//     session (threads summed). It is the lightweight query profiling
+//     infrastructure, on by default from SQL Server 2019 (15.x) and in
+//     Azure SQL Database; on SQL Server 2016 SP1 and 2017 a query is
+//     profiled when trace flag 7412 is on or an event session captures
+//     query_thread_profile or query_post_execution_showplan — which the
+//     trace's session does, so its batch is profiled on those versions
+//     too:
+//     https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-profiles-transact-sql
+//     https://learn.microsoft.com/en-us/sql/relational-databases/performance/query-profiling-infrastructure
+//   - the running plan, once, from sys.dm_exec_query_statistics_xml:
+//     https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-query-statistics-xml-transact-sql
+//   - the events dispatched since the last read (the session's
+//     MAX_DISPATCH_LATENCY is 1 s), from the event file with
+//     sys.fn_xe_file_target_read_file resumed after the last file_name and
+//     file_offset read (initial_file_name, initial_offset: the read skips
+//     that whole buffer, which was complete when it was read):
+//     https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
+//
+// The events are decoded as they come into the same collector and spool
+// the XML read-back fills, so when the batch ends only the tail (what was
+// dispatched after the last read, flushed by STOP) is left to read, and
+// the finished bundle is the one the XML read-back builds from the same
+// events. A failed or refused read stops that part of the live view and
+// never fails the trace: when the events could not be read incrementally
+// the read-back after the batch reads them whole, as without Live. Live
+// events come from the event file only: a ring_buffer target, and
+// ReadBackBinary, are read after the batch as before (the live view then
+// has the operators, not the events).
+
+// Live reading limits (variables for tests).
+var (
+	// liveInterval is the time between two live reads.
+	liveInterval = time.Second
+	// liveFirst is the wait before the first one: the plan and the first
+	// operators reach the view before the first second of events.
+	liveFirst = 500 * time.Millisecond
+	// liveQueryTimeout bounds one live read on the control connection.
+	liveQueryTimeout = 30 * time.Second
+)
+
+const (
+	// maxLiveOperatorRows bounds the rows of one read of
+	// sys.dm_exec_query_profiles (operators × threads).
+	maxLiveOperatorRows = 20000
+	// maxLivePlanBytes bounds the running plan read once.
+	maxLivePlanBytes = 32 << 20
+)
+
+// liveReader is the live producer of one trace.
+type liveReader struct {
+	r     *run
+	ctx   context.Context // not cancelled with the batch: a cancelled query could spoil the control connection
+	start time.Time       // when the batch was sent
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+
+	// the events
+	events     bool // the event file is read incrementally
+	col        *collector
+	spool      *os.File
+	file       string // the last file_name read ("": none yet)
+	offset     int64  // and its file_offset
+	rows       int64  // event rows read so far
+	truncated  bool   // MaxEvents was reached with rows left
+	eventsNote string // why incremental reading stopped
+	base       time.Time
+	haveBase   bool
+	batchSeen  bool
+
+	// the next update
+	seq       int
+	pending   []LiveEvent
+	dropped   int64
+	plan      string
+	planTried bool
+	planSent  bool
+	objects   map[int]string // node id → schema.table.index, from the plan
+	ops       []OperatorProgress
+	opsOff    bool // sys.dm_exec_query_profiles was refused or failed
+	final     bool // the last update was sent
+	// handedOver: the read-back took the events (a second read-back, in
+	// tests, reads them whole)
+	handedOver bool
+}
+
+// startLive starts the live producer when Options.Live is set; the returned
+// function stops it and waits for its read in flight.
+func (r *run) startLive(ctx context.Context, start time.Time) func() {
+	if r.o.Live == nil {
+		return func() {}
+	}
+	l := &liveReader{r: r, ctx: context.WithoutCancel(ctx), start: start, stop: make(chan struct{}), done: make(chan struct{})}
+	r.live = l
+	l.events = !r.spec.UsesRingBuffer() && r.o.ReadBack != ReadBackBinary
+	if l.events {
+		r.ctlMu.Lock() // the blocker sampler may have begun
+		maps := r.t.mapTable(ctx, r.conn)
+		r.ctlMu.Unlock()
+		l.col = &collector{ids: newIdentities(), maps: maps}
+		f, err := os.CreateTemp("", "queryreplay-live-*.xml")
+		if err != nil {
+			l.stopEvents(fmt.Sprintf("no spool: %v", err))
+		} else {
+			l.spool = f
+		}
+	}
+	go l.loop()
+	return func() {
+		l.signal()
+		<-l.done
+	}
+}
+
+func (l *liveReader) signal() { l.stopOnce.Do(func() { close(l.stop) }) }
+
+// busy tells whether a live read may be in flight on the control
+// connection.
+func (l *liveReader) busy() bool {
+	if l == nil {
+		return false
+	}
+	select {
+	case <-l.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (l *liveReader) loop() {
+	defer close(l.done)
+	t := time.NewTimer(liveFirst)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		if l.r.connBad {
+			return
+		}
+		l.poll()
+		l.send(true)
+		t.Reset(liveInterval)
+	}
+}
+
+// poll makes one round of live reads.
+func (l *liveReader) poll() {
+	if !l.opsOff {
+		l.readOperators()
+	}
+	if !l.planTried {
+		l.readPlan()
+	}
+	if l.events {
+		if err := l.readEvents(l.ctx); err != nil {
+			l.stopEvents(err.Error())
+		}
+	}
+}
+
+// query runs one bounded live read on the control connection, holding the
+// lock the blocker sampler shares.
+func (l *liveReader) query(q string, args []any, each func(*sql.Rows) error) error {
+	l.r.ctlMu.Lock()
+	defer l.r.ctlMu.Unlock()
+	ctx, cancel := context.WithTimeout(l.ctx, liveQueryTimeout)
+	defer cancel()
+	rows, err := l.r.conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		l.r.noteConnErr(err)
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			if errors.Is(err, errEnough) {
+				break
+			}
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		l.r.noteConnErr(err)
+		return err
+	}
+	return rows.Close()
+}
+
+// errEnough ends a live read early: the rest is not wanted.
+var errEnough = errors.New("enough rows")
+
+// readOperators reads the traced session's operators, threads summed.
+func (l *liveReader) readOperators() {
+	q := fmt.Sprintf("%sSELECT TOP (%d) node_id, physical_operator_name, thread_id, row_count, estimate_row_count, logical_read_count, physical_read_count, "+
+		"read_ahead_count, elapsed_time_ms, cpu_time_ms, open_time, first_row_time, close_time FROM sys.dm_exec_query_profiles WHERE session_id = %d ORDER BY node_id, thread_id",
+		l.r.spec.Marker(), maxLiveOperatorRows, l.r.info.spid)
+	byNode := map[int]*OperatorProgress{}
+	states := map[int][3]int{} // node → threads not opened, open, closed
+	err := l.query(q, nil, func(rows *sql.Rows) error {
+		var node, thread sql.NullInt64
+		var name sql.NullString
+		var n [10]sql.NullInt64
+		if err := rows.Scan(&node, &name, &thread, &n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &n[8], &n[9]); err != nil {
+			return err
+		}
+		id := int(node.Int64)
+		op := byNode[id]
+		if op == nil {
+			op = &OperatorProgress{NodeID: id, PhysicalOp: name.String}
+			byNode[id] = op
+		}
+		op.Threads++
+		op.Rows += n[0].Int64
+		op.EstimateRows += n[1].Int64
+		op.LogicalReads += n[2].Int64
+		op.PhysicalReads += n[3].Int64
+		op.ReadAheadReads += n[4].Int64
+		op.ElapsedMs = max(op.ElapsedMs, n[5].Int64) // threads run side by side
+		op.CPUMs += n[6].Int64
+		s := states[id]
+		switch {
+		case n[9].Int64 > 0:
+			s[2]++
+		case n[7].Int64 > 0 || n[8].Int64 > 0:
+			s[1]++
+		default:
+			s[0]++
+		}
+		states[id] = s
+		return nil
+	})
+	if err != nil {
+		l.opsOff = true
+		l.r.t.log.Info("live: operator progress is not read", "err", err)
+		return
+	}
+	if len(byNode) == 0 {
+		return // between statements, or done: keep the last list
+	}
+	ops := make([]OperatorProgress, 0, len(byNode))
+	for id, op := range byNode {
+		s := states[id]
+		switch {
+		case s[1] > 0:
+			op.State = "running"
+		case s[2] > 0:
+			op.State = "done"
+		default:
+			op.State = "waiting"
+		}
+		op.Object = l.objects[id]
+		ops = append(ops, *op)
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].NodeID < ops[j].NodeID })
+	l.ops = ops
+}
+
+// readPlan reads the running plan once; a refusal or a server without the
+// function leaves the live view without it.
+func (l *liveReader) readPlan() {
+	q := fmt.Sprintf("%sSELECT query_plan FROM sys.dm_exec_query_statistics_xml(%d)", l.r.spec.Marker(), l.r.info.spid)
+	var plan string
+	err := l.query(q, nil, func(rows *sql.Rows) error {
+		var p sql.NullString
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		if len(p.String) <= maxLivePlanBytes {
+			plan = p.String
+		}
+		return errEnough
+	})
+	if err != nil {
+		l.planTried = true
+		l.r.t.log.Info("live: the running plan is not read", "err", err)
+		return
+	}
+	if plan == "" {
+		return // not running yet: try again
+	}
+	l.planTried, l.plan = true, plan
+	l.objects = planObjects(plan)
+	for i := range l.ops {
+		l.ops[i].Object = l.objects[l.ops[i].NodeID]
+	}
+}
+
+// planObjects names each operator's object (schema.table.index) from the
+// plan's first statement that has the node.
+func planObjects(plan string) map[int]string {
+	p, err := showplan.ParseBytes([]byte(plan))
+	if err != nil {
+		return nil
+	}
+	out := map[int]string{}
+	for _, st := range p.Statements {
+		for _, op := range st.Operators {
+			if _, ok := out[op.NodeID]; ok || op.Object == nil {
+				continue
+			}
+			name := op.Object.Schema + "." + op.Object.Table
+			if op.Object.Index != "" {
+				name += "." + op.Object.Index
+			}
+			out[op.NodeID] = name
+		}
+	}
+	return out
+}
+
+// readEvents reads the events dispatched since the last read into the
+// collector and the spool, and the live events of the next update.
+func (l *liveReader) readEvents(ctx context.Context) error {
+	if l.truncated || l.spool == nil {
+		return nil
+	}
+	q := l.r.spec.Marker() + "SELECT file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
+	var args []any
+	if l.file == "" {
+		q += "NULL, NULL)"
+	} else {
+		q += "@p1, @p2)"
+		args = []any{l.file, l.offset}
+	}
+	l.r.ctlMu.Lock()
+	defer l.r.ctlMu.Unlock()
+	qctx, cancel := context.WithTimeout(ctx, liveQueryTimeout)
+	defer cancel()
+	rows, err := l.r.conn.QueryContext(qctx, q, args...)
+	if err != nil {
+		l.r.noteConnErr(err)
+		if isXENoFile(err) {
+			return nil // nothing dispatched yet
+		}
+		return fmt.Errorf("read events: %w", err)
+	}
+	defer rows.Close()
+	rr := &liveRowsReader{l: l, rows: rows, max: int64(l.r.o.MaxEvents)}
+	bad, err := decodeAll(io.TeeReader(rr, l.spool), l.add)
+	l.col.badRows += bad
+	if err != nil {
+		l.r.noteConnErr(err)
+		return fmt.Errorf("read events: %w", err)
+	}
+	return rows.Close()
+}
+
+// isXENoFile: the pattern matches no file yet (SQL Server's Msg 25718).
+func isXENoFile(err error) bool {
+	var se mssql.Error
+	return errors.As(err, &se) && se.Number == 25718
+}
+
+// add takes one decoded event: into the collector, and into the next
+// update when it belongs to a lane.
+func (l *liveReader) add(ev *xe.Event) {
+	l.col.add(ev)
+	if !l.haveBase || !l.batchSeen && (ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting") {
+		// times count from the batch's start, else from the first event
+		l.base, l.haveBase = ev.Timestamp.Time, true
+		l.batchSeen = ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting"
+	}
+	e, ok := liveEvent(ev, l.col.maps)
+	if !ok {
+		return
+	}
+	e.TUs = ev.Timestamp.Time.Sub(l.base).Microseconds()
+	if len(l.pending) >= MaxLiveEvents {
+		l.dropped++
+		return
+	}
+	l.pending = append(l.pending, e)
+}
+
+// liveRowsReader streams event_data rows to the decoder, noting the file
+// and offset of each row it hands over and stopping at MaxEvents.
+type liveRowsReader struct {
+	l    *liveReader
+	rows *sql.Rows
+	cur  []byte
+	buf  sql.RawBytes
+	max  int64
+}
+
+func (r *liveRowsReader) Read(p []byte) (int, error) {
+	l := r.l
+	for len(r.cur) == 0 {
+		if r.max > 0 && l.rows >= r.max {
+			if r.rows.Next() {
+				l.truncated = true
+			}
+			return 0, io.EOF
+		}
+		if !r.rows.Next() {
+			if err := r.rows.Err(); err != nil {
+				return 0, fmt.Errorf("read event rows: %w", err)
+			}
+			return 0, io.EOF
+		}
+		var file sql.NullString
+		var offset sql.NullInt64
+		if err := r.rows.Scan(&file, &offset, &r.buf); err != nil {
+			return 0, fmt.Errorf("read event row %d: %w", l.rows+1, err)
+		}
+		l.rows++
+		l.file, l.offset = file.String, offset.Int64
+		r.buf = append(r.buf, '\n')
+		r.cur = r.buf
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// stopEvents ends the incremental read: the read-back after the batch
+// reads every event again, whole.
+func (l *liveReader) stopEvents(why string) {
+	if !l.events {
+		return
+	}
+	l.events, l.eventsNote = false, why
+	l.r.t.log.Info("live: events are read after the batch", "reason", why)
+	l.closeSpool()
+}
+
+func (l *liveReader) closeSpool() {
+	if l.spool != nil {
+		l.spool.Close()
+		os.Remove(l.spool.Name())
+		l.spool = nil
+	}
+}
+
+// send hands one update to Options.Live.
+func (l *liveReader) send(running bool) {
+	if l.final {
+		return
+	}
+	l.seq++
+	u := LiveUpdate{Seq: l.seq, Elapsed: time.Since(l.start), Running: running, Operators: append([]OperatorProgress(nil), l.ops...),
+		Events: l.pending, EventsDropped: l.dropped}
+	if l.col != nil {
+		u.EventsSoFar = l.col.events
+	}
+	if l.plan != "" && !l.planSent {
+		u.PlanXML, l.planSent = l.plan, true
+	}
+	if !running {
+		l.final = true
+		for i := range u.Operators {
+			u.Operators[i].State = "done"
+		}
+	}
+	l.pending, l.dropped = nil, 0
+	l.r.o.Live(u)
+}
+
+// finishEvents reads the tail after STOP and hands the read-back what the
+// live reads collected; ok is false when the events must be read whole.
+func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error) {
+	if l == nil || !l.events || l.handedOver {
+		return eventsRead{}, false, nil
+	}
+	l.handedOver = true
+	if err := l.readEvents(ctx); err != nil {
+		if ctx.Err() != nil || l.r.connBad {
+			return eventsRead{}, true, err
+		}
+		l.stopEvents(err.Error())
+		return eventsRead{}, false, nil
+	}
+	spool := l.spool
+	second := func(fn func(*xe.Event)) error {
+		if _, err := spool.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		_, err := decodeAll(spool, fn)
+		return err
+	}
+	return eventsRead{col: l.col, second: second, truncated: l.truncated}, true, nil
+}
+
+// end sends the last update (Running false) if it was not sent, and
+// removes the spool; safe on a nil reader.
+func (l *liveReader) end() {
+	if l == nil {
+		return
+	}
+	l.send(false)
+	l.closeSpool()
+}
+
+// liveEvent maps an event to its lane the way the timeline's lanes take
+// them (pkg/frames' lane names); false for events of no lane (the batch's
+// and statements' events, the plan, thread profiles).
+func liveEvent(ev *xe.Event, maps xe.MapResolver) (LiveEvent, bool) {
+	e := LiveEvent{Name: ev.Name}
+	switch ev.Name {
+	case "physical_page_read", "physical_page_write":
+		p, _ := xe.AsPageIO(ev)
+		e.Lane = "read"
+		if p.Write {
+			e.Lane = "write"
+		}
+		e.Detail = fmt.Sprintf("%d:%d", p.FileID, p.PageID)
+	case "lock_acquired", "lock_released", "lock_escalation":
+		e.Lane = "lock"
+		if ev.Name == "lock_escalation" {
+			x, _ := xe.AsLockEscalation(ev, maps)
+			e.Detail = x.Mode.String() + " " + x.ResourceType.String() + " escalation"
+			break
+		}
+		x, _ := xe.AsLock(ev, maps)
+		e.DurationUs = int64(x.DurationUs)
+		e.Detail = strings.TrimSpace(x.Mode.String() + " " + x.ResourceType.String() + " " + strings.TrimSpace(x.ResourceDescription))
+	case "wait_info", "wait_completed":
+		w, _ := xe.AsWait(ev, maps)
+		e.Lane, e.Detail, e.DurationUs = "wait", w.WaitType.String(), int64(w.DurationUs)
+	case "query_memory_grant_usage", "hash_warning", "sort_warning", "hash_spill_details", "exchange_spill":
+		e.Lane = "memory"
+	case "page_split":
+		s, _ := xe.AsPageSplit(ev, maps)
+		e.Lane, e.Detail = "split", fmt.Sprintf("%d:%d %s", s.FileID, s.PageID, s.SplitOperation.String())
+	case "transaction_log", "log_flush_complete":
+		e.Lane = "log"
+	case "file_read", "file_read_completed", "file_write_completed":
+		f, _ := xe.AsFileIO(ev, maps)
+		e.Lane, e.DurationUs = "io", int64(f.DurationUs)
+		e.Detail = fmt.Sprintf("file %d offset %d size %d", f.FileID, f.Offset, f.Size)
+	default:
+		return e, false
+	}
+	return e, true
+}
