@@ -48,10 +48,10 @@ const (
 
 // What a refused or failed live stream says (docs/troubleshooting.md).
 const (
-	msgLiveNotFound = "live trace not found: it ended more than five minutes ago or was never started; run the trace again"
-	msgLiveBusy     = "too many live traces are waiting to start on this datasource; try again later"
-	msgLiveNotYours = "live trace belongs to another user: only who started it or an org Admin may watch or cancel it"
-	msgLiveCanceled = "live trace cancelled: the query was stopped and its event session dropped"
+	whyLiveNotFound = "live trace not found: it ended more than five minutes ago or was never started; run the trace again"
+	whyLiveBusy     = "too many live traces are waiting to start on this datasource; try again later"
+	whyLiveNotYours = "live trace belongs to another user: only who started it or an org Admin may watch or cancel it"
+	whyLiveCanceled = "live trace cancelled: the query was stopped and its event session dropped"
 )
 
 type liveState int
@@ -138,7 +138,7 @@ func (d *Datasource) startLive(ctx context.Context, who caller, m Query) (backen
 	t := &liveTrace{id: newLiveID(), owner: who, opts: o, run: m.Run, acc: frames.NewLive(),
 		since: time.Now(), watchers: map[chan struct{}]bool{}, done: make(chan struct{})}
 	if !d.lives.add(t, d.liveLimit(), time.Now()) {
-		return backend.DataResponse{}, pluginErr(backend.StatusTooManyRequests, "%s", msgLiveBusy)
+		return backend.DataResponse{}, pluginErr(backend.StatusTooManyRequests, "%s", whyLiveBusy)
 	}
 	f := t.frame()
 	f.Meta.Channel = LiveChannel(d.uid, t.id)
@@ -197,9 +197,9 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 	t, status := d.lookup(callerOf(req.PluginContext.User), req.Path)
 	if status != backend.SubscribeStreamStatusOK {
 		if status == backend.SubscribeStreamStatusNotFound {
-			return errors.New(msgLiveNotFound)
+			return errors.New(whyLiveNotFound)
 		}
-		return errors.New(msgLiveNotYours)
+		return errors.New(whyLiveNotYours)
 	}
 	t.mu.Lock()
 	runner := t.state == livePending
@@ -235,7 +235,7 @@ func (d *Datasource) runLive(ctx context.Context, t *liveTrace) {
 			d.runs.done(t.run, e.ID)
 		}
 	case ctx.Err() != nil:
-		err = errors.New(msgLiveCanceled)
+		err = errors.New(whyLiveCanceled)
 	}
 	t.acc.Finish(id, err)
 	t.mu.Lock()
@@ -307,10 +307,10 @@ func (d *Datasource) cancelLive(w http.ResponseWriter, r *http.Request) {
 	t, status := d.lookup(callerFromContext(r.Context()), livePathPrefix+r.PathValue("id"))
 	switch status {
 	case backend.SubscribeStreamStatusNotFound:
-		writeErr(w, http.StatusNotFound, "%s", msgLiveNotFound)
+		writeErr(w, http.StatusNotFound, "%s", whyLiveNotFound)
 		return
 	case backend.SubscribeStreamStatusPermissionDenied:
-		writeErr(w, http.StatusForbidden, "%s", msgLiveNotYours)
+		writeErr(w, http.StatusForbidden, "%s", whyLiveNotYours)
 		return
 	}
 	t.mu.Lock()
@@ -320,7 +320,7 @@ func (d *Datasource) cancelLive(w http.ResponseWriter, r *http.Request) {
 	}
 	t.mu.Unlock()
 	if pending {
-		t.acc.Finish("", errors.New(msgLiveCanceled))
+		t.acc.Finish("", errors.New(whyLiveCanceled))
 		close(t.done)
 		t.notify()
 	}

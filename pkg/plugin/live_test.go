@@ -165,7 +165,7 @@ func TestLiveSubscribeRoles(t *testing.T) {
 	}
 	err := d.RunStream(context.Background(), &backend.RunStreamRequest{PluginContext: backend.PluginContext{User: &backend.User{Login: "other", Role: RoleEditor}}, Path: path},
 		backend.NewStreamSender(make(packets, 4)))
-	if err == nil || !strings.Contains(err.Error(), msgLiveNotYours) {
+	if err == nil || !strings.Contains(err.Error(), whyLiveNotYours) {
 		t.Errorf("RunStream by another user: %v", err)
 	}
 	p, err := d.PublishStream(context.Background(), &backend.PublishStreamRequest{PluginContext: backend.PluginContext{User: editorUser}, Path: path})
@@ -215,7 +215,7 @@ func TestLiveStreamEndCancelsTrace(t *testing.T) {
 		t.Errorf("%d trace slots still taken", n)
 	}
 	st := d.lives.get(strings.TrimPrefix(path, "trace/")).acc.Status()
-	if !st.Done || st.Error != msgLiveCanceled {
+	if !st.Done || st.Error != whyLiveCanceled {
 		t.Errorf("status after cancel %+v", st)
 	}
 }
@@ -246,7 +246,7 @@ func TestLiveCancelResource(t *testing.T) {
 	for n := 0; n < 5 && !last.Done; n++ {
 		last = got.next(t)
 	}
-	if last.Error != msgLiveCanceled {
+	if last.Error != whyLiveCanceled {
 		t.Errorf("last frame %+v", last)
 	}
 	if err := <-done; err != nil {

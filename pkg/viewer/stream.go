@@ -249,7 +249,7 @@ func (s *Server) liveCancel(w http.ResponseWriter, r *http.Request) {
 		Channel string `json:"channel"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusBadRequest, "live cancel: request body: "+err.Error())
 		return
 	}
 	if _, ok := s.streamPath(req.Channel); !ok {
