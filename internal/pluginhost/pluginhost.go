@@ -164,3 +164,42 @@ func (h *Host) CallResource(ctx context.Context, req *backend.CallResourceReques
 	}
 	return out, nil
 }
+
+// SubscribeStream calls Stream.SubscribeStream over gRPC, as Grafana Live
+// does for each subscriber of a plugin channel.
+func (h *Host) SubscribeStream(ctx context.Context, pctx backend.PluginContext, path string) (pluginv2.SubscribeStreamResponse_Status, error) {
+	c, err := dispense[grpcplugin.StreamClient](h, "stream")
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.SubscribeStream(ctx, &pluginv2.SubscribeStreamRequest{PluginContext: backend.ToProto().PluginContext(pctx), Path: path})
+	if err != nil {
+		return 0, fmt.Errorf("SubscribeStream: %w", err)
+	}
+	return resp.Status, nil
+}
+
+// RunStream calls Stream.RunStream over gRPC, as Grafana Live does once per
+// channel, and hands each packet's data to onPacket until the plugin ends
+// the stream (nil) or ctx ends (the error says so). Cancelling ctx is what
+// Grafana does when the channel's last subscriber leaves.
+func (h *Host) RunStream(ctx context.Context, pctx backend.PluginContext, path string, onPacket func([]byte)) error {
+	c, err := dispense[grpcplugin.StreamClient](h, "stream")
+	if err != nil {
+		return err
+	}
+	stream, err := c.RunStream(ctx, &pluginv2.RunStreamRequest{PluginContext: backend.ToProto().PluginContext(pctx), Path: path})
+	if err != nil {
+		return fmt.Errorf("RunStream: %w", err)
+	}
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("RunStream: %w", err)
+		}
+		onPacket(msg.Data)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
+	"github.com/queryreplay/queryreplay/pkg/bundle"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 	"github.com/queryreplay/queryreplay/pkg/tracestore"
 )
@@ -73,7 +74,15 @@ type Datasource struct {
 	runtimeMu sync.Mutex
 	runtime   map[string]runtimeEntry // plan counters by trace id
 
+	// uid is the datasource's uid (its live channels' namespace); lives
+	// its live traces (live.go).
+	uid   string
+	lives *liveRegistry
+
 	stop context.CancelFunc
+	// trace runs one trace: d.tracer.Trace, replaced by tests that play
+	// the producer of live updates.
+	trace func(context.Context, tracer.Options) (*bundle.Bundle, error)
 	// opener dials the tracer's connections (tracer.ConnectorOpener).
 	opener tracer.Opener
 }
@@ -83,7 +92,7 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	logger := log.DefaultLogger.With("dsUid", s.UID)
 	cfg, err := LoadSettings(s)
 	d := &Datasource{settings: cfg, settingsErr: err, log: logger, sweepDone: make(chan struct{}), runtime: map[string]runtimeEntry{},
-		runs: newRunLedger()}
+		runs: newRunLedger(), uid: s.UID, lives: newLiveRegistry()}
 	d.res = httpadapter.New(d.routes())
 	if err != nil {
 		close(d.sweepDone)
@@ -112,6 +121,7 @@ func (d *Datasource) open(uid string) error {
 	// the health check and the resources.
 	d.opener = tracer.ConnectorOpener{New: d.settings.traceConnector}
 	d.tracer = tracer.New(d.opener, d.settings.Policy(), newSlog(d.log))
+	d.trace = d.tracer.Trace
 	d.slots = make(chan struct{}, d.settings.maxConcurrent())
 	store, err := openStore(context.Background(), d.settings.TraceStore, uid, newSlog(d.log))
 	if err != nil {

@@ -60,6 +60,9 @@ type Query struct {
 	// Run is a trace query's one-shot run request (runonce.go); without a
 	// fresh one a trace query serves its stored trace and runs nothing.
 	Run string `json:"run"`
+	// Live makes a fresh trace run live (live.go): the answer is the live
+	// frame with its channel, the trace runs once the panel subscribes.
+	Live bool `json:"live"`
 
 	// From the DataQuery envelope, not the JSON.
 	MaxDataPoints int64             `json:"-"`

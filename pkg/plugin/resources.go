@@ -29,6 +29,7 @@ func (d *Datasource) routes() *http.ServeMux {
 	mux.HandleFunc("POST /traces", d.ready(d.tracersOnly(d.uploadTrace)))
 	mux.HandleFunc("DELETE /traces/{id}", d.ready(d.owner(d.deleteTrace)))
 	mux.HandleFunc("GET /traces/{id}/bundle", d.ready(d.owner(d.downloadTrace)))
+	mux.HandleFunc("POST /live/{id}/cancel", d.ready(d.cancelLive))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, d.health(r.Context())) })
 	return mux
 }

@@ -43,7 +43,7 @@ func (d *Datasource) runTrace(ctx context.Context, who caller, o tracer.Options)
 	tctx, cancel := context.WithTimeout(ctx, d.settings.traceTimeout())
 	defer cancel()
 	began := time.Now()
-	b, err := d.tracer.Trace(tctx, o)
+	b, err := d.trace(tctx, o)
 	if err != nil {
 		return nil, traceError(ctx, err, o.SQL, timeoutName(o.Timeout, d.settings.traceTimeout()))
 	}
@@ -80,6 +80,8 @@ func (d *Datasource) traceQuery(ctx context.Context, who caller, m Query) (backe
 	switch {
 	case state == runRefused:
 		return backend.DataResponse{}, d.settings.roleRefusal(who, "trace")
+	case state == runFresh && m.Live:
+		return d.startLive(ctx, who, m)
 	case state == runFresh:
 		o, err := d.prepare(ctx, m)
 		if err != nil {

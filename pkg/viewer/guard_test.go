@@ -230,7 +230,9 @@ func TestAPIAcceptsThePagesOwnCalls(t *testing.T) {
 			if code == http.StatusForbidden {
 				t.Errorf("%s %s via %s: refused: %s", c.method, c.path, h, body)
 			}
-			if strings.HasPrefix(c.path, "/api/unknown") || c.path == "/api/datasources" {
+			// the live routes answer from the viewer itself until a
+			// stream exists (stream_test.go): passing the guard is the point
+			if strings.HasPrefix(c.path, "/api/unknown") || c.path == "/api/datasources" || strings.HasPrefix(c.path, "/api/live/") {
 				continue
 			}
 			if ds.calls() != before+1 {

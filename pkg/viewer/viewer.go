@@ -108,6 +108,8 @@ type Server struct {
 	// accepted, set once listening (none before: everything is refused).
 	token string
 	hosts hostSet
+	// live are the open live streams (stream.go).
+	live streams
 }
 
 // New checks the configuration; Start listens.
@@ -218,6 +220,7 @@ func (s *Server) TraceIDs() []string {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	s.live.cancelAll() // a live stream never goes idle by itself
 	return s.srv.Shutdown(ctx)
 }
 
@@ -233,6 +236,8 @@ func (s *Server) routes() []route {
 		// (the datasource tells them apart by their first bytes)
 		{"POST /api/datasources/uid/{uid}/resources/traces", routeUpload, http.HandlerFunc(s.uploadBundle)},
 		{"GET /api/datasources/uid/{uid}/health", routeAPI, http.HandlerFunc(s.health)},
+		{"GET /api/live/stream", routeAPI, http.HandlerFunc(s.liveStream)},
+		{"POST /api/live/cancel", routeAPI, http.HandlerFunc(s.liveCancel)},
 	}
 }
 

@@ -5,8 +5,9 @@ import {
   DataSourceInstanceSettings,
   MetricFindValue,
   ScopedVars,
+  StreamingFrameAction,
 } from '@grafana/data';
-import { DataSourceWithBackend, getTemplateSrv, locationService } from '@grafana/runtime';
+import { DataSourceWithBackend, StreamOptionsProvider, getTemplateSrv, locationService } from '@grafana/runtime';
 import { Observable } from 'rxjs';
 import { ReplayQuery, ReplayDataSourceOptions, DEFAULT_QUERY, isRunnable, runRequest } from './types';
 import { HealthReport } from './health';
@@ -46,6 +47,13 @@ export class ReplayDataSource extends DataSourceWithBackend<ReplayQuery, ReplayD
     super(instanceSettings);
     this.settings = instanceSettings.jsonData ?? {};
   }
+
+  /**
+   * A live trace's frame (docs/frames.md §3.14) is the whole trace so far
+   * each time, so Grafana's StreamingDataFrame replaces it instead of
+   * appending rows (and never trims it to maxDataPoints).
+   */
+  streamOptionsProvider: StreamOptionsProvider<ReplayQuery> = () => ({ action: StreamingFrameAction.Replace });
 
   private healthAt = 0;
   private healthReport: Promise<HealthReport> | null = null;

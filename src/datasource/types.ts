@@ -61,6 +61,11 @@ export interface ReplayQuery extends DataQuery {
   run?: string;
   /** A query fingerprint (query_hash, 0x + 16 hex digits) to look up; may hold `${var}`. */
   queryHash?: string;
+  /**
+   * trace: run live (docs/frames.md §3.14): the answer is the live frame with
+   * its Grafana Live channel, and the panel watches the trace while it runs.
+   */
+  live?: boolean;
 }
 
 /** The outputs for Grafana's built-in panels (pkg/frames Outputs). */

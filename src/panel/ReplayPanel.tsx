@@ -38,14 +38,39 @@ import { PhaseLegend, legendHeight } from './components/PhaseLegend';
 import { StatementPick, useStatements } from './components/useStatements';
 import { StatementTree } from './components/StatementTree';
 import { BANDS_H, StatementBands } from './components/StatementBands';
+import { LiveView } from './live/LiveView';
+import { useLive } from './live/useLive';
 
 const TOOLBAR_H = 32;
 const SCRUBBER_H = 16;
 
 type Props = PanelProps<ReplayOptions>;
 
-/** The replay panel: reads the frames, then hands a trace to the replay (or says why there is none). */
+/**
+ * The replay panel: a live trace while it runs (live/), then — or for a
+ * stored trace — the replay.
+ */
 export function ReplayPanel(props: Props) {
+  const live = useLive(props.data);
+  if (live.series) {
+    return <StoredReplay {...props} data={{ ...props.data, series: live.series, state: LoadingState.Done }} />;
+  }
+  if (live.snap) {
+    return (
+      <LiveView
+        snap={live.snap}
+        width={props.width}
+        height={props.height}
+        onCancel={live.cancel}
+        finishing={live.finishing}
+      />
+    );
+  }
+  return <StoredReplay {...props} />;
+}
+
+/** Reads the frames, then hands a trace to the replay (or says why there is none). */
+function StoredReplay(props: Props) {
   const { data, width, height } = props;
   const styles = useStyles2(getStyles);
   const compare = isCompareResponse(data.series) || queryTypeOf(data.request) === 'compare';

@@ -2,7 +2,7 @@ import React, { useCallback, useEffect, useState } from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { getBackendSrv } from '@grafana/runtime';
-import { Alert, Button, ComboboxOption, TextArea, useStyles2 } from '@grafana/ui';
+import { Alert, Button, Checkbox, ComboboxOption, TextArea, useStyles2 } from '@grafana/ui';
 import { lastValueFrom } from 'rxjs';
 import { CompareForm, SavedTrace } from '../datasource/components/CompareForm';
 import { SavedTraces } from '../datasource/components/query/SavedTraces';
@@ -210,6 +210,15 @@ function RunForm(p: ViewerToolProps & { onRun: (q: ReplayQuery, title: string) =
         readAhead={readAheadGate(health)}
         onChange={setQuery}
       />
+      <div>
+        <Checkbox
+          label="Live"
+          description="Watch the operators and events while the query runs (the replay follows when it ends)"
+          value={!!query.live}
+          data-testid="viewer-live"
+          onChange={(e) => setQuery({ ...query, live: e.currentTarget.checked || undefined })}
+        />
+      </div>
       <div>
         <Button icon="play" onClick={run} disabled={!runnable} data-testid="viewer-run">
           Run

@@ -7,6 +7,8 @@ import { createRoot, Root } from 'react-dom/client';
 import {
   CoreApp,
   DataFrame,
+  DataFrameJSON,
+  dataFrameFromJSON,
   DataQueryRequest,
   EventBusSrv,
   LoadingState,
@@ -23,6 +25,7 @@ import { DEFAULT_OPTIONS, ReplayOptions } from '../../src/panel/types';
 import { ReplayDataSourceOptions, ReplayQuery, runRequest } from '../../src/datasource/types';
 import { ViewerTool } from '../../src/viewer/ViewerTool';
 import { pageURL, withRun } from '../../src/viewer/tool';
+import { followLive } from '../../src/viewer/liveStream';
 
 interface ViewerConfig {
   datasource: { uid: string; type: string };
@@ -48,6 +51,9 @@ interface HarnessState {
   rows?: number;
   /** The query the panel shows (what the page's URL now names). */
   query?: Record<string, unknown>;
+  /** Live frames the page received, and how its stream ended. */
+  liveFrames?: number;
+  liveEnd?: { error?: string; cancelled?: boolean };
   render: (patch: Partial<View>) => void;
 }
 
@@ -321,9 +327,49 @@ async function load(query: Record<string, unknown>) {
     render();
     state.state = parsed.errors?.length ? 'error' : 'ready';
     state.error = parsed.errors?.map((e) => e.message).join('; ');
+    const channel = series.find((f) => f.meta?.channel)?.meta?.channel;
+    if (channel) {
+      void stream(channel, request);
+    }
   } catch (e) {
     state.state = 'error';
     state.error = e instanceof Error ? e.message : String(e);
+  }
+}
+
+let live: AbortController | null = null;
+
+/**
+ * A live trace: the viewer's event stream stands for Grafana Live, each
+ * frame replacing the panel's data (the panel switches to the finished
+ * replay itself when the last frame names the stored trace).
+ */
+async function stream(channel: string, request: DataQueryRequest) {
+  live?.abort();
+  const ctl = new AbortController();
+  live = ctl;
+  const state = window.__harness;
+  state.liveFrames = 0;
+  try {
+    const end = await followLive(
+      channel,
+      (f) => {
+        data = {
+          series: [dataFrameFromJSON(f as DataFrameJSON)],
+          state: LoadingState.Streaming,
+          timeRange: request.range,
+          request,
+        };
+        state.liveFrames = (state.liveFrames ?? 0) + 1;
+        render();
+      },
+      ctl.signal
+    );
+    state.liveEnd = end;
+  } catch (e) {
+    if (!ctl.signal.aborted) {
+      state.liveEnd = { error: e instanceof Error ? e.message : String(e) };
+    }
   }
 }
 

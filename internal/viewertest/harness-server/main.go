@@ -37,6 +37,7 @@ func run() error {
 	operators := flag.Int("operators", 7, "operators of the synthetic plan")
 	persona := flag.String("persona", "sql2022", "the stand-in's persona (SQL Server 2022: callstack_rva frames and sys.dm_db_page_info)")
 	symbols := flag.Bool("symbols", true, "build the stand-in's PDBs (clang, lld) and serve them from a loopback symbol server the datasource resolves call stacks through")
+	pace := flag.Bool("pace", false, "pace the stand-in to the wall clock (queries take the time their events say: live traces)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,7 +50,7 @@ func run() error {
 
 	// cold-cache traces (the stand-in's buffer pool is its own) show reads, waits and I/O
 	settings := map[string]any{"allowBufferPoolClear": true}
-	opts := standin.Options{Persona: *persona}
+	opts := standin.Options{Persona: *persona, PaceToWallClock: *pace}
 	if *symbols {
 		fx, err := symfixture.Shared()
 		if err != nil {
