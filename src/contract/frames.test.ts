@@ -43,13 +43,33 @@ describe('Go → TypeScript frame contract', () => {
   it('has a contract file for every response shape', () => {
     expect(fs.readdirSync(dir).sort()).toEqual([
       'compare_response.json',
+      // a multi-statement compare: whole-batch verdict and statement pairs
+      'compare_statements_response.json',
       'findings.json',
       // real stand-in frames per output, read by panels.test.ts
       'panels.json',
       'probe.json',
+      // frames of one picked statement (request field statement = n)
+      'statement_response.json',
       'trace_response.json',
       'view_binned.json',
     ]);
+  });
+
+  it('decodes a picked statement with its own text, figures and findings', () => {
+    const st = load('statement_response');
+    const meta = frame(st, 'trace');
+    expectFields(meta, { traceId: string, statement: string, durationUs: number });
+    expect(meta.fields.find((f) => f.name === 'statement')!.values[0]).not.toEqual('');
+    expect(st.map((f) => f.name)).toContain('findings');
+    expect(st.map((f) => f.name)).toContain('operators');
+  });
+
+  it('decodes a multi-statement compare with its whole-batch verdict', () => {
+    const cmp = load('compare_statements_response');
+    expectFields(frame(cmp, 'compare'), { traceIdA: string, traceIdB: string, verdict: string });
+    expectFields(frame(cmp, 'compare_operators'), { status: string, verdict: string });
+    expect(cmp.map((f) => f.name)).toEqual(expect.arrayContaining(['trace_a', 'operators_a']));
   });
 
   const trace = load('trace_response');
