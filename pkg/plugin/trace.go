@@ -317,24 +317,9 @@ func runtimeCounters(p *showplan.Plan) map[int]frames.Runtime {
 		return nil
 	}
 	for _, st := range p.Statements {
-		if len(st.Operators) == 0 {
-			continue
+		if len(st.Operators) > 0 {
+			return frames.RuntimeOf(st)
 		}
-		out := make(map[int]frames.Runtime, len(st.Operators))
-		for _, op := range st.Operators {
-			est := op.EstimateRows
-			r := frames.Runtime{EstimatedRows: &est}
-			if a := op.Actual; a != nil {
-				r.ActualRows, r.Executions = ptr(a.Rows), ptr(a.Executions)
-				r.LogicalReads, r.PhysicalReads, r.ReadAheads = ptr(a.LogicalReads), ptr(a.PhysicalReads), ptr(a.ReadAheads)
-				r.Scans = ptr(a.Scans)
-				if a.HasTiming {
-					r.ElapsedMs, r.CPUMs = ptr(a.ElapsedMs), ptr(a.CPUMs)
-				}
-			}
-			out[op.NodeID] = r
-		}
-		return out
 	}
 	return nil
 }
