@@ -10,8 +10,9 @@ import "time"
 // (consumers); the finished replay is still the *bundle.Bundle Trace returns.
 
 // LiveUpdate is one report of a live trace. Updates are sent in order, from
-// one goroutine, about once a second while the batch runs, and once more
-// (Running false) when the batch has ended, before Trace returns.
+// one goroutine, while the batch runs — each second the operators'
+// progress as soon as it is read, then the events read after it — and once
+// more (Running false) when the batch has ended, before Trace returns.
 type LiveUpdate struct {
 	// Seq numbers the updates of one trace: 1, 2, …
 	Seq int

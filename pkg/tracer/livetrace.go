@@ -189,10 +189,15 @@ func (l *liveReader) poll() {
 	if !l.planTried {
 		l.readPlan()
 	}
-	if l.events {
-		if err := l.readEvents(l.ctx, maxLiveEventRows); err != nil {
-			l.stopEvents(err.Error())
-		}
+	if !l.events {
+		return
+	}
+	// The operators' progress goes out before the events are read: on a
+	// busy server that read takes a while, and the progress must not wait
+	// for it (the loop sends the events read after it).
+	l.send(true)
+	if err := l.readEvents(l.ctx, maxLiveEventRows); err != nil {
+		l.stopEvents(err.Error())
 	}
 }
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { launchBrowser, root, startServer, watchConsole } from './lib.mjs';
 
-const LIVE = 'SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Customers AS b WHERE b.CustomerID <= 300';
+const LIVE = 'SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Orders AS b WHERE b.OrderID <= 3000';
 
 /** What the live panel shows now: status text, seq and each operator's state and rows so far. */
 function liveView(page) {
