@@ -243,3 +243,27 @@ func TestLiveTraceControlConnectionLost(t *testing.T) {
 		t.Fatalf("sessions left: %v", s)
 	}
 }
+
+// TestLiveTraceKeepsThePlanAcrossRollover: with every event group and a
+// 1 MB event file cap the files roll over under the live reads, and the
+// resumed reads miss the tail, the plan with it (seen in the viewer: a
+// finished live replay with no operators). The finished replay must still
+// have its plan and operators: the events are then read again, whole.
+func TestLiveTraceKeepsThePlanAcrossRollover(t *testing.T) {
+	srv := startPacedStandin(t)
+	tr, _, db := newTracer(t, srv.dsn, Policy{})
+	rec := &liveRecorder{}
+	b, err := tr.Trace(context.Background(), Options{SQL: liveQuery, Events: bundle.AllEventGroups(), MaxFileSizeMB: 1, Live: rec.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Plan == "" || b.Trace == nil || len(b.Trace.Operators) == 0 {
+		t.Fatalf("live trace across a rollover: plan %d bytes, trace %v", len(b.Plan), b.Trace != nil)
+	}
+	if len(rec.all()) < 2 {
+		t.Fatalf("%d live updates", len(rec.all()))
+	}
+	if s := sessions(t, db); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}

@@ -521,6 +521,14 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		l.stopEvents(err.Error())
 		return eventsRead{}, false, nil
 	}
+	if l.col.plans == 0 && !l.truncated {
+		// The plan comes last: a tail without it means the resumed reads
+		// missed events (a rollover file deleted under them), so the
+		// read-back reads every event again, whole, rather than build an
+		// incomplete replay.
+		l.stopEvents("the live reads did not reach the plan")
+		return eventsRead{}, false, nil
+	}
 	spool := l.spool
 	second := func(fn func(*xe.Event)) error {
 		if _, err := spool.Seek(0, io.SeekStart); err != nil {
