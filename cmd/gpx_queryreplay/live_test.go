@@ -22,9 +22,10 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
 
-// liveSQL runs for a few seconds on a stand-in paced to the wall clock
-// (standin.Options.PaceToWallClock), long enough for several live frames.
-const liveSQL = "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Customers AS b WHERE b.CustomerID <= 40"
+// liveSQL runs about 5 s on a stand-in paced to the wall clock
+// (standin.Options.PaceToWallClock), long enough for several live frames
+// on a quiet machine as on a loaded one.
+const liveSQL = "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Orders AS b WHERE b.OrderID <= 3000"
 
 // onPacedStandin is onStandin with a stand-in whose queries take the wall
 // time their events say, and the test's own view of it.

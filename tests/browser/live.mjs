@@ -87,6 +87,10 @@ export async function liveChecks({ page, server, check, assert, out, shots }) {
     await page.waitForSelector('[data-testid="qr-replay"]', { timeout: 120_000 });
     const traceId = await page.getAttribute('[data-testid="qr-replay"]', 'data-trace-id');
     assert(/^[0-9a-f]{32}$/.test(traceId ?? ''), `the replay has trace id ${traceId}`);
+    // the finished replay is whole: its plan's counters are in the header
+    // (a live read-back that missed the plan once left them unknown)
+    const header = (await page.textContent('[data-testid="qr-replay"]')) ?? '';
+    assert(!header.includes('no plan counters'), 'the finished replay has no plan counters');
     const h = await page.evaluate(() => ({ frames: window.__harness.liveFrames, end: window.__harness.liveEnd }));
     assert(h.frames >= 2, `${h.frames} live frames reached the page`);
     assert(!h.end?.error && !h.end?.cancelled, `the stream ended with ${JSON.stringify(h.end)}`);
