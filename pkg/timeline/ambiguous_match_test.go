@@ -27,7 +27,7 @@ func TestScenarioSelfJoinUnderNestedLoopsIsAmbiguous(t *testing.T) {
 	tr := build(t, plan, cat, nil, st.events)
 
 	for i, r := range tr.Lanes.Read {
-		if r.Rule != RuleObjectTiming || r.Confidence != ConfidenceLow || !r.Ambiguous || !slices.Equal(r.Candidates, []NodeID{18, 19}) {
+		if r.Rule != RuleObjectTiming || r.Confidence != ConfidenceLow || !r.Ambiguous || !slices.Equal(tr.CandidatesOf(&r.Match), []NodeID{18, 19}) {
 			t.Errorf("read %d: %+v, want object_timing, low, ambiguous between 18 and 19", i, r.Match)
 		}
 	}
@@ -63,7 +63,7 @@ func TestScenarioTimingDistanceLimit(t *testing.T) {
 	if w[0].WaitType != "RESOURCE_SEMAPHORE" || w[0].NodeID != Unmatched || w[0].Rule != RuleStatement {
 		t.Errorf("grant wait %+v: want the statement", w[0].Match)
 	}
-	if w[1].Rule != RuleTiming || !w[1].Ambiguous || w[1].NodeID != 4 || len(w[1].Candidates) != 5 {
+	if w[1].Rule != RuleTiming || !w[1].Ambiguous || w[1].NodeID != 4 || len(tr.CandidatesOf(&w[1].Match)) != 5 {
 		t.Errorf("CXPACKET wait %+v: want timing, ambiguous, the narrowest window (scan 4) among 5", w[1].Match)
 	}
 	if tr.Summary.Unmatched["wait"] != 0 || tr.Summary.TimingLimitUs != TimingLimitUs {
@@ -85,7 +85,7 @@ func TestScenarioConcatenationSameIndex(t *testing.T) {
 	st.batchEnd(8, 8000)
 	noWindows := build(t, plan, cat, nil, st.events)
 	for _, r := range noWindows.Lanes.Read {
-		if r.NodeID != Unmatched || !r.Ambiguous || !slices.Equal(r.Candidates, []NodeID{1, 2}) {
+		if r.NodeID != Unmatched || !r.Ambiguous || !slices.Equal(noWindows.CandidatesOf(&r.Match), []NodeID{1, 2}) {
 			t.Errorf("without windows %+v: want unmatched, ambiguous between 1 and 2", r.Match)
 		}
 	}

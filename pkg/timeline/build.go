@@ -64,6 +64,7 @@ func (b *Builder) Build() (*Trace, error) {
 	}
 	// Ties keep plan order: a parent before the children that start with it.
 	sortLane(tr.Lanes.Plan, func(e PlanEntry) int64 { return e.T })
+	tr.Lanes.Objects, tr.Lanes.CandidateSets = m.tables.objects, m.tables.sets
 	b.summarize(tr, m)
 	b.buildStacks(tr)
 	tr.Summary.Notes = append(append(b.notes, m.notes...), m.cycleNotes...)
@@ -182,6 +183,7 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 		f.add(tr, &w)
 	}
 	closeOpen(tr)
+	l.Objects = f.m.tables.objects // rematch reads them
 	if f.unsorted {
 		sortLane(l.Read, func(e PageEvent) int64 { return e.T })
 		sortLane(l.Write, func(e PageEvent) int64 { return e.T })
@@ -198,13 +200,13 @@ func (b *Builder) fillLanes(tr *Trace, m *matcher) {
 // escalation builds a lock_escalation's entry: its object by HoBT, else
 // by object id; the statement's (an escalation counts every operator's
 // locks on the object).
-func (b *Builder) escalation(r *wide) EscalationEvent {
+func (b *Builder) escalation(r *wide, tabs *laneTables) EscalationEvent {
 	obj := b.catalog.hobt(r.a, r.b)
 	if obj == nil && r.e != 0 {
 		obj = b.catalog.object(r.a, r.e)
 	}
 	return EscalationEvent{T: r.t, Mode: b.strs[r.s1], ResourceType: b.strs[r.s2], Cause: b.strs[r.s3], EscalatedLock: r.c,
-		HoBTLocks: r.d, Object: obj, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack}
+		HoBTLocks: r.d, Object: tabs.object(obj), Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack}
 }
 
 // add fills the lanes with one record that is not a page event.
@@ -235,15 +237,15 @@ func (f *filler) add(tr *Trace, r *wide) {
 			obj = b.catalog.page(r.a, r.b, r.c)
 		}
 		l.Split = append(l.Split, SplitEvent{T: r.t, FileID: r.b, PageID: r.c, NewFileID: r.e >> 32, NewPageID: r.e & 0xffffffff,
-			Operation: b.strs[r.s1], Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
+			Operation: b.strs[r.s1], Object: m.tables.object(obj), Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 	case kLogRecord:
 		obj := b.catalog.allocUnit(r.a, r.b)
 		l.Log = append(l.Log, LogEvent{T: r.t, Kind: "record", Operation: b.strs[r.s1], Context: b.strs[r.s2],
-			TransactionID: int64(r.c), Size: r.d, Object: obj, Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
+			TransactionID: int64(r.c), Size: r.d, Object: m.tables.object(obj), Match: m.matchData(obj, r.t, poolModify), Stack: r.stack})
 	case kLogFlush:
 		l.Log = append(l.Log, LogEvent{T: r.t, Kind: "flush", Size: r.d, Match: Match{NodeID: Unmatched, Rule: RuleStatement}, Stack: r.stack})
 	case kEscalation:
-		l.Escalation = append(l.Escalation, b.escalation(r))
+		l.Escalation = append(l.Escalation, b.escalation(r, m.tables))
 	case kBatchCompleted:
 		tr.End = max(tr.End, r.t)
 		b.batch.done, b.batch.end, b.batch.durUs = true, r.t, int64(r.a)
@@ -282,8 +284,8 @@ func (f *filler) page(r *rec) {
 		obj = f.pages.packed(r.a)
 	}
 	e.T, e.DatabaseID, e.FileID, e.PageID, e.Stack = r.t, db, file, page, r.stack
-	e.Object = obj
-	if mt := f.pageMatch(obj, r.t, pagePool(db)); mt.Candidates != nil {
+	e.Object = f.m.tables.object(obj)
+	if mt := f.pageMatch(obj, r.t, pagePool(db)); mt.Candidates != 0 {
 		e.Match = mt
 	} else {
 		e.NodeID, e.Rule, e.Confidence, e.Ambiguous = mt.NodeID, mt.Rule, mt.Confidence, mt.Ambiguous
@@ -431,7 +433,7 @@ func (b *Builder) lockEntry(r *wide, m *matcher, t, end int64, acquired bool) Lo
 		res = fmt.Sprintf("%d:%d:%d:%d:%d", r.a, r.b, r.c&0xffffffff, r.c>>32, r.d)
 	}
 	return LockInterval{T: t, End: end, Mode: b.strs[r.s1], ResourceType: b.strs[r.s2], Resource: res,
-		TransactionID: int64(r.e), Object: obj, Row: b.lockRow(r, desc), AcquireSeen: acquired, Stack: r.stack,
+		TransactionID: int64(r.e), Object: m.tables.object(obj), Row: b.lockRow(r, desc), AcquireSeen: acquired, Stack: r.stack,
 		Match: m.matchData(obj, t, poolAccessOrModify)}
 }
 

@@ -45,8 +45,8 @@ func TestLockEscalationLane(t *testing.T) {
 	}
 	e := tr.Lanes.Escalation[0]
 	if e.T != 700 || e.Mode != "X" || e.ResourceType != "OBJECT" || e.EscalatedLock != 6248 || e.Cause != "Lock threshold" ||
-		e.Object == nil || e.Object.Table != "OrderLines" || e.NodeID != Unmatched {
-		t.Errorf("entry %+v object %+v", e, e.Object)
+		tr.ObjectOf(e.Object) == nil || tr.ObjectOf(e.Object).Table != "OrderLines" || e.NodeID != Unmatched {
+		t.Errorf("entry %+v object %+v", e, tr.ObjectOf(e.Object))
 	}
 	// A trace without escalations writes no lane (older readers, goldens).
 	tr.Lanes.Escalation = nil

@@ -258,9 +258,9 @@ func (m *matcher) useSpans(ops []Operator) {
 // whose object the catalog does not know (file I/O keeps its first match:
 // its entry does not hold its object).
 func (m *matcher) rematch(l *Lanes) {
-	retry := func(mt Match, obj *ObjectName) bool {
+	retry := func(mt Match, obj ObjectRef) bool {
 		// and data the catalog does not know that windows could not place
-		return mt.Rule == RuleObjectTiming || mt.Rule == RuleTiming || mt.Ambiguous || (obj == nil && mt.Rule == RuleUnmatched)
+		return mt.Rule == RuleObjectTiming || mt.Rule == RuleTiming || mt.Ambiguous || (obj == 0 && mt.Rule == RuleUnmatched)
 	}
 	// The page lanes are noted for collectOwn's second pass as they are
 	// revisited.
@@ -269,18 +269,18 @@ func (m *matcher) rematch(l *Lanes) {
 		// Runs of a lane's events share an object: its candidate set is
 		// kept across them rather than looked up for each (issue 26
 		// performance).
-		var obj *ObjectName
+		var obj ObjectRef
 		var p pool
 		var set *candSet
 		for i := range lane {
 			e := &lane[i]
 			if retry(e.Match, e.Object) {
 				switch ep := pagePool(e.DatabaseID); {
-				case e.Object == nil:
+				case e.Object == 0:
 					e.Match = m.matchData(nil, e.T, ep)
 				default:
 					if set == nil || e.Object != obj || ep != p {
-						obj, p, set = e.Object, ep, m.candidatesFor(e.Object, objectPool(ep))
+						obj, p, set = e.Object, ep, m.candidatesFor(l.ObjectOf(e.Object), objectPool(ep))
 					}
 					e.Match = m.matchSet(set, e.T)
 				}
@@ -290,17 +290,17 @@ func (m *matcher) rematch(l *Lanes) {
 	}
 	for i := range l.Lock {
 		if e := &l.Lock[i]; retry(e.Match, e.Object) {
-			e.Match = m.matchData(e.Object, e.T, poolAccessOrModify)
+			e.Match = m.matchData(l.ObjectOf(e.Object), e.T, poolAccessOrModify)
 		}
 	}
 	for i := range l.Split {
 		if e := &l.Split[i]; retry(e.Match, e.Object) {
-			e.Match = m.matchData(e.Object, e.T, poolModify)
+			e.Match = m.matchData(l.ObjectOf(e.Object), e.T, poolModify)
 		}
 	}
 	for i := range l.Log {
 		if e := &l.Log[i]; e.Kind == "record" && retry(e.Match, e.Object) {
-			e.Match = m.matchData(e.Object, e.T, poolModify)
+			e.Match = m.matchData(l.ObjectOf(e.Object), e.T, poolModify)
 		}
 	}
 	for i := range l.Wait {

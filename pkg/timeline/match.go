@@ -122,6 +122,9 @@ type candidate struct {
 type candSet struct {
 	cands []candidate
 	ids   []NodeID
+	// ref is ids' handle in the lanes' candidate table, once an
+	// ambiguous match listed them.
+	ref CandidatesRef
 	// byWindows' last answer and the times it holds for: between lo and
 	// hi no candidate's window starts or ends, so the same windows
 	// contain t; when one does, the narrowest containing one wins
@@ -163,13 +166,12 @@ type matcher struct {
 		set *candSet
 	}
 	nRecent int
-	// timingBuf and idBuf are reused by the matchers; sets interns the
-	// candidate id lists of ambiguous matches (keyed by their bytes), so
-	// a million ambiguous events share a handful of slices.
+	// timingBuf and idBuf are reused by the matchers; tables interns the
+	// candidate id lists of ambiguous matches (and fillLanes the entries'
+	// objects), so a million ambiguous events share a handful of lists.
 	timingBuf []candidate
 	idBuf     []NodeID
-	keyBuf    []byte
-	sets      map[string][]NodeID
+	tables    *laneTables
 	notes     []string
 	// cycleNotes are the last phases pass's notes on executions drawn as
 	// one phase.
@@ -192,7 +194,7 @@ type candKey struct {
 }
 
 func newMatcher(stmt *showplan.Statement) *matcher {
-	m := &matcher{byID: map[int]*opInfo{}, byTable: map[string][]*opInfo{}, cands: map[candKey]*candSet{}, sets: map[string][]NodeID{}}
+	m := &matcher{byID: map[int]*opInfo{}, byTable: map[string][]*opInfo{}, cands: map[candKey]*candSet{}, tables: newLaneTables()}
 	if stmt == nil {
 		return m
 	}
@@ -527,7 +529,7 @@ func sameContainment(t int64, cands []candidate) (lo, hi int64) {
 func (m *matcher) decideByWindows(t int64, set *candSet) (Match, int) {
 	best, containing, windowed := bestWindow(t, set.cands)
 	if best == nil {
-		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: set.ids}, containing
+		return Match{NodeID: Unmatched, Ambiguous: true, Candidates: m.setRef(set)}, containing
 	}
 	id := NodeID(best.op.op.NodeID)
 	if containing == 1 && windowed == len(set.cands) {
@@ -537,9 +539,11 @@ func (m *matcher) decideByWindows(t int64, set *candSet) (Match, int) {
 		}
 		return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: conf}, containing
 	}
-	ids := set.ids
+	var ids CandidatesRef
 	if containing > 1 {
 		ids = m.containingIDs(t, set.cands)
+	} else {
+		ids = m.setRef(set)
 	}
 	return Match{NodeID: id, Rule: RuleObjectTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: ids}, containing
 }
@@ -596,8 +600,16 @@ func distance(t int64, w Window) int64 {
 	return 0
 }
 
+// setRef is the handle of a candidate set's ids.
+func (m *matcher) setRef(set *candSet) CandidatesRef {
+	if set.ref == 0 {
+		set.ref = m.tables.candidates(set.ids)
+	}
+	return set.ref
+}
+
 // containingIDs interns the ids of the candidates whose window contains t.
-func (m *matcher) containingIDs(t int64, cands []candidate) []NodeID {
+func (m *matcher) containingIDs(t int64, cands []candidate) CandidatesRef {
 	ids := m.idBuf[:0]
 	for _, c := range cands {
 		if w, ok := c.op.timingWindow(); ok && t >= w.Start && t <= w.End {
@@ -605,22 +617,7 @@ func (m *matcher) containingIDs(t int64, cands []candidate) []NodeID {
 		}
 	}
 	m.idBuf = ids
-	return m.intern(ids)
-}
-
-// intern returns a shared copy of ids.
-func (m *matcher) intern(ids []NodeID) []NodeID {
-	key := m.keyBuf[:0]
-	for _, id := range ids {
-		key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
-	}
-	m.keyBuf = key
-	if s, ok := m.sets[string(key)]; ok {
-		return s
-	}
-	s := slices.Clone(ids)
-	m.sets[string(key)] = s
-	return s
+	return m.tables.candidates(ids)
 }
 
 // matchTiming matches an event that names no object (a wait, a spill
@@ -658,5 +655,5 @@ func (m *matcher) matchTiming(t int64, p pool) Match {
 		ids = append(ids, NodeID(c.op.op.NodeID))
 	}
 	m.idBuf = ids
-	return Match{NodeID: NodeID(best.op.op.NodeID), Rule: RuleTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: m.intern(ids)}
+	return Match{NodeID: NodeID(best.op.op.NodeID), Rule: RuleTiming, Confidence: ConfidenceLow, Ambiguous: true, Candidates: m.tables.candidates(ids)}
 }

@@ -138,7 +138,7 @@ func TestScenarioSelfJoinDecidedByTiming(t *testing.T) {
 	}
 	last := tr.Lanes.Read[5]
 	if last.NodeID != 5 || last.Rule != RuleObjectTiming || last.Confidence != ConfidenceLow || !last.Ambiguous ||
-		!slices.Equal(last.Candidates, []NodeID{2, 5}) {
+		!slices.Equal(tr.CandidatesOf(&last.Match), []NodeID{2, 5}) {
 		t.Errorf("a read outside both windows is a guess: %+v, want node 5, low, ambiguous between 2 and 5", last.Match)
 	}
 	// Golden change (phases): each scan's time comes from its own reads
@@ -228,7 +228,7 @@ func TestScenarioNestedLoopsKeyLookup(t *testing.T) {
 	if seek := op(tr, 3); seek.End != nl.End || seek.End != tr.End {
 		t.Errorf("outer seek ends at %d, want the nested loops' end %d (the statement's %d)", seek.End, nl.End, tr.End)
 	}
-	if m := w[0].Match; m.NodeID != 3 || m.Rule != RuleTiming || m.Confidence != ConfidenceLow || !m.Ambiguous || !slices.Equal(m.Candidates, []NodeID{0, 3, 5}) {
+	if m := w[0].Match; m.NodeID != 3 || m.Rule != RuleTiming || m.Confidence != ConfidenceLow || !m.Ambiguous || !slices.Equal(tr.CandidatesOf(&m), []NodeID{0, 3, 5}) {
 		t.Errorf("wait %+v, want the seek by timing, low, ambiguous among 0, 3, 5", m)
 	}
 }

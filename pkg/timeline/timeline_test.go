@@ -270,12 +270,12 @@ func checkMatches(t *testing.T, name string, tr *Trace) {
 			t.Fatalf("%s: an event went to node %d, which never ran: %+v", name, mt.NodeID, mt)
 		}
 		if !mt.Ambiguous {
-			if len(mt.Candidates) > 0 {
+			if mt.Candidates != 0 {
 				t.Fatalf("%s: candidates without ambiguity %+v", name, mt)
 			}
 			continue
 		}
-		if len(mt.Candidates) < 2 || mt.Confidence > ConfidenceLow || (mt.NodeID >= 0 && !slices.Contains(mt.Candidates, mt.NodeID)) {
+		if c := tr.CandidatesOf(&mt); len(c) < 2 || mt.Confidence > ConfidenceLow || (mt.NodeID >= 0 && !slices.Contains(c, mt.NodeID)) {
 			t.Fatalf("%s: ambiguous match %+v", name, mt)
 		}
 	}

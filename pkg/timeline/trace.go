@@ -112,11 +112,24 @@ type Match struct {
 	Confidence Confidence `json:"confidence"`
 	// Ambiguous is set when more than one operator could have caused the
 	// event and timing alone chose (or nothing could choose: NodeID is then
-	// null). Candidates lists them in plan order. An ambiguous match has
-	// confidence low at best.
-	Ambiguous  bool     `json:"ambiguous,omitempty"`
-	Candidates []NodeID `json:"candidates,omitempty"`
+	// null). Candidates names the list of them, in plan order, in the
+	// lanes' table (Lanes.CandidatesOf); the JSON carries the list inline
+	// as "candidates". An ambiguous match has confidence low at best.
+	Ambiguous  bool          `json:"ambiguous,omitempty"`
+	Candidates CandidatesRef `json:"-"`
 }
+
+// ObjectRef names an entry's object: its place in Lanes.Objects counted
+// from 1, 0 for none (Lanes.ObjectOf). CandidatesRef names a match's
+// candidate list in Lanes.CandidateSets the same way. They are handles,
+// not a pointer and a slice, so that the lanes' entries hold no pointer:
+// a million-entry lane is then memory the garbage collector never scans
+// (issue 26: scanning the read lane on every cycle was a third of a
+// build's time). TestLaneEntriesHoldNoPointer keeps it so.
+type (
+	ObjectRef     uint32
+	CandidatesRef uint32
+)
 
 // PhaseKind names an operator phase.
 type PhaseKind string
@@ -283,10 +296,10 @@ type Window struct {
 type PageEvent struct {
 	T int64 `json:"t"`
 	Match
-	DatabaseID uint64      `json:"databaseId,omitempty"`
-	FileID     uint64      `json:"file"`
-	PageID     uint64      `json:"page"`
-	Object     *ObjectName `json:"object,omitempty"`
+	DatabaseID uint64    `json:"databaseId,omitempty"`
+	FileID     uint64    `json:"file"`
+	PageID     uint64    `json:"page"`
+	Object     ObjectRef `json:"-"`
 	// Stack is the event's call stack (Trace.Stacks), 0 for none.
 	Stack uint32 `json:"stack,omitempty"`
 }
@@ -299,9 +312,9 @@ type LockInterval struct {
 	Mode         string `json:"mode"`
 	ResourceType string `json:"resourceType"`
 	// Resource identifies the resource: "db:hobt:r0:r1:r2" as the event gave it.
-	Resource      string      `json:"resource"`
-	TransactionID int64       `json:"transactionId"`
-	Object        *ObjectName `json:"object,omitempty"`
+	Resource      string    `json:"resource"`
+	TransactionID int64     `json:"transactionId"`
+	Object        ObjectRef `json:"-"`
 	// Open: no release was captured; End is the statement end. HeldToEnd
 	// says the same (the name schema 1 used; kept for its readers).
 	Open      bool `json:"open,omitempty"`
@@ -366,13 +379,13 @@ type MemoryEvent struct {
 type SplitEvent struct {
 	T int64 `json:"t"`
 	Match
-	FileID    uint64      `json:"file"`
-	PageID    uint64      `json:"page"`
-	NewFileID uint64      `json:"newFile"`
-	NewPageID uint64      `json:"newPage"`
-	Operation string      `json:"operation"`
-	Object    *ObjectName `json:"object,omitempty"`
-	Stack     uint32      `json:"stack,omitempty"`
+	FileID    uint64    `json:"file"`
+	PageID    uint64    `json:"page"`
+	NewFileID uint64    `json:"newFile"`
+	NewPageID uint64    `json:"newPage"`
+	Operation string    `json:"operation"`
+	Object    ObjectRef `json:"-"`
+	Stack     uint32    `json:"stack,omitempty"`
 }
 
 // EscalationEvent is a lock_escalation: SQL Server traded a statement's
@@ -383,26 +396,26 @@ type SplitEvent struct {
 type EscalationEvent struct {
 	T int64 `json:"t"`
 	Match
-	Mode          string      `json:"mode"`
-	ResourceType  string      `json:"resourceType"`
-	Cause         string      `json:"cause,omitempty"`
-	EscalatedLock uint64      `json:"escalatedLockCount"`
-	HoBTLocks     uint64      `json:"hobtLockCount,omitempty"`
-	Object        *ObjectName `json:"object,omitempty"`
-	Stack         uint32      `json:"stack,omitempty"`
+	Mode          string    `json:"mode"`
+	ResourceType  string    `json:"resourceType"`
+	Cause         string    `json:"cause,omitempty"`
+	EscalatedLock uint64    `json:"escalatedLockCount"`
+	HoBTLocks     uint64    `json:"hobtLockCount,omitempty"`
+	Object        ObjectRef `json:"-"`
+	Stack         uint32    `json:"stack,omitempty"`
 }
 
 // LogEvent is a transaction_log record or a log_flush_complete.
 type LogEvent struct {
 	T int64 `json:"t"`
 	Match
-	Kind          string      `json:"kind"` // record or flush
-	Operation     string      `json:"operation,omitempty"`
-	Context       string      `json:"context,omitempty"`
-	TransactionID int64       `json:"transactionId,omitempty"`
-	Size          uint64      `json:"size,omitempty"`
-	Object        *ObjectName `json:"object,omitempty"`
-	Stack         uint32      `json:"stack,omitempty"`
+	Kind          string    `json:"kind"` // record or flush
+	Operation     string    `json:"operation,omitempty"`
+	Context       string    `json:"context,omitempty"`
+	TransactionID int64     `json:"transactionId,omitempty"`
+	Size          uint64    `json:"size,omitempty"`
+	Object        ObjectRef `json:"-"`
+	Stack         uint32    `json:"stack,omitempty"`
 }
 
 // IOInterval is a file read (issued to completed) or write.
@@ -446,7 +459,39 @@ type Lanes struct {
 	// a statement escalates on), so the lane is left out when empty and
 	// traces written before it existed load unchanged.
 	Escalation []EscalationEvent `json:"escalation,omitempty"`
+	// Objects holds each object the entries name once (their ObjectRef
+	// handles index it) and CandidateSets each distinct candidate list of
+	// an ambiguous match once (CandidatesRef). The JSON has no tables: it
+	// writes and reads every entry's "object" and "candidates" inline, as
+	// it always did (tracejson.go).
+	Objects       []ObjectName `json:"-"`
+	CandidateSets [][]NodeID   `json:"-"`
 }
+
+// ObjectOf is the object r names, nil for none (or a handle out of the
+// table). The name is the table's: change it and every entry naming it
+// changes.
+func (l *Lanes) ObjectOf(r ObjectRef) *ObjectName {
+	if r == 0 || int(r) > len(l.Objects) {
+		return nil
+	}
+	return &l.Objects[r-1]
+}
+
+// CandidatesOf is the candidate list of an ambiguous match, nil for none.
+// It is shared by every match with the same list: do not modify it.
+func (l *Lanes) CandidatesOf(m *Match) []NodeID {
+	if m.Candidates == 0 || int(m.Candidates) > len(l.CandidateSets) {
+		return nil
+	}
+	return l.CandidateSets[m.Candidates-1]
+}
+
+// ObjectOf is Lanes.ObjectOf on the trace's lanes.
+func (t *Trace) ObjectOf(r ObjectRef) *ObjectName { return t.Lanes.ObjectOf(r) }
+
+// CandidatesOf is Lanes.CandidatesOf on the trace's lanes.
+func (t *Trace) CandidatesOf(m *Match) []NodeID { return t.Lanes.CandidatesOf(m) }
 
 // EachMatch calls f with the match of every entry of the event lanes (not
 // Plan), lane by lane in the order of the fields.

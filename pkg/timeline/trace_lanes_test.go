@@ -16,11 +16,11 @@ func TestLanesEachMatch(t *testing.T) {
 		IO:     make([]IOInterval, 8),
 	}
 	n := 0
-	l.EachMatch(func(m *Match) { n++; m.Candidates = []NodeID{1} })
+	l.EachMatch(func(m *Match) { n++; m.Candidates = 1 })
 	if n != 36 {
 		t.Errorf("visited %d entries, want 36 (1+…+8)", n)
 	}
-	if len(l.IO[7].Candidates) != 1 || len(l.Read[0].Candidates) != 1 {
+	if l.IO[7].Candidates != 1 || l.Read[0].Candidates != 1 {
 		t.Error("EachMatch did not hand out the entries' own matches")
 	}
 }

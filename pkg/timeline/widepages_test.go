@@ -54,8 +54,8 @@ func TestPageIDsThatDoNotPack(t *testing.T) {
 		if got := (ids{e.DatabaseID, e.FileID, e.PageID}); got != w {
 			t.Errorf("read %d: ids %v, want %v", i, got, w)
 		}
-		if catalogued := i != clashAt; catalogued != (e.Object != nil) {
-			t.Errorf("read %d %v: object %v", i, w, e.Object)
+		if catalogued := i != clashAt; catalogued != (tr.ObjectOf(e.Object) != nil) {
+			t.Errorf("read %d %v: object %v", i, w, tr.ObjectOf(e.Object))
 		}
 	}
 }

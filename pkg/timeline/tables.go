@@ -1,0 +1,71 @@
+package timeline
+
+import "slices"
+
+// laneTables fills a Lanes' Objects and CandidateSets, each distinct entry
+// once, for Build and for reading a trace's JSON.
+type laneTables struct {
+	objects []ObjectName
+	byName  map[ObjectName]ObjectRef
+	// byPtr answers for the catalog's shared names (one pointer per
+	// distinct name) without hashing the name's strings, and last for the
+	// runs of page events that name one object: a million page events ask.
+	byPtr   map[*ObjectName]ObjectRef
+	lastPtr *ObjectName
+	lastRef ObjectRef
+
+	sets   [][]NodeID
+	bySet  map[string]CandidatesRef
+	keyBuf []byte
+}
+
+func newLaneTables() *laneTables {
+	return &laneTables{byName: map[ObjectName]ObjectRef{}, byPtr: map[*ObjectName]ObjectRef{}, bySet: map[string]CandidatesRef{}}
+}
+
+// object is the handle of o's name, 0 for nil.
+func (t *laneTables) object(o *ObjectName) ObjectRef {
+	if o == nil {
+		return 0
+	}
+	if o == t.lastPtr {
+		return t.lastRef
+	}
+	r, ok := t.byPtr[o]
+	if !ok {
+		r = t.name(*o)
+		t.byPtr[o] = r
+	}
+	t.lastPtr, t.lastRef = o, r
+	return r
+}
+
+// name is the handle of the name o.
+func (t *laneTables) name(o ObjectName) ObjectRef {
+	if r, ok := t.byName[o]; ok {
+		return r
+	}
+	t.objects = append(t.objects, o)
+	r := ObjectRef(len(t.objects))
+	t.byName[o] = r
+	return r
+}
+
+// candidates is the handle of the list ids (copied when new), 0 for none.
+func (t *laneTables) candidates(ids []NodeID) CandidatesRef {
+	if len(ids) == 0 {
+		return 0
+	}
+	key := t.keyBuf[:0]
+	for _, id := range ids {
+		key = append(key, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	t.keyBuf = key
+	if r, ok := t.bySet[string(key)]; ok {
+		return r
+	}
+	t.sets = append(t.sets, slices.Clone(ids))
+	r := CandidatesRef(len(t.sets))
+	t.bySet[string(key)] = r
+	return r
+}
