@@ -177,7 +177,8 @@ func randomTrace(rng *rand.Rand, ops, entries int) *timeline.Trace {
 		tr.Operators = append(tr.Operators, o)
 	}
 	m := func() timeline.Match {
-		return timeline.Match{NodeID: timeline.NodeID(rng.IntN(ops+2) - 1), Ambiguous: rng.IntN(4) == 0, Candidates: []timeline.NodeID{timeline.NodeID(rng.IntN(ops + 1))}}
+		tr.Lanes.CandidateSets = append(tr.Lanes.CandidateSets, []timeline.NodeID{timeline.NodeID(rng.IntN(ops + 1))})
+		return timeline.Match{NodeID: timeline.NodeID(rng.IntN(ops+2) - 1), Ambiguous: rng.IntN(4) == 0, Candidates: timeline.CandidatesRef(len(tr.Lanes.CandidateSets))}
 	}
 	t := func() int64 { return rng.Int64N(tr.End+1000) - 500 }
 	waits := []string{"LCK_M_X", "LCK_M_S", "RESOURCE_SEMAPHORE", "CXPACKET", "CXCONSUMER", "PAGEIOLATCH_SH", "SOS_SCHEDULER_YIELD", ""}

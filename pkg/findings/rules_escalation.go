@@ -24,7 +24,7 @@ func lockEscalation(a *analysis) []Finding {
 	var order []key
 	l := a.in.Trace.Lanes.Escalation
 	for i := range l {
-		k := key{objectName(l[i].Object), l[i].Mode, l[i].ResourceType}
+		k := key{objectName(a.in.Trace.ObjectOf(l[i].Object)), l[i].Mode, l[i].ResourceType}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}

@@ -102,7 +102,7 @@ func eventsAmbiguous(a *analysis) []Finding {
 			switch {
 			case m.Ambiguous:
 				amb++
-				for _, c := range m.Candidates {
+				for _, c := range tr.CandidatesOf(&m) {
 					if c >= 0 && !slices.Contains(cands, int(c)) {
 						cands = append(cands, int(c))
 					}

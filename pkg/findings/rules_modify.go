@@ -40,7 +40,7 @@ func pageSplits(a *analysis) []Finding {
 		return g
 	}
 	for i, s := range a.in.Trace.Lanes.Split {
-		obj := s.Object.String()
+		obj := a.in.Trace.ObjectOf(s.Object).String()
 		if obj == "" {
 			obj = "an unresolved index"
 		}

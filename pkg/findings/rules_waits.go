@@ -117,7 +117,7 @@ func (a *analysis) blockFinding(g *blockGroup) Finding {
 	var holderText string
 	if g.lock >= 0 {
 		lk := l.Lock[g.lock]
-		what += " on " + lockResource(lk)
+		what += " on " + a.lockResource(lk)
 		holderText = a.holder(lk)
 	}
 	if holderText == "" {
@@ -161,10 +161,10 @@ func startsWithVowelSound(mode string) bool {
 
 // lockResource describes a lock's resource: "KEY dbo.Orders.PK_Orders
 // (row: OrderID = 42)".
-func lockResource(lk timeline.LockInterval) string {
+func (a *analysis) lockResource(lk timeline.LockInterval) string {
 	s := lk.ResourceType
-	if lk.Object != nil {
-		s += " " + lk.Object.String()
+	if o := a.in.Trace.ObjectOf(lk.Object); o != nil {
+		s += " " + o.String()
 	} else if lk.Resource != "" {
 		s += " " + lk.Resource
 	}
@@ -176,10 +176,7 @@ func lockResource(lk timeline.LockInterval) string {
 
 // holder describes the session the input names as holding lk's resource.
 func (a *analysis) holder(lk timeline.LockInterval) string {
-	obj := ""
-	if lk.Object != nil {
-		obj = lk.Object.String()
-	}
+	obj := a.in.Trace.ObjectOf(lk.Object).String() // "" for none
 	for _, h := range a.in.Run.Holders {
 		if h.Resource != "" && h.Resource == lk.Resource || h.Resource == "" && h.Object != "" && h.Object == obj {
 			s := fmt.Sprintf("Held by session %d", h.SessionID)

@@ -24,7 +24,7 @@ func (v *view) escalationsFrame() *data.Frame {
 	for i := range es {
 		e := &es[i]
 		at[i], us[i] = v.at(e.T), e.T
-		mode[i], rtype[i], obj[i], cause[i] = e.Mode, e.ResourceType, objectOr(e.Object, ""), e.Cause
+		mode[i], rtype[i], obj[i], cause[i] = e.Mode, e.ResourceType, objectOr(v.tr.ObjectOf(e.Object), ""), e.Cause
 		escalated[i], hobt[i] = int64(e.EscalatedLock), int64(e.HoBTLocks)
 	}
 	f := data.NewFrame("escalations",

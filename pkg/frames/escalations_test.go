@@ -15,8 +15,10 @@ func TestEscalationsFrame(t *testing.T) {
 			t.Fatal("an escalations frame for a trace without escalations")
 		}
 	}
-	src.Bundle.Trace.Lanes.Escalation = []timeline.EscalationEvent{{T: 40, Mode: "X", ResourceType: "OBJECT", Cause: "Lock threshold",
-		EscalatedLock: 6248, HoBTLocks: 6248, Object: &timeline.ObjectName{Schema: "dbo", Table: "OrderLines"},
+	l := &src.Bundle.Trace.Lanes
+	l.Objects = append(l.Objects, timeline.ObjectName{Schema: "dbo", Table: "OrderLines"})
+	l.Escalation = []timeline.EscalationEvent{{T: 40, Mode: "X", ResourceType: "OBJECT", Cause: "Lock threshold",
+		EscalatedLock: 6248, HoBTLocks: 6248, Object: timeline.ObjectRef(len(l.Objects)),
 		Match: timeline.Match{NodeID: timeline.Unmatched}}}
 	f := byName(t, build(t, src, Request{}), "escalations")
 	if f.Rows() != 1 || field(t, f, "mode").At(0) != "X" || field(t, f, "object").At(0) != "dbo.OrderLines" ||

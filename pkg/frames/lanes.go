@@ -37,13 +37,13 @@ func (v *view) laneFrames() data.Frames {
 	g := v.src.Bundle.Run.Groups
 	mod := v.src.Bundle.Run.Modification
 	return data.Frames{
-		laneFrame(v, pageSpec("read"), l.Read),
-		laneFrame(v, pageSpec("write"), l.Write),
-		laneFrame(v, lockSpec(g.Locks), l.Lock),
+		laneFrame(v, pageSpec(l, "read"), l.Read),
+		laneFrame(v, pageSpec(l, "write"), l.Write),
+		laneFrame(v, lockSpec(l, g.Locks), l.Lock),
 		laneFrame(v, waitSpec(g.Waits), l.Wait),
 		laneFrame(v, memorySpec(g.Memory), l.Memory),
-		laneFrame(v, splitSpec(g.Splits), l.Split),
-		laneFrame(v, logSpec(g.Log || mod), l.Log),
+		laneFrame(v, splitSpec(l, g.Splits), l.Split),
+		laneFrame(v, logSpec(l, g.Log || mod), l.Log),
 		laneFrame(v, ioSpec(g.FileIO), l.IO),
 	}
 }
@@ -128,7 +128,7 @@ func rawLane[E any](v *view, s *laneSpec[E], es []E, idx []int) *data.Frame {
 		states[k] = s.state(e)
 		m := s.match(e)
 		nodes[k], rules[k], confs[k] = nodePtr(m.NodeID), m.Rule.String(), m.Confidence.String()
-		ambiguous[k], cands[k] = m.Ambiguous, candidates(m.Candidates)
+		ambiguous[k], cands[k] = m.Ambiguous, candidates(v.tr.CandidatesOf(&m))
 		if s.stack != nil {
 			if id := s.stack(e); id != 0 {
 				v := int64(id)
@@ -282,12 +282,12 @@ func objectOr(o *timeline.ObjectName, none string) string {
 	return o.String()
 }
 
-func pageSpec(name string) laneSpec[timeline.PageEvent] {
+func pageSpec(l *timeline.Lanes, name string) laneSpec[timeline.PageEvent] {
 	type E = timeline.PageEvent
 	return laneSpec[E]{name: name, point: true, traced: true,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
 		match: func(e *E) timeline.Match { return e.Match }, node: func(e *E) timeline.NodeID { return e.NodeID },
-		state: func(e *E) string { return objectOr(e.Object, "unresolved") },
+		state: func(e *E) string { return objectOr(l.ObjectOf(e.Object), "unresolved") },
 		stack: func(e *E) uint32 { return e.Stack },
 		details: func(es []E, idx []int) []*data.Field {
 			return []*data.Field{
@@ -295,7 +295,7 @@ func pageSpec(name string) laneSpec[timeline.PageEvent] {
 				col("file", es, idx, func(e *E) int64 { return int64(e.FileID) }),
 				col("page", es, idx, func(e *E) int64 { return int64(e.PageID) }),
 				col("pageId", es, idx, func(e *E) string { return pageID(e.FileID, e.PageID) }),
-				col("object", es, idx, func(e *E) string { return objectOr(e.Object, "") }),
+				col("object", es, idx, func(e *E) string { return objectOr(l.ObjectOf(e.Object), "") }),
 			}
 		}}
 }
@@ -304,7 +304,7 @@ func pageID(file, page uint64) string {
 	return strconv.FormatUint(file, 10) + ":" + strconv.FormatUint(page, 10)
 }
 
-func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
+func lockSpec(l *timeline.Lanes, traced bool) laneSpec[timeline.LockInterval] {
 	type E = timeline.LockInterval
 	return laneSpec[E]{name: "lock", traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.End },
@@ -315,7 +315,7 @@ func lockSpec(traced bool) laneSpec[timeline.LockInterval] {
 			return []*data.Field{
 				col("resourceType", es, idx, func(e *E) string { return e.ResourceType }),
 				col("resource", es, idx, func(e *E) string { return e.Resource }),
-				col("object", es, idx, func(e *E) string { return objectOr(e.Object, "") }),
+				col("object", es, idx, func(e *E) string { return objectOr(l.ObjectOf(e.Object), "") }),
 				col("row", es, idx, func(e *E) string { return e.Row }),
 				col("transactionId", es, idx, func(e *E) int64 { return e.TransactionID }),
 				col("open", es, idx, func(e *E) bool { return e.Open || e.HeldToEnd }),
@@ -358,7 +358,7 @@ func memorySpec(traced bool) laneSpec[timeline.MemoryEvent] {
 		}}
 }
 
-func splitSpec(traced bool) laneSpec[timeline.SplitEvent] {
+func splitSpec(l *timeline.Lanes, traced bool) laneSpec[timeline.SplitEvent] {
 	type E = timeline.SplitEvent
 	return laneSpec[E]{name: "split", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
@@ -376,12 +376,12 @@ func splitSpec(traced bool) laneSpec[timeline.SplitEvent] {
 				col("page", es, idx, func(e *E) int64 { return int64(e.PageID) }),
 				col("newFile", es, idx, func(e *E) int64 { return int64(e.NewFileID) }),
 				col("newPage", es, idx, func(e *E) int64 { return int64(e.NewPageID) }),
-				col("object", es, idx, func(e *E) string { return objectOr(e.Object, "") }),
+				col("object", es, idx, func(e *E) string { return objectOr(l.ObjectOf(e.Object), "") }),
 			}
 		}}
 }
 
-func logSpec(traced bool) laneSpec[timeline.LogEvent] {
+func logSpec(l *timeline.Lanes, traced bool) laneSpec[timeline.LogEvent] {
 	type E = timeline.LogEvent
 	return laneSpec[E]{name: "log", point: true, traced: traced,
 		start: func(e *E) int64 { return e.T }, end: func(e *E) int64 { return e.T },
@@ -397,7 +397,7 @@ func logSpec(traced bool) laneSpec[timeline.LogEvent] {
 			return []*data.Field{
 				col("kind", es, idx, func(e *E) string { return e.Kind }),
 				col("context", es, idx, func(e *E) string { return e.Context }),
-				col("object", es, idx, func(e *E) string { return objectOr(e.Object, "") }),
+				col("object", es, idx, func(e *E) string { return objectOr(l.ObjectOf(e.Object), "") }),
 				col("transactionId", es, idx, func(e *E) int64 { return e.TransactionID }),
 				unit(col("size", es, idx, func(e *E) int64 { return int64(e.Size) }), "bytes"),
 			}

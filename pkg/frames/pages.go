@@ -24,21 +24,21 @@ type pageAgg struct {
 func (v *view) pagesFrame() *data.Frame {
 	byKey := map[pageKey]*pageAgg{}
 	add := func(es []timeline.PageEvent, write bool) {
-		s := pageSpec("")
+		s := pageSpec(&v.tr.Lanes, "")
 		inWindow(v, &s, es, func(i int) {
 			e := &es[i]
 			k := pageKey{e.DatabaseID, e.FileID, e.PageID}
 			a := byKey[k]
 			if a == nil {
-				a = &pageAgg{key: k, first: e.T, last: e.T, firstNode: e.NodeID, object: objectOr(e.Object, "")}
+				a = &pageAgg{key: k, first: e.T, last: e.T, firstNode: e.NodeID, object: objectOr(v.tr.ObjectOf(e.Object), "")}
 				byKey[k] = a
 			}
 			if e.T < a.first {
 				a.first, a.firstNode = e.T, e.NodeID
 			}
 			a.last = max(a.last, e.T)
-			if a.object == "" && e.Object != nil {
-				a.object = e.Object.String()
+			if a.object == "" {
+				a.object = v.tr.ObjectOf(e.Object).String() // "" for none
 			}
 			if write {
 				a.writes++

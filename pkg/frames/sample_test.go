@@ -2,6 +2,7 @@ package frames
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,10 +22,17 @@ func m(node timeline.NodeID, r timeline.Rule, c timeline.Confidence) timeline.Ma
 	return timeline.Match{NodeID: node, Rule: r, Confidence: c}
 }
 
-var (
-	orders    = &timeline.ObjectName{Schema: "dbo", Table: "Orders", Index: "PK_Orders"}
-	customers = &timeline.ObjectName{Schema: "dbo", Table: "Customers", Index: "PK_Customers"}
+// orders and customers are the sample lanes' objects: handles into
+// sampleObjects.
+const (
+	orders    timeline.ObjectRef = 1
+	customers timeline.ObjectRef = 2
 )
+
+var sampleObjects = []timeline.ObjectName{
+	{Schema: "dbo", Table: "Orders", Index: "PK_Orders"},
+	{Schema: "dbo", Table: "Customers", Index: "PK_Customers"},
+}
 
 // sampleTrace is a small hand-made timeline with an entry in every lane:
 // a hash join (node 0) building from Customers (1) and probing Orders (2).
@@ -43,6 +51,8 @@ func sampleTrace() *timeline.Trace {
 					{Thread: 2, Start: 315, End: 870, Rows: 4000, Source: "plan"}}},
 		},
 		Lanes: timeline.Lanes{
+			Objects:       slices.Clone(sampleObjects),
+			CandidateSets: [][]timeline.NodeID{{0, 2}},
 			Read: []timeline.PageEvent{
 				{T: 30, Match: m(1, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 280, Object: customers, Stack: 1},
 				{T: 320, Match: m(2, timeline.RuleObject, timeline.ConfidenceStrong), DatabaseID: 5, FileID: 1, PageID: 312, Object: orders, Stack: 1},
@@ -58,7 +68,7 @@ func sampleTrace() *timeline.Trace {
 			},
 			Wait: []timeline.WaitInterval{
 				{T: 40, End: 140, Match: m(1, timeline.RuleTiming, timeline.ConfidenceLow), WaitType: "PAGEIOLATCH_SH", Category: "Io", DurationUs: 100},
-				{T: 850, End: 900, Match: timeline.Match{NodeID: timeline.Unmatched, Rule: timeline.RuleUnmatched, Ambiguous: true, Candidates: []timeline.NodeID{0, 2}},
+				{T: 850, End: 900, Match: timeline.Match{NodeID: timeline.Unmatched, Rule: timeline.RuleUnmatched, Ambiguous: true, Candidates: 1},
 					WaitType: "CXPACKET", Category: "Parallelism", Open: true},
 			},
 			Memory: []timeline.MemoryEvent{

@@ -59,13 +59,13 @@ func (v *view) tableIORows() []*tableIO {
 		r.scans += deref(rt.Scans)
 	}
 	for _, e := range v.tr.Lanes.Read {
-		if e.Object != nil {
-			get(e.Object.String()).pageReads++
+		if o := v.tr.ObjectOf(e.Object); o != nil {
+			get(o.String()).pageReads++
 		}
 	}
 	for _, l := range v.tr.Lanes.Lock {
-		if l.Object != nil {
-			get(l.Object.String()).locks++
+		if o := v.tr.ObjectOf(l.Object); o != nil {
+			get(o.String()).locks++
 		}
 	}
 	out := make([]*tableIO, 0, len(rows))

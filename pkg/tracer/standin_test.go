@@ -273,8 +273,8 @@ func TestResolution(t *testing.T) {
 	named, rows := 0, 0
 	for _, l := range b.Trace.Lanes.Lock {
 		if l.ResourceType == "KEY" {
-			if l.Object == nil || l.Object.Table != "Orders" || l.Object.Index == "" {
-				t.Errorf("key lock %s not named: %+v", l.Resource, l.Object)
+			if o := b.Trace.ObjectOf(l.Object); o == nil || o.Table != "Orders" || o.Index == "" {
+				t.Errorf("key lock %s not named: %+v", l.Resource, o)
 			}
 			if l.Row != "" {
 				rows++
@@ -282,7 +282,7 @@ func TestResolution(t *testing.T) {
 		}
 	}
 	for _, p := range b.Trace.Lanes.Read {
-		if p.Object != nil && p.Object.Table == "Orders" {
+		if o := b.Trace.ObjectOf(p.Object); o != nil && o.Table == "Orders" {
 			named++
 		}
 	}

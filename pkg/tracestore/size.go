@@ -9,20 +9,11 @@ import (
 )
 
 // compact shares what a decoded trace repeats: JSON decoding gives every
-// event its own copy of its object name and of short strings (lock modes,
-// wait types), which would multiply a stored trace's memory several times.
+// event its own copy of short strings (lock modes, wait types), which
+// would multiply a stored trace's memory several times. Object names and
+// candidate lists need nothing: decoding keeps each once, in the lanes'
+// tables.
 func compact(tr *timeline.Trace) {
-	objs := map[timeline.ObjectName]*timeline.ObjectName{}
-	obj := func(o *timeline.ObjectName) *timeline.ObjectName {
-		if o == nil {
-			return nil
-		}
-		if s, ok := objs[*o]; ok {
-			return s
-		}
-		objs[*o] = o
-		return o
-	}
 	strs := map[string]string{}
 	str := func(s string) string {
 		if v, ok := strs[s]; ok {
@@ -34,15 +25,9 @@ func compact(tr *timeline.Trace) {
 	l := &tr.Lanes
 	l.Plan, l.Read, l.Write, l.Lock = exact(l.Plan), exact(l.Read), exact(l.Write), exact(l.Lock)
 	l.Wait, l.Memory, l.Split, l.Log, l.IO = exact(l.Wait), exact(l.Memory), exact(l.Split), exact(l.Log), exact(l.IO)
-	for i := range l.Read {
-		l.Read[i].Object = obj(l.Read[i].Object)
-	}
-	for i := range l.Write {
-		l.Write[i].Object = obj(l.Write[i].Object)
-	}
 	for i := range l.Lock {
 		e := &l.Lock[i]
-		e.Object, e.Mode, e.ResourceType = obj(e.Object), str(e.Mode), str(e.ResourceType)
+		e.Mode, e.ResourceType = str(e.Mode), str(e.ResourceType)
 	}
 	for i := range l.Wait {
 		e := &l.Wait[i]
@@ -54,11 +39,11 @@ func compact(tr *timeline.Trace) {
 	}
 	for i := range l.Split {
 		e := &l.Split[i]
-		e.Object, e.Operation = obj(e.Object), str(e.Operation)
+		e.Operation = str(e.Operation)
 	}
 	for i := range l.Log {
 		e := &l.Log[i]
-		e.Object, e.Kind, e.Operation, e.Context = obj(e.Object), str(e.Kind), str(e.Operation), str(e.Context)
+		e.Kind, e.Operation, e.Context = str(e.Kind), str(e.Operation), str(e.Context)
 	}
 }
 
@@ -92,33 +77,16 @@ func EstimateBytes(b *bundle.Bundle) int64 {
 	n += int64(cap(l.Log)) * int64(unsafe.Sizeof(timeline.LogEvent{}))
 	n += int64(cap(l.IO)) * int64(unsafe.Sizeof(timeline.IOInterval{}))
 	n += int64(cap(l.Escalation)) * int64(unsafe.Sizeof(timeline.EscalationEvent{}))
-	seen := map[*timeline.ObjectName]bool{}
-	object := func(o *timeline.ObjectName) {
-		if o != nil && !seen[o] {
-			seen[o] = true
-			n += int64(unsafe.Sizeof(*o)) + int64(len(o.Database)+len(o.Schema)+len(o.Table)+len(o.Index)) + 64
-		}
-	}
-	for i := range l.Read {
-		object(l.Read[i].Object)
-	}
-	for i := range l.Write {
-		object(l.Write[i].Object)
+	// the object table: each name once, each of its strings decoded on its own
+	for _, o := range l.Objects {
+		n += int64(unsafe.Sizeof(o)) + int64(len(o.Database)+len(o.Schema)+len(o.Table)+len(o.Index)) + 64
 	}
 	for i := range l.Lock {
 		e := &l.Lock[i]
-		object(e.Object)
 		n += allocSize(len(e.Resource)) + allocSize(len(e.Row)) // each decoded string is its own allocation
-	}
-	for i := range l.Split {
-		object(l.Split[i].Object)
-	}
-	for i := range l.Log {
-		object(l.Log[i].Object)
 	}
 	for i := range l.Escalation {
 		e := &l.Escalation[i]
-		object(e.Object)
 		n += allocSize(len(e.Mode)) + allocSize(len(e.ResourceType)) + allocSize(len(e.Cause))
 	}
 	n += candidateBytes(l)
@@ -137,11 +105,14 @@ func EstimateBytes(b *bundle.Bundle) int64 {
 	return n + n/10
 }
 
-// candidateBytes counts the candidate lists of ambiguous matches.
+// candidateBytes counts the lanes' table of candidate lists (each
+// distinct list of an ambiguous match once).
 func candidateBytes(l *timeline.Lanes) int64 {
-	var n int
-	l.EachMatch(func(m *timeline.Match) { n += cap(m.Candidates) })
-	return int64(n) * int64(unsafe.Sizeof(timeline.NodeID(0)))
+	n := int64(cap(l.CandidateSets)) * int64(unsafe.Sizeof([]timeline.NodeID(nil)))
+	for _, c := range l.CandidateSets {
+		n += int64(cap(c)) * int64(unsafe.Sizeof(timeline.NodeID(0)))
+	}
+	return n
 }
 
 // allocSize rounds a string's length up to the size class the allocator

@@ -21,9 +21,9 @@ var ctx = context.Background()
 // bundle is a small bundle with n reads on one shared object.
 func testBundle(sql string, n int) *bundle.Bundle {
 	tr := &timeline.Trace{ZeroTime: "2026-01-02T03:04:05Z", End: int64(n), Summary: timeline.Summary{Lanes: map[string]int{"read": n}}}
+	tr.Lanes.Objects = []timeline.ObjectName{{Schema: "dbo", Table: "Orders", Index: "PK_Orders"}}
 	for i := 0; i < n; i++ {
-		tr.Lanes.Read = append(tr.Lanes.Read, timeline.PageEvent{T: int64(i), FileID: 1, PageID: uint64(i),
-			Object: &timeline.ObjectName{Schema: "dbo", Table: "Orders", Index: "PK_Orders"}})
+		tr.Lanes.Read = append(tr.Lanes.Read, timeline.PageEvent{T: int64(i), FileID: 1, PageID: uint64(i), Object: 1})
 	}
 	return &bundle.Bundle{Format: bundle.Format, Version: bundle.Version, SQL: sql,
 		Server: bundle.ServerInfo{Database: "QueryReplayDemo"}, Run: bundle.RunInfo{StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
@@ -96,10 +96,10 @@ func TestRestartKeepsTraces(t *testing.T) {
 	if got.Bundle.SQL != "SELECT 2" || len(got.Bundle.Trace.Lanes.Read) != 5 || got.Info.Events != 5 {
 		t.Fatalf("reloaded %+v", got.Info)
 	}
-	// decoded objects are shared again after compaction
-	r := got.Bundle.Trace.Lanes.Read
-	if r[0].Object != r[4].Object {
-		t.Error("object names not shared after load")
+	// decoded objects are shared: one name in the table, every read naming it
+	r, objs := got.Bundle.Trace.Lanes.Read, got.Bundle.Trace.Lanes.Objects
+	if r[0].Object == 0 || r[0].Object != r[4].Object || len(objs) != 1 || objs[0].Table != "Orders" {
+		t.Errorf("object names not shared after load: reads name %d and %d, table %+v", r[0].Object, r[4].Object, objs)
 	}
 }
 
