@@ -128,7 +128,8 @@ func timelinesOf(tr *timeline.Trace, st []timeline.Statement) []*timeline.Trace 
 // copy of a statement's, sharing its stacks), whose frames are the
 // originals' (a Stack's Frames slice is shared, so resolving them here
 // resolves them there), and their page reads and writes (readPageHeaders
-// takes each page once).
+// takes each page once, by its ids: the entries' Object handles name
+// nothing here, each timeline having its own object table).
 func forResolution(all []*timeline.Trace) *timeline.Trace {
 	m := &timeline.Trace{}
 	seen := map[*timeline.StackFrame]bool{}
