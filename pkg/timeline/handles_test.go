@@ -311,3 +311,39 @@ func sameLanes(t *testing.T, a, b *Lanes) {
 		t.Errorf("entries differ:\n got %+v\nwant %+v", sa, sb)
 	}
 }
+
+// TestLaneTablesIntern: one handle per distinct name, whether it comes as
+// the catalog's shared pointer (past the recent cache too) or as another
+// copy, and one per distinct candidate list, copied (the matcher reuses
+// its buffer).
+func TestLaneTablesIntern(t *testing.T) {
+	tb := newLaneTables()
+	names := make([]*ObjectName, 7)
+	for i := range names {
+		names[i] = &ObjectName{Schema: "dbo", Table: "T", Index: string(rune('a' + i))}
+	}
+	first := make([]ObjectRef, len(names))
+	for round := range 3 {
+		for i, o := range names {
+			r := tb.object(o)
+			if round == 0 {
+				first[i] = r
+			} else if r != first[i] {
+				t.Fatalf("round %d: %+v named %d, first %d", round, *o, r, first[i])
+			}
+			if copyRef := tb.object(&ObjectName{Schema: "dbo", Table: "T", Index: o.Index}); copyRef != r {
+				t.Fatalf("a copy of %+v named %d, the shared one %d", *o, copyRef, r)
+			}
+		}
+	}
+	if len(tb.objects) != len(names) || tb.object(nil) != 0 {
+		t.Fatalf("table %+v", tb.objects)
+	}
+	buf := []NodeID{1, 2}
+	a := tb.candidates(buf)
+	buf[0], buf[1] = 3, 4
+	if b := tb.candidates(buf); b == a || tb.candidates([]NodeID{1, 2}) != a || !slices.Equal(tb.sets[a-1], []NodeID{1, 2}) ||
+		tb.candidates(nil) != 0 || len(tb.sets) != 2 {
+		t.Fatalf("candidate table %v", tb.sets)
+	}
+}

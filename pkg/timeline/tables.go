@@ -8,11 +8,16 @@ type laneTables struct {
 	objects []ObjectName
 	byName  map[ObjectName]ObjectRef
 	// byPtr answers for the catalog's shared names (one pointer per
-	// distinct name) without hashing the name's strings, and last for the
-	// runs of page events that name one object: a million page events ask.
-	byPtr   map[*ObjectName]ObjectRef
-	lastPtr *ObjectName
-	lastRef ObjectRef
+	// distinct name) without hashing the name's strings, and recent
+	// before it for the few indexes a run of page events reads (a seek
+	// and its key lookup, two indexes of one scan): a million page events
+	// ask, and a map lookup each cost a sixth of filling the read lane.
+	byPtr  map[*ObjectName]ObjectRef
+	recent [4]struct {
+		ptr *ObjectName
+		ref ObjectRef
+	}
+	nextRecent int
 
 	sets   [][]NodeID
 	bySet  map[string]CandidatesRef
@@ -28,15 +33,18 @@ func (t *laneTables) object(o *ObjectName) ObjectRef {
 	if o == nil {
 		return 0
 	}
-	if o == t.lastPtr {
-		return t.lastRef
+	for i := range t.recent {
+		if t.recent[i].ptr == o {
+			return t.recent[i].ref
+		}
 	}
 	r, ok := t.byPtr[o]
 	if !ok {
 		r = t.name(*o)
 		t.byPtr[o] = r
 	}
-	t.lastPtr, t.lastRef = o, r
+	t.recent[t.nextRecent].ptr, t.recent[t.nextRecent].ref = o, r
+	t.nextRecent = (t.nextRecent + 1) % len(t.recent)
 	return r
 }
 
