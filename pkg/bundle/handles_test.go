@@ -79,7 +79,9 @@ func sameEntries(t *testing.T, what string, tr *timeline.Trace, raw *rawTrace) i
 		m   *timeline.Match
 	}
 	lanes := map[string][]entry{}
-	add := func(lane string, obj timeline.ObjectRef, m *timeline.Match) { lanes[lane] = append(lanes[lane], entry{obj, m}) }
+	add := func(lane string, obj timeline.ObjectRef, m *timeline.Match) {
+		lanes[lane] = append(lanes[lane], entry{obj, m})
+	}
 	for i := range l.Read {
 		add("read", l.Read[i].Object, &l.Read[i].Match)
 	}
