@@ -333,3 +333,76 @@ func TestLiveWatched(t *testing.T) {
 		}
 	}
 }
+
+// RunStream adds no delay of its own: the frame so far goes out as soon as
+// the stream starts (before the trace's first update), each update as soon
+// as it is added, and the finished frame as soon as the trace is stored —
+// nothing waits for a tick, and an unchanged frame is never sent twice.
+// The producer moves on only once the stream carried its update, so the
+// frames are exactly: the empty one, one per update, the finished one.
+func TestLiveStreamSendsAtOnceInOrder(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	got := make(packets, 16)
+	first := make(chan frames.LiveStatus, 1)
+	seen := make(chan frames.LiveStatus, 16)
+	real := d.trace
+	d.trace = func(ctx context.Context, o tracer.Options) (*bundle.Bundle, error) {
+		// the stream's first frame went out before the trace did anything
+		select {
+		case st := <-first:
+			if st.Seq != 0 || st.Done {
+				t.Errorf("first frame %+v, want the empty one", st)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("no frame before the trace's first update")
+		}
+		for seq := 1; seq <= 3; seq++ {
+			o.Live(tracer.LiveUpdate{Seq: seq, Running: seq < 3, Elapsed: time.Duration(seq) * time.Second})
+			select {
+			case st := <-seen:
+				if st.Seq != seq {
+					t.Errorf("after update %d the stream sent %+v", seq, st)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("update %d never reached the stream", seq)
+			}
+		}
+		o.Live = nil // the stored trace only: no updates of its own
+		return real(ctx, o)
+	}
+	path := startLiveQuery(t, d)
+	done := make(chan error, 1)
+	n := 0
+	go func() {
+		done <- d.RunStream(context.Background(), &backend.RunStreamRequest{PluginContext: backend.PluginContext{User: editorUser}, Path: path},
+			backend.NewStreamSender(senderFunc(func(p *backend.StreamPacket) error {
+				if err := got.Send(p); err != nil {
+					return err
+				}
+				st := <-got
+				if n++; n == 1 {
+					first <- st
+				} else {
+					seen <- st
+				}
+				return nil
+			})))
+	}()
+	if err := <-done; err != nil {
+		t.Fatalf("RunStream: %v", err)
+	}
+	// the empty frame, three updates, the finished frame: nothing more
+	if n != 5 {
+		t.Fatalf("%d frames, want 5 (empty, one per update, finished)", n)
+	}
+	last := <-seen
+	if !last.Done || len(last.TraceID) != 32 {
+		t.Fatalf("last frame %+v, want the finished trace", last)
+	}
+}
+
+// senderFunc is a backend.StreamPacketSender from a function.
+type senderFunc func(*backend.StreamPacket) error
+
+func (f senderFunc) Send(p *backend.StreamPacket) error { return f(p) }
