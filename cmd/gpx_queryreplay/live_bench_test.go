@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +83,8 @@ type liveRun struct {
 func measureLive(b *testing.B, h *pluginhost.Host, pctx backend.PluginContext) liveRun {
 	b.Helper()
 	path := startLive(b, h, pctx)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// a bound, not a timing: a loaded machine stretches the paced query
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if _, err := h.SubscribeStream(ctx, pctx, path); err != nil {
 		b.Fatal(err)
@@ -104,6 +106,7 @@ func measureLive(b *testing.B, h *pluginhost.Host, pctx backend.PluginContext) l
 	start := batchStart(got)
 	end := start.Add(batchRoundTrip(b, h, pctx, got[len(got)-1].status.TraceID))
 	r := liveRun{packets: len(got), end: ms(got[len(got)-1].at.Sub(end))}
+	logTimeline(b, got, start, end)
 	for _, a := range got {
 		if a.status.Seq > 0 {
 			r.first, r.firstSub = ms(a.at.Sub(start)), ms(a.at.Sub(subscribed))
@@ -138,6 +141,17 @@ func decodeArrival(b *testing.B, at time.Time, p []byte) arrival {
 		b.Fatal(err)
 	}
 	return arrival{at: at, status: c.Live, events: c.Events}
+}
+
+// logTimeline says where the time went: each packet's arrival after the
+// batch's start, its update, and the batch's end among them.
+func logTimeline(b *testing.B, got []arrival, start, end time.Time) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "batch ran %.0f ms; packets (arrival ms, seq, elapsed ms, events so far, running/done):", ms(end.Sub(start)))
+	for _, a := range got {
+		fmt.Fprintf(&sb, " [%.0f %d %d %d %v/%v]", ms(a.at.Sub(start)), a.status.Seq, a.status.ElapsedMs, a.status.EventsSoFar, a.status.Running, a.status.Done)
+	}
+	b.Log(sb.String())
 }
 
 // batchStart is the earliest arrival of an update less the elapsed time it
