@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func startHost(t *testing.T) *pluginhost.Host {
+func startHost(t testing.TB) *pluginhost.Host {
 	t.Helper()
 	var logs bytes.Buffer
 	h, err := pluginhost.Start(pluginBinary, pluginhost.Options{

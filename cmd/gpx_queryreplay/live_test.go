@@ -29,7 +29,7 @@ const liveSQL = "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Orders AS
 
 // onPacedStandin is onStandin with a stand-in whose queries take the wall
 // time their events say, and the test's own view of it.
-func onPacedStandin(t *testing.T) (*pluginhost.Host, *sql.DB, backend.PluginContext) {
+func onPacedStandin(t testing.TB) (*pluginhost.Host, *sql.DB, backend.PluginContext) {
 	t.Helper()
 	sctx, stop := context.WithCancel(context.Background())
 	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL, PaceToWallClock: true})
@@ -52,7 +52,7 @@ var liveRuns int64
 
 // startLive sends a live trace query and returns its channel path (the
 // part after ds/<uid>/, what Grafana hands the plugin).
-func startLive(t *testing.T, h *pluginhost.Host, pctx backend.PluginContext) string {
+func startLive(t testing.TB, h *pluginhost.Host, pctx backend.PluginContext) string {
 	t.Helper()
 	liveRuns++
 	run := fmt.Sprintf("%d-%016x", time.Now().UnixMilli(), 0x11e0000+liveRuns)
@@ -68,7 +68,7 @@ func startLive(t *testing.T, h *pluginhost.Host, pctx backend.PluginContext) str
 	return strings.TrimPrefix(ch, prefix)
 }
 
-func liveStatus(t *testing.T, packet []byte) frames.LiveStatus {
+func liveStatus(t testing.TB, packet []byte) frames.LiveStatus {
 	t.Helper()
 	var f data.Frame
 	if err := json.Unmarshal(packet, &f); err != nil {

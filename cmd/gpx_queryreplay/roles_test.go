@@ -42,7 +42,7 @@ func as(pctx backend.PluginContext, login, role string) backend.PluginContext {
 	return pctx
 }
 
-func queryOnce(t *testing.T, h *pluginhost.Host, pctx backend.PluginContext, qt, j string) backend.DataResponse {
+func queryOnce(t testing.TB, h *pluginhost.Host, pctx backend.PluginContext, qt, j string) backend.DataResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

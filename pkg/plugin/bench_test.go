@@ -56,7 +56,7 @@ func BenchmarkView1M(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r := d.query(context.Background(), editor, q)
+				r := d.query(context.Background(), editor, q, true)
 				if r.Error != nil {
 					b.Fatal(r.Error)
 				}
@@ -109,7 +109,7 @@ func BenchmarkTrace100k(b *testing.B) {
 		reports = nil
 		mu.Unlock()
 		began := time.Now()
-		r := d.query(context.Background(), editor, query("T", m))
+		r := d.query(context.Background(), editor, query("T", m), true)
 		if r.Error != nil {
 			b.Fatal(r.Error)
 		}

@@ -230,13 +230,14 @@ func openStore(ctx context.Context, ts TraceStoreSettings, uid string, l *slog.L
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
 	who := callerOf(req.PluginContext.User)
+	streams := liveWatched(req)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, q := range req.Queries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := d.guardedQuery(ctx, who, q)
+			r := d.guardedQuery(ctx, who, q, streams)
 			mu.Lock()
 			resp.Responses[q.RefID] = r
 			mu.Unlock()
@@ -250,17 +251,20 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 // query's bug must not take down the plugin process and every other
 // query with it. The query's own deferred cleanup (a trace's DROP EVENT
 // SESSION and ROLLBACK) has run by the time the panic reaches here.
-func (d *Datasource) guardedQuery(ctx context.Context, who caller, q backend.DataQuery) (r backend.DataResponse) {
+func (d *Datasource) guardedQuery(ctx context.Context, who caller, q backend.DataQuery, streams bool) (r backend.DataResponse) {
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("query panicked", "refId", q.RefID, "queryType", q.QueryType, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			r = response(q.RefID, pluginErr(backend.StatusInternal, "the query failed inside the datasource (a bug in QueryReplay; the server log has its stack): %v", p))
 		}
 	}()
-	return d.query(ctx, who, q)
+	return d.query(ctx, who, q, streams)
 }
 
-func (d *Datasource) query(ctx context.Context, who caller, q backend.DataQuery) backend.DataResponse {
+// query answers one query; streams says whether the request's consumer can
+// follow a live channel (liveWatched): without one a live query runs to the
+// end like any trace.
+func (d *Datasource) query(ctx context.Context, who caller, q backend.DataQuery, streams bool) backend.DataResponse {
 	if d.settingsErr != nil {
 		if !isSettingsError(d.settingsErr) { // the connector or the trace store could not be set up
 			return response(q.RefID, pluginErr(backend.StatusInternal, "the datasource could not start: %v", d.settingsErr))
@@ -271,6 +275,7 @@ func (d *Datasource) query(ctx context.Context, who caller, q backend.DataQuery)
 	if err != nil {
 		return response(q.RefID, pluginErr(backend.StatusBadRequest, "%v", err))
 	}
+	m.Live = m.Live && streams
 	var frames backend.DataResponse
 	switch m.QueryType {
 	case QueryTrace:

@@ -129,6 +129,41 @@ func newLiveID() string {
 // LiveChannel is the Grafana Live channel of a live trace.
 func LiveChannel(uid, id string) string { return "ds/" + uid + "/" + livePathPrefix + id }
 
+// Who can follow a live channel. Grafana's alerting engine marks its
+// QueryData requests with the plain header FromAlert (ngalert's
+// models.FromAlertHeaderName, mirrored by the SDK's
+// backend.FromAlertHeaderName), and server-side expressions with
+// X-Grafana-From-Expr (query.HeaderFromExpression in Grafana's
+// pkg/services/query/query.go; @grafana/runtime's DataSourceWithBackend
+// sends it too, and plugins receive HTTP headers as "http_<name>"). Both
+// read only the frames of the response, through the data plane contract
+// (https://grafana.com/developers/dataplane/): nothing subscribes to a
+// channel there, so a live frame would answer with no numbers and register a
+// trace that never runs. grafana-aws-sdk's async datasource
+// (pkg/awsds/asyncDatasource.go) runs such requests synchronously for the
+// same reason; so does a live query here.
+const (
+	headerFromAlert = "FromAlert"
+	headerFromExpr  = "X-Grafana-From-Expr"
+)
+
+// liveWatched tells whether the request's consumer can follow a live
+// channel: not an alert rule, not a server-side expression. Header names
+// are compared without case (Grafana notes FromAlert travels as
+// "Fromalert" once canonicalised).
+func liveWatched(req *backend.QueryDataRequest) bool {
+	for k, v := range req.Headers {
+		name := k
+		if len(name) > len("http_") && strings.EqualFold(name[:len("http_")], "http_") {
+			name = name[len("http_"):]
+		}
+		if (strings.EqualFold(name, headerFromAlert) || strings.EqualFold(name, headerFromExpr)) && !strings.EqualFold(strings.TrimSpace(v), "false") {
+			return false
+		}
+	}
+	return true
+}
+
 // startLive registers a live trace and answers with its first live frame.
 func (d *Datasource) startLive(ctx context.Context, who caller, m Query) (backend.DataResponse, error) {
 	o, err := d.prepare(ctx, m)

@@ -267,3 +267,142 @@ func TestLiveRegistryBounded(t *testing.T) {
 	r := run(t, d, context.Background(), query("A", map[string]any{"queryType": "trace", "sql": hashJoinSQL, "live": true}))["A"]
 	fails(t, r, backend.StatusTooManyRequests, backend.ErrorSourcePlugin, "too many live traces")
 }
+
+// Alert rules and server-side expressions cannot follow a live channel:
+// Grafana marks their requests (FromAlert; X-Grafana-From-Expr, which a
+// plugin receives as http_X-Grafana-From-Expr) and reads only the frames,
+// through the data plane contract. A live trace query from them runs to
+// the end and answers with the finished trace; a live probe still passes
+// the numeric contract; neither registers a live trace.
+func TestLiveIgnoredWithoutStreamConsumer(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	for _, h := range []map[string]string{
+		{"FromAlert": "true"},
+		{"Fromalert": "true"}, // canonicalised on the wire
+		{"http_X-Grafana-From-Expr": "true"},
+		{"X-Grafana-From-Expr": "true"},
+	} {
+		req := &backend.QueryDataRequest{PluginContext: backend.PluginContext{User: editorUser}, Headers: h, Queries: []backend.DataQuery{
+			query("T", map[string]any{"queryType": "trace", "sql": hashJoinSQL, "live": true}),
+			query("P", map[string]any{"queryType": "probe", "sql": hashJoinSQL, "live": true, "metrics": []string{"duration"}}),
+		}}
+		resp, err := d.QueryData(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := ok(t, resp.Responses["T"])
+		for _, fr := range fs {
+			if fr.Meta != nil && fr.Meta.Channel != "" || fr.Name == frames.LiveFrameName {
+				t.Fatalf("%v: a live frame (channel %q) for a request nobody streams", h, fr.Meta.Channel)
+			}
+		}
+		if id := traceIDOf(t, fs); len(id) != 32 {
+			t.Errorf("%v: the trace did not run to the end: trace id %q", h, id)
+		}
+		checkProbeForAlerting(t, ok(t, resp.Responses["P"]), 1)
+		d.lives.mu.Lock()
+		n := len(d.lives.m)
+		d.lives.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%v: %d live traces registered", h, n)
+		}
+	}
+	if s := f.sessions(t); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}
+
+// Only the alerting and expression markers turn live off; a panel's own
+// headers, or the marker set to false, leave it on.
+func TestLiveWatched(t *testing.T) {
+	for _, c := range []struct {
+		h    map[string]string
+		want bool
+	}{
+		{nil, true},
+		{map[string]string{"http_X-Panel-Id": "3", "http_X-Dashboard-Uid": "d"}, true},
+		{map[string]string{"FromAlert": "false"}, true},
+		{map[string]string{"FromAlert": "true"}, false},
+		{map[string]string{"fromalert": ""}, false},
+		{map[string]string{"HTTP_x-grafana-from-expr": "true"}, false},
+		{map[string]string{"http_": "true"}, true},
+	} {
+		if got := liveWatched(&backend.QueryDataRequest{Headers: c.h}); got != c.want {
+			t.Errorf("headers %v: liveWatched %v, want %v", c.h, got, c.want)
+		}
+	}
+}
+
+// RunStream adds no delay of its own: the frame so far goes out as soon as
+// the stream starts (before the trace's first update), each update as soon
+// as it is added, and the finished frame as soon as the trace is stored —
+// nothing waits for a tick, and an unchanged frame is never sent twice.
+// The producer moves on only once the stream carried its update, so the
+// frames are exactly: the empty one, one per update, the finished one.
+func TestLiveStreamSendsAtOnceInOrder(t *testing.T) {
+	f := startStandin(t)
+	d := f.datasource(t, "ds1", nil)
+	got := make(packets, 16)
+	first := make(chan frames.LiveStatus, 1)
+	seen := make(chan frames.LiveStatus, 16)
+	real := d.trace
+	d.trace = func(ctx context.Context, o tracer.Options) (*bundle.Bundle, error) {
+		// the stream's first frame went out before the trace did anything
+		select {
+		case st := <-first:
+			if st.Seq != 0 || st.Done {
+				t.Errorf("first frame %+v, want the empty one", st)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("no frame before the trace's first update")
+		}
+		for seq := 1; seq <= 3; seq++ {
+			o.Live(tracer.LiveUpdate{Seq: seq, Running: seq < 3, Elapsed: time.Duration(seq) * time.Second})
+			select {
+			case st := <-seen:
+				if st.Seq != seq {
+					t.Errorf("after update %d the stream sent %+v", seq, st)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("update %d never reached the stream", seq)
+			}
+		}
+		o.Live = nil // the stored trace only: no updates of its own
+		return real(ctx, o)
+	}
+	path := startLiveQuery(t, d)
+	done := make(chan error, 1)
+	n := 0
+	go func() {
+		done <- d.RunStream(context.Background(), &backend.RunStreamRequest{PluginContext: backend.PluginContext{User: editorUser}, Path: path},
+			backend.NewStreamSender(senderFunc(func(p *backend.StreamPacket) error {
+				if err := got.Send(p); err != nil {
+					return err
+				}
+				st := <-got
+				if n++; n == 1 {
+					first <- st
+				} else {
+					seen <- st
+				}
+				return nil
+			})))
+	}()
+	if err := <-done; err != nil {
+		t.Fatalf("RunStream: %v", err)
+	}
+	// the empty frame, three updates, the finished frame: nothing more
+	if n != 5 {
+		t.Fatalf("%d frames, want 5 (empty, one per update, finished)", n)
+	}
+	last := <-seen
+	if !last.Done || len(last.TraceID) != 32 {
+		t.Fatalf("last frame %+v, want the finished trace", last)
+	}
+}
+
+// senderFunc is a backend.StreamPacketSender from a function.
+type senderFunc func(*backend.StreamPacket) error
+
+func (f senderFunc) Send(p *backend.StreamPacket) error { return f(p) }

@@ -30,6 +30,22 @@ jest.mock('@grafana/ui', () => ({
   ),
 }));
 
+// The scaffolded react-inlinesvg mock drops every prop but src, so a Tooltip
+// hung on an Icon (InlineField's info icon) never hears focus or hover: this
+// one keeps the trigger's ref and handlers, so the real Tooltip opens.
+jest.mock('react-inlinesvg', () => {
+  const { createElement } = jest.requireActual('react');
+  return {
+    __esModule: true,
+    default: (p: Record<string, unknown>) => {
+      const { src, innerRef, onLoad, onError, loader, title, width, height, ...rest } = p;
+      void [onLoad, onError, loader, title, width, height];
+      const testId = String(src).replace(/(.+)\/(.+)\.svg$/, '$2');
+      return createElement('svg', { ...rest, ref: innerRef, 'data-testid': testId, viewBox: '0 0 24 24' });
+    },
+  };
+});
+
 function settings(
   jsonData: ReplayDataSourceOptions,
   secure: Partial<Record<keyof ReplaySecureJsonData, boolean>> = {}
@@ -327,6 +343,49 @@ describe('QueryEditor', () => {
     expect(screen.queryByTestId('code-editor')).toBeNull();
     expect(screen.getByTestId('qr-compare-form')).toHaveTextContent('Trace A');
     expect(screen.getByTestId('qr-compare-form')).toHaveTextContent('Trace B');
+    await act(async () => undefined);
+  });
+
+  it('offers Live for a trace, off by default, and keeps it in the query model', async () => {
+    const { onChange } = editor({ sql: 'SELECT 1' }, datasource({}));
+    const live = document.getElementById('qr-live') as HTMLInputElement;
+    expect(live).not.toBeNull();
+    expect(live).not.toBeChecked();
+    fireEvent.click(live);
+    expect(onChange.mock.lastCall[0]).toMatchObject({ sql: 'SELECT 1', live: true });
+    await act(async () => undefined);
+  });
+
+  it('runs a live trace with Execute: live stays on and the run request is fresh', async () => {
+    const { onChange, onRunQuery } = editor({ sql: 'SELECT 1', live: true }, datasource({}));
+    expect(document.getElementById('qr-live')).toBeChecked();
+    fireEvent.click(document.getElementById('qr-live')!);
+    expect(onChange.mock.lastCall[0].live).toBe(false);
+    fireEvent.click(screen.getByTestId('qr-execute'));
+    expect(onChange.mock.lastCall[0]).toMatchObject({ live: true });
+    expect(onChange.mock.lastCall[0].run).toMatch(/^\d{13}-[0-9a-f]{32}$/);
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+    await act(async () => undefined);
+  });
+
+  it("says in Live's tooltip what it shows and that the finished replay replaces it", async () => {
+    editor({ sql: 'SELECT 1' }, datasource({}));
+    const label = screen.getByText('Live').closest('label')!;
+    const icon = label.querySelector('[data-testid="info-circle"]')!;
+    expect(icon).not.toBeNull();
+    // InlineField hangs its tooltip on the info icon, which also opens it on focus
+    await act(async () => {
+      fireEvent.focus(icon);
+    });
+    const tip = await screen.findByText(/operators' progress/);
+    expect(tip.textContent).toMatch(/pages read and locks/);
+    expect(tip.textContent).toMatch(/finished replay replaces/);
+  });
+
+  it('offers no Live switch for a probe (it runs on schedule, nobody watches it)', async () => {
+    editor({ queryType: 'probe', sql: 'SELECT 1' }, datasource({}));
+    expect(document.getElementById('qr-live')).toBeNull();
+    expect(document.getElementById('qr-callstacks')).not.toBeNull();
     await act(async () => undefined);
   });
 

@@ -109,6 +109,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             dbError={dbError}
             coldCache={coldCacheGate(settings, health)}
             readAhead={readAheadGate(health)}
+            liveOption={mode === 'trace'}
             onChange={onChange}
           />
         </>

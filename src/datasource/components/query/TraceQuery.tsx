@@ -68,6 +68,8 @@ export function TraceOptionsSection(p: {
   dbError: string | null;
   coldCache: OptionGate;
   readAhead: OptionGate;
+  /** Offer the Live switch: trace queries only (a probe runs on schedule, nobody watches it). */
+  liveOption?: boolean;
   onChange: (q: ReplayQuery) => void;
 }) {
   const { query, settings, onChange } = p;
@@ -123,6 +125,15 @@ export function TraceOptionsSection(p: {
       </InlineFieldRow>
       <EventGroups groups={opts.events ?? EVENT_GROUPS} onChange={(events) => setOpts({ events })} />
       <InlineFieldRow>
+        {p.liveOption && (
+          <InlineField label="Live" labelWidth={14} tooltip={LIVE_TOOLTIP}>
+            <InlineSwitch
+              id="qr-live"
+              value={!!query.live}
+              onChange={(e) => onChange({ ...query, live: e.currentTarget.checked })}
+            />
+          </InlineField>
+        )}
         <InlineField
           label="Call stacks"
           labelWidth={14}
@@ -156,6 +167,15 @@ export function TraceOptionsSection(p: {
     </>
   );
 }
+
+/**
+ * What Live does (docs/frames.md §3.14). Alert rules and expressions ignore
+ * it: they run the trace to the end (pkg/plugin/live.go, liveWatched).
+ */
+export const LIVE_TOOLTIP =
+  "Watch the trace while the query runs: the operators' progress (rows so far, reads), pages read and locks taken, " +
+  'about once a second. When the query ends the finished replay replaces the live view. ' +
+  'Alert rules and expressions ignore it and get the finished trace.';
 
 /** A checkbox per optional event group. */
 function EventGroups({ groups, onChange }: { groups: EventGroup[]; onChange: (g: EventGroup[]) => void }) {
