@@ -332,9 +332,10 @@ func (x *execCtx) reread(t *engine.Table, stale []any, where sqlfront.Expr) ([]a
 }
 
 // dmlTick lets other sessions run, and stops on cancel or KILL, every 256
-// rows a modification changes.
+// rows a modification changes, or sooner when another session waits for
+// the latch (latch.go).
 func (x *execCtx) dmlTick(i int) *sqlfront.SQLError {
-	if i%engine.YieldEvery != engine.YieldEvery-1 {
+	if due := x.srv.mu.tick(); !due && i%engine.YieldEvery != engine.YieldEvery-1 {
 		return nil
 	}
 	return x.yield()

@@ -55,8 +55,10 @@
 //     END, DECLARE/SET @var, PRINT, USE, WAITFOR DELAY; sp_executesql
 //     parameters as variables.
 //   - Concurrency and bounds: statements give the server latch up every 256
-//     rows and around network writes and stop on ATTENTION or KILL, so
-//     sessions run side by side; blocking operators hold rows against
+//     rows (after 64 rows or 1 ms when another session waits for it) and
+//     around network writes, and stop on ATTENTION or KILL, so sessions run
+//     side by side; the latch is handed over in arrival order (latch.go),
+//     so a session reading many rows beside a busy one is not starved; blocking operators hold rows against
 //     Options.MaxStatementMemory/MaxStatementRows, past which a statement
 //     fails with Msg 701.
 //   - Errors behave as in SQL Server: compile-time errors (syntax, unknown
@@ -262,8 +264,9 @@
 // PlanNodes), and whatever the engine needs back — locks, pages, events,
 // session state — goes through engine.Exec, never through the engine
 // reaching into this package. Sessions execute side
-// by side (the server latch is given up every 256 rows and around network
-// writes); a statement that needs a lock another transaction holds in an
+// by side (the server latch is given up every 256 rows, sooner when another
+// session waits, and around network writes, and handed over in arrival
+// order); a statement that needs a lock another transaction holds in an
 // incompatible mode waits for it (READ COMMITTED readers for S page or key
 // locks, writers for X key locks; NOLOCK and READ UNCOMMITTED do not wait),
 // with LCK_M_* waits, SET LOCK_TIMEOUT (Msg 1222), cancellation, and

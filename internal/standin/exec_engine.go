@@ -244,6 +244,9 @@ func (x *execCtx) TraceFlag(n int) bool { return x.conn.traceFlag(n) }
 // Yield implements Session.
 func (x *execCtx) Yield() *sqlfront.SQLError { return x.yield() }
 
+// YieldDue implements engine.Session: the latch's turn is over (latch.go).
+func (x *execCtx) YieldDue() bool { return x.srv.mu.tick() }
+
 // StatementLimits implements Session.
 func (x *execCtx) StatementLimits() (maxBytes, maxRows int64) {
 	return x.srv.opts.MaxStatementMemory, x.srv.opts.MaxStatementRows

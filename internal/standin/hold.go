@@ -92,7 +92,7 @@ func (h *Hold) noteWait() { h.waitedOnce.Do(func() { close(h.waited) }) }
 // run waits for the hold's end and then calls end once, on its own
 // goroutine, with the server latch held; Released is closed under the same
 // latch, so a statement the hold blocked cannot finish before it.
-func (h *Hold) run(ctx context.Context, latch *sync.Mutex, o HoldOptions, end func()) {
+func (h *Hold) run(ctx context.Context, latch sync.Locker, o HoldOptions, end func()) {
 	defer func() {
 		latch.Lock()
 		defer latch.Unlock()

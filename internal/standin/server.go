@@ -116,9 +116,10 @@ type Options struct {
 
 // Server is the emulated SQL Server. It implements tds.Handler. All
 // statements of all connections execute under one lock, one at a time:
-// the stand-in emulates results, not concurrency.
+// the stand-in emulates results, not concurrency. The lock is a fair
+// latch (latch.go), handed over in arrival order.
 type Server struct {
-	mu            sync.Mutex
+	mu            latch
 	opts          Options
 	start         time.Time
 	clock         time.Time // event clock of the session holding the latch (clock.go)

@@ -91,6 +91,10 @@ type Session interface {
 	// Yield lets other sessions run and returns an error when the request
 	// was cancelled or the session killed.
 	Yield() *sqlfront.SQLError
+	// YieldDue counts one row of the statement's turn and tells whether
+	// it should yield now, before YieldEvery rows: another session waits
+	// and the turn has lasted long enough.
+	YieldDue() bool
 	// StatementLimits are the memory and rows a statement's blocking
 	// operators may hold (0: the defaults).
 	StatementLimits() (maxBytes, maxRows int64)

@@ -204,12 +204,13 @@ func tupleBytes(t *Tuple) int64 {
 	return n
 }
 
-// tick is called for every row an operator handles: every YieldEvery rows
-// it yields (Exec.Yield: the server gives its latch to other sessions) and
-// stops the statement when the client cancelled or the session was killed.
+// tick is called for every row an operator handles: every YieldEvery rows,
+// or sooner when another session waits (Exec.YieldDue), it yields
+// (Exec.Yield: the server gives its latch to other sessions) and stops the
+// statement when the client cancelled or the session was killed.
 func (r *RunCtx) tick() *sqlfront.SQLError {
 	r.ticks++
-	if r.ticks%YieldEvery != 0 {
+	if due := r.X.YieldDue(); !due && r.ticks%YieldEvery != 0 {
 		return nil
 	}
 	return r.X.Yield()
