@@ -209,14 +209,15 @@ func (c *columnCodec) textCodec() error {
 			if err != nil {
 				return dst, err
 			}
-			u := utf16Units(s)
-			if t.Length != Max && len(u) > t.Length {
-				return dst, fmt.Errorf("string of %d characters is too long for %s", len(u), t)
+			n := utf16Len(s)
+			if t.Length != Max && n > t.Length {
+				return dst, fmt.Errorf("string of %d characters is too long for %s", n, t)
 			}
-			for t.Type == TypeNChar && len(u) < t.Length {
-				u = append(u, ' ')
+			u := appendUTF16(make([]byte, 0, 2*max(n, t.Length)), s)
+			for t.Type == TypeNChar && len(u) < 2*t.Length {
+				u = append(u, ' ', 0)
 			}
-			return appendVarBytes(dst, t.Length == Max, appendUTF16(nil, u)), nil
+			return appendVarBytes(dst, t.Length == Max, u), nil
 		}
 	case TypeVarChar, TypeChar:
 		id := byte(tdsBigVarChar)
@@ -253,7 +254,7 @@ func (c *columnCodec) textCodec() error {
 			if err != nil {
 				return dst, err
 			}
-			return appendPLP(dst, appendUTF16(nil, utf16Units(s))), nil
+			return appendPLP(dst, appendUTF16(nil, s)), nil
 		}
 	}
 	return nil

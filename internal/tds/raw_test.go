@@ -108,7 +108,7 @@ func (c *rawClient) expectClosed() {
 	}
 }
 
-func ucs2(s string) []byte { return appendUTF16(nil, utf16Units(s)) }
+func ucs2(s string) []byte { return appendUTF16(nil, s) }
 
 // buildLogin7 encodes a LOGIN7 message the way clients do.
 func buildLogin7(user, password, database string, packetSize uint32) []byte {

@@ -239,7 +239,7 @@ func (w *resultWriter) SetDatabase(name string) error {
 	if w.err != nil {
 		return w.err
 	}
-	if name == "" || len(utf16Units(name)) > 128 {
+	if name == "" || utf16Len(name) > 128 {
 		return fmt.Errorf("tds: database name %q must be 1-128 characters", name)
 	}
 	tok, err := appendEnvChangeString(nil, envDatabase, name, w.c.sess.Database())
