@@ -3,6 +3,7 @@ package tracer
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,11 @@ import (
 //     Trace returning the finished bundle, live, and base-end-to-bundle-ms
 //     the same without Live (the whole read-back after the end);
 //
+//   - end-step-<step>-ms: for the live trace, from the batch's end to the
+//     Progress report of each step after it (reading events, resolving
+//     names, resolving call stacks and page headers), so the time after the
+//     end is split by step;
+//
 //   - events: the events the trace read.
 //
 //     go test ./pkg/tracer -run '^$' -bench LiveTrace -benchtime 1x
@@ -33,13 +39,22 @@ func BenchmarkLiveTrace(b *testing.B) {
 	base := Options{SQL: query, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups()}
 	var first, endLive, endBase, delays []float64
 	var events int64
+	steps := map[string][]float64{}
 	for i := 0; i < b.N; i++ {
 		var mu sync.Mutex
 		var started, stopped time.Time
+		live := true
+		stepAt := map[string]time.Time{}
 		o := base
 		o.Progress = func(p Progress) {
+			now := time.Now()
 			mu.Lock()
 			defer mu.Unlock()
+			if live && !stopped.IsZero() {
+				if _, ok := stepAt[p.Step]; !ok {
+					stepAt[p.Step] = now
+				}
+			}
 			if p.Step == "running" && started.IsZero() {
 				started = time.Now()
 			}
@@ -64,8 +79,13 @@ func BenchmarkLiveTrace(b *testing.B) {
 		}
 		endLive = append(endLive, float64(time.Since(stopped).Microseconds())/1000)
 		events = got.Result.Events
-
+		mu.Lock()
+		for step, at := range stepAt {
+			steps[step] = append(steps[step], float64(at.Sub(stopped).Microseconds())/1000)
+		}
+		live = false
 		started, stopped = time.Time{}, time.Time{}
+		mu.Unlock()
 		o.Live = nil
 		if _, err := tr.Trace(context.Background(), o); err != nil {
 			b.Fatal(err)
@@ -77,6 +97,9 @@ func BenchmarkLiveTrace(b *testing.B) {
 	b.ReportMetric(median(endLive), "end-to-bundle-ms")
 	b.ReportMetric(median(endBase), "base-end-to-bundle-ms")
 	b.ReportMetric(float64(events), "events")
+	for step, xs := range steps {
+		b.ReportMetric(median(xs), "end-step-"+strings.ReplaceAll(step, " ", "-")+"-ms")
+	}
 }
 
 func median(xs []float64) float64 {
