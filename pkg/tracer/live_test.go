@@ -245,10 +245,14 @@ func TestLiveTraceControlConnectionLost(t *testing.T) {
 }
 
 // TestLiveTraceKeepsThePlanAcrossRollover: with every event group and a
-// 1 MB event file cap the files roll over under the live reads, and the
-// resumed reads miss the tail, the plan with it (seen in the viewer: a
-// finished live replay with no operators). The finished replay must still
-// have its plan and operators: the events are then read again, whole.
+// 1 MB event file cap the files roll over under the live reads. The file
+// the reads resume from rolls away (sys.fn_xe_file_target_read_file then
+// answers Msg 25718, which the reads took for "nothing dispatched yet", so
+// they stopped, the tail and its plan with them: seen in the viewer as a
+// finished live replay with no operators). The reads must go on from the
+// files left, and the finished replay is the one built from the live reads
+// (not a read of everything again, which would lose the events that rolled
+// away after the live reads took them).
 func TestLiveTraceKeepsThePlanAcrossRollover(t *testing.T) {
 	srv := startPacedStandin(t)
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
@@ -260,8 +264,12 @@ func TestLiveTraceKeepsThePlanAcrossRollover(t *testing.T) {
 	if b.Plan == "" || b.Trace == nil || len(b.Trace.Operators) == 0 {
 		t.Fatalf("live trace across a rollover: plan %d bytes, trace %v", len(b.Plan), b.Trace != nil)
 	}
-	if len(rec.all()) < 2 {
-		t.Fatalf("%d live updates", len(rec.all()))
+	ups := rec.all()
+	if len(ups) < 2 {
+		t.Fatalf("%d live updates", len(ups))
+	}
+	if last := ups[len(ups)-1]; last.EventsSoFar != b.Result.Events {
+		t.Fatalf("the live reads took %d events, the finished replay has %d: it was not built from the live reads", last.EventsSoFar, b.Result.Events)
 	}
 	if s := sessions(t, db); len(s) != 0 {
 		t.Fatalf("sessions left: %v", s)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
@@ -43,10 +44,12 @@ import (
 //     https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
 //
 // The events are decoded as they come into the same collector and spool
-// the XML read-back fills, so when the batch ends only the tail (what was
-// dispatched after the last read, flushed by STOP) is left to read, and
-// the finished bundle is the one the XML read-back builds from the same
-// events. A failed or refused read stops that part of the live view and
+// the XML read-back fills, and kept decoded (up to liveKeepBytes) for the
+// timeline's pass, so when the batch ends only the tail (what was
+// dispatched after the last read, flushed by STOP) is left to read and
+// decode, and the finished bundle is the one the XML read-back builds from
+// the same events. When the file the reads resume from has rolled away
+// (the file size cap), the reads go on from the files left. A failed or refused read stops that part of the live view and
 // never fails the trace: when the events could not be read incrementally
 // the read-back after the batch reads them whole, as without Live. Live
 // events come from the event file only: a ring_buffer target, and
@@ -60,6 +63,9 @@ var (
 	// liveFirst is the wait before the first one: the plan and the first
 	// operators reach the view before the first second of events.
 	liveFirst = 500 * time.Millisecond
+	// liveMinGap is the least time between two live reads, so the blocker
+	// sampler gets the control connection in between.
+	liveMinGap = 50 * time.Millisecond
 	// liveQueryTimeout bounds one live read on the control connection.
 	liveQueryTimeout = 30 * time.Second
 )
@@ -68,13 +74,14 @@ const (
 	// maxLiveOperatorRows bounds the rows of one read of
 	// sys.dm_exec_query_profiles (operators × threads).
 	maxLiveOperatorRows = 20000
-	// maxLiveEventRows bounds the event rows of one live read (whole
-	// buffers: it may end past it, at the next buffer's start). The tail
-	// after the batch is read whole.
-	maxLiveEventRows = 10000
 	// maxLivePlanBytes bounds the running plan read once.
 	maxLivePlanBytes = 32 << 20
 )
+
+// liveKeepBytes bounds the decoded events a live trace keeps in memory for
+// the timeline's pass after the batch (estimated, keptSize); past it they
+// are decoded again from the spool, as without Live (a variable for tests).
+var liveKeepBytes int64 = 512 << 20
 
 // liveReader is the live producer of one trace.
 type liveReader struct {
@@ -87,14 +94,20 @@ type liveReader struct {
 	done     chan struct{}
 
 	// the events
-	events     bool // the event file is read incrementally
-	col        *collector
-	spool      *os.File
-	file       string // the last file_name read ("": none yet)
-	offset     int64  // and its file_offset
-	rows       int64  // event rows read so far
-	truncated  bool   // MaxEvents was reached with rows left
-	eventsNote string // why incremental reading stopped
+	events bool // the event file is read incrementally
+	col    *collector
+	spool  *os.File
+	// kept are the events decoded so far, owned copies, for the timeline's
+	// pass after the batch (decoding them again from the spool took most
+	// of the time between the batch's end and the replay); nil once they
+	// passed liveKeepBytes (keptBytes), when the spool serves that pass
+	kept       []xe.Event
+	keptBytes  int64
+	keepOff    bool
+	pos        filePos // the last file_name and file_offset read (file "": none yet)
+	rows       int64   // event rows read so far
+	truncated  bool    // MaxEvents was reached with rows left
+	eventsNote string  // why incremental reading stopped
 	base       time.Time
 	haveBase   bool
 	batchSeen  bool
@@ -175,9 +188,14 @@ func (l *liveReader) loop() {
 		if bad {
 			return
 		}
+		began := time.Now()
 		l.poll()
 		l.send(true)
-		t.Reset(liveInterval)
+		// about once a second from the start of one read to the next: a
+		// read that took longer (a busy server) is followed at once, so
+		// what is left after the batch (the tail) stays near one read's
+		// worth
+		t.Reset(max(liveInterval-time.Since(began), liveMinGap))
 	}
 }
 
@@ -196,7 +214,7 @@ func (l *liveReader) poll() {
 	// busy server that read takes a while, and the progress must not wait
 	// for it (the loop sends the events read after it).
 	l.send(true)
-	if err := l.readEvents(l.ctx, maxLiveEventRows); err != nil {
+	if err := l.readEvents(l.ctx); err != nil {
 		l.stopEvents(err.Error())
 	}
 }
@@ -352,40 +370,58 @@ func planObjects(plan string) map[int]string {
 }
 
 // readEvents reads the events dispatched since the last read into the
-// collector and the spool, and the live events of the next update.
-func (l *liveReader) readEvents(ctx context.Context, tickMax int64) error {
+// collector and the spool, and the live events of the next update. A read
+// takes every row there is (bounded by MaxEvents over the trace): a read
+// stopped early would still have the server send the rest of the result,
+// only for the client to drop it.
+func (l *liveReader) readEvents(ctx context.Context) error {
 	if l.truncated || l.spool == nil {
 		return nil
-	}
-	q := l.r.spec.Marker() + "SELECT file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
-	var args []any
-	if l.file == "" {
-		q += "NULL, NULL)"
-	} else {
-		q += "@p1, @p2)"
-		args = []any{l.file, l.offset}
 	}
 	l.r.ctlMu.Lock()
 	defer l.r.ctlMu.Unlock()
 	qctx, cancel := context.WithTimeout(ctx, liveQueryTimeout)
 	defer cancel()
-	rows, err := l.r.conn.QueryContext(qctx, q, args...)
+	rows, err := l.queryEvents(qctx)
+	if err != nil && isXENoFile(err) && l.pos.file != "" {
+		// The file the reads resume from is gone: the file size cap
+		// (MAX_ROLLOVER_FILES) rolled it away, with any file older than
+		// it, so every file left is newer, none of it read yet. Read them
+		// from the first; what rolled away before it was read is a gap in
+		// event_sequence, counted as lost like any other.
+		l.r.t.log.Warn("live: the event file the reads resume from rolled over; reading the files left from the first")
+		l.pos = filePos{}
+		rows, err = l.queryEvents(qctx)
+	}
 	if err != nil {
 		l.r.noteConnErr(err)
-		if isXENoFile(err) {
+		if isXENoFile(err) && l.pos.file == "" {
 			return nil // nothing dispatched yet
 		}
 		return fmt.Errorf("read events: %w", err)
 	}
 	defer rows.Close()
-	rr := &liveRowsReader{l: l, rows: rows, max: int64(l.r.o.MaxEvents), tickMax: tickMax}
+	rr := &rowsReader{rows: rows, n: l.rows, max: int64(l.r.o.MaxEvents), pos: &l.pos}
 	bad, err := decodeAll(io.TeeReader(rr, l.spool), l.add)
+	l.rows, l.truncated = rr.n, rr.truncated
 	l.col.badRows += bad
 	if err != nil {
 		l.r.noteConnErr(err)
 		return fmt.Errorf("read events: %w", err)
 	}
 	return rows.Close()
+}
+
+// queryEvents reads the event files after the last position read (the
+// whole buffer at it was read: sys.fn_xe_file_target_read_file resumes
+// after initial_offset, and takes initial_file_name and initial_offset
+// both or neither).
+func (l *liveReader) queryEvents(ctx context.Context) (*sql.Rows, error) {
+	q := l.r.spec.Marker() + "SELECT file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
+	if l.pos.file == "" {
+		return l.r.conn.QueryContext(ctx, q+"NULL, NULL)")
+	}
+	return l.r.conn.QueryContext(ctx, q+"@p1, @p2)", l.pos.file, l.pos.offset)
 }
 
 // isXENoFile: the pattern matches no file yet (SQL Server's Msg 25718).
@@ -398,6 +434,7 @@ func isXENoFile(err error) bool {
 // update when it belongs to a lane.
 func (l *liveReader) add(ev *xe.Event) {
 	l.col.add(ev)
+	l.keep(ev)
 	if !l.haveBase || !l.batchSeen && (ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting") {
 		// times count from the batch's start, else from the first event
 		l.base, l.haveBase = ev.Timestamp.Time, true
@@ -415,53 +452,31 @@ func (l *liveReader) add(ev *xe.Event) {
 	l.pending = append(l.pending, e)
 }
 
-// liveRowsReader streams event_data rows to the decoder, noting the file
-// and offset of each row it hands over and stopping at MaxEvents.
-type liveRowsReader struct {
-	l    *liveReader
-	rows *sql.Rows
-	cur  []byte
-	buf  sql.RawBytes
-	max  int64
-	// tickMax bounds the rows of one live read (0: none, for the tail);
-	// n counts them
-	tickMax, n int64
+// keep keeps an owned copy of ev until liveKeepBytes is passed.
+func (l *liveReader) keep(ev *xe.Event) {
+	if l.keepOff {
+		return
+	}
+	l.keptBytes += keptSize(ev)
+	if l.keptBytes > liveKeepBytes {
+		l.kept, l.keepOff = nil, true
+		return
+	}
+	l.kept = append(l.kept, ev.Clone())
 }
 
-func (r *liveRowsReader) Read(p []byte) (int, error) {
-	l := r.l
-	for len(r.cur) == 0 {
-		if r.max > 0 && l.rows >= r.max {
-			if r.rows.Next() {
-				l.truncated = true
-			}
-			return 0, io.EOF
-		}
-		if !r.rows.Next() {
-			if err := r.rows.Err(); err != nil {
-				return 0, fmt.Errorf("read event rows: %w", err)
-			}
-			return 0, io.EOF
-		}
-		var file sql.NullString
-		var offset sql.NullInt64
-		if err := r.rows.Scan(&file, &offset, &r.buf); err != nil {
-			return 0, fmt.Errorf("read event row %d: %w", l.rows+1, err)
-		}
-		if r.tickMax > 0 && r.n >= r.tickMax && (file.String != l.file || offset.Int64 != l.offset) {
-			// enough for one read, at a buffer's start: the next read
-			// resumes after the last buffer taken whole
-			return 0, io.EOF
-		}
-		r.n++
-		l.rows++
-		l.file, l.offset = file.String, offset.Int64
-		r.buf = append(r.buf, '\n')
-		r.cur = r.buf
+// keptSize estimates the memory of a cloned event: its text, and the
+// Event and its Fields and Actions (xe.Event.Clone shares the names).
+func keptSize(ev *xe.Event) int64 {
+	const eventSize, fieldSize = int64(unsafe.Sizeof(xe.Event{})), int64(unsafe.Sizeof(xe.Field{}))
+	n := eventSize + int64(len(ev.Timestamp.Raw)) + fieldSize*int64(len(ev.Fields)+len(ev.Actions))
+	for i := range ev.Fields {
+		n += int64(len(ev.Fields[i].Value.Raw) + len(ev.Fields[i].Value.Text))
 	}
-	n := copy(p, r.cur)
-	r.cur = r.cur[n:]
-	return n, nil
+	for i := range ev.Actions {
+		n += int64(len(ev.Actions[i].Value.Raw) + len(ev.Actions[i].Value.Text))
+	}
+	return n
 }
 
 // stopEvents ends the incremental read: the read-back after the batch
@@ -471,6 +486,7 @@ func (l *liveReader) stopEvents(why string) {
 		return
 	}
 	l.events, l.eventsNote = false, why
+	l.kept, l.keepOff = nil, true
 	l.r.t.log.Info("live: events are read after the batch", "reason", why)
 	l.closeSpool()
 }
@@ -514,7 +530,7 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		return eventsRead{}, false, nil
 	}
 	l.handedOver = true
-	if err := l.readEvents(ctx, 0); err != nil {
+	if err := l.readEvents(ctx); err != nil {
 		if ctx.Err() != nil || l.r.connBad {
 			return eventsRead{}, true, err
 		}
@@ -522,12 +538,23 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		return eventsRead{}, false, nil
 	}
 	if l.col.plans == 0 && !l.truncated {
-		// The plan comes last: a tail without it means the resumed reads
-		// missed events (a rollover file deleted under them), so the
-		// read-back reads every event again, whole, rather than build an
-		// incomplete replay.
+		// Safety net: the plan comes last, so a tail without it means the
+		// resumed reads missed events in a way not understood (a file that
+		// rolled away is handled in readEvents). The read-back reads every
+		// event again, whole, rather than build a replay without operators.
+		l.r.t.log.Warn("live: the live reads did not reach the actual plan; the events are read again, whole", "events", l.rows)
 		l.stopEvents("the live reads did not reach the plan")
 		return eventsRead{}, false, nil
+	}
+	if !l.keepOff {
+		kept := l.kept
+		second := func(fn func(*xe.Event)) error {
+			for i := range kept {
+				fn(&kept[i])
+			}
+			return nil
+		}
+		return eventsRead{col: l.col, second: second, truncated: l.truncated}, true, nil
 	}
 	spool := l.spool
 	second := func(fn func(*xe.Event)) error {
