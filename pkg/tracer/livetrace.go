@@ -120,6 +120,9 @@ type liveReader struct {
 	planTried bool
 	planSent  bool
 	objects   map[int]string // node id → schema.table.index, from the plan
+	// rebinders: node id → the operators that can execute it again (see
+	// planRebinders), from the plan
+	rebinders map[int][]int
 	ops       []OperatorProgress
 	opsOff    bool // sys.dm_exec_query_profiles was refused or failed
 	final     bool // the last update was sent
@@ -313,7 +316,85 @@ func (l *liveReader) readOperators() {
 		ops = append(ops, *op)
 	}
 	sort.Slice(ops, func(i, j int) bool { return ops[i].NodeID < ops[j].NodeID })
+	holdOpen(ops, l.rebinders)
 	l.ops = ops
+}
+
+// holdOpen keeps "running" an operator whose threads have all closed while
+// an operator that can execute it again is running: the inner side of a
+// Nested Loops closes after each outer row and opens again on the next
+// (rebind or rewind), so it is done only when that loop is. rebinders
+// comes from the plan's tree (planRebinders); states are settled from the
+// outermost loop in, so a loop that is itself between executions of an
+// outer one holds its inner side open too.
+func holdOpen(ops []OperatorProgress, rebinders map[int][]int) {
+	if len(rebinders) == 0 {
+		return
+	}
+	at := make(map[int]int, len(ops))
+	for i := range ops {
+		at[ops[i].NodeID] = i
+	}
+	settled := map[int]bool{}
+	var settle func(id, depth int) string
+	settle = func(id, depth int) string {
+		i, ok := at[id]
+		if !ok {
+			return ""
+		}
+		if settled[id] || depth > len(ops) {
+			return ops[i].State
+		}
+		settled[id] = true
+		if ops[i].State == "done" {
+			for _, a := range rebinders[id] {
+				if settle(a, depth+1) == "running" {
+					ops[i].State = "running"
+					break
+				}
+			}
+		}
+		return ops[i].State
+	}
+	for i := range ops {
+		settle(ops[i].NodeID, 0)
+	}
+}
+
+// planRebinders maps each operator of the plan to the operators above it
+// that can execute it again while they run: a Nested Loops for what is
+// under its inner side (every row input after the first), and any
+// operator for a subquery in its expressions (run again per row).
+func planRebinders(p *showplan.Plan) map[int][]int {
+	out := map[int][]int{}
+	for _, st := range p.Statements {
+		for _, op := range st.Operators {
+			if _, ok := out[op.NodeID]; ok {
+				continue
+			}
+			var rb []int
+			for c, a := op, op.Parent; a != nil; c, a = a, a.Parent {
+				if c.InExpression || a.PhysicalOp == "Nested Loops" && !firstRowInput(a, c) {
+					rb = append(rb, a.NodeID)
+				}
+			}
+			if rb != nil {
+				out[op.NodeID] = rb
+			}
+		}
+	}
+	return out
+}
+
+// firstRowInput tells whether c is a's first row input (the outer side of
+// a Nested Loops).
+func firstRowInput(a, c *showplan.Operator) bool {
+	for _, k := range a.Children {
+		if !k.InExpression {
+			return k == c
+		}
+	}
+	return false
 }
 
 // readPlan reads the running plan once; a refusal or a server without the
@@ -340,19 +421,18 @@ func (l *liveReader) readPlan() {
 		return // not running yet: try again
 	}
 	l.planTried, l.plan = true, plan
-	l.objects = planObjects(plan)
+	if p, err := showplan.ParseBytes([]byte(plan)); err == nil {
+		l.objects, l.rebinders = planObjects(p), planRebinders(p)
+	}
 	for i := range l.ops {
 		l.ops[i].Object = l.objects[l.ops[i].NodeID]
 	}
+	holdOpen(l.ops, l.rebinders)
 }
 
 // planObjects names each operator's object (schema.table.index) from the
 // plan's first statement that has the node.
-func planObjects(plan string) map[int]string {
-	p, err := showplan.ParseBytes([]byte(plan))
-	if err != nil {
-		return nil
-	}
+func planObjects(p *showplan.Plan) map[int]string {
 	out := map[int]string{}
 	for _, st := range p.Statements {
 		for _, op := range st.Operators {
