@@ -275,3 +275,37 @@ func TestLiveTraceKeepsThePlanAcrossRollover(t *testing.T) {
 		t.Fatalf("sessions left: %v", s)
 	}
 }
+
+// TestLiveTraceRingBuffer: a session with a ring_buffer target (Managed
+// Instance, whose event_file takes only blob URLs) gets its events live
+// too, from target_data read while the batch runs; each read returns the
+// whole ring, so the events already handed over must not come again.
+func TestLiveTraceRingBuffer(t *testing.T) {
+	srv := startStandinWith(t, standin.Options{PaceToWallClock: true, Persona: "azure-sql-managed-instance"})
+	tr, _, db := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	rec := &liveRecorder{}
+	b, err := tr.Trace(context.Background(), Options{SQL: liveQuery, ClearBufferPool: true, Live: rec.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Run.Target != "ring_buffer" {
+		t.Fatalf("target %q, want a ring_buffer session", b.Run.Target)
+	}
+	var live, running int64
+	for _, u := range rec.all() {
+		n := int64(len(u.Events)) + u.EventsDropped
+		live += n
+		if u.Running {
+			running += n
+		}
+	}
+	if running == 0 {
+		t.Fatal("no event reached a live update while the batch ran")
+	}
+	if live > b.Result.Events {
+		t.Fatalf("the live updates carried %d events, the ring held %d: events came again", live, b.Result.Events)
+	}
+	if s := sessions(t, db); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}

@@ -108,9 +108,17 @@ type liveReader struct {
 	rows       int64   // event rows read so far
 	truncated  bool    // MaxEvents was reached with rows left
 	eventsNote string  // why incremental reading stopped
-	base       time.Time
-	haveBase   bool
-	batchSeen  bool
+	// ring: the session's target is a ring_buffer, whose target_data is
+	// read whole each time; ringSeq is the highest event_sequence taken
+	// from it, ringSeen counts the events taken (the finished bundle is
+	// built from the ring read before STOP, as without Live)
+	ring      bool
+	ringMaps  xe.MapResolver
+	ringSeq   uint64
+	ringSeen  int64
+	base      time.Time
+	haveBase  bool
+	batchSeen bool
 
 	// the next update
 	seq       int
@@ -140,6 +148,13 @@ func (r *run) startLive(ctx context.Context, start time.Time) func() {
 	l := &liveReader{r: r, ctx: context.WithoutCancel(ctx), start: start, stop: make(chan struct{}), done: make(chan struct{})}
 	r.live = l
 	l.events = !r.spec.UsesRingBuffer() && r.o.ReadBack != ReadBackBinary
+	if l.ring = r.spec.UsesRingBuffer(); l.ring {
+		r.ctlMu.Lock()
+		if maps := r.t.mapTable(ctx, r.conn); maps != nil {
+			l.ringMaps = maps
+		}
+		r.ctlMu.Unlock()
+	}
 	if l.events {
 		r.ctlMu.Lock() // the blocker sampler may have begun
 		maps := r.t.mapTable(ctx, r.conn)
@@ -210,13 +225,20 @@ func (l *liveReader) poll() {
 	if !l.planTried {
 		l.readPlan()
 	}
-	if !l.events {
+	if !l.events && !l.ring {
 		return
 	}
 	// The operators' progress goes out before the events are read: on a
 	// busy server that read takes a while, and the progress must not wait
 	// for it (the loop sends the events read after it).
 	l.send(true)
+	if l.ring {
+		if err := l.readRing(); err != nil {
+			l.ring = false
+			l.r.t.log.Info("live: the ring buffer is read after the batch only", "err", err)
+		}
+		return
+	}
 	if err := l.readEvents(l.ctx); err != nil {
 		l.stopEvents(err.Error())
 	}
@@ -504,6 +526,57 @@ func (l *liveReader) queryEvents(ctx context.Context) (*sql.Rows, error) {
 	return l.r.conn.QueryContext(ctx, q+"@p1, @p2)", l.pos.file, l.pos.offset)
 }
 
+// maxLiveRingBytes bounds one live read of the ring_buffer's target_data
+// (the server caps it near 4 MB; sys.dm_xe_session_targets,
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql).
+const maxLiveRingBytes = 64 << 20
+
+// readRing reads the ring_buffer's target_data, which holds every event
+// the ring still has each time, and takes those past the last
+// event_sequence taken (events without one cannot be told apart from those
+// already taken and stay for the finished replay).
+func (l *liveReader) readRing() error {
+	var doc string
+	err := l.query(l.r.ringBufferQuery(), nil, func(rows *sql.Rows) error {
+		var d sql.NullString
+		if err := rows.Scan(&d); err != nil {
+			return err
+		}
+		doc = d.String
+		return errEnough
+	})
+	if err != nil {
+		return fmt.Errorf("read ring buffer: %w", err)
+	}
+	if len(doc) > maxLiveRingBytes {
+		return fmt.Errorf("read ring buffer: target_data of %d bytes is over %d", len(doc), maxLiveRingBytes)
+	}
+	last := l.ringSeq
+	_, err = decodeAll(strings.NewReader(doc), func(ev *xe.Event) {
+		s, ok := eventSequence(ev)
+		if !ok || s <= l.ringSeq {
+			return
+		}
+		last = max(last, s)
+		l.ringSeen++
+		l.pend(ev, l.ringMaps)
+	})
+	l.ringSeq = last
+	if err != nil {
+		return fmt.Errorf("read ring buffer: %w", err)
+	}
+	return nil
+}
+
+// eventSequence is an event's package0.event_sequence action.
+func eventSequence(ev *xe.Event) (uint64, bool) {
+	v, ok := ev.Action("event_sequence")
+	if !ok {
+		return 0, false
+	}
+	return v.Uint()
+}
+
 // isXENoFile: the pattern matches no file yet (SQL Server's Msg 25718).
 func isXENoFile(err error) bool {
 	var se mssql.Error
@@ -515,12 +588,17 @@ func isXENoFile(err error) bool {
 func (l *liveReader) add(ev *xe.Event) {
 	l.col.add(ev)
 	l.keep(ev)
+	l.pend(ev, l.col.maps)
+}
+
+// pend puts ev into the next update when it belongs to a lane.
+func (l *liveReader) pend(ev *xe.Event, maps xe.MapResolver) {
 	if !l.haveBase || !l.batchSeen && (ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting") {
 		// times count from the batch's start, else from the first event
 		l.base, l.haveBase = ev.Timestamp.Time, true
 		l.batchSeen = ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting"
 	}
-	e, ok := liveEvent(ev, l.col.maps)
+	e, ok := liveEvent(ev, maps)
 	if !ok {
 		return
 	}
@@ -587,8 +665,11 @@ func (l *liveReader) send(running bool) {
 	l.seq++
 	u := LiveUpdate{Seq: l.seq, Elapsed: time.Since(l.start), Running: running, Operators: append([]OperatorProgress(nil), l.ops...),
 		Events: l.pending, EventsDropped: l.dropped}
-	if l.col != nil {
+	switch {
+	case l.col != nil:
 		u.EventsSoFar = l.col.events
+	case l.ringSeen > 0:
+		u.EventsSoFar = l.ringSeen
 	}
 	if l.plan != "" && !l.planSent {
 		u.PlanXML, l.planSent = l.plan, true
