@@ -49,12 +49,19 @@ import (
 // dispatched after the last read, flushed by STOP) is left to read and
 // decode, and the finished bundle is the one the XML read-back builds from
 // the same events. When the file the reads resume from has rolled away
-// (the file size cap), the reads go on from the files left. A failed or refused read stops that part of the live view and
-// never fails the trace: when the events could not be read incrementally
-// the read-back after the batch reads them whole, as without Live. Live
-// events come from the event file only: a ring_buffer target, and
-// ReadBackBinary, are read after the batch as before (the live view then
-// has the operators, not the events).
+// (the file size cap), the reads go on from the files left. A failed or
+// refused read stops that part of the live view and never fails the trace:
+// when the events could not be read incrementally the read-back after the
+// batch reads them whole, as without Live.
+//
+// A ring_buffer target (Azure SQL Database, Managed Instance, a login that
+// cannot see the log directory) is read from sys.dm_xe_session_targets'
+// target_data instead, which returns every event the ring still holds each
+// time: the live view takes those past the last event_sequence it took.
+// Its finished replay is built from the ring read before STOP, as without
+// Live (the ring drops its oldest events when full, so the events read
+// live are not kept for it). ReadBackBinary is read after the batch as
+// before (the live view then has the operators, not the events).
 
 // Live reading limits (variables for tests).
 var (
