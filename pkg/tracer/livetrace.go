@@ -722,7 +722,7 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 			}
 			return nil
 		}
-		return eventsRead{col: l.col, second: second, truncated: l.truncated}, true, nil
+		return eventsRead{col: l.col, second: second, truncated: l.truncated, kept: kept}, true, nil
 	}
 	spool := l.spool
 	second := func(fn func(*xe.Event)) error {

@@ -237,6 +237,10 @@ type eventsRead struct {
 	// plan, which comes last, before its first event.
 	second    func(fn func(*xe.Event)) error
 	truncated bool
+	// kept, when set, holds every event decoded already (a live trace's,
+	// livetrace.go): second then goes over it, and the timeline's builders
+	// may share it from two goroutines (they only read events)
+	kept []xe.Event
 }
 
 // readEvents makes the first pass over the events: the binary .xel files
