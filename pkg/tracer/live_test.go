@@ -309,3 +309,29 @@ func TestLiveTraceRingBuffer(t *testing.T) {
 		t.Fatalf("sessions left: %v", s)
 	}
 }
+
+// TestLiveTracePastTheKeepBound: past liveKeepBytes the live reads stop
+// keeping decoded events and the timeline's pass decodes the spool; the
+// bundle is still the one the whole read-back builds from the same events.
+func TestLiveTracePastTheKeepBound(t *testing.T) {
+	defer func(n int64) { liveKeepBytes = n }(liveKeepBytes)
+	liveKeepBytes = 4 << 10 // a few events
+	srv := startPacedStandin(t)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	var again *bundle.Bundle
+	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, Live: (&liveRecorder{}).add,
+		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
+			if err != nil {
+				t.Errorf("read back again: %v", err)
+			}
+			again = b
+		}}}
+	b, err := tr.Trace(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Trace == nil || len(b.Trace.Lanes.Read) == 0 || again == nil {
+		t.Fatalf("live bundle: trace %v, read again %v", b.Trace != nil, again != nil)
+	}
+	sameBundle(t, b, again)
+}
