@@ -3,6 +3,7 @@ package tracer
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,10 @@ import (
 //     the same without Live (the whole read-back after the end);
 //
 //   - query-ms: from the batch's start to its end, live;
+//   - end-step-<step>-ms: for the live trace, from the batch's end to the
+//     Progress report of each step after it (reading events, resolving
+//     names, resolving call stacks and page headers), so the time after the
+//     end is split by step;
 //
 //   - events: the events the trace read.
 //
@@ -38,13 +43,22 @@ func BenchmarkLiveTrace(b *testing.B) {
 	base := Options{SQL: query, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups()}
 	var first, endLive, endBase, delays, ran []float64
 	var events int64
+	steps := map[string][]float64{}
 	for i := 0; i < b.N; i++ {
 		var mu sync.Mutex
 		var started, stopped time.Time
+		live := true
+		stepAt := map[string]time.Time{}
 		o := base
 		o.Progress = func(p Progress) {
+			now := time.Now()
 			mu.Lock()
 			defer mu.Unlock()
+			if live && !stopped.IsZero() {
+				if _, ok := stepAt[p.Step]; !ok {
+					stepAt[p.Step] = now
+				}
+			}
 			if p.Step == "running" && started.IsZero() {
 				started = time.Now()
 			}
@@ -70,8 +84,13 @@ func BenchmarkLiveTrace(b *testing.B) {
 		endLive = append(endLive, float64(time.Since(stopped).Microseconds())/1000)
 		ran = append(ran, float64(stopped.Sub(started).Microseconds())/1000)
 		events = got.Result.Events
-
+		mu.Lock()
+		for step, at := range stepAt {
+			steps[step] = append(steps[step], float64(at.Sub(stopped).Microseconds())/1000)
+		}
+		live = false
 		started, stopped = time.Time{}, time.Time{}
+		mu.Unlock()
 		o.Live = nil
 		if _, err := tr.Trace(context.Background(), o); err != nil {
 			b.Fatal(err)
@@ -84,6 +103,9 @@ func BenchmarkLiveTrace(b *testing.B) {
 	b.ReportMetric(median(endBase), "base-end-to-bundle-ms")
 	b.ReportMetric(median(ran), "query-ms")
 	b.ReportMetric(float64(events), "events")
+	for step, xs := range steps {
+		b.ReportMetric(median(xs), "end-step-"+strings.ReplaceAll(step, " ", "-")+"-ms")
+	}
 }
 
 func median(xs []float64) float64 {

@@ -245,10 +245,14 @@ func TestLiveTraceControlConnectionLost(t *testing.T) {
 }
 
 // TestLiveTraceKeepsThePlanAcrossRollover: with every event group and a
-// 1 MB event file cap the files roll over under the live reads, and the
-// resumed reads miss the tail, the plan with it (seen in the viewer: a
-// finished live replay with no operators). The finished replay must still
-// have its plan and operators: the events are then read again, whole.
+// 1 MB event file cap the files roll over under the live reads. The file
+// the reads resume from rolls away (sys.fn_xe_file_target_read_file then
+// answers Msg 25718, which the reads took for "nothing dispatched yet", so
+// they stopped, the tail and its plan with them: seen in the viewer as a
+// finished live replay with no operators). The reads must go on from the
+// files left, and the finished replay is the one built from the live reads
+// (not a read of everything again, which would lose the events that rolled
+// away after the live reads took them).
 func TestLiveTraceKeepsThePlanAcrossRollover(t *testing.T) {
 	srv := startPacedStandin(t)
 	tr, _, db := newTracer(t, srv.dsn, Policy{})
@@ -260,10 +264,74 @@ func TestLiveTraceKeepsThePlanAcrossRollover(t *testing.T) {
 	if b.Plan == "" || b.Trace == nil || len(b.Trace.Operators) == 0 {
 		t.Fatalf("live trace across a rollover: plan %d bytes, trace %v", len(b.Plan), b.Trace != nil)
 	}
-	if len(rec.all()) < 2 {
-		t.Fatalf("%d live updates", len(rec.all()))
+	ups := rec.all()
+	if len(ups) < 2 {
+		t.Fatalf("%d live updates", len(ups))
+	}
+	if last := ups[len(ups)-1]; last.EventsSoFar != b.Result.Events {
+		t.Fatalf("the live reads took %d events, the finished replay has %d: it was not built from the live reads", last.EventsSoFar, b.Result.Events)
 	}
 	if s := sessions(t, db); len(s) != 0 {
 		t.Fatalf("sessions left: %v", s)
 	}
+}
+
+// TestLiveTraceRingBuffer: a session with a ring_buffer target (Managed
+// Instance, whose event_file takes only blob URLs) gets its events live
+// too, from target_data read while the batch runs; each read returns the
+// whole ring, so the events already handed over must not come again.
+func TestLiveTraceRingBuffer(t *testing.T) {
+	srv := startStandinWith(t, standin.Options{PaceToWallClock: true, Persona: "azure-sql-managed-instance"})
+	tr, _, db := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	rec := &liveRecorder{}
+	b, err := tr.Trace(context.Background(), Options{SQL: liveQuery, ClearBufferPool: true, Live: rec.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Run.Target != "ring_buffer" {
+		t.Fatalf("target %q, want a ring_buffer session", b.Run.Target)
+	}
+	var live, running int64
+	for _, u := range rec.all() {
+		n := int64(len(u.Events)) + u.EventsDropped
+		live += n
+		if u.Running {
+			running += n
+		}
+	}
+	if running == 0 {
+		t.Fatal("no event reached a live update while the batch ran")
+	}
+	if live > b.Result.Events {
+		t.Fatalf("the live updates carried %d events, the ring held %d: events came again", live, b.Result.Events)
+	}
+	if s := sessions(t, db); len(s) != 0 {
+		t.Fatalf("sessions left: %v", s)
+	}
+}
+
+// TestLiveTracePastTheKeepBound: past liveKeepBytes the live reads stop
+// keeping decoded events and the timeline's pass decodes the spool; the
+// bundle is still the one the whole read-back builds from the same events.
+func TestLiveTracePastTheKeepBound(t *testing.T) {
+	defer func(n int64) { liveKeepBytes = n }(liveKeepBytes)
+	liveKeepBytes = 4 << 10 // a few events
+	srv := startPacedStandin(t)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	var again *bundle.Bundle
+	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, Live: (&liveRecorder{}).add,
+		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
+			if err != nil {
+				t.Errorf("read back again: %v", err)
+			}
+			again = b
+		}}}
+	b, err := tr.Trace(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Trace == nil || len(b.Trace.Lanes.Read) == 0 || again == nil {
+		t.Fatalf("live bundle: trace %v, read again %v", b.Trace != nil, again != nil)
+	}
+	sameBundle(t, b, again)
 }

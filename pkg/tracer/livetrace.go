@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
@@ -43,15 +44,24 @@ import (
 //     https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
 //
 // The events are decoded as they come into the same collector and spool
-// the XML read-back fills, so when the batch ends only the tail (what was
-// dispatched after the last read, flushed by STOP) is left to read, and
-// the finished bundle is the one the XML read-back builds from the same
-// events. A failed or refused read stops that part of the live view and
-// never fails the trace: when the events could not be read incrementally
-// the read-back after the batch reads them whole, as without Live. Live
-// events come from the event file only: a ring_buffer target, and
-// ReadBackBinary, are read after the batch as before (the live view then
-// has the operators, not the events).
+// the XML read-back fills, and kept decoded (up to liveKeepBytes) for the
+// timeline's pass, so when the batch ends only the tail (what was
+// dispatched after the last read, flushed by STOP) is left to read and
+// decode, and the finished bundle is the one the XML read-back builds from
+// the same events. When the file the reads resume from has rolled away
+// (the file size cap), the reads go on from the files left. A failed or
+// refused read stops that part of the live view and never fails the trace:
+// when the events could not be read incrementally the read-back after the
+// batch reads them whole, as without Live.
+//
+// A ring_buffer target (Azure SQL Database, Managed Instance, a login that
+// cannot see the log directory) is read from sys.dm_xe_session_targets'
+// target_data instead, which returns every event the ring still holds each
+// time: the live view takes those past the last event_sequence it took.
+// Its finished replay is built from the ring read before STOP, as without
+// Live (the ring drops its oldest events when full, so the events read
+// live are not kept for it). ReadBackBinary is read after the batch as
+// before (the live view then has the operators, not the events).
 
 // Live reading limits (variables for tests).
 var (
@@ -60,6 +70,9 @@ var (
 	// liveFirst is the wait before the first one: the plan and the first
 	// operators reach the view before the first second of events.
 	liveFirst = 500 * time.Millisecond
+	// liveMinGap is the least time between two live reads, so the blocker
+	// sampler gets the control connection in between.
+	liveMinGap = 50 * time.Millisecond
 	// liveQueryTimeout bounds one live read on the control connection.
 	liveQueryTimeout = 30 * time.Second
 )
@@ -68,13 +81,14 @@ const (
 	// maxLiveOperatorRows bounds the rows of one read of
 	// sys.dm_exec_query_profiles (operators × threads).
 	maxLiveOperatorRows = 20000
-	// maxLiveEventRows bounds the event rows of one live read (whole
-	// buffers: it may end past it, at the next buffer's start). The tail
-	// after the batch is read whole.
-	maxLiveEventRows = 10000
 	// maxLivePlanBytes bounds the running plan read once.
 	maxLivePlanBytes = 32 << 20
 )
+
+// liveKeepBytes bounds the decoded events a live trace keeps in memory for
+// the timeline's pass after the batch (estimated, keptSize); past it they
+// are decoded again from the spool, as without Live (a variable for tests).
+var liveKeepBytes int64 = 512 << 20
 
 // liveReader is the live producer of one trace.
 type liveReader struct {
@@ -87,17 +101,31 @@ type liveReader struct {
 	done     chan struct{}
 
 	// the events
-	events     bool // the event file is read incrementally
-	col        *collector
-	spool      *os.File
-	file       string // the last file_name read ("": none yet)
-	offset     int64  // and its file_offset
-	rows       int64  // event rows read so far
-	truncated  bool   // MaxEvents was reached with rows left
-	eventsNote string // why incremental reading stopped
-	base       time.Time
-	haveBase   bool
-	batchSeen  bool
+	events bool // the event file is read incrementally
+	col    *collector
+	spool  *os.File
+	// kept are the events decoded so far, owned copies, for the timeline's
+	// pass after the batch (decoding them again from the spool took most
+	// of the time between the batch's end and the replay); nil once they
+	// passed liveKeepBytes (keptBytes), when the spool serves that pass
+	kept       []xe.Event
+	keptBytes  int64
+	keepOff    bool
+	pos        filePos // the last file_name and file_offset read (file "": none yet)
+	rows       int64   // event rows read so far
+	truncated  bool    // MaxEvents was reached with rows left
+	eventsNote string  // why incremental reading stopped
+	// ring: the session's target is a ring_buffer, whose target_data is
+	// read whole each time; ringSeq is the highest event_sequence taken
+	// from it, ringSeen counts the events taken (the finished bundle is
+	// built from the ring read before STOP, as without Live)
+	ring      bool
+	ringMaps  xe.MapResolver
+	ringSeq   uint64
+	ringSeen  int64
+	base      time.Time
+	haveBase  bool
+	batchSeen bool
 
 	// the next update
 	seq       int
@@ -107,6 +135,9 @@ type liveReader struct {
 	planTried bool
 	planSent  bool
 	objects   map[int]string // node id → schema.table.index, from the plan
+	// rebinders: node id → the operators that can execute it again (see
+	// planRebinders), from the plan
+	rebinders map[int][]int
 	ops       []OperatorProgress
 	opsOff    bool // sys.dm_exec_query_profiles was refused or failed
 	final     bool // the last update was sent
@@ -124,6 +155,13 @@ func (r *run) startLive(ctx context.Context, start time.Time) func() {
 	l := &liveReader{r: r, ctx: context.WithoutCancel(ctx), start: start, stop: make(chan struct{}), done: make(chan struct{})}
 	r.live = l
 	l.events = !r.spec.UsesRingBuffer() && r.o.ReadBack != ReadBackBinary
+	if l.ring = r.spec.UsesRingBuffer(); l.ring {
+		r.ctlMu.Lock()
+		if maps := r.t.mapTable(ctx, r.conn); maps != nil {
+			l.ringMaps = maps
+		}
+		r.ctlMu.Unlock()
+	}
 	if l.events {
 		r.ctlMu.Lock() // the blocker sampler may have begun
 		maps := r.t.mapTable(ctx, r.conn)
@@ -175,9 +213,14 @@ func (l *liveReader) loop() {
 		if bad {
 			return
 		}
+		began := time.Now()
 		l.poll()
 		l.send(true)
-		t.Reset(liveInterval)
+		// about once a second from the start of one read to the next: a
+		// read that took longer (a busy server) is followed at once, so
+		// what is left after the batch (the tail) stays near one read's
+		// worth
+		t.Reset(max(liveInterval-time.Since(began), liveMinGap))
 	}
 }
 
@@ -189,14 +232,21 @@ func (l *liveReader) poll() {
 	if !l.planTried {
 		l.readPlan()
 	}
-	if !l.events {
+	if !l.events && !l.ring {
 		return
 	}
 	// The operators' progress goes out before the events are read: on a
 	// busy server that read takes a while, and the progress must not wait
 	// for it (the loop sends the events read after it).
 	l.send(true)
-	if err := l.readEvents(l.ctx, maxLiveEventRows); err != nil {
+	if l.ring {
+		if err := l.readRing(); err != nil {
+			l.ring = false
+			l.r.t.log.Info("live: the ring buffer is read after the batch only", "err", err)
+		}
+		return
+	}
+	if err := l.readEvents(l.ctx); err != nil {
 		l.stopEvents(err.Error())
 	}
 }
@@ -295,7 +345,85 @@ func (l *liveReader) readOperators() {
 		ops = append(ops, *op)
 	}
 	sort.Slice(ops, func(i, j int) bool { return ops[i].NodeID < ops[j].NodeID })
+	holdOpen(ops, l.rebinders)
 	l.ops = ops
+}
+
+// holdOpen keeps "running" an operator whose threads have all closed while
+// an operator that can execute it again is running: the inner side of a
+// Nested Loops closes after each outer row and opens again on the next
+// (rebind or rewind), so it is done only when that loop is. rebinders
+// comes from the plan's tree (planRebinders); states are settled from the
+// outermost loop in, so a loop that is itself between executions of an
+// outer one holds its inner side open too.
+func holdOpen(ops []OperatorProgress, rebinders map[int][]int) {
+	if len(rebinders) == 0 {
+		return
+	}
+	at := make(map[int]int, len(ops))
+	for i := range ops {
+		at[ops[i].NodeID] = i
+	}
+	settled := map[int]bool{}
+	var settle func(id, depth int) string
+	settle = func(id, depth int) string {
+		i, ok := at[id]
+		if !ok {
+			return ""
+		}
+		if settled[id] || depth > len(ops) {
+			return ops[i].State
+		}
+		settled[id] = true
+		if ops[i].State == "done" {
+			for _, a := range rebinders[id] {
+				if settle(a, depth+1) == "running" {
+					ops[i].State = "running"
+					break
+				}
+			}
+		}
+		return ops[i].State
+	}
+	for i := range ops {
+		settle(ops[i].NodeID, 0)
+	}
+}
+
+// planRebinders maps each operator of the plan to the operators above it
+// that can execute it again while they run: a Nested Loops for what is
+// under its inner side (every row input after the first), and any
+// operator for a subquery in its expressions (run again per row).
+func planRebinders(p *showplan.Plan) map[int][]int {
+	out := map[int][]int{}
+	for _, st := range p.Statements {
+		for _, op := range st.Operators {
+			if _, ok := out[op.NodeID]; ok {
+				continue
+			}
+			var rb []int
+			for c, a := op, op.Parent; a != nil; c, a = a, a.Parent {
+				if c.InExpression || a.PhysicalOp == "Nested Loops" && !firstRowInput(a, c) {
+					rb = append(rb, a.NodeID)
+				}
+			}
+			if rb != nil {
+				out[op.NodeID] = rb
+			}
+		}
+	}
+	return out
+}
+
+// firstRowInput tells whether c is a's first row input (the outer side of
+// a Nested Loops).
+func firstRowInput(a, c *showplan.Operator) bool {
+	for _, k := range a.Children {
+		if !k.InExpression {
+			return k == c
+		}
+	}
+	return false
 }
 
 // readPlan reads the running plan once; a refusal or a server without the
@@ -322,19 +450,18 @@ func (l *liveReader) readPlan() {
 		return // not running yet: try again
 	}
 	l.planTried, l.plan = true, plan
-	l.objects = planObjects(plan)
+	if p, err := showplan.ParseBytes([]byte(plan)); err == nil {
+		l.objects, l.rebinders = planObjects(p), planRebinders(p)
+	}
 	for i := range l.ops {
 		l.ops[i].Object = l.objects[l.ops[i].NodeID]
 	}
+	holdOpen(l.ops, l.rebinders)
 }
 
 // planObjects names each operator's object (schema.table.index) from the
 // plan's first statement that has the node.
-func planObjects(plan string) map[int]string {
-	p, err := showplan.ParseBytes([]byte(plan))
-	if err != nil {
-		return nil
-	}
+func planObjects(p *showplan.Plan) map[int]string {
 	out := map[int]string{}
 	for _, st := range p.Statements {
 		for _, op := range st.Operators {
@@ -352,40 +479,109 @@ func planObjects(plan string) map[int]string {
 }
 
 // readEvents reads the events dispatched since the last read into the
-// collector and the spool, and the live events of the next update.
-func (l *liveReader) readEvents(ctx context.Context, tickMax int64) error {
+// collector and the spool, and the live events of the next update. A read
+// takes every row there is (bounded by MaxEvents over the trace): a read
+// stopped early would still have the server send the rest of the result,
+// only for the client to drop it.
+func (l *liveReader) readEvents(ctx context.Context) error {
 	if l.truncated || l.spool == nil {
 		return nil
-	}
-	q := l.r.spec.Marker() + "SELECT file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
-	var args []any
-	if l.file == "" {
-		q += "NULL, NULL)"
-	} else {
-		q += "@p1, @p2)"
-		args = []any{l.file, l.offset}
 	}
 	l.r.ctlMu.Lock()
 	defer l.r.ctlMu.Unlock()
 	qctx, cancel := context.WithTimeout(ctx, liveQueryTimeout)
 	defer cancel()
-	rows, err := l.r.conn.QueryContext(qctx, q, args...)
+	rows, err := l.queryEvents(qctx)
+	if err != nil && isXENoFile(err) && l.pos.file != "" {
+		// The file the reads resume from is gone: the file size cap
+		// (MAX_ROLLOVER_FILES) rolled it away, with any file older than
+		// it, so every file left is newer, none of it read yet. Read them
+		// from the first; what rolled away before it was read is a gap in
+		// event_sequence, counted as lost like any other.
+		l.r.t.log.Warn("live: the event file the reads resume from rolled over; reading the files left from the first")
+		l.pos = filePos{}
+		rows, err = l.queryEvents(qctx)
+	}
 	if err != nil {
 		l.r.noteConnErr(err)
-		if isXENoFile(err) {
+		if isXENoFile(err) && l.pos.file == "" {
 			return nil // nothing dispatched yet
 		}
 		return fmt.Errorf("read events: %w", err)
 	}
 	defer rows.Close()
-	rr := &liveRowsReader{l: l, rows: rows, max: int64(l.r.o.MaxEvents), tickMax: tickMax}
+	rr := &rowsReader{rows: rows, n: l.rows, max: int64(l.r.o.MaxEvents), pos: &l.pos}
 	bad, err := decodeAll(io.TeeReader(rr, l.spool), l.add)
+	l.rows, l.truncated = rr.n, rr.truncated
 	l.col.badRows += bad
 	if err != nil {
 		l.r.noteConnErr(err)
 		return fmt.Errorf("read events: %w", err)
 	}
 	return rows.Close()
+}
+
+// queryEvents reads the event files after the last position read (the
+// whole buffer at it was read: sys.fn_xe_file_target_read_file resumes
+// after initial_offset, and takes initial_file_name and initial_offset
+// both or neither).
+func (l *liveReader) queryEvents(ctx context.Context) (*sql.Rows, error) {
+	q := l.r.spec.Marker() + "SELECT file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
+	if l.pos.file == "" {
+		return l.r.conn.QueryContext(ctx, q+"NULL, NULL)")
+	}
+	return l.r.conn.QueryContext(ctx, q+"@p1, @p2)", l.pos.file, l.pos.offset)
+}
+
+// maxLiveRingBytes bounds one live read of the ring_buffer's target_data
+// (the server caps it near 4 MB; sys.dm_xe_session_targets,
+// https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql).
+const maxLiveRingBytes = 64 << 20
+
+// readRing reads the ring_buffer's target_data, which holds every event
+// the ring still has each time, and takes those past the last
+// event_sequence taken (events without one cannot be told apart from those
+// already taken and stay for the finished replay).
+func (l *liveReader) readRing() error {
+	var doc string
+	err := l.query(l.r.ringBufferQuery(), nil, func(rows *sql.Rows) error {
+		var d sql.NullString
+		if err := rows.Scan(&d); err != nil {
+			return err
+		}
+		doc = d.String
+		return errEnough
+	})
+	if err != nil {
+		return fmt.Errorf("read ring buffer: %w", err)
+	}
+	if len(doc) > maxLiveRingBytes {
+		return fmt.Errorf("read ring buffer: target_data of %d bytes is over %d", len(doc), maxLiveRingBytes)
+	}
+	last := l.ringSeq
+	_, err = decodeAll(strings.NewReader(doc), func(ev *xe.Event) {
+		s, ok := eventSequence(ev)
+		if !ok || s <= l.ringSeq {
+			return
+		}
+		last = max(last, s)
+		l.ringSeen++
+		l.pend(ev, l.ringMaps)
+	})
+	l.ringSeq = last
+	if err != nil {
+		return fmt.Errorf("read ring buffer: %w", err)
+	}
+	return nil
+}
+
+// eventSequence is an event's package0.event_sequence action.
+func eventSequence(ev *xe.Event) (uint64, bool) {
+	v, ok := ev.Action("event_sequence")
+	if !ok {
+		return 0, false
+	}
+	return v.Uint()
 }
 
 // isXENoFile: the pattern matches no file yet (SQL Server's Msg 25718).
@@ -398,12 +594,18 @@ func isXENoFile(err error) bool {
 // update when it belongs to a lane.
 func (l *liveReader) add(ev *xe.Event) {
 	l.col.add(ev)
+	l.keep(ev)
+	l.pend(ev, l.col.maps)
+}
+
+// pend puts ev into the next update when it belongs to a lane.
+func (l *liveReader) pend(ev *xe.Event, maps xe.MapResolver) {
 	if !l.haveBase || !l.batchSeen && (ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting") {
 		// times count from the batch's start, else from the first event
 		l.base, l.haveBase = ev.Timestamp.Time, true
 		l.batchSeen = ev.Name == "sql_batch_starting" || ev.Name == "rpc_starting"
 	}
-	e, ok := liveEvent(ev, l.col.maps)
+	e, ok := liveEvent(ev, maps)
 	if !ok {
 		return
 	}
@@ -415,53 +617,31 @@ func (l *liveReader) add(ev *xe.Event) {
 	l.pending = append(l.pending, e)
 }
 
-// liveRowsReader streams event_data rows to the decoder, noting the file
-// and offset of each row it hands over and stopping at MaxEvents.
-type liveRowsReader struct {
-	l    *liveReader
-	rows *sql.Rows
-	cur  []byte
-	buf  sql.RawBytes
-	max  int64
-	// tickMax bounds the rows of one live read (0: none, for the tail);
-	// n counts them
-	tickMax, n int64
+// keep keeps an owned copy of ev until liveKeepBytes is passed.
+func (l *liveReader) keep(ev *xe.Event) {
+	if l.keepOff {
+		return
+	}
+	l.keptBytes += keptSize(ev)
+	if l.keptBytes > liveKeepBytes {
+		l.kept, l.keepOff = nil, true
+		return
+	}
+	l.kept = append(l.kept, ev.Clone())
 }
 
-func (r *liveRowsReader) Read(p []byte) (int, error) {
-	l := r.l
-	for len(r.cur) == 0 {
-		if r.max > 0 && l.rows >= r.max {
-			if r.rows.Next() {
-				l.truncated = true
-			}
-			return 0, io.EOF
-		}
-		if !r.rows.Next() {
-			if err := r.rows.Err(); err != nil {
-				return 0, fmt.Errorf("read event rows: %w", err)
-			}
-			return 0, io.EOF
-		}
-		var file sql.NullString
-		var offset sql.NullInt64
-		if err := r.rows.Scan(&file, &offset, &r.buf); err != nil {
-			return 0, fmt.Errorf("read event row %d: %w", l.rows+1, err)
-		}
-		if r.tickMax > 0 && r.n >= r.tickMax && (file.String != l.file || offset.Int64 != l.offset) {
-			// enough for one read, at a buffer's start: the next read
-			// resumes after the last buffer taken whole
-			return 0, io.EOF
-		}
-		r.n++
-		l.rows++
-		l.file, l.offset = file.String, offset.Int64
-		r.buf = append(r.buf, '\n')
-		r.cur = r.buf
+// keptSize estimates the memory of a cloned event: its text, and the
+// Event and its Fields and Actions (xe.Event.Clone shares the names).
+func keptSize(ev *xe.Event) int64 {
+	const eventSize, fieldSize = int64(unsafe.Sizeof(xe.Event{})), int64(unsafe.Sizeof(xe.Field{}))
+	n := eventSize + int64(len(ev.Timestamp.Raw)) + fieldSize*int64(len(ev.Fields)+len(ev.Actions))
+	for i := range ev.Fields {
+		n += int64(len(ev.Fields[i].Value.Raw) + len(ev.Fields[i].Value.Text))
 	}
-	n := copy(p, r.cur)
-	r.cur = r.cur[n:]
-	return n, nil
+	for i := range ev.Actions {
+		n += int64(len(ev.Actions[i].Value.Raw) + len(ev.Actions[i].Value.Text))
+	}
+	return n
 }
 
 // stopEvents ends the incremental read: the read-back after the batch
@@ -471,6 +651,7 @@ func (l *liveReader) stopEvents(why string) {
 		return
 	}
 	l.events, l.eventsNote = false, why
+	l.kept, l.keepOff = nil, true
 	l.r.t.log.Info("live: events are read after the batch", "reason", why)
 	l.closeSpool()
 }
@@ -491,8 +672,11 @@ func (l *liveReader) send(running bool) {
 	l.seq++
 	u := LiveUpdate{Seq: l.seq, Elapsed: time.Since(l.start), Running: running, Operators: append([]OperatorProgress(nil), l.ops...),
 		Events: l.pending, EventsDropped: l.dropped}
-	if l.col != nil {
+	switch {
+	case l.col != nil:
 		u.EventsSoFar = l.col.events
+	case l.ringSeen > 0:
+		u.EventsSoFar = l.ringSeen
 	}
 	if l.plan != "" && !l.planSent {
 		u.PlanXML, l.planSent = l.plan, true
@@ -514,7 +698,7 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		return eventsRead{}, false, nil
 	}
 	l.handedOver = true
-	if err := l.readEvents(ctx, 0); err != nil {
+	if err := l.readEvents(ctx); err != nil {
 		if ctx.Err() != nil || l.r.connBad {
 			return eventsRead{}, true, err
 		}
@@ -522,12 +706,23 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		return eventsRead{}, false, nil
 	}
 	if l.col.plans == 0 && !l.truncated {
-		// The plan comes last: a tail without it means the resumed reads
-		// missed events (a rollover file deleted under them), so the
-		// read-back reads every event again, whole, rather than build an
-		// incomplete replay.
+		// Safety net: the plan comes last, so a tail without it means the
+		// resumed reads missed events in a way not understood (a file that
+		// rolled away is handled in readEvents). The read-back reads every
+		// event again, whole, rather than build a replay without operators.
+		l.r.t.log.Warn("live: the live reads did not reach the actual plan; the events are read again, whole", "events", l.rows)
 		l.stopEvents("the live reads did not reach the plan")
 		return eventsRead{}, false, nil
+	}
+	if !l.keepOff {
+		kept := l.kept
+		second := func(fn func(*xe.Event)) error {
+			for i := range kept {
+				fn(&kept[i])
+			}
+			return nil
+		}
+		return eventsRead{col: l.col, second: second, truncated: l.truncated, kept: kept}, true, nil
 	}
 	spool := l.spool
 	second := func(fn func(*xe.Event)) error {

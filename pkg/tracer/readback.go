@@ -18,14 +18,29 @@ import (
 )
 
 // rowsReader turns the event_data column of a result set into one stream of
-// <event> elements for xe.Decoder, holding one row at a time.
+// <event> elements for xe.Decoder, holding one row at a time. The read-back
+// after the batch and the live reads (livetrace.go) share it.
 type rowsReader struct {
-	rows      *sql.Rows
-	cur       []byte
-	buf       sql.RawBytes
+	rows *sql.Rows
+	cur  []byte
+	buf  sql.RawBytes
+	// n counts the rows read (a live read starts it at the rows its
+	// earlier reads took); max bounds it (0: none)
 	n, max    int64
-	truncated bool
-	onRow     func(n int64)
+	truncated bool // max was reached with rows left
+	// onRow, when set, is called every 10,000 rows
+	onRow func(n int64)
+	// pos, when set, follows the resume position: the rows then carry
+	// file_name and file_offset before event_data, and pos is the last
+	// row's (the next read resumes after that buffer).
+	pos *filePos
+}
+
+// filePos is a position in the event files, as
+// sys.fn_xe_file_target_read_file reports it (file_name, file_offset).
+type filePos struct {
+	file   string // "": none, read from the first file
+	offset int64
 }
 
 func (r *rowsReader) Read(p []byte) (int, error) {
@@ -42,7 +57,7 @@ func (r *rowsReader) Read(p []byte) (int, error) {
 			}
 			return 0, io.EOF
 		}
-		if err := r.rows.Scan(&r.buf); err != nil {
+		if err := r.scan(); err != nil {
 			return 0, fmt.Errorf("read event row %d: %w", r.n+1, err)
 		}
 		r.n++
@@ -55,6 +70,19 @@ func (r *rowsReader) Read(p []byte) (int, error) {
 	n := copy(p, r.cur)
 	r.cur = r.cur[n:]
 	return n, nil
+}
+
+func (r *rowsReader) scan() error {
+	if r.pos == nil {
+		return r.rows.Scan(&r.buf)
+	}
+	var file sql.NullString
+	var offset sql.NullInt64
+	if err := r.rows.Scan(&file, &offset, &r.buf); err != nil {
+		return err
+	}
+	r.pos.file, r.pos.offset = file.String, offset.Int64
+	return nil
 }
 
 // collector gathers, in the first pass over the events, what resolution
@@ -209,6 +237,10 @@ type eventsRead struct {
 	// plan, which comes last, before its first event.
 	second    func(fn func(*xe.Event)) error
 	truncated bool
+	// kept, when set, holds every event decoded already (a live trace's,
+	// livetrace.go): second then goes over it, and the timeline's builders
+	// may share it from two goroutines (they only read events)
+	kept []xe.Event
 }
 
 // readEvents makes the first pass over the events: the binary .xel files

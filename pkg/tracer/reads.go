@@ -30,17 +30,22 @@ func (r *run) droppedEvents(ctx context.Context) int64 {
 // of a server session on Managed Instance
 // (https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-xe-session-targets-transact-sql).
 func (r *run) readRingBuffer(ctx context.Context) (string, error) {
+	var data sql.NullString
+	if err := r.queryRow(ctx, "read ring buffer", r.ringBufferQuery(), &data); err != nil {
+		return "", err
+	}
+	return data.String, nil
+}
+
+// ringBufferQuery reads the session's ring_buffer target_data (the
+// database-scoped views for a database-scoped session).
+func (r *run) ringBufferQuery() string {
 	view, sessions := "sys.dm_xe_database_session_targets", "sys.dm_xe_database_sessions"
 	if r.spec.Scope == ScopeServer {
 		view, sessions = "sys.dm_xe_session_targets", "sys.dm_xe_sessions"
 	}
-	q := r.spec.Marker() + "SELECT CAST(t.target_data AS nvarchar(max)) FROM " + view + " AS t JOIN " + sessions +
+	return r.spec.Marker() + "SELECT CAST(t.target_data AS nvarchar(max)) FROM " + view + " AS t JOIN " + sessions +
 		" AS s ON s.address = t.event_session_address WHERE s.name = " + tsql.QuoteString(r.spec.Name) + " AND t.target_name = N'ring_buffer'"
-	var data sql.NullString
-	if err := r.queryRow(ctx, "read ring buffer", q, &data); err != nil {
-		return "", err
-	}
-	return data.String, nil
 }
 
 var (

@@ -67,14 +67,7 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, cat *timelin
 			return nil, fmt.Errorf("build statement timelines: %w", err)
 		}
 	}
-	err := read.second(func(ev *xe.Event) {
-		if whole != nil {
-			whole.Add(ev)
-		}
-		if sb != nil {
-			sb.Add(ev)
-		}
-	})
+	err := secondPass(read, whole, sb)
 	if err != nil {
 		return nil, fmt.Errorf("build timeline: %w", err)
 	}
@@ -94,6 +87,35 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, cat *timelin
 		return tr, nil
 	}
 	return primaryStatement(b, col), nil
+}
+
+// secondPass runs every event through the whole batch's builder and the
+// statements' (either may be nil). Events already decoded (read.kept) go
+// to the two on two goroutines: the builders only read the events, and
+// this pass is most of what is left to do when a live trace ends.
+func secondPass(read eventsRead, whole *timeline.Builder, sb *timeline.StatementBuilder) error {
+	if read.kept != nil && whole != nil && sb != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range read.kept {
+				whole.Add(&read.kept[i])
+			}
+		}()
+		for i := range read.kept {
+			sb.Add(&read.kept[i])
+		}
+		<-done
+		return nil
+	}
+	return read.second(func(ev *xe.Event) {
+		if whole != nil {
+			whole.Add(ev)
+		}
+		if sb != nil {
+			sb.Add(ev)
+		}
+	})
 }
 
 // primaryStatement makes the first statement with a plan the bundle's
