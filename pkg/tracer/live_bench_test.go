@@ -25,6 +25,7 @@ import (
 //     the same without Live (the whole read-back after the end);
 //
 //   - query-ms: from the batch's start to its end, live;
+//
 //   - end-step-<step>-ms: for the live trace, from the batch's end to the
 //     Progress report of each step after it (reading events, resolving
 //     names, resolving call stacks and page headers), so the time after the
