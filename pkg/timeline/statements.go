@@ -94,6 +94,7 @@ type StatementSet struct {
 	zero   bool
 	plans  int
 	full   bool
+	stacks stackCache
 }
 
 // NewStatementSet starts a tree holding only the batch.
@@ -191,8 +192,8 @@ func (s *StatementSet) complete(n *Statement, ev *xe.Event) {
 // tsql_stack frame, with the statement events' own offset fields when they
 // carry them; end is the statement's end offset. parent is the calling frame's key (hasParent false at the
 // outermost level); depth is the number of frames.
-func statementKeyOf(ev *xe.Event) (key StatementKey, end int64, parent StatementKey, hasParent bool, depth int, ok bool) {
-	frames, ok := xe.TSQLStackOf(ev)
+func statementKeyOf(ev *xe.Event, c *stackCache) (key StatementKey, end int64, parent StatementKey, hasParent bool, depth int, ok bool) {
+	frames, ok := c.frames(ev)
 	if !ok {
 		return key, 0, parent, false, 0, false
 	}
@@ -214,10 +215,33 @@ func statementKeyOf(ev *xe.Event) (key StatementKey, end int64, parent Statement
 	return key, end, parent, hasParent, len(frames), true
 }
 
+// stackCache keeps the last tsql_stack parsed: a statement's events come in
+// runs with the same stack, and parsing it for each of them was a quarter
+// of routing a 100k-event live trace's kept events (issue 29).
+type stackCache struct {
+	raw    string
+	parsed []xe.TSQLFrame
+	ok     bool
+	valid  bool
+}
+
+func (c *stackCache) frames(ev *xe.Event) ([]xe.TSQLFrame, bool) {
+	v, ok := ev.Action("tsql_stack")
+	if !ok {
+		return nil, false
+	}
+	if !c.valid || c.raw != v.Raw {
+		// the decoder may reuse the bytes behind v.Raw for the next event
+		c.raw, c.valid = strings.Clone(v.Raw), true
+		c.parsed, c.ok = xe.ParseTSQLStack(c.raw)
+	}
+	return c.parsed, c.ok
+}
+
 // nodeOf returns the node of ev's statement, creating it (when create)
 // from the event's fields. ok is false for an event with no identity.
 func (s *StatementSet) nodeOf(ev *xe.Event, create bool) (int, bool) {
-	key, end, parent, hasParent, depth, ok := statementKeyOf(ev)
+	key, end, parent, hasParent, depth, ok := statementKeyOf(ev, &s.stacks)
 	if !ok {
 		return 0, false
 	}
@@ -273,6 +297,7 @@ type StatementBuilder struct {
 	set      *StatementSet
 	builders []*Builder
 	nodes    []Statement
+	stacks   stackCache
 }
 
 // NewStatementBuilder starts a Builder per node of set; opts apply to each
@@ -314,7 +339,7 @@ func (sb *StatementBuilder) Add(ev *xe.Event) {
 		return
 	}
 	id := 0
-	if key, _, _, _, _, ok := statementKeyOf(ev); ok {
+	if key, _, _, _, _, ok := statementKeyOf(ev, &sb.stacks); ok {
 		if n, ok := sb.set.byKey[key]; ok {
 			id = n
 		}

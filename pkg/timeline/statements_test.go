@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -110,5 +111,35 @@ func TestStatementsKeepTheirOwnEvents(t *testing.T) {
 	// each statement's timeline shares the batch's time zero
 	if s1.Trace.ZeroTime != s2.Trace.ZeroTime || s1.Trace.ZeroTime != nodes[0].Trace.ZeroTime {
 		t.Errorf("zero times differ: %q %q %q", nodes[0].Trace.ZeroTime, s1.Trace.ZeroTime, s2.Trace.ZeroTime)
+	}
+}
+
+// TestStackCacheSeesReusedBytes: a decoder in ReuseEvents mode hands each
+// event a tsql_stack whose bytes it overwrites for the next one. The cache
+// of the last parsed stack must compare against what it parsed, not share
+// those bytes, or the next statement's events would keep the previous key.
+func TestStackCacheSeesReusedBytes(t *testing.T) {
+	frame := func(handle string, start int) string {
+		return fmt.Sprintf(`<frames><frame level="1" handle="%s" line="1" offsetStart="%d" offsetEnd="-1"/></frames>`, handle, start)
+	}
+	first, second := frame("0x0200AA", 40), frame("0x0200BB", 90)
+	if len(first) != len(second) {
+		t.Fatal("the two stacks must be the same length to share a buffer")
+	}
+	buf := []byte(first)
+	ev := xe.Event{Name: "lock_acquired", Actions: []xe.Field{{Name: "tsql_stack", Package: "sqlserver", Value: xe.XMLValue(unsafe.String(&buf[0], len(buf)))}}}
+	var c stackCache
+	for i, want := range []StatementKey{{Handle: "0x0200AA", Start: 40}, {Handle: "0x0200AA", Start: 40}, {Handle: "0x0200BB", Start: 90}} {
+		if i == 2 {
+			copy(buf, second) // the decoder reuses its buffer
+		}
+		key, _, _, _, _, ok := statementKeyOf(&ev, &c)
+		if !ok || key != want {
+			t.Fatalf("event %d: key %+v ok=%v, want %+v", i, key, ok, want)
+		}
+	}
+	ev.Actions = nil
+	if _, _, _, _, _, ok := statementKeyOf(&ev, &c); ok {
+		t.Fatal("an event without a tsql_stack has no statement identity, whatever was cached")
 	}
 }
