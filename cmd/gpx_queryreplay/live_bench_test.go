@@ -17,11 +17,16 @@ import (
 	"github.com/queryreplay/queryreplay/pkg/frames"
 )
 
+// benchLiveSQL is the issue's benchmark query, the one pkg/tracer's
+// BenchmarkLiveTrace traces: about 100k events over more than 5 s paced.
+// (liveSQL, which the tests use, makes five times as many events.)
+const benchLiveSQL = "SELECT COUNT(*) FROM dbo.OrderLines AS a CROSS JOIN dbo.Products AS b WHERE a.OrderID <= 4200"
+
 // What the panel sees of a live trace, measured through the real plugin
 // binary over gRPC as Grafana Live drives it (issue 29, "reaches the
 // panel"): a live query, SubscribeStream, then RunStream's packets, each
-// stamped when it arrives. The query is liveSQL on a stand-in paced to the
-// wall clock (its events' times follow this machine's clock).
+// stamped when it arrives. The query is benchLiveSQL on a stand-in paced to
+// the wall clock (its events' times follow this machine's clock).
 //
 //	go test ./cmd/gpx_queryreplay -run '^$' -bench LiveLatency -benchtime 1x
 //
@@ -82,7 +87,7 @@ type liveRun struct {
 
 func measureLive(b *testing.B, h *pluginhost.Host, pctx backend.PluginContext) liveRun {
 	b.Helper()
-	path := startLive(b, h, pctx)
+	path := startLive(b, h, pctx, benchLiveSQL)
 	// a bound, not a timing: a loaded machine stretches the paced query
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

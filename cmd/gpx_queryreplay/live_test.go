@@ -52,11 +52,11 @@ var liveRuns int64
 
 // startLive sends a live trace query and returns its channel path (the
 // part after ds/<uid>/, what Grafana hands the plugin).
-func startLive(t testing.TB, h *pluginhost.Host, pctx backend.PluginContext) string {
+func startLive(t testing.TB, h *pluginhost.Host, pctx backend.PluginContext, sql string) string {
 	t.Helper()
 	liveRuns++
 	run := fmt.Sprintf("%d-%016x", time.Now().UnixMilli(), 0x11e0000+liveRuns)
-	r := queryOnce(t, h, pctx, "trace", fmt.Sprintf(`{"queryType":"trace","sql":%q,"live":true,"run":%q}`, liveSQL, run))
+	r := queryOnce(t, h, pctx, "trace", fmt.Sprintf(`{"queryType":"trace","sql":%q,"live":true,"run":%q}`, sql, run))
 	if r.Error != nil || len(r.Frames) != 1 || r.Frames[0].Meta == nil {
 		t.Fatalf("live query: %v %v", r.Error, r.Frames)
 	}
@@ -89,7 +89,7 @@ func liveStatus(t testing.TB, packet []byte) frames.LiveStatus {
 // while the query runs and ends with the stored trace.
 func TestBinaryLiveStreamOverGRPC(t *testing.T) {
 	h, db, pctx := onPacedStandin(t)
-	path := startLive(t, h, pctx)
+	path := startLive(t, h, pctx, liveSQL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, c := range []struct {
@@ -134,7 +134,7 @@ func TestBinaryLiveStreamOverGRPC(t *testing.T) {
 // subscriber leaves) stops the query and leaves no event session.
 func TestBinaryLiveStreamCancelLeavesNoSession(t *testing.T) {
 	h, db, pctx := onPacedStandin(t)
-	path := startLive(t, h, pctx)
+	path := startLive(t, h, pctx, liveSQL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sctx, leave := context.WithCancel(ctx)

