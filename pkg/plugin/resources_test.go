@@ -149,7 +149,10 @@ func TestResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain, _ := io.ReadAll(zr)
-	if !bytes.Contains(plain, []byte(`"format": "queryreplay-trace"`)) {
+	var head struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(plain, &head) != nil || head.Format != "queryreplay-trace" {
 		t.Fatalf("downloaded bundle: %.200s", plain)
 	}
 
