@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Token stream writers (MS-TDS 2.2.7). All integers are little-endian except
@@ -61,11 +62,24 @@ func appendU64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUin
 // yields valid runes only (invalid UTF-8 reads as U+FFFD), so a rune is one
 // unit or, above the BMP, a surrogate pair.
 func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
+	i := asciiPrefix(s)
+	n := i
+	for _, r := range s[i:] {
 		n += utf16.RuneLen(r)
 	}
 	return n
+}
+
+// asciiPrefix is the length of s's leading ASCII bytes: event XML is
+// nearly all ASCII, one byte to one UTF-16 unit, so the rune loops below
+// start where it ends.
+func asciiPrefix(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // appendUTF16 appends s as UTF-16LE straight into b: no []rune or []uint16
@@ -73,7 +87,11 @@ func utf16Len(s string) int {
 // event_data rows (issue 29).
 func appendUTF16(b []byte, s string) []byte {
 	b = slices.Grow(b, 2*len(s))
-	for _, r := range s {
+	i := asciiPrefix(s)
+	for j := 0; j < i; j++ {
+		b = append(b, s[j], 0)
+	}
+	for _, r := range s[i:] {
 		if utf16.RuneLen(r) == 2 {
 			r1, r2 := utf16.EncodeRune(r)
 			b = binary.LittleEndian.AppendUint16(b, uint16(r1))

@@ -9,7 +9,7 @@ import (
 // FuzzAppendUTF16 checks the direct encoder against the standard library's
 // utf16.Encode, which the stand-in used before: same units, same count.
 func FuzzAppendUTF16(f *testing.F) {
-	for _, s := range []string{"", "abc", "Ünïcødé", "😀 emoji", "\xff\xfe bad", "\xed\xa0\x80 surrogate half", "中文"} {
+	for _, s := range []string{"", "abc", "Ünïcødé", "😀 emoji", "\xff\xfe bad", "\xed\xa0\x80 surrogate half", "中文", "<event name=\"x\">café</event>", "ascii then \xff bad", "ascii then 😀"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
