@@ -3,6 +3,7 @@ package tracer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -170,27 +171,72 @@ func sameBundle(t *testing.T, live, whole *bundle.Bundle) {
 }
 
 // TestLiveTraceMatchesNonLive: the same query traced without Live gives
-// the same replay, timing aside.
+// the same replay, timing aside — with the live reads' row cap as shipped,
+// and with a cap so small that nearly every read stops inside a buffer and
+// must leave that buffer to the next read (none lost, none twice).
 func TestLiveTraceMatchesNonLive(t *testing.T) {
 	srv := startPacedStandin(t)
 	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, ReadBack: ReadBackXML}
+	// every event group on a smaller batch: thousands of events, so that
+	// capped reads matter, none lost to the file cap
+	const query = "SELECT COUNT(*) FROM dbo.OrderLines AS a CROSS JOIN dbo.Products AS b WHERE a.OrderID <= 200"
+	o := Options{SQL: query, ClearBufferPool: true, DisableReadAhead: true, ReadBack: ReadBackXML, Events: bundle.AllEventGroups()}
 	plain, err := tr.Trace(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Live = (&liveRecorder{}).add
-	live, err := tr.Trace(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	shape := func(b *bundle.Bundle) map[string]any {
 		l := b.Trace.Lanes
 		return map[string]any{"events": b.Result.Events, "rows": b.Result.Rows, "batches": b.Result.Batches, "read": len(l.Read),
-			"lock": len(l.Lock), "wait": len(l.Wait), "operators": len(b.Trace.Operators), "readback": b.Run.ReadBack, "truncated": b.Result.Truncated}
+			"lock": len(l.Lock), "wait": len(l.Wait), "operators": len(b.Trace.Operators), "readback": b.Run.ReadBack, "truncated": b.Result.Truncated,
+			"lost": b.Result.Lost}
 	}
-	if a, b := shape(plain), shape(live); !reflect.DeepEqual(a, b) {
-		t.Fatalf("non-live %v\nlive     %v", a, b)
+	for _, limit := range []int{liveReadRows, 97} {
+		t.Run(fmt.Sprintf("cap %d", limit), func(t *testing.T) {
+			defer func(was int) { liveReadRows = was }(liveReadRows)
+			liveReadRows = limit
+			if plain.Result.Events < int64(3*limit) && limit < 1000 {
+				t.Fatalf("%d events: too few for reads capped at %d to matter", plain.Result.Events, limit)
+			}
+			rec := &liveRecorder{}
+			o.Live = rec.add
+			live, err := tr.Trace(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := shape(plain), shape(live); !reflect.DeepEqual(a, b) {
+				t.Fatalf("non-live %v\nlive     %v", a, b)
+			}
+			// built from the live reads, not from the safety net's whole read
+			if last := rec.updates[len(rec.updates)-1]; last.EventsSoFar != live.Result.Events {
+				t.Fatalf("the live reads took %d events, the replay has %d", last.EventsSoFar, live.Result.Events)
+			}
+		})
+	}
+}
+
+// TestLiveRowsWhole: a capped read leaves its last, maybe partial, buffer
+// to the next read; a read that is one buffer keeps it; a read under its
+// cap keeps everything.
+func TestLiveRowsWhole(t *testing.T) {
+	row := func(off int64) liveRow { return liveRow{pos: filePos{file: "f.xel", offset: off}} }
+	cases := []struct {
+		name     string
+		in       liveRows
+		kept     int
+		wantMore bool
+	}{
+		{"under the cap", liveRows{rows: []liveRow{row(0), row(0), row(512)}}, 3, false},
+		{"capped inside a buffer", liveRows{rows: []liveRow{row(0), row(0), row(512), row(512)}, capped: true}, 2, true},
+		{"capped, one buffer", liveRows{rows: []liveRow{row(0), row(0)}, capped: true}, 2, true},
+		{"capped, next file", liveRows{rows: []liveRow{row(0), {pos: filePos{file: "g.xel", offset: 0}}}, capped: true}, 1, true},
+		{"empty", liveRows{}, 0, false},
+	}
+	for _, c := range cases {
+		kept, more := c.in.whole()
+		if len(kept) != c.kept || more != c.wantMore {
+			t.Errorf("%s: kept %d more %v, want %d %v", c.name, len(kept), more, c.kept, c.wantMore)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -140,6 +142,7 @@ type liveReader struct {
 	rebinders map[int][]int
 	ops       []OperatorProgress
 	opsOff    bool // sys.dm_exec_query_profiles was refused or failed
+	behind    bool // the last event read stopped at liveReadRows
 	final     bool // the last update was sent
 	// handedOver: the read-back took the events (a second read-back, in
 	// tests, reads them whole)
@@ -220,7 +223,11 @@ func (l *liveReader) loop() {
 		// read that took longer (a busy server) is followed at once, so
 		// what is left after the batch (the tail) stays near one read's
 		// worth
-		t.Reset(max(liveInterval-time.Since(began), liveMinGap))
+		next := max(liveInterval-time.Since(began), liveMinGap)
+		if l.behind { // the last read stopped at its cap: more is waiting
+			next = liveMinGap
+		}
+		t.Reset(next)
 	}
 }
 
@@ -246,9 +253,11 @@ func (l *liveReader) poll() {
 		}
 		return
 	}
-	if err := l.readEvents(l.ctx); err != nil {
+	more, err := l.readEventsOnce(l.ctx)
+	if err != nil {
 		l.stopEvents(err.Error())
 	}
+	l.behind = more
 }
 
 // query runs one bounded live read on the control connection, holding the
@@ -483,15 +492,87 @@ func planObjects(p *showplan.Plan) map[int]string {
 // takes every row there is (bounded by MaxEvents over the trace): a read
 // stopped early would still have the server send the rest of the result,
 // only for the client to drop it.
+// readEvents reads every event dispatched so far, in capped reads (at most
+// enough of them for MaxEvents, or the files' worth, so it ends).
 func (l *liveReader) readEvents(ctx context.Context) error {
+	for range maxLiveReads(l.r.o.MaxEvents) {
+		more, err := l.readEventsOnce(ctx)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return fmt.Errorf("read events: more than %d reads of %d rows after the batch", maxLiveReads(l.r.o.MaxEvents), liveReadRows)
+}
+
+// maxLiveReads bounds the capped reads of the tail: enough for maxEvents
+// (or the default event bound) and some reads of held-back buffers.
+func maxLiveReads(maxEvents int) int {
+	if maxEvents <= 0 {
+		maxEvents = DefaultMaxEvents
+	}
+	return maxEvents/liveReadRows + 16
+}
+
+// liveReadRows bounds one live read of the event files (TOP in the query):
+// a reader that fell behind a busy batch would otherwise read its whole
+// backlog in one query, past liveQueryTimeout, and a cancelled query spoils
+// the control connection (seen: 300k rows behind, the trace failed). The
+// reads that follow a capped one start at once.
+var liveReadRows = 20000 // a variable for the tests of capped reads only
+
+// readEventsOnce makes one capped read; more is true when the cap was
+// reached (more events may be waiting).
+func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) {
 	if l.truncated || l.spool == nil {
-		return nil
+		return false, nil
 	}
 	l.r.ctlMu.Lock()
 	defer l.r.ctlMu.Unlock()
 	qctx, cancel := context.WithTimeout(ctx, liveQueryTimeout)
 	defer cancel()
-	rows, err := l.queryEvents(qctx)
+	batch, err := l.fetchWhole(qctx)
+	if err != nil {
+		l.r.noteConnErr(err)
+		if isXENoFile(err) && l.pos.file == "" {
+			return false, nil // nothing dispatched yet
+		}
+		return false, fmt.Errorf("read events: %w", err)
+	}
+	kept, more := batch.whole()
+	if max := int64(l.r.o.MaxEvents); max > 0 && l.rows+int64(len(kept)) > max {
+		kept, l.truncated, more = kept[:max-l.rows], true, false
+	}
+	if len(kept) > 0 {
+		l.pos = kept[len(kept)-1].pos
+	}
+	l.rows += int64(len(kept))
+	bad, err := decodeAll(io.TeeReader(liveRowsText(kept), l.spool), l.add)
+	l.col.badRows += bad
+	if err != nil {
+		return false, fmt.Errorf("read events: %w", err)
+	}
+	return more, nil
+}
+
+// maxLiveBufferRows bounds the retries of a read that is one buffer
+// larger than the cap (an XE buffer is a share of the session's
+// MAX_MEMORY, so its events are bounded).
+const maxLiveBufferRows = 1 << 20
+
+// fetchWhole makes one capped read from the last position. A read that
+// stopped inside its only buffer is made again with a larger cap: the next
+// read resumes after that buffer, so its rest would be lost.
+func (l *liveReader) fetchWhole(ctx context.Context) (liveRows, error) {
+	for limit := liveReadRows; ; limit *= 4 {
+		batch, err := l.fetchOnce(ctx, limit)
+		if err != nil || !batch.capped || !batch.oneBuffer() || limit >= maxLiveBufferRows {
+			return batch, err
+		}
+	}
+}
+
+func (l *liveReader) fetchOnce(ctx context.Context, limit int) (liveRows, error) {
+	rows, err := l.queryEvents(ctx, limit)
 	if err != nil && isXENoFile(err) && l.pos.file != "" {
 		// The file the reads resume from is gone: the file size cap
 		// (MAX_ROLLOVER_FILES) rolled it away, with any file older than
@@ -500,33 +581,94 @@ func (l *liveReader) readEvents(ctx context.Context) error {
 		// event_sequence, counted as lost like any other.
 		l.r.t.log.Warn("live: the event file the reads resume from rolled over; reading the files left from the first")
 		l.pos = filePos{}
-		rows, err = l.queryEvents(qctx)
+		rows, err = l.queryEvents(ctx, limit)
 	}
 	if err != nil {
-		l.r.noteConnErr(err)
-		if isXENoFile(err) && l.pos.file == "" {
-			return nil // nothing dispatched yet
-		}
-		return fmt.Errorf("read events: %w", err)
+		return liveRows{}, err
 	}
 	defer rows.Close()
-	rr := &rowsReader{rows: rows, n: l.rows, max: int64(l.r.o.MaxEvents), pos: &l.pos}
-	bad, err := decodeAll(io.TeeReader(rr, l.spool), l.add)
-	l.rows, l.truncated = rr.n, rr.truncated
-	l.col.badRows += bad
+	batch, err := fetchLiveRows(rows, limit)
 	if err != nil {
-		l.r.noteConnErr(err)
-		return fmt.Errorf("read events: %w", err)
+		return batch, err
 	}
-	return rows.Close()
+	return batch, rows.Close()
+}
+
+// liveRow is one row of a live read: its buffer's position and its event.
+type liveRow struct {
+	pos  filePos
+	data []byte
+}
+
+// liveRows is one capped read.
+type liveRows struct {
+	rows   []liveRow
+	capped bool // the read returned as many rows as its TOP allowed
+}
+
+func fetchLiveRows(rows *sql.Rows, limit int) (liveRows, error) {
+	var out liveRows
+	for rows.Next() {
+		var file sql.NullString
+		var offset sql.NullInt64
+		var data sql.RawBytes
+		if err := rows.Scan(&file, &offset, &data); err != nil {
+			return out, fmt.Errorf("read event row: %w", err)
+		}
+		out.rows = append(out.rows, liveRow{pos: filePos{file: file.String, offset: offset.Int64}, data: bytes.Clone(data)})
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("read event rows: %w", err)
+	}
+	out.capped = len(out.rows) >= limit
+	return out, nil
+}
+
+// oneBuffer is true when every row is from the same buffer.
+func (b liveRows) oneBuffer() bool {
+	return len(b.rows) > 0 && b.rows[0].pos == b.rows[len(b.rows)-1].pos
+}
+
+// whole returns the rows of whole buffers: a capped read may have stopped
+// inside its last buffer, and the next read resumes after a buffer (the
+// function's initial_offset), so that buffer's rows are left for the next
+// read to return whole. A read that is one buffer only keeps it (a buffer
+// of more events than the cap is not split further). more says another
+// read should follow at once.
+func (b liveRows) whole() (kept []liveRow, more bool) {
+	if !b.capped || len(b.rows) == 0 {
+		return b.rows, false
+	}
+	last := b.rows[len(b.rows)-1].pos
+	i := len(b.rows)
+	for i > 0 && b.rows[i-1].pos == last {
+		i--
+	}
+	if i == 0 {
+		return b.rows, true
+	}
+	return b.rows[:i], true
+}
+
+// liveRowsText is the rows' events, one per line, as the decoder reads them.
+func liveRowsText(rows []liveRow) io.Reader {
+	n := 0
+	for _, r := range rows {
+		n += len(r.data) + 1
+	}
+	buf := make([]byte, 0, n)
+	for _, r := range rows {
+		buf = append(append(buf, r.data...), '\n')
+	}
+	return bytes.NewReader(buf)
 }
 
 // queryEvents reads the event files after the last position read (the
 // whole buffer at it was read: sys.fn_xe_file_target_read_file resumes
 // after initial_offset, and takes initial_file_name and initial_offset
-// both or neither).
-func (l *liveReader) queryEvents(ctx context.Context) (*sql.Rows, error) {
-	q := l.r.spec.Marker() + "SELECT file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
+// both or neither), at most limit rows.
+func (l *liveReader) queryEvents(ctx context.Context, limit int) (*sql.Rows, error) {
+	q := l.r.spec.Marker() + "SELECT TOP (" + strconv.Itoa(limit) + ") file_name, file_offset, event_data FROM sys.fn_xe_file_target_read_file(" + tsql.QuoteString(l.r.spec.ReadPattern()) + ", NULL, "
 	if l.pos.file == "" {
 		return l.r.conn.QueryContext(ctx, q+"NULL, NULL)")
 	}
