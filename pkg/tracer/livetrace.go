@@ -594,6 +594,13 @@ func (l *liveReader) fetchOnce(ctx context.Context, limit int) (liveRows, error)
 	return batch, rows.Close()
 }
 
+// filePos is a position in the event files, as
+// sys.fn_xe_file_target_read_file reports it (file_name, file_offset).
+type filePos struct {
+	file   string // "": none, read from the first file
+	offset int64
+}
+
 // liveRow is one row of a live read: its buffer's position and its event.
 type liveRow struct {
 	pos  filePos

@@ -24,23 +24,11 @@ type rowsReader struct {
 	rows *sql.Rows
 	cur  []byte
 	buf  sql.RawBytes
-	// n counts the rows read (a live read starts it at the rows its
-	// earlier reads took); max bounds it (0: none)
+	// n counts the rows read; max bounds it (0: none)
 	n, max    int64
 	truncated bool // max was reached with rows left
 	// onRow, when set, is called every 10,000 rows
 	onRow func(n int64)
-	// pos, when set, follows the resume position: the rows then carry
-	// file_name and file_offset before event_data, and pos is the last
-	// row's (the next read resumes after that buffer).
-	pos *filePos
-}
-
-// filePos is a position in the event files, as
-// sys.fn_xe_file_target_read_file reports it (file_name, file_offset).
-type filePos struct {
-	file   string // "": none, read from the first file
-	offset int64
 }
 
 func (r *rowsReader) Read(p []byte) (int, error) {
@@ -57,7 +45,7 @@ func (r *rowsReader) Read(p []byte) (int, error) {
 			}
 			return 0, io.EOF
 		}
-		if err := r.scan(); err != nil {
+		if err := r.rows.Scan(&r.buf); err != nil {
 			return 0, fmt.Errorf("read event row %d: %w", r.n+1, err)
 		}
 		r.n++
@@ -70,19 +58,6 @@ func (r *rowsReader) Read(p []byte) (int, error) {
 	n := copy(p, r.cur)
 	r.cur = r.cur[n:]
 	return n, nil
-}
-
-func (r *rowsReader) scan() error {
-	if r.pos == nil {
-		return r.rows.Scan(&r.buf)
-	}
-	var file sql.NullString
-	var offset sql.NullInt64
-	if err := r.rows.Scan(&file, &offset, &r.buf); err != nil {
-		return err
-	}
-	r.pos.file, r.pos.offset = file.String, offset.Int64
-	return nil
 }
 
 // collector gathers, in the first pass over the events, what resolution
