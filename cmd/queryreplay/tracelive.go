@@ -14,8 +14,11 @@ import (
 
 // liveView prints a live trace's updates (tracer.Options.Live) for
 // `queryreplay trace --live`: on a terminal the operators' table is
-// redrawn in place about once a second; otherwise each update is a block
-// of plain lines. Counts and names only, never query text or results.
+// redrawn in place about once a second; otherwise it is a block of plain
+// lines about once a second. The tracer sends updates more often (each
+// read of the events), so the view draws at most once per liveDrawEvery,
+// and always the last update. Counts and names only, never query text or
+// results.
 type liveView struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -23,7 +26,12 @@ type liveView struct {
 	drawn    int // lines of the last redraw
 	waits    map[string]*liveWait
 	events   int64
+	now      func() time.Time
+	lastDraw time.Time
 }
+
+// liveDrawEvery is the least time between two draws while the batch runs.
+const liveDrawEvery = time.Second
 
 type liveWait struct {
 	n          int64
@@ -34,7 +42,7 @@ type liveWait struct {
 const maxLiveRows = 40
 
 func newLiveView(w io.Writer) *liveView {
-	return &liveView{w: w, terminal: isTerminal(w), waits: map[string]*liveWait{}}
+	return &liveView{w: w, terminal: isTerminal(w), waits: map[string]*liveWait{}, now: time.Now}
 }
 
 // isTerminal tells whether w is a character device (a terminal).
@@ -62,6 +70,11 @@ func (v *liveView) update(u tracer.LiveUpdate) {
 		w.n++
 		w.durationUs += e.DurationUs
 	}
+	now := v.now()
+	if u.Running && !v.lastDraw.IsZero() && now.Sub(v.lastDraw) < liveDrawEvery {
+		return // counted above; drawn with a later update
+	}
+	v.lastDraw = now
 	lines := v.render(u)
 	var b strings.Builder
 	if v.terminal && v.drawn > 0 {

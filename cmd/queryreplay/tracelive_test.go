@@ -23,7 +23,7 @@ func TestTraceCommandLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close(); cancel() })
-	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Customers AS b WHERE b.CustomerID <= 600",
+	code, out, errs := runTraceCmd(t, "", "--dsn", srv.DSN, "--sql", "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Customers AS b WHERE b.CustomerID <= 1200",
 		"--live", "-q", "--no-locks", "--no-memory", "--no-splits", "--no-log", "--no-file-io")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -62,5 +62,33 @@ func TestLiveViewRedraws(t *testing.T) {
 	v.update(u)
 	if want := fmt.Sprintf("\x1b[%dA\x1b[J", lines); !strings.HasPrefix(buf.String(), want) || !strings.Contains(buf.String(), "batch ended") {
 		t.Fatalf("redraw does not start with %q:\n%q", want, buf.String())
+	}
+}
+
+// The tracer sends an update after each read of the events (about four a
+// second): the view draws at most one a second while the batch runs, keeps
+// counting the waits of those it did not draw, and always draws the last.
+func TestLiveViewDrawsAboutOnceASecond(t *testing.T) {
+	var buf bytes.Buffer
+	v := newLiveView(&buf)
+	at := time.Unix(1000, 0)
+	v.now = func() time.Time { return at }
+	wait := tracer.LiveEvent{Lane: "wait", Name: "wait_info", Detail: "PAGEIOLATCH_SH", DurationUs: 1000}
+	draws := 0
+	for i := 1; i <= 9; i++ { // 2.25 s of updates, a quarter second apart
+		before := buf.Len()
+		v.update(tracer.LiveUpdate{Seq: i, Running: true, Elapsed: time.Duration(i) * 250 * time.Millisecond, Events: []tracer.LiveEvent{wait}})
+		if buf.Len() > before {
+			draws++
+		}
+		at = at.Add(250 * time.Millisecond)
+	}
+	if draws != 3 { // at 0 s, 1 s and 2 s
+		t.Fatalf("%d draws in 2.25 s of updates, want 3:\n%s", draws, buf.String())
+	}
+	buf.Reset()
+	v.update(tracer.LiveUpdate{Seq: 10, Running: false, Elapsed: 2300 * time.Millisecond, Events: []tracer.LiveEvent{wait}})
+	if out := buf.String(); !strings.Contains(out, "batch ended") || !strings.Contains(out, "PAGEIOLATCH_SH ×10 (10.0 ms)") {
+		t.Fatalf("the last update, 50 ms after a draw, was not drawn with every wait counted:\n%s", out)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // Live frames (docs/frames.md §3.14): while a trace runs, its consumers
 // (the plugin's Grafana Live stream, the viewer's server-sent events) send
-// one frame, `live`, about once a second. Each one is a complete snapshot of
+// one frame, `live`, after each update (about four a second). Each one is a complete snapshot of
 // the trace so far — the operators' progress, every event read back so far
 // at a bounded level of detail, and a status — so a consumer that drops or
 // coalesces messages for a slow client loses nothing, and Grafana can

@@ -27,7 +27,7 @@ import (
 // ends when the last subscriber leaves
 // (https://grafana.com/developers/plugin-tools/how-to-guides/data-source-plugins/add-features-for-data-source-plugins/add-streaming).
 // RunStream runs the trace — in a trace slot, like any trace — and sends the
-// live frame about once a second; the last frame says the trace is done and
+// live frame after each update of the tracer's (about four a second); the last frame says the trace is done and
 // names the stored trace, which the panel then opens as usual. The stream
 // ending early (last subscriber gone, or the cancel resource) cancels the
 // trace: the tracer stops the query and drops its session.

@@ -4,15 +4,17 @@ import "time"
 
 // Live tracing: while the traced batch runs, the tracer reads the session's
 // target incrementally from the control connection and polls the batch's
-// per-operator progress, and hands both to Options.Live about once a second.
+// per-operator progress, and hands both to Options.Live: the events about
+// four times a second, the operators' progress about once a second.
 // The contract below is shared by the tracer (producer), the plugin's
 // stream, the viewer's event stream and `queryreplay trace --live`
 // (consumers); the finished replay is still the *bundle.Bundle Trace returns.
 
 // LiveUpdate is one report of a live trace. Updates are sent in order, from
-// one goroutine, while the batch runs — each second the operators'
-// progress as soon as it is read, then the events read after it — and once
-// more (Running false) when the batch has ended, before Trace returns.
+// one goroutine, while the batch runs — after each read of the events
+// (about every quarter second), and each second the operators' progress as
+// soon as it is read, before the events read after it — and once more
+// (Running false) when the batch has ended, before Trace returns.
 type LiveUpdate struct {
 	// Seq numbers the updates of one trace: 1, 2, …
 	Seq int
@@ -36,8 +38,10 @@ type LiveUpdate struct {
 }
 
 // MaxLiveEvents bounds the events of one LiveUpdate: a live view never
-// receives every event of a million-event trace.
-const MaxLiveEvents = 5000
+// receives every event of a million-event trace in one update. It is one
+// capped read's worth (liveReadRows), so an update made while the batch
+// runs drops none; the last one, which carries the tail, may.
+const MaxLiveEvents = 20000
 
 // OperatorProgress is one plan operator's progress while the batch runs, as
 // sys.dm_exec_query_profiles reports it (threads summed).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/queryreplay/queryreplay/internal/standin"
 	"github.com/queryreplay/queryreplay/pkg/bundle"
@@ -212,6 +213,37 @@ func TestLiveTraceMatchesNonLive(t *testing.T) {
 				t.Fatalf("the live reads took %d events, the replay has %d", last.EventsSoFar, live.Result.Events)
 			}
 		})
+	}
+}
+
+// TestLiveReadCadence: the events are read every liveInterval, the
+// operators' progress every liveOperatorsInterval — here an hour, so once,
+// on the first read — and an update follows each read of the events.
+func TestLiveReadCadence(t *testing.T) {
+	defer func(was time.Duration) { liveOperatorsInterval = was }(liveOperatorsInterval)
+	liveOperatorsInterval = time.Hour
+	srv := startPacedStandin(t)
+	tr, log, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
+	rec := &liveRecorder{}
+	o := Options{SQL: "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Orders AS b WHERE b.OrderID <= 1500", ClearBufferPool: true,
+		DisableReadAhead: true, Events: bundle.EventGroups{Waits: true}, Live: rec.add}
+	if _, err := tr.Trace(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	operators, events := 0, 0
+	for _, q := range log.texts() {
+		switch {
+		case strings.Contains(q, "sys.dm_exec_query_profiles"):
+			operators++
+		case strings.Contains(q, "sys.fn_xe_file_target_read_file("):
+			events++
+		}
+	}
+	if operators != 1 || events < 3 {
+		t.Fatalf("%d reads of the operators (want 1: the first) and %d of the events (want several)", operators, events)
+	}
+	if len(rec.updates) < events {
+		t.Fatalf("%d updates for %d reads of the events", len(rec.updates), events)
 	}
 }
 

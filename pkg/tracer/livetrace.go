@@ -67,8 +67,18 @@ import (
 
 // Live reading limits (variables for tests).
 var (
-	// liveInterval is the time between two live reads.
-	liveInterval = time.Second
+	// liveInterval is the time between two live reads of the events. A
+	// quarter of a second, not the session's one-second dispatch latency:
+	// an event waits for the next read after its buffer is dispatched, so
+	// the wait is about half the interval, and what is left to read when
+	// the batch ends (the tail, which the finished replay waits for) is
+	// about one interval's worth (issue 29: events reached the panel 2.2 s
+	// after they happened with one read a second, 1.0 s with four).
+	liveInterval = 250 * time.Millisecond
+	// liveOperatorsInterval is the time between two reads of the
+	// operators' progress: about once a second is what a person follows,
+	// and it spares the server three reads of the profiling DMV in four.
+	liveOperatorsInterval = time.Second
 	// liveFirst is the wait before the first one: the plan and the first
 	// operators reach the view before the first second of events.
 	liveFirst = 500 * time.Millisecond
@@ -131,6 +141,7 @@ type liveReader struct {
 
 	// the next update
 	seq       int
+	opsRead   time.Time // when the operators were last read
 	pending   []LiveEvent
 	dropped   int64
 	plan      string
@@ -219,10 +230,9 @@ func (l *liveReader) loop() {
 		began := time.Now()
 		l.poll()
 		l.send(true)
-		// about once a second from the start of one read to the next: a
-		// read that took longer (a busy server) is followed at once, so
-		// what is left after the batch (the tail) stays near one read's
-		// worth
+		// liveInterval from the start of one read to the next: a read that
+		// took longer (a busy server) is followed at once, so what is left
+		// after the batch (the tail) stays near one read's worth
 		next := max(liveInterval-time.Since(began), liveMinGap)
 		if l.behind { // the last read stopped at its cap: more is waiting
 			next = liveMinGap
@@ -233,7 +243,9 @@ func (l *liveReader) loop() {
 
 // poll makes one round of live reads.
 func (l *liveReader) poll() {
-	if !l.opsOff {
+	opsDue := !l.opsOff && time.Since(l.opsRead) >= liveOperatorsInterval-liveInterval/2
+	if opsDue {
+		l.opsRead = time.Now()
 		l.readOperators()
 	}
 	if !l.planTried {
@@ -242,10 +254,12 @@ func (l *liveReader) poll() {
 	if !l.events && !l.ring {
 		return
 	}
-	// The operators' progress goes out before the events are read: on a
-	// busy server that read takes a while, and the progress must not wait
-	// for it (the loop sends the events read after it).
-	l.send(true)
+	if opsDue {
+		// The operators' progress goes out before the events are read: on
+		// a busy server that read takes a while, and the progress must not
+		// wait for it (the loop sends the events read after it).
+		l.send(true)
+	}
 	if l.ring {
 		if err := l.readRing(); err != nil {
 			l.ring = false

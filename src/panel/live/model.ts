@@ -6,7 +6,7 @@ import { Operator } from '../model/trace';
  * frame, a complete snapshot each time — operators' progress so far (one
  * row each), the status and every event so far at a bounded level of detail
  * in meta.custom. Grafana Live (or the viewer's event stream) replaces the
- * frame about once a second.
+ * frame several times a second (after each read of the events).
  */
 
 export const LIVE_FRAME = 'live';

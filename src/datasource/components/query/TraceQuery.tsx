@@ -174,7 +174,7 @@ export function TraceOptionsSection(p: {
  */
 export const LIVE_TOOLTIP =
   "Watch the trace while the query runs: the operators' progress (rows so far, reads), pages read and locks taken, " +
-  'about once a second. When the query ends the finished replay replaces the live view. ' +
+  'several times a second. When the query ends the finished replay replaces the live view. ' +
   'Alert rules and expressions ignore it and get the finished trace.';
 
 /** A checkbox per optional event group. */
