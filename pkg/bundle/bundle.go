@@ -106,7 +106,9 @@ func (b *Bundle) MarshalJSON() ([]byte, error) {
 	trace := []byte(b.RawTrace)
 	statements, ref := b.Statements, b.traceStatement
 	if b.Trace != nil {
-		t, err := json.Marshal(b.Trace)
+		// json.Marshal(b.Trace)'s bytes, without its second pass over the
+		// lanes (timeline.Trace.AppendJSON)
+		t, err := b.Trace.AppendJSON(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +213,7 @@ func storeOnce(st []timeline.Statement, main *timeline.Trace, trace []byte, lost
 			// large trace to find that out (issue 29)
 			return storedOnce(st, i)
 		}
-		mine, err := json.Marshal(&own)
+		mine, err := own.AppendJSON(nil)
 		if err != nil {
 			return nil, nil, err
 		}
