@@ -175,7 +175,7 @@ func hostileLanes(s string, k int) Lanes {
 		Wait: []WaitInterval{{T: n, End: n, Match: m(k + 2), WaitType: s, Category: s, DurationUs: 5, DurationSource: s,
 			DurationMs: 6, SignalDurationMs: 7, UnderOneMs: true, Open: true, Stack: 1}, {Match: m(k)}},
 		Memory: []MemoryEvent{{T: n, Match: m(k), Kind: s, Detail: s, GrantedMemoryKB: 1, UsedMemoryKB: 2, Spill: true, Stack: 4}, {Kind: s}},
-		Split: []SplitEvent{{T: n, Match: m(k + 1), FileID: 1, PageID: 2, NewFileID: 3, NewPageID: 4, Operation: s, Object: 2, Stack: 5}, {}},
+		Split:  []SplitEvent{{T: n, Match: m(k + 1), FileID: 1, PageID: 2, NewFileID: 3, NewPageID: 4, Operation: s, Object: 2, Stack: 5}, {}},
 		Log: []LogEvent{{T: n, Match: m(k), Kind: s, Operation: s, Context: s, TransactionID: math.MinInt64, Size: 9, Object: 1, Stack: 6},
 			{Kind: s}},
 		IO: []IOInterval{{T: n, End: n + 9, Match: m(k), Write: true, DatabaseID: 2, FileID: 3, Offset: 4, Size: 5, DurationUs: 6,
