@@ -75,25 +75,32 @@ func reflectLanesJSON(l *Lanes) ([]byte, error) { return json.Marshal(toLanesWir
 // by encoding/json. (A Marshaler's output is compacted and HTML-escaped
 // again when nested, which changes nothing in json.Marshal's output.)
 func reflectTraceJSON(t *Trace) ([]byte, error) {
+	return json.Marshal(traceMirror(t, reflect.TypeFor[lanesWire](), reflect.ValueOf(toLanesWire(&t.Lanes))))
+}
+
+// traceMirror is a value of a struct type built by reflection with
+// Trace's fields and tags, its Lanes field of type lanesType set to lanes,
+// the others t's.
+func traceMirror(t *Trace, lanesType reflect.Type, lanes reflect.Value) any {
 	tt := reflect.TypeFor[Trace]()
 	fields := make([]reflect.StructField, tt.NumField())
 	for i := range fields {
 		fields[i] = tt.Field(i)
 		fields[i].Index, fields[i].Offset = nil, 0
 		if fields[i].Type == reflect.TypeFor[Lanes]() {
-			fields[i].Type = reflect.TypeFor[lanesWire]()
+			fields[i].Type = lanesType
 		}
 	}
 	mirror := reflect.New(reflect.StructOf(fields)).Elem()
 	src := reflect.ValueOf(t).Elem()
 	for i := range fields {
-		if fields[i].Type == reflect.TypeFor[lanesWire]() {
-			mirror.Field(i).Set(reflect.ValueOf(toLanesWire(&t.Lanes)))
+		if fields[i].Type == lanesType {
+			mirror.Field(i).Set(lanes)
 			continue
 		}
 		mirror.Field(i).Set(src.Field(i))
 	}
-	return json.Marshal(mirror.Interface())
+	return mirror.Interface()
 }
 
 // checkLanesJSON fails unless MarshalJSON and AppendJSON write what
