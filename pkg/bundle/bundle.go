@@ -103,65 +103,72 @@ type bundleJSON struct {
 // RawMessage's bytes every time one is nested in another value. Storing a
 // 100k-event live trace spent most of its time there (issue 29).
 func (b *Bundle) MarshalJSON() ([]byte, error) {
-	trace := []byte(b.RawTrace)
+	out, err := appendFields(append(make([]byte, 0, len(b.RawTrace)+len(b.Plan)+4096), '{'), []field{
+		{"format", b.Format, false}, {"version", b.Version, false}, {"sql", b.SQL, false},
+		{"server", b.Server, false}, {"run", b.Run, false}, {"result", b.Result, false},
+		{"plan", b.Plan, b.Plan == ""}})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, `,"trace":`...)
 	statements, ref := b.Statements, b.traceStatement
-	if b.Trace != nil {
-		t, err := json.Marshal(b.Trace)
-		if err != nil {
+	switch {
+	case b.Trace != nil:
+		// json.Marshal(b.Trace)'s bytes, written in place, without
+		// encoding/json's second pass over the lanes (Trace.AppendJSON)
+		start := len(out)
+		if out, err = b.Trace.AppendJSON(out); err != nil {
 			return nil, err
 		}
-		trace = t
 		if b.Version >= 3 {
-			if statements, ref, err = storeOnce(b.Statements, b.Trace, t, b.Trace.Summary.Lost); err != nil {
+			if statements, ref, err = storeOnce(b.Statements, b.Trace, out[start:], b.Trace.Summary.Lost); err != nil {
 				return nil, err
 			}
 		}
-	}
-	switch {
-	case trace == nil:
-		trace = []byte("null")
-	case b.Trace == nil:
+	case b.RawTrace == nil:
+		out = append(out, "null"...)
+	default:
 		// a raw trace as read (it may be indented): compacted and escaped as
 		// json.Marshal would; one from json.Marshal already is
 		var compact, escaped bytes.Buffer
-		if err := json.Compact(&compact, trace); err != nil {
+		if err := json.Compact(&compact, b.RawTrace); err != nil {
 			return nil, fmt.Errorf("the bundle's trace: %w", err)
 		}
 		json.HTMLEscape(&escaped, compact.Bytes())
-		trace = escaped.Bytes()
+		out = append(out, escaped.Bytes()...)
 	}
-	fields := []struct {
-		key   string
-		value any
-		omit  bool
-	}{
-		{"format", b.Format, false}, {"version", b.Version, false}, {"sql", b.SQL, false},
-		{"server", b.Server, false}, {"run", b.Run, false}, {"result", b.Result, false},
-		{"plan", b.Plan, b.Plan == ""}, {"trace", nil, false},
-		{"statements", statements, len(statements) == 0}, {"traceStatement", ref, ref == nil},
+	out, err = appendFields(out, []field{{"statements", statements, len(statements) == 0}, {"traceStatement", ref, ref == nil}})
+	if err != nil {
+		return nil, err
 	}
-	out := bytes.NewBuffer(make([]byte, 0, len(trace)+len(b.Plan)+4096))
-	out.WriteByte('{')
+	return append(out, '}'), nil
+}
+
+// field is one of bundleJSON's fields: its key, its value and whether
+// omitempty leaves it out.
+type field struct {
+	key   string
+	value any
+	omit  bool
+}
+
+// appendFields appends the fields not omitted as json.Marshal writes them
+// in an object, a comma before each unless it opens the object.
+func appendFields(out []byte, fields []field) ([]byte, error) {
 	for _, f := range fields {
 		if f.omit {
 			continue
 		}
-		if out.Len() > 1 {
-			out.WriteByte(',')
-		}
-		out.WriteString(`"` + f.key + `":`)
-		if f.key == "trace" {
-			out.Write(trace)
-			continue
+		if out[len(out)-1] != '{' {
+			out = append(out, ',')
 		}
 		v, err := json.Marshal(f.value)
 		if err != nil {
 			return nil, err
 		}
-		out.Write(v)
+		out = append(append(append(append(out, '"'), f.key...), `":`...), v...)
 	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
+	return out, nil
 }
 
 // UnmarshalJSON reads a bundle; see Trace for when the timeline is decoded.
@@ -211,7 +218,7 @@ func storeOnce(st []timeline.Statement, main *timeline.Trace, trace []byte, lost
 			// large trace to find that out (issue 29)
 			return storedOnce(st, i)
 		}
-		mine, err := json.Marshal(&own)
+		mine, err := own.AppendJSON(nil)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -8,7 +8,10 @@ import "encoding/json"
 // the ones written now read the same to every other reader. The *Wire
 // types are the entries as the JSON has them: field for field the entry
 // types, in their order (the JSON's), with the handles replaced by what
-// they name. TestWireTypesMatchEntries keeps them in step.
+// they name. TestWireTypesMatchEntries keeps them in step. UnmarshalJSON
+// reads them; MarshalJSON writes the same JSON without them, by hand
+// (lanesappend.go), because storing a finished live trace must be quick
+// (issue 29), and the tests check its bytes against json.Marshal of them.
 
 // matchWire is Match with its candidates inline.
 type matchWire struct {
@@ -137,42 +140,9 @@ type lanesWire struct {
 
 // MarshalJSON writes the lanes with every object and candidate list
 // inline. A value receiver: a Trace marshalled by value writes them too.
+// The bytes are json.Marshal(lanesWire)'s, written by hand (lanesappend.go).
 func (l Lanes) MarshalJSON() ([]byte, error) {
-	w := lanesWire{Plan: l.Plan, Escalation: nil}
-	m := func(x Match) matchWire {
-		return matchWire{x.NodeID, x.Rule, x.Confidence, x.Ambiguous, l.CandidatesOf(&x)}
-	}
-	w.Read, w.Write = wireLane(l.Read, func(e *PageEvent) pageWire {
-		return pageWire{e.T, m(e.Match), e.DatabaseID, e.FileID, e.PageID, l.ObjectOf(e.Object), e.Stack}
-	}), wireLane(l.Write, func(e *PageEvent) pageWire {
-		return pageWire{e.T, m(e.Match), e.DatabaseID, e.FileID, e.PageID, l.ObjectOf(e.Object), e.Stack}
-	})
-	w.Lock = wireLane(l.Lock, func(e *LockInterval) lockWire {
-		return lockWire{e.T, e.End, m(e.Match), e.Mode, e.ResourceType, e.Resource, e.TransactionID, l.ObjectOf(e.Object),
-			e.Open, e.HeldToEnd, e.Row, e.AcquireSeen, e.Stack}
-	})
-	w.Wait = wireLane(l.Wait, func(e *WaitInterval) waitWire {
-		return waitWire{e.T, e.End, m(e.Match), e.WaitType, e.Category, e.DurationUs, e.DurationSource, e.DurationMs,
-			e.SignalDurationMs, e.UnderOneMs, e.Open, e.Stack}
-	})
-	w.Memory = wireLane(l.Memory, func(e *MemoryEvent) memoryWire {
-		return memoryWire{e.T, m(e.Match), e.Kind, e.Detail, e.GrantedMemoryKB, e.UsedMemoryKB, e.Spill, e.Stack}
-	})
-	w.Split = wireLane(l.Split, func(e *SplitEvent) splitWire {
-		return splitWire{e.T, m(e.Match), e.FileID, e.PageID, e.NewFileID, e.NewPageID, e.Operation, l.ObjectOf(e.Object), e.Stack}
-	})
-	w.Log = wireLane(l.Log, func(e *LogEvent) logWire {
-		return logWire{e.T, m(e.Match), e.Kind, e.Operation, e.Context, e.TransactionID, e.Size, l.ObjectOf(e.Object), e.Stack}
-	})
-	w.IO = wireLane(l.IO, func(e *IOInterval) ioWire {
-		return ioWire{e.T, e.End, m(e.Match), e.Write, e.DatabaseID, e.FileID, e.Offset, e.Size, e.DurationUs, e.Completed, e.Open}
-	})
-	if len(l.Escalation) > 0 {
-		w.Escalation = wireLane(l.Escalation, func(e *EscalationEvent) escalationWire {
-			return escalationWire{e.T, m(e.Match), e.Mode, e.ResourceType, e.Cause, e.EscalatedLock, e.HoBTLocks, l.ObjectOf(e.Object), e.Stack}
-		})
-	}
-	return json.Marshal(w)
+	return l.appendJSON(nil), nil
 }
 
 // UnmarshalJSON reads lanes with objects and candidate lists inline,
@@ -225,20 +195,8 @@ func (l *Lanes) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// wireLane is a lane as the JSON has it; nil stays nil (JSON null, as a
-// nil lane always wrote).
-func wireLane[E, W any](lane []E, f func(*E) W) []W {
-	if lane == nil {
-		return nil
-	}
-	out := make([]W, len(lane))
-	for i := range lane {
-		out[i] = f(&lane[i])
-	}
-	return out
-}
-
-// entryLane is wireLane back.
+// entryLane is a lane of entries from the lane as the JSON has it; nil
+// stays nil.
 func entryLane[W, E any](lane []W, f func(*W) E) []E {
 	if lane == nil {
 		return nil

@@ -3,7 +3,57 @@ package timeline
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 )
+
+// AppendJSON appends exactly what json.Marshal(t) writes (a nil t is
+// null), without encoding/json's second pass over the lanes: it compacts
+// and validates every byte a MarshalJSON method returns, and the lanes are
+// nearly all of a trace. Storing a finished live trace (issue 29) writes
+// the trace through here. The fields are Trace's, in its order, with its
+// tags' omitempty; the small ones are json.Marshal's own work.
+func (t *Trace) AppendJSON(dst []byte) ([]byte, error) {
+	if t == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = slices.Grow(dst, t.Lanes.laneEntries()*entryJSONSize+len(t.Statement)+4096)
+	dst = strconv.AppendInt(append(dst, `{"schema":`...), int64(t.Schema), 10)
+	dst = appendStringField(dst, `,"zeroTime":`, t.ZeroTime)
+	dst = appendInt(dst, `,"start":`, t.Start)
+	dst = appendInt(dst, `,"end":`, t.End)
+	if t.Statement != "" {
+		dst = appendStringField(dst, `,"statement":`, t.Statement)
+	}
+	dst, err := appendMarshalled(dst, `,"operators":`, t.Operators)
+	if err != nil {
+		return nil, err
+	}
+	dst = t.Lanes.appendJSON(append(dst, `,"lanes":`...))
+	if dst, err = appendMarshalled(dst, `,"summary":`, &t.Summary); err != nil {
+		return nil, err
+	}
+	if len(t.Stacks) > 0 {
+		if dst, err = appendMarshalled(dst, `,"stacks":`, t.Stacks); err != nil {
+			return nil, err
+		}
+	}
+	if len(t.Pages) > 0 {
+		if dst, err = appendMarshalled(dst, `,"pages":`, t.Pages); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendMarshalled appends key and json.Marshal(v).
+func appendMarshalled(dst []byte, key string, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("trace %s: %w", key[2:len(key)-2], err)
+	}
+	return append(append(dst, key...), b...), nil
+}
 
 // UnmarshalJSON reads a saved trace (a tracer bundle's trace part). It reads
 // this schema and schema 1, the JSON written before the schema field
