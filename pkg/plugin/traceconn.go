@@ -4,6 +4,8 @@ import (
 	"net/url"
 
 	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 )
 
 // traceConnector is Connector for the tracer's connections, without
@@ -16,7 +18,9 @@ import (
 // (tracer.ConnectorOpener: the login until the dial timeout, the control
 // connection an idle limit, the traced batch the trace's deadline).
 // d.db (the health check, the resources) keeps the parameter: its queries
-// are short, and it bounds a login to a server that never answers.
+// are short, and it bounds a login to a server that never answers. The
+// tracer's connections also ask for sqlconn.TracePacketSize packets: they
+// read every event's XML.
 func (s Settings) traceConnector() (*mssql.Connector, error) {
 	dsn, err := s.DSN()
 	if err != nil {
@@ -29,5 +33,5 @@ func (s Settings) traceConnector() (*mssql.Connector, error) {
 	q := u.Query()
 	q.Del("connection timeout")
 	u.RawQuery = q.Encode()
-	return s.connectorFor(u.String())
+	return s.connectorFor(sqlconn.DefaultPacketSize(u.String(), sqlconn.TracePacketSize))
 }

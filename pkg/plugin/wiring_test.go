@@ -6,8 +6,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"github.com/queryreplay/queryreplay/pkg/tracer"
 )
+
+// netPacketSize is the packet size the server negotiated with c.
+func netPacketSize(t *testing.T, c tracer.Conn) int {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), "SELECT net_packet_size FROM sys.dm_exec_connections WHERE session_id = @@SPID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	size := 0
+	for rows.Next() {
+		if err := rows.Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return size
+}
 
 // Traces dial their own connections through tracer.ConnectorOpener (with
 // network read deadlines), not the health check's pool: opening one adds
@@ -25,6 +46,11 @@ func TestTracesUseConnectorOpener(t *testing.T) {
 	}
 	if _, err := c.ExecContext(context.Background(), "SELECT @@SPID"); err != nil {
 		t.Fatalf("SELECT @@SPID: %v", err)
+	}
+	// the trace's connections read every event's XML in 8,000-byte packets
+	// (sqlconn.TracePacketSize), as the server negotiated them
+	if size := netPacketSize(t, c); size != sqlconn.TracePacketSize {
+		t.Fatalf("the trace connection's packet size is %d, want %d", size, sqlconn.TracePacketSize)
 	}
 	c.Close()
 	if after := d.db.Stats().OpenConnections; after != before {

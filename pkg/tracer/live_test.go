@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/queryreplay/queryreplay/pkg/sqlconn"
 	"reflect"
 	"strings"
 	"sync"
@@ -412,4 +413,35 @@ func TestLiveTracePastTheKeepBound(t *testing.T) {
 		t.Fatalf("live bundle: trace %v, read again %v", b.Trace != nil, again != nil)
 	}
 	sameBundle(t, b, again)
+}
+
+// A trace's connections ask for sqlconn.TracePacketSize packets unless the
+// DSN names a size, which they keep (the server negotiates either).
+func TestTraceConnectionsPacketSize(t *testing.T) {
+	srv := startStandin(t)
+	for dsn, want := range map[string]int{srv.dsn: sqlconn.TracePacketSize, sqlconn.DefaultPacketSize(srv.dsn, 4096): 4096} {
+		o, err := NewDSNOpener(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := o.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := c.QueryContext(context.Background(), "SELECT net_packet_size FROM sys.dm_exec_connections WHERE session_id = @@SPID")
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := 0
+		for rows.Next() {
+			if err := rows.Scan(&size); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows.Close()
+		c.Close()
+		if size != want {
+			t.Errorf("packet size %d, want %d", size, want)
+		}
+	}
 }

@@ -26,9 +26,10 @@ type DSNOpener struct{ dsn string }
 // NewDSNOpener checks dsn (its error never holds a secret) and returns an
 // opener for it. A DSN that names no application gets sqlconn.TraceApp, so
 // the exporter's session leaves the trace's own events out of production
-// counts (docs/operations.md).
+// counts (docs/operations.md); one that names no packet size gets
+// sqlconn.TracePacketSize.
 func NewDSNOpener(dsn string) (*DSNOpener, error) {
-	dsn = sqlconn.DefaultApp(dsn, sqlconn.TraceApp)
+	dsn = sqlconn.DefaultPacketSize(sqlconn.DefaultApp(dsn, sqlconn.TraceApp), sqlconn.TracePacketSize)
 	if _, err := mssql.NewConnector(dsn); err != nil {
 		return nil, fmt.Errorf("connection string %s: %w", RedactDSN(dsn), redactErr(err, dsn))
 	}

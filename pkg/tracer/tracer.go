@@ -48,7 +48,7 @@ func (o DBOpener) Open(ctx context.Context) (Conn, error) {
 // deadlines (a silent network cannot hang a trace); a DBOpener over this
 // handle relies on contexts alone.
 func OpenDSN(dsn string) (*sql.DB, error) {
-	dsn = sqlconn.DefaultApp(dsn, sqlconn.TraceApp) // as NewDSNOpener
+	dsn = sqlconn.DefaultPacketSize(sqlconn.DefaultApp(dsn, sqlconn.TraceApp), sqlconn.TracePacketSize) // as NewDSNOpener
 	db, err := sql.Open("sqlserver", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", RedactDSN(dsn), redactErr(err, dsn))
