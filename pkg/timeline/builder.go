@@ -158,6 +158,23 @@ type Builder struct {
 	}
 }
 
+// Names is what name resolution finds for a trace on the server: the
+// catalog of its objects, the rows of its key locks (Options.LockRows) and
+// the modules of its call stacks (Options.Stacks). Only Build reads them,
+// so a caller may resolve them while the events are added and give them
+// with SetNames before Build: a live trace's end waits for both (issue 29).
+type Names struct {
+	Catalog  *Catalog
+	LockRows map[LockKey]string
+	Stacks   callstack.ParseOptions
+}
+
+// SetNames replaces the catalog, Options.LockRows and Options.Stacks; call
+// it before Build.
+func (b *Builder) SetNames(n Names) {
+	b.catalog, b.opts.LockRows, b.opts.Stacks = n.Catalog, n.LockRows, n.Stacks
+}
+
 // NewBuilder starts a trace for plan (nil when no plan was captured), with an
 // optional catalog and map resolver (either may be nil).
 func NewBuilder(plan *showplan.Plan, catalog *Catalog, maps xe.MapResolver, opts *Options) (*Builder, error) {

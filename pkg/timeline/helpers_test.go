@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryreplay/queryreplay/internal/testenv"
+	"github.com/queryreplay/queryreplay/pkg/callstack"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -112,7 +113,40 @@ func build(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Options, event
 	for _, v := range Check(tr, b.stmt) {
 		t.Errorf("invariant: %s", v)
 	}
+	sameWithNamesLate(t, plan, cat, opts, events, tr)
 	return tr
+}
+
+// sameWithNamesLate builds the events again with the names given after
+// they were added (Builder.SetNames), as a live trace's end does, and
+// checks the trace is the same: nothing but Build may read them.
+func sameWithNamesLate(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Options, events []xe.Event, want *Trace) {
+	t.Helper()
+	var early Options
+	if opts != nil {
+		early = *opts
+	} else {
+		early.Statement = -1
+	}
+	late := early
+	late.LockRows, late.Stacks = nil, callstack.ParseOptions{}
+	b, err := NewBuilder(plan, nil, nil, &late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range events {
+		b.Add(&events[i])
+	}
+	b.SetNames(Names{Catalog: cat, LockRows: early.LockRows, Stacks: early.Stacks})
+	got, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(want)
+	g, _ := json.Marshal(got)
+	if string(a) != string(g) {
+		t.Errorf("the trace built with the names given after the events differs (%d and %d bytes of JSON)", len(a), len(g))
+	}
 }
 
 func checkGolden(t *testing.T, name string, tr *Trace) {

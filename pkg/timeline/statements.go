@@ -325,6 +325,13 @@ func NewStatementBuilder(set *StatementSet, catalog *Catalog, maps xe.MapResolve
 	return sb, nil
 }
 
+// SetNames gives every statement's Builder the names (Builder.SetNames).
+func (sb *StatementBuilder) SetNames(n Names) {
+	for _, b := range sb.builders {
+		b.SetNames(n)
+	}
+}
+
 // Add routes one event to its statement's Builder. The batch's own
 // sql_batch_starting and sql_batch_completed go to every Builder, so that
 // all timelines share the batch's time zero and extent (Summary.ElapsedUs

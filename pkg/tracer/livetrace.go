@@ -560,12 +560,70 @@ func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) 
 		l.pos = kept[len(kept)-1].pos
 	}
 	l.rows += int64(len(kept))
-	bad, err := decodeAll(io.TeeReader(liveRowsText(kept), l.spool), l.add)
+	text, ends := liveRowsText(kept)
+	if _, err := l.spool.Write(text); err != nil {
+		return false, fmt.Errorf("read events: spool: %w", err)
+	}
+	events, bad, err := decodeRows(text, ends)
 	l.col.badRows += bad
 	if err != nil {
 		return false, fmt.Errorf("read events: %w", err)
 	}
+	for i := range events {
+		l.add(&events[i])
+	}
 	return more, nil
+}
+
+// decodeRowsParallel is the number of rows from which a live read's
+// events are decoded on two goroutines (a variable for tests).
+var decodeRowsParallel = 2000
+
+// decodeRows decodes the events of rows text (each row ending at its
+// offset in ends), in order, each owning its memory. Many rows are decoded
+// in two halves on two goroutines: decoding is most of the tracer's own
+// work in a live read, and the tail the finished replay waits for is one
+// such read (issue 29). Rows that do not decode are counted in bad.
+func decodeRows(text []byte, ends []int) (events []xe.Event, bad int64, err error) {
+	if len(ends) < decodeRowsParallel {
+		return decodeOwned(text)
+	}
+	mid := ends[len(ends)/2-1] // a row boundary: each half holds whole rows
+	var first []xe.Event
+	var firstBad int64
+	var firstErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first, firstBad, firstErr = decodeOwned(text[:mid])
+	}()
+	second, secondBad, secondErr := decodeOwned(text[mid:])
+	<-done
+	if err := errors.Join(firstErr, secondErr); err != nil {
+		return nil, firstBad + secondBad, err
+	}
+	return append(first, second...), firstBad + secondBad, nil
+}
+
+// decodeOwned decodes every event of text; each owns its memory (the live
+// reader keeps them for the timeline's pass).
+func decodeOwned(text []byte) (events []xe.Event, bad int64, err error) {
+	d := xe.NewDecoder(bytes.NewReader(text))
+	for {
+		ev, err := d.Next()
+		if err == io.EOF {
+			return events, bad, nil
+		}
+		var rowErr *xe.RowError
+		if errors.As(err, &rowErr) {
+			bad++
+			continue
+		}
+		if err != nil {
+			return events, bad, err
+		}
+		events = append(events, ev)
+	}
 }
 
 // maxLiveBufferRows bounds the retries of a read that is one buffer
@@ -671,17 +729,19 @@ func (b liveRows) whole() (kept []liveRow, more bool) {
 	return b.rows[:i], true
 }
 
-// liveRowsText is the rows' events, one per line, as the decoder reads them.
-func liveRowsText(rows []liveRow) io.Reader {
+// liveRowsText is the rows' events, one per line, as the decoder reads
+// them, and the offset where each row's line ends.
+func liveRowsText(rows []liveRow) (text []byte, ends []int) {
 	n := 0
 	for _, r := range rows {
 		n += len(r.data) + 1
 	}
-	buf := make([]byte, 0, n)
+	text, ends = make([]byte, 0, n), make([]int, 0, len(rows))
 	for _, r := range rows {
-		buf = append(append(buf, r.data...), '\n')
+		text = append(append(text, r.data...), '\n')
+		ends = append(ends, len(text))
 	}
-	return bytes.NewReader(buf)
+	return text, ends
 }
 
 // queryEvents reads the event files after the last position read (the
@@ -753,8 +813,8 @@ func isXENoFile(err error) bool {
 	return errors.As(err, &se) && se.Number == 25718
 }
 
-// add takes one decoded event: into the collector, and into the next
-// update when it belongs to a lane.
+// add takes one decoded event, which owns its memory: into the collector,
+// kept, and into the next update when it belongs to a lane.
 func (l *liveReader) add(ev *xe.Event) {
 	l.col.add(ev)
 	l.keep(ev)
@@ -780,7 +840,7 @@ func (l *liveReader) pend(ev *xe.Event, maps xe.MapResolver) {
 	l.pending = append(l.pending, e)
 }
 
-// keep keeps an owned copy of ev until liveKeepBytes is passed.
+// keep keeps ev, which owns its memory, until liveKeepBytes is passed.
 func (l *liveReader) keep(ev *xe.Event) {
 	if l.keepOff {
 		return
@@ -790,11 +850,11 @@ func (l *liveReader) keep(ev *xe.Event) {
 		l.kept, l.keepOff = nil, true
 		return
 	}
-	l.kept = append(l.kept, ev.Clone())
+	l.kept = append(l.kept, *ev)
 }
 
-// keptSize estimates the memory of a cloned event: its text, and the
-// Event and its Fields and Actions (xe.Event.Clone shares the names).
+// keptSize estimates the memory of an owned event: its text, and the
+// Event and its Fields and Actions (the decoder shares the names).
 func keptSize(ev *xe.Event) int64 {
 	const eventSize, fieldSize = int64(unsafe.Sizeof(xe.Event{})), int64(unsafe.Sizeof(xe.Field{}))
 	n := eventSize + int64(len(ev.Timestamp.Raw)) + fieldSize*int64(len(ev.Fields)+len(ev.Actions))
@@ -933,7 +993,9 @@ func liveEvent(ev *xe.Event, maps xe.MapResolver) (LiveEvent, bool) {
 		e.Detail = strings.TrimSpace(x.Mode.String() + " " + x.ResourceType.String() + " " + strings.TrimSpace(x.ResourceDescription))
 	case "wait_info", "wait_completed":
 		w, _ := xe.AsWait(ev, maps)
-		e.Lane, e.Detail, e.DurationUs = "wait", w.WaitType.String(), int64(w.DurationUs)
+		// a copy: the ring buffer's events are decoded in place (ReuseEvents),
+		// so the name's bytes are overwritten by the events after it
+		e.Lane, e.Detail, e.DurationUs = "wait", strings.Clone(w.WaitType.String()), int64(w.DurationUs)
 	case "query_memory_grant_usage", "hash_warning", "sort_warning", "hash_spill_details", "exchange_spill":
 		e.Lane = "memory"
 	case "page_split":

@@ -388,18 +388,32 @@ func noteEventsRead(b *bundle.Bundle, col *collector, truncated bool, maxEvents 
 func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRead, maps *xe.MapTable) error {
 	col := read.col
 	r.progress("resolving names", col.events)
-	cat, lockRows, res := r.resolve(ctx, &col.ids)
-	b.Result.Resolution = res
-	if len(res.Errors) > 0 {
-		b.Result.Warnings = append(b.Result.Warnings, "name resolution was partial: "+strings.Join(res.Errors, "; "))
-	}
+	// The names are resolved on the control connection while the events go
+	// through the timeline's builders, which read names only when they
+	// build (timeline.Names): when a live trace ends both are left to do,
+	// and its finished replay waits for them (issue 29). The goroutine
+	// touches neither b nor the events.
+	var names timeline.Names
+	var res bundle.Resolution
+	resolved := make(chan struct{})
+	go func() {
+		defer close(resolved)
+		var cat *timeline.Catalog
+		var lockRows map[timeline.LockKey]string
+		cat, lockRows, res = r.resolve(ctx, &col.ids)
+		names = timeline.Names{Catalog: cat, LockRows: lockRows, Stacks: r.stackParseOptions(ctx, r.spec.CallstackRVA, &res)}
+	}()
 	var maps2 xe.MapResolver
 	if maps != nil {
 		maps2 = maps
 	}
-	stackOpts := r.stackParseOptions(ctx, r.spec.CallstackRVA, &b.Result.Resolution)
-	opts := timeline.Options{Statement: -1, ExpectedEvents: int(col.events), LockRows: lockRows, Stacks: stackOpts}
-	tr, err := buildTraces(b, read, col, cat, maps2, opts)
+	opts := timeline.Options{Statement: -1, ExpectedEvents: int(col.events)}
+	tr, err := buildTraces(b, read, col, func() timeline.Names { <-resolved; return names }, maps2, opts)
+	<-resolved // on every path: the connection is free, and res is complete
+	b.Result.Resolution = res
+	if len(res.Errors) > 0 {
+		b.Result.Warnings = append(b.Result.Warnings, "name resolution was partial: "+strings.Join(res.Errors, "; "))
+	}
 	if err != nil {
 		return err
 	}

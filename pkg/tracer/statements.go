@@ -41,7 +41,10 @@ func (s *seqSpan) missing() uint64 {
 // the whole batch's timeline when the batch ran one plan — as before the
 // tree existed — and the first planned statement's when it ran more, so
 // that no event of one statement is ever matched to another's operators.
-func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, cat *timeline.Catalog, maps xe.MapResolver, opts timeline.Options) (*timeline.Trace, error) {
+//
+// names gives what name resolution found; it is called once the events
+// went through the builders, which read names only when they build.
+func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, names func() timeline.Names, maps xe.MapResolver, opts timeline.Options) (*timeline.Trace, error) {
 	set := col.stmts
 	if set == nil {
 		set = timeline.NewStatementSet()
@@ -51,7 +54,7 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, cat *timelin
 	if !split {
 		plan := capturedPlan(b, col.planXML)
 		var err error
-		if whole, err = timeline.NewBuilder(plan, cat, maps, &opts); err != nil {
+		if whole, err = timeline.NewBuilder(plan, nil, maps, &opts); err != nil {
 			return nil, fmt.Errorf("build timeline: %w", err)
 		}
 		if set.Plans() > 1 {
@@ -63,13 +66,20 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, cat *timelin
 	var sb *timeline.StatementBuilder
 	if set.Len() > 1 {
 		var err error
-		if sb, err = timeline.NewStatementBuilder(set, cat, maps, opts); err != nil {
+		if sb, err = timeline.NewStatementBuilder(set, nil, maps, opts); err != nil {
 			return nil, fmt.Errorf("build statement timelines: %w", err)
 		}
 	}
 	err := secondPass(read, whole, sb)
 	if err != nil {
 		return nil, fmt.Errorf("build timeline: %w", err)
+	}
+	n := names()
+	if whole != nil {
+		whole.SetNames(n)
+	}
+	if sb != nil {
+		sb.SetNames(n)
 	}
 	if sb != nil {
 		if b.Statements, err = sb.Build(); err != nil {
