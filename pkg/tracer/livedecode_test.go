@@ -53,16 +53,17 @@ func TestDecodeRowsInOrder(t *testing.T) {
 	rows := waitEventsXML(3001)
 	rows[1500] = `<event name="wait_info" timestamp="not a time"></event>` // a bad row, at the halves' seam
 	rows[7] = `<event name="wait_info" timestamp="also bad"></event>`
-	live := make([]liveRow, len(rows))
-	for i, r := range rows {
-		live[i] = liveRow{data: []byte(r)}
+	var read liveRows
+	for _, r := range rows {
+		read.text = append(append(read.text, r...), '\n')
+		read.rows = append(read.rows, liveRow{end: len(read.text)})
 	}
-	text, ends := liveRowsText(live)
+	text := read.textOf(read.rows)
 	defer func(was int) { decodeRowsParallel = was }(decodeRowsParallel)
 	var results [][]string
 	for _, from := range []int{1 << 30, 2} { // one goroutine, then two
 		decodeRowsParallel = from
-		events, bad, err := decodeRows(text, ends)
+		events, bad, err := decodeRows(text, read.rows)
 		if err != nil {
 			t.Fatal(err)
 		}

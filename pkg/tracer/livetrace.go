@@ -560,11 +560,11 @@ func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) 
 		l.pos = kept[len(kept)-1].pos
 	}
 	l.rows += int64(len(kept))
-	text, ends := liveRowsText(kept)
+	text := batch.textOf(kept)
 	if _, err := l.spool.Write(text); err != nil {
 		return false, fmt.Errorf("read events: spool: %w", err)
 	}
-	events, bad, err := decodeRows(text, ends)
+	events, bad, err := decodeRows(text, kept)
 	l.col.badRows += bad
 	if err != nil {
 		return false, fmt.Errorf("read events: %w", err)
@@ -579,16 +579,16 @@ func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) 
 // events are decoded on two goroutines (a variable for tests).
 var decodeRowsParallel = 2000
 
-// decodeRows decodes the events of rows text (each row ending at its
-// offset in ends), in order, each owning its memory. Many rows are decoded
-// in two halves on two goroutines: decoding is most of the tracer's own
-// work in a live read, and the tail the finished replay waits for is one
-// such read (issue 29). Rows that do not decode are counted in bad.
-func decodeRows(text []byte, ends []int) (events []xe.Event, bad int64, err error) {
-	if len(ends) < decodeRowsParallel {
+// decodeRows decodes the events of rows, whose lines are text, in order,
+// each owning its memory. Many rows are decoded in two halves on two
+// goroutines: decoding is most of the tracer's own work in a live read, and
+// the tail the finished replay waits for is one such read (issue 29). Rows
+// that do not decode are counted in bad.
+func decodeRows(text []byte, rows []liveRow) (events []xe.Event, bad int64, err error) {
+	if len(rows) < decodeRowsParallel {
 		return decodeOwned(text)
 	}
-	mid := ends[len(ends)/2-1] // a row boundary: each half holds whole rows
+	mid := rows[len(rows)/2-1].end // a row boundary: each half holds whole rows
 	var first []xe.Event
 	var firstBad int64
 	var firstErr error
@@ -673,28 +673,40 @@ type filePos struct {
 	offset int64
 }
 
-// liveRow is one row of a live read: its buffer's position and its event.
+// liveRow is one row of a live read: its buffer's position, and where its
+// event's line ends in the read's text.
 type liveRow struct {
-	pos  filePos
-	data []byte
+	pos filePos
+	end int
 }
 
-// liveRows is one capped read.
+// liveRows is one capped read: its events one per line in text (as the
+// decoder reads them, copied once out of the driver's strings), and its
+// rows.
 type liveRows struct {
+	text   []byte
 	rows   []liveRow
 	capped bool // the read returned as many rows as its TOP allowed
+}
+
+// textOf is the lines of rows, a prefix of b.rows.
+func (b liveRows) textOf(rows []liveRow) []byte {
+	if len(rows) == 0 {
+		return nil
+	}
+	return b.text[:rows[len(rows)-1].end]
 }
 
 func fetchLiveRows(rows *sql.Rows, limit int) (liveRows, error) {
 	var out liveRows
 	for rows.Next() {
-		var file sql.NullString
+		var file, data sql.NullString // a string is scanned without a copy
 		var offset sql.NullInt64
-		var data sql.RawBytes
 		if err := rows.Scan(&file, &offset, &data); err != nil {
 			return out, fmt.Errorf("read event row: %w", err)
 		}
-		out.rows = append(out.rows, liveRow{pos: filePos{file: file.String, offset: offset.Int64}, data: bytes.Clone(data)})
+		out.text = append(append(out.text, data.String...), '\n')
+		out.rows = append(out.rows, liveRow{pos: filePos{file: file.String, offset: offset.Int64}, end: len(out.text)})
 	}
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("read event rows: %w", err)
@@ -727,21 +739,6 @@ func (b liveRows) whole() (kept []liveRow, more bool) {
 		return b.rows, true
 	}
 	return b.rows[:i], true
-}
-
-// liveRowsText is the rows' events, one per line, as the decoder reads
-// them, and the offset where each row's line ends.
-func liveRowsText(rows []liveRow) (text []byte, ends []int) {
-	n := 0
-	for _, r := range rows {
-		n += len(r.data) + 1
-	}
-	text, ends = make([]byte, 0, n), make([]int, 0, len(rows))
-	for _, r := range rows {
-		text = append(append(text, r.data...), '\n')
-		ends = append(ends, len(text))
-	}
-	return text, ends
 }
 
 // queryEvents reads the event files after the last position read (the
