@@ -31,6 +31,13 @@ const liveSQL = "SELECT COUNT(*) FROM dbo.Products AS a CROSS JOIN dbo.Orders AS
 // time their events say, and the test's own view of it.
 func onPacedStandin(t testing.TB) (*pluginhost.Host, *sql.DB, backend.PluginContext) {
 	t.Helper()
+	return onPacedStandinWith(t, "")
+}
+
+// onPacedStandinWith is onPacedStandin with more datasource settings
+// (JSON members, each with a leading comma).
+func onPacedStandinWith(t testing.TB, settings string) (*pluginhost.Host, *sql.DB, backend.PluginContext) {
+	t.Helper()
 	sctx, stop := context.WithCancel(context.Background())
 	srv, err := standin.Start(sctx, "127.0.0.1:0", standin.Options{XELEncoder: xe.EncodeXMLAsXEL, PaceToWallClock: true})
 	if err != nil {
@@ -43,8 +50,8 @@ func onPacedStandin(t testing.TB) (*pluginhost.Host, *sql.DB, backend.PluginCont
 	}
 	t.Cleanup(func() { db.Close(); srv.Close(); stop() })
 	host, port, _ := net.SplitHostPort(srv.Addr)
-	pctx := pluginContext(fmt.Sprintf(`{"host":%q,"port":%s,"user":"sa","database":"QueryReplayDemo","encrypt":"disable","traceStore":{"directory":%q}}`,
-		host, port, t.TempDir()), map[string]string{"password": "QueryReplay-Standin1"})
+	pctx := pluginContext(fmt.Sprintf(`{"host":%q,"port":%s,"user":"sa","database":"QueryReplayDemo","encrypt":"disable","traceStore":{"directory":%q}%s}`,
+		host, port, t.TempDir(), settings), map[string]string{"password": "QueryReplay-Standin1"})
 	return startHost(t), db, pctx
 }
 
@@ -54,9 +61,15 @@ var liveRuns int64
 // part after ds/<uid>/, what Grafana hands the plugin).
 func startLive(t testing.TB, h *pluginhost.Host, pctx backend.PluginContext, sql string) string {
 	t.Helper()
+	return startLiveWith(t, h, pctx, sql, "{}")
+}
+
+// startLiveWith is startLive with the query's options object.
+func startLiveWith(t testing.TB, h *pluginhost.Host, pctx backend.PluginContext, sql, options string) string {
+	t.Helper()
 	liveRuns++
 	run := fmt.Sprintf("%d-%016x", time.Now().UnixMilli(), 0x11e0000+liveRuns)
-	r := queryOnce(t, h, pctx, "trace", fmt.Sprintf(`{"queryType":"trace","sql":%q,"live":true,"run":%q}`, sql, run))
+	r := queryOnce(t, h, pctx, "trace", fmt.Sprintf(`{"queryType":"trace","sql":%q,"live":true,"run":%q,"options":%s}`, sql, run, options))
 	if r.Error != nil || len(r.Frames) != 1 || r.Frames[0].Meta == nil {
 		t.Fatalf("live query: %v %v", r.Error, r.Frames)
 	}

@@ -187,15 +187,32 @@ func NewBuilder(plan *showplan.Plan, catalog *Catalog, maps xe.MapResolver, opts
 	if b.opts.ExpectedEvents > 0 {
 		b.recs = make([]rec, 0, b.opts.ExpectedEvents)
 	}
+	if err := b.usePlan(plan); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// SetPlan replaces the plan NewBuilder was given. Only Build reads the
+// plan, so a caller may add events before the plan is known — a live
+// trace adds them as it reads them, and the actual plan comes last — and
+// give it here before Build (issue 29).
+func (b *Builder) SetPlan(plan *showplan.Plan) error { return b.usePlan(plan) }
+
+// usePlan takes plan's statement (Options.Statement, or the first with
+// operators) and notes what is missing. Before Build the notes hold only
+// these.
+func (b *Builder) usePlan(plan *showplan.Plan) error {
+	b.plan, b.stmt, b.notes = plan, nil, nil
 	if plan != nil {
 		switch {
 		case b.opts.Statement >= 0:
 			if b.opts.Statement >= len(plan.Statements) {
-				return nil, fmt.Errorf("timeline: statement %d does not exist; the plan has %d", b.opts.Statement, len(plan.Statements))
+				return fmt.Errorf("timeline: statement %d does not exist; the plan has %d", b.opts.Statement, len(plan.Statements))
 			}
 			b.stmt = plan.Statements[b.opts.Statement]
 			if b.stmt.Root == nil {
-				return nil, fmt.Errorf("timeline: statement %d (%s) has no operators", b.opts.Statement, b.stmt.Type)
+				return fmt.Errorf("timeline: statement %d (%s) has no operators", b.opts.Statement, b.stmt.Type)
 			}
 		default:
 			for _, s := range plan.Statements {
@@ -211,7 +228,7 @@ func NewBuilder(plan *showplan.Plan, catalog *Catalog, maps xe.MapResolver, opts
 	} else {
 		b.notes = append(b.notes, "no plan: events stay unmatched and there are no operators")
 	}
-	return b, nil
+	return nil
 }
 
 func (b *Builder) intern(s string) uint32 {

@@ -117,9 +117,10 @@ func build(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Options, event
 	return tr
 }
 
-// sameWithNamesLate builds the events again with the names given after
-// they were added (Builder.SetNames), as a live trace's end does, and
-// checks the trace is the same: nothing but Build may read them.
+// sameWithNamesLate builds the events again with the plan and the names
+// given after they were added (Builder.SetPlan, Builder.SetNames), as a
+// live trace does, and checks the trace is the same: nothing but Build may
+// read them.
 func sameWithNamesLate(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Options, events []xe.Event, want *Trace) {
 	t.Helper()
 	var early Options
@@ -130,12 +131,15 @@ func sameWithNamesLate(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Op
 	}
 	late := early
 	late.LockRows, late.Stacks = nil, callstack.ParseOptions{}
-	b, err := NewBuilder(plan, nil, nil, &late)
+	b, err := NewBuilder(nil, nil, nil, &late)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range events {
 		b.Add(&events[i])
+	}
+	if err := b.SetPlan(plan); err != nil {
+		t.Fatal(err)
 	}
 	b.SetNames(Names{Catalog: cat, LockRows: early.LockRows, Stacks: early.Stacks})
 	got, err := b.Build()
@@ -145,7 +149,7 @@ func sameWithNamesLate(t testing.TB, plan *showplan.Plan, cat *Catalog, opts *Op
 	a, _ := json.Marshal(want)
 	g, _ := json.Marshal(got)
 	if string(a) != string(g) {
-		t.Errorf("the trace built with the names given after the events differs (%d and %d bytes of JSON)", len(a), len(g))
+		t.Errorf("the trace built with the plan and names given after the events differs (%d and %d bytes of JSON)", len(a), len(g))
 	}
 }
 

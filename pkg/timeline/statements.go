@@ -293,40 +293,81 @@ func (s *StatementSet) describe(n *Statement, ev *xe.Event) {
 // StatementBuilder builds one timeline per statement from the second pass:
 // each event goes to its own statement's Builder, with that statement's
 // plan, so an event of one statement can never match another's operator.
+//
+// It may also run beside the first pass, each event observed by the set
+// just before it is added (a live trace, issue 29): a statement the set
+// finds later gets its Builder then, and each Builder takes its
+// statement's plan when it builds (plans come last).
 type StatementBuilder struct {
 	set      *StatementSet
 	builders []*Builder
-	nodes    []Statement
+	plans    []string // the plan XML each builder was given
+	events   []int    // events routed to each node
+	batch    []xe.Event
+	maps     xe.MapResolver
+	opts     Options
+	names    *Names
 	stacks   stackCache
 }
 
 // NewStatementBuilder starts a Builder per node of set; opts apply to each
 // (Statement is ignored: each node's plan has its own statement).
 func NewStatementBuilder(set *StatementSet, catalog *Catalog, maps xe.MapResolver, opts Options) (*StatementBuilder, error) {
-	sb := &StatementBuilder{set: set, nodes: set.Nodes()}
 	opts.Statement = -1
 	opts.ExpectedEvents = 0
-	for i := range sb.nodes {
-		var plan *showplan.Plan
-		if x := sb.nodes[i].Plan; x != "" {
-			p, err := showplan.ParseBytes([]byte(x))
-			if err != nil {
-				return nil, fmt.Errorf("statement %d: plan: %w", i, err)
-			}
-			plan = p
+	sb := &StatementBuilder{set: set, maps: maps, opts: opts}
+	if catalog != nil {
+		sb.names = &Names{Catalog: catalog, LockRows: opts.LockRows, Stacks: opts.Stacks}
+	}
+	sb.grow(len(set.nodes) - 1)
+	for i := range sb.builders {
+		if err := sb.givePlan(i); err != nil {
+			return nil, err
 		}
-		o := opts
-		b, err := NewBuilder(plan, catalog, maps, &o)
-		if err != nil {
-			return nil, fmt.Errorf("statement %d: %w", i, err)
-		}
-		sb.builders = append(sb.builders, b)
 	}
 	return sb, nil
 }
 
+// grow gives every node up to id a Builder, without a plan yet (givePlan),
+// and the batch's events seen so far.
+func (sb *StatementBuilder) grow(id int) {
+	for i := len(sb.builders); i <= id && i < len(sb.set.nodes); i++ {
+		o := sb.opts
+		b, _ := NewBuilder(nil, nil, sb.maps, &o) // without a plan it cannot fail
+		if sb.names != nil {
+			b.SetNames(*sb.names)
+		}
+		for k := range sb.batch {
+			b.Add(&sb.batch[k])
+		}
+		sb.builders, sb.plans, sb.events = append(sb.builders, b), append(sb.plans, ""), append(sb.events, 0)
+	}
+}
+
+// givePlan gives node i's Builder the node's plan when it changed.
+func (sb *StatementBuilder) givePlan(i int) error {
+	x := sb.set.nodes[i].Plan
+	if x == sb.plans[i] {
+		return nil
+	}
+	var plan *showplan.Plan
+	if x != "" {
+		p, err := showplan.ParseBytes([]byte(x))
+		if err != nil {
+			return fmt.Errorf("statement %d: plan: %w", i, err)
+		}
+		plan = p
+	}
+	if err := sb.builders[i].SetPlan(plan); err != nil {
+		return fmt.Errorf("statement %d: %w", i, err)
+	}
+	sb.plans[i] = x
+	return nil
+}
+
 // SetNames gives every statement's Builder the names (Builder.SetNames).
 func (sb *StatementBuilder) SetNames(n Names) {
+	sb.names = &n
 	for _, b := range sb.builders {
 		b.SetNames(n)
 	}
@@ -340,6 +381,7 @@ func (sb *StatementBuilder) SetNames(n Names) {
 // identity stays on the batch (node 0).
 func (sb *StatementBuilder) Add(ev *xe.Event) {
 	if ev.Name == "sql_batch_starting" || ev.Name == "sql_batch_completed" {
+		sb.batch = append(sb.batch, ev.Clone()) // for the Builders made later
 		for _, b := range sb.builders {
 			b.Add(ev)
 		}
@@ -351,7 +393,8 @@ func (sb *StatementBuilder) Add(ev *xe.Event) {
 			id = n
 		}
 	}
-	sb.nodes[id].Events++
+	sb.grow(id)
+	sb.events[id]++
 	sb.builders[id].Add(ev)
 }
 
@@ -360,7 +403,13 @@ func (sb *StatementBuilder) Add(ev *xe.Event) {
 // its own sequence gaps are not losses and are cleared here (the caller
 // counts losses over the whole stream).
 func (sb *StatementBuilder) Build() ([]Statement, error) {
+	sb.grow(len(sb.set.nodes) - 1)
+	nodes := sb.set.Nodes()
 	for i, b := range sb.builders {
+		if err := sb.givePlan(i); err != nil {
+			return nil, err
+		}
+		nodes[i].Events = sb.events[i]
 		tr, err := b.Build()
 		if err != nil {
 			return nil, fmt.Errorf("statement %d: %w", i, err)
@@ -369,16 +418,16 @@ func (sb *StatementBuilder) Build() ([]Statement, error) {
 		if i == 0 {
 			tr.Statement = ""
 		}
-		sb.nodes[i].Trace = tr
+		nodes[i].Trace = tr
 		// the waits as the timeline measured them (begin to end when both
 		// were captured; wait_info's own duration is whole milliseconds)
 		for _, w := range tr.Lanes.Wait {
-			sb.nodes[i].WaitUs += w.DurationUs
+			nodes[i].WaitUs += w.DurationUs
 		}
 	}
 	if sb.set.full {
-		root := sb.nodes[0].Trace
+		root := nodes[0].Trace
 		root.Summary.Notes = append(root.Summary.Notes, fmt.Sprintf("more than %d statements: the later ones' events stay on the batch", MaxStatements))
 	}
-	return sb.nodes, nil
+	return nodes, nil
 }

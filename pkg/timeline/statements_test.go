@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,6 +88,7 @@ func TestStatementsKeepTheirOwnEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameInterleaved(t, st.events, nodes)
 	exec, s1, s2 := nodes[1], nodes[2], nodes[3]
 	if exec.Text != "EXEC dbo.P" || exec.Parent != 0 || s1.Parent != exec.ID || s2.Parent != exec.ID || s1.NestLevel != 1 || s1.ObjectName != "P" {
 		t.Errorf("tree: exec %+v, s1 parent %d nest %d object %q, s2 parent %d", exec.Text, s1.Parent, s1.NestLevel, s1.ObjectName, s2.Parent)
@@ -141,5 +143,30 @@ func TestStackCacheSeesReusedBytes(t *testing.T) {
 	ev.Actions = nil
 	if _, _, _, _, _, ok := statementKeyOf(&ev, &c); ok {
 		t.Fatal("an event without a tsql_stack has no statement identity, whatever was cached")
+	}
+}
+
+// sameInterleaved builds the statements again with each event observed
+// and added at once, the set growing as the builder runs (a live trace),
+// and checks they are the ones the two passes built.
+func sameInterleaved(t *testing.T, events []xe.Event, want []Statement) {
+	t.Helper()
+	set := NewStatementSet()
+	sb, err := NewStatementBuilder(set, nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range events {
+		set.Observe(&events[i], nil)
+		sb.Add(&events[i])
+	}
+	got, err := sb.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(want)
+	g, _ := json.Marshal(got)
+	if string(a) != string(g) {
+		t.Errorf("the statements built beside the first pass differ from the two passes' (%d and %d bytes of JSON)", len(g), len(a))
 	}
 }

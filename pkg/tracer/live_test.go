@@ -389,32 +389,6 @@ func TestLiveTraceRingBuffer(t *testing.T) {
 	}
 }
 
-// TestLiveTracePastTheKeepBound: past liveKeepBytes the live reads stop
-// keeping decoded events and the timeline's pass decodes the spool; the
-// bundle is still the one the whole read-back builds from the same events.
-func TestLiveTracePastTheKeepBound(t *testing.T) {
-	defer func(n int64) { liveKeepBytes = n }(liveKeepBytes)
-	liveKeepBytes = 4 << 10 // a few events
-	srv := startPacedStandin(t)
-	tr, _, _ := newTracer(t, srv.dsn, Policy{AllowClearBufferPool: true})
-	var again *bundle.Bundle
-	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, Live: (&liveRecorder{}).add,
-		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
-			if err != nil {
-				t.Errorf("read back again: %v", err)
-			}
-			again = b
-		}}}
-	b, err := tr.Trace(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Trace == nil || len(b.Trace.Lanes.Read) == 0 || again == nil {
-		t.Fatalf("live bundle: trace %v, read again %v", b.Trace != nil, again != nil)
-	}
-	sameBundle(t, b, again)
-}
-
 // A trace's connections ask for sqlconn.TracePacketSize packets unless the
 // DSN names a size, which they keep (the server negotiates either).
 func TestTraceConnectionsPacketSize(t *testing.T) {
@@ -443,5 +417,40 @@ func TestTraceConnectionsPacketSize(t *testing.T) {
 		if size != want {
 			t.Errorf("packet size %d, want %d", size, want)
 		}
+	}
+}
+
+// TestLiveStatementsMatchWholeReadBack: a live trace's timelines are built
+// while the events are read, statements found as they come (the builders
+// take their plans at the end); for a batch of two statements and a
+// procedure that calls another, the bundle is the one the whole read-back
+// builds from the same events, statement tree and timelines included.
+func TestLiveStatementsMatchWholeReadBack(t *testing.T) {
+	srv := startPacedStandin(t)
+	tr, _, _ := newTracer(t, srv.dsn, Policy{})
+	for _, sql := range []string{
+		"SELECT CustomerID, Name FROM dbo.Customers WHERE Region = N'West';\nSELECT OrderID, Amount FROM dbo.Orders WHERE Amount > 4000;",
+		"EXEC dbo.RegionReport @region = N'West'",
+	} {
+		var again *bundle.Bundle
+		rec := &liveRecorder{}
+		o := Options{SQL: sql, Events: bundle.AllEventGroups(), Live: rec.add,
+			readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
+				if err != nil {
+					t.Errorf("read back again: %v", err)
+				}
+				again = b
+			}}}
+		b, err := tr.Trace(context.Background(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if planned := b.Statements; len(planned) < 3 || again == nil {
+			t.Fatalf("%s: %d statements, read again %v", sql, len(planned), again != nil)
+		}
+		if last := rec.updates[len(rec.updates)-1]; last.EventsSoFar != b.Result.Events {
+			t.Fatalf("%s: the live reads took %d events, the bundle has %d: not built from them", sql, last.EventsSoFar, b.Result.Events)
+		}
+		sameBundle(t, b, again)
 	}
 }

@@ -7,16 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/queryreplay/queryreplay/pkg/showplan"
+	"github.com/queryreplay/queryreplay/pkg/timeline"
 	"github.com/queryreplay/queryreplay/pkg/tsql"
 	"github.com/queryreplay/queryreplay/pkg/xe"
 )
@@ -45,12 +44,13 @@ import (
 //     that whole buffer, which was complete when it was read):
 //     https://learn.microsoft.com/en-us/sql/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql
 //
-// The events are decoded as they come into the same collector and spool
-// the XML read-back fills, and kept decoded (up to liveKeepBytes) for the
-// timeline's pass, so when the batch ends only the tail (what was
-// dispatched after the last read, flushed by STOP) is left to read and
-// decode, and the finished bundle is the one the XML read-back builds from
-// the same events. When the file the reads resume from has rolled away
+// The events are decoded as they come into the same collector the XML
+// read-back fills (the first pass) and at once into the timeline's
+// builders (the second; liveBuilt), which take the plan and the names when
+// they build, so when the batch ends only the tail (what was dispatched
+// after the last read, flushed by STOP) is left to read and add, and the
+// finished bundle is the one the XML read-back builds from the same
+// events. When the file the reads resume from has rolled away
 // (the file size cap), the reads go on from the files left. A failed or
 // refused read stops that part of the live view and never fails the trace:
 // when the events could not be read incrementally the read-back after the
@@ -97,11 +97,6 @@ const (
 	maxLivePlanBytes = 32 << 20
 )
 
-// liveKeepBytes bounds the decoded events a live trace keeps in memory for
-// the timeline's pass after the batch (estimated, keptSize); past it they
-// are decoded again from the spool, as without Live (a variable for tests).
-var liveKeepBytes int64 = 512 << 20
-
 // liveReader is the live producer of one trace.
 type liveReader struct {
 	r     *run
@@ -115,14 +110,12 @@ type liveReader struct {
 	// the events
 	events bool // the event file is read incrementally
 	col    *collector
-	spool  *os.File
-	// kept are the events decoded so far, owned copies, for the timeline's
-	// pass after the batch (decoding them again from the spool took most
-	// of the time between the batch's end and the replay); nil once they
-	// passed liveKeepBytes (keptBytes), when the spool serves that pass
-	kept       []xe.Event
-	keptBytes  int64
-	keepOff    bool
+	// built holds the timeline's builders, which take each event as it is
+	// read (the whole batch's and the statements'; the plan and the names
+	// are given when they build, timeline.Builder.SetPlan and SetNames):
+	// the timeline's pass over every event, most of what was left to do
+	// when the batch ended, is done while it runs, and no event is kept
+	built      *liveBuilt
 	pos        filePos // the last file_name and file_offset read (file "": none yet)
 	rows       int64   // event rows read so far
 	truncated  bool    // MaxEvents was reached with rows left
@@ -180,12 +173,12 @@ func (r *run) startLive(ctx context.Context, start time.Time) func() {
 		r.ctlMu.Lock() // the blocker sampler may have begun
 		maps := r.t.mapTable(ctx, r.conn)
 		r.ctlMu.Unlock()
-		l.col = &collector{ids: newIdentities(), maps: maps}
-		f, err := os.CreateTemp("", "queryreplay-live-*.xml")
+		l.col = &collector{ids: newIdentities(), maps: maps, stmts: timeline.NewStatementSet()}
+		built, err := newLiveBuilt(l.col, maps)
 		if err != nil {
-			l.stopEvents(fmt.Sprintf("no spool: %v", err))
+			l.stopEvents(err.Error())
 		} else {
-			l.spool = f
+			l.built = built
 		}
 	}
 	go l.loop()
@@ -502,7 +495,7 @@ func planObjects(p *showplan.Plan) map[int]string {
 }
 
 // readEvents reads the events dispatched since the last read into the
-// collector and the spool, and the live events of the next update. A read
+// collector and the builders, and the live events of the next update. A read
 // takes every row there is (bounded by MaxEvents over the trace): a read
 // stopped early would still have the server send the rest of the result,
 // only for the client to drop it.
@@ -537,7 +530,7 @@ var liveReadRows = 20000 // a variable for the tests of capped reads only
 // readEventsOnce makes one capped read; more is true when the cap was
 // reached (more events may be waiting).
 func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) {
-	if l.truncated || l.spool == nil {
+	if l.truncated || !l.events {
 		return false, nil
 	}
 	l.r.ctlMu.Lock()
@@ -560,11 +553,7 @@ func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) 
 		l.pos = kept[len(kept)-1].pos
 	}
 	l.rows += int64(len(kept))
-	text := batch.textOf(kept)
-	if _, err := l.spool.Write(text); err != nil {
-		return false, fmt.Errorf("read events: spool: %w", err)
-	}
-	events, bad, err := decodeRows(text, kept)
+	events, bad, err := decodeRows(batch.textOf(kept), kept)
 	l.col.badRows += bad
 	if err != nil {
 		return false, fmt.Errorf("read events: %w", err)
@@ -810,12 +799,42 @@ func isXENoFile(err error) bool {
 	return errors.As(err, &se) && se.Number == 25718
 }
 
-// add takes one decoded event, which owns its memory: into the collector,
-// kept, and into the next update when it belongs to a lane.
+// add takes one decoded event: into the collector (the first pass, which
+// finds its statement), the timeline's builders (the second), and the next
+// update when it belongs to a lane.
 func (l *liveReader) add(ev *xe.Event) {
 	l.col.add(ev)
-	l.keep(ev)
+	l.built.add(ev)
 	l.pend(ev, l.col.maps)
+}
+
+// liveBuilt is the timeline's builders a live trace feeds as it reads:
+// the whole batch's and the statements', without a plan or names yet.
+// Which of them the bundle uses is known only at the end (buildTraces).
+type liveBuilt struct {
+	whole *timeline.Builder
+	sb    *timeline.StatementBuilder
+}
+
+func newLiveBuilt(col *collector, maps *xe.MapTable) (*liveBuilt, error) {
+	var resolver xe.MapResolver
+	if maps != nil {
+		resolver = maps
+	}
+	whole, err := timeline.NewBuilder(nil, nil, resolver, &timeline.Options{Statement: -1})
+	if err != nil {
+		return nil, err
+	}
+	sb, err := timeline.NewStatementBuilder(col.stmts, nil, resolver, timeline.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &liveBuilt{whole: whole, sb: sb}, nil
+}
+
+func (b *liveBuilt) add(ev *xe.Event) {
+	b.whole.Add(ev)
+	b.sb.Add(ev)
 }
 
 // pend puts ev into the next update when it belongs to a lane.
@@ -837,33 +856,6 @@ func (l *liveReader) pend(ev *xe.Event, maps xe.MapResolver) {
 	l.pending = append(l.pending, e)
 }
 
-// keep keeps ev, which owns its memory, until liveKeepBytes is passed.
-func (l *liveReader) keep(ev *xe.Event) {
-	if l.keepOff {
-		return
-	}
-	l.keptBytes += keptSize(ev)
-	if l.keptBytes > liveKeepBytes {
-		l.kept, l.keepOff = nil, true
-		return
-	}
-	l.kept = append(l.kept, *ev)
-}
-
-// keptSize estimates the memory of an owned event: its text, and the
-// Event and its Fields and Actions (the decoder shares the names).
-func keptSize(ev *xe.Event) int64 {
-	const eventSize, fieldSize = int64(unsafe.Sizeof(xe.Event{})), int64(unsafe.Sizeof(xe.Field{}))
-	n := eventSize + int64(len(ev.Timestamp.Raw)) + fieldSize*int64(len(ev.Fields)+len(ev.Actions))
-	for i := range ev.Fields {
-		n += int64(len(ev.Fields[i].Value.Raw) + len(ev.Fields[i].Value.Text))
-	}
-	for i := range ev.Actions {
-		n += int64(len(ev.Actions[i].Value.Raw) + len(ev.Actions[i].Value.Text))
-	}
-	return n
-}
-
 // stopEvents ends the incremental read: the read-back after the batch
 // reads every event again, whole.
 func (l *liveReader) stopEvents(why string) {
@@ -871,17 +863,8 @@ func (l *liveReader) stopEvents(why string) {
 		return
 	}
 	l.events, l.eventsNote = false, why
-	l.kept, l.keepOff = nil, true
+	l.built = nil
 	l.r.t.log.Info("live: events are read after the batch", "reason", why)
-	l.closeSpool()
-}
-
-func (l *liveReader) closeSpool() {
-	if l.spool != nil {
-		l.spool.Close()
-		os.Remove(l.spool.Name())
-		l.spool = nil
-	}
 }
 
 // send hands one update to Options.Live.
@@ -934,35 +917,16 @@ func (l *liveReader) finishEvents(ctx context.Context) (eventsRead, bool, error)
 		l.stopEvents("the live reads did not reach the plan")
 		return eventsRead{}, false, nil
 	}
-	if !l.keepOff {
-		kept := l.kept
-		second := func(fn func(*xe.Event)) error {
-			for i := range kept {
-				fn(&kept[i])
-			}
-			return nil
-		}
-		return eventsRead{col: l.col, second: second, truncated: l.truncated, kept: kept}, true, nil
-	}
-	spool := l.spool
-	second := func(fn func(*xe.Event)) error {
-		if _, err := spool.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		_, err := decodeAll(spool, fn)
-		return err
-	}
-	return eventsRead{col: l.col, second: second, truncated: l.truncated}, true, nil
+	return eventsRead{col: l.col, built: l.built, truncated: l.truncated}, true, nil
 }
 
-// end sends the last update (Running false) if it was not sent, and
-// removes the spool; safe on a nil reader.
+// end sends the last update (Running false) if it was not sent; safe on a
+// nil reader.
 func (l *liveReader) end() {
 	if l == nil {
 		return
 	}
 	l.send(false)
-	l.closeSpool()
 }
 
 // liveEvent maps an event to its lane the way the timeline's lanes take

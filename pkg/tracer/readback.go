@@ -212,10 +212,9 @@ type eventsRead struct {
 	// plan, which comes last, before its first event.
 	second    func(fn func(*xe.Event)) error
 	truncated bool
-	// kept, when set, holds every event decoded already (a live trace's,
-	// livetrace.go): second then goes over it, and the timeline's builders
-	// may share it from two goroutines (they only read events)
-	kept []xe.Event
+	// built, when set, holds the timeline's builders a live trace fed as
+	// it read (livetrace.go): there is no second pass, and second is nil
+	built *liveBuilt
 }
 
 // readEvents makes the first pass over the events: the binary .xel files

@@ -54,7 +54,12 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, names func()
 	if !split {
 		plan := capturedPlan(b, col.planXML)
 		var err error
-		if whole, err = timeline.NewBuilder(plan, nil, maps, &opts); err != nil {
+		if read.built != nil {
+			whole, err = read.built.whole, read.built.whole.SetPlan(plan)
+		} else {
+			whole, err = timeline.NewBuilder(plan, nil, maps, &opts)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("build timeline: %w", err)
 		}
 		if set.Plans() > 1 {
@@ -64,15 +69,19 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, names func()
 		}
 	}
 	var sb *timeline.StatementBuilder
-	if set.Len() > 1 {
+	switch {
+	case set.Len() > 1 && read.built != nil:
+		sb = read.built.sb // it gives each statement its plan when it builds
+	case set.Len() > 1:
 		var err error
 		if sb, err = timeline.NewStatementBuilder(set, nil, maps, opts); err != nil {
 			return nil, fmt.Errorf("build statement timelines: %w", err)
 		}
 	}
-	err := secondPass(read, whole, sb)
-	if err != nil {
-		return nil, fmt.Errorf("build timeline: %w", err)
+	if read.built == nil { // a live trace's builders took every event as it was read
+		if err := secondPass(read, whole, sb); err != nil {
+			return nil, fmt.Errorf("build timeline: %w", err)
+		}
 	}
 	n := names()
 	if whole != nil {
@@ -82,6 +91,7 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, names func()
 		sb.SetNames(n)
 	}
 	if sb != nil {
+		var err error
 		if b.Statements, err = sb.Build(); err != nil {
 			return nil, fmt.Errorf("build statement timelines: %w", err)
 		}
@@ -100,24 +110,8 @@ func buildTraces(b *bundle.Bundle, read eventsRead, col *collector, names func()
 }
 
 // secondPass runs every event through the whole batch's builder and the
-// statements' (either may be nil). Events already decoded (read.kept) go
-// to the two on two goroutines: the builders only read the events, and
-// this pass is most of what is left to do when a live trace ends.
+// statements' (either may be nil).
 func secondPass(read eventsRead, whole *timeline.Builder, sb *timeline.StatementBuilder) error {
-	if read.kept != nil && whole != nil && sb != nil {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for i := range read.kept {
-				whole.Add(&read.kept[i])
-			}
-		}()
-		for i := range read.kept {
-			sb.Add(&read.kept[i])
-		}
-		<-done
-		return nil
-	}
 	return read.second(func(ev *xe.Event) {
 		if whole != nil {
 			whole.Add(ev)
