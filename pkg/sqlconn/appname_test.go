@@ -6,13 +6,19 @@ import (
 	"github.com/microsoft/go-mssqldb/msdsn"
 )
 
-func appOf(t *testing.T, dsn string) string {
+// parsedDSN is dsn as go-mssqldb reads it.
+func parsedDSN(t *testing.T, dsn string) msdsn.Config {
 	t.Helper()
 	c, err := msdsn.Parse(dsn)
 	if err != nil {
 		t.Fatalf("parse %q: %v", dsn, err)
 	}
-	return c.AppName
+	return c
+}
+
+func appOf(t *testing.T, dsn string) string {
+	t.Helper()
+	return parsedDSN(t, dsn).AppName
 }
 
 func TestWithAppOverridesEveryForm(t *testing.T) {

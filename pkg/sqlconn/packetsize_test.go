@@ -6,15 +6,6 @@ import (
 	"github.com/microsoft/go-mssqldb/msdsn"
 )
 
-func packetSizeOf(t *testing.T, dsn string) uint16 {
-	t.Helper()
-	c, err := msdsn.Parse(dsn)
-	if err != nil {
-		t.Fatalf("%q: %v", dsn, err)
-	}
-	return c.PacketSize
-}
-
 // A DSN without a packet size gets the trace's; one that names a size
 // keeps it, in both DSN forms.
 func TestDefaultPacketSize(t *testing.T) {
@@ -30,7 +21,7 @@ func TestDefaultPacketSize(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := DefaultPacketSize(c.dsn, TracePacketSize)
-		if got := packetSizeOf(t, out); got != c.want {
+		if got := parsedDSN(t, out).PacketSize; got != c.want {
 			t.Errorf("DefaultPacketSize(%q) = %q: packet size %d, want %d", c.dsn, out, got, c.want)
 		}
 		if a, b := appOf(t, c.dsn), appOf(t, out); a != b {

@@ -64,12 +64,7 @@ func TestLiveTrace(t *testing.T) {
 	rec := &liveRecorder{}
 	var again *bundle.Bundle
 	o := Options{SQL: liveQuery, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.EventGroups{Waits: true}, Live: rec.add,
-		readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
-			if err != nil {
-				t.Errorf("read back again: %v", err)
-			}
-			again = b
-		}}}
+		readBackAgain: readXMLAgainInto(t, &again)}
 	b, err := tr.Trace(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -435,12 +430,7 @@ func TestLiveStatementsMatchWholeReadBack(t *testing.T) {
 		var again *bundle.Bundle
 		rec := &liveRecorder{}
 		o := Options{SQL: sql, Events: bundle.AllEventGroups(), Live: rec.add,
-			readBackAgain: &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
-				if err != nil {
-					t.Errorf("read back again: %v", err)
-				}
-				again = b
-			}}}
+			readBackAgain: readXMLAgainInto(t, &again)}
 		b, err := tr.Trace(context.Background(), o)
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
@@ -453,4 +443,15 @@ func TestLiveStatementsMatchWholeReadBack(t *testing.T) {
 		}
 		sameBundle(t, b, again)
 	}
+}
+
+// readXMLAgainInto has a trace read its events again, whole, as XML, into
+// *again (the reference a live bundle is compared with).
+func readXMLAgainInto(t *testing.T, again **bundle.Bundle) *readBackAgain {
+	return &readBackAgain{mode: ReadBackXML, got: func(b *bundle.Bundle, err error) {
+		if err != nil {
+			t.Errorf("read back again: %v", err)
+		}
+		*again = b
+	}}
 }
