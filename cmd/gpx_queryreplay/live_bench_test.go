@@ -18,11 +18,12 @@ import (
 )
 
 // benchLiveSQL and benchLiveOptions are the issue's benchmark query, the
-// one pkg/tracer's BenchmarkLiveTrace traces, with its options: about 100k
-// events over more than 5 s paced, from a cold buffer pool read page by
-// page. (liveSQL, which the tests use, makes five times as many events.)
+// one pkg/tracer's BenchmarkLiveTrace traces, with its options: about 170k
+// events (the issue asks for 100k) over more than 5 s paced, from a cold
+// buffer pool read page by page. (liveSQL, which the tests use, makes
+// three times as many events.)
 const (
-	benchLiveSQL     = "SELECT COUNT(*) FROM dbo.OrderLines AS a CROSS JOIN dbo.Products AS b WHERE a.OrderID <= 4200"
+	benchLiveSQL     = "SELECT COUNT(*) FROM dbo.OrderLines AS a CROSS JOIN dbo.Products AS b WHERE a.OrderID <= 7000"
 	benchLiveOptions = `{"clearBufferPool":true,"disableReadAhead":true}`
 )
 
@@ -40,7 +41,9 @@ const (
 //     subscribed; the trace's session setup included) to that packet;
 //   - event-delay-ms: median over events of its time to the arrival of
 //     the first packet carrying it;
-//   - end-to-final-ms: query end to the final (finished) packet.
+//   - end-to-final-ms: query end to the final (finished) packet;
+//   - query-ms: the batch's client round trip (the issue asks for at
+//     least 5 s).
 //
 // The query's start is not in any packet, so it is taken as the earliest
 // arrival minus the elapsed time the packet reports (the tracer counts
@@ -54,12 +57,12 @@ const (
 // to be its latest (the tracer reads the event file in order).
 func BenchmarkLiveLatency(b *testing.B) {
 	h, _, pctx := onPacedStandinWith(b, `,"allowBufferPoolClear":true`)
-	var first, firstSub, ends []float64
+	var first, firstSub, ends, ran []float64
 	var delays []weighted
 	var packets, events int
 	for i := 0; i < b.N; i++ {
 		r := measureLive(b, h, pctx)
-		first, firstSub, ends = append(first, r.first), append(firstSub, r.firstSub), append(ends, r.end)
+		first, firstSub, ends, ran = append(first, r.first), append(firstSub, r.firstSub), append(ends, r.end), append(ran, r.ran)
 		delays = append(delays, r.delays...)
 		packets, events = r.packets, r.events
 		if r.negative > 0 {
@@ -70,6 +73,7 @@ func BenchmarkLiveLatency(b *testing.B) {
 	b.ReportMetric(median(firstSub), "first-frame-from-subscribe-ms")
 	b.ReportMetric(weightedMedian(delays), "event-delay-ms")
 	b.ReportMetric(median(ends), "end-to-final-ms")
+	b.ReportMetric(median(ran), "query-ms")
 	b.ReportMetric(float64(packets), "packets")
 	b.ReportMetric(float64(events), "live-events")
 }
@@ -84,6 +88,7 @@ type arrival struct {
 // liveRun is one live trace's figures, in ms.
 type liveRun struct {
 	first, firstSub, end float64
+	ran                  float64 // the batch's round trip
 	delays               []weighted
 	packets, events      int
 	negative             int
@@ -114,7 +119,7 @@ func measureLive(b *testing.B, h *pluginhost.Host, pctx backend.PluginContext) l
 	}
 	start := batchStart(got)
 	end := start.Add(batchRoundTrip(b, h, pctx, got[len(got)-1].status.TraceID))
-	r := liveRun{packets: len(got), end: ms(got[len(got)-1].at.Sub(end))}
+	r := liveRun{packets: len(got), end: ms(got[len(got)-1].at.Sub(end)), ran: ms(end.Sub(start))}
 	logTimeline(b, got, start, end)
 	for _, a := range got {
 		if a.status.Seq > 0 {

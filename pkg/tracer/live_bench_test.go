@@ -37,10 +37,13 @@ import (
 func BenchmarkLiveTrace(b *testing.B) {
 	srv := startPacedStandin(b)
 	tr, _, _ := newTracer(b, srv.dsn, Policy{AllowClearBufferPool: true})
-	// About 100k events over well more than 5 s paced (issue 29's
-	// benchmark): every outer row rescans Products, with its page reads,
-	// locks and waits.
-	const query = "SELECT COUNT(*) FROM dbo.OrderLines AS a CROSS JOIN dbo.Products AS b WHERE a.OrderID <= 4200"
+	// Issue 29's benchmark asks for 100k events over at least 5 s: this
+	// makes about 170k, every outer row rescanning Products with its page
+	// reads, locks and waits. The stand-in runs it as fast as its CPU
+	// allows (pacing only holds event time to the wall clock), and 100k
+	// events took under 5 s on a quiet machine once the live reads cost
+	// less, so the query is long enough for both bounds.
+	const query = "SELECT COUNT(*) FROM dbo.OrderLines AS a CROSS JOIN dbo.Products AS b WHERE a.OrderID <= 7000"
 	base := Options{SQL: query, ClearBufferPool: true, DisableReadAhead: true, Events: bundle.AllEventGroups()}
 	var first, endLive, endBase, delays, ran []float64
 	var events int64

@@ -553,13 +553,10 @@ func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) 
 		l.pos = kept[len(kept)-1].pos
 	}
 	l.rows += int64(len(kept))
-	events, bad, err := decodeRows(batch.textOf(kept), kept)
+	bad, err := decodeRows(batch.textOf(kept), kept, l.add)
 	l.col.badRows += bad
 	if err != nil {
 		return false, fmt.Errorf("read events: %w", err)
-	}
-	for i := range events {
-		l.add(&events[i])
 	}
 	return more, nil
 }
@@ -568,34 +565,38 @@ func (l *liveReader) readEventsOnce(ctx context.Context) (more bool, err error) 
 // events are decoded on two goroutines (a variable for tests).
 var decodeRowsParallel = 2000
 
-// decodeRows decodes the events of rows, whose lines are text, in order,
-// each owning its memory. Many rows are decoded in two halves on two
-// goroutines: decoding is most of the tracer's own work in a live read, and
-// the tail the finished replay waits for is one such read (issue 29). Rows
-// that do not decode are counted in bad.
-func decodeRows(text []byte, rows []liveRow) (events []xe.Event, bad int64, err error) {
+// decodeRows runs fn over the events of rows, whose lines are text, in
+// order; fn must copy what it keeps of an event (the decoder may reuse its
+// memory, as in every read-back). Many rows are decoded in two halves: the
+// second on another goroutine, into events of their own, while the first
+// is decoded and taken in place — decoding is most of the tracer's own
+// work in a live read, and the tail the finished replay waits for is one
+// such read (issue 29). Rows that do not decode are counted in bad.
+func decodeRows(text []byte, rows []liveRow, fn func(*xe.Event)) (bad int64, err error) {
 	if len(rows) < decodeRowsParallel {
-		return decodeOwned(text)
+		return decodeAll(bytes.NewReader(text), fn)
 	}
 	mid := rows[len(rows)/2-1].end // a row boundary: each half holds whole rows
-	var first []xe.Event
-	var firstBad int64
-	var firstErr error
+	var second []xe.Event
+	var secondBad int64
+	var secondErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		first, firstBad, firstErr = decodeOwned(text[:mid])
+		second, secondBad, secondErr = decodeOwned(text[mid:])
 	}()
-	second, secondBad, secondErr := decodeOwned(text[mid:])
+	bad, err = decodeAll(bytes.NewReader(text[:mid]), fn)
 	<-done
-	if err := errors.Join(firstErr, secondErr); err != nil {
-		return nil, firstBad + secondBad, err
+	if err != nil {
+		return bad + secondBad, err
 	}
-	return append(first, second...), firstBad + secondBad, nil
+	for i := range second {
+		fn(&second[i])
+	}
+	return bad + secondBad, secondErr
 }
 
-// decodeOwned decodes every event of text; each owns its memory (the live
-// reader keeps them for the timeline's pass).
+// decodeOwned decodes every event of text, each owning its memory.
 func decodeOwned(text []byte) (events []xe.Event, bad int64, err error) {
 	d := xe.NewDecoder(bytes.NewReader(text))
 	for {
@@ -799,7 +800,7 @@ func isXENoFile(err error) bool {
 	return errors.As(err, &se) && se.Number == 25718
 }
 
-// add takes one decoded event: into the collector (the first pass, which
+// add takes one decoded event, which it does not keep: into the collector (the first pass, which
 // finds its statement), the timeline's builders (the second), and the next
 // update when it belongs to a lane.
 func (l *liveReader) add(ev *xe.Event) {
