@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -596,24 +595,11 @@ func decodeRows(text []byte, rows []liveRow, fn func(*xe.Event)) (bad int64, err
 	return bad + secondBad, secondErr
 }
 
-// decodeOwned decodes every event of text, each owning its memory.
+// decodeOwned decodes every event of text, each owning its memory (the
+// decoder does not reuse it).
 func decodeOwned(text []byte) (events []xe.Event, bad int64, err error) {
-	d := xe.NewDecoder(bytes.NewReader(text))
-	for {
-		ev, err := d.Next()
-		if err == io.EOF {
-			return events, bad, nil
-		}
-		var rowErr *xe.RowError
-		if errors.As(err, &rowErr) {
-			bad++
-			continue
-		}
-		if err != nil {
-			return events, bad, err
-		}
-		events = append(events, ev)
-	}
+	bad, err = decodeEach(xe.NewDecoder(bytes.NewReader(text)), func(ev *xe.Event) { events = append(events, *ev) })
+	return events, bad, err
 }
 
 // maxLiveBufferRows bounds the retries of a read that is one buffer
@@ -800,9 +786,9 @@ func isXENoFile(err error) bool {
 	return errors.As(err, &se) && se.Number == 25718
 }
 
-// add takes one decoded event, which it does not keep: into the collector (the first pass, which
-// finds its statement), the timeline's builders (the second), and the next
-// update when it belongs to a lane.
+// add takes one decoded event, which it does not keep: into the collector
+// (the first pass, which finds its statement), the timeline's builders
+// (the second), and the next update when it belongs to a lane.
 func (l *liveReader) add(ev *xe.Event) {
 	l.col.add(ev)
 	l.built.add(ev)
@@ -818,10 +804,7 @@ type liveBuilt struct {
 }
 
 func newLiveBuilt(col *collector, maps *xe.MapTable) (*liveBuilt, error) {
-	var resolver xe.MapResolver
-	if maps != nil {
-		resolver = maps
-	}
+	resolver := resolverOf(maps)
 	whole, err := timeline.NewBuilder(nil, nil, resolver, &timeline.Options{Statement: -1})
 	if err != nil {
 		return nil, err

@@ -167,6 +167,12 @@ func (c *collector) add(ev *xe.Event) {
 func decodeAll(r io.Reader, fn func(*xe.Event)) (bad int64, err error) {
 	d := xe.NewDecoder(r)
 	d.ReuseEvents()
+	return decodeEach(d, fn)
+}
+
+// decodeEach runs fn over every event d decodes, counting the rows that do
+// not decode.
+func decodeEach(d *xe.Decoder, fn func(*xe.Event)) (bad int64, err error) {
 	for {
 		ev, err := d.Next()
 		if err == io.EOF {
@@ -182,6 +188,15 @@ func decodeAll(r io.Reader, fn func(*xe.Event)) (bad int64, err error) {
 		}
 		fn(&ev)
 	}
+}
+
+// resolverOf is maps as a MapResolver: nil when there is no table (a nil
+// *xe.MapTable in the interface would not be nil).
+func resolverOf(maps *xe.MapTable) xe.MapResolver {
+	if maps == nil {
+		return nil
+	}
+	return maps
 }
 
 // readBack reads the events (from the event file, or from ring, the
@@ -402,12 +417,8 @@ func (r *run) buildTimeline(ctx context.Context, b *bundle.Bundle, read eventsRe
 		cat, lockRows, res = r.resolve(ctx, &col.ids)
 		names = timeline.Names{Catalog: cat, LockRows: lockRows, Stacks: r.stackParseOptions(ctx, r.spec.CallstackRVA, &res)}
 	}()
-	var maps2 xe.MapResolver
-	if maps != nil {
-		maps2 = maps
-	}
 	opts := timeline.Options{Statement: -1, ExpectedEvents: int(col.events)}
-	tr, err := buildTraces(b, read, col, func() timeline.Names { <-resolved; return names }, maps2, opts)
+	tr, err := buildTraces(b, read, col, func() timeline.Names { <-resolved; return names }, resolverOf(maps), opts)
 	<-resolved // on every path: the connection is free, and res is complete
 	b.Result.Resolution = res
 	if len(res.Errors) > 0 {
